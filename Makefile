@@ -1,0 +1,82 @@
+# surge top-level build. Run ./configure first (it writes config.mk).
+#
+#   make            build/libsurge.a and bin/surge
+#   make check      build everything, run every test list (tests/lists/*.list); ends "N passed, N failed"
+#   make demo       run the README demo deck (Landau damping)
+#   make bench      run the benchmarks in tests/bench (figures, not pass/fail)
+#   make kernels    regenerate generated code (DG kernels); needs python3 + sympy
+#
+# Every .c file under src/ io/ physics/ surrogates/ goes into libsurge (surrogates/nn has its own
+# Makefile so it builds without PETSc/HDF5/MPI). Every tests/**/test_*.c is a program of its own.
+# A folder may add a module.mk with extra rules; it is included below.
+
+ifeq ($(wildcard config.mk),)
+$(error config.mk is missing: run ./configure (or ./configure --install-deps) first)
+endif
+include config.mk
+
+BUILD   := build
+NN_DIR  := surrogates/nn
+NN_LIB  := $(wildcard $(NN_DIR)/Makefile)
+INCLUDES := -Isrc/include -Iio/include $(patsubst %,-I%,$(wildcard io/*/include physics/*/include surrogates/*/include)) \
+            $(PETSC_CFLAGS) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
+CFLAGS  ?= $(OPTFLAGS) -std=gnu11 -Wall -Wno-unused-function -fno-math-errno -pthread
+LDLIBS  := $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) -lm -pthread
+
+MAIN_SRC := src/cli/main.c
+LIB_SRCS := $(filter-out $(MAIN_SRC),$(shell find src io physics surrogates -name '*.c' \
+              -not -path '$(NN_DIR)/*' -not -path '*/gen/*' -not -path '*/build/*' | sort))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+TEST_SRCS := $(shell find tests -name 'test_*.c' | sort)
+TEST_BINS := $(foreach t,$(TEST_SRCS),$(BUILD)/tests/$(notdir $(t:.c=)))
+LIBSURGE := $(BUILD)/libsurge.a
+
+.PHONY: all check demo bench kernels clean tests
+all: bin/surge
+
+-include $(wildcard src/*/module.mk io/*/module.mk physics/*/module.mk surrogates/*/module.mk)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(INCLUDES) -MMD -MP -c $< -o $@
+
+$(LIBSURGE): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+bin/surge: $(BUILD)/src/cli/main.o $(LIBSURGE)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(BUILD)/src/cli/main.o $(LIBSURGE) $(LDLIBS) -o $@
+
+# A test program may sit anywhere under tests/; its binary is named after its file.
+define test_rule
+$(BUILD)/tests/$(notdir $(1:.c=)): $(1) $(LIBSURGE)
+	@mkdir -p $$(@D)
+	$$(CC) $$(CFLAGS) $$(INCLUDES) -MMD -MP $$< $(LIBSURGE) $$(LDLIBS) -o $$@
+endef
+$(foreach t,$(TEST_SRCS),$(eval $(call test_rule,$(t))))
+
+tests: bin/surge $(TEST_BINS)
+ifneq ($(NN_LIB),)
+	$(MAKE) -C $(NN_DIR) tests
+endif
+
+check: tests
+	@tests/runner.sh tests/lists/*.list
+
+# The demo deck. (Becomes the Vlasov Landau-damping deck once that solver is registered.)
+DEMO_DECK := inputs/heat/decay2d.yaml
+demo: bin/surge
+	@mkdir -p build/demo
+	cd build/demo && ../../bin/surge run ../../$(DEMO_DECK)
+
+bench: tests
+	@for b in tests/bench/*/run.sh; do echo "== $$b"; bash $$b || exit 1; done
+
+clean:
+	rm -rf $(BUILD) bin tests/logs
+ifneq ($(NN_LIB),)
+	$(MAKE) -C $(NN_DIR) clean
+endif
+
+-include $(LIB_OBJS:.o=.d) $(BUILD)/src/cli/main.d

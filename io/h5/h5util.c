@@ -1,0 +1,174 @@
+/* Small HDF5 helpers with checked return codes. */
+#include <string.h>
+#include <unistd.h>
+#include "h5util.h"
+
+PetscErrorCode SgH5WriteAttrReals(hid_t obj, const char name[], PetscInt n, const PetscReal v[])
+{
+  hsize_t dims = (hsize_t)n;
+  hid_t   space, attr;
+
+  PetscFunctionBegin;
+  if (H5Aexists(obj, name) > 0) SgCallH5(H5Adelete(obj, name));
+  space = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, NULL);
+  SgCheckH5Id(space, "H5Screate");
+  attr = H5Acreate2(obj, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT);
+  SgCheckH5Id(attr, name);
+  SgCallH5(H5Awrite(attr, H5T_NATIVE_DOUBLE, v));
+  SgCallH5(H5Aclose(attr));
+  SgCallH5(H5Sclose(space));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5WriteAttrString(hid_t obj, const char name[], const char value[])
+{
+  hid_t space, type, attr;
+
+  PetscFunctionBegin;
+  if (H5Aexists(obj, name) > 0) SgCallH5(H5Adelete(obj, name));
+  space = H5Screate(H5S_SCALAR);
+  type  = H5Tcopy(H5T_C_S1);
+  SgCallH5(H5Tset_size(type, strlen(value) + 1));
+  attr = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  SgCheckH5Id(attr, name);
+  SgCallH5(H5Awrite(attr, type, value));
+  SgCallH5(H5Aclose(attr));
+  SgCallH5(H5Tclose(type));
+  SgCallH5(H5Sclose(space));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5ReadAttrReals(hid_t obj, const char name[], PetscInt n, PetscReal v[], PetscBool *found)
+{
+  hid_t    attr, space;
+  hssize_t npts;
+
+  PetscFunctionBegin;
+  *found = PETSC_FALSE;
+  if (H5Aexists(obj, name) <= 0) PetscFunctionReturn(PETSC_SUCCESS);
+  attr = H5Aopen(obj, name, H5P_DEFAULT);
+  SgCheckH5Id(attr, name);
+  space = H5Aget_space(attr);
+  npts  = H5Sget_simple_extent_npoints(space);
+  PetscCheck(npts == n, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Attribute %s has %lld values, expected %" PetscInt_FMT, name, (long long)npts, n);
+  SgCallH5(H5Aread(attr, H5T_NATIVE_DOUBLE, v));
+  SgCallH5(H5Sclose(space));
+  SgCallH5(H5Aclose(attr));
+  *found = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5ReadAttrString(hid_t obj, const char name[], char value[], size_t len, PetscBool *found)
+{
+  hid_t  attr, type, mem;
+  size_t size;
+
+  PetscFunctionBegin;
+  *found = PETSC_FALSE;
+  value[0] = 0;
+  if (H5Aexists(obj, name) <= 0) PetscFunctionReturn(PETSC_SUCCESS);
+  attr = H5Aopen(obj, name, H5P_DEFAULT);
+  SgCheckH5Id(attr, name);
+  type = H5Aget_type(attr);
+  size = H5Tget_size(type);
+  PetscCheck(size < len, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Attribute %s is longer (%zu) than expected (%zu)", name, size, len);
+  mem = H5Tcopy(H5T_C_S1);
+  SgCallH5(H5Tset_size(mem, size));
+  SgCallH5(H5Aread(attr, mem, value));
+  value[size] = 0;
+  SgCallH5(H5Tclose(mem));
+  SgCallH5(H5Tclose(type));
+  SgCallH5(H5Aclose(attr));
+  *found = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5WriteRootReals(MPI_Comm comm, hid_t loc, const char name[], PetscInt n, const PetscReal v[])
+{
+  hsize_t     dims = (hsize_t)(n > 0 ? n : 0);
+  hid_t       space, dset;
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (H5Lexists(loc, name, H5P_DEFAULT) > 0) SgCallH5(H5Ldelete(loc, name, H5P_DEFAULT));
+  space = H5Screate_simple(1, &dims, NULL);
+  dset  = H5Dcreate2(loc, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  SgCheckH5Id(dset, name);
+  if (rank) SgCallH5(H5Sselect_none(space));
+  if (n > 0) SgCallH5(H5Dwrite(dset, H5T_NATIVE_DOUBLE, rank ? space : H5S_ALL, space, H5P_DEFAULT, v));
+  SgCallH5(H5Dclose(dset));
+  SgCallH5(H5Sclose(space));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5ReadReals(hid_t loc, const char name[], PetscInt n, PetscReal v[], const char file[])
+{
+  hid_t    dset, space;
+  hssize_t npts;
+
+  PetscFunctionBegin;
+  PetscCheck(H5Lexists(loc, name, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s has no dataset '%s': it was not written by this kind of run, or it is damaged", file, name);
+  dset = H5Dopen2(loc, name, H5P_DEFAULT);
+  SgCheckH5Id(dset, name);
+  space = H5Dget_space(dset);
+  npts  = H5Sget_simple_extent_npoints(space);
+  PetscCheck(npts == n, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: dataset '%s' has %lld values, this run expects %" PetscInt_FMT, file, name, (long long)npts, n);
+  if (n > 0) SgCallH5(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v));
+  SgCallH5(H5Sclose(space));
+  SgCallH5(H5Dclose(dset));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5CheckReadable(MPI_Comm comm, const char file[], const char what[])
+{
+  PetscMPIInt rank;
+  int         state = 0; /* 0 ok, 1 missing, 2 not HDF5, 3 cannot open */
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    if (access(file, R_OK)) state = 1;
+    else {
+      H5E_auto2_t func;
+      void       *data;
+      H5Eget_auto2(H5E_DEFAULT, &func, &data);
+      H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+      if (H5Fis_hdf5(file) <= 0) state = 2;
+      else {
+        hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f < 0) state = 3;
+        else H5Fclose(f);
+      }
+      H5Eset_auto2(H5E_DEFAULT, func, data);
+    }
+  }
+  PetscCallMPI(MPI_Bcast(&state, 1, MPI_INT, 0, comm));
+  PetscCheck(state != 1, comm, PETSC_ERR_FILE_OPEN, "%s '%s' does not exist or is not readable", what, file);
+  PetscCheck(state != 2, comm, PETSC_ERR_FILE_UNEXPECTED, "%s '%s' is not an HDF5 file (or is truncated before its header): use a file written by surge", what, file);
+  PetscCheck(state != 3, comm, PETSC_ERR_FILE_UNEXPECTED, "%s '%s' cannot be opened by HDF5: it is probably truncated or damaged", what, file);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5OpenOrCreateGroup(hid_t file, const char path[], hid_t *group)
+{
+  char  buf[PETSC_MAX_PATH_LEN], *p;
+  hid_t g;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(buf, path, sizeof buf));
+  /* create each intermediate component in turn */
+  for (p = strchr(buf + 1, '/');; p = strchr(p + 1, '/')) {
+    if (p) *p = 0;
+    if (H5Lexists(file, buf, H5P_DEFAULT) <= 0) {
+      g = H5Gcreate2(file, buf, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      SgCheckH5Id(g, buf);
+      SgCallH5(H5Gclose(g));
+    }
+    if (!p) break;
+    *p = '/';
+  }
+  *group = H5Gopen2(file, path, H5P_DEFAULT);
+  SgCheckH5Id(*group, path);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

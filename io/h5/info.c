@@ -1,0 +1,84 @@
+/* surge info: a readable summary of any HDF5 file surge writes (output, checkpoint, dataset). */
+#include <hdf5.h>
+#include <string.h>
+#include "sgsys.h"
+#include "h5util.h"
+
+static void PrintAttrs(hid_t obj, const char *indent)
+{
+  H5O_info_t info;
+  if (H5Oget_info(obj, &info) < 0) return;
+  for (hsize_t i = 0; i < info.num_attrs; i++) {
+    hid_t   a = H5Aopen_by_idx(obj, ".", H5_INDEX_NAME, H5_ITER_INC, i, H5P_DEFAULT, H5P_DEFAULT);
+    char    name[256];
+    hid_t   type = H5Aget_type(a), space = H5Aget_space(a);
+    hssize_t n   = H5Sget_simple_extent_npoints(space);
+    H5Aget_name(a, sizeof name, name);
+    if (H5Tget_class(type) == H5T_STRING) {
+      size_t sz = H5Tget_size(type);
+      char  *v  = (char *)calloc(sz + 1, 1);
+      hid_t  m  = H5Tcopy(H5T_C_S1);
+      H5Tset_size(m, sz);
+      H5Aread(a, m, v);
+      /* multi-line strings (a deck) are shown by their first line */
+      char *nl = strchr(v, '\n');
+      if (nl) strcpy(nl, " ...");
+      printf("%s@%s = \"%s\"\n", indent, name, v);
+      H5Tclose(m);
+      free(v);
+    } else if (H5Tget_class(type) == H5T_FLOAT || H5Tget_class(type) == H5T_INTEGER) {
+      double v[8];
+      if (n <= 8 && H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
+        printf("%s@%s =", indent, name);
+        for (hssize_t k = 0; k < n; k++) printf(" %.10g", v[k]);
+        printf("\n");
+      } else printf("%s@%s [%lld values]\n", indent, name, (long long)n);
+    }
+    H5Sclose(space);
+    H5Tclose(type);
+    H5Aclose(a);
+  }
+}
+
+static herr_t Visit(hid_t root, const char *name, const H5O_info_t *info, void *ctx)
+{
+  (void)ctx;
+  if (!strcmp(name, ".")) return 0;
+  if (info->type == H5O_TYPE_GROUP) {
+    printf("%s/\n", name);
+    hid_t g = H5Gopen2(root, name, H5P_DEFAULT);
+    PrintAttrs(g, "    ");
+    H5Gclose(g);
+  } else if (info->type == H5O_TYPE_DATASET) {
+    hid_t   d = H5Dopen2(root, name, H5P_DEFAULT), s = H5Dget_space(d), t = H5Dget_type(d);
+    hsize_t dims[8];
+    int     nd = H5Sget_simple_extent_ndims(s);
+    H5Sget_simple_extent_dims(s, dims, NULL);
+    printf("%s  %s[", name, H5Tget_class(t) == H5T_FLOAT ? (H5Tget_size(t) == 8 ? "f64" : "f32") : H5Tget_class(t) == H5T_INTEGER ? "int" : "other");
+    for (int i = 0; i < nd; i++) printf("%s%llu", i ? " x " : "", (unsigned long long)dims[i]);
+    printf("]\n");
+    PrintAttrs(d, "    ");
+    H5Tclose(t);
+    H5Sclose(s);
+    H5Dclose(d);
+  }
+  return 0;
+}
+
+PetscErrorCode SgInfoFile(MPI_Comm comm, const char file[])
+{
+  PetscMPIInt rank;
+  hid_t       f;
+
+  PetscFunctionBegin;
+  PetscCall(SgH5CheckReadable(comm, file, "File"));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (rank) PetscFunctionReturn(PETSC_SUCCESS);
+  f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+  SgCheckH5Id(f, file);
+  printf("%s\n", file);
+  PrintAttrs(f, "  ");
+  SgCallH5(H5Ovisit(f, H5_INDEX_NAME, H5_ITER_INC, Visit, NULL));
+  SgCallH5(H5Fclose(f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

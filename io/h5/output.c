@@ -1,0 +1,516 @@
+/* SgOutput: one HDF5 file per run plus an XDMF sidecar (layout in sgoutput.h and docs/output.md).
+
+   Vectors go through PETSc's HDF5 viewer (parallel, natural ordering of the DMDA); everything
+   else uses the same file id with plain HDF5 calls. Diagnostics are chunked, extendible 1D
+   datasets: every rank extends them (a collective metadata operation), rank 0 writes the value. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <petscviewerhdf5.h>
+#include "sgoutput.h"
+#include "h5util.h"
+
+#define SG_OUT_MAX_DIAG 80
+
+typedef struct {
+  char      field[64];
+  PetscInt  k, step, ndim, dims[5], dof;
+  PetscReal t, lo[3], hi[3];
+} SgSnapRecord;
+
+struct _n_SgOutput {
+  MPI_Comm      comm;
+  char          filename[PETSC_MAX_PATH_LEN];
+  PetscViewer   viewer;
+  hid_t         file;
+  PetscInt      ndiag, nrec, nsnap;
+  char         *diag_name[SG_OUT_MAX_DIAG];
+  PetscBool     in_snapshot;
+  PetscInt      snap_step;
+  PetscReal     snap_t;
+  SgSnapRecord *rec;
+  PetscInt      nrecords, caprecords;
+  /* diagnostics records not yet in the file: row r holds time, step, then the ndiag values */
+  PetscReal    *pending;
+  PetscInt      npending, cappending;
+};
+
+#define SG_OUT_PENDING_ROWS 512
+
+static PetscErrorCode OpenViewer(SgOutput out, PetscFileMode mode)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerHDF5Open(out->comm, out->filename, mode, &out->viewer));
+  PetscCall(PetscViewerHDF5GetFileId(out->viewer, &out->file));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputCreate(MPI_Comm comm, const char filename[], SgOutput *out)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscNew(out));
+  (*out)->comm = comm;
+  PetscCall(PetscStrncpy((*out)->filename, filename, sizeof((*out)->filename)));
+  PetscCall(OpenViewer(*out, FILE_MODE_WRITE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputGetCounts(SgOutput out, PetscInt *nrec, PetscInt *nsnap)
+{
+  PetscFunctionBegin;
+  if (nrec) *nrec = out->nrec;
+  if (nsnap) *nsnap = out->nsnap;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputWriteProvenance(SgOutput out, const char deck[], int argc, char **argv)
+{
+  hid_t  g;
+  char   date[64], cmd[4096] = "";
+  time_t now = time(NULL);
+  char  *text = NULL;
+  size_t len  = 0;
+
+  PetscFunctionBegin;
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+  for (int i = 0; i < argc; i++) {
+    PetscCall(PetscStrlcat(cmd, argv[i], sizeof cmd));
+    PetscCall(PetscStrlcat(cmd, " ", sizeof cmd));
+  }
+  if (deck) { /* rank 0 reads the deck and broadcasts it so every rank writes the same attribute */
+    PetscMPIInt rank;
+    long        n = 0;
+    PetscCallMPI(MPI_Comm_rank(out->comm, &rank));
+    if (!rank) {
+      FILE *fp = fopen(deck, "rb");
+      if (fp) {
+        fseek(fp, 0, SEEK_END);
+        n = ftell(fp);
+        fseek(fp, 0, SEEK_SET);
+      }
+      PetscCall(PetscMalloc1(n + 1, &text));
+      if (fp) {
+        n = (long)fread(text, 1, (size_t)n, fp);
+        fclose(fp);
+      }
+      text[n] = 0;
+    }
+    PetscCallMPI(MPI_Bcast(&n, 1, MPI_LONG, 0, out->comm));
+    if (rank) PetscCall(PetscMalloc1(n + 1, &text));
+    PetscCallMPI(MPI_Bcast(text, (int)n + 1, MPI_CHAR, 0, out->comm));
+    len = (size_t)n;
+  }
+  PetscCall(SgH5OpenOrCreateGroup(out->file, "/provenance", &g));
+  PetscCall(SgH5WriteAttrString(g, "surge_version", SURGE_VERSION));
+  PetscCall(SgH5WriteAttrString(g, "date", date));
+  PetscCall(SgH5WriteAttrString(g, "command", cmd));
+  PetscCall(SgH5WriteAttrString(g, "deck_file", deck ? deck : ""));
+  PetscCall(SgH5WriteAttrString(g, "deck", text && len ? text : ""));
+  SgCallH5(H5Gclose(g));
+  PetscCall(PetscFree(text));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CreateSeries(hid_t g, const char name[], const char units[])
+{
+  hsize_t dims = 0, maxdims = H5S_UNLIMITED, chunk = 256;
+  hid_t   space, dcpl, dset;
+
+  PetscFunctionBegin;
+  if (H5Lexists(g, name, H5P_DEFAULT) > 0) PetscFunctionReturn(PETSC_SUCCESS); /* reopened file */
+  space = H5Screate_simple(1, &dims, &maxdims);
+  dcpl  = H5Pcreate(H5P_DATASET_CREATE);
+  SgCallH5(H5Pset_chunk(dcpl, 1, &chunk));
+  dset = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  SgCheckH5Id(dset, name);
+  PetscCall(SgH5WriteAttrString(dset, "units", units ? units : ""));
+  SgCallH5(H5Dclose(dset));
+  SgCallH5(H5Pclose(dcpl));
+  SgCallH5(H5Sclose(space));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputDeclareDiagnostics(SgOutput out, PetscInt n, const char *const names[], const char *const units[])
+{
+  hid_t g;
+
+  PetscFunctionBegin;
+  PetscCheck(n + 2 <= SG_OUT_MAX_DIAG, out->comm, PETSC_ERR_SUP, "Too many diagnostics (%" PetscInt_FMT ")", n);
+  PetscCall(SgH5OpenOrCreateGroup(out->file, "/diagnostics", &g));
+  PetscCall(CreateSeries(g, "time", "simulation time units"));
+  PetscCall(CreateSeries(g, "step", ""));
+  for (PetscInt i = 0; i < n; i++) {
+    PetscCheck(strcmp(names[i], "time") && strcmp(names[i], "step"), out->comm, PETSC_ERR_ARG_WRONG, "Diagnostic name '%s' is reserved", names[i]);
+    PetscCall(CreateSeries(g, names[i], units ? units[i] : ""));
+    PetscCall(PetscStrallocpy(names[i], &out->diag_name[i]));
+  }
+  out->ndiag = n;
+  SgCallH5(H5Gclose(g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Write the pending rows of column `col` of the buffer at records [first, first + count). */
+static PetscErrorCode WriteSeriesBlock(SgOutput out, hid_t g, const char name[], PetscInt col, PetscInt first, PetscInt count, PetscReal *scratch)
+{
+  hsize_t     size = (hsize_t)(first + count), start = (hsize_t)first, n = (hsize_t)count;
+  hid_t       dset, fspace, mspace;
+  PetscMPIInt rank;
+  PetscInt    width = out->ndiag + 2;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(out->comm, &rank));
+  for (PetscInt r = 0; r < count; r++) scratch[r] = out->pending[r * width + col];
+  dset = H5Dopen2(g, name, H5P_DEFAULT);
+  SgCheckH5Id(dset, name);
+  SgCallH5(H5Dset_extent(dset, &size)); /* collective: every rank extends */
+  fspace = H5Dget_space(dset);
+  mspace = H5Screate_simple(1, &n, NULL);
+  if (!rank) SgCallH5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &n, NULL));
+  else { /* only rank 0 holds the values; the others take part with empty selections */
+    SgCallH5(H5Sselect_none(fspace));
+    SgCallH5(H5Sselect_none(mspace));
+  }
+  SgCallH5(H5Dwrite(dset, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, scratch));
+  SgCallH5(H5Sclose(mspace));
+  SgCallH5(H5Sclose(fspace));
+  SgCallH5(H5Dclose(dset));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode FlushDiagnostics(SgOutput out)
+{
+  hid_t      g;
+  PetscReal *scratch;
+  PetscInt   first = out->nrec - out->npending;
+
+  PetscFunctionBegin;
+  if (!out->npending) PetscFunctionReturn(PETSC_SUCCESS);
+  g = H5Gopen2(out->file, "/diagnostics", H5P_DEFAULT);
+  SgCheckH5Id(g, "/diagnostics");
+  PetscCall(PetscMalloc1(out->npending, &scratch));
+  PetscCall(WriteSeriesBlock(out, g, "time", 0, first, out->npending, scratch));
+  PetscCall(WriteSeriesBlock(out, g, "step", 1, first, out->npending, scratch));
+  for (PetscInt i = 0; i < out->ndiag; i++) PetscCall(WriteSeriesBlock(out, g, out->diag_name[i], i + 2, first, out->npending, scratch));
+  PetscCall(PetscFree(scratch));
+  SgCallH5(H5Gclose(g));
+  out->npending = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Records are buffered and written in blocks (one extend + write per series per block): a write
+   per step would cost more than a short solver step. SgOutputFlush forces them out. */
+PetscErrorCode SgOutputAppendDiagnostics(SgOutput out, PetscInt step, PetscReal t, const PetscReal values[])
+{
+  PetscInt width = out->ndiag + 2;
+
+  PetscFunctionBegin;
+  if (!out->pending) {
+    out->cappending = SG_OUT_PENDING_ROWS;
+    PetscCall(PetscMalloc1(out->cappending * width, &out->pending));
+  }
+  if (out->npending == out->cappending) PetscCall(FlushDiagnostics(out));
+  out->pending[out->npending * width + 0] = t;
+  out->pending[out->npending * width + 1] = (PetscReal)step;
+  for (PetscInt i = 0; i < out->ndiag; i++) out->pending[out->npending * width + 2 + i] = values[i];
+  out->npending++;
+  out->nrec++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputBeginSnapshot(SgOutput out, PetscInt step, PetscReal t)
+{
+  PetscFunctionBegin;
+  PetscCheck(!out->in_snapshot, out->comm, PETSC_ERR_ORDER, "SgOutputBeginSnapshot called twice");
+  out->in_snapshot = PETSC_TRUE;
+  out->snap_step   = step;
+  out->snap_t      = t;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AddRecord(SgOutput out, const SgSnapRecord *r)
+{
+  PetscFunctionBegin;
+  if (out->nrecords == out->caprecords) {
+    SgSnapRecord *bigger;
+    out->caprecords = out->caprecords ? 2 * out->caprecords : 64;
+    PetscCall(PetscMalloc1(out->caprecords, &bigger));
+    if (out->nrecords) PetscCall(PetscArraycpy(bigger, out->rec, out->nrecords));
+    PetscCall(PetscFree(out->rec));
+    out->rec = bigger;
+  }
+  out->rec[out->nrecords++] = *r;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Describe dataset `path` (its shape and our attributes) as a snapshot record. */
+static PetscErrorCode ReadRecord(hid_t file, const char field[], PetscInt k, SgSnapRecord *r)
+{
+  char      path[256];
+  hid_t     dset, space;
+  hsize_t   dims[5];
+  PetscReal v[3];
+  PetscBool found;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(r, sizeof *r));
+  PetscCall(PetscStrncpy(r->field, field, sizeof r->field));
+  r->k = k;
+  PetscCall(PetscSNPrintf(path, sizeof path, "/fields/%s/%" PetscInt_FMT, field, k));
+  dset = H5Dopen2(file, path, H5P_DEFAULT);
+  SgCheckH5Id(dset, path);
+  space   = H5Dget_space(dset);
+  r->ndim = H5Sget_simple_extent_ndims(space);
+  PetscCheck(r->ndim >= 1 && r->ndim <= 5, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s has rank %" PetscInt_FMT, path, r->ndim);
+  SgCallH5(H5Sget_simple_extent_dims(space, dims, NULL));
+  for (PetscInt i = 0; i < r->ndim; i++) r->dims[i] = (PetscInt)dims[i];
+  SgCallH5(H5Sclose(space));
+  PetscCall(SgH5ReadAttrReals(dset, "time", 1, &r->t, &found));
+  PetscCall(SgH5ReadAttrReals(dset, "step", 1, v, &found));
+  r->step = (PetscInt)v[0];
+  PetscCall(SgH5ReadAttrReals(dset, "dof", 1, v, &found));
+  r->dof = (PetscInt)v[0];
+  PetscCall(SgH5ReadAttrReals(dset, "lo", 3, r->lo, &found));
+  PetscCall(SgH5ReadAttrReals(dset, "hi", 3, r->hi, &found));
+  SgCallH5(H5Dclose(dset));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputWriteField(SgOutput out, const char name[], Vec v, const PetscReal lo[], const PetscReal hi[])
+{
+  DM           da;
+  PetscInt     dim, M, N, P, dof;
+  char         group[256], dname[32], path[300];
+  const char  *oldname;
+  hid_t        dset;
+  PetscReal    lo3[3] = {0, 0, 0}, hi3[3] = {1, 1, 1}, tmp;
+  SgSnapRecord r;
+
+  PetscFunctionBegin;
+  PetscCheck(out->in_snapshot, out->comm, PETSC_ERR_ORDER, "Call SgOutputBeginSnapshot before SgOutputWriteField");
+  PetscCall(VecGetDM(v, &da));
+  PetscCheck(da, out->comm, PETSC_ERR_ARG_WRONG, "Field %s: the vector has no DMDA attached", name);
+  PetscCall(DMDAGetInfo(da, &dim, &M, &N, &P, NULL, NULL, NULL, &dof, NULL, NULL, NULL, NULL, NULL));
+  for (PetscInt d = 0; d < dim; d++) {
+    lo3[d] = lo[d];
+    hi3[d] = hi[d];
+  }
+  PetscCall(PetscSNPrintf(group, sizeof group, "/fields/%s", name));
+  PetscCall(PetscSNPrintf(dname, sizeof dname, "%" PetscInt_FMT, out->nsnap));
+  PetscCall(PetscObjectGetName((PetscObject)v, &oldname));
+  {
+    char *keep;
+    PetscCall(PetscStrallocpy(oldname, &keep));
+    PetscCall(PetscObjectSetName((PetscObject)v, dname));
+    PetscCall(PetscViewerHDF5PushGroup(out->viewer, group));
+    PetscCall(VecView(v, out->viewer));
+    PetscCall(PetscViewerHDF5PopGroup(out->viewer));
+    PetscCall(PetscObjectSetName((PetscObject)v, keep));
+    PetscCall(PetscFree(keep));
+  }
+  PetscCall(PetscSNPrintf(path, sizeof path, "%s/%s", group, dname));
+  dset = H5Dopen2(out->file, path, H5P_DEFAULT);
+  SgCheckH5Id(dset, path);
+  PetscCall(SgH5WriteAttrReals(dset, "time", 1, &out->snap_t));
+  tmp = (PetscReal)out->snap_step;
+  PetscCall(SgH5WriteAttrReals(dset, "step", 1, &tmp));
+  tmp = (PetscReal)dof;
+  PetscCall(SgH5WriteAttrReals(dset, "dof", 1, &tmp));
+  PetscCall(SgH5WriteAttrReals(dset, "lo", 3, lo3));
+  PetscCall(SgH5WriteAttrReals(dset, "hi", 3, hi3));
+  SgCallH5(H5Dclose(dset));
+  PetscCall(ReadRecord(out->file, name, out->nsnap, &r));
+  PetscCall(AddRecord(out, &r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The XDMF sidecar: one temporal collection per field, cell-centred data on a co-rectilinear mesh.
+   1D fields are shown as a one-cell-thick 2D mesh (XDMF has no 1D structured topology). */
+static PetscErrorCode WriteXdmf(SgOutput out)
+{
+  PetscMPIInt rank;
+  char        xmf[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
+  const char *h5base;
+  FILE       *fp;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(out->comm, &rank));
+  if (rank) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscStrncpy(xmf, out->filename, sizeof xmf));
+  {
+    size_t l = strlen(xmf);
+    if (l > 3 && !strcmp(xmf + l - 3, ".h5")) xmf[l - 3] = 0;
+    PetscCall(PetscStrlcat(xmf, ".xmf", sizeof xmf));
+  }
+  h5base = strrchr(out->filename, '/') ? strrchr(out->filename, '/') + 1 : out->filename;
+  PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", xmf));
+  fp = fopen(tmp, "w");
+  PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write %s", tmp);
+  fprintf(fp, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
+  for (PetscInt i = 0; i < out->nrecords; i++) {
+    PetscBool first = PETSC_TRUE;
+    for (PetscInt j = 0; j < i; j++)
+      if (!strcmp(out->rec[j].field, out->rec[i].field)) first = PETSC_FALSE;
+    if (!first) continue;
+    fprintf(fp, "  <Grid Name=\"%s\" GridType=\"Collection\" CollectionType=\"Temporal\">\n", out->rec[i].field);
+    for (PetscInt j = i; j < out->nrecords; j++) {
+      const SgSnapRecord *r = &out->rec[j];
+      PetscInt            sdim = r->ndim - (r->dof > 1 ? 1 : 0), cells[3], pd;
+      char                dims[128] = "";
+      if (strcmp(r->field, out->rec[i].field)) continue;
+      /* HDF5 dims are slowest first (z, y, x) */
+      for (PetscInt d = 0; d < sdim; d++) cells[d] = r->dims[d];
+      pd = sdim < 2 ? 2 : sdim;
+      fprintf(fp, "   <Grid Name=\"%s_%" PetscInt_FMT "\" GridType=\"Uniform\">\n    <Time Value=\"%.17g\"/>\n", r->field, r->k, (double)r->t);
+      if (sdim == 1) fprintf(fp, "    <Topology TopologyType=\"2DCoRectMesh\" Dimensions=\"2 %" PetscInt_FMT "\"/>\n", cells[0] + 1);
+      else if (sdim == 2) fprintf(fp, "    <Topology TopologyType=\"2DCoRectMesh\" Dimensions=\"%" PetscInt_FMT " %" PetscInt_FMT "\"/>\n", cells[0] + 1, cells[1] + 1);
+      else fprintf(fp, "    <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT "\"/>\n", cells[0] + 1, cells[1] + 1, cells[2] + 1);
+      fprintf(fp, "    <Geometry GeometryType=\"%s\">\n", pd == 2 ? "ORIGIN_DXDY" : "ORIGIN_DXDYDZ");
+      fprintf(fp, "     <DataItem Format=\"XML\" Dimensions=\"%" PetscInt_FMT "\">", pd);
+      for (PetscInt d = pd - 1; d >= 0; d--) fprintf(fp, " %.17g", (double)(d < sdim ? r->lo[d] : 0.0));
+      fprintf(fp, "</DataItem>\n     <DataItem Format=\"XML\" Dimensions=\"%" PetscInt_FMT "\">", pd);
+      for (PetscInt d = pd - 1; d >= 0; d--) {
+        PetscInt n = d < sdim ? cells[sdim - 1 - d] : 1;
+        fprintf(fp, " %.17g", (double)(d < sdim ? (r->hi[d] - r->lo[d]) / n : 1.0));
+      }
+      fprintf(fp, "</DataItem>\n    </Geometry>\n");
+      if (sdim == 1) PetscCall(PetscSNPrintf(dims, sizeof dims, "1 %" PetscInt_FMT, cells[0]));
+      else
+        for (PetscInt d = 0; d < sdim; d++) {
+          char one[32];
+          PetscCall(PetscSNPrintf(one, sizeof one, "%s%" PetscInt_FMT, d ? " " : "", cells[d]));
+          PetscCall(PetscStrlcat(dims, one, sizeof dims));
+        }
+      if (r->dof > 1) {
+        char one[32];
+        PetscCall(PetscSNPrintf(one, sizeof one, " %" PetscInt_FMT, r->dof));
+        PetscCall(PetscStrlcat(dims, one, sizeof dims));
+      }
+      fprintf(fp, "    <Attribute Name=\"%s\" AttributeType=\"%s\" Center=\"Cell\">\n", r->field, r->dof == 1 ? "Scalar" : r->dof == 3 ? "Vector" : "Matrix");
+      fprintf(fp, "     <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\"8\" Dimensions=\"%s\">%s:/fields/%s/%" PetscInt_FMT "</DataItem>\n", dims, h5base, r->field, r->k);
+      fprintf(fp, "    </Attribute>\n   </Grid>\n");
+    }
+    fprintf(fp, "  </Grid>\n");
+  }
+  fprintf(fp, " </Domain>\n</Xdmf>\n");
+  PetscCheck(!fclose(fp), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Error writing %s (disk full?)", tmp);
+  PetscCheck(!rename(tmp, xmf), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s", tmp, xmf);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputEndSnapshot(SgOutput out)
+{
+  PetscFunctionBegin;
+  PetscCheck(out->in_snapshot, out->comm, PETSC_ERR_ORDER, "SgOutputEndSnapshot without SgOutputBeginSnapshot");
+  out->in_snapshot = PETSC_FALSE;
+  out->nsnap++;
+  PetscCall(FlushDiagnostics(out));
+  SgCallH5(H5Fflush(out->file, H5F_SCOPE_GLOBAL));
+  PetscCall(WriteXdmf(out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputWriteReport(SgOutput out, const char name[], const char units[], PetscInt n, const PetscReal values[])
+{
+  hid_t g, dset;
+
+  PetscFunctionBegin;
+  PetscCall(SgH5OpenOrCreateGroup(out->file, "/report", &g));
+  PetscCall(SgH5WriteRootReals(out->comm, g, name, n, values));
+  dset = H5Dopen2(g, name, H5P_DEFAULT);
+  SgCheckH5Id(dset, name);
+  PetscCall(SgH5WriteAttrString(dset, "units", units ? units : ""));
+  SgCallH5(H5Dclose(dset));
+  SgCallH5(H5Gclose(g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputFlush(SgOutput out)
+{
+  PetscFunctionBegin;
+  PetscCall(FlushDiagnostics(out));
+  SgCallH5(H5Fflush(out->file, H5F_SCOPE_GLOBAL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Collect field names under /fields (H5Literate callback). */
+typedef struct {
+  char     names[64][64];
+  PetscInt n;
+} FieldNames;
+static herr_t CollectName(hid_t g, const char *name, const H5L_info_t *info, void *ctx)
+{
+  FieldNames *fn = (FieldNames *)ctx;
+  (void)g;
+  (void)info;
+  if (fn->n < 64) snprintf(fn->names[fn->n++], 64, "%s", name);
+  return 0;
+}
+
+PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nrec, PetscInt nsnap, SgOutput *outp)
+{
+  SgOutput out;
+  hid_t    g;
+
+  PetscFunctionBegin;
+  PetscCall(SgH5CheckReadable(comm, filename, "Output file of the interrupted run"));
+  PetscCall(PetscNew(&out));
+  out->comm = comm;
+  PetscCall(PetscStrncpy(out->filename, filename, sizeof out->filename));
+  PetscCall(OpenViewer(out, FILE_MODE_APPEND));
+  /* diagnostics: drop records written after the checkpoint */
+  if (H5Lexists(out->file, "/diagnostics", H5P_DEFAULT) > 0) {
+    FieldNames dn = {.n = 0};
+    hsize_t    size = (hsize_t)nrec;
+    g               = H5Gopen2(out->file, "/diagnostics", H5P_DEFAULT);
+    SgCallH5(H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, CollectName, &dn));
+    for (PetscInt i = 0; i < dn.n; i++) {
+      hid_t d = H5Dopen2(g, dn.names[i], H5P_DEFAULT);
+      SgCheckH5Id(d, dn.names[i]);
+      SgCallH5(H5Dset_extent(d, &size));
+      SgCallH5(H5Dclose(d));
+    }
+    SgCallH5(H5Gclose(g));
+  }
+  out->nrec = nrec;
+  /* fields: keep snapshots < nsnap, delete the others, rebuild the XDMF records */
+  if (H5Lexists(out->file, "/fields", H5P_DEFAULT) > 0) {
+    FieldNames fn = {.n = 0};
+    g             = H5Gopen2(out->file, "/fields", H5P_DEFAULT);
+    SgCallH5(H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, CollectName, &fn));
+    SgCallH5(H5Gclose(g));
+    for (PetscInt k = 0; k < nsnap; k++)
+      for (PetscInt i = 0; i < fn.n; i++) {
+        char path[256];
+        PetscCall(PetscSNPrintf(path, sizeof path, "/fields/%s/%" PetscInt_FMT, fn.names[i], k));
+        if (H5Lexists(out->file, path, H5P_DEFAULT) > 0) {
+          SgSnapRecord r;
+          PetscCall(ReadRecord(out->file, fn.names[i], k, &r));
+          PetscCall(AddRecord(out, &r));
+        }
+      }
+    for (PetscInt i = 0; i < fn.n; i++)
+      for (PetscInt k = nsnap;; k++) {
+        char path[256];
+        PetscCall(PetscSNPrintf(path, sizeof path, "/fields/%s/%" PetscInt_FMT, fn.names[i], k));
+        if (H5Lexists(out->file, path, H5P_DEFAULT) <= 0) break;
+        SgCallH5(H5Ldelete(out->file, path, H5P_DEFAULT));
+      }
+  }
+  out->nsnap = nsnap;
+  PetscCall(WriteXdmf(out));
+  *outp = out;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputDestroy(SgOutput *out)
+{
+  PetscFunctionBegin;
+  if (!*out) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(FlushDiagnostics(*out));
+  PetscCall(PetscFree((*out)->pending));
+  for (PetscInt i = 0; i < (*out)->ndiag; i++) PetscCall(PetscFree((*out)->diag_name[i]));
+  PetscCall(PetscViewerDestroy(&(*out)->viewer));
+  PetscCall(PetscFree((*out)->rec));
+  PetscCall(PetscFree(*out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,27 @@
+/* SgCheckpoint: a restart file. Written to NAME.tmp and renamed over NAME when complete, so a crash
+   never leaves a broken latest checkpoint. A checkpoint records a fingerprint of everything that
+   fixes the layout of the state (SgCheckpointLayoutInt/Real/String): restarting from a checkpoint
+   written by a different deck fails, naming the first quantity that differs.
+
+   The same solver code serves both directions: in write mode the Layout* calls store, in read mode
+   they compare; the Write and Read calls move data. Reals are stored bit-exactly (restarts are bit-identical). */
+#pragma once
+#include <petscvec.h>
+#include "sgsolver.h"
+
+typedef enum { SG_CHECKPOINT_WRITE, SG_CHECKPOINT_READ } SgCheckpointMode;
+
+PETSC_EXTERN PetscErrorCode SgCheckpointOpen(MPI_Comm, const char filename[], SgCheckpointMode, SgCheckpoint *);
+PETSC_EXTERN PetscErrorCode SgCheckpointGetMode(SgCheckpoint, SgCheckpointMode *);
+PETSC_EXTERN PetscErrorCode SgCheckpointLayoutInt(SgCheckpoint, const char name[], PetscInt value);
+PETSC_EXTERN PetscErrorCode SgCheckpointLayoutReal(SgCheckpoint, const char name[], PetscReal value);
+PETSC_EXTERN PetscErrorCode SgCheckpointLayoutString(SgCheckpoint, const char name[], const char value[]);
+PETSC_EXTERN PetscErrorCode SgCheckpointWriteVec(SgCheckpoint, const char name[], Vec);
+PETSC_EXTERN PetscErrorCode SgCheckpointReadVec(SgCheckpoint, const char name[], Vec);
+/* Small arrays replicated on every rank (identical values on all ranks). */
+PETSC_EXTERN PetscErrorCode SgCheckpointWriteReals(SgCheckpoint, const char name[], PetscInt n, const PetscReal[]);
+PETSC_EXTERN PetscErrorCode SgCheckpointReadReals(SgCheckpoint, const char name[], PetscInt n, PetscReal[]);
+PETSC_EXTERN PetscErrorCode SgCheckpointWriteInts(SgCheckpoint, const char name[], PetscInt n, const PetscInt[]);
+PETSC_EXTERN PetscErrorCode SgCheckpointReadInts(SgCheckpoint, const char name[], PetscInt n, PetscInt[]);
+/* Write mode: flush, close and atomically rename into place. Read mode: close. */
+PETSC_EXTERN PetscErrorCode SgCheckpointClose(SgCheckpoint *);

@@ -1,0 +1,32 @@
+/* SgOutput: the HDF5 output file of one run, with an XDMF sidecar for ParaView/VisIt.
+
+   File layout (documented in docs/output.md):
+     /provenance            attributes: surge version, date, deck text, command line
+     /diagnostics/time      [nrec] simulation time of each diagnostics record
+     /diagnostics/step      [nrec] step number
+     /diagnostics/<name>    [nrec] one scalar time series per solver diagnostic (attribute "units")
+     /fields/<name>/<k>     snapshot k of field <name>, as written by VecView of a DMDA vector
+                            (attributes time, step); the XDMF file lists every snapshot
+     /report/<name>         end-of-run results (e.g. fitted growth rate), attributes "units"
+   All calls are collective on the output's communicator. */
+#pragma once
+#include <petscdmda.h>
+#include "sgsolver.h"
+
+PETSC_EXTERN PetscErrorCode SgOutputCreate(MPI_Comm, const char filename[], SgOutput *);
+/* Reopen an existing output for a restarted run: keep the first nrec diagnostics records and the
+   first nsnap field snapshots, drop the rest (they belong to the interrupted future). */
+PETSC_EXTERN PetscErrorCode SgOutputReopen(MPI_Comm, const char filename[], PetscInt nrec, PetscInt nsnap, SgOutput *);
+PETSC_EXTERN PetscErrorCode SgOutputGetCounts(SgOutput, PetscInt *nrec, PetscInt *nsnap);
+PETSC_EXTERN PetscErrorCode SgOutputWriteProvenance(SgOutput, const char deck[], int argc, char **argv);
+PETSC_EXTERN PetscErrorCode SgOutputDeclareDiagnostics(SgOutput, PetscInt n, const char *const names[], const char *const units[]);
+PETSC_EXTERN PetscErrorCode SgOutputAppendDiagnostics(SgOutput, PetscInt step, PetscReal t, const PetscReal values[]);
+/* Field snapshots: Begin, one WriteField per field, End (which rewrites the XDMF sidecar). */
+PETSC_EXTERN PetscErrorCode SgOutputBeginSnapshot(SgOutput, PetscInt step, PetscReal t);
+/* v lives on a DMDA of dimension 1-3 with dof components; lo/hi are the physical extents per
+   dimension (cell-centred data: the DMDA point i sits at lo + (i + 1/2) (hi - lo) / N). */
+PETSC_EXTERN PetscErrorCode SgOutputWriteField(SgOutput, const char name[], Vec v, const PetscReal lo[], const PetscReal hi[]);
+PETSC_EXTERN PetscErrorCode SgOutputEndSnapshot(SgOutput);
+PETSC_EXTERN PetscErrorCode SgOutputWriteReport(SgOutput, const char name[], const char units[], PetscInt n, const PetscReal values[]);
+PETSC_EXTERN PetscErrorCode SgOutputFlush(SgOutput);
+PETSC_EXTERN PetscErrorCode SgOutputDestroy(SgOutput *);

@@ -1,0 +1,11 @@
+/* The one place that knows every built-in solver and surrogate type. */
+#include "sgsolver.h"
+
+PETSC_EXTERN PetscErrorCode SgSolverCreate_Heat(SgSolver);
+
+PetscErrorCode SgRegisterAll(void)
+{
+  PetscFunctionBegin;
+  PetscCall(SgSolverRegister("heat", SgSolverCreate_Heat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,55 @@
+/* Start-up: PETSc, the deck, surge's classes.
+
+   Precedence is deck < command line: PetscInitialize has already put argv into the options
+   database, so the YAML deck is inserted next (it would override argv) and argv is inserted once
+   more on top. A test in tests/unit/core checks the precedence. */
+#include <unistd.h>
+#include "sgsys.h"
+#include "sgsolver.h"
+
+PETSC_EXTERN PetscErrorCode SgSolverInitializePackage(void);
+
+/* Deck and file mistakes are the user's to fix, not ours to debug: print the message alone, once
+   per communicator, instead of PETSc's stack trace. Everything else keeps the full trace. */
+static PetscErrorCode SgErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
+{
+  PetscMPIInt rank = 0;
+  PetscBool   user = (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP) ? PETSC_TRUE : PETSC_FALSE;
+
+  if (!user) return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
+  if (p == PETSC_ERROR_INITIAL) {
+    if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
+    if (!rank) {
+      fprintf(stderr, "surge: error: %s\n", mess);
+      fflush(stderr);
+    }
+  }
+  return n;
+}
+
+PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscInitialize(argc, argv, NULL, help));
+  PetscCall(PetscPushErrorHandler(SgErrorHandler, NULL));
+  if (deck) {
+    PetscMPIInt rank;
+    int         readable = 1;
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    if (!rank) readable = access(deck, R_OK) == 0;
+    PetscCallMPI(MPI_Bcast(&readable, 1, MPI_INT, 0, PETSC_COMM_WORLD));
+    PetscCheck(readable, PETSC_COMM_WORLD, PETSC_ERR_FILE_OPEN, "Cannot read deck '%s': check the path (decks are YAML files, e.g. inputs/vlasov/landau.yaml)", deck);
+    PetscCall(PetscOptionsInsertFileYAML(PETSC_COMM_WORLD, NULL, deck, PETSC_TRUE));
+    PetscCall(PetscOptionsInsertArgs(NULL, *argc - 1, *argv + 1));
+  }
+  PetscCall(SgSolverInitializePackage());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgFinalize(void)
+{
+  PetscFunctionBegin;
+  PetscCall(SgOptionsCatalogDestroy());
+  PetscCall(PetscFinalize());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

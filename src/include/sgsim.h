@@ -1,0 +1,22 @@
+/* SgSim: one run — communicator, deck, output file, clock, the solver.
+
+   SgSimCreate -> SgSimSetFromOptions (reads sim_*, creates and configures the solver) -> SgSimSetUp
+   (solver setup, rejects unused options, opens output or restarts) -> SgSimRun -> SgSimDestroy.
+   Nothing is written before SgSimSetUp has validated every option. */
+#pragma once
+#include "sgsolver.h"
+
+typedef struct _p_SgSim *SgSim;
+PETSC_EXTERN PetscClassId SG_SIM_CLASSID;
+
+PETSC_EXTERN PetscErrorCode SgSimCreate(MPI_Comm, SgSim *);
+/* The deck path and the command line, recorded as provenance and used for error messages. */
+PETSC_EXTERN PetscErrorCode SgSimSetDeck(SgSim, const char deck[], int argc, char **argv);
+PETSC_EXTERN PetscErrorCode SgSimSetFromOptions(SgSim);
+PETSC_EXTERN PetscErrorCode SgSimSetUp(SgSim);
+/* True when -help was given: options were listed, nothing should run. */
+PETSC_EXTERN PetscErrorCode SgSimHelpOnly(SgSim, PetscBool *);
+PETSC_EXTERN PetscErrorCode SgSimRun(SgSim);
+PETSC_EXTERN PetscErrorCode SgSimGetSolver(SgSim, SgSolver *);
+PETSC_EXTERN PetscErrorCode SgSimGetTime(SgSim, PetscReal *t, PetscInt *step);
+PETSC_EXTERN PetscErrorCode SgSimDestroy(SgSim *);

@@ -1,0 +1,53 @@
+/* surge system layer: error helpers, the option catalogue and checked option getters.
+
+   Every option surge reads goes through the SgOptions* macros below (inside a
+   PetscOptionsBegin/End block, like the PetscOptions* macros they wrap). They add three things
+   to PETSc's getters:
+     - the full option name is recorded in the option catalogue, so a misspelled deck key can be
+       answered with the nearest valid one (SgOptionsCheckUnused);
+     - the raw string is parsed by us first, so a wrong type fails with the option's name;
+     - numeric values are range checked, and the allowed range is printed in -help and errors. */
+#pragma once
+#include <petscsys.h>
+#include "sgcompat.h"
+
+/* Version of surge, written into every output file as provenance. */
+#define SURGE_VERSION "0.1.0"
+
+/* ---- option catalogue ---------------------------------------------------------------------- */
+PETSC_EXTERN PetscErrorCode SgOptionsCatalogAdd(const char prefix[], const char name[]);
+PETSC_EXTERN PetscErrorCode SgOptionsCatalogDestroy(void);
+/* Fails (PETSC_ERR_USER_INPUT) if any option in the database was never read, naming it, the deck
+   line it came from when deck is given, and the nearest catalogued option. */
+PETSC_EXTERN PetscErrorCode SgOptionsCheckUnused(MPI_Comm comm, const char deck[]);
+
+/* ---- checked getters (use inside PetscOptionsBegin/End) -------------------------------------- */
+PETSC_EXTERN PetscErrorCode SgOptionsReal_Private(PetscOptionItems *, const char[], const char[], const char[], PetscReal, PetscReal *, PetscBool *, PetscReal, PetscReal);
+PETSC_EXTERN PetscErrorCode SgOptionsInt_Private(PetscOptionItems *, const char[], const char[], PetscInt, PetscInt *, PetscBool *, PetscInt, PetscInt);
+PETSC_EXTERN PetscErrorCode SgOptionsBool_Private(PetscOptionItems *, const char[], const char[], PetscBool, PetscBool *, PetscBool *);
+PETSC_EXTERN PetscErrorCode SgOptionsString_Private(PetscOptionItems *, const char[], const char[], const char[], char *, size_t, PetscBool *);
+PETSC_EXTERN PetscErrorCode SgOptionsEList_Private(PetscOptionItems *, const char[], const char[], const char *const *, PetscInt, const char[], PetscInt *, PetscBool *);
+PETSC_EXTERN PetscErrorCode SgOptionsRealArray_Private(PetscOptionItems *, const char[], const char[], const char[], PetscReal *, PetscInt *, PetscBool *, PetscReal, PetscReal);
+PETSC_EXTERN PetscErrorCode SgOptionsIntArray_Private(PetscOptionItems *, const char[], const char[], PetscInt *, PetscInt *, PetscBool *, PetscInt, PetscInt);
+
+/* SgOptionsReal(name, help, units, default, &value, &set, lo, hi): value in [lo, hi].
+   Pass PETSC_MIN_REAL / PETSC_MAX_REAL for an open side. */
+#define SgOptionsReal(opt, text, units, cur, val, set, lo, hi)  SgOptionsReal_Private(PetscOptionsObject, opt, text, units, cur, val, set, lo, hi)
+/* SgOptionsInt(name, help, default, &value, &set, lo, hi): value in [lo, hi]. */
+#define SgOptionsInt(opt, text, cur, val, set, lo, hi)          SgOptionsInt_Private(PetscOptionsObject, opt, text, cur, val, set, lo, hi)
+#define SgOptionsBool(opt, text, cur, val, set)                 SgOptionsBool_Private(PetscOptionsObject, opt, text, cur, val, set)
+#define SgOptionsString(opt, text, cur, buf, len, set)          SgOptionsString_Private(PetscOptionsObject, opt, text, cur, buf, len, set)
+/* SgOptionsEList(name, help, list, nlist, default string, &index, &set): value must be one of list. */
+#define SgOptionsEList(opt, text, list, n, cur, idx, set)       SgOptionsEList_Private(PetscOptionsObject, opt, text, list, n, cur, idx, set)
+/* Arrays: *n is the capacity on entry and the count read on exit. Each entry in [lo, hi]. */
+#define SgOptionsRealArray(opt, text, units, vals, n, set, lo, hi) SgOptionsRealArray_Private(PetscOptionsObject, opt, text, units, vals, n, set, lo, hi)
+#define SgOptionsIntArray(opt, text, vals, n, set, lo, hi)          SgOptionsIntArray_Private(PetscOptionsObject, opt, text, vals, n, set, lo, hi)
+
+/* Register surge's classes and log events (idempotent); called by SgInitialize. */
+PETSC_EXTERN PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[]);
+PETSC_EXTERN PetscErrorCode SgFinalize(void);
+
+/* Levenshtein distance, for "did you mean" suggestions. */
+PETSC_EXTERN PetscInt SgEditDistance(const char a[], const char b[]);
+/* Fingerprint (64-bit FNV-1a) of a byte string: used to tie checkpoints to the deck that wrote them. */
+PETSC_EXTERN uint64_t SgHash64(const void *data, size_t len, uint64_t seed);

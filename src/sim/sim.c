@@ -1,0 +1,328 @@
+/* SgSim: the time loop every solver shares — step choice, output cadence, checkpoints, progress.
+
+   Bit-identical restarts: the loop's only state is (t, step, output record counts), all stored in
+   the checkpoint; dt is recomputed from the restored solver state exactly as the original run did. */
+#include <string.h>
+#include <petsc/private/petscimpl.h>
+#include "sgsim.h"
+#include "sgoutput.h"
+#include "sgcheckpoint.h"
+
+PetscClassId SG_SIM_CLASSID;
+
+struct _SgSimOps {
+  int dummy;
+};
+
+struct _p_SgSim {
+  PETSCHEADER(struct _SgSimOps);
+  SgSolver  solver;
+  SgOutput  out;
+  char      deck[PETSC_MAX_PATH_LEN];
+  int       argc;
+  char    **argv;
+  char      solver_type[64], output[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN];
+  PetscReal t, t_end, dt_fixed;
+  PetscInt  step, max_steps, field_every, diag_every, checkpoint_every, progress_every;
+  PetscBool help, restarted;
+  PetscInt  ndiag, progress_diag;
+  PetscReal *diag;
+  PetscLogDouble wall0;
+};
+
+PetscErrorCode SgSimCreate(MPI_Comm comm, SgSim *sim)
+{
+  SgSim s;
+
+  PetscFunctionBegin;
+  if (!SG_SIM_CLASSID) PetscCall(PetscClassIdRegister("SgSim", &SG_SIM_CLASSID));
+  PetscCall(PetscHeaderCreate(s, SG_SIM_CLASSID, "SgSim", "Simulation run", "SgSim", comm, SgSimDestroy, NULL));
+  s->t_end            = PETSC_MAX_REAL;
+  s->max_steps        = PETSC_MAX_INT;
+  s->diag_every       = 1;
+  s->progress_every   = 0;
+  *sim                = s;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimSetDeck(SgSim sim, const char deck[], int argc, char **argv)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(sim->deck, deck ? deck : "", sizeof sim->deck));
+  sim->argc = argc;
+  sim->argv = argv;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Default output base name: the deck's file name without directory and extension. */
+static PetscErrorCode DefaultOutput(SgSim sim, char base[], size_t len)
+{
+  const char *slash = strrchr(sim->deck, '/'), *name = slash ? slash + 1 : sim->deck;
+  char       *dot;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(base, name[0] ? name : "surge", len));
+  dot = strrchr(base, '.');
+  if (dot && dot != base) *dot = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimSetFromOptions(SgSim sim)
+{
+  MPI_Comm  comm = PetscObjectComm((PetscObject)sim);
+  PetscBool set;
+  char      base[PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsHasHelp(NULL, &sim->help));
+  PetscCall(DefaultOutput(sim, base, sizeof base));
+  PetscOptionsBegin(comm, "sim_", "Run control (deck section sim:)", "SgSim");
+  PetscCall(SgOptionsString("-solver", "Solver type (vlasov, md, dft, ...)", sim->solver_type, sim->solver_type, sizeof sim->solver_type, &set));
+  PetscCall(SgOptionsReal("-t_end", "Final simulation time", "solver time units", sim->t_end, &sim->t_end, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsInt("-max_steps", "Maximum number of steps", sim->max_steps, &sim->max_steps, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsReal("-dt", "Fixed time step (0: the solver's stable step; a fixed step larger than the stable one is an error)", "solver time units", sim->dt_fixed, &sim->dt_fixed, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsString("-output", "Output base name: writes BASE.h5 and BASE.xmf (default: deck name)", base, sim->output, sizeof sim->output, &set));
+  if (!set) PetscCall(PetscStrncpy(sim->output, base, sizeof sim->output));
+  PetscCall(SgOptionsInt("-field_every", "Write field snapshots every K steps (0: first and last only)", sim->field_every, &sim->field_every, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-diag_every", "Record diagnostics every K steps", sim->diag_every, &sim->diag_every, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-checkpoint_every", "Write BASE.chk.h5 every K steps (0: only at the end)", sim->checkpoint_every, &sim->checkpoint_every, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-progress_every", "Print a progress line every K steps (0: about 20 lines per run)", sim->progress_every, &sim->progress_every, NULL, 0, PETSC_MAX_INT));
+  PetscOptionsEnd();
+  PetscOptionsBegin(comm, NULL, "Restart", "SgSim");
+  PetscCall(SgOptionsString("-restart", "Continue the run from this checkpoint file (written by the same deck)", sim->restart, sim->restart, sizeof sim->restart, NULL));
+  PetscOptionsEnd();
+
+  PetscCheck(sim->help || sim->solver_type[0], comm, PETSC_ERR_USER_INPUT, "No solver chosen: set 'sim: {solver: NAME}' in the deck (or -sim_solver NAME)");
+  PetscCheck(sim->help || sim->t_end < PETSC_MAX_REAL || sim->max_steps < PETSC_MAX_INT, comm, PETSC_ERR_USER_INPUT, "The run has no end: set sim t_end (simulation time) or sim max_steps in the deck");
+  PetscCall(SgSolverCreate(comm, &sim->solver));
+  if (sim->solver_type[0]) {
+    PetscCall(SgSolverSetType(sim->solver, sim->solver_type));
+    PetscCall(SgSolverSetFromOptions(sim->solver));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimHelpOnly(SgSim sim, PetscBool *help)
+{
+  PetscFunctionBegin;
+  *help = sim->help;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CheckpointName(SgSim sim, char name[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(name, len, "%s.chk.h5", sim->output));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Driver-level layout and loop state, then the solver's own. Used both ways (write/read). */
+static PetscErrorCode CheckpointDriver(SgSim sim, SgCheckpoint chk)
+{
+  SgCheckpointMode mode;
+  PetscInt         nrec, nsnap;
+  PetscReal        v[4];
+
+  PetscFunctionBegin;
+  PetscCall(SgCheckpointGetMode(chk, &mode));
+  PetscCall(SgCheckpointLayoutString(chk, "solver", sim->solver_type));
+  if (mode == SG_CHECKPOINT_WRITE) {
+    PetscCall(SgOutputGetCounts(sim->out, &nrec, &nsnap));
+    v[0] = sim->t;
+    v[1] = (PetscReal)sim->step;
+    v[2] = (PetscReal)nrec;
+    v[3] = (PetscReal)nsnap;
+    PetscCall(SgCheckpointWriteReals(chk, "driver", 4, v));
+    PetscCall(SgSolverCheckpoint(sim->solver, chk));
+  } else {
+    PetscCall(SgCheckpointReadReals(chk, "driver", 4, v));
+    sim->t    = v[0];
+    sim->step = (PetscInt)v[1];
+    PetscCall(SgSolverRestart(sim->solver, chk));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode WriteCheckpoint(SgSim sim)
+{
+  SgCheckpoint chk;
+  char         name[PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(SgOutputFlush(sim->out));
+  PetscCall(CheckpointName(sim, name, sizeof name));
+  PetscCall(SgCheckpointOpen(PetscObjectComm((PetscObject)sim), name, SG_CHECKPOINT_WRITE, &chk));
+  PetscCall(CheckpointDriver(sim, chk));
+  PetscCall(SgCheckpointClose(&chk));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimSetUp(SgSim sim)
+{
+  MPI_Comm           comm = PetscObjectComm((PetscObject)sim);
+  char               file[PETSC_MAX_PATH_LEN];
+  const char *const *names, *const *units;
+
+  PetscFunctionBegin;
+  if (sim->help) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SgSolverSetUp(sim->solver));
+  /* every option must have been read by now; refuse to run (and to write anything) otherwise */
+  PetscCall(SgOptionsCheckUnused(comm, sim->deck[0] ? sim->deck : NULL));
+  PetscCall(SgSolverGetDiagnostics(sim->solver, &sim->ndiag, &names, &units));
+  PetscCall(SgSolverGetProgressDiagnostic(sim->solver, &sim->progress_diag));
+  PetscCall(PetscCalloc1(sim->ndiag + 1, &sim->diag));
+  PetscCall(PetscSNPrintf(file, sizeof file, "%s.h5", sim->output));
+  if (sim->restart[0]) {
+    SgCheckpoint chk;
+    PetscReal    v[4];
+    PetscCall(SgCheckpointOpen(comm, sim->restart, SG_CHECKPOINT_READ, &chk));
+    PetscCall(CheckpointDriver(sim, chk));
+    PetscCall(SgCheckpointReadReals(chk, "driver", 4, v));
+    PetscCall(SgCheckpointClose(&chk));
+    PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
+    sim->restarted = PETSC_TRUE;
+  } else {
+    PetscCall(SgOutputCreate(comm, file, &sim->out));
+    PetscCall(SgOutputWriteProvenance(sim->out, sim->deck[0] ? sim->deck : NULL, sim->argc, sim->argv));
+  }
+  PetscCall(SgOutputDeclareDiagnostics(sim->out, sim->ndiag, names, units));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Diagnose(SgSim sim)
+{
+  const char *const *names;
+
+  PetscFunctionBegin;
+  if (!sim->ndiag) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SgSolverDiagnose(sim->solver, sim->t, sim->diag));
+  PetscCall(SgSolverGetDiagnostics(sim->solver, NULL, &names, NULL));
+  for (PetscInt i = 0; i < sim->ndiag; i++)
+    PetscCheck(!PetscIsInfOrNanReal(sim->diag[i]), PetscObjectComm((PetscObject)sim), PETSC_ERR_FP, "Diagnostic %s is %g at step %" PetscInt_FMT " (t = %g): the solution has blown up. Output up to the previous record is intact; reduce the time step (CFL) or check the deck", names[i], (double)sim->diag[i], sim->step, (double)sim->t);
+  PetscCall(SgOutputAppendDiagnostics(sim->out, sim->step, sim->t, sim->diag));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode WriteFields(SgSim sim)
+{
+  PetscFunctionBegin;
+  PetscCall(SgOutputBeginSnapshot(sim->out, sim->step, sim->t));
+  PetscCall(SgSolverWriteFields(sim->solver, sim->out));
+  PetscCall(SgOutputEndSnapshot(sim->out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Progress(SgSim sim, PetscReal dt, PetscReal t0, PetscInt step0)
+{
+  PetscLogDouble now;
+  PetscReal      frac = 0, eta = -1;
+  char           fig[128] = "";
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&now));
+  if (sim->t_end < PETSC_MAX_REAL && sim->t_end > t0) frac = (sim->t - t0) / (sim->t_end - t0);
+  if (sim->max_steps < PETSC_MAX_INT) frac = PetscMax(frac, (PetscReal)(sim->step - step0) / (PetscReal)PetscMax(1, sim->max_steps - step0));
+  if (frac > 0) eta = (PetscReal)(now - sim->wall0) * (1 - frac) / frac;
+  if (sim->progress_diag >= 0) {
+    const char *const *names;
+    PetscCall(SgSolverGetDiagnostics(sim->solver, NULL, &names, NULL));
+    PetscCall(PetscSNPrintf(fig, sizeof fig, "  %s %.6e", names[sim->progress_diag], (double)sim->diag[sim->progress_diag]));
+  }
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)sim), "step %8" PetscInt_FMT "  t %.6e  dt %.3e%s  wall %.2fs  ETA %.1fs\n", sim->step, (double)sim->t, (double)dt, fig, (double)(now - sim->wall0), (double)PetscMax(eta, 0)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimRun(SgSim sim)
+{
+  MPI_Comm  comm = PetscObjectComm((PetscObject)sim);
+  PetscReal t0, dt = 0, next_progress;
+  PetscInt  step0;
+  PetscBool fields_fresh = PETSC_FALSE, diag_fresh = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCheck(!sim->help, comm, PETSC_ERR_ORDER, "-help was given: nothing to run");
+  PetscCall(PetscTime(&sim->wall0));
+  t0    = sim->t;
+  step0 = sim->step;
+  if (!sim->restarted) {
+    PetscCall(Diagnose(sim));
+    PetscCall(WriteFields(sim));
+    fields_fresh = diag_fresh = PETSC_TRUE;
+  } else PetscCall(PetscPrintf(comm, "Restarted from %s at step %" PetscInt_FMT ", t = %.6e\n", sim->restart, sim->step, (double)sim->t));
+  next_progress = 0;
+  /* t_end is reached when the remaining interval is round-off of the step sum */
+  while (sim->step < sim->max_steps && sim->t < sim->t_end - 1e-12 * PetscMax(1, PetscAbsReal(sim->t_end))) {
+    PetscReal dtmax;
+    PetscCall(SgSolverGetTimeStep(sim->solver, sim->t, &dtmax));
+    if (sim->dt_fixed > 0) {
+      PetscCheck(sim->dt_fixed <= dtmax * (1 + 1e-12), comm, PETSC_ERR_USER_INPUT, "sim dt = %g exceeds the solver's stable step %g at t = %g: lower dt or remove it to let the solver choose", (double)sim->dt_fixed, (double)dtmax, (double)sim->t);
+      dt = sim->dt_fixed;
+    } else dt = dtmax;
+    if (sim->t_end < PETSC_MAX_REAL) dt = PetscMin(dt, sim->t_end - sim->t);
+    PetscCall(SgSolverStep(sim->solver, sim->t, dt));
+    sim->t += dt;
+    sim->step++;
+    diag_fresh = fields_fresh = PETSC_FALSE;
+    if (sim->step % sim->diag_every == 0) {
+      PetscCall(Diagnose(sim));
+      diag_fresh = PETSC_TRUE;
+    }
+    if (sim->field_every && sim->step % sim->field_every == 0) {
+      PetscCall(WriteFields(sim));
+      fields_fresh = PETSC_TRUE;
+    }
+    if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0) PetscCall(WriteCheckpoint(sim));
+    if (sim->progress_every ? sim->step % sim->progress_every == 0 : 1) {
+      PetscReal frac = 0;
+      if (sim->t_end < PETSC_MAX_REAL) frac = (sim->t - t0) / PetscMax(sim->t_end - t0, PETSC_SMALL);
+      if (sim->max_steps < PETSC_MAX_INT) frac = PetscMax(frac, (PetscReal)(sim->step - step0) / PetscMax(1, sim->max_steps - step0));
+      if (sim->progress_every || frac >= next_progress) {
+        PetscCall(Progress(sim, dt, t0, step0));
+        next_progress = frac + 0.05;
+      }
+    }
+  }
+  if (!diag_fresh) PetscCall(Diagnose(sim));
+  if (!fields_fresh) PetscCall(WriteFields(sim));
+  PetscCall(Progress(sim, dt, t0, step0));
+  PetscCall(WriteCheckpoint(sim));
+  PetscCall(SgOutputFlush(sim->out));
+  PetscCall(SgSolverReport(sim->solver, sim->out));
+  PetscCall(SgOutputFlush(sim->out));
+  {
+    char chk[PETSC_MAX_PATH_LEN];
+    PetscCall(CheckpointName(sim, chk, sizeof chk));
+    PetscCall(PetscPrintf(comm, "Wrote %s.h5 (+ %s.xmf for ParaView) and checkpoint %s\n", sim->output, sim->output, chk));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimGetSolver(SgSim sim, SgSolver *solver)
+{
+  PetscFunctionBegin;
+  *solver = sim->solver;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimGetTime(SgSim sim, PetscReal *t, PetscInt *step)
+{
+  PetscFunctionBegin;
+  if (t) *t = sim->t;
+  if (step) *step = sim->step;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimDestroy(SgSim *sim)
+{
+  PetscFunctionBegin;
+  if (!*sim) PetscFunctionReturn(PETSC_SUCCESS);
+  if (--((PetscObject)(*sim))->refct > 0) {
+    *sim = NULL;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SgOutputDestroy(&(*sim)->out));
+  PetscCall(SgSolverDestroy(&(*sim)->solver));
+  PetscCall(PetscFree((*sim)->diag));
+  PetscCall(PetscHeaderDestroy(sim));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
