@@ -1,0 +1,41 @@
+/* Density-matrix options shared by the "dft" solver and the "tb" force provider. */
+#include "sgtb.h"
+#include "sgsys.h"
+
+PetscErrorCode SgTBDMOptionsDefault(SgTBDMOptions *o)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(o, sizeof(*o)));
+  o->method      = SG_TB_DENSE;
+  o->sign        = SG_TB_SIGN_EIG;
+  o->eps_filter  = 1e-5;
+  o->pattern_its = 12;
+  o->cluster     = 8;
+  o->kT          = 0;
+  o->nelec       = -1;
+  o->nelec_tol   = 1e-2;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTBDMOptionsSetFromOptions(MPI_Comm comm, const char prefix[], SgTBDMOptions *o)
+{
+  const char *methods[] = {"dense", "submatrix"}, *signs[] = {"eig", "newton_schulz"};
+  PetscInt    im = o->method, is = o->sign;
+
+  PetscFunctionBegin;
+  PetscOptionsBegin(comm, prefix, "Tight-binding density matrix", NULL);
+  PetscCall(SgOptionsEList("-method", "Density matrix: dense diagonalisation (LAPACK) or the submatrix method", methods, 2, methods[im], &im, NULL));
+  PetscCall(SgOptionsEList("-sign", "Submatrix sign function: eigendecomposition (dsyevd) or Newton-Schulz (needs mu)", signs, 2, signs[is], &is, NULL));
+  PetscCall(SgOptionsReal("-eps_filter", "Submatrix method: drop blocks of H and P with Frobenius norm below this", "eV or dimensionless", o->eps_filter, &o->eps_filter, NULL, 0, 1));
+  PetscCall(SgOptionsInt("-pattern_its", "Submatrix method: pattern refinements (0 = pattern of filtered H, as CP2K)", o->pattern_its, &o->pattern_its, NULL, 0, 100));
+  PetscCall(SgOptionsInt("-cluster", "Submatrix method: atoms per cluster of block columns sharing one submatrix", o->cluster, &o->cluster, NULL, 1, 100000));
+  PetscCall(SgOptionsReal("-kt", "Electronic temperature k_B T (Fermi occupations); 0 = step", "eV", o->kT, &o->kT, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-nelec", "Number of electrons (negative: neutral, 4 per atom)", "electrons", o->nelec, &o->nelec, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal("-nelec_tol", "At kt = 0: allowed mismatch of the electron count on the plateau", "electrons", o->nelec_tol, &o->nelec_tol, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal("-mu", "Chemical potential for the Newton-Schulz sign method", "eV", o->mu, &o->mu, &o->mu_set, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsBool("-verbose", "Print submatrix pattern passes", o->verbose, &o->verbose, NULL));
+  PetscOptionsEnd();
+  o->method = (SgTBMethod)im;
+  o->sign   = (SgTBSign)is;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
