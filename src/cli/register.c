@@ -7,5 +7,6 @@ PetscErrorCode SgRegisterAll(void)
 {
   PetscFunctionBegin;
   PetscCall(SgSolverRegister("heat", SgSolverCreate_Heat));
+  { PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver); PetscCall(SgSolverRegister("vlasov", SgSolverCreate_Vlasov)); }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

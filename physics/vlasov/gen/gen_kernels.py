@@ -1,0 +1,436 @@
+#!/usr/bin/python3
+"""Generate the modal DG kernels of physics/vlasov (run by `make kernels`).
+
+Design after Hakim & Juno (SC20) and gkylzero: the solution in each phase-space cell is expanded
+in an orthonormal modal basis on the reference cell [-1,1]^d; every volume and surface term of the
+Vlasov equation is an integral of a product of polynomials, computed here exactly and emitted as
+unrolled C with numeric constants (alias-free, matrix-free, quadrature-free).
+
+Bases. Both the serendipity and the tensor space are spanned by the monomials eta^alpha of a
+downward-closed set of multi-indices alpha (tensor: max alpha_i <= p; serendipity: superlinear
+degree <= p, Arnold & Awanou 2011). Gram-Schmidt of such a set gives exactly the products of
+normalised Legendre polynomials L_n = sqrt((2n+1)/2) P_n, so every multi-dimensional integral
+factorises into 1D integrals of Legendre polynomials. Those are computed exactly (sympy rationals);
+a product coefficient is r*sqrt(s) with r, s exact fractions, rounded once when emitted.
+
+Emitted per (cdim, vdim, family, p):
+  vol      streaming + acceleration volume term
+  surfx_d  streaming flux through a face normal to x_d (upwind weights cL, cR, penalty c0)
+  surfv_j  acceleration flux through a face normal to v_j (penalty tau; tau=0 is central)
+  tables   multi-indices of the phase and configuration bases, and the continuous finite-element
+           tables of the Poisson solve (nodal basis, reference stiffness, shifts/components).
+
+Usage: gen_kernels.py OUTDIR
+"""
+import sys, os, itertools
+from fractions import Fraction as Fr
+import sympy as sp
+
+ETA = sp.Symbol('eta')
+MAXN = 5
+
+
+def legendre(n):
+    return sp.Poly(sp.legendre(n, ETA), ETA)
+
+
+P = [legendre(n) for n in range(MAXN + 2)]
+DP = [p.diff(ETA) for p in P]
+X = sp.Poly(ETA, ETA)
+
+
+def integ(poly):
+    q = poly.integrate()
+    return Fr(str(q.eval(1) - q.eval(-1)))
+
+
+# 1D tables over unnormalised Legendre P_n; normalisation sqrt((2n+1)/2) is applied per factor.
+def nrm2(n):
+    return Fr(2 * n + 1, 2)
+
+
+_cache = {}
+
+
+def t1(kind, *idx):
+    key = (kind,) + idx
+    if key in _cache:
+        return _cache[key]
+    if kind == 'I3':   # int P_a P_b P_c
+        a, b, c = idx; v = integ(P[a] * P[b] * P[c])
+    elif kind == 'D2':  # int P_a' P_b
+        a, b = idx; v = integ(DP[a] * P[b])
+    elif kind == 'D3':  # int P_a' P_b P_c
+        a, b, c = idx; v = integ(DP[a] * P[b] * P[c])
+    elif kind == 'E1':  # int P_a eta P_b
+        a, b = idx; v = integ(P[a] * X * P[b])
+    elif kind == 'DE1':  # int P_a' eta P_b
+        a, b = idx; v = integ(DP[a] * X * P[b])
+    elif kind == 'DD':  # int P_a' P_b'
+        a, b = idx; v = integ(DP[a] * DP[b])
+    elif kind == 'I2':
+        a, b = idx; v = integ(P[a] * P[b])
+    else:
+        raise ValueError(kind)
+    _cache[key] = v
+    return v
+
+
+class C:
+    """Exact coefficient r*sqrt(s)."""
+    __slots__ = ('r', 's')
+
+    def __init__(self, r, s=Fr(1)):
+        self.r, self.s = Fr(r), Fr(s)
+
+    def __mul__(self, o):
+        return C(self.r * o.r, self.s * o.s)
+
+    def val(self):
+        return float(self.r) * (float(self.s) ** 0.5) if self.r else 0.0
+
+
+def Lval(n, x):  # normalised Legendre at x = +-1
+    return C(Fr(x) ** n, nrm2(n))
+
+
+def basis_set(d, p, fam):
+    out = []
+    for a in itertools.product(range(p + 1), repeat=d):
+        if fam == 'tensor':
+            ok = True
+        else:
+            ok = sum(ai for ai in a if ai >= 2) <= p
+        if ok:
+            out.append(a)
+    out.sort(key=lambda a: (sum(a), [-x for x in a]))
+    return out
+
+
+def fmt(x):
+    s = repr(float(x))
+    return s
+
+
+def emit_sum(terms):
+    """terms: list of (coef float, factor string). Returns C expression."""
+    parts = []
+    for c, s in terms:
+        if c == 0.0:
+            continue
+        if c == 1.0:
+            parts.append('+' + s)
+        elif c == -1.0:
+            parts.append('-' + s)
+        elif c < 0:
+            parts.append('-%s*%s' % (fmt(-c), s))
+        else:
+            parts.append('+%s*%s' % (fmt(c), s))
+    if not parts:
+        return None
+    e = ''.join(parts)
+    return e[1:] if e[0] == '+' else e
+
+
+class Gen:
+    def __init__(self, cdim, vdim, fam, p):
+        self.cdim, self.vdim, self.fam, self.p = cdim, vdim, fam, p
+        self.pdim = cdim + vdim
+        self.B = basis_set(self.pdim, p, fam)
+        self.idx = {a: i for i, a in enumerate(self.B)}
+        self.Bx = basis_set(cdim, p, fam)
+        self.idxx = {a: i for i, a in enumerate(self.Bx)}
+        self.tag = '%dx%dv_%s_p%d' % (cdim, vdim, 'ser' if fam == 'serendipity' else 'tensor', p)
+        self.nflops = {}
+
+    def face_set(self, d):
+        fs = sorted({a[:d] + a[d + 1:] for a in self.B}, key=lambda a: (sum(a), [-x for x in a]))
+        return fs, {a: i for i, a in enumerate(fs)}
+
+    # ---- volume ------------------------------------------------------------------------------
+    def gen_vol(self):
+        cd, pd, B = self.cdim, self.pdim, self.B
+        L = []
+        L.append('void sg_vlasov_vol_%s(const double *restrict w, const double *restrict dxv, '
+                 'const double *restrict acc, const double *restrict f, double *restrict out)\n{' % self.tag)
+        # streaming in x_d: (2/dx_d) int dpsi_k/deta_d (w_v + dv/2 eta_v) f
+        for d in range(cd):
+            v = cd + d
+            L.append('  const double sw%d = 2.0*w[%d]/dxv[%d], sh%d = dxv[%d]/dxv[%d];' % (d, v, d, d, v, d))
+        for d in range(cd):
+            L.append('  const double rv%d = 2.0/dxv[%d];' % (d, cd + d))
+        nfl = 0
+        for k, ak in enumerate(B):
+            exprs = []
+            for d in range(cd):
+                v = cd + d
+                t0, t1_ = [], []
+                for l, al in enumerate(B):
+                    # w term: D2 in d, delta elsewhere
+                    if all(ak[i] == al[i] for i in range(pd) if i != d):
+                        c = C(t1('D2', ak[d], al[d]), nrm2(ak[d]) * nrm2(al[d]))
+                        t0.append((c.val(), 'f[%d]' % l))
+                    # h term: D2 in d, E1 in v, delta elsewhere
+                    if all(ak[i] == al[i] for i in range(pd) if i != d and i != v):
+                        c = C(t1('D2', ak[d], al[d]) * t1('E1', ak[v], al[v]),
+                              nrm2(ak[d]) * nrm2(al[d]) * nrm2(ak[v]) * nrm2(al[v]))
+                        t1_.append((c.val(), 'f[%d]' % l))
+                e0, e1 = emit_sum(t0), emit_sum(t1_)
+                if e0:
+                    exprs.append('sw%d*(%s)' % (d, e0)); nfl += 2 * len(t0)
+                if e1:
+                    exprs.append('sh%d*(%s)' % (d, e1)); nfl += 2 * len(t1_)
+            # acceleration in v_j (j < cdim): (2/dv_j) int dpsi_k/deta_vj (sum_m acc_jm Phi_m) f
+            for j in range(cd):
+                v = cd + j
+                bym = {}
+                for l, al in enumerate(B):
+                    if not all(ak[i] == al[i] for i in range(cd, pd) if i != v):
+                        continue
+                    dv = t1('D2', ak[v], al[v])
+                    if dv == 0:
+                        continue
+                    for m, am in enumerate(self.Bx):
+                        r = dv
+                        s = nrm2(ak[v]) * nrm2(al[v])
+                        for i in range(cd):
+                            r *= t1('I3', ak[i], am[i], al[i])
+                            s *= nrm2(ak[i]) * nrm2(am[i]) * nrm2(al[i])
+                            if r == 0:
+                                break
+                        if r != 0:
+                            bym.setdefault(m, []).append((C(r, s).val(), 'f[%d]' % l))
+                inner = []
+                for m in sorted(bym):
+                    e = emit_sum(bym[m])
+                    if e:
+                        inner.append('acc[%d]*(%s)' % (j * len(self.Bx) + m, e)); nfl += 2 * len(bym[m]) + 1
+                if inner:
+                    exprs.append('rv%d*(%s)' % (j, '+'.join(inner)))
+            if exprs:
+                L.append('  out[%d] += %s;' % (k, '+'.join(exprs)))
+        L.append('}\n')
+        self.nflops['vol'] = nfl
+        return '\n'.join(L)
+
+    # ---- trace helper --------------------------------------------------------------------------
+    def traces(self, d, fs, fidx, L, side, src, dst):
+        """dst[face] = trace of src at eta_d = side (+1 or -1)."""
+        acc = {}
+        for k, ak in enumerate(self.B):
+            b = fidx[ak[:d] + ak[d + 1:]]
+            acc.setdefault(b, []).append((Lval(ak[d], side).val(), '%s[%d]' % (src, k)))
+        n = 0
+        for b in range(len(fs)):
+            L.append('  const double %s%d = %s;' % (dst, b, emit_sum(acc[b])))
+            n += 2 * len(acc[b])
+        return n
+
+    def scatter(self, d, fidx, L, G):
+        nfl = 0
+        for k, ak in enumerate(self.B):
+            b = fidx[ak[:d] + ak[d + 1:]]
+            lp = Lval(ak[d], 1).val()
+            lm = Lval(ak[d], -1).val()
+            L.append('  outL[%d] -= %s*%s%d; outR[%d] += %s*%s%d;' % (k, fmt(lp), G, b, k, fmt(lm), G, b))
+            nfl += 4
+        return nfl
+
+    # ---- streaming surface --------------------------------------------------------------------
+    def gen_surfx(self, d):
+        cd = self.cdim
+        v = cd + d
+        fs, fidx = self.face_set(d)
+        vf = v - 1  # index of v_d within the face multi-index (d < v removed)
+        L = []
+        L.append('void sg_vlasov_surfx%d_%s(const double *restrict w, const double *restrict dxv, double cL, double cR, '
+                 'double c0, const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)\n{' % (d, self.tag))
+        nfl = self.traces(d, fs, fidx, L, 1, 'fL', 'l')
+        nfl += self.traces(d, fs, fidx, L, -1, 'fR', 'r')
+        L.append('  const double rx = 2.0/dxv[%d], wv = w[%d], hv = 0.5*dxv[%d], hc0 = 0.5*c0;' % (d, v, v))
+        for b in range(len(fs)):
+            L.append('  const double a%d = cL*l%d + cR*r%d, j%d = r%d - l%d;' % (b, b, b, b, b, b))
+            nfl += 4
+        for b, ab in enumerate(fs):
+            terms = []
+            for g, ag in enumerate(fs):
+                if all(ab[i] == ag[i] for i in range(len(ab)) if i != vf):
+                    c = C(t1('E1', ab[vf], ag[vf]), nrm2(ab[vf]) * nrm2(ag[vf])).val()
+                    if c:
+                        terms.append((c, 'a%d' % g))
+            e = emit_sum(terms)
+            L.append('  const double G%d = rx*(wv*a%d%s - hc0*j%d);' % (b, b, (' + hv*(%s)' % e) if e else '', b))
+            nfl += 5 + 2 * len(terms)
+        nfl += self.scatter(d, fidx, L, 'G')
+        L.append('}\n')
+        self.nflops['surfx%d' % d] = nfl
+        return '\n'.join(L)
+
+    # ---- acceleration surface -----------------------------------------------------------------
+    def gen_surfv(self, j):
+        cd = self.cdim
+        v = cd + j
+        fs, fidx = self.face_set(v)
+        L = []
+        L.append('void sg_vlasov_surfv%d_%s(const double *restrict dxv, const double *restrict acc, double tau, '
+                 'const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)\n{' % (j, self.tag))
+        nfl = self.traces(v, fs, fidx, L, 1, 'fL', 'l')
+        nfl += self.traces(v, fs, fidx, L, -1, 'fR', 'r')
+        L.append('  const double rv = 2.0/dxv[%d], ht = 0.5*tau;' % v)
+        for b in range(len(fs)):
+            L.append('  const double a%d = 0.5*(l%d + r%d), j%d = r%d - l%d;' % (b, b, b, b, b, b))
+            nfl += 3
+        for b, ab in enumerate(fs):
+            bym = {}
+            for g, ag in enumerate(fs):
+                if not all(ab[i] == ag[i] for i in range(cd, len(ab))):
+                    continue
+                for m, am in enumerate(self.Bx):
+                    r, s = Fr(1), Fr(1)
+                    for i in range(cd):
+                        r *= t1('I3', ab[i], am[i], ag[i])
+                        s *= nrm2(ab[i]) * nrm2(am[i]) * nrm2(ag[i])
+                        if r == 0:
+                            break
+                    if r != 0:
+                        bym.setdefault(m, []).append((C(r, s).val(), 'a%d' % g))
+            inner = []
+            for m in sorted(bym):
+                e = emit_sum(bym[m])
+                inner.append('acc[%d]*(%s)' % (m, e)); nfl += 2 * len(bym[m]) + 1
+            L.append('  const double G%d = rv*(%s - ht*j%d);' % (b, '+'.join(inner) if inner else '0.0', b))
+            nfl += 3
+        nfl += self.scatter(v, fidx, L, 'G')
+        L.append('}\n')
+        self.nflops['surfv%d' % j] = nfl
+        return '\n'.join(L)
+
+    # ---- continuous FE tables for the Poisson solve ---------------------------------------------
+    def fem_tables(self):
+        cd, p = self.cdim, self.p
+        pts = [Fr(-1) + Fr(2 * i, p) for i in range(p + 1)]
+        nodes = []
+        for ij in itertools.product(range(p + 1), repeat=cd):
+            if self.fam == 'serendipity' and cd == 2 and p >= 2:
+                interior = [0 < i < p for i in ij]
+                if all(interior):
+                    continue
+            nodes.append(ij)
+        assert len(nodes) == len(self.Bx), (self.tag, len(nodes), len(self.Bx))
+        # V[a][k] = psi_k(node_a), orthonormal psi; C = V^-1 so N_a = sum_k C[k][a] psi_k.
+        def psi(k, ij):
+            val = sp.Integer(1)
+            for i in range(cd):
+                n = self.Bx[k][i]
+                val *= sp.sqrt(sp.Rational(2 * n + 1, 2)) * sp.legendre(n, sp.Rational(pts[ij[i]].numerator, pts[ij[i]].denominator))
+            return val
+        V = sp.Matrix(len(nodes), len(self.Bx), lambda a, k: psi(k, nodes[a]))
+        Cm = sp.simplify(V.inv())
+        # component and shift of each local node: the node's owner cell is the one whose lower corner
+        # it sits at, so index p wraps to 0 in the next cell.
+        comps = sorted({tuple(i % p for i in ij) for ij in nodes})
+        cidx = {c: i for i, c in enumerate(comps)}
+        shift = [[1 if i == p else 0 for i in ij] for ij in nodes]
+        comp = [cidx[tuple(i % p for i in ij)] for ij in nodes]
+        # reference stiffness per direction: Kd[a][b] = int dN_a/deta_d dN_b/deta_d
+        nb = len(self.Bx)
+        G = []
+        for d in range(cd):
+            M = sp.zeros(nb, nb)
+            for k, ak in enumerate(self.Bx):
+                for l, al in enumerate(self.Bx):
+                    r = t1('DD', ak[d], al[d])
+                    s = nrm2(ak[d]) * nrm2(al[d])
+                    for i in range(cd):
+                        if i != d:
+                            r *= t1('I2', ak[i], al[i]); s *= nrm2(ak[i]) * nrm2(al[i])
+                    if r:
+                        M[k, l] = sp.Rational(r.numerator, r.denominator) * sp.sqrt(sp.Rational(s.numerator, s.denominator))
+            G.append(sp.simplify(Cm.T * M * Cm))
+        # Dd[m][k] = int psi_m dpsi_k/deta_d (modal derivative matrix)
+        D = []
+        for d in range(cd):
+            M = [[0.0] * nb for _ in range(nb)]
+            for m, am in enumerate(self.Bx):
+                for k, ak in enumerate(self.Bx):
+                    r = t1('D2', ak[d], am[d])
+                    s = nrm2(ak[d]) * nrm2(am[d])
+                    for i in range(cd):
+                        if i != d:
+                            r *= t1('I2', ak[i], am[i]); s *= nrm2(ak[i]) * nrm2(am[i])
+                    M[m][k] = C(r, s).val()
+            D.append(M)
+        return dict(nodes=nodes, C=[[float(Cm[k, a]) for a in range(len(nodes))] for k in range(nb)],
+                    K=[[[float(G[d][a, b]) for b in range(nb)] for a in range(nb)] for d in range(cd)],
+                    D=D, shift=shift, comp=comp, ncomp=len(comps))
+
+    def gen_all(self):
+        parts = ['/* Generated by physics/vlasov/gen/gen_kernels.py -- do not edit. */',
+                 '#include "vlasov_kernels.h"', '']
+        parts.append(self.gen_vol())
+        for d in range(self.cdim):
+            parts.append(self.gen_surfx(d))
+        for j in range(self.cdim):
+            parts.append(self.gen_surfv(j))
+        fe = self.fem_tables()
+        t = self.tag
+        np_, nx = len(self.B), len(self.Bx)
+        def arr(name, typ, vals):
+            return 'static const %s %s_%s[] = {%s};' % (typ, name, t, ', '.join(str(v) if typ == 'int' else fmt(v) for v in vals))
+        parts.append(arr('alpha', 'int', [x for a in self.B for x in a]))
+        parts.append(arr('alphax', 'int', [x for a in self.Bx for x in a]))
+        parts.append(arr('feC', 'double', [x for row in fe['C'] for x in row]))
+        parts.append(arr('feK', 'double', [x for Kd in fe['K'] for row in Kd for x in row]))
+        parts.append(arr('feD', 'double', [x for Dd in fe['D'] for row in Dd for x in row]))
+        parts.append(arr('feshift', 'int', [x for s in fe['shift'] for x in s]))
+        parts.append(arr('fecomp', 'int', fe['comp']))
+        sx = ', '.join('sg_vlasov_surfx%d_%s' % (d, t) for d in range(self.cdim))
+        sv = ', '.join('sg_vlasov_surfv%d_%s' % (d, t) for d in range(self.cdim))
+        fl = self.nflops
+        parts.append('const SgVlasovKernels sg_vlasov_kernels_%s = {\n  %d, %d, %d, %d, %d, %d,\n'
+                     '  alpha_%s, alphax_%s,\n  sg_vlasov_vol_%s,\n  {%s},\n  {%s},\n'
+                     '  %d, feC_%s, feK_%s, feD_%s, feshift_%s, fecomp_%s,\n  %d, {%s}, {%s}\n};\n' % (
+                         t, self.cdim, self.vdim, 0 if self.fam == 'serendipity' else 1, self.p, np_, nx,
+                         t, t, t, sx, sv, fe['ncomp'], t, t, t, t, t,
+                         fl['vol'], ', '.join(str(fl['surfx%d' % d]) for d in range(self.cdim)),
+                         ', '.join(str(fl['surfv%d' % d]) for d in range(self.cdim))))
+        return '\n'.join(parts)
+
+
+# What is generated: kept to sizes that compile in seconds (see docs/vlasov.md).
+CONFIGS = [
+    (1, 1, 'serendipity', 1), (1, 1, 'serendipity', 2), (1, 1, 'serendipity', 3),
+    (1, 1, 'tensor', 2), (1, 1, 'tensor', 3),
+    (1, 2, 'serendipity', 1), (1, 2, 'serendipity', 2), (1, 2, 'tensor', 2),
+    (1, 3, 'serendipity', 1), (1, 3, 'serendipity', 2),
+    (2, 2, 'serendipity', 1), (2, 2, 'serendipity', 2), (2, 2, 'tensor', 2),
+    (2, 3, 'serendipity', 1), (2, 3, 'serendipity', 2),
+]
+
+
+def main():
+    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'kernels')
+    os.makedirs(outdir, exist_ok=True)
+    names = []
+    for cfg in CONFIGS:
+        g = Gen(*cfg)
+        src = g.gen_all()
+        fn = os.path.join(outdir, 'vlasov_kernels_%s.c' % g.tag)
+        with open(fn, 'w') as fh:
+            fh.write(src)
+        names.append(g.tag)
+        print('%-24s Np=%3d  flops vol=%d surf=%s' % (g.tag, len(g.B), g.nflops['vol'],
+              [g.nflops[k] for k in sorted(g.nflops) if k != 'vol']))
+    with open(os.path.join(outdir, 'vlasov_kernel_list.c'), 'w') as fh:
+        fh.write('/* Generated by physics/vlasov/gen/gen_kernels.py -- do not edit. */\n')
+        fh.write('#include "vlasov_kernels.h"\n\n')
+        for n in names:
+            fh.write('extern const SgVlasovKernels sg_vlasov_kernels_%s;\n' % n)
+        fh.write('\nconst SgVlasovKernels *const sg_vlasov_kernel_list[] = {\n')
+        for n in names:
+            fh.write('  &sg_vlasov_kernels_%s,\n' % n)
+        fh.write('  NULL\n};\n')
+
+
+if __name__ == '__main__':
+    main()

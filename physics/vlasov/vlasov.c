@@ -1,0 +1,292 @@
+/* SgSolver type "vlasov": options, set-up, view and destroy. Units and conventions: vlasov.h. */
+#include "vlasov.h"
+
+static const char *const family_names[] = {"serendipity", "tensor"};
+static const char *const flux_names[]   = {"upwind", "central"};
+static const char *const field_names[]  = {"poisson", "none"};
+static const char *const fit_names[]    = {"none", "landau", "growth"};
+static const char *const exact_names[]  = {"none", "freestream"};
+static const char *const init_names[]   = {"maxwellian", "twostream", "bumpontail"};
+
+/* SSP-RK3 stability limit of p-th order DG for |a| dt / dx (Cockburn & Shu, J. Sci. Comput. 16,
+   2001, table 2.2: 0.409, 0.209, 0.130), times (2p+1) because our cfl is defined with the DG
+   frequency (2p+1) sum_d |a_d| / dx_d, like gkylzero's. */
+static PetscReal CflLimit(PetscInt p)
+{
+  const PetscReal c[4] = {1.0, 0.409, 0.209, 0.130};
+  return (2 * p + 1) * c[p];
+}
+
+static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVlasov *v, SgVlasovSpecies *s)
+{
+  char      opt[128], help[256];
+  PetscInt  n, idx;
+  PetscBool set;
+  PetscReal drift[3] = {0, 0, 0};
+
+  PetscFunctionBegin;
+#define OPT(key) (PetscSNPrintf(opt, sizeof opt, "-%s_" key, s->name), opt)
+  s->charge = -1; s->mass = 1;
+  PetscCall(SgOptionsReal(OPT("charge"), "Charge of the species", "e", s->charge, &s->charge, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal(OPT("mass"), "Mass of the species", "m_e", s->mass, &s->mass, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  s->qbym = s->charge / s->mass;
+  idx = 0;
+  PetscCall(SgOptionsEList(OPT("init"), "Initial distribution: maxwellian, twostream (two counter-drifting Maxwellians, +-drift) or bumpontail", init_names, 3, init_names[0], &idx, NULL));
+  s->init = (SgVlasovInit)idx;
+  PetscReal density = 1, vt = 1, pert = 0;
+  PetscCall(SgOptionsReal(OPT("density"), "Mean density", "n_0", density, &density, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal(OPT("vt"), "Thermal speed sqrt(T/m) of each Maxwellian", "v_th,e", vt, &vt, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  n = 3;
+  PetscCall(SgOptionsRealArray(OPT("drift"), "Drift velocity (twostream: beam velocities are +-drift)", "v_th,e", drift, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCheck(!set || n == v->vdim, PetscOptionsObject->comm, PETSC_ERR_USER_INPUT,
+             "Option -vlasov_%s_drift has %" PetscInt_FMT " entries; give one per velocity dimension (vdim = %" PetscInt_FMT ")", s->name, n, v->vdim);
+  PetscCall(SgOptionsReal(OPT("perturbation"), "Relative amplitude of the density perturbation cos(k.x)", NULL, pert, &pert, NULL, -1.0, 1.0));
+  s->pert = pert;
+  s->k[0] = s->k[1] = 0;
+  n       = 2;
+  PetscCall(SgOptionsRealArray(OPT("k"), "Wavenumber of the density perturbation, one per configuration dimension", "1/lambda_D", s->k, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCheck(!set || n == v->cdim, PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "Option -vlasov_%s_k has %" PetscInt_FMT " entries; give one per configuration dimension (cdim = %" PetscInt_FMT ")", s->name, n, v->cdim);
+  PetscReal bfrac = 0.1, bdrift = 4.5, bvt = 0.5;
+  if (s->init == SG_VLASOV_INIT_BUMPONTAIL) {
+    PetscCall(SgOptionsReal(OPT("bump_fraction"), "Fraction of the density in the bump (bumpontail)", NULL, bfrac, &bfrac, NULL, 0.0, 1.0));
+    PetscCall(SgOptionsReal(OPT("bump_drift"), "Drift of the bump along vx (bumpontail)", "v_th,e", bdrift, &bdrift, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCall(SgOptionsReal(OPT("bump_vt"), "Thermal speed of the bump (bumpontail)", "v_th,e", bvt, &bvt, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  }
+  switch (s->init) {
+  case SG_VLASOV_INIT_MAXWELLIAN:
+    s->ncomp = 1;
+    s->comp[0].density = density; s->comp[0].vt = vt;
+    for (PetscInt j = 0; j < 3; j++) s->comp[0].drift[j] = drift[j];
+    break;
+  case SG_VLASOV_INIT_TWOSTREAM:
+    s->ncomp = 2;
+    for (PetscInt c = 0; c < 2; c++) {
+      s->comp[c].density = 0.5 * density; s->comp[c].vt = vt;
+      for (PetscInt j = 0; j < 3; j++) s->comp[c].drift[j] = (c ? -1 : 1) * drift[j];
+    }
+    break;
+  case SG_VLASOV_INIT_BUMPONTAIL:
+    s->ncomp = 2;
+    s->comp[0].density = (1 - bfrac) * density; s->comp[0].vt = vt;
+    s->comp[1].density = bfrac * density; s->comp[1].vt = bvt;
+    for (PetscInt j = 0; j < 3; j++) { s->comp[0].drift[j] = drift[j]; s->comp[1].drift[j] = j ? drift[j] : bdrift; }
+    break;
+  }
+  /* optional per-species velocity box (default: the global one) */
+  for (PetscInt d = 0; d < 5; d++) { s->lower[d] = v->lower[d]; s->upper[d] = v->upper[d]; s->N[d] = v->cells[d]; }
+  {
+    PetscReal lo[3], hi[3];
+    PetscInt  nl = 3, nh = 3;
+    PetscBool sl, sh;
+    PetscCall(SgOptionsRealArray(OPT("vlower"), "Lower velocity bounds of this species (default: the global lower)", "v_th,e", lo, &nl, &sl, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCall(SgOptionsRealArray(OPT("vupper"), "Upper velocity bounds of this species (default: the global upper)", "v_th,e", hi, &nh, &sh, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCheck(!sl || nl == v->vdim, PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "Option -vlasov_%s_vlower needs %" PetscInt_FMT " entries (vdim)", s->name, v->vdim);
+    PetscCheck(!sh || nh == v->vdim, PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "Option -vlasov_%s_vupper needs %" PetscInt_FMT " entries (vdim)", s->name, v->vdim);
+    for (PetscInt j = 0; j < v->vdim; j++) {
+      if (sl) s->lower[v->cdim + j] = lo[j];
+      if (sh) s->upper[v->cdim + j] = hi[j];
+    }
+  }
+#undef OPT
+  (void)help;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *PetscOptionsObject)
+{
+  SgVlasov *v    = (SgVlasov *)solver->data;
+  MPI_Comm  comm = PetscObjectComm((PetscObject)solver);
+  PetscInt  n, idx;
+  PetscBool set;
+  char      species[256] = "elc";
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Vlasov-Poisson DG solver (units: lambda_D, 1/omega_pe, v_th,e; see docs/vlasov.md)");
+  v->cdim = 1; v->vdim = 1;
+  PetscCall(SgOptionsInt("-cdim", "Configuration-space dimensions (periodic)", v->cdim, &v->cdim, NULL, 1, 2));
+  PetscCall(SgOptionsInt("-vdim", "Velocity-space dimensions (>= cdim)", v->vdim, &v->vdim, NULL, 1, 3));
+  PetscCheck(v->vdim >= v->cdim, comm, PETSC_ERR_USER_INPUT, "vlasov_vdim = %" PetscInt_FMT " < vlasov_cdim = %" PetscInt_FMT ": the electric field has cdim components and needs as many velocity directions; set vdim >= cdim", v->vdim, v->cdim);
+  v->pdim = v->cdim + v->vdim;
+  n       = 5;
+  for (PetscInt d = 0; d < 5; d++) v->cells[d] = 16;
+  PetscCall(SgOptionsIntArray("-cells", "Cells per phase-space dimension: x [y] vx [vy] [vz]", v->cells, &n, &set, PETSC_MIN_INT, PETSC_MAX_INT));
+  PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_cells needs %" PetscInt_FMT " entries (cdim + vdim = %" PetscInt_FMT "+%" PetscInt_FMT "), got %" PetscInt_FMT ": e.g. cells: [32, 32] for 1x1v", v->pdim, v->cdim, v->vdim, set ? n : 0);
+  for (PetscInt d = 0; d < v->pdim; d++)
+    PetscCheck(v->cells[d] >= 1, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_cells: entry %" PetscInt_FMT " = %" PetscInt_FMT " is not a positive cell count; every dimension needs at least 1 cell (periodic directions at least 3 per rank)", d, v->cells[d]);
+  n = 5;
+  PetscCall(SgOptionsRealArray("-lower", "Lower bounds of the phase-space box: x [y] vx [vy] [vz]", "lambda_D, v_th,e", v->lower, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_lower needs %" PetscInt_FMT " entries (cdim + vdim)", v->pdim);
+  n = 5;
+  PetscCall(SgOptionsRealArray("-upper", "Upper bounds of the phase-space box: x [y] vx [vy] [vz]", "lambda_D, v_th,e", v->upper, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_upper needs %" PetscInt_FMT " entries (cdim + vdim)", v->pdim);
+  for (PetscInt d = 0; d < v->pdim; d++)
+    PetscCheck(v->upper[d] > v->lower[d], comm, PETSC_ERR_USER_INPUT, "vlasov_upper[%" PetscInt_FMT "] = %g is not above vlasov_lower[%" PetscInt_FMT "] = %g", d, (double)v->upper[d], d, (double)v->lower[d]);
+  idx = 0;
+  PetscCall(SgOptionsEList("-basis", "Modal basis family", family_names, 2, family_names[0], &idx, NULL));
+  v->family = idx;
+  v->order  = 2;
+  PetscCall(SgOptionsInt("-order", "Polynomial order p of the basis", v->order, &v->order, NULL, 1, 3));
+  idx = 0;
+  PetscCall(SgOptionsEList("-flux", "Numerical flux: upwind (dissipative) or central", flux_names, 2, flux_names[0], &idx, NULL));
+  v->flux = idx;
+  idx = 0;
+  PetscCall(SgOptionsEList("-field", "Field model: poisson (self-consistent E) or none (free streaming)", field_names, 2, field_names[0], &idx, NULL));
+  v->field = idx;
+  v->cfl   = 0.9;
+  PetscCall(SgOptionsReal("-cfl", "CFL number: dt = cfl / max sum_d (2p+1)|a_d|/dx_d; the SSP-RK3 limit is 1.23 (p=1), 1.04 (p=2), 0.91 (p=3)", NULL, v->cfl, &v->cfl, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  idx = 0;
+  PetscCall(SgOptionsEList("-fit", "End-of-run fit of the field energy: landau (damping rate + frequency from peaks), growth (exponential growth rate)", fit_names, 3, fit_names[0], &idx, NULL));
+  v->fit           = idx;
+  v->fit_window[0] = 0; v->fit_window[1] = PETSC_MAX_REAL;
+  n                = 2;
+  PetscCall(SgOptionsRealArray("-fit_window", "Time window [t0, t1] of the fit", "1/omega_pe", v->fit_window, &n, &set, 0, PETSC_MAX_REAL));
+  PetscCheck(!set || (n == 2 && v->fit_window[1] > v->fit_window[0]), comm, PETSC_ERR_USER_INPUT, "Option -vlasov_fit_window needs two increasing times [t0, t1]");
+  idx = 0;
+  PetscCall(SgOptionsEList("-exact", "Compare with an exact solution at the end: freestream (field none, 1x1v)", exact_names, 2, exact_names[0], &idx, NULL));
+  v->exact = idx;
+  PetscCall(SgOptionsString("-species", "Comma-separated species names; each reads options -vlasov_NAME_*", species, species, sizeof species, NULL));
+  {
+    char *tok, *save;
+    v->nspecies = 0;
+    for (tok = strtok_r(species, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+      while (*tok == ' ') tok++;
+      PetscCheck(v->nspecies < SG_VLASOV_MAX_SPECIES, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_species: at most %d species", SG_VLASOV_MAX_SPECIES);
+      PetscCall(PetscStrncpy(v->sp[v->nspecies].name, tok, sizeof v->sp[0].name));
+      v->nspecies++;
+    }
+    PetscCheck(v->nspecies > 0, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_species is empty: name at least one species, e.g. species: elc");
+  }
+  for (PetscInt s = 0; s < v->nspecies; s++) PetscCall(SpeciesOptions(PetscOptionsObject, v, &v->sp[s]));
+  PetscOptionsHeadEnd();
+
+  /* choices that need the whole picture */
+  PetscCheck(v->cfl <= CflLimit(v->order), comm, PETSC_ERR_USER_INPUT,
+             "vlasov_cfl = %g is above the SSP-RK3 stability limit %.3f of order-%" PetscInt_FMT " DG (Cockburn & Shu 2001: |a| dt/dx <= %.3f, our cfl includes the factor 2p+1 = %" PetscInt_FMT "); use cfl <= %.2f",
+             (double)v->cfl, (double)CflLimit(v->order), v->order, (double)(CflLimit(v->order) / (2 * v->order + 1)), 2 * v->order + 1, (double)(PetscFloorReal(100 * CflLimit(v->order)) / 100));
+  v->kern = NULL;
+  for (const SgVlasovKernels *const *k = sg_vlasov_kernel_list; *k; k++)
+    if ((*k)->cdim == v->cdim && (*k)->vdim == v->vdim && (*k)->family == v->family && (*k)->p == v->order) v->kern = *k;
+  if (!v->kern) {
+    char avail[1024] = "";
+    for (const SgVlasovKernels *const *k = sg_vlasov_kernel_list; *k; k++)
+      if ((*k)->cdim == v->cdim && (*k)->vdim == v->vdim) {
+        char one[64];
+        PetscCall(PetscSNPrintf(one, sizeof one, " %s p=%d", family_names[(*k)->family], (*k)->p));
+        PetscCall(PetscStrlcat(avail, one, sizeof avail));
+      }
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "No generated kernels for %" PetscInt_FMT "x%" PetscInt_FMT "v %s p=%" PetscInt_FMT "; available for this phase space:%s (add the case to physics/vlasov/gen/gen_kernels.py and run make kernels)", v->cdim, v->vdim,
+            family_names[v->family], v->order, avail[0] ? avail : " none");
+  }
+  v->np  = v->kern->np;
+  v->npx = v->kern->npx;
+  PetscCheck(v->exact == 0 || (v->field == 1 && v->cdim == 1 && v->vdim == 1 && v->nspecies == 1), comm, PETSC_ERR_USER_INPUT, "vlasov_exact freestream needs field: none, a 1x1v phase space and one species");
+  PetscCheck(v->fit == 0 || v->field == 0, comm, PETSC_ERR_USER_INPUT, "vlasov_fit needs the self-consistent field (field: poisson)");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The grid must hold and resolve every Maxwellian component: the velocity box reaches at least
+   5 thermal speeds beyond each drift (f/f_max < 4e-6 at the wall, so zero flux is harmless), and a
+   velocity cell is no wider than 2 thermal speeds. */
+static PetscErrorCode CheckVelocityGrid(MPI_Comm comm, SgVlasov *v, SgVlasovSpecies *s)
+{
+  PetscFunctionBegin;
+  for (PetscInt c = 0; c < s->ncomp; c++)
+    for (PetscInt j = 0; j < v->vdim; j++) {
+      PetscInt  d  = v->cdim + j;
+      PetscReal vt = s->comp[c].vt, u = s->comp[c].drift[j];
+      PetscCheck(s->lower[d] <= u - 5 * vt && s->upper[d] >= u + 5 * vt, comm, PETSC_ERR_USER_INPUT,
+                 "Species %s: velocity box [%g, %g] in v%" PetscInt_FMT " does not hold its Maxwellian (drift %g, vt %g): the box must reach 5 vt beyond the drift, i.e. [%g, %g]; widen vlasov_lower/upper (or %s_vlower/vupper)",
+                 s->name, (double)s->lower[d], (double)s->upper[d], j, (double)u, (double)vt, (double)(u - 5 * vt), (double)(u + 5 * vt), s->name);
+      PetscReal dv = (s->upper[d] - s->lower[d]) / s->N[d];
+      PetscCheck(dv <= 2 * vt, comm, PETSC_ERR_USER_INPUT, "Species %s: velocity cells of width %g in v%" PetscInt_FMT " cannot resolve a Maxwellian of vt = %g (need width <= 2 vt): raise the velocity cell count to at least %" PetscInt_FMT, s->name, (double)dv, j, (double)vt,
+                 (PetscInt)PetscCeilReal((s->upper[d] - s->lower[d]) / (2 * vt)));
+    }
+  /* the perturbation must be periodic on the box */
+  for (PetscInt d = 0; d < v->cdim; d++) {
+    PetscReal L = s->upper[d] - s->lower[d], nmode = s->k[d] * L / (2 * PETSC_PI);
+    PetscCheck(PetscAbsReal(nmode - round(nmode)) < 1e-6, comm, PETSC_ERR_USER_INPUT, "Species %s: k[%" PetscInt_FMT "] = %g is not a multiple of 2 pi / L = %g (box length %g): the perturbation would not be periodic; set the box length to 2 pi n / k", s->name, d, (double)s->k[d], (double)(2 * PETSC_PI / L), (double)L);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetUp_Vlasov(SgSolver solver)
+{
+  SgVlasov *v    = (SgVlasov *)solver->data;
+  MPI_Comm  comm = PetscObjectComm((PetscObject)solver);
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventRegister("VlasovVolume", SG_SOLVER_CLASSID, &v->ev_vol));
+  PetscCall(PetscLogEventRegister("VlasovSurface", SG_SOLVER_CLASSID, &v->ev_surf));
+  PetscCall(PetscLogEventRegister("VlasovField", SG_SOLVER_CLASSID, &v->ev_field));
+  PetscCall(PetscLogEventRegister("VlasovMoments", SG_SOLVER_CLASSID, &v->ev_moments));
+  for (PetscInt s = 0; s < v->nspecies; s++) PetscCall(CheckVelocityGrid(comm, v, &v->sp[s]));
+  PetscCall(SgVlasovSetUpGrid(solver, v));
+  PetscCall(SgVlasovFieldSetUp(v));
+  for (PetscInt s = 0; s < v->nspecies; s++) PetscCall(SgVlasovProject(v, &v->sp[s], v->sp[s].f));
+  PetscCall(SgVlasovDeclareDiagnostics(solver));
+  v->t_now = 0;
+  PetscCall(SgVlasovDiagnose(solver, 0, v->diag0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode View_Vlasov(SgSolver solver, PetscViewer viewer)
+{
+  SgVlasov *v = (SgVlasov *)solver->data;
+  PetscBool iascii;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
+  if (!iascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerASCIIPrintf(viewer, "Vlasov-Poisson DG: %" PetscInt_FMT "x%" PetscInt_FMT "v, %s p=%" PetscInt_FMT " (%" PetscInt_FMT " basis functions), %s flux, field %s, cfl %g\n", v->cdim, v->vdim, family_names[v->family], v->order, v->np, flux_names[v->flux],
+                                   field_names[v->field], (double)v->cfl));
+  for (PetscInt s = 0; s < v->nspecies; s++) {
+    SgVlasovSpecies *sp = &v->sp[s];
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  species %s: q %g m %g init %s, cells", sp->name, (double)sp->charge, (double)sp->mass, init_names[sp->init]));
+    for (PetscInt d = 0; d < v->pdim; d++) PetscCall(PetscViewerASCIIPrintf(viewer, " %" PetscInt_FMT, sp->N[d]));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Destroy_Vlasov(SgSolver solver)
+{
+  SgVlasov *v = (SgVlasov *)solver->data;
+
+  PetscFunctionBegin;
+  for (PetscInt s = 0; s < v->nspecies; s++) {
+    SgVlasovSpecies *sp = &v->sp[s];
+    PetscCall(VecDestroy(&sp->f)); PetscCall(VecDestroy(&sp->f1)); PetscCall(VecDestroy(&sp->f2));
+    PetscCall(VecDestroy(&sp->rhs)); PetscCall(VecDestroy(&sp->floc));
+    PetscCall(PetscFree2(sp->acc, sp->tau));
+    PetscCall(DMDestroy(&sp->da));
+    PetscCall(DMDestroy(&v->daf[s]));
+  }
+  PetscCall(DMDestroy(&v->dac));
+  PetscCall(SgVlasovFieldDestroy(v));
+  PetscCall(PetscFree(v->kofm));
+  PetscCall(PetscFree3(v->rho, v->E, v->work));
+  PetscCall(PetscFree2(v->hist_t, v->hist_W));
+  PetscCall(PetscFree(solver->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSolverCreate_Vlasov(SgSolver solver)
+{
+  SgVlasov *v;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&v));
+  solver->data                = v;
+  solver->ops->setfromoptions = SetFromOptions_Vlasov;
+  solver->ops->setup          = SetUp_Vlasov;
+  solver->ops->timestep       = SgVlasovTimeStep;
+  solver->ops->step           = SgVlasovStep;
+  solver->ops->diagnose       = SgVlasovDiagnose;
+  solver->ops->writefields    = SgVlasovWriteFields;
+  solver->ops->checkpoint     = SgVlasovCheckpoint;
+  solver->ops->restart        = SgVlasovRestart;
+  solver->ops->report         = SgVlasovReport;
+  solver->ops->view           = View_Vlasov;
+  solver->ops->destroy        = Destroy_Vlasov;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,286 @@
+/* Diagnostics (exact moments of the DG solution), field output, checkpoint and restart.
+
+   All moments are exact integrals of the polynomial solution: with v_j = w_j + (dv_j/2) eta_j,
+   int psi_k v_j^q deta only involves 1D integrals of Legendre polynomials against eta^q, q <= 2. */
+#include "vlasov.h"
+
+/* int_{-1}^{1} L_n(eta) eta^q deta for n <= 3, q <= 2 (L_n normalised Legendre). */
+static PetscReal I1(PetscInt n, PetscInt q)
+{
+  if (n == 0 && q == 0) return PETSC_SQRT2;
+  if (n == 0 && q == 2) return PETSC_SQRT2 / 3;
+  if (n == 1 && q == 1) return PetscSqrtReal(1.5) * 2.0 / 3.0;
+  if (n == 2 && q == 2) return PetscSqrtReal(2.5) * 4.0 / 15.0;
+  return 0;
+}
+
+/* c[q][k] = int psi_k eta_d^q over the reference cell, for phase dimension d */
+static void MomentWeights(const SgVlasov *v, PetscInt d, PetscReal c[3][256])
+{
+  for (PetscInt q = 0; q < 3; q++)
+    for (PetscInt k = 0; k < v->np; k++) {
+      PetscReal val = 1;
+      for (PetscInt e = 0; e < v->pdim; e++) val *= I1(v->kern->alpha[k * v->pdim + e], e == d ? q : 0);
+      c[q][k] = val;
+    }
+}
+
+PetscErrorCode SgVlasovDeclareDiagnostics(SgSolver solver)
+{
+  SgVlasov         *v = (SgVlasov *)solver->data;
+  char              name[96];
+  const char *const comp[3] = {"x", "y", "z"};
+
+  PetscFunctionBegin;
+  for (PetscInt s = 0; s < v->nspecies; s++) {
+    PetscCall(PetscSNPrintf(name, sizeof name, "number_%s", v->sp[s].name));
+    PetscCall(SgSolverAddDiagnostic(solver, name, "n_0 lambda_D^cdim", &v->di_number[s]));
+  }
+  for (PetscInt j = 0; j < v->vdim; j++) {
+    PetscCall(PetscSNPrintf(name, sizeof name, "momentum_%s", comp[j]));
+    PetscCall(SgSolverAddDiagnostic(solver, name, "m_e v_th,e n_0 lambda_D^cdim", &v->di_mom[j]));
+  }
+  PetscCall(SgSolverAddDiagnostic(solver, "kinetic_energy", "n_0 T_e lambda_D^cdim", &v->di_ke));
+  PetscCall(SgSolverAddDiagnostic(solver, "field_energy", "n_0 T_e lambda_D^cdim", &v->di_fe));
+  PetscCall(SgSolverAddDiagnostic(solver, "total_energy", "n_0 T_e lambda_D^cdim", &v->di_te));
+  PetscCall(SgSolverAddDiagnostic(solver, "l2_f", "(sum_s int f_s^2 dx dv)", &v->di_l2));
+  PetscCall(SgSolverSetProgressDiagnostic(solver, v->di_fe));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[])
+{
+  SgVlasov *v    = (SgVlasov *)solver->data;
+  MPI_Comm  comm = PetscObjectComm((PetscObject)solver);
+  PetscReal loc[SG_VLASOV_MAX_SPECIES + 6], glob[SG_VLASOV_MAX_SPECIES + 6];
+  PetscReal (*c)[3][256];
+  Vec       f[SG_VLASOV_MAX_SPECIES];
+  PetscInt  ns = v->nspecies, nv = ns + v->vdim + 2; /* number, momentum, ke, l2 */
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(v->ev_moments, 0, 0, 0, 0));
+  PetscCall(PetscMalloc1(v->pdim, &c));
+  for (PetscInt d = 0; d < v->pdim; d++) MomentWeights(v, d, c[d]);
+  for (PetscInt i = 0; i < nv; i++) loc[i] = 0;
+  for (PetscInt is = 0; is < ns; is++) {
+    SgVlasovSpecies   *s = &v->sp[is];
+    const PetscScalar *fa;
+    PetscReal          J = 1;
+    for (PetscInt d = 0; d < v->pdim; d++) J *= 0.5 * s->dx[d];
+    PetscCall(VecGetArrayRead(s->f, &fa));
+    PetscInt idx = 0;
+    for (PetscInt i2 = s->s[2]; i2 < s->s[2] + s->m[2]; i2++)
+      for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
+        for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
+          for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
+            PetscInt           n[5] = {i0, i1, i2, 0, 0}, r = fi;
+            const PetscScalar *fc   = fa + idx * v->np;
+            PetscReal          num = 0, l2 = 0;
+            for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
+            for (PetscInt k = 0; k < v->np; k++) { num += c[0][0][k] * fc[k]; l2 += fc[k] * fc[k]; }
+            loc[is] += J * num;
+            loc[ns + v->vdim + 1] += J * l2;
+            for (PetscInt j = 0; j < v->vdim; j++) {
+              PetscInt  d = v->cdim + j;
+              PetscReal w = s->lower[d] + (n[d] + 0.5) * s->dx[d], h = 0.5 * s->dx[d], m1 = 0, m2 = 0;
+              for (PetscInt k = 0; k < v->np; k++) {
+                m1 += fc[k] * (w * c[d][0][k] + h * c[d][1][k]);
+                m2 += fc[k] * (w * w * c[d][0][k] + 2 * w * h * c[d][1][k] + h * h * c[d][2][k]);
+              }
+              loc[ns + j] += s->mass * J * m1;
+              loc[ns + v->vdim] += 0.5 * s->mass * J * m2;
+            }
+          }
+    PetscCall(VecRestoreArrayRead(s->f, &fa));
+    f[is] = s->f;
+  }
+  PetscCall(PetscFree(c));
+  PetscCall(MPIU_Allreduce(loc, glob, (PetscMPIInt)nv, MPIU_REAL, MPIU_SUM, comm));
+  PetscCall(PetscLogEventEnd(v->ev_moments, 0, 0, 0, 0));
+  PetscCall(SgVlasovComputeField(solver, f));
+  v->field_valid = PETSC_TRUE;
+  v->field_t     = t;
+  for (PetscInt is = 0; is < ns; is++) values[v->di_number[is]] = glob[is];
+  for (PetscInt j = 0; j < v->vdim; j++) values[v->di_mom[j]] = glob[ns + j];
+  values[v->di_ke] = glob[ns + v->vdim];
+  values[v->di_fe] = SgVlasovFieldEnergy(v);
+  values[v->di_te] = values[v->di_ke] + values[v->di_fe];
+  values[v->di_l2] = glob[ns + v->vdim + 1];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Number density of species s in the configuration basis, summed over all ranks, into out. */
+static PetscErrorCode SpeciesDensity(SgSolver solver, SgVlasovSpecies *s, PetscReal *out)
+{
+  SgVlasov          *v = (SgVlasov *)solver->data;
+  const PetscScalar *fa;
+  PetscReal          fac = 1;
+
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < v->vdim; j++) fac *= 0.5 * s->dx[v->cdim + j] * PETSC_SQRT2;
+  PetscCall(PetscArrayzero(v->work, v->ncx * v->npx));
+  PetscCall(VecGetArrayRead(s->f, &fa));
+  PetscInt idx = 0;
+  for (PetscInt i2 = 0; i2 < s->m[2]; i2++)
+    for (PetscInt i1 = 0; i1 < s->m[1]; i1++)
+      for (PetscInt i0 = 0; i0 < s->m[0]; i0++) {
+        PetscInt cx = (s->s[0] + i0) + (v->cdim > 1 ? v->Nx[0] * (s->s[1] + i1) : 0);
+        for (PetscInt fi = 0; fi < s->nfold; fi++, idx++)
+          for (PetscInt m = 0; m < v->npx; m++) v->work[cx * v->npx + m] += fac * fa[idx * v->np + v->kofm[m]];
+      }
+  PetscCall(VecRestoreArrayRead(s->f, &fa));
+  PetscCall(MPIU_Allreduce(v->work, out, (PetscMPIInt)(v->ncx * v->npx), MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)solver)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Writes density_<species> and E (cell averages on the configuration grid), and for 1x1v the
+   cell averages of each f on the phase-space grid. */
+PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
+{
+  SgVlasov *v    = (SgVlasov *)solver->data;
+  MPI_Comm  comm = PetscObjectComm((PetscObject)solver);
+  PetscReal lo[3], hi[3], c0 = PetscPowReal(2.0, -0.5 * v->cdim), *dens;
+  Vec       g;
+  char      name[96];
+  PetscInt  xs[2] = {0, 0}, xm[2] = {1, 1};
+  Vec       f[SG_VLASOV_MAX_SPECIES];
+
+  PetscFunctionBegin;
+  if (!v->dac) {
+    if (v->cdim == 1) PetscCall(DMDACreate1d(comm, DM_BOUNDARY_PERIODIC, v->Nx[0], 1, 0, NULL, &v->dac));
+    else PetscCall(DMDACreate2d(comm, DM_BOUNDARY_PERIODIC, DM_BOUNDARY_PERIODIC, DMDA_STENCIL_STAR, v->Nx[0], v->Nx[1], PETSC_DECIDE, PETSC_DECIDE, 1, 0, NULL, NULL, &v->dac));
+    PetscCall(DMSetUp(v->dac));
+  }
+  PetscCall(DMDAGetCorners(v->dac, &xs[0], &xs[1], NULL, &xm[0], &xm[1], NULL));
+  if (v->cdim == 1) { xs[1] = 0; xm[1] = 1; }
+  for (PetscInt d = 0; d < v->cdim; d++) { lo[d] = v->lower[d]; hi[d] = v->upper[d]; }
+  PetscCall(PetscMalloc1(v->ncx * v->npx, &dens));
+  PetscCall(DMGetGlobalVector(v->dac, &g));
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    PetscScalar *a;
+    PetscCall(SpeciesDensity(solver, &v->sp[is], dens));
+    PetscCall(VecGetArray(g, &a));
+    for (PetscInt j = 0, i = 0; j < xm[1]; j++)
+      for (PetscInt k = 0; k < xm[0]; k++, i++) a[i] = c0 * dens[((xs[1] + j) * v->Nx[0] + xs[0] + k) * v->npx];
+    PetscCall(VecRestoreArray(g, &a));
+    PetscCall(PetscSNPrintf(name, sizeof name, "density_%s", v->sp[is].name));
+    PetscCall(SgOutputWriteField(out, name, g, lo, hi));
+    f[is] = v->sp[is].f;
+  }
+  if (v->field == 0) {
+    const char *const En[2] = {"Ex", "Ey"};
+    PetscCall(SgVlasovComputeField(solver, f));
+    for (PetscInt d = 0; d < v->cdim; d++) {
+      PetscScalar *a;
+      PetscCall(VecGetArray(g, &a));
+      for (PetscInt j = 0, i = 0; j < xm[1]; j++)
+        for (PetscInt k = 0; k < xm[0]; k++, i++) a[i] = c0 * v->E[(((xs[1] + j) * v->Nx[0] + xs[0] + k) * v->cdim + d) * v->npx];
+      PetscCall(VecRestoreArray(g, &a));
+      PetscCall(SgOutputWriteField(out, En[d], g, lo, hi));
+    }
+  }
+  PetscCall(DMRestoreGlobalVector(v->dac, &g));
+  PetscCall(PetscFree(dens));
+  if (v->cdim == 1 && v->vdim == 1) {
+    for (PetscInt is = 0; is < v->nspecies; is++) {
+      SgVlasovSpecies   *s = &v->sp[is];
+      const PetscScalar *fa;
+      PetscScalar       *a;
+      if (!v->daf[is]) {
+        const PetscInt *lx, *ly;
+        PetscInt        px, py;
+        PetscCall(DMDAGetInfo(s->da, NULL, NULL, NULL, NULL, &px, &py, NULL, NULL, NULL, NULL, NULL, NULL, NULL));
+        PetscCall(DMDAGetOwnershipRanges(s->da, &lx, &ly, NULL));
+        PetscCall(DMDACreate2d(comm, DM_BOUNDARY_PERIODIC, DM_BOUNDARY_NONE, DMDA_STENCIL_STAR, s->N[0], s->N[1], px, py, 1, 0, lx, ly, &v->daf[is]));
+        PetscCall(DMSetUp(v->daf[is]));
+      }
+      PetscCall(DMGetGlobalVector(v->daf[is], &g));
+      PetscCall(VecGetArray(g, &a));
+      PetscCall(VecGetArrayRead(s->f, &fa));
+      for (PetscInt i = 0; i < s->m[0] * s->m[1]; i++) a[i] = 0.5 * fa[i * v->np];
+      PetscCall(VecRestoreArrayRead(s->f, &fa));
+      PetscCall(VecRestoreArray(g, &a));
+      PetscCall(PetscSNPrintf(name, sizeof name, "f_%s", s->name));
+      PetscCall(SgOutputWriteField(out, name, g, s->lower, s->upper));
+      PetscCall(DMRestoreGlobalVector(v->daf[is], &g));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Checkpoint: the layout (phase space, basis, grids, species) and each f, plus the field-energy
+   history the end-of-run fit needs, so a restarted run reports what the uninterrupted one does. */
+static PetscErrorCode Layout(SgVlasov *v, SgCheckpoint chk)
+{
+  char key[96];
+
+  PetscFunctionBegin;
+  PetscCall(SgCheckpointLayoutInt(chk, "vlasov_cdim", v->cdim));
+  PetscCall(SgCheckpointLayoutInt(chk, "vlasov_vdim", v->vdim));
+  PetscCall(SgCheckpointLayoutInt(chk, "vlasov_order", v->order));
+  PetscCall(SgCheckpointLayoutInt(chk, "vlasov_basis", v->family));
+  PetscCall(SgCheckpointLayoutInt(chk, "vlasov_nspecies", v->nspecies));
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    SgVlasovSpecies *s = &v->sp[is];
+    PetscCall(PetscSNPrintf(key, sizeof key, "vlasov_species_%" PetscInt_FMT, is));
+    PetscCall(SgCheckpointLayoutString(chk, key, s->name));
+    for (PetscInt d = 0; d < v->pdim; d++) {
+      PetscCall(PetscSNPrintf(key, sizeof key, "vlasov_%s_cells_%" PetscInt_FMT, s->name, d));
+      PetscCall(SgCheckpointLayoutInt(chk, key, s->N[d]));
+      PetscCall(PetscSNPrintf(key, sizeof key, "vlasov_%s_lower_%" PetscInt_FMT, s->name, d));
+      PetscCall(SgCheckpointLayoutReal(chk, key, s->lower[d]));
+      PetscCall(PetscSNPrintf(key, sizeof key, "vlasov_%s_upper_%" PetscInt_FMT, s->name, d));
+      PetscCall(SgCheckpointLayoutReal(chk, key, s->upper[d]));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgVlasovCheckpoint(SgSolver solver, SgCheckpoint chk)
+{
+  SgVlasov *v = (SgVlasov *)solver->data;
+  char      key[96];
+
+  PetscFunctionBegin;
+  PetscCall(Layout(v, chk));
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    PetscCall(PetscSNPrintf(key, sizeof key, "f_%s", v->sp[is].name));
+    PetscCall(SgCheckpointWriteVec(chk, key, v->sp[is].f));
+  }
+  PetscCall(SgCheckpointWriteReals(chk, "vlasov_t", 1, &v->t_now));
+  PetscCall(SgCheckpointWriteReals(chk, "vlasov_diag0", solver->ndiag, v->diag0));
+  PetscCall(SgCheckpointWriteInts(chk, "vlasov_nhist", 1, &v->nhist));
+  if (v->nhist) {
+    PetscCall(SgCheckpointWriteReals(chk, "vlasov_hist_t", v->nhist, v->hist_t));
+    PetscCall(SgCheckpointWriteReals(chk, "vlasov_hist_W", v->nhist, v->hist_W));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgVlasovRestart(SgSolver solver, SgCheckpoint chk)
+{
+  SgVlasov *v = (SgVlasov *)solver->data;
+  char      key[96];
+  PetscInt  n;
+
+  PetscFunctionBegin;
+  PetscCall(Layout(v, chk));
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    PetscCall(PetscSNPrintf(key, sizeof key, "f_%s", v->sp[is].name));
+    PetscCall(SgCheckpointReadVec(chk, key, v->sp[is].f));
+  }
+  PetscCall(SgCheckpointReadReals(chk, "vlasov_t", 1, &v->t_now));
+  PetscCall(SgCheckpointReadReals(chk, "vlasov_diag0", solver->ndiag, v->diag0));
+  PetscCall(SgCheckpointReadInts(chk, "vlasov_nhist", 1, &n));
+  v->nhist = 0;
+  if (n) {
+    PetscCall(PetscFree2(v->hist_t, v->hist_W));
+    v->chist = n + 1024;
+    PetscCall(PetscMalloc2(v->chist, &v->hist_t, v->chist, &v->hist_W));
+    PetscCall(SgCheckpointReadReals(chk, "vlasov_hist_t", n, v->hist_t));
+    PetscCall(SgCheckpointReadReals(chk, "vlasov_hist_W", n, v->hist_W));
+    v->nhist = n;
+  }
+  v->field_valid = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

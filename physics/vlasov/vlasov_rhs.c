@@ -1,0 +1,202 @@
+/* Right-hand side of the semi-discrete Vlasov equation, SSP-RK3 step and CFL time step.
+
+   The RHS is two sweeps over the owned cells (so -log_view can split the cost): the volume sweep
+   calls the generated volume kernel once per cell; the surface sweep visits every face once per
+   direction. A face between two owned cells updates both; a face to a ghost cell (another rank's
+   cell, or the periodic image) updates only the owned side, and the owner of the other side
+   computes the same flux from the same data, so the update stays conservative to round-off.
+   Outer velocity faces carry no flux (zero-flux boundary). */
+#include "vlasov.h"
+
+typedef struct {
+  PetscInt gstr[5], ostr[5]; /* strides (doubles) of one cell step along each phase dimension */
+} Strides;
+
+static void GetStrides(const SgVlasov *v, const SgVlasovSpecies *s, Strides *st)
+{
+  PetscInt g = s->bs, o = s->bs;
+  for (PetscInt a = 0; a < s->dadim; a++) {
+    st->gstr[a] = g; st->ostr[a] = o;
+    g *= s->gm[a]; o *= s->m[a];
+  }
+  g = o = v->np;
+  for (PetscInt f = 0; f < s->nfd; f++) {
+    st->gstr[s->dadim + f] = g; st->ostr[s->dadim + f] = o;
+    g *= s->foldN[f]; o *= s->foldN[f];
+  }
+}
+
+/* Iterate over owned cells: sets n[], w[] (cell centres), cx (configuration cell), goff/ooff. */
+#define FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff)                                                                                    \
+  for (n[2] = (s)->s[2]; n[2] < (s)->s[2] + (s)->m[2]; n[2]++)                                                                           \
+    for (n[1] = (s)->s[1]; n[1] < (s)->s[1] + (s)->m[1]; n[1]++)                                                                         \
+      for (n[0] = (s)->s[0]; n[0] < (s)->s[0] + (s)->m[0]; n[0]++)                                                                       \
+        for (PetscInt fi_ = 0; fi_ < (s)->nfold; fi_++)                                                                                  \
+          if (CellSetup(v, s, n, fi_, w, &cx, &goff, &ooff), 1)
+
+static inline void CellSetup(const SgVlasov *v, const SgVlasovSpecies *s, PetscInt n[], PetscInt fi, PetscReal w[], PetscInt *cx, PetscInt *goff, PetscInt *ooff)
+{
+  PetscInt g = 0, o = 0, r = fi;
+  for (PetscInt a = s->dadim - 1; a >= 0; a--) {
+    g = g * s->gm[a] + (n[a] - s->gs[a]);
+    o = o * s->m[a] + (n[a] - s->s[a]);
+  }
+  for (PetscInt f = 0; f < s->nfd; f++) {
+    n[s->dadim + f] = r % s->foldN[f];
+    r /= s->foldN[f];
+  }
+  *goff = g * s->bs + fi * v->np;
+  *ooff = o * s->bs + fi * v->np;
+  for (PetscInt d = 0; d < v->pdim; d++) w[d] = s->lower[d] + (n[d] + 0.5) * s->dx[d];
+  *cx = n[0] + (v->cdim > 1 ? v->Nx[0] * n[1] : 0);
+}
+
+PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
+{
+  const SgVlasovKernels *K = v->kern;
+  const PetscScalar     *fl;
+  PetscScalar           *out;
+  PetscInt               n[5] = {0, 0, 0, 0, 0}, cx, goff, ooff;
+  PetscReal              w[5];
+  Strides                st;
+  double                 scratch[256];
+  const PetscInt         nax = v->cdim * v->npx;
+
+  PetscFunctionBegin;
+  PetscCall(DMGlobalToLocal(s->da, f, INSERT_VALUES, s->floc));
+  PetscCall(VecZeroEntries(rhs));
+  PetscCall(VecGetArrayRead(s->floc, &fl));
+  PetscCall(VecGetArray(rhs, &out));
+  GetStrides(v, s, &st);
+  PetscCall(PetscArrayzero(scratch, 256));
+
+  PetscCall(PetscLogEventBegin(v->ev_vol, 0, 0, 0, 0));
+  FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff) K->vol(w, s->dx, s->acc + cx * nax, fl + goff, out + ooff);
+  PetscCall(PetscLogFlops((PetscLogDouble)K->flops_vol * s->m[0] * s->m[1] * s->m[2] * s->nfold));
+  PetscCall(PetscLogEventEnd(v->ev_vol, 0, 0, 0, 0));
+
+  PetscCall(PetscLogEventBegin(v->ev_surf, 0, 0, 0, 0));
+  for (PetscInt d = 0; d < v->pdim; d++) {
+    const PetscBool isx = d < v->cdim ? PETSC_TRUE : PETSC_FALSE;
+    const PetscInt  j   = d - v->cdim; /* velocity direction */
+    const PetscBool axis = d < s->dadim ? PETSC_TRUE : PETSC_FALSE, periodic = isx;
+    const PetscInt  vd   = isx ? v->cdim + d : 0;
+    const PetscReal hv   = isx ? 0.5 * s->dx[vd] : 0;
+    PetscLogDouble  nf   = 0;
+
+    if (!isx && j >= v->cdim) continue; /* no acceleration along v_j, j >= cdim */
+    FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff)
+    {
+      const double *fc = fl + goff;
+      double       *oc = out + ooff;
+      PetscReal     cL = 0.5, cR = 0.5, c0 = 0, tau = 0;
+      const double *acc = NULL;
+
+      if (isx) {
+        if (v->flux == 0) {
+          const PetscReal wv = w[vd];
+          if (wv >= hv * (1 - 1e-10)) { cL = 1; cR = 0; }
+          else if (wv <= -hv * (1 - 1e-10)) { cL = 0; cR = 1; }
+          else c0 = PetscAbsReal(wv) + hv;
+        }
+      } else {
+        acc = s->acc + cx * nax + j * v->npx;
+        if (v->flux == 0) tau = s->tau[cx * v->cdim + j];
+      }
+      /* lower face of this cell */
+      if (n[d] > 0 || periodic) {
+        const double *fL = fc - st.gstr[d];
+        double       *oL = (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch;
+        if (isx) K->surfx[d](w, s->dx, cL, cR, c0, fL, fc, oL, oc);
+        else K->surfv[j](s->dx, acc, tau, fL, fc, oL, oc);
+        nf += 1;
+      }
+      /* upper face of the last owned cell when the neighbour lives elsewhere */
+      if (axis && n[d] == s->s[d] + s->m[d] - 1 && (periodic || n[d] < s->N[d] - 1)) {
+        const double *fR = fc + st.gstr[d];
+        if (isx) K->surfx[d](w, s->dx, cL, cR, c0, fc, fR, oc, scratch);
+        else K->surfv[j](s->dx, acc, tau, fc, fR, oc, scratch);
+        nf += 1;
+      }
+    }
+    PetscCall(PetscLogFlops(nf * (isx ? K->flops_surfx[d] : K->flops_surfv[j])));
+  }
+  PetscCall(PetscLogEventEnd(v->ev_surf, 0, 0, 0, 0));
+  PetscCall(VecRestoreArray(rhs, &out));
+  PetscCall(VecRestoreArrayRead(s->floc, &fl));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode EnsureField(SgSolver solver, PetscReal t)
+{
+  SgVlasov *v = (SgVlasov *)solver->data;
+  Vec       f[SG_VLASOV_MAX_SPECIES];
+
+  PetscFunctionBegin;
+  if (v->field_valid && v->field_t == t) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt s = 0; s < v->nspecies; s++) f[s] = v->sp[s].f;
+  PetscCall(SgVlasovComputeField(solver, f));
+  v->field_valid = PETSC_TRUE;
+  v->field_t     = t;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* dt = cfl / max over cells of sum_d (2p+1) |a_d|_max / dx_d (streaming and acceleration). */
+PetscErrorCode SgVlasovTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
+{
+  SgVlasov *v    = (SgVlasov *)solver->data;
+  PetscReal fmax = 0, c = 2 * v->order + 1;
+
+  PetscFunctionBegin;
+  PetscCall(EnsureField(solver, t));
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    SgVlasovSpecies *s  = &v->sp[is];
+    PetscReal        fx = 0, fv = 0;
+    for (PetscInt d = 0; d < v->cdim; d++) fx += c * s->vmax[d] / s->dx[d];
+    for (PetscInt cx = 0; cx < v->ncx; cx++) {
+      PetscReal a = 0;
+      for (PetscInt j = 0; j < v->cdim; j++) a += c * s->tau[cx * v->cdim + j] / s->dx[v->cdim + j];
+      fv = PetscMax(fv, a);
+    }
+    fmax = PetscMax(fmax, fx + fv);
+  }
+  *dtmax = fmax > 0 ? v->cfl / fmax : PETSC_MAX_REAL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Forward-Euler stage y = x + dt L(x) for every species, with the field of the x's. */
+static PetscErrorCode EulerStage(SgSolver solver, Vec x[], Vec y[], PetscReal dt, PetscBool field_ready)
+{
+  SgVlasov *v = (SgVlasov *)solver->data;
+
+  PetscFunctionBegin;
+  if (!field_ready) PetscCall(SgVlasovComputeField(solver, x));
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    SgVlasovSpecies *s = &v->sp[is];
+    PetscCall(SgVlasovRHS(v, s, x[is], s->rhs));
+    PetscCall(VecWAXPY(y[is], dt, s->rhs, x[is]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SSP-RK3 (Shu & Osher 1988): f1 = f + dt L(f); f2 = 3/4 f + 1/4 (f1 + dt L(f1));
+   f_new = 1/3 f + 2/3 (f2 + dt L(f2)). */
+PetscErrorCode SgVlasovStep(SgSolver solver, PetscReal t, PetscReal dt)
+{
+  SgVlasov *v = (SgVlasov *)solver->data;
+  Vec       f[SG_VLASOV_MAX_SPECIES], f1[SG_VLASOV_MAX_SPECIES], f2[SG_VLASOV_MAX_SPECIES];
+  PetscInt  ns = v->nspecies;
+
+  PetscFunctionBegin;
+  for (PetscInt s = 0; s < ns; s++) { f[s] = v->sp[s].f; f1[s] = v->sp[s].f1; f2[s] = v->sp[s].f2; }
+  PetscCall(EnsureField(solver, t));
+  if (v->field == 0) PetscCall(SgVlasovHistoryAppend(v, t, SgVlasovFieldEnergy(v)));
+  PetscCall(EulerStage(solver, f, f1, dt, PETSC_TRUE));
+  PetscCall(EulerStage(solver, f1, f2, dt, PETSC_FALSE));
+  for (PetscInt s = 0; s < ns; s++) PetscCall(VecAXPBY(f2[s], 0.75, 0.25, f[s]));
+  PetscCall(EulerStage(solver, f2, f1, dt, PETSC_FALSE));
+  for (PetscInt s = 0; s < ns; s++) PetscCall(VecAXPBY(f[s], 2.0 / 3.0, 1.0 / 3.0, f1[s]));
+  v->field_valid = PETSC_FALSE;
+  v->t_now       = t + dt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
