@@ -20,7 +20,7 @@ PetscErrorCode SgH5WriteAttrReals(hid_t obj, const char name[], PetscInt n, cons
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgH5WriteAttrString(hid_t obj, const char name[], const char value[])
+PetscErrorCode SgH5AttrWriteString(hid_t obj, const char name[], const char value[])
 {
   hid_t space, type, attr;
 
@@ -58,7 +58,7 @@ PetscErrorCode SgH5ReadAttrReals(hid_t obj, const char name[], PetscInt n, Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgH5ReadAttrString(hid_t obj, const char name[], char value[], size_t len, PetscBool *found)
+PetscErrorCode SgH5AttrReadString(hid_t obj, const char name[], char value[], size_t len, PetscBool *found)
 {
   hid_t  attr, type, mem;
   size_t size;
@@ -71,9 +71,9 @@ PetscErrorCode SgH5ReadAttrString(hid_t obj, const char name[], char value[], si
   SgCheckH5Id(attr, name);
   type = H5Aget_type(attr);
   size = H5Tget_size(type);
-  PetscCheck(size < len, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Attribute %s is longer (%zu) than expected (%zu)", name, size, len);
+  PetscCheck(size + 1 < len, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Attribute %s is longer (%zu) than expected (%zu)", name, size, len);
   mem = H5Tcopy(H5T_C_S1);
-  SgCallH5(H5Tset_size(mem, size));
+  SgCallH5(H5Tset_size(mem, size + 1)); /* null-padded strings fill all `size` bytes */
   SgCallH5(H5Aread(attr, mem, value));
   value[size] = 0;
   SgCallH5(H5Tclose(mem));

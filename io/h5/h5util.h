@@ -16,10 +16,10 @@
 /* Write a scalar/array attribute of doubles (collective when the file is opened with MPI-IO:
    every rank passes the same values). */
 PETSC_INTERN PetscErrorCode SgH5WriteAttrReals(hid_t obj, const char name[], PetscInt n, const PetscReal v[]);
-PETSC_INTERN PetscErrorCode SgH5WriteAttrString(hid_t obj, const char name[], const char value[]);
+PETSC_INTERN PetscErrorCode SgH5AttrWriteString(hid_t obj, const char name[], const char value[]);
 /* Read an attribute; *found says whether it exists. */
 PETSC_INTERN PetscErrorCode SgH5ReadAttrReals(hid_t obj, const char name[], PetscInt n, PetscReal v[], PetscBool *found);
-PETSC_INTERN PetscErrorCode SgH5ReadAttrString(hid_t obj, const char name[], char value[], size_t len, PetscBool *found);
+PETSC_INTERN PetscErrorCode SgH5AttrReadString(hid_t obj, const char name[], char value[], size_t len, PetscBool *found);
 /* Create (collectively) a 1D dataset of n doubles that rank 0 fills. */
 PETSC_INTERN PetscErrorCode SgH5WriteRootReals(MPI_Comm, hid_t loc, const char name[], PetscInt n, const PetscReal v[]);
 PETSC_INTERN PetscErrorCode SgH5ReadReals(hid_t loc, const char name[], PetscInt n, PetscReal v[], const char file[]);

@@ -18,7 +18,7 @@ static void PrintAttrs(hid_t obj, const char *indent)
       size_t sz = H5Tget_size(type);
       char  *v  = (char *)calloc(sz + 1, 1);
       hid_t  m  = H5Tcopy(H5T_C_S1);
-      H5Tset_size(m, sz);
+      H5Tset_size(m, sz + 1); /* room for the terminator: null-padded strings fill all sz bytes */
       H5Aread(a, m, v);
       /* multi-line strings (a deck) are shown by their first line */
       char *nl = strchr(v, '\n');

@@ -101,11 +101,11 @@ PetscErrorCode SgOutputWriteProvenance(SgOutput out, const char deck[], int argc
     len = (size_t)n;
   }
   PetscCall(SgH5OpenOrCreateGroup(out->file, "/provenance", &g));
-  PetscCall(SgH5WriteAttrString(g, "surge_version", SURGE_VERSION));
-  PetscCall(SgH5WriteAttrString(g, "date", date));
-  PetscCall(SgH5WriteAttrString(g, "command", cmd));
-  PetscCall(SgH5WriteAttrString(g, "deck_file", deck ? deck : ""));
-  PetscCall(SgH5WriteAttrString(g, "deck", text && len ? text : ""));
+  PetscCall(SgH5AttrWriteString(g, "surge_version", SURGE_VERSION));
+  PetscCall(SgH5AttrWriteString(g, "date", date));
+  PetscCall(SgH5AttrWriteString(g, "command", cmd));
+  PetscCall(SgH5AttrWriteString(g, "deck_file", deck ? deck : ""));
+  PetscCall(SgH5AttrWriteString(g, "deck", text && len ? text : ""));
   SgCallH5(H5Gclose(g));
   PetscCall(PetscFree(text));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -123,7 +123,7 @@ static PetscErrorCode CreateSeries(hid_t g, const char name[], const char units[
   SgCallH5(H5Pset_chunk(dcpl, 1, &chunk));
   dset = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   SgCheckH5Id(dset, name);
-  PetscCall(SgH5WriteAttrString(dset, "units", units ? units : ""));
+  PetscCall(SgH5AttrWriteString(dset, "units", units ? units : ""));
   SgCallH5(H5Dclose(dset));
   SgCallH5(H5Pclose(dcpl));
   SgCallH5(H5Sclose(space));
@@ -418,7 +418,7 @@ PetscErrorCode SgOutputWriteReport(SgOutput out, const char name[], const char u
   PetscCall(SgH5WriteRootReals(out->comm, g, name, n, values));
   dset = H5Dopen2(g, name, H5P_DEFAULT);
   SgCheckH5Id(dset, name);
-  PetscCall(SgH5WriteAttrString(dset, "units", units ? units : ""));
+  PetscCall(SgH5AttrWriteString(dset, "units", units ? units : ""));
   SgCallH5(H5Dclose(dset));
   SgCallH5(H5Gclose(g));
   PetscFunctionReturn(PETSC_SUCCESS);

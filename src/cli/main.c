@@ -2,17 +2,19 @@
 
      surge run      DECK.yaml [-opt value ...]   run one simulation
      surge info     FILE.h5                      what an output, checkpoint or dataset file holds
-     surge ensemble DECK.yaml                    (not in this build yet)
+     surge ensemble DECK.yaml [-opt value ...]   run perturbed members, gather one dataset
      surge train    DECK.yaml                    (not in this build yet)
 
    All jobs run under mpiexec -n P; rank 0 prints. */
 #include <string.h>
 #include "sgsim.h"
+#include "sgensemble.h"
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 PETSC_EXTERN PetscErrorCode SgInfoFile(MPI_Comm, const char file[]);
 
 static const char usage[] = "usage: surge run DECK.yaml [-option value ...]\n"
+                            "       surge ensemble DECK.yaml [-option value ...]\n"
                             "       surge info FILE.h5\n"
                             "       surge --version\n"
                             "Options come from the deck (YAML; section 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8) and\n"
@@ -53,6 +55,23 @@ static int Finish(PetscErrorCode ierr)
   return 1;
 }
 
+static PetscErrorCode Ensemble(int *argc, char ***argv, const char deck[])
+{
+  SgEnsemble ens;
+  PetscBool  help;
+
+  PetscFunctionBegin;
+  PetscCall(SgRegisterAll());
+  PetscCall(SgEnsembleCreate(PETSC_COMM_WORLD, &ens));
+  PetscCall(SgEnsembleSetDeck(ens, deck, *argc, *argv));
+  PetscCall(SgEnsembleSetFromOptions(ens));
+  PetscCall(PetscOptionsHasHelp(NULL, &help));
+  if (help) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "surge: ensemble options listed above; 'surge run DECK -help' lists the members' options. Nothing was run.\n"));
+  else PetscCall(SgEnsembleRun(ens));
+  PetscCall(SgEnsembleDestroy(&ens));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   const char *job = argc > 1 ? argv[1] : "";
@@ -61,13 +80,13 @@ int main(int argc, char **argv)
     printf("surge %s\n", SURGE_VERSION);
     return 0;
   }
-  if (!strcmp(job, "run")) {
+  if (!strcmp(job, "run") || !strcmp(job, "ensemble")) {
     if (argc < 3 || argv[2][0] == '-') {
-      fprintf(stderr, "surge run: missing deck file\n%s", usage);
+      fprintf(stderr, "surge %s: missing deck file\n%s", job, usage);
       return 1;
     }
     if (SgInitialize(&argc, &argv, argv[2], usage)) return 1;
-    return Finish(Run(&argc, &argv, argv[2]));
+    return Finish(!strcmp(job, "run") ? Run(&argc, &argv, argv[2]) : Ensemble(&argc, &argv, argv[2]));
   }
   if (!strcmp(job, "info")) {
     if (argc < 3) {
@@ -77,7 +96,7 @@ int main(int argc, char **argv)
     if (SgInitialize(&argc, &argv, NULL, usage)) return 1;
     return Finish(SgInfoFile(PETSC_COMM_WORLD, argv[2]));
   }
-  if (!strcmp(job, "ensemble") || !strcmp(job, "train")) {
+  if (!strcmp(job, "train")) {
     fprintf(stderr, "surge %s: this job is not available in this build of surge yet (see the open issues); only 'run' and 'info' are.\n", job);
     return 1;
   }

@@ -314,3 +314,14 @@ PetscErrorCode SgOptionsIntArray_Private(PetscOptionItems *po, const char opt[],
   PetscCall(PetscOptionsIntArray_Private(po, opt, help, NULL, vals, n, set));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode SgOptionsStringArray_Private(PetscOptionItems *po, const char opt[], const char text[], char *vals[], PetscInt *n, PetscBool *set)
+{
+  char help[512];
+
+  PetscFunctionBegin;
+  PetscCall(SgOptionsCatalogAdd(po->prefix, opt));
+  PetscCall(PetscSNPrintf(help, sizeof help, "%s [comma-separated]", text));
+  PetscCall(PetscOptionsStringArray_Private(po, opt, help, NULL, vals, n, set));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -33,3 +33,23 @@ uint64_t SgHash64(const void *data, size_t len, uint64_t seed)
   }
   return h;
 }
+
+static uint64_t SplitMix64(uint64_t z)
+{
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t SgRandomBits(uint64_t seed, uint64_t stream, uint64_t counter)
+{
+  /* three rounds of the splitmix64 finaliser over the key, each fed with a golden-ratio step */
+  uint64_t z = SplitMix64(seed + 0x9e3779b97f4a7c15ULL);
+  z          = SplitMix64(z ^ (stream + 0x3c6ef372fe94f82aULL));
+  return SplitMix64(z ^ (counter + 0xdaa66d2c7ddf743fULL));
+}
+
+double SgRandomUniform(uint64_t seed, uint64_t stream, uint64_t counter)
+{
+  return (double)(SgRandomBits(seed, stream, counter) >> 11) * 0x1.0p-53; /* 53 random mantissa bits */
+}

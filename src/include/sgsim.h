@@ -13,6 +13,8 @@ PETSC_EXTERN PetscErrorCode SgSimCreate(MPI_Comm, SgSim *);
 /* The deck path and the command line, recorded as provenance and used for error messages. */
 PETSC_EXTERN PetscErrorCode SgSimSetDeck(SgSim, const char deck[], int argc, char **argv);
 PETSC_EXTERN PetscErrorCode SgSimSetFromOptions(SgSim);
+/* Quiet runs (ensemble members) print no progress lines. */
+PETSC_EXTERN PetscErrorCode SgSimSetQuiet(SgSim, PetscBool);
 PETSC_EXTERN PetscErrorCode SgSimSetUp(SgSim);
 /* True when -help was given: options were listed, nothing should run. */
 PETSC_EXTERN PetscErrorCode SgSimHelpOnly(SgSim, PetscBool *);

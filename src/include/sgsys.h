@@ -28,6 +28,7 @@ PETSC_EXTERN PetscErrorCode SgOptionsBool_Private(PetscOptionItems *, const char
 PETSC_EXTERN PetscErrorCode SgOptionsString_Private(PetscOptionItems *, const char[], const char[], const char[], char *, size_t, PetscBool *);
 PETSC_EXTERN PetscErrorCode SgOptionsEList_Private(PetscOptionItems *, const char[], const char[], const char *const *, PetscInt, const char[], PetscInt *, PetscBool *);
 PETSC_EXTERN PetscErrorCode SgOptionsRealArray_Private(PetscOptionItems *, const char[], const char[], const char[], PetscReal *, PetscInt *, PetscBool *, PetscReal, PetscReal);
+PETSC_EXTERN PetscErrorCode SgOptionsStringArray_Private(PetscOptionItems *, const char[], const char[], char *[], PetscInt *, PetscBool *);
 PETSC_EXTERN PetscErrorCode SgOptionsIntArray_Private(PetscOptionItems *, const char[], const char[], PetscInt *, PetscInt *, PetscBool *, PetscInt, PetscInt);
 
 /* SgOptionsReal(name, help, units, default, &value, &set, lo, hi): value in [lo, hi].
@@ -42,6 +43,8 @@ PETSC_EXTERN PetscErrorCode SgOptionsIntArray_Private(PetscOptionItems *, const 
 /* Arrays: *n is the capacity on entry and the count read on exit. Each entry in [lo, hi]. */
 #define SgOptionsRealArray(opt, text, units, vals, n, set, lo, hi) SgOptionsRealArray_Private(PetscOptionsObject, opt, text, units, vals, n, set, lo, hi)
 #define SgOptionsIntArray(opt, text, vals, n, set, lo, hi)          SgOptionsIntArray_Private(PetscOptionsObject, opt, text, vals, n, set, lo, hi)
+/* Strings are PetscMalloc'ed; free each with PetscFree. */
+#define SgOptionsStringArray(opt, text, vals, n, set)               SgOptionsStringArray_Private(PetscOptionsObject, opt, text, vals, n, set)
 
 /* Register surge's classes and log events (idempotent); called by SgInitialize. */
 PETSC_EXTERN PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[]);
@@ -49,5 +52,9 @@ PETSC_EXTERN PetscErrorCode SgFinalize(void);
 
 /* Levenshtein distance, for "did you mean" suggestions. */
 PETSC_EXTERN PetscInt SgEditDistance(const char a[], const char b[]);
+/* Counter-based random numbers: the same (seed, stream, counter) gives the same value on any rank
+   count, thread count or restart (splitmix64 finaliser over a mixed key). Uniform in [0, 1). */
+PETSC_EXTERN double SgRandomUniform(uint64_t seed, uint64_t stream, uint64_t counter);
+PETSC_EXTERN uint64_t SgRandomBits(uint64_t seed, uint64_t stream, uint64_t counter);
 /* Fingerprint (64-bit FNV-1a) of a byte string: used to tie checkpoints to the deck that wrote them. */
 PETSC_EXTERN uint64_t SgHash64(const void *data, size_t len, uint64_t seed);

@@ -24,7 +24,7 @@ struct _p_SgSim {
   char      solver_type[64], output[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN];
   PetscReal t, t_end, dt_fixed;
   PetscInt  step, max_steps, field_every, diag_every, checkpoint_every, progress_every;
-  PetscBool help, restarted;
+  PetscBool help, restarted, quiet;
   PetscInt  ndiag, progress_diag;
   PetscReal *diag;
   PetscLogDouble wall0;
@@ -99,6 +99,13 @@ PetscErrorCode SgSimSetFromOptions(SgSim sim)
     PetscCall(SgSolverSetType(sim->solver, sim->solver_type));
     PetscCall(SgSolverSetFromOptions(sim->solver));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimSetQuiet(SgSim sim, PetscBool quiet)
+{
+  PetscFunctionBegin;
+  sim->quiet = quiet;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -219,6 +226,7 @@ static PetscErrorCode Progress(SgSim sim, PetscReal dt, PetscReal t0, PetscInt s
   char           fig[128] = "";
 
   PetscFunctionBegin;
+  if (sim->quiet) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscTime(&now));
   if (sim->t_end < PETSC_MAX_REAL && sim->t_end > t0) frac = (sim->t - t0) / (sim->t_end - t0);
   if (sim->max_steps < PETSC_MAX_INT) frac = PetscMax(frac, (PetscReal)(sim->step - step0) / (PetscReal)PetscMax(1, sim->max_steps - step0));
@@ -289,7 +297,7 @@ PetscErrorCode SgSimRun(SgSim sim)
   PetscCall(SgOutputFlush(sim->out));
   PetscCall(SgSolverReport(sim->solver, sim->out));
   PetscCall(SgOutputFlush(sim->out));
-  {
+  if (!sim->quiet) {
     char chk[PETSC_MAX_PATH_LEN];
     PetscCall(CheckpointName(sim, chk, sizeof chk));
     PetscCall(PetscPrintf(comm, "Wrote %s.h5 (+ %s.xmf for ParaView) and checkpoint %s\n", sim->output, sim->output, chk));

@@ -1,0 +1,396 @@
+/* SgEnsemble: run perturbed members of a deck on sub-communicators, gather them into one dataset.
+   See sgensemble.h for the protocol (markers, resume, atomic dataset) and docs/ensemble.md. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <hdf5.h>
+#include <petsc/private/petscimpl.h>
+#include "sgensemble.h"
+#include "sgdataset.h"
+
+#define SG_ENS_MAX_PARAMS 16
+#define SG_ENS_MAX_FIELDS 16
+
+static PetscClassId SG_ENSEMBLE_CLASSID;
+struct _SgEnsembleOps {
+  int dummy;
+};
+
+typedef enum { SG_CONTRIB_FIELDS } SgContribution;
+static const char *const contributions[] = {"fields"};
+
+struct _p_SgEnsemble {
+  PETSCHEADER(struct _SgEnsembleOps);
+  char           deck[PETSC_MAX_PATH_LEN];
+  int            argc;
+  char         **argv;
+  PetscInt       members, ranks_per_member, nvary, npoints, nfields;
+  SgSamplerType  sampler;
+  PetscInt       seed;
+  char          *vary[SG_ENS_MAX_PARAMS], *fields[SG_ENS_MAX_FIELDS];
+  PetscReal      lo[SG_ENS_MAX_PARAMS], hi[SG_ENS_MAX_PARAMS];
+  PetscInt       points[SG_ENS_MAX_PARAMS];
+  char           output[PETSC_MAX_PATH_LEN], memberdir[PETSC_MAX_PATH_LEN + 16], seed_option[256];
+  SgContribution contribution;
+  PetscReal     *params; /* members x nvary */
+};
+
+PetscErrorCode SgEnsembleCreate(MPI_Comm comm, SgEnsemble *ens)
+{
+  SgEnsemble e;
+
+  PetscFunctionBegin;
+  if (!SG_ENSEMBLE_CLASSID) PetscCall(PetscClassIdRegister("SgEnsemble", &SG_ENSEMBLE_CLASSID));
+  PetscCall(PetscHeaderCreate(e, SG_ENSEMBLE_CLASSID, "SgEnsemble", "Ensemble of runs", "SgEnsemble", comm, SgEnsembleDestroy, NULL));
+  e->members          = 1;
+  e->ranks_per_member = 1;
+  e->sampler          = SG_SAMPLER_LHS;
+  e->seed             = 1;
+  *ens                = e;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgEnsembleSetDeck(SgEnsemble e, const char deck[], int argc, char **argv)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(e->deck, deck, sizeof e->deck));
+  e->argc = argc;
+  e->argv = argv;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgEnsembleSetFromOptions(SgEnsemble e)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)e);
+  PetscInt    nlo = SG_ENS_MAX_PARAMS, nhi = SG_ENS_MAX_PARAMS, idx = e->sampler, cidx = 0;
+  PetscBool   set, points_set;
+  PetscMPIInt size;
+  char        base[PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  {
+    const char *slash = strrchr(e->deck, '/');
+    char       *dot;
+    PetscCall(PetscSNPrintf(base, sizeof base, "%s_ensemble", slash ? slash + 1 : e->deck));
+    dot = strstr(base, ".yaml");
+    if (!dot) dot = strstr(base, ".yml");
+    if (dot) memmove(dot, dot + (dot[4] == 'l' ? 5 : 4), strlen(dot + (dot[4] == 'l' ? 5 : 4)) + 1);
+  }
+  e->nvary = SG_ENS_MAX_PARAMS;
+  e->npoints = SG_ENS_MAX_PARAMS;
+  e->nfields = SG_ENS_MAX_FIELDS;
+  PetscOptionsBegin(comm, "ensemble_", "Ensemble generation (deck section ensemble:)", "SgEnsemble");
+  PetscCall(SgOptionsInt("-members", "Number of members", e->members, &e->members, NULL, 1, 1000000));
+  PetscCall(SgOptionsEList("-sampler", "How parameters are sampled: grid, uniform (random), lhs (Latin hypercube)", SgSamplerTypes, 3, SgSamplerTypes[e->sampler], &idx, NULL));
+  e->sampler = (SgSamplerType)idx;
+  PetscCall(SgOptionsInt("-seed", "Seed of the uniform and lhs samplers", e->seed, &e->seed, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-ranks_per_member", "MPI ranks that run one member together (must divide the rank count)", e->ranks_per_member, &e->ranks_per_member, NULL, 1, 1 << 20));
+  PetscCall(SgOptionsStringArray("-vary", "Options to perturb, without the dash (e.g. heat_kappa)", e->vary, &e->nvary, &set));
+  if (!set) e->nvary = 0;
+  PetscCall(SgOptionsRealArray("-lower", "Lower end of each varied option's range", "the option's units", e->lo, &nlo, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsRealArray("-upper", "Upper end of each varied option's range", "the option's units", e->hi, &nhi, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsIntArray("-points", "Grid sampler: points per varied option (members = their product)", e->points, &e->npoints, &points_set, 1, 1 << 20));
+  PetscCall(SgOptionsString("-seed_option", "Option (without dash) that receives a distinct seed per member, e.g. md_seed", e->seed_option, e->seed_option, sizeof e->seed_option, NULL));
+  PetscCall(SgOptionsString("-output", "Dataset base name: writes BASE.h5 and member files under BASE.members/", base, e->output, sizeof e->output, &set));
+  if (!set) PetscCall(PetscStrncpy(e->output, base, sizeof e->output));
+  PetscCall(SgOptionsEList("-contribute", "What each member adds to the dataset: fields (every field snapshot)", contributions, 1, contributions[0], &cidx, NULL));
+  e->contribution = (SgContribution)cidx;
+  PetscCall(SgOptionsStringArray("-fields", "Fields whose snapshots become samples (names as in the run's /fields)", e->fields, &e->nfields, &set));
+  if (!set) e->nfields = 0;
+  PetscOptionsEnd();
+
+  PetscCheck(nlo == e->nvary && nhi == e->nvary, comm, PETSC_ERR_USER_INPUT, "ensemble vary has %" PetscInt_FMT " options but lower has %" PetscInt_FMT " and upper %" PetscInt_FMT " values: give one range per varied option", e->nvary, nlo, nhi);
+  for (PetscInt j = 0; j < e->nvary; j++) {
+    PetscCheck(e->lo[j] <= e->hi[j], comm, PETSC_ERR_USER_INPUT, "ensemble range of %s is empty: lower %g > upper %g", e->vary[j], (double)e->lo[j], (double)e->hi[j]);
+    PetscCheck(strncmp(e->vary[j], "sim_", 4) && strcmp(e->vary[j], "restart"), comm, PETSC_ERR_USER_INPUT, "ensemble vary: %s is run control, not a physical parameter; vary solver options", e->vary[j]);
+  }
+  PetscCheck(e->nvary > 0 || e->seed_option[0], comm, PETSC_ERR_USER_INPUT, "ensemble: nothing distinguishes the members: set vary (with lower/upper) or seed_option");
+  if (e->sampler == SG_SAMPLER_GRID) {
+    PetscCheck(points_set && e->npoints == e->nvary, comm, PETSC_ERR_USER_INPUT, "ensemble sampler grid needs points: one count per varied option (%" PetscInt_FMT ")", e->nvary);
+  }
+  PetscCheck(e->contribution != SG_CONTRIB_FIELDS || e->nfields > 0, comm, PETSC_ERR_USER_INPUT, "ensemble contribute fields needs 'fields: [name, ...]' naming the fields to gather");
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(size % e->ranks_per_member == 0, comm, PETSC_ERR_USER_INPUT, "ensemble ranks_per_member = %" PetscInt_FMT " does not divide the %d ranks of this run", e->ranks_per_member, size);
+  PetscCall(PetscSNPrintf(e->memberdir, sizeof e->memberdir, "%s.members", e->output));
+
+  PetscCall(PetscMalloc1(e->members * PetscMax(e->nvary, 1), &e->params));
+  if (e->nvary) {
+    PetscReal *u;
+    PetscCall(PetscMalloc1(e->members * e->nvary, &u));
+    PetscCall(SgSamplerUnitPoints(e->sampler, e->members, e->nvary, e->points, (uint64_t)e->seed, u));
+    for (PetscInt m = 0; m < e->members; m++)
+      for (PetscInt j = 0; j < e->nvary; j++) e->params[m * e->nvary + j] = e->lo[j] + u[m * e->nvary + j] * (e->hi[j] - e->lo[j]);
+    PetscCall(PetscFree(u));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MemberPath(SgEnsemble e, PetscInt m, const char ext[], char path[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(path, len, "%s/member_%05" PetscInt_FMT "%s", e->memberdir, m, ext));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One member: set its options, run an ordinary simulation on the group's communicator. */
+static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
+{
+  char  name[64], value[64], base[PETSC_MAX_PATH_LEN + 32];
+  SgSim sim;
+
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < e->nvary; j++) {
+    PetscCall(PetscSNPrintf(name, sizeof name, "-%s", e->vary[j]));
+    PetscCall(PetscSNPrintf(value, sizeof value, "%.17g", (double)e->params[m * e->nvary + j]));
+    PetscCall(PetscOptionsSetValue(NULL, name, value));
+  }
+  if (e->seed_option[0]) {
+    PetscCall(PetscSNPrintf(name, sizeof name, "-%s", e->seed_option));
+    PetscCall(PetscSNPrintf(value, sizeof value, "%" PetscInt_FMT, (PetscInt)(SgRandomBits((uint64_t)e->seed, 7, (uint64_t)m) % 2147483647u)));
+    PetscCall(PetscOptionsSetValue(NULL, name, value));
+  }
+  PetscCall(MemberPath(e, m, "", base, sizeof base));
+  PetscCall(PetscOptionsSetValue(NULL, "-sim_output", base));
+  PetscCall(SgSimCreate(group, &sim));
+  PetscCall(SgSimSetQuiet(sim, PETSC_TRUE));
+  PetscCall(SgSimSetDeck(sim, e->deck, e->argc, e->argv));
+  PetscCall(SgSimSetFromOptions(sim));
+  PetscCall(SgSimSetUp(sim));
+  PetscCall(SgSimRun(sim));
+  PetscCall(SgSimDestroy(&sim));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The member's marker, written by the group leader after the member's files are complete. */
+static PetscErrorCode WriteMarker(SgEnsemble e, PetscInt m, PetscReal seconds)
+{
+  char  path[PETSC_MAX_PATH_LEN + 32], tmp[PETSC_MAX_PATH_LEN + 40];
+  FILE *fp;
+
+  PetscFunctionBegin;
+  PetscCall(MemberPath(e, m, ".done", path, sizeof path));
+  PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", path));
+  fp = fopen(tmp, "w");
+  PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot write %s: %s", tmp, strerror(errno));
+  fprintf(fp, "member %" PetscInt_FMT " seconds %.3f params", m, (double)seconds);
+  for (PetscInt j = 0; j < e->nvary; j++) fprintf(fp, " %s=%.17g", e->vary[j], (double)e->params[m * e->nvary + j]);
+  fprintf(fp, "\n");
+  PetscCheck(!fclose(fp) && !rename(tmp, path), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot finish marker %s", path);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Gather every member's field snapshots into one field_snapshots dataset, written to a temporary
+   name and renamed. Rank 0 alone; member files are read with the serial HDF5 driver. */
+static PetscErrorCode Merge(SgEnsemble e)
+{
+  SgDataset  ds;
+  char       out[PETSC_MAX_PATH_LEN + 8], tmp[PETSC_MAX_PATH_LEN + 16], path[PETSC_MAX_PATH_LEN + 32], source[512];
+  char      *decktext = NULL;
+  int64_t    rowelems[SG_ENS_MAX_FIELDS];
+  hsize_t    dims[SG_ENS_MAX_FIELDS][4];
+  int        ndims[SG_ENS_MAX_FIELDS];
+  const char *const *param_names = (const char *const *)e->vary;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(out, sizeof out, "%s.h5", e->output));
+  PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.h5.tmp", e->output));
+  { /* the deck's text, as provenance */
+    FILE *fp = fopen(e->deck, "rb");
+    long  n  = 0;
+    if (fp) {
+      fseek(fp, 0, SEEK_END);
+      n = ftell(fp);
+      fseek(fp, 0, SEEK_SET);
+      PetscCall(PetscMalloc1(n + 1, &decktext));
+      n           = (long)fread(decktext, 1, (size_t)n, fp);
+      decktext[n] = 0;
+      fclose(fp);
+    }
+  }
+  PetscCall(PetscSNPrintf(source, sizeof source, "surge ensemble: %" PetscInt_FMT " members, sampler %s, seed %" PetscInt_FMT, e->members, SgSamplerTypes[e->sampler], e->seed));
+  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, tmp, "field_snapshots", PETSC_TRUE, &ds));
+  PetscCall(SgDatasetSetProvenance(ds, decktext, source));
+  PetscCall(PetscFree(decktext));
+
+  for (PetscInt m = 0; m < e->members; m++) {
+    hid_t    f;
+    PetscInt nsnap = 0;
+
+    PetscCall(MemberPath(e, m, ".h5", path, sizeof path));
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    PetscCheck(f >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Member file %s cannot be opened although its marker exists: delete %s/member_%05" PetscInt_FMT ".done and rerun to redo it", path, e->memberdir, m);
+    for (PetscInt i = 0; i < e->nfields; i++) {
+      char g[300];
+      PetscCall(PetscSNPrintf(g, sizeof g, "/fields/%s", e->fields[i]));
+      PetscCheck(H5Lexists(f, "/fields", H5P_DEFAULT) > 0 && H5Lexists(f, g, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble fields: member file %s has no field '%s' (check ensemble fields against the solver's output: surge info %s)", path, e->fields[i], path);
+    }
+    for (;; nsnap++) { /* snapshots are numbered 0.. without gaps */
+      char d[300];
+      PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s/%" PetscInt_FMT, e->fields[0], nsnap));
+      if (H5Lexists(f, d, H5P_DEFAULT) <= 0) break;
+    }
+    if (m == 0) { /* the first member fixes the sample shapes */
+      for (PetscInt i = 0; i < e->nfields; i++) {
+        char     d[300];
+        hid_t    ds_id, sp;
+        PetscInt shape[4];
+        PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s/0", e->fields[i]));
+        ds_id    = H5Dopen2(f, d, H5P_DEFAULT);
+        sp       = H5Dget_space(ds_id);
+        ndims[i] = H5Sget_simple_extent_ndims(sp);
+        PetscCheck(ndims[i] >= 1 && ndims[i] <= 4, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%s has rank %d", path, d, ndims[i]);
+        H5Sget_simple_extent_dims(sp, dims[i], NULL);
+        rowelems[i] = 1;
+        for (int k = 0; k < ndims[i]; k++) {
+          shape[k] = (PetscInt)dims[i][k];
+          rowelems[i] *= (int64_t)dims[i][k];
+        }
+        H5Sclose(sp);
+        H5Dclose(ds_id);
+        PetscCall(SgDatasetDefineField(ds, e->fields[i], SG_DTYPE_F64, ndims[i], shape, "", 0));
+      }
+      PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "simulation time", 0));
+      PetscCall(SgDatasetDefineField(ds, "member", SG_DTYPE_I64, 0, NULL, "ensemble member id", 0));
+      if (e->nvary) {
+        PetscCall(SgDatasetDefineField(ds, "params", SG_DTYPE_F64, 1, &e->nvary, "member parameters, see /static/param_names", 0));
+        PetscCall(SgDatasetSetParamNames(ds, e->nvary, param_names));
+      }
+    }
+    if (nsnap) {
+      double  *buf, *times, *params;
+      int64_t *member;
+      PetscCall(SgDatasetAppendBegin(ds, nsnap));
+      for (PetscInt i = 0; i < e->nfields; i++) {
+        PetscCall(PetscMalloc1(nsnap * rowelems[i], &buf));
+        for (PetscInt k = 0; k < nsnap; k++) {
+          char    d[300];
+          hid_t   ds_id, sp;
+          hsize_t kd[4];
+          PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s/%" PetscInt_FMT, e->fields[i], k));
+          PetscCheck(H5Lexists(f, d, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: field %s lacks snapshot %" PetscInt_FMT " that %s has", path, e->fields[i], k, e->fields[0]);
+          ds_id = H5Dopen2(f, d, H5P_DEFAULT);
+          sp    = H5Dget_space(ds_id);
+          H5Sget_simple_extent_dims(sp, kd, NULL);
+          for (int q = 0; q < ndims[i]; q++) PetscCheck(kd[q] == dims[i][q], PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble: member %" PetscInt_FMT " field %s has another shape than member 0: vary only options that keep the grid", m, e->fields[i]);
+          PetscCheck(H5Dread(ds_id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf + k * rowelems[i]) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "Cannot read %s:%s", path, d);
+          H5Sclose(sp);
+          H5Dclose(ds_id);
+        }
+        PetscCall(SgDatasetAppendField(ds, e->fields[i], SG_DTYPE_F64, buf));
+        PetscCall(PetscFree(buf));
+      }
+      PetscCall(PetscMalloc3(nsnap, &times, nsnap, &member, nsnap * PetscMax(e->nvary, 1), &params));
+      for (PetscInt k = 0; k < nsnap; k++) {
+        char  d[300];
+        hid_t ds_id, a;
+        PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s/%" PetscInt_FMT, e->fields[0], k));
+        ds_id = H5Dopen2(f, d, H5P_DEFAULT);
+        a     = H5Aopen(ds_id, "time", H5P_DEFAULT);
+        PetscCheck(a >= 0 && H5Aread(a, H5T_NATIVE_DOUBLE, &times[k]) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s:%s has no time attribute", path, d);
+        H5Aclose(a);
+        H5Dclose(ds_id);
+        member[k] = m;
+        for (PetscInt j = 0; j < e->nvary; j++) params[k * e->nvary + j] = e->params[m * e->nvary + j];
+      }
+      PetscCall(SgDatasetAppendField(ds, "time", SG_DTYPE_F64, times));
+      PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, member));
+      if (e->nvary) PetscCall(SgDatasetAppendField(ds, "params", SG_DTYPE_F64, params));
+      PetscCall(SgDatasetAppendCommit(ds));
+      PetscCall(PetscFree3(times, member, params));
+    }
+    H5Fclose(f);
+  }
+  PetscCall(SgDatasetClose(&ds));
+  PetscCheck(!rename(tmp, out), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s: %s", tmp, out, strerror(errno));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgEnsembleRun(SgEnsemble e)
+{
+  MPI_Comm       comm = PetscObjectComm((PetscObject)e), group;
+  PetscMPIInt    rank, size, grank;
+  PetscInt       ntodo = 0, *todo, done_here = 0, ngroups;
+  MPI_Win        win;
+  long          *counter;
+  PetscLogDouble t0, t1, busy = 0, busy_all;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  ngroups = size / e->ranks_per_member;
+  PetscCall(PetscMalloc1(e->members, &todo));
+  if (!rank) { /* resume: members with a marker are done */
+    PetscCheck(!mkdir(e->memberdir, 0775) || errno == EEXIST, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot create %s: %s", e->memberdir, strerror(errno));
+    for (PetscInt m = 0; m < e->members; m++) {
+      char marker[PETSC_MAX_PATH_LEN + 32];
+      PetscCall(MemberPath(e, m, ".done", marker, sizeof marker));
+      if (access(marker, F_OK)) todo[ntodo++] = m;
+    }
+  }
+  PetscCallMPI(MPI_Bcast(&ntodo, 1, MPIU_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(todo, (PetscMPIInt)ntodo, MPIU_INT, 0, comm));
+  PetscCall(PetscPrintf(comm, "surge ensemble: %" PetscInt_FMT " members (%" PetscInt_FMT " to run, %" PetscInt_FMT " already done), %" PetscInt_FMT " groups of %" PetscInt_FMT " rank(s), sampler %s\n", e->members, ntodo, e->members - ntodo, ngroups, e->ranks_per_member, SgSamplerTypes[e->sampler]));
+
+  PetscCallMPI(MPI_Comm_split(comm, rank / (PetscMPIInt)e->ranks_per_member, rank, &group));
+  PetscCallMPI(MPI_Comm_rank(group, &grank));
+  /* the shared counter: members are taken in order by whichever group is free first */
+  PetscCallMPI(MPI_Win_allocate(rank ? 0 : (MPI_Aint)sizeof(long), sizeof(long), MPI_INFO_NULL, comm, &counter, &win));
+  if (!rank) *counter = 0;
+  PetscCallMPI(MPI_Barrier(comm));
+  PetscCall(PetscTime(&t0));
+  for (;;) {
+    long           one = 1, idx = 0;
+    PetscLogDouble m0, m1;
+    if (!grank) {
+      PetscCallMPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+      PetscCallMPI(MPI_Fetch_and_op(&one, &idx, MPI_LONG, 0, 0, MPI_SUM, win));
+      PetscCallMPI(MPI_Win_unlock(0, win));
+    }
+    PetscCallMPI(MPI_Bcast(&idx, 1, MPI_LONG, 0, group));
+    if (idx >= ntodo) break;
+    PetscCall(PetscTime(&m0));
+    {
+      PetscErrorCode ierr = RunMember(e, group, todo[idx]);
+      if (ierr) {
+        /* other groups are busy with their own members: only an abort stops them all */
+        if (!grank) fprintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", todo[idx]);
+        PETSCABORT(comm, ierr);
+      }
+    }
+    PetscCall(PetscTime(&m1));
+    busy += m1 - m0;
+    done_here++;
+    if (!grank) {
+      PetscCall(WriteMarker(e, todo[idx], (PetscReal)(m1 - m0)));
+      printf("  member %5" PetscInt_FMT " done in %.2fs on group %d\n", todo[idx], (double)(m1 - m0), rank / (int)e->ranks_per_member);
+      fflush(stdout);
+    }
+  }
+  PetscCall(PetscTime(&t1));
+  PetscCallMPI(MPI_Win_free(&win));
+  PetscCallMPI(MPI_Comm_free(&group));
+  /* idle fraction: group time not spent in members, over all groups (busy counted once per group) */
+  if (grank) busy = 0;
+  PetscCallMPI(MPI_Allreduce(&busy, &busy_all, 1, MPI_DOUBLE, MPI_SUM, comm));
+  if (!rank) PetscCall(Merge(e));
+  PetscCallMPI(MPI_Barrier(comm));
+  {
+    PetscReal wall = (PetscReal)(t1 - t0), idle = wall > 0 && ntodo ? 1 - (PetscReal)busy_all / (ngroups * wall) : 0;
+    PetscCall(PetscPrintf(comm, "surge ensemble: ran %" PetscInt_FMT " members in %.2fs (%.1f members/hour), idle fraction of groups %.3f; wrote %s.h5\n", ntodo, (double)wall, wall > 0 ? (double)(ntodo * 3600.0 / wall) : 0.0, (double)idle, e->output));
+  }
+  PetscCall(PetscFree(todo));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgEnsembleDestroy(SgEnsemble *e)
+{
+  PetscFunctionBegin;
+  if (!*e) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt j = 0; j < (*e)->nvary; j++) PetscCall(PetscFree((*e)->vary[j]));
+  for (PetscInt i = 0; i < (*e)->nfields; i++) PetscCall(PetscFree((*e)->fields[i]));
+  PetscCall(PetscFree((*e)->params));
+  PetscCall(PetscHeaderDestroy(e));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
