@@ -1,0 +1,383 @@
+/* H5MD trajectory writer: see include/sgh5md.h for the file layout.  Time-dependent elements are
+   extendible chunked datasets, one chunk per frame; step/time are written by rank 0, values by
+   every rank for its id block, all collectively (MPI-IO). */
+#include <hdf5.h>
+#include <string.h>
+#include "sgh5md.h"
+#include "sgcompat.h"
+
+#define H5CHK(call) \
+  do { \
+    if ((call) < 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "H5MD: HDF5 call failed: %s", #call); \
+  } while (0)
+#define H5ID(id, call) \
+  do { \
+    (id) = (call); \
+    if ((id) < 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "H5MD: HDF5 call failed: %s", #call); \
+  } while (0)
+
+struct _n_SgH5MD {
+  MPI_Comm    comm;
+  PetscMPIInt rank;
+  hid_t       file, dxpl;
+  PetscInt    N, step;
+  PetscReal   time;
+  char        lunit[32], tunit[32];
+};
+
+static PetscErrorCode AttrString(hid_t obj, const char name[], const char value[])
+{
+  hid_t t, s, a;
+  PetscFunctionBegin;
+  H5ID(t, H5Tcopy(H5T_C_S1));
+  H5CHK(H5Tset_size(t, strlen(value) + 1));
+  H5ID(s, H5Screate(H5S_SCALAR));
+  H5ID(a, H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT));
+  H5CHK(H5Awrite(a, t, value));
+  H5CHK(H5Aclose(a));
+  H5CHK(H5Sclose(s));
+  H5CHK(H5Tclose(t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AttrInts(hid_t obj, const char name[], hsize_t n, const int v[])
+{
+  hid_t s, a;
+  PetscFunctionBegin;
+  H5ID(s, H5Screate_simple(1, &n, NULL));
+  H5ID(a, H5Acreate2(obj, name, H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT));
+  H5CHK(H5Awrite(a, H5T_NATIVE_INT, v));
+  H5CHK(H5Aclose(a));
+  H5CHK(H5Sclose(s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* H5Lexists fails (noisily) when an intermediate group is missing: test each prefix in turn. */
+static htri_t PathExists(hid_t loc, const char path[])
+{
+  char buf[256];
+  size_t n = strlen(path);
+  if (n >= sizeof buf) return -1;
+  for (size_t i = 0; i <= n; i++) {
+    if (path[i] == '/' || path[i] == 0) {
+      htri_t e;
+      memcpy(buf, path, i);
+      buf[i] = 0;
+      if (!i) continue;
+      e = H5Lexists(loc, buf, H5P_DEFAULT);
+      if (e <= 0) return e;
+    }
+  }
+  return 1;
+}
+
+static PetscErrorCode Group(hid_t loc, const char path[], hid_t *g)
+{
+  PetscFunctionBegin;
+  if (PathExists(loc, path) > 0) H5ID(*g, H5Gopen2(loc, path, H5P_DEFAULT));
+  else {
+    hid_t lcpl;
+    H5ID(lcpl, H5Pcreate(H5P_LINK_CREATE));
+    H5CHK(H5Pset_create_intermediate_group(lcpl, 1));
+    H5ID(*g, H5Gcreate2(loc, path, lcpl, H5P_DEFAULT, H5P_DEFAULT));
+    H5CHK(H5Pclose(lcpl));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDCreate(MPI_Comm comm, const char file[], PetscInt N, const char lunit[], const char tunit[], PetscBool append, SgH5MD *hp)
+{
+  SgH5MD h;
+  hid_t  fapl, g;
+  int    exists = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&h));
+  h->comm = comm;
+  h->N    = N;
+  PetscCallMPI(MPI_Comm_rank(comm, &h->rank));
+  PetscCall(PetscStrncpy(h->lunit, lunit, sizeof h->lunit));
+  PetscCall(PetscStrncpy(h->tunit, tunit, sizeof h->tunit));
+  H5ID(fapl, H5Pcreate(H5P_FILE_ACCESS));
+  H5CHK(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
+  if (append && !h->rank) {
+    FILE *fp = fopen(file, "rb");
+    if (fp) { exists = 1; fclose(fp); }
+  }
+  PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, comm));
+  if (append && exists) {
+    h->file = H5Fopen(file, H5F_ACC_RDWR, fapl);
+    PetscCheck(h->file >= 0, comm, PETSC_ERR_FILE_OPEN, "md_traj_file: cannot reopen the H5MD trajectory '%s' to continue it", file);
+  } else {
+    h->file = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    PetscCheck(h->file >= 0, comm, PETSC_ERR_FILE_OPEN, "md_traj_file: cannot create the H5MD trajectory '%s' (directory missing or not writable?)", file);
+    {
+      int ver[2] = {1, 1}, dim = 3;
+      hid_t a;
+      PetscCall(Group(h->file, "h5md", &g));
+      PetscCall(AttrInts(g, "version", 2, ver));
+      PetscCall(Group(g, "author", &a));
+      PetscCall(AttrString(a, "name", "surge"));
+      H5CHK(H5Gclose(a));
+      PetscCall(Group(g, "creator", &a));
+      PetscCall(AttrString(a, "name", "surge md"));
+      PetscCall(AttrString(a, "version", "0.1.0"));
+      H5CHK(H5Gclose(a));
+      H5CHK(H5Gclose(g));
+      PetscCall(Group(h->file, "particles/all/box", &g));
+      PetscCall(AttrInts(g, "dimension", 1, &dim));
+      {
+        hid_t t, s, at;
+        hsize_t n = 3;
+        const char *bd[3] = {"periodic", "periodic", "periodic"};
+        H5ID(t, H5Tcopy(H5T_C_S1));
+        H5CHK(H5Tset_size(t, H5T_VARIABLE));
+        H5ID(s, H5Screate_simple(1, &n, NULL));
+        H5ID(at, H5Acreate2(g, "boundary", t, s, H5P_DEFAULT, H5P_DEFAULT));
+        H5CHK(H5Awrite(at, t, bd));
+        H5CHK(H5Aclose(at));
+        H5CHK(H5Sclose(s));
+        H5CHK(H5Tclose(t));
+      }
+      H5CHK(H5Gclose(g));
+    }
+  }
+  H5CHK(H5Pclose(fapl));
+  H5ID(h->dxpl, H5Pcreate(H5P_DATASET_XFER));
+  H5CHK(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE));
+  *hp = h;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Write rows [off, off+cnt) of a fixed [N] dataset. */
+static PetscErrorCode WriteFixed(SgH5MD h, const char path[], hid_t ftype, hid_t mtype, PetscInt off, PetscInt cnt, const void *buf)
+{
+  hid_t   d, fs, ms;
+  hsize_t n = (hsize_t)h->N, o = (hsize_t)off, c = (hsize_t)cnt;
+  PetscFunctionBegin;
+  H5ID(fs, H5Screate_simple(1, &n, NULL));
+  H5ID(d, H5Dcreate2(h->file, path, ftype, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5ID(ms, H5Screate_simple(1, &c, NULL));
+  if (cnt) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &c, NULL));
+  else {
+    H5CHK(H5Sselect_none(fs));
+    H5CHK(H5Sselect_none(ms));
+  }
+  H5CHK(H5Dwrite(d, mtype, ms, fs, h->dxpl, buf));
+  H5CHK(H5Sclose(ms));
+  H5CHK(H5Sclose(fs));
+  H5CHK(H5Dclose(d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDWriteSpecies(SgH5MD h, PetscInt off, PetscInt cnt, const PetscInt sp[], PetscInt ntypes, const char (*names)[16], const PetscReal mt[])
+{
+  int    *isp;
+  double *m;
+  hid_t   g;
+  char    all[16 * 17] = "";
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(cnt + 1, &isp, cnt + 1, &m));
+  for (PetscInt i = 0; i < cnt; i++) {
+    isp[i] = (int)sp[i];
+    m[i]   = mt[sp[i]];
+  }
+  PetscCall(WriteFixed(h, "particles/all/species", H5T_STD_I32LE, H5T_NATIVE_INT, off, cnt, isp));
+  PetscCall(WriteFixed(h, "particles/all/mass", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, off, cnt, m));
+  PetscCall(PetscFree2(isp, m));
+  for (PetscInt t = 0; t < ntypes; t++) {
+    if (t) PetscCall(PetscStrlcat(all, ",", sizeof all));
+    PetscCall(PetscStrlcat(all, names[t], sizeof all));
+  }
+  PetscCall(Group(h->file, "parameters", &g));
+  PetscCall(AttrString(g, "species_names", all));
+  H5CHK(H5Gclose(g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Open (or create) the time-dependent element at path with per-frame shape [rows][3]; extend it
+   by one frame; write step and time (rank 0); return the value dataset and the new frame index. */
+static PetscErrorCode AppendFrame(SgH5MD h, const char path[], hsize_t rows, hid_t ftype, const char unit[], hid_t *dval, hsize_t *frame)
+{
+  hid_t   g, ds, dt, dv;
+  char    p[256];
+  hsize_t one = 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(p, sizeof p, "%s/value", path));
+  if (PathExists(h->file, p) > 0) {
+    H5ID(g, H5Gopen2(h->file, path, H5P_DEFAULT));
+    H5ID(ds, H5Dopen2(g, "step", H5P_DEFAULT));
+    H5ID(dt, H5Dopen2(g, "time", H5P_DEFAULT));
+    H5ID(dv, H5Dopen2(g, "value", H5P_DEFAULT));
+  } else {
+    hsize_t cur1 = 0, max1 = H5S_UNLIMITED, cur3[3] = {0, rows, 3}, max3[3] = {H5S_UNLIMITED, rows, 3}, ch3[3] = {1, rows, 3}, ch1 = 64;
+    hid_t   s, pl;
+    PetscCall(Group(h->file, path, &g));
+    H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
+    H5CHK(H5Pset_chunk(pl, 1, &ch1));
+    H5ID(s, H5Screate_simple(1, &cur1, &max1));
+    H5ID(ds, H5Dcreate2(g, "step", H5T_STD_I64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    H5ID(dt, H5Dcreate2(g, "time", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    H5CHK(H5Sclose(s));
+    H5CHK(H5Pclose(pl));
+    H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
+    H5CHK(H5Pset_chunk(pl, 3, ch3));
+    H5ID(s, H5Screate_simple(3, cur3, max3));
+    H5ID(dv, H5Dcreate2(g, "value", ftype, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    H5CHK(H5Sclose(s));
+    H5CHK(H5Pclose(pl));
+    if (unit) PetscCall(AttrString(dv, "unit", unit));
+    PetscCall(AttrString(dt, "unit", h->tunit));
+  }
+  {
+    hid_t   fs, ms;
+    hsize_t n, o;
+    long long st = h->step;
+    double    tm = h->time;
+    H5ID(fs, H5Dget_space(ds));
+    H5CHK(H5Sget_simple_extent_dims(fs, &n, NULL));
+    H5CHK(H5Sclose(fs));
+    *frame = n;
+    n++;
+    H5CHK(H5Dset_extent(ds, &n));
+    H5CHK(H5Dset_extent(dt, &n));
+    o = n - 1;
+    for (int q = 0; q < 2; q++) {
+      hid_t d = q ? dt : ds;
+      H5ID(fs, H5Dget_space(d));
+      H5ID(ms, H5Screate_simple(1, &one, NULL));
+      if (!h->rank) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &one, NULL));
+      else {
+        H5CHK(H5Sselect_none(fs));
+        H5CHK(H5Sselect_none(ms));
+      }
+      H5CHK(H5Dwrite(d, q ? H5T_NATIVE_DOUBLE : H5T_NATIVE_LLONG, ms, fs, h->dxpl, q ? (const void *)&tm : (const void *)&st));
+      H5CHK(H5Sclose(ms));
+      H5CHK(H5Sclose(fs));
+    }
+    {
+      hsize_t cur3[3];
+      H5ID(fs, H5Dget_space(dv));
+      H5CHK(H5Sget_simple_extent_dims(fs, cur3, NULL));
+      H5CHK(H5Sclose(fs));
+      cur3[0] = n;
+      H5CHK(H5Dset_extent(dv, cur3));
+    }
+  }
+  H5CHK(H5Dclose(ds));
+  H5CHK(H5Dclose(dt));
+  H5CHK(H5Gclose(g));
+  *dval = dv;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDBeginFrame(SgH5MD h, PetscInt step, PetscReal time, const PetscReal box[9])
+{
+  hid_t   dv, fs, ms;
+  hsize_t fr, o[3], c[3] = {1, 3, 3};
+
+  PetscFunctionBegin;
+  h->step = step;
+  h->time = time;
+  PetscCall(AppendFrame(h, "particles/all/box/edges", 3, H5T_IEEE_F64LE, h->lunit, &dv, &fr));
+  o[0] = fr; o[1] = 0; o[2] = 0;
+  H5ID(fs, H5Dget_space(dv));
+  H5ID(ms, H5Screate_simple(3, c, NULL));
+  if (!h->rank) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
+  else {
+    H5CHK(H5Sselect_none(fs));
+    H5CHK(H5Sselect_none(ms));
+  }
+  H5CHK(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, box));
+  H5CHK(H5Sclose(ms));
+  H5CHK(H5Sclose(fs));
+  H5CHK(H5Dclose(dv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDWriteFrameData(SgH5MD h, const char name[], PetscInt off, PetscInt cnt, const PetscReal data[])
+{
+  hid_t     dv, fs, ms;
+  hsize_t   fr, o[3], c[3] = {1, (hsize_t)cnt, 3};
+  char      path[128];
+  PetscBool isimg;
+  int      *ibuf = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(name, "image", &isimg));
+  PetscCall(PetscSNPrintf(path, sizeof path, "particles/all/%s", name));
+  PetscCall(AppendFrame(h, path, (hsize_t)h->N, isimg ? H5T_STD_I32LE : H5T_IEEE_F64LE, isimg ? NULL : (!strcmp(name, "position") ? h->lunit : NULL), &dv, &fr));
+  o[0] = fr; o[1] = (hsize_t)off; o[2] = 0;
+  H5ID(fs, H5Dget_space(dv));
+  H5ID(ms, H5Screate_simple(3, c, NULL));
+  if (cnt) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
+  else {
+    H5CHK(H5Sselect_none(fs));
+    H5CHK(H5Sselect_none(ms));
+  }
+  if (isimg) {
+    PetscCall(PetscMalloc1(3 * cnt + 1, &ibuf));
+    for (PetscInt i = 0; i < 3 * cnt; i++) ibuf[i] = (int)data[i];
+    H5CHK(H5Dwrite(dv, H5T_NATIVE_INT, ms, fs, h->dxpl, ibuf));
+    PetscCall(PetscFree(ibuf));
+  } else H5CHK(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, data));
+  H5CHK(H5Sclose(ms));
+  H5CHK(H5Sclose(fs));
+  H5CHK(H5Dclose(dv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDEndFrame(SgH5MD h)
+{
+  PetscFunctionBegin;
+  H5CHK(H5Fflush(h->file, H5F_SCOPE_GLOBAL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDTruncate(SgH5MD h, PetscInt laststep)
+{
+  const char *elems[] = {"particles/all/box/edges", "particles/all/position", "particles/all/velocity", "particles/all/force", "particles/all/image"};
+
+  PetscFunctionBegin;
+  for (size_t e = 0; e < sizeof(elems) / sizeof(elems[0]); e++) {
+    hid_t      g, ds, fs;
+    hsize_t    n, keep = 0, dims[3];
+    long long *st;
+    if (PathExists(h->file, elems[e]) <= 0) continue;
+    H5ID(g, H5Gopen2(h->file, elems[e], H5P_DEFAULT));
+    H5ID(ds, H5Dopen2(g, "step", H5P_DEFAULT));
+    H5ID(fs, H5Dget_space(ds));
+    H5CHK(H5Sget_simple_extent_dims(fs, &n, NULL));
+    H5CHK(H5Sclose(fs));
+    PetscCall(PetscMalloc1(n + 1, &st));
+    H5CHK(H5Dread(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, st));
+    while (keep < n && st[keep] <= laststep) keep++;
+    PetscCall(PetscFree(st));
+    H5CHK(H5Dset_extent(ds, &keep));
+    H5CHK(H5Dclose(ds));
+    H5ID(ds, H5Dopen2(g, "time", H5P_DEFAULT));
+    H5CHK(H5Dset_extent(ds, &keep));
+    H5CHK(H5Dclose(ds));
+    H5ID(ds, H5Dopen2(g, "value", H5P_DEFAULT));
+    H5ID(fs, H5Dget_space(ds));
+    H5CHK(H5Sget_simple_extent_dims(fs, dims, NULL));
+    H5CHK(H5Sclose(fs));
+    dims[0] = keep;
+    H5CHK(H5Dset_extent(ds, dims));
+    H5CHK(H5Dclose(ds));
+    H5CHK(H5Gclose(g));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDDestroy(SgH5MD *hp)
+{
+  PetscFunctionBegin;
+  if (!*hp) PetscFunctionReturn(PETSC_SUCCESS);
+  H5CHK(H5Pclose((*hp)->dxpl));
+  H5CHK(H5Fclose((*hp)->file));
+  PetscCall(PetscFree(*hp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,30 @@
+/* SgH5MD: an H5MD 1.1 trajectory writer (de Buyl, Colberg, Hoefling, Comput. Phys. Commun. 185,
+   1546 (2014); https://nongnu.org/h5md/h5md.html), parallel HDF5 (MPI-IO, collective writes).
+
+   Layout written:
+     /h5md                       attribute version = [1, 1]; groups author, creator (name, version)
+     /particles/all/box          attributes dimension = 3, boundary = ["periodic" x3]
+     /particles/all/box/edges    time-dependent: step[F], time[F], value[F][3][3] (cell vectors as rows)
+     /particles/all/position     time-dependent: step[F], time[F], value[F][N][3]   (wrapped positions)
+     /particles/all/velocity     ditto
+     /particles/all/force        ditto
+     /particles/all/image        ditto, int32 (periodic image counters: unwrapped = x + image . box)
+     /particles/all/species      [N] int32, atom type (0-based); /particles/all/mass [N]
+     /parameters/species_names   attribute: the type names in order
+   Rows are in global atom-id order (row k = atom id k + 1).  Each rank writes the contiguous id
+   block [off, off + cnt) it holds.  All calls are collective. */
+#pragma once
+#include <petscsys.h>
+
+typedef struct _n_SgH5MD *SgH5MD;
+
+/* append: open an existing file and add frames (restart); otherwise create (truncate). */
+PETSC_EXTERN PetscErrorCode SgH5MDCreate(MPI_Comm, const char file[], PetscInt natoms, const char length_unit[], const char time_unit[], PetscBool append, SgH5MD *);
+PETSC_EXTERN PetscErrorCode SgH5MDWriteSpecies(SgH5MD, PetscInt off, PetscInt cnt, const PetscInt species[], PetscInt ntypes, const char (*names)[16], const PetscReal mass_of_type[]);
+PETSC_EXTERN PetscErrorCode SgH5MDBeginFrame(SgH5MD, PetscInt step, PetscReal time, const PetscReal box[9]);
+/* name: position, velocity, force (doubles) or image (stored as int32); data[cnt][3] */
+PETSC_EXTERN PetscErrorCode SgH5MDWriteFrameData(SgH5MD, const char name[], PetscInt off, PetscInt cnt, const PetscReal data[]);
+PETSC_EXTERN PetscErrorCode SgH5MDEndFrame(SgH5MD);
+/* Drop frames with step > laststep (a restarted run rewrites its own future). */
+PETSC_EXTERN PetscErrorCode SgH5MDTruncate(SgH5MD, PetscInt laststep);
+PETSC_EXTERN PetscErrorCode SgH5MDDestroy(SgH5MD *);

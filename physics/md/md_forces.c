@@ -1,0 +1,148 @@
+/* Force providers behind the md.forces slot: the registry of provider constructors (by name,
+   like PETSc's type registries), and one force evaluation as the engine performs it:
+   zero forces -> provider (through the slot, which counts calls and may later swap in a
+   surrogate) -> reverse communication of ghost forces for Newton providers -> global sums of
+   energy and virial. */
+#include "mdimpl.h"
+
+static PetscFunctionList SgMDForceProviderList = NULL;
+
+PetscErrorCode SgMDForceProviderRegister(const char name[], SgMDForceProviderCreateFn create)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListAdd(&SgMDForceProviderList, name, create));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode RegisterBuiltins(void)
+{
+  PetscErrorCode (*f)(void) = NULL;
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListFind(SgMDForceProviderList, "lj", &f));
+  if (!f) PetscCall(SgMDForceProviderRegister("lj", SgMDForceProviderCreate_LJ));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMDForceProviderNames(char names[], size_t len)
+{
+  const char **list;
+  int          n;
+
+  PetscFunctionBegin;
+  PetscCall(RegisterBuiltins());
+  names[0] = 0;
+  PetscCall(PetscFunctionListGet(SgMDForceProviderList, &list, &n));
+  for (int i = 0; i < n; i++) {
+    if (i) PetscCall(PetscStrlcat(names, ", ", len));
+    PetscCall(PetscStrlcat(names, list[i], len));
+  }
+  PetscCall(PetscFree(list));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMDForceProviderCreate(const char name[], const SgMDForceInfo *info, SgMDForceProvider *p)
+{
+  SgMDForceProviderCreateFn create = NULL;
+  char                      names[512];
+
+  PetscFunctionBegin;
+  PetscCall(RegisterBuiltins());
+  PetscCall(PetscFunctionListFind(SgMDForceProviderList, name, &create));
+  if (!create) {
+    PetscBool istb;
+    PetscCall(SgMDForceProviderNames(names, sizeof(names)));
+    PetscCall(PetscStrcmp(name, "tb", &istb));
+    SETERRQ(info->comm, PETSC_ERR_USER_INPUT, "md_forces: no force provider '%s' is registered (registered: %s)%s", name, names,
+            istb ? "; the tight-binding provider 'tb' comes from physics/dft, which must call SgMDForceProviderRegister(\"tb\", ...) at start-up (src/cli/register.c)" : "");
+  }
+  PetscCall(PetscMemzero(p, sizeof(*p)));
+  PetscCall((*create)(info, p));
+  PetscCheck(p->fn, info->comm, PETSC_ERR_PLIB, "md_forces: provider '%s' set no force function", name);
+  PetscCheck(p->cutoff > 0, info->comm, PETSC_ERR_PLIB, "md_forces: provider '%s' reported cutoff %g; it must be positive", name, (double)p->cutoff);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMDComputeForces(SgMD *md)
+{
+  SgMDDomain    *dom = md->dom;
+  SgForcesInput  in;
+  SgForcesOutput out;
+  PetscReal      loc[10], glob[10];
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(md->ev_force, 0, 0, 0, 0));
+  PetscCall(PetscArrayzero(dom->f, 3 * (dom->nlocal + dom->nghost)));
+  in.n      = dom->nlocal;
+  in.nghost = dom->nghost;
+  in.x      = dom->x;
+  in.type   = dom->type;
+  for (int k = 0; k < 9; k++) in.box[k] = dom->box.h[k];
+  out.energy = 0;
+  out.f      = dom->f;
+  for (int k = 0; k < 9; k++) out.virial[k] = 0;
+  PetscCall(SgSlotComputeForces(md->slot, &in, &out));
+  PetscCall(PetscLogEventEnd(md->ev_force, 0, 0, 0, 0));
+  if (md->prov.newton) {
+    PetscCall(PetscLogEventBegin(md->ev_comm, 0, 0, 0, 0));
+    PetscCall(SgMDDomainReverse(dom));
+    PetscCall(PetscLogEventEnd(md->ev_comm, 0, 0, 0, 0));
+  }
+  loc[0] = out.energy;
+  for (int k = 0; k < 9; k++) loc[1 + k] = out.virial[k];
+  PetscCall(MPIU_Allreduce(loc, glob, 10, MPIU_REAL, MPIU_SUM, dom->comm));
+  md->pe = glob[0];
+  for (int k = 0; k < 9; k++) md->virial[k] = glob[1 + k];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Called once per step after the drift: either rebuild (migrate, ghosts, lists) or only refresh
+   ghost positions. */
+PetscErrorCode SgMDNeighUpdate(SgMD *md, PetscBool force)
+{
+  PetscBool rebuild = force;
+
+  PetscFunctionBegin;
+  md->neigh.since++;
+  if (!rebuild) PetscCall(SgMDNeighDecide(&md->neigh, md->dom, &rebuild));
+  if (rebuild) {
+    PetscCall(PetscLogEventBegin(md->ev_neigh, 0, 0, 0, 0));
+    PetscCall(SgMDDomainMigrate(md->dom));
+    PetscCall(SgMDNeighSortAtoms(&md->neigh, md->dom));
+    PetscCall(SgMDDomainBorders(md->dom));
+    PetscCall(SgMDNeighBuild(&md->neigh, md->dom));
+    PetscCall(PetscLogEventEnd(md->ev_neigh, 0, 0, 0, 0));
+  } else {
+    PetscCall(PetscLogEventBegin(md->ev_comm, 0, 0, 0, 0));
+    PetscCall(SgMDDomainForward(md->dom));
+    PetscCall(PetscLogEventEnd(md->ev_comm, 0, 0, 0, 0));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Overlapping atoms make the forces blow up on the first step: refuse them, naming the pair. */
+PetscErrorCode SgMDCheckOverlap(SgMD *md)
+{
+  SgMDDomain *dom = md->dom;
+  SgMDNeigh  *nb  = &md->neigh;
+  PetscReal   loc[3] = {PETSC_MAX_REAL, 0, 0}, glob[3];
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < dom->nlocal; i++)
+    for (PetscInt k = 0; k < nb->num[i]; k++) {
+      PetscInt  j  = nb->list[nb->first[i] + k];
+      PetscReal dx = dom->x[3 * i] - dom->x[3 * j], dy = dom->x[3 * i + 1] - dom->x[3 * j + 1], dz = dom->x[3 * i + 2] - dom->x[3 * j + 2], r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 < loc[0]) { loc[0] = r2; loc[1] = dom->id[i]; loc[2] = dom->id[j]; }
+    }
+  PetscCall(MPIU_Allreduce(loc, glob, 1, MPIU_REAL, MPIU_MIN, dom->comm));
+  PetscCallMPI(MPI_Comm_rank(dom->comm, &rank));
+  {
+    PetscInt mine = (loc[0] == glob[0]) ? rank : PETSC_MAX_INT, who;
+    PetscCall(MPIU_Allreduce(&mine, &who, 1, MPIU_INT, MPI_MIN, dom->comm));
+    PetscCallMPI(MPI_Bcast(loc, 3, MPIU_REAL, (PetscMPIInt)who, dom->comm));
+  }
+  PetscCheck(loc[0] >= md->min_dist * md->min_dist, dom->comm, PETSC_ERR_USER_INPUT,
+             "md: atoms %d and %d overlap: distance %g %s is below md_min_distance = %g; fix the input structure (duplicate atoms?) or lower md_min_distance",
+             (int)loc[1], (int)loc[2], (double)PetscSqrtReal(loc[0]), md->units.u_length, (double)md->min_dist);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,150 @@
+/* The "lj" force provider: 12-6 Lennard-Jones, cut and shifted (energy only, as LAMMPS's
+   lj/cut with pair_modify shift yes; forces are the plain LJ forces inside the cutoff):
+     E(r) = 4 eps [(sigma/r)^12 - (sigma/r)^6] - E(rc),   r < rc
+   Per-type epsilon and sigma are mixed for unlike pairs with the Lorentz-Berthelot rules
+   eps_ij = sqrt(eps_i eps_j), sigma_ij = (sigma_i + sigma_j)/2 (md_lj_mixing arithmetic, default)
+   or geometrically, sigma_ij = sqrt(sigma_i sigma_j) (md_lj_mixing geometric, LAMMPS's default).
+   Options (md_ prefix): lj_epsilon, lj_sigma (one value per type), lj_cutoff (in sigma units of
+   the pair when lj_cutoff_scaled, else in length units), lj_mixing, lj_shift.
+   Works with MD's full lists (bit-reproducible on any rank count) and half lists (Newton). */
+#include "mdimpl.h"
+
+typedef struct {
+  PetscInt   nt;
+  PetscReal  cutsq[SG_MD_MAX_TYPES * SG_MD_MAX_TYPES], lj1[SG_MD_MAX_TYPES * SG_MD_MAX_TYPES], lj2[SG_MD_MAX_TYPES * SG_MD_MAX_TYPES];
+  PetscReal  lj3[SG_MD_MAX_TYPES * SG_MD_MAX_TYPES], lj4[SG_MD_MAX_TYPES * SG_MD_MAX_TYPES], off[SG_MD_MAX_TYPES * SG_MD_MAX_TYPES];
+  SgMD      *md;
+} LJCtx;
+
+/* Full list, one atom type: the hot loop is branch-free so the compiler vectorises it over the
+   neighbours (gathers), and each atom's force is summed in list order only (deterministic). */
+static void LJFull1(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, PetscReal *restrict f, PetscReal *energy, PetscReal w[6])
+{
+  const PetscReal cutsq = c->cutsq[0], lj1 = c->lj1[0], lj2 = c->lj2[0], lj3 = c->lj3[0], lj4 = c->lj4[0], off = c->off[0];
+  PetscReal       E = 0, w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscInt *restrict l = nb->list + nb->first[i];
+    const PetscInt  m = nb->num[i];
+    const PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
+    PetscReal       fx = 0, fy = 0, fz = 0, e = 0, v0 = 0, v1 = 0, v2 = 0, v3 = 0, v4 = 0, v5 = 0;
+#pragma omp simd reduction(+ : fx, fy, fz, e, v0, v1, v2, v3, v4, v5)
+    for (PetscInt k = 0; k < m; k++) {
+      const PetscInt  j  = l[k];
+      const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
+      const PetscReal r2 = dx * dx + dy * dy + dz * dz;
+      const PetscReal in = r2 < cutsq ? 1.0 : 0.0;
+      const PetscReal r2i = in / r2, r6i = r2i * r2i * r2i;
+      const PetscReal fp = r6i * (lj1 * r6i - lj2) * r2i;
+      fx += dx * fp; fy += dy * fp; fz += dz * fp;
+      e += r6i * (lj3 * r6i - lj4) - in * off;
+      v0 += dx * dx * fp; v1 += dy * dy * fp; v2 += dz * dz * fp;
+      v3 += dx * dy * fp; v4 += dx * dz * fp; v5 += dy * dz * fp;
+    }
+    f[3 * i] = fx; f[3 * i + 1] = fy; f[3 * i + 2] = fz;
+    E += e; w0 += v0; w1 += v1; w2 += v2; w3 += v3; w4 += v4; w5 += v5;
+  }
+  *energy = 0.5 * E;
+  w[0] = 0.5 * w0; w[1] = 0.5 * w1; w[2] = 0.5 * w2; w[3] = 0.5 * w3; w[4] = 0.5 * w4; w[5] = 0.5 * w5;
+}
+
+/* General case: several types, full or half list. */
+static void LJGeneral(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, const PetscInt *type, PetscReal *restrict f, PetscReal *energy, PetscReal w[6])
+{
+  const PetscInt  nt = c->nt;
+  const PetscReal sc = nb->half ? 1.0 : 0.5;
+  PetscReal       E = 0, v[6] = {0, 0, 0, 0, 0, 0};
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscInt *l = nb->list + nb->first[i], m = nb->num[i], ti = type[i] * nt;
+    const PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
+    PetscReal       fx = 0, fy = 0, fz = 0;
+    for (PetscInt k = 0; k < m; k++) {
+      const PetscInt  j = l[k], p = ti + type[j];
+      const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
+      const PetscReal r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 >= c->cutsq[p]) continue;
+      const PetscReal r2i = 1.0 / r2, r6i = r2i * r2i * r2i, fp = r6i * (c->lj1[p] * r6i - c->lj2[p]) * r2i;
+      fx += dx * fp; fy += dy * fp; fz += dz * fp;
+      if (nb->half) {
+        f[3 * j] -= dx * fp; f[3 * j + 1] -= dy * fp; f[3 * j + 2] -= dz * fp;
+      }
+      E += r6i * (c->lj3[p] * r6i - c->lj4[p]) - c->off[p];
+      v[0] += dx * dx * fp; v[1] += dy * dy * fp; v[2] += dz * dz * fp;
+      v[3] += dx * dy * fp; v[4] += dx * dz * fp; v[5] += dy * dz * fp;
+    }
+    f[3 * i] += fx; f[3 * i + 1] += fy; f[3 * i + 2] += fz;
+  }
+  *energy = sc * E;
+  for (int k = 0; k < 6; k++) w[k] = sc * v[k];
+}
+
+static PetscErrorCode LJForces(void *ctx, const SgForcesInput *in, SgForcesOutput *out)
+{
+  LJCtx     *c  = (LJCtx *)ctx;
+  SgMDNeigh *nb = &c->md->neigh;
+  PetscReal  w[6];
+
+  PetscFunctionBegin;
+  if (c->nt == 1 && !nb->half) LJFull1(c, nb, in->n, in->x, out->f, &out->energy, w);
+  else LJGeneral(c, nb, in->n, in->x, in->type, out->f, &out->energy, w);
+  out->virial[0] = w[0]; out->virial[4] = w[1]; out->virial[8] = w[2];
+  out->virial[1] = out->virial[3] = w[3];
+  out->virial[2] = out->virial[6] = w[4];
+  out->virial[5] = out->virial[7] = w[5];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode LJDestroy(void *ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMDForceProviderCreate_LJ(const SgMDForceInfo *info, SgMDForceProvider *p)
+{
+  PetscOptionItems *PetscOptionsObject = info->PetscOptionsObject;
+  PetscInt          nt = info->ntypes, ne = SG_MD_MAX_TYPES, ns = SG_MD_MAX_TYPES, imix = 0;
+  PetscReal         eps[SG_MD_MAX_TYPES], sig[SG_MD_MAX_TYPES], rc = 2.5, rcmax = 0;
+  PetscBool         set, shift = PETSC_TRUE, scaled = PETSC_FALSE;
+  const char *const mixes[] = {"arithmetic", "geometric"};
+  LJCtx            *c;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&c));
+  c->nt = nt;
+  c->md = (SgMD *)info->engine;
+  for (PetscInt t = 0; t < SG_MD_MAX_TYPES; t++) eps[t] = sig[t] = 1.0;
+  PetscCall(SgOptionsRealArray("-lj_epsilon", "LJ well depth per atom type", "energy", eps, &ne, &set, 0.0, PETSC_MAX_REAL));
+  PetscCheck(!set || ne == nt || ne == 1, info->comm, PETSC_ERR_USER_INPUT, "md_lj_epsilon: %" PetscInt_FMT " values given for %" PetscInt_FMT " atom types; give one per type", ne, nt);
+  if (set && ne == 1) for (PetscInt t = 1; t < nt; t++) eps[t] = eps[0];
+  PetscCall(SgOptionsRealArray("-lj_sigma", "LJ diameter per atom type", "length", sig, &ns, &set, 0.0, PETSC_MAX_REAL));
+  PetscCheck(!set || ns == nt || ns == 1, info->comm, PETSC_ERR_USER_INPUT, "md_lj_sigma: %" PetscInt_FMT " values given for %" PetscInt_FMT " atom types; give one per type", ns, nt);
+  if (set && ns == 1) for (PetscInt t = 1; t < nt; t++) sig[t] = sig[0];
+  for (PetscInt t = 0; t < nt; t++) PetscCheck(sig[t] > 0, info->comm, PETSC_ERR_USER_INPUT, "md_lj_sigma: type %s has sigma %g; it must be positive", info->tname[t], (double)sig[t]);
+  PetscCall(SgOptionsReal("-lj_cutoff", "LJ cutoff radius (length units, or sigma_ij units with lj_cutoff_scaled)", "length", rc, &rc, NULL, 0.0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsBool("-lj_cutoff_scaled", "lj_cutoff is in units of each pair's sigma_ij", scaled, &scaled, NULL));
+  PetscCall(SgOptionsEList("-lj_mixing", "mixing rule for unlike pairs (arithmetic = Lorentz-Berthelot)", mixes, 2, mixes[0], &imix, NULL));
+  PetscCall(SgOptionsBool("-lj_shift", "shift the pair energy to zero at the cutoff", shift, &shift, NULL));
+  PetscCheck(rc > 0, info->comm, PETSC_ERR_USER_INPUT, "md_lj_cutoff: %g must be positive", (double)rc);
+  for (PetscInt a = 0; a < nt; a++)
+    for (PetscInt b = 0; b < nt; b++) {
+      PetscInt  q  = a * nt + b;
+      PetscReal e  = PetscSqrtReal(eps[a] * eps[b]);
+      PetscReal s  = imix == 0 ? 0.5 * (sig[a] + sig[b]) : PetscSqrtReal(sig[a] * sig[b]);
+      PetscReal r  = scaled ? rc * s : rc, s6 = PetscPowReal(s, 6.0), ri6 = s6 / PetscPowReal(r, 6.0);
+      c->cutsq[q]  = r * r;
+      c->lj1[q]    = 48.0 * e * s6 * s6;
+      c->lj2[q]    = 24.0 * e * s6;
+      c->lj3[q]    = 4.0 * e * s6 * s6;
+      c->lj4[q]    = 4.0 * e * s6;
+      c->off[q]    = shift ? 4.0 * e * ri6 * (ri6 - 1.0) : 0.0;
+      rcmax        = PetscMax(rcmax, r);
+    }
+  PetscCall(PetscStrncpy(p->name, "lj", sizeof(p->name)));
+  p->fn      = LJForces;
+  p->ctx     = c;
+  p->cutoff  = rcmax;
+  p->newton  = c->md->neigh.half;
+  p->destroy = LJDestroy;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,486 @@
+/* The "md" SgSolver: options, set-up, one time step, diagnostics, report.
+
+   Deck section `md:` (options -md_*).  Units (md_units): lj (reduced) or metal (A, eV, ps, amu,
+   K, bar), exactly LAMMPS's.  The starting structure comes from exactly one of
+     md_lattice fcc|bcc|diamond  (+ md_lattice_cells nx,ny,nz and md_lattice_density [lj, number
+                                  density] or md_lattice_constant [length], md_lattice_type NAME)
+     md_read_xyz FILE            extended XYZ (Lattice="..." in the comment line)
+     md_read_data FILE           LAMMPS data file (atomic style)
+   Masses: md_mass (one per type), else the element's standard mass in metal units (an unknown
+   element is an error), else 1 in lj units.  Velocities: md_velocity_temperature with md_seed.
+   Integrator: md_ensemble nve|langevin|nhc with md_temperature, md_damp, md_nhc_chain.
+   Forces: md_forces NAME (a registered provider: lj built in).  Neighbour lists: md_skin,
+   md_neigh_every, md_neigh_delay, md_neigh_check, md_newton (half lists + reverse communication;
+   default full lists, which make runs on any rank count bit-identical).
+   Output: thermo lines every md_thermo_every steps on rank 0; diagnostics temperature, pe, ke,
+   etotal, pressure, econserved (per atom in lj units unless md_thermo_norm false, as LAMMPS);
+   H5MD trajectory md_traj_file every md_traj_every steps. */
+#include "sgsolverimpl.h"
+#include "mdimpl.h"
+#include "sgcheckpoint.h"
+#include "sgoutput.h"
+#include "sgh5md.h"
+
+static const char *const ensembles[] = {"nve", "langevin", "nhc"};
+static const char *const unitnames[] = {"lj", "metal"};
+static const char *const lattices[]  = {"none", "fcc", "bcc", "diamond"};
+
+typedef struct {
+  SgMD           md;
+  PetscLogDouble wall;      /* time spent in steps */
+  PetscInt       nsteps;    /* steps in this run (for the rate) */
+} SolverData;
+
+static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscOptionsObject)
+{
+  SgMD       *md = &((SolverData *)solver->data)->md;
+  MPI_Comm    comm = PetscObjectComm((PetscObject)solver);
+  PetscInt    iunits = 0, ilat = 0, iens = 0, cells[3] = {4, 4, 4}, nc = 3, nm = SG_MD_MAX_TYPES, seed = 12345;
+  PetscReal   rho = 0.8442, alat = 0, T0 = 0, masses[SG_MD_MAX_TYPES];
+  PetscBool   setrho, seta, setcells, setxyz, setdata, setmass, setT;
+  char        xyz[PETSC_MAX_PATH_LEN] = "", data[PETSC_MAX_PATH_LEN] = "", ltype[16] = "", pname[64] = "lj";
+  SgMDSystem *sys = &md->sys;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Molecular dynamics (md) options");
+  PetscCall(SgOptionsEList("-units", "unit system, as LAMMPS defines it", unitnames, 2, unitnames[0], &iunits, NULL));
+  PetscCall(SgMDUnitsSet(unitnames[iunits], &md->units));
+  /* structure */
+  PetscCall(SgOptionsEList("-lattice", "build the start structure on a lattice", lattices, 4, lattices[0], &ilat, NULL));
+  PetscCall(SgOptionsIntArray("-lattice_cells", "unit cells along a, b, c", cells, &nc, &setcells, 1, 100000));
+  PetscCall(SgOptionsReal("-lattice_density", "number density fixing the lattice constant (lj units)", "1/length^3", rho, &rho, &setrho, PETSC_SMALL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal("-lattice_constant", "cubic lattice constant", md->units.u_length, alat, &alat, &seta, PETSC_SMALL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsString("-lattice_type", "atom type (element symbol in metal units) of lattice atoms", ltype, ltype, sizeof ltype, NULL));
+  PetscCall(SgOptionsString("-read_xyz", "read the structure from an extended XYZ file", xyz, xyz, sizeof xyz, &setxyz));
+  PetscCall(SgOptionsString("-read_data", "read the structure from a LAMMPS data file (atom_style atomic)", data, data, sizeof data, &setdata));
+  PetscCheck((ilat > 0) + setxyz + setdata == 1, comm, PETSC_ERR_USER_INPUT, "md: give exactly one start structure: md_lattice (fcc, bcc, diamond), md_read_xyz or md_read_data (got %d)", (int)((ilat > 0) + setxyz + setdata));
+  PetscCheck(!(ilat > 0) || nc == 3 || !setcells, comm, PETSC_ERR_USER_INPUT, "md_lattice_cells: give three counts (nx,ny,nz), got %" PetscInt_FMT, nc);
+  PetscCall(SgMDSystemDestroy(sys));
+  PetscCall(PetscMemzero(sys, sizeof(*sys)));
+  if (ilat > 0) {
+    PetscMPIInt nb = ilat == 1 ? 4 : ilat == 2 ? 2 : 8;
+    PetscInt    t;
+    PetscCheck(!(setrho && seta), comm, PETSC_ERR_USER_INPUT, "md: give md_lattice_density or md_lattice_constant, not both");
+    if (!seta) {
+      PetscCheck(md->units.style == SG_MD_UNITS_LJ || setrho, comm, PETSC_ERR_USER_INPUT, "md_lattice_constant: required in %s units", md->units.name);
+      alat = PetscPowReal(nb / rho, 1.0 / 3.0); /* LAMMPS lj-unit lattice: density sets a */
+    }
+    PetscCall(SgMDSystemLattice(lattices[ilat], alat, cells, sys));
+    if (!ltype[0]) PetscCall(PetscStrncpy(ltype, md->units.style == SG_MD_UNITS_LJ ? "1" : "", sizeof ltype));
+    PetscCheck(ltype[0], comm, PETSC_ERR_USER_INPUT, "md_lattice_type: name the element of the lattice atoms (e.g. Si) in metal units");
+    PetscCall(SgMDSystemTypeIndex(sys, ltype, &t));
+  } else if (setxyz) PetscCall(SgMDReadXYZ(comm, xyz, sys));
+  else PetscCall(SgMDReadLammpsData(comm, data, sys));
+  /* masses */
+  PetscCall(SgOptionsRealArray("-mass", "mass per atom type (in type order)", md->units.u_mass, masses, &nm, &setmass, PETSC_SMALL, PETSC_MAX_REAL));
+  PetscCheck(!setmass || nm == sys->ntypes, comm, PETSC_ERR_USER_INPUT, "md_mass: %" PetscInt_FMT " values for %" PetscInt_FMT " atom types; give one per type", nm, sys->ntypes);
+  for (PetscInt t = 0; t < sys->ntypes; t++) {
+    if (setmass) { sys->mass[t] = masses[t]; sys->hasmass[t] = PETSC_TRUE; }
+    if (sys->hasmass[t]) continue;
+    if (md->units.style == SG_MD_UNITS_LJ) sys->mass[t] = 1.0;
+    else {
+      PetscBool found;
+      PetscCall(SgMDElementMass(sys->tname[t], &sys->mass[t], &found));
+      PetscCheck(found, comm, PETSC_ERR_USER_INPUT, "md: unknown element '%s' (atom type %" PetscInt_FMT "): not in the element table; give its mass with md_mass or fix the symbol", sys->tname[t], t + 1);
+    }
+  }
+  md->ntypes = sys->ntypes;
+  for (PetscInt t = 0; t < sys->ntypes; t++) {
+    md->mass[t] = sys->mass[t];
+    PetscCall(PetscStrncpy(md->tname[t], sys->tname[t], sizeof(md->tname[t])));
+  }
+  md->N = sys->n;
+  /* velocities */
+  PetscCall(SgOptionsReal("-velocity_temperature", "draw initial velocities at this temperature (0: keep the file's or zero)", md->units.u_temperature, T0, &T0, &setT, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsInt("-seed", "random seed (velocities, Langevin noise)", seed, &seed, NULL, 0, PETSC_MAX_INT));
+  md->seed = (uint64_t)seed;
+  if (setT || !sys->v) PetscCall(SgMDSystemVelocities(sys, &md->units, T0, md->seed));
+  /* integrator */
+  md->dt = md->units.dt;
+  PetscCall(SgOptionsReal("-dt", "time step", md->units.u_time, md->dt, &md->dt, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  PetscCall(SgOptionsEList("-ensemble", "integrator: nve (velocity Verlet), langevin (BAOAB), nhc (Nose-Hoover chain)", ensembles, 3, ensembles[0], &iens, NULL));
+  md->ens     = (SgMDEnsemble)iens;
+  md->Ttarget = T0;
+  PetscCall(SgOptionsReal("-temperature", "thermostat target temperature", md->units.u_temperature, md->Ttarget, &md->Ttarget, NULL, 0, PETSC_MAX_REAL));
+  md->damp = 100 * md->dt;
+  PetscCall(SgOptionsReal("-damp", "thermostat time constant (Langevin 1/friction; NHC period tau)", md->units.u_time, md->damp, &md->damp, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  md->nchain = 3;
+  PetscCall(SgOptionsInt("-nhc_chain", "Nose-Hoover chain length", md->nchain, &md->nchain, NULL, 1, 10));
+  PetscCheck(md->ens == SG_MD_NVE || md->Ttarget > 0, comm, PETSC_ERR_USER_INPUT, "md_temperature: the %s thermostat needs a target temperature > 0", ensembles[iens]);
+  /* neighbour lists */
+  md->neigh.skin = md->units.style == SG_MD_UNITS_LJ ? 0.3 : 2.0; /* LAMMPS defaults */
+  PetscCall(SgOptionsReal("-skin", "neighbour-list skin", md->units.u_length, md->neigh.skin, &md->neigh.skin, NULL, 0, PETSC_MAX_REAL));
+  md->neigh.every = 1; md->neigh.delay = 0; md->neigh.check = PETSC_TRUE; md->neigh.half = PETSC_FALSE;
+  PetscCall(SgOptionsInt("-neigh_every", "consider a neighbour-list rebuild every K steps", md->neigh.every, &md->neigh.every, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-neigh_delay", "no rebuild before K steps since the last one", md->neigh.delay, &md->neigh.delay, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsBool("-neigh_check", "rebuild only if some atom moved more than skin/2", md->neigh.check, &md->neigh.check, NULL));
+  PetscCall(SgOptionsBool("-newton", "half neighbour lists with Newton's third law and reverse communication (faster; 1- and P-rank runs then agree to round-off instead of bitwise)", md->neigh.half, &md->neigh.half, NULL));
+  md->min_dist = md->units.style == SG_MD_UNITS_LJ ? 0.5 : 0.5;
+  PetscCall(SgOptionsReal("-min_distance", "atoms closer than this at start are an input error", md->units.u_length, md->min_dist, &md->min_dist, NULL, 0, PETSC_MAX_REAL));
+  /* output */
+  md->thermo_every = 100;
+  PetscCall(SgOptionsInt("-thermo_every", "print a thermo line every K steps (0: never)", md->thermo_every, &md->thermo_every, NULL, 0, PETSC_MAX_INT));
+  md->norm = md->units.style == SG_MD_UNITS_LJ ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(SgOptionsBool("-thermo_norm", "energies per atom (LAMMPS default: yes in lj, no in metal units)", md->norm, &md->norm, NULL));
+  md->traj_every = 0;
+  PetscCall(SgOptionsString("-traj_file", "H5MD trajectory file", md->traj_file, md->traj_file, sizeof md->traj_file, NULL));
+  PetscCall(SgOptionsInt("-traj_every", "trajectory frame every K steps (0: none)", md->traj_every, &md->traj_every, NULL, 0, PETSC_MAX_INT));
+  md->traj_pos = md->traj_vel = md->traj_frc = PETSC_TRUE;
+  PetscCall(SgOptionsBool("-traj_velocities", "write velocities to the trajectory", md->traj_vel, &md->traj_vel, NULL));
+  PetscCall(SgOptionsBool("-traj_forces", "write forces to the trajectory", md->traj_frc, &md->traj_frc, NULL));
+  PetscCheck(!md->traj_every || md->traj_file[0], comm, PETSC_ERR_USER_INPUT, "md_traj_every = %" PetscInt_FMT " needs md_traj_file (the H5MD file name)", md->traj_every);
+  if (md->traj_file[0] && !md->traj_every) md->traj_every = 100;
+  /* force provider (reads its own options, e.g. md_lj_*) */
+  PetscCall(SgOptionsString("-forces", "force provider for the md.forces slot (lj; tb from physics/dft)", pname, pname, sizeof pname, NULL));
+  if (md->prov.destroy) PetscCall(md->prov.destroy(md->prov.ctx));
+  {
+    SgMDForceInfo info = {comm, md->units.name, md->units.boltz, md->ntypes, (const char(*)[16])md->tname, md->mass, "md_", PetscOptionsObject, md};
+    PetscCall(SgMDForceProviderCreate(pname, &info, &md->prov));
+  }
+  PetscCall(PetscStrncpy(md->provname, pname, sizeof md->provname));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ThermoLine(SgSolver solver, PetscBool header)
+{
+  SgMD     *md = &((SolverData *)solver->data)->md;
+  PetscReal T, ke, pe, p, ec, sc;
+
+  PetscFunctionBegin;
+  PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
+  sc = md->norm ? 1.0 / md->N : 1.0;
+  if (header) PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10s %14s %16s %16s %16s %14s\n", "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press"));
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10" PetscInt_FMT " %14.8g %16.10g %16.10g %16.10g %14.8g\n", md->step, (double)T, (double)(pe * sc), (double)(ke * sc), (double)((pe + ke) * sc), (double)p));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TrajFrame(SgSolver solver, PetscReal t)
+{
+  SgMD       *md  = &((SolverData *)solver->data)->md;
+  SgMDDomain *dom = md->dom;
+  PetscInt    off, cnt;
+  PetscReal  *buf, *blk;
+
+  PetscFunctionBegin;
+  if (!md->h5md) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscMalloc1(3 * dom->nlocal + 1, &buf));
+  PetscCall(SgH5MDBeginFrame((SgH5MD)md->h5md, md->step, t, dom->box.h));
+  for (int q = 0; q < 4; q++) {
+    const char *name = q == 0 ? "position" : q == 1 ? "velocity" : q == 2 ? "force" : "image";
+    if ((q == 1 && !md->traj_vel) || (q == 2 && !md->traj_frc)) continue;
+    for (PetscInt i = 0; i < 3 * dom->nlocal; i++) buf[i] = q == 0 ? dom->x[i] : q == 1 ? dom->v[i] : q == 2 ? dom->f[i] : (PetscReal)dom->img[i];
+    PetscCall(SgMDDomainToIdBlocks(dom, md->N, 3, buf, &off, &cnt, &blk));
+    PetscCall(SgH5MDWriteFrameData((SgH5MD)md->h5md, name, off, cnt, blk));
+    PetscCall(PetscFree(blk));
+  }
+  PetscCall(SgH5MDEndFrame((SgH5MD)md->h5md));
+  PetscCall(PetscFree(buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MDSetUp(SgSolver solver)
+{
+  SgMD     *md = &((SolverData *)solver->data)->md;
+  MPI_Comm  comm = PetscObjectComm((PetscObject)solver);
+  PetscReal cutghost;
+  const char *dn[6] = {"temperature", "pe", "ke", "etotal", "pressure", "econserved"};
+
+  PetscFunctionBegin;
+  md->cutoff       = md->prov.cutoff;
+  md->neigh.cutneigh = md->cutoff + md->neigh.skin;
+  cutghost         = md->neigh.cutneigh;
+  /* With the minimum-image reach 2 (rc + skin) <= thickness, every pair within the cutoff is seen
+     through exactly one periodic image: the full lists stay duplicate-free and id-ordered. */
+  for (int d = 0; d < 3; d++)
+    PetscCheck(md->sys.box.thick[d] >= 2 * cutghost, comm, PETSC_ERR_USER_INPUT,
+               "md: the cell is %g %s thick along %c but must be at least 2 (cutoff + skin) = 2 (%g + %g) = %g; use more unit cells (md_lattice_cells) or a smaller cutoff/skin",
+               (double)md->sys.box.thick[d], md->units.u_length, "abc"[d], (double)md->cutoff, (double)md->neigh.skin, (double)(2 * cutghost));
+  PetscCall(SgMDDomainCreate(comm, &md->sys.box, cutghost, &md->dom));
+  PetscCall(SgMDDomainDistribute(md->dom, &md->sys));
+  {
+    PetscInt nl = md->dom->nlocal, ng;
+    PetscCall(MPIU_Allreduce(&nl, &ng, 1, MPIU_INT, MPI_SUM, comm));
+    PetscCheck(ng == md->N, comm, PETSC_ERR_PLIB, "md: %" PetscInt_FMT " of %" PetscInt_FMT " atoms distributed", ng, md->N);
+  }
+  PetscCall(SgMDSystemDestroy(&md->sys));
+  PetscCall(SgMDNeighSetUp(&md->neigh, md->dom));
+  md->dof = 3 * md->N - 3;
+  if (md->ens == SG_MD_NHC) {
+    PetscReal kT = md->units.boltz * md->Ttarget;
+    for (PetscInt k = 0; k < md->nchain; k++) {
+      md->Qeta[k] = (k == 0 ? md->dof : 1) * kT * md->damp * md->damp;
+      md->eta[k] = md->peta[k] = 0;
+    }
+  }
+  PetscCall(PetscLogEventRegister("MDForce", SG_SOLVER_CLASSID, &md->ev_force));
+  PetscCall(PetscLogEventRegister("MDNeigh", SG_SOLVER_CLASSID, &md->ev_neigh));
+  PetscCall(PetscLogEventRegister("MDComm", SG_SOLVER_CLASSID, &md->ev_comm));
+  PetscCall(SgSlotCreate("md.forces", &md->slot));
+  PetscCall(SgSlotSetProvider(md->slot, md->provname, (void (*)(void))md->prov.fn, md->prov.ctx));
+  PetscCall(SgSolverDeclareSlot(solver, md->slot));
+  md->neigh.since = 0;
+  PetscCall(SgMDNeighUpdate(md, PETSC_TRUE));
+  PetscCall(SgMDCheckOverlap(md));
+  PetscCall(SgMDComputeForces(md));
+  for (int k = 0; k < 6; k++) {
+    const char *u = k == 0 ? md->units.u_temperature : k == 4 ? md->units.u_pressure : md->units.u_energy;
+    char        uu[64];
+    PetscCall(PetscSNPrintf(uu, sizeof uu, "%s%s", u, (k >= 1 && k != 4 && md->norm) ? "/atom" : ""));
+    PetscCall(SgSolverAddDiagnostic(solver, dn[k], uu, &md->idiag[k]));
+  }
+  PetscCall(SgSolverSetProgressDiagnostic(solver, md->idiag[3]));
+  PetscCall(PetscInfo(solver, "md: %" PetscInt_FMT " atoms, processor grid %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\n", md->N, md->dom->pgrid[0], md->dom->pgrid[1], md->dom->pgrid[2]));
+  PetscCall(PetscPrintf(comm, "md: %" PetscInt_FMT " atoms, %" PetscInt_FMT " types, %s units, forces '%s' (cutoff %g, skin %g, %s lists), %s, dt %g, ranks %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\n", md->N, md->ntypes, md->units.name, md->provname,
+                        (double)md->cutoff, (double)md->neigh.skin, md->neigh.half ? "half (Newton)" : "full", ensembles[md->ens], (double)md->dt, md->dom->pgrid[0], md->dom->pgrid[1], md->dom->pgrid[2]));
+  if (md->thermo_every) PetscCall(ThermoLine(solver, PETSC_TRUE));
+  if (md->traj_every) {
+    SgH5MD h;
+    PetscInt *sp, off, cnt;
+    PetscReal *buf, *blk;
+    PetscBool restarting;
+    /* a restarted run continues the trajectory file: frames past the checkpoint are dropped in
+       restart(); a fresh run starts a new file */
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
+    PetscCall(SgH5MDCreate(comm, md->traj_file, md->N, md->units.u_length, md->units.u_time, restarting, &h));
+    md->h5md = h;
+    if (restarting) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(PetscMalloc1(md->dom->nlocal + 1, &buf));
+    for (PetscInt i = 0; i < md->dom->nlocal; i++) buf[i] = md->dom->type[i];
+    PetscCall(SgMDDomainToIdBlocks(md->dom, md->N, 1, buf, &off, &cnt, &blk));
+    PetscCall(PetscMalloc1(cnt + 1, &sp));
+    for (PetscInt i = 0; i < cnt; i++) sp[i] = (PetscInt)blk[i];
+    PetscCall(SgH5MDWriteSpecies(h, off, cnt, sp, md->ntypes, (const char(*)[16])md->tname, md->mass));
+    PetscCall(PetscFree(sp));
+    PetscCall(PetscFree(blk));
+    PetscCall(PetscFree(buf));
+    PetscCall(TrajFrame(solver, 0.0));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MDTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
+{
+  SgMD *md = &((SolverData *)solver->data)->md;
+  PetscFunctionBegin;
+  *dtmax = md->dt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MDStep(SgSolver solver, PetscReal t, PetscReal dt)
+{
+  SolverData    *sd = (SolverData *)solver->data;
+  SgMD          *md = &sd->md;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(SgMDIntegrate(md, dt));
+  PetscCall(PetscTime(&t1));
+  sd->wall += t1 - t0;
+  sd->nsteps++;
+  if (md->thermo_every && md->step % md->thermo_every == 0) PetscCall(ThermoLine(solver, PETSC_FALSE));
+  if (md->traj_every && md->step % md->traj_every == 0) PetscCall(TrajFrame(solver, t + dt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MDDiagnose(SgSolver solver, PetscReal t, PetscReal v[])
+{
+  SgMD     *md = &((SolverData *)solver->data)->md;
+  PetscReal T, ke, pe, p, ec, sc;
+
+  PetscFunctionBegin;
+  PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
+  sc = md->norm ? 1.0 / md->N : 1.0;
+  v[md->idiag[0]] = T;
+  v[md->idiag[1]] = pe * sc;
+  v[md->idiag[2]] = ke * sc;
+  v[md->idiag[3]] = (pe + ke) * sc;
+  v[md->idiag[4]] = p;
+  v[md->idiag[5]] = ec * sc;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Per-atom state in id order, 17 values: x3 v3 f3 xbuild3 img3 type, plus padding to keep it
+   simple to extend.  The neighbour list is rebuilt on restart from the positions of its last build
+   (xbuild), which reproduces the same list, hence the same force summation order: the continued
+   run is bit-identical to an uninterrupted one. */
+#define NSTATE 16
+static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
+{
+  SolverData      *sd = (SolverData *)solver->data;
+  SgMD            *md = &sd->md;
+  SgMDDomain      *dom = md->dom;
+  MPI_Comm         comm = PetscObjectComm((PetscObject)solver);
+  SgCheckpointMode mode;
+  PetscInt         off, cnt;
+  PetscReal       *buf, *blk, sc[8 + 20];
+  Vec              V;
+
+  PetscFunctionBegin;
+  PetscCall(SgCheckpointGetMode(chk, &mode));
+  PetscCall(SgCheckpointLayoutString(chk, "md_units", md->units.name));
+  PetscCall(SgCheckpointLayoutString(chk, "md_forces", md->provname));
+  PetscCall(SgCheckpointLayoutString(chk, "md_ensemble", ensembles[md->ens]));
+  PetscCall(SgCheckpointLayoutInt(chk, "md_atoms", md->N));
+  PetscCall(SgCheckpointLayoutInt(chk, "md_types", md->ntypes));
+  PetscCall(SgCheckpointLayoutInt(chk, "md_nhc_chain", md->nchain));
+  PetscCall(SgCheckpointLayoutInt(chk, "md_newton", (PetscInt)md->neigh.half));
+  PetscCall(SgCheckpointLayoutReal(chk, "md_cutneigh", md->neigh.cutneigh));
+  for (int k = 0; k < 9; k++) {
+    char nm[32];
+    PetscCall(PetscSNPrintf(nm, sizeof nm, "md_cell_%d", k));
+    PetscCall(SgCheckpointLayoutReal(chk, nm, dom->box.h[k]));
+  }
+  off = (PetscInt)(((long long)md->N * dom->rank) / dom->size);
+  cnt = (PetscInt)(((long long)md->N * (dom->rank + 1)) / dom->size) - off;
+  PetscCall(VecCreateMPI(comm, NSTATE * cnt, NSTATE * md->N, &V));
+  if (mode == SG_CHECKPOINT_WRITE) {
+    PetscReal ebath = 0;
+    PetscCall(PetscMalloc1(NSTATE * dom->nlocal + 1, &buf));
+    for (PetscInt i = 0; i < dom->nlocal; i++) {
+      PetscReal *b = &buf[NSTATE * i];
+      for (int k = 0; k < 3; k++) {
+        b[k] = dom->x[3 * i + k]; b[3 + k] = dom->v[3 * i + k]; b[6 + k] = dom->f[3 * i + k];
+        b[9 + k] = dom->xbuild[3 * i + k]; b[12 + k] = (PetscReal)dom->img[3 * i + k];
+      }
+      b[15] = (PetscReal)dom->type[i];
+    }
+    PetscCall(SgMDDomainToIdBlocks(dom, md->N, NSTATE, buf, &off, &cnt, &blk));
+    {
+      PetscScalar *a;
+      PetscCall(VecGetArray(V, &a));
+      PetscCall(PetscArraycpy(a, blk, NSTATE * cnt));
+      PetscCall(VecRestoreArray(V, &a));
+    }
+    PetscCall(SgCheckpointWriteVec(chk, "md_atoms", V));
+    PetscCall(PetscFree(blk));
+    PetscCall(PetscFree(buf));
+    PetscCall(MPIU_Allreduce(&md->ebath, &ebath, 1, MPIU_REAL, MPIU_SUM, comm));
+    sc[0] = md->step; sc[1] = md->neigh.since; sc[2] = md->neigh.nbuilds; sc[3] = md->neigh.ndangerous;
+    sc[4] = md->pe; sc[5] = ebath; sc[6] = 0; sc[7] = 0;
+    for (int k = 0; k < 9; k++) sc[8 + k] = md->virial[k];
+    for (int k = 0; k < 10; k++) sc[17 + k] = k < md->nchain ? md->eta[k] : 0;
+    PetscCall(SgCheckpointWriteReals(chk, "md_scalars", 27, sc));
+    PetscCall(SgCheckpointWriteReals(chk, "md_nhc_v", 10, md->peta));
+  } else {
+    PetscReal         *all;
+    PetscMPIInt       *rc, *rd;
+    const PetscScalar *a;
+    PetscCall(SgCheckpointReadVec(chk, "md_atoms", V));
+    /* every rank sees all atoms (O(N) once) and keeps those whose build-time position it owns */
+    PetscCall(PetscMalloc1(NSTATE * md->N, &all));
+    PetscCall(PetscMalloc2(dom->size, &rc, dom->size, &rd));
+    for (PetscMPIInt r = 0; r < dom->size; r++) {
+      PetscInt o = (PetscInt)(((long long)md->N * r) / dom->size), c = (PetscInt)(((long long)md->N * (r + 1)) / dom->size) - o;
+      rc[r] = (PetscMPIInt)(NSTATE * c);
+      rd[r] = (PetscMPIInt)(NSTATE * o);
+    }
+    PetscCall(VecGetArrayRead(V, &a));
+    PetscCallMPI(MPI_Allgatherv(a, rc[dom->rank], MPIU_REAL, all, rc, rd, MPIU_REAL, comm));
+    PetscCall(VecRestoreArrayRead(V, &a));
+    {
+      SgMDSystem s;
+      PetscCall(PetscMemzero(&s, sizeof s));
+      s.n = md->N;
+      PetscCall(PetscMalloc1(3 * s.n, &s.x));
+      PetscCall(PetscMalloc1(3 * s.n, &s.v));
+      PetscCall(PetscMalloc1(s.n, &s.type));
+      for (PetscInt i = 0; i < s.n; i++) {
+        for (int k = 0; k < 3; k++) { s.x[3 * i + k] = all[NSTATE * i + 9 + k]; s.v[3 * i + k] = 0; }
+        s.type[i] = (PetscInt)all[NSTATE * i + 15];
+      }
+      PetscCall(SgMDDomainDistribute(dom, &s));
+      PetscCall(SgMDSystemDestroy(&s));
+    }
+    /* the list exactly as it was built: same positions, same ghosts, same order */
+    PetscCall(SgMDDomainBorders(dom));
+    PetscCall(SgMDNeighBuild(&md->neigh, dom));
+    for (PetscInt i = 0; i < dom->nlocal; i++) {
+      const PetscReal *b = &all[NSTATE * (dom->id[i] - 1)];
+      for (int k = 0; k < 3; k++) {
+        dom->x[3 * i + k] = b[k]; dom->v[3 * i + k] = b[3 + k]; dom->f[3 * i + k] = b[6 + k];
+        dom->xbuild[3 * i + k] = b[9 + k]; dom->img[3 * i + k] = (PetscInt)b[12 + k];
+      }
+    }
+    PetscCall(SgMDDomainForward(dom));
+    PetscCall(PetscFree(all));
+    PetscCall(PetscFree2(rc, rd));
+    PetscCall(SgCheckpointReadReals(chk, "md_scalars", 27, sc));
+    PetscCall(SgCheckpointReadReals(chk, "md_nhc_v", 10, md->peta));
+    md->step = (PetscInt)sc[0]; md->neigh.since = (PetscInt)sc[1]; md->neigh.nbuilds = (PetscInt)sc[2]; md->neigh.ndangerous = (PetscInt)sc[3];
+    md->pe = sc[4]; md->ebath = dom->rank == 0 ? sc[5] : 0.0;
+    for (int k = 0; k < 9; k++) md->virial[k] = sc[8 + k];
+    for (int k = 0; k < 10; k++) md->eta[k] = sc[17 + k];
+    if (md->h5md) PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
+  }
+  PetscCall(VecDestroy(&V));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
+{
+  SolverData *sd = (SolverData *)solver->data;
+  SgMD       *md = &sd->md;
+  MPI_Comm    comm = PetscObjectComm((PetscObject)solver);
+  PetscReal   T, ke, pe, p, ec, rate, wall;
+
+  PetscFunctionBegin;
+  PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
+  PetscCall(MPIU_Allreduce(&sd->wall, &wall, 1, MPIU_REAL, MPIU_MAX, comm));
+  rate = wall > 0 ? (PetscReal)md->N * sd->nsteps / wall : 0;
+  PetscCall(PetscPrintf(comm, "md: %" PetscInt_FMT " steps of %" PetscInt_FMT " atoms in %.4f s (loop time) = %.4g atom-steps/s; %" PetscInt_FMT " neighbour-list builds, %" PetscInt_FMT " dangerous\n", sd->nsteps, md->N, (double)wall, (double)rate, md->neigh.nbuilds, md->neigh.ndangerous));
+  if (out) {
+    PetscReal v[3] = {wall, rate, (PetscReal)md->neigh.nbuilds};
+    PetscCall(SgOutputWriteReport(out, "md_loop_time", "s", 1, &v[0]));
+    PetscCall(SgOutputWriteReport(out, "md_atom_steps_per_s", "1/s", 1, &v[1]));
+    PetscCall(SgOutputWriteReport(out, "md_neighbor_builds", "", 1, &v[2]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MDView(SgSolver solver, PetscViewer viewer)
+{
+  SgMD *md = &((SolverData *)solver->data)->md;
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  md: %" PetscInt_FMT " atoms, %s units, forces %s, %s\n", md->N, md->units.name, md->provname, ensembles[md->ens]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MDDestroy(SgSolver solver)
+{
+  SgMD *md = &((SolverData *)solver->data)->md;
+
+  PetscFunctionBegin;
+  if (md->h5md) {
+    SgH5MD h = (SgH5MD)md->h5md;
+    PetscCall(SgH5MDDestroy(&h));
+  }
+  if (md->prov.destroy) PetscCall(md->prov.destroy(md->prov.ctx));
+  /* the slot was declared to the solver, which destroys it */
+  PetscCall(SgMDNeighDestroy(&md->neigh));
+  PetscCall(SgMDDomainDestroy(&md->dom));
+  PetscCall(SgMDSystemDestroy(&md->sys));
+  PetscCall(PetscFree(solver->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode SgSolverCreate_MD(SgSolver solver)
+{
+  SolverData *sd;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&sd));
+  solver->data                = sd;
+  solver->ops->setfromoptions = MDSetFromOptions;
+  solver->ops->setup          = MDSetUp;
+  solver->ops->timestep       = MDTimeStep;
+  solver->ops->step           = MDStep;
+  solver->ops->diagnose       = MDDiagnose;
+  solver->ops->checkpoint     = MDCheckpointIO;
+  solver->ops->restart        = MDCheckpointIO;
+  solver->ops->report         = MDReport;
+  solver->ops->view           = MDView;
+  solver->ops->destroy        = MDDestroy;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
