@@ -78,7 +78,7 @@ static PetscErrorCode DatasetAlloc(MPI_Comm comm, const char path[], SgDataset *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetCreate(MPI_Comm comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *out)
+static PetscErrorCode SgDatasetCreate_Impl(MPI_Comm comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *out)
 {
   SgDataset   ds;
   PetscMPIInt size;
@@ -126,7 +126,7 @@ PetscErrorCode SgDatasetCreate(MPI_Comm comm, const char path[], const char kind
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetSetProvenance(SgDataset ds, const char deck[], const char source[])
+static PetscErrorCode SgDatasetSetProvenance_Impl(SgDataset ds, const char deck[], const char source[])
 {
   PetscFunctionBegin;
   PetscCheck(ds->mode == SG_DATASET_APPEND, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "%s: opened read-only", ds->path);
@@ -135,7 +135,7 @@ PetscErrorCode SgDatasetSetProvenance(SgDataset ds, const char deck[], const cha
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetDefineField(SgDataset ds, const char name[], SgDType dtype, PetscInt rowdim, const PetscInt rowshape[], const char units[], PetscInt chunk_rows)
+static PetscErrorCode SgDatasetDefineField_Impl(SgDataset ds, const char name[], SgDType dtype, PetscInt rowdim, const PetscInt rowshape[], const char units[], PetscInt chunk_rows)
 {
   SgField *f;
   hsize_t  dims[SG_DATASET_MAXDIM + 1], maxdims[SG_DATASET_MAXDIM + 1], chunk[SG_DATASET_MAXDIM + 1];
@@ -184,7 +184,7 @@ PetscErrorCode SgDatasetDefineField(SgDataset ds, const char name[], SgDType dty
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetWriteStatic(SgDataset ds, const char name[], SgDType dtype, PetscInt ndim, const PetscInt shape[], const void *data)
+static PetscErrorCode SgDatasetWriteStatic_Impl(SgDataset ds, const char name[], SgDType dtype, PetscInt ndim, const PetscInt shape[], const void *data)
 {
   hsize_t dims[SG_DATASET_MAXDIM];
   hid_t   space, dset;
@@ -203,7 +203,7 @@ PetscErrorCode SgDatasetWriteStatic(SgDataset ds, const char name[], SgDType dty
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetWriteStrings(SgDataset ds, const char name[], PetscInt n, const char *const strs[])
+static PetscErrorCode SgDatasetWriteStrings_Impl(SgDataset ds, const char name[], PetscInt n, const char *const strs[])
 {
   size_t  w = 1;
   char   *buf;
@@ -354,7 +354,7 @@ static PetscErrorCode ValidateMD(SgDataset ds)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetOpen(MPI_Comm comm, const char path[], SgDatasetMode mode, SgDataset *out)
+static PetscErrorCode SgDatasetOpen_Impl(MPI_Comm comm, const char path[], SgDatasetMode mode, SgDataset *out)
 {
   SgDataset      ds;
   PetscMPIInt    size;
@@ -442,7 +442,7 @@ fail:
 #undef CHK
 }
 
-PetscErrorCode SgDatasetClose(SgDataset *ds)
+static PetscErrorCode SgDatasetClose_Impl(SgDataset *ds)
 {
   PetscFunctionBegin;
   if (!*ds) PetscFunctionReturn(PETSC_SUCCESS);
@@ -530,7 +530,7 @@ static PetscErrorCode SelectRows(SgDataset ds, SgField *f, int64_t start, int64_
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetReadField(SgDataset ds, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf)
+static PetscErrorCode SgDatasetReadField_Impl(SgDataset ds, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf)
 {
   PetscInt i;
   hid_t    fs, ms;
@@ -547,7 +547,7 @@ PetscErrorCode SgDatasetReadField(SgDataset ds, const char name[], int64_t start
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetReadStatic(SgDataset ds, const char name[], SgDType memtype, int64_t *n, void *buf)
+static PetscErrorCode SgDatasetReadStatic_Impl(SgDataset ds, const char name[], SgDType memtype, int64_t *n, void *buf)
 {
   hid_t   dset, space;
   hssize_t npts;
@@ -568,7 +568,7 @@ PetscErrorCode SgDatasetReadStatic(SgDataset ds, const char name[], SgDType memt
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetReadStrings(SgDataset ds, const char name[], PetscInt *n, char ***strs)
+static PetscErrorCode SgDatasetReadStrings_Impl(SgDataset ds, const char name[], PetscInt *n, char ***strs)
 {
   hid_t    dset, space, type, mtype;
   hssize_t npts;
@@ -613,14 +613,14 @@ PetscErrorCode SgDatasetStringsFree(PetscInt n, char ***strs)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetGetProvenance(SgDataset ds, const char key[], char **value)
+static PetscErrorCode SgDatasetGetProvenance_Impl(SgDataset ds, const char key[], char **value)
 {
   PetscFunctionBegin;
   PetscCall(SgH5ReadAttrString(ds->path, ds->gprov, key, value));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetView(SgDataset ds, PetscViewer v)
+static PetscErrorCode SgDatasetView_Impl(SgDataset ds, PetscViewer v)
 {
   char    *s;
   PetscInt n;
@@ -660,7 +660,7 @@ PetscErrorCode SgDatasetView(SgDataset ds, PetscViewer v)
 
 /* ---- append -------------------------------------------------------------------------------- */
 
-PetscErrorCode SgDatasetAppendBegin(SgDataset ds, int64_t k)
+static PetscErrorCode SgDatasetAppendBegin_Impl(SgDataset ds, int64_t k)
 {
   PetscFunctionBegin;
   PetscCheck(ds->mode == SG_DATASET_APPEND, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "%s: opened read-only", ds->path);
@@ -682,7 +682,7 @@ PetscErrorCode SgDatasetAppendBegin(SgDataset ds, int64_t k)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetAppendField(SgDataset ds, const char name[], SgDType memtype, const void *data)
+static PetscErrorCode SgDatasetAppendField_Impl(SgDataset ds, const char name[], SgDType memtype, const void *data)
 {
   PetscInt i;
   hid_t    fs, ms;
@@ -699,7 +699,7 @@ PetscErrorCode SgDatasetAppendField(SgDataset ds, const char name[], SgDType mem
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDatasetAppendCommit(SgDataset ds)
+static PetscErrorCode SgDatasetAppendCommit_Impl(SgDataset ds)
 {
   PetscFunctionBegin;
   PetscCheck(ds->pending, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "%s: no append open", ds->path);
@@ -713,3 +713,185 @@ PetscErrorCode SgDatasetAppendCommit(SgDataset ds)
   ds->pending = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* ---- public entry points: each holds the process-wide HDF5 lock (see SgHDF5Lock) ---------- */
+PetscErrorCode SgDatasetCreate(MPI_Comm comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *out)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetCreate_Impl(comm, path, kind, overwrite, out);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetSetProvenance(SgDataset ds, const char deck[], const char source[])
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetSetProvenance_Impl(ds, deck, source);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetDefineField(SgDataset ds, const char name[], SgDType dtype, PetscInt rowdim, const PetscInt rowshape[], const char units[], PetscInt chunk_rows)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetDefineField_Impl(ds, name, dtype, rowdim, rowshape, units, chunk_rows);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetWriteStatic(SgDataset ds, const char name[], SgDType dtype, PetscInt ndim, const PetscInt shape[], const void *data)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetWriteStatic_Impl(ds, name, dtype, ndim, shape, data);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetWriteStrings(SgDataset ds, const char name[], PetscInt n, const char *const strs[])
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetWriteStrings_Impl(ds, name, n, strs);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetOpen(MPI_Comm comm, const char path[], SgDatasetMode mode, SgDataset *out)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetOpen_Impl(comm, path, mode, out);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetClose(SgDataset *ds)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetClose_Impl(ds);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetReadField(SgDataset ds, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetReadField_Impl(ds, name, start, count, memtype, buf);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetReadStatic(SgDataset ds, const char name[], SgDType memtype, int64_t *n, void *buf)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetReadStatic_Impl(ds, name, memtype, n, buf);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetReadStrings(SgDataset ds, const char name[], PetscInt *n, char ***strs)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetReadStrings_Impl(ds, name, n, strs);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetGetProvenance(SgDataset ds, const char key[], char **value)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetGetProvenance_Impl(ds, key, value);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetView(SgDataset ds, PetscViewer v)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetView_Impl(ds, v);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetAppendBegin(SgDataset ds, int64_t k)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetAppendBegin_Impl(ds, k);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetAppendField(SgDataset ds, const char name[], SgDType memtype, const void *data)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetAppendField_Impl(ds, name, memtype, data);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetAppendCommit(SgDataset ds)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgDatasetAppendCommit_Impl(ds);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+

@@ -1,6 +1,23 @@
 /* HDF5 helpers for the dataset schema and the loader (see sgdataset_h5.h). */
+#define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
 #include "sgdataset_h5.h"
 #include <string.h>
+#include <pthread.h>
+
+/* Debian's HDF5 is built without its thread-safety option, so two threads must never be inside
+   HDF5 at once. The loader's I/O thread and every SgDataset call take this lock; it is recursive
+   because dataset functions call each other. (The only process-wide state of this module.) */
+static pthread_mutex_t sg_hdf5_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+
+void SgHDF5Lock(void)
+{
+  pthread_mutex_lock(&sg_hdf5_lock);
+}
+
+void SgHDF5Unlock(void)
+{
+  pthread_mutex_unlock(&sg_hdf5_lock);
+}
 
 const char *const SgDTypes[] = {"f32", "f64", "i32", "i64", "SgDType", "SG_DTYPE_", NULL};
 

@@ -33,6 +33,13 @@ PETSC_EXTERN const char *const SgDTypes[];
 PETSC_EXTERN size_t SgDTypeSize(SgDType);
 
 typedef struct _p_SgDataset *SgDataset;
+
+/* Process-wide, recursive lock around HDF5, which Debian builds without thread safety. Every
+   SgDataset function and the loader's I/O thread hold it while inside HDF5; any other code that
+   calls HDF5 while an SgLoader with prefetch is alive (checkpoint or output writes during training)
+   must hold it too. */
+PETSC_EXTERN void SgHDF5Lock(void);
+PETSC_EXTERN void SgHDF5Unlock(void);
 typedef enum { SG_DATASET_READ = 0, SG_DATASET_APPEND = 1 } SgDatasetMode;
 
 /* ---- creation ------------------------------------------------------------------------------ */

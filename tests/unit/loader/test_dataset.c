@@ -6,7 +6,7 @@
                                 fields, then _exit() as if killed: the commit never happens.
      test_dataset verify FILE   (after crash) the 5 committed frames are intact and visible, the
                                 half-written ones are not; a new append reuses the rows and commits. */
-#include "../../../io/dataset/sgdataset.h"
+#include "sgdataset.h"
 #include <unistd.h>
 
 #define NAT 4

@@ -4,7 +4,7 @@
      test_dataset_tool export IN.h5 DIR [SET_SIZE]      md_frames file -> DeePMD-kit system dir
      test_dataset_tool info FILE.h5                     validate and describe
    Errors go to stderr as PETSc messages and the exit code is nonzero. */
-#include "../../../io/dataset/sgdataset.h"
+#include "sgdataset.h"
 
 int main(int argc, char **argv)
 {
