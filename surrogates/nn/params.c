@@ -1,0 +1,113 @@
+/* params.c -- a model's parameters in ONE contiguous slab (and gradients in
+ * a second), so a data-parallel gradient sum is a single allreduce and a
+ * checkpoint is a single dataset. Each parameter is a view into the slab. */
+#include "sgnn_impl.h"
+#include <stdlib.h>
+#include <string.h>
+
+struct SgnnParams_ {
+  SgnnBackend *be;
+  SgnnDType dtype;
+  int n, cap, ready;
+  char **names;
+  SgnnTensor *views;
+  long total;
+  SgnnTensor values, grads; /* 1-d slabs */
+};
+
+int sgnn_params_create(SgnnBackend *be, SgnnDType dt, SgnnParams *Pp)
+{
+  SGNN_CHECK(be && Pp, SGNN_ERR_ARG, "params_create: NULL argument");
+  SgnnParams P = calloc(1, sizeof *P);
+  SGNN_CHECK(P, SGNN_ERR_MEM, "params_create: out of memory");
+  P->be = be;
+  P->dtype = dt;
+  *Pp = P;
+  return 0;
+}
+
+int sgnn_params_add(SgnnParams P, const char *name, int ndim, const int *shape, SgnnTensor *view)
+{
+  SGNN_CHECK(P && name && view && (shape || !ndim), SGNN_ERR_ARG, "params_add: NULL argument");
+  SGNN_CHECK(!P->ready, SGNN_ERR_STATE, "params_add: '%s' added after params_setup", name);
+  SGNN_CHECK(ndim >= 0 && ndim <= SGNN_MAX_DIMS, SGNN_ERR_SHAPE, "params_add: '%s' has %d dims", name, ndim);
+  for (int i = 0; i < ndim; i++)
+    SGNN_CHECK(shape[i] > 0, SGNN_ERR_SHAPE, "params_add: '%s' has shape %s", name, sgnn_shape_str(ndim, shape));
+  for (int i = 0; i < P->n; i++) SGNN_CHECK(strcmp(P->names[i], name), SGNN_ERR_ARG, "params_add: duplicate name '%s'", name);
+  if (P->n == P->cap) {
+    P->cap = P->cap ? 2 * P->cap : 16;
+    P->names = realloc(P->names, sizeof(char *) * P->cap);
+    P->views = realloc(P->views, sizeof(SgnnTensor) * P->cap);
+    SGNN_CHECK(P->names && P->views, SGNN_ERR_MEM, "params_add: out of memory");
+  }
+  SgnnTensor t = calloc(1, sizeof *t); /* storage attached in setup */
+  SGNN_CHECK(t, SGNN_ERR_MEM, "params_add: out of memory");
+  t->refcount = 1;
+  t->dtype = P->dtype;
+  t->ndim = ndim;
+  for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+  t->numel = sgnn_numel_of(ndim, shape);
+  t->offset = P->total;
+  t->requires_grad = 1;
+  P->total += t->numel;
+  P->names[P->n] = strdup(name);
+  P->views[P->n++] = t;
+  *view = t;
+  return 0;
+}
+
+int sgnn_params_setup(SgnnParams P)
+{
+  SGNN_CHECK(P, SGNN_ERR_ARG, "params_setup: NULL params");
+  SGNN_CHECK(!P->ready, SGNN_ERR_STATE, "params_setup: called twice");
+  SGNN_CHECK(P->total > 0 && P->total <= 0x7fffffff, SGNN_ERR_SHAPE, "params_setup: %ld scalars", P->total);
+  int n = (int)P->total;
+  SGNN_TRY(sgnn_tensor_new(P->be, P->dtype, 1, &n, 1, &P->values));
+  SGNN_TRY(sgnn_tensor_new(P->be, P->dtype, 1, &n, 1, &P->grads));
+  for (int i = 0; i < P->n; i++) {
+    SgnnTensor t = P->views[i];
+    t->st = P->values->st;
+    t->st->refcount++;
+    SGNN_TRY(sgnn_tensor_view(P->grads, t->offset, t->ndim, t->shape, &t->grad));
+  }
+  P->ready = 1;
+  return 0;
+}
+
+int sgnn_params_count(SgnnParams P, long *n)
+{
+  SGNN_CHECK(P && n, SGNN_ERR_ARG, "params_count: NULL argument");
+  *n = P->total;
+  return 0;
+}
+SgnnTensor sgnn_params_values(SgnnParams P) { return P ? P->values : NULL; }
+SgnnTensor sgnn_params_grads(SgnnParams P) { return P ? P->grads : NULL; }
+int sgnn_params_num(SgnnParams P) { return P ? P->n : 0; }
+const char *sgnn_params_name(SgnnParams P, int i) { return P && i >= 0 && i < P->n ? P->names[i] : NULL; }
+SgnnTensor sgnn_params_get(SgnnParams P, int i) { return P && i >= 0 && i < P->n ? P->views[i] : NULL; }
+
+int sgnn_params_zero_grad(SgnnParams P)
+{
+  SGNN_CHECK(P && P->ready, SGNN_ERR_STATE, "params_zero_grad: params not set up");
+  return sgnn_tensor_fill(P->grads, 0.0);
+}
+
+void sgnn_params_destroy(SgnnParams *Pp)
+{
+  SgnnParams P = Pp ? *Pp : NULL;
+  if (!P) return;
+  for (int i = 0; i < P->n; i++) {
+    free(P->names[i]);
+    if (!P->views[i]->st) { /* never set up: only the header exists */
+      free(P->views[i]);
+      continue;
+    }
+    sgnn_tensor_free(&P->views[i]);
+  }
+  free(P->names);
+  free(P->views);
+  sgnn_tensor_free(&P->values);
+  sgnn_tensor_free(&P->grads);
+  free(P);
+  *Pp = NULL;
+}

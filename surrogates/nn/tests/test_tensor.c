@@ -1,0 +1,365 @@
+/* test_tensor.c -- forward values of the ops against independent reference
+ * computations (naive loops, closed forms, PyTorch conventions), tensor and
+ * slab semantics, and the error messages of bad inputs. The gradient checks
+ * only prove backward matches forward; this file proves forward is right. */
+#include "testutil.h"
+
+static SgnnBackend *BE;
+
+static SgnnTensor mk(SgnnDType dt, int nd, const int *s, const double *v)
+{
+  SgnnTensor t;
+  OK(sgnn_tensor_from_f64(BE, dt, nd, s, v, &t));
+  return t;
+}
+static double *host(SgnnTensor t)
+{
+  double *h = malloc(sizeof(double) * (sgnn_tensor_numel(t) + 1));
+  OK(sgnn_tensor_to_f64(t, h));
+  return h;
+}
+static double urand(SgnnRng *r) { return 2 * sgnn_rng_uniform(r) - 1; }
+
+static void test_basics(void)
+{
+  int s[2] = {2, 3};
+  double v[6] = {1, 2, 3, 4, 5, 6.1};
+  SgnnTensor a = mk(SGNN_F32, 2, s, v), r;
+  double *h = host(a);
+  CHECK(fabs(h[5] - (double)6.1f) == 0 && h[0] == 1, "f32 round trip");
+  free(h);
+  int rs[2] = {3, -1};
+  OK(sgnn_reshape(a, 2, rs, &r));
+  CHECK(sgnn_tensor_shape(r)[1] == 2, "reshape infers -1");
+  double w[6] = {9, 9, 9, 9, 9, 9};
+  OK(sgnn_tensor_set_f64(a, w));
+  h = host(r);
+  CHECK(h[3] == 9, "reshape is a view sharing storage");
+  free(h);
+  sgnn_tensor_free(&r);
+  sgnn_tensor_free(&a);
+  CHECK(a == NULL, "free clears the handle");
+
+  /* errors name the op and the shapes */
+  int s1[2] = {3, 4}, s2[1] = {5};
+  SgnnTensor x, y, z = NULL;
+  OK(sgnn_tensor_zeros(BE, SGNN_F64, 2, s1, &x));
+  OK(sgnn_tensor_zeros(BE, SGNN_F64, 1, s2, &y));
+  int rc = sgnn_add(x, y, &z);
+  CHECK(rc == SGNN_ERR_SHAPE && strstr(sgnn_last_error(), "add") && strstr(sgnn_last_error(), "[3,4]") &&
+            strstr(sgnn_last_error(), "[5]"),
+        "broadcast error message: %d '%s'", rc, sgnn_last_error());
+  rc = sgnn_matmul(x, x, 0, 0, &z);
+  CHECK(rc == SGNN_ERR_SHAPE && strstr(sgnn_last_error(), "matmul"), "matmul shape error: '%s'", sgnn_last_error());
+  SgnnTensor f;
+  OK(sgnn_tensor_zeros(BE, SGNN_F32, 2, s1, &f));
+  rc = sgnn_mul(x, f, &z);
+  CHECK(rc == SGNN_ERR_DTYPE && strstr(sgnn_last_error(), "f32"), "dtype error: '%s'", sgnn_last_error());
+  int big[6] = {1, 1, 1, 1, 1, 1};
+  rc = sgnn_tensor_zeros(BE, SGNN_F64, 6, big, &z);
+  CHECK(rc == SGNN_ERR_SHAPE, "6-d tensor refused: '%s'", sgnn_last_error());
+  long bad = 7;
+  rc = sgnn_index_select(x, 1, 1, &bad, &z);
+  CHECK(rc == SGNN_ERR_ARG && strstr(sgnn_last_error(), "out of range"), "index range: '%s'", sgnn_last_error());
+  SgnnBackend *nb;
+  rc = sgnn_backend_get("tpu", &nb);
+  CHECK(rc == SGNN_ERR_BACKEND && strstr(sgnn_last_error(), "tpu"), "unknown backend: '%s'", sgnn_last_error());
+  if (!sgnn_backend_available("cuda")) {
+    rc = sgnn_backend_get("cuda", &nb);
+    CHECK(rc == SGNN_ERR_BACKEND && strstr(sgnn_last_error(), "cuda"), "cuda absent: '%s'", sgnn_last_error());
+  }
+  /* backward twice without a graph is an error, not garbage */
+  OK(sgnn_tensor_set_requires_grad(x, 1));
+  SgnnTensor t, l;
+  OK(sgnn_tanh(x, &t));
+  OK(sgnn_sum(t, 0, NULL, 0, &l));
+  OK(sgnn_backward(l));
+  rc = sgnn_backward(l);
+  CHECK(rc == SGNN_ERR_STATE, "second backward refused: %d '%s'", rc, sgnn_last_error());
+  rc = sgnn_tensor_set_requires_grad(t, 1);
+  CHECK(rc == SGNN_ERR_STATE, "requires_grad on a result refused");
+  sgnn_tensor_free(&t);
+  sgnn_tensor_free(&l);
+  sgnn_tensor_free(&x);
+  sgnn_tensor_free(&y);
+  sgnn_tensor_free(&f);
+}
+
+static void test_slab(void)
+{
+  SgnnParams P;
+  SgnnTensor W, b;
+  int sw[2] = {3, 2}, sb[1] = {3};
+  OK(sgnn_params_create(BE, SGNN_F64, &P));
+  OK(sgnn_params_add(P, "W", 2, sw, &W));
+  OK(sgnn_params_add(P, "b", 1, sb, &b));
+  CHECK(sgnn_params_add(P, "b", 1, sb, &b) == SGNN_ERR_ARG, "duplicate parameter name refused");
+  OK(sgnn_params_setup(P));
+  long n;
+  OK(sgnn_params_count(P, &n));
+  CHECK(n == 9, "slab holds 9 scalars, got %ld", n);
+  double v[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  OK(sgnn_tensor_set_f64(sgnn_params_values(P), v));
+  double *hb = host(b);
+  CHECK(hb[0] == 7 && hb[2] == 9, "parameter b is a view at offset 6 of the slab");
+  free(hb);
+  /* gradients land in the gradient slab */
+  int sx[2] = {4, 2};
+  double xv[8] = {1, 0, 0, 1, 1, 1, 2, -1};
+  SgnnTensor x = mk(SGNN_F64, 2, sx, xv), y, l;
+  OK(sgnn_linear(x, W, b, &y));
+  OK(sgnn_sum(y, 0, NULL, 0, &l));
+  OK(sgnn_params_zero_grad(P));
+  OK(sgnn_backward(l));
+  double *g = host(sgnn_params_grads(P));
+  /* dl/dW[o,i] = sum_n x[n,i] = (4, 1); dl/db = 4 */
+  CHECK(g[0] == 4 && g[1] == 1 && g[4] == 4 && g[5] == 1 && g[6] == 4 && g[8] == 4, "slab gradient values");
+  free(g);
+  sgnn_tensor_free(&x);
+  sgnn_tensor_free(&y);
+  sgnn_tensor_free(&l);
+  sgnn_params_destroy(&P);
+}
+
+/* conv3d against a direct 7-loop convolution */
+static void test_conv_forward(SgnnDType dt, double tol)
+{
+  SgnnRng r;
+  sgnn_rng_init(&r, 5);
+  int N = 2, C = 3, D = 3, H = 5, W = 4, Co = 2, k[3] = {3, 2, 3}, st[3] = {1, 2, 1}, pd[3] = {1, 0, 1};
+  int xs[5] = {N, C, D, H, W}, ws[5] = {Co, C, k[0], k[1], k[2]}, bs[1] = {Co};
+  long nx = (long)N * C * D * H * W, nw = (long)Co * C * k[0] * k[1] * k[2];
+  double *x = malloc(nx * 8), *w = malloc(nw * 8), b[2] = {0.3, -0.2};
+  for (long i = 0; i < nx; i++) x[i] = urand(&r);
+  for (long i = 0; i < nw; i++) w[i] = urand(&r);
+  SgnnTensor X = mk(dt, 5, xs, x), Wt = mk(dt, 5, ws, w), B = mk(dt, 1, bs, b), Y;
+  OK(sgnn_conv3d(X, Wt, B, st, pd, &Y));
+  const int *ys = sgnn_tensor_shape(Y);
+  int Do = (D + 2 * pd[0] - k[0]) / st[0] + 1, Ho = (H + 2 * pd[1] - k[1]) / st[1] + 1, Wo = (W + 2 * pd[2] - k[2]) / st[2] + 1;
+  CHECK(ys[2] == Do && ys[3] == Ho && ys[4] == Wo, "conv3d output shape %d %d %d", ys[2], ys[3], ys[4]);
+  double *y = host(Y), err = 0;
+  for (int n = 0; n < N; n++)
+    for (int o = 0; o < Co; o++)
+      for (int a = 0; a < Do; a++)
+        for (int bb = 0; bb < Ho; bb++)
+          for (int c = 0; c < Wo; c++) {
+            double s = b[o];
+            for (int i = 0; i < C; i++)
+              for (int p = 0; p < k[0]; p++)
+                for (int q = 0; q < k[1]; q++)
+                  for (int u = 0; u < k[2]; u++) {
+                    int id = a * st[0] - pd[0] + p, ih = bb * st[1] - pd[1] + q, iw = c * st[2] - pd[2] + u;
+                    if (id < 0 || id >= D || ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                    s += w[(((o * C + i) * k[0] + p) * k[1] + q) * k[2] + u] * x[(((n * C + i) * D + id) * H + ih) * W + iw];
+                  }
+            err = fmax(err, fabs(s - y[(((n * Co + o) * Do + a) * Ho + bb) * Wo + c]));
+          }
+  CHECK(err < tol, "conv3d forward vs direct loop (%s): max err %.3g", dt == SGNN_F64 ? "f64" : "f32", err);
+  free(y);
+  free(x);
+  free(w);
+  sgnn_tensor_free(&X);
+  sgnn_tensor_free(&Wt);
+  sgnn_tensor_free(&B);
+  sgnn_tensor_free(&Y);
+}
+
+static void test_pool_upsample(void)
+{
+  /* 1x1x1x2x4 input */
+  int xs[5] = {1, 1, 1, 2, 4};
+  double x[8] = {1, 5, 2, 0, -1, 3, 7, 4};
+  SgnnTensor X = mk(SGNN_F64, 5, xs, x), Y;
+  int k[3] = {1, 2, 2};
+  OK(sgnn_maxpool3d(X, k, k, &Y));
+  double *y = host(Y);
+  CHECK(y[0] == 5 && y[1] == 7, "maxpool values %g %g", y[0], y[1]);
+  free(y);
+  sgnn_tensor_free(&Y);
+  OK(sgnn_avgpool3d(X, k, k, &Y));
+  y = host(Y);
+  CHECK(fabs(y[0] - 2) < 1e-15 && fabs(y[1] - 3.25) < 1e-15, "avgpool values %g %g", y[0], y[1]);
+  free(y);
+  sgnn_tensor_free(&Y);
+  int f[3] = {1, 1, 2};
+  OK(sgnn_upsample_nearest3d(X, f, &Y));
+  y = host(Y);
+  CHECK(y[0] == 1 && y[1] == 1 && y[2] == 5 && y[15] == 4, "nearest upsampling");
+  free(y);
+  sgnn_tensor_free(&Y);
+  sgnn_tensor_free(&X);
+  /* trilinear, align_corners=False: [0,1] x2 -> [0, .25, .75, 1] (PyTorch) */
+  int ls[5] = {1, 1, 1, 1, 2};
+  double lv[2] = {0, 1};
+  X = mk(SGNN_F64, 5, ls, lv);
+  OK(sgnn_upsample_trilinear3d(X, f, &Y));
+  y = host(Y);
+  CHECK(fabs(y[0]) < 1e-15 && fabs(y[1] - 0.25) < 1e-15 && fabs(y[2] - 0.75) < 1e-15 && fabs(y[3] - 1) < 1e-15,
+        "trilinear upsampling %g %g %g %g", y[0], y[1], y[2], y[3]);
+  free(y);
+  sgnn_tensor_free(&Y);
+  sgnn_tensor_free(&X);
+}
+
+/* interpolation reproduces a trilinear function exactly, and grid values at nodes */
+static void test_interp(void)
+{
+  int D = 3, H = 4, W = 5, gs[5] = {1, 2, D, H, W}, ps[3] = {1, 4, 3};
+  double g[2 * 60];
+  for (int c = 0; c < 2; c++)
+    for (int z = 0; z < D; z++)
+      for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) g[((c * D + z) * H + y) * W + x] = c ? z * y * x : 1 + 2 * z - y + 0.5 * x;
+  double p[12] = {0.3, 1.7, 2.2, 2, 3, 4, 1.5, 0.25, 3.9, 0, 0, 0};
+  SgnnTensor G = mk(SGNN_F64, 5, gs, g), P = mk(SGNN_F64, 3, ps, p), Y;
+  OK(sgnn_interp_trilinear(G, P, &Y));
+  double *y = host(Y), err = 0;
+  for (int i = 0; i < 4; i++) {
+    double z = p[3 * i], yy = p[3 * i + 1], x = p[3 * i + 2];
+    err = fmax(err, fabs(y[2 * i] - (1 + 2 * z - yy + 0.5 * x)));
+    err = fmax(err, fabs(y[2 * i + 1] - z * yy * x));
+  }
+  CHECK(err < 1e-13, "interp_trilinear reproduces trilinear functions: err %.3g", err);
+  free(y);
+  sgnn_tensor_free(&Y);
+  sgnn_tensor_free(&G);
+  sgnn_tensor_free(&P);
+}
+
+static void test_norms(void)
+{
+  SgnnRng r;
+  sgnn_rng_init(&r, 9);
+  int xs[3] = {3, 4, 5};
+  double x[60];
+  for (int i = 0; i < 60; i++) x[i] = 3 + 2 * urand(&r);
+  SgnnTensor X = mk(SGNN_F64, 3, xs, x), Y;
+  OK(sgnn_group_norm(X, 2, NULL, NULL, 0.0, &Y));
+  double *y = host(Y), worst = 0;
+  for (int n = 0; n < 3; n++)
+    for (int g = 0; g < 2; g++) {
+      double m = 0, v = 0;
+      for (int i = 0; i < 10; i++) m += y[n * 20 + g * 10 + i] / 10;
+      for (int i = 0; i < 10; i++) v += pow(y[n * 20 + g * 10 + i] - m, 2) / 10;
+      worst = fmax(worst, fmax(fabs(m), fabs(v - 1)));
+    }
+  CHECK(worst < 1e-12, "group norm gives zero mean, unit variance per group: %.3g", worst);
+  free(y);
+  sgnn_tensor_free(&Y);
+  int cs[1] = {4};
+  double zero[4] = {0, 0, 0, 0}, one[4] = {1, 1, 1, 1};
+  SgnnTensor rm = mk(SGNN_F64, 1, cs, zero), rv = mk(SGNN_F64, 1, cs, one);
+  OK(sgnn_batch_norm(X, NULL, NULL, rm, rv, 1, 0.1, 0.0, &Y));
+  y = host(Y);
+  double *hm = host(rm), *hv = host(rv);
+  worst = 0;
+  for (int c = 0; c < 4; c++) {
+    double m = 0, v = 0, mx = 0, vx = 0;
+    for (int n = 0; n < 3; n++)
+      for (int s = 0; s < 5; s++) m += y[n * 20 + c * 5 + s] / 15, mx += x[n * 20 + c * 5 + s] / 15;
+    for (int n = 0; n < 3; n++)
+      for (int s = 0; s < 5; s++) v += pow(y[n * 20 + c * 5 + s] - m, 2) / 15, vx += pow(x[n * 20 + c * 5 + s] - mx, 2) / 14;
+    worst = fmax(worst, fmax(fabs(m), fabs(v - 1)));
+    worst = fmax(worst, fabs(hm[c] - 0.1 * mx));
+    worst = fmax(worst, fabs(hv[c] - (0.9 + 0.1 * vx)));
+  }
+  CHECK(worst < 1e-12, "batch norm statistics and running averages: %.3g", worst);
+  free(y);
+  free(hm);
+  free(hv);
+  sgnn_tensor_free(&Y);
+  sgnn_tensor_free(&rm);
+  sgnn_tensor_free(&rv);
+  sgnn_tensor_free(&X);
+}
+
+static double sig(double v) { return 1 / (1 + exp(-v)); }
+
+static void test_lstm(void)
+{
+  SgnnRng r;
+  sgnn_rng_init(&r, 11);
+  int B = 2, I = 3, H = 2;
+  double x[6], h[4], c[4], wi[24], wh[16], b[8];
+  for (int i = 0; i < 6; i++) x[i] = urand(&r);
+  for (int i = 0; i < 4; i++) h[i] = urand(&r), c[i] = urand(&r);
+  for (int i = 0; i < 24; i++) wi[i] = urand(&r);
+  for (int i = 0; i < 16; i++) wh[i] = urand(&r);
+  for (int i = 0; i < 8; i++) b[i] = urand(&r);
+  int xs[2] = {B, I}, hs[2] = {B, H}, wis[2] = {4 * H, I}, whs[2] = {4 * H, H}, bs[1] = {4 * H};
+  SgnnTensor X = mk(SGNN_F64, 2, xs, x), Hh = mk(SGNN_F64, 2, hs, h), Cc = mk(SGNN_F64, 2, hs, c);
+  SgnnTensor Wi = mk(SGNN_F64, 2, wis, wi), Wh = mk(SGNN_F64, 2, whs, wh), Bb = mk(SGNN_F64, 1, bs, b), ho, co;
+  OK(sgnn_lstm_cell(X, Hh, Cc, Wi, Wh, Bb, &ho, &co));
+  double *hh = host(ho), *cc = host(co), err = 0;
+  for (int n = 0; n < B; n++)
+    for (int j = 0; j < H; j++) {
+      double gate[4];
+      for (int q = 0; q < 4; q++) {
+        int row = q * H + j;
+        double s = b[row];
+        for (int i = 0; i < I; i++) s += wi[row * I + i] * x[n * I + i];
+        for (int i = 0; i < H; i++) s += wh[row * H + i] * h[n * H + i];
+        gate[q] = s;
+      }
+      double cn = sig(gate[1]) * c[n * H + j] + sig(gate[0]) * tanh(gate[2]);
+      double hn = sig(gate[3]) * tanh(cn);
+      err = fmax(err, fmax(fabs(cn - cc[n * H + j]), fabs(hn - hh[n * H + j])));
+    }
+  CHECK(err < 1e-14, "lstm cell vs hand computation: %.3g", err);
+  free(hh);
+  free(cc);
+  SgnnTensor all[8] = {X, Hh, Cc, Wi, Wh, Bb, ho, co};
+  for (int i = 0; i < 8; i++) sgnn_tensor_free(&all[i]);
+}
+
+static void test_unary_values(void)
+{
+  int s[1] = {4};
+  double x[4] = {-30, -0.5, 0.7, 40};
+  SgnnTensor X = mk(SGNN_F64, 1, s, x), Y;
+  OK(sgnn_softplus(X, &Y));
+  double *y = host(Y), err = 0;
+  for (int i = 0; i < 4; i++) err = fmax(err, fabs(y[i] - log1p(exp(x[i]))) / fmax(1e-300, log1p(exp(x[i]))));
+  CHECK(err < 1e-14 && y[3] == 40, "softplus is accurate and does not overflow: %.3g", err);
+  free(y);
+  sgnn_tensor_free(&Y);
+  OK(sgnn_sigmoid(X, &Y));
+  y = host(Y);
+  CHECK(fabs(y[1] - sig(-0.5)) < 1e-15 && y[0] > 0 && y[3] == 1.0, "sigmoid values");
+  free(y);
+  sgnn_tensor_free(&Y);
+  int ms[2] = {2, 2};
+  double a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+  SgnnTensor A = mk(SGNN_F64, 2, ms, a), Bm = mk(SGNN_F64, 2, ms, b), C;
+  OK(sgnn_matmul(A, Bm, 0, 1, &C)); /* A B^T = [[17,23],[39,53]] */
+  y = host(C);
+  CHECK(y[0] == 17 && y[1] == 23 && y[2] == 39 && y[3] == 53, "matmul A B^T values");
+  free(y);
+  SgnnTensor L;
+  OK(sgnn_mse_loss(A, Bm, &L));
+  CHECK(t_item(L) == 16, "mse value");
+  sgnn_tensor_free(&L);
+  OK(sgnn_l1_loss(A, Bm, &L));
+  CHECK(t_item(L) == 4, "l1 value");
+  sgnn_tensor_free(&L);
+  sgnn_tensor_free(&C);
+  sgnn_tensor_free(&A);
+  sgnn_tensor_free(&Bm);
+  sgnn_tensor_free(&X);
+}
+
+int main(int argc, char **argv)
+{
+  BE = t_backend(argc, argv);
+  sgnn_set_log(NULL);
+  test_basics();
+  test_slab();
+  test_conv_forward(SGNN_F64, 1e-13);
+  test_conv_forward(SGNN_F32, 1e-5); /* 81-term f32 sums of O(1) values */
+  test_pool_upsample();
+  test_interp();
+  test_norms();
+  test_lstm();
+  test_unary_values();
+  return t_summary("test_tensor");
+}
