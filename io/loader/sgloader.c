@@ -132,6 +132,23 @@ PetscErrorCode SgLoaderSetOrderWindow(SgLoader l, int64_t w)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgLoaderSetMPIIO(SgLoader l, PetscBool on)
+{
+  PetscFunctionBegin;
+  CHECK_NOT_SETUP(l);
+  l->mpiio = on;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgLoaderGetIOMode(SgLoader l, PetscBool *mpiio, PetscBool *threaded)
+{
+  PetscFunctionBegin;
+  PetscCheck(l->setupcalled, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "SgLoaderGetIOMode before SgLoaderSetUp");
+  if (mpiio) *mpiio = l->used_mpiio;
+  if (threaded) *threaded = l->threaded;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* ---- set-up -------------------------------------------------------------------------------- */
 
 static PetscErrorCode SetUpFields(SgLoader l)

@@ -58,6 +58,11 @@ PETSC_EXTERN PetscErrorCode SgLoaderSetPrefetch(SgLoader, PetscInt depth);
 /* Epoch ordering looks at reuse across an epoch boundary within this many accesses (default: a
    quarter of the dataset). It is part of the definition of the sequence, like the seed. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetOrderWindow(SgLoader, int64_t window);
+/* Read files shared by several ranks through MPI-IO (default true). Used only where it is safe:
+   with the prefetch thread it needs MPI_THREAD_MULTIPLE, otherwise each rank opens the file itself. */
+PETSC_EXTERN PetscErrorCode SgLoaderSetMPIIO(SgLoader, PetscBool);
+/* After set-up: whether MPI-IO and the I/O thread are in use. */
+PETSC_EXTERN PetscErrorCode SgLoaderGetIOMode(SgLoader, PetscBool *mpiio, PetscBool *threaded);
 /* Options (prefix "loader_" + the object's prefix): -loader_batch_size, -loader_epochs,
    -loader_seed, -loader_buffer_mb, -loader_prefetch, -loader_order_window, -loader_mpiio. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetFromOptions(SgLoader);
