@@ -17,7 +17,6 @@ include config.mk
 
 BUILD   := build
 NN_DIR  := surrogates/nn
-NN_LIB  := $(wildcard $(NN_DIR)/Makefile)
 INCLUDES := -Isrc/include -Iio/include $(patsubst %,-I%,$(wildcard io/*/include physics/*/include surrogates/*/include)) \
             $(PETSC_CFLAGS) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
 CFLAGS  ?= $(OPTFLAGS) -std=gnu11 -Wall -Wno-unused-function -fno-math-errno -pthread
@@ -31,10 +30,19 @@ TEST_SRCS := $(shell find tests -name 'test_*.c' | sort)
 TEST_BINS := $(foreach t,$(TEST_SRCS),$(BUILD)/tests/$(notdir $(t:.c=)))
 LIBSURGE := $(BUILD)/libsurge.a
 
-.PHONY: all check demo bench kernels clean tests
+# The NN engine is a separate, dependency-free library (its own Makefile); surge links it.
+NN_ARCHIVE := $(NN_DIR)/build/libsgnn.a
+INCLUDES   += -I$(NN_DIR)
+LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
+
+.PHONY: all check demo bench kernels clean tests nn-lib
 all: bin/surge
 
 -include $(wildcard src/*/module.mk io/*/module.mk physics/*/module.mk surrogates/*/module.mk)
+
+nn-lib:
+	$(MAKE) -C $(NN_DIR) lib
+$(NN_ARCHIVE): nn-lib
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -44,21 +52,23 @@ $(LIBSURGE): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-bin/surge: $(BUILD)/src/cli/main.o $(LIBSURGE)
+bin/surge: $(BUILD)/src/cli/main.o $(LIBSURGE) $(NN_ARCHIVE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(BUILD)/src/cli/main.o $(LIBSURGE) $(LDLIBS) -o $@
 
 # A test program may sit anywhere under tests/; its binary is named after its file.
 define test_rule
-$(BUILD)/tests/$(notdir $(1:.c=)): $(1) $(LIBSURGE)
+$(BUILD)/tests/$(notdir $(1:.c=)): $(1) $(LIBSURGE) $(NN_ARCHIVE)
 	@mkdir -p $$(@D)
 	$$(CC) $$(CFLAGS) $$(INCLUDES) -MMD -MP $$< $(LIBSURGE) $$(LDLIBS) -o $$@
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rule,$(t))))
 
 tests: bin/surge $(TEST_BINS)
-ifneq ($(NN_LIB),)
 	$(MAKE) -C $(NN_DIR) tests
+ifneq ($(NVCC),)
+	@echo "nvcc found: compiling the CUDA backend of surrogates/nn (it runs only where a GPU is: make -C $(NN_DIR) check-cuda)"
+	$(MAKE) -C $(NN_DIR) cuda
 endif
 
 check: tests
@@ -75,8 +85,6 @@ bench: tests
 
 clean:
 	rm -rf $(BUILD) bin tests/logs
-ifneq ($(NN_LIB),)
 	$(MAKE) -C $(NN_DIR) clean
-endif
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/src/cli/main.d

@@ -3,18 +3,20 @@
      surge run      DECK.yaml [-opt value ...]   run one simulation
      surge info     FILE.h5                      what an output, checkpoint or dataset file holds
      surge ensemble DECK.yaml [-opt value ...]   run perturbed members, gather one dataset
-     surge train    DECK.yaml                    (not in this build yet)
+     surge train    DECK.yaml [-opt value ...]   train a surrogate on datasets, write its model file
 
    All jobs run under mpiexec -n P; rank 0 prints. */
 #include <string.h>
 #include "sgsim.h"
 #include "sgensemble.h"
+#include "sgsurrogate.h"
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 PETSC_EXTERN PetscErrorCode SgInfoFile(MPI_Comm, const char file[]);
 
 static const char usage[] = "usage: surge run DECK.yaml [-option value ...]\n"
                             "       surge ensemble DECK.yaml [-option value ...]\n"
+                            "       surge train DECK.yaml [-option value ...]\n"
                             "       surge info FILE.h5\n"
                             "       surge --version\n"
                             "Options come from the deck (YAML; section 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8) and\n"
@@ -72,6 +74,40 @@ static PetscErrorCode Ensemble(int *argc, char ***argv, const char deck[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* surge train: deck section train: {surrogate: TYPE, output: BASE}; the type's own section names
+   its data and hyperparameters. Everything is validated before training starts. */
+static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
+{
+  SgSurrogate sur;
+  char        type[64] = "", output[PETSC_MAX_PATH_LEN] = "", path[PETSC_MAX_PATH_LEN + 8];
+  PetscBool   help, set;
+
+  PetscFunctionBegin;
+  PetscCall(SgRegisterAll());
+  PetscCall(PetscOptionsHasHelp(NULL, &help));
+  PetscOptionsBegin(PETSC_COMM_WORLD, "train_", "Surrogate training (deck section train:)", "SgSurrogate");
+  PetscCall(SgOptionsString("-surrogate", "Surrogate type to train (e.g. deepmd)", type, type, sizeof type, &set));
+  PetscCall(SgOptionsString("-output", "Model file base name: writes BASE.h5", "model", output, sizeof output, NULL));
+  PetscOptionsEnd();
+  PetscCheck(help || type[0], PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "No surrogate chosen: set 'train: {surrogate: TYPE}' in the deck (or -train_surrogate TYPE)");
+  PetscCall(SgSurrogateCreate(PETSC_COMM_WORLD, &sur));
+  if (type[0]) {
+    PetscCall(SgSurrogateSetType(sur, type));
+    PetscCall(SgSurrogateSetFromOptions(sur));
+  }
+  if (help) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "surge: options listed above; nothing was trained.\n"));
+  else {
+    PetscCall(SgSurrogateSetUp(sur));
+    PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, deck));
+    PetscCall(SgSurrogateTrain(sur));
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s.h5", output));
+    PetscCall(SgSurrogateSave(sur, path));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Wrote model %s\n", path));
+  }
+  PetscCall(SgSurrogateDestroy(&sur));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   const char *job = argc > 1 ? argv[1] : "";
@@ -80,13 +116,15 @@ int main(int argc, char **argv)
     printf("surge %s\n", SURGE_VERSION);
     return 0;
   }
-  if (!strcmp(job, "run") || !strcmp(job, "ensemble")) {
+  if (!strcmp(job, "run") || !strcmp(job, "ensemble") || !strcmp(job, "train")) {
     if (argc < 3 || argv[2][0] == '-') {
       fprintf(stderr, "surge %s: missing deck file\n%s", job, usage);
       return 1;
     }
     if (SgInitialize(&argc, &argv, argv[2], usage)) return 1;
-    return Finish(!strcmp(job, "run") ? Run(&argc, &argv, argv[2]) : Ensemble(&argc, &argv, argv[2]));
+    if (!strcmp(job, "run")) return Finish(Run(&argc, &argv, argv[2]));
+    if (!strcmp(job, "ensemble")) return Finish(Ensemble(&argc, &argv, argv[2]));
+    return Finish(Train(&argc, &argv, argv[2]));
   }
   if (!strcmp(job, "info")) {
     if (argc < 3) {
@@ -95,10 +133,6 @@ int main(int argc, char **argv)
     }
     if (SgInitialize(&argc, &argv, NULL, usage)) return 1;
     return Finish(SgInfoFile(PETSC_COMM_WORLD, argv[2]));
-  }
-  if (!strcmp(job, "train")) {
-    fprintf(stderr, "surge %s: this job is not available in this build of surge yet (see the open issues); only 'run' and 'info' are.\n", job);
-    return 1;
   }
   fprintf(stderr, "%s%s", job[0] ? "surge: unknown job '" : "", job[0] ? job : "");
   fprintf(stderr, "%s%s", job[0] ? "'\n" : "", usage);

@@ -29,6 +29,10 @@ typedef struct {
   PetscReal  virial[9];
 } SgForcesOutput;
 typedef PetscErrorCode (*SgForcesFn)(void *ctx, const SgForcesInput *, SgForcesOutput *);
+/* Uncertainty of an md.forces provider for the same input: *deviation is the max over this rank's
+   owned atoms of the force deviation (e.g. DeePMD-kit's model deviation: max_i sqrt(<|F_i - <F_i>|^2>)
+   over an ensemble of models), in force units. The slot reduces it over ranks. */
+typedef PetscErrorCode (*SgForcesUncertaintyFn)(void *ctx, const SgForcesInput *, PetscReal *deviation);
 
 PETSC_EXTERN PetscErrorCode SgSlotCreate(const char name[], SgSlot *);
 PETSC_EXTERN PetscErrorCode SgSlotGetName(SgSlot, const char **);

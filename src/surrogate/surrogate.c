@@ -1,0 +1,171 @@
+/* SgSurrogate: the generic part of every surrogate (life cycle, registry). */
+#include "sgsurrogateimpl.h"
+
+PetscClassId      SG_SURROGATE_CLASSID;
+PetscFunctionList SgSurrogateList;
+PetscLogEvent     SG_SURROGATE_Train, SG_SURROGATE_Predict;
+static PetscBool  initialized;
+
+static PetscErrorCode SgSurrogateFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListDestroy(&SgSurrogateList));
+  initialized = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SgSurrogateInitializePackage(void)
+{
+  PetscFunctionBegin;
+  if (initialized) PetscFunctionReturn(PETSC_SUCCESS);
+  initialized = PETSC_TRUE;
+  PetscCall(PetscClassIdRegister("SgSurrogate", &SG_SURROGATE_CLASSID));
+  PetscCall(PetscLogEventRegister("SgSurrogateTrain", SG_SURROGATE_CLASSID, &SG_SURROGATE_Train));
+  PetscCall(PetscLogEventRegister("SgSurrogatePredict", SG_SURROGATE_CLASSID, &SG_SURROGATE_Predict));
+  PetscCall(PetscRegisterFinalize(SgSurrogateFinalizePackage));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateRegister(const char name[], PetscErrorCode (*create)(SgSurrogate))
+{
+  PetscFunctionBegin;
+  PetscCall(SgSurrogateInitializePackage());
+  PetscCall(PetscFunctionListAdd(&SgSurrogateList, name, create));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateCreate(MPI_Comm comm, SgSurrogate *sur)
+{
+  SgSurrogate s;
+
+  PetscFunctionBegin;
+  PetscValidPointer(sur, 2);
+  PetscCall(SgSurrogateInitializePackage());
+  PetscCall(PetscHeaderCreate(s, SG_SURROGATE_CLASSID, "SgSurrogate", "Trainable surrogate model", "SgSurrogate", comm, SgSurrogateDestroy, SgSurrogateView));
+  *sur = s;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateSetType(SgSurrogate s, SgSurrogateType type)
+{
+  PetscErrorCode (*create)(SgSurrogate);
+  PetscBool match;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(s, SG_SURROGATE_CLASSID, 1);
+  PetscCall(PetscObjectTypeCompare((PetscObject)s, type, &match));
+  if (match) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscFunctionListFind(SgSurrogateList, type, &create));
+  if (!create) {
+    char         known[512] = "";
+    const char **names;
+    int          n;
+    PetscCall(PetscFunctionListGet(SgSurrogateList, &names, &n));
+    for (int i = 0; i < n; i++) {
+      if (i) PetscCall(PetscStrlcat(known, ", ", sizeof known));
+      PetscCall(PetscStrlcat(known, names[i], sizeof known));
+    }
+    PetscCall(PetscFree(names));
+    SETERRQ(PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "Unknown surrogate type '%s'; this build has: %s", type, n ? known : "(none)");
+  }
+  PetscCheck(!s->data, PetscObjectComm((PetscObject)s), PETSC_ERR_ORDER, "SgSurrogateSetType() may be called once per surrogate");
+  PetscCall(PetscObjectChangeTypeName((PetscObject)s, type));
+  PetscCall(PetscObjectSetOptionsPrefix((PetscObject)s, type));
+  PetscCall(PetscObjectAppendOptionsPrefix((PetscObject)s, "_"));
+  PetscCall((*create)(s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateGetType(SgSurrogate s, SgSurrogateType *type)
+{
+  PetscFunctionBegin;
+  *type = ((PetscObject)s)->type_name;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateSetFromOptions(SgSurrogate s)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(s, SG_SURROGATE_CLASSID, 1);
+  PetscCheck(((PetscObject)s)->type_name, PetscObjectComm((PetscObject)s), PETSC_ERR_ORDER, "Set the surrogate type before SgSurrogateSetFromOptions()");
+  PetscObjectOptionsBegin((PetscObject)s);
+  if (s->ops->setfromoptions) PetscCall((*s->ops->setfromoptions)(s, PetscOptionsObject));
+  PetscOptionsEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateSetUp(SgSurrogate s)
+{
+  PetscFunctionBegin;
+  if (s->setupcalled) PetscFunctionReturn(PETSC_SUCCESS);
+  if (s->ops->setup) PetscCall((*s->ops->setup)(s));
+  s->setupcalled = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateTrain(SgSurrogate s)
+{
+  PetscFunctionBegin;
+  PetscCheck(s->ops->train, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Surrogate type %s cannot be trained", ((PetscObject)s)->type_name);
+  PetscCall(SgSurrogateSetUp(s));
+  PetscCall(PetscLogEventBegin(SG_SURROGATE_Train, s, 0, 0, 0));
+  PetscCall((*s->ops->train)(s));
+  PetscCall(PetscLogEventEnd(SG_SURROGATE_Train, s, 0, 0, 0));
+  s->trained = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateSave(SgSurrogate s, const char path[])
+{
+  PetscFunctionBegin;
+  PetscCheck(s->ops->save, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Surrogate type %s cannot be saved", ((PetscObject)s)->type_name);
+  PetscCall((*s->ops->save)(s, path));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateLoad(SgSurrogate s, const char path[])
+{
+  PetscFunctionBegin;
+  PetscCheck(s->ops->load, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Surrogate type %s cannot be loaded", ((PetscObject)s)->type_name);
+  PetscCall((*s->ops->load)(s, path));
+  s->trained = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateGetProvider(SgSurrogate s, const char slot[], void (**fn)(void), void (**uncertainty)(void), void **ctx)
+{
+  PetscFunctionBegin;
+  PetscCheck(s->trained, PetscObjectComm((PetscObject)s), PETSC_ERR_ORDER, "Surrogate %s has neither been trained nor loaded from a model file", ((PetscObject)s)->type_name);
+  PetscCheck(s->ops->getprovider, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Surrogate type %s serves no slot", ((PetscObject)s)->type_name);
+  if (uncertainty) *uncertainty = NULL;
+  PetscCall((*s->ops->getprovider)(s, slot, fn, uncertainty, ctx));
+  PetscCheck(*fn, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Surrogate type %s cannot serve slot %s", ((PetscObject)s)->type_name, slot);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateView(SgSurrogate s, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  if (!viewer) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)s), &viewer));
+  PetscCall(PetscObjectPrintClassNamePrefixType((PetscObject)s, viewer));
+  if (s->ops->view) {
+    PetscCall(PetscViewerASCIIPushTab(viewer));
+    PetscCall((*s->ops->view)(s, viewer));
+    PetscCall(PetscViewerASCIIPopTab(viewer));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateDestroy(SgSurrogate *s)
+{
+  PetscFunctionBegin;
+  if (!*s) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscValidHeaderSpecific(*s, SG_SURROGATE_CLASSID, 1);
+  if (--((PetscObject)(*s))->refct > 0) {
+    *s = NULL;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if ((*s)->ops->destroy) PetscCall((*(*s)->ops->destroy)(*s));
+  PetscCall(PetscHeaderDestroy(s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
