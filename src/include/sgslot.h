@@ -36,9 +36,36 @@ typedef PetscErrorCode (*SgForcesUncertaintyFn)(void *ctx, const SgForcesInput *
 
 PETSC_EXTERN PetscErrorCode SgSlotCreate(const char name[], SgSlot *);
 PETSC_EXTERN PetscErrorCode SgSlotGetName(SgSlot, const char **);
-/* Set the provider named pname (e.g. "lj", "tb", "deepmd"); fn's type must match the signature. */
+/* The solver's own provider (e.g. "lj", "tb"); fn's type must match the signature. It is the
+   reference: a swap policy falls back to it. */
 PETSC_EXTERN PetscErrorCode SgSlotSetProvider(SgSlot, const char pname[], void (*fn)(void), void *ctx);
 PETSC_EXTERN PetscErrorCode SgSlotGetProvider(SgSlot, const char **pname, void (**fn)(void), void **ctx);
-/* Serve one md.forces call with the current provider; counts calls per provider. */
+/* A surrogate provider (e.g. "deepmd") and, optionally, its uncertainty estimate. */
+PETSC_EXTERN PetscErrorCode SgSlotSetSurrogate(SgSlot, const char pname[], void (*fn)(void), void (*uncertainty)(void), void *ctx);
+
+/* Swap policies: who serves each call.
+     static    always the one named by <prefix>swap_use (solver | surrogate)
+     schedule  the solver until step <prefix>swap_step, the surrogate from then on
+     adaptive  the surrogate while its uncertainty (max over ranks) < trust_lo; the solver when it is
+               above trust_hi (such calls are flagged for retraining); in between the surrogate
+               serves and the call is flagged.
+   Whatever the policy, surrogate forces that are NaN/Inf or exceed <prefix>swap_max_force are
+   rejected for that call and the solver serves it. Every switch of provider is printed on rank 0
+   of comm. Options are read with the given prefix (e.g. "md_" gives -md_swap_policy). */
+typedef enum { SG_SWAP_STATIC, SG_SWAP_SCHEDULE, SG_SWAP_ADAPTIVE } SgSwapPolicy;
+PETSC_EXTERN const char *const SgSwapPolicies[];
+PETSC_EXTERN PetscErrorCode SgSlotSetFromOptions(SgSlot, MPI_Comm comm, const char prefix[]);
+PETSC_EXTERN PetscErrorCode SgSlotSetPolicy(SgSlot, SgSwapPolicy, PetscBool use_surrogate, PetscInt switch_step, PetscReal trust_lo, PetscReal trust_hi, PetscReal max_force);
+/* The solver's step number, for the schedule policy and the switch log (default: call count). */
+PETSC_EXTERN PetscErrorCode SgSlotSetStep(SgSlot, PetscInt step);
+
+/* Serve one md.forces call with the provider the policy chooses. Collective on the slot's comm
+   when a surrogate is set (the decision is the same on every rank). */
 PETSC_EXTERN PetscErrorCode SgSlotComputeForces(SgSlot, const SgForcesInput *, SgForcesOutput *);
+
+/* What the last call did: served_by_surrogate, flagged (the solver's frame should be kept for
+   retraining, or the surrogate served in the uncertain band), the uncertainty (-1 if none). */
+PETSC_EXTERN PetscErrorCode SgSlotGetLastCall(SgSlot, PetscBool *served_by_surrogate, PetscBool *flagged, PetscReal *uncertainty);
+/* Totals: calls served by the solver and by the surrogate, switches, rejected surrogate calls. */
+PETSC_EXTERN PetscErrorCode SgSlotGetCounts(SgSlot, PetscInt *solver_calls, PetscInt *surrogate_calls, PetscInt *switches, PetscInt *rejected);
 PETSC_EXTERN PetscErrorCode SgSlotDestroy(SgSlot *);

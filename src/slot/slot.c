@@ -1,19 +1,28 @@
-/* SgSlot: a named, typed, swappable operator. This file holds the provider bookkeeping; the swap
-   policies (static/schedule/adaptive) arrive with the surrogates and will live beside it. */
+/* SgSlot: a named, typed, swappable operator with a solver provider, an optional surrogate, and a
+   swap policy that picks one of them per call (see sgslot.h for the policies). */
 #include <string.h>
 #include "sgslot.h"
 
-#define SG_SLOT_MAX_PROVIDERS 8
+const char *const SgSwapPolicies[] = {"static", "schedule", "adaptive", "SgSwapPolicy", "SG_SWAP_", NULL};
 
 struct _n_SgSlot {
-  char   *name;
-  char   *provider;
-  void  (*fn)(void);
-  void   *ctx;
-  /* calls served per provider name, so the output can say who served what */
-  PetscInt nprov;
-  char    *prov_name[SG_SLOT_MAX_PROVIDERS];
-  PetscInt prov_calls[SG_SLOT_MAX_PROVIDERS];
+  char        *name;
+  MPI_Comm     comm;
+  /* the solver's provider (reference) and the surrogate */
+  char        *provider, *surrogate;
+  void       (*fn)(void), (*sfn)(void), (*sunc)(void);
+  void        *ctx, *sctx;
+  /* policy */
+  SgSwapPolicy policy;
+  PetscBool    use_surrogate;
+  PetscInt     switch_step, step;
+  PetscBool    step_set;
+  PetscReal    trust_lo, trust_hi, max_force;
+  /* bookkeeping */
+  PetscInt     calls, solver_calls, surrogate_calls, switches, rejected;
+  PetscInt     last_served; /* -1 none yet, 0 solver, 1 surrogate */
+  PetscBool    last_flagged;
+  PetscReal    last_uncertainty;
 };
 
 static const char *const known_slots[] = {"md.forces", "field.advance", "field.superres", NULL};
@@ -28,6 +37,13 @@ PetscErrorCode SgSlotCreate(const char name[], SgSlot *slot)
   PetscCheck(known, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Unknown slot signature '%s' (known: md.forces, field.advance, field.superres)", name);
   PetscCall(PetscNew(slot));
   PetscCall(PetscStrallocpy(name, &(*slot)->name));
+  (*slot)->comm             = PETSC_COMM_SELF;
+  (*slot)->policy           = SG_SWAP_STATIC;
+  (*slot)->max_force        = PETSC_MAX_REAL;
+  (*slot)->trust_lo         = PETSC_MAX_REAL;
+  (*slot)->trust_hi         = PETSC_MAX_REAL;
+  (*slot)->last_served      = -1;
+  (*slot)->last_uncertainty = -1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -58,27 +74,169 @@ PetscErrorCode SgSlotGetProvider(SgSlot slot, const char **pname, void (**fn)(vo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CountCall(SgSlot slot)
+PetscErrorCode SgSlotSetSurrogate(SgSlot slot, const char pname[], void (*fn)(void), void (*uncertainty)(void), void *ctx)
 {
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < slot->nprov; i++)
-    if (!strcmp(slot->prov_name[i], slot->provider)) {
-      slot->prov_calls[i]++;
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-  PetscCheck(slot->nprov < SG_SLOT_MAX_PROVIDERS, PETSC_COMM_SELF, PETSC_ERR_SUP, "Slot %s: too many providers", slot->name);
-  PetscCall(PetscStrallocpy(slot->provider, &slot->prov_name[slot->nprov]));
-  slot->prov_calls[slot->nprov++] = 1;
+  PetscCheck(fn, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Slot %s: surrogate %s has no function", slot->name, pname);
+  PetscCall(PetscFree(slot->surrogate));
+  PetscCall(PetscStrallocpy(pname, &slot->surrogate));
+  slot->sfn  = fn;
+  slot->sunc = uncertainty;
+  slot->sctx = ctx;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSlotSetPolicy(SgSlot slot, SgSwapPolicy policy, PetscBool use_surrogate, PetscInt switch_step, PetscReal trust_lo, PetscReal trust_hi, PetscReal max_force)
+{
+  PetscFunctionBegin;
+  PetscCheck(policy != SG_SWAP_ADAPTIVE || trust_lo <= trust_hi, slot->comm, PETSC_ERR_USER_INPUT, "Slot %s: adaptive swap needs trust_lo (%g) <= trust_hi (%g)", slot->name, (double)trust_lo, (double)trust_hi);
+  PetscCheck(max_force > 0, slot->comm, PETSC_ERR_USER_INPUT, "Slot %s: swap max_force must be positive", slot->name);
+  slot->policy        = policy;
+  slot->use_surrogate = use_surrogate;
+  slot->switch_step   = switch_step;
+  slot->trust_lo      = trust_lo;
+  slot->trust_hi      = trust_hi;
+  slot->max_force     = max_force;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSlotSetFromOptions(SgSlot slot, MPI_Comm comm, const char prefix[])
+{
+  PetscInt  pidx = slot->policy, uidx = slot->use_surrogate;
+  PetscReal lo = slot->trust_lo < PETSC_MAX_REAL ? slot->trust_lo : 0.05, hi = slot->trust_hi < PETSC_MAX_REAL ? slot->trust_hi : 0.15;
+  PetscReal fmax = slot->max_force;
+  PetscInt  step = slot->switch_step;
+  const char *const use[] = {"solver", "surrogate"};
+
+  PetscFunctionBegin;
+  slot->comm = comm;
+  PetscOptionsBegin(comm, prefix, "Swap policy of a slot", "SgSlot");
+  PetscCall(SgOptionsEList("-swap_policy", "Who serves each call: static, schedule (solver until swap_step), adaptive (by the surrogate's uncertainty)", SgSwapPolicies, 3, SgSwapPolicies[pidx], &pidx, NULL));
+  PetscCall(SgOptionsEList("-swap_use", "Static policy: the provider that serves", use, 2, use[uidx], &uidx, NULL));
+  PetscCall(SgOptionsInt("-swap_step", "Schedule policy: first step served by the surrogate", step, &step, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsReal("-swap_trust_lo", "Adaptive: below this uncertainty the surrogate serves unflagged", "force units", lo, &lo, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal("-swap_trust_hi", "Adaptive: above this uncertainty the solver serves (frame kept for retraining)", "force units", hi, &hi, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal("-swap_max_force", "Sanity bound: a surrogate force component above this is rejected and the solver serves", "force units", fmax, &fmax, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  PetscOptionsEnd();
+  PetscCall(SgSlotSetPolicy(slot, (SgSwapPolicy)pidx, uidx ? PETSC_TRUE : PETSC_FALSE, step, lo, hi, fmax));
+  PetscCheck(!(slot->policy != SG_SWAP_STATIC || slot->use_surrogate) || slot->sfn, comm, PETSC_ERR_USER_INPUT, "Slot %s: swap policy %s%s needs a surrogate, and none is set", slot->name, SgSwapPolicies[slot->policy], slot->policy == SG_SWAP_STATIC ? " (use surrogate)" : "");
+  PetscCheck(slot->policy != SG_SWAP_ADAPTIVE || slot->sunc, comm, PETSC_ERR_USER_INPUT, "Slot %s: the adaptive swap policy needs an uncertainty estimate from surrogate %s (e.g. several models for a model deviation)", slot->name, slot->surrogate ? slot->surrogate : "(none)");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSlotSetStep(SgSlot slot, PetscInt step)
+{
+  PetscFunctionBegin;
+  slot->step     = step;
+  slot->step_set = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A surrogate answer is usable when every force component is finite and within the bound; the
+   verdict is reduced over ranks so that all ranks agree on who serves. */
+static PetscErrorCode ForcesSane(SgSlot slot, const SgForcesInput *in, const SgForcesOutput *out, PetscBool *sane)
+{
+  PetscInt  n = 3 * in->n;
+  PetscReal bad = 0, gbad;
+
+  PetscFunctionBegin;
+  if (PetscIsInfOrNanReal(out->energy)) bad = 1;
+  for (PetscInt i = 0; i < n && !bad; i++)
+    if (PetscIsInfOrNanReal(out->f[i]) || PetscAbsReal(out->f[i]) > slot->max_force) bad = 1;
+  PetscCallMPI(MPI_Allreduce(&bad, &gbad, 1, MPIU_REAL, MPIU_MAX, slot->comm));
+  *sane = gbad == 0 ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode LogSwitch(SgSlot slot, PetscInt served, const char *why)
+{
+  PetscFunctionBegin;
+  if (slot->last_served >= 0 && slot->last_served != served) {
+    slot->switches++;
+    PetscCall(PetscPrintf(slot->comm, "%s: step %" PetscInt_FMT ": %s -> %s (%s)\n", slot->name, slot->step_set ? slot->step : slot->calls, slot->last_served ? slot->surrogate : slot->provider, served ? slot->surrogate : slot->provider, why));
+  }
+  slot->last_served = served;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForcesOutput *out)
 {
+  PetscBool   want_surrogate = PETSC_FALSE, flagged = PETSC_FALSE;
+  PetscReal   unc = -1;
+  PetscInt    step;
+  char        why[128] = "";
+
   PetscFunctionBegin;
   PetscCheck(!strcmp(slot->name, "md.forces"), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Slot %s is not an md.forces slot", slot->name);
   PetscCheck(slot->fn, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Slot md.forces has no provider: choose one in the deck (e.g. md: {forces: lj})");
-  PetscCall(CountCall(slot));
-  PetscCall(((SgForcesFn)slot->fn)(slot->ctx, in, out));
+  step = slot->step_set ? slot->step : slot->calls;
+  if (slot->sfn) {
+    switch (slot->policy) {
+    case SG_SWAP_STATIC:
+      want_surrogate = slot->use_surrogate;
+      PetscCall(PetscSNPrintf(why, sizeof why, "static"));
+      break;
+    case SG_SWAP_SCHEDULE:
+      want_surrogate = step >= slot->switch_step ? PETSC_TRUE : PETSC_FALSE;
+      PetscCall(PetscSNPrintf(why, sizeof why, "schedule: switch at step %" PetscInt_FMT, slot->switch_step));
+      break;
+    case SG_SWAP_ADAPTIVE: {
+      PetscReal local;
+      PetscCall(((SgForcesUncertaintyFn)slot->sunc)(slot->sctx, in, &local));
+      PetscCallMPI(MPI_Allreduce(&local, &unc, 1, MPIU_REAL, MPIU_MAX, slot->comm));
+      want_surrogate = unc <= slot->trust_hi ? PETSC_TRUE : PETSC_FALSE;
+      flagged        = unc > slot->trust_lo ? PETSC_TRUE : PETSC_FALSE;
+      PetscCall(PetscSNPrintf(why, sizeof why, "uncertainty %.4g, trust band [%.4g, %.4g]", (double)unc, (double)slot->trust_lo, (double)slot->trust_hi));
+    } break;
+    }
+  }
+  if (want_surrogate) {
+    PetscBool sane = PETSC_FALSE;
+    PetscCall(((SgForcesFn)slot->sfn)(slot->sctx, in, out));
+    PetscCall(ForcesSane(slot, in, out, &sane));
+    if (sane) {
+      PetscCall(LogSwitch(slot, 1, why));
+      slot->surrogate_calls++;
+    } else {
+      /* never continue on garbage: the solver redoes this call */
+      slot->rejected++;
+      PetscCall(PetscPrintf(slot->comm, "%s: step %" PetscInt_FMT ": surrogate %s returned NaN/Inf or a force above %g; the solver serves this step\n", slot->name, step, slot->surrogate, (double)slot->max_force));
+      PetscCall(PetscArrayzero(out->f, 3 * (in->n + in->nghost)));
+      out->energy = 0;
+      PetscCall(PetscArrayzero(out->virial, 9));
+      want_surrogate = PETSC_FALSE;
+      flagged        = PETSC_TRUE;
+      PetscCall(PetscSNPrintf(why, sizeof why, "surrogate rejected"));
+    }
+  }
+  if (!want_surrogate) {
+    PetscCall(((SgForcesFn)slot->fn)(slot->ctx, in, out));
+    if (slot->sfn) PetscCall(LogSwitch(slot, 0, why));
+    else slot->last_served = 0;
+    slot->solver_calls++;
+  }
+  slot->calls++;
+  slot->last_flagged     = flagged;
+  slot->last_uncertainty = unc;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSlotGetLastCall(SgSlot slot, PetscBool *served_by_surrogate, PetscBool *flagged, PetscReal *uncertainty)
+{
+  PetscFunctionBegin;
+  if (served_by_surrogate) *served_by_surrogate = slot->last_served == 1 ? PETSC_TRUE : PETSC_FALSE;
+  if (flagged) *flagged = slot->last_flagged;
+  if (uncertainty) *uncertainty = slot->last_uncertainty;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSlotGetCounts(SgSlot slot, PetscInt *solver_calls, PetscInt *surrogate_calls, PetscInt *switches, PetscInt *rejected)
+{
+  PetscFunctionBegin;
+  if (solver_calls) *solver_calls = slot->solver_calls;
+  if (surrogate_calls) *surrogate_calls = slot->surrogate_calls;
+  if (switches) *switches = slot->switches;
+  if (rejected) *rejected = slot->rejected;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -86,8 +244,8 @@ PetscErrorCode SgSlotDestroy(SgSlot *slot)
 {
   PetscFunctionBegin;
   if (!*slot) PetscFunctionReturn(PETSC_SUCCESS);
-  for (PetscInt i = 0; i < (*slot)->nprov; i++) PetscCall(PetscFree((*slot)->prov_name[i]));
   PetscCall(PetscFree((*slot)->provider));
+  PetscCall(PetscFree((*slot)->surrogate));
   PetscCall(PetscFree((*slot)->name));
   PetscCall(PetscFree(*slot));
   PetscFunctionReturn(PETSC_SUCCESS);
