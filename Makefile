@@ -74,8 +74,8 @@ endif
 check: tests
 	@tests/runner.sh tests/lists/*.list
 
-# The demo deck. (Becomes the Vlasov Landau-damping deck once that solver is registered.)
-DEMO_DECK := inputs/heat/decay2d.yaml
+# The demo deck: linear Landau damping; it ends by printing the fitted rate next to theory.
+DEMO_DECK := inputs/vlasov/landau.yaml
 demo: bin/surge
 	@mkdir -p build/demo
 	cd build/demo && ../../bin/surge run ../../$(DEMO_DECK)
