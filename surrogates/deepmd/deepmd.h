@@ -1,0 +1,118 @@
+/* Private definitions of the Deep Potential (DeepPot-SE, se_e2_a) surrogate.
+
+   Model (Zhang et al., NeurIPS 2018; DeePMD-kit's se_e2_a descriptor and ener fitting):
+     s(r)   = sw(r)/r,  sw C^2: 1 for r<rs, u^3(-6u^2+15u-10)+1 with u=(r-rs)/(rc-rs), 0 for r>=rc
+     R_ij   = s(r_ij) [1, x_ij/r_ij, y_ij/r_ij, z_ij/r_ij],  r_ij = x_j - x_i  (neighbour minus centre)
+              rows grouped in per-type sections of length sel[t] (nearest first, zero rows padded)
+     Rn_ij  = (R_ij - davg[c]) / dstd[c]   (c = centre type; DeePMD-kit statistics, padding included)
+     G_ij   = N_t(Rn_ij[0])  embedding net of the NEIGHBOUR type t (residual doubling), M outputs
+     T_i    = (1/nnei) sum_j G_ij^T Rn_ij   [M x 4];  D_i = T_i T_i<^T  [M x M2] (M2 = axis_neuron)
+     E_i    = F_c(D_i) + bias[c]            fitting net of the CENTRE type c (residual timestep)
+     E      = sum_i E_i;  F = -dE/dx;  virial = -sum_ij r_ij (x) dE/dr_ij
+   Units: whatever the data use (metal: Angstrom, eV, eV/Angstrom). */
+#pragma once
+#include <petscsys.h>
+#include "sgcompat.h"
+#include "sgnn.h"
+
+#define SG_DP_MAXT 8  /* atom types */
+#define SG_DP_MAXL 8  /* layers per net */
+
+typedef struct {
+  PetscInt  ntypes;
+  char      type_map[SG_DP_MAXT][16];
+  PetscReal rcut, rcut_smth;
+  PetscInt  sel[SG_DP_MAXT], sec[SG_DP_MAXT + 1], nnei;
+  PetscInt  nemb, emb[SG_DP_MAXL]; /* embedding widths (M = emb[nemb-1]) */
+  PetscInt  axis;                  /* axis_neuron M2 */
+  PetscInt  nfit, fit[SG_DP_MAXL]; /* fitting hidden widths */
+  PetscBool emb_resnet_dt;         /* timestep on the embedding residuals (DeePMD default false) */
+  PetscBool fit_resnet_dt;         /* timestep on the fitting residuals (DeePMD default true) */
+  PetscInt  seed;
+} SgDPConfig;
+
+/* One dense layer in torch layout: W [out,in], b [out], optional idt [out]; res: 0 none, 1 x+h, 2 [x,x]+h */
+typedef struct {
+  PetscInt         in, out, res;
+  const PetscReal *W, *b, *idt;
+  PetscBool        act; /* tanh */
+} SgDPLayer;
+
+typedef struct {
+  PetscInt  nl;
+  SgDPLayer l[SG_DP_MAXL + 1];
+} SgDPNet;
+
+/* Tabulated embedding (the "compressed" model): per neighbour type, quintic pieces on a uniform
+   grid in x = Rn[0]: G_m(x) = sum_k c[i][m][k] t^k, t = (x - x0 - i h) */
+typedef struct {
+  PetscBool  on;
+  PetscReal  x0, h;
+  PetscInt   n;       /* intervals */
+  PetscReal *c[SG_DP_MAXT]; /* [n][M][6] */
+} SgDPTable;
+
+typedef struct _SgDPModel {
+  SgDPConfig   cfg;
+  SgnnBackend *be;
+  SgnnParams   P;
+  /* sgnn views (training graph) */
+  SgnnTensor   eW[SG_DP_MAXT][SG_DP_MAXL], eb[SG_DP_MAXT][SG_DP_MAXL], eidt[SG_DP_MAXT][SG_DP_MAXL];
+  SgnnTensor   fW[SG_DP_MAXT][SG_DP_MAXL + 1], fb[SG_DP_MAXT][SG_DP_MAXL + 1], fidt[SG_DP_MAXT][SG_DP_MAXL + 1];
+  /* host copies for the hand-written inference (refreshed by SgDPModelSync) */
+  PetscReal   *host;
+  SgDPNet      enet[SG_DP_MAXT], fnet[SG_DP_MAXT];
+  PetscReal    davg[SG_DP_MAXT][4], dstd[SG_DP_MAXT][4], bias[SG_DP_MAXT];
+  SgDPTable    tab;
+} *SgDPModel;
+
+#define SgNN(call) \
+  do { \
+    int _e = (call); \
+    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "NN engine: %s", sgnn_last_error()); \
+  } while (0)
+
+/* ---- environment (envmat.c) ---- */
+/* Neighbour data of n centres among nall atoms (open boundaries: images are explicit atoms).
+   nlist[i*nnei+s]: atom index or -1; rij: x_j - x_i; env: raw rows R; denv: dR/dr_ij [4][3]. */
+typedef struct {
+  PetscInt   n, nall, nnei, cap;
+  PetscInt  *nlist;
+  PetscReal *rij, *env, *denv;
+  PetscInt   overflow; /* neighbours dropped because a section was full (max over centres) */
+} SgDPEnv;
+PETSC_INTERN PetscErrorCode SgDPEnvBuild(const SgDPConfig *, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *);
+PETSC_INTERN PetscErrorCode SgDPEnvFree(SgDPEnv *);
+/* Periodic images of a box within rcut: x_all = wrapped atoms then ghosts; map[k] = original atom. */
+PETSC_INTERN PetscErrorCode SgDPImages(PetscInt n, const PetscReal *x, const PetscInt *type, const PetscReal box[9], PetscReal rcut, PetscInt *nall, PetscReal **xall, PetscInt **tall, PetscInt **map);
+PETSC_INTERN void SgDPSwitch(PetscReal r, PetscReal rs, PetscReal rc, PetscReal *sw, PetscReal *dsw);
+
+/* ---- model (model.c) ---- */
+PETSC_INTERN PetscErrorCode SgDPModelCreate(const SgDPConfig *, SgDPModel *);
+PETSC_INTERN PetscErrorCode SgDPModelInitWeights(SgDPModel, unsigned long long seed);
+PETSC_INTERN PetscErrorCode SgDPModelSync(SgDPModel); /* sgnn slab -> host nets */
+PETSC_INTERN PetscErrorCode SgDPModelDestroy(SgDPModel *);
+PETSC_INTERN PetscErrorCode SgDPModelSave(SgDPModel, const char path[]);
+PETSC_INTERN PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *);
+PETSC_INTERN PetscErrorCode SgDPConfigFinish(SgDPConfig *);
+
+/* ---- inference (infer.c): energy of centres 0..n-1, forces on all nall atoms, virial ---- */
+PETSC_INTERN PetscErrorCode SgDPEvalOpen(SgDPModel, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom);
+/* embedding net value (and derivatives to order `order`) at npt inputs: G [npt][M] ... */
+PETSC_INTERN void SgDPEmbedEval(const SgDPNet *, PetscInt npt, const PetscReal *x, PetscInt order, PetscReal *G, PetscReal *dG, PetscReal *d2G, PetscReal *work);
+
+/* ---- training graph (graph.c) ---- */
+typedef struct {
+  PetscInt   B, N;       /* frames, atoms per frame */
+  PetscInt  *type;       /* [N] */
+  PetscReal *envn;       /* [B*N*nnei*4] normalised rows */
+  PetscReal *denvn;      /* [B*N*nnei*4*3] their derivatives */
+  PetscReal *rij;        /* [B*N*nnei*3] */
+  long      *jidx;       /* [B*N*nnei] batch-global owner atom index of each neighbour (self for padding) */
+} SgDPBatch;
+PETSC_INTERN PetscErrorCode SgDPBatchAlloc(const SgDPConfig *, PetscInt B, PetscInt N, SgDPBatch *);
+PETSC_INTERN PetscErrorCode SgDPBatchFree(SgDPBatch *);
+/* Fill frame b of the batch from coordinates (periodic box or NULL). */
+PETSC_INTERN PetscErrorCode SgDPBatchSetFrame(SgDPModel, SgDPBatch *, PetscInt b, const PetscReal *x, const PetscReal *box);
+/* Energies [B], forces [B*N,3], virials [B,9] as sgnn tensors; create_graph for training. */
+PETSC_INTERN PetscErrorCode SgDPGraph(SgDPModel, SgDPBatch *, PetscBool want_virial, int create_graph, SgnnTensor *E, SgnnTensor *F, SgnnTensor *V);

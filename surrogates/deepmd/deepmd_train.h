@@ -1,0 +1,32 @@
+/* Private: statistics and training of the Deep Potential (stats.c, train.c). */
+#pragma once
+#include "deepmd.h"
+
+typedef struct {
+  PetscReal sr[SG_DP_MAXT], sr2[SG_DP_MAXT], sa[SG_DP_MAXT], sa2[SG_DP_MAXT], n[SG_DP_MAXT];
+  PetscInt  overflow;
+} SgDPStats;
+PETSC_INTERN PetscErrorCode SgDPStatsBegin(SgDPStats *);
+PETSC_INTERN PetscErrorCode SgDPStatsAddFrame(SgDPModel, SgDPStats *, PetscInt N, const PetscReal *x, const PetscInt *type, const PetscReal *box);
+PETSC_INTERN PetscErrorCode SgDPStatsEnd(SgDPModel, SgDPStats *, MPI_Comm);
+PETSC_INTERN PetscErrorCode SgDPEnergyBias(SgDPModel, PetscInt nf, const PetscReal *counts, const PetscReal *E);
+
+/* Training hyper-parameters (DeePMD-kit's names) */
+typedef struct {
+  PetscInt  nfiles, nvalid;
+  char      files[16][PETSC_MAX_PATH_LEN], valid[16][PETSC_MAX_PATH_LEN];
+  PetscInt  numb_steps, batch_size, disp_freq, decay_steps, stat_frames, valid_frames, seed;
+  PetscReal start_lr, stop_lr;
+  PetscReal start_pref_e, limit_pref_e, start_pref_f, limit_pref_f, start_pref_v, limit_pref_v;
+  PetscReal max_time; /* seconds; 0 = no limit */
+  char      lcurve[PETSC_MAX_PATH_LEN];
+} SgDPTrainOpts;
+PETSC_INTERN PetscErrorCode SgDPTrain(SgDPModel, const SgDPTrainOpts *, MPI_Comm);
+/* dp test: RMSEs of a model on md_frames files (each rank a share of the frames) */
+typedef struct {
+  PetscInt  nframes, natoms;
+  PetscReal e_rmse, e_mae, e_rmse_atom, e_mae_atom, f_rmse, f_mae, v_rmse, v_rmse_atom;
+  PetscBool has_virial;
+} SgDPTestResult;
+PETSC_INTERN PetscErrorCode SgDPTest(SgDPModel, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, MPI_Comm, SgDPTestResult *);
+PETSC_INTERN PetscErrorCode SgDPTestPrint(MPI_Comm, const SgDPTestResult *);

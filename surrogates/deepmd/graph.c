@@ -1,0 +1,222 @@
+/* The Deep Potential as an autodiff graph (surrogates/nn) for training: energies of a batch of
+   frames, forces as -dE/dx through the environment matrix (sgnn_grad with create_graph, so a force
+   loss can be differentiated w.r.t. the weights), virials. The environment matrix itself and its
+   derivative w.r.t. r_ij are computed in C (envmat.c) and enter as constants: forces are the linear
+   map  dE/dr_ij = sum_k dE/dRn_ijk dRn_ijk/dr_ij,  F = -(scatter_j - sum_i). Same maths as infer.c. */
+#include "deepmd.h"
+
+PetscErrorCode SgDPBatchAlloc(const SgDPConfig *c, PetscInt B, PetscInt N, SgDPBatch *b)
+{
+  size_t s = (size_t)B * N * c->nnei;
+
+  PetscFunctionBegin;
+  b->B = B, b->N = N;
+  PetscCall(PetscMalloc5(N, &b->type, 4 * s, &b->envn, 12 * s, &b->denvn, 3 * s, &b->rij, s, &b->jidx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPBatchFree(SgDPBatch *b)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree5(b->type, b->envn, b->denvn, b->rij, b->jidx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPBatchSetFrame(SgDPModel m, SgDPBatch *bt, PetscInt b, const PetscReal *x, const PetscReal *box)
+{
+  const SgDPConfig *c = &m->cfg;
+  PetscInt          N = bt->N, nnei = c->nnei, nall, *tall = NULL, *map = NULL;
+  PetscReal        *xall = NULL;
+  SgDPEnv           env  = {0};
+
+  PetscFunctionBegin;
+  if (box) PetscCall(SgDPImages(N, x, bt->type, box, c->rcut, &nall, &xall, &tall, &map));
+  PetscCall(SgDPEnvBuild(c, N, box ? nall : N, box ? xall : x, box ? tall : bt->type, &env));
+  for (PetscInt i = 0; i < N; i++) {
+    PetscInt ci = bt->type[i];
+    for (PetscInt s = 0; s < nnei; s++) {
+      size_t   q = ((size_t)b * N + i) * nnei + s, e = (size_t)i * nnei + s;
+      PetscInt j = env.nlist[e];
+      for (int k = 0; k < 4; k++) {
+        bt->envn[4 * q + k] = (env.env[4 * e + k] - m->davg[ci][k]) / m->dstd[ci][k];
+        for (int a = 0; a < 3; a++) bt->denvn[12 * q + 3 * k + a] = env.denv[12 * e + 3 * k + a] / m->dstd[ci][k];
+      }
+      for (int a = 0; a < 3; a++) bt->rij[3 * q + a] = env.rij[3 * e + a];
+      bt->jidx[q] = (long)b * N + (j < 0 ? i : (box ? map[j] : j));
+    }
+  }
+  PetscCall(SgDPEnvFree(&env));
+  if (box) PetscCall(PetscFree3(xall, tall, map));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define FREE(t) sgnn_tensor_free(&(t))
+
+/* one dense layer with DeePMD-kit's residual rules; consumes nothing, returns a new h */
+static PetscErrorCode Layer(SgnnTensor h, SgnnTensor W, SgnnTensor b, SgnnTensor idt, PetscInt res, PetscBool act, SgnnTensor *out)
+{
+  SgnnTensor z, a;
+
+  PetscFunctionBegin;
+  SgNN(sgnn_linear(h, W, b, &z));
+  if (!act) {
+    *out = z;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  SgNN(sgnn_tanh(z, &a));
+  FREE(z);
+  if (idt) {
+    SgNN(sgnn_mul(a, idt, &z));
+    FREE(a);
+    a = z;
+  }
+  if (res == 1) {
+    SgNN(sgnn_add(h, a, out));
+    FREE(a);
+  } else if (res == 2) {
+    SgnnTensor hh[2] = {h, h}, cat;
+    SgNN(sgnn_concat(2, hh, 1, &cat));
+    SgNN(sgnn_add(cat, a, out));
+    FREE(cat);
+    FREE(a);
+  } else *out = a;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int create_graph, SgnnTensor *Eout, SgnnTensor *Fout, SgnnTensor *Vout)
+{
+  const SgDPConfig *c = &m->cfg;
+  int               A = (int)(bt->B * bt->N), nnei = (int)c->nnei, M = (int)c->emb[c->nemb - 1], M2 = (int)c->axis, B = (int)bt->B;
+  SgnnTensor        Rn, T = NULL, E = NULL;
+  long             *idx, *fr;
+
+  PetscFunctionBegin;
+  {
+    int s[3] = {A, nnei, 4};
+    SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 3, s, bt->envn, &Rn));
+    SgNN(sgnn_tensor_set_requires_grad(Rn, 1));
+  }
+  for (PetscInt t = 0; t < c->ntypes; t++) {
+    SgnnTensor Rt, xt, h, G, Tt;
+    int        sel = (int)c->sel[t];
+    SgNN(sgnn_slice(Rn, 1, (int)c->sec[t], (int)c->sec[t + 1], &Rt));
+    SgNN(sgnn_slice(Rt, 2, 0, 1, &xt));
+    {
+      int s[2] = {A * sel, 1};
+      SgNN(sgnn_reshape(xt, 2, s, &h));
+    }
+    FREE(xt);
+    for (PetscInt l = 0; l < c->nemb; l++) {
+      SgnnTensor hn;
+      PetscCall(Layer(h, m->eW[t][l], m->eb[t][l], m->eidt[t][l], m->enet[t].l[l].res, PETSC_TRUE, &hn));
+      FREE(h);
+      h = hn;
+    }
+    {
+      int s[3] = {A, sel, M};
+      SgNN(sgnn_reshape(h, 3, s, &G));
+    }
+    FREE(h);
+    SgNN(sgnn_matmul(G, Rt, 1, 0, &Tt)); /* [A, M, 4] */
+    FREE(G);
+    FREE(Rt);
+    if (!T) T = Tt;
+    else {
+      SgnnTensor s;
+      SgNN(sgnn_add(T, Tt, &s));
+      FREE(T);
+      FREE(Tt);
+      T = s;
+    }
+  }
+  {
+    SgnnTensor Ts, T2, D, Df;
+    SgNN(sgnn_affine(T, 1.0 / nnei, 0.0, &Ts));
+    FREE(T);
+    SgNN(sgnn_slice(Ts, 1, 0, M2, &T2));
+    SgNN(sgnn_matmul(Ts, T2, 0, 1, &D));
+    FREE(Ts);
+    FREE(T2);
+    int s[2] = {A, M * M2};
+    SgNN(sgnn_reshape(D, 2, s, &Df));
+    FREE(D);
+    PetscCall(PetscMalloc2(A, &idx, A, &fr));
+    for (PetscInt t = 0; t < c->ntypes; t++) {
+      long nc = 0;
+      for (int a = 0; a < A; a++)
+        if (bt->type[a % bt->N] == t) idx[nc] = a, fr[nc] = a / bt->N, nc++;
+      if (!nc) continue;
+      SgnnTensor h, e1, e0, eb, Et;
+      SgNN(sgnn_index_select(Df, 0, nc, idx, &h));
+      for (PetscInt l = 0; l <= c->nfit; l++) {
+        SgnnTensor hn;
+        PetscCall(Layer(h, m->fW[t][l], m->fb[t][l], m->fidt[t][l], m->fnet[t].l[l].res, (PetscBool)(l < c->nfit), &hn));
+        FREE(h);
+        h = hn;
+      }
+      int s1[1] = {(int)nc};
+      SgNN(sgnn_reshape(h, 1, s1, &e1));
+      FREE(h);
+      SgNN(sgnn_affine(e1, 1.0, m->bias[t], &e0));
+      FREE(e1);
+      SgNN(sgnn_scatter_add(e0, 0, nc, fr, B, &eb));
+      FREE(e0);
+      if (!E) E = eb;
+      else {
+        SgNN(sgnn_add(E, eb, &Et));
+        FREE(E);
+        FREE(eb);
+        E = Et;
+      }
+    }
+    FREE(Df);
+    PetscCall(PetscFree2(idx, fr));
+  }
+  if (Fout || Vout) {
+    SgnnTensor g, g3, DR, pr, Gv, sj, Gv3, si, F;
+    int        ax = 1;
+    SgNN(sgnn_grad(1, &E, NULL, 1, &Rn, create_graph, &g));
+    {
+      int s3[3] = {A * nnei, 4, 1}, sd[3] = {A * nnei, 4, 3};
+      SgNN(sgnn_reshape(g, 3, s3, &g3));
+      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 3, sd, bt->denvn, &DR));
+    }
+    FREE(g);
+    SgNN(sgnn_mul(g3, DR, &pr));
+    FREE(g3);
+    FREE(DR);
+    SgNN(sgnn_sum(pr, 1, &ax, 0, &Gv)); /* [A*nnei, 3] = dE/dr_ij */
+    FREE(pr);
+    if (Fout) {
+      SgNN(sgnn_scatter_add(Gv, 0, (long)A * nnei, bt->jidx, A, &sj));
+      int s3[3] = {A, nnei, 3};
+      SgNN(sgnn_reshape(Gv, 3, s3, &Gv3));
+      SgNN(sgnn_sum(Gv3, 1, &ax, 0, &si));
+      FREE(Gv3);
+      SgNN(sgnn_sub(si, sj, &F));
+      FREE(si);
+      FREE(sj);
+      *Fout = F;
+    }
+    if (Vout && want_virial) {
+      SgnnTensor r, G13, rg, rg3, Vs, V;
+      int        sr[3] = {A * nnei, 3, 1}, sg[3] = {A * nnei, 1, 3}, sv[3] = {B, (A / B) * nnei, 9};
+      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 3, sr, bt->rij, &r));
+      SgNN(sgnn_reshape(Gv, 3, sg, &G13));
+      SgNN(sgnn_mul(r, G13, &rg));
+      FREE(r);
+      FREE(G13);
+      SgNN(sgnn_reshape(rg, 3, sv, &rg3));
+      FREE(rg);
+      SgNN(sgnn_sum(rg3, 1, &ax, 0, &Vs));
+      FREE(rg3);
+      SgNN(sgnn_affine(Vs, -1.0, 0.0, &V));
+      FREE(Vs);
+      *Vout = V;
+    } else if (Vout) *Vout = NULL;
+    FREE(Gv);
+  }
+  FREE(Rn);
+  *Eout = E;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,56 @@
+/* Deep Potential (DeepPot-SE, se_e2_a) surrogate: public in-process API (docs/deepmd.md).
+
+   In the spirit of DeePMD-kit's C API (DeepPot::compute): load a model file, then
+     compute(coords, types, box) -> energy, forces, virial
+   Units are those of the training data (metal: Angstrom, eV, eV/Angstrom, virial in eV).
+   Virial convention: -sum_ij r_ij (x) dE/dr_ij (= sum_i x_i (x) F_i for a periodic system; LAMMPS').
+
+   The surrogate type "deepmd" (SgSurrogateCreate_DeepMD) trains and saves these models
+   (surge train); the MD force provider "deepmd" (SgMDForceProviderCreate_DeepMD) serves md.forces
+   from one model or, with K > 1 models, from the first one and reports the ensemble's max force
+   deviation through SgDeepmdForcesUncertainty (DeePMD-kit's model deviation). */
+#pragma once
+#include <petscsys.h>
+#include "sgcompat.h"
+#include "sgslot.h"
+
+typedef struct _SgDPModel *SgDeepmd;
+
+PETSC_EXTERN PetscErrorCode SgDeepmdLoad(const char path[], SgDeepmd *);
+PETSC_EXTERN PetscErrorCode SgDeepmdDestroy(SgDeepmd *);
+/* Periodic box (rows a, b, c; any triclinic cell) or box == NULL for an open cluster.
+   f[3n]; virial[9] (may be NULL); eatom[n] per-atom energies (may be NULL). */
+PETSC_EXTERN PetscErrorCode SgDeepmdCompute(SgDeepmd, PetscInt n, const PetscReal x[], const PetscInt type[], const PetscReal box[], PetscReal *energy, PetscReal f[], PetscReal virial[], PetscReal eatom[]);
+/* Open system with explicit ghosts: energy of atoms 0..n-1 whose neighbours are any of the nall
+   atoms; forces on all nall atoms (ghost forces belong to their owners: Newton's third law). */
+PETSC_EXTERN PetscErrorCode SgDeepmdComputeGhosts(SgDeepmd, PetscInt n, PetscInt nall, const PetscReal x[], const PetscInt type[], PetscReal *energy, PetscReal f[], PetscReal virial[]);
+/* Tabulate the embedding nets ("compressed" model): quintic Hermite pieces of width `step` in the
+   normalised input, from r = rmin (length units) to the cutoff; beyond the table the nets are used. */
+PETSC_EXTERN PetscErrorCode SgDeepmdCompress(SgDeepmd, PetscReal step, PetscReal rmin);
+PETSC_EXTERN PetscErrorCode SgDeepmdGetInfo(SgDeepmd, PetscReal *rcut, PetscInt *ntypes, const char **type_name0, PetscInt *nparams);
+PETSC_EXTERN PetscErrorCode SgDeepmdGetTypeName(SgDeepmd, PetscInt t, const char **name);
+
+/* Model deviation of an ensemble of K models (DeePMD-kit's dp model_devi): per atom
+   sigma_i = sqrt(<|F_i|^2> - |<F_i>|^2) over the models; max_devi_f = max_i sigma_i,
+   avg_devi_f = mean_i sigma_i. fmean[3n] (may be NULL) gets the ensemble mean force. */
+PETSC_EXTERN PetscErrorCode SgDeepmdModelDeviation(PetscInt K, SgDeepmd models[], PetscInt n, const PetscReal x[], const PetscInt type[], const PetscReal box[], PetscReal *max_devi_f, PetscReal *avg_devi_f, PetscReal fmean[]);
+
+/* md.forces provider context (the MD provider "deepmd" makes one; so can the lead's swap code):
+   K models; forces come from model 0 (DeePMD-kit's convention), the uncertainty is the ensemble. */
+typedef struct {
+  PetscInt  K;
+  SgDeepmd *models;
+  PetscInt *tmap;  /* md type -> model type */
+  PetscInt  cap;
+  PetscInt *tbuf;
+  PetscReal *fbuf;
+} SgDeepmdForces;
+PETSC_EXTERN PetscErrorCode SgDeepmdForcesCreate(PetscInt K, const char *const paths[], SgDeepmdForces **);
+PETSC_EXTERN PetscErrorCode SgDeepmdForcesDestroy(void *ctx);
+/* SgForcesFn: owned atoms 0..n-1 are centres, ghosts are neighbours; forces on ghosts are written
+   (the caller reverse-communicates them), energy is that of the owned atoms. */
+PETSC_EXTERN PetscErrorCode SgDeepmdForcesFn(void *ctx, const SgForcesInput *, SgForcesOutput *);
+/* SgForcesUncertaintyFn: max over owned atoms of the ensemble force deviation (needs K >= 2; with
+   ghosts, an owned atom's force needs its ghost contributions, so the deviation is taken on the
+   owned atoms' forces including only this rank's terms -- exact on one rank). */
+PETSC_EXTERN PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *, PetscReal *deviation);

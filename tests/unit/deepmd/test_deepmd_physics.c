@@ -1,0 +1,184 @@
+/* Deep Potential physics checks (asserted):
+   1. forces = -dE/dx by central finite differences (h = 1e-5 A): max error < 1e-6 relative to max|F|
+      (truncation ~h^2 E''' ~ 1e-10, round-off ~1e-16 |E| / h ~ 1e-10);
+   2. virial = -dE/d(strain) by finite differences of a homogeneous deformation, same tolerance;
+   3. the autodiff training graph (surrogates/nn) gives the same E, F, virial as the hand-written
+      inference to 1e-10 relative (two implementations of the same maths);
+   4. energy invariant under rotation, translation, permutation of same-type atoms (1e-10 relative),
+      and forces rotate / permute with the atoms;
+   5. continuity as a neighbour crosses rcut: |dE| < 1e-9 eV and |dF| < 1e-6 eV/A for a step of
+      2e-7 A across r = rcut (the C^2 switch makes E, F and dF/dr continuous there), while the
+      same step inside the switching region changes F by O(1e-7) -- so the test could fail. */
+#include "dptest_common.h"
+
+#define CHECK(cond, ...) \
+  do { \
+    if (!(cond)) { \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: " __VA_ARGS__)); \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n")); \
+      fails++; \
+    } \
+  } while (0)
+
+int main(int argc, char **argv)
+{
+  enum { N = 24 };
+  SgDPConfig         c;
+  SgDPModel          m;
+  unsigned long long seed = 7;
+  double             box[9] = {6.2, 0, 0, 0.3, 6.5, 0, -0.2, 0.4, 6.8}, x[3 * N * 2], f[3 * N], f2[3 * N], v[9], E;
+  PetscInt           type[N], fails = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  DPSmallConfig(&c);
+  DPRandomFrame(&seed, N, box, 0.9, x, type);
+  DPRandomFrame(&seed, N, box, 0.9, x + 3 * N, type);
+  PetscCall(DPRandomModel(&c, 2, N, x, type, box, &m));
+  PetscCall(SgDeepmdCompute(m, N, x, type, box, &E, f, v, NULL));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "E = %.12f eV, davg_O = %.4f dstd_O = %.4f %.4f\n", E, m->davg[0][0], m->dstd[0][0], m->dstd[0][1]));
+
+  /* 1. finite differences */
+  {
+    double h = 1e-5, fmax = 0, err = 0, xp[3 * N], Ep, Em;
+    for (int k = 0; k < 3 * N; k++) fmax = PetscMax(fmax, fabs(f[k]));
+    for (int k = 0; k < 3 * N; k++) {
+      PetscCall(PetscArraycpy(xp, x, 3 * N));
+      xp[k] += h;
+      PetscCall(SgDeepmdCompute(m, N, xp, type, box, &Ep, f2, NULL, NULL));
+      xp[k] -= 2 * h;
+      PetscCall(SgDeepmdCompute(m, N, xp, type, box, &Em, f2, NULL, NULL));
+      err = PetscMax(err, fabs(-(Ep - Em) / (2 * h) - f[k]));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "FD forces: max|F| %.4e  max error %.3e\n", fmax, err));
+    CHECK(fmax > 1e-3 && err < 1e-6 * fmax, "forces vs finite differences: error %g (max|F| %g)", err, fmax);
+  }
+  /* 2. virial by strain */
+  {
+    double h = 1e-6, err = 0, vmax = 0;
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++) {
+        double Es[2];
+        for (int sgn = 0; sgn < 2; sgn++) {
+          double eps = sgn ? -h : h, xs[3 * N], bs[9];
+          for (int i = 0; i < N; i++)
+            for (int q = 0; q < 3; q++) xs[3 * i + q] = x[3 * i + q] + (q == b ? eps * x[3 * i + a] : 0);
+          for (int i = 0; i < 3; i++)
+            for (int q = 0; q < 3; q++) bs[3 * i + q] = box[3 * i + q] + (q == b ? eps * box[3 * i + a] : 0);
+          PetscCall(SgDeepmdCompute(m, N, xs, type, bs, &Es[sgn], f2, NULL, NULL));
+        }
+        double w = -(Es[0] - Es[1]) / (2 * h);
+        err      = PetscMax(err, fabs(w - v[3 * a + b]));
+        vmax     = PetscMax(vmax, fabs(v[3 * a + b]));
+      }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "FD virial: max|W| %.4e  max error %.3e\n", vmax, err));
+    CHECK(err < 1e-6 * vmax, "virial vs strain derivative: error %g (max|W| %g)", err, vmax);
+  }
+  /* 3. autodiff graph == hand-written inference, batch of two frames */
+  {
+    SgDPBatch  bt;
+    SgnnTensor Et, Ft, Vt;
+    double     Eg[2], Fg[2 * 3 * N], Vg[18], e1, e2 = 0, ef = 0, ev = 0, fs[3 * N], vs[9];
+    PetscCall(SgDPBatchAlloc(&m->cfg, 2, N, &bt));
+    PetscCall(PetscArraycpy(bt.type, type, N));
+    PetscCall(SgDPBatchSetFrame(m, &bt, 0, x, box));
+    PetscCall(SgDPBatchSetFrame(m, &bt, 1, x + 3 * N, box));
+    PetscCall(SgDPGraph(m, &bt, PETSC_TRUE, 0, &Et, &Ft, &Vt));
+    SgNN(sgnn_tensor_to_f64(Et, Eg));
+    SgNN(sgnn_tensor_to_f64(Ft, Fg));
+    SgNN(sgnn_tensor_to_f64(Vt, Vg));
+    for (int b = 0; b < 2; b++) {
+      PetscCall(SgDeepmdCompute(m, N, x + 3 * N * b, type, box, &e1, fs, vs, NULL));
+      e2 = PetscMax(e2, fabs(e1 - Eg[b]) / fabs(e1));
+      for (int k = 0; k < 3 * N; k++) ef = PetscMax(ef, fabs(fs[k] - Fg[3 * N * b + k]));
+      for (int k = 0; k < 9; k++) ev = PetscMax(ev, fabs(vs[k] - Vg[9 * b + k]));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "graph vs inference: rel dE %.2e  max dF %.2e  max dW %.2e\n", e2, ef, ev));
+    CHECK(e2 < 1e-10 && ef < 1e-10 && ev < 1e-9, "autodiff graph differs from inference: %g %g %g", e2, ef, ev);
+    sgnn_tensor_free(&Et), sgnn_tensor_free(&Ft), sgnn_tensor_free(&Vt);
+    PetscCall(SgDPBatchFree(&bt));
+  }
+  /* 4. invariances */
+  {
+    double Q[9], a = 0.7, b = -1.1, cth = 2.3, xr[3 * N], br[9], fr[3 * N], Er, err = 0;
+    /* Q = Rz(a) Ry(b) Rx(cth) */
+    double ca = cos(a), sa = sin(a), cb = cos(b), sb = sin(b), cc = cos(cth), sc = sin(cth);
+    double Rz[9] = {ca, -sa, 0, sa, ca, 0, 0, 0, 1}, Ry[9] = {cb, 0, sb, 0, 1, 0, -sb, 0, cb}, Rx[9] = {1, 0, 0, 0, cc, -sc, 0, sc, cc}, T[9];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        T[3 * i + j] = 0;
+        for (int k = 0; k < 3; k++) T[3 * i + j] += Ry[3 * i + k] * Rx[3 * k + j];
+      }
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        Q[3 * i + j] = 0;
+        for (int k = 0; k < 3; k++) Q[3 * i + j] += Rz[3 * i + k] * T[3 * k + j];
+      }
+    for (int i = 0; i < N + 3; i++) {
+      const double *src = i < N ? x + 3 * i : box + 3 * (i - N);
+      double       *dst = i < N ? xr + 3 * i : br + 3 * (i - N);
+      for (int p = 0; p < 3; p++) {
+        dst[p] = 0;
+        for (int q = 0; q < 3; q++) dst[p] += Q[3 * p + q] * src[q];
+      }
+    }
+    PetscCall(SgDeepmdCompute(m, N, xr, type, br, &Er, fr, NULL, NULL));
+    for (int i = 0; i < N; i++)
+      for (int p = 0; p < 3; p++) {
+        double qf = 0;
+        for (int q = 0; q < 3; q++) qf += Q[3 * p + q] * f[3 * i + q];
+        err = PetscMax(err, fabs(qf - fr[3 * i + p]));
+      }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "rotation: dE/E %.2e  max|QF - F'| %.2e\n", fabs(Er - E) / fabs(E), err));
+    CHECK(fabs(Er - E) < 1e-10 * fabs(E) && err < 1e-10, "rotation invariance: %g %g", fabs(Er - E), err);
+    /* translation by an arbitrary vector (atoms get wrapped differently) */
+    for (int i = 0; i < N; i++)
+      for (int p = 0; p < 3; p++) xr[3 * i + p] = x[3 * i + p] + (p == 0 ? 3.7 : p == 1 ? -11.2 : 0.45);
+    PetscCall(SgDeepmdCompute(m, N, xr, type, box, &Er, fr, NULL, NULL));
+    err = 0;
+    for (int k = 0; k < 3 * N; k++) err = PetscMax(err, fabs(fr[k] - f[k]));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "translation: dE/E %.2e  max dF %.2e\n", fabs(Er - E) / fabs(E), err));
+    CHECK(fabs(Er - E) < 1e-10 * fabs(E) && err < 1e-10, "translation invariance: %g %g", fabs(Er - E), err);
+    /* permutation: swap O atoms 0,3 and H atoms 9,20 */
+    int sw[2][2] = {{0, 3}, {9, 20}};
+    PetscCall(PetscArraycpy(xr, x, 3 * N));
+    for (int s = 0; s < 2; s++)
+      for (int p = 0; p < 3; p++) {
+        double t = xr[3 * sw[s][0] + p];
+        xr[3 * sw[s][0] + p] = xr[3 * sw[s][1] + p];
+        xr[3 * sw[s][1] + p] = t;
+      }
+    PetscCall(SgDeepmdCompute(m, N, xr, type, box, &Er, fr, NULL, NULL));
+    err = 0;
+    for (int i = 0; i < N; i++) {
+      int j = i;
+      for (int s = 0; s < 2; s++) j = (i == sw[s][0]) ? sw[s][1] : (i == sw[s][1]) ? sw[s][0] : j;
+      for (int p = 0; p < 3; p++) err = PetscMax(err, fabs(fr[3 * i + p] - f[3 * j + p]));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "permutation: dE/E %.2e  max dF %.2e\n", fabs(Er - E) / fabs(E), err));
+    CHECK(fabs(Er - E) < 1e-10 * fabs(E) && err < 1e-10, "permutation invariance: %g %g", fabs(Er - E), err);
+  }
+  /* 5. continuity across rcut: open cluster O at origin, H at 0.97, a third atom moving along z */
+  {
+    double   xc[9] = {0, 0, 0, 0.97, 0, 0, 0, 0, 0}, fa[9], fb[9], Ea, Eb, dEc, dFc = 0, dFin = 0;
+    PetscInt tc[3] = {0, 1, 1};
+    double   d = 1e-7;
+    xc[8] = c.rcut - d;
+    PetscCall(SgDeepmdCompute(m, 3, xc, tc, NULL, &Ea, fa, NULL, NULL));
+    xc[8] = c.rcut + d;
+    PetscCall(SgDeepmdCompute(m, 3, xc, tc, NULL, &Eb, fb, NULL, NULL));
+    dEc = fabs(Ea - Eb);
+    for (int k = 0; k < 9; k++) dFc = PetscMax(dFc, fabs(fa[k] - fb[k]));
+    xc[8] = 0.5 * (c.rcut + c.rcut_smth) - d;
+    PetscCall(SgDeepmdCompute(m, 3, xc, tc, NULL, &Ea, fa, NULL, NULL));
+    xc[8] = 0.5 * (c.rcut + c.rcut_smth) + d;
+    PetscCall(SgDeepmdCompute(m, 3, xc, tc, NULL, &Eb, fb, NULL, NULL));
+    for (int k = 0; k < 9; k++) dFin = PetscMax(dFin, fabs(fa[k] - fb[k]));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "rcut crossing (step 2e-7 A): |dE| %.2e eV |dF| %.2e eV/A (inside the switch: |dF| %.2e)\n", dEc, dFc, dFin));
+    CHECK(dEc < 1e-9 && dFc < 1e-6 && dFin > 10 * dFc, "continuity at rcut: dE %g dF %g (inside %g)", dEc, dFc, dFin);
+  }
+  PetscCall(SgDPModelDestroy(&m));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s (%d failures)\n", fails ? "FAILED" : "PASSED", (int)fails));
+  PetscCall(PetscFinalize());
+  return fails ? 1 : 0;
+}
