@@ -31,14 +31,16 @@ PetscErrorCode SgMDBoxSet(SgMDBox *b, const PetscReal lo[3], const PetscReal h[9
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Wrap into [0,1) per fractional direction by whole cell vectors; the image counter keeps the
-   unwrapped trajectory recoverable (x_unwrapped = x + img . H). */
+/* Wrap into [0,1] per fractional direction by whole cell vectors; the image counter keeps the
+   unwrapped trajectory recoverable (x_unwrapped = x + img . H).  s = 1.0 is accepted as inside:
+   an atom at s = -1e-17 wraps to s = 1 - 1e-17, which may round to 1.0, and must then stay put
+   (wrapping must be idempotent, else it would flip between images and owners). */
 void SgMDBoxWrap(const SgMDBox *b, PetscReal x[3], PetscInt img[3])
 {
   PetscReal s[3];
   SgMDBoxFrac(b, x, s);
   for (int d = 0; d < 3; d++) {
-    if (s[d] >= 0.0 && s[d] < 1.0) continue;
+    if (s[d] >= 0.0 && s[d] <= 1.0) continue;
     PetscReal k = PetscFloorReal(s[d]);
     x[0] -= k * b->h[3 * d];
     x[1] -= k * b->h[3 * d + 1];

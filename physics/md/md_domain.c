@@ -137,13 +137,14 @@ PetscErrorCode SgMDDomainGrow(SgMDDomain *dom, PetscInt nneed)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Grow a buffer keeping its contents (migration packs into it while it grows). */
 static PetscErrorCode BufGrow(PetscReal **buf, PetscInt *nbuf, PetscInt need)
 {
   PetscFunctionBegin;
   if (need > *nbuf) {
-    PetscCall(PetscFree(*buf));
-    *nbuf = PetscMax(need, 2 * (*nbuf));
-    PetscCall(PetscMalloc1(*nbuf, buf));
+    PetscInt n = PetscMax(need, 2 * (*nbuf));
+    PetscCall(Realloc((void **)buf, (size_t)(*nbuf) * sizeof(PetscReal), (size_t)n * sizeof(PetscReal)));
+    *nbuf = n;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

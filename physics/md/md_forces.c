@@ -33,7 +33,8 @@ PetscErrorCode SgMDForceProviderNames(char names[], size_t len)
   names[0] = 0;
   PetscCall(PetscFunctionListGet(SgMDForceProviderList, &list, &n));
   for (int i = 0; i < n; i++) {
-    if (i) PetscCall(PetscStrlcat(names, ", ", len));
+    if (!list[i] || !list[i][0]) continue;
+    if (names[0]) PetscCall(PetscStrlcat(names, ", ", len));
     PetscCall(PetscStrlcat(names, list[i], len));
   }
   PetscCall(PetscFree(list));

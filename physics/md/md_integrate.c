@@ -42,6 +42,30 @@ PetscReal SgMDKineticLocal(SgMD *md)
   return 0.5 * md->units.mvv2e * ke;
 }
 
+/* Global kinetic energy, summed EXACTLY: each atom's m v^2 becomes a 128-bit fixed-point integer
+   (2^-64 resolution; truncation is deterministic), integers add associatively, so the total does
+   not depend on the storage order of atoms or on the number of ranks.  The Nose-Hoover chain feeds
+   this sum back into the velocities: with a floating-point sum, 1- and P-rank runs (or a restarted
+   run, whose atoms are stored in another order) would drift apart at round-off. */
+PetscErrorCode SgMDKineticGlobal(SgMD *md, PetscReal *ke)
+{
+  SgMDDomain *dom = md->dom;
+  __int128    acc = 0, *all;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < dom->nlocal; i++) {
+    const PetscReal *v = &dom->v[3 * i];
+    acc += (__int128)(md->mass[dom->type[i]] * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) * 0x1p64);
+  }
+  PetscCall(PetscMalloc1(dom->size, &all));
+  PetscCallMPI(MPI_Allgather(&acc, (PetscMPIInt)sizeof acc, MPI_BYTE, all, (PetscMPIInt)sizeof acc, MPI_BYTE, dom->comm));
+  acc = 0;
+  for (PetscMPIInt r = 0; r < dom->size; r++) acc += all[r];
+  PetscCall(PetscFree(all));
+  *ke = 0.5 * md->units.mvv2e * ((PetscReal)acc * 0x1p-64);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Exact OU step for every velocity component; returns the kinetic energy it removed (local). */
 static PetscReal OStep(SgMD *md, PetscReal dt)
 {
@@ -59,12 +83,12 @@ static PetscErrorCode NHCHalf(SgMD *md, PetscReal dt)
 {
   SgMDDomain *dom = md->dom;
   PetscInt    M = md->nchain;
-  PetscReal   kT = md->units.boltz * md->Ttarget, *Q = md->Qeta, *vx = md->peta, ke2, loc, G, s;
+  PetscReal   kT = md->units.boltz * md->Ttarget, *Q = md->Qeta, *vx = md->peta, ke2, G, s;
   PetscReal   dt2 = 0.5 * dt, dt4 = 0.25 * dt, dt8 = 0.125 * dt;
 
   PetscFunctionBegin;
-  loc = 2.0 * SgMDKineticLocal(md);
-  PetscCall(MPIU_Allreduce(&loc, &ke2, 1, MPIU_REAL, MPIU_SUM, dom->comm));
+  PetscCall(SgMDKineticGlobal(md, &ke2));
+  ke2 *= 2.0;
   G = (M > 1) ? (Q[M - 2] * vx[M - 2] * vx[M - 2] - kT) / Q[M - 1] : (ke2 - md->dof * kT) / Q[0];
   vx[M - 1] += G * dt4;
   for (PetscInt k = M - 2; k >= 0; k--) {
@@ -126,10 +150,11 @@ PetscErrorCode SgMDIntegrate(SgMD *md, PetscReal dt)
    econs: the quantity the integrator conserves (NVE: E; Langevin: E + bath; NHC: extended H). */
 PetscErrorCode SgMDThermo(SgMD *md, PetscReal *T, PetscReal *ke, PetscReal *pe, PetscReal *p, PetscReal *econs)
 {
-  PetscReal loc[2] = {SgMDKineticLocal(md), md->ebath}, glob[2], kT = md->units.boltz * md->Ttarget;
+  PetscReal glob[2], kT = md->units.boltz * md->Ttarget;
 
   PetscFunctionBegin;
-  PetscCall(MPIU_Allreduce(loc, glob, 2, MPIU_REAL, MPIU_SUM, md->dom->comm));
+  PetscCall(SgMDKineticGlobal(md, &glob[0]));
+  PetscCall(MPIU_Allreduce(&md->ebath, &glob[1], 1, MPIU_REAL, MPIU_SUM, md->dom->comm));
   *ke = glob[0];
   *pe = md->pe;
   *T  = md->dof > 0 ? 2.0 * glob[0] / (md->dof * md->units.boltz) : 0.0;

@@ -130,6 +130,12 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   PetscCall(SgOptionsBool("-traj_forces", "write forces to the trajectory", md->traj_frc, &md->traj_frc, NULL));
   PetscCheck(!md->traj_every || md->traj_file[0], comm, PETSC_ERR_USER_INPUT, "md_traj_every = %" PetscInt_FMT " needs md_traj_file (the H5MD file name)", md->traj_every);
   if (md->traj_file[0] && !md->traj_every) md->traj_every = 100;
+  md->rdf_nbins = 100;
+  PetscCall(SgOptionsInt("-rdf_every", "sample g(r) every K steps (0: never)", md->rdf_every, &md->rdf_every, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-rdf_start", "first step at which g(r) is sampled (skip equilibration)", md->rdf_start, &md->rdf_start, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-rdf_bins", "g(r) bins on [0, cutoff)", md->rdf_nbins, &md->rdf_nbins, NULL, 1, 100000));
+  PetscCall(SgOptionsString("-rdf_file", "write g(r) as text (r g) at the end of the run", md->rdf_file, md->rdf_file, sizeof md->rdf_file, NULL));
+  PetscCheck(!md->rdf_file[0] || md->rdf_every, comm, PETSC_ERR_USER_INPUT, "md_rdf_file needs md_rdf_every > 0");
   /* force provider (reads its own options, e.g. md_lj_*) */
   PetscCall(SgOptionsString("-forces", "force provider for the md.forces slot (lj; tb from physics/dft)", pname, pname, sizeof pname, NULL));
   if (md->prov.destroy) PetscCall(md->prov.destroy(md->prov.ctx));
@@ -150,8 +156,8 @@ static PetscErrorCode ThermoLine(SgSolver solver, PetscBool header)
   PetscFunctionBegin;
   PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
   sc = md->norm ? 1.0 / md->N : 1.0;
-  if (header) PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10s %14s %16s %16s %16s %14s\n", "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press"));
-  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10" PetscInt_FMT " %14.8g %16.10g %16.10g %16.10g %14.8g\n", md->step, (double)T, (double)(pe * sc), (double)(ke * sc), (double)((pe + ke) * sc), (double)p));
+  if (header) PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10s %14s %18s %18s %18s %16s %18s\n", "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press", "Econserved"));
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10" PetscInt_FMT " %14.10g %18.12g %18.12g %18.12g %16.10g %18.12g\n", md->step, (double)T, (double)(pe * sc), (double)(ke * sc), (double)((pe + ke) * sc), (double)p, (double)(ec * sc)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -206,6 +212,7 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscCall(SgMDSystemDestroy(&md->sys));
   PetscCall(SgMDNeighSetUp(&md->neigh, md->dom));
   md->dof = 3 * md->N - 3;
+  if (md->rdf_every) PetscCall(PetscCalloc1(md->rdf_nbins, &md->rdf_hist));
   if (md->ens == SG_MD_NHC) {
     PetscReal kT = md->units.boltz * md->Ttarget;
     for (PetscInt k = 0; k < md->nchain; k++) {
@@ -281,6 +288,7 @@ static PetscErrorCode MDStep(SgSolver solver, PetscReal t, PetscReal dt)
   sd->nsteps++;
   if (md->thermo_every && md->step % md->thermo_every == 0) PetscCall(ThermoLine(solver, PETSC_FALSE));
   if (md->traj_every && md->step % md->traj_every == 0) PetscCall(TrajFrame(solver, t + dt));
+  if (md->rdf_every && md->step >= md->rdf_start && md->step % md->rdf_every == 0) PetscCall(SgMDRDFSample(md));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -430,6 +438,20 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
   PetscCall(MPIU_Allreduce(&sd->wall, &wall, 1, MPIU_REAL, MPIU_MAX, comm));
   rate = wall > 0 ? (PetscReal)md->N * sd->nsteps / wall : 0;
   PetscCall(PetscPrintf(comm, "md: %" PetscInt_FMT " steps of %" PetscInt_FMT " atoms in %.4f s (loop time) = %.4g atom-steps/s; %" PetscInt_FMT " neighbour-list builds, %" PetscInt_FMT " dangerous\n", sd->nsteps, md->N, (double)wall, (double)rate, md->neigh.nbuilds, md->neigh.ndangerous));
+  if (md->rdf_every) {
+    PetscReal *g;
+    PetscCall(PetscMalloc1(md->rdf_nbins, &g));
+    PetscCall(SgMDRDFResult(md, g));
+    if (out) PetscCall(SgOutputWriteReport(out, "md_rdf", "", md->rdf_nbins, g));
+    if (md->rdf_file[0] && !md->dom->rank) {
+      FILE *fp = fopen(md->rdf_file, "w");
+      PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md_rdf_file: cannot write '%s'", md->rdf_file);
+      fprintf(fp, "# g(r) of %d atoms, %d samples; columns: r (bin centre, %s), g\n", (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
+      for (PetscInt k = 0; k < md->rdf_nbins; k++) fprintf(fp, "%.6f %.8f\n", (double)((k + 0.5) * md->cutoff / md->rdf_nbins), (double)g[k]);
+      fclose(fp);
+    }
+    PetscCall(PetscFree(g));
+  }
   if (out) {
     PetscReal v[3] = {wall, rate, (PetscReal)md->neigh.nbuilds};
     PetscCall(SgOutputWriteReport(out, "md_loop_time", "s", 1, &v[0]));
@@ -461,6 +483,7 @@ static PetscErrorCode MDDestroy(SgSolver solver)
   PetscCall(SgMDNeighDestroy(&md->neigh));
   PetscCall(SgMDDomainDestroy(&md->dom));
   PetscCall(SgMDSystemDestroy(&md->sys));
+  PetscCall(PetscFree(md->rdf_hist));
   PetscCall(PetscFree(solver->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

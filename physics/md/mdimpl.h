@@ -200,6 +200,9 @@ typedef struct {
   PetscBool   traj_pos, traj_vel, traj_frc;
   void       *h5md;
   PetscInt    idiag[8];
+  PetscInt    rdf_every, rdf_start, rdf_nbins, rdf_nsamples;
+  PetscReal  *rdf_hist;
+  char        rdf_file[PETSC_MAX_PATH_LEN];
   PetscLogEvent ev_force, ev_neigh, ev_comm;
 } SgMD;
 
@@ -209,3 +212,6 @@ PETSC_INTERN PetscErrorCode SgMDThermo(SgMD *, PetscReal *T, PetscReal *ke, Pets
 PETSC_INTERN PetscErrorCode SgMDNeighUpdate(SgMD *, PetscBool force);
 PETSC_INTERN PetscErrorCode SgMDCheckOverlap(SgMD *);
 PETSC_INTERN PetscReal      SgMDKineticLocal(SgMD *);
+PETSC_INTERN PetscErrorCode SgMDKineticGlobal(SgMD *, PetscReal *);
+PETSC_INTERN PetscErrorCode SgMDRDFSample(SgMD *);
+PETSC_INTERN PetscErrorCode SgMDRDFResult(SgMD *, PetscReal g[]);
