@@ -107,7 +107,7 @@ PetscErrorCode SgVlasovFieldSetUp(SgVlasov *v)
         ai[K->fecomp[a] * nc + K->fecomp[b]] += Kp[a * nl + b] * PetscSinReal(ph);
       }
     if (h == 0) {
-      for (PetscInt i = 0; i < nc; i++) diag = PetscMax(diag, ar[i * nc + i]);
+      for (PetscInt a = 0; a < nl; a++) diag = PetscMax(diag, Kp[a * nl + a]); /* scale of K; K(0) itself may be 0 */
       for (PetscInt i = 0; i < nc * nc; i++) ar[i] += diag;
     }
     PetscCall(ComplexInverse(nc, ar, ai));

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Bad decks fail before any work with a message that names the problem and the fix.
+source "$(dirname "$0")/common.sh"
+scratch bad_input
+expect_fail() { # expect_fail "PATTERN" ARGS...: run must fail and print PATTERN
+  local pat=$1; shift
+  if $SURGE run "$@" > out.log 2>&1; then echo "FAIL  accepted: $*"; exit 1; fi
+  grep -q -- "$pat" out.log || { echo "FAIL  no '$pat' in the error for: $*"; tail -5 out.log; exit 1; }
+  echo "ok    rejected ($pat): ${*:2}"
+}
+D=$DECKS/landau.yaml
+expect_fail "is not a positive cell count" $D -vlasov_cells 0,32
+expect_fail "is not a positive cell count" $D -vlasov_cells 32,-4
+expect_fail "does not hold its Maxwellian" $D -vlasov_lower 0,-3 -vlasov_upper 12.566370614359172,3
+expect_fail "cannot resolve a Maxwellian" $D -vlasov_cells 32,4
+expect_fail "above the SSP-RK3 stability limit" $D -vlasov_cfl 1.5
+expect_fail "above the SSP-RK3 stability limit 1.227" $D -vlasov_order 1 -vlasov_cfl 1.3
+expect_fail "is not one of: serendipity, tensor" $D -vlasov_basis hermite
+expect_fail "No generated kernels for 2x2v tensor p=1" $DECKS/landau2d.yaml -vlasov_basis tensor
+expect_fail "would not be periodic" $D -vlasov_elc_k 0.6
+expect_fail "needs 2 entries" $D -vlasov_cells 32,32,32
+expect_fail "vdim >= cdim" $D -vlasov_cdim 2 -vlasov_vdim 1
+# a restart file written by a different deck (here: another grid) is refused
+$SURGE run $D -sim_max_steps 2 -sim_output a > a.log 2>&1 || { tail a.log; exit 1; }
+expect_fail "vlasov_elc_cells_1" $D -vlasov_cells 32,48 -restart a.chk.h5 -sim_output b
