@@ -53,6 +53,19 @@ static int cpu_copy(void *dst, const void *src, size_t bytes)
   return 0;
 }
 
+/* OpenMP (when built with it) only pays off on large loops: a parallel
+ * region costs a few microseconds, a 64 Ki-element loop tens of them. */
+#define PAR_MIN 65536
+#ifdef _OPENMP
+#define OMP_FOR(n) _Pragma("omp parallel for schedule(static) if ((n) > PAR_MIN)")
+#define OMP_ITER _Pragma("omp parallel for collapse(4) schedule(static) if (iter_numel(it) > PAR_MIN)")
+#define OMP_CONV _Pragma("omp parallel for schedule(static) if (S_in * g->N * g->C > PAR_MIN)")
+#else
+#define OMP_FOR(n)
+#define OMP_ITER
+#define OMP_CONV
+#endif
+
 #define FOR_T(dt, ...)                                                                                \
   do {                                                                                                \
     if ((dt) == SGNN_F64) {                                                                           \
@@ -75,6 +88,7 @@ static int cpu_fill(SgnnDType dt, long n, void *x, double v)
 
 /* forward unary ops; math in the element type (tanh for float uses tanhf) */
 #define UNARY_LOOP(T, EXPR)                                                                             \
+  OMP_FOR(n)                                                                                          \
   for (long i = 0; i < n; i++) {                                                                      \
     T v = X[i];                                                                                       \
     Y[i] = (EXPR);                                                                                    \
@@ -112,6 +126,7 @@ static int cpu_unary(int op, SgnnDType dt, long n, const void *x, void *y, doubl
 
 /* fused out = g * f'(x): the create_graph=off path of unary backward */
 #define BW_LOOP(T, EXPR)                                                                                \
+  OMP_FOR(n)                                                                                          \
   for (long i = 0; i < n; i++) {                                                                      \
     T v = X ? X[i] : 0, w = Y ? Y[i] : 0, gg = G[i];                                                  \
     (void)v;                                                                                          \
@@ -154,7 +169,32 @@ static int cpu_unary_bw(int op, SgnnDType dt, long n, const void *x, const void 
 
 /* 5-d loop over it->shape; the innermost dimension gets specialised
  * unit-stride / broadcast variants, which covers bias adds and row scalings */
-#define ITER5(it, INNER)                                                                                \
+__attribute__((unused)) static long iter_numel(const SgnnIter *it)
+{
+  long n = 1;
+  for (int d = 0; d < SGNN_MAX_DIMS; d++) n *= it->shape[d];
+  return n;
+}
+
+/* ITER5_PAR may only be used where iterations write distinct outputs
+ * (binary, copy); reductions accumulate into shared outputs: ITER5_SEQ. */
+#define ITER5_SEQ(it, INNER)                                                                                \
+  for (int i0 = 0; i0 < it->shape[0]; i0++)                                                           \
+    for (int i1 = 0; i1 < it->shape[1]; i1++)                                                         \
+      for (int i2 = 0; i2 < it->shape[2]; i2++)                                                       \
+        for (int i3 = 0; i3 < it->shape[3]; i3++) {                                                   \
+          long oa = i0 * it->sa[0] + i1 * it->sa[1] + i2 * it->sa[2] + i3 * it->sa[3];                \
+          long ob = i0 * it->sb[0] + i1 * it->sb[1] + i2 * it->sb[2] + i3 * it->sb[3];                \
+          long oo = i0 * it->so[0] + i1 * it->so[1] + i2 * it->so[2] + i3 * it->so[3];                \
+          int n4 = it->shape[4];                                                                      \
+          long sa4 = it->sa[4], sb4 = it->sb[4], so4 = it->so[4];                                     \
+          (void)ob;                                                                                   \
+          (void)sb4;                                                                                  \
+          INNER                                                                                       \
+        }
+
+#define ITER5_PAR(it, INNER)                                                                                \
+  OMP_ITER                                                                                            \
   for (int i0 = 0; i0 < it->shape[0]; i0++)                                                           \
     for (int i1 = 0; i1 < it->shape[1]; i1++)                                                         \
       for (int i2 = 0; i2 < it->shape[2]; i2++)                                                       \
@@ -191,10 +231,10 @@ static int cpu_binary(int op, SgnnDType dt, const SgnnIter *it, const void *a, c
     const T *A = a, *B = b;
     T *O = out;
     switch (op) {
-    case SGNN_B_ADD: ITER5(it, BIN_INNER(T, +)) break;
-    case SGNN_B_SUB: ITER5(it, BIN_INNER(T, -)) break;
-    case SGNN_B_MUL: ITER5(it, BIN_INNER(T, *)) break;
-    case SGNN_B_DIV: ITER5(it, BIN_INNER(T, /)) break;
+    case SGNN_B_ADD: ITER5_PAR(it, BIN_INNER(T, +)) break;
+    case SGNN_B_SUB: ITER5_PAR(it, BIN_INNER(T, -)) break;
+    case SGNN_B_MUL: ITER5_PAR(it, BIN_INNER(T, *)) break;
+    case SGNN_B_DIV: ITER5_PAR(it, BIN_INNER(T, /)) break;
     default: return sgnn_seterr(SGNN_ERR_ARG, "cpu binary: unknown op %d", op);
     }
   });
@@ -206,7 +246,7 @@ static int cpu_copy_strided(SgnnDType dt, const SgnnIter *it, const void *src, v
   FOR_T(dt, {
     const T *S = src;
     T *D = dst;
-    ITER5(it, {
+    ITER5_PAR(it, {
       const T *ps = S + oa;
       T *pd = D + oo;
       if (sa4 == 1 && so4 == 1)
@@ -225,7 +265,7 @@ static int cpu_reduce_sum(SgnnDType dt, const SgnnIter *it, const void *src, voi
   FOR_T(dt, {
     const T *S = src;
     T *D = dst;
-    ITER5(it, {
+    ITER5_SEQ(it, {
       const T *ps = S + oa;
       T *pd = D + oo;
       if (so4 == 0 && sa4 == 1) {
@@ -273,34 +313,38 @@ static int cpu_scatter_add(SgnnDType dt, long outer, long nidx, long inner, cons
   return 0;
 }
 
-/* im2col: x [N,C,D,H,W] -> cols [N, C*kd*kh*kw, Do*Ho*Wo], zero outside
- * (padding). col2im is its exact adjoint (accumulating). */
+/* im2col: x [N,C,D,H,W] -> cols [C*kd*kh*kw, N, Do*Ho*Wo], zero outside
+ * (padding). Batch inside the column dimension makes a conv ONE large GEMM
+ * (W [Co, C*K] x cols [C*K, N*S]) instead of N small ones. col2im is the
+ * exact adjoint (accumulating). The valid ow range depends only on the
+ * kernel offset e, so it is computed once per (c, a, b, e). */
 #define CONV_LOOPS(BODY)                                                                                \
   long S_in = (long)g->D * g->H * g->W, S_out = (long)g->Do * g->Ho * g->Wo;                           \
   int K = g->k[0] * g->k[1] * g->k[2];                                                                 \
-  for (int n = 0; n < g->N; n++)                                                                      \
-    for (int c = 0; c < g->C; c++)                                                                    \
-      for (int a = 0; a < g->k[0]; a++)                                                               \
-        for (int b = 0; b < g->k[1]; b++)                                                             \
-          for (int e = 0; e < g->k[2]; e++) {                                                         \
-            long row = ((long)n * g->C * K + (long)c * K + (a * g->k[1] + b) * g->k[2] + e) * S_out;   \
+  OMP_CONV                                                                                            \
+  for (int c = 0; c < g->C; c++)                                                                      \
+    for (int a = 0; a < g->k[0]; a++)                                                                 \
+      for (int b = 0; b < g->k[1]; b++)                                                               \
+        for (int e = 0; e < g->k[2]; e++) {                                                           \
+          int lo = 0, hi = g->Wo; /* 0 <= ow*s - p + e < W */                                         \
+          while (lo < hi && lo * g->s[2] - g->p[2] + e < 0) lo++;                                     \
+          while (hi > lo && (hi - 1) * g->s[2] - g->p[2] + e >= g->W) hi--;                           \
+          for (int n = 0; n < g->N; n++) {                                                            \
+            long row = (((long)c * K + (a * g->k[1] + b) * g->k[2] + e) * g->N + n) * S_out;           \
             long xb = ((long)n * g->C + c) * S_in;                                                    \
             for (int od = 0; od < g->Do; od++) {                                                      \
               int id = od * g->s[0] - g->p[0] + a;                                                    \
               for (int oh = 0; oh < g->Ho; oh++) {                                                    \
                 int ih = oh * g->s[1] - g->p[1] + b;                                                  \
                 long cb = row + ((long)od * g->Ho + oh) * g->Wo;                                      \
-                int dh_ok = id >= 0 && id < g->D && ih >= 0 && ih < g->H;                             \
+                int ok = id >= 0 && id < g->D && ih >= 0 && ih < g->H;                                \
                 long xr = xb + ((long)id * g->H + ih) * g->W;                                         \
-                /* valid ow range: 0 <= ow*s - p + e < W */                                          \
-                int lo = 0, hi = g->Wo;                                                               \
-                while (lo < hi && lo * g->s[2] - g->p[2] + e < 0) lo++;                               \
-                while (hi > lo && (hi - 1) * g->s[2] - g->p[2] + e >= g->W) hi--;                     \
-                if (!dh_ok) lo = hi = 0;                                                              \
+                int l0 = ok ? lo : 0, h0 = ok ? hi : 0;                                               \
                 BODY                                                                                  \
               }                                                                                       \
             }                                                                                         \
-          }
+          }                                                                                           \
+        }
 
 static int cpu_im2col(SgnnDType dt, const SgnnConvGeom *g, const void *x, void *cols)
 {
@@ -309,13 +353,13 @@ static int cpu_im2col(SgnnDType dt, const SgnnConvGeom *g, const void *x, void *
     T *Cl = cols;
     CONV_LOOPS({
       T *pc = Cl + cb;
-      for (int ow = 0; ow < lo; ow++) pc[ow] = 0;
+      for (int ow = 0; ow < l0; ow++) pc[ow] = 0;
       if (g->s[2] == 1) {
         const T *px = X + xr - g->p[2] + e;
-        for (int ow = lo; ow < hi; ow++) pc[ow] = px[ow];
+        for (int ow = l0; ow < h0; ow++) pc[ow] = px[ow];
       } else
-        for (int ow = lo; ow < hi; ow++) pc[ow] = X[xr + ow * g->s[2] - g->p[2] + e];
-      for (int ow = hi > lo ? hi : lo; ow < g->Wo; ow++) pc[ow] = 0;
+        for (int ow = l0; ow < h0; ow++) pc[ow] = X[xr + ow * g->s[2] - g->p[2] + e];
+      for (int ow = h0 > l0 ? h0 : l0; ow < g->Wo; ow++) pc[ow] = 0;
     })
   });
   return 0;
@@ -329,7 +373,11 @@ static int cpu_col2im(SgnnDType dt, const SgnnConvGeom *g, const void *cols, voi
     memset(X, 0, sizeof(T) * (size_t)g->N * g->C * g->D * g->H * g->W);
     CONV_LOOPS({
       const T *pc = Cl + cb;
-      for (int ow = lo; ow < hi; ow++) X[xr + ow * g->s[2] - g->p[2] + e] += pc[ow];
+      if (g->s[2] == 1) {
+        T *px = X + xr - g->p[2] + e;
+        for (int ow = l0; ow < h0; ow++) px[ow] += pc[ow];
+      } else
+        for (int ow = l0; ow < h0; ow++) X[xr + ow * g->s[2] - g->p[2] + e] += pc[ow];
     })
   });
   return 0;

@@ -272,7 +272,7 @@ static int cu_scatter_add(SgnnDType dt, long outer, long nidx, long inner, const
   return 0;
 }
 
-/* one thread per column entry (n, c, kd, kh, kw, od, oh, ow) */
+/* one thread per column entry; layout [c, kd, kh, kw][n][od, oh, ow] */
 template <typename T> __global__ void k_im2col(SgnnConvGeom g, long n, const T *X, T *C)
 {
   GRID_LOOP(i, n)
@@ -281,13 +281,14 @@ template <typename T> __global__ void k_im2col(SgnnConvGeom g, long n, const T *
     int ow = r % g.Wo; r /= g.Wo;
     int oh = r % g.Ho; r /= g.Ho;
     int od = r % g.Do; r /= g.Do;
+    int n = r % g.N; r /= g.N;
     int e = r % g.k[2]; r /= g.k[2];
     int b = r % g.k[1]; r /= g.k[1];
     int a = r % g.k[0]; r /= g.k[0];
-    int c = r % g.C; r /= g.C;
+    int c = (int)r;
     int id = od * g.s[0] - g.p[0] + a, ih = oh * g.s[1] - g.p[1] + b, iw = ow * g.s[2] - g.p[2] + e;
     bool in = id >= 0 && id < g.D && ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
-    C[i] = in ? X[((((long)r * g.C + c) * g.D + id) * g.H + ih) * g.W + iw] : (T)0;
+    C[i] = in ? X[((((long)n * g.C + c) * g.D + id) * g.H + ih) * g.W + iw] : (T)0;
   }
 }
 static int cu_im2col(SgnnDType dt, const SgnnConvGeom *g, const void *x, void *cols)
@@ -326,7 +327,7 @@ template <typename T> __global__ void k_col2im(SgnnConvGeom g, long n, const T *
           int v = iw + g.p[2] - e;
           if (v < 0 || v % g.s[2] || v / g.s[2] >= g.Wo) continue;
           int ow = v / g.s[2];
-          long row = (nn * g.C + c) * K + (a * g.k[1] + b) * g.k[2] + e;
+          long row = ((long)c * K + (a * g.k[1] + b) * g.k[2] + e) * g.N + nn;
           s += Cl[row * S_out + ((long)od * g.Ho + oh) * g.Wo + ow];
         }
       }

@@ -43,7 +43,7 @@ int sgnn_im2col3d(SgnnTensor x, const int k[3], const int stride[3], const int p
   SGNN_CHECK(x->ndim == 5, SGNN_ERR_SHAPE, "im2col3d: input must be [N,C,D,H,W], got %s", SHP(x));
   SgnnConvGeom g;
   SGNN_TRY(geom("im2col3d", x, x->shape[0], x->shape[1], x->shape + 2, k, stride, pad, &g));
-  int shape[3] = {g.N, g.C * k[0] * k[1] * k[2], g.Do * g.Ho * g.Wo};
+  int shape[3] = {g.C * k[0] * k[1] * k[2], g.N, g.Do * g.Ho * g.Wo};
   SgnnTensor o;
   SGNN_TRY(sgnn_tensor_new(sgnn_be(x), x->dtype, 3, shape, 0, &o));
   SgnnBackend *be = sgnn_be(x);
@@ -75,9 +75,9 @@ int sgnn_col2im3d(SgnnTensor cols, int C, const int in_dhw[3], const int k[3], c
 {
   SGNN_CHECK(cols && out && in_dhw, SGNN_ERR_ARG, "col2im3d: NULL argument");
   SgnnConvGeom g;
-  SGNN_CHECK(cols->ndim == 3, SGNN_ERR_SHAPE, "col2im3d: columns must be [N,C*K,S], got %s", SHP(cols));
-  SGNN_TRY(geom("col2im3d", cols, cols->shape[0], C, in_dhw, k, stride, pad, &g));
-  SGNN_CHECK(cols->shape[1] == C * k[0] * k[1] * k[2] && cols->shape[2] == g.Do * g.Ho * g.Wo, SGNN_ERR_SHAPE,
+  SGNN_CHECK(cols->ndim == 3, SGNN_ERR_SHAPE, "col2im3d: columns must be [C*K,N,S], got %s", SHP(cols));
+  SGNN_TRY(geom("col2im3d", cols, cols->shape[1], C, in_dhw, k, stride, pad, &g));
+  SGNN_CHECK(cols->shape[0] == C * k[0] * k[1] * k[2] && cols->shape[2] == g.Do * g.Ho * g.Wo, SGNN_ERR_SHAPE,
              "col2im3d: columns %s do not match C=%d, kernel %dx%dx%d, output %dx%dx%d", SHP(cols), C, k[0], k[1], k[2],
              g.Do, g.Ho, g.Wo);
   int shape[5] = {g.N, C, in_dhw[0], in_dhw[1], in_dhw[2]};
@@ -112,16 +112,21 @@ int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3]
                SHP(w));
   }
   const int *k = w->shape + 2;
-  int rc = 0, Co = w->shape[0];
-  SgnnTensor cols = NULL, wm = NULL, y = NULL, y5 = NULL, b4 = NULL;
-  SGNN_TRYG(sgnn_im2col3d(x, k, stride, pad, &cols));
-  int wshape[2] = {Co, cols->shape[1]};
+  int rc = 0, Co = w->shape[0], N = x->shape[0];
+  SgnnTensor cols = NULL, c2 = NULL, wm = NULL, y = NULL, y3 = NULL, yp = NULL, y5 = NULL, b4 = NULL;
+  SGNN_TRYG(sgnn_im2col3d(x, k, stride, pad, &cols)); /* [C*K, N, S] */
+  int S = cols->shape[2], cs[2] = {cols->shape[0], N * S}, wshape[2] = {Co, cols->shape[0]};
+  SGNN_TRYG(sgnn_reshape(cols, 2, cs, &c2));
   SGNN_TRYG(sgnn_reshape(w, 2, wshape, &wm));
-  SGNN_TRYG(sgnn_matmul(wm, cols, 0, 0, &y)); /* [N, Co, S] */
-  sgnn_tensor_free(&cols);                    /* the graph keeps it while backward needs it */
+  SGNN_TRYG(sgnn_matmul(wm, c2, 0, 0, &y)); /* [Co, N*S]: one GEMM for the batch */
+  sgnn_tensor_free(&cols);                  /* the graph keeps it while backward needs it */
+  sgnn_tensor_free(&c2);
+  int s3[3] = {Co, N, S}, perm[3] = {1, 0, 2};
+  SGNN_TRYG(sgnn_reshape(y, 3, s3, &y3));
+  SGNN_TRYG(sgnn_permute(y3, perm, &yp)); /* [N, Co, S] */
   int D = x->shape[2] + 2 * pad[0], H = x->shape[3] + 2 * pad[1], W = x->shape[4] + 2 * pad[2];
-  int oshape[5] = {x->shape[0], Co, (D - k[0]) / stride[0] + 1, (H - k[1]) / stride[1] + 1, (W - k[2]) / stride[2] + 1};
-  SGNN_TRYG(sgnn_reshape(y, 5, oshape, &y5));
+  int oshape[5] = {N, Co, (D - k[0]) / stride[0] + 1, (H - k[1]) / stride[1] + 1, (W - k[2]) / stride[2] + 1};
+  SGNN_TRYG(sgnn_reshape(yp, 5, oshape, &y5));
   if (bias) {
     int bshape[4] = {Co, 1, 1, 1};
     SGNN_TRYG(sgnn_reshape(bias, 4, bshape, &b4));
@@ -131,6 +136,9 @@ int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3]
   }
 done:
   sgnn_tensor_free(&cols);
+  sgnn_tensor_free(&c2);
+  sgnn_tensor_free(&y3);
+  sgnn_tensor_free(&yp);
   sgnn_tensor_free(&wm);
   sgnn_tensor_free(&y);
   sgnn_tensor_free(&y5);

@@ -52,19 +52,21 @@ int sgnn_avgpool3d(SgnnTensor x, const int k[3], const int stride[3], SgnnTensor
 {
   SGNN_TRY(check5("avgpool3d", x, k, stride));
   SGNN_CHECK(out, SGNN_ERR_ARG, "avgpool3d: NULL output");
-  int pad[3] = {0, 0, 0}, rc = 0, ax = 2;
-  SgnnTensor cols = NULL, c4 = NULL, m = NULL;
-  SGNN_TRYG(sgnn_im2col3d(x, k, stride, pad, &cols));
-  int s4[4] = {x->shape[0], x->shape[1], k[0] * k[1] * k[2], cols->shape[2]};
+  int pad[3] = {0, 0, 0}, rc = 0, ax = 1, perm[3] = {1, 0, 2};
+  SgnnTensor cols = NULL, c4 = NULL, m = NULL, mp = NULL;
+  SGNN_TRYG(sgnn_im2col3d(x, k, stride, pad, &cols)); /* [C*K, N, S] */
+  int s4[4] = {x->shape[1], k[0] * k[1] * k[2], x->shape[0], cols->shape[2]};
   SGNN_TRYG(sgnn_reshape(cols, 4, s4, &c4));
-  SGNN_TRYG(sgnn_mean(c4, 1, &ax, 0, &m));
+  SGNN_TRYG(sgnn_mean(c4, 1, &ax, 0, &m)); /* [C, N, S] */
+  SGNN_TRYG(sgnn_permute(m, perm, &mp));
   int os[5] = {x->shape[0], x->shape[1], (x->shape[2] - k[0]) / stride[0] + 1, (x->shape[3] - k[1]) / stride[1] + 1,
                (x->shape[4] - k[2]) / stride[2] + 1};
-  SGNN_TRYG(sgnn_reshape(m, 5, os, out));
+  SGNN_TRYG(sgnn_reshape(mp, 5, os, out));
 done:
   sgnn_tensor_free(&cols);
   sgnn_tensor_free(&c4);
   sgnn_tensor_free(&m);
+  sgnn_tensor_free(&mp);
   return rc;
 }
 

@@ -143,6 +143,7 @@ int sgnn_linear(SgnnTensor x, SgnnTensor W, SgnnTensor bias, SgnnTensor *out);
 /* convolution on [N,C,D,H,W]; 1d/2d by size-1 dims. w [Co,Ci,kd,kh,kw], bias [Co] or NULL */
 int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3], const int pad[3],
                 SgnnTensor *out);
+/* x [N,C,D,H,W] -> columns [C*kd*kh*kw, N, Do*Ho*Wo]; col2im3d is its adjoint */
 int sgnn_im2col3d(SgnnTensor x, const int k[3], const int stride[3], const int pad[3], SgnnTensor *out);
 int sgnn_col2im3d(SgnnTensor cols, int C, const int in_dhw[3], const int k[3], const int stride[3],
                   const int pad[3], SgnnTensor *out);
