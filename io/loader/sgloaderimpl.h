@@ -57,6 +57,16 @@ struct _p_SgLoader {
   PetscInt   frank[SG_LOADER_MAXFIELDS];
   hsize_t    fshape[SG_LOADER_MAXFIELDS][SG_DATASET_MAXDIM];
   hid_t     *fspace;          /* [nfiles*nfields] file dataspaces, selections set by the I/O side */
+  hsize_t   *fchunk;          /* [nfiles*nfields] rows per chunk */
+  haddr_t  **caddr;           /* [nfiles*nfields][nchunks] chunk file addresses, filled lazily (0 = not yet) */
+  int       *fd;              /* [nfiles] plain descriptors: raw reads (POSIX mode) and read-ahead */
+  MPI_File  *mfh;             /* [nfiles] MPI-IO handles (MPI-IO mode) */
+  PetscBool *raw;             /* [nfiles*nfields] rows readable as raw bytes at known offsets */
+  PetscBool *contig;          /* [nfiles*nfields] contiguous layout (one "chunk" of all rows) */
+  PetscBool  rawio;           /* allow raw reads (default true); false forces H5Dread for everything */
+  PetscInt   readahead;       /* batches whose misses are announced to the kernel ahead of reading */
+  PetscInt   advised;         /* last batch announced */
+  int64_t    st_advised;
   hid_t     *dset;            /* [nfiles*nfields] */
   int64_t    slotbytes;       /* bytes of one sample over all fields */
   int64_t    capacity;        /* buffer slots */

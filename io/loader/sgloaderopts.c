@@ -29,8 +29,10 @@ PetscErrorCode SgLoaderSetFromOptions(SgLoader l)
   PetscCall(SgOptionsReal("-buffer_mb", "Per-rank sample buffer (Belady cache) budget", "MiB", mb, &mb, &set, 0, PETSC_MAX_REAL));
   if (set) l->budget = (int64_t)(mb * 1048576.0);
   PetscCall(SgOptionsInt("-prefetch", "Batches prepared ahead on the I/O thread (0: read inside SgLoaderNext, no thread)", l->prefetch, &l->prefetch, NULL, 0, 1024));
+  PetscCall(SgOptionsInt("-readahead", "Batches ahead whose buffer misses are announced to the kernel for asynchronous reading (0: off)", l->readahead, &l->readahead, NULL, 0, 1 << 20));
   PetscCall(SgOptionsInt("-order_window", "Accesses each side of an epoch boundary that epoch ordering scores (0: a quarter of the dataset)", window, &window, &set, 0, PETSC_MAX_INT));
   if (set) l->window = window;
+  PetscCall(SgOptionsBool("-raw", "Read rows at their known file offsets (HDF5 locates them) instead of one H5Dread per run", l->rawio, &l->rawio, NULL));
   PetscCall(SgOptionsBool("-mpiio", "Read a file shared by ranks through MPI-IO (needs MPI_THREAD_MULTIPLE with prefetch)", l->mpiio, &l->mpiio, NULL));
   PetscOptionsEnd();
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -58,13 +58,21 @@ PETSC_EXTERN PetscErrorCode SgLoaderSetPrefetch(SgLoader, PetscInt depth);
 /* Epoch ordering looks at reuse across an epoch boundary within this many accesses (default: a
    quarter of the dataset). It is part of the definition of the sequence, like the seed. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetOrderWindow(SgLoader, int64_t window);
+/* Batches ahead whose misses are announced to the kernel (posix_fadvise WILLNEED) so storage
+   serves them with many requests in flight; 0 = off. Default 8. Uses page cache, not the budget. */
+PETSC_EXTERN PetscErrorCode SgLoaderSetReadAhead(SgLoader, PetscInt batches);
+/* Read a field whose rows sit at computable file offsets (unfiltered chunked or contiguous, stored
+   in the native type) as raw bytes at those offsets, located through HDF5 (default true); false
+   sends every read through H5Dread. Both give the same bytes (tested). */
+PETSC_EXTERN PetscErrorCode SgLoaderSetRawReads(SgLoader, PetscBool);
 /* Read files shared by several ranks through MPI-IO (default true). Used only where it is safe:
    with the prefetch thread it needs MPI_THREAD_MULTIPLE, otherwise each rank opens the file itself. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetMPIIO(SgLoader, PetscBool);
 /* After set-up: whether MPI-IO and the I/O thread are in use. */
 PETSC_EXTERN PetscErrorCode SgLoaderGetIOMode(SgLoader, PetscBool *mpiio, PetscBool *threaded);
 /* Options (prefix "loader_" + the object's prefix): -loader_batch_size, -loader_epochs,
-   -loader_seed, -loader_buffer_mb, -loader_prefetch, -loader_order_window, -loader_mpiio. */
+   -loader_seed, -loader_buffer_mb, -loader_prefetch, -loader_readahead, -loader_order_window,
+   -loader_mpiio, -loader_raw, -loader_files. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetFromOptions(SgLoader);
 PETSC_EXTERN PetscErrorCode SgLoaderSetUp(SgLoader);
 PETSC_EXTERN PetscErrorCode SgLoaderNext(SgLoader, SgLoaderBatch *, PetscBool *done);

@@ -94,7 +94,7 @@ int main(int argc, char **argv)
   PetscCall(SgDatasetOpen(PETSC_COMM_SELF, f2, SG_DATASET_READ, &ds[1]));
 
   for (int bi = 0; bi < 3; bi++) {
-    for (int mode = 0; mode < 3; mode++) { /* 0: MPI-IO + thread, 1: POSIX + thread, 2: MPI-IO, no thread */
+    for (int mode = 0; mode < 3; mode++) { /* 0: raw MPI-IO reads + thread, 1: raw POSIX + thread, 2: parallel HDF5 H5Dread, no thread */
       SgLoader      l;
       SgLoaderBatch b;
       PetscBool     done;
@@ -113,6 +113,7 @@ int main(int argc, char **argv)
       PetscCall(SgLoaderSetBufferBytes(l, budgets[bi] * slot));
       PetscCall(SgLoaderSetPrefetch(l, mode == 2 ? 0 : 2));
       PetscCall(SgLoaderSetMPIIO(l, mode == 1 ? PETSC_FALSE : PETSC_TRUE));
+      PetscCall(SgLoaderSetRawReads(l, mode == 2 ? PETSC_FALSE : PETSC_TRUE)); /* mode 2: parallel HDF5 H5Dread */
       PetscCall(SgLoaderSetUp(l));
       PetscCall(SgLoaderGetIOMode(l, &usedmpiio, NULL));
       if (bi == 1 && mode == 0) PetscCall(SgLoaderView(l, PETSC_VIEWER_STDOUT_WORLD));
@@ -159,7 +160,7 @@ int main(int argc, char **argv)
       PetscCallMPI(MPI_Allreduce(&planned, &allplanned, 1, MPI_INT64_T, MPI_SUM, PETSC_COMM_WORLD));
       PetscCheck(budgets[bi] == 0 || allhits > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "buffer of %lld samples per rank but no hits", (long long)budgets[bi]);
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok   buffer %2lld/rank, %-14s: batches = seed's, once per epoch, bytes = plain reads, mean rel. diff %.1e; hits %3lld of %d; max local imbalance %d\n", (long long)budgets[bi],
-                            mode == 0 ? (usedmpiio ? "MPI-IO+thread" : "POSIX+thread") : mode == 1 ? "POSIX+thread" : "MPI-IO, sync", maxrel, (long long)allhits, E * N, (int)maximb));
+                            mode == 0 ? (usedmpiio ? "MPI-IO+thread" : "POSIX+thread") : mode == 1 ? "POSIX+thread" : "pHDF5 H5Dread", maxrel, (long long)allhits, E * N, (int)maximb));
       PetscCall(SgLoaderDestroy(&l));
     }
   }

@@ -8,7 +8,9 @@
    4. every delivered row is byte-identical to a plain per-sample read of that id, and its values
       encode the id the loader reports;
    5. with no buffer and a batch of a whole epoch, the sorted misses form one run per file, so the
-      I/O side makes exactly (2 files x 2 fields) hyperslab reads per epoch. */
+      I/O side makes exactly (2 files x 2 fields) hyperslab reads per epoch through H5Dread, and one
+      raw read per piece of a run inside one chunk on the raw path.
+   Runs with prefetch use raw reads, runs without use H5Dread, so both paths are checked. */
 #include "sgloader.h"
 #include "loader_testdata.h"
 
@@ -22,7 +24,7 @@ typedef struct {
   int64_t  hits, misses, bytes, reads, runs, planned, cap;
 } Result;
 
-static PetscErrorCode Run(const char *const files[], PetscInt B, uint64_t seed, int64_t budget_samples, PetscInt prefetch, Result *r)
+static PetscErrorCode Run(const char *const files[], PetscInt B, uint64_t seed, int64_t budget_samples, PetscInt prefetch, PetscBool raw, Result *r)
 {
   SgLoader      l;
   SgLoaderBatch b;
@@ -41,6 +43,7 @@ static PetscErrorCode Run(const char *const files[], PetscInt B, uint64_t seed, 
   PetscCall(SgLoaderSetSeed(l, seed));
   PetscCall(SgLoaderSetBufferBytes(l, budget_samples * slot + slot / 2));
   PetscCall(SgLoaderSetPrefetch(l, prefetch));
+  PetscCall(SgLoaderSetRawReads(l, raw));
   PetscCall(SgLoaderSetUp(l));
   PetscCall(SgLoaderGetCapacity(l, &r->cap));
   PetscCheck(r->cap == budget_samples, PETSC_COMM_SELF, PETSC_ERR_PLIB, "capacity %lld, expected %lld", (long long)r->cap, (long long)budget_samples);
@@ -95,24 +98,28 @@ int main(int argc, char **argv)
   PetscCall(PetscNew(&ref));
   PetscCall(PetscNew(&r));
 
-  PetscCall(Run(files, 8, 7, 0, 0, ref));
+  PetscCall(Run(files, 8, 7, 0, 0, PETSC_FALSE, ref));
   for (int bi = 0; bi < 4; bi++) {
     for (PetscInt pf = 0; pf <= 3; pf += 3) {
       int64_t opt;
-      PetscCall(Run(files, 8, 7, budgets[bi], pf, r));
+      PetscCall(Run(files, 8, 7, budgets[bi], pf, (PetscBool)(pf > 0), r));
       PetscCheck(!memcmp(r->ids, ref->ids, sizeof r->ids), PETSC_COMM_SELF, PETSC_ERR_PLIB, "budget %lld prefetch %d: the sequence changed", (long long)budgets[bi], (int)pf);
       PetscCall(SgBeladyHits(E * N, r->ids, N, budgets[bi], &opt));
       PetscCheck(r->hits == r->planned && r->hits == opt, PETSC_COMM_SELF, PETSC_ERR_PLIB, "budget %lld: hits %lld, planned %lld, Belady %lld", (long long)budgets[bi], (long long)r->hits, (long long)r->planned, (long long)opt);
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   buffer %2lld samples, prefetch %d: same sequence; hits %3lld = planned = Belady MIN %3lld of %d; %lld runs\n", (long long)budgets[bi], (int)pf, (long long)r->hits, (long long)opt, E * N, (long long)r->runs));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   buffer %2lld samples, prefetch %d, %s reads: same sequence; hits %3lld = planned = Belady MIN %3lld of %d; %lld runs\n", (long long)budgets[bi], (int)pf, pf ? "raw" : "H5Dread", (long long)r->hits, (long long)opt, E * N, (long long)r->runs));
     }
   }
   PetscCheck(ref->hits == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no buffer but %lld hits", (long long)ref->hits);
-  PetscCall(Run(files, 8, 8, 5, 2, r));
+  PetscCall(Run(files, 8, 8, 5, 2, PETSC_TRUE, r));
   PetscCheck(memcmp(r->ids, ref->ids, sizeof r->ids), PETSC_COMM_SELF, PETSC_ERR_PLIB, "seed 8 gave the same sequence as seed 7");
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   another seed gives another sequence\n"));
-  PetscCall(Run(files, N, 7, 0, 1, r));
+  PetscCall(Run(files, N, 7, 0, 1, PETSC_FALSE, r));
   PetscCheck(r->runs == 2 * E && r->reads == 2 * 2 * E, PETSC_COMM_SELF, PETSC_ERR_PLIB, "whole-epoch batches: %lld runs, %lld reads; expected %d and %d", (long long)r->runs, (long long)r->reads, 2 * E, 4 * E);
-  PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   whole-epoch batch without buffer: %lld hyperslab runs (one per file per epoch), %lld reads\n", (long long)r->runs, (long long)r->reads));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   whole-epoch batch without buffer, H5Dread: %lld hyperslab runs (one per file per epoch), %lld reads (runs x fields)\n", (long long)r->runs, (long long)r->reads));
+  /* raw reads split a run at chunk boundaries: 20 rows in chunks of 4 -> 5 pieces, 17 -> 5; x 2 fields */
+  PetscCall(Run(files, N, 7, 0, 1, PETSC_TRUE, r));
+  PetscCheck(r->runs == 2 * E && r->reads == 20 * E, PETSC_COMM_SELF, PETSC_ERR_PLIB, "whole-epoch batches, raw: %lld runs, %lld reads; expected %d and %d", (long long)r->runs, (long long)r->reads, 2 * E, 20 * E);
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   whole-epoch batch without buffer, raw: %lld runs, %lld reads (one per chunk piece per field)\n", (long long)r->runs, (long long)r->reads));
   PetscCall(PetscFree(ref));
   PetscCall(PetscFree(r));
   PetscCall(PetscFinalize());
