@@ -1,0 +1,233 @@
+/* SgNNCheckpoint: save and restore a training run of the NN engine bit for bit (see header). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <hdf5.h>
+#include "sgnncheckpoint.h"
+#include "../h5/h5util.h"
+
+#define CHECK_SGNN(call) \
+  do { \
+    if ((call) != 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "NN engine: %s failed: %s", #call, sgnn_last_error()); \
+  } while (0)
+
+static hid_t H5TypeOf(SgnnDType dt) { return dt == SGNN_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE; }
+
+/* Write a 1D dataset from a tensor's host copy, in the tensor's own dtype. */
+static PetscErrorCode WriteTensor(hid_t loc, const char name[], SgnnTensor t)
+{
+  hsize_t n = (hsize_t)sgnn_tensor_numel(t);
+  size_t  esize = sgnn_tensor_dtype(t) == SGNN_F32 ? 4 : 8;
+  void   *buf;
+  hid_t   space, dset;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc(n * esize + 1, &buf));
+  CHECK_SGNN(sgnn_tensor_to_host(t, buf));
+  space = H5Screate_simple(1, &n, NULL);
+  dset  = H5Dcreate2(loc, name, H5TypeOf(sgnn_tensor_dtype(t)), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  SgCheckH5Id(dset, name);
+  SgCallH5(H5Dwrite(dset, H5TypeOf(sgnn_tensor_dtype(t)), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+  SgCallH5(H5Dclose(dset));
+  SgCallH5(H5Sclose(space));
+  PetscCall(PetscFree(buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Read a 1D dataset into a tensor in place; f32 travels through double exactly. */
+static PetscErrorCode ReadTensor(hid_t loc, const char name[], SgnnTensor t, const char path[])
+{
+  hsize_t n = 0;
+  double *buf;
+  hid_t   dset, space;
+
+  PetscFunctionBegin;
+  PetscCheck(H5Lexists(loc, name, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has no dataset %s", path, name);
+  dset  = H5Dopen2(loc, name, H5P_DEFAULT);
+  space = H5Dget_space(dset);
+  SgCallH5(H5Sget_simple_extent_dims(space, &n, NULL));
+  PetscCheck((long)n == sgnn_tensor_numel(t), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s holds %llu values, the model has %ld: it was written by another architecture", path, name, (unsigned long long)n, sgnn_tensor_numel(t));
+  PetscCall(PetscMalloc1(n, &buf));
+  SgCallH5(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+  CHECK_SGNN(sgnn_tensor_set_f64(t, buf));
+  PetscCall(PetscFree(buf));
+  SgCallH5(H5Sclose(space));
+  SgCallH5(H5Dclose(dset));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ParamSignature(SgnnParams P, char **names, PetscReal **counts, PetscInt *np)
+{
+  size_t len = 1;
+
+  PetscFunctionBegin;
+  *np = sgnn_params_num(P);
+  for (PetscInt i = 0; i < *np; i++) len += strlen(sgnn_params_name(P, (int)i)) + 1;
+  PetscCall(PetscCalloc1(len, names));
+  PetscCall(PetscMalloc1(PetscMax(*np, 1), counts));
+  for (PetscInt i = 0; i < *np; i++) {
+    if (i) PetscCall(PetscStrlcat(*names, ",", len));
+    PetscCall(PetscStrlcat(*names, sgnn_params_name(P, (int)i), len));
+    (*counts)[i] = (PetscReal)sgnn_tensor_numel(sgnn_params_get(P, (int)i));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgNNCheckpointWrite(MPI_Comm comm, const char path[], const SgNNState *st)
+{
+  PetscMPIInt rank;
+  char        tmp[PETSC_MAX_PATH_LEN + 8];
+  int         ok = 1;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    hid_t     f, g;
+    char     *names;
+    PetscReal *counts, v;
+    PetscInt  np;
+
+    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", path));
+    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    PetscCheck(f >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot create checkpoint %s", tmp);
+    v = 1;
+    PetscCall(SgH5WriteAttrReals(f, "sgnn_checkpoint_version", 1, &v));
+    PetscCall(SgH5OpenOrCreateGroup(f, "/config", &g));
+    for (PetscInt i = 0; i < st->nconfig; i++) PetscCall(SgH5AttrWriteString(g, st->config_keys[i], st->config_values[i]));
+    SgCallH5(H5Gclose(g));
+
+    PetscCall(SgH5OpenOrCreateGroup(f, "/params", &g));
+    PetscCall(WriteTensor(g, "values", sgnn_params_values(st->params)));
+    PetscCall(ParamSignature(st->params, &names, &counts, &np));
+    PetscCall(SgH5AttrWriteString(g, "names", names));
+    PetscCall(SgH5WriteRootReals(PETSC_COMM_SELF, g, "counts", np, counts));
+    PetscCall(PetscFree(names));
+    PetscCall(PetscFree(counts));
+    SgCallH5(H5Gclose(g));
+
+    if (st->optim) {
+      SgnnTensor m = NULL, vv = NULL;
+      long      *step;
+      CHECK_SGNN(sgnn_optim_state(st->optim, &m, &vv, &step));
+      PetscCall(SgH5OpenOrCreateGroup(f, "/optim", &g));
+      v = (PetscReal)*step;
+      PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
+      if (m) PetscCall(WriteTensor(g, "m", m));
+      if (vv) PetscCall(WriteTensor(g, "v", vv));
+      SgCallH5(H5Gclose(g));
+    }
+    if (st->nrng) {
+      hsize_t             dims[2] = {(hsize_t)st->nrng, 2};
+      unsigned long long *buf;
+      hid_t               space = H5Screate_simple(2, dims, NULL), dset;
+      PetscCall(PetscMalloc1(2 * st->nrng, &buf));
+      for (PetscInt i = 0; i < st->nrng; i++) {
+        buf[2 * i]     = st->rng[i].seed;
+        buf[2 * i + 1] = st->rng[i].counter;
+      }
+      dset = H5Dcreate2(f, "/rng", H5T_NATIVE_ULLONG, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      SgCheckH5Id(dset, "/rng");
+      SgCallH5(H5Dwrite(dset, H5T_NATIVE_ULLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+      SgCallH5(H5Dclose(dset));
+      SgCallH5(H5Sclose(space));
+      PetscCall(PetscFree(buf));
+    }
+    PetscCall(SgH5OpenOrCreateGroup(f, "/training", &g));
+    v = st->step ? (PetscReal)*st->step : 0;
+    PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
+    SgCallH5(H5Gclose(g));
+    SgCallH5(H5Fclose(f));
+    ok = rename(tmp, path) == 0;
+  }
+  PetscCallMPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
+  PetscCheck(ok, comm, PETSC_ERR_FILE_WRITE, "Cannot rename the checkpoint into %s", path);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgNNCheckpointReadConfig(MPI_Comm comm, const char path[], const char key[], char value[], size_t len)
+{
+  hid_t     f, g;
+  PetscBool found;
+
+  PetscFunctionBegin;
+  PetscCall(SgH5CheckReadable(comm, path, "NN checkpoint"));
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  SgCheckH5Id(f, path);
+  PetscCheck(H5Lexists(f, "/config", H5P_DEFAULT) > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "%s is not an NN checkpoint (no /config)", path);
+  g = H5Gopen2(f, "/config", H5P_DEFAULT);
+  PetscCall(SgH5AttrReadString(g, key, value, len, &found));
+  PetscCheck(found, comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s has no config entry '%s'", path, key);
+  SgCallH5(H5Gclose(g));
+  SgCallH5(H5Fclose(f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *st)
+{
+  hid_t     f, g;
+  char      stored[8192], *names;
+  PetscReal *counts, *scounts, v;
+  PetscInt  np;
+  PetscBool found;
+
+  PetscFunctionBegin;
+  PetscCall(SgH5CheckReadable(comm, path, "NN checkpoint"));
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  SgCheckH5Id(f, path);
+  PetscCall(SgH5ReadAttrReals(f, "sgnn_checkpoint_version", 1, &v, &found));
+  PetscCheck(found && v == 1, comm, PETSC_ERR_FILE_UNEXPECTED, "%s is not an NN checkpoint this surge can read (version attribute %s)", path, found ? "unknown" : "missing");
+  PetscCheck(H5Lexists(f, "/params", H5P_DEFAULT) > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s has no /params: truncated or damaged", path);
+  g = H5Gopen2(f, "/params", H5P_DEFAULT);
+  PetscCall(ParamSignature(st->params, &names, &counts, &np));
+  PetscCall(SgH5AttrReadString(g, "names", stored, sizeof stored, &found));
+  PetscCheck(found && !strcmp(stored, names), comm, PETSC_ERR_USER_INPUT, "NN checkpoint %s holds parameters [%s] but the model has [%s]: it was written by another architecture", path, found ? stored : "?", names);
+  PetscCall(PetscMalloc1(np, &scounts));
+  PetscCall(SgH5ReadReals(g, "counts", np, scounts, path));
+  for (PetscInt i = 0; i < np; i++) PetscCheck(scounts[i] == counts[i], comm, PETSC_ERR_USER_INPUT, "NN checkpoint %s: parameter %s has %g values, the model has %g", path, sgnn_params_name(st->params, (int)i), (double)scounts[i], (double)counts[i]);
+  PetscCall(ReadTensor(g, "values", sgnn_params_values(st->params), path));
+  PetscCall(PetscFree(scounts));
+  PetscCall(PetscFree(names));
+  PetscCall(PetscFree(counts));
+  SgCallH5(H5Gclose(g));
+
+  if (st->optim) {
+    SgnnTensor m = NULL, vv = NULL;
+    long      *step;
+    PetscCheck(H5Lexists(f, "/optim", H5P_DEFAULT) > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s has no optimizer state", path);
+    CHECK_SGNN(sgnn_optim_state(st->optim, &m, &vv, &step));
+    g = H5Gopen2(f, "/optim", H5P_DEFAULT);
+    PetscCall(SgH5ReadAttrReals(g, "step", 1, &v, &found));
+    *step = (long)v;
+    if (m) PetscCall(ReadTensor(g, "m", m, path));
+    if (vv) PetscCall(ReadTensor(g, "v", vv, path));
+    SgCallH5(H5Gclose(g));
+  }
+  if (st->nrng) {
+    unsigned long long *buf;
+    hid_t               dset, space;
+    hsize_t             dims[2];
+    PetscCheck(H5Lexists(f, "/rng", H5P_DEFAULT) > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s has no RNG state", path);
+    dset  = H5Dopen2(f, "/rng", H5P_DEFAULT);
+    space = H5Dget_space(dset);
+    SgCallH5(H5Sget_simple_extent_dims(space, dims, NULL));
+    PetscCheck((PetscInt)dims[0] == st->nrng, comm, PETSC_ERR_USER_INPUT, "NN checkpoint %s holds %llu random generators, the run uses %" PetscInt_FMT, path, (unsigned long long)dims[0], st->nrng);
+    PetscCall(PetscMalloc1(2 * st->nrng, &buf));
+    SgCallH5(H5Dread(dset, H5T_NATIVE_ULLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+    for (PetscInt i = 0; i < st->nrng; i++) {
+      st->rng[i].seed    = buf[2 * i];
+      st->rng[i].counter = buf[2 * i + 1];
+    }
+    PetscCall(PetscFree(buf));
+    SgCallH5(H5Sclose(space));
+    SgCallH5(H5Dclose(dset));
+  }
+  if (st->step) {
+    g = H5Gopen2(f, "/training", H5P_DEFAULT);
+    SgCheckH5Id(g, "/training");
+    PetscCall(SgH5ReadAttrReals(g, "step", 1, &v, &found));
+    *st->step = (long)v;
+    SgCallH5(H5Gclose(g));
+  }
+  SgCallH5(H5Fclose(f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
