@@ -1,6 +1,6 @@
 /* SgOutput: the HDF5 output file of one run, with an XDMF sidecar for ParaView/VisIt.
 
-   File layout (documented in docs/output.md):
+   File layout (documented for users in docs/run.md):
      /provenance            attributes: surge version, date, deck text, command line
      /diagnostics/time      [nrec] simulation time of each diagnostics record
      /diagnostics/step      [nrec] step number
