@@ -1,4 +1,4 @@
-/* SgOutput: one HDF5 file per run plus an XDMF sidecar (layout in sgoutput.h and docs/output.md).
+/* SgOutput: one HDF5 file per run plus an XDMF sidecar (layout in sgoutput.h and docs/run.md).
 
    Vectors go through PETSc's HDF5 viewer (parallel, natural ordering of the DMDA); everything
    else uses the same file id with plain HDF5 calls. Diagnostics are chunked, extendible 1D
