@@ -73,6 +73,7 @@ PetscErrorCode SgMDComputeForces(SgMD *md)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(md->ev_force, 0, 0, 0, 0));
   PetscCall(PetscArrayzero(dom->f, 3 * (dom->nlocal + dom->nghost)));
+  if (md->prov.lazy_energy) md->energy_step = -1;
   in.n      = dom->nlocal;
   in.nghost = dom->nghost;
   in.x      = dom->x;
@@ -88,11 +89,37 @@ PetscErrorCode SgMDComputeForces(SgMD *md)
     PetscCall(SgMDDomainReverse(dom));
     PetscCall(PetscLogEventEnd(md->ev_comm, 0, 0, 0, 0));
   }
+  if (md->prov.lazy_energy && !md->eflag) PetscFunctionReturn(PETSC_SUCCESS);
   loc[0] = out.energy;
   for (int k = 0; k < 9; k++) loc[1 + k] = out.virial[k];
   PetscCall(MPIU_Allreduce(loc, glob, 10, MPIU_REAL, MPIU_SUM, dom->comm));
   md->pe = glob[0];
   for (int k = 0; k < 9; k++) md->virial[k] = glob[1 + k];
+  md->energy_step = md->step;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Energy and virial of the current state for thermo output and diagnostics.  Providers that skip
+   them on ordinary steps are re-run here into scratch forces: the forces that drive the
+   trajectory are never recomputed, so the trajectory does not depend on the output cadence. */
+PetscErrorCode SgMDEnsureEnergy(SgMD *md)
+{
+  SgMDDomain *dom = md->dom;
+  PetscReal  *f   = dom->f;
+  PetscInt    n   = 3 * (dom->nlocal + dom->nghost);
+
+  PetscFunctionBegin;
+  if (md->energy_step == md->step) PetscFunctionReturn(PETSC_SUCCESS);
+  if (n > md->nfscratch) {
+    PetscCall(PetscFree(md->fscratch));
+    md->nfscratch = n + 64;
+    PetscCall(PetscMalloc1(md->nfscratch, &md->fscratch));
+  }
+  dom->f = md->fscratch;
+  md->eflag = PETSC_TRUE;
+  PetscCall(SgMDComputeForces(md));
+  md->eflag = PETSC_FALSE;
+  dom->f = f;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -153,6 +153,7 @@ PetscErrorCode SgMDThermo(SgMD *md, PetscReal *T, PetscReal *ke, PetscReal *pe, 
   PetscReal glob[2], kT = md->units.boltz * md->Ttarget;
 
   PetscFunctionBegin;
+  PetscCall(SgMDEnsureEnergy(md));
   PetscCall(SgMDKineticGlobal(md, &glob[0]));
   PetscCall(MPIU_Allreduce(&md->ebath, &glob[1], 1, MPIU_REAL, MPIU_SUM, md->dom->comm));
   *ke = glob[0];

@@ -47,6 +47,29 @@ static void LJFull1(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const Petsc
   w[0] = 0.5 * w0; w[1] = 0.5 * w1; w[2] = 0.5 * w2; w[3] = 0.5 * w3; w[4] = 0.5 * w4; w[5] = 0.5 * w5;
 }
 
+/* Same loop, forces only (steps where nobody asks for energy or virial, as LAMMPS's eflag=0). */
+static void LJFull1F(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, PetscReal *restrict f)
+{
+  const PetscReal cutsq = c->cutsq[0], lj1 = c->lj1[0], lj2 = c->lj2[0];
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscInt *restrict l = nb->list + nb->first[i];
+    const PetscInt  m = nb->num[i];
+    const PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
+    PetscReal       fx = 0, fy = 0, fz = 0;
+#pragma omp simd reduction(+ : fx, fy, fz)
+    for (PetscInt k = 0; k < m; k++) {
+      const PetscInt  j  = l[k];
+      const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
+      const PetscReal r2 = dx * dx + dy * dy + dz * dz;
+      const PetscReal in = r2 < cutsq ? 1.0 : 0.0;
+      const PetscReal r2i = in / r2, r6i = r2i * r2i * r2i;
+      const PetscReal fp = r6i * (lj1 * r6i - lj2) * r2i;
+      fx += dx * fp; fy += dy * fp; fz += dz * fp;
+    }
+    f[3 * i] = fx; f[3 * i + 1] = fy; f[3 * i + 2] = fz;
+  }
+}
+
 /* General case: several types, full or half list. */
 static void LJGeneral(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, const PetscInt *type, PetscReal *restrict f, PetscReal *energy, PetscReal w[6])
 {
@@ -84,6 +107,10 @@ static PetscErrorCode LJForces(void *ctx, const SgForcesInput *in, SgForcesOutpu
   PetscReal  w[6];
 
   PetscFunctionBegin;
+  if (c->nt == 1 && !nb->half && !c->md->eflag) {
+    LJFull1F(c, nb, in->n, in->x, out->f);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (c->nt == 1 && !nb->half) LJFull1(c, nb, in->n, in->x, out->f, &out->energy, w);
   else LJGeneral(c, nb, in->n, in->x, in->type, out->f, &out->energy, w);
   out->virial[0] = w[0]; out->virial[4] = w[1]; out->virial[8] = w[2];
@@ -146,5 +173,6 @@ PetscErrorCode SgMDForceProviderCreate_LJ(const SgMDForceInfo *info, SgMDForcePr
   p->cutoff  = rcmax;
   p->newton  = c->md->neigh.half;
   p->destroy = LJDestroy;
+  p->lazy_energy = (nt == 1 && !c->md->neigh.half) ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

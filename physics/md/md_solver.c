@@ -229,6 +229,7 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   md->neigh.since = 0;
   PetscCall(SgMDNeighUpdate(md, PETSC_TRUE));
   PetscCall(SgMDCheckOverlap(md));
+  md->energy_step = -1;
   PetscCall(SgMDComputeForces(md));
   for (int k = 0; k < 6; k++) {
     const char *u = k == 0 ? md->units.u_temperature : k == 4 ? md->units.u_pressure : md->units.u_energy;
@@ -345,6 +346,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
   PetscCall(VecCreateMPI(comm, NSTATE * cnt, NSTATE * md->N, &V));
   if (mode == SG_CHECKPOINT_WRITE) {
     PetscReal ebath = 0;
+    PetscCall(SgMDEnsureEnergy(md));
     PetscCall(PetscMalloc1(NSTATE * dom->nlocal + 1, &buf));
     for (PetscInt i = 0; i < dom->nlocal; i++) {
       PetscReal *b = &buf[NSTATE * i];
@@ -420,6 +422,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     md->pe = sc[4]; md->ebath = dom->rank == 0 ? sc[5] : 0.0;
     for (int k = 0; k < 9; k++) md->virial[k] = sc[8 + k];
     for (int k = 0; k < 10; k++) md->eta[k] = sc[17 + k];
+    md->energy_step = md->step;
     if (md->h5md) PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
   }
   PetscCall(VecDestroy(&V));
@@ -484,6 +487,7 @@ static PetscErrorCode MDDestroy(SgSolver solver)
   PetscCall(SgMDDomainDestroy(&md->dom));
   PetscCall(SgMDSystemDestroy(&md->sys));
   PetscCall(PetscFree(md->rdf_hist));
+  PetscCall(PetscFree(md->fscratch));
   PetscCall(PetscFree(solver->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

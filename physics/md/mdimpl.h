@@ -190,6 +190,9 @@ typedef struct {
   PetscInt    ntypes;
   char        tname[SG_MD_MAX_TYPES][16];
   PetscReal   pe, virial[9]; /* from the last force evaluation (global sums) */
+  PetscBool   eflag;         /* the next force evaluation must produce energy and virial */
+  PetscInt    energy_step;   /* step at which pe/virial are valid (-1: none) */
+  PetscReal  *fscratch; PetscInt nfscratch;
   PetscReal   ebath;         /* energy exchanged with the Langevin bath (for a conserved quantity) */
   PetscInt    dof;
   /* output */
@@ -207,6 +210,7 @@ typedef struct {
 } SgMD;
 
 PETSC_INTERN PetscErrorCode SgMDComputeForces(SgMD *);
+PETSC_INTERN PetscErrorCode SgMDEnsureEnergy(SgMD *);
 PETSC_INTERN PetscErrorCode SgMDIntegrate(SgMD *, PetscReal dt);
 PETSC_INTERN PetscErrorCode SgMDThermo(SgMD *, PetscReal *T, PetscReal *ke, PetscReal *pe, PetscReal *p, PetscReal *econs);
 PETSC_INTERN PetscErrorCode SgMDNeighUpdate(SgMD *, PetscBool force);

@@ -36,6 +36,7 @@ typedef struct {
   PetscReal  cutoff;  /* interaction range, length units */
   PetscBool  newton;  /* fn writes forces on ghosts (reverse-communicated by the engine) */
   PetscErrorCode (*destroy)(void *ctx);
+  PetscBool  lazy_energy; /* built-in use only: energy/virial computed only when asked for */
 } SgMDForceProvider;
 
 typedef PetscErrorCode (*SgMDForceProviderCreateFn)(const SgMDForceInfo *, SgMDForceProvider *);
