@@ -53,3 +53,20 @@ double SgRandomUniform(uint64_t seed, uint64_t stream, uint64_t counter)
 {
   return (double)(SgRandomBits(seed, stream, counter) >> 11) * 0x1.0p-53; /* 53 random mantissa bits */
 }
+
+PetscErrorCode SgFunctionListNames(PetscFunctionList list, char names[], size_t len)
+{
+  const char **all;
+  int          n;
+
+  PetscFunctionBegin;
+  names[0] = 0;
+  PetscCall(PetscFunctionListGet(list, &all, &n));
+  for (int i = 0; i < n; i++) {
+    if (i) PetscCall(PetscStrlcat(names, ", ", len));
+    PetscCall(PetscStrlcat(names, all[i], len));
+  }
+  if (!n) PetscCall(PetscStrncpy(names, "(none)", len));
+  PetscCall(PetscFree(all));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

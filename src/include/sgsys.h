@@ -50,6 +50,8 @@ PETSC_EXTERN PetscErrorCode SgOptionsIntArray_Private(PetscOptionItems *, const 
 PETSC_EXTERN PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[]);
 PETSC_EXTERN PetscErrorCode SgFinalize(void);
 
+/* The names in a type registry, comma-separated ("(none)" when empty): for "unknown type" errors. */
+PETSC_EXTERN PetscErrorCode SgFunctionListNames(PetscFunctionList, char names[], size_t len);
 /* Levenshtein distance, for "did you mean" suggestions. */
 PETSC_EXTERN PetscInt SgEditDistance(const char a[], const char b[]);
 /* Counter-based random numbers: the same (seed, stream, counter) gives the same value on any rank

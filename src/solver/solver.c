@@ -62,16 +62,9 @@ PetscErrorCode SgSolverSetType(SgSolver s, SgSolverType type)
   if (match) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscFunctionListFind(SgSolverList, type, &create));
   if (!create) {
-    char         known[512] = "";
-    const char **names;
-    int          n;
-    PetscCall(PetscFunctionListGet(SgSolverList, &names, &n));
-    for (int i = 0; i < n; i++) {
-      if (i) PetscCall(PetscStrlcat(known, ", ", sizeof known));
-      PetscCall(PetscStrlcat(known, names[i], sizeof known));
-    }
-    PetscCall(PetscFree(names));
-    SETERRQ(PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "Unknown solver type '%s' (option -sim_solver); this build has: %s", type, n ? known : "(none)");
+    char known[512];
+    PetscCall(SgFunctionListNames(SgSolverList, known, sizeof known));
+    SETERRQ(PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "Unknown solver type '%s' (option -sim_solver); this build has: %s", type, known);
   }
   PetscCheck(!s->data, PetscObjectComm((PetscObject)s), PETSC_ERR_ORDER, "SgSolverSetType() may be called once per solver");
   PetscCall(PetscObjectChangeTypeName((PetscObject)s, type));

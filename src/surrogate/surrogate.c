@@ -57,16 +57,9 @@ PetscErrorCode SgSurrogateSetType(SgSurrogate s, SgSurrogateType type)
   if (match) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscFunctionListFind(SgSurrogateList, type, &create));
   if (!create) {
-    char         known[512] = "";
-    const char **names;
-    int          n;
-    PetscCall(PetscFunctionListGet(SgSurrogateList, &names, &n));
-    for (int i = 0; i < n; i++) {
-      if (i) PetscCall(PetscStrlcat(known, ", ", sizeof known));
-      PetscCall(PetscStrlcat(known, names[i], sizeof known));
-    }
-    PetscCall(PetscFree(names));
-    SETERRQ(PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "Unknown surrogate type '%s'; this build has: %s", type, n ? known : "(none)");
+    char known[512];
+    PetscCall(SgFunctionListNames(SgSurrogateList, known, sizeof known));
+    SETERRQ(PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "Unknown surrogate type '%s'; this build has: %s", type, known);
   }
   PetscCheck(!s->data, PetscObjectComm((PetscObject)s), PETSC_ERR_ORDER, "SgSurrogateSetType() may be called once per surrogate");
   PetscCall(PetscObjectChangeTypeName((PetscObject)s, type));
