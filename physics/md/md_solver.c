@@ -42,6 +42,7 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   SgMDSystem *sys = &md->sys;
 
   PetscFunctionBegin;
+  for (PetscInt t = 0; t < SG_MD_MAX_TYPES; t++) masses[t] = 1.0;
   PetscOptionsHeadBegin(PetscOptionsObject, "Molecular dynamics (md) options");
   PetscCall(SgOptionsEList("-units", "unit system, as LAMMPS defines it", unitnames, 2, unitnames[0], &iunits, NULL));
   PetscCall(SgMDUnitsSet(unitnames[iunits], &md->units));
