@@ -83,6 +83,7 @@ int sgnn_params_count(SgnnParams P, long *n)
 SgnnTensor sgnn_params_values(SgnnParams P) { return P ? P->values : NULL; }
 SgnnTensor sgnn_params_grads(SgnnParams P) { return P ? P->grads : NULL; }
 int sgnn_params_num(SgnnParams P) { return P ? P->n : 0; }
+long sgnn_params_offset(SgnnParams P, int i) { return P && i >= 0 && i < P->n ? P->views[i]->offset : -1; }
 const char *sgnn_params_name(SgnnParams P, int i) { return P && i >= 0 && i < P->n ? P->names[i] : NULL; }
 SgnnTensor sgnn_params_get(SgnnParams P, int i) { return P && i >= 0 && i < P->n ? P->views[i] : NULL; }
 

@@ -97,6 +97,12 @@ int sgnn_grad_enabled(void);
 /* Accumulate d(loss)/d(leaf) into every leaf's grad (loss: one element).
  * The graph's saved tensors are released as backward passes them. */
 int sgnn_backward(SgnnTensor loss);
+/* Called by sgnn_backward as soon as a leaf's gradient is complete (all its
+ * contributions accumulated), while backward continues with the rest of the
+ * tape: data-parallel training starts the allreduce of a gradient bucket
+ * here. Per thread; NULL removes it. */
+typedef void (*SgnnGradReadyFn)(SgnnTensor leaf, void *ctx);
+void sgnn_set_grad_ready_hook(SgnnGradReadyFn fn, void *ctx);
 /* grads[i] = sum_j d(outs[j])/d(ins[i]) . gouts[j]  (gouts may be NULL: ones).
  * create_graph=1 records the backward pass itself so grads[i] can be
  * differentiated again (forces in a loss, PDE residuals); it keeps the
@@ -190,6 +196,7 @@ SgnnTensor sgnn_params_values(SgnnParams P);     /* borrowed 1-d view of the val
 SgnnTensor sgnn_params_grads(SgnnParams P);      /* borrowed 1-d view of the gradient slab */
 int sgnn_params_zero_grad(SgnnParams P);
 int sgnn_params_num(SgnnParams P);
+long sgnn_params_offset(SgnnParams P, int i); /* element offset of parameter i in the slabs */
 const char *sgnn_params_name(SgnnParams P, int i);
 SgnnTensor sgnn_params_get(SgnnParams P, int i);
 void sgnn_params_destroy(SgnnParams *P);

@@ -57,6 +57,7 @@ struct SgnnTensor_ {
   int requires_grad; /* leaf flag, or "has a node" for results */
   SgnnTensor grad;   /* leaves: accumulated gradient (may be a slab view) */
   SgnnNode *node;    /* producing op; NULL for leaves/constants */
+  int pending;       /* backward scratch: contributions still to come */
 };
 
 static inline void *sgnn_ptr(SgnnTensor t) { return (char *)t->st->ptr + (size_t)t->offset * sgnn_esize(t->dtype); }

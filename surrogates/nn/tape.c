@@ -18,6 +18,20 @@
 static _Thread_local int grad_on = 1;
 static _Thread_local long seq_counter;
 static _Thread_local long mark_counter;
+static _Thread_local SgnnGradReadyFn ready_fn;
+static _Thread_local void *ready_ctx;
+
+void sgnn_set_grad_ready_hook(SgnnGradReadyFn fn, void *ctx)
+{
+  ready_fn = fn;
+  ready_ctx = ctx;
+}
+
+/* one contribution to leaf L has been dealt with (accumulated or skipped) */
+static void leaf_done(SgnnTensor L)
+{
+  if (--L->pending == 0 && ready_fn) ready_fn(L, ready_ctx);
+}
 
 int sgnn_set_grad_enabled(int on)
 {
@@ -209,6 +223,16 @@ static int run_backward(int nout, SgnnTensor *outs, SgnnTensor *gouts, int nin, 
     }
   }
 
+  /* leaves' outstanding contributions, for the grad-ready hook */
+  if (nin == 0)
+    for (size_t k = 0; k < nn; k++)
+      for (int i = 0; i < nodes[k]->nin; i++)
+        if (nodes[k]->edge[i].leaf) nodes[k]->edge[i].leaf->pending = 0;
+  if (nin == 0)
+    for (size_t k = 0; k < nn; k++)
+      for (int i = 0; i < nodes[k]->nin; i++)
+        if (nodes[k]->edge[i].leaf) nodes[k]->edge[i].leaf->pending++;
+
   /* 3. seed */
   grad_on = create_graph;
   for (int j = 0; j < nout; j++) {
@@ -237,6 +261,9 @@ static int run_backward(int nout, SgnnTensor *outs, SgnnTensor *gouts, int nin, 
       if (g && ins[q]->node == m) SGNN_TRYG(sgnn_accumulate(&grads[q], g, create_graph));
     if (!g || !m->needed) {
       sgnn_tensor_free(&g);
+      if (nin == 0)
+        for (int i = 0; i < m->nin; i++)
+          if (m->edge[i].leaf) leaf_done(m->edge[i].leaf);
       continue;
     }
     int need_stack[8], *need = m->nin <= 8 ? need_stack : malloc(m->nin * sizeof(int));
@@ -282,6 +309,9 @@ static int run_backward(int nout, SgnnTensor *outs, SgnnTensor *gouts, int nin, 
       }
     }
     for (int i = 0; i < m->nin; i++) sgnn_tensor_free(&gin[i]);
+    if (nin == 0 && !rc)
+      for (int i = 0; i < m->nin; i++)
+        if (m->edge[i].leaf) leaf_done(m->edge[i].leaf);
     if (need != need_stack) free(need);
     if (gin != gin_stack) free(gin);
     if (rc) goto done;

@@ -348,12 +348,73 @@ static void test_unary_values(void)
   sgnn_tensor_free(&X);
 }
 
+/* grad-ready hook: each parameter fires once, last layer first, and its
+ * gradient is already final when it fires */
+static struct {
+  SgnnTensor who[8];
+  double first[8];
+  int n;
+} fired;
+static void on_ready(SgnnTensor leaf, void *ctx)
+{
+  (void)ctx;
+  double *h = host(sgnn_tensor_grad(leaf));
+  fired.who[fired.n] = leaf;
+  fired.first[fired.n++] = h[0];
+  free(h);
+}
+static void test_ready_hook(void)
+{
+  SgnnParams P;
+  SgnnTensor W0, b0, W1, b1;
+  int s0[2] = {4, 3}, s1[1] = {4}, s2[2] = {2, 4}, s3[1] = {2}, xs[2] = {5, 3};
+  OK(sgnn_params_create(BE, SGNN_F64, &P));
+  OK(sgnn_params_add(P, "W0", 2, s0, &W0));
+  OK(sgnn_params_add(P, "b0", 1, s1, &b0));
+  OK(sgnn_params_add(P, "W1", 2, s2, &W1));
+  OK(sgnn_params_add(P, "b1", 1, s3, &b1));
+  OK(sgnn_params_setup(P));
+  SgnnRng r;
+  sgnn_rng_init(&r, 4);
+  OK(sgnn_init_normal(sgnn_params_values(P), 0, 1, &r));
+  SgnnTensor x, h, a, y, y2, L;
+  OK(sgnn_tensor_zeros(BE, SGNN_F64, 2, xs, &x));
+  OK(sgnn_init_normal(x, 0, 1, &r));
+  OK(sgnn_linear(x, W0, b0, &h));
+  OK(sgnn_tanh(h, &a));
+  OK(sgnn_linear(a, W1, b1, &y));
+  OK(sgnn_mul(y, y, &y2));
+  OK(sgnn_sum(y2, 0, NULL, 0, &L));
+  OK(sgnn_params_zero_grad(P));
+  fired.n = 0;
+  sgnn_set_grad_ready_hook(on_ready, NULL);
+  OK(sgnn_backward(L));
+  sgnn_set_grad_ready_hook(NULL, NULL);
+  CHECK(fired.n == 4, "4 parameters fired, got %d", fired.n);
+  int pos[4] = {-1, -1, -1, -1};
+  SgnnTensor ps[4] = {W0, b0, W1, b1};
+  for (int i = 0; i < fired.n; i++)
+    for (int k = 0; k < 4; k++)
+      if (fired.who[i] == ps[k]) {
+        double *g = host(sgnn_tensor_grad(ps[k]));
+        CHECK(g[0] == fired.first[i], "gradient of parameter %d final when its hook fired", k);
+        free(g);
+        pos[k] = i;
+      }
+  CHECK(pos[2] >= 0 && pos[0] >= 0 && pos[2] < pos[0] && pos[3] < pos[1], "last layer ready first: %d %d %d %d", pos[0],
+        pos[1], pos[2], pos[3]);
+  SgnnTensor *all[] = {&x, &h, &a, &y, &y2, &L};
+  for (int i = 0; i < 6; i++) sgnn_tensor_free(all[i]);
+  sgnn_params_destroy(&P);
+}
+
 int main(int argc, char **argv)
 {
   BE = t_backend(argc, argv);
   sgnn_set_log(NULL);
   test_basics();
   test_slab();
+  test_ready_hook();
   test_conv_forward(SGNN_F64, 1e-13);
   test_conv_forward(SGNN_F32, 1e-5); /* 81-term f32 sums of O(1) values */
   test_pool_upsample();

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # run.sh -- surge NN engine vs PyTorch CPU, same shapes, same thread counts,
-# in one script so both see the same machine load. Figures, not pass/fail.
-#   tests/bench/nn/run.sh [steps]
-# Both engines get OPENBLAS_NUM_THREADS=T; torch also set_num_threads(T).
-# OpenBLAS 0.3.21 misdetects this CPU (cpuid model unknown -> "Prescott",
-# 4.8 vs 24 GFLOP/s DGEMM); with AVX-512 present we set
-# OPENBLAS_CORETYPE=SkylakeX for BOTH engines (Debian's torch uses the same
-# libopenblas for its GEMMs). Set SGNN_BENCH_CORETYPE=default to skip that.
+# in one script so both see the same machine. Figures, not pass/fail.
+#   tests/bench/nn/run.sh [steps] [rounds]
+# Each (benchmark, threads) pair runs surge then torch, `rounds` times
+# alternating; each run reports the median step time of `steps` steps and we
+# keep the best median per engine (the shared machine's load only ever adds
+# time). Both engines get OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=T; torch also
+# set_num_threads(T).
+# OpenBLAS 0.3.21 misdetects this CPU (unknown cpuid model -> "Prescott"
+# kernels: 4.8 instead of 24 GFLOP/s DGEMM). With AVX-512 present we set
+# OPENBLAS_CORETYPE=SkylakeX for BOTH engines (Debian's torch does its GEMMs
+# in the same libopenblas). SGNN_BENCH_CORETYPE=default skips that.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 steps=${1:-30}
+rounds=${2:-3}
 bin="$here/../../../surrogates/nn/build/bench_nn"
 py=/usr/bin/python3
 if [ "${SGNN_BENCH_CORETYPE:-auto}" = auto ] && grep -q avx512f /proc/cpuinfo; then
@@ -17,26 +22,38 @@ if [ "${SGNN_BENCH_CORETYPE:-auto}" = auto ] && grep -q avx512f /proc/cpuinfo; t
 fi
 have_torch=1
 $py -c 'import torch' 2>/dev/null || have_torch=0
-echo "# surge nn vs PyTorch $($py -c 'import torch;print(torch.__version__)' 2>/dev/null || echo absent)," \
-     "median of $steps steps (forward+backward+Adam); $(nproc) cores; OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}"
-printf '%-6s %3s %10s %10s %8s %12s %10s %10s\n' bench thr surge_ms torch_ms ratio surge_peakMB surge_rss torch_rss
-declare -A best
+echo "# surge nn vs PyTorch $($py -c 'import torch;print(torch.__version__)' 2>/dev/null || echo absent);" \
+     "best of $rounds medians of $steps steps (forward+backward+Adam); $(nproc) cores;" \
+     "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A ms peak rss
+min() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || a == "nan") print b; else if (b+0 < a+0) print b; else print a }'; }
+for r in $(seq "$rounds"); do
+  for b in dp conv lstm force; do
+    for t in 1 2; do
+      read -r _ sms speak srss <<< "$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t "$bin" "$b" "$steps")"
+      ms[$b,s,$t]=$(min "${ms[$b,s,$t]:-}" "$sms"); peak[$b]=$speak; rss[$b,s]=$srss
+      if [ $have_torch = 1 ]; then
+        read -r _ pms _ prss <<< "$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t SGNN_BENCH_THREADS=$t $py "$here/bench_torch.py" "$b" "$steps")"
+      else
+        pms=nan prss=nan
+      fi
+      ms[$b,p,$t]=$(min "${ms[$b,p,$t]:-}" "$pms"); rss[$b,p]=$prss
+    done
+  done
+done
+printf '%-6s %3s %10s %10s %8s\n' bench thr surge_ms torch_ms ratio
 for b in dp conv lstm force; do
   for t in 1 2; do
-    s=$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t "$bin" "$b" "$steps")
-    if [ $have_torch = 1 ]; then
-      p=$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t SGNN_BENCH_THREADS=$t $py "$here/bench_torch.py" "$b" "$steps")
-    else
-      p="$b nan - nan"
-    fi
-    read -r _ sms speak srss <<< "$s"
-    read -r _ pms _ prss <<< "$p"
-    ratio=$(awk -v a="$sms" -v b="$pms" 'BEGIN{ if (b+0>0) printf "%.2f", a/b; else print "n/a"}')
-    printf '%-6s %3s %10s %10s %8s %12s %10s %10s\n' "$b" "$t" "$sms" "$pms" "$ratio" "$speak" "$srss" "$prss"
-    best[$b,s,$t]=$sms; best[$b,p,$t]=$pms
+    awk -v n="$b" -v t="$t" -v a="${ms[$b,s,$t]}" -v c="${ms[$b,p,$t]}" \
+      'BEGIN{ printf "%-6s %3s %10.3f %10.3f %8s\n", n, t, a, c, (c+0>0) ? sprintf("%.2f", a/c) : "n/a" }'
   done
-  bs=$(awk -v a="${best[$b,s,1]}" -v b="${best[$b,s,2]}" 'BEGIN{print (a<b)?a:b}')
-  bp=$(awk -v a="${best[$b,p,1]}" -v b="${best[$b,p,2]}" 'BEGIN{print (a<b)?a:b}')
-  awk -v n="$b" -v a="$bs" -v b="$bp" 'BEGIN{ if (b+0>0) printf "%-6s best-vs-best: surge %.3f ms, torch %.3f ms, surge/torch = %.2f\n", n, a, b, a/b }'
 done
-echo "# ratio < 1: surge faster. peakMB: tensor bytes (sgnn_mem_peak); rss: process max RSS in MB"
+echo
+printf '%-6s %12s %12s %8s   %12s %10s %10s\n' bench surge_best torch_best ratio surge_peakMB surge_rss torch_rss
+for b in dp conv lstm force; do
+  sb=$(min "${ms[$b,s,1]}" "${ms[$b,s,2]}"); pb=$(min "${ms[$b,p,1]}" "${ms[$b,p,2]}")
+  awk -v n="$b" -v a="$sb" -v c="$pb" -v pk="${peak[$b]}" -v r1="${rss[$b,s]}" -v r2="${rss[$b,p]}" \
+    'BEGIN{ printf "%-6s %12.3f %12.3f %8s   %12s %10s %10s\n", n, a, c, (c+0>0) ? sprintf("%.2f", a/c) : "n/a", pk, r1, r2 }'
+done
+echo "# ratio = surge/torch (< 1: surge faster); best = better of the 1- and 2-thread settings"
+echo "# peakMB: surge tensor bytes at peak (sgnn_mem_peak); rss: whole-process max RSS in MB (torch's includes the Python runtime)"
