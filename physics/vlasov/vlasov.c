@@ -77,6 +77,7 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
   {
     PetscReal lo[3], hi[3];
     PetscInt  nl = 3, nh = 3;
+    for (PetscInt j = 0; j < 3; j++) { lo[j] = v->lower[v->cdim + j]; hi[j] = v->upper[v->cdim + j]; } /* defaults shown by -help */
     PetscBool sl, sh;
     PetscCall(SgOptionsRealArray(OPT("vlower"), "Lower velocity bounds of this species (default: the global lower)", "v_th,e", lo, &nl, &sl, PETSC_MIN_REAL, PETSC_MAX_REAL));
     PetscCall(SgOptionsRealArray(OPT("vupper"), "Upper velocity bounds of this species (default: the global upper)", "v_th,e", hi, &nh, &sh, PETSC_MIN_REAL, PETSC_MAX_REAL));

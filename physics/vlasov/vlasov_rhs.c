@@ -76,50 +76,47 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
   PetscCall(PetscLogEventEnd(v->ev_vol, 0, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(v->ev_surf, 0, 0, 0, 0));
-  for (PetscInt d = 0; d < v->pdim; d++) {
-    const PetscBool isx = d < v->cdim ? PETSC_TRUE : PETSC_FALSE;
-    const PetscInt  j   = d - v->cdim; /* velocity direction */
-    const PetscBool axis = d < s->dadim ? PETSC_TRUE : PETSC_FALSE, periodic = isx;
-    const PetscInt  vd   = isx ? v->cdim + d : 0;
-    const PetscReal hv   = isx ? 0.5 * s->dx[vd] : 0;
-    PetscLogDouble  nf   = 0;
-
-    if (!isx && j >= v->cdim) continue; /* no acceleration along v_j, j >= cdim */
+  {
+    /* one pass over the cells, all face directions per cell (the cell's data stay in cache) */
+    PetscInt       ndir = 0, dirs[5];
+    PetscLogDouble nf[5] = {0, 0, 0, 0, 0};
+    for (PetscInt d = 0; d < v->pdim; d++)
+      if (d < v->cdim || d - v->cdim < v->cdim) dirs[ndir++] = d; /* no acceleration along v_j, j >= cdim */
     FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff)
     {
       const double *fc = fl + goff;
       double       *oc = out + ooff;
-      PetscReal     cL = 0.5, cR = 0.5, c0 = 0, tau = 0;
-      const double *acc = NULL;
-
-      if (isx) {
-        if (v->flux == 0) {
-          const PetscReal wv = w[vd];
-          if (wv >= hv * (1 - 1e-10)) { cL = 1; cR = 0; }
-          else if (wv <= -hv * (1 - 1e-10)) { cL = 0; cR = 1; }
-          else c0 = PetscAbsReal(wv) + hv;
+      for (PetscInt q = 0; q < ndir; q++) {
+        const PetscInt  d = dirs[q];
+        const PetscBool isx = d < v->cdim ? PETSC_TRUE : PETSC_FALSE, axis = d < s->dadim ? PETSC_TRUE : PETSC_FALSE;
+        const PetscBool lower = (n[d] > 0 || isx) ? PETSC_TRUE : PETSC_FALSE;
+        const PetscBool upper = (axis && n[d] == s->s[d] + s->m[d] - 1 && (isx || n[d] < s->N[d] - 1)) ? PETSC_TRUE : PETSC_FALSE;
+        if (!lower && !upper) continue;
+        if (isx) {
+          const PetscInt  vd = v->cdim + d;
+          const PetscReal hv = 0.5 * s->dx[vd], wv = w[vd];
+          PetscReal       cL = 0.5, cR = 0.5, c0 = 0;
+          if (v->flux == 0) {
+            if (wv >= hv * (1 - 1e-10)) { cL = 1; cR = 0; }
+            else if (wv <= -hv * (1 - 1e-10)) { cL = 0; cR = 1; }
+            else c0 = PetscAbsReal(wv) + hv;
+          }
+          if (lower) K->surfx[d](w, s->dx, cL, cR, c0, fc - st.gstr[d], fc, (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch, oc);
+          if (upper) K->surfx[d](w, s->dx, cL, cR, c0, fc, fc + st.gstr[d], oc, scratch);
+        } else {
+          const PetscInt  j   = d - v->cdim;
+          const double   *acc = s->acc + cx * nax + j * v->npx;
+          const PetscReal tau = v->flux == 0 ? s->tau[cx * v->cdim + j] : 0;
+          if (lower) K->surfv[j](s->dx, acc, tau, fc - st.gstr[d], fc, (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch, oc);
+          if (upper) K->surfv[j](s->dx, acc, tau, fc, fc + st.gstr[d], oc, scratch);
         }
-      } else {
-        acc = s->acc + cx * nax + j * v->npx;
-        if (v->flux == 0) tau = s->tau[cx * v->cdim + j];
-      }
-      /* lower face of this cell */
-      if (n[d] > 0 || periodic) {
-        const double *fL = fc - st.gstr[d];
-        double       *oL = (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch;
-        if (isx) K->surfx[d](w, s->dx, cL, cR, c0, fL, fc, oL, oc);
-        else K->surfv[j](s->dx, acc, tau, fL, fc, oL, oc);
-        nf += 1;
-      }
-      /* upper face of the last owned cell when the neighbour lives elsewhere */
-      if (axis && n[d] == s->s[d] + s->m[d] - 1 && (periodic || n[d] < s->N[d] - 1)) {
-        const double *fR = fc + st.gstr[d];
-        if (isx) K->surfx[d](w, s->dx, cL, cR, c0, fc, fR, oc, scratch);
-        else K->surfv[j](s->dx, acc, tau, fc, fR, oc, scratch);
-        nf += 1;
+        nf[q] += (lower ? 1 : 0) + (upper ? 1 : 0);
       }
     }
-    PetscCall(PetscLogFlops(nf * (isx ? K->flops_surfx[d] : K->flops_surfv[j])));
+    for (PetscInt q = 0; q < ndir; q++) {
+      const PetscInt d = dirs[q];
+      PetscCall(PetscLogFlops(nf[q] * (d < v->cdim ? K->flops_surfx[d] : K->flops_surfv[d - v->cdim])));
+    }
   }
   PetscCall(PetscLogEventEnd(v->ev_surf, 0, 0, 0, 0));
   PetscCall(VecRestoreArray(rhs, &out));
