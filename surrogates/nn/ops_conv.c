@@ -100,6 +100,130 @@ int sgnn_col2im3d(SgnnTensor cols, int C, const int in_dhw[3], const int k[3], c
   return 0;
 }
 
+/* ---- conv3d: a fused node ---------------------------------------------
+ * Forward and the create_graph=off backward go sample by sample through a
+ * reused column buffer (C*K x S, a few MB: it stays in cache, where a whole-
+ * batch column matrix would stream ~100 MB per step through memory), and
+ * the bias rides in the GEMM's beta. With create_graph the backward is built
+ * from im2col/col2im/matmul, which are differentiable, so double backward
+ * through a conv works. */
+typedef struct {
+  SgnnConvGeom g1; /* geometry of ONE sample */
+  int N, Co, CK, S;
+} ConvDims;
+
+static void conv_dims(SgnnTensor x, const int *wshape, const int *st, const int *pd, ConvDims *c)
+{
+  SgnnConvGeom *g = &c->g1;
+  g->N = 1;
+  g->C = x->shape[1];
+  g->D = x->shape[2];
+  g->H = x->shape[3];
+  g->W = x->shape[4];
+  for (int i = 0; i < 3; i++) {
+    g->k[i] = wshape[2 + i];
+    g->s[i] = st[i];
+    g->p[i] = pd[i];
+  }
+  g->Do = (g->D + 2 * pd[0] - g->k[0]) / st[0] + 1;
+  g->Ho = (g->H + 2 * pd[1] - g->k[1]) / st[1] + 1;
+  g->Wo = (g->W + 2 * pd[2] - g->k[2]) / st[2] + 1;
+  c->N = x->shape[0];
+  c->Co = wshape[0];
+  c->CK = g->C * g->k[0] * g->k[1] * g->k[2];
+  c->S = g->Do * g->Ho * g->Wo;
+}
+
+/* graph-building backward (create_graph): differentiable ops only */
+static int conv_bw_graph(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, const ConvDims *c)
+{
+  SgnnTensor x = n->saved[0], w = n->saved[1];
+  const int *k = n->ip, *st = n->ip + 3, *pd = n->ip + 6;
+  int rc = 0, perm[3] = {1, 0, 2};
+  int g3s[3] = {c->N, c->Co, c->S}, g2s[2] = {c->Co, c->N * c->S}, wms[2] = {c->Co, c->CK};
+  SgnnTensor g3 = NULL, gp = NULL, g2 = NULL, cols = NULL, c2 = NULL, dw = NULL, wm = NULL, dc = NULL, dc3 = NULL;
+  SGNN_TRYG(sgnn_reshape(g, 3, g3s, &g3));
+  SGNN_TRYG(sgnn_permute(g3, perm, &gp)); /* [Co, N, S] */
+  SGNN_TRYG(sgnn_reshape(gp, 2, g2s, &g2));
+  if (need[1]) {
+    int cs[2] = {c->CK, c->N * c->S};
+    SGNN_TRYG(sgnn_im2col3d(x, k, st, pd, &cols));
+    SGNN_TRYG(sgnn_reshape(cols, 2, cs, &c2));
+    SGNN_TRYG(sgnn_matmul(g2, c2, 0, 1, &dw)); /* [Co, CK] */
+    SGNN_TRYG(sgnn_reshape(dw, 5, n->in_shape[1], &gin[1]));
+  }
+  if (need[0]) {
+    int d3[3] = {c->CK, c->N, c->S};
+    SGNN_TRYG(sgnn_reshape(w, 2, wms, &wm));
+    SGNN_TRYG(sgnn_matmul(wm, g2, 1, 0, &dc)); /* [CK, N*S] */
+    SGNN_TRYG(sgnn_reshape(dc, 3, d3, &dc3));
+    SGNN_TRYG(sgnn_col2im3d(dc3, c->g1.C, n->in_shape[0] + 2, k, st, pd, &gin[0]));
+  }
+  if (n->nin > 2 && need[2]) {
+    int bs[4] = {c->Co, 1, 1, 1};
+    SgnnTensor t = NULL;
+    SGNN_TRYG(sgnn_sum_to(g, 4, bs, &t));
+    rc = sgnn_reshape(t, 1, &c->Co, &gin[2]);
+    sgnn_tensor_free(&t);
+  }
+done:
+  sgnn_tensor_free(&g3);
+  sgnn_tensor_free(&gp);
+  sgnn_tensor_free(&g2);
+  sgnn_tensor_free(&cols);
+  sgnn_tensor_free(&c2);
+  sgnn_tensor_free(&dw);
+  sgnn_tensor_free(&wm);
+  sgnn_tensor_free(&dc);
+  sgnn_tensor_free(&dc3);
+  return rc;
+}
+
+static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, int cg)
+{
+  SgnnTensor x = n->saved[0], w = n->saved[1];
+  SGNN_CHECK(x && w, SGNN_ERR_STATE, "backward of 'conv3d': saved inputs already freed (backward twice?)");
+  ConvDims c;
+  conv_dims(x, w->shape, n->ip + 3, n->ip + 6, &c);
+  if (cg) return conv_bw_graph(n, g, need, gin, &c);
+  SgnnBackend *be = sgnn_be(x);
+  size_t es = sgnn_esize(x->dtype);
+  long xs = (long)c.g1.C * c.g1.D * c.g1.H * c.g1.W, gs = (long)c.Co * c.S;
+  int rc = 0, cshape[2] = {c.CK, c.S};
+  SgnnTensor scratch = NULL;
+  if (!be->im2col || !be->col2im) return sgnn_k_missing(be, "im2col/col2im");
+  SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 2, cshape, 0, &scratch));
+  if (need[1]) { /* dW = sum_n g_n cols_n^T */
+    SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 5, w->shape, 1, &gin[1]));
+    for (int i = 0; i < c.N && !rc; i++) {
+      rc = be->im2col(x->dtype, &c.g1, (char *)sgnn_ptr(x) + i * xs * es, sgnn_ptr(scratch));
+      if (!rc)
+        rc = be->gemm(x->dtype, 0, 1, c.Co, c.CK, c.S, 1.0, (char *)sgnn_ptr(g) + i * gs * es, 0, sgnn_ptr(scratch), 0,
+                      1.0, sgnn_ptr(gin[1]), 0, 1);
+    }
+    if (rc) goto done;
+  }
+  if (need[0]) { /* dX_n = col2im(W^T g_n) */
+    SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 5, x->shape, 0, &gin[0]));
+    for (int i = 0; i < c.N && !rc; i++) {
+      rc = be->gemm(x->dtype, 1, 0, c.CK, c.S, c.Co, 1.0, sgnn_ptr(w), 0, (char *)sgnn_ptr(g) + i * gs * es, 0, 0.0,
+                    sgnn_ptr(scratch), 0, 1);
+      if (!rc) rc = be->col2im(x->dtype, &c.g1, sgnn_ptr(scratch), (char *)sgnn_ptr(gin[0]) + i * xs * es);
+    }
+    if (rc) goto done;
+  }
+  if (n->nin > 2 && need[2]) {
+    int bs[4] = {c.Co, 1, 1, 1};
+    SgnnTensor t = NULL;
+    SGNN_TRYG(sgnn_sum_to(g, 4, bs, &t));
+    rc = sgnn_reshape(t, 1, &c.Co, &gin[2]);
+    sgnn_tensor_free(&t);
+  }
+done:
+  sgnn_tensor_free(&scratch);
+  return rc;
+}
+
 int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3], const int pad[3], SgnnTensor *out)
 {
   SGNN_CHECK(x && w && out && stride && pad, SGNN_ERR_ARG, "conv3d: NULL argument");
@@ -111,37 +235,47 @@ int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3]
     SGNN_CHECK(bias->ndim == 1 && bias->shape[0] == w->shape[0], SGNN_ERR_SHAPE, "conv3d: bias %s for w %s", SHP(bias),
                SHP(w));
   }
-  const int *k = w->shape + 2;
-  int rc = 0, Co = w->shape[0], N = x->shape[0];
-  SgnnTensor cols = NULL, c2 = NULL, wm = NULL, y = NULL, y3 = NULL, yp = NULL, y5 = NULL, b4 = NULL;
-  SGNN_TRYG(sgnn_im2col3d(x, k, stride, pad, &cols)); /* [C*K, N, S] */
-  int S = cols->shape[2], cs[2] = {cols->shape[0], N * S}, wshape[2] = {Co, cols->shape[0]};
-  SGNN_TRYG(sgnn_reshape(cols, 2, cs, &c2));
-  SGNN_TRYG(sgnn_reshape(w, 2, wshape, &wm));
-  SGNN_TRYG(sgnn_matmul(wm, c2, 0, 0, &y)); /* [Co, N*S]: one GEMM for the batch */
-  sgnn_tensor_free(&cols);                  /* the graph keeps it while backward needs it */
-  sgnn_tensor_free(&c2);
-  int s3[3] = {Co, N, S}, perm[3] = {1, 0, 2};
-  SGNN_TRYG(sgnn_reshape(y, 3, s3, &y3));
-  SGNN_TRYG(sgnn_permute(y3, perm, &yp)); /* [N, Co, S] */
-  int D = x->shape[2] + 2 * pad[0], H = x->shape[3] + 2 * pad[1], W = x->shape[4] + 2 * pad[2];
-  int oshape[5] = {N, Co, (D - k[0]) / stride[0] + 1, (H - k[1]) / stride[1] + 1, (W - k[2]) / stride[2] + 1};
-  SGNN_TRYG(sgnn_reshape(yp, 5, oshape, &y5));
-  if (bias) {
-    int bshape[4] = {Co, 1, 1, 1};
-    SGNN_TRYG(sgnn_reshape(bias, 4, bshape, &b4));
-    SGNN_TRYG(sgnn_add(y5, b4, out));
-  } else {
-    *out = sgnn_tensor_ref(y5);
+  SgnnConvGeom chk;
+  SGNN_TRY(geom("conv3d", x, x->shape[0], x->shape[1], x->shape + 2, w->shape + 2, stride, pad, &chk));
+  ConvDims c;
+  conv_dims(x, w->shape, stride, pad, &c);
+  SgnnBackend *be = sgnn_be(x);
+  if (!be->im2col) return sgnn_k_missing(be, "im2col");
+  size_t es = sgnn_esize(x->dtype);
+  long xs = (long)c.g1.C * c.g1.D * c.g1.H * c.g1.W, ys = (long)c.Co * c.S;
+  int oshape[5] = {c.N, c.Co, c.g1.Do, c.g1.Ho, c.g1.Wo}, cshape[2] = {c.CK, c.S}, rc = 0;
+  SgnnTensor o = NULL, scratch = NULL;
+  SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 5, oshape, 0, &o));
+  SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 2, cshape, 0, &scratch));
+  if (bias) { /* every output row starts at its bias; the GEMM adds onto it */
+    SgnnIter it;
+    int bs3[3] = {c.N, c.Co, c.S};
+    sgnn_iter_init(&it, 3, bs3);
+    it.sa[2] = 0, it.sa[3] = 1, it.sa[4] = 0;
+    SGNN_TRYG(be->copy_strided(x->dtype, &it, sgnn_ptr(bias), sgnn_ptr(o)));
   }
+  for (int i = 0; i < c.N && !rc; i++) {
+    rc = be->im2col(x->dtype, &c.g1, (char *)sgnn_ptr(x) + i * xs * es, sgnn_ptr(scratch));
+    if (!rc)
+      rc = be->gemm(x->dtype, 0, 0, c.Co, c.S, c.CK, 1.0, sgnn_ptr(w), 0, sgnn_ptr(scratch), 0, bias ? 1.0 : 0.0,
+                    (char *)sgnn_ptr(o) + i * ys * es, 0, 1);
+  }
+  if (rc) goto done;
+  SgnnTensor in[3] = {x, w, bias};
+  SgnnNode *n = sgnn_record(o, "conv3d", bias ? 3 : 2, in, conv_bw);
+  if (n) {
+    for (int i = 0; i < 3; i++) {
+      n->ip[i] = w->shape[2 + i];
+      n->ip[3 + i] = stride[i];
+      n->ip[6 + i] = pad[i];
+    }
+    sgnn_node_save(n, 0, x);
+    sgnn_node_save(n, 1, w);
+  }
+  *out = o;
+  o = NULL;
 done:
-  sgnn_tensor_free(&cols);
-  sgnn_tensor_free(&c2);
-  sgnn_tensor_free(&y3);
-  sgnn_tensor_free(&yp);
-  sgnn_tensor_free(&wm);
-  sgnn_tensor_free(&y);
-  sgnn_tensor_free(&y5);
-  sgnn_tensor_free(&b4);
+  sgnn_tensor_free(&o);
+  sgnn_tensor_free(&scratch);
   return rc;
 }

@@ -76,6 +76,10 @@ int sgnn_tensor_to_f64(SgnnTensor t, double *buf);   /* converted */
 int sgnn_tensor_set_f64(SgnnTensor t, const double *buf); /* overwrite data in place (no autodiff) */
 int sgnn_tensor_item(SgnnTensor t, double *v);       /* single-element tensor */
 int sgnn_tensor_fill(SgnnTensor t, double v);        /* in place, no autodiff */
+int sgnn_tensor_scale(SgnnTensor t, double a);       /* t *= a in place, no autodiff */
+/* raw data pointer (host memory on cpu, device memory on cuda), e.g. for
+ * MPI on the gradient slab; valid while t lives */
+void *sgnn_tensor_data(SgnnTensor t);
 SgnnTensor sgnn_tensor_ref(SgnnTensor t);            /* new reference to the same tensor */
 void sgnn_tensor_free(SgnnTensor *t);                /* drop a reference, *t = NULL */
 int sgnn_tensor_ndim(SgnnTensor t);

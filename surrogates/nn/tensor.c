@@ -182,6 +182,14 @@ int sgnn_tensor_fill(SgnnTensor t, double v)
   return sgnn_be(t)->fill(t->dtype, t->numel, sgnn_ptr(t), v);
 }
 
+int sgnn_tensor_scale(SgnnTensor t, double a)
+{
+  SGNN_CHECK(t, SGNN_ERR_ARG, "tensor_scale: NULL tensor");
+  return sgnn_be(t)->unary(SGNN_U_AFFINE, t->dtype, t->numel, sgnn_ptr(t), sgnn_ptr(t), a, 0.0);
+}
+
+void *sgnn_tensor_data(SgnnTensor t) { return t && t->st ? sgnn_ptr(t) : NULL; }
+
 int sgnn_tensor_ndim(SgnnTensor t) { return t ? t->ndim : -1; }
 const int *sgnn_tensor_shape(SgnnTensor t) { return t ? t->shape : NULL; }
 long sgnn_tensor_numel(SgnnTensor t) { return t ? t->numel : -1; }
