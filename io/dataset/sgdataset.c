@@ -162,10 +162,11 @@ static PetscErrorCode SgDatasetDefineField_Impl(SgDataset ds, const char name[],
     f->rowelems *= rowshape[d];
   }
   if (chunk_rows <= 0) {
-    /* ~64 KiB chunks: large enough that a run of consecutive samples is one read, small enough
-       that a single random sample does not drag in much more than itself. */
+    /* ~16 KiB chunks ("a few samples" for MD frames: 7 water frames of 192 atoms): a reader with
+       HDF5's default chunk cache (h5py, PyTorch datasets) pulls in the whole chunk for one random
+       sample, so chunks must stay small; tiny rows (energies) still get few, larger chunks. */
     int64_t rowbytes = f->rowelems * (int64_t)SgDTypeSize(dtype);
-    chunk_rows       = (PetscInt)PetscMax(1, PetscMin(1024, 65536 / rowbytes));
+    chunk_rows       = (PetscInt)PetscMax(1, PetscMin(4096, 16384 / rowbytes));
   }
   dims[0]    = 0;
   maxdims[0] = H5S_UNLIMITED;

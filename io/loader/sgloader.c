@@ -301,6 +301,12 @@ PetscErrorCode SgLoaderSetUp(SgLoader l)
   PetscCall(PetscLogEventEnd(SG_LOADER_Plan, l, 0, 0, 0));
 
   for (PetscInt f = 0; f < l->nfields; f++) maxrow = PetscMax(maxrow, l->frow[f]);
+  /* scratch for confirming guessed chunk addresses: two chunks of the largest field, at most 4 MiB each */
+  l->vbytes = 0;
+  for (PetscInt j = 0; j < l->nfiles * l->nfields; j++)
+    if (l->raw[j] && !l->contig[j]) l->vbytes = PetscMax(l->vbytes, (int64_t)l->fchunk[j] * l->frow[j % l->nfields]);
+  l->vbytes = PetscMin(l->vbytes, (int64_t)4 << 20);
+  PetscCall(PetscMalloc1(2 * l->vbytes + 1, &l->vbuf));
   PetscCall(PetscMalloc1((size_t)(l->capacity * l->slotbytes) + 1, &l->cache));
   PetscCall(PetscMalloc1((size_t)(l->plan.maxlocal * maxrow) + 1, &l->stage));
   PetscCall(PetscMalloc1(2 * l->plan.maxlocal + 2, &l->order));
@@ -335,20 +341,60 @@ static int FileOf(SgLoader l, int64_t id)
   return i;
 }
 
+/* Guess the address of chunk c from the nearest chunk below it whose address is known, assuming the
+   chunks in between were allocated back to back (our appends write each field's rows in one
+   H5Dwrite, which allocates its chunks one after another), and confirm the guess by content: the
+   raw chunk as HDF5 returns it (H5Dread_chunk, an indexed lookup) must equal the bytes at the
+   guessed address. Equal bytes are all that raw reads need, so a confirmed guess is safe. Returns
+   the address or HADDR_UNDEF. This exists because HDF5 1.10's H5Dget_chunk_info_by_coord walks the
+   whole chunk index (O(chunks) per call, O(chunks^2) to map a field); 1.12.3+ has H5Dchunk_iter. */
+static haddr_t GuessChunk(SgLoader l, PetscInt j, int64_t c)
+{
+  const int64_t S = (int64_t)l->fchunk[j] * l->frow[j % l->nfields];
+  int64_t       k = c - 1;
+  hsize_t       off[SG_DATASET_MAXDIM + 1] = {0};
+  uint32_t      filters = 0;
+  haddr_t       guess;
+  herr_t        st;
+
+  if (l->contig[j] || S > l->vbytes) return HADDR_UNDEF;
+  while (k >= 0 && l->caddr[j][k] <= 1) k--;
+  if (k < 0) return HADDR_UNDEF;
+  guess  = l->caddr[j][k] + (haddr_t)((c - k) * S);
+  off[0] = (hsize_t)c * l->fchunk[j];
+  SgHDF5Lock();
+  st = H5Dread_chunk(l->dset[j], H5P_DEFAULT, off, &filters, l->vbuf);
+  SgHDF5Unlock();
+  if (st < 0 || filters) return HADDR_UNDEF;
+  {
+    int64_t n = S, o = (int64_t)guess;
+    char   *p = l->vbuf + S;
+    while (n > 0) {
+      ssize_t r = pread(l->fd[j / l->nfields], p, (size_t)n, (off_t)o);
+      if (r <= 0) return HADDR_UNDEF;
+      n -= r, o += r, p += r;
+    }
+  }
+  return memcmp(l->vbuf, l->vbuf + S, (size_t)S) ? HADDR_UNDEF : guess;
+}
+
 /* File address of chunk c of field slot j (contiguous layout: c = 0 is the data's start).
-   Looked up once through HDF5 and remembered; 1 marks "no address" (never a real chunk's). */
+   Found once and remembered; 1 marks "no address" (never a real chunk's). */
 static int ChunkAddr(SgLoader l, PetscInt j, int64_t c, haddr_t *addr)
 {
   if (!l->caddr[j][c]) {
     hsize_t  off[SG_DATASET_MAXDIM + 1] = {0};
     unsigned mask;
-    haddr_t  a = HADDR_UNDEF;
+    haddr_t  a = GuessChunk(l, j, c);
     hsize_t  size;
-    off[0] = (hsize_t)c * l->fchunk[j];
-    SgHDF5Lock();
-    if (l->contig[j]) a = H5Dget_offset(l->dset[j]);
-    else if (H5Dget_chunk_info_by_coord(l->dset[j], off, &mask, &a, &size) < 0) a = HADDR_UNDEF;
-    SgHDF5Unlock();
+    if (a == HADDR_UNDEF) {
+      off[0] = (hsize_t)c * l->fchunk[j];
+      SgHDF5Lock();
+      if (l->contig[j]) a = H5Dget_offset(l->dset[j]);
+      else if (H5Dget_chunk_info_by_coord(l->dset[j], off, &mask, &a, &size) < 0) a = HADDR_UNDEF;
+      SgHDF5Unlock();
+      l->st_lookups++;
+    }
     l->caddr[j][c] = a == HADDR_UNDEF ? (haddr_t)1 : a;
   }
   *addr = l->caddr[j][c];
@@ -667,6 +713,11 @@ PetscErrorCode SgLoaderView(SgLoader l, PetscViewer v)
   PetscCall(PetscViewerASCIIPrintf(v, "  epoch order (drawn shuffle of each delivered epoch):"));
   for (PetscInt e = 0; e < PetscMin(l->epochs, 32); e++) PetscCall(PetscViewerASCIIPrintf(v, " %d", (int)l->eperm[e]));
   PetscCall(PetscViewerASCIIPrintf(v, "%s\n", l->epochs > 32 ? " ..." : ""));
+  {
+    PetscInt nraw = 0;
+    for (PetscInt j = 0; j < l->nfiles * l->nfields; j++) nraw += l->raw[j];
+    PetscCall(PetscViewerASCIIPrintf(v, "  reads: %d of %d file fields as raw bytes at HDF5-located offsets, the rest through H5Dread; read-ahead %d batches\n", (int)nraw, (int)(l->nfiles * l->nfields), (int)l->readahead));
+  }
   PetscCall(PetscViewerASCIIPrintf(v, "  rank %d plan: %lld accesses, %lld buffer hits (%.2f%%)\n", l->rank, (long long)l->plan.accesses, (long long)l->plan.hits, l->plan.accesses ? 100.0 * l->plan.hits / l->plan.accesses : 0.0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -720,6 +771,7 @@ PetscErrorCode SgLoaderDestroy(SgLoader *l)
   PetscCall(PetscFree2((*l)->ds, (*l)->foff));
   PetscCall(PetscFree((*l)->cache));
   PetscCall(PetscFree((*l)->stage));
+  PetscCall(PetscFree((*l)->vbuf));
   PetscCall(PetscFree((*l)->order));
   PetscCall(PetscFree((*l)->seq));
   PetscCall(PetscFree((*l)->eperm));

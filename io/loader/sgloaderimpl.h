@@ -66,7 +66,9 @@ struct _p_SgLoader {
   PetscBool  rawio;           /* allow raw reads (default true); false forces H5Dread for everything */
   PetscInt   readahead;       /* batches whose misses are announced to the kernel ahead of reading */
   PetscInt   advised;         /* last batch announced */
-  int64_t    st_advised;
+  int64_t    st_advised, st_lookups;
+  char      *vbuf;            /* 2*vbytes scratch for confirming guessed chunk addresses */
+  int64_t    vbytes;
   hid_t     *dset;            /* [nfiles*nfields] */
   int64_t    slotbytes;       /* bytes of one sample over all fields */
   int64_t    capacity;        /* buffer slots */

@@ -48,7 +48,7 @@ typedef enum { SG_DATASET_READ = 0, SG_DATASET_APPEND = 1 } SgDatasetMode;
 PETSC_EXTERN PetscErrorCode SgDatasetCreate(MPI_Comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *);
 PETSC_EXTERN PetscErrorCode SgDatasetSetProvenance(SgDataset, const char deck[], const char source[]);
 /* A per-sample field: rows of shape rowshape[0..rowdim-1] (rowdim 0 = scalar per sample).
-   chunk_rows 0 picks about 64 KiB per chunk (at least 1, at most 1024 rows). */
+   chunk_rows 0 picks about 16 KiB per chunk (at least 1, at most 4096 rows). */
 PETSC_EXTERN PetscErrorCode SgDatasetDefineField(SgDataset, const char name[], SgDType, PetscInt rowdim, const PetscInt rowshape[], const char units[], PetscInt chunk_rows);
 PETSC_EXTERN PetscErrorCode SgDatasetWriteStatic(SgDataset, const char name[], SgDType, PetscInt ndim, const PetscInt shape[], const void *data);
 PETSC_EXTERN PetscErrorCode SgDatasetWriteStrings(SgDataset, const char name[], PetscInt n, const char *const strs[]);

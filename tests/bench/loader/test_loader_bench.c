@@ -4,6 +4,8 @@
                                           (uint32 ids, batch by batch) to SEQ for the other readers
      naive  FILE B E SEQ                  the same sequence read sample by sample through HDF5
                                           (one H5Dread per field per sample), into batch arrays
+     curve  FILE B E SEED                 hit rate against buffer size: Belady on the loader's
+                                          sequence with and without epoch ordering, and LRU
    Both readers drop FILE from the page cache (posix_fadvise DONTNEED) before every epoch, so every
    epoch's reads go to storage, and print one line "RESULT key=value ...". */
 #define _GNU_SOURCE
@@ -99,12 +101,12 @@ static PetscErrorCode RunLoader(const char *path, PetscInt B, PetscInt E, uint64
   t0 = Now();
   PetscCall(DropCache(path));
   PetscCall(SgLoaderSetUp(l));
-  PetscCall(SgLoaderView(l, PETSC_VIEWER_STDOUT_SELF));
   for (;;) {
     PetscCall(SgLoaderNext(l, &b, &done));
     if (done) break;
     if (b.epoch != epoch) {
       if (epoch >= 0) PetscCall(DropCache(path));
+      if (epoch >= 0) PetscCall(PetscPrintf(PETSC_COMM_SELF, "EPOCH %d ends at %.3f s\n", (int)epoch, Now() - t0));
       epoch = b.epoch;
     }
     chk += ((const float *)b.data[2])[0]; /* energy of the first sample: touch the data */
@@ -112,6 +114,7 @@ static PetscErrorCode RunLoader(const char *path, PetscInt B, PetscInt E, uint64
   }
   t = Now() - t0;
   PetscCall(SgLoaderGetStats(l, &hits, &misses, &bytes, &reads, &runs));
+  PetscCall(SgLoaderView(l, PETSC_VIEWER_STDOUT_SELF));
   PetscCall(SgLoaderGetCapacity(l, &cap));
   PetscCall(SgLoaderGetNumSamples(l, &N));
   PetscCall(SgLoaderGetSequence(l, &seq, NULL));
@@ -189,6 +192,75 @@ static PetscErrorCode RunNaive(const char *path, PetscInt B, PetscInt E, const c
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* LRU with insertion on every miss: what a plain "keep recent samples" cache would get. */
+static int64_t LRUHits(int64_t T, const uint32_t *seq, int64_t N, int64_t cap)
+{
+  int32_t *prev = malloc(sizeof(int32_t) * N), *next = malloc(sizeof(int32_t) * N);
+  char    *in   = calloc((size_t)N, 1);
+  int32_t  head = -1, tail = -1; /* head: most recent */
+  int64_t  held = 0, hits = 0;
+  for (int64_t t = 0; t < T && cap > 0; t++) {
+    int32_t s = (int32_t)seq[t];
+    if (in[s]) {
+      hits++;
+      if (head == s) continue;
+      next[prev[s]] = next[s]; /* unlink */
+      if (next[s] >= 0) prev[next[s]] = prev[s];
+      else tail = prev[s];
+    } else if (held == cap) {
+      int32_t v = tail;
+      in[v]     = 0;
+      tail      = prev[v];
+      if (tail >= 0) next[tail] = -1;
+      else head = -1;
+    } else held++;
+    in[s]   = 1;
+    prev[s] = -1;
+    next[s] = head;
+    if (head >= 0) prev[head] = s;
+    head = s;
+    if (tail < 0) tail = s;
+  }
+  free(prev);
+  free(next);
+  free(in);
+  return hits;
+}
+
+static PetscErrorCode Curve(const char *path, PetscInt B, PetscInt E, uint64_t seed)
+{
+  const double    fr[] = {0.05, 0.1, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.75, 0.9, 1.0};
+  const char     *files[1] = {path};
+  const uint32_t *seq[2];
+  SgLoader        l[2];
+  int64_t         N;
+
+  PetscFunctionBegin;
+  for (int k = 0; k < 2; k++) { /* k = 1: order window 1, which leaves the drawn epoch order */
+    PetscCall(SgLoaderCreate(PETSC_COMM_SELF, &l[k]));
+    PetscCall(SgLoaderSetFiles(l[k], 1, files));
+    PetscCall(SgLoaderSetBatchSize(l[k], B));
+    PetscCall(SgLoaderSetEpochs(l[k], E));
+    PetscCall(SgLoaderSetSeed(l[k], seed));
+    PetscCall(SgLoaderSetBufferBytes(l[k], 0));
+    PetscCall(SgLoaderSetPrefetch(l[k], 0));
+    if (k) PetscCall(SgLoaderSetOrderWindow(l[k], 1));
+    PetscCall(SgLoaderSetUp(l[k]));
+    PetscCall(SgLoaderGetSequence(l[k], &seq[k], NULL));
+  }
+  PetscCall(SgLoaderGetNumSamples(l[0], &N));
+  for (size_t i = 0; i < sizeof fr / sizeof fr[0]; i++) {
+    int64_t cap = (int64_t)(fr[i] * N), h0, h1;
+    PetscCall(SgBeladyHits(E * N, seq[0], N, cap, &h0));
+    PetscCall(SgBeladyHits(E * N, seq[1], N, cap, &h1));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "CURVE frac=%.2f belady_ordered=%.5f belady_unordered=%.5f lru=%.5f bound=%.5f\n", fr[i], (double)h0 / (E * N), (double)h1 / (E * N), (double)LRUHits(E * N, seq[0], N, cap) / (E * N),
+                          (double)PetscMin((E - 1) * cap, (E - 1) * N) / (E * N)));
+  }
+  PetscCall(SgLoaderDestroy(&l[0]));
+  PetscCall(SgLoaderDestroy(&l[1]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
@@ -196,6 +268,7 @@ int main(int argc, char **argv)
   if (!strcmp(argv[1], "create")) PetscCall(Create(argv[2], atoll(argv[3]), atoi(argv[4])));
   else if (!strcmp(argv[1], "loader")) PetscCall(RunLoader(argv[2], atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10), atoll(argv[6]), atoi(argv[7]), argv[8]));
   else if (!strcmp(argv[1], "naive")) PetscCall(RunNaive(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]));
+  else if (!strcmp(argv[1], "curve")) PetscCall(Curve(argv[2], atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10)));
   else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "unknown mode %s", argv[1]);
   PetscCall(PetscFinalize());
   return 0;

@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""Summarise tests/bench/loader/run.sh results: table of samples/s and ratios, hit rates, plot.
+Usage: report.py RESULTS.txt OUT.png"""
+import sys
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+res, curve, ds = [], [], {}
+for line in open(sys.argv[1]):
+    kind, *kv = line.split()
+    d = dict(x.split("=", 1) for x in kv if "=" in x)
+    if kind == "RESULT":
+        res.append(d)
+    elif kind == "CURVE":
+        curve.append({k: float(v) for k, v in d.items()})
+    elif kind == "DATASET":
+        ds = d
+
+names = ["SgLoader", "SgLoader, no buffer", "SgLoader, no read-ahead", "naive H5Dread", "PyTorch DataLoader w0", "PyTorch DataLoader w2"]
+rates = [float(d["rate"]) for d in res]
+torch_best = max(rates[4], rates[5])
+print(f"\n{'reader':28s} {'samples/s':>10s} {'vs torch w0':>12s} {'vs torch w2':>12s} {'vs naive':>9s}  hit rate (Belady)")
+for n, d, r in zip(names, res, rates):
+    hr = f"{float(d['hitrate']):.4f} ({float(d['beladyrate']):.4f})" if "hitrate" in d else ""
+    print(f"{n:28s} {r:10.0f} {r / rates[4]:12.2f} {r / rates[5]:12.2f} {r / rates[3]:9.2f}  {hr}")
+ld = res[0]
+gap = float(ld["beladyrate"]) - float(ld["hitrate"])
+print(f"\nbar: SgLoader / best PyTorch DataLoader = {rates[0] / torch_best:.2f} (>= 5 wanted); "
+      f"hit rate {float(ld['hitrate']):.4f} vs Belady optimum {float(ld['beladyrate']):.4f} (gap {gap:.4f}, <= 0.01 wanted)")
+
+fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+cols = ["tab:blue", "tab:cyan", "tab:purple", "tab:gray", "tab:orange", "tab:red"]
+ax[0].barh(range(len(rates)), rates, color=cols)
+ax[0].set_yticks(range(len(rates)))
+ax[0].set_yticklabels(names)
+ax[0].invert_yaxis()
+ax[0].set_xlabel("samples / s (page cache dropped every epoch)")
+for i, r in enumerate(rates):
+    ax[0].text(r, i, f" {r:,.0f}", va="center", fontsize=8)
+ax[0].set_title(f"{int(ds.get('n', 0)):,} frames, {int(ds.get('bytes', 0)) / 2**20:.0f} MiB, buffer 1/4, batch {ds.get('batch')}, {ds.get('epochs')} epochs", fontsize=9)
+ax[0].set_xlim(0, max(rates) * 1.25)
+fr = [c["frac"] for c in curve]
+ax[1].plot(fr, [c["bound"] for c in curve], "k--", label="bound (E-1)C/(EN)")
+ax[1].plot(fr, [c["belady_ordered"] for c in curve], "o-", color="tab:blue", label="SgLoader plan = Belady (ordered epochs)")
+ax[1].plot(fr, [c["belady_unordered"] for c in curve], "x", color="tab:green", label="Belady, drawn epoch order")
+ax[1].plot(fr, [c["lru"] for c in curve], "s-", color="tab:orange", label="LRU")
+ax[1].plot([float(ds.get("budget", 0)) / float(ds.get("bytes", 1))], [float(ld["hitrate"])], "*", ms=14, color="tab:red", label="measured (SgLoader run)")
+ax[1].set_xlabel("buffer / dataset")
+ax[1].set_ylabel("buffer hit rate")
+ax[1].legend(fontsize=8)
+ax[1].grid(alpha=0.3)
+fig.tight_layout()
+fig.savefig(sys.argv[2], dpi=110)
+print("plot:", sys.argv[2])

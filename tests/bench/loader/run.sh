@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Loader benchmark (issue 6): figures, not pass/fail. Run from the repository root after `make tests`.
+#
+# A synthetic md_frames dataset (water-sized frames: 192 atoms, f32 coord/force/box/energy, 4.6 KB
+# per frame, schema-default chunks) four times larger than the loader's buffer is read for several
+# epochs in one fixed shuffled order by
+#   (a) SgLoader (Belady buffer of 1/4 of the data, I/O thread, read-ahead of the known future),
+#       plus two ablations: no buffer, and no read-ahead;
+#   (b) naive per-sample HDF5 reads (one H5Dread per field per sample, default chunk cache);
+#   (c) PyTorch's DataLoader over h5py (num_workers 0 and 2), same batches.
+# Every reader drops the file from the page cache before every epoch (posix_fadvise DONTNEED), so
+# epochs read from storage. Prints samples/s, ratios and hit rates; writes results.txt and a plot
+# into $DIR. Environment: LOADER_BENCH_N (frames, default 50000), LOADER_BENCH_EPOCHS (4),
+# LOADER_BENCH_DIR (build/bench/loader).
+set -euo pipefail
+cd "$(dirname "$0")/../../.."
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+BIN=build/tests/test_loader_bench
+DIR=${LOADER_BENCH_DIR:-build/bench/loader}
+N=${LOADER_BENCH_N:-50000}
+E=${LOADER_BENCH_EPOCHS:-4}
+BATCH=64
+SEED=1
+PY=/usr/bin/python3
+mkdir -p "$DIR"
+F=$DIR/frames.h5
+R=$DIR/results.txt
+[ -x $BIN ] || { echo "build first: make tests"; exit 2; }
+$PY -c 'import torch, h5py' 2>/dev/null || { echo "needs python3-torch and python3-h5py (apt-get install -y python3-torch python3-h5py)"; exit 2; }
+
+$BIN create "$F" "$N" 192
+SIZE=$(stat -c %s "$F")
+BUDGET=$((SIZE / 4))
+echo "dataset: $N frames, $SIZE bytes ($((SIZE / 1048576)) MiB); loader buffer $BUDGET bytes (1/4); batch $BATCH; $E epochs; page cache dropped every epoch" | tee "$R"
+echo "DATASET n=$N bytes=$SIZE budget=$BUDGET batch=$BATCH epochs=$E" >> "$R"
+run() { echo "== $1"; shift; "$@" 2>&1 | tee -a "$R.log" | grep -E '^(RESULT|CURVE)' | tee -a "$R"; }
+: > "$R.log"
+run "SgLoader (buffer 1/4, read-ahead 32 batches, prefetch 4)" $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq.bin" -loader_readahead 32
+run "SgLoader, no buffer" $BIN loader "$F" $BATCH $E $SEED 0 4 "$DIR/seq0.bin" -loader_readahead 32
+run "SgLoader, no read-ahead" $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq1.bin" -loader_readahead 0
+cmp -s "$DIR/seq.bin" "$DIR/seq0.bin" && cmp -s "$DIR/seq.bin" "$DIR/seq1.bin" && echo "sequence identical for all buffer/read-ahead settings" | tee -a "$R"
+run "naive per-sample H5Dread" $BIN naive "$F" $BATCH $E "$DIR/seq.bin"
+run "PyTorch DataLoader over h5py, num_workers=0" $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 0
+run "PyTorch DataLoader over h5py, num_workers=2" $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 2
+run "hit rate against buffer size" $BIN curve "$F" $BATCH $E $SEED
+$PY tests/bench/loader/report.py "$R" "$DIR/loader_bench.png"
