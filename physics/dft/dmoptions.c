@@ -13,7 +13,7 @@ PetscErrorCode SgTBDMOptionsDefault(SgTBDMOptions *o)
   o->cluster     = 8;
   o->kT          = 0;
   o->nelec       = -1;
-  o->nelec_tol   = 1e-2;
+  o->nelec_tol   = 1e-3;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -31,7 +31,7 @@ PetscErrorCode SgTBDMOptionsSetFromOptions(MPI_Comm comm, const char prefix[], S
   PetscCall(SgOptionsInt("-cluster", "Submatrix method: atoms per cluster of block columns sharing one submatrix", o->cluster, &o->cluster, NULL, 1, 100000));
   PetscCall(SgOptionsReal("-kt", "Electronic temperature k_B T (Fermi occupations); 0 = step", "eV", o->kT, &o->kT, NULL, 0, 10));
   PetscCall(SgOptionsReal("-nelec", "Number of electrons (negative: neutral, 4 per atom)", "electrons", o->nelec, &o->nelec, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
-  PetscCall(SgOptionsReal("-nelec_tol", "At kt = 0: allowed mismatch of the electron count on the plateau", "electrons", o->nelec_tol, &o->nelec_tol, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal("-nelec_tol", "Allowed mismatch of the electron count, per atom (submatrix counts are approximate)", "electrons/atom", o->nelec_tol, &o->nelec_tol, NULL, 0, PETSC_MAX_REAL));
   PetscCall(SgOptionsReal("-mu", "Chemical potential for the Newton-Schulz sign method", "eV", o->mu, &o->mu, &o->mu_set, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCall(SgOptionsBool("-verbose", "Print submatrix pattern passes", o->verbose, &o->verbose, NULL));
   PetscOptionsEnd();

@@ -98,6 +98,7 @@ PetscErrorCode SgTBCompute(MPI_Comm comm, const SgTBModel *m, const SgTBGeom *g,
   PetscCall(PetscMalloc1(g->n + 1, &b.off));
   for (PetscInt i = 0; i <= g->n; i++) b.off[i] = 4 * i;
   if (o.nelec <= 0) o.nelec = m->nval * g->n;
+  o.nelec_tol *= g->n; /* per atom in the options */
   if (o.method == SG_TB_SUBMATRIX && o.cluster > 1) {
     PetscCall(PetscMalloc1(g->n, &clus));
     PetscCall(SgTBSpatialClusters(g, o.cluster, clus));

@@ -76,7 +76,7 @@ typedef struct {
   PetscInt   cluster;      /* submatrix: target atoms per cluster (block columns sharing a submatrix) */
   PetscReal  kT;           /* electronic temperature (Fermi), eV; 0 = step occupations */
   PetscReal  nelec;        /* electrons */
-  PetscReal  nelec_tol;    /* kT = 0: allowed |N(mu) - nelec| */
+  PetscReal  nelec_tol;    /* allowed |N(mu) - nelec|, per atom in options, total inside SgTBDensityCompute */
   PetscReal  mu;           /* Newton-Schulz: chemical potential to use (from the previous eigen step) */
   PetscBool  mu_set;
   PetscBool  verbose;
