@@ -457,3 +457,31 @@ PetscErrorCode SgMDDomainFromIdBlocks(SgMDDomain *dom, PetscInt N, PetscInt nper
   PetscCall(PetscFree4(sc, rc, sd, rd));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Isotropic dilation about the cell origin (barostat): the cell, the owned atoms
+   (not their positions at the last list build: the skin check scales those by the accumulated
+   dilation, and restarts rebuild the list from them exactly), and the periodic shifts
+   of the recorded ghost swaps, so that the next forward communication places ghosts correctly.
+   Fractional coordinates are unchanged, so ownership and ghost membership are too. */
+PetscErrorCode SgMDDomainDilate(SgMDDomain *dom, PetscReal mu)
+{
+  PetscReal h[9];
+
+  PetscFunctionBegin;
+  for (int k = 0; k < 9; k++) h[k] = mu * dom->box.h[k];
+  PetscCall(SgMDBoxSet(&dom->box, dom->box.lo, h));
+  for (PetscInt i = 0; i < dom->nlocal; i++)
+    for (int e = 0; e < 3; e++) {
+      dom->x[3 * i + e] = dom->box.lo[e] + mu * (dom->x[3 * i + e] - dom->box.lo[e]);
+    }
+  for (int k = 0; k < 6; k++) {
+    SgMDSwap *sw = &dom->swap[k];
+    int       d = k / 2, dir = k % 2;
+    for (int e = 0; e < 3; e++) sw->shift[e] = sw->doshift ? (dir == 0 ? 1.0 : -1.0) * dom->box.h[3 * d + e] : 0.0;
+  }
+  for (int d = 0; d < 3; d++)
+    PetscCheck(dom->box.thick[d] / dom->pgrid[d] >= dom->cutghost, dom->comm, PETSC_ERR_USER_INPUT,
+               "md: the barostat shrank the sub-domains below cutoff + skin = %g (cell thickness %g over %" PetscInt_FMT " ranks along %c); run on fewer ranks or a larger system",
+               (double)dom->cutghost, (double)dom->box.thick[d], dom->pgrid[d], "abc"[d]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

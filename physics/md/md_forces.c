@@ -134,6 +134,7 @@ PetscErrorCode SgMDNeighUpdate(SgMD *md, PetscBool force)
   if (!rebuild) PetscCall(SgMDNeighDecide(&md->neigh, md->dom, &rebuild));
   if (rebuild) {
     PetscCall(PetscLogEventBegin(md->ev_neigh, 0, 0, 0, 0));
+    if (md->neigh.dilation != 1.0) PetscCall(SgMDNeighSetUp(&md->neigh, md->dom)); /* bins follow the cell */
     PetscCall(SgMDDomainMigrate(md->dom));
     PetscCall(SgMDNeighSortAtoms(&md->neigh, md->dom));
     PetscCall(SgMDDomainBorders(md->dom));

@@ -112,6 +112,24 @@ static PetscErrorCode NHCHalf(SgMD *md, PetscReal dt)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Berendsen barostat (Berendsen et al., J. Chem. Phys. 81, 3684 (1984)), isotropic, as LAMMPS's
+   fix press/berendsen: after each step the cell and the positions are scaled by
+   mu = [1 - (dt / pdamp) (P0 - P) / B]^(1/3), B the bulk modulus parameter.  It relaxes the
+   pressure to P0 exponentially; it does not sample the NPT ensemble exactly (volume fluctuations
+   are suppressed) - use it to equilibrate a density. */
+static PetscErrorCode Berendsen(SgMD *md, PetscReal dt)
+{
+  PetscReal T, ke, pe, P, ec, mu;
+
+  PetscFunctionBegin;
+  PetscCall(SgMDThermo(md, &T, &ke, &pe, &P, &ec));
+  mu = PetscCbrtReal(1.0 - dt / md->pdamp * (md->Ptarget - P) / md->modulus);
+  PetscCheck(mu > 0.9 && mu < 1.1, md->dom->comm, PETSC_ERR_USER_INPUT, "md: the Berendsen barostat would scale the cell by %g in one step (P = %g, target %g): increase md_pdamp or md_modulus", (double)mu, (double)P, (double)md->Ptarget);
+  PetscCall(SgMDDomainDilate(md->dom, mu));
+  md->neigh.dilation *= mu;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgMDIntegrate(SgMD *md, PetscReal dt)
 {
   PetscFunctionBegin;
@@ -143,6 +161,7 @@ PetscErrorCode SgMDIntegrate(SgMD *md, PetscReal dt)
     break;
   }
   md->step++;
+  if (md->baro) PetscCall(Berendsen(md, dt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -158,7 +158,9 @@ PetscErrorCode SgMDNeighBuild(SgMDNeigh *nb, SgMDDomain *dom)
   for (PetscInt i = 0; i < dom->nlocal; i++)
     for (int k = 0; k < 3; k++) dom->xbuild[3 * i + k] = x[3 * i + k];
   nb->nbuilds++;
-  nb->since = 0;
+  nb->since    = 0;
+  nb->dilation = 1.0;
+  for (int k = 0; k < 9; k++) nb->hbuild[k] = dom->box.h[k];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -167,14 +169,23 @@ PetscErrorCode SgMDNeighBuild(SgMDNeigh *nb, SgMDDomain *dom)
 PetscErrorCode SgMDNeighDecide(SgMDNeigh *nb, SgMDDomain *dom, PetscBool *rebuild)
 {
   PetscInt  flag = 0, gflag;
-  PetscReal tr   = 0.25 * nb->skin * nb->skin;
+  PetscReal dl   = PetscAbsReal(1.0 - nb->dilation) * nb->cutneigh; /* pair-distance change from cell scaling */
+  PetscReal tr   = PetscSqr(PetscMax(0.5 * nb->skin - dl, 0.0));
 
   PetscFunctionBegin;
   *rebuild = PETSC_FALSE;
+  if (dl > 0.25 * nb->skin) { /* the cell changed by more than a quarter skin: rebuild now */
+    *rebuild = PETSC_TRUE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (nb->since < nb->every || nb->since < nb->delay) PetscFunctionReturn(PETSC_SUCCESS);
   for (PetscInt i = 0; i < dom->nlocal; i++) {
-    PetscReal dx = dom->x[3 * i] - dom->xbuild[3 * i], dy = dom->x[3 * i + 1] - dom->xbuild[3 * i + 1], dz = dom->x[3 * i + 2] - dom->xbuild[3 * i + 2];
-    if (dx * dx + dy * dy + dz * dz > tr) { flag = 1; break; }
+    PetscReal d2 = 0;
+    for (int e = 0; e < 3; e++) { /* motion relative to the build position carried along by the cell scaling */
+      PetscReal dd = dom->x[3 * i + e] - (dom->box.lo[e] + nb->dilation * (dom->xbuild[3 * i + e] - dom->box.lo[e]));
+      d2 += dd * dd;
+    }
+    if (d2 > tr) { flag = 1; break; }
   }
   PetscCall(MPIU_Allreduce(&flag, &gflag, 1, MPIU_INT, MPI_MAX, dom->comm));
   if (nb->check) *rebuild = gflag ? PETSC_TRUE : PETSC_FALSE;

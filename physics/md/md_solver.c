@@ -107,6 +107,18 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   PetscCall(SgOptionsReal("-damp", "thermostat time constant (Langevin 1/friction; NHC period tau)", md->units.u_time, md->damp, &md->damp, NULL, PETSC_SMALL, PETSC_MAX_REAL));
   md->nchain = 3;
   PetscCall(SgOptionsInt("-nhc_chain", "Nose-Hoover chain length", md->nchain, &md->nchain, NULL, 1, 10));
+  {
+    const char *const baros[] = {"none", "berendsen"};
+    PetscInt          ib      = 0;
+    PetscCall(SgOptionsEList("-barostat", "pressure control (isotropic)", baros, 2, baros[0], &ib, NULL));
+    md->baro    = ib == 1 ? PETSC_TRUE : PETSC_FALSE;
+    md->Ptarget = 0;
+    md->pdamp   = 1000 * md->dt;
+    md->modulus = 10.0; /* LAMMPS fix press/berendsen default */
+    PetscCall(SgOptionsReal("-pressure", "barostat target pressure", md->units.u_pressure, md->Ptarget, &md->Ptarget, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCall(SgOptionsReal("-pdamp", "barostat time constant", md->units.u_time, md->pdamp, &md->pdamp, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+    PetscCall(SgOptionsReal("-modulus", "bulk modulus in the Berendsen scaling (LAMMPS's modulus)", md->units.u_pressure, md->modulus, &md->modulus, NULL, PETSC_SMALL, PETSC_MAX_REAL));
+  }
   PetscCheck(md->ens == SG_MD_NVE || md->Ttarget > 0, comm, PETSC_ERR_USER_INPUT, "md_temperature: the %s thermostat needs a target temperature > 0", ensembles[iens]);
   /* neighbour lists */
   md->neigh.skin = md->units.style == SG_MD_UNITS_LJ ? 0.3 : 2.0; /* LAMMPS defaults */
@@ -157,8 +169,8 @@ static PetscErrorCode ThermoLine(SgSolver solver, PetscBool header)
   PetscFunctionBegin;
   PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
   sc = md->norm ? 1.0 / md->N : 1.0;
-  if (header) PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10s %14s %18s %18s %18s %16s %18s\n", "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press", "Econserved"));
-  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10" PetscInt_FMT " %14.10g %18.12g %18.12g %18.12g %16.10g %18.12g\n", md->step, (double)T, (double)(pe * sc), (double)(ke * sc), (double)((pe + ke) * sc), (double)p, (double)(ec * sc)));
+  if (header) PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10s %14s %18s %18s %18s %16s %18s %14s\n", "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press", "Econserved", "Volume"));
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10" PetscInt_FMT " %14.10g %18.12g %18.12g %18.12g %16.10g %18.12g %14.10g\n", md->step, (double)T, (double)(pe * sc), (double)(ke * sc), (double)((pe + ke) * sc), (double)p, (double)(ec * sc), (double)md->dom->box.volume));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -191,7 +203,7 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   SgMD     *md = &((SolverData *)solver->data)->md;
   MPI_Comm  comm = PetscObjectComm((PetscObject)solver);
   PetscReal cutghost;
-  const char *dn[6] = {"temperature", "pe", "ke", "etotal", "pressure", "econserved"};
+  const char *dn[7] = {"temperature", "pe", "ke", "etotal", "pressure", "econserved", "volume"};
 
   PetscFunctionBegin;
   md->cutoff       = md->prov.cutoff;
@@ -232,10 +244,11 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscCall(SgMDCheckOverlap(md));
   md->energy_step = -1;
   PetscCall(SgMDComputeForces(md));
-  for (int k = 0; k < 6; k++) {
+  for (int k = 0; k < 7; k++) {
     const char *u = k == 0 ? md->units.u_temperature : k == 4 ? md->units.u_pressure : md->units.u_energy;
     char        uu[64];
-    PetscCall(PetscSNPrintf(uu, sizeof uu, "%s%s", u, (k >= 1 && k != 4 && md->norm) ? "/atom" : ""));
+    if (k == 6) PetscCall(PetscSNPrintf(uu, sizeof uu, "%s^3", md->units.u_length));
+    else PetscCall(PetscSNPrintf(uu, sizeof uu, "%s%s", u, (k >= 1 && k != 4 && md->norm) ? "/atom" : ""));
     PetscCall(SgSolverAddDiagnostic(solver, dn[k], uu, &md->idiag[k]));
   }
   PetscCall(SgSolverSetProgressDiagnostic(solver, md->idiag[3]));
@@ -308,6 +321,7 @@ static PetscErrorCode MDDiagnose(SgSolver solver, PetscReal t, PetscReal v[])
   v[md->idiag[3]] = (pe + ke) * sc;
   v[md->idiag[4]] = p;
   v[md->idiag[5]] = ec * sc;
+  v[md->idiag[6]] = md->dom->box.volume;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -324,7 +338,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
   MPI_Comm         comm = PetscObjectComm((PetscObject)solver);
   SgCheckpointMode mode;
   PetscInt         off, cnt;
-  PetscReal       *buf, *blk, sc[8 + 20];
+  PetscReal       *buf, *blk, sc[8 + 20], cell[22];
   Vec              V;
 
   PetscFunctionBegin;
@@ -337,11 +351,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
   PetscCall(SgCheckpointLayoutInt(chk, "md_nhc_chain", md->nchain));
   PetscCall(SgCheckpointLayoutInt(chk, "md_newton", (PetscInt)md->neigh.half));
   PetscCall(SgCheckpointLayoutReal(chk, "md_cutneigh", md->neigh.cutneigh));
-  for (int k = 0; k < 9; k++) {
-    char nm[32];
-    PetscCall(PetscSNPrintf(nm, sizeof nm, "md_cell_%d", k));
-    PetscCall(SgCheckpointLayoutReal(chk, nm, dom->box.h[k]));
-  }
+  PetscCall(SgCheckpointLayoutString(chk, "md_barostat", md->baro ? "berendsen" : "none"));
   off = (PetscInt)(((long long)md->N * dom->rank) / dom->size);
   cnt = (PetscInt)(((long long)md->N * (dom->rank + 1)) / dom->size) - off;
   PetscCall(VecCreateMPI(comm, NSTATE * cnt, NSTATE * md->N, &V));
@@ -374,11 +384,21 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     for (int k = 0; k < 10; k++) sc[17 + k] = k < md->nchain ? md->eta[k] : 0;
     PetscCall(SgCheckpointWriteReals(chk, "md_scalars", 27, sc));
     PetscCall(SgCheckpointWriteReals(chk, "md_nhc_v", 10, md->peta));
+    for (int k = 0; k < 9; k++) cell[k] = dom->box.h[k];
+    for (int k = 0; k < 3; k++) cell[9 + k] = dom->box.lo[k];
+    cell[12] = md->neigh.dilation;
+    for (int k = 0; k < 9; k++) cell[13 + k] = md->neigh.hbuild[k];
+    PetscCall(SgCheckpointWriteReals(chk, "md_cell", 22, cell));
   } else {
     PetscReal         *all;
     PetscMPIInt       *rc, *rd;
     const PetscScalar *a;
     PetscCall(SgCheckpointReadVec(chk, "md_atoms", V));
+    PetscCall(SgCheckpointReadReals(chk, "md_cell", 22, cell));
+    /* the list is rebuilt exactly as it was built: in the cell of that build, from the positions
+       of that build; then the current cell (a barostat changes it) is put back */
+    PetscCall(SgMDBoxSet(&dom->box, &cell[9], &cell[13]));
+    PetscCall(SgMDNeighSetUp(&md->neigh, dom));
     /* every rank sees all atoms (O(N) once) and keeps those whose build-time position it owns */
     PetscCall(PetscMalloc1(NSTATE * md->N, &all));
     PetscCall(PetscMalloc2(dom->size, &rc, dom->size, &rd));
@@ -412,6 +432,14 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
       for (int k = 0; k < 3; k++) {
         dom->x[3 * i + k] = b[k]; dom->v[3 * i + k] = b[3 + k]; dom->f[3 * i + k] = b[6 + k];
         dom->xbuild[3 * i + k] = b[9 + k]; dom->img[3 * i + k] = (PetscInt)b[12 + k];
+      }
+    }
+    {
+      PetscCall(SgMDBoxSet(&dom->box, &cell[9], cell));
+      md->neigh.dilation = cell[12];
+      for (int k = 0; k < 6; k++) {
+        SgMDSwap *sw = &dom->swap[k];
+        for (int e = 0; e < 3; e++) sw->shift[e] = sw->doshift ? (k % 2 == 0 ? 1.0 : -1.0) * dom->box.h[3 * (k / 2) + e] : 0.0;
       }
     }
     PetscCall(SgMDDomainForward(dom));

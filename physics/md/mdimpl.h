@@ -132,6 +132,7 @@ PETSC_INTERN PetscErrorCode SgMDDomainForward(SgMDDomain *);
 /* Owned forces += forces accumulated on their ghost images (Newton's third law providers). */
 PETSC_INTERN PetscErrorCode SgMDDomainReverse(SgMDDomain *);
 PETSC_INTERN PetscErrorCode SgMDDomainGrow(SgMDDomain *, PetscInt nneed);
+PETSC_INTERN PetscErrorCode SgMDDomainDilate(SgMDDomain *, PetscReal mu);
 /* Gather per-atom arrays into id-ordered blocks: rank r gets ids [off_r, off_r + cnt_r) with
    equal blocks; used by H5MD and checkpoints.  vals: nper values per owned atom. out[cnt*nper]. */
 PETSC_INTERN PetscErrorCode SgMDDomainToIdBlocks(SgMDDomain *, PetscInt N, PetscInt nper, const PetscReal *vals, PetscInt *off, PetscInt *cnt, PetscReal **out);
@@ -151,6 +152,8 @@ typedef struct {
   PetscReal *pack; PetscInt npackalloc; /* x, y, z, id of binned atoms, in bin order */
   PetscInt  nbuilds, since;  /* builds so far, steps since last build */
   PetscInt  ndangerous;      /* rebuilds where an atom had moved more than skin/2 with check off */
+  PetscReal dilation;        /* cell scale factor since the last build (barostat), 1 without */
+  PetscReal hbuild[9];       /* the cell at the last build */
 } SgMDNeigh;
 PETSC_INTERN PetscErrorCode SgMDNeighSetUp(SgMDNeigh *, const SgMDDomain *);
 PETSC_INTERN PetscErrorCode SgMDNeighBuild(SgMDNeigh *, SgMDDomain *);
@@ -181,6 +184,8 @@ typedef struct {
   PetscReal   dt, Ttarget, damp;
   uint64_t    seed;
   PetscInt    nchain;
+  PetscBool   baro;           /* Berendsen isotropic pressure control */
+  PetscReal   Ptarget, pdamp, modulus;
   PetscReal   eta[10], peta[10], Qeta[10];  /* NHC positions, momenta, masses */
   PetscReal   min_dist;
   /* state */
