@@ -101,11 +101,13 @@ int sgnn_grad_enabled(void);
 /* Accumulate d(loss)/d(leaf) into every leaf's grad (loss: one element).
  * The graph's saved tensors are released as backward passes them. */
 int sgnn_backward(SgnnTensor loss);
-/* Called by sgnn_backward as soon as a leaf's gradient is complete (all its
- * contributions accumulated), while backward continues with the rest of the
- * tape: data-parallel training starts the allreduce of a gradient bucket
- * here. Per thread; NULL removes it. */
-typedef void (*SgnnGradReadyFn)(SgnnTensor leaf, void *ctx);
+/* Hook for sgnn_backward. Before the sweep it is called once with final=0
+ * for every leaf that will receive a gradient; during the sweep, with
+ * final=1 as soon as a leaf's gradient is complete (all contributions
+ * accumulated) while backward continues with the rest of the tape.
+ * Data-parallel training starts the allreduce of a gradient bucket there.
+ * Per thread; NULL removes it. */
+typedef void (*SgnnGradReadyFn)(SgnnTensor leaf, int final, void *ctx);
 void sgnn_set_grad_ready_hook(SgnnGradReadyFn fn, void *ctx);
 /* grads[i] = sum_j d(outs[j])/d(ins[i]) . gouts[j]  (gouts may be NULL: ones).
  * create_graph=1 records the backward pass itself so grads[i] can be

@@ -30,7 +30,7 @@ void sgnn_set_grad_ready_hook(SgnnGradReadyFn fn, void *ctx)
 /* one contribution to leaf L has been dealt with (accumulated or skipped) */
 static void leaf_done(SgnnTensor L)
 {
-  if (--L->pending == 0 && ready_fn) ready_fn(L, ready_ctx);
+  if (--L->pending == 0 && ready_fn) ready_fn(L, 1, ready_ctx);
 }
 
 int sgnn_set_grad_enabled(int on)
@@ -230,8 +230,10 @@ static int run_backward(int nout, SgnnTensor *outs, SgnnTensor *gouts, int nin, 
         if (nodes[k]->edge[i].leaf) nodes[k]->edge[i].leaf->pending = 0;
   if (nin == 0)
     for (size_t k = 0; k < nn; k++)
-      for (int i = 0; i < nodes[k]->nin; i++)
-        if (nodes[k]->edge[i].leaf) nodes[k]->edge[i].leaf->pending++;
+      for (int i = 0; i < nodes[k]->nin; i++) {
+        SgnnTensor L = nodes[k]->edge[i].leaf;
+        if (L && ++L->pending == 1 && ready_fn) ready_fn(L, 0, ready_ctx);
+      }
 
   /* 3. seed */
   grad_on = create_graph;

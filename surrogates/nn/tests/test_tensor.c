@@ -355,9 +355,15 @@ static struct {
   double first[8];
   int n;
 } fired;
-static void on_ready(SgnnTensor leaf, void *ctx)
+static int announced;
+static void on_ready(SgnnTensor leaf, int final, void *ctx)
 {
   (void)ctx;
+  if (!final) {
+    CHECK(fired.n == 0, "announcements come before any completion");
+    announced++;
+    return;
+  }
   double *h = host(sgnn_tensor_grad(leaf));
   fired.who[fired.n] = leaf;
   fired.first[fired.n++] = h[0];
@@ -390,7 +396,7 @@ static void test_ready_hook(void)
   sgnn_set_grad_ready_hook(on_ready, NULL);
   OK(sgnn_backward(L));
   sgnn_set_grad_ready_hook(NULL, NULL);
-  CHECK(fired.n == 4, "4 parameters fired, got %d", fired.n);
+  CHECK(fired.n == 4 && announced == 4, "4 parameters announced and fired, got %d, %d", announced, fired.n);
   int pos[4] = {-1, -1, -1, -1};
   SgnnTensor ps[4] = {W0, b0, W1, b1};
   for (int i = 0; i < fired.n; i++)
