@@ -1,0 +1,16 @@
+#!/bin/bash
+# The water run of docs/deepmd.md (NOT a test: about an hour on one core).
+#   inputs/deepmd/water_run.sh [extra -deepmd_* options]
+# Imports DeePMD-kit's water data (train data_0..2, validate data_3), trains with inputs/deepmd/water.yaml,
+# then prints dp-test RMSEs of the saved model, plain and tabulated.
+set -e
+cd "$(dirname "$0")/../.."
+export OPENBLAS_NUM_THREADS=1   # one core per rank; OpenBLAS threads only spin on a shared machine
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}  # this VM hides its CPU model: OpenBLAS would fall back to SSE3 kernels
+DATA=${WATER_DATA:-/work/shared/data/water_dft}
+mkdir -p build/deepmd
+build/tests/test_deepmd_tool import build/deepmd/water_train.h5 $DATA/data_0 $DATA/data_1 $DATA/data_2
+build/tests/test_deepmd_tool import build/deepmd/water_3.h5 $DATA/data_3
+/usr/bin/time -v bin/surge train inputs/deepmd/water.yaml "$@" 2>&1 | tee build/deepmd/water_train.log
+build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 build/deepmd/water_3.h5 | tee build/deepmd/water_test.log
+build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 -compress 0.01 build/deepmd/water_3.h5 | tee -a build/deepmd/water_test.log

@@ -1,0 +1,200 @@
+/* md.forces from Deep Potential models: the MD provider "deepmd" and the slot functions.
+   Deck:  md: {forces: deepmd, deepmd_models: [m0.h5, m1.h5, ...], deepmd_compress: true}
+   Forces come from the first model (as DeePMD-kit's LAMMPS pair style does with several models);
+   with K >= 2 models SgDeepmdForcesUncertainty gives the max force deviation (model deviation). */
+#include <math.h>
+#include <stdlib.h>
+#include "deepmd.h"
+#include "sgdeepmd.h"
+#include "sgmdforces.h"
+
+static PetscErrorCode Ensure(SgDeepmdForces *c, PetscInt nall)
+{
+  PetscFunctionBegin;
+  if (nall > c->cap) {
+    PetscInt *tm = c->tmap;
+    c->tmap      = NULL;
+    PetscCall(PetscFree(c->tbuf));
+    PetscCall(PetscFree(c->fbuf));
+    PetscCall(PetscMalloc1(nall, &c->tbuf));
+    PetscCall(PetscMalloc1(3 * nall * (c->K + 1), &c->fbuf));
+    c->tmap = tm;
+    c->cap  = nall;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDeepmdForcesCreate(PetscInt K, const char *const paths[], SgDeepmdForces **ctx)
+{
+  SgDeepmdForces *c;
+
+  PetscFunctionBegin;
+  PetscCheck(K >= 1, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: no model files given");
+  PetscCall(PetscNew(&c));
+  c->K = K;
+  PetscCall(PetscMalloc1(K, &c->models));
+  for (PetscInt k = 0; k < K; k++) {
+    PetscCall(SgDeepmdLoad(paths[k], &c->models[k]));
+    PetscCheck(c->models[k]->cfg.ntypes == c->models[0]->cfg.ntypes, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: models %s and %s have different type maps", paths[0], paths[k]);
+  }
+  *ctx = c;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDeepmdForcesDestroy(void *ctx)
+{
+  SgDeepmdForces *c = (SgDeepmdForces *)ctx;
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < c->K; k++) PetscCall(SgDeepmdDestroy(&c->models[k]));
+  PetscCall(PetscFree(c->models));
+  PetscCall(PetscFree(c->tbuf));
+  PetscCall(PetscFree(c->fbuf));
+  PetscCall(PetscFree(c->tmap));
+  PetscCall(PetscFree(c));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MapTypes(SgDeepmdForces *c, const SgForcesInput *in)
+{
+  PetscInt nall = in->n + in->nghost;
+
+  PetscFunctionBegin;
+  PetscCall(Ensure(c, nall));
+  for (PetscInt i = 0; i < nall; i++) c->tbuf[i] = c->tmap ? c->tmap[in->type[i]] : in->type[i];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDeepmdForcesFn(void *ctx, const SgForcesInput *in, SgForcesOutput *out)
+{
+  SgDeepmdForces *c = (SgDeepmdForces *)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(MapTypes(c, in));
+  PetscCall(SgDeepmdComputeGhosts(c->models[0], in->n, in->n + in->nghost, in->x, c->tbuf, &out->energy, out->f, out->virial));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ghost -> owned atom that it images (same wrapped fractional coordinates), or -1 */
+typedef struct {
+  long long k[3];
+  PetscInt  i;
+} Key;
+static int KeyCmp(const void *a, const void *b)
+{
+  const Key *p = a, *q = b;
+  for (int d = 0; d < 3; d++)
+    if (p->k[d] != q->k[d]) return p->k[d] < q->k[d] ? -1 : 1;
+  return 0;
+}
+static void FracKey(const PetscReal inv[9], const PetscReal *x, long long k[3])
+{
+  const long long Q = 1000000;
+  for (int q = 0; q < 3; q++) {
+    PetscReal s = x[0] * inv[q] + x[1] * inv[3 + q] + x[2] * inv[6 + q];
+    s -= floor(s);
+    k[q] = ((long long)llround(s * Q)) % Q;
+  }
+}
+
+PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *in, PetscReal *dev)
+{
+  SgDeepmdForces *c = (SgDeepmdForces *)ctx;
+  PetscInt        n = in->n, nall = in->n + in->nghost, *owner;
+  PetscReal       e, v[9], inv[9], *F, mx = 0;
+  Key            *keys;
+
+  PetscFunctionBegin;
+  PetscCheck(c->K >= 2, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: the force uncertainty needs >= 2 models (md deepmd_models lists %" PetscInt_FMT ")", c->K);
+  PetscCall(MapTypes(c, in));
+  PetscCall(PetscMalloc3(nall, &owner, n, &keys, 3 * n * c->K, &F));
+  { /* fold ghost forces onto the owned atoms they image (periodic images on this rank) */
+    const PetscReal *a = in->box, *b = in->box + 3, *cc = in->box + 6;
+    PetscReal        cr[9], vol;
+    cr[0] = b[1] * cc[2] - b[2] * cc[1], cr[1] = b[2] * cc[0] - b[0] * cc[2], cr[2] = b[0] * cc[1] - b[1] * cc[0];
+    cr[3] = cc[1] * a[2] - cc[2] * a[1], cr[4] = cc[2] * a[0] - cc[0] * a[2], cr[5] = cc[0] * a[1] - cc[1] * a[0];
+    cr[6] = a[1] * b[2] - a[2] * b[1], cr[7] = a[2] * b[0] - a[0] * b[2], cr[8] = a[0] * b[1] - a[1] * b[0];
+    vol   = a[0] * cr[0] + a[1] * cr[1] + a[2] * cr[2];
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) inv[3 * j + i] = vol != 0 ? cr[3 * i + j] / vol : 0;
+    for (PetscInt i = 0; i < n; i++) FracKey(inv, in->x + 3 * i, keys[i].k), keys[i].i = i;
+    qsort(keys, n, sizeof(Key), KeyCmp);
+    for (PetscInt g = 0; g < nall; g++) {
+      Key q, *hit;
+      if (g < n || vol == 0) {
+        owner[g] = g < n ? g : -1;
+        continue;
+      }
+      FracKey(inv, in->x + 3 * g, q.k);
+      hit      = bsearch(&q, keys, n, sizeof(Key), KeyCmp);
+      owner[g] = hit ? hit->i : -1;
+    }
+  }
+  for (PetscInt k = 0; k < c->K; k++) {
+    PetscReal *f = c->fbuf, *Fk = F + 3 * n * k;
+    PetscCall(SgDeepmdComputeGhosts(c->models[k], n, nall, in->x, c->tbuf, &e, f, v));
+    PetscCall(PetscArrayzero(Fk, 3 * n));
+    for (PetscInt g = 0; g < nall; g++)
+      if (owner[g] >= 0)
+        for (int q = 0; q < 3; q++) Fk[3 * owner[g] + q] += f[3 * g + q];
+  }
+  for (PetscInt i = 0; i < n; i++) { /* two-pass variance: sigma_i^2 = <|F_i - <F_i>|^2> */
+    PetscReal m[3] = {0, 0, 0}, s = 0;
+    for (PetscInt k = 0; k < c->K; k++)
+      for (int q = 0; q < 3; q++) m[q] += F[3 * n * k + 3 * i + q] / c->K;
+    for (PetscInt k = 0; k < c->K; k++)
+      for (int q = 0; q < 3; q++) s += PetscSqr(F[3 * n * k + 3 * i + q] - m[q]) / c->K;
+    mx = PetscMax(mx, sqrt(s));
+  }
+  *dev = mx;
+  PetscCall(PetscFree3(owner, keys, F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ProviderDestroy(void *ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(SgDeepmdForcesDestroy(ctx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode SgMDForceProviderCreate_DeepMD(const SgMDForceInfo *info, SgMDForceProvider *p)
+{
+  PetscOptionItems *PetscOptionsObject = info->PetscOptionsObject;
+  char             *paths[16];
+  PetscInt          K = 16;
+  PetscBool         set, compress = PETSC_FALSE;
+  PetscReal         step = 0.01, rmin = 0.5;
+  SgDeepmdForces   *c;
+
+  PetscFunctionBegin;
+  PetscCall(SgOptionsStringArray("-deepmd_models", "Deep Potential model files (HDF5); forces from the first, deviation from all", paths, &K, &set));
+  PetscCheck(set && K >= 1, info->comm, PETSC_ERR_USER_INPUT, "md forces 'deepmd' needs model files: md: {deepmd_models: [model.h5, ...]}");
+  PetscCall(SgOptionsBool("-deepmd_compress", "Tabulate the embedding nets (compressed model)", compress, &compress, NULL));
+  PetscCall(SgOptionsReal("-deepmd_compress_step", "Table step in the normalised embedding input", "", step, &step, NULL, 1e-5, 1));
+  PetscCall(SgOptionsReal("-deepmd_compress_rmin", "Smallest distance the table covers (the nets serve below)", "length", rmin, &rmin, NULL, 1e-3, 100));
+  PetscCall(SgDeepmdForcesCreate(K, (const char *const *)paths, &c));
+  for (PetscInt k = 0; k < K; k++) PetscCall(PetscFree(paths[k]));
+  if (compress)
+    for (PetscInt k = 0; k < K; k++) PetscCall(SgDeepmdCompress(c->models[k], step, rmin));
+  /* md type -> model type by element name; identity when the names do not match any */
+  PetscCall(PetscMalloc1(info->ntypes, &c->tmap));
+  for (PetscInt t = 0; t < info->ntypes; t++) {
+    PetscInt hit = -1;
+    for (PetscInt q = 0; q < c->models[0]->cfg.ntypes; q++)
+      if (!strcmp(info->tname[t], c->models[0]->cfg.type_map[q])) hit = q;
+    if (hit < 0) {
+      PetscCheck(t < c->models[0]->cfg.ntypes, info->comm, PETSC_ERR_USER_INPUT, "deepmd: md type %s (%" PetscInt_FMT ") is not in the model's type map", info->tname[t], t);
+      hit = t;
+    }
+    c->tmap[t] = hit;
+  }
+  PetscCall(PetscStrncpy(p->name, "deepmd", sizeof p->name));
+  p->fn     = SgDeepmdForcesFn;
+  p->ctx    = c;
+  p->cutoff = 0;
+  for (PetscInt k = 0; k < K; k++) p->cutoff = PetscMax(p->cutoff, c->models[k]->cfg.rcut);
+  p->newton  = PETSC_TRUE;
+  p->destroy = ProviderDestroy;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

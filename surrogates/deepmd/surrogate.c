@@ -1,0 +1,227 @@
+/* SgSurrogate type "deepmd": the Deep Potential (se_e2_a) as a trainable surrogate.
+   Deck section `deepmd:` (options -deepmd_*), DeePMD-kit's names and defaults where they exist
+   (its water example: rcut 6, rcut_smth 0.5, sel [46, 92], neuron [25, 50, 100], axis_neuron 16,
+   fitting_net [240, 240, 240], start_lr 1e-3, stop_lr 3.51e-8, decay_steps 5000, batch 1,
+   prefactors e 0.02 -> 1, f 1000 -> 1, v 0 -> 0). See docs/deepmd.md. */
+#include "deepmd_train.h"
+#include "sgdeepmd.h"
+#include "sgsurrogateimpl.h"
+#include "sgdataset.h"
+
+typedef struct {
+  SgDPConfig     cfg;
+  SgDPTrainOpts  opt;
+  PetscInt       ntm;
+  SgDPModel      model;
+  SgDeepmdForces *fctx;
+} SgSurrogate_DeepMD;
+
+static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *PetscOptionsObject)
+{
+  SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
+  SgDPConfig         *c = &d->cfg;
+  SgDPTrainOpts      *o = &d->opt;
+  char               *strs[SG_DP_MAXT > 16 ? SG_DP_MAXT : 16];
+  PetscInt            n;
+  PetscBool           set;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "Deep Potential se_e2_a (deck section deepmd:)");
+  n = 16;
+  PetscCall(SgOptionsStringArray("-data", "Training md_frames datasets (HDF5; import DeePMD-kit dirs with the dataset importer)", strs, &n, &set));
+  o->nfiles = set ? n : 0;
+  for (PetscInt i = 0; i < o->nfiles; i++) {
+    PetscCall(PetscStrncpy(o->files[i], strs[i], PETSC_MAX_PATH_LEN));
+    PetscCall(PetscFree(strs[i]));
+  }
+  n = 16;
+  PetscCall(SgOptionsStringArray("-valid_data", "Validation md_frames datasets (printed as dp test does)", strs, &n, &set));
+  o->nvalid = set ? n : 0;
+  for (PetscInt i = 0; i < o->nvalid; i++) {
+    PetscCall(PetscStrncpy(o->valid[i], strs[i], PETSC_MAX_PATH_LEN));
+    PetscCall(PetscFree(strs[i]));
+  }
+  n = SG_DP_MAXT;
+  PetscCall(SgOptionsStringArray("-type_map", "Element of each model type (default: the first dataset's type_map)", strs, &n, &set));
+  d->ntm = set ? n : 0;
+  for (PetscInt i = 0; i < d->ntm; i++) {
+    PetscCall(PetscStrncpy(c->type_map[i], strs[i], sizeof c->type_map[i]));
+    PetscCall(PetscFree(strs[i]));
+  }
+  PetscCall(SgOptionsReal("-rcut", "Cutoff radius", "length (Angstrom)", c->rcut, &c->rcut, NULL, 1e-3, 1e3));
+  PetscCall(SgOptionsReal("-rcut_smth", "Start of the C2 switching region", "length (Angstrom)", c->rcut_smth, &c->rcut_smth, NULL, 0, 1e3));
+  n = SG_DP_MAXT;
+  PetscCall(SgOptionsIntArray("-sel", "Maximum neighbours of each type within rcut (one per type)", c->sel, &n, &set, 1, 100000));
+  if (set) c->ntypes = n;
+  n = SG_DP_MAXL;
+  PetscCall(SgOptionsIntArray("-neuron", "Embedding net widths", c->emb, &n, &set, 1, 4096));
+  if (set) c->nemb = n;
+  PetscCall(SgOptionsInt("-axis_neuron", "Embedding columns in the second factor of the descriptor (M2)", c->axis, &c->axis, NULL, 1, 4096));
+  n = SG_DP_MAXL;
+  PetscCall(SgOptionsIntArray("-fitting_neuron", "Fitting net widths", c->fit, &n, &set, 1, 4096));
+  if (set) c->nfit = n;
+  PetscCall(SgOptionsBool("-resnet_dt", "Trainable timestep on the fitting net's residual layers", c->fit_resnet_dt, &c->fit_resnet_dt, NULL));
+  PetscCall(SgOptionsBool("-embedding_resnet_dt", "Trainable timestep on the embedding net's residual layers", c->emb_resnet_dt, &c->emb_resnet_dt, NULL));
+  PetscCall(SgOptionsInt("-seed", "Seed of the weight initialisation and the data order", o->seed, &o->seed, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-numb_steps", "Training steps (batches)", o->numb_steps, &o->numb_steps, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-batch_size", "Frames per (global) batch", o->batch_size, &o->batch_size, NULL, 1, 100000));
+  PetscCall(SgOptionsInt("-disp_freq", "Steps between progress lines (validation RMSE)", o->disp_freq, &o->disp_freq, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-decay_steps", "Steps per learning-rate decay", o->decay_steps, &o->decay_steps, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsReal("-start_lr", "Initial learning rate", "", o->start_lr, &o->start_lr, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-stop_lr", "Learning rate reached at numb_steps (sets the decay rate)", "", o->stop_lr, &o->stop_lr, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-start_pref_e", "Energy loss prefactor at the start", "", o->start_pref_e, &o->start_pref_e, NULL, 0, 1e6));
+  PetscCall(SgOptionsReal("-limit_pref_e", "Energy loss prefactor at lr -> 0", "", o->limit_pref_e, &o->limit_pref_e, NULL, 0, 1e6));
+  PetscCall(SgOptionsReal("-start_pref_f", "Force loss prefactor at the start", "", o->start_pref_f, &o->start_pref_f, NULL, 0, 1e6));
+  PetscCall(SgOptionsReal("-limit_pref_f", "Force loss prefactor at lr -> 0", "", o->limit_pref_f, &o->limit_pref_f, NULL, 0, 1e6));
+  PetscCall(SgOptionsReal("-start_pref_v", "Virial loss prefactor at the start", "", o->start_pref_v, &o->start_pref_v, NULL, 0, 1e6));
+  PetscCall(SgOptionsReal("-limit_pref_v", "Virial loss prefactor at lr -> 0", "", o->limit_pref_v, &o->limit_pref_v, NULL, 0, 1e6));
+  PetscCall(SgOptionsInt("-stat_frames", "Frames used for the environment statistics (davg/dstd)", o->stat_frames, &o->stat_frames, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-valid_frames", "Validation frames used at each progress line (0 = all)", o->valid_frames, &o->valid_frames, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsReal("-max_time", "Stop training after this wall time (0 = no limit)", "s", o->max_time, &o->max_time, NULL, 0, 1e9));
+  PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
+{
+  SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
+  MPI_Comm            comm = PetscObjectComm((PetscObject)s);
+
+  PetscFunctionBegin;
+  if (d->model) PetscFunctionReturn(PETSC_SUCCESS); /* loaded */
+  PetscCheck(d->opt.nfiles > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [train.h5, ...]}");
+  if (!d->ntm) { /* the first dataset's element names */
+    SgDataset ds;
+    PetscInt  nt;
+    char    **tm;
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, d->opt.files[0], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetReadStrings(ds, "type_map", &nt, &tm));
+    PetscCheck(nt <= SG_DP_MAXT, comm, PETSC_ERR_SUP, "deepmd: %" PetscInt_FMT " types in %s; at most %d", nt, d->opt.files[0], SG_DP_MAXT);
+    for (PetscInt i = 0; i < nt; i++) PetscCall(PetscStrncpy(d->cfg.type_map[i], tm[i], sizeof d->cfg.type_map[i]));
+    PetscCall(SgDatasetStringsFree(nt, &tm));
+    PetscCall(SgDatasetClose(&ds));
+    d->ntm = nt;
+  }
+  PetscCheck(d->ntm == d->cfg.ntypes, comm, PETSC_ERR_USER_INPUT, "deepmd: sel has %" PetscInt_FMT " entries but there are %" PetscInt_FMT " types (%s, ...): give one sel per type", d->cfg.ntypes, d->ntm, d->cfg.type_map[0]);
+  d->cfg.seed = d->opt.seed;
+  PetscCall(SgDPModelCreate(&d->cfg, &d->model));
+  PetscCall(SgDPModelInitWeights(d->model, (unsigned long long)d->opt.seed * 7919ULL + 1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Train_DeepMD(SgSurrogate s)
+{
+  SgSurrogate_DeepMD *d    = (SgSurrogate_DeepMD *)s->data;
+  MPI_Comm            comm = PetscObjectComm((PetscObject)s);
+  SgDPTestResult      r;
+
+  PetscFunctionBegin;
+  PetscCall(SgDPTrain(d->model, &d->opt, comm));
+  if (d->opt.nvalid) {
+    PetscCall(SgDPTest(d->model, d->opt.nvalid, d->opt.valid, 0, comm, &r));
+    PetscCall(PetscPrintf(comm, "deepmd: validation (dp test) on %s%s:\n", d->opt.valid[0], d->opt.nvalid > 1 ? ", ..." : ""));
+    PetscCall(SgDPTestPrint(comm, &r));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Save_DeepMD(SgSurrogate s, const char path[])
+{
+  SgSurrogate_DeepMD *d    = (SgSurrogate_DeepMD *)s->data;
+  MPI_Comm            comm = PetscObjectComm((PetscObject)s);
+  PetscMPIInt         rank;
+
+  PetscFunctionBegin;
+  PetscCheck(d->model, comm, PETSC_ERR_ORDER, "deepmd: nothing to save: train or load a model first");
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) PetscCall(SgDPModelSave(d->model, path));
+  PetscCallMPI(MPI_Barrier(comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Load_DeepMD(SgSurrogate s, const char path[])
+{
+  SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
+
+  PetscFunctionBegin;
+  PetscCall(SgDPModelDestroy(&d->model));
+  PetscCall(SgDPModelLoad(path, &d->model));
+  d->cfg = d->model->cfg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode GetProvider_DeepMD(SgSurrogate s, const char slot[], void (**fn)(void), void (**unc)(void), void **ctx)
+{
+  SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
+  PetscBool           ok;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(slot, "md.forces", &ok));
+  PetscCheck(ok, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "deepmd serves slot md.forces only, not %s", slot);
+  if (!d->fctx) {
+    PetscCall(PetscNew(&d->fctx));
+    d->fctx->K = 1;
+    PetscCall(PetscMalloc1(1, &d->fctx->models));
+    d->fctx->models[0] = d->model; /* borrowed: the surrogate owns it (K = 1: no uncertainty) */
+  }
+  *fn = (void (*)(void))SgDeepmdForcesFn;
+  if (unc) *unc = NULL;
+  *ctx = d->fctx;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode View_DeepMD(SgSurrogate s, PetscViewer v)
+{
+  SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
+  const SgDPConfig   *c = &d->cfg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(v, "Deep Potential se_e2_a: rcut %g (smooth from %g), %" PetscInt_FMT " types, nnei %" PetscInt_FMT ", M %" PetscInt_FMT ", axis %" PetscInt_FMT "\n", (double)c->rcut, (double)c->rcut_smth, c->ntypes, c->nnei, c->emb[c->nemb - 1], c->axis));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Destroy_DeepMD(SgSurrogate s)
+{
+  SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
+
+  PetscFunctionBegin;
+  if (d->fctx) {
+    PetscCall(PetscFree(d->fctx->models));
+    PetscCall(PetscFree(d->fctx->tbuf));
+    PetscCall(PetscFree(d->fctx->fbuf));
+    PetscCall(PetscFree(d->fctx->tmap));
+    PetscCall(PetscFree(d->fctx));
+  }
+  PetscCall(SgDPModelDestroy(&d->model));
+  PetscCall(PetscFree(s->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate s)
+{
+  SgSurrogate_DeepMD *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  SgDPConfig *c = &d->cfg;
+  c->ntypes = 2, c->sel[0] = 46, c->sel[1] = 92;
+  c->rcut = 6.0, c->rcut_smth = 0.5;
+  c->nemb = 3, c->emb[0] = 25, c->emb[1] = 50, c->emb[2] = 100, c->axis = 16;
+  c->nfit = 3, c->fit[0] = c->fit[1] = c->fit[2] = 240;
+  c->fit_resnet_dt = PETSC_TRUE, c->emb_resnet_dt = PETSC_FALSE;
+  SgDPTrainOpts *o = &d->opt;
+  o->numb_steps = 1000, o->batch_size = 1, o->disp_freq = 100, o->decay_steps = 5000, o->stat_frames = 100, o->valid_frames = 20, o->seed = 1;
+  o->start_lr = 1e-3, o->stop_lr = 3.51e-8;
+  o->start_pref_e = 0.02, o->limit_pref_e = 1, o->start_pref_f = 1000, o->limit_pref_f = 1, o->start_pref_v = 0, o->limit_pref_v = 0;
+  s->data                = d;
+  s->ops->setfromoptions = SetFromOptions_DeepMD;
+  s->ops->setup          = SetUp_DeepMD;
+  s->ops->train          = Train_DeepMD;
+  s->ops->save           = Save_DeepMD;
+  s->ops->load           = Load_DeepMD;
+  s->ops->getprovider    = GetProvider_DeepMD;
+  s->ops->view           = View_DeepMD;
+  s->ops->destroy        = Destroy_DeepMD;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

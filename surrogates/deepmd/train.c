@@ -1,0 +1,377 @@
+/* Training of the Deep Potential as DeePMD-kit does it (ener loss, se_e2_a):
+     loss = pe/N <dE^2> + pf/(3N) <|dF|^2> + pv/(9N) <|dW|^2>       (<> over the frames of a batch)
+     p(lr) = p_limit (1 - lr/lr0) + p_start lr/lr0                   (prefactors follow the LR)
+     lr(step) = lr0 * decay_rate^floor(step/decay_steps), decay_rate = (stop_lr/lr0)^(decay_steps/numb_steps)
+   with Adam. Data come from md_frames files through the SOLAR-style loader; over MPI every rank
+   computes the gradient SUM of its local frames divided by the GLOBAL frame count, and one
+   allreduce of the parameter-gradient slab gives exactly the serial gradient (up to the order of
+   the floating-point sum). Statistics (davg/dstd from the first stat_frames frames, the energy
+   bias by least squares on all training energies) are computed identically on every rank. */
+#include <math.h>
+#include "deepmd_train.h"
+#include "sgdeepmd.h"
+#include "sgloader.h"
+#include "sgdataset.h"
+
+static PetscErrorCode ToDouble(SgDType dt, const void *src, size_t n, PetscReal *dst)
+{
+  PetscFunctionBegin;
+  if (dt == SG_DTYPE_F32)
+    for (size_t i = 0; i < n; i++) dst[i] = ((const float *)src)[i];
+  else if (dt == SG_DTYPE_F64)
+    for (size_t i = 0; i < n; i++) dst[i] = ((const double *)src)[i];
+  else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "deepmd: float field expected");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscBool BoxIsZero(const PetscReal *b)
+{
+  for (int k = 0; k < 9; k++)
+    if (b[k] != 0) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
+/* Atom types of a file, checked against the model's type map (by name when both are named). */
+static PetscErrorCode ReadTypes(SgDPModel m, const char path[], PetscInt *N, PetscInt **type, PetscBool *has_virial, int64_t *nf)
+{
+  SgDataset ds;
+  int64_t   n = 0;
+  PetscInt  nt, fi;
+  char    **tm;
+  int32_t  *t32;
+
+  PetscFunctionBegin;
+  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
+  PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, NULL));
+  PetscCall(PetscMalloc1(n, &t32));
+  PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, t32));
+  PetscCall(SgDatasetReadStrings(ds, "type_map", &nt, &tm));
+  PetscCall(PetscMalloc1(n, type));
+  for (int64_t i = 0; i < n; i++) {
+    PetscInt t = t32[i], mt = -1;
+    PetscCheck(t >= 0 && t < nt, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s: atom %" PetscInt64_FMT " has type %d outside its type_map", path, (PetscInt64)i, (int)t);
+    for (PetscInt k = 0; k < m->cfg.ntypes; k++)
+      if (!strcmp(m->cfg.type_map[k], tm[t])) mt = k;
+    PetscCheck(mt >= 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: %s has element '%s' that the model's type_map does not list (set deepmd: {type_map: [...]})", path, tm[t]);
+    (*type)[i] = mt;
+  }
+  PetscCall(SgDatasetStringsFree(nt, &tm));
+  PetscCall(PetscFree(t32));
+  PetscCall(SgDatasetFindField(ds, "virial", &fi));
+  *has_virial = (PetscBool)(fi >= 0);
+  PetscCall(SgDatasetGetNumSamples(ds, nf));
+  PetscCall(SgDatasetClose(&ds));
+  *N = (PetscInt)n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Read frames [start, start+count) of one file as doubles. */
+static PetscErrorCode ReadFrames(const char path[], int64_t start, int64_t count, PetscInt N, PetscBool virial, PetscReal *x, PetscReal *box, PetscReal *e, PetscReal *f, PetscReal *v)
+{
+  SgDataset ds;
+
+  PetscFunctionBegin;
+  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
+  if (x) PetscCall(SgDatasetReadField(ds, "coord", start, count, SG_DTYPE_F64, x));
+  if (box) PetscCall(SgDatasetReadField(ds, "box", start, count, SG_DTYPE_F64, box));
+  if (e) PetscCall(SgDatasetReadField(ds, "energy", start, count, SG_DTYPE_F64, e));
+  if (f) PetscCall(SgDatasetReadField(ds, "force", start, count, SG_DTYPE_F64, f));
+  if (v && virial) PetscCall(SgDatasetReadField(ds, "virial", start, count, SG_DTYPE_F64, v));
+  PetscCall(SgDatasetClose(&ds));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, MPI_Comm comm, SgDPTestResult *r)
+{
+  PetscMPIInt rank, size;
+  PetscReal   acc[8] = {0}; /* sum dE^2, |dE|, dE^2/N^2, |dE|/N, dF^2, |dF|, dV^2, dV^2/N^2 */
+  PetscInt    counted = 0, N = 0, nfr = 0, ncomp = 0;
+  PetscBool   allv = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(SgDPModelSync(m));
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    PetscInt  *type;
+    PetscBool  hv;
+    int64_t    nf;
+    PetscReal *x, box[9], e, *fl, *fp, v[9], vp[9], ep;
+    PetscCall(ReadTypes(m, files[fi], &N, &type, &hv, &nf));
+    allv = (PetscBool)(allv && hv);
+    PetscCall(PetscMalloc3(3 * N, &x, 3 * N, &fl, 3 * N, &fp));
+    for (int64_t k = 0; k < nf && (maxframes <= 0 || counted < maxframes); k++, counted++) {
+      if (counted % size != rank) continue;
+      PetscCall(ReadFrames(files[fi], k, 1, N, hv, x, box, &e, fl, v));
+      PetscCall(SgDeepmdCompute(m, N, x, type, BoxIsZero(box) ? NULL : box, &ep, fp, vp, NULL));
+      acc[0] += (ep - e) * (ep - e), acc[1] += PetscAbsReal(ep - e);
+      acc[2] += (ep - e) * (ep - e) / ((PetscReal)N * N), acc[3] += PetscAbsReal(ep - e) / N;
+      for (PetscInt q = 0; q < 3 * N; q++) acc[4] += (fp[q] - fl[q]) * (fp[q] - fl[q]), acc[5] += PetscAbsReal(fp[q] - fl[q]);
+      if (hv)
+        for (int q = 0; q < 9; q++) acc[6] += (vp[q] - v[q]) * (vp[q] - v[q]), acc[7] += (vp[q] - v[q]) * (vp[q] - v[q]) / ((PetscReal)N * N);
+      nfr++;
+      ncomp += 3 * N;
+    }
+    PetscCall(PetscFree3(x, fl, fp));
+    PetscCall(PetscFree(type));
+  }
+  {
+    PetscReal cnt[2] = {(PetscReal)nfr, (PetscReal)ncomp};
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, acc, 8, MPIU_REAL, MPIU_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPIU_REAL, MPIU_SUM, comm));
+    r->nframes = (PetscInt)cnt[0], r->natoms = N;
+    PetscReal F = PetscMax(cnt[0], 1), C = PetscMax(cnt[1], 1);
+    r->e_rmse = sqrt(acc[0] / F), r->e_mae = acc[1] / F, r->e_rmse_atom = sqrt(acc[2] / F), r->e_mae_atom = acc[3] / F;
+    r->f_rmse = sqrt(acc[4] / C), r->f_mae = acc[5] / C;
+    r->has_virial = allv, r->v_rmse = sqrt(acc[6] / (9 * F)), r->v_rmse_atom = sqrt(acc[7] / (9 * F));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPTestPrint(MPI_Comm comm, const SgDPTestResult *r)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscPrintf(comm, "# number of test data : %" PetscInt_FMT " frames of %" PetscInt_FMT " atoms\n", r->nframes, r->natoms));
+  PetscCall(PetscPrintf(comm, "Energy MAE         : %e eV\nEnergy RMSE        : %e eV\n", r->e_mae, r->e_rmse));
+  PetscCall(PetscPrintf(comm, "Energy MAE/Natoms  : %e eV\nEnergy RMSE/Natoms : %e eV\n", r->e_mae_atom, r->e_rmse_atom));
+  PetscCall(PetscPrintf(comm, "Force  MAE         : %e eV/A\nForce  RMSE        : %e eV/A\n", r->f_mae, r->f_rmse));
+  if (r->has_virial) PetscCall(PetscPrintf(comm, "Virial RMSE        : %e eV\nVirial RMSE/Natoms : %e eV\n", r->v_rmse, r->v_rmse_atom));
+  else PetscCall(PetscPrintf(comm, "Virial RMSE        : (no virial labels)\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, PetscInt N, const PetscInt *type)
+{
+  SgDPStats  st;
+  PetscInt   used = 0, nftot = 0;
+  PetscReal *counts = NULL, *E = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(SgDPStatsBegin(&st));
+  for (PetscInt fi = 0; fi < o->nfiles; fi++) {
+    PetscInt  *t, n;
+    PetscBool  hv;
+    int64_t    nf;
+    PetscReal *x, box[9];
+    PetscCall(ReadTypes(m, o->files[fi], &n, &t, &hv, &nf));
+    PetscCall(PetscMalloc1(3 * n, &x));
+    for (int64_t k = 0; k < nf && used < o->stat_frames; k++, used++) {
+      PetscCall(ReadFrames(o->files[fi], k, 1, n, PETSC_FALSE, x, box, NULL, NULL, NULL));
+      PetscCall(SgDPStatsAddFrame(m, &st, n, x, t, BoxIsZero(box) ? NULL : box));
+    }
+    /* energies and compositions for the bias */
+    PetscCall(PetscRealloc(sizeof(PetscReal) * (nftot + nf), &E));
+    PetscCall(PetscRealloc(sizeof(PetscReal) * (nftot + nf) * m->cfg.ntypes, &counts));
+    PetscCall(ReadFrames(o->files[fi], 0, nf, n, PETSC_FALSE, NULL, NULL, E + nftot, NULL, NULL));
+    for (int64_t k = 0; k < nf; k++) {
+      for (PetscInt q = 0; q < m->cfg.ntypes; q++) counts[(nftot + k) * m->cfg.ntypes + q] = 0;
+      for (PetscInt i = 0; i < n; i++) counts[(nftot + k) * m->cfg.ntypes + t[i]] += 1;
+    }
+    nftot += (PetscInt)nf;
+    PetscCall(PetscFree(x));
+    PetscCall(PetscFree(t));
+  }
+  PetscCall(SgDPStatsEnd(m, &st, PETSC_COMM_SELF));
+  if (st.overflow) PetscCall(PetscInfo(NULL, "deepmd: up to %" PetscInt_FMT " neighbours beyond sel were dropped in the statistics frames\n", st.overflow));
+  PetscCheck(!st.overflow, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: a neighbour section overflows by %" PetscInt_FMT " atoms: raise deepmd_sel (DeePMD-kit drops them, which breaks the smoothness at rcut)", st.overflow);
+  PetscCall(SgDPEnergyBias(m, nftot, counts, E));
+  PetscCall(PetscFree(E));
+  PetscCall(PetscFree(counts));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
+{
+  PetscMPIInt     rank, size;
+  PetscInt        N = 0, *type = NULL, nfields, Bcap = 0;
+  PetscBool       hv = PETSC_TRUE;
+  int64_t         ntot = 0;
+  SgLoader        ld;
+  SgDPBatch       bt = {0};
+  SgnnOptimConfig oc;
+  SgnnOptim       opt;
+  long            np;
+  PetscReal      *gbuf, *xb = NULL, *fb = NULL, *vb = NULL, *eb = NULL, *boxb = NULL, decay;
+  FILE           *lc = NULL;
+  double          t0 = MPI_Wtime();
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(o->nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [file.h5, ...]} (md_frames datasets; 'surge dataset import-deepmd' converts DeePMD-kit directories)");
+  for (PetscInt fi = 0; fi < o->nfiles; fi++) {
+    PetscInt *t, n;
+    PetscBool v;
+    int64_t   nf;
+    PetscCall(ReadTypes(m, o->files[fi], &n, &t, &v, &nf));
+    if (!fi) N = n, type = t;
+    else {
+      PetscBool same = (PetscBool)(n == N);
+      for (PetscInt i = 0; same && i < n; i++) same = (PetscBool)(t[i] == type[i]);
+      PetscCheck(same, comm, PETSC_ERR_USER_INPUT, "deepmd: %s has a different atom list from %s; one training run needs one system (same type list)", o->files[fi], o->files[0]);
+      PetscCall(PetscFree(t));
+    }
+    hv = (PetscBool)(hv && v);
+    ntot += nf;
+  }
+  PetscCall(Statistics(m, o, N, type));
+  PetscCall(SgDPModelSync(m));
+  PetscCall(PetscPrintf(comm, "deepmd: %" PetscInt64_FMT " training frames of %" PetscInt_FMT " atoms in %" PetscInt_FMT " file(s)%s; %d rank(s)\n", (PetscInt64)ntot, N, o->nfiles, hv ? " with virials" : "", size));
+  for (PetscInt t = 0; t < m->cfg.ntypes; t++)
+    PetscCall(PetscPrintf(comm, "deepmd: type %s: davg %.5f dstd %.5f %.5f  bias_atom_e %.6f\n", m->cfg.type_map[t], (double)m->davg[t][0], (double)m->dstd[t][0], (double)m->dstd[t][1], (double)m->bias[t]));
+  if (!hv && (o->start_pref_v > 0 || o->limit_pref_v > 0)) PetscCall(PetscPrintf(comm, "deepmd: the data have no virials: virial prefactors ignored\n"));
+
+  /* loader */
+  {
+    const char *fl[16], *fields[5] = {"coord", "box", "energy", "force", "virial"};
+    for (PetscInt i = 0; i < o->nfiles; i++) fl[i] = o->files[i];
+    PetscInt epochs = (PetscInt)((o->numb_steps * (int64_t)o->batch_size + ntot - 1) / ntot) + 1;
+    PetscCall(SgLoaderCreate(comm, &ld));
+    PetscCall(SgLoaderSetFiles(ld, o->nfiles, fl));
+    nfields = hv ? 5 : 4;
+    PetscCall(SgLoaderSetFields(ld, nfields, fields));
+    PetscCall(SgLoaderSetBatchSize(ld, o->batch_size));
+    PetscCall(SgLoaderSetEpochs(ld, epochs));
+    PetscCall(SgLoaderSetSeed(ld, (uint64_t)o->seed));
+    PetscCall(SgLoaderSetUp(ld));
+  }
+  sgnn_optim_defaults(SGNN_ADAM, &oc);
+  oc.lr = o->start_lr;
+  SgNN(sgnn_optim_create(m->P, &oc, &opt));
+  SgNN(sgnn_params_count(m->P, &np));
+  PetscCall(PetscMalloc1(np, &gbuf));
+  decay = pow(o->stop_lr / o->start_lr, (double)o->decay_steps / (double)o->numb_steps);
+  if (!rank && o->lcurve[0]) {
+    lc = fopen(o->lcurve, "w");
+    PetscCheck(lc, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "deepmd: cannot write lcurve file %s", o->lcurve);
+    fprintf(lc, "# step rmse_e_val(eV/atom) rmse_e_trn(eV/atom) rmse_f_val(eV/A) rmse_f_trn(eV/A) lr wall_s\n");
+  }
+  PetscCall(PetscPrintf(comm, "%8s %12s %12s %12s %12s %10s %8s\n", "step", "rmse_e_val", "rmse_e_trn", "rmse_f_val", "rmse_f_trn", "lr", "wall_s"));
+  PetscReal trn[3] = {0, 0, 0}; /* sum dE^2/N^2, sum dF^2, frames since the last display */
+  for (PetscInt step = 0; step < o->numb_steps; step++) {
+    SgLoaderBatch b;
+    PetscBool     done;
+    PetscReal     lr = o->start_lr * pow(decay, (double)(step / o->decay_steps)), fr = lr / o->start_lr;
+    PetscReal     pe = o->limit_pref_e * (1 - fr) + o->start_pref_e * fr, pf = o->limit_pref_f * (1 - fr) + o->start_pref_f * fr;
+    PetscReal     pv = hv ? o->limit_pref_v * (1 - fr) + o->start_pref_v * fr : 0;
+    PetscCall(SgLoaderNext(ld, &b, &done));
+    PetscCheck(!done, comm, PETSC_ERR_PLIB, "deepmd: loader ran out of batches at step %" PetscInt_FMT, step);
+    SgNN(sgnn_params_zero_grad(m->P));
+    if (b.nlocal > 0) {
+      PetscInt B = b.nlocal;
+      SgDType  dt;
+      int64_t  re;
+      if (B > Bcap) {
+        if (Bcap) PetscCall(SgDPBatchFree(&bt));
+        PetscCall(PetscFree5(xb, fb, vb, eb, boxb));
+        PetscCall(SgDPBatchAlloc(&m->cfg, B, N, &bt));
+        PetscCall(PetscMalloc5(3 * N * B, &xb, 3 * N * B, &fb, 9 * B, &vb, B, &eb, 9 * B, &boxb));
+        Bcap = B;
+      }
+      bt.B = B;
+      PetscCall(PetscArraycpy(bt.type, type, N));
+      PetscCall(SgLoaderGetFieldInfo(ld, 0, NULL, &dt, &re));
+      PetscCall(ToDouble(dt, b.data[0], (size_t)B * 3 * N, xb));
+      PetscCall(SgLoaderGetFieldInfo(ld, 1, NULL, &dt, &re));
+      PetscCall(ToDouble(dt, b.data[1], (size_t)B * 9, boxb));
+      PetscCall(SgLoaderGetFieldInfo(ld, 2, NULL, &dt, &re));
+      PetscCall(ToDouble(dt, b.data[2], (size_t)B, eb));
+      PetscCall(SgLoaderGetFieldInfo(ld, 3, NULL, &dt, &re));
+      PetscCall(ToDouble(dt, b.data[3], (size_t)B * 3 * N, fb));
+      if (hv) {
+        PetscCall(SgLoaderGetFieldInfo(ld, 4, NULL, &dt, &re));
+        PetscCall(ToDouble(dt, b.data[4], (size_t)B * 9, vb));
+      }
+      for (PetscInt k = 0; k < B; k++) PetscCall(SgDPBatchSetFrame(m, &bt, k, xb + 3 * N * k, BoxIsZero(boxb + 9 * k) ? NULL : boxb + 9 * k));
+      SgnnTensor E, F, V = NULL, El, Fl, Vl, dE, dF, dV, s2, t, loss, acc;
+      int        sB[1] = {(int)B}, sF[2] = {(int)(B * N), 3}, sV[2] = {(int)B, 9};
+      PetscCall(SgDPGraph(m, &bt, (PetscBool)(pv > 0), 1, &E, &F, &V));
+      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 1, sB, eb, &El));
+      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 2, sF, fb, &Fl));
+      SgNN(sgnn_sub(E, El, &dE));
+      SgNN(sgnn_sub(F, Fl, &dF));
+      SgNN(sgnn_mul(dE, dE, &s2));
+      SgNN(sgnn_sum(s2, 0, NULL, 0, &t));
+      sgnn_tensor_free(&s2);
+      {
+        double v;
+        SgNN(sgnn_tensor_item(t, &v));
+        trn[0] += v / ((double)N * N);
+      }
+      SgNN(sgnn_affine(t, pe / N / b.nglobal, 0.0, &loss));
+      sgnn_tensor_free(&t);
+      SgNN(sgnn_mul(dF, dF, &s2));
+      SgNN(sgnn_sum(s2, 0, NULL, 0, &t));
+      sgnn_tensor_free(&s2);
+      {
+        double v;
+        SgNN(sgnn_tensor_item(t, &v));
+        trn[1] += v;
+      }
+      SgNN(sgnn_affine(t, pf / (3.0 * N) / b.nglobal, 0.0, &s2));
+      sgnn_tensor_free(&t);
+      SgNN(sgnn_add(loss, s2, &acc));
+      sgnn_tensor_free(&s2);
+      sgnn_tensor_free(&loss);
+      loss = acc;
+      if (V) {
+        SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 2, sV, vb, &Vl));
+        SgNN(sgnn_sub(V, Vl, &dV));
+        SgNN(sgnn_mul(dV, dV, &s2));
+        SgNN(sgnn_sum(s2, 0, NULL, 0, &t));
+        sgnn_tensor_free(&s2);
+        SgNN(sgnn_affine(t, pv / (9.0 * N) / b.nglobal, 0.0, &s2));
+        SgNN(sgnn_add(loss, s2, &acc));
+        sgnn_tensor_free(&loss);
+        loss = acc;
+        SgnnTensor *fr2[] = {&t, &s2, &Vl, &dV, &V};
+        for (int q = 0; q < 5; q++) sgnn_tensor_free(fr2[q]);
+      }
+      SgNN(sgnn_backward(loss));
+      SgnnTensor *fr1[] = {&E, &F, &El, &Fl, &dE, &dF, &loss};
+      for (int q = 0; q < 7; q++) sgnn_tensor_free(fr1[q]);
+      trn[2] += B;
+    }
+    if (size > 1) {
+      SgNN(sgnn_tensor_to_f64(sgnn_params_grads(m->P), gbuf));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, gbuf, (PetscMPIInt)np, MPIU_REAL, MPIU_SUM, comm));
+      SgNN(sgnn_tensor_set_f64(sgnn_params_grads(m->P), gbuf));
+    }
+    SgNN(sgnn_optim_set_lr(opt, lr));
+    SgNN(sgnn_optim_step(opt));
+    PetscBool last = (PetscBool)(step == o->numb_steps - 1), stop = PETSC_FALSE;
+    if (o->max_time > 0) {
+      PetscInt s = (MPI_Wtime() - t0) > o->max_time;
+      PetscCallMPI(MPI_Bcast(&s, 1, MPIU_INT, 0, comm));
+      stop = (PetscBool)s;
+    }
+    if ((step + 1) % o->disp_freq == 0 || last || stop) {
+      SgDPTestResult r = {0};
+      PetscReal      tr[3];
+      PetscCallMPI(MPI_Allreduce(trn, tr, 3, MPIU_REAL, MPIU_SUM, comm));
+      PetscCall(SgDPModelSync(m));
+      if (o->nvalid) PetscCall(SgDPTest(m, o->nvalid, o->valid, o->valid_frames, comm, &r));
+      PetscReal ret = sqrt(tr[0] / PetscMax(tr[2], 1)), rft = sqrt(tr[1] / PetscMax(3 * N * tr[2], 1));
+      PetscCall(PetscPrintf(comm, "%8" PetscInt_FMT " %12.4e %12.4e %12.4e %12.4e %10.3e %8.1f\n", step + 1, r.e_rmse_atom, ret, r.f_rmse, rft, lr, MPI_Wtime() - t0));
+      if (lc) {
+        fprintf(lc, "%" PetscInt_FMT " %.6e %.6e %.6e %.6e %.4e %.2f\n", step + 1, r.e_rmse_atom, ret, r.f_rmse, rft, lr, MPI_Wtime() - t0);
+        fflush(lc);
+      }
+      trn[0] = trn[1] = trn[2] = 0;
+    }
+    if (stop) {
+      PetscCall(PetscPrintf(comm, "deepmd: stopping after %" PetscInt_FMT " steps: max_time %g s reached\n", step + 1, (double)o->max_time));
+      break;
+    }
+  }
+  if (lc) fclose(lc);
+  PetscCall(SgDPModelSync(m));
+  sgnn_optim_destroy(&opt);
+  PetscCall(PetscFree(gbuf));
+  PetscCall(PetscFree5(xb, fb, vb, eb, boxb));
+  if (Bcap) PetscCall(SgDPBatchFree(&bt));
+  PetscCall(PetscFree(type));
+  PetscCall(SgLoaderDestroy(&ld));
+  PetscCall(PetscPrintf(comm, "deepmd: training took %.1f s\n", MPI_Wtime() - t0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,242 @@
+/* Deep Potential training, model files, tabulation and model deviation (asserted).
+
+   Data: frames labelled by a known potential -- Morse pairs per type pair, cosine-tapered to zero
+   between 2.5 and 3.0 A -- 16 atoms (1/3 type A, 2/3 type B) in a periodic 5 A box, written as
+   md_frames datasets and read back through the loader, exactly the `surge train` path.
+
+   mode fit (one rank):
+     1. training (DeePMD-kit loss and schedule) brings the validation force RMSE below 30% of the
+        RMS force (the untrained model scores ~100%; a model that learned nothing cannot pass);
+     2. model file round trip: save, load, and the loaded model predicts bit-identical E, F, virial;
+     3. tabulated embedding (step 0.002): forces match the nets to 1e-6 eV/A;
+     4. model deviation: two copies of one model deviate by exactly 0; the trained and the untrained
+        model deviate by the value computed by hand from their forces.
+   mode mpi (two ranks): two training steps with a global batch of 2 frames on 2 ranks equal the same
+     steps on one rank (rank 0 alone, PETSC_COMM_SELF) to 1e-12 relative in every parameter. */
+#include <stdlib.h>
+#include "dptest_common.h"
+#include "sgdataset.h"
+
+enum { NA = 16 };
+static const double BOXL = 5.0;
+
+static double Pair(int ti, int tj, double r, double *dv)
+{
+  double r0 = (ti + tj == 0) ? 1.6 : (ti + tj == 1 ? 1.2 : 1.4), D = ti + tj == 1 ? 0.6 : 0.3, a = 2.0;
+  double e = exp(-a * (r - r0)), V = D * ((1 - e) * (1 - e) - 1), dV = D * 2 * (1 - e) * a * e, s = 1, ds = 0;
+  if (r > 3.0) s = 0, ds = 0;
+  else if (r > 2.5) s = 0.5 * (1 + cos(M_PI * (r - 2.5) / 0.5)), ds = -0.5 * M_PI / 0.5 * sin(M_PI * (r - 2.5) / 0.5);
+  *dv = dV * s + V * ds;
+  return V * s;
+}
+
+static double Label(const double *x, const PetscInt *t, double *f, double *vir)
+{
+  double E = 0;
+  for (int k = 0; k < 3 * NA; k++) f[k] = 0;
+  for (int k = 0; k < 9; k++) vir[k] = 0;
+  for (int i = 0; i < NA; i++)
+    for (int j = i + 1; j < NA; j++) {
+      double d[3], r2 = 0, dv;
+      for (int q = 0; q < 3; q++) d[q] = x[3 * j + q] - x[3 * i + q], d[q] -= BOXL * round(d[q] / BOXL), r2 += d[q] * d[q];
+      double r = sqrt(r2);
+      if (r >= 3.0) continue;
+      E += Pair(t[i], t[j], r, &dv);
+      for (int q = 0; q < 3; q++) {
+        f[3 * j + q] -= dv * d[q] / r, f[3 * i + q] += dv * d[q] / r;
+        for (int p = 0; p < 3; p++) vir[3 * p + q] -= d[p] * dv * d[q] / r;
+      }
+    }
+  return E;
+}
+
+static PetscErrorCode MakeData(const char *path, int nf, unsigned long long seed)
+{
+  SgDataset   ds;
+  PetscInt    t[NA];
+  const char *tm[2] = {"A", "B"};
+  double      box[9] = {BOXL, 0, 0, 0, BOXL, 0, 0, 0, BOXL}, x[3 * NA], f[3 * NA], v[9], E;
+
+  PetscFunctionBeginUser;
+  for (int i = 0; i < NA; i++) t[i] = i < NA / 3 ? 0 : 1;
+  PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, path, PETSC_TRUE, NA, t, 2, tm, SG_DTYPE_F64, PETSC_TRUE, -1, NULL, &ds));
+  for (int k = 0; k < nf; k++) {
+    PetscInt tt[NA];
+    DPRandomFrame(&seed, NA, box, 1.0, x, tt);
+    E = Label(x, t, f, v);
+    PetscCall(SgDatasetAppendBegin(ds, 1));
+    PetscCall(SgDatasetAppendField(ds, "coord", SG_DTYPE_F64, x));
+    PetscCall(SgDatasetAppendField(ds, "box", SG_DTYPE_F64, box));
+    PetscCall(SgDatasetAppendField(ds, "energy", SG_DTYPE_F64, &E));
+    PetscCall(SgDatasetAppendField(ds, "force", SG_DTYPE_F64, f));
+    PetscCall(SgDatasetAppendField(ds, "virial", SG_DTYPE_F64, v));
+    PetscCall(SgDatasetAppendCommit(ds));
+  }
+  PetscCall(SgDatasetClose(&ds));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static void Config(SgDPConfig *c)
+{
+  PetscMemzero(c, sizeof *c);
+  c->ntypes = 2;
+  strcpy(c->type_map[0], "A"), strcpy(c->type_map[1], "B");
+  c->rcut = 3.5, c->rcut_smth = 2.0, c->sel[0] = 16, c->sel[1] = 28;
+  c->nemb = 3, c->emb[0] = 8, c->emb[1] = 16, c->emb[2] = 32, c->axis = 4;
+  c->nfit = 2, c->fit[0] = c->fit[1] = 32, c->fit_resnet_dt = PETSC_TRUE;
+}
+
+static void Opts(SgDPTrainOpts *o, const char *dir, PetscInt steps, PetscInt batch)
+{
+  PetscMemzero(o, sizeof *o);
+  o->nfiles = 1, o->nvalid = 1;
+  snprintf(o->files[0], PETSC_MAX_PATH_LEN, "%s/pair_train.h5", dir);
+  snprintf(o->valid[0], PETSC_MAX_PATH_LEN, "%s/pair_valid.h5", dir);
+  o->numb_steps = steps, o->batch_size = batch, o->disp_freq = steps, o->decay_steps = 50, o->stat_frames = 20, o->valid_frames = 0, o->seed = 3;
+  o->start_lr = 5e-3, o->stop_lr = 1e-4;
+  o->start_pref_e = 0.02, o->limit_pref_e = 1, o->start_pref_f = 1000, o->limit_pref_f = 1, o->start_pref_v = 0.02, o->limit_pref_v = 1;
+}
+
+#define CHECK(cond, ...) \
+  do { \
+    if (!(cond)) { \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: " __VA_ARGS__)); \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n")); \
+      fails++; \
+    } \
+  } while (0)
+
+int main(int argc, char **argv)
+{
+  PetscMPIInt rank, size;
+  PetscInt    fails = 0;
+  const char *dir;
+  char        path[PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCheck(argc >= 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: %s fit|mpi|data TMPDIR", argv[0]);
+  dir = argv[2];
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (!rank) {
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s/pair_train.h5", dir));
+    PetscCall(MakeData(path, 48, 11));
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s/pair_valid.h5", dir));
+    PetscCall(MakeData(path, 16, 12));
+  }
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  if (!strcmp(argv[1], "data")) { /* only write the datasets (for the surge train deck test) */
+  } else if (!strcmp(argv[1], "fit")) {
+    SgDPConfig     c;
+    SgDPTrainOpts  o;
+    SgDPModel      m, m0, ml;
+    SgDPTestResult r0, r;
+    double         t0 = MPI_Wtime();
+    Config(&c);
+    Opts(&o, dir, 600, 2);
+    PetscCall(SgDPModelCreate(&c, &m));
+    PetscCall(SgDPModelInitWeights(m, 5));
+    PetscCall(SgDPModelCreate(&c, &m0)); /* an untrained copy with the same statistics, for 4. */
+    PetscCall(SgDPModelInitWeights(m0, 5));
+    PetscCall(SgDPTest(m, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, PETSC_COMM_SELF, &r0));
+    PetscCall(SgDPTrain(m, &o, PETSC_COMM_SELF));
+    PetscCall(SgDPTest(m, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, PETSC_COMM_SELF, &r));
+    PetscCall(SgDPTestPrint(PETSC_COMM_SELF, &r));
+    /* the RMS force of the validation labels: the RMSE of a zero-force model */
+    double frms = 0, x[3 * NA], box[9] = {BOXL, 0, 0, 0, BOXL, 0, 0, 0, BOXL};
+    PetscInt t[NA];
+    {
+      SgDataset ds;
+      double   *fl;
+      PetscCall(PetscMalloc1(16 * 3 * NA, &fl));
+      PetscCall(SgDatasetOpen(PETSC_COMM_SELF, o.valid[0], SG_DATASET_READ, &ds));
+      PetscCall(SgDatasetReadField(ds, "force", 0, 16, SG_DTYPE_F64, fl));
+      PetscCall(SgDatasetReadField(ds, "coord", 0, 1, SG_DTYPE_F64, x));
+      PetscCall(SgDatasetClose(&ds));
+      for (int k = 0; k < 16 * 3 * NA; k++) frms += fl[k] * fl[k];
+      frms = sqrt(frms / (16 * 3 * NA));
+      PetscCall(PetscFree(fl));
+      for (int i = 0; i < NA; i++) t[i] = i < NA / 3 ? 0 : 1;
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "1. force RMSE %.4f eV/A = %.1f%% of the RMS force %.4f (untrained: %.1f%%); energy RMSE/atom %.4f eV; %.1f s\n", r.f_rmse, 100 * r.f_rmse / frms, frms, 100 * r0.f_rmse / frms, r.e_rmse_atom, MPI_Wtime() - t0));
+    CHECK(r.f_rmse < 0.30 * frms, "training on the pair potential: force RMSE %g is not below 30%% of the RMS force %g", r.f_rmse, frms);
+    /* 2. round trip */
+    double e1, e2, f1[3 * NA], f2[3 * NA], v1[9], v2[9];
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s/pair_model.h5", dir));
+    PetscCall(SgDPModelSave(m, path));
+    PetscCall(SgDPModelLoad(path, &ml));
+    PetscCall(SgDeepmdCompute(m, NA, x, t, box, &e1, f1, v1, NULL));
+    PetscCall(SgDeepmdCompute(ml, NA, x, t, box, &e2, f2, v2, NULL));
+    PetscBool same = (PetscBool)(!memcmp(&e1, &e2, sizeof e1) && !memcmp(f1, f2, sizeof f1) && !memcmp(v1, v2, sizeof v1));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "2. save/load round trip: %s (E %.15f vs %.15f)\n", same ? "bit-identical" : "DIFFERENT", e1, e2));
+    CHECK(same, "model file round trip changed the predictions");
+    /* 3. tabulation */
+    double ft[3 * NA], et, vt[9], df = 0;
+    PetscCall(SgDeepmdCompress(ml, 0.002, 0.5));
+    PetscCall(SgDeepmdCompute(ml, NA, x, t, box, &et, ft, vt, NULL));
+    for (int k = 0; k < 3 * NA; k++) df = PetscMax(df, fabs(ft[k] - f1[k]));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. tabulated (%" PetscInt_FMT " intervals) vs nets: max |dF| %.2e eV/A, |dE| %.2e eV\n", ml->tab.n, df, fabs(et - e1)));
+    CHECK(df < 1e-6, "tabulated forces differ from the nets by %g eV/A", df);
+    /* 4. model deviation */
+    SgDeepmdForces fc;
+    SgDeepmd       two[2] = {m, m}, pair[2] = {m, m0};
+    double         mx, av, fa[3 * NA], fb[3 * NA], ea, ref = 0;
+    PetscCall(SgDeepmdModelDeviation(2, two, NA, x, t, box, &mx, &av, NULL));
+    CHECK(mx == 0, "two copies of one model deviate by %g", mx);
+    PetscCall(SgDeepmdModelDeviation(2, pair, NA, x, t, box, &mx, &av, NULL));
+    PetscCall(SgDeepmdCompute(m, NA, x, t, box, &ea, fa, NULL, NULL));
+    PetscCall(SgDeepmdCompute(m0, NA, x, t, box, &ea, fb, NULL, NULL));
+    for (int i = 0; i < NA; i++) {
+      double d2 = 0;
+      for (int q = 0; q < 3; q++) d2 += PetscSqr(0.5 * (fa[3 * i + q] - fb[3 * i + q]));
+      ref = PetscMax(ref, sqrt(d2)); /* K = 2: sigma = |F1 - F2| / 2 */
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "4. model deviation: identical models 0, trained vs untrained max_devi_f %.6f (by hand %.6f)\n", mx, ref));
+    CHECK(fabs(mx - ref) < 1e-10 * ref, "model deviation %g differs from the hand value %g", mx, ref);
+    (void)fc;
+    PetscCall(SgDPModelDestroy(&m));
+    PetscCall(SgDPModelDestroy(&m0));
+    PetscCall(SgDPModelDestroy(&ml));
+  } else if (!strcmp(argv[1], "mpi")) {
+    SgDPConfig    c;
+    SgDPTrainOpts o;
+    SgDPModel     ms = NULL, mp;
+    long          np;
+    Config(&c);
+    Opts(&o, dir, 2, 2);
+    o.nvalid = 0;
+    if (!rank) { /* serial reference on rank 0 alone */
+      PetscCall(SgDPModelCreate(&c, &ms));
+      PetscCall(SgDPModelInitWeights(ms, 5));
+      PetscCall(SgDPTrain(ms, &o, PETSC_COMM_SELF));
+    }
+    PetscCall(SgDPModelCreate(&c, &mp));
+    PetscCall(SgDPModelInitWeights(mp, 5));
+    PetscCall(SgDPTrain(mp, &o, PETSC_COMM_WORLD));
+    if (!rank) {
+      double *a, *b, err = 0, moved = 0;
+      SgDPModel m0;
+      SgNN(sgnn_params_count(mp->P, &np));
+      PetscCall(PetscMalloc2(np, &a, np, &b));
+      SgNN(sgnn_tensor_to_f64(sgnn_params_values(ms->P), a));
+      SgNN(sgnn_tensor_to_f64(sgnn_params_values(mp->P), b));
+      for (long k = 0; k < np; k++) err = PetscMax(err, fabs(a[k] - b[k]) / (1e-3 + fabs(a[k])));
+      PetscCall(SgDPModelCreate(&c, &m0));
+      PetscCall(SgDPModelInitWeights(m0, 5));
+      SgNN(sgnn_tensor_to_f64(sgnn_params_values(m0->P), b));
+      for (long k = 0; k < np; k++) moved = PetscMax(moved, fabs(a[k] - b[k]));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "mpi: %d ranks vs 1 rank after 2 steps: max relative parameter difference %.2e (parameters moved by up to %.2e)\n", size, err, moved));
+      CHECK(size == 2, "run this mode on 2 ranks");
+      CHECK(err < 1e-12 && moved > 1e-4, "2-rank training differs from 1-rank: %g (moved %g)", err, moved);
+      PetscCall(PetscFree2(a, b));
+      PetscCall(SgDPModelDestroy(&m0));
+      PetscCall(SgDPModelDestroy(&ms));
+    }
+    PetscCall(SgDPModelDestroy(&mp));
+    PetscCallMPI(MPI_Bcast(&fails, 1, MPIU_INT, 0, PETSC_COMM_WORLD));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s (%d failures)\n", fails ? "FAILED" : "PASSED", (int)fails));
+  PetscCall(PetscFinalize());
+  return fails ? 1 : 0;
+}
