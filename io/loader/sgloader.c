@@ -716,7 +716,7 @@ PetscErrorCode SgLoaderView(SgLoader l, PetscViewer v)
   {
     PetscInt nraw = 0;
     for (PetscInt j = 0; j < l->nfiles * l->nfields; j++) nraw += l->raw[j];
-    PetscCall(PetscViewerASCIIPrintf(v, "  reads: %d of %d file fields as raw bytes at HDF5-located offsets, the rest through H5Dread; read-ahead %d batches\n", (int)nraw, (int)(l->nfiles * l->nfields), (int)l->readahead));
+    PetscCall(PetscViewerASCIIPrintf(v, "  reads: %d of %d file fields as raw bytes at HDF5-located offsets (%lld chunk-index walks so far), the rest through H5Dread; read-ahead %d batches\n", (int)nraw, (int)(l->nfiles * l->nfields), (long long)l->st_lookups, (int)l->readahead));
   }
   PetscCall(PetscViewerASCIIPrintf(v, "  rank %d plan: %lld accesses, %lld buffer hits (%.2f%%)\n", l->rank, (long long)l->plan.accesses, (long long)l->plan.hits, l->plan.accesses ? 100.0 * l->plan.hits / l->plan.accesses : 0.0));
   PetscFunctionReturn(PETSC_SUCCESS);
