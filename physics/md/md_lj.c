@@ -70,6 +70,53 @@ static void LJFull1F(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const Pets
   }
 }
 
+/* Half list, one type: each pair once (Newton), the partner's force scattered.  The neighbours of
+   one atom are distinct and differ from it, so the scatter has no conflicts inside the loop and
+   the compiler may vectorise it (AVX-512 scatter).  eflag selects energy/virial accumulation. */
+static void LJHalf1(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, PetscReal *restrict f, PetscBool eflag, PetscReal *energy, PetscReal w[6])
+{
+  const PetscReal cutsq = c->cutsq[0], lj1 = c->lj1[0], lj2 = c->lj2[0], lj3 = c->lj3[0], lj4 = c->lj4[0], off = c->off[0];
+  PetscReal       E = 0, w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscInt *restrict l = nb->list + nb->first[i];
+    const PetscInt  m = nb->num[i];
+    const PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
+    PetscReal       fx = 0, fy = 0, fz = 0, e = 0, v0 = 0, v1 = 0, v2 = 0, v3 = 0, v4 = 0, v5 = 0;
+    if (eflag) {
+#pragma omp simd reduction(+ : fx, fy, fz, e, v0, v1, v2, v3, v4, v5)
+      for (PetscInt k = 0; k < m; k++) {
+        const PetscInt  j  = l[k];
+        const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
+        const PetscReal r2 = dx * dx + dy * dy + dz * dz;
+        const PetscReal in = r2 < cutsq ? 1.0 : 0.0;
+        const PetscReal r2i = in / r2, r6i = r2i * r2i * r2i;
+        const PetscReal fp = r6i * (lj1 * r6i - lj2) * r2i;
+        fx += dx * fp; fy += dy * fp; fz += dz * fp;
+        f[3 * j] -= dx * fp; f[3 * j + 1] -= dy * fp; f[3 * j + 2] -= dz * fp;
+        e += r6i * (lj3 * r6i - lj4) - in * off;
+        v0 += dx * dx * fp; v1 += dy * dy * fp; v2 += dz * dz * fp;
+        v3 += dx * dy * fp; v4 += dx * dz * fp; v5 += dy * dz * fp;
+      }
+    } else {
+#pragma omp simd reduction(+ : fx, fy, fz)
+      for (PetscInt k = 0; k < m; k++) {
+        const PetscInt  j  = l[k];
+        const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
+        const PetscReal r2 = dx * dx + dy * dy + dz * dz;
+        const PetscReal in = r2 < cutsq ? 1.0 : 0.0;
+        const PetscReal r2i = in / r2, r6i = r2i * r2i * r2i;
+        const PetscReal fp = r6i * (lj1 * r6i - lj2) * r2i;
+        fx += dx * fp; fy += dy * fp; fz += dz * fp;
+        f[3 * j] -= dx * fp; f[3 * j + 1] -= dy * fp; f[3 * j + 2] -= dz * fp;
+      }
+    }
+    f[3 * i] += fx; f[3 * i + 1] += fy; f[3 * i + 2] += fz;
+    E += e; w0 += v0; w1 += v1; w2 += v2; w3 += v3; w4 += v4; w5 += v5;
+  }
+  *energy = E;
+  w[0] = w0; w[1] = w1; w[2] = w2; w[3] = w3; w[4] = w4; w[5] = w5;
+}
+
 /* General case: several types, full or half list. */
 static void LJGeneral(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, const PetscInt *type, PetscReal *restrict f, PetscReal *energy, PetscReal w[6])
 {
@@ -111,7 +158,10 @@ static PetscErrorCode LJForces(void *ctx, const SgForcesInput *in, SgForcesOutpu
     LJFull1F(c, nb, in->n, in->x, out->f);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (c->nt == 1 && !nb->half) LJFull1(c, nb, in->n, in->x, out->f, &out->energy, w);
+  if (c->nt == 1 && nb->half) {
+    LJHalf1(c, nb, in->n, in->x, out->f, c->md->eflag, &out->energy, w);
+    if (!c->md->eflag) PetscFunctionReturn(PETSC_SUCCESS);
+  } else if (c->nt == 1) LJFull1(c, nb, in->n, in->x, out->f, &out->energy, w);
   else LJGeneral(c, nb, in->n, in->x, in->type, out->f, &out->energy, w);
   out->virial[0] = w[0]; out->virial[4] = w[1]; out->virial[8] = w[2];
   out->virial[1] = out->virial[3] = w[3];
@@ -173,6 +223,6 @@ PetscErrorCode SgMDForceProviderCreate_LJ(const SgMDForceInfo *info, SgMDForcePr
   p->cutoff  = rcmax;
   p->newton  = c->md->neigh.half;
   p->destroy = LJDestroy;
-  p->lazy_energy = (nt == 1 && !c->md->neigh.half) ? PETSC_TRUE : PETSC_FALSE;
+  p->lazy_energy = (nt == 1) ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
