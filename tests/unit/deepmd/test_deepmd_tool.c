@@ -28,6 +28,67 @@ int main(int argc, char **argv)
     PetscCall(SgDPTestPrint(PETSC_COMM_WORLD, &r));
     PetscCall(PetscFree(files));
     PetscCall(SgDPModelDestroy(&m));
+  } else if (!strcmp(argv[1], "xyz")) { /* xyz DATA.h5 FRAME REP OUT.xyz: frame replicated REP^3 times */
+    SgDataset ds;
+    int64_t   n = 0;
+    int32_t  *t;
+    double   *x, box[9];
+    char    **tm;
+    PetscInt  nt, fr = atoi(argv[3]), rep = atoi(argv[4]);
+    FILE     *fp;
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, argv[2], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, NULL));
+    PetscCall(PetscMalloc2(n, &t, 3 * n, &x));
+    PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, t));
+    PetscCall(SgDatasetReadStrings(ds, "type_map", &nt, &tm));
+    PetscCall(SgDatasetReadField(ds, "coord", fr, 1, SG_DTYPE_F64, x));
+    PetscCall(SgDatasetReadField(ds, "box", fr, 1, SG_DTYPE_F64, box));
+    fp = fopen(argv[5], "w");
+    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", argv[5]);
+    fprintf(fp, "%ld\nLattice=\"", (long)(n * rep * rep * rep));
+    for (int q = 0; q < 9; q++) fprintf(fp, "%s%.10f", q ? " " : "", box[q] * rep);
+    fprintf(fp, "\" Properties=species:S:1:pos:R:3\n");
+    for (int a = 0; a < rep; a++)
+      for (int b = 0; b < rep; b++)
+        for (int c = 0; c < rep; c++)
+          for (int64_t i = 0; i < n; i++) {
+            fprintf(fp, "%s", tm[t[i]]);
+            for (int q = 0; q < 3; q++) fprintf(fp, " %.10f", x[3 * i + q] + a * box[q] + b * box[3 + q] + c * box[6 + q]);
+            fprintf(fp, "\n");
+          }
+    fclose(fp);
+    PetscCall(SgDatasetStringsFree(nt, &tm));
+    PetscCall(SgDatasetClose(&ds));
+    PetscCall(PetscFree2(t, x));
+  } else if (!strcmp(argv[1], "energy")) { /* energy MODEL.h5 DATA.h5 FRAME REP: C-API energy of a replicated frame */
+    SgDeepmd   m;
+    SgDataset  ds;
+    int64_t    n = 0;
+    int32_t   *t;
+    double    *x, box[9], *xr, *fr, e, br[9];
+    PetscInt   fr0 = atoi(argv[4]), rep = atoi(argv[5]), *tr, k = 0;
+    PetscCall(SgDeepmdLoad(argv[2], &m));
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, argv[3], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, NULL));
+    PetscCall(PetscMalloc2(n, &t, 3 * n, &x));
+    PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, t));
+    PetscCall(SgDatasetReadField(ds, "coord", fr0, 1, SG_DTYPE_F64, x));
+    PetscCall(SgDatasetReadField(ds, "box", fr0, 1, SG_DTYPE_F64, box));
+    PetscCall(SgDatasetClose(&ds));
+    PetscCall(PetscMalloc3(3 * n * rep * rep * rep, &xr, n * rep * rep * rep, &tr, 3 * n * rep * rep * rep, &fr));
+    for (int a = 0; a < rep; a++)
+      for (int b = 0; b < rep; b++)
+        for (int c = 0; c < rep; c++)
+          for (int64_t i = 0; i < n; i++, k++) {
+            for (int q = 0; q < 3; q++) xr[3 * k + q] = x[3 * i + q] + a * box[q] + b * box[3 + q] + c * box[6 + q];
+            tr[k] = t[i];
+          }
+    for (int q = 0; q < 9; q++) br[q] = box[q] * rep;
+    PetscCall(SgDeepmdCompute(m, k, xr, tr, br, &e, fr, NULL, NULL));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "%.12f\n", e));
+    PetscCall(PetscFree3(xr, tr, fr));
+    PetscCall(PetscFree2(t, x));
+    PetscCall(SgDeepmdDestroy(&m));
   } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown command %s", argv[1]);
   PetscCall(PetscFinalize());
   return 0;

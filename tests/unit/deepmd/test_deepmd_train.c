@@ -10,7 +10,8 @@
      2. model file round trip: save, load, and the loaded model predicts bit-identical E, F, virial;
      3. tabulated embedding (step 0.002): forces match the nets to 1e-6 eV/A;
      4. model deviation: two copies of one model deviate by exactly 0; the trained and the untrained
-        model deviate by the value computed by hand from their forces.
+        model deviate by the value computed by hand from their forces; the md.forces uncertainty
+        function (owned atoms + ghosts, as MD calls it) gives the same value to 1e-10.
    mode mpi (two ranks): two training steps with a global batch of 2 frames on 2 ranks equal the same
      steps on one rank (rank 0 alone, PETSC_COMM_SELF) to 1e-12 relative in every parameter. */
 #include <stdlib.h>
@@ -194,7 +195,22 @@ int main(int argc, char **argv)
     }
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "4. model deviation: identical models 0, trained vs untrained max_devi_f %.6f (by hand %.6f)\n", mx, ref));
     CHECK(fabs(mx - ref) < 1e-10 * ref, "model deviation %g differs from the hand value %g", mx, ref);
-    (void)fc;
+    { /* the md.forces uncertainty function (owned atoms + periodic ghosts, as the MD engine calls it) */
+      PetscInt      nall, *tall, *map;
+      PetscReal    *xall, dev;
+      SgForcesInput in;
+      PetscCall(SgDPImages(NA, x, t, box, m->cfg.rcut, &nall, &xall, &tall, &map));
+      in.n = NA, in.nghost = nall - NA, in.x = xall, in.type = tall;
+      for (int q = 0; q < 9; q++) in.box[q] = box[q];
+      PetscCall(PetscMemzero(&fc, sizeof fc));
+      fc.K = 2, fc.models = pair;
+      PetscCall(SgDeepmdForcesUncertainty(&fc, &in, &dev));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "   md.forces uncertainty (ghosts folded onto owners): %.6f\n", dev));
+      CHECK(fabs(dev - mx) < 1e-10 * mx, "SgDeepmdForcesUncertainty %g differs from SgDeepmdModelDeviation %g", dev, mx);
+      PetscCall(PetscFree(fc.tbuf));
+      PetscCall(PetscFree(fc.fbuf));
+      PetscCall(PetscFree3(xall, tall, map));
+    }
     PetscCall(SgDPModelDestroy(&m));
     PetscCall(SgDPModelDestroy(&m0));
     PetscCall(SgDPModelDestroy(&ml));
