@@ -95,7 +95,7 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   PetscCall(SgOptionsReal("-velocity_temperature", "draw initial velocities at this temperature (0: keep the file's or zero)", md->units.u_temperature, T0, &T0, &setT, 0, PETSC_MAX_REAL));
   PetscCall(SgOptionsInt("-seed", "random seed (velocities, Langevin noise)", seed, &seed, NULL, 0, PETSC_MAX_INT));
   md->seed = (uint64_t)seed;
-  if (setT || !sys->v) PetscCall(SgMDSystemVelocities(sys, &md->units, T0, md->seed));
+  if (T0 > 0 || !sys->v) PetscCall(SgMDSystemVelocities(sys, &md->units, T0, md->seed)); /* T0 = 0 keeps the file's velocities */
   /* integrator */
   md->dt = md->units.dt;
   PetscCall(SgOptionsReal("-dt", "time step", md->units.u_time, md->dt, &md->dt, NULL, PETSC_SMALL, PETSC_MAX_REAL));
@@ -255,7 +255,12 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscCall(PetscInfo(solver, "md: %" PetscInt_FMT " atoms, processor grid %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\n", md->N, md->dom->pgrid[0], md->dom->pgrid[1], md->dom->pgrid[2]));
   PetscCall(PetscPrintf(comm, "md: %" PetscInt_FMT " atoms, %" PetscInt_FMT " types, %s units, forces '%s' (cutoff %g, skin %g, %s lists), %s, dt %g, ranks %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\n", md->N, md->ntypes, md->units.name, md->provname,
                         (double)md->cutoff, (double)md->neigh.skin, md->neigh.half ? "half (Newton)" : "full", ensembles[md->ens], (double)md->dt, md->dom->pgrid[0], md->dom->pgrid[1], md->dom->pgrid[2]));
-  if (md->thermo_every) PetscCall(ThermoLine(solver, PETSC_TRUE));
+  {
+    PetscBool restarting;
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
+    /* a restarted run prints its first thermo line after the state is read (restart op) */
+    if (md->thermo_every && !restarting) PetscCall(ThermoLine(solver, PETSC_TRUE));
+  }
   if (md->traj_every) {
     SgH5MD h;
     PetscInt *sp, off, cnt;
@@ -453,6 +458,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     for (int k = 0; k < 10; k++) md->eta[k] = sc[17 + k];
     md->energy_step = md->step;
     if (md->h5md) PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
+    if (md->thermo_every) PetscCall(ThermoLine(solver, PETSC_TRUE));
   }
   PetscCall(VecDestroy(&V));
   PetscFunctionReturn(PETSC_SUCCESS);

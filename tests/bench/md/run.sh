@@ -5,6 +5,7 @@
 # Each configuration runs REPEAT times, alternating the two codes so both see the same machine
 # load; the figure is the median loop time (LAMMPS: "Loop time"; surge: time inside the step calls,
 # i.e. integration + neighbour lists + communication + forces, thermo at steps 0 and 100).
+# surge runs twice: default full lists (bit-reproducible) and md_newton (half lists, as LAMMPS).
 # Prints atom-steps/s and the ratio surge/LAMMPS (> 1: surge faster).  Figures, not pass/fail.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -39,20 +40,23 @@ run		100
 IN
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo "LJ benchmark, 32000 atoms x 100 steps; $REPEAT runs each, median loop time; $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %-8s %10s %14s %10s\n' ranks code loop_s atom-steps/s ratio
+printf '%-6s %-14s %10s %14s %10s\n' ranks code loop_s atom-steps/s ratio
 for np in 1 2; do
   run=""; [ $np -gt 1 ] && run="mpiexec -n $np --oversubscribe"
-  : > s.$np; : > l.$np
+  : > s.$np; : > l.$np; : > n.$np
   for r in $(seq $REPEAT); do
     $run "$SURGE" run "$root/inputs/md/lj_bench.yaml" -sim_output b$np -md_thermo_every 100 > s.log 2>&1
     grep -o 'in [0-9.]* s (loop time)' s.log | awk '{print $2}' >> s.$np
+    $run "$SURGE" run "$root/inputs/md/lj_bench.yaml" -sim_output b$np -md_thermo_every 100 -md_newton > sn.log 2>&1
+    grep -o 'in [0-9.]* s (loop time)' sn.log | awk '{print $2}' >> n.$np
     $run lmp -in in.lj -log none > l.log 2>&1
     awk '/^Loop time/{print $4}' l.log >> l.$np
   done
-  ts=$(median < s.$np); tl=$(median < l.$np)
-  awk -v np=$np -v ts="$ts" -v tl="$tl" 'BEGIN {
-    printf "%-6d %-8s %10.3f %14.3e\n", np, "LAMMPS", tl, 3.2e6 / tl;
-    printf "%-6d %-8s %10.3f %14.3e %9.2fx\n", np, "surge", ts, 3.2e6 / ts, tl / ts }'
-  echo "       runs: surge $(tr '\n' ' ' < s.$np)| LAMMPS $(tr '\n' ' ' < l.$np)"
+  ts=$(median < s.$np); tl=$(median < l.$np); tn=$(median < n.$np)
+  awk -v np=$np -v ts="$ts" -v tl="$tl" -v tn="$tn" 'BEGIN {
+    printf "%-6d %-14s %10.3f %14.3e\n", np, "LAMMPS", tl, 3.2e6 / tl;
+    printf "%-6d %-14s %10.3f %14.3e %9.2fx\n", np, "surge", ts, 3.2e6 / ts, tl / ts;
+    printf "%-6d %-14s %10.3f %14.3e %9.2fx\n", np, "surge newton", tn, 3.2e6 / tn, tl / tn }'
+  echo "       runs: surge $(tr '\n' ' ' < s.$np)| newton $(tr '\n' ' ' < n.$np)| LAMMPS $(tr '\n' ' ' < l.$np)"
 done
 grep -h "thermo: *100 " s.log | sed 's/^/surge  /' || true
