@@ -82,6 +82,7 @@ typedef struct {
   PetscInt   overflow; /* neighbours dropped because a section was full (max over centres) */
 } SgDPEnv;
 PETSC_INTERN PetscErrorCode SgDPEnvBuild(const SgDPConfig *, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *);
+PETSC_INTERN PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *, PetscInt c0, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *);
 PETSC_INTERN PetscErrorCode SgDPEnvFree(SgDPEnv *);
 /* Periodic images of a box within rcut: x_all = wrapped atoms then ghosts; map[k] = original atom. */
 PETSC_INTERN PetscErrorCode SgDPImages(PetscInt n, const PetscReal *x, const PetscInt *type, const PetscReal box[9], PetscReal rcut, PetscInt *nall, PetscReal **xall, PetscInt **tall, PetscInt **map);

@@ -58,8 +58,16 @@ static inline void EnvRow(const PetscReal d[3], PetscReal rs, PetscReal rc, Pets
 
 PetscErrorCode SgDPEnvBuild(const SgDPConfig *cfg, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *e)
 {
+  PetscFunctionBegin;
+  PetscCall(SgDPEnvBuildRange(cfg, 0, n, nall, x, type, e));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* centres c0 .. c0+n-1 (row i of e is centre c0+i) */
+PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *cfg, PetscInt c0, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *e)
+{
   PetscReal lo[3], hi[3], rc = cfg->rcut, rc2 = rc * rc;
-  PetscInt  nc[3], ncell, *head, *next, nnei = cfg->nnei, ncand = 0, capc = 256;
+  PetscInt  nc[3], ncell, *head, *next, nnei = cfg->nnei, capc = 256;
   Cand     *cand[SG_DP_MAXT];
   PetscInt  cnt[SG_DP_MAXT];
 
@@ -73,10 +81,11 @@ PetscErrorCode SgDPEnvBuild(const SgDPConfig *cfg, PetscInt n, PetscInt nall, co
   e->nall = nall;
   e->nnei = nnei;
   e->overflow = 0;
-  for (PetscInt i = 0; i < n * nnei; i++) e->nlist[i] = -1;
-  PetscCall(PetscArrayzero(e->rij, n * nnei * 3));
-  PetscCall(PetscArrayzero(e->env, n * nnei * 4));
-  PetscCall(PetscArrayzero(e->denv, n * nnei * 12));
+  size_t ns = (size_t)PetscMax(n, 0) * (size_t)nnei;
+  for (size_t i = 0; i < ns; i++) e->nlist[i] = -1;
+  PetscCall(PetscArrayzero(e->rij, 3 * ns));
+  PetscCall(PetscArrayzero(e->env, 4 * ns));
+  PetscCall(PetscArrayzero(e->denv, 12 * ns));
   if (!nall) PetscFunctionReturn(PETSC_SUCCESS);
   /* cell lists over the bounding box of all atoms, cells no smaller than rc */
   for (int d = 0; d < 3; d++) lo[d] = hi[d] = x[d];
@@ -99,15 +108,15 @@ PetscErrorCode SgDPEnvBuild(const SgDPConfig *cfg, PetscInt n, PetscInt nall, co
   }
   for (PetscInt t = 0; t < cfg->ntypes; t++) PetscCall(PetscMalloc1(capc, &cand[t]));
   for (PetscInt i = 0; i < n; i++) {
-    PetscInt ci[3];
-    for (int d = 0; d < 3; d++) ci[d] = CELLOF(x[3 * i + d], d);
+    PetscInt ci[3], a0 = c0 + i; /* row i, atom a0 */
+    for (int d = 0; d < 3; d++) ci[d] = CELLOF(x[3 * a0 + d], d);
     for (PetscInt t = 0; t < cfg->ntypes; t++) cnt[t] = 0;
     for (PetscInt a = PetscMax(0, ci[0] - 1); a <= PetscMin(nc[0] - 1, ci[0] + 1); a++)
       for (PetscInt b = PetscMax(0, ci[1] - 1); b <= PetscMin(nc[1] - 1, ci[1] + 1); b++)
         for (PetscInt c = PetscMax(0, ci[2] - 1); c <= PetscMin(nc[2] - 1, ci[2] + 1); c++)
           for (PetscInt j = head[(a * nc[1] + b) * nc[2] + c]; j >= 0; j = next[j]) {
-            if (j == i) continue;
-            PetscReal d0 = x[3 * j] - x[3 * i], d1 = x[3 * j + 1] - x[3 * i + 1], d2 = x[3 * j + 2] - x[3 * i + 2];
+            if (j == a0) continue;
+            PetscReal d0 = x[3 * j] - x[3 * a0], d1 = x[3 * j + 1] - x[3 * a0 + 1], d2 = x[3 * j + 2] - x[3 * a0 + 2];
             PetscReal r2 = d0 * d0 + d1 * d1 + d2 * d2;
             if (r2 >= rc2) continue;
             PetscInt t = type[j];
@@ -125,12 +134,11 @@ PetscErrorCode SgDPEnvBuild(const SgDPConfig *cfg, PetscInt n, PetscInt nall, co
       for (PetscInt k = 0; k < PetscMin(cnt[t], cfg->sel[t]); k++) {
         PetscInt  s = i * nnei + cfg->sec[t] + k, j = cand[t][k].j;
         PetscReal *d = e->rij + 3 * s;
-        for (int q = 0; q < 3; q++) d[q] = x[3 * j + q] - x[3 * i + q];
+        for (int q = 0; q < 3; q++) d[q] = x[3 * j + q] - x[3 * a0 + q];
         e->nlist[s] = j;
         EnvRow(d, cfg->rcut_smth, rc, e->env + 4 * s, e->denv + 12 * s);
       }
     }
-    ncand += 0;
   }
 #undef CELLOF
   for (PetscInt t = 0; t < cfg->ntypes; t++) PetscCall(PetscFree(cand[t]));

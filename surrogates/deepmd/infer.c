@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "deepmd.h"
+#include "vmath.h" /* surrogates/nn: branch-free vectorisable tanh (a few ulp) */
 
 /* G, dG, d2G: [npt][M] (dG, d2G may be NULL when order is lower) */
 void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscInt order, PetscReal *G, PetscReal *dG, PetscReal *d2G, PetscReal *work)
@@ -35,7 +36,7 @@ void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscIn
     for (PetscInt p = 0; p < npt; p++) {
       PetscReal *z0 = z[0] + p * out, *z1 = z[1] + p * out, *z2 = z[2] + p * out;
       for (PetscInt o = 0; o < out; o++) {
-        PetscReal a = tanh(z0[o] + L->b[o]), da = 1 - a * a, s = L->idt ? L->idt[o] : 1;
+        PetscReal a = sg_tanh(z0[o] + L->b[o]), da = 1 - a * a, s = L->idt ? L->idt[o] : 1;
         PetscReal a1 = 0, a2 = 0;
         if (order >= 1) a1 = da * z1[o];
         if (order >= 2) a2 = da * (z2[o] - 2 * a * z1[o] * z1[o]);
@@ -60,41 +61,50 @@ void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscIn
   free(own);
 }
 
-/* Fitting net: energy of one descriptor d and dE/dd. work: 2*sum(widths) + maxw */
-static PetscReal FitEval(const SgDPNet *net, const PetscReal *d, PetscReal *gd, PetscReal *work)
+/* Fitting net on nr descriptors at once (rows of d, each `in` long): energies e[nr] and, if gd,
+   dE/dd [nr][in]. BLAS-3 over the rows: the weights are read once per batch, not once per atom.
+   work: 2 * nr * sum(widths) + 2 * nr * maxw */
+static void FitBatch(const SgDPNet *net, PetscInt nr, const PetscReal *d, PetscReal *e, PetscReal *gd, PetscReal *work)
 {
   PetscReal *act[SG_DP_MAXL + 2], *hs[SG_DP_MAXL + 2], *w = work;
-  PetscInt   in = net->l[0].in;
-  hs[0]         = (PetscReal *)d;
+  PetscInt   in = net->l[0].in, maxw = 1;
+  hs[0] = (PetscReal *)d;
   for (PetscInt l = 0; l < net->nl - 1; l++) {
     const SgDPLayer *L = &net->l[l];
-    act[l] = w, w += L->out;
-    hs[l + 1] = w, w += L->out;
-    memcpy(act[l], L->b, sizeof(PetscReal) * L->out);
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)L->out, (int)L->in, 1.0, L->W, (int)L->in, hs[l], 1, 1.0, act[l], 1);
-    for (PetscInt o = 0; o < L->out; o++) {
-      act[l][o]     = tanh(act[l][o]);
-      hs[l + 1][o] = (L->idt ? L->idt[o] : 1) * act[l][o] + (L->res ? hs[l][o] : 0);
+    maxw               = PetscMax(maxw, PetscMax(L->in, L->out));
+    act[l] = w, w += nr * L->out;
+    hs[l + 1] = w, w += nr * L->out;
+    for (PetscInt r = 0; r < nr; r++) memcpy(act[l] + r * L->out, L->b, sizeof(PetscReal) * L->out);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr, (int)L->out, (int)L->in, 1.0, hs[l], (int)L->in, L->W, (int)L->in, 1.0, act[l], (int)L->out);
+    for (PetscInt r = 0; r < nr; r++) {
+      PetscReal *a = act[l] + r * L->out, *h = hs[l + 1] + r * L->out, *hp = hs[l] + r * L->in;
+      for (PetscInt o = 0; o < L->out; o++) {
+        a[o] = sg_tanh(a[o]);
+        h[o] = (L->idt ? L->idt[o] : 1) * a[o] + (L->res ? hp[o] : 0);
+      }
     }
     in = L->out;
   }
   const SgDPLayer *F = &net->l[net->nl - 1];
-  PetscReal        e = F->b[0];
-  for (PetscInt i = 0; i < in; i++) e += F->W[i] * hs[net->nl - 1][i];
-  if (gd) { /* reverse pass; w has room for three vectors of the widest layer after the activations */
-    PetscReal *g = w, *tmp = w + 4096, *buf = w + 8192;
-    for (PetscInt i = 0; i < in; i++) g[i] = F->W[i];
-    for (PetscInt l = net->nl - 2; l >= 0; l--) {
-      const SgDPLayer *L   = &net->l[l];
-      PetscReal       *dst = l == 0 ? gd : buf;
-      for (PetscInt o = 0; o < L->out; o++) tmp[o] = g[o] * (L->idt ? L->idt[o] : 1) * (1 - act[l][o] * act[l][o]);
-      cblas_dgemv(CblasRowMajor, CblasTrans, (int)L->out, (int)L->in, 1.0, L->W, (int)L->in, tmp, 1, 0.0, dst, 1);
-      if (L->res)
-        for (PetscInt i = 0; i < L->in; i++) dst[i] += g[i];
-      if (l > 0) memcpy(g, dst, sizeof(PetscReal) * L->in);
-    }
+  cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)nr, (int)in, 1.0, hs[net->nl - 1], (int)in, F->W, 1, 0.0, e, 1);
+  for (PetscInt r = 0; r < nr; r++) e[r] += F->b[0];
+  if (!gd) return;
+  maxw = PetscMax(maxw, net->l[0].in);
+  PetscReal *g = w, *tmp = w + nr * maxw, *buf = w + 2 * nr * maxw;
+  for (PetscInt r = 0; r < nr; r++) memcpy(g + r * in, F->W, sizeof(PetscReal) * in);
+  for (PetscInt l = net->nl - 2; l >= 0; l--) {
+    const SgDPLayer *L   = &net->l[l];
+    PetscReal       *dst = l == 0 ? gd : buf;
+    for (PetscInt r = 0; r < nr; r++)
+      for (PetscInt o = 0; o < L->out; o++) {
+        PetscReal a          = act[l][r * L->out + o];
+        tmp[r * L->out + o] = g[r * L->out + o] * (L->idt ? L->idt[o] : 1) * (1 - a * a);
+      }
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nr, (int)L->in, (int)L->out, 1.0, tmp, (int)L->out, L->W, (int)L->in, 0.0, dst, (int)L->in);
+    if (L->res)
+      for (PetscInt r = 0; r < nr * L->in; r++) dst[r] += g[r];
+    if (l > 0) memcpy(g, dst, sizeof(PetscReal) * nr * L->in);
   }
-  return e;
 }
 
 /* Tabulated embedding: value and derivative; points outside the table use the net. */
@@ -123,68 +133,101 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
 {
   const SgDPConfig *c = &m->cfg;
   SgDPEnv           env = {0};
-  PetscInt          nnei = c->nnei, M = c->emb[c->nemb - 1], M2 = c->axis, maxw = 1, fw = 0;
-  PetscReal        *xs, *G, *dG, *work, *fwork, T[4 * 256], gT[4 * 256], *D, *gD, *gG, *Rn;
-  PetscReal         E = 0;
+  const PetscInt    CH = 64; /* centres per chunk: bounds memory for any n, feeds BLAS-3 */
+  PetscInt          nnei = c->nnei, M = c->emb[c->nemb - 1], M2 = c->axis, MD = M * M2, maxw = 1, fw = 0, maxsel = 0;
+  PetscReal        *xs, *G, *dG, *work, *fwork, *T, *gT, *D, *gD, *Dc, *gDc, *ec, *Rn, E = 0;
+  PetscInt         *rows;
 
   PetscFunctionBegin;
-  for (PetscInt l = 0; l < c->nfit; l++) PetscCheck(c->fit[l] <= 4096, PETSC_COMM_SELF, PETSC_ERR_SUP, "deepmd: fitting width <= 4096 supported");
-  PetscCheck(M * M2 <= 4096, PETSC_COMM_SELF, PETSC_ERR_SUP, "deepmd: descriptor size M*axis_neuron <= 4096 supported");
-  PetscCheck(M <= 256, PETSC_COMM_SELF, PETSC_ERR_SUP, "deepmd: inference supports embedding width <= 256");
   for (PetscInt l = 0; l < c->nemb; l++) maxw = PetscMax(maxw, c->emb[l]);
-  for (PetscInt l = 0; l < c->nfit; l++) fw += 2 * c->fit[l];
-  PetscCall(SgDPEnvBuild(c, n, nall, x, type, &env));
-  PetscCall(PetscMalloc4(nnei, &xs, nnei * M, &G, nnei * M, &dG, 6 * nnei * maxw, &work));
-  PetscCall(PetscMalloc5(fw + 3 * 4096, &fwork, M * M2, &D, M * M2, &gD, M, &gG, 4 * nnei, &Rn));
+  for (PetscInt l = 0; l < c->nfit; l++) fw += 2 * c->fit[l], maxw = PetscMax(maxw, c->fit[l]);
+  maxw = PetscMax(maxw, MD);
+  for (PetscInt t = 0; t < c->ntypes; t++) maxsel = PetscMax(maxsel, c->sel[t]);
+  PetscCall(PetscMalloc5(CH * nnei, &xs, CH * nnei * M, &G, CH * nnei * M, &dG, 6 * CH * maxsel * maxw, &work, CH * (fw + 3 * maxw), &fwork));
+  PetscCall(PetscMalloc5(CH * M * 4, &T, CH * M * 4, &gT, CH * MD, &D, CH * MD, &gD, CH * nnei * 4, &Rn));
+  PetscCall(PetscMalloc4(CH * MD, &Dc, CH * MD, &gDc, CH, &ec, CH, &rows));
   PetscCall(PetscArrayzero(f, 3 * nall));
   for (int k = 0; k < 9; k++) virial[k] = 0;
-  for (PetscInt i = 0; i < n; i++) {
-    PetscInt         ci = type[i];
-    const PetscReal *R  = env.env + 4 * i * nnei, *davg = m->davg[ci], *dstd = m->dstd[ci];
-    for (PetscInt s = 0; s < nnei; s++)
-      for (int k = 0; k < 4; k++) Rn[4 * s + k] = (R[4 * s + k] - davg[k]) / dstd[k];
-    for (PetscInt s = 0; s < nnei; s++) xs[s] = Rn[4 * s];
-    for (PetscInt t = 0; t < c->ntypes; t++) {
-      PetscInt o = c->sec[t], k = c->sel[t];
-      if (m->tab.on) EmbedTable(m, t, k, xs + o, G + o * M, dG + o * M, work);
-      else SgDPEmbedEval(&m->enet[t], k, xs + o, 1, G + o * M, dG + o * M, NULL, work);
+  for (PetscInt c0 = 0; c0 < n; c0 += CH) {
+    PetscInt nc = PetscMin(CH, n - c0);
+    PetscCall(SgDPEnvBuildRange(c, c0, nc, nall, x, type, &env));
+    for (PetscInt i = 0; i < nc; i++) {
+      PetscInt         ci = type[c0 + i];
+      const PetscReal *R = env.env + 4 * i * nnei, *davg = m->davg[ci], *dstd = m->dstd[ci];
+      PetscReal       *rn = Rn + 4 * i * nnei;
+      for (PetscInt s = 0; s < nnei; s++)
+        for (int k = 0; k < 4; k++) rn[4 * s + k] = (R[4 * s + k] - davg[k]) / dstd[k];
     }
-    /* T = G^T Rn / nnei  [M x 4] */
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, 4, (int)nnei, 1.0 / nnei, G, (int)M, Rn, 4, 0.0, T, 4);
-    /* D = T T<^T [M x M2] */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)M2, 4, 1.0, T, 4, T, 4, 0.0, D, (int)M2);
-    PetscReal ei = FitEval(&m->fnet[ci], D, gD, fwork) + m->bias[ci];
-    E += ei;
-    if (eatom) eatom[i] = ei;
-    /* dE/dT = gD T< + (gD^T T)_{m<M2} */
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, 4, (int)M2, 1.0, gD, (int)M2, T, 4, 0.0, gT, 4);
-    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M2, 4, (int)M, 1.0, gD, (int)M2, T, 4, 1.0, gT, 4);
-    for (PetscInt s = 0; s < nnei; s++) {
-      PetscInt j = env.nlist[i * nnei + s];
-      if (j < 0) continue; /* padding: constant rows, no force */
-      const PetscReal *g = G + s * M, *dg = dG + s * M, *rn = Rn + 4 * s, *dR = env.denv + 12 * (i * nnei + s), *d = env.rij + 3 * (i * nnei + s);
-      PetscReal        gR[4] = {0, 0, 0, 0}, gx = 0;
-      for (PetscInt q = 0; q < M; q++) {
-        PetscReal t0 = gT[4 * q], t1 = gT[4 * q + 1], t2 = gT[4 * q + 2], t3 = gT[4 * q + 3];
-        gR[0] += g[q] * t0, gR[1] += g[q] * t1, gR[2] += g[q] * t2, gR[3] += g[q] * t3;
-        gx += dg[q] * (rn[0] * t0 + rn[1] * t1 + rn[2] * t2 + rn[3] * t3);
+    /* embedding of every neighbour of the chunk, one net (type) at a time: G layout [t][i][slot][M] */
+    for (PetscInt t = 0; t < c->ntypes; t++) {
+      PetscInt   o = c->sec[t], k = c->sel[t];
+      PetscReal *xt = xs + nc * o, *Gt = G + (size_t)nc * o * M, *dGt = dG + (size_t)nc * o * M;
+      for (PetscInt i = 0; i < nc; i++)
+        for (PetscInt s = 0; s < k; s++) xt[i * k + s] = Rn[4 * (i * nnei + o + s)];
+      if (m->tab.on) EmbedTable(m, t, nc * k, xt, Gt, dGt, work);
+      else SgDPEmbedEval(&m->enet[t], nc * k, xt, 1, Gt, dGt, NULL, work);
+    }
+    /* T_i = sum_t G_ti^T Rn_ti / nnei,  D_i = T_i T_i<^T */
+    for (PetscInt i = 0; i < nc; i++) {
+      PetscReal *Ti = T + 4 * M * i;
+      for (PetscInt t = 0; t < c->ntypes; t++) {
+        PetscInt o = c->sec[t], k = c->sel[t];
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, 4, (int)k, 1.0 / nnei, G + ((size_t)nc * o + i * k) * M, (int)M, Rn + 4 * (i * nnei + o), 4, t ? 1.0 : 0.0, Ti, 4);
       }
-      gR[0] += gx;
-      PetscReal gv[3] = {0, 0, 0};
-      for (int k = 0; k < 4; k++) {
-        PetscReal w = gR[k] / (nnei * dstd[k]);
-        for (int a = 0; a < 3; a++) gv[a] += w * dR[3 * k + a];
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)M2, 4, 1.0, Ti, 4, Ti, 4, 0.0, D + MD * i, (int)M2);
+    }
+    /* fitting nets, batched over the chunk's centres of each type */
+    for (PetscInt t = 0; t < c->ntypes; t++) {
+      PetscInt nr = 0;
+      for (PetscInt i = 0; i < nc; i++)
+        if (type[c0 + i] == t) rows[nr++] = i;
+      if (!nr) continue;
+      for (PetscInt r = 0; r < nr; r++) memcpy(Dc + MD * r, D + MD * rows[r], sizeof(PetscReal) * MD);
+      FitBatch(&m->fnet[t], nr, Dc, ec, gDc, fwork);
+      for (PetscInt r = 0; r < nr; r++) {
+        PetscReal ei = ec[r] + m->bias[t];
+        E += ei;
+        if (eatom) eatom[c0 + rows[r]] = ei;
+        memcpy(gD + MD * rows[r], gDc + MD * r, sizeof(PetscReal) * MD);
       }
-      for (int a = 0; a < 3; a++) {
-        f[3 * j + a] -= gv[a];
-        f[3 * i + a] += gv[a];
-        for (int b = 0; b < 3; b++) virial[3 * a + b] -= d[a] * gv[b];
+    }
+    /* back to the environment: dE/dT = gD T< + (gD^T T)_{m<M2}, then dE/dRn, dE/dr_ij, forces */
+    for (PetscInt i = 0; i < nc; i++) {
+      PetscInt         ci = type[c0 + i], ai = c0 + i;
+      const PetscReal *dstd = m->dstd[ci], *Ti = T + 4 * M * i, *gDi = gD + MD * i;
+      PetscReal       *gTi  = gT + 4 * M * i;
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, 4, (int)M2, 1.0, gDi, (int)M2, Ti, 4, 0.0, gTi, 4);
+      cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M2, 4, (int)M, 1.0, gDi, (int)M2, Ti, 4, 1.0, gTi, 4);
+      for (PetscInt t = 0; t < c->ntypes; t++) {
+        PetscInt o = c->sec[t], k = c->sel[t];
+        for (PetscInt s = 0; s < k; s++) {
+          PetscInt q = i * nnei + o + s, j = env.nlist[q];
+          if (j < 0) continue; /* padding: constant rows, no force */
+          const PetscReal *g = G + ((size_t)nc * o + i * k + s) * M, *dg = dG + ((size_t)nc * o + i * k + s) * M, *rn = Rn + 4 * q, *dR = env.denv + 12 * q, *d = env.rij + 3 * q;
+          PetscReal        gR0 = 0, gR1 = 0, gR2 = 0, gR3 = 0, gx = 0;
+          for (PetscInt p = 0; p < M; p++) {
+            PetscReal t0 = gTi[4 * p], t1 = gTi[4 * p + 1], t2 = gTi[4 * p + 2], t3 = gTi[4 * p + 3];
+            gR0 += g[p] * t0, gR1 += g[p] * t1, gR2 += g[p] * t2, gR3 += g[p] * t3;
+            gx += dg[p] * (rn[0] * t0 + rn[1] * t1 + rn[2] * t2 + rn[3] * t3);
+          }
+          PetscReal gR[4] = {gR0 + gx, gR1, gR2, gR3}, gv[3] = {0, 0, 0};
+          for (int kk = 0; kk < 4; kk++) {
+            PetscReal w = gR[kk] / (nnei * dstd[kk]);
+            for (int a = 0; a < 3; a++) gv[a] += w * dR[3 * kk + a];
+          }
+          for (int a = 0; a < 3; a++) {
+            f[3 * j + a] -= gv[a];
+            f[3 * ai + a] += gv[a];
+            for (int b = 0; b < 3; b++) virial[3 * a + b] -= d[a] * gv[b];
+          }
+        }
       }
     }
   }
   *energy = E;
-  PetscCall(PetscFree4(xs, G, dG, work));
-  PetscCall(PetscFree5(fwork, D, gD, gG, Rn));
+  PetscCall(PetscFree5(xs, G, dG, work, fwork));
+  PetscCall(PetscFree5(T, gT, D, gD, Rn));
+  PetscCall(PetscFree4(Dc, gDc, ec, rows));
   PetscCall(SgDPEnvFree(&env));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

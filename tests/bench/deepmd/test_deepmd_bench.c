@@ -50,7 +50,15 @@ int main(int argc, char **argv)
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCheck(argc >= 3, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "usage: see the file header");
-  if (!strcmp(argv[1], "infer")) {
+  if (!strcmp(argv[1], "mkmodel")) { /* mkmodel DATA.h5 OUT.h5 [small]: water config, data statistics, random weights */
+    SgDPConfig c;
+    SgDPModel  m;
+    PetscCall(ReadFrame(argv[2], &N, &x, &type, box, &E, &f));
+    WaterConfig(&c, (PetscBool)(argc > 4 && !strcmp(argv[4], "small")));
+    PetscCall(DPRandomModel(&c, 1, N, x, type, box, &m));
+    PetscCall(SgDPModelSave(m, argv[3]));
+    PetscCall(SgDPModelDestroy(&m));
+  } else if (!strcmp(argv[1], "infer")) {
     SgDPModel m;
     PetscInt  rep = atoi(argv[4]), ns = atoi(argv[5]), Nr;
     PetscReal step = argc > 6 ? atof(argv[6]) : 0, *xr, *fr, br[9], e, v[9];

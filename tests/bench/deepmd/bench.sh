@@ -1,0 +1,24 @@
+#!/bin/bash
+# Deep Potential benchmarks (figures, not pass/fail). One core: OPENBLAS_NUM_THREADS=1, torch 1 thread.
+#   tests/bench/deepmd/bench.sh [MODEL.h5]     (default: the water model of inputs/deepmd/water_run.sh
+#                                             if present, else a water-sized model with random weights)
+# 1. inference us/step/atom for water, 192 atoms and 12,288 atoms (4x4x4 replicas), nets vs tabulated
+#    embedding (step 0.01), and peak RSS;
+# 2. training throughput (frames/s, batch 1, DeePMD-kit water hyper-parameters) of surge vs the same
+#    model in PyTorch on CPU (tests/bench/deepmd/dp_torch.py), same machine, same script.
+set -e
+cd "$(dirname "$0")/../../.."
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-Haswell}  # this VM hides its CPU model from OpenBLAS
+DATA=${WATER_DATA:-/work/shared/data/water_dft}
+B=build/bench/deepmd; mkdir -p $B
+[ -s $B/water_0.h5 ] || build/tests/test_deepmd_tool import $B/water_0.h5 $DATA/data_0 > /dev/null
+MODEL=${1:-build/deepmd/water_model.h5}
+if [ ! -s "$MODEL" ]; then MODEL=$B/random_water.h5; build/tests/test_deepmd_bench mkmodel $B/water_0.h5 $MODEL; fi
+echo "== inference (model $MODEL), 1 core"
+build/tests/test_deepmd_bench infer $MODEL $B/water_0.h5 1 20 0.01
+build/tests/test_deepmd_bench infer $MODEL $B/water_0.h5 4 2 0.01
+echo "== training throughput, batch 1, water (192 atoms), 1 core"
+build/tests/test_deepmd_bench train $B/water_0.h5 ${NSTEPS:-10} 1
+S=$DATA/data_0/set.000
+/usr/bin/python3 tests/bench/deepmd/dp_torch.py $S/coord.npy $S/box.npy $S/energy.npy $S/force.npy $DATA/data_0/type.raw ${NSTEPS:-10}
