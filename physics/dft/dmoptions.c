@@ -17,13 +17,12 @@ PetscErrorCode SgTBDMOptionsDefault(SgTBDMOptions *o)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgTBDMOptionsSetFromOptions(MPI_Comm comm, const char prefix[], SgTBDMOptions *o)
+PetscErrorCode SgTBDMOptionsRead(PetscOptionItems *PetscOptionsObject, SgTBDMOptions *o)
 {
   const char *methods[] = {"dense", "submatrix"}, *signs[] = {"eig", "newton_schulz"};
   PetscInt    im = o->method, is = o->sign;
 
   PetscFunctionBegin;
-  PetscOptionsBegin(comm, prefix, "Tight-binding density matrix", NULL);
   PetscCall(SgOptionsEList("-method", "Density matrix: dense diagonalisation (LAPACK) or the submatrix method", methods, 2, methods[im], &im, NULL));
   PetscCall(SgOptionsEList("-sign", "Submatrix sign function: eigendecomposition (dsyevd) or Newton-Schulz (needs mu)", signs, 2, signs[is], &is, NULL));
   PetscCall(SgOptionsReal("-eps_filter", "Submatrix method: drop blocks of H and P with Frobenius norm below this", "eV or dimensionless", o->eps_filter, &o->eps_filter, NULL, 0, 1));
@@ -34,8 +33,16 @@ PetscErrorCode SgTBDMOptionsSetFromOptions(MPI_Comm comm, const char prefix[], S
   PetscCall(SgOptionsReal("-nelec_tol", "Allowed mismatch of the electron count, per atom (submatrix counts are approximate)", "electrons/atom", o->nelec_tol, &o->nelec_tol, NULL, 0, PETSC_MAX_REAL));
   PetscCall(SgOptionsReal("-mu", "Chemical potential for the Newton-Schulz sign method", "eV", o->mu, &o->mu, &o->mu_set, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCall(SgOptionsBool("-verbose", "Print submatrix pattern passes", o->verbose, &o->verbose, NULL));
-  PetscOptionsEnd();
   o->method = (SgTBMethod)im;
   o->sign   = (SgTBSign)is;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTBDMOptionsSetFromOptions(MPI_Comm comm, const char prefix[], SgTBDMOptions *o)
+{
+  PetscFunctionBegin;
+  PetscOptionsBegin(comm, prefix, "Tight-binding density matrix", NULL);
+  PetscCall(SgTBDMOptionsRead(PetscOptionsObject, o));
+  PetscOptionsEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -20,15 +20,25 @@ struct _n_SgTB {
 
 PetscErrorCode SgTBCreate(MPI_Comm comm, const char prefix[], SgTB *tb)
 {
+  PetscFunctionBegin;
+  PetscCall(SgTBCreateWithElements(comm, prefix, "Si", tb));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTBCreateWithElements(MPI_Comm comm, const char prefix[], const char elements[], SgTB *tb)
+{
   SgTB      t;
-  char      buf[256] = "Si";
+  char      buf[256];
   PetscBool set;
 
   PetscFunctionBegin;
+  PetscCall(PetscStrncpy(buf, elements, sizeof buf));
   PetscCall(PetscNew(&t));
   t->comm = comm;
   PetscOptionsBegin(comm, prefix, "Tight-binding force provider", NULL);
   PetscCall(SgOptionsString("-elements", "Element of each atom type, comma separated (Si: Kwon 1994, C: Xu 1992)", buf, buf, sizeof buf, &set));
+  PetscCall(SgTBDMOptionsDefault(&t->o));
+  PetscCall(SgTBDMOptionsRead(PetscOptionsObject, &t->o));
   PetscOptionsEnd();
   {
     char *tok = buf, *c;
@@ -42,8 +52,6 @@ PetscErrorCode SgTBCreate(MPI_Comm comm, const char prefix[], SgTB *tb)
       tok = c ? c + 1 : NULL;
     }
   }
-  PetscCall(SgTBDMOptionsDefault(&t->o));
-  PetscCall(SgTBDMOptionsSetFromOptions(comm, prefix, &t->o));
   *tb = t;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

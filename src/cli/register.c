@@ -13,5 +13,6 @@ PetscErrorCode SgRegisterAll(void)
   { PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver); PetscCall(SgSolverRegister("vlasov", SgSolverCreate_Vlasov)); }
   { PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate); PetscCall(SgSurrogateRegister("deepmd", SgSurrogateCreate_DeepMD)); }
   { PETSC_EXTERN PetscErrorCode SgMDForceProviderCreate_DeepMD(const SgMDForceInfo *, SgMDForceProvider *); PetscCall(SgMDForceProviderRegister("deepmd", SgMDForceProviderCreate_DeepMD)); }
+  { PETSC_EXTERN PetscErrorCode SgDFTRegisterAll(void); PetscCall(SgDFTRegisterAll()); } /* solver "dft", md.forces provider "tb" */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

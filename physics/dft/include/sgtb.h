@@ -134,12 +134,18 @@ PETSC_EXTERN PetscErrorCode SgTBNonOrthogonalEnergy(Mat H, Mat S, const SgTBBloc
 /* Read the density-matrix options with the given prefix (e.g. "tb_" or "dft_"). */
 PETSC_EXTERN PetscErrorCode SgTBDMOptionsSetFromOptions(MPI_Comm, const char prefix[], SgTBDMOptions *);
 PETSC_EXTERN PetscErrorCode SgTBDMOptionsDefault(SgTBDMOptions *);
+/* The same inside an open options block (PetscOptionsBegin or a solver's setfromoptions). */
+PETSC_EXTERN PetscErrorCode SgTBDMOptionsRead(PetscOptionItems *, SgTBDMOptions *);
 
 /* ---- md.forces provider "tb" ---------------------------------------------------------------- */
 typedef struct _n_SgTB *SgTB;
 /* Options (prefix + name): elements (MD type index -> element, e.g. "Si"), and the density-matrix
    options above. */
 PETSC_EXTERN PetscErrorCode SgTBCreate(MPI_Comm, const char prefix[], SgTB *);
+/* As SgTBCreate, with the default of the elements option given (e.g. the MD type names). */
+PETSC_EXTERN PetscErrorCode SgTBCreateWithElements(MPI_Comm, const char prefix[], const char elements[], SgTB *);
+/* Registers the solver type "dft" and the md.forces provider "tb" (SgMDForceProviderRegister). */
+PETSC_EXTERN PetscErrorCode SgDFTRegisterAll(void);
 /* SgForcesFn: ctx is the SgTB.  Owned atoms of all ranks are gathered (TB is not local); the energy
    is returned on rank 0 of the communicator (0 elsewhere) so that the caller's sum is the total;
    owned atoms get their forces, ghosts get zero (no reverse communication needed). */
