@@ -39,17 +39,24 @@ PetscErrorCode SgMDNeighSetUp(SgMDNeigh *nb, const SgMDDomain *dom)
     nb->blo[d]        = (PetscInt)PetscFloorReal((dom->sublo[d] - cutfrac) * nb->nbin[d]) - 2;
     nb->bext[d]       = (PetscInt)PetscFloorReal((dom->subhi[d] + cutfrac) * nb->nbin[d]) + 2 - nb->blo[d] + 1;
   }
-  /* The stencil is stored as 25 rows of 5 bins along a (x-fastest bin numbering makes a row one
-     contiguous range of binned atoms); rows that cannot hold a neighbour are dropped in an
-     orthorhombic cell. */
+  /* The stencil is stored as up to 25 rows along a (x-fastest bin numbering makes a row of bins
+     one contiguous range of binned atoms): stencil[2s] is the first bin of row s relative to the
+     atom's bin, stencil[2s+1] its length (5 bins, or 3 when the row's outer bins cannot hold a
+     neighbour in an orthorhombic cell); rows that cannot hold one are dropped. */
   PetscCall(PetscFree(nb->stencil));
-  PetscCall(PetscMalloc1(25, &nb->stencil));
+  PetscCall(PetscMalloc1(50, &nb->stencil));
   nb->nstencil = 0;
   for (int k = -2; k <= 2; k++)
     for (int j = -2; j <= 2; j++) {
-      PetscReal dy = PetscMax(0, PetscAbsInt(j) - 1) * bw[1], dz = PetscMax(0, PetscAbsInt(k) - 1) * bw[2];
-      if (!box->triclinic && dy * dy + dz * dz >= nb->cutneigh * nb->cutneigh) continue;
-      nb->stencil[nb->nstencil++] = -2 + nb->bext[0] * (j + nb->bext[1] * k);
+      PetscReal dy = PetscMax(0, PetscAbsInt(j) - 1) * bw[1], dz = PetscMax(0, PetscAbsInt(k) - 1) * bw[2], c2 = nb->cutneigh * nb->cutneigh;
+      PetscInt  ri = 2;
+      if (!box->triclinic) {
+        if (dy * dy + dz * dz >= c2) continue;
+        if (bw[0] * bw[0] + dy * dy + dz * dz >= c2) ri = 1;
+      }
+      nb->stencil[2 * nb->nstencil]     = -ri + nb->bext[0] * (j + nb->bext[1] * k);
+      nb->stencil[2 * nb->nstencil + 1] = 2 * ri + 1;
+      nb->nstencil++;
     }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -123,7 +130,7 @@ PetscErrorCode SgMDNeighBuild(SgMDNeigh *nb, SgMDDomain *dom)
     PetscInt  b = bin[i], cand = 0, n = 0, *l;
     PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2], idi = (PetscReal)id[i];
     const PetscReal *pk = nb->pack;
-    for (PetscInt s = 0; s < nb->nstencil; s++) cand += nb->binhead[b + nb->stencil[s] + 5] - nb->binhead[b + nb->stencil[s]];
+    for (PetscInt s = 0; s < nb->nstencil; s++) cand += nb->binhead[b + nb->stencil[2 * s] + nb->stencil[2 * s + 1]] - nb->binhead[b + nb->stencil[2 * s]];
     if (used + cand > nb->nlistalloc) {
       PetscInt *nl, na = PetscMax((PetscInt)(1.5 * nb->nlistalloc), used + cand + 1024);
       PetscCall(PetscMalloc1(na, &nl));
@@ -134,7 +141,7 @@ PetscErrorCode SgMDNeighBuild(SgMDNeigh *nb, SgMDDomain *dom)
     }
     l = nb->list + used;
     for (PetscInt s = 0; s < nb->nstencil; s++) {
-      PetscInt bb = b + nb->stencil[s], p0 = nb->binhead[bb], p1 = nb->binhead[bb + 5];
+      PetscInt bb = b + nb->stencil[2 * s], p0 = nb->binhead[bb], p1 = nb->binhead[bb + nb->stencil[2 * s + 1]];
       /* branch-free append: always store, advance only for a neighbour (acceptance ~30%: a
          branch would mispredict often); j == i is excluded by its id */
       if (nb->half) {
