@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Same trajectory as LAMMPS: both codes read one LAMMPS data file (positions AND velocities) and
-# run NVE with velocity Verlet; the thermo values (T, PE, E, P) every 100 steps must agree to
+# run NVE with velocity Verlet (and NVT with the Nose-Hoover chain); the thermo values (T, PE, E, P) every 100 steps must agree to
 # 1e-7 relative (both integrate the same equations in double precision; differences are
 # summation-order round-off, amplified by the chaotic dynamics: measured ~1e-10).
 #  - metal units: 500 perturbed fcc argon atoms, 150 K, LJ eps 0.0104 eV sigma 3.4 A rc 8.5 A,
 #    dt 2 fs, 500 steps (checks ftm2v, mvv2e, kB, nktv2p in the dynamics, not only at step 0);
-#  - lj units: 864 perturbed fcc atoms at rho* 0.8442, T* 1.0, rc 2.5, dt 0.005, 200 steps.
+#  - lj units: 864 perturbed fcc atoms at rho* 0.8442, T* 1.0, rc 2.5, dt 0.005, 200 steps;
+#  - the Nose-Hoover chain against LAMMPS's fix nvt (chain 3, Tdamp 0.5, target 1.5, 300 steps):
+#    same chain masses (Q1 = dof kT tau^2) and the same Trotter splitting, so the same trajectory.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 SURGE=${SURGE:-$root/bin/surge}
@@ -54,3 +56,8 @@ printf 'units lj\natom_style atomic\nread_data lj.data\npair_style lj/cut 2.5\np
 lmp -in in.lj -log none > lmp_lj.out
 "$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output lj -md_lattice none -md_read_data lj.data -md_velocity_temperature 0 -sim_max_steps 200 -md_thermo_every 100 > s_lj.out
 compare lmp_lj.out s_lj.out lj
+printf 'units lj\natom_style atomic\nread_data lj.data\npair_style lj/cut 2.5\npair_modify shift yes\npair_coeff 1 1 1.0 1.0\nneighbor 0.3 bin\nneigh_modify every 1 delay 0 check yes\ntimestep 0.005\nfix 1 all nvt temp 1.5 1.5 0.5\nthermo_style custom step temp pe etotal press\nthermo_modify norm yes format float %%.15g\nthermo 100\nrun 300\n' > in.nvt
+lmp -in in.nvt -log none > lmp_nvt.out
+"$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output nvt -md_lattice none -md_read_data lj.data -md_velocity_temperature 0 -sim_max_steps 300 -md_thermo_every 100 \
+  -md_ensemble nhc -md_temperature 1.5 -md_damp 0.5 > s_nvt.out
+compare lmp_nvt.out s_nvt.out "lj nhc vs fix nvt"
