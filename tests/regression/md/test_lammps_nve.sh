@@ -7,7 +7,10 @@
 #    dt 2 fs, 500 steps (checks ftm2v, mvv2e, kB, nktv2p in the dynamics, not only at step 0);
 #  - lj units: 864 perturbed fcc atoms at rho* 0.8442, T* 1.0, rc 2.5, dt 0.005, 200 steps;
 #  - the Nose-Hoover chain against LAMMPS's fix nvt (chain 3, Tdamp 0.5, target 1.5, 300 steps):
-#    same chain masses (Q1 = dof kT tau^2) and the same Trotter splitting, so the same trajectory.
+#    same chain masses (Q1 = dof kT tau^2) and the same Trotter splitting, so the same trajectory;
+#  - NVE + Berendsen barostat against fix nve + fix press/berendsen iso (P* 1, pdamp 0.5, modulus
+#    10, 300 steps): also the volume (LAMMPS dilates about the cell centre, surge about its origin:
+#    the same system up to a translation).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 SURGE=${SURGE:-$root/bin/surge}
@@ -38,13 +41,14 @@ def rows(f, surge):
     for l in open(f):
         w = l.split()
         if surge:
-            if l.startswith("md thermo:") and w[2] != "Step": out[int(w[2])] = [float(w[3]), float(w[4]), float(w[6]), float(w[7])]
-        elif len(w) == 5 and w[0].isdigit(): out[int(w[0])] = [float(x) for x in w[1:]]
+            if l.startswith("md thermo:") and w[2] != "Step": out[int(w[2])] = [float(w[k]) for k in (3, 4, 6, 7, 9)]
+        elif len(w) >= 5 and w[0].isdigit() and all(c in "0123456789.-+e" for c in "".join(w)): out[int(w[0])] = [float(x) for x in w[1:]]
     return out
 a, b = rows(sys.argv[1], False), rows(sys.argv[2], True)
 assert sorted(a) == sorted(b) and len(a) >= 3, (sorted(a), sorted(b))
 worst = max(abs(x - y) / max(abs(x), 1e-300) for s in a for x, y in zip(a[s], b[s]))
-print(f"{sys.argv[3]}: steps {sorted(a)}: max relative difference in T, PE, E, P = {worst:.2e} (tolerance 1e-7)")
+what = "T, PE, E, P" + (", V" if len(a[0]) == 5 else "")
+print(f"{sys.argv[3]}: steps {sorted(a)}: max relative difference in {what} = {worst:.2e} (tolerance 1e-7)")
 sys.exit(0 if worst < 1e-7 else 1)
 PY
 }
@@ -61,3 +65,8 @@ lmp -in in.nvt -log none > lmp_nvt.out
 "$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output nvt -md_lattice none -md_read_data lj.data -md_velocity_temperature 0 -sim_max_steps 300 -md_thermo_every 100 \
   -md_ensemble nhc -md_temperature 1.5 -md_damp 0.5 > s_nvt.out
 compare lmp_nvt.out s_nvt.out "lj nhc vs fix nvt"
+printf 'units lj\natom_style atomic\nread_data lj.data\npair_style lj/cut 2.5\npair_modify shift yes\npair_coeff 1 1 1.0 1.0\nneighbor 0.3 bin\nneigh_modify every 1 delay 0 check yes\ntimestep 0.005\nfix 1 all nve\nfix 2 all press/berendsen iso 1.0 1.0 0.5 modulus 10.0\nthermo_style custom step temp pe etotal press vol\nthermo_modify norm yes format float %%.15g\nthermo 100\nrun 300\n' > in.npb
+lmp -in in.npb -log none > lmp_npb.out
+"$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output npb -md_lattice none -md_read_data lj.data -md_velocity_temperature 0 -sim_max_steps 300 -md_thermo_every 100 \
+  -md_barostat berendsen -md_pressure 1.0 -md_pdamp 0.5 -md_modulus 10 > s_npb.out
+compare lmp_npb.out s_npb.out "lj NVE + Berendsen vs fix press/berendsen"
