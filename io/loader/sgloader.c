@@ -201,7 +201,7 @@ static PetscErrorCode SetUpFields(SgLoader l)
   }
   /* every file must offer the same fields with the same layout: a batch is one array per field */
   PetscCall(PetscMalloc2((size_t)l->nfiles * l->nfields, &l->dset, (size_t)l->nfiles * l->nfields, &l->fspace));
-  PetscCall(PetscCalloc4((size_t)l->nfiles * l->nfields, &l->fchunk, (size_t)l->nfiles * l->nfields, &l->caddr, (size_t)l->nfiles * l->nfields, &l->raw, (size_t)l->nfiles * l->nfields, &l->contig));
+  PetscCall(PetscCalloc5((size_t)l->nfiles * l->nfields, &l->fchunk, (size_t)l->nfiles * l->nfields, &l->caddr, (size_t)l->nfiles * l->nfields, &l->raw, (size_t)l->nfiles * l->nfields, &l->contig, (size_t)l->nfiles * l->nfields, &l->nchunks));
   for (PetscInt i = 0; i < l->nfiles * l->nfields; i++) l->fspace[i] = l->dset[i] = H5I_INVALID_HID;
   for (PetscInt i = 0; i < l->nfiles; i++) {
     for (PetscInt f = 0; f < l->nfields; f++) {
@@ -250,7 +250,10 @@ static PetscErrorCode SetUpFields(SgLoader l)
           if (dcpl >= 0) H5Pclose(dcpl);
           SgHDF5Unlock();
           SgH5Call(l->fspace[j], l->files[i], "cannot open /samples/%s for reading", l->fname[f]);
-          if (l->fchunk[j]) PetscCall(PetscCalloc1((n + (int64_t)l->fchunk[j] - 1) / (int64_t)l->fchunk[j] + 1, &l->caddr[j]));
+          if (l->fchunk[j]) {
+            l->nchunks[j] = (n + (int64_t)l->fchunk[j] - 1) / (int64_t)l->fchunk[j];
+            PetscCall(PetscCalloc1(l->nchunks[j] + 1, &l->caddr[j]));
+          }
         }
       }
     }
@@ -348,34 +351,49 @@ static int FileOf(SgLoader l, int64_t id)
    guessed address. Equal bytes are all that raw reads need, so a confirmed guess is safe. Returns
    the address or HADDR_UNDEF. This exists because HDF5 1.10's H5Dget_chunk_info_by_coord walks the
    whole chunk index (O(chunks) per call, O(chunks^2) to map a field); 1.12.3+ has H5Dchunk_iter. */
+/* dir = -1: from the nearest confirmed chunk below c; dir = +1: from the nearest one above. */
+static haddr_t Guess(SgLoader l, PetscInt j, int64_t c, int dir)
+{
+  const int64_t S = (int64_t)l->fchunk[j] * l->frow[j % l->nfields];
+  const int64_t n = l->nchunks[j];
+  int64_t       k = c + dir;
+
+  if (l->contig[j] || S > l->vbytes) return HADDR_UNDEF;
+  while (k >= 0 && k < n && l->caddr[j][k] <= 1) k += dir;
+  if (k < 0 || k >= n) return HADDR_UNDEF;
+  if (dir > 0 && l->caddr[j][k] < (haddr_t)((k - c) * S)) return HADDR_UNDEF;
+  return l->caddr[j][k] + (haddr_t)((c - k) * S);
+}
+
+static int SameBytesAt(SgLoader l, PetscInt j, haddr_t guess, int64_t S)
+{
+  int64_t n = S, o = (int64_t)guess;
+  char   *p = l->vbuf + S;
+  while (n > 0) {
+    ssize_t r = pread(l->fd[j / l->nfields], p, (size_t)n, (off_t)o);
+    if (r <= 0) return 0;
+    n -= r, o += r, p += r;
+  }
+  return !memcmp(l->vbuf, l->vbuf + S, (size_t)S);
+}
+
 static haddr_t GuessChunk(SgLoader l, PetscInt j, int64_t c)
 {
   const int64_t S = (int64_t)l->fchunk[j] * l->frow[j % l->nfields];
-  int64_t       k = c - 1;
   hsize_t       off[SG_DATASET_MAXDIM + 1] = {0};
   uint32_t      filters = 0;
-  haddr_t       guess;
+  haddr_t       below = Guess(l, j, c, -1), above = Guess(l, j, c, +1);
   herr_t        st;
 
-  if (l->contig[j] || S > l->vbytes) return HADDR_UNDEF;
-  while (k >= 0 && l->caddr[j][k] <= 1) k--;
-  if (k < 0) return HADDR_UNDEF;
-  guess  = l->caddr[j][k] + (haddr_t)((c - k) * S);
+  if (below == HADDR_UNDEF && above == HADDR_UNDEF) return HADDR_UNDEF;
   off[0] = (hsize_t)c * l->fchunk[j];
   SgHDF5Lock();
   st = H5Dread_chunk(l->dset[j], H5P_DEFAULT, off, &filters, l->vbuf);
   SgHDF5Unlock();
   if (st < 0 || filters) return HADDR_UNDEF;
-  {
-    int64_t n = S, o = (int64_t)guess;
-    char   *p = l->vbuf + S;
-    while (n > 0) {
-      ssize_t r = pread(l->fd[j / l->nfields], p, (size_t)n, (off_t)o);
-      if (r <= 0) return HADDR_UNDEF;
-      n -= r, o += r, p += r;
-    }
-  }
-  return memcmp(l->vbuf, l->vbuf + S, (size_t)S) ? HADDR_UNDEF : guess;
+  if (below != HADDR_UNDEF && SameBytesAt(l, j, below, S)) return below;
+  if (above != HADDR_UNDEF && above != below && SameBytesAt(l, j, above, S)) return above;
+  return HADDR_UNDEF;
 }
 
 /* File address of chunk c of field slot j (contiguous layout: c = 0 is the data's start).
@@ -447,9 +465,19 @@ static void Advise(SgLoader l, PetscInt g)
       PetscInt j  = fi * nf + f;
       int64_t  ck = (int64_t)l->fchunk[j], c;
       haddr_t  base;
-      if (!l->raw[j]) continue;
+      /* small rows share pages with many other samples: after the first touch in an epoch they are
+         in memory anyway, so announcing them only costs system calls */
+      if (!l->raw[j] || l->frow[f] < 1024) continue;
       c = loc / ck;
-      if (ChunkAddr(l, j, c, &base)) continue; /* reported when the read itself fails */
+      if (!l->caddr[j][c]) { /* address not confirmed yet: fetch the whole guessed chunk, which the
+                                confirmation will read (a wrong guess only wastes a read-ahead) */
+        haddr_t guess = Guess(l, j, c, -1);
+        if (guess != HADDR_UNDEF) (void)posix_fadvise(l->fd[fi], (off_t)guess, (off_t)(ck * l->frow[f]), POSIX_FADV_WILLNEED);
+        l->st_advised++;
+        continue;
+      }
+      if (l->caddr[j][c] == 1) continue;
+      base = l->caddr[j][c];
       (void)posix_fadvise(l->fd[fi], (off_t)(base + (haddr_t)((loc - c * ck) * l->frow[f])), (off_t)l->frow[f], POSIX_FADV_WILLNEED);
       l->st_advised++;
     }
@@ -494,6 +522,14 @@ int SgLoaderFillBatch(SgLoader l, PetscInt g, SgLoaderSlot *s)
       const int64_t  r0 = l->order[2 * a] - l->foff[fi], nr = b - a;
       if (l->raw[j]) {
         int64_t ck = (int64_t)l->fchunk[j];
+        if (nr == 1) { /* the common case of a shuffled order: straight into the batch, no staging copy */
+          haddr_t base;
+          int64_t c = r0 / ck;
+          if (ChunkAddr(l, j, c, &base)) return -1;
+          if (ReadAt(l, fi, (int64_t)base + (r0 - c * ck) * l->frow[f], l->frow[f], s->data[f] + l->order[2 * a + 1] * l->frow[f])) return -1;
+          l->st_reads++;
+          continue;
+        }
         for (int64_t r = r0; r < r0 + nr;) {
           int64_t c = r / ck, e = PetscMin(r0 + nr, (c + 1) * ck);
           haddr_t base;
@@ -757,7 +793,7 @@ PetscErrorCode SgLoaderDestroy(SgLoader *l)
   }
   if ((*l)->caddr)
     for (PetscInt i = 0; i < (*l)->nfiles * (*l)->nfields; i++) PetscCall(PetscFree((*l)->caddr[i]));
-  PetscCall(PetscFree4((*l)->fchunk, (*l)->caddr, (*l)->raw, (*l)->contig));
+  PetscCall(PetscFree5((*l)->fchunk, (*l)->caddr, (*l)->raw, (*l)->contig, (*l)->nchunks));
   if ((*l)->mfh)
     for (PetscInt i = 0; i < (*l)->nfiles; i++)
       if ((*l)->mfh[i] != MPI_FILE_NULL) PetscCallMPI(MPI_File_close(&(*l)->mfh[i]));

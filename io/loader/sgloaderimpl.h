@@ -63,6 +63,7 @@ struct _p_SgLoader {
   MPI_File  *mfh;             /* [nfiles] MPI-IO handles (MPI-IO mode) */
   PetscBool *raw;             /* [nfiles*nfields] rows readable as raw bytes at known offsets */
   PetscBool *contig;          /* [nfiles*nfields] contiguous layout (one "chunk" of all rows) */
+  int64_t   *nchunks;         /* [nfiles*nfields] chunks holding committed rows */
   PetscBool  rawio;           /* allow raw reads (default true); false forces H5Dread for everything */
   PetscInt   readahead;       /* batches whose misses are announced to the kernel ahead of reading */
   PetscInt   advised;         /* last batch announced */
