@@ -115,11 +115,14 @@ PetscErrorCode SgMDEnsureEnergy(SgMD *md)
     md->nfscratch = n + 64;
     PetscCall(PetscMalloc1(md->nfscratch, &md->fscratch));
   }
-  dom->f = md->fscratch;
-  md->eflag = PETSC_TRUE;
-  PetscCall(SgMDComputeForces(md));
-  md->eflag = PETSC_FALSE;
-  dom->f = f;
+  {
+    PetscBool eflag = md->eflag;
+    dom->f    = md->fscratch;
+    md->eflag = PETSC_TRUE;
+    PetscCall(SgMDComputeForces(md));
+    md->eflag = eflag;
+    dom->f    = f;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

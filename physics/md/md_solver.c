@@ -225,6 +225,7 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscCall(SgMDSystemDestroy(&md->sys));
   PetscCall(SgMDNeighSetUp(&md->neigh, md->dom));
   md->dof = 3 * md->N - 3;
+  md->eflag = md->baro; /* the barostat needs the virial every step: no separate energy pass */
   if (md->rdf_every) PetscCall(PetscCalloc1(md->rdf_nbins, &md->rdf_hist));
   if (md->ens == SG_MD_NHC) {
     PetscReal kT = md->units.boltz * md->Ttarget;
@@ -330,8 +331,7 @@ static PetscErrorCode MDDiagnose(SgSolver solver, PetscReal t, PetscReal v[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Per-atom state in id order, 17 values: x3 v3 f3 xbuild3 img3 type, plus padding to keep it
-   simple to extend.  The neighbour list is rebuilt on restart from the positions of its last build
+/* Per-atom state in id order, 16 values: x3 v3 f3 xbuild3 img3 type.  The neighbour list is rebuilt on restart from the positions of its last build
    (xbuild), which reproduces the same list, hence the same force summation order: the continued
    run is bit-identical to an uninterrupted one. */
 #define NSTATE 16
