@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# H5MD trajectory layout and contents (2 ranks, collective parallel HDF5 writes): /h5md version
+# [1,1], box dimension 3 / periodic boundaries, step = [0,10,20] and time = step*dt for every
+# element, value shapes [3][N][3], species and mass [N]; unwrapped positions (x + image . box) move
+# continuously between frames (|dx| < 0.5 sigma over 10 steps, while wrapped ones jump by a box
+# length for atoms that crossed), and forces sum to zero (Newton's third law, |sum f| < 1e-9).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+SURGE=${SURGE:-$root/bin/surge}
+MPIEXEC=${MPIEXEC:-mpiexec -n 2 --oversubscribe}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+cd "$tmp"
+$MPIEXEC "$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output t -md_lattice_cells 5,5,5 -sim_max_steps 20 -md_traj_file t.h5md -md_traj_every 10 -md_velocity_temperature 3.0 > run.log
+for q in position velocity force image box/edges; do
+  h5dump -d /particles/all/$q/value -b LE -o $(echo $q | tr / _).bin t.h5md > /dev/null
+  h5dump -d /particles/all/$q/step -b LE -o $(echo $q | tr / _).step t.h5md > /dev/null
+  h5dump -d /particles/all/$q/time -b LE -o $(echo $q | tr / _).time t.h5md > /dev/null
+done
+h5dump -d /particles/all/species -b LE -o species.bin t.h5md > /dev/null
+h5dump -a /h5md/version t.h5md | grep -q "1, 1" || { echo "FAIL: /h5md version"; exit 1; }
+h5dump -a /particles/all/box/dimension t.h5md | grep -q "(0): 3" || { echo "FAIL: box dimension"; exit 1; }
+h5dump -a /particles/all/box/boundary t.h5md | grep -q '"periodic", "periodic", "periodic"' || { echo "FAIL: box boundary"; exit 1; }
+/usr/bin/python3 - <<'PY'
+import numpy as np
+N = 500
+for q in ["position", "velocity", "force", "image", "box_edges"]:
+    st = np.fromfile(q + ".step", "<i8"); tm = np.fromfile(q + ".time", "<f8")
+    assert list(st) == [0, 10, 20], (q, st)
+    assert np.allclose(tm, st * 0.005, rtol=0, atol=1e-12), (q, tm)
+x = np.fromfile("position.bin", "<f8").reshape(3, N, 3)
+f = np.fromfile("force.bin", "<f8").reshape(3, N, 3)
+img = np.fromfile("image.bin", "<i4").reshape(3, N, 3)
+H = np.fromfile("box_edges.bin", "<f8").reshape(3, 3, 3)
+sp = np.fromfile("species.bin", "<i4")
+assert sp.shape == (N,) and (sp == 0).all()
+xu = x + np.einsum("fnd,fde->fne", img, H)
+du = np.abs(np.diff(xu, axis=0)).max()
+dw = np.abs(np.diff(x, axis=0)).max()
+crossed = int((np.abs(np.diff(img, axis=0)).sum(axis=(0, 2)) > 0).sum())
+fs = np.abs(f.sum(axis=1)).max()
+print(f"h5md: 3 frames x {N} atoms; unwrapped max |dx| per 10 steps {du:.3f} sigma (wrapped {dw:.2f}); {crossed} atoms crossed the cell; max |sum f| = {fs:.1e}")
+assert du < 0.5 and crossed > 0 and dw > 5, "image counters inconsistent"
+assert fs < 1e-9, "forces do not sum to zero"
+PY
