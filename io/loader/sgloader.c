@@ -154,6 +154,15 @@ PetscErrorCode SgLoaderSetRawReads(SgLoader l, PetscBool on)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgLoaderSetStartBatch(SgLoader l, PetscInt g)
+{
+  PetscFunctionBegin;
+  CHECK_NOT_SETUP(l);
+  PetscCheck(g >= 0, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "SgLoader: start batch %d must be >= 0", (int)g);
+  l->start = g;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgLoaderSetMPIIO(SgLoader l, PetscBool on)
 {
   PetscFunctionBegin;
@@ -262,6 +271,36 @@ static PetscErrorCode SetUpFields(SgLoader l)
 }
 
 static void *IOThread(void *arg);
+static int   FileOf(SgLoader l, int64_t id);
+
+/* Resume at batch l->start: replay the plan's buffer stores up to there (no I/O) to learn which
+   sample each slot holds, then read exactly those samples. The batches that follow, their contents
+   and the hits are then those of an uninterrupted run. */
+static PetscErrorCode Restore(SgLoader l)
+{
+  const SgLoaderPlan *pl = &l->plan;
+  int64_t            *held, nread = 0;
+
+  PetscFunctionBegin;
+  PetscCheck(l->start < pl->nbatches, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "SgLoader: start batch %d is past the last batch (%d in all)", (int)l->start, (int)pl->nbatches);
+  PetscCall(PetscMalloc1(l->capacity + 1, &held));
+  for (int64_t k = 0; k < l->capacity; k++) held[k] = -1;
+  for (int64_t k = 0; k < pl->lstart[l->start]; k++)
+    if (pl->act[k] <= -2) held[-pl->act[k] - 2] = pl->lid[k];
+  for (int64_t k = 0; k < l->capacity; k++) {
+    int64_t id = held[k];
+    int     fi;
+    if (id < 0) continue;
+    fi = FileOf(l, id);
+    for (PetscInt f = 0; f < l->nfields; f++) PetscCall(SgDatasetReadField(l->ds[fi], l->fname[f], id - l->foff[fi], 1, l->ftype[f], l->cache + k * l->slotbytes + l->foffs[f]));
+    nread++;
+  }
+  PetscCall(PetscInfo(l, "resumed at batch %d: refilled %lld buffer slots\n", (int)l->start, (long long)nread));
+  PetscCall(PetscFree(held));
+  l->next_g  = l->start;
+  l->advised = l->start - 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode SgLoaderSetUp(SgLoader l)
 {
@@ -320,6 +359,7 @@ PetscErrorCode SgLoaderSetUp(SgLoader l)
     for (PetscInt f = 0; f < l->nfields; f++) PetscCall(PetscMalloc1((size_t)(l->plan.maxlocal * l->frow[f]) + 1, &l->ring[s].data[f]));
     l->ring[s].g = -1;
   }
+  if (l->start > 0) PetscCall(Restore(l));
   l->threaded = (PetscBool)(l->prefetch > 0);
   if (l->threaded) {
     PetscCheck(!pthread_mutex_init(&l->mtx, NULL) && !pthread_cond_init(&l->cv, NULL), comm, PETSC_ERR_SYS, "SgLoader: cannot initialise the I/O thread's lock");
@@ -582,7 +622,7 @@ int SgLoaderFillBatch(SgLoader l, PetscInt g, SgLoaderSlot *s)
 static void *IOThread(void *arg)
 {
   SgLoader l = (SgLoader)arg;
-  for (PetscInt g = 0; g < l->plan.nbatches; g++) {
+  for (PetscInt g = l->next_g; g < l->plan.nbatches; g++) {
     SgLoaderSlot *s = &l->ring[g % l->nring];
     int           rc;
     pthread_mutex_lock(&l->mtx);

@@ -42,6 +42,7 @@ struct _p_SgLoader {
   PetscInt  nsel;
   char    **sel;              /* requested field names, or NULL for all */
   PetscInt  batch, epochs, prefetch;
+  PetscInt  start;            /* first global batch to deliver (resume) */
   uint64_t  seed;
   int64_t   budget, window;
   PetscBool mpiio;            /* use MPI-IO when the file is shared and MPI allows it */

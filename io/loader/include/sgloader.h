@@ -61,6 +61,11 @@ PETSC_EXTERN PetscErrorCode SgLoaderSetOrderWindow(SgLoader, int64_t window);
 /* Batches ahead whose misses are announced to the kernel (posix_fadvise WILLNEED) so storage
    serves them with many requests in flight; 0 = off. Default 8. Uses page cache, not the budget. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetReadAhead(SgLoader, PetscInt batches);
+/* Resume a run at global batch g (as counted by the batches SgLoaderNext delivered before): the
+   buffer is refilled with exactly what an uninterrupted run would hold there, so the batches, their
+   bytes and the hits that follow are identical (tested). For training restarts: store the number
+   of batches consumed in the checkpoint. */
+PETSC_EXTERN PetscErrorCode SgLoaderSetStartBatch(SgLoader, PetscInt g);
 /* Read a field whose rows sit at computable file offsets (unfiltered chunked or contiguous, stored
    in the native type) as raw bytes at those offsets, located through HDF5 (default true); false
    sends every read through H5Dread. Both give the same bytes (tested). */

@@ -10,6 +10,7 @@
    5. with no buffer and a batch of a whole epoch, the sorted misses form one run per file, so the
       I/O side makes exactly (2 files x 2 fields) hyperslab reads per epoch through H5Dread, and one
       raw read per piece of a run inside one chunk on the raw path.
+   6. a run resumed at batch g0 (SgLoaderSetStartBatch) continues exactly like an uninterrupted one.
    Runs with prefetch use raw reads, runs without use H5Dread, so both paths are checked. */
 #include "sgloader.h"
 #include "loader_testdata.h"
@@ -81,6 +82,80 @@ static PetscErrorCode Run(const char *const files[], PetscInt B, uint64_t seed, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* 6. resume: a loader started at batch g0 delivers exactly the batches (ids, bytes, epoch/batch
+   numbers) of an uninterrupted run from g0 on, and makes exactly the hits that run made after g0. */
+static PetscErrorCode Resume(const char *const files[], PetscInt g0)
+{
+  SgLoader      l;
+  SgLoaderBatch b;
+  PetscBool     done;
+  const int64_t slot = TD_NX * TD_NY * 8 + 4, xb = TD_NX * TD_NY * 8;
+  char         *ref;
+  int64_t      *rid, k = 0, h0 = 0, hall, hres;
+  PetscInt     *rep, *rbt, g = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc4(E * N * xb, &ref, E * N, &rid, 64, &rep, 64, &rbt));
+  for (int pass = 0; pass < 2; pass++) {
+    PetscCall(SgLoaderCreate(PETSC_COMM_SELF, &l));
+    PetscCall(SgLoaderSetFiles(l, 2, files));
+    PetscCall(SgLoaderSetBatchSize(l, 8));
+    PetscCall(SgLoaderSetEpochs(l, E));
+    PetscCall(SgLoaderSetSeed(l, 11));
+    PetscCall(SgLoaderSetBufferBytes(l, 13 * slot));
+    PetscCall(SgLoaderSetPrefetch(l, pass ? 2 : 0));
+    if (pass) PetscCall(SgLoaderSetStartBatch(l, g0));
+    PetscCall(SgLoaderSetUp(l));
+    g = pass ? g0 : 0;
+    for (;;) {
+      PetscCall(SgLoaderNext(l, &b, &done));
+      if (done) break;
+      if (!pass) {
+        if (g == g0) PetscCall(SgLoaderGetStats(l, &h0, NULL, NULL, NULL, NULL)); /* hits of batches < g0 and g0 itself */
+        rep[g] = b.epoch, rbt[g] = b.batch;
+        for (PetscInt i = 0; i < b.nlocal; i++, k++) {
+          rid[k] = b.ids[i];
+          memcpy(ref + k * xb, (const char *)b.data[0] + i * xb, xb);
+        }
+      } else {
+        int64_t off = 0;
+        for (PetscInt q = 0; q < g; q++) off += (q % 5 == 4) ? N - 4 * 8 : 8; /* batches of 8, last of an epoch 5 */
+        PetscCheck(b.epoch == rep[g] && b.batch == rbt[g], PETSC_COMM_SELF, PETSC_ERR_PLIB, "resumed batch %d numbered differently", (int)g);
+        for (PetscInt i = 0; i < b.nlocal; i++)
+          PetscCheck(b.ids[i] == rid[off + i] && !memcmp(ref + (off + i) * xb, (const char *)b.data[0] + i * xb, xb), PETSC_COMM_SELF, PETSC_ERR_PLIB, "resumed batch %d sample %d differs", (int)g, (int)i);
+      }
+      g++;
+    }
+    if (!pass) PetscCall(SgLoaderGetStats(l, &hall, NULL, NULL, NULL, NULL));
+    else PetscCall(SgLoaderGetStats(l, &hres, NULL, NULL, NULL, NULL));
+    PetscCall(SgLoaderDestroy(&l));
+  }
+  /* h0 counts batches 0..g0 (the stats include the batch just delivered); the resumed run's hits
+     must equal those of batches g0.. in the full run */
+  {
+    SgLoader l2;
+    int64_t  hbefore = 0;
+    SgLoaderBatch bb;
+    PetscBool     dd;
+    PetscCall(SgLoaderCreate(PETSC_COMM_SELF, &l2));
+    PetscCall(SgLoaderSetFiles(l2, 2, files));
+    PetscCall(SgLoaderSetBatchSize(l2, 8));
+    PetscCall(SgLoaderSetEpochs(l2, E));
+    PetscCall(SgLoaderSetSeed(l2, 11));
+    PetscCall(SgLoaderSetBufferBytes(l2, 13 * slot));
+    PetscCall(SgLoaderSetPrefetch(l2, 0));
+    PetscCall(SgLoaderSetUp(l2));
+    for (PetscInt q = 0; q < g0; q++) PetscCall(SgLoaderNext(l2, &bb, &dd));
+    PetscCall(SgLoaderGetStats(l2, &hbefore, NULL, NULL, NULL, NULL));
+    PetscCall(SgLoaderDestroy(&l2));
+    PetscCheck(hres == hall - hbefore, PETSC_COMM_SELF, PETSC_ERR_PLIB, "resumed run made %lld hits, the full run %lld after batch %d", (long long)hres, (long long)(hall - hbefore), (int)g0);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   resume at batch %d of %d: same batches, bytes and numbering; hits %lld = full run's %lld after it\n", (int)g0, (int)g, (long long)hres, (long long)(hall - hbefore)));
+  }
+  (void)h0;
+  PetscCall(PetscFree4(ref, rid, rep, rbt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   char        f1[PETSC_MAX_PATH_LEN], f2[PETSC_MAX_PATH_LEN];
@@ -120,6 +195,8 @@ int main(int argc, char **argv)
   PetscCall(Run(files, N, 7, 0, 1, PETSC_TRUE, r));
   PetscCheck(r->runs == 2 * E && r->reads == 20 * E, PETSC_COMM_SELF, PETSC_ERR_PLIB, "whole-epoch batches, raw: %lld runs, %lld reads; expected %d and %d", (long long)r->runs, (long long)r->reads, 2 * E, 20 * E);
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "ok   whole-epoch batch without buffer, raw: %lld runs, %lld reads (one per chunk piece per field)\n", (long long)r->runs, (long long)r->reads));
+  PetscCall(Resume(files, 7));
+  PetscCall(Resume(files, 13));
   PetscCall(PetscFree(ref));
   PetscCall(PetscFree(r));
   PetscCall(PetscFinalize());
