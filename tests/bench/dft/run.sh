@@ -22,16 +22,19 @@ for s in $sizes; do
   echo "$r" | awk '{print $2, $3, 1, $4, $5, $6, $7, $8}' | tee -a $out
 done
 r=$($MPIEXEC $B -nx 16 -ny 8 -nz 8 -method submatrix -cluster 8 -reps 2 | grep BENCH) && echo "$r" | awk '{print $2, $3, 2, $4, $5, $6, $7, $8}' | tee -a $out
-for s in 4,4,4 5,5,5; do
+r=$($B -nx 3 -ny 3 -nz 3 -method submatrix -cluster 8 -reps 2 | grep BENCH)
+echo "$r" | awk '{print $2, $3, 1, $4, $5, $6, $7, $8}' | tee -a $out
+for s in 2,2,2 3,3,3 4,4,4; do
   IFS=, read nx ny nz <<< "$s"
-  r=$($B -nx $nx -ny $ny -nz $nz -method dense | grep BENCH)
+  r=$($B -nx $nx -ny $ny -nz $nz -method dense -reps 2 | grep BENCH)
   echo "$r" | awk '{print $2, $3, 1, $4, $5, $6, $7, $8}' | tee -a $out
 done
 /usr/bin/python3 - "$out" <<'PY'
 import sys, math
 rows = [l.split() for l in open(sys.argv[1]) if not l.startswith('#')]
-sub = [(int(r[0]), float(r[3])) for r in rows if r[1] == 'submatrix' and r[2] == '1']
-den = [(int(r[0]), float(r[3])) for r in rows if r[1] == 'dense']
+sub = sorted((int(r[0]), float(r[3])) for r in rows if r[1] == 'submatrix' and r[2] == '1' and int(r[0]) >= 512)
+subsmall = sorted((int(r[0]), float(r[3])) for r in rows if r[1] == 'submatrix' and r[2] == '1')
+den = sorted((int(r[0]), float(r[3])) for r in rows if r[1] == 'dense')
 def fit(p):
     xs = [math.log(n) for n, _ in p]; ys = [math.log(t) for _, t in p]
     mx, my = sum(xs)/len(xs), sum(ys)/len(ys)
@@ -45,10 +48,12 @@ if two:
     one = dict(sub).get(two[0][0])
     if one: print(f"  N = {two[0][0]} on 2 ranks: {two[0][1]:.3f} s (speed-up {one/two[0][1]:.2f}x over 1 rank)")
 if len(den) >= 2:
-    ad, cd = fit(den)
-    print(f"dense: t = {cd:.3e} * N^{ad:.3f} s (measured {', '.join(f'{n}: {t:.2f} s' for n, t in den)})")
-    # crossover: c N^a = cd N^ad
-    nx = (c/cd) ** (1.0/(ad - a))
+    ad, cd = fit(den[:2])
+    print(f"dense: {', '.join(f'N = {n}: {t:.2f} s' for n, t in den)}; exponent {ad:.2f} between the two smallest")
+    # crossover: dense through its two smallest points against the submatrix cost per atom at the
+    # smallest submatrix size (linear): cd N^ad = (t/N) N
+    n0, t0 = subsmall[0]
+    nx = ((t0 / n0) / cd) ** (1.0 / (ad - 1))
     print(f"crossover (dense slower beyond): N = {nx:.0f} atoms")
 PY
 if [ "${1:-}" = "--cp2k" ] || [ "${2:-}" = "--cp2k" ]; then bash tests/bench/dft/cp2k_water.sh; fi

@@ -7,6 +7,7 @@
    refinement), and asserts
      - the energy error decreases at least 5-fold from 0 to 1 refinement (measured 480 -> 53 meV/atom),
      - the electron count of the submatrix P is 4 per atom to 1e-3 per atom,
+     - the Newton-Schulz sign (at the bisected mu) equals the eigendecomposition sign to 1e-6 eV/atom,
      - the pattern-converged run (pattern_its 12, eps 1e-4) equals the dense energy to 1e-8 eV/atom.
    Options: -cells n, -elem Si|C, -kt eV, -cluster m, -converged (also run the converged pattern, ~40 s). */
 #include "sgtb.h"
@@ -50,6 +51,14 @@ int main(int argc, char **argv)
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "pattern_its %2" PetscInt_FMT " eps_filter %.0e: |dE| = %.4f meV/atom, max |dF| = %.2e eV/A, N = %.6f (target %g), %" PetscInt_FMT " submatrices, largest %" PetscInt_FMT ", %" PetscInt_FMT " passes, %.2f s\n",
                           its[e], (double)o.eps_filter, (double)err[e], (double)ferr, (double)dm.nelec, (double)(4 * g.n), dm.nsub, dm.maxn, dm.its, (double)dm.t_total));
     PetscCheck(PetscAbsReal(dm.nelec - 4 * g.n) <= 1e-3 * g.n, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "electron count");
+    if (e == 0) { /* Newton-Schulz sign on the same submatrices at the same mu: same P to its tolerance */
+      SgTBDMOptions on = o;
+      SgTBEnergy    En;
+      on.sign = SG_TB_SIGN_NS; on.mu = dm.mu; on.mu_set = PETSC_TRUE;
+      PetscCall(SgTBCompute(PETSC_COMM_WORLD, &m, &g, &on, &En, NULL, NULL, NULL));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Newton-Schulz sign at mu = %.4f eV: |E_ns - E_eig| = %.3e eV/atom\n", (double)dm.mu, (double)(PetscAbsReal(En.etot - Es.etot) / g.n)));
+      PetscCheck(PetscAbsReal(En.etot - Es.etot) / g.n < 1e-6, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Newton-Schulz and eigendecomposition sign differ");
+    }
     PetscCall(SgTBDensityDestroy(&dm));
     if (e == 1 && !conv) break; /* the converged pattern is the whole cell (slow): only with -converged */
   }
