@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 1 rank vs 2 ranks ($MPIEXEC), LJ liquid NVE (864 atoms, 100 steps, 13 list rebuilds with
+# 1 rank vs 2 ranks ($MPIEXEC), LJ liquid NVE (864 atoms, 100 steps, ~13 list rebuilds with
 # migration).  Full neighbour lists (default): each atom's force is summed in an order fixed by
 # positions and global ids only, so the trajectories must be BIT-IDENTICAL (h5diff, tolerance 0).
 # Half lists with Newton's third law (md_newton): ghost forces come back by reverse communication
