@@ -80,9 +80,19 @@ static void test_basics(void)
   CHECK(rc == SGNN_ERR_STATE, "requires_grad on a result refused");
   sgnn_tensor_free(&t);
   sgnn_tensor_free(&l);
-  sgnn_tensor_free(&x);
-  sgnn_tensor_free(&y);
-  sgnn_tensor_free(&f);
+  /* gradient w.r.t. an intermediate result: d(sum y^2)/dy = 2y */
+  SgnnTensor yy, y2, sy, gy;
+  OK(sgnn_tanh(x, &yy));
+  OK(sgnn_mul(yy, yy, &y2));
+  OK(sgnn_sum(y2, 0, NULL, 0, &sy));
+  OK(sgnn_grad(1, &sy, NULL, 1, &yy, 0, &gy));
+  double *hy = host(yy), *hg = host(gy), e = 0;
+  for (int i = 0; i < 12; i++) e = fmax(e, fabs(hg[i] - 2 * hy[i]));
+  CHECK(e == 0, "grad w.r.t. a non-leaf: err %g", e);
+  free(hy);
+  free(hg);
+  SgnnTensor *tt[] = {&yy, &y2, &sy, &gy, &x, &y, &f};
+  for (int i = 0; i < 7; i++) sgnn_tensor_free(tt[i]);
 }
 
 static void test_slab(void)
