@@ -210,11 +210,93 @@ static void test_rng(void)
   sgnn_tensor_free(&w2);
 }
 
+/* A checkpoint is (parameter slab, optimizer moments, step, RNG state):
+ * restoring it into fresh objects must continue training bit-identically. */
+typedef struct {
+  SgnnParams P;
+  SgnnTensor W, b;
+  SgnnOptim o;
+} Model;
+static void model_new(Model *m, SgnnRng *r)
+{
+  int ws[2] = {4, 3}, bs[1] = {4};
+  OK(sgnn_params_create(BE, SGNN_F64, &m->P));
+  OK(sgnn_params_add(m->P, "W", 2, ws, &m->W));
+  OK(sgnn_params_add(m->P, "b", 1, bs, &m->b));
+  OK(sgnn_params_setup(m->P));
+  if (r) OK(sgnn_init_xavier_uniform(m->W, 1.0, r));
+  SgnnOptimConfig c;
+  sgnn_optim_defaults(SGNN_ADAMW, &c);
+  c.lr = 0.05;
+  OK(sgnn_optim_create(m->P, &c, &m->o));
+}
+static void train(Model *m, SgnnRng *r, int steps)
+{
+  for (int s = 0; s < steps; s++) {
+    double xb[6 * 3];
+    int xs[2] = {6, 3};
+    for (int i = 0; i < 18; i++) xb[i] = sgnn_rng_normal(r); /* data drawn from the RNG */
+    SgnnTensor x, y, t, L;
+    OK(sgnn_tensor_from_f64(BE, SGNN_F64, 2, xs, xb, &x));
+    OK(sgnn_linear(x, m->W, m->b, &y));
+    OK(sgnn_tanh(y, &t));
+    OK(sgnn_sum(t, 0, NULL, 0, &L));
+    OK(sgnn_params_zero_grad(m->P));
+    OK(sgnn_backward(L));
+    OK(sgnn_optim_step(m->o));
+    sgnn_tensor_free(&x);
+    sgnn_tensor_free(&y);
+    sgnn_tensor_free(&t);
+    sgnn_tensor_free(&L);
+  }
+}
+static void model_free(Model *m)
+{
+  sgnn_optim_destroy(&m->o);
+  sgnn_params_destroy(&m->P);
+}
+static void test_resume(void)
+{
+  SgnnRng r;
+  sgnn_rng_init(&r, 2718);
+  Model a, b;
+  model_new(&a, &r);
+  train(&a, &r, 5);
+  /* checkpoint */
+  double p[16], m[16], v[16];
+  SgnnTensor tm, tv;
+  long *step;
+  OK(sgnn_tensor_to_f64(sgnn_params_values(a.P), p));
+  OK(sgnn_optim_state(a.o, &tm, &tv, &step));
+  OK(sgnn_tensor_to_f64(tm, m));
+  OK(sgnn_tensor_to_f64(tv, v));
+  long saved_step = *step;
+  SgnnRng saved_rng = r;
+  train(&a, &r, 5);
+  /* restore into fresh objects and continue */
+  model_new(&b, NULL);
+  OK(sgnn_tensor_set_f64(sgnn_params_values(b.P), p));
+  OK(sgnn_optim_state(b.o, &tm, &tv, &step));
+  OK(sgnn_tensor_set_f64(tm, m));
+  OK(sgnn_tensor_set_f64(tv, v));
+  *step = saved_step;
+  r = saved_rng;
+  train(&b, &r, 5);
+  double pa[16], pb[16];
+  OK(sgnn_tensor_to_f64(sgnn_params_values(a.P), pa));
+  OK(sgnn_tensor_to_f64(sgnn_params_values(b.P), pb));
+  CHECK(!memcmp(pa, pb, sizeof pa) && sgnn_optim_steps(a.o) == sgnn_optim_steps(b.o) && memcmp(pa, p, sizeof p),
+        "resumed training is bit-identical");
+  model_free(&a);
+  model_free(&b);
+}
+
 int main(int argc, char **argv)
 {
   BE = t_backend(argc, argv);
   test_optimizers();
   test_schedules();
   test_rng();
+  test_resume();
   return t_summary("test_optim");
 }
