@@ -24,7 +24,7 @@ LDLIBS  := $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) -lm -pthread
 
 MAIN_SRC := src/cli/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(shell find src io physics surrogates -name '*.c' \
-              -not -path '$(NN_DIR)/*' -not -path '*/gen/*' -not -path '*/build/*' | sort))
+              -not -path '$(NN_DIR)/*' -not -path '*/gen/*' -not -path '*/build/*' -not -path '*/tests/*' | sort))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS := $(shell find tests -name 'test_*.c' | sort)
 TEST_BINS := $(foreach t,$(TEST_SRCS),$(BUILD)/tests/$(notdir $(t:.c=)))
@@ -32,7 +32,7 @@ LIBSURGE := $(BUILD)/libsurge.a
 
 # The NN engine is a separate, dependency-free library (its own Makefile); surge links it.
 NN_ARCHIVE := $(NN_DIR)/build/libsgnn.a
-INCLUDES   += -I$(NN_DIR)
+INCLUDES   += -I$(NN_DIR) -Isurrogates/parallel
 LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
 
 .PHONY: all check demo bench kernels clean tests nn-lib

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
   } else if (!strcmp(argv[1], "infer")) {
     SgDPModel m;
     PetscInt  rep = atoi(argv[4]), ns = atoi(argv[5]), Nr;
-    PetscReal step = argc > 6 ? atof(argv[6]) : 0, *xr, *fr, br[9], e, v[9];
+    PetscReal tplain = 0, step = argc > 6 ? atof(argv[6]) : 0, *xr, *fr, br[9], e, v[9];
     PetscInt *tr;
     PetscCall(SgDPModelLoad(argv[2], &m));
     PetscCall(ReadFrame(argv[3], &N, &x, &type, box, &E, &f));
@@ -75,6 +75,8 @@ int main(int argc, char **argv)
             tr[k] = type[i];
           }
     for (int q = 0; q < 9; q++) br[q] = box[q] * rep;
+    PetscReal *fplain, eplain = 0;
+    PetscCall(PetscMalloc1(3 * Nr, &fplain));
     for (int pass = 0; pass < (step > 0 ? 2 : 1); pass++) {
       if (pass == 1) PetscCall(SgDeepmdCompress(m, step, 0.5));
       PetscCall(SgDeepmdCompute(m, Nr, xr, tr, br, &e, fr, v, NULL)); /* warm-up */
@@ -83,6 +85,14 @@ int main(int argc, char **argv)
       double        dt = (MPI_Wtime() - t0) / ns;
       struct rusage ru;
       getrusage(RUSAGE_SELF, &ru);
+      PetscReal dmax = 0;
+      if (!pass) {
+        PetscCall(PetscArraycpy(fplain, fr, 3 * Nr));
+        eplain = e;
+      } else
+        for (PetscInt k = 0; k < 3 * Nr; k++) dmax = PetscMax(dmax, PetscAbsReal(fr[k] - fplain[k]));
+      if (pass) PetscCall(PetscPrintf(PETSC_COMM_SELF, "tabulated vs nets: max |dF| %.3e eV/A, |dE|/atom %.3e eV; speed-up x%.2f\n", dmax, PetscAbsReal(e - eplain) / Nr, tplain / dt));
+      else tplain = dt;
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "infer %s atoms %" PetscInt_FMT " : %.3f us/step/atom  (%.4f s/step)  E/atom %.6f  peak RSS %.1f MiB\n", pass ? "tabulated" : "plain    ", Nr, 1e6 * dt / Nr, dt, e / Nr, ru.ru_maxrss / 1024.0));
     }
     PetscCall(SgDPModelDestroy(&m));

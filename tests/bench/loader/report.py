@@ -18,8 +18,13 @@ for line in open(sys.argv[1]):
     elif kind == "DATASET":
         ds = d
 
+tags = ["loader", "loader_nobuffer", "loader_noreadahead", "naive", "torch_w0", "torch_w2"]
 names = ["SgLoader", "SgLoader, no buffer", "SgLoader, no read-ahead", "naive H5Dread", "PyTorch DataLoader w0", "PyTorch DataLoader w2"]
+allrates = {t: [float(d["rate"]) for d in res if d.get("tag") == t] for t in tags}
+best = {t: max((d for d in res if d.get("tag") == t), key=lambda d: float(d["rate"])) for t in tags}
+res = [best[t] for t in tags]
 rates = [float(d["rate"]) for d in res]
+print("all runs (samples/s):", {t: [round(r) for r in v] for t, v in allrates.items()})
 torch_best = max(rates[4], rates[5])
 print(f"\n{'reader':28s} {'samples/s':>10s} {'vs torch w0':>12s} {'vs torch w2':>12s} {'vs naive':>9s}  hit rate (Belady)")
 for n, d, r in zip(names, res, rates):

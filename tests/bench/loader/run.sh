@@ -10,8 +10,9 @@
 #   (c) PyTorch's DataLoader over h5py (num_workers 0 and 2), same batches.
 # Every reader drops the file from the page cache before every epoch (posix_fadvise DONTNEED), so
 # epochs read from storage. Prints samples/s, ratios and hit rates; writes results.txt and a plot
-# into $DIR. Environment: LOADER_BENCH_N (frames, default 50000), LOADER_BENCH_EPOCHS (4),
-# LOADER_BENCH_DIR (build/bench/loader).
+# into $DIR. The machine is shared: each reader runs LOADER_BENCH_REPEAT times (default 2), rounds
+# interleaved, and the report takes each reader's best. Environment: LOADER_BENCH_N (frames,
+# default 50000), LOADER_BENCH_EPOCHS (4), LOADER_BENCH_REPEAT (2), LOADER_BENCH_DIR (build/bench/loader).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
@@ -19,6 +20,7 @@ BIN=build/tests/test_loader_bench
 DIR=${LOADER_BENCH_DIR:-build/bench/loader}
 N=${LOADER_BENCH_N:-50000}
 E=${LOADER_BENCH_EPOCHS:-4}
+REP=${LOADER_BENCH_REPEAT:-2}
 BATCH=64
 SEED=1
 PY=/usr/bin/python3
@@ -33,14 +35,17 @@ SIZE=$(stat -c %s "$F")
 BUDGET=$((SIZE / 4))
 echo "dataset: $N frames, $SIZE bytes ($((SIZE / 1048576)) MiB); loader buffer $BUDGET bytes (1/4); batch $BATCH; $E epochs; page cache dropped every epoch" | tee "$R"
 echo "DATASET n=$N bytes=$SIZE budget=$BUDGET batch=$BATCH epochs=$E" >> "$R"
-run() { echo "== $1"; shift; "$@" 2>&1 | tee -a "$R.log" | grep -E '^(RESULT|CURVE)' | tee -a "$R"; }
+run() { tag=$1; echo "== $tag"; shift; "$@" 2>&1 | tee -a "$R.log" | grep -E '^(RESULT|CURVE)' | sed "s/^RESULT/RESULT tag=$tag/" | tee -a "$R"; }
 : > "$R.log"
-run "SgLoader (buffer 1/4, read-ahead 32 batches, prefetch 4)" $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq.bin" -loader_readahead 32
-run "SgLoader, no buffer" $BIN loader "$F" $BATCH $E $SEED 0 4 "$DIR/seq0.bin" -loader_readahead 32
-run "SgLoader, no read-ahead" $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq1.bin" -loader_readahead 0
-cmp -s "$DIR/seq.bin" "$DIR/seq0.bin" && cmp -s "$DIR/seq.bin" "$DIR/seq1.bin" && echo "sequence identical for all buffer/read-ahead settings" | tee -a "$R"
-run "naive per-sample H5Dread" $BIN naive "$F" $BATCH $E "$DIR/seq.bin"
-run "PyTorch DataLoader over h5py, num_workers=0" $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 0
-run "PyTorch DataLoader over h5py, num_workers=2" $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 2
-run "hit rate against buffer size" $BIN curve "$F" $BATCH $E $SEED
+for rep in $(seq 1 "$REP"); do
+  echo "---- round $rep of $REP ($(uptime | sed 's/.*load/load/'))" | tee -a "$R"
+  run loader $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq.bin" -loader_readahead 32
+  run loader_nobuffer $BIN loader "$F" $BATCH $E $SEED 0 4 "$DIR/seq0.bin" -loader_readahead 32
+  run loader_noreadahead $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq1.bin" -loader_readahead 0
+  cmp -s "$DIR/seq.bin" "$DIR/seq0.bin" && cmp -s "$DIR/seq.bin" "$DIR/seq1.bin" && echo "sequence identical for all buffer/read-ahead settings" | tee -a "$R"
+  run naive $BIN naive "$F" $BATCH $E "$DIR/seq.bin"
+  run torch_w0 $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 0
+  run torch_w2 $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 2
+done
+run curve $BIN curve "$F" $BATCH $E $SEED
 $PY tests/bench/loader/report.py "$R" "$DIR/loader_bench.png"

@@ -60,6 +60,43 @@ int main(int argc, char **argv)
     PetscCall(SgDatasetStringsFree(nt, &tm));
     PetscCall(SgDatasetClose(&ds));
     PetscCall(PetscFree2(t, x));
+  } else if (!strcmp(argv[1], "parity")) { /* parity MODEL.h5 DATA.h5 OUT_PREFIX: labels vs predictions */
+    SgDeepmd  m;
+    SgDataset ds;
+    int64_t   n = 0, nf;
+    int32_t  *t;
+    PetscInt *ti;
+    double   *x, *fl, *fp, box[9], e, ep;
+    char      fn[PETSC_MAX_PATH_LEN];
+    FILE     *fe, *ff;
+    PetscCall(SgDeepmdLoad(argv[2], &m));
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, argv[3], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetGetNumSamples(ds, &nf));
+    PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, NULL));
+    PetscCall(PetscMalloc5(n, &t, n, &ti, 3 * n, &x, 3 * n, &fl, 3 * n, &fp));
+    PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, t));
+    for (int64_t i = 0; i < n; i++) ti[i] = t[i];
+    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.e.txt", argv[4]));
+    fe = fopen(fn, "w");
+    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.f.txt", argv[4]));
+    ff = fopen(fn, "w");
+    PetscCheck(fe && ff, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s.*.txt", argv[4]);
+    fprintf(fe, "# energy per atom (eV): label prediction\n");
+    fprintf(ff, "# force component (eV/A): label prediction\n");
+    for (int64_t k = 0; k < nf; k++) {
+      PetscCall(SgDatasetReadField(ds, "coord", k, 1, SG_DTYPE_F64, x));
+      PetscCall(SgDatasetReadField(ds, "box", k, 1, SG_DTYPE_F64, box));
+      PetscCall(SgDatasetReadField(ds, "energy", k, 1, SG_DTYPE_F64, &e));
+      PetscCall(SgDatasetReadField(ds, "force", k, 1, SG_DTYPE_F64, fl));
+      PetscCall(SgDeepmdCompute(m, n, x, ti, box, &ep, fp, NULL, NULL));
+      fprintf(fe, "%.8f %.8f\n", e / n, ep / n);
+      for (int64_t q = 0; q < 3 * n; q++) fprintf(ff, "%.6f %.6f\n", fl[q], fp[q]);
+    }
+    fclose(fe);
+    fclose(ff);
+    PetscCall(SgDatasetClose(&ds));
+    PetscCall(PetscFree5(t, ti, x, fl, fp));
+    PetscCall(SgDeepmdDestroy(&m));
   } else if (!strcmp(argv[1], "energy")) { /* energy MODEL.h5 DATA.h5 FRAME REP: C-API energy of a replicated frame */
     SgDeepmd   m;
     SgDataset  ds;
