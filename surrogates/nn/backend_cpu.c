@@ -313,13 +313,14 @@ static int cpu_scatter_add(SgnnDType dt, long outer, long nidx, long inner, cons
   return 0;
 }
 
-/* im2col: x [N,C,D,H,W] -> cols [C*kd*kh*kw, N, Do*Ho*Wo], zero outside
- * (padding). Batch inside the column dimension makes a conv ONE large GEMM
- * (W [Co, C*K] x cols [C*K, N*S]) instead of N small ones. col2im is the
- * exact adjoint (accumulating). The valid ow range depends only on the
- * kernel offset e, so it is computed once per (c, a, b, e). */
+/* im2col: x [N,C,D,H,W] -> cols [C*kd*kh*kw, N, rows*Wo] for the output
+ * rows [r0, r1) (all by default), zero outside (padding). col2im is the
+ * exact adjoint and accumulates into x. The valid ow range depends only on
+ * the kernel offset e, so it is computed once per (c, a, b, e). */
 #define CONV_LOOPS(BODY)                                                                                \
-  long S_in = (long)g->D * g->H * g->W, S_out = (long)g->Do * g->Ho * g->Wo;                           \
+  long S_in = (long)g->D * g->H * g->W;                                                                \
+  int q0 = g->r0, q1 = g->r1 ? g->r1 : g->Do * g->Ho;                                                  \
+  long S_out = (long)(q1 - q0) * g->Wo;                                                                \
   int K = g->k[0] * g->k[1] * g->k[2];                                                                 \
   OMP_CONV                                                                                            \
   for (int c = 0; c < g->C; c++)                                                                      \
@@ -332,16 +333,15 @@ static int cpu_scatter_add(SgnnDType dt, long outer, long nidx, long inner, cons
           for (int n = 0; n < g->N; n++) {                                                            \
             long row = (((long)c * K + (a * g->k[1] + b) * g->k[2] + e) * g->N + n) * S_out;           \
             long xb = ((long)n * g->C + c) * S_in;                                                    \
-            for (int od = 0; od < g->Do; od++) {                                                      \
+            int od = q0 / g->Ho, oh = q0 % g->Ho; /* advanced incrementally: no division per row */   \
+            for (int q = q0; q < q1; q++, oh = oh + 1 == g->Ho ? (od++, 0) : oh + 1) {                \
               int id = od * g->s[0] - g->p[0] + a;                                                    \
-              for (int oh = 0; oh < g->Ho; oh++) {                                                    \
-                int ih = oh * g->s[1] - g->p[1] + b;                                                  \
-                long cb = row + ((long)od * g->Ho + oh) * g->Wo;                                      \
-                int ok = id >= 0 && id < g->D && ih >= 0 && ih < g->H;                                \
-                long xr = xb + ((long)id * g->H + ih) * g->W;                                         \
-                int l0 = ok ? lo : 0, h0 = ok ? hi : 0;                                               \
-                BODY                                                                                  \
-              }                                                                                       \
+              int ih = oh * g->s[1] - g->p[1] + b;                                                    \
+              long cb = row + (long)(q - q0) * g->Wo;                                                 \
+              int ok = id >= 0 && id < g->D && ih >= 0 && ih < g->H;                                  \
+              long xr = xb + ((long)id * g->H + ih) * g->W;                                           \
+              int l0 = ok ? lo : 0, h0 = ok ? hi : 0;                                                 \
+              BODY                                                                                    \
             }                                                                                         \
           }                                                                                           \
         }
@@ -370,7 +370,6 @@ static int cpu_col2im(SgnnDType dt, const SgnnConvGeom *g, const void *cols, voi
   FOR_T(dt, {
     const T *Cl = cols;
     T *X = x;
-    memset(X, 0, sizeof(T) * (size_t)g->N * g->C * g->D * g->H * g->W);
     CONV_LOOPS({
       const T *pc = Cl + cb;
       if (g->s[2] == 1) {

@@ -273,14 +273,14 @@ static int cu_scatter_add(SgnnDType dt, long outer, long nidx, long inner, const
 }
 
 /* one thread per column entry; layout [c, kd, kh, kw][n][od, oh, ow] */
-template <typename T> __global__ void k_im2col(SgnnConvGeom g, long n, const T *X, T *C)
+template <typename T> __global__ void k_im2col(SgnnConvGeom g, int q0, int nq, long n, const T *X, T *C)
 {
   GRID_LOOP(i, n)
   {
     long r = i;
     int ow = r % g.Wo; r /= g.Wo;
-    int oh = r % g.Ho; r /= g.Ho;
-    int od = r % g.Do; r /= g.Do;
+    int q = q0 + (int)(r % nq); r /= nq;
+    int oh = q % g.Ho, od = q / g.Ho;
     int n = r % g.N; r /= g.N;
     int e = r % g.k[2]; r /= g.k[2];
     int b = r % g.k[1]; r /= g.k[1];
@@ -293,17 +293,18 @@ template <typename T> __global__ void k_im2col(SgnnConvGeom g, long n, const T *
 }
 static int cu_im2col(SgnnDType dt, const SgnnConvGeom *g, const void *x, void *cols)
 {
-  long n = (long)g->N * g->C * g->k[0] * g->k[1] * g->k[2] * g->Do * g->Ho * g->Wo;
+  int q0 = g->r0, nq = (g->r1 ? g->r1 : g->Do * g->Ho) - q0;
+  long n = (long)g->N * g->C * g->k[0] * g->k[1] * g->k[2] * nq * g->Wo;
   if (!n) return 0;
-  if (dt == SGNN_F64) k_im2col<double><<<nblocks(n), TPB>>>(*g, n, (const double *)x, (double *)cols);
-  else k_im2col<float><<<nblocks(n), TPB>>>(*g, n, (const float *)x, (float *)cols);
+  if (dt == SGNN_F64) k_im2col<double><<<nblocks(n), TPB>>>(*g, q0, nq, n, (const double *)x, (double *)cols);
+  else k_im2col<float><<<nblocks(n), TPB>>>(*g, q0, nq, n, (const float *)x, (float *)cols);
   LAUNCH_CHECK();
   return 0;
 }
 
-/* one thread per input element gathers every column entry that read it:
- * deterministic, no atomics */
-template <typename T> __global__ void k_col2im(SgnnConvGeom g, long n, const T *Cl, T *X)
+/* one thread per input element gathers every column entry (of the row
+ * chunk) that read it and adds them: deterministic, no atomics */
+template <typename T> __global__ void k_col2im(SgnnConvGeom g, int q0, int nq, long n, const T *Cl, T *X)
 {
   GRID_LOOP(i, n)
   {
@@ -313,7 +314,7 @@ template <typename T> __global__ void k_col2im(SgnnConvGeom g, long n, const T *
     int id = r % g.D; r /= g.D;
     int c = r % g.C;
     long nn = r / g.C;
-    long S_out = (long)g.Do * g.Ho * g.Wo, K = (long)g.k[0] * g.k[1] * g.k[2];
+    long S_out = (long)nq * g.Wo, K = (long)g.k[0] * g.k[1] * g.k[2];
     T s = 0;
     for (int a = 0; a < g.k[0]; a++) {
       int t = id + g.p[0] - a;
@@ -326,21 +327,23 @@ template <typename T> __global__ void k_col2im(SgnnConvGeom g, long n, const T *
         for (int e = 0; e < g.k[2]; e++) {
           int v = iw + g.p[2] - e;
           if (v < 0 || v % g.s[2] || v / g.s[2] >= g.Wo) continue;
-          int ow = v / g.s[2];
+          int ow = v / g.s[2], q = od * g.Ho + oh;
+          if (q < q0 || q >= q0 + nq) continue;
           long row = ((long)c * K + (a * g.k[1] + b) * g.k[2] + e) * g.N + nn;
-          s += Cl[row * S_out + ((long)od * g.Ho + oh) * g.Wo + ow];
+          s += Cl[row * S_out + (long)(q - q0) * g.Wo + ow];
         }
       }
     }
-    X[i] = s;
+    X[i] += s;
   }
 }
 static int cu_col2im(SgnnDType dt, const SgnnConvGeom *g, const void *cols, void *x)
 {
+  int q0 = g->r0, nq = (g->r1 ? g->r1 : g->Do * g->Ho) - q0;
   long n = (long)g->N * g->C * g->D * g->H * g->W;
   if (!n) return 0;
-  if (dt == SGNN_F64) k_col2im<double><<<nblocks(n), TPB>>>(*g, n, (const double *)cols, (double *)x);
-  else k_col2im<float><<<nblocks(n), TPB>>>(*g, n, (const float *)cols, (float *)x);
+  if (dt == SGNN_F64) k_col2im<double><<<nblocks(n), TPB>>>(*g, q0, nq, n, (const double *)cols, (double *)x);
+  else k_col2im<float><<<nblocks(n), TPB>>>(*g, q0, nq, n, (const float *)cols, (float *)x);
   LAUNCH_CHECK();
   return 0;
 }

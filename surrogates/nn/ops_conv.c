@@ -3,6 +3,7 @@
  * the other's backward, and conv3d = reshape(W) x im2col(x) + bias inherits
  * first and second derivatives from matmul/im2col with no extra code. */
 #include "sgnn_impl.h"
+#include <stdlib.h>
 
 static int geom(const char *op, SgnnTensor x5, int N, int C, const int dhw[3], const int k[3], const int s[3],
                 const int p[3], SgnnConvGeom *g)
@@ -11,6 +12,7 @@ static int geom(const char *op, SgnnTensor x5, int N, int C, const int dhw[3], c
   SGNN_CHECK(k && s && p, SGNN_ERR_ARG, "%s: NULL kernel/stride/padding", op);
   g->N = N;
   g->C = C;
+  g->r0 = g->r1 = 0;
   g->D = dhw[0];
   g->H = dhw[1];
   g->W = dhw[2];
@@ -82,7 +84,7 @@ int sgnn_col2im3d(SgnnTensor cols, int C, const int in_dhw[3], const int k[3], c
              g.Do, g.Ho, g.Wo);
   int shape[5] = {g.N, C, in_dhw[0], in_dhw[1], in_dhw[2]};
   SgnnTensor o;
-  SGNN_TRY(sgnn_tensor_new(sgnn_be(cols), cols->dtype, 5, shape, 0, &o));
+  SGNN_TRY(sgnn_tensor_new(sgnn_be(cols), cols->dtype, 5, shape, 1, &o)); /* col2im accumulates */
   SgnnBackend *be = sgnn_be(cols);
   int rc = be->col2im ? be->col2im(cols->dtype, &g, sgnn_ptr(cols), sgnn_ptr(o)) : sgnn_k_missing(be, "col2im");
   if (rc) {
@@ -101,12 +103,13 @@ int sgnn_col2im3d(SgnnTensor cols, int C, const int in_dhw[3], const int k[3], c
 }
 
 /* ---- conv3d: a fused node ---------------------------------------------
- * Forward and the create_graph=off backward go sample by sample through a
- * reused column buffer (C*K x S, a few MB: it stays in cache, where a whole-
- * batch column matrix would stream ~100 MB per step through memory), and
- * the bias rides in the GEMM's beta. With create_graph the backward is built
- * from im2col/col2im/matmul, which are differentiable, so double backward
- * through a conv works. */
+ * Forward and the create_graph=off backward stream each sample's columns in
+ * chunks of output rows through a reused buffer of about 1 MiB (tunable with
+ * the environment variable SGNN_CONV_CHUNK_BYTES), so im2col writes and the
+ * GEMM reads stay in cache; a whole-batch column matrix streamed ~100 MB per
+ * step through memory on the benchmark shapes. With create_graph the
+ * backward is built from im2col/col2im/matmul, which are differentiable, so
+ * double backward through a conv works. */
 typedef struct {
   SgnnConvGeom g1; /* geometry of ONE sample */
   int N, Co, CK, S;
@@ -116,6 +119,7 @@ static void conv_dims(SgnnTensor x, const int *wshape, const int *st, const int 
 {
   SgnnConvGeom *g = &c->g1;
   g->N = 1;
+  g->r0 = g->r1 = 0;
   g->C = x->shape[1];
   g->D = x->shape[2];
   g->H = x->shape[3];
@@ -132,6 +136,36 @@ static void conv_dims(SgnnTensor x, const int *wshape, const int *st, const int 
   c->Co = wshape[0];
   c->CK = g->C * g->k[0] * g->k[1] * g->k[2];
   c->S = g->Do * g->Ho * g->Wo;
+}
+
+static int rows_per_chunk(const ConvDims *c, size_t es)
+{
+  const char *env = getenv("SGNN_CONV_CHUNK_BYTES");
+  size_t target = env && atol(env) > 0 ? (size_t)atol(env) : ((size_t)1 << 20);
+  size_t per_row = (size_t)c->CK * c->g1.Wo * es;
+  long rows = (long)(target / (per_row ? per_row : 1)), all = (long)c->g1.Do * c->g1.Ho;
+  return (int)(rows < 1 ? 1 : (rows > all ? all : rows));
+}
+
+/* copy/add a [Co, Sc] block between a contiguous buffer and columns
+ * [off, off+Sc) of a [Co, S] matrix; add_bias: dst = src + bias[co] */
+static int block_io(SgnnBackend *be, SgnnDType dt, int Co, int S, int off, int Sc, const void *src, int src_strided,
+                    void *dst, const void *bias)
+{
+  SgnnIter it;
+  int sh[2] = {Co, Sc};
+  size_t es = sgnn_esize(dt);
+  sgnn_iter_init(&it, 2, sh);
+  if (src_strided) {
+    it.sa[3] = S;
+    src = (const char *)src + (size_t)off * es;
+  } else {
+    it.so[3] = S;
+    dst = (char *)dst + (size_t)off * es;
+  }
+  if (!bias) return be->copy_strided(dt, &it, src, dst);
+  it.sb[3] = 1, it.sb[4] = 0;
+  return be->binary(SGNN_B_ADD, dt, &it, src, bias, dst);
 }
 
 /* graph-building backward (create_graph): differentiable ops only */
@@ -187,31 +221,40 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
   conv_dims(x, w->shape, n->ip + 3, n->ip + 6, &c);
   if (cg) return conv_bw_graph(n, g, need, gin, &c);
   SgnnBackend *be = sgnn_be(x);
-  size_t es = sgnn_esize(x->dtype);
+  SgnnDType dt = x->dtype;
+  size_t es = sgnn_esize(dt);
   long xs = (long)c.g1.C * c.g1.D * c.g1.H * c.g1.W, gs = (long)c.Co * c.S;
-  int rc = 0, cshape[2] = {c.CK, c.S};
-  SgnnTensor scratch = NULL;
+  int rows = rows_per_chunk(&c, es), rc = 0, Wo = c.g1.Wo, nrow = c.g1.Do * c.g1.Ho;
+  int cshape[2] = {c.CK, rows * Wo}, tshape[2] = {c.Co, rows * Wo};
+  SgnnTensor scratch = NULL, tmp = NULL;
   if (!be->im2col || !be->col2im) return sgnn_k_missing(be, "im2col/col2im");
-  SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 2, cshape, 0, &scratch));
-  if (need[1]) { /* dW = sum_n g_n cols_n^T */
-    SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 5, w->shape, 1, &gin[1]));
-    for (int i = 0; i < c.N && !rc; i++) {
-      rc = be->im2col(x->dtype, &c.g1, (char *)sgnn_ptr(x) + i * xs * es, sgnn_ptr(scratch));
-      if (!rc)
-        rc = be->gemm(x->dtype, 0, 1, c.Co, c.CK, c.S, 1.0, (char *)sgnn_ptr(g) + i * gs * es, 0, sgnn_ptr(scratch), 0,
-                      1.0, sgnn_ptr(gin[1]), 0, 1);
+  SGNN_TRYG(sgnn_tensor_new(be, dt, 2, cshape, 0, &scratch));
+  SGNN_TRYG(sgnn_tensor_new(be, dt, 2, tshape, 0, &tmp));
+  if (need[1]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, w->shape, 1, &gin[1]));
+  if (need[0]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, x->shape, 1, &gin[0]));
+  for (int i = 0; i < c.N && !rc && (need[0] || need[1]); i++) {
+    const char *xi = (const char *)sgnn_ptr(x) + i * xs * es, *gi = (const char *)sgnn_ptr(g) + i * gs * es;
+    for (int q0 = 0; q0 < nrow && !rc; q0 += rows) {
+      int q1 = q0 + rows < nrow ? q0 + rows : nrow, Sc = (q1 - q0) * Wo;
+      SgnnConvGeom gc = c.g1;
+      gc.r0 = q0;
+      gc.r1 = q1;
+      const void *gblk = gi;
+      if (Sc != c.S) { /* this chunk's columns of g_i, made contiguous */
+        rc = block_io(be, dt, c.Co, c.S, q0 * Wo, Sc, gi, 1, sgnn_ptr(tmp), NULL);
+        gblk = sgnn_ptr(tmp);
+      }
+      if (!rc && need[1]) { /* dW += g_chunk cols_chunk^T */
+        rc = be->im2col(dt, &gc, xi, sgnn_ptr(scratch));
+        if (!rc) rc = be->gemm(dt, 0, 1, c.Co, c.CK, Sc, 1.0, gblk, 0, sgnn_ptr(scratch), 0, 1.0, sgnn_ptr(gin[1]), 0, 1);
+      }
+      if (!rc && need[0]) { /* dX_i += col2im(W^T g_chunk) */
+        rc = be->gemm(dt, 1, 0, c.CK, Sc, c.Co, 1.0, sgnn_ptr(w), 0, gblk, 0, 0.0, sgnn_ptr(scratch), 0, 1);
+        if (!rc) rc = be->col2im(dt, &gc, sgnn_ptr(scratch), (char *)sgnn_ptr(gin[0]) + i * xs * es);
+      }
     }
-    if (rc) goto done;
   }
-  if (need[0]) { /* dX_n = col2im(W^T g_n) */
-    SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 5, x->shape, 0, &gin[0]));
-    for (int i = 0; i < c.N && !rc; i++) {
-      rc = be->gemm(x->dtype, 1, 0, c.CK, c.S, c.Co, 1.0, sgnn_ptr(w), 0, (char *)sgnn_ptr(g) + i * gs * es, 0, 0.0,
-                    sgnn_ptr(scratch), 0, 1);
-      if (!rc) rc = be->col2im(x->dtype, &c.g1, sgnn_ptr(scratch), (char *)sgnn_ptr(gin[0]) + i * xs * es);
-    }
-    if (rc) goto done;
-  }
+  if (rc) goto done;
   if (n->nin > 2 && need[2]) {
     int bs[4] = {c.Co, 1, 1, 1};
     SgnnTensor t = NULL;
@@ -221,6 +264,7 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
   }
 done:
   sgnn_tensor_free(&scratch);
+  sgnn_tensor_free(&tmp);
   return rc;
 }
 
@@ -241,24 +285,27 @@ int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3]
   conv_dims(x, w->shape, stride, pad, &c);
   SgnnBackend *be = sgnn_be(x);
   if (!be->im2col) return sgnn_k_missing(be, "im2col");
-  size_t es = sgnn_esize(x->dtype);
+  SgnnDType dt = x->dtype;
+  size_t es = sgnn_esize(dt);
   long xs = (long)c.g1.C * c.g1.D * c.g1.H * c.g1.W, ys = (long)c.Co * c.S;
-  int oshape[5] = {c.N, c.Co, c.g1.Do, c.g1.Ho, c.g1.Wo}, cshape[2] = {c.CK, c.S}, rc = 0;
-  SgnnTensor o = NULL, scratch = NULL;
-  SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 5, oshape, 0, &o));
-  SGNN_TRYG(sgnn_tensor_new(be, x->dtype, 2, cshape, 0, &scratch));
-  if (bias) { /* every output row starts at its bias; the GEMM adds onto it */
-    SgnnIter it;
-    int bs3[3] = {c.N, c.Co, c.S};
-    sgnn_iter_init(&it, 3, bs3);
-    it.sa[2] = 0, it.sa[3] = 1, it.sa[4] = 0;
-    SGNN_TRYG(be->copy_strided(x->dtype, &it, sgnn_ptr(bias), sgnn_ptr(o)));
-  }
+  int rows = rows_per_chunk(&c, es), Wo = c.g1.Wo, nrow = c.g1.Do * c.g1.Ho, rc = 0;
+  int oshape[5] = {c.N, c.Co, c.g1.Do, c.g1.Ho, c.g1.Wo}, cshape[2] = {c.CK, rows * Wo}, tshape[2] = {c.Co, rows * Wo};
+  SgnnTensor o = NULL, scratch = NULL, tmp = NULL;
+  SGNN_TRYG(sgnn_tensor_new(be, dt, 5, oshape, 0, &o));
+  SGNN_TRYG(sgnn_tensor_new(be, dt, 2, cshape, 0, &scratch));
+  SGNN_TRYG(sgnn_tensor_new(be, dt, 2, tshape, 0, &tmp));
   for (int i = 0; i < c.N && !rc; i++) {
-    rc = be->im2col(x->dtype, &c.g1, (char *)sgnn_ptr(x) + i * xs * es, sgnn_ptr(scratch));
-    if (!rc)
-      rc = be->gemm(x->dtype, 0, 0, c.Co, c.S, c.CK, 1.0, sgnn_ptr(w), 0, sgnn_ptr(scratch), 0, bias ? 1.0 : 0.0,
-                    (char *)sgnn_ptr(o) + i * ys * es, 0, 1);
+    char *yi = (char *)sgnn_ptr(o) + i * ys * es;
+    for (int q0 = 0; q0 < nrow && !rc; q0 += rows) {
+      int q1 = q0 + rows < nrow ? q0 + rows : nrow, Sc = (q1 - q0) * Wo;
+      SgnnConvGeom gc = c.g1;
+      gc.r0 = q0;
+      gc.r1 = q1;
+      rc = be->im2col(dt, &gc, (const char *)sgnn_ptr(x) + i * xs * es, sgnn_ptr(scratch));
+      if (!rc) rc = be->gemm(dt, 0, 0, c.Co, Sc, c.CK, 1.0, sgnn_ptr(w), 0, sgnn_ptr(scratch), 0, 0.0, sgnn_ptr(tmp), 0, 1);
+      /* place the [Co, Sc] block (plus bias) into y_i [Co, S] */
+      if (!rc) rc = block_io(be, dt, c.Co, c.S, q0 * Wo, Sc, sgnn_ptr(tmp), 0, yi, bias ? sgnn_ptr(bias) : NULL);
+    }
   }
   if (rc) goto done;
   SgnnTensor in[3] = {x, w, bias};
@@ -277,5 +324,6 @@ int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3]
 done:
   sgnn_tensor_free(&o);
   sgnn_tensor_free(&scratch);
+  sgnn_tensor_free(&tmp);
   return rc;
 }

@@ -151,10 +151,14 @@ typedef struct {
   long sa[SGNN_MAX_DIMS], sb[SGNN_MAX_DIMS], so[SGNN_MAX_DIMS];
 } SgnnIter;
 
+/* im2col geometry. r0, r1 select output rows q = od*Ho + oh in [r0, r1)
+ * (r1 == 0: all rows), so a conv can stream cache-sized column chunks;
+ * columns are then [C*K, N, (r1-r0)*Wo]. */
 typedef struct {
   int N, C, D, H, W;
   int k[3], s[3], p[3];
   int Do, Ho, Wo;
+  int r0, r1;
 } SgnnConvGeom;
 
 typedef struct {
@@ -193,7 +197,7 @@ struct SgnnBackend_ {
   int (*scatter_add)(SgnnDType dt, long outer, long nidx, long inner, const void *src, const long *idx,
                      long ndst, void *out); /* out += */
   int (*im2col)(SgnnDType dt, const SgnnConvGeom *g, const void *x, void *cols);
-  int (*col2im)(SgnnDType dt, const SgnnConvGeom *g, const void *cols, void *x); /* x zeroed first */
+  int (*col2im)(SgnnDType dt, const SgnnConvGeom *g, const void *cols, void *x); /* x += */
   int (*maxpool_idx)(SgnnDType dt, const SgnnConvGeom *g, const void *x, long *idx);
   int (*sumsq)(SgnnDType dt, long n, const void *x, double *res);
   int (*optim)(const SgnnOptimArgs *a);
