@@ -46,6 +46,7 @@ PetscErrorCode SgLoaderCreate(MPI_Comm comm, SgLoader *out)
   l->held     = -1;
   l->readahead = 8;
   l->rawio     = PETSC_TRUE;
+  l->iothreads = 2;
   PetscCall(PetscObjectSetOptionsPrefix((PetscObject)l, "loader_"));
   PetscCallMPI(MPI_Comm_rank(comm, &l->rank));
   PetscCallMPI(MPI_Comm_size(comm, &l->size));
@@ -163,6 +164,15 @@ PetscErrorCode SgLoaderSetStartBatch(SgLoader l, PetscInt g)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgLoaderSetIOThreads(SgLoader l, PetscInt n)
+{
+  PetscFunctionBegin;
+  CHECK_NOT_SETUP(l);
+  PetscCheck(n >= 1 && n <= 64, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "SgLoader: %d reader threads (1..64)", (int)n);
+  l->iothreads = n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgLoaderSetMPIIO(SgLoader l, PetscBool on)
 {
   PetscFunctionBegin;
@@ -272,6 +282,7 @@ static PetscErrorCode SetUpFields(SgLoader l)
 
 static void *IOThread(void *arg);
 static int   FileOf(SgLoader l, int64_t id);
+static void *WorkerThread(void *arg);
 
 /* Resume at batch l->start: replay the plan's buffer stores up to there (no I/O) to learn which
    sample each slot holds, then read exactly those samples. The batches that follow, their contents
@@ -316,7 +327,7 @@ PetscErrorCode SgLoaderSetUp(SgLoader l)
   PetscCallMPI(MPI_Query_thread(&provided));
   /* MPI-IO from the I/O thread needs MPI_THREAD_MULTIPLE; otherwise each rank opens the shared file
      on its own (POSIX driver), which is always correct for reading. */
-  l->used_mpiio = (PetscBool)(l->mpiio && l->size > 1 && (l->prefetch == 0 || provided == MPI_THREAD_MULTIPLE));
+  l->used_mpiio = (PetscBool)(l->mpiio && l->size > 1 && ((l->prefetch == 0 && l->iothreads == 1) || provided == MPI_THREAD_MULTIPLE));
   fcomm         = l->used_mpiio ? comm : PETSC_COMM_SELF;
   PetscCall(PetscCalloc2(l->nfiles, &l->ds, l->nfiles + 1, &l->foff));
   for (PetscInt i = 0; i < l->nfiles; i++) {
@@ -352,6 +363,7 @@ PetscErrorCode SgLoaderSetUp(SgLoader l)
   PetscCall(PetscMalloc1((size_t)(l->capacity * l->slotbytes) + 1, &l->cache));
   PetscCall(PetscMalloc1((size_t)(l->plan.maxlocal * maxrow) + 1, &l->stage));
   PetscCall(PetscMalloc1(2 * l->plan.maxlocal + 2, &l->order));
+  PetscCall(PetscMalloc1(3 * l->plan.maxlocal + 3, &l->runs));
   l->nring = PetscMax(1, l->prefetch);
   PetscCall(PetscCalloc1(l->nring, &l->ring));
   for (PetscInt s = 0; s < l->nring; s++) {
@@ -360,6 +372,21 @@ PetscErrorCode SgLoaderSetUp(SgLoader l)
     l->ring[s].g = -1;
   }
   if (l->start > 0) PetscCall(Restore(l));
+  {
+    PetscInt nraw = 0;
+    for (PetscInt j = 0; j < l->nfiles * l->nfields; j++) nraw += l->raw[j];
+    l->nworkers = nraw ? l->iothreads - 1 : 0;
+  }
+  if (l->nworkers > 0) {
+    PetscCheck(!pthread_mutex_init(&l->wmtx, NULL) && !pthread_cond_init(&l->wcv, NULL) && !pthread_cond_init(&l->wdone, NULL), comm, PETSC_ERR_SYS, "SgLoader: cannot initialise the reader threads' lock");
+    PetscCall(PetscCalloc1(l->nworkers, &l->workers));
+    for (PetscInt w = 0; w < l->nworkers; w++) {
+      l->workers[w].l  = l;
+      l->workers[w].id = (int)w + 1;
+      PetscCall(PetscMalloc1((size_t)(l->plan.maxlocal * maxrow) + 1, &l->workers[w].stage));
+      PetscCheck(!pthread_create(&l->workers[w].thread, NULL, WorkerThread, &l->workers[w]), comm, PETSC_ERR_SYS, "SgLoader: cannot start reader thread %d", (int)w + 1);
+    }
+  }
   l->threaded = (PetscBool)(l->prefetch > 0);
   if (l->threaded) {
     PetscCheck(!pthread_mutex_init(&l->mtx, NULL) && !pthread_cond_init(&l->cv, NULL), comm, PETSC_ERR_SYS, "SgLoader: cannot initialise the I/O thread's lock");
@@ -437,40 +464,47 @@ static haddr_t GuessChunk(SgLoader l, PetscInt j, int64_t c)
 }
 
 /* File address of chunk c of field slot j (contiguous layout: c = 0 is the data's start).
-   Found once and remembered; 1 marks "no address" (never a real chunk's). */
-static int ChunkAddr(SgLoader l, PetscInt j, int64_t c, haddr_t *addr)
+   Found once and remembered; 1 marks "no address" (never a real chunk's). Several reader threads
+   may ask at once: the lookup runs under the HDF5 lock, the table entries are read and written
+   atomically. */
+static int ChunkAddr(SgLoader l, PetscInt j, int64_t c, haddr_t *addr, char *err, size_t errlen)
 {
-  if (!l->caddr[j][c]) {
-    hsize_t  off[SG_DATASET_MAXDIM + 1] = {0};
-    unsigned mask;
-    haddr_t  a = GuessChunk(l, j, c);
-    hsize_t  size;
-    if (a == HADDR_UNDEF) {
-      off[0] = (hsize_t)c * l->fchunk[j];
-      SgHDF5Lock();
-      if (l->contig[j]) a = H5Dget_offset(l->dset[j]);
-      else if (H5Dget_chunk_info_by_coord(l->dset[j], off, &mask, &a, &size) < 0) a = HADDR_UNDEF;
-      SgHDF5Unlock();
-      l->st_lookups++;
+  haddr_t a = __atomic_load_n(&l->caddr[j][c], __ATOMIC_ACQUIRE);
+  if (!a) {
+    SgHDF5Lock();
+    a = __atomic_load_n(&l->caddr[j][c], __ATOMIC_ACQUIRE);
+    if (!a) {
+      hsize_t  off[SG_DATASET_MAXDIM + 1] = {0};
+      unsigned mask;
+      hsize_t  size;
+      a = GuessChunk(l, j, c);
+      if (a == HADDR_UNDEF) {
+        off[0] = (hsize_t)c * l->fchunk[j];
+        if (l->contig[j]) a = H5Dget_offset(l->dset[j]);
+        else if (H5Dget_chunk_info_by_coord(l->dset[j], off, &mask, &a, &size) < 0) a = HADDR_UNDEF;
+        l->st_lookups++;
+      }
+      if (a == HADDR_UNDEF) a = 1;
+      __atomic_store_n(&l->caddr[j][c], a, __ATOMIC_RELEASE);
     }
-    l->caddr[j][c] = a == HADDR_UNDEF ? (haddr_t)1 : a;
+    SgHDF5Unlock();
   }
-  *addr = l->caddr[j][c];
-  if (*addr == 1) {
-    snprintf(l->ioerrmsg, sizeof l->ioerrmsg, "%s: /samples/%s has no storage for rows from %lld (unallocated chunk in a committed range: damaged file)", l->files[j / l->nfields], l->fname[j % l->nfields], (long long)(c * (int64_t)l->fchunk[j]));
+  *addr = a;
+  if (a == 1) {
+    snprintf(err, errlen, "%s: /samples/%s has no storage for rows from %lld (unallocated chunk in a committed range: damaged file)", l->files[j / l->nfields], l->fname[j % l->nfields], (long long)(c * (int64_t)l->fchunk[j]));
     return -1;
   }
   return 0;
 }
 
 /* Raw read of n bytes at a file offset: MPI-IO where the file is shared through MPI-IO, else pread. */
-static int ReadAt(SgLoader l, int fi, int64_t off, int64_t n, char *buf)
+static int ReadAt(SgLoader l, int fi, int64_t off, int64_t n, char *buf, char *err, size_t errlen)
 {
   if (l->used_mpiio) {
     MPI_Status st;
     int        got = 0;
     if (MPI_File_read_at(l->mfh[fi], (MPI_Offset)off, buf, (int)n, MPI_BYTE, &st) != MPI_SUCCESS || MPI_Get_count(&st, MPI_BYTE, &got) != MPI_SUCCESS || got != n) {
-      snprintf(l->ioerrmsg, sizeof l->ioerrmsg, "%s: MPI_File_read_at of %lld bytes at offset %lld returned %d bytes (truncated file?)", l->files[fi], (long long)n, (long long)off, got);
+      snprintf(err, errlen, "%s: MPI_File_read_at of %lld bytes at offset %lld returned %d bytes (truncated file?)", l->files[fi], (long long)n, (long long)off, got);
       return -1;
     }
     return 0;
@@ -478,12 +512,98 @@ static int ReadAt(SgLoader l, int fi, int64_t off, int64_t n, char *buf)
   while (n > 0) {
     ssize_t k = pread(l->fd[fi], buf, (size_t)n, (off_t)off);
     if (k <= 0) {
-      snprintf(l->ioerrmsg, sizeof l->ioerrmsg, "%s: read of %lld bytes at offset %lld failed: %s", l->files[fi], (long long)n, (long long)off, k ? strerror(errno) : "end of file (truncated file?)");
+      snprintf(err, errlen, "%s: read of %lld bytes at offset %lld failed: %s", l->files[fi], (long long)n, (long long)off, k ? strerror(errno) : "end of file (truncated file?)");
       return -1;
     }
     n -= k, off += k, buf += k;
   }
   return 0;
+}
+
+/* Reads runs [r0, r1) of the current batch into slot s: the raw fields (raw = 1) or the fields read
+   through H5Dread (raw = 0; I/O thread only). */
+static int ReadRuns(SgLoader l, SgLoaderSlot *s, int64_t r0, int64_t r1, int raw, char *stage, char *err, size_t errlen, int64_t *reads)
+{
+  const PetscInt nf = l->nfields;
+  for (int64_t r = r0; r < r1; r++) {
+    const int64_t a = l->runs[3 * r], b = l->runs[3 * r + 1];
+    const int     fi = (int)l->runs[3 * r + 2];
+    const int64_t q0 = l->order[2 * a] - l->foff[fi], nr = b - a;
+    for (PetscInt f = 0; f < nf; f++) {
+      const PetscInt j = fi * nf + f;
+      if ((int)l->raw[j] != raw) continue;
+      if (raw) {
+        int64_t ck = (int64_t)l->fchunk[j];
+        haddr_t base;
+        if (nr == 1) { /* the common case of a shuffled order: straight into the batch, no staging copy */
+          int64_t c = q0 / ck;
+          if (ChunkAddr(l, j, c, &base, err, errlen)) return -1;
+          if (ReadAt(l, fi, (int64_t)base + (q0 - c * ck) * l->frow[f], l->frow[f], s->data[f] + l->order[2 * a + 1] * l->frow[f], err, errlen)) return -1;
+          (*reads)++;
+          continue;
+        }
+        for (int64_t q = q0; q < q0 + nr;) {
+          int64_t c = q / ck, e = PetscMin(q0 + nr, (c + 1) * ck);
+          if (ChunkAddr(l, j, c, &base, err, errlen)) return -1;
+          if (ReadAt(l, fi, (int64_t)base + (q - c * ck) * l->frow[f], (e - q) * l->frow[f], stage + (q - q0) * l->frow[f], err, errlen)) return -1;
+          (*reads)++;
+          q = e;
+        }
+      } else {
+        hid_t   fs = l->fspace[j], ms;
+        hsize_t start[SG_DATASET_MAXDIM + 1] = {0}, count[SG_DATASET_MAXDIM + 1];
+        herr_t  st;
+        start[0] = (hsize_t)q0;
+        count[0] = (hsize_t)nr;
+        for (PetscInt d = 0; d < l->frank[f]; d++) count[d + 1] = l->fshape[f][d];
+        SgHDF5Lock(); /* per read, so other threads' HDF5 calls can interleave */
+        ms = H5Screate_simple((int)l->frank[f] + 1, count, NULL); /* same shape as the file selection: HDF5's fast path */
+        st = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+        if (st >= 0 && ms >= 0) st = H5Dread(l->dset[j], SgH5MemType(l->ftype[f]), ms, fs, H5P_DEFAULT, stage);
+        if (ms >= 0) H5Sclose(ms);
+        if (st < 0 || ms < 0) {
+          char h5[512];
+          SgH5LastError(h5, sizeof h5);
+          SgHDF5Unlock();
+          snprintf(err, errlen, "%s: cannot read samples [%lld,%lld) of /samples/%s (HDF5: %s)", l->files[fi], (long long)q0, (long long)(q0 + nr), l->fname[f], h5);
+          return -1;
+        }
+        SgHDF5Unlock();
+        (*reads)++;
+      }
+      for (int64_t q = a; q < b; q++) memcpy(s->data[f] + l->order[2 * q + 1] * l->frow[f], stage + (q - a) * l->frow[f], (size_t)l->frow[f]);
+    }
+  }
+  return 0;
+}
+
+static void *WorkerThread(void *arg)
+{
+  SgLoaderWorker *w = (SgLoaderWorker *)arg;
+  SgLoader        l = w->l;
+  int             seen = 0;
+  for (;;) {
+    int64_t r0, r1, T = l->nworkers + 1;
+    int     rc;
+    pthread_mutex_lock(&l->wmtx);
+    while (!l->wstop && l->jobgen == seen) pthread_cond_wait(&l->wcv, &l->wmtx);
+    if (l->wstop) {
+      pthread_mutex_unlock(&l->wmtx);
+      return NULL;
+    }
+    seen = l->jobgen;
+    r0   = l->nruns * w->id / T;
+    r1   = l->nruns * (w->id + 1) / T;
+    pthread_mutex_unlock(&l->wmtx);
+    rc = ReadRuns(l, l->jobslot, r0, r1, 1, w->stage, w->err, sizeof w->err, &w->reads);
+    pthread_mutex_lock(&l->wmtx);
+    if (rc && !l->joberr) {
+      l->joberr = 1;
+      snprintf(l->ioerrmsg, sizeof l->ioerrmsg, "%s", w->err);
+    }
+    if (--l->jobpending == 0) pthread_cond_signal(&l->wdone);
+    pthread_mutex_unlock(&l->wmtx);
+  }
 }
 
 /* Read-ahead from the known future: the byte ranges of the misses of a coming batch are handed to
@@ -509,15 +629,15 @@ static void Advise(SgLoader l, PetscInt g)
          in memory anyway, so announcing them only costs system calls */
       if (!l->raw[j] || l->frow[f] < 1024) continue;
       c = loc / ck;
-      if (!l->caddr[j][c]) { /* address not confirmed yet: fetch the whole guessed chunk, which the
+      base = __atomic_load_n(&l->caddr[j][c], __ATOMIC_ACQUIRE);
+      if (!base) { /* address not confirmed yet: fetch the whole guessed chunk, which the
                                 confirmation will read (a wrong guess only wastes a read-ahead) */
         haddr_t guess = Guess(l, j, c, -1);
         if (guess != HADDR_UNDEF) (void)posix_fadvise(l->fd[fi], (off_t)guess, (off_t)(ck * l->frow[f]), POSIX_FADV_WILLNEED);
         l->st_advised++;
         continue;
       }
-      if (l->caddr[j][c] == 1) continue;
-      base = l->caddr[j][c];
+      if (base == 1) continue;
       (void)posix_fadvise(l->fd[fi], (off_t)(base + (haddr_t)((loc - c * ck) * l->frow[f])), (off_t)l->frow[f], POSIX_FADV_WILLNEED);
       l->st_advised++;
     }
@@ -548,63 +668,50 @@ int SgLoaderFillBatch(SgLoader l, PetscInt g, SgLoaderSlot *s)
     }
   }
   /* 2. misses, sorted by id, read run by run (a run: consecutive ids in one file). A field whose
-     rows lie at known file offsets (see RawEligible) is read as raw bytes at those offsets, one
-     pread or MPI_File_read_at per stretch of a run inside one chunk: this skips HDF5's per-call
-     cost (~20 us per H5Dread, which dominates samples of a few KiB) while HDF5 still tells where
-     the data are. Other fields take one H5Dread of the run's hyperslab. */
+     rows lie at known file offsets (unfiltered chunks or contiguous, native type) is read as raw
+     bytes at those offsets, one pread or MPI_File_read_at per stretch of a run inside one chunk:
+     this skips HDF5's per-call cost (~11 us per H5Dread, which dominates samples of a few KiB)
+     while HDF5 still tells where the data are. Other fields take one H5Dread of the run's
+     hyperslab. With helper threads the raw reads of a batch are shared out by runs. */
   qsort(l->order, (size_t)nmiss, 2 * sizeof(int64_t), CmpPair);
+  l->nruns = 0;
   for (int64_t a = 0; a < nmiss;) {
     int64_t b  = a + 1;
     int     fi = FileOf(l, l->order[2 * a]);
     while (b < nmiss && l->order[2 * b] == l->order[2 * (b - 1)] + 1 && l->order[2 * b] < l->foff[fi + 1]) b++;
-    for (PetscInt f = 0; f < nf; f++) {
-      const PetscInt j  = fi * nf + f;
-      const int64_t  r0 = l->order[2 * a] - l->foff[fi], nr = b - a;
-      if (l->raw[j]) {
-        int64_t ck = (int64_t)l->fchunk[j];
-        if (nr == 1) { /* the common case of a shuffled order: straight into the batch, no staging copy */
-          haddr_t base;
-          int64_t c = r0 / ck;
-          if (ChunkAddr(l, j, c, &base)) return -1;
-          if (ReadAt(l, fi, (int64_t)base + (r0 - c * ck) * l->frow[f], l->frow[f], s->data[f] + l->order[2 * a + 1] * l->frow[f])) return -1;
-          l->st_reads++;
-          continue;
-        }
-        for (int64_t r = r0; r < r0 + nr;) {
-          int64_t c = r / ck, e = PetscMin(r0 + nr, (c + 1) * ck);
-          haddr_t base;
-          if (ChunkAddr(l, j, c, &base)) return -1;
-          if (ReadAt(l, fi, (int64_t)base + (r - c * ck) * l->frow[f], (e - r) * l->frow[f], l->stage + (r - r0) * l->frow[f])) return -1;
-          l->st_reads++;
-          r = e;
-        }
-      } else {
-        hid_t   fs = l->fspace[j], ms;
-        hsize_t start[SG_DATASET_MAXDIM + 1] = {0}, count[SG_DATASET_MAXDIM + 1];
-        herr_t  st;
-        start[0] = (hsize_t)r0;
-        count[0] = (hsize_t)nr;
-        for (PetscInt d = 0; d < l->frank[f]; d++) count[d + 1] = l->fshape[f][d];
-        SgHDF5Lock(); /* per read, so other threads' HDF5 calls can interleave */
-        ms = H5Screate_simple((int)l->frank[f] + 1, count, NULL); /* same shape as the file selection: HDF5's fast path */
-        st = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
-        if (st >= 0 && ms >= 0) st = H5Dread(l->dset[j], SgH5MemType(l->ftype[f]), ms, fs, H5P_DEFAULT, l->stage);
-        if (ms >= 0) H5Sclose(ms);
-        if (st < 0 || ms < 0) {
-          char h5[512];
-          SgH5LastError(h5, sizeof h5);
-          SgHDF5Unlock();
-          snprintf(l->ioerrmsg, sizeof l->ioerrmsg, "%s: cannot read samples [%lld,%lld) of /samples/%s (HDF5: %s)", l->files[fi], (long long)r0, (long long)(r0 + nr), l->fname[f], h5);
-          return -1;
-        }
-        SgHDF5Unlock();
-        l->st_reads++;
-      }
-      for (int64_t q = a; q < b; q++) memcpy(s->data[f] + l->order[2 * q + 1] * l->frow[f], l->stage + (q - a) * l->frow[f], (size_t)l->frow[f]);
-    }
-    l->st_runs++;
+    l->runs[3 * l->nruns]     = a;
+    l->runs[3 * l->nruns + 1] = b;
+    l->runs[3 * l->nruns + 2] = fi;
+    l->nruns++;
     l->st_bytes += (b - a) * l->slotbytes;
     a = b;
+  }
+  l->st_runs += l->nruns;
+  {
+    char    err[1024];
+    int64_t reads = 0, T = l->nworkers + 1;
+    int     share = l->nworkers > 0 && l->nruns >= 2 * T, rc;
+    if (share) {
+      pthread_mutex_lock(&l->wmtx);
+      l->jobslot    = s;
+      l->jobpending = (int)l->nworkers;
+      l->joberr     = 0;
+      l->jobgen++;
+      pthread_cond_broadcast(&l->wcv);
+      pthread_mutex_unlock(&l->wmtx);
+    }
+    rc = ReadRuns(l, s, 0, share ? l->nruns / T : l->nruns, 1, l->stage, err, sizeof err, &reads);
+    if (!rc) rc = ReadRuns(l, s, 0, l->nruns, 0, l->stage, err, sizeof err, &reads);
+    if (share) {
+      pthread_mutex_lock(&l->wmtx);
+      while (l->jobpending > 0) pthread_cond_wait(&l->wdone, &l->wmtx);
+      for (PetscInt w = 0; w < l->nworkers; w++) reads += l->workers[w].reads, l->workers[w].reads = 0;
+      if (rc) snprintf(l->ioerrmsg, sizeof l->ioerrmsg, "%s", err);
+      else if (l->joberr) rc = -1; /* the helper's message is in ioerrmsg */
+      pthread_mutex_unlock(&l->wmtx);
+    } else if (rc) snprintf(l->ioerrmsg, sizeof l->ioerrmsg, "%s", err);
+    l->st_reads += reads;
+    if (rc) return -1;
   }
   l->st_misses += nmiss;
   /* 3. keep the misses the plan keeps, in delivery order (a later store may reuse a slot) */
@@ -792,7 +899,7 @@ PetscErrorCode SgLoaderView(SgLoader l, PetscViewer v)
   {
     PetscInt nraw = 0;
     for (PetscInt j = 0; j < l->nfiles * l->nfields; j++) nraw += l->raw[j];
-    PetscCall(PetscViewerASCIIPrintf(v, "  reads: %d of %d file fields as raw bytes at HDF5-located offsets (%lld chunk-index walks so far), the rest through H5Dread; read-ahead %d batches\n", (int)nraw, (int)(l->nfiles * l->nfields), (long long)l->st_lookups, (int)l->readahead));
+    PetscCall(PetscViewerASCIIPrintf(v, "  reads: %d of %d file fields as raw bytes at HDF5-located offsets (%lld chunk-index walks so far), the rest through H5Dread; read-ahead %d batches; %d reader thread(s)\n", (int)nraw, (int)(l->nfiles * l->nfields), (long long)l->st_lookups, (int)l->readahead, (int)(l->nworkers + 1)));
   }
   PetscCall(PetscViewerASCIIPrintf(v, "  rank %d plan: %lld accesses, %lld buffer hits (%.2f%%)\n", l->rank, (long long)l->plan.accesses, (long long)l->plan.hits, l->plan.accesses ? 100.0 * l->plan.hits / l->plan.accesses : 0.0));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -816,6 +923,21 @@ PetscErrorCode SgLoaderDestroy(SgLoader *l)
     pthread_mutex_destroy(&(*l)->mtx);
     pthread_cond_destroy(&(*l)->cv);
   }
+  if ((*l)->workers) {
+    pthread_mutex_lock(&(*l)->wmtx);
+    (*l)->wstop = 1;
+    pthread_cond_broadcast(&(*l)->wcv);
+    pthread_mutex_unlock(&(*l)->wmtx);
+    for (PetscInt w = 0; w < (*l)->nworkers; w++) {
+      pthread_join((*l)->workers[w].thread, NULL);
+      PetscCall(PetscFree((*l)->workers[w].stage));
+    }
+    pthread_mutex_destroy(&(*l)->wmtx);
+    pthread_cond_destroy(&(*l)->wcv);
+    pthread_cond_destroy(&(*l)->wdone);
+    PetscCall(PetscFree((*l)->workers));
+  }
+  PetscCall(PetscFree((*l)->runs));
   if ((*l)->ring) {
     for (PetscInt s = 0; s < (*l)->nring; s++) {
       PetscCall(PetscFree((*l)->ring[s].ids));

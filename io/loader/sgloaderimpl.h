@@ -33,6 +33,17 @@ typedef struct {
   PetscErrorCode (*view)(SgLoader, PetscViewer); /* PETSc objects carry an ops table; ours is trivial */
 } SgLoaderOps;
 
+/* A helper thread that shares the raw reads of a batch with the I/O thread (pread and
+   MPI_File_read_at are thread-safe; HDF5 is only entered under SgHDF5Lock). */
+typedef struct {
+  SgLoader  l;
+  int       id;         /* 1..nworkers; the I/O thread itself is 0 */
+  pthread_t thread;
+  char     *stage;      /* own staging buffer for multi-row runs */
+  char      err[1024];
+  int64_t   reads;
+} SgLoaderWorker;
+
 struct _p_SgLoader {
   PETSCHEADER(SgLoaderOps);
   PetscBool setupcalled;
@@ -91,6 +102,16 @@ struct _p_SgLoader {
   PetscInt      next_g;       /* next batch the consumer gets */
   PetscInt      held;         /* ring slot the consumer holds, -1 none */
   const void   *dptr[SG_LOADER_MAXFIELDS];
+  /* helper threads for raw reads */
+  PetscInt        iothreads;  /* threads reading a batch (1 = the I/O thread alone) */
+  PetscInt        nworkers;
+  SgLoaderWorker *workers;
+  int64_t        *runs;       /* [3*maxlocal] (first, end, file) of each run of the current batch */
+  int64_t         nruns;
+  SgLoaderSlot   *jobslot;
+  int             jobgen, jobpending, joberr, wstop;
+  pthread_mutex_t wmtx;
+  pthread_cond_t  wcv, wdone;
   /* thread */
   PetscBool       threaded;
   pthread_t       thread;

@@ -32,6 +32,7 @@ PetscErrorCode SgLoaderSetFromOptions(SgLoader l)
   PetscCall(SgOptionsInt("-readahead", "Batches ahead whose buffer misses are announced to the kernel for asynchronous reading (0: off)", l->readahead, &l->readahead, NULL, 0, 1 << 20));
   PetscCall(SgOptionsInt("-order_window", "Accesses each side of an epoch boundary that epoch ordering scores (0: a quarter of the dataset)", window, &window, &set, 0, PETSC_MAX_INT));
   if (set) l->window = window;
+  PetscCall(SgOptionsInt("-io_threads", "Threads sharing the raw reads of a batch", l->iothreads, &l->iothreads, NULL, 1, 64));
   PetscCall(SgOptionsBool("-raw", "Read rows at their known file offsets (HDF5 locates them) instead of one H5Dread per run", l->rawio, &l->rawio, NULL));
   PetscCall(SgOptionsBool("-mpiio", "Read a file shared by ranks through MPI-IO (needs MPI_THREAD_MULTIPLE with prefetch)", l->mpiio, &l->mpiio, NULL));
   PetscOptionsEnd();

@@ -70,6 +70,8 @@ PETSC_EXTERN PetscErrorCode SgLoaderSetStartBatch(SgLoader, PetscInt g);
    in the native type) as raw bytes at those offsets, located through HDF5 (default true); false
    sends every read through H5Dread. Both give the same bytes (tested). */
 PETSC_EXTERN PetscErrorCode SgLoaderSetRawReads(SgLoader, PetscBool);
+/* Threads that share the raw reads of a batch (default 2: the I/O thread and one helper). */
+PETSC_EXTERN PetscErrorCode SgLoaderSetIOThreads(SgLoader, PetscInt n);
 /* Read files shared by several ranks through MPI-IO (default true). Used only where it is safe:
    with the prefetch thread it needs MPI_THREAD_MULTIPLE, otherwise each rank opens the file itself. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetMPIIO(SgLoader, PetscBool);
@@ -77,7 +79,7 @@ PETSC_EXTERN PetscErrorCode SgLoaderSetMPIIO(SgLoader, PetscBool);
 PETSC_EXTERN PetscErrorCode SgLoaderGetIOMode(SgLoader, PetscBool *mpiio, PetscBool *threaded);
 /* Options (prefix "loader_" + the object's prefix): -loader_batch_size, -loader_epochs,
    -loader_seed, -loader_buffer_mb, -loader_prefetch, -loader_readahead, -loader_order_window,
-   -loader_mpiio, -loader_raw, -loader_files. */
+   -loader_mpiio, -loader_raw, -loader_io_threads, -loader_files. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetFromOptions(SgLoader);
 PETSC_EXTERN PetscErrorCode SgLoaderSetUp(SgLoader);
 PETSC_EXTERN PetscErrorCode SgLoaderNext(SgLoader, SgLoaderBatch *, PetscBool *done);

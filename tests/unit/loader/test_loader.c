@@ -45,6 +45,7 @@ static PetscErrorCode Run(const char *const files[], PetscInt B, uint64_t seed, 
   PetscCall(SgLoaderSetBufferBytes(l, budget_samples * slot + slot / 2));
   PetscCall(SgLoaderSetPrefetch(l, prefetch));
   PetscCall(SgLoaderSetRawReads(l, raw));
+  PetscCall(SgLoaderSetIOThreads(l, prefetch ? 3 : 1)); /* with prefetch: two helper threads share the reads */
   PetscCall(SgLoaderSetUp(l));
   PetscCall(SgLoaderGetCapacity(l, &r->cap));
   PetscCheck(r->cap == budget_samples, PETSC_COMM_SELF, PETSC_ERR_PLIB, "capacity %lld, expected %lld", (long long)r->cap, (long long)budget_samples);
