@@ -109,31 +109,54 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Number density of species s in the configuration basis, summed over all ranks, into out. */
-static PetscErrorCode SpeciesDensity(SgSolver solver, SgVlasovSpecies *s, PetscReal *out)
+/* Cell averages over each configuration cell of the moments of species s, summed over all ranks:
+   out[cx*nm + 0] = n, [1 + j] = m int v_j f dv (momentum density), [1 + vdim] = m/2 int |v|^2 f dv
+   (kinetic energy density); nm = vdim + 2. Exact integrals of the DG solution (MomentWeights). */
+static PetscErrorCode SpeciesMoments(SgSolver solver, SgVlasovSpecies *s, PetscReal *out)
 {
-  SgVlasov          *v = (SgVlasov *)solver->data;
+  SgVlasov          *v  = (SgVlasov *)solver->data;
+  const PetscInt     nm = v->vdim + 2;
   const PetscScalar *fa;
-  PetscReal          fac = 1;
+  PetscReal          J = 1, Vx = 1, (*c)[3][256], *loc;
 
   PetscFunctionBegin;
-  for (PetscInt j = 0; j < v->vdim; j++) fac *= 0.5 * s->dx[v->cdim + j] * PETSC_SQRT2;
-  PetscCall(PetscArrayzero(v->work, v->ncx * v->npx));
+  for (PetscInt d = 0; d < v->pdim; d++) J *= 0.5 * s->dx[d];
+  for (PetscInt d = 0; d < v->cdim; d++) Vx *= s->dx[d];
+  PetscCall(PetscMalloc1(v->pdim, &c));
+  for (PetscInt d = 0; d < v->pdim; d++) MomentWeights(v, d, c[d]);
+  PetscCall(PetscCalloc1(v->ncx * nm, &loc));
   PetscCall(VecGetArrayRead(s->f, &fa));
   PetscInt idx = 0;
-  for (PetscInt i2 = 0; i2 < s->m[2]; i2++)
-    for (PetscInt i1 = 0; i1 < s->m[1]; i1++)
-      for (PetscInt i0 = 0; i0 < s->m[0]; i0++) {
-        PetscInt cx = (s->s[0] + i0) + (v->cdim > 1 ? v->Nx[0] * (s->s[1] + i1) : 0);
-        for (PetscInt fi = 0; fi < s->nfold; fi++, idx++)
-          for (PetscInt m = 0; m < v->npx; m++) v->work[cx * v->npx + m] += fac * fa[idx * v->np + v->kofm[m]];
-      }
+  for (PetscInt i2 = s->s[2]; i2 < s->s[2] + s->m[2]; i2++)
+    for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
+      for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
+        for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
+          PetscInt           n[5] = {i0, i1, i2, 0, 0}, r = fi, cx = i0 + (v->cdim > 1 ? v->Nx[0] * i1 : 0);
+          const PetscScalar *fc = fa + idx * v->np;
+          PetscReal         *o  = loc + cx * nm, num = 0;
+          for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
+          for (PetscInt k = 0; k < v->np; k++) num += c[0][0][k] * fc[k];
+          o[0] += J / Vx * num;
+          for (PetscInt j = 0; j < v->vdim; j++) {
+            PetscInt  d = v->cdim + j;
+            PetscReal w = s->lower[d] + (n[d] + 0.5) * s->dx[d], h = 0.5 * s->dx[d], m1 = 0, m2 = 0;
+            for (PetscInt k = 0; k < v->np; k++) {
+              m1 += fc[k] * (w * c[d][0][k] + h * c[d][1][k]);
+              m2 += fc[k] * (w * w * c[d][0][k] + 2 * w * h * c[d][1][k] + h * h * c[d][2][k]);
+            }
+            o[1 + j] += s->mass * J / Vx * m1;
+            o[1 + v->vdim] += 0.5 * s->mass * J / Vx * m2;
+          }
+        }
   PetscCall(VecRestoreArrayRead(s->f, &fa));
-  PetscCall(MPIU_Allreduce(v->work, out, (PetscMPIInt)(v->ncx * v->npx), MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)solver)));
+  PetscCall(MPIU_Allreduce(loc, out, (PetscMPIInt)(v->ncx * nm), MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)solver)));
+  PetscCall(PetscFree(loc));
+  PetscCall(PetscFree(c));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Writes density_<species> and E (cell averages on the configuration grid), and for 1x1v the
+/* Writes density_<species>, momentum_<x|y|z>_<species>, energy_<species> and Ex[, Ey] (cell averages
+   on the configuration grid), and for 1x1v the
    cell averages of each f on the phase-space grid. */
 PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
 {
@@ -154,17 +177,23 @@ PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
   PetscCall(DMDAGetCorners(v->dac, &xs[0], &xs[1], NULL, &xm[0], &xm[1], NULL));
   if (v->cdim == 1) { xs[1] = 0; xm[1] = 1; }
   for (PetscInt d = 0; d < v->cdim; d++) { lo[d] = v->lower[d]; hi[d] = v->upper[d]; }
-  PetscCall(PetscMalloc1(v->ncx * v->npx, &dens));
+  PetscCall(PetscMalloc1(v->ncx * (v->vdim + 2), &dens));
   PetscCall(DMGetGlobalVector(v->dac, &g));
   for (PetscInt is = 0; is < v->nspecies; is++) {
-    PetscScalar *a;
-    PetscCall(SpeciesDensity(solver, &v->sp[is], dens));
-    PetscCall(VecGetArray(g, &a));
-    for (PetscInt j = 0, i = 0; j < xm[1]; j++)
-      for (PetscInt k = 0; k < xm[0]; k++, i++) a[i] = c0 * dens[((xs[1] + j) * v->Nx[0] + xs[0] + k) * v->npx];
-    PetscCall(VecRestoreArray(g, &a));
-    PetscCall(PetscSNPrintf(name, sizeof name, "density_%s", v->sp[is].name));
-    PetscCall(SgOutputWriteField(out, name, g, lo, hi));
+    const PetscInt    nm    = v->vdim + 2;
+    const char *const cn[3] = {"x", "y", "z"};
+    PetscCall(SpeciesMoments(solver, &v->sp[is], dens));
+    for (PetscInt q = 0; q < nm; q++) {
+      PetscScalar *a;
+      PetscCall(VecGetArray(g, &a));
+      for (PetscInt j = 0, i = 0; j < xm[1]; j++)
+        for (PetscInt k = 0; k < xm[0]; k++, i++) a[i] = dens[((xs[1] + j) * v->Nx[0] + xs[0] + k) * nm + q];
+      PetscCall(VecRestoreArray(g, &a));
+      if (q == 0) PetscCall(PetscSNPrintf(name, sizeof name, "density_%s", v->sp[is].name));
+      else if (q <= v->vdim) PetscCall(PetscSNPrintf(name, sizeof name, "momentum_%s_%s", cn[q - 1], v->sp[is].name));
+      else PetscCall(PetscSNPrintf(name, sizeof name, "energy_%s", v->sp[is].name));
+      PetscCall(SgOutputWriteField(out, name, g, lo, hi));
+    }
     f[is] = v->sp[is].f;
   }
   if (v->field == 0) {
