@@ -195,6 +195,7 @@ int sgnn_unary_op(int op, SgnnTensor x, double p0, double p1, SgnnTensor *out)
 {
   const char *name = (op >= 0 && op < SGNN_U_COUNT) ? un_name[op] : "unary";
   SGNN_CHECK(x && out, SGNN_ERR_ARG, "%s: NULL argument", name);
+  SGNN_CHECK_ST(name, x);
   SgnnTensor o;
   SGNN_TRY(sgnn_tensor_new(sgnn_be(x), x->dtype, x->ndim, x->shape, 0, &o));
   int rc = sgnn_be(x)->unary(op, x->dtype, x->numel, sgnn_ptr(x), sgnn_ptr(o), p0, p1);

@@ -95,6 +95,7 @@ static int check_idx(const char *op, long n, const long *idx, long lim, SgnnTens
 int sgnn_index_select(SgnnTensor x, int axis, long n, const long *idx, SgnnTensor *out)
 {
   SGNN_CHECK(x && out, SGNN_ERR_ARG, "index_select: NULL argument");
+  SGNN_CHECK_ST("index_select", x);
   int a;
   SGNN_TRY(sgnn_normalize_axis("index_select", axis, x->ndim, &a));
   SGNN_TRY(check_idx("index_select", n, idx, x->shape[a], x));
@@ -108,6 +109,7 @@ int sgnn_index_select(SgnnTensor x, int axis, long n, const long *idx, SgnnTenso
 int sgnn_scatter_add(SgnnTensor x, int axis, long n, const long *idx, int dim_size, SgnnTensor *out)
 {
   SGNN_CHECK(x && out, SGNN_ERR_ARG, "scatter_add: NULL argument");
+  SGNN_CHECK_ST("scatter_add", x);
   SGNN_CHECK(dim_size >= 0, SGNN_ERR_ARG, "scatter_add: negative dim_size %d", dim_size);
   SGNN_TRY(check_idx("scatter_add", n, idx, dim_size, x));
   SgnnIndex *ix;

@@ -39,6 +39,7 @@ static int expand_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin
 int sgnn_expand(SgnnTensor x, int ndim, const int *shape, SgnnTensor *out)
 {
   SGNN_CHECK(x && out && (shape || !ndim), SGNN_ERR_ARG, "expand: NULL argument");
+  SGNN_CHECK_ST("expand", x);
   SGNN_TRY(check_bcast("expand", x->ndim, x->shape, ndim, shape));
   if (x->ndim == ndim && !memcmp(x->shape, shape, sizeof(int) * ndim)) {
     *out = sgnn_tensor_ref(x);
@@ -69,6 +70,7 @@ static int sum_to_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin
 int sgnn_sum_to(SgnnTensor x, int ndim, const int *shape, SgnnTensor *out)
 {
   SGNN_CHECK(x && out && (shape || !ndim), SGNN_ERR_ARG, "sum_to: NULL argument");
+  SGNN_CHECK_ST("sum_to", x);
   SGNN_TRY(check_bcast("sum_to", ndim, shape, x->ndim, x->shape));
   if (x->ndim == ndim && !memcmp(x->shape, shape, sizeof(int) * ndim)) {
     *out = sgnn_tensor_ref(x);
@@ -113,6 +115,7 @@ static int reduce_shape(const char *op, SgnnTensor x, int naxes, const int *axes
 int sgnn_sum(SgnnTensor x, int naxes, const int *axes, int keepdim, SgnnTensor *out)
 {
   SGNN_CHECK(x && out, SGNN_ERR_ARG, "sum: NULL argument");
+  SGNN_CHECK_ST("sum", x);
   int ks[SGNN_MAX_DIMS], os[SGNN_MAX_DIMS], red[SGNN_MAX_DIMS], on = 0;
   long cnt;
   SGNN_TRY(reduce_shape("sum", x, naxes, axes, ks, &cnt, red));

@@ -26,6 +26,7 @@ static int reshape_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gi
 int sgnn_reshape(SgnnTensor x, int ndim, const int *shape, SgnnTensor *out)
 {
   SGNN_CHECK(x && out && (shape || !ndim), SGNN_ERR_ARG, "reshape: NULL argument");
+  SGNN_CHECK_ST("reshape", x);
   SGNN_CHECK(ndim >= 0 && ndim <= SGNN_MAX_DIMS, SGNN_ERR_SHAPE, "reshape: %d dims (max %d)", ndim, SGNN_MAX_DIMS);
   int s[SGNN_MAX_DIMS], infer = -1;
   long known = 1;
@@ -66,6 +67,7 @@ static int permute_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gi
 int sgnn_permute(SgnnTensor x, const int *perm, SgnnTensor *out)
 {
   SGNN_CHECK(x && out && (perm || !x->ndim), SGNN_ERR_ARG, "permute: NULL argument");
+  SGNN_CHECK_ST("permute", x);
   int seen[SGNN_MAX_DIMS] = {0}, shape[SGNN_MAX_DIMS];
   long xs[SGNN_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) {
@@ -116,6 +118,7 @@ static int slice_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin,
 int sgnn_slice(SgnnTensor x, int axis, int start, int stop, SgnnTensor *out)
 {
   SGNN_CHECK(x && out, SGNN_ERR_ARG, "slice: NULL argument");
+  SGNN_CHECK_ST("slice", x);
   int a;
   SGNN_TRY(sgnn_normalize_axis("slice", axis, x->ndim, &a));
   SGNN_CHECK(0 <= start && start <= stop && stop <= x->shape[a], SGNN_ERR_ARG,
@@ -168,6 +171,7 @@ static int place(SgnnTensor x, SgnnTensor o, int a, int at)
 int sgnn_pad_axis(SgnnTensor x, int axis, int before, int after, SgnnTensor *out)
 {
   SGNN_CHECK(x && out, SGNN_ERR_ARG, "pad_axis: NULL argument");
+  SGNN_CHECK_ST("pad_axis", x);
   int a;
   SGNN_TRY(sgnn_normalize_axis("pad_axis", axis, x->ndim, &a));
   SGNN_CHECK(before >= 0 && after >= 0, SGNN_ERR_ARG, "pad_axis: negative padding (%d,%d) for %s", before, after, SHP(x));

@@ -69,6 +69,10 @@ int sgnn_same_shape(SgnnTensor a, SgnnTensor b);
 /* common input checks; op names the op in the message */
 int sgnn_check_in(const char *op, SgnnTensor t, const char *what);
 int sgnn_check_pair(const char *op, SgnnTensor a, SgnnTensor b);
+/* a parameter view used before sgnn_params_setup has no storage yet */
+#define SGNN_CHECK_ST(op, t)                                                                            \
+  SGNN_CHECK((t)->st, SGNN_ERR_STATE, "%s: tensor %s has no storage (parameter used before sgnn_params_setup?)", \
+             op, SHP(t))
 
 /* ---- index buffers (device-resident, shared by forward and backward) --- */
 typedef struct {

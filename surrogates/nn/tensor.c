@@ -61,6 +61,7 @@ int sgnn_tensor_new(SgnnBackend *be, SgnnDType dt, int ndim, const int *shape, i
 
 int sgnn_tensor_view(SgnnTensor base, long offset, int ndim, const int *shape, SgnnTensor *out)
 {
+  SGNN_CHECK_ST("view", base);
   SGNN_TRY(check_shape("view", ndim, shape));
   long n = sgnn_numel_of(ndim, shape);
   SGNN_CHECK(offset >= 0 && (size_t)(base->offset + offset + n) * sgnn_esize(base->dtype) <= base->st->bytes,
@@ -141,6 +142,7 @@ int sgnn_tensor_from_f64(SgnnBackend *be, SgnnDType dt, int ndim, const int *sha
 int sgnn_tensor_set_f64(SgnnTensor t, const double *data)
 {
   SGNN_CHECK(t && data, SGNN_ERR_ARG, "tensor_set_f64: NULL argument");
+  SGNN_CHECK_ST("tensor_set_f64", t);
   SgnnBackend *be = sgnn_be(t);
   if (t->dtype == SGNN_F64) return be->h2d(sgnn_ptr(t), data, (size_t)t->numel * 8);
   float *tmp = malloc((size_t)t->numel * 4 + 4);
@@ -154,12 +156,14 @@ int sgnn_tensor_set_f64(SgnnTensor t, const double *data)
 int sgnn_tensor_to_host(SgnnTensor t, void *buf)
 {
   SGNN_CHECK(t && buf, SGNN_ERR_ARG, "tensor_to_host: NULL argument");
+  SGNN_CHECK_ST("tensor_to_host", t);
   return sgnn_be(t)->d2h(buf, sgnn_ptr(t), (size_t)t->numel * sgnn_esize(t->dtype));
 }
 
 int sgnn_tensor_to_f64(SgnnTensor t, double *buf)
 {
   SGNN_CHECK(t && buf, SGNN_ERR_ARG, "tensor_to_f64: NULL argument");
+  SGNN_CHECK_ST("tensor_to_f64", t);
   if (t->dtype == SGNN_F64) return sgnn_tensor_to_host(t, buf);
   float *tmp = malloc((size_t)t->numel * 4 + 4);
   SGNN_CHECK(tmp, SGNN_ERR_MEM, "tensor_to_f64: out of memory");
@@ -179,12 +183,14 @@ int sgnn_tensor_item(SgnnTensor t, double *v)
 int sgnn_tensor_fill(SgnnTensor t, double v)
 {
   SGNN_CHECK(t, SGNN_ERR_ARG, "tensor_fill: NULL tensor");
+  SGNN_CHECK_ST("tensor_fill", t);
   return sgnn_be(t)->fill(t->dtype, t->numel, sgnn_ptr(t), v);
 }
 
 int sgnn_tensor_scale(SgnnTensor t, double a)
 {
   SGNN_CHECK(t, SGNN_ERR_ARG, "tensor_scale: NULL tensor");
+  SGNN_CHECK_ST("tensor_scale", t);
   return sgnn_be(t)->unary(SGNN_U_AFFINE, t->dtype, t->numel, sgnn_ptr(t), sgnn_ptr(t), a, 0.0);
 }
 
@@ -252,6 +258,8 @@ int sgnn_check_in(const char *op, SgnnTensor t, const char *what)
 int sgnn_check_pair(const char *op, SgnnTensor a, SgnnTensor b)
 {
   SGNN_CHECK(a && b, SGNN_ERR_ARG, "%s: NULL input", op);
+  SGNN_CHECK_ST(op, a);
+  SGNN_CHECK_ST(op, b);
   SGNN_CHECK(a->dtype == b->dtype, SGNN_ERR_DTYPE, "%s: dtypes differ (%s %s vs %s %s)", op, sgnn_dtype_name(a->dtype),
              SHP(a), sgnn_dtype_name(b->dtype), SHP(b));
   SGNN_CHECK(sgnn_be(a) == sgnn_be(b), SGNN_ERR_BACKEND, "%s: inputs on different backends (%s vs %s)", op,

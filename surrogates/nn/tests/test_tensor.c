@@ -104,6 +104,9 @@ static void test_slab(void)
   OK(sgnn_params_add(P, "W", 2, sw, &W));
   OK(sgnn_params_add(P, "b", 1, sb, &b));
   CHECK(sgnn_params_add(P, "b", 1, sb, &b) == SGNN_ERR_ARG, "duplicate parameter name refused");
+  SgnnTensor early = NULL;
+  CHECK(sgnn_tanh(W, &early) == SGNN_ERR_STATE && strstr(sgnn_last_error(), "params_setup"),
+        "parameter used before setup is an error, not a crash: '%s'", sgnn_last_error());
   OK(sgnn_params_setup(P));
   long n;
   OK(sgnn_params_count(P, &n));
