@@ -7,6 +7,8 @@
 #include "sgdeepmd.h"
 #include "sgsurrogateimpl.h"
 #include "sgdataset.h"
+#include <sys/stat.h>
+#include <stdlib.h>
 
 typedef struct {
   SgDPConfig     cfg;
@@ -28,14 +30,14 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Deep Potential se_e2_a (deck section deepmd:)");
   n = 16;
-  PetscCall(SgOptionsStringArray("-data", "Training md_frames datasets (HDF5; import DeePMD-kit dirs with the dataset importer)", strs, &n, &set));
+  PetscCall(SgOptionsStringArray("-data", "Training md_frames datasets (HDF5) or DeePMD-kit system directories (imported)", strs, &n, &set));
   o->nfiles = set ? n : 0;
   for (PetscInt i = 0; i < o->nfiles; i++) {
     PetscCall(PetscStrncpy(o->files[i], strs[i], PETSC_MAX_PATH_LEN));
     PetscCall(PetscFree(strs[i]));
   }
   n = 16;
-  PetscCall(SgOptionsStringArray("-valid_data", "Validation md_frames datasets (printed as dp test does)", strs, &n, &set));
+  PetscCall(SgOptionsStringArray("-valid_data", "Validation md_frames datasets or DeePMD-kit directories (dp test at the end)", strs, &n, &set));
   o->nvalid = set ? n : 0;
   for (PetscInt i = 0; i < o->nvalid; i++) {
     PetscCall(PetscStrncpy(o->valid[i], strs[i], PETSC_MAX_PATH_LEN));
@@ -83,6 +85,29 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A DeePMD-kit system directory given as data is imported (rank 0) into an md_frames file in
+   $TMPDIR (or /tmp) named after the directory's hash, and that file is used instead. */
+static PetscErrorCode ImportDirs(MPI_Comm comm, PetscInt n, char (*files)[PETSC_MAX_PATH_LEN])
+{
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  for (PetscInt i = 0; i < n; i++) {
+    struct stat st;
+    if (stat(files[i], &st) || !S_ISDIR(st.st_mode)) continue;
+    const char *tmp = getenv("TMPDIR");
+    char        out[PETSC_MAX_PATH_LEN];
+    const char *dirs[1] = {files[i]};
+    PetscCall(PetscSNPrintf(out, sizeof out, "%s/surge_deepmd_%016llx.h5", tmp && tmp[0] ? tmp : "/tmp", (unsigned long long)SgHash64(files[i], strlen(files[i]), 7)));
+    if (!rank) PetscCall(SgDeepmdImport(PETSC_COMM_SELF, 1, dirs, out, PETSC_TRUE));
+    PetscCallMPI(MPI_Barrier(comm));
+    PetscCall(PetscPrintf(comm, "deepmd: imported DeePMD-kit directory %s -> %s\n", files[i], out));
+    PetscCall(PetscStrncpy(files[i], out, PETSC_MAX_PATH_LEN));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
 {
   SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
@@ -91,6 +116,8 @@ static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
   PetscFunctionBegin;
   if (d->model) PetscFunctionReturn(PETSC_SUCCESS); /* loaded */
   PetscCheck(d->opt.nfiles > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [train.h5, ...]}");
+  PetscCall(ImportDirs(comm, d->opt.nfiles, d->opt.files));
+  PetscCall(ImportDirs(comm, d->opt.nvalid, d->opt.valid));
   if (!d->ntm) { /* the first dataset's element names */
     SgDataset ds;
     PetscInt  nt;

@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+"""docs/deepmd_water.png from the water run (inputs/deepmd/water_run.sh): learning curve (validation
+RMSEs on data_3 during training) and parity plots of the final model on data_3."""
+import sys, numpy as np, matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+pre = sys.argv[1] if len(sys.argv) > 1 else "build/deepmd"
+out = sys.argv[2] if len(sys.argv) > 2 else "docs/deepmd_water.png"
+lc = np.loadtxt(f"{pre}/water_lcurve.txt")
+e = np.loadtxt(f"{pre}/water_parity.e.txt"); f = np.loadtxt(f"{pre}/water_parity.f.txt")
+fig, ax = plt.subplots(1, 3, figsize=(15, 4.4))
+a = ax[0]; b = a.twinx()
+a.semilogy(lc[:, 0], 1e3 * lc[:, 1], "C0-", label="energy RMSE/atom (valid)")
+a.semilogy(lc[:, 0], 1e3 * lc[:, 2], "C0:", label="energy RMSE/atom (train batches)")
+b.semilogy(lc[:, 0], 1e3 * lc[:, 3], "C1-", label="force RMSE (valid)")
+b.semilogy(lc[:, 0], 1e3 * lc[:, 4], "C1:", label="force RMSE (train batches)")
+a.axhline(1.0, color="C0", lw=0.6, ls="--"); b.axhline(40, color="C1", lw=0.6, ls="--")
+a.set_xlabel("training step (batch of 1 frame)"); a.set_ylabel("energy RMSE (meV/atom)", color="C0")
+b.set_ylabel("force RMSE (meV/Å)", color="C1")
+a.set_title(f"learning curve ({lc[-1,6]/60:.0f} min, 1 core); dashed: DeePMD-kit level")
+h1, l1 = a.get_legend_handles_labels(); h2, l2 = b.get_legend_handles_labels(); a.legend(h1 + h2, l1 + l2, fontsize=7)
+rm = 1e3 * np.sqrt(np.mean((e[:, 1] - e[:, 0]) ** 2))
+ax[1].plot(e[:, 0], e[:, 1], ".", ms=4); lo, hi = e.min(), e.max(); ax[1].plot([lo, hi], [lo, hi], "k-", lw=0.5)
+ax[1].set_xlabel("DFT energy per atom (eV)"); ax[1].set_ylabel("Deep Potential (eV)")
+ax[1].set_title(f"data_3 energies: RMSE {rm:.2f} meV/atom")
+rf = 1e3 * np.sqrt(np.mean((f[:, 1] - f[:, 0]) ** 2))
+ax[2].plot(f[:, 0], f[:, 1], ",", alpha=0.3); lo, hi = f.min(), f.max(); ax[2].plot([lo, hi], [lo, hi], "k-", lw=0.5)
+ax[2].set_xlabel("DFT force component (eV/Å)"); ax[2].set_ylabel("Deep Potential (eV/Å)")
+ax[2].set_title(f"data_3 forces: RMSE {rf:.0f} meV/Å")
+plt.tight_layout(); plt.savefig(out, dpi=110)
+print(f"wrote {out}: energy RMSE {rm:.3f} meV/atom, force RMSE {rf:.1f} meV/A")
