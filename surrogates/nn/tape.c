@@ -18,6 +18,7 @@
 static _Thread_local int grad_on = 1;
 static _Thread_local long seq_counter;
 static _Thread_local long mark_counter;
+static _Thread_local int record_failed; /* an op result lost its node (OOM) */
 static _Thread_local SgnnGradReadyFn ready_fn;
 static _Thread_local void *ready_ctx;
 
@@ -50,10 +51,23 @@ SgnnNode *sgnn_record(SgnnTensor out, const char *name, int nin, SgnnTensor *in,
     if (in[i] && in[i]->requires_grad) any = 1;
   if (!any) return NULL;
   SgnnNode *n = calloc(1, sizeof *n);
-  if (!n) return NULL; /* result stays a constant; caller cannot tell -- acceptable only at OOM */
-  n->edge = calloc((size_t)nin, sizeof *n->edge);
-  n->in_ndim = calloc((size_t)nin, sizeof *n->in_ndim);
-  n->in_shape = calloc((size_t)nin, sizeof *n->in_shape);
+  if (n) {
+    n->edge = calloc((size_t)nin, sizeof *n->edge);
+    n->in_ndim = calloc((size_t)nin, sizeof *n->in_ndim);
+    n->in_shape = calloc((size_t)nin, sizeof *n->in_shape);
+  }
+  if (!n || !n->edge || !n->in_ndim || !n->in_shape) {
+    /* the result would silently be a constant: remember, so the next
+     * backward/grad refuses to return wrong gradients */
+    if (n) {
+      free(n->edge);
+      free(n->in_ndim);
+      free(n->in_shape);
+      free(n);
+    }
+    record_failed = 1;
+    return NULL;
+  }
   n->name = name;
   n->seq = ++seq_counter;
   n->refcount = 1;
@@ -179,6 +193,11 @@ static int run_backward(int nout, SgnnTensor *outs, SgnnTensor *gouts, int nin, 
 {
   int rc = 0, prev = grad_on;
   long mark = ++mark_counter;
+  if (record_failed) {
+    record_failed = 0;
+    return sgnn_seterr(SGNN_ERR_MEM, "backward: an op could not record its graph node (out of memory); "
+                                     "gradients would be wrong");
+  }
   size_t cap = 64, nn = 0, top = 0, scap = 64;
   SgnnNode **nodes = malloc(cap * sizeof *nodes), **stack = malloc(scap * sizeof *stack);
   SGNN_CHECK(nodes && stack, SGNN_ERR_MEM, "backward: out of memory");
