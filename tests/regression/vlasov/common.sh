@@ -19,6 +19,8 @@ drift() { awk -v k="$2" '$1=="vlasov" && $2=="final:" && $3==k {gsub(/\)/,"",$7)
 # check WHAT VALUE OP LIMIT: awk comparison of |VALUE| against LIMIT, prints and fails on violation
 check() {
   local what=$1 val=$2 op=$3 lim=$4
+  # a missing or non-numeric value (report line absent, nan) is a failure, never a silent 0
+  if ! [[ "$val" =~ ^[-+]?[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$ ]]; then echo "FAIL  $what: no numeric value ('$val')"; exit 1; fi
   if awk -v v="$val" -v l="$lim" -v op="$op" 'BEGIN{a=v<0?-v:v; ok=(op=="<")?(a<l):(a>l); exit ok?0:1}'; then
     echo "ok    $what = $val ($op $lim)"
   else
