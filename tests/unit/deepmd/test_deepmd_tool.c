@@ -1,6 +1,9 @@
 /* Helper for the deepmd scripts (not a test by itself):
      import OUT.h5 DIR...                       DeePMD-kit system dirs -> md_frames dataset
-     dptest MODEL.h5 [-compress STEP] FILE.h5...  dp test-style RMSEs of a model on datasets */
+     dptest MODEL.h5 [-compress STEP] FILE.h5...  dp test-style RMSEs of a model on datasets
+     xyz DATA.h5 FRAME REP OUT.xyz              a frame, replicated, as extended XYZ for md read_xyz
+     energy MODEL.h5 DATA.h5 FRAME REP [F.txt]  C-API energy (and forces) of a replicated frame
+     parity MODEL.h5 DATA.h5 PREFIX             labels vs predictions (PREFIX.e.txt, PREFIX.f.txt) */
 #include <stdlib.h>
 #include "../../../surrogates/deepmd/deepmd_train.h"
 #include "sgdataset.h"
@@ -123,6 +126,12 @@ int main(int argc, char **argv)
     for (int q = 0; q < 9; q++) br[q] = box[q] * rep;
     PetscCall(SgDeepmdCompute(m, k, xr, tr, br, &e, fr, NULL, NULL));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "%.12f\n", e));
+    if (argc > 6) { /* forces to a text file */
+      FILE *fp = fopen(argv[6], "w");
+      PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", argv[6]);
+      for (PetscInt i = 0; i < k; i++) fprintf(fp, "%.15e %.15e %.15e\n", fr[3 * i], fr[3 * i + 1], fr[3 * i + 2]);
+      fclose(fp);
+    }
     PetscCall(PetscFree3(xr, tr, fr));
     PetscCall(PetscFree2(t, x));
     PetscCall(SgDeepmdDestroy(&m));
