@@ -100,6 +100,17 @@ int main(int argc, char **argv)
     PetscCall(SgDatasetClose(&ds));
     PetscCall(PetscFree5(t, ti, x, fl, fp));
     PetscCall(SgDeepmdDestroy(&m));
+  } else if (!strcmp(argv[1], "scan")) { /* scan MODEL.h5 R0 R1 NPT: 3-atom cluster, atom 2 moved along z */
+    SgDeepmd  m;
+    PetscReal x[9] = {0, 0, 0, 0.97, 0, 0, 0, 0, 0}, f[9], e, r0 = atof(argv[3]), r1 = atof(argv[4]);
+    PetscInt  t[3] = {0, 1, 1}, np = atoi(argv[5]);
+    PetscCall(SgDeepmdLoad(argv[2], &m));
+    for (PetscInt k = 0; k < np; k++) {
+      x[8] = r0 + (r1 - r0) * k / (np - 1);
+      PetscCall(SgDeepmdCompute(m, 3, x, t, NULL, &e, f, NULL, NULL));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "%.10f %.15e %.15e\n", x[8], e, f[8]));
+    }
+    PetscCall(SgDeepmdDestroy(&m));
   } else if (!strcmp(argv[1], "energy")) { /* energy MODEL.h5 DATA.h5 FRAME REP: C-API energy of a replicated frame */
     SgDeepmd   m;
     SgDataset  ds;
