@@ -596,9 +596,29 @@ PetscErrorCode SgTBDensityToMat(MPI_Comm comm, const SgTBDensity *dm, const SgTB
 
   PetscFunctionBegin;
   PetscCall(MatGetLocalSize(A, &m, &nn));
-  PetscCall(MatCreateAIJ(comm, m, nn, PETSC_DETERMINE, PETSC_DETERMINE, 0, NULL, 0, NULL, &T));
+  {
+    /* exact preallocation: every rank counts what it will insert in every row (diagonal / off-diagonal
+       part by the column ownership), the counts are summed, each rank keeps its rows */
+    PetscInt  N = b->off[dm->nblk], c0, c1, r0, r1, *cnt, *dnz, *onz;
+    PetscCall(MatGetOwnershipRangeColumn(A, &c0, &c1));
+    PetscCall(MatGetOwnershipRange(A, &r0, &r1));
+    PetscCall(PetscCalloc1(2 * N, &cnt));
+    for (PetscInt J = 0; J < dm->nblk; J++) {
+      if (!dm->mine[J]) continue;
+      for (PetscInt e = dm->cstart[J]; e < dm->cstart[J + 1]; e++) {
+        PetscInt IB = dm->crow[e];
+        for (PetscInt c = b->off[J]; c < b->off[J + 1]; c++)
+          for (PetscInt r = b->off[IB]; r < b->off[IB + 1]; r++) cnt[2 * r + ((c >= c0 && c < c1) ? 0 : 1)]++;
+      }
+    }
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, cnt, (PetscMPIInt)(2 * N), MPIU_INT, MPI_SUM, comm));
+    PetscCall(PetscMalloc2(r1 - r0, &dnz, r1 - r0, &onz));
+    for (PetscInt r = r0; r < r1; r++) { dnz[r - r0] = PetscMin(cnt[2 * r], c1 - c0); onz[r - r0] = PetscMin(cnt[2 * r + 1], N - (c1 - c0)); }
+    PetscCall(MatCreateAIJ(comm, m, nn, PETSC_DETERMINE, PETSC_DETERMINE, 0, dnz, 0, onz, &T));
+    PetscCall(PetscFree2(dnz, onz));
+    PetscCall(PetscFree(cnt));
+  }
   PetscCall(MatSetOption(T, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-  PetscCall(MatSetUp(T));
   PetscCall(MatSetOption(T, MAT_ROW_ORIENTED, PETSC_FALSE));
   for (PetscInt J = 0; J < dm->nblk; J++) {
     if (!dm->mine[J]) continue;
