@@ -56,8 +56,8 @@ void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscIn
     in = out;
   }
   memcpy(G, h[0], sizeof(PetscReal) * npt * in);
-  if (order >= 1) memcpy(dG, h[1], sizeof(PetscReal) * npt * in);
-  if (order >= 2) memcpy(d2G, h[2], sizeof(PetscReal) * npt * in);
+  if (order >= 1 && dG) memcpy(dG, h[1], sizeof(PetscReal) * npt * in);
+  if (order >= 2 && d2G) memcpy(d2G, h[2], sizeof(PetscReal) * npt * in);
   free(own);
 }
 
@@ -136,7 +136,8 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
   const PetscInt    CH = 64; /* centres per chunk: bounds memory for any n, feeds BLAS-3 */
   PetscInt          nnei = c->nnei, M = c->emb[c->nemb - 1], M2 = c->axis, MD = M * M2, maxw = 1, fw = 0, maxsel = 0;
   PetscReal        *xs, *G, *dG, *work, *fwork, *T, *gT, *D, *gD, *Dc, *gDc, *ec, *Rn, E = 0;
-  PetscInt         *rows;
+  PetscInt         *rows, *start, *nreal;
+  PetscReal        *Gpad, *dGpad;
 
   PetscFunctionBegin;
   for (PetscInt l = 0; l < c->nemb; l++) maxw = PetscMax(maxw, c->emb[l]);
@@ -146,6 +147,7 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
   PetscCall(PetscMalloc5(CH * nnei, &xs, CH * nnei * M, &G, CH * nnei * M, &dG, 6 * CH * maxsel * maxw, &work, CH * (fw + 3 * maxw), &fwork));
   PetscCall(PetscMalloc5(CH * M * 4, &T, CH * M * 4, &gT, CH * MD, &D, CH * MD, &gD, CH * nnei * 4, &Rn));
   PetscCall(PetscMalloc4(CH * MD, &Dc, CH * MD, &gDc, CH, &ec, CH, &rows));
+  PetscCall(PetscMalloc4(SG_DP_MAXT * CH, &start, SG_DP_MAXT * CH, &nreal, SG_DP_MAXT * SG_DP_MAXT * M, &Gpad, M, &dGpad));
   PetscCall(PetscArrayzero(f, 3 * nall));
   for (int k = 0; k < 9; k++) virial[k] = 0;
   for (PetscInt c0 = 0; c0 < n; c0 += CH) {
@@ -158,21 +160,40 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
       for (PetscInt s = 0; s < nnei; s++)
         for (int k = 0; k < 4; k++) rn[4 * s + k] = (R[4 * s + k] - davg[k]) / dstd[k];
     }
-    /* embedding of every neighbour of the chunk, one net (type) at a time: G layout [t][i][slot][M] */
+    /* embedding of the real neighbours of the chunk, one net (type) at a time, compact rows
+       [t][i][first nreal slots]; padding rows all share x = -davg/dstd of the centre type, so their
+       embedding is computed once per (centre type, neighbour type) */
     for (PetscInt t = 0; t < c->ntypes; t++) {
-      PetscInt   o = c->sec[t], k = c->sel[t];
-      PetscReal *xt = xs + nc * o, *Gt = G + (size_t)nc * o * M, *dGt = dG + (size_t)nc * o * M;
-      for (PetscInt i = 0; i < nc; i++)
-        for (PetscInt s = 0; s < k; s++) xt[i * k + s] = Rn[4 * (i * nnei + o + s)];
-      if (m->tab.on) EmbedTable(m, t, nc * k, xt, Gt, dGt, work);
-      else SgDPEmbedEval(&m->enet[t], nc * k, xt, 1, Gt, dGt, NULL, work);
+      PetscInt   o = c->sec[t], k = c->sel[t], cnt = 0;
+      PetscReal *xt = xs + nc * o;
+      for (PetscInt i = 0; i < nc; i++) {
+        start[t * CH + i] = cnt;
+        for (PetscInt s = 0; s < k && env.nlist[i * nnei + o + s] >= 0; s++) xt[cnt++] = Rn[4 * (i * nnei + o + s)];
+        nreal[t * CH + i] = cnt - start[t * CH + i];
+      }
+      PetscReal *Gt = G + (size_t)nc * o * M, *dGt = dG + (size_t)nc * o * M;
+      if (m->tab.on) EmbedTable(m, t, cnt, xt, Gt, dGt, work);
+      else SgDPEmbedEval(&m->enet[t], cnt, xt, 1, Gt, dGt, NULL, work);
+      for (PetscInt ct = 0; ct < c->ntypes; ct++) {
+        PetscReal xp = (0 - m->davg[ct][0]) / m->dstd[ct][0];
+        if (m->tab.on) EmbedTable(m, t, 1, &xp, Gpad + (ct * c->ntypes + t) * M, dGpad, work);
+        else SgDPEmbedEval(&m->enet[t], 1, &xp, 0, Gpad + (ct * c->ntypes + t) * M, NULL, NULL, work);
+      }
     }
-    /* T_i = sum_t G_ti^T Rn_ti / nnei,  D_i = T_i T_i<^T */
+    /* T_i = sum_t (G_ti^T Rn_ti + npad G_pad Rn_pad^T) / nnei,  D_i = T_i T_i<^T */
     for (PetscInt i = 0; i < nc; i++) {
       PetscReal *Ti = T + 4 * M * i;
+      PetscInt   ci = type[c0 + i];
+      PetscArrayzero(Ti, 4 * M);
       for (PetscInt t = 0; t < c->ntypes; t++) {
-        PetscInt o = c->sec[t], k = c->sel[t];
-        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, 4, (int)k, 1.0 / nnei, G + ((size_t)nc * o + i * k) * M, (int)M, Rn + 4 * (i * nnei + o), 4, t ? 1.0 : 0.0, Ti, 4);
+        PetscInt o = c->sec[t], k = c->sel[t], nr = nreal[t * CH + i], npad = k - nr;
+        /* real rows are the first nr slots of the section: Rn rows i*nnei+o .. +nr */
+        if (nr) cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, 4, (int)nr, 1.0 / nnei, G + ((size_t)nc * o + start[t * CH + i]) * M, (int)M, Rn + 4 * (i * nnei + o), 4, 1.0, Ti, 4);
+        if (npad) {
+          const PetscReal *gp = Gpad + (ci * c->ntypes + t) * M, *rp = Rn + 4 * (i * nnei + o + nr);
+          for (PetscInt q = 0; q < M; q++)
+            for (int kk = 0; kk < 4; kk++) Ti[4 * q + kk] += (PetscReal)npad / nnei * gp[q] * rp[kk];
+        }
       }
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)M2, 4, 1.0, Ti, 4, Ti, 4, 0.0, D + MD * i, (int)M2);
     }
@@ -199,11 +220,10 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, 4, (int)M2, 1.0, gDi, (int)M2, Ti, 4, 0.0, gTi, 4);
       cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M2, 4, (int)M, 1.0, gDi, (int)M2, Ti, 4, 1.0, gTi, 4);
       for (PetscInt t = 0; t < c->ntypes; t++) {
-        PetscInt o = c->sec[t], k = c->sel[t];
-        for (PetscInt s = 0; s < k; s++) {
-          PetscInt q = i * nnei + o + s, j = env.nlist[q];
-          if (j < 0) continue; /* padding: constant rows, no force */
-          const PetscReal *g = G + ((size_t)nc * o + i * k + s) * M, *dg = dG + ((size_t)nc * o + i * k + s) * M, *rn = Rn + 4 * q, *dR = env.denv + 12 * q, *d = env.rij + 3 * q;
+        PetscInt o = c->sec[t];
+        for (PetscInt s = 0; s < nreal[t * CH + i]; s++) { /* padding rows are constants: no force */
+          PetscInt         q = i * nnei + o + s, j = env.nlist[q];
+          const PetscReal *g = G + ((size_t)nc * o + start[t * CH + i] + s) * M, *dg = dG + ((size_t)nc * o + start[t * CH + i] + s) * M, *rn = Rn + 4 * q, *dR = env.denv + 12 * q, *d = env.rij + 3 * q;
           PetscReal        gR0 = 0, gR1 = 0, gR2 = 0, gR3 = 0, gx = 0;
           for (PetscInt p = 0; p < M; p++) {
             PetscReal t0 = gTi[4 * p], t1 = gTi[4 * p + 1], t2 = gTi[4 * p + 2], t3 = gTi[4 * p + 3];
@@ -228,6 +248,7 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
   PetscCall(PetscFree5(xs, G, dG, work, fwork));
   PetscCall(PetscFree5(T, gT, D, gD, Rn));
   PetscCall(PetscFree4(Dc, gDc, ec, rows));
+  PetscCall(PetscFree4(start, nreal, Gpad, dGpad));
   PetscCall(SgDPEnvFree(&env));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
