@@ -46,6 +46,7 @@ static PetscErrorCode Run(const char *const files[], PetscInt B, uint64_t seed, 
   PetscCall(SgLoaderSetPrefetch(l, prefetch));
   PetscCall(SgLoaderSetRawReads(l, raw));
   PetscCall(SgLoaderSetIOThreads(l, prefetch ? 3 : 1)); /* with prefetch: two helper threads share the reads */
+  PetscCall(SgLoaderSetReadAhead(l, prefetch ? 4 : 0));   /* and the kernel is told about misses 4 batches ahead */
   PetscCall(SgLoaderSetUp(l));
   PetscCall(SgLoaderGetCapacity(l, &r->cap));
   PetscCheck(r->cap == budget_samples, PETSC_COMM_SELF, PETSC_ERR_PLIB, "capacity %lld, expected %lld", (long long)r->cap, (long long)budget_samples);
