@@ -36,7 +36,7 @@ int main(int argc, char **argv)
   PetscCall(SgTBDMOptionsDefault(&o));
   o.nelec = neb * b.nblk; o.nelec_tol = 1e-3 * b.nblk;
   PetscCall(SgTBNonOrthogonalEnergy(H, S, &b, &o, &Ed, &dm));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " functions, %" PetscInt_FMT " molecules: dense band energy %.8f Ha-units (CP2K's), mu %.5f\n", N, b.nblk, (double)Ed, (double)dm.mu));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " functions, %" PetscInt_FMT " molecules: dense band energy %.8f Ha-units (CP2K's), mu %.5f, sign step %.2f s\n", N, b.nblk, (double)Ed, (double)dm.mu, (double)dm.t_total));
   PetscCall(SgTBDensityDestroy(&dm));
   for (int e = 0; e < neps; e++) {
     PetscReal Es;
