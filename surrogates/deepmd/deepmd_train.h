@@ -20,6 +20,7 @@ typedef struct {
   PetscReal start_pref_e, limit_pref_e, start_pref_f, limit_pref_f, start_pref_v, limit_pref_v;
   PetscReal max_time; /* seconds; 0 = no limit */
   char      lcurve[PETSC_MAX_PATH_LEN];
+  char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
 } SgDPTrainOpts;
 PETSC_INTERN PetscErrorCode SgDPTrain(SgDPModel, const SgDPTrainOpts *, MPI_Comm);
 /* dp test: RMSEs of a model on md_frames files (each rank a share of the frames) */

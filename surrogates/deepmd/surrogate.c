@@ -80,6 +80,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsInt("-stat_frames", "Frames used for the environment statistics (davg/dstd)", o->stat_frames, &o->stat_frames, NULL, 1, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-valid_frames", "Validation frames used at each progress line (0 = all)", o->valid_frames, &o->valid_frames, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-max_time", "Stop training after this wall time (0 = no limit)", "s", o->max_time, &o->max_time, NULL, 0, 1e9));
+  PetscCall(SgOptionsString("-init_model", "Start from this model file (weights and statistics; its architecture wins over the deck's)", o->init_model, o->init_model, sizeof o->init_model, NULL));
   PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -118,6 +119,12 @@ static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
   PetscCheck(d->opt.nfiles > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [train.h5, ...]}");
   PetscCall(ImportDirs(comm, d->opt.nfiles, d->opt.files));
   PetscCall(ImportDirs(comm, d->opt.nvalid, d->opt.valid));
+  if (d->opt.init_model[0]) {
+    PetscCall(SgDPModelLoad(d->opt.init_model, &d->model));
+    d->cfg = d->model->cfg;
+    PetscCall(PetscPrintf(comm, "deepmd: continuing from %s (its architecture, statistics and weights)\n", d->opt.init_model));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (!d->ntm) { /* the first dataset's element names */
     SgDataset ds;
     PetscInt  nt;

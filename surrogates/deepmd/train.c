@@ -214,7 +214,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     hv = (PetscBool)(hv && v);
     ntot += nf;
   }
-  PetscCall(Statistics(m, o, N, type));
+  if (!o->init_model[0]) PetscCall(Statistics(m, o, N, type)); /* else keep the loaded model's davg/dstd/bias */
   PetscCall(SgDPModelSync(m));
   PetscCall(PetscPrintf(comm, "deepmd: %" PetscInt64_FMT " training frames of %" PetscInt_FMT " atoms in %" PetscInt_FMT " file(s)%s; %d rank(s)\n", (PetscInt64)ntot, N, o->nfiles, hv ? " with virials" : "", size));
   for (PetscInt t = 0; t < m->cfg.ntypes; t++)
