@@ -37,12 +37,15 @@ void sgnn_mem_reset_peak(SgnnBackend *be)
   if (be) be->mem_peak = be->mem_cur;
 }
 
+/* counters are shared by all threads using a backend: atomic updates */
 void *sgnn_be_alloc(SgnnBackend *be, size_t bytes)
 {
   void *p = be->alloc(bytes ? bytes : 1);
   if (!p) return NULL;
-  be->mem_cur += bytes;
-  if (be->mem_cur > be->mem_peak) be->mem_peak = be->mem_cur;
+  size_t cur = __atomic_add_fetch(&be->mem_cur, bytes, __ATOMIC_RELAXED);
+  size_t peak = __atomic_load_n(&be->mem_peak, __ATOMIC_RELAXED);
+  while (cur > peak && !__atomic_compare_exchange_n(&be->mem_peak, &peak, cur, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
   return p;
 }
 
@@ -50,7 +53,7 @@ void sgnn_be_free(SgnnBackend *be, void *p, size_t bytes)
 {
   if (!p) return;
   be->free(p, bytes);
-  be->mem_cur -= bytes;
+  __atomic_sub_fetch(&be->mem_cur, bytes, __ATOMIC_RELAXED);
 }
 
 int sgnn_k_missing(SgnnBackend *be, const char *kernel)
