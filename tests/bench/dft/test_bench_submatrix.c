@@ -52,6 +52,12 @@ int main(int argc, char **argv)
     if (dm.t_total < best) { best = dm.t_total; beig = dm.t_eig; }
     if (r < reps - 1) PetscCall(SgTBDensityDestroy(&dm));
   }
+  {
+    PetscInt nmine = 0;
+    for (PetscInt J = 0; J < dm.nblk; J++) nmine += dm.mine[J];
+    PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "  rank-local: %" PetscInt_FMT " block columns, eigensolver %.3f s\n", nmine, (double)dm.t_eig));
+    PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
+  }
   PetscCall(SgTBEnergyForces(PETSC_COMM_WORLD, &m, &g, &nl, &dm, &E, NULL, NULL));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "BENCH %" PetscInt_FMT " %s %.4f %.4f %" PetscInt_FMT " %.8f %.6f\n", g.n, meth, (double)best, (double)beig, dm.maxn, (double)(E.etot / g.n), (double)(dm.nelec / g.n)));
   PetscCall(SgTBDensityDestroy(&dm));
