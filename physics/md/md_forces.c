@@ -63,66 +63,104 @@ PetscErrorCode SgMDForceProviderCreate(const char name[], const SgMDForceInfo *i
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMDComputeForces(SgMD *md)
+/* After a provider has filled dom->f: ghost forces back to their owners when that provider used
+   Newton's third law, then global energy and virial (skipped when a lazy provider was not asked
+   for them: energy_step = -1 then says they are stale). */
+static PetscErrorCode Finish(SgMD *md, const SgMDForceProvider *p, const SgForcesOutput *out)
 {
-  SgMDDomain    *dom = md->dom;
-  SgForcesInput  in;
-  SgForcesOutput out;
-  PetscReal      loc[10], glob[10];
+  SgMDDomain *dom = md->dom;
+  PetscReal   loc[10], glob[10];
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(md->ev_force, 0, 0, 0, 0));
-  PetscCall(PetscArrayzero(dom->f, 3 * (dom->nlocal + dom->nghost)));
-  if (md->prov.lazy_energy) md->energy_step = -1;
-  in.n      = dom->nlocal;
-  in.nghost = dom->nghost;
-  in.x      = dom->x;
-  in.type   = dom->type;
-  for (int k = 0; k < 9; k++) in.box[k] = dom->box.h[k];
-  out.energy = 0;
-  out.f      = dom->f;
-  for (int k = 0; k < 9; k++) out.virial[k] = 0;
-  PetscCall(SgSlotComputeForces(md->slot, &in, &out));
-  PetscCall(PetscLogEventEnd(md->ev_force, 0, 0, 0, 0));
-  if (md->prov.newton) {
+  if (p->newton) {
     PetscCall(PetscLogEventBegin(md->ev_comm, 0, 0, 0, 0));
     PetscCall(SgMDDomainReverse(dom));
     PetscCall(PetscLogEventEnd(md->ev_comm, 0, 0, 0, 0));
   }
-  if (md->prov.lazy_energy && !md->eflag) PetscFunctionReturn(PETSC_SUCCESS);
-  loc[0] = out.energy;
-  for (int k = 0; k < 9; k++) loc[1 + k] = out.virial[k];
+  if (p->lazy_energy && !md->eflag) {
+    md->energy_step = -1;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  loc[0] = out->energy;
+  for (int k = 0; k < 9; k++) loc[1 + k] = out->virial[k];
   PetscCall(MPIU_Allreduce(loc, glob, 10, MPIU_REAL, MPIU_SUM, dom->comm));
   md->pe = glob[0];
   for (int k = 0; k < 9; k++) md->virial[k] = glob[1 + k];
-  md->energy_step = md->step;
+  md->energy_step = md->fstep;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Energy and virial of the current state for thermo output and diagnostics.  Providers that skip
-   them on ordinary steps are re-run here into scratch forces: the forces that drive the
-   trajectory are never recomputed, so the trajectory does not depend on the output cadence. */
-PetscErrorCode SgMDEnsureEnergy(SgMD *md)
+static PetscErrorCode Prepare(SgMD *md, SgForcesInput *in, SgForcesOutput *out)
 {
   SgMDDomain *dom = md->dom;
-  PetscReal  *f   = dom->f;
-  PetscInt    n   = 3 * (dom->nlocal + dom->nghost);
 
   PetscFunctionBegin;
-  if (md->energy_step == md->step) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscArrayzero(dom->f, 3 * (dom->nlocal + dom->nghost)));
+  in->n      = dom->nlocal;
+  in->nghost = dom->nghost;
+  in->x      = dom->x;
+  in->type   = dom->type;
+  for (int k = 0; k < 9; k++) in->box[k] = dom->box.h[k];
+  out->energy = 0;
+  out->f      = dom->f;
+  for (int k = 0; k < 9; k++) out->virial[k] = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The force evaluation that drives the trajectory, at the configuration of step md->fstep: the
+   slot's policy picks the provider (the solver's, or the surrogate). A solver-served call that the
+   policy flagged (adaptive above trust_hi, or a rejected surrogate answer) is kept for retraining. */
+PetscErrorCode SgMDComputeForces(SgMD *md)
+{
+  SgForcesInput  in;
+  SgForcesOutput out;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(md->ev_force, 0, 0, 0, 0));
+  PetscCall(Prepare(md, &in, &out));
+  PetscCall(SgSlotSetStep(md->slot, md->fstep));
+  PetscCall(SgSlotComputeForces(md->slot, &in, &out));
+  PetscCall(PetscLogEventEnd(md->ev_force, 0, 0, 0, 0));
+  md->served_sur = PETSC_FALSE;
+  md->flagged    = PETSC_FALSE;
+  md->uncertainty = -1;
+  if (md->has_sur) PetscCall(SgSlotGetLastCall(md->slot, &md->served_sur, &md->flagged, &md->uncertainty));
+  PetscCall(Finish(md, md->served_sur ? &md->sprov : &md->prov, &out));
+  if (md->has_sur && md->flagged && !md->served_sur) PetscCall(SgMDRetrainFrame(md));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Energy and virial of the current configuration (step md->fstep) for thermo output, diagnostics
+   and retraining frames.  Providers that skip them on ordinary steps are re-run here into scratch
+   forces - the provider that served this configuration, called directly (not through the slot, so
+   the swap statistics count trajectory evaluations only): the forces that drive the trajectory
+   are never recomputed, so the trajectory does not depend on the output cadence. */
+PetscErrorCode SgMDEnsureEnergy(SgMD *md)
+{
+  SgMDDomain              *dom = md->dom;
+  PetscReal               *f   = dom->f;
+  PetscInt                 n   = 3 * (dom->nlocal + dom->nghost);
+  const SgMDForceProvider *p   = md->served_sur ? &md->sprov : &md->prov;
+  SgForcesInput            in;
+  SgForcesOutput           out;
+  PetscBool                eflag = md->eflag;
+
+  PetscFunctionBegin;
+  if (md->energy_step == md->fstep) PetscFunctionReturn(PETSC_SUCCESS);
   if (n > md->nfscratch) {
     PetscCall(PetscFree(md->fscratch));
     md->nfscratch = n + 64;
     PetscCall(PetscMalloc1(md->nfscratch, &md->fscratch));
   }
-  {
-    PetscBool eflag = md->eflag;
-    dom->f    = md->fscratch;
-    md->eflag = PETSC_TRUE;
-    PetscCall(SgMDComputeForces(md));
-    md->eflag = eflag;
-    dom->f    = f;
-  }
+  dom->f    = md->fscratch;
+  md->eflag = PETSC_TRUE;
+  PetscCall(Prepare(md, &in, &out));
+  PetscCall(PetscLogEventBegin(md->ev_force, 0, 0, 0, 0));
+  PetscCall(p->fn(p->ctx, &in, &out));
+  PetscCall(PetscLogEventEnd(md->ev_force, 0, 0, 0, 0));
+  PetscCall(Finish(md, p, &out));
+  md->eflag = eflag;
+  dom->f    = f;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -133,6 +133,7 @@ static PetscErrorCode Berendsen(SgMD *md, PetscReal dt)
 PetscErrorCode SgMDIntegrate(SgMD *md, PetscReal dt)
 {
   PetscFunctionBegin;
+  md->fstep = md->step + 1; /* the force call below evaluates the configuration of the next step */
   switch (md->ens) {
   case SG_MD_NVE:
     Kick(md, 0.5 * dt);

@@ -157,6 +157,28 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
     PetscCall(SgMDForceProviderCreate(pname, &info, &md->prov));
   }
   PetscCall(PetscStrncpy(md->provname, pname, sizeof md->provname));
+  /* runtime swap: a second provider the md.forces slot may serve calls with (docs/swap.md) */
+  {
+    char      sname[64] = "";
+    PetscBool sset;
+    PetscCall(SgOptionsString("-surrogate", "a second force provider the md.forces slot may swap in (see md_swap_policy)", sname, sname, sizeof sname, &sset));
+    if (md->sprov.destroy) PetscCall(md->sprov.destroy(md->sprov.ctx));
+    PetscCall(PetscMemzero(&md->sprov, sizeof md->sprov));
+    md->has_sur = sset && sname[0] ? PETSC_TRUE : PETSC_FALSE;
+    if (md->has_sur) {
+      SgMDForceInfo info = {comm, md->units.name, md->units.boltz, md->ntypes, (const char(*)[16])md->tname, md->mass, "md_", PetscOptionsObject, md};
+      PetscCall(SgMDForceProviderCreate(sname, &info, &md->sprov));
+      PetscCall(PetscStrncpy(md->sprovname, sname, sizeof md->sprovname));
+    }
+    {
+      char      rbase[PETSC_MAX_PATH_LEN] = "md";
+      PetscBool oset;
+      /* default <sim output>.retrain.h5 (the driver's output base, when it is in the options) */
+      PetscCall(PetscOptionsGetString(NULL, NULL, "-sim_output", rbase, sizeof rbase, &oset));
+      PetscCall(PetscSNPrintf(md->retrain_file, sizeof md->retrain_file, "%s.retrain.h5", rbase));
+      PetscCall(SgOptionsString("-retrain_file", "md_frames dataset receiving the solver's frames that the swap policy flagged (default: <sim output>.retrain.h5)", md->retrain_file, md->retrain_file, sizeof md->retrain_file, NULL));
+    }
+  }
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -206,7 +228,7 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   const char *dn[7] = {"temperature", "pe", "ke", "etotal", "pressure", "econserved", "volume"};
 
   PetscFunctionBegin;
-  md->cutoff       = md->prov.cutoff;
+  md->cutoff       = md->has_sur ? PetscMax(md->prov.cutoff, md->sprov.cutoff) : md->prov.cutoff;
   md->neigh.cutneigh = md->cutoff + md->neigh.skin;
   cutghost         = md->neigh.cutneigh;
   /* With the minimum-image reach 2 (rc + skin) <= thickness, every pair within the cutoff is seen
@@ -239,8 +261,12 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscCall(PetscLogEventRegister("MDComm", SG_SOLVER_CLASSID, &md->ev_comm));
   PetscCall(SgSlotCreate("md.forces", &md->slot));
   PetscCall(SgSlotSetProvider(md->slot, md->provname, (void (*)(void))md->prov.fn, md->prov.ctx));
+  if (md->has_sur) PetscCall(SgSlotSetSurrogate(md->slot, md->sprovname, (void (*)(void))md->sprov.fn, (void (*)(void))md->sprov.uncertainty, md->sprov.ctx));
+  /* md_swap_policy, md_swap_use, ... (read always: a swap option without md_surrogate is an error) */
+  PetscCall(SgSlotSetFromOptions(md->slot, comm, "md_"));
   PetscCall(SgSolverDeclareSlot(solver, md->slot));
   md->neigh.since = 0;
+  md->fstep       = md->step;
   PetscCall(SgMDNeighUpdate(md, PETSC_TRUE));
   PetscCall(SgMDCheckOverlap(md));
   md->energy_step = -1;
@@ -252,10 +278,15 @@ static PetscErrorCode MDSetUp(SgSolver solver)
     else PetscCall(PetscSNPrintf(uu, sizeof uu, "%s%s", u, (k >= 1 && k != 4 && md->norm) ? "/atom" : ""));
     PetscCall(SgSolverAddDiagnostic(solver, dn[k], uu, &md->idiag[k]));
   }
+  if (md->has_sur) {
+    PetscCall(SgSolverAddDiagnostic(solver, "surrogate_served", "", &md->idiag[7]));
+    PetscCall(SgSolverAddDiagnostic(solver, "uncertainty", md->units.style == SG_MD_UNITS_LJ ? "epsilon/sigma" : "eV/A", &md->idiag[8]));
+  }
   PetscCall(SgSolverSetProgressDiagnostic(solver, md->idiag[3]));
   PetscCall(PetscInfo(solver, "md: %" PetscInt_FMT " atoms, processor grid %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\n", md->N, md->dom->pgrid[0], md->dom->pgrid[1], md->dom->pgrid[2]));
   PetscCall(PetscPrintf(comm, "md: %" PetscInt_FMT " atoms, %" PetscInt_FMT " types, %s units, forces '%s' (cutoff %g, skin %g, %s lists), %s, dt %g, ranks %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT "\n", md->N, md->ntypes, md->units.name, md->provname,
                         (double)md->cutoff, (double)md->neigh.skin, md->neigh.half ? "half (Newton)" : "full", ensembles[md->ens], (double)md->dt, md->dom->pgrid[0], md->dom->pgrid[1], md->dom->pgrid[2]));
+  if (md->has_sur) PetscCall(PetscPrintf(comm, "md: surrogate '%s' (cutoff %g, %s) may serve the md.forces slot; retraining frames go to %s\n", md->sprovname, (double)md->sprov.cutoff, md->sprov.uncertainty ? "with an uncertainty estimate" : "no uncertainty estimate", md->retrain_file));
   {
     PetscBool restarting;
     PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
@@ -328,6 +359,10 @@ static PetscErrorCode MDDiagnose(SgSolver solver, PetscReal t, PetscReal v[])
   v[md->idiag[4]] = p;
   v[md->idiag[5]] = ec * sc;
   v[md->idiag[6]] = md->dom->box.volume;
+  if (md->has_sur) {
+    v[md->idiag[7]] = md->served_sur ? 1.0 : 0.0;
+    v[md->idiag[8]] = md->uncertainty;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -457,6 +492,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     for (int k = 0; k < 9; k++) md->virial[k] = sc[8 + k];
     for (int k = 0; k < 10; k++) md->eta[k] = sc[17 + k];
     md->energy_step = md->step;
+    md->fstep       = md->step;
     if (md->h5md) PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
     if (md->thermo_every) PetscCall(ThermoLine(solver, PETSC_TRUE));
   }
@@ -476,6 +512,22 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
   PetscCall(MPIU_Allreduce(&sd->wall, &wall, 1, MPIU_REAL, MPIU_MAX, comm));
   rate = wall > 0 ? (PetscReal)md->N * sd->nsteps / wall : 0;
   PetscCall(PetscPrintf(comm, "md: %" PetscInt_FMT " steps of %" PetscInt_FMT " atoms in %.4f s (loop time) = %.4g atom-steps/s; %" PetscInt_FMT " neighbour-list builds, %" PetscInt_FMT " dangerous\n", sd->nsteps, md->N, (double)wall, (double)rate, md->neigh.nbuilds, md->neigh.ndangerous));
+  if (md->has_sur) {
+    PetscInt  ns, nu, nsw, nrej;
+    PetscReal frac, v[6];
+    PetscCall(SgSlotGetCounts(md->slot, &ns, &nu, &nsw, &nrej));
+    frac = ns + nu > 0 ? (PetscReal)nu / (ns + nu) : 0;
+    PetscCall(PetscPrintf(comm, "md swap: %s (solver) served %" PetscInt_FMT " force evaluations, %s (surrogate) %" PetscInt_FMT " (fraction %.4f); %" PetscInt_FMT " switches, %" PetscInt_FMT " surrogate answers rejected; %" PetscInt_FMT " frames appended to %s\n", md->provname, ns, md->sprovname, nu, (double)frac, nsw, nrej, md->nretrain, md->nretrain ? md->retrain_file : "(none)"));
+    v[0] = ns; v[1] = nu; v[2] = nsw; v[3] = nrej; v[4] = frac; v[5] = md->nretrain;
+    if (out) {
+      PetscCall(SgOutputWriteReport(out, "md_swap_solver_calls", "", 1, &v[0]));
+      PetscCall(SgOutputWriteReport(out, "md_swap_surrogate_calls", "", 1, &v[1]));
+      PetscCall(SgOutputWriteReport(out, "md_swap_switches", "", 1, &v[2]));
+      PetscCall(SgOutputWriteReport(out, "md_swap_rejected", "", 1, &v[3]));
+      PetscCall(SgOutputWriteReport(out, "md_swap_surrogate_fraction", "", 1, &v[4]));
+      PetscCall(SgOutputWriteReport(out, "md_swap_retrain_frames", "", 1, &v[5]));
+    }
+  }
   if (md->rdf_every) {
     PetscReal *g;
     PetscCall(PetscMalloc1(md->rdf_nbins, &g));
@@ -517,6 +569,8 @@ static PetscErrorCode MDDestroy(SgSolver solver)
     PetscCall(SgH5MDDestroy(&h));
   }
   if (md->prov.destroy) PetscCall(md->prov.destroy(md->prov.ctx));
+  if (md->sprov.destroy) PetscCall(md->sprov.destroy(md->sprov.ctx));
+  PetscCall(SgMDRetrainClose(md));
   /* the slot was declared to the solver, which destroys it */
   PetscCall(SgMDNeighDestroy(&md->neigh));
   PetscCall(SgMDDomainDestroy(&md->dom));

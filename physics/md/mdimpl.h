@@ -175,10 +175,19 @@ typedef struct {
   SgMDSystem  sys;        /* global start configuration (freed after setup) */
   SgMDDomain *dom;
   SgMDNeigh   neigh;
-  SgMDForceProvider prov;
+  SgMDForceProvider prov;   /* the solver's provider (md_forces), the reference */
+  SgMDForceProvider sprov;  /* the surrogate the slot may swap in (md_surrogate), if any */
+  PetscBool   has_sur;
   SgSlot      slot;
-  char        provname[64];
-  PetscReal   cutoff;
+  char        provname[64], sprovname[64];
+  PetscReal   cutoff;       /* max of both providers' ranges: ghosts and lists serve either */
+  /* what served the last force evaluation of the trajectory (SgSlotGetLastCall) */
+  PetscBool   served_sur, flagged;
+  PetscReal   uncertainty;
+  /* retraining frames: solver-served flagged steps, gathered to rank 0 and appended */
+  char        retrain_file[PETSC_MAX_PATH_LEN];
+  void       *retrain;      /* SgDataset on rank 0, created on first use */
+  PetscInt    nretrain;
   /* integrator */
   SgMDEnsemble ens;
   PetscReal   dt, Ttarget, damp;
@@ -190,6 +199,7 @@ typedef struct {
   PetscReal   min_dist;
   /* state */
   PetscInt    step;         /* steps taken */
+  PetscInt    fstep;        /* step of the configuration being evaluated (step + 1 inside a step) */
   PetscInt    N;            /* global atoms */
   PetscReal   mass[SG_MD_MAX_TYPES];
   PetscInt    ntypes;
@@ -207,7 +217,7 @@ typedef struct {
   char        traj_file[PETSC_MAX_PATH_LEN];
   PetscBool   traj_pos, traj_vel, traj_frc;
   void       *h5md;
-  PetscInt    idiag[8];
+  PetscInt    idiag[10];
   PetscInt    rdf_every, rdf_start, rdf_nbins, rdf_nsamples;
   PetscReal  *rdf_hist;
   char        rdf_file[PETSC_MAX_PATH_LEN];
@@ -223,4 +233,7 @@ PETSC_INTERN PetscErrorCode SgMDCheckOverlap(SgMD *);
 PETSC_INTERN PetscReal      SgMDKineticLocal(SgMD *);
 PETSC_INTERN PetscErrorCode SgMDKineticGlobal(SgMD *, PetscReal *);
 PETSC_INTERN PetscErrorCode SgMDRDFSample(SgMD *);
+/* md_retrain.c: append the current (solver-served, flagged) frame to md->retrain_file; collective. */
+PETSC_INTERN PetscErrorCode SgMDRetrainFrame(SgMD *);
+PETSC_INTERN PetscErrorCode SgMDRetrainClose(SgMD *);
 PETSC_INTERN PetscErrorCode SgMDRDFResult(SgMD *, PetscReal g[]);

@@ -12,7 +12,12 @@
    The create function is called inside the md solver's options block, so it may read its own
    options with the SgOptions* getters (PetscOptionsObject is passed for that), after the atom
    types are known.  Every call of fn gets all owned atoms first, then the ghost atoms (periodic
-   images and neighbours' atoms) within cutoff + skin of the sub-domain; box[] is the full cell. */
+   images and neighbours' atoms) within cutoff + skin of the sub-domain; box[] is the full cell.
+
+   Runtime swap: md_surrogate NAME creates a second provider the same way; the md.forces slot's
+   swap policy (md_swap_policy ..., docs/swap.md) picks one of the two for every evaluation. The
+   ghost range is the larger of the two cutoffs; the engine applies the Newton flag of whichever
+   provider served the call. */
 #pragma once
 #include <petscsys.h>
 #include "sgslot.h"
@@ -37,6 +42,10 @@ typedef struct {
   PetscBool  newton;  /* fn writes forces on ghosts (reverse-communicated by the engine) */
   PetscErrorCode (*destroy)(void *ctx);
   PetscBool  lazy_energy; /* built-in use only: energy/virial computed only when asked for */
+  /* Optional (NULL by default): an estimate of this provider's force error for the same input,
+     which the adaptive swap policy needs when the provider is md_surrogate (e.g. the deepmd
+     provider's model deviation with K >= 2 models). Set it in the create function. */
+  SgForcesUncertaintyFn uncertainty;
 } SgMDForceProvider;
 
 typedef PetscErrorCode (*SgMDForceProviderCreateFn)(const SgMDForceInfo *, SgMDForceProvider *);

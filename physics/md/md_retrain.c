@@ -1,0 +1,98 @@
+/* Retraining frames of the runtime swap (docs/swap.md): a step that the swap policy flagged and the
+   solver served (adaptive policy above trust_hi, or a surrogate answer rejected as NaN/Inf/too
+   large) is a configuration the surrogate does not know well, labelled by the reference. The whole
+   frame is gathered to rank 0 in global-id order and appended to an md_frames dataset
+   (io/dataset, schema docs/datasets.md) with the crash-safe append: positions (wrapped into the
+   cell), box, potential energy, forces, virial, in the MD run's units; types and type names are
+   the dataset's statics. The file is created on the first flagged frame (a restarted run appends
+   to it). */
+#include "mdimpl.h"
+#include "sgdataset.h"
+
+#define NPER 7 /* x y z fx fy fz type */
+
+PetscErrorCode SgMDRetrainFrame(SgMD *md)
+{
+  SgMDDomain  *dom = md->dom;
+  PetscInt     off, cnt, N = md->N;
+  PetscReal   *buf, *blk, *all = NULL;
+  PetscMPIInt *rc = NULL, *rd = NULL, mycnt;
+
+  PetscFunctionBegin;
+  /* the solver served this configuration: its energy and virial (re-run if it skipped them) */
+  PetscCall(SgMDEnsureEnergy(md));
+  PetscCall(PetscMalloc1(NPER * dom->nlocal + 1, &buf));
+  for (PetscInt i = 0; i < dom->nlocal; i++) {
+    for (int k = 0; k < 3; k++) {
+      buf[NPER * i + k]     = dom->x[3 * i + k];
+      buf[NPER * i + 3 + k] = dom->f[3 * i + k];
+    }
+    buf[NPER * i + 6] = (PetscReal)dom->type[i];
+  }
+  PetscCall(SgMDDomainToIdBlocks(dom, N, NPER, buf, &off, &cnt, &blk));
+  PetscCall(PetscFree(buf));
+  mycnt = (PetscMPIInt)(NPER * cnt);
+  if (!dom->rank) {
+    PetscCall(PetscMalloc1(NPER * N, &all));
+    PetscCall(PetscMalloc2(dom->size, &rc, dom->size, &rd));
+  }
+  PetscCallMPI(MPI_Gather(&mycnt, 1, MPI_INT, rc, 1, MPI_INT, 0, dom->comm));
+  if (!dom->rank) {
+    rd[0] = 0;
+    for (PetscMPIInt r = 1; r < dom->size; r++) rd[r] = rd[r - 1] + rc[r - 1];
+  }
+  PetscCallMPI(MPI_Gatherv(blk, mycnt, MPIU_REAL, all, rc, rd, MPIU_REAL, 0, dom->comm));
+  PetscCall(PetscFree(blk));
+  if (!dom->rank) {
+    SgDataset  ds = (SgDataset)md->retrain;
+    PetscReal *coord, *force, energy = md->pe;
+    PetscCall(PetscMalloc2(3 * N, &coord, 3 * N, &force));
+    for (PetscInt i = 0; i < N; i++)
+      for (int k = 0; k < 3; k++) {
+        coord[3 * i + k] = all[NPER * i + k];
+        force[3 * i + k] = all[NPER * i + 3 + k];
+      }
+    if (!ds) {
+      PetscBool exists = PETSC_FALSE, restarting;
+      PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
+      if (restarting) PetscCall(PetscTestFile(md->retrain_file, 'r', &exists));
+      if (exists) PetscCall(SgDatasetOpen(PETSC_COMM_SELF, md->retrain_file, SG_DATASET_APPEND, &ds));
+      else {
+        PetscInt   *type;
+        const char *names[SG_MD_MAX_TYPES];
+        char        src[PETSC_MAX_PATH_LEN + 128];
+        PetscCall(PetscMalloc1(N, &type));
+        for (PetscInt i = 0; i < N; i++) type[i] = (PetscInt)all[NPER * i + 6];
+        for (PetscInt t = 0; t < md->ntypes; t++) names[t] = md->tname[t];
+        PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, md->retrain_file, PETSC_TRUE, N, type, md->ntypes, names, SG_DTYPE_F64, PETSC_TRUE, -1, NULL, &ds));
+        PetscCall(PetscSNPrintf(src, sizeof src, "surge md: frames served by the solver '%s' where the swap policy flagged surrogate '%s' (%s units)", md->provname, md->sprovname, md->units.name));
+        PetscCall(SgDatasetSetProvenance(ds, NULL, src));
+        PetscCall(PetscFree(type));
+      }
+      md->retrain = ds;
+    }
+    PetscCall(SgDatasetAppendBegin(ds, 1));
+    PetscCall(SgDatasetAppendField(ds, "coord", SG_DTYPE_F64, coord));
+    PetscCall(SgDatasetAppendField(ds, "box", SG_DTYPE_F64, dom->box.h));
+    PetscCall(SgDatasetAppendField(ds, "energy", SG_DTYPE_F64, &energy));
+    PetscCall(SgDatasetAppendField(ds, "force", SG_DTYPE_F64, force));
+    PetscCall(SgDatasetAppendField(ds, "virial", SG_DTYPE_F64, md->virial));
+    PetscCall(SgDatasetAppendCommit(ds));
+    PetscCall(PetscFree2(coord, force));
+    PetscCall(PetscFree(all));
+    PetscCall(PetscFree2(rc, rd));
+  }
+  md->nretrain++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMDRetrainClose(SgMD *md)
+{
+  PetscFunctionBegin;
+  if (md->retrain) {
+    SgDataset ds = (SgDataset)md->retrain;
+    PetscCall(SgDatasetClose(&ds));
+    md->retrain = NULL;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,124 @@
+/* A `surge run` for the runtime-swap tests (tests/regression/swap/swap_test.py): the same driver as
+   bin/surge run, plus a test-only md.forces provider "lj_scaled" that stands in for a surrogate
+   with known behaviour:
+
+     forces, energy, virial = (1 + md_swaptest_delta) x those of the built-in "lj" provider (the same
+       as LJ with epsilon scaled by 1 + delta: a surrogate with a known, small, systematic error);
+     uncertainty(step) = md_swaptest_unc_amp * (step mod P) / P, P = md_swaptest_unc_period (a
+       sawtooth in the step whose configuration is evaluated: the test knows exactly when it
+       crosses the trust band);
+     at the steps listed in md_swaptest_nan_steps it returns NaN forces and energy (a broken
+       surrogate answer that the slot must reject).
+
+   It is not registered in src/cli/register.c: it is useful to tests only.
+   Usage: test_md_swap DECK.yaml [-option value ...] (as surge run). */
+#include "sgsim.h"
+#include "sgmdforces.h"
+#include "../../../physics/md/mdimpl.h" /* the engine's step counter (md->fstep) */
+
+PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
+
+typedef struct {
+  SgMDForceProvider lj;
+  SgMD             *md;
+  PetscReal         scale, amp;
+  PetscInt          period, nnan, nan[64];
+} ScaledCtx;
+
+static PetscErrorCode ScaledForces(void *ctx, const SgForcesInput *in, SgForcesOutput *out)
+{
+  ScaledCtx *c = (ScaledCtx *)ctx;
+  PetscInt   n = 3 * (in->n + in->nghost);
+
+  PetscFunctionBegin;
+  PetscCall(c->lj.fn(c->lj.ctx, in, out));
+  for (PetscInt k = 0; k < c->nnan; k++)
+    if (c->nan[k] == c->md->fstep) {
+      for (PetscInt i = 0; i < n; i++) out->f[i] = NAN;
+      out->energy = NAN;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  for (PetscInt i = 0; i < n; i++) out->f[i] *= c->scale;
+  out->energy *= c->scale;
+  for (int k = 0; k < 9; k++) out->virial[k] *= c->scale;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ScaledUncertainty(void *ctx, const SgForcesInput *in, PetscReal *dev)
+{
+  ScaledCtx *c = (ScaledCtx *)ctx;
+
+  PetscFunctionBegin;
+  *dev = c->amp * (PetscReal)(c->md->fstep % c->period) / (PetscReal)c->period;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ScaledDestroy(void *ctx)
+{
+  ScaledCtx *c = (ScaledCtx *)ctx;
+
+  PetscFunctionBegin;
+  if (c->lj.destroy) PetscCall(c->lj.destroy(c->lj.ctx));
+  PetscCall(PetscFree(c));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CreateScaled(const SgMDForceInfo *info, SgMDForceProvider *p)
+{
+  PetscOptionItems *PetscOptionsObject = info->PetscOptionsObject;
+  ScaledCtx        *c;
+  PetscReal         delta = 0.01;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&c));
+  c->md     = (SgMD *)info->engine;
+  c->amp    = 1.0;
+  c->period = 10;
+  c->nnan   = 64;
+  PetscCall(SgOptionsReal("-swaptest_delta", "test surrogate: relative force error", "", delta, &delta, NULL, -0.5, 0.5));
+  PetscCall(SgOptionsReal("-swaptest_unc_amp", "test surrogate: sawtooth amplitude of the uncertainty", "force", c->amp, &c->amp, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsInt("-swaptest_unc_period", "test surrogate: sawtooth period (steps)", c->period, &c->period, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsIntArray("-swaptest_nan_steps", "test surrogate: steps at which it returns NaN", c->nan, &c->nnan, NULL, 0, PETSC_MAX_INT));
+  c->scale = 1 + delta;
+  PetscCall(SgMDForceProviderCreate("lj", info, &c->lj));
+  *p             = c->lj;
+  p->fn          = ScaledForces;
+  p->ctx         = c;
+  p->destroy     = ScaledDestroy;
+  p->uncertainty = ScaledUncertainty;
+  PetscCall(PetscStrncpy(p->name, "lj_scaled", sizeof p->name));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Run(int argc, char **argv, const char deck[])
+{
+  SgSim sim;
+
+  PetscFunctionBegin;
+  PetscCall(SgRegisterAll());
+  PetscCall(SgMDForceProviderRegister("lj_scaled", CreateScaled));
+  PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
+  PetscCall(SgSimSetDeck(sim, deck, argc, argv));
+  PetscCall(SgSimSetFromOptions(sim));
+  PetscCall(SgSimSetUp(sim));
+  PetscCall(SgSimRun(sim));
+  PetscCall(SgSimDestroy(&sim));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  PetscErrorCode ierr;
+
+  if (argc < 2) {
+    fprintf(stderr, "usage: test_md_swap DECK.yaml [-option value ...]\n");
+    return 1;
+  }
+  if (SgInitialize(&argc, &argv, argv[1], "test_md_swap DECK.yaml [-option value ...]")) return 1;
+  ierr = Run(argc, argv, argv[1]);
+  if (ierr) {
+    (void)PetscFinalize();
+    return 1;
+  }
+  return SgFinalize() ? 1 : 0;
+}
