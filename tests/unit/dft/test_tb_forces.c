@@ -6,12 +6,13 @@
       distorted 64-atom Si cell and an 64-atom diamond C cell (random displacements 0.1 A):
       |F - F_fd| < 2e-4 eV/A (FD step 1e-4 A; the O(h^2) error is ~1e-7, the rest is round-off).
    4. Virial: W = -dE/d(strain) against finite differences of a homogeneous strain (rel. 1e-4).
+   5. With Fermi occupations (kT = 0.1 eV) 3. and 4. hold for the Mermin free energy E - TS.
    Usage: test_tb_forces  (any rank count; the dense path runs on one rank per submatrix). */
 #include "sgtb.h"
 
 static PetscReal Rand(unsigned long long *s) { *s = *s * 6364136223846793005ULL + 1442695040888963407ULL; return ((*s >> 11) * (1.0 / 9007199254740992.0)) - 0.5; }
 
-static PetscErrorCode FDCheck(const char *el, PetscReal a, PetscReal *maxerr, PetscReal *virerr)
+static PetscErrorCode FDCheck(const char *el, PetscReal a, PetscReal kT, PetscReal *maxerr, PetscReal *virerr)
 {
   SgTBModel     m;
   SgTBGeom      g;
@@ -25,6 +26,7 @@ static PetscErrorCode FDCheck(const char *el, PetscReal a, PetscReal *maxerr, Pe
   PetscCall(SgTBDiamond(a, 2, 2, 2, &g));
   for (PetscInt k = 0; k < 3 * g.n; k++) g.x[k] += 0.2 * Rand(&seed);
   PetscCall(SgTBDMOptionsDefault(&o));
+  o.kT = kT;
   PetscCall(PetscMalloc1(3 * g.n, &f));
   PetscCall(SgTBCompute(PETSC_COMM_WORLD, &m, &g, &o, &E, f, W, NULL));
   *maxerr = 0;
@@ -88,12 +90,16 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Si diamond: minimum of E(a) at a = %.2f A, E = %.5f eV/atom\n", (double)amin, (double)(emin / 64)));
   PetscCheck(PetscAbsReal(amin - 5.43) <= 0.05, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Si lattice constant %.3f is not 5.43 +- 0.05 A: parameters wrong", (double)amin);
   /* 3, 4. forces and virial */
-  PetscCall(FDCheck("Si", 5.43, &err, &verr));
+  PetscCall(FDCheck("Si", 5.43, 0, &err, &verr));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Si: max |F - F_fd| = %.3e eV/A, virial rel. error %.3e\n", (double)err, (double)verr));
   PetscCheck(err < 2e-4 && verr < 1e-4, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Si forces/virial disagree with finite differences");
-  PetscCall(FDCheck("C", 3.567, &err, &verr));
+  PetscCall(FDCheck("C", 3.567, 0, &err, &verr));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "C: max |F - F_fd| = %.3e eV/A, virial rel. error %.3e\n", (double)err, (double)verr));
   PetscCheck(err < 2e-4 && verr < 1e-4, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "C forces/virial disagree with finite differences");
+  /* Fermi occupations: the forces are the derivative of the Mermin free energy E - TS */
+  PetscCall(FDCheck("Si", 5.43, 0.1, &err, &verr));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Si, kT = 0.1 eV: max |F - F_fd(E - TS)| = %.3e eV/A, virial rel. error %.3e\n", (double)err, (double)verr));
+  PetscCheck(err < 2e-4 && verr < 1e-4, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Fermi-smeared forces disagree with finite differences of the free energy");
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));
   PetscCall(PetscFinalize());
   return 0;
