@@ -4,6 +4,7 @@
  * first and second derivatives from matmul/im2col with no extra code. */
 #include "sgnn_impl.h"
 #include <stdlib.h>
+#include <string.h>
 
 static int geom(const char *op, SgnnTensor x5, int N, int C, const int dhw[3], const int k[3], const int s[3],
                 const int p[3], SgnnConvGeom *g)
@@ -138,10 +139,31 @@ static void conv_dims(SgnnTensor x, const int *wshape, const int *st, const int 
   c->S = g->Do * g->Ho * g->Wo;
 }
 
-static int rows_per_chunk(const ConvDims *c, size_t es)
+/* Winograd for 3x3x3 stride-1 convs on the CPU backend when both channel
+ * counts are >= 8 (below that its 64 GEMMs are too thin to pay for the
+ * transforms); SGNN_CONV_WINOGRAD=0/1 forces it off/on (tests use 1) */
+static int use_winograd(SgnnBackend *be, const int *k, const int *st, const int *pd, int cin, int cout)
+{
+  if (be != sgnn_backend_cpu()) return 0;
+  for (int i = 0; i < 3; i++)
+    if (k[i] != 3 || st[i] != 1 || pd[i] > 2) return 0;
+  const char *e = getenv("SGNN_CONV_WINOGRAD");
+  if (e && *e == '0') return 0;
+  if (e && *e == '1') return 1;
+  return cin >= 8 && cout >= 8;
+}
+
+/* SGNN_CONV_CHUNK_BYTES overrides the working-set sizes (tests set it tiny
+ * to exercise the multi-chunk paths); 0 = defaults */
+static size_t chunk_env(void)
 {
   const char *env = getenv("SGNN_CONV_CHUNK_BYTES");
-  size_t target = env && atol(env) > 0 ? (size_t)atol(env) : ((size_t)1 << 20);
+  return env && atol(env) > 0 ? (size_t)atol(env) : 0;
+}
+
+static int rows_per_chunk(const ConvDims *c, size_t es)
+{
+  size_t target = chunk_env() ? chunk_env() : ((size_t)1 << 20);
   size_t per_row = (size_t)c->CK * c->g1.Wo * es;
   long rows = (long)(target / (per_row ? per_row : 1)), all = (long)c->g1.Do * c->g1.Ho;
   return (int)(rows < 1 ? 1 : (rows > all ? all : rows));
@@ -232,7 +254,28 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
   SGNN_TRYG(sgnn_tensor_new(be, dt, 2, tshape, 0, &tmp));
   if (need[1]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, w->shape, 1, &gin[1]));
   if (need[0]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, x->shape, 1, &gin[0]));
-  for (int i = 0; i < c.N && !rc && (need[0] || need[1]); i++) {
+  int wino = need[0] && use_winograd(be, w->shape + 2, n->ip + 3, n->ip + 6, c.Co, c.g1.C);
+  if (wino) { /* dX = stride-1 conv of g with flipped, transposed W and padding 2 - p */
+    size_t nw = (size_t)c.Co * c.g1.C * 27;
+    char *wf = malloc(nw * es);
+    if (!wf) {
+      rc = sgnn_seterr(SGNN_ERR_MEM, "conv3d backward: out of memory");
+      goto done;
+    }
+    for (int co = 0; co < c.Co; co++)
+      for (int ci = 0; ci < c.g1.C; ci++)
+        for (int t = 0; t < 27; t++)
+          memcpy(wf + (((size_t)ci * c.Co + co) * 27 + t) * es,
+                 (const char *)sgnn_ptr(w) + (((size_t)co * c.g1.C + ci) * 27 + (26 - t)) * es, es);
+    SgnnWinogradArgs wa = {.dt = dt, .N = c.N, .C = c.Co, .D = c.g1.Do, .H = c.g1.Ho, .W = c.g1.Wo, .Co = c.g1.C,
+                           .pad = {2 - n->ip[6], 2 - n->ip[7], 2 - n->ip[8]}, .x = sgnn_ptr(g), .w = wf,
+                           .bias = NULL, .y = sgnn_ptr(gin[0]), .chunk_bytes = chunk_env()};
+    rc = sgnn_winograd_conv3(&wa);
+    free(wf);
+    if (rc) goto done;
+  }
+  int do_dx = need[0] && !wino;
+  for (int i = 0; i < c.N && !rc && (do_dx || need[1]); i++) {
     const char *xi = (const char *)sgnn_ptr(x) + i * xs * es, *gi = (const char *)sgnn_ptr(g) + i * gs * es;
     for (int q0 = 0; q0 < nrow && !rc; q0 += rows) {
       int q1 = q0 + rows < nrow ? q0 + rows : nrow, Sc = (q1 - q0) * Wo;
@@ -248,7 +291,7 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
         rc = be->im2col(dt, &gc, xi, sgnn_ptr(scratch));
         if (!rc) rc = be->gemm(dt, 0, 1, c.Co, c.CK, Sc, 1.0, gblk, 0, sgnn_ptr(scratch), 0, 1.0, sgnn_ptr(gin[1]), 0, 1);
       }
-      if (!rc && need[0]) { /* dX_i += col2im(W^T g_chunk) */
+      if (!rc && do_dx) { /* dX_i += col2im(W^T g_chunk) */
         rc = be->gemm(dt, 1, 0, c.CK, Sc, c.Co, 1.0, sgnn_ptr(w), 0, gblk, 0, 0.0, sgnn_ptr(scratch), 0, 1);
         if (!rc) rc = be->col2im(dt, &gc, sgnn_ptr(scratch), (char *)sgnn_ptr(gin[0]) + i * xs * es);
       }
@@ -292,6 +335,12 @@ int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3]
   int oshape[5] = {c.N, c.Co, c.g1.Do, c.g1.Ho, c.g1.Wo}, cshape[2] = {c.CK, rows * Wo}, tshape[2] = {c.Co, rows * Wo};
   SgnnTensor o = NULL, scratch = NULL, tmp = NULL;
   SGNN_TRYG(sgnn_tensor_new(be, dt, 5, oshape, 0, &o));
+  if (use_winograd(be, w->shape + 2, stride, pad, c.g1.C, c.Co)) {
+    SgnnWinogradArgs wa = {.dt = dt, .N = c.N, .C = c.g1.C, .D = c.g1.D, .H = c.g1.H, .W = c.g1.W, .Co = c.Co,
+                           .pad = {pad[0], pad[1], pad[2]}, .x = sgnn_ptr(x), .w = sgnn_ptr(w),
+                           .bias = bias ? sgnn_ptr(bias) : NULL, .y = sgnn_ptr(o), .chunk_bytes = chunk_env()};
+    SGNN_TRYG(sgnn_winograd_conv3(&wa));
+  } else {
   SGNN_TRYG(sgnn_tensor_new(be, dt, 2, cshape, 0, &scratch));
   SGNN_TRYG(sgnn_tensor_new(be, dt, 2, tshape, 0, &tmp));
   for (int i = 0; i < c.N && !rc; i++) {
@@ -306,6 +355,7 @@ int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3]
       /* place the [Co, Sc] block (plus bias) into y_i [Co, S] */
       if (!rc) rc = block_io(be, dt, c.Co, c.S, q0 * Wo, Sc, sgnn_ptr(tmp), 0, yi, bias ? sgnn_ptr(bias) : NULL);
     }
+  }
   }
   if (rc) goto done;
   SgnnTensor in[3] = {x, w, bias};

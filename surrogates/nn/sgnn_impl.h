@@ -220,6 +220,18 @@ int sgnn_k_missing(SgnnBackend *be, const char *kernel);
 int sgnn_cpu_gemm(SgnnDType dt, int ta, int tb, int M, int N, int K, double alpha, const void *A, long sA,
                   const void *B, long sB, double beta, void *C, long sC, int batch);
 
+/* Winograd F(2,3) 3x3x3 stride-1 conv on host memory (conv_winograd.c):
+ * y [N,Co,Do,Ho,Wo] = conv(x [N,C,D,H,W], w [Co,C,3,3,3]) + bias, all outputs written */
+typedef struct {
+  SgnnDType dt;
+  int N, C, D, H, W, Co;
+  int pad[3];
+  const void *x, *w, *bias;
+  void *y;
+  size_t chunk_bytes; /* 0: default (2 MiB of transformed tiles) */
+} SgnnWinogradArgs;
+int sgnn_winograd_conv3(const SgnnWinogradArgs *a);
+
 /* iterator builders */
 void sgnn_iter_init(SgnnIter *it, int ndim, const int *shape);
 

@@ -135,14 +135,15 @@ static void test_slab(void)
 }
 
 /* conv3d against a direct 7-loop convolution */
-static void test_conv_forward(SgnnDType dt, double tol)
+static void test_conv_forward(SgnnDType dt, double tol, int C, int Co, const int *k, const int *st, const int *pd)
 {
   SgnnRng r;
   sgnn_rng_init(&r, 5);
-  int N = 2, C = 3, D = 3, H = 5, W = 4, Co = 2, k[3] = {3, 2, 3}, st[3] = {1, 2, 1}, pd[3] = {1, 0, 1};
+  int N = 2, D = 3, H = 5, W = 4;
   int xs[5] = {N, C, D, H, W}, ws[5] = {Co, C, k[0], k[1], k[2]}, bs[1] = {Co};
   long nx = (long)N * C * D * H * W, nw = (long)Co * C * k[0] * k[1] * k[2];
-  double *x = malloc(nx * 8), *w = malloc(nw * 8), b[2] = {0.3, -0.2};
+  double *x = malloc(nx * 8), *w = malloc(nw * 8), b[16];
+  for (int i = 0; i < Co; i++) b[i] = 0.3 - 0.1 * i;
   for (long i = 0; i < nx; i++) x[i] = urand(&r);
   for (long i = 0; i < nw; i++) w[i] = urand(&r);
   SgnnTensor X = mk(dt, 5, xs, x), Wt = mk(dt, 5, ws, w), B = mk(dt, 1, bs, b), Y;
@@ -167,7 +168,9 @@ static void test_conv_forward(SgnnDType dt, double tol)
                   }
             err = fmax(err, fabs(s - y[(((n * Co + o) * Do + a) * Ho + bb) * Wo + c]));
           }
-  CHECK(err < tol, "conv3d forward vs direct loop (%s): max err %.3g", dt == SGNN_F64 ? "f64" : "f32", err);
+  CHECK(err < tol, "conv3d forward vs direct loop (%s, C=%d Co=%d k=%d%d%d): max err %.3g", dt == SGNN_F64 ? "f64" : "f32",
+        C, Co, k[0], k[1], k[2], err);
+  if (getenv("SGNN_TEST_VERBOSE")) printf("conv forward C=%d Co=%d: err %.3g\n", C, Co, err);
   free(y);
   free(x);
   free(w);
@@ -434,8 +437,16 @@ int main(int argc, char **argv)
   test_basics();
   test_slab();
   test_ready_hook();
-  test_conv_forward(SGNN_F64, 1e-13);
-  test_conv_forward(SGNN_F32, 1e-5); /* 81-term f32 sums of O(1) values */
+  {
+    const int k1[3] = {3, 2, 3}, s1[3] = {1, 2, 1}, p1[3] = {1, 0, 1}, k3[3] = {3, 3, 3}, s3[3] = {1, 1, 1},
+              p3[3] = {1, 0, 2};
+    test_conv_forward(SGNN_F64, 1e-13, 3, 2, k1, s1, p1); /* im2col + GEMM path */
+    test_conv_forward(SGNN_F32, 1e-5, 3, 2, k1, s1, p1);  /* 54-term f32 sums of O(1) values */
+    /* 3x3x3 stride 1 with >= 8 channels: the Winograd path; its transforms
+     * add a few roundings (216-term sums of O(1) values: f32 2e-5) */
+    test_conv_forward(SGNN_F64, 1e-12, 8, 9, k3, s3, p3);
+    test_conv_forward(SGNN_F32, 2e-5, 8, 9, k3, s3, p3);
+  }
   test_pool_upsample();
   test_interp();
   test_norms();
