@@ -132,11 +132,13 @@ def emit_sum(terms):
     return e[1:] if e[0] == '+' else e
 
 
-# GCC 12.2 with -march=native on AVX-512 machines miscompiles some of these straight-line kernels
-# in its SLP vectoriser (wrong results at -O2/-O3; correct with -fno-tree-slp-vectorize or 256-bit
-# vectors); tests/unit/vlasov/test_vlasov_kernels.c catches it. Turn SLP off for these files.
+# GCC 12.2 with -march=native on this AVX-512 machine miscompiles some of these straight-line
+# kernels in its SLP vectoriser when it uses 512-bit vectors (wrong results at -O2/-O3, found by
+# tests/unit/vlasov/test_vlasov_kernels.c, which runs on the library's own objects). With 256-bit
+# vectors the results are right (checked for all 15 sets and several random inputs) and the kernels
+# are 10-30% faster than with SLP off, so ask for 256-bit vectors in these files.
 SLP_GUARD = """#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
-#pragma GCC optimize("no-tree-slp-vectorize") /* GCC 12 SLP + AVX-512 miscompiles these kernels */
+#pragma GCC target("prefer-vector-width=256") /* GCC 12 SLP + 512-bit vectors miscompiles these kernels */
 #endif
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Vlasov DG kernel benchmark (figures, not pass/fail). One rank, one thread.
 #
-# For 1x1v p=2, 1x2v p=2 serendipity and 2x2v p=1 serendipity it runs a few steps with -log_view
+# For 1x1v p=2, 1x2v p=2, 2x2v p=1 and 2x2v p=2 serendipity it runs a few steps with -log_view
 # and reports, from the PETSc events VlasovVolume / VlasovSurface / VlasovField:
 #   - time per phase-space cell per RHS evaluation (volume + surface), cell-RHS/s and DOF-RHS/s,
 #   - the split of a step between volume, surface, field solve and the rest (RK vector ops, ghosts),
@@ -17,26 +17,34 @@ W=$ROOT/build/bench-vlasov; rm -rf "$W"; mkdir -p "$W"; cd "$W"
 D=$ROOT/inputs/vlasov; L=12.566370614359172
 "$ROOT/build/tests/test_vlasov_roof" > roof.txt
 cat roof.txt
+REPS=${REPS:-3} # the machine is shared: every case runs REPS times and the fastest run counts
 run() { # name np cells gkyl_ns args...
   local name=$1 np=$2 cells=$3 gk=$4; shift 4
-  "$SURGE" run "$@" -sim_field_every 0 -sim_diag_every 100000000 -vlasov_fit none -log_view -sim_output "$name" > "$name.log" 2>&1
+  for r in $(seq $REPS); do
+    "$SURGE" run "$@" -sim_field_every 0 -sim_diag_every 100000000 -vlasov_fit none -log_view -sim_output "$name" > "$name.$r.log" 2>&1
+  done
   echo "$name $np $cells $gk" > "$name.meta"
 }
 run 1x1v_p2 8 4096 170 $D/landau.yaml -vlasov_cells 64,64 -sim_max_steps 300
 run 1x2v_p2 20 4096 390 $D/landau.yaml -vlasov_vdim 2 -vlasov_cells 16,16,16 -vlasov_lower 0,-6,-6 -vlasov_upper $L,6,6 -sim_max_steps 60
-run 2x2v_p1 16 16384 870 $D/landau2d.yaml -vlasov_cells 8,8,16,16 -sim_max_steps 30
+run 2x2v_p1 16 16384 870 $D/landau2d.yaml -vlasov_order 1 -vlasov_cells 8,8,16,16 -sim_max_steps 30
+run 2x2v_p2 48 16384 2900 $D/landau2d.yaml -vlasov_order 2 -vlasov_cells 8,8,16,16 -sim_max_steps 10
 # the demo problem end to end: gkylzero runs it (32x32, p=2) at 4.45 s for 8489 steps = 0.524 ms/step
-"$SURGE" run $D/landau.yaml -sim_field_every 0 -sim_output demo > demo.log 2>&1
+for r in $(seq $REPS); do "$SURGE" run $D/landau.yaml -sim_field_every 0 -sim_output demo > demo.$r.log 2>&1; done
 /usr/bin/python3 - <<'PY'
 import re, glob
 roof = dict(l.split()[:2] for l in open('roof.txt'))
 bw, gf = float(roof['triad_GBs']), float(roof['dgemm_GFlops'])
-def ev(log, name):
+def ev1(log, name):
     for l in open(log):
         f = l.split()
         if f and f[0] == name:
             return int(f[1]), float(f[3]), float(f[5])  # count, time, flops
     raise SystemExit('no event %s in %s' % (name, log))
+def ev(name_prefix, name):  # fastest repetition, judged by the whole step time
+    logs = sorted(glob.glob(name_prefix + '.*.log'))
+    best = min(logs, key=lambda l: ev1(l, 'SgSolverStep')[1])
+    return ev1(best, name)
 # gkylzero's figures were taken on an idle machine (DGEMM 16 GFLOP/s there); when other jobs share
 # the cores now, scale by the DGEMM measured in this run to compare like with like ("adj").
 load = 16.0 / gf
@@ -45,7 +53,7 @@ print('\n%-8s %5s %7s | %8s %8s %8s | %9s %9s | %6s %6s %6s %6s | %7s %7s | %6s 
     'GF/s', 'GB/s', 'gkyl', 'adj'))
 for meta in sorted(glob.glob('*.meta')):
     name, np_, cells, gk = open(meta).read().split(); np_, cells, gk = int(np_), int(cells), float(gk)
-    log = name + '.log'
+    log = name
     n, tv, fv = ev(log, 'VlasovVolume'); _, ts, fs = ev(log, 'VlasovSurface'); _, tf, _ = ev(log, 'VlasovField')
     _, tstep, _ = ev(log, 'SgSolverStep')
     cr = n * cells  # cell-RHS evaluations
@@ -60,9 +68,10 @@ print('\nroofs measured now: triad %.2f GB/s, DGEMM %.2f GFLOP/s (one core)' % (
 print('GF/s = kernel flops (generator count) / kernel time; GB/s = 6 np doubles per cell-RHS / kernel time;')
 print('gkyl = gkylzero ns per cell-RHS (ANCHORS.md; 2x2v: its hybrid p=1 basis, 24 DOF) / ours: >1 means we are faster;')
 print('adj = the same ratio with our time scaled by DGEMM(idle, 16 GFLOP/s) / DGEMM(now) = %.2f' % load)
-txt = open('demo.log').read()
-steps = int(re.findall(r'step\s+(\d+)\s+t', txt)[-1])
-wall = float(re.findall(r'wall ([0-9.]+)s', txt)[-1])
+def demo(fn):
+    t = open(fn).read()
+    return int(re.findall(r'step\s+(\d+)\s+t', t)[-1]), float(re.findall(r'wall ([0-9.]+)s', t)[-1]), t
+steps, wall, txt = min((demo(f) for f in glob.glob('demo.*.log')), key=lambda x: x[1])
 print('\ndemo deck (Landau 32x32 p=2, t=25): %d steps in %.2f s wall = %.3f ms/step; gkylzero 0.524 ms/step -> %.2fx (adj %.2fx)' % (
     steps, wall, 1e3 * wall / steps, 0.524 / (1e3 * wall / steps), load * 0.524 / (1e3 * wall / steps)))
 for l in txt.splitlines():
