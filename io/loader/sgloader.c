@@ -404,11 +404,17 @@ static int CmpPair(const void *a, const void *b)
   return (x > y) - (x < y);
 }
 
+/* The file holding global sample id: binary search over the file offsets (an ensemble may give
+   the loader hundreds of member files). */
 static int FileOf(SgLoader l, int64_t id)
 {
-  int i = 0;
-  while (id >= l->foff[i + 1]) i++;
-  return i;
+  int lo = 0, hi = (int)l->nfiles - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    if (l->foff[mid] <= id) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 /* Guess the address of chunk c from the nearest chunk below it whose address is known, assuming the
