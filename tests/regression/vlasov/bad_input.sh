@@ -20,6 +20,16 @@ expect_fail "No generated kernels for 2x2v tensor p=1" $DECKS/landau2d.yaml -vla
 expect_fail "would not be periodic" $D -vlasov_elc_k 0.6
 expect_fail "needs 2 entries" $D -vlasov_cells 32,32,32
 expect_fail "vdim >= cdim" $D -vlasov_cdim 2 -vlasov_vdim 1
+expect_fail "did you mean -vlasov_elc_vt" $D -vlasov_elc_vth 1
+# a deck with a misspelled key
+sed 's/^    vt: 1$/    vth: 1/' $D > typo.yaml
+expect_fail "did you mean -vlasov_elc_vt" typo.yaml
 # a restart file written by a different deck (here: another grid) is refused
 $SURGE run $D -sim_max_steps 2 -sim_output a > a.log 2>&1 || { tail a.log; exit 1; }
 expect_fail "vlasov_elc_cells_1" $D -vlasov_cells 32,48 -restart a.chk.h5 -sim_output b
+# a truncated checkpoint is refused, and the output it would have continued is left alone
+head -c 3000 a.chk.h5 > trunc.chk.h5
+cp a.h5 a_before.h5
+expect_fail "truncated or damaged" $D -restart trunc.chk.h5 -sim_output a
+cmp a.h5 a_before.h5 || { echo "FAIL  a.h5 was modified by a refused restart"; exit 1; }
+echo "ok    refused restart left a.h5 untouched"

@@ -12,7 +12,7 @@ matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..', '..'))
-SURGE = os.path.join(ROOT, 'bin', 'surge')
+SURGE = os.environ.get('SURGE', os.path.join(ROOT, 'bin', 'surge'))
 DECKS = os.path.join(ROOT, 'inputs', 'vlasov')
 WORK = os.path.join(ROOT, 'build', 'docs-vlasov')
 os.makedirs(WORK, exist_ok=True)
