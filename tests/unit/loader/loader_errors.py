@@ -2,7 +2,8 @@
 """The loader configured from options, and its errors on bad input.
 
 - a good run from options alone (-loader_files, batch, epochs, buffer): every sample once per epoch
-  (checked inside the tool), 80 frames x 3 epochs delivered, hits == planned > 0;
+  and every row equal to a plain read (checked inside the tool), 80 frames x 3 epochs, hits ==
+  planned > 0; the four water systems as four files in one loader, three I/O configurations;
 - each bad input stops SgLoaderSetUp with a message naming the file and the problem: truncated copy
   (truncate -s), foreign HDF5, unknown schema version, missing field, missing file, and two files
   whose fields differ; bad options name the option (out of range, misspelled key).
@@ -39,6 +40,19 @@ rc, out = run("-loader_files", w0, "-loader_batch_size", "16", "-loader_epochs",
 summ = dict(x.split("=") for x in out.split("SUMMARY")[-1].split()) if "SUMMARY" in out else {}
 check(rc == 0 and summ.get("samples") == "240" and summ.get("hits") == summ.get("planned") and int(summ.get("hits", 0)) > 0,
       f"options-only run: {summ}", out)
+
+
+# four files (the four water systems) in one loader, with and without helper threads and raw reads:
+# every row of every field must equal a plain read of its file (checked inside the tool)
+ws = []
+for k in range(4):
+    ws.append(f"{tmp}/w{k}.h5")
+    subprocess.run([f"{bdir}/test_dataset_tool", "import", ws[-1], f"{water}/data_{k}"], check=True, capture_output=True)
+for extra in ([], ["-loader_io_threads", "1", "-loader_raw", "false", "-loader_prefetch", "0"], ["-loader_io_threads", "3", "-loader_readahead", "3"]):
+    rc, out = run("-loader_files", ",".join(ws), "-loader_batch_size", "24", "-loader_epochs", "2", "-loader_buffer_mb", "0.4", *extra)
+    summ = dict(x.split("=") for x in out.split("SUMMARY")[-1].split()) if "SUMMARY" in out else {}
+    check(rc == 0 and summ.get("samples") == "800" and int(summ.get("bytes_checked", 0)) == 800 * 4656,
+          f"4 files {' '.join(extra) or '(defaults)'}: 800 samples, {summ.get('bytes_checked')} bytes equal to plain reads", out)
 
 
 def expect(args, needles, what):
