@@ -329,6 +329,105 @@ PetscErrorCode SgH5MDWriteFrameData(SgH5MD h, const char name[], PetscInt off, P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Like AppendFrame for an observable: value[F] (n = 1) or value[F][n]. */
+static PetscErrorCode AppendObservable(SgH5MD h, const char path[], hsize_t n, const char unit[], hid_t *dval, hsize_t *frame)
+{
+  hid_t   g, ds, dt, dv;
+  char    p[256];
+  hsize_t one = 1;
+  int     rank = n > 1 ? 2 : 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(p, sizeof p, "%s/value", path));
+  if (PathExists(h->file, p) > 0) {
+    H5ID(g, H5Gopen2(h->file, path, H5P_DEFAULT));
+    H5ID(ds, H5Dopen2(g, "step", H5P_DEFAULT));
+    H5ID(dt, H5Dopen2(g, "time", H5P_DEFAULT));
+    H5ID(dv, H5Dopen2(g, "value", H5P_DEFAULT));
+  } else {
+    hsize_t cur1 = 0, max1 = H5S_UNLIMITED, cur[2] = {0, n}, max[2] = {H5S_UNLIMITED, n}, ch[2] = {64, n}, ch1 = 64;
+    hid_t   s, pl;
+    PetscCall(Group(h->file, path, &g));
+    H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
+    H5CHK(H5Pset_chunk(pl, 1, &ch1));
+    H5ID(s, H5Screate_simple(1, &cur1, &max1));
+    H5ID(ds, H5Dcreate2(g, "step", H5T_STD_I64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    H5ID(dt, H5Dcreate2(g, "time", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    H5CHK(H5Sclose(s));
+    H5CHK(H5Pclose(pl));
+    H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
+    H5CHK(H5Pset_chunk(pl, rank, ch));
+    H5ID(s, H5Screate_simple(rank, cur, max));
+    H5ID(dv, H5Dcreate2(g, "value", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    H5CHK(H5Sclose(s));
+    H5CHK(H5Pclose(pl));
+    if (unit) PetscCall(AttrString(dv, "unit", unit));
+    PetscCall(AttrString(dt, "unit", h->tunit));
+  }
+  {
+    hid_t     fs, ms;
+    hsize_t   nf, o, cur[2];
+    long long st = h->step;
+    double    tm = h->time;
+    H5ID(fs, H5Dget_space(ds));
+    H5CHK(H5Sget_simple_extent_dims(fs, &nf, NULL));
+    H5CHK(H5Sclose(fs));
+    *frame = nf;
+    nf++;
+    H5CHK(H5Dset_extent(ds, &nf));
+    H5CHK(H5Dset_extent(dt, &nf));
+    o = nf - 1;
+    for (int q = 0; q < 2; q++) {
+      hid_t d = q ? dt : ds;
+      H5ID(fs, H5Dget_space(d));
+      H5ID(ms, H5Screate_simple(1, &one, NULL));
+      if (!h->rank) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &one, NULL));
+      else {
+        H5CHK(H5Sselect_none(fs));
+        H5CHK(H5Sselect_none(ms));
+      }
+      H5CHK(H5Dwrite(d, q ? H5T_NATIVE_DOUBLE : H5T_NATIVE_LLONG, ms, fs, h->dxpl, q ? (const void *)&tm : (const void *)&st));
+      H5CHK(H5Sclose(ms));
+      H5CHK(H5Sclose(fs));
+    }
+    cur[0] = nf;
+    cur[1] = n;
+    H5CHK(H5Dset_extent(dv, cur));
+  }
+  H5CHK(H5Dclose(ds));
+  H5CHK(H5Dclose(dt));
+  H5CHK(H5Gclose(g));
+  *dval = dv;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDWriteObservable(SgH5MD h, const char name[], PetscInt n, const PetscReal value[], const char unit[])
+{
+  hid_t   dv = -1, fs, ms;
+  hsize_t fr = 0, o[2], c[2] = {1, (hsize_t)n};
+  char    path[128];
+  int     rank = n > 1 ? 2 : 1;
+
+  PetscFunctionBegin;
+  PetscCheck(n >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "H5MD observable %s: %" PetscInt_FMT " values", name, n);
+  PetscCall(PetscSNPrintf(path, sizeof path, "observables/%s", name));
+  PetscCall(AppendObservable(h, path, (hsize_t)n, unit, &dv, &fr));
+  o[0] = fr;
+  o[1] = 0;
+  H5ID(fs, H5Dget_space(dv));
+  H5ID(ms, H5Screate_simple(rank, c, NULL));
+  if (!h->rank) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
+  else {
+    H5CHK(H5Sselect_none(fs));
+    H5CHK(H5Sselect_none(ms));
+  }
+  H5CHK(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, value));
+  H5CHK(H5Sclose(ms));
+  H5CHK(H5Sclose(fs));
+  H5CHK(H5Dclose(dv));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgH5MDEndFrame(SgH5MD h)
 {
   PetscFunctionBegin;
@@ -338,7 +437,7 @@ PetscErrorCode SgH5MDEndFrame(SgH5MD h)
 
 PetscErrorCode SgH5MDTruncate(SgH5MD h, PetscInt laststep)
 {
-  const char *elems[] = {"particles/all/box/edges", "particles/all/position", "particles/all/velocity", "particles/all/force", "particles/all/image"};
+  const char *elems[] = {"particles/all/box/edges", "particles/all/position", "particles/all/velocity", "particles/all/force", "particles/all/image", "observables/potential_energy", "observables/virial"};
 
   PetscFunctionBegin;
   for (size_t e = 0; e < sizeof(elems) / sizeof(elems[0]); e++) {

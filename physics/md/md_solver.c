@@ -205,8 +205,11 @@ static PetscErrorCode TrajFrame(SgSolver solver, PetscReal t)
 
   PetscFunctionBegin;
   if (!md->h5md) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SgMDEnsureEnergy(md)); /* the frame carries what an md_frames sample needs */
   PetscCall(PetscMalloc1(3 * dom->nlocal + 1, &buf));
   PetscCall(SgH5MDBeginFrame((SgH5MD)md->h5md, md->step, t, dom->box.h));
+  PetscCall(SgH5MDWriteObservable((SgH5MD)md->h5md, "potential_energy", 1, &md->pe, md->units.u_energy));
+  PetscCall(SgH5MDWriteObservable((SgH5MD)md->h5md, "virial", 9, md->virial, md->units.u_energy));
   for (int q = 0; q < 4; q++) {
     const char *name = q == 0 ? "position" : q == 1 ? "velocity" : q == 2 ? "force" : "image";
     if ((q == 1 && !md->traj_vel) || (q == 2 && !md->traj_frc)) continue;

@@ -18,8 +18,8 @@ struct _SgEnsembleOps {
   int dummy;
 };
 
-typedef enum { SG_CONTRIB_FIELDS } SgContribution;
-static const char *const contributions[] = {"fields"};
+typedef enum { SG_CONTRIB_FIELDS, SG_CONTRIB_MD_FRAMES } SgContribution;
+static const char *const contributions[] = {"fields", "md_frames"};
 
 struct _p_SgEnsemble {
   PETSCHEADER(struct _SgEnsembleOps);
@@ -95,7 +95,7 @@ PetscErrorCode SgEnsembleSetFromOptions(SgEnsemble e)
   PetscCall(SgOptionsString("-seed_option", "Option (without dash) that receives a distinct seed per member, e.g. md_seed", e->seed_option, e->seed_option, sizeof e->seed_option, NULL));
   PetscCall(SgOptionsString("-output", "Dataset base name: writes BASE.h5 and member files under BASE.members/", base, e->output, sizeof e->output, &set));
   if (!set) PetscCall(PetscStrncpy(e->output, base, sizeof e->output));
-  PetscCall(SgOptionsEList("-contribute", "What each member adds to the dataset: fields (every field snapshot)", contributions, 1, contributions[0], &cidx, NULL));
+  PetscCall(SgOptionsEList("-contribute", "What each member adds to the dataset: fields (every field snapshot) or md_frames (every MD trajectory frame)", contributions, 2, contributions[0], &cidx, NULL));
   e->contribution = (SgContribution)cidx;
   PetscCall(SgOptionsStringArray("-fields", "Fields whose snapshots become samples (names as in the run's /fields)", e->fields, &e->nfields, &set));
   if (!set) e->nfields = 0;
@@ -111,6 +111,14 @@ PetscErrorCode SgEnsembleSetFromOptions(SgEnsemble e)
     PetscCheck(points_set && e->npoints == e->nvary, comm, PETSC_ERR_USER_INPUT, "ensemble sampler grid needs points: one count per varied option (%" PetscInt_FMT ")", e->nvary);
   }
   PetscCheck(e->contribution != SG_CONTRIB_FIELDS || e->nfields > 0, comm, PETSC_ERR_USER_INPUT, "ensemble contribute fields needs 'fields: [name, ...]' naming the fields to gather");
+  if (e->contribution == SG_CONTRIB_MD_FRAMES) {
+    char      solver[64] = "";
+    PetscBool isset, ismd = PETSC_FALSE;
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-sim_solver", solver, sizeof solver, &isset));
+    if (isset) PetscCall(PetscStrcmp(solver, "md", &ismd));
+    PetscCheck(ismd, comm, PETSC_ERR_USER_INPUT, "ensemble contribute md_frames gathers MD trajectory frames: the deck's solver must be md (sim: {solver: md}), not '%s'", solver);
+    PetscCheck(e->nfields == 0, comm, PETSC_ERR_USER_INPUT, "ensemble fields applies to contribute fields; contribute md_frames takes every trajectory frame (set md: {traj_every: K} for the cadence)");
+  }
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCheck(size % e->ranks_per_member == 0, comm, PETSC_ERR_USER_INPUT, "ensemble ranks_per_member = %" PetscInt_FMT " does not divide the %d ranks of this run", e->ranks_per_member, size);
   PetscCall(PetscSNPrintf(e->memberdir, sizeof e->memberdir, "%s.members", e->output));
@@ -153,6 +161,11 @@ static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
   }
   PetscCall(MemberPath(e, m, "", base, sizeof base));
   PetscCall(PetscOptionsSetValue(NULL, "-sim_output", base));
+  if (e->contribution == SG_CONTRIB_MD_FRAMES) { /* each member its own trajectory: BASE.h5md */
+    char traj[PETSC_MAX_PATH_LEN + 40];
+    PetscCall(MemberPath(e, m, ".h5md", traj, sizeof traj));
+    PetscCall(PetscOptionsSetValue(NULL, "-md_traj_file", traj));
+  }
   PetscCall(SgSimCreate(group, &sim));
   PetscCall(SgSimSetQuiet(sim, PETSC_TRUE));
   PetscCall(SgSimSetDeck(sim, e->deck, e->argc, e->argv));
@@ -183,6 +196,8 @@ static PetscErrorCode WriteMarker(SgEnsemble e, PetscInt m, PetscReal seconds)
 
 /* Gather every member's field snapshots into one field_snapshots dataset, written to a temporary
    name and renamed. Rank 0 alone; member files are read with the serial HDF5 driver. */
+static PetscErrorCode MergeMDFrames(SgEnsemble, const char tmp[], const char decktext[], const char source[]);
+
 static PetscErrorCode Merge(SgEnsemble e)
 {
   SgDataset  ds;
@@ -210,6 +225,12 @@ static PetscErrorCode Merge(SgEnsemble e)
     }
   }
   PetscCall(PetscSNPrintf(source, sizeof source, "surge ensemble: %" PetscInt_FMT " members, sampler %s, seed %" PetscInt_FMT, e->members, SgSamplerTypes[e->sampler], e->seed));
+  if (e->contribution == SG_CONTRIB_MD_FRAMES) {
+    PetscCall(MergeMDFrames(e, tmp, decktext, source));
+    PetscCall(PetscFree(decktext));
+    PetscCheck(!rename(tmp, out), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s: %s", tmp, out, strerror(errno));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(SgDatasetCreate(PETSC_COMM_SELF, tmp, "field_snapshots", PETSC_TRUE, &ds));
   PetscCall(SgDatasetSetProvenance(ds, decktext, source));
   PetscCall(PetscFree(decktext));
@@ -304,6 +325,139 @@ static PetscErrorCode Merge(SgEnsemble e)
   }
   PetscCall(SgDatasetClose(&ds));
   PetscCheck(!rename(tmp, out), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s: %s", tmp, out, strerror(errno));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Read a whole dataset of an H5MD member file as doubles (or ints), checking its element count. */
+static PetscErrorCode ReadH5MD(hid_t f, const char file[], const char dset[], hid_t memtype, hsize_t nexpect, void *buf)
+{
+  hid_t    d, sp;
+  hssize_t n;
+
+  PetscFunctionBegin;
+  PetscCheck(H5Lexists(f, dset, H5P_DEFAULT) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: cannot look up %s", file, dset);
+  d = H5Dopen2(f, dset, H5P_DEFAULT);
+  PetscCheck(d >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: no %s", file, dset);
+  sp = H5Dget_space(d);
+  n  = H5Sget_simple_extent_npoints(sp);
+  H5Sclose(sp);
+  PetscCheck(n == (hssize_t)nexpect, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %s holds %lld values, expected %llu", file, dset, (long long)n, (unsigned long long)nexpect);
+  PetscCheck(H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: cannot read %s", file, dset);
+  H5Dclose(d);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Each member's MD trajectory (BASE.members/member_NNNNN.h5md, H5MD written by the md solver) gives
+   one md_frames sample per frame: coord, box, energy (observables/potential_energy), force,
+   virial (observables/virial), with the member id and its parameters. The first member fixes the
+   atoms (count, types, type names); every other member must have the same (vary temperature,
+   density, seeds - not the structure). Rank 0 alone, serial HDF5. */
+static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char decktext[], const char source[])
+{
+  SgDataset ds   = NULL;
+  PetscInt  N0   = -1, *type0 = NULL, nt0 = 0;
+  char    **names0 = NULL;
+
+  PetscFunctionBegin;
+  for (PetscInt m = 0; m < e->members; m++) {
+    char       path[PETSC_MAX_PATH_LEN + 32], attr[16 * 17 + 1] = "";
+    hid_t      f, d, sp;
+    hsize_t    dims[3];
+    PetscInt   N, F, nt = 0;
+    int       *sp32;
+    char      *names[SG_ENS_MAX_FIELDS * 2], *tok, *save = NULL;
+    PetscReal *coord, *force, *box, *pe, *vir, *params;
+    int64_t   *member, *steps[3];
+    const char *req[] = {"/particles/all/species", "/particles/all/position/value", "/particles/all/force/value", "/particles/all/box/edges/value", "/observables/potential_energy/value", "/observables/virial/value"};
+
+    PetscCall(MemberPath(e, m, ".h5md", path, sizeof path));
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    PetscCheck(f >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Member trajectory %s cannot be opened although the member's marker exists: delete %s/member_%05" PetscInt_FMT ".done and rerun to redo it", path, e->memberdir, m);
+    for (size_t q = 0; q < sizeof req / sizeof req[0]; q++) {
+      char  g[128];
+      htri_t ok = 1;
+      for (const char *c = strchr(req[q] + 1, '/'); c && ok > 0; c = strchr(c + 1, '/')) { /* each parent, then the dataset */
+        PetscCall(PetscStrncpy(g, req[q], (size_t)(c - req[q]) + 1));
+        ok = H5Lexists(f, g, H5P_DEFAULT);
+      }
+      if (ok > 0) ok = H5Lexists(f, req[q], H5P_DEFAULT);
+      PetscCheck(ok > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "ensemble md_frames: member trajectory %s has no %s%s", path, req[q],
+                 q == 2 ? " (md: {traj_forces: true} is needed)" : q >= 4 ? " (trajectories written before H5MD observables existed: rerun the member)" : "");
+    }
+    d  = H5Dopen2(f, "/particles/all/position/value", H5P_DEFAULT);
+    sp = H5Dget_space(d);
+    PetscCheck(H5Sget_simple_extent_ndims(sp) == 3, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: position/value is not [F][N][3]", path);
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    H5Dclose(d);
+    F = (PetscInt)dims[0];
+    N = (PetscInt)dims[1];
+    { /* type names: attribute "species_names" of /parameters, comma-separated */
+      hid_t a = H5Aopen_by_name(f, "/parameters", "species_names", H5P_DEFAULT, H5P_DEFAULT), t;
+      PetscCheck(a >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: no /parameters species_names attribute", path);
+      t = H5Aget_type(a);
+      PetscCheck(H5Tget_size(t) < sizeof attr, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: species_names too long", path);
+      PetscCheck(H5Aread(a, t, attr) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: cannot read species_names", path);
+      H5Tclose(t);
+      H5Aclose(a);
+      for (tok = strtok_r(attr, ",", &save); tok && nt < SG_ENS_MAX_FIELDS * 2; tok = strtok_r(NULL, ",", &save)) names[nt++] = tok;
+    }
+    PetscCall(PetscMalloc1(N, &sp32));
+    PetscCall(ReadH5MD(f, path, "/particles/all/species", H5T_NATIVE_INT, (hsize_t)N, sp32));
+    if (m == 0) {
+      PetscCall(PetscMalloc1(N, &type0));
+      for (PetscInt i = 0; i < N; i++) type0[i] = sp32[i];
+      N0  = N;
+      nt0 = nt;
+      PetscCall(PetscMalloc1(nt, &names0));
+      for (PetscInt t = 0; t < nt; t++) PetscCall(PetscStrallocpy(names[t], &names0[t]));
+      PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, tmp, PETSC_TRUE, N, type0, nt, (const char *const *)names0, SG_DTYPE_F64, PETSC_TRUE, e->nvary, (const char *const *)e->vary, &ds));
+      PetscCall(SgDatasetSetProvenance(ds, decktext, source));
+    } else {
+      PetscBool same = (N == N0 && nt == nt0) ? PETSC_TRUE : PETSC_FALSE;
+      for (PetscInt i = 0; same && i < N; i++) same = sp32[i] == type0[i] ? PETSC_TRUE : PETSC_FALSE;
+      for (PetscInt t = 0; same && t < nt; t++) same = strcmp(names[t], names0[t]) ? PETSC_FALSE : PETSC_TRUE;
+      PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble md_frames: member %" PetscInt_FMT " has %" PetscInt_FMT " atoms of %" PetscInt_FMT " types (%s...) but member 0 has %" PetscInt_FMT " atoms of %" PetscInt_FMT " types (%s...), or the atoms' types differ: one md_frames dataset needs the same atoms in the same order in every member; vary temperature, density (lattice constant) or seeds, not the structure", m, N, nt, nt ? names[0] : "", N0, nt0, nt0 ? names0[0] : "");
+    }
+    PetscCall(PetscFree(sp32));
+    if (F) {
+      PetscCall(PetscMalloc5(3 * N * F, &coord, 3 * N * F, &force, 9 * F, &box, F, &pe, 9 * F, &vir));
+      PetscCall(PetscMalloc2(F, &member, F * PetscMax(e->nvary, 1), &params));
+      PetscCall(PetscMalloc3(F, &steps[0], F, &steps[1], F, &steps[2]));
+      PetscCall(ReadH5MD(f, path, "/particles/all/position/value", H5T_NATIVE_DOUBLE, (hsize_t)(3 * N * F), coord));
+      PetscCall(ReadH5MD(f, path, "/particles/all/force/value", H5T_NATIVE_DOUBLE, (hsize_t)(3 * N * F), force));
+      PetscCall(ReadH5MD(f, path, "/particles/all/box/edges/value", H5T_NATIVE_DOUBLE, (hsize_t)(9 * F), box));
+      PetscCall(ReadH5MD(f, path, "/observables/potential_energy/value", H5T_NATIVE_DOUBLE, (hsize_t)F, pe));
+      PetscCall(ReadH5MD(f, path, "/observables/virial/value", H5T_NATIVE_DOUBLE, (hsize_t)(9 * F), vir));
+      /* the elements must describe the same frames */
+      PetscCall(ReadH5MD(f, path, "/particles/all/position/step", H5T_NATIVE_INT64, (hsize_t)F, steps[0]));
+      PetscCall(ReadH5MD(f, path, "/particles/all/force/step", H5T_NATIVE_INT64, (hsize_t)F, steps[1]));
+      PetscCall(ReadH5MD(f, path, "/observables/potential_energy/step", H5T_NATIVE_INT64, (hsize_t)F, steps[2]));
+      for (PetscInt k = 0; k < F; k++)
+        PetscCheck(steps[0][k] == steps[1][k] && steps[0][k] == steps[2][k], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: frame %" PetscInt_FMT " has steps %lld (position), %lld (force), %lld (potential_energy)", path, k, (long long)steps[0][k], (long long)steps[1][k], (long long)steps[2][k]);
+      for (PetscInt k = 0; k < F; k++) {
+        member[k] = m;
+        for (PetscInt j = 0; j < e->nvary; j++) params[k * e->nvary + j] = e->params[m * e->nvary + j];
+      }
+      PetscCall(SgDatasetAppendBegin(ds, F));
+      PetscCall(SgDatasetAppendField(ds, "coord", SG_DTYPE_F64, coord));
+      PetscCall(SgDatasetAppendField(ds, "box", SG_DTYPE_F64, box));
+      PetscCall(SgDatasetAppendField(ds, "energy", SG_DTYPE_F64, pe));
+      PetscCall(SgDatasetAppendField(ds, "force", SG_DTYPE_F64, force));
+      PetscCall(SgDatasetAppendField(ds, "virial", SG_DTYPE_F64, vir));
+      PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, member));
+      if (e->nvary) PetscCall(SgDatasetAppendField(ds, "params", SG_DTYPE_F64, params));
+      PetscCall(SgDatasetAppendCommit(ds));
+      PetscCall(PetscFree5(coord, force, box, pe, vir));
+      PetscCall(PetscFree2(member, params));
+      PetscCall(PetscFree3(steps[0], steps[1], steps[2]));
+    }
+    H5Fclose(f);
+  }
+  PetscCall(SgDatasetClose(&ds));
+  for (PetscInt t = 0; t < nt0; t++) PetscCall(PetscFree(names0[t]));
+  PetscCall(PetscFree(names0));
+  PetscCall(PetscFree(type0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

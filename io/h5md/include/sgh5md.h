@@ -11,6 +11,9 @@
      /particles/all/image        ditto, int32 (periodic image counters: unwrapped = x + image . box)
      /particles/all/species      [N] int32, atom type (0-based); /particles/all/mass [N]
      /parameters/species_names   attribute: the type names in order
+     /observables/<name>         time-dependent: step[F], time[F], value[F] (scalars) or value[F][n]
+                                 (md writes potential_energy (total, energy units) and virial
+                                 [F][9], W_ab row-major, energy units, LAMMPS's sign)
    Rows are in global atom-id order (row k = atom id k + 1).  Each rank writes the contiguous id
    block [off, off + cnt) it holds.  All calls are collective. */
 #pragma once
@@ -24,6 +27,9 @@ PETSC_EXTERN PetscErrorCode SgH5MDWriteSpecies(SgH5MD, PetscInt off, PetscInt cn
 PETSC_EXTERN PetscErrorCode SgH5MDBeginFrame(SgH5MD, PetscInt step, PetscReal time, const PetscReal box[9]);
 /* name: position, velocity, force (doubles) or image (stored as int32); data[cnt][3] */
 PETSC_EXTERN PetscErrorCode SgH5MDWriteFrameData(SgH5MD, const char name[], PetscInt off, PetscInt cnt, const PetscReal data[]);
+/* An observable of the current frame (after BeginFrame; rank 0's values are written): n = 1 gives
+   value[F], n > 1 value[F][n]. unit may be NULL. */
+PETSC_EXTERN PetscErrorCode SgH5MDWriteObservable(SgH5MD, const char name[], PetscInt n, const PetscReal value[], const char unit[]);
 PETSC_EXTERN PetscErrorCode SgH5MDEndFrame(SgH5MD);
 /* Drop frames with step > laststep (a restarted run rewrites its own future). */
 PETSC_EXTERN PetscErrorCode SgH5MDTruncate(SgH5MD, PetscInt laststep);

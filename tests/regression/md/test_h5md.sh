@@ -4,6 +4,10 @@
 # element, value shapes [3][N][3], species and mass [N]; unwrapped positions (x + image . box) move
 # continuously between frames (|dx| < 0.5 sigma over 10 steps, while wrapped ones jump by a box
 # length for atoms that crossed), and forces sum to zero (Newton's third law, |sum f| < 1e-9).
+# Observables (what an md_frames sample needs): /observables/potential_energy value[3] equals N x
+# the per-atom pe diagnostic of the same steps, and /observables/virial value[3][9] gives the
+# recorded pressure through P = (dof kB T + tr W) / (3 V) (both to 1e-12 relative: the same numbers
+# reach both files); the virial is symmetric (pair forces along r_ij, to 1e-12).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 SURGE=${SURGE:-$root/bin/surge}
@@ -41,4 +45,20 @@ fs = np.abs(f.sum(axis=1)).max()
 print(f"h5md: 3 frames x {N} atoms; unwrapped max |dx| per 10 steps {du:.3f} sigma (wrapped {dw:.2f}); {crossed} atoms crossed the cell; max |sum f| = {fs:.1e}")
 assert du < 0.5 and crossed > 0 and dw > 5, "image counters inconsistent"
 assert fs < 1e-9, "forces do not sum to zero"
+import h5py
+with h5py.File("t.h5md", "r") as f:
+    for q in ["potential_energy", "virial"]:
+        assert list(f[f"observables/{q}/step"][()]) == [0, 10, 20], q
+    pe = f["observables/potential_energy/value"][()]
+    W = f["observables/virial/value"][()].reshape(3, 3, 3)
+with h5py.File("t.h5", "r") as f:
+    g = f["diagnostics"]
+    st = list(g["step"][()]); k = [st.index(s) for s in (0, 10, 20)]
+    pd, T, P, V = (g[q][()][k] for q in ("pe", "temperature", "pressure", "volume"))
+e1 = np.abs(pe / N - pd).max() / np.abs(pd).max()
+P2 = ((3 * N - 3) * T + np.trace(W, axis1=1, axis2=2)) / (3 * V)
+e2 = np.abs(P2 - P).max() / np.abs(P).max()
+e3 = np.abs(W - W.transpose(0, 2, 1)).max() / np.abs(W).max()
+print(f"h5md observables: potential energy vs diagnostics {e1:.1e}, pressure from virial {e2:.1e}, virial asymmetry {e3:.1e}")
+assert e1 < 1e-12 and e2 < 1e-12 and e3 < 1e-12, "observables inconsistent with the diagnostics"
 PY
