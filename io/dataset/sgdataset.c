@@ -94,7 +94,7 @@ static PetscErrorCode SgDatasetCreate_Impl(MPI_Comm comm, const char path[], con
   PetscCheck(size == 1, comm, PETSC_ERR_SUP, "%s: datasets are written by one rank; create it on PETSC_COMM_SELF (got %d ranks)", path, size);
   PetscCall(KindKnown(kind, &known));
   PetscCheck(known, comm, PETSC_ERR_USER_INPUT, "%s: unknown dataset kind '%s' (md_frames, field_snapshots)", path, kind);
-  PetscCheck(overwrite || access(path, F_OK) != 0, comm, PETSC_ERR_FILE_OPEN, "%s: exists; remove it or pass overwrite", path);
+  PetscCheck(overwrite || access(path, F_OK) != 0, comm, PETSC_ERR_FILE_OPEN, "%s exists and would be replaced: remove it, or allow it (surge dataset import -overwrite)", path);
   SgH5Quiet();
   PetscCall(DatasetAlloc(comm, path, &ds));
   PetscCall(PetscStrncpy(ds->kind, kind, sizeof ds->kind));

@@ -3,6 +3,7 @@
 #include <string.h>
 #include "sgsys.h"
 #include "h5util.h"
+#include "sgdataset.h"
 
 static void PrintAttrs(hid_t obj, const char *indent)
 {
@@ -76,6 +77,14 @@ PetscErrorCode SgInfoFile(MPI_Comm comm, const char file[])
   if (rank) PetscFunctionReturn(PETSC_SUCCESS);
   f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
   SgCheckH5Id(f, file);
+  if (H5Aexists(f, "surge_dataset_version") > 0) { /* a training dataset: validate it and summarise */
+    SgDataset ds;
+    SgCallH5(H5Fclose(f));
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, file, SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetView(ds, PETSC_VIEWER_STDOUT_SELF));
+    PetscCall(SgDatasetClose(&ds));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   printf("%s\n", file);
   PrintAttrs(f, "  ");
   SgCallH5(H5Ovisit(f, H5_INDEX_NAME, H5_ITER_INC, Visit, NULL));

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 #include "sgnncheckpoint.h"
 #include "../h5/h5util.h"
+#include "sgdataset.h" /* SgHDF5Lock: Debian's HDF5 is not thread-safe, the loader reads on a thread */
 
 #define CHECK_SGNN(call) \
   do { \
@@ -73,7 +74,7 @@ static PetscErrorCode ParamSignature(SgnnParams P, char **names, PetscReal **cou
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgNNCheckpointWrite(MPI_Comm comm, const char path[], const SgNNState *st)
+static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[], const SgNNState *st)
 {
   PetscMPIInt rank;
   char        tmp[PETSC_MAX_PATH_LEN + 8];
@@ -144,7 +145,7 @@ PetscErrorCode SgNNCheckpointWrite(MPI_Comm comm, const char path[], const SgNNS
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgNNCheckpointReadConfig(MPI_Comm comm, const char path[], const char key[], char value[], size_t len)
+static PetscErrorCode SgNNCheckpointReadConfig_Locked(MPI_Comm comm, const char path[], const char key[], char value[], size_t len)
 {
   hid_t     f, g;
   PetscBool found;
@@ -162,7 +163,7 @@ PetscErrorCode SgNNCheckpointReadConfig(MPI_Comm comm, const char path[], const 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *st)
+static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[], SgNNState *st)
 {
   hid_t     f, g;
   char      stored[8192], *names;
@@ -229,5 +230,42 @@ PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *s
     SgCallH5(H5Gclose(g));
   }
   SgCallH5(H5Fclose(f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Public entry points hold the process-wide HDF5 lock for the whole file operation. */
+PetscErrorCode SgNNCheckpointWrite(MPI_Comm comm, const char path[], const SgNNState *st)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgNNCheckpointWrite_Locked(comm, path, st);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *st)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgNNCheckpointRead_Locked(comm, path, st);
+  SgHDF5Unlock();
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgNNCheckpointReadConfig(MPI_Comm comm, const char path[], const char key[], char value[], size_t len)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  SgHDF5Lock();
+  ierr = SgNNCheckpointReadConfig_Locked(comm, path, key, value, len);
+  SgHDF5Unlock();
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -2,6 +2,8 @@
 
      surge run      DECK.yaml [-opt value ...]   run one simulation
      surge info     FILE.h5                      what an output, checkpoint or dataset file holds
+     surge dataset  import OUT.h5 DIR...         DeePMD-kit system directories -> one md_frames dataset
+     surge dataset  export IN.h5 DIR [-set_size N]   an md_frames dataset -> a DeePMD-kit directory
      surge ensemble DECK.yaml [-opt value ...]   run perturbed members, gather one dataset
      surge train    DECK.yaml [-opt value ...]   train a surrogate on datasets, write its model file
 
@@ -10,6 +12,7 @@
 #include "sgsim.h"
 #include "sgensemble.h"
 #include "sgsurrogate.h"
+#include "sgdataset.h"
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 PETSC_EXTERN PetscErrorCode SgInfoFile(MPI_Comm, const char file[]);
@@ -18,6 +21,8 @@ static const char usage[] = "usage: surge run DECK.yaml [-option value ...]\n"
                             "       surge ensemble DECK.yaml [-option value ...]\n"
                             "       surge train DECK.yaml [-option value ...]\n"
                             "       surge info FILE.h5\n"
+                            "       surge dataset import OUT.h5 DEEPMD_DIR [DEEPMD_DIR ...] [-overwrite]\n"
+                            "       surge dataset export IN.h5 DEEPMD_DIR [-set_size N]\n"
                             "       surge --version\n"
                             "Options come from the deck (YAML; section 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8) and\n"
                             "the command line, which wins. 'surge run DECK.yaml -help' lists every option.\n";
@@ -108,6 +113,42 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* surge dataset import|export: DeePMD-kit data directories to and from surge's md_frames schema. */
+static PetscErrorCode Dataset(int argc, char **argv)
+{
+  const char *verb = argc > 2 ? argv[2] : "";
+  PetscBool   overwrite = PETSC_FALSE;
+  PetscInt    set_size  = 0;
+  char       *paths[256];
+  int         npaths = 0;
+
+  PetscFunctionBegin;
+  /* positional arguments are the words that are not options (or option values) */
+  for (int i = 3; i < argc; i++) {
+    if (argv[i][0] == '-') {
+      if (!strcmp(argv[i], "-set_size")) i++;
+      continue;
+    }
+    PetscCheck(npaths < 256, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge dataset: at most 255 directories at once");
+    paths[npaths++] = argv[i];
+  }
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "surge dataset", "SgDataset");
+  PetscCall(SgOptionsBool("-overwrite", "import: replace OUT.h5 if it exists", overwrite, &overwrite, NULL));
+  PetscCall(SgOptionsInt("-set_size", "export: frames per set.NNN directory (0: one set)", set_size, &set_size, NULL, 0, PETSC_MAX_INT));
+  PetscOptionsEnd();
+  PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, NULL));
+  if (!strcmp(verb, "import")) {
+    PetscCheck(npaths >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge dataset import OUT.h5 DIR [DIR ...]: give the output file and at least one DeePMD-kit system directory");
+    PetscCall(SgDeepmdImport(PETSC_COMM_WORLD, npaths - 1, (const char *const *)paths + 1, paths[0], overwrite));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Imported %d DeePMD-kit director%s into %s\n", npaths - 1, npaths == 2 ? "y" : "ies", paths[0]));
+  } else if (!strcmp(verb, "export")) {
+    PetscCheck(npaths == 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge dataset export IN.h5 DIR: give the dataset and the output directory");
+    PetscCall(SgDeepmdExport(PETSC_COMM_WORLD, paths[0], paths[1], set_size));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Exported %s to %s\n", paths[0], paths[1]));
+  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge dataset: unknown verb '%s' (use import or export)", verb);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   const char *job = argc > 1 ? argv[1] : "";
@@ -125,6 +166,10 @@ int main(int argc, char **argv)
     if (!strcmp(job, "run")) return Finish(Run(&argc, &argv, argv[2]));
     if (!strcmp(job, "ensemble")) return Finish(Ensemble(&argc, &argv, argv[2]));
     return Finish(Train(&argc, &argv, argv[2]));
+  }
+  if (!strcmp(job, "dataset")) {
+    if (SgInitialize(&argc, &argv, NULL, usage)) return 1;
+    return Finish(Dataset(argc, argv));
   }
   if (!strcmp(job, "info")) {
     if (argc < 3) {

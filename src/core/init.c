@@ -30,6 +30,9 @@ static PetscErrorCode SgErrorHandler(MPI_Comm comm, int line, const char *fun, c
 PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[])
 {
   PetscFunctionBegin;
+  /* The training loader reads with MPI-IO from its prefetch thread; without full thread support it
+     falls back to per-rank POSIX reads (correct, slower on shared file systems). */
+  PETSC_MPI_THREAD_REQUIRED = MPI_THREAD_MULTIPLE;
   PetscCall(PetscInitialize(argc, argv, NULL, help));
   PetscCall(PetscPushErrorHandler(SgErrorHandler, NULL));
   if (deck) {
