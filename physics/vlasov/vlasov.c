@@ -19,7 +19,7 @@ static PetscReal CflLimit(PetscInt p)
 
 static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVlasov *v, SgVlasovSpecies *s)
 {
-  char      opt[128], help[256];
+  char      opt[128];
   PetscInt  n, idx;
   PetscBool set;
   PetscReal drift[3] = {0, 0, 0};
@@ -89,7 +89,6 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
     }
   }
 #undef OPT
-  (void)help;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -124,8 +124,7 @@ PetscErrorCode SgVlasovReport(SgSolver solver, SgOutput out)
     PetscCall(SgOutputWriteReport(out, "gamma_measured_theory", "omega_pe", 2, val));
   }
   if (v->exact) {
-    PetscReal err, t = v->nhist ? v->hist_t[v->nhist - 1] : 0;
-    (void)t;
+    PetscReal err;
     PetscCall(SgVlasovFreeStreamError(v, &v->sp[0], v->t_now, comm, &err));
     PetscCall(PetscPrintf(comm, "vlasov exact freestream: relative L2 error %.10e at t = %g\n", (double)err, (double)v->t_now));
     PetscCall(SgOutputWriteReport(out, "freestream_l2_error", "", 1, &err));
