@@ -135,11 +135,12 @@ static void test_slab(void)
 }
 
 /* conv3d against a direct 7-loop convolution */
+static int conv_W = 4; /* input width; one case uses 37 (> 2*16 Winograd tiles per row, odd) */
 static void test_conv_forward(SgnnDType dt, double tol, int C, int Co, const int *k, const int *st, const int *pd)
 {
   SgnnRng r;
   sgnn_rng_init(&r, 5);
-  int N = 2, D = 3, H = 5, W = 4;
+  int N = 2, D = 3, H = 5, W = conv_W;
   int xs[5] = {N, C, D, H, W}, ws[5] = {Co, C, k[0], k[1], k[2]}, bs[1] = {Co};
   long nx = (long)N * C * D * H * W, nw = (long)Co * C * k[0] * k[1] * k[2];
   double *x = malloc(nx * 8), *w = malloc(nw * 8), b[16];
@@ -446,6 +447,10 @@ int main(int argc, char **argv)
      * add a few roundings (216-term sums of O(1) values: f32 2e-5) */
     test_conv_forward(SGNN_F64, 1e-12, 8, 9, k3, s3, p3);
     test_conv_forward(SGNN_F32, 2e-5, 8, 9, k3, s3, p3);
+    const int p4[3] = {1, 1, 1};
+    conv_W = 37;
+    test_conv_forward(SGNN_F64, 1e-12, 8, 8, k3, s3, p4);
+    conv_W = 4;
   }
   test_pool_upsample();
   test_interp();
