@@ -76,6 +76,17 @@ x = traj("sched", "position")
 check(np.array_equal(x[:26], xs[:26]) and not np.array_equal(x[26], xs[26]), "schedule: positions equal the solver run through step 25 and leave it at step 26")
 check(rep("sched", "md_swap_switches") == 1 and rep("sched", "md_swap_surrogate_calls") == 36, "schedule: one switch, 36 surrogate calls (steps 25..60)")
 
+# Newton flag per call: a surrogate that declares newton and leaves force on ghost images (moved
+# from their owners) must get its ghost forces reverse-communicated, while the solver's (full-list
+# lj) calls are not. Same trajectory as the plain providers up to round-off ((f - 0.5) + 0.5).
+run("newton_sur", SUR + ["-md_swap_policy", "static", "-md_swap_use", "surrogate", "-md_swaptest_newton"])
+dx = np.abs(traj("newton_sur", "position") - xu).max()
+check(dx < 1e-9, f"static/surrogate with a Newton surrogate: trajectory equals the surrogate-only run to {dx:.1e} (< 1e-9; a dropped ghost force would be 0.5)")
+run("newton_sched", SUR + ["-md_swap_policy", "schedule", "-md_swap_step", "25", "-md_swaptest_newton"])
+xn = traj("newton_sched", "position")
+dx = np.abs(xn - x).max()
+check(np.array_equal(xn[:26], xs[:26]) and dx < 1e-9, f"schedule with a Newton surrogate: solver steps bit-identical, surrogate steps equal the plain run to {dx:.1e}")
+
 # adaptive with trust band [0.3, 0.7] on uncertainty (s mod 10)/10, and a NaN answer at step 13.
 ADA = SUR + ["-md_swap_policy", "adaptive", "-md_swap_trust_lo", "0.3", "-md_swap_trust_hi", "0.7", "-md_swaptest_nan_steps", "13"]
 out1 = run("ada1", ADA)
