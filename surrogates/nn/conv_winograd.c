@@ -92,13 +92,39 @@
     Tc = (Tc + WL - 1) / WL * WL;                                                                     \
     if (Tc < WL) Tc = WL;                                                                             \
     if (Tc > T_all) Tc = T_all;                                                                       \
+    /* zero-padded copy of x covering every tile's 4x4x4 patch: the gathers      \
+     * below then need no bounds checks (with D = 4 and pad 1 no tile of the   \
+     * benchmark is interior, and the checked path cost ~30% of the step) */   \
+    const int Dp = 2 * tD + 2, Hp = 2 * tH + 2, Wp = 2 * tW + 2;                                      \
+    const long Sp = (long)Dp * Hp * Wp;                                                               \
     T *U = malloc(sizeof(T) * 64 * (size_t)Co * C), *V = malloc(sizeof(T) * 64 * (size_t)C * Tc);     \
     T *M = malloc(sizeof(T) * 64 * (size_t)Co * Tc), u[64];                                           \
+    T *xp = calloc((size_t)N * C * Sp, sizeof(T));                                                    \
+    /* outputs land in whole 2x2x2 tiles of a padded buffer (no bounds checks),   \
+     * then the valid region is copied out with the bias */                    \
+    const int Dq = 2 * tD, Hq = 2 * tH, Wq = 2 * tW;                                                  \
+    const long Sq = (long)Dq * Hq * Wq;                                                               \
+    T *yp = malloc(sizeof(T) * (size_t)N * Co * Sq);                                                  \
     int rc = 0;                                                                                       \
-    if (!U || !V || !M) {                                                                             \
+    if (!U || !V || !M || !xp || !yp) {                                                               \
       rc = sgnn_seterr(SGNN_ERR_MEM, "conv3d (winograd): out of memory");                            \
       goto done;                                                                                      \
     }                                                                                                 \
+    for (long nc = 0; nc < (long)N * C; nc++)                                                         \
+      for (int zz = 0; zz < Dp; zz++) {                                                               \
+        int sz = zz - A->pad[0];                                                                      \
+        if (sz < 0 || sz >= D) continue;                                                              \
+        for (int yy = 0; yy < Hp; yy++) {                                                             \
+          int sy = yy - A->pad[1];                                                                    \
+          if (sy < 0 || sy >= H) continue;                                                            \
+          const T *src = x + nc * Sx + ((long)sz * H + sy) * W;                                       \
+          T *dst = xp + nc * Sp + ((long)zz * Hp + yy) * Wp;                                          \
+          for (int xx = 0; xx < Wp; xx++) {                                                           \
+            int sx = xx - A->pad[2];                                                                  \
+            dst[xx] = sx >= 0 && sx < W ? src[sx] : (T)0;                                             \
+          }                                                                                           \
+        }                                                                                             \
+      }                                                                                               \
     for (int co = 0; co < Co; co++)                                                                   \
       for (int c = 0; c < C; c++) {                                                                   \
         wg_weight_##SUF(w + ((long)co * C + c) * 27, u);                                              \
@@ -107,35 +133,24 @@
     for (long t0 = 0; t0 < T_all && !rc; t0 += Tc) {                                                  \
       long nt = T_all - t0 < Tc ? T_all - t0 : Tc;                                                    \
       for (long tb = 0; tb < nt; tb += WL) { /* V[xi][c][t], WL tiles at a time */                    \
-        int nl = nt - tb < WL ? (int)(nt - tb) : WL, z0[WL], y0[WL], x0[WL], nn[WL], in[WL];          \
-        for (int l = 0; l < nl; l++) {                                                                \
-          long tt = t0 + tb + l;                                                                      \
+        int nl = nt - tb < WL ? (int)(nt - tb) : WL;                                                  \
+        long base[WL]; /* patch origin of each lane's tile in xp, channel 0 */                        \
+        for (int l = 0; l < WL; l++) {                                                                \
+          long tt = t0 + tb + (l < nl ? l : 0);                                                       \
           int tw = (int)(tt % tW), th = (int)(tt / tW % tH), td = (int)(tt / ((long)tW * tH) % tD);    \
-          nn[l] = (int)(tt / ((long)tW * tH * tD));                                                   \
-          z0[l] = 2 * td - A->pad[0], y0[l] = 2 * th - A->pad[1], x0[l] = 2 * tw - A->pad[2];         \
-          in[l] = z0[l] >= 0 && z0[l] + 4 <= D && y0[l] >= 0 && y0[l] + 4 <= H && x0[l] >= 0 && x0[l] + 4 <= W; \
+          long n = tt / ((long)tW * tH * tD);                                                         \
+          base[l] = n * C * Sp + ((long)(2 * td) * Hp + 2 * th) * Wp + 2 * tw;                        \
         }                                                                                             \
         for (int c = 0; c < C; c++) {                                                                 \
           T d[64][WL];                                                                                \
-          for (int l = 0; l < WL; l++) {                                                              \
-            if (l >= nl) {                                                                            \
-              for (int q = 0; q < 64; q++) d[q][l] = 0;                                               \
-              continue;                                                                               \
-            }                                                                                         \
-            const T *xc = x + ((long)nn[l] * C + c) * Sx;                                             \
-            for (int i = 0; i < 4; i++)                                                               \
-              for (int j = 0; j < 4; j++) {                                                           \
-                int zz = z0[l] + i, yy = y0[l] + j, q = (i * 4 + j) * 4;                              \
-                const T *row = xc + ((long)zz * H + yy) * W + x0[l];                                  \
-                if (in[l]) {                                                                          \
-                  d[q][l] = row[0], d[q + 1][l] = row[1], d[q + 2][l] = row[2], d[q + 3][l] = row[3]; \
-                } else {                                                                              \
-                  int ok = zz >= 0 && zz < D && yy >= 0 && yy < H;                                    \
-                  for (int k = 0; k < 4; k++)                                                         \
-                    d[q + k][l] = ok && x0[l] + k >= 0 && x0[l] + k < W ? row[k] : (T)0;              \
-                }                                                                                     \
+          const T *xc = xp + (long)c * Sp;                                                            \
+          for (int i = 0; i < 4; i++) /* branch-free gathers (lanes past nl repeat tile 0) */         \
+            for (int j = 0; j < 4; j++)                                                               \
+              for (int k = 0; k < 4; k++) {                                                           \
+                long off = ((long)i * Hp + j) * Wp + k;                                               \
+                T *dq = d[(i * 4 + j) * 4 + k];                                                       \
+                for (int l = 0; l < WL; l++) dq[l] = xc[base[l] + off];                               \
               }                                                                                       \
-          }                                                                                           \
           wg_input_##SUF(d);                                                                          \
           for (int xi = 0; xi < 64; xi++) { /* fixed-length copies inline (memcpy calls cost 12%) */    \
             T *dst = V + ((long)xi * C + c) * nt + tb;                                                \
@@ -150,11 +165,13 @@
                          (long)Co * nt, 64);                                                          \
       if (rc) break;                                                                                  \
       for (long tb = 0; tb < nt; tb += WL) { /* y = A^T M A, WL tiles at a time */                    \
-        int nl = nt - tb < WL ? (int)(nt - tb) : WL, td_[WL], th_[WL], tw_[WL], nn[WL];               \
+        int nl = nt - tb < WL ? (int)(nt - tb) : WL;                                                  \
+        long ob[WL]; /* tile origin of each lane in yp, output channel 0 */                           \
         for (int l = 0; l < nl; l++) {                                                                \
           long tt = t0 + tb + l;                                                                      \
-          tw_[l] = (int)(tt % tW), th_[l] = (int)(tt / tW % tH), td_[l] = (int)(tt / ((long)tW * tH) % tD); \
-          nn[l] = (int)(tt / ((long)tW * tH * tD));                                                   \
+          int tw = (int)(tt % tW), th = (int)(tt / tW % tH), td = (int)(tt / ((long)tW * tH) % tD);    \
+          long n = tt / ((long)tW * tH * tD);                                                         \
+          ob[l] = n * Co * Sq + ((long)(2 * td) * Hq + 2 * th) * Wq + 2 * tw;                         \
         }                                                                                             \
         for (int co = 0; co < Co; co++) {                                                             \
           T m[64][WL], o[8][WL];                                                                      \
@@ -166,21 +183,29 @@
               for (int l = 0; l < WL; l++) m[xi][l] = l < nl ? src[l] : (T)0;                         \
           }                                                                                           \
           wg_output_##SUF(m, o);                                                                      \
-          T bv = bias ? bias[co] : (T)0;                                                              \
-          for (int l = 0; l < nl; l++) {                                                              \
-            T *yc = y + ((long)nn[l] * Co + co) * Sy;                                                 \
-            for (int q = 0; q < 8; q++) {                                                             \
-              int oz = 2 * td_[l] + (q >> 2), oy = 2 * th_[l] + (q >> 1 & 1), ox = 2 * tw_[l] + (q & 1); \
-              if (oz < Do && oy < Ho && ox < Wo) yc[((long)oz * Ho + oy) * Wo + ox] = o[q][l] + bv;   \
-            }                                                                                         \
+          T *yc = yp + (long)co * Sq;                                                                 \
+          for (int q = 0; q < 8; q++) {                                                               \
+            long off = ((long)(q >> 2) * Hq + (q >> 1 & 1)) * Wq + (q & 1);                           \
+            for (int l = 0; l < nl; l++) yc[ob[l] + off] = o[q][l];                                   \
           }                                                                                           \
         }                                                                                             \
       }                                                                                               \
     }                                                                                                 \
+    for (long nc = 0; nc < (long)N * Co && !rc; nc++) { /* valid region + bias */                 \
+      T bv = bias ? bias[nc % Co] : (T)0;                                                             \
+      for (int oz = 0; oz < Do; oz++)                                                                 \
+        for (int oy = 0; oy < Ho; oy++) {                                                             \
+          const T *src = yp + nc * Sq + ((long)oz * Hq + oy) * Wq;                                    \
+          T *dst = y + nc * Sy + ((long)oz * Ho + oy) * Wo;                                           \
+          for (int ox = 0; ox < Wo; ox++) dst[ox] = src[ox] + bv;                                     \
+        }                                                                                             \
+    }                                                                                                 \
   done:                                                                                               \
+    free(yp);                                                                                         \
     free(U);                                                                                          \
     free(V);                                                                                          \
     free(M);                                                                                          \
+    free(xp);                                                                                         \
     return rc;                                                                                        \
   }
 
