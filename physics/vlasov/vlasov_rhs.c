@@ -65,14 +65,17 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
 
   PetscFunctionBegin;
   PetscCall(DMGlobalToLocal(s->da, f, INSERT_VALUES, s->floc));
-  PetscCall(VecZeroEntries(rhs));
   PetscCall(VecGetArrayRead(s->floc, &fl));
   PetscCall(VecGetArray(rhs, &out));
   GetStrides(v, s, &st);
   PetscCall(PetscArrayzero(scratch, 256));
 
   PetscCall(PetscLogEventBegin(v->ev_vol, 0, 0, 0, 0));
-  FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, { K->vol(w, s->dx, s->acc + cx * nax, fl + goff, out + ooff); });
+  /* the volume sweep also clears the cell's RHS (saves a separate pass over the vector) */
+  FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
+    for (PetscInt k_ = 0; k_ < v->np; k_++) out[ooff + k_] = 0;
+    K->vol(w, s->dx, s->acc + cx * nax, fl + goff, out + ooff);
+  });
   PetscCall(PetscLogFlops((PetscLogDouble)K->flops_vol * s->m[0] * s->m[1] * s->m[2] * s->nfold));
   PetscCall(PetscLogEventEnd(v->ev_vol, 0, 0, 0, 0));
 
@@ -161,38 +164,40 @@ PetscErrorCode SgVlasovTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Forward-Euler stage y = x + dt L(x) for every species, with the field of the x's. */
-static PetscErrorCode EulerStage(SgSolver solver, Vec x[], Vec y[], PetscReal dt, PetscBool field_ready)
-{
-  SgVlasov *v = (SgVlasov *)solver->data;
-
-  PetscFunctionBegin;
-  if (!field_ready) PetscCall(SgVlasovComputeField(solver, x));
-  for (PetscInt is = 0; is < v->nspecies; is++) {
-    SgVlasovSpecies *s = &v->sp[is];
-    PetscCall(SgVlasovRHS(v, s, x[is], s->rhs));
-    PetscCall(VecWAXPY(y[is], dt, s->rhs, x[is]));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* SSP-RK3 (Shu & Osher 1988): f1 = f + dt L(f); f2 = 3/4 f + 1/4 (f1 + dt L(f1));
-   f_new = 1/3 f + 2/3 (f2 + dt L(f2)). */
+/* SSP-RK3 (Shu & Osher 1988), each stage one fused vector update:
+     f1 = f + dt L(f)
+     f2 = 3/4 f + 1/4 f1 + dt/4 L(f1)          (written into the rhs vector, which then swaps with f2)
+     f  = 1/3 f + 2/3 f2 + 2 dt/3 L(f2)                                                              */
 PetscErrorCode SgVlasovStep(SgSolver solver, PetscReal t, PetscReal dt)
 {
   SgVlasov *v = (SgVlasov *)solver->data;
-  Vec       f[SG_VLASOV_MAX_SPECIES], f1[SG_VLASOV_MAX_SPECIES], f2[SG_VLASOV_MAX_SPECIES];
+  Vec       x[SG_VLASOV_MAX_SPECIES];
   PetscInt  ns = v->nspecies;
 
   PetscFunctionBegin;
-  for (PetscInt s = 0; s < ns; s++) { f[s] = v->sp[s].f; f1[s] = v->sp[s].f1; f2[s] = v->sp[s].f2; }
   PetscCall(EnsureField(solver, t));
   if (v->field == 0) PetscCall(SgVlasovHistoryAppend(v, t, SgVlasovFieldEnergy(v)));
-  PetscCall(EulerStage(solver, f, f1, dt, PETSC_TRUE));
-  PetscCall(EulerStage(solver, f1, f2, dt, PETSC_FALSE));
-  for (PetscInt s = 0; s < ns; s++) PetscCall(VecAXPBY(f2[s], 0.75, 0.25, f[s]));
-  PetscCall(EulerStage(solver, f2, f1, dt, PETSC_FALSE));
-  for (PetscInt s = 0; s < ns; s++) PetscCall(VecAXPBY(f[s], 2.0 / 3.0, 1.0 / 3.0, f1[s]));
+  for (PetscInt is = 0; is < ns; is++) {
+    SgVlasovSpecies *s = &v->sp[is];
+    PetscCall(SgVlasovRHS(v, s, s->f, s->rhs));
+    PetscCall(VecWAXPY(s->f1, dt, s->rhs, s->f));
+    x[is] = s->f1;
+  }
+  PetscCall(SgVlasovComputeField(solver, x));
+  for (PetscInt is = 0; is < ns; is++) {
+    SgVlasovSpecies *s = &v->sp[is];
+    Vec              tmp;
+    PetscCall(SgVlasovRHS(v, s, s->f1, s->rhs));
+    PetscCall(VecAXPBYPCZ(s->rhs, 0.75, 0.25, 0.25 * dt, s->f, s->f1));
+    tmp = s->f2; s->f2 = s->rhs; s->rhs = tmp;
+    x[is] = s->f2;
+  }
+  PetscCall(SgVlasovComputeField(solver, x));
+  for (PetscInt is = 0; is < ns; is++) {
+    SgVlasovSpecies *s = &v->sp[is];
+    PetscCall(SgVlasovRHS(v, s, s->f2, s->rhs));
+    PetscCall(VecAXPBYPCZ(s->f, 2.0 / 3.0, 2.0 * dt / 3.0, 1.0 / 3.0, s->f2, s->rhs));
+  }
   v->field_valid = PETSC_FALSE;
   v->t_now       = t + dt;
   PetscFunctionReturn(PETSC_SUCCESS);
