@@ -528,6 +528,11 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   /* idle fraction: group time not spent in members, over all groups (busy counted once per group) */
   if (grank) busy = 0;
   PetscCallMPI(MPI_Allreduce(&busy, &busy_all, 1, MPI_DOUBLE, MPI_SUM, comm));
+  { /* the makespan is the last group's finish: a group that found no more work stops earlier */
+    PetscLogDouble mine = t1 - t0, span;
+    PetscCallMPI(MPI_Allreduce(&mine, &span, 1, MPI_DOUBLE, MPI_MAX, comm));
+    t1 = t0 + span;
+  }
   if (!rank) PetscCall(Merge(e));
   PetscCallMPI(MPI_Barrier(comm));
   {
