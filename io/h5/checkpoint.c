@@ -31,7 +31,7 @@ PetscErrorCode SgCheckpointOpen(MPI_Comm comm, const char filename[], SgCheckpoi
     PetscCall(PetscViewerHDF5Open(comm, chk->tmpname, FILE_MODE_WRITE, &chk->viewer));
     PetscCall(PetscViewerHDF5GetFileId(chk->viewer, &chk->file));
     PetscCall(SgH5OpenOrCreateGroup(chk->file, "/layout", &chk->layout));
-    PetscCall(SgH5AttrWriteString(chk->layout, "surge_version", SURGE_VERSION));
+    PetscCall(SgH5WriteAttrString(chk->tmpname, chk->layout, "surge_version", SURGE_VERSION));
   } else {
     PetscCall(SgH5CheckReadable(comm, filename, "Restart file"));
     PetscCall(PetscViewerHDF5Open(comm, filename, FILE_MODE_READ, &chk->viewer));
@@ -75,15 +75,18 @@ PetscErrorCode SgCheckpointLayoutInt(SgCheckpoint chk, const char name[], PetscI
 
 PetscErrorCode SgCheckpointLayoutString(SgCheckpoint chk, const char name[], const char value[])
 {
-  char      stored[1024];
-  PetscBool found;
+  char     *stored = NULL;
+  PetscBool found, same;
 
   PetscFunctionBegin;
-  if (chk->mode == SG_CHECKPOINT_WRITE) PetscCall(SgH5AttrWriteString(chk->layout, name, value));
+  if (chk->mode == SG_CHECKPOINT_WRITE) PetscCall(SgH5WriteAttrString(chk->tmpname, chk->layout, name, value));
   else {
-    PetscCall(SgH5AttrReadString(chk->layout, name, stored, sizeof stored, &found));
+    found = H5Aexists(chk->layout, name) > 0 ? PETSC_TRUE : PETSC_FALSE;
     PetscCheck(found, chk->comm, PETSC_ERR_FILE_UNEXPECTED, "Restart file '%s' does not record '%s': it was written by a different solver or deck", chk->filename, name);
-    PetscCheck(!strcmp(stored, value), chk->comm, PETSC_ERR_USER_INPUT, "Restart file '%s' was written with %s = '%s' but this run has %s = '%s': restart with the deck that wrote it, or start a fresh run", chk->filename, name, stored, name, value);
+    PetscCall(SgH5ReadAttrString(chk->filename, chk->layout, name, &stored));
+    same = !strcmp(stored, value) ? PETSC_TRUE : PETSC_FALSE;
+    PetscCheck(same, chk->comm, PETSC_ERR_USER_INPUT, "Restart file '%s' was written with %s = '%s' but this run has %s = '%s': restart with the deck that wrote it, or start a fresh run", chk->filename, name, stored, name, value);
+    PetscCall(PetscFree(stored));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -188,7 +191,7 @@ PetscErrorCode SgCheckpointClose(SgCheckpoint *chkp)
   if (chk->mode == SG_CHECKPOINT_WRITE) {
     hid_t root = H5Gopen2(chk->file, "/", H5P_DEFAULT);
     /* the completion mark is written last: a file without it was interrupted mid-write */
-    PetscCall(SgH5AttrWriteString(root, "complete", "yes"));
+    PetscCall(SgH5WriteAttrString(chk->tmpname, root, "complete", "yes"));
     SgCallH5(H5Gclose(root));
   }
   PetscCall(PetscViewerDestroy(&chk->viewer));

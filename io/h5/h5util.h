@@ -13,13 +13,31 @@
 /* Checked id-returning HDF5 call: id = SgH5Id(call). */
 #define SgCheckH5Id(id, what) PetscCheck((id) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "HDF5: %s failed", what)
 
+/* Turn a negative HDF5 status into a PETSc error naming the file, what we were doing, and the
+   innermost message of HDF5's error stack (which is silenced so the user sees one message). */
+#define SgH5Call(call, path, ...) \
+  do { \
+    if ((call) < 0) { \
+      char sg_h5msg_[512], sg_what_[512]; \
+      SgH5LastError(sg_h5msg_, sizeof sg_h5msg_); \
+      snprintf(sg_what_, sizeof sg_what_, __VA_ARGS__); \
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s (HDF5: %s)", path, sg_what_, sg_h5msg_); \
+    } \
+  } while (0)
+
+/* The innermost message of HDF5's error stack; and silencing HDF5's own stack printing. */
+PETSC_INTERN void SgH5LastError(char *buf, size_t len);
+PETSC_INTERN void SgH5Quiet(void);
+/* String attributes; path names the file in errors. Read returns a PetscMalloc'ed string and fails
+   if the attribute is missing (check H5Aexists first where it is optional). */
+PETSC_INTERN PetscErrorCode SgH5WriteAttrString(const char path[], hid_t loc, const char name[], const char value[]);
+PETSC_INTERN PetscErrorCode SgH5ReadAttrString(const char path[], hid_t loc, const char name[], char **value);
+
 /* Write a scalar/array attribute of doubles (collective when the file is opened with MPI-IO:
    every rank passes the same values). */
 PETSC_INTERN PetscErrorCode SgH5WriteAttrReals(hid_t obj, const char name[], PetscInt n, const PetscReal v[]);
-PETSC_INTERN PetscErrorCode SgH5AttrWriteString(hid_t obj, const char name[], const char value[]);
 /* Read an attribute; *found says whether it exists. */
 PETSC_INTERN PetscErrorCode SgH5ReadAttrReals(hid_t obj, const char name[], PetscInt n, PetscReal v[], PetscBool *found);
-PETSC_INTERN PetscErrorCode SgH5AttrReadString(hid_t obj, const char name[], char value[], size_t len, PetscBool *found);
 /* Create (collectively) a 1D dataset of n doubles that rank 0 fills. */
 PETSC_INTERN PetscErrorCode SgH5WriteRootReals(MPI_Comm, hid_t loc, const char name[], PetscInt n, const PetscReal v[]);
 PETSC_INTERN PetscErrorCode SgH5ReadReals(hid_t loc, const char name[], PetscInt n, PetscReal v[], const char file[]);

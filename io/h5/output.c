@@ -101,17 +101,17 @@ PetscErrorCode SgOutputWriteProvenance(SgOutput out, const char deck[], int argc
     len = (size_t)n;
   }
   PetscCall(SgH5OpenOrCreateGroup(out->file, "/provenance", &g));
-  PetscCall(SgH5AttrWriteString(g, "surge_version", SURGE_VERSION));
-  PetscCall(SgH5AttrWriteString(g, "date", date));
-  PetscCall(SgH5AttrWriteString(g, "command", cmd));
-  PetscCall(SgH5AttrWriteString(g, "deck_file", deck ? deck : ""));
-  PetscCall(SgH5AttrWriteString(g, "deck", text && len ? text : ""));
+  PetscCall(SgH5WriteAttrString(out->filename, g, "surge_version", SURGE_VERSION));
+  PetscCall(SgH5WriteAttrString(out->filename, g, "date", date));
+  PetscCall(SgH5WriteAttrString(out->filename, g, "command", cmd));
+  PetscCall(SgH5WriteAttrString(out->filename, g, "deck_file", deck ? deck : ""));
+  PetscCall(SgH5WriteAttrString(out->filename, g, "deck", text && len ? text : ""));
   SgCallH5(H5Gclose(g));
   PetscCall(PetscFree(text));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CreateSeries(hid_t g, const char name[], const char units[])
+static PetscErrorCode CreateSeries(const char path[], hid_t g, const char name[], const char units[])
 {
   hsize_t dims = 0, maxdims = H5S_UNLIMITED, chunk = 256;
   hid_t   space, dcpl, dset;
@@ -123,7 +123,7 @@ static PetscErrorCode CreateSeries(hid_t g, const char name[], const char units[
   SgCallH5(H5Pset_chunk(dcpl, 1, &chunk));
   dset = H5Dcreate2(g, name, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   SgCheckH5Id(dset, name);
-  PetscCall(SgH5AttrWriteString(dset, "units", units ? units : ""));
+  PetscCall(SgH5WriteAttrString(path, dset, "units", units ? units : ""));
   SgCallH5(H5Dclose(dset));
   SgCallH5(H5Pclose(dcpl));
   SgCallH5(H5Sclose(space));
@@ -137,11 +137,11 @@ PetscErrorCode SgOutputDeclareDiagnostics(SgOutput out, PetscInt n, const char *
   PetscFunctionBegin;
   PetscCheck(n + 2 <= SG_OUT_MAX_DIAG, out->comm, PETSC_ERR_SUP, "Too many diagnostics (%" PetscInt_FMT ")", n);
   PetscCall(SgH5OpenOrCreateGroup(out->file, "/diagnostics", &g));
-  PetscCall(CreateSeries(g, "time", "simulation time units"));
-  PetscCall(CreateSeries(g, "step", ""));
+  PetscCall(CreateSeries(out->filename, g, "time", "simulation time units"));
+  PetscCall(CreateSeries(out->filename, g, "step", ""));
   for (PetscInt i = 0; i < n; i++) {
     PetscCheck(strcmp(names[i], "time") && strcmp(names[i], "step"), out->comm, PETSC_ERR_ARG_WRONG, "Diagnostic name '%s' is reserved", names[i]);
-    PetscCall(CreateSeries(g, names[i], units ? units[i] : ""));
+    PetscCall(CreateSeries(out->filename, g, names[i], units ? units[i] : ""));
     PetscCall(PetscStrallocpy(names[i], &out->diag_name[i]));
   }
   out->ndiag = n;
@@ -418,7 +418,7 @@ PetscErrorCode SgOutputWriteReport(SgOutput out, const char name[], const char u
   PetscCall(SgH5WriteRootReals(out->comm, g, name, n, values));
   dset = H5Dopen2(g, name, H5P_DEFAULT);
   SgCheckH5Id(dset, name);
-  PetscCall(SgH5AttrWriteString(dset, "units", units ? units : ""));
+  PetscCall(SgH5WriteAttrString(out->filename, dset, "units", units ? units : ""));
   SgCallH5(H5Dclose(dset));
   SgCallH5(H5Gclose(g));
   PetscFunctionReturn(PETSC_SUCCESS);

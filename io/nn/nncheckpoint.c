@@ -94,13 +94,13 @@ static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[
     v = 1;
     PetscCall(SgH5WriteAttrReals(f, "sgnn_checkpoint_version", 1, &v));
     PetscCall(SgH5OpenOrCreateGroup(f, "/config", &g));
-    for (PetscInt i = 0; i < st->nconfig; i++) PetscCall(SgH5AttrWriteString(g, st->config_keys[i], st->config_values[i]));
+    for (PetscInt i = 0; i < st->nconfig; i++) PetscCall(SgH5WriteAttrString(tmp, g, st->config_keys[i], st->config_values[i]));
     SgCallH5(H5Gclose(g));
 
     PetscCall(SgH5OpenOrCreateGroup(f, "/params", &g));
     PetscCall(WriteTensor(g, "values", sgnn_params_values(st->params)));
     PetscCall(ParamSignature(st->params, &names, &counts, &np));
-    PetscCall(SgH5AttrWriteString(g, "names", names));
+    PetscCall(SgH5WriteAttrString(tmp, g, "names", names));
     PetscCall(SgH5WriteRootReals(PETSC_COMM_SELF, g, "counts", np, counts));
     PetscCall(PetscFree(names));
     PetscCall(PetscFree(counts));
@@ -156,8 +156,14 @@ static PetscErrorCode SgNNCheckpointReadConfig_Locked(MPI_Comm comm, const char 
   SgCheckH5Id(f, path);
   PetscCheck(H5Lexists(f, "/config", H5P_DEFAULT) > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "%s is not an NN checkpoint (no /config)", path);
   g = H5Gopen2(f, "/config", H5P_DEFAULT);
-  PetscCall(SgH5AttrReadString(g, key, value, len, &found));
+  found = H5Aexists(g, key) > 0 ? PETSC_TRUE : PETSC_FALSE;
   PetscCheck(found, comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s has no config entry '%s'", path, key);
+  {
+    char *v;
+    PetscCall(SgH5ReadAttrString(path, g, key, &v));
+    PetscCall(PetscStrncpy(value, v, len));
+    PetscCall(PetscFree(v));
+  }
   SgCallH5(H5Gclose(g));
   SgCallH5(H5Fclose(f));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -166,7 +172,7 @@ static PetscErrorCode SgNNCheckpointReadConfig_Locked(MPI_Comm comm, const char 
 static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[], SgNNState *st)
 {
   hid_t     f, g;
-  char      stored[8192], *names;
+  char     *stored, *names;
   PetscReal *counts, *scounts, v;
   PetscInt  np;
   PetscBool found;
@@ -180,8 +186,9 @@ static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[]
   PetscCheck(H5Lexists(f, "/params", H5P_DEFAULT) > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s has no /params: truncated or damaged", path);
   g = H5Gopen2(f, "/params", H5P_DEFAULT);
   PetscCall(ParamSignature(st->params, &names, &counts, &np));
-  PetscCall(SgH5AttrReadString(g, "names", stored, sizeof stored, &found));
-  PetscCheck(found && !strcmp(stored, names), comm, PETSC_ERR_USER_INPUT, "NN checkpoint %s holds parameters [%s] but the model has [%s]: it was written by another architecture", path, found ? stored : "?", names);
+  PetscCall(SgH5ReadAttrString(path, g, "names", &stored));
+  PetscCheck(!strcmp(stored, names), comm, PETSC_ERR_USER_INPUT, "NN checkpoint %s holds parameters [%s] but the model has [%s]: it was written by another architecture", path, stored, names);
+  PetscCall(PetscFree(stored));
   PetscCall(PetscMalloc1(np, &scounts));
   PetscCall(SgH5ReadReals(g, "counts", np, scounts, path));
   for (PetscInt i = 0; i < np; i++) PetscCheck(scounts[i] == counts[i], comm, PETSC_ERR_USER_INPUT, "NN checkpoint %s: parameter %s has %g values, the model has %g", path, sgnn_params_name(st->params, (int)i), (double)scounts[i], (double)counts[i]);

@@ -38,8 +38,7 @@ typedef struct _p_SgDataset *SgDataset;
    SgDataset function and the loader's I/O thread hold it while inside HDF5; any other code that
    calls HDF5 while an SgLoader with prefetch is alive (checkpoint or output writes during training)
    must hold it too. */
-PETSC_EXTERN void SgHDF5Lock(void);
-PETSC_EXTERN void SgHDF5Unlock(void);
+#include "sghdf5.h"
 typedef enum { SG_DATASET_READ = 0, SG_DATASET_APPEND = 1 } SgDatasetMode;
 
 /* ---- creation ------------------------------------------------------------------------------ */
