@@ -113,6 +113,20 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_cells needs %" PetscInt_FMT " entries (cdim + vdim = %" PetscInt_FMT "+%" PetscInt_FMT "), got %" PetscInt_FMT ": e.g. cells: [32, 32] for 1x1v", v->pdim, v->cdim, v->vdim, set ? n : 0);
   for (PetscInt d = 0; d < v->pdim; d++)
     PetscCheck(v->cells[d] >= 1, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_cells: entry %" PetscInt_FMT " = %" PetscInt_FMT " is not a positive cell count; every dimension needs at least 1 cell (periodic directions at least 3 per rank)", d, v->cells[d]);
+  {
+    PetscInt nr = 3;
+    PetscBool sr;
+    v->ranks[0] = v->ranks[1] = v->ranks[2] = PETSC_DECIDE;
+    PetscCall(SgOptionsIntArray("-ranks", "MPI ranks along each decomposed phase axis x [y] vx [vy] (first min(pdim,3) dims; product = number of ranks); default: PETSc decides", v->ranks, &nr, &sr, 1, PETSC_MAX_INT));
+    PetscCheck(!sr || nr == PetscMin(v->pdim, 3), comm, PETSC_ERR_USER_INPUT, "Option -vlasov_ranks needs %" PetscInt_FMT " entries (one per decomposed phase axis), got %" PetscInt_FMT, PetscMin(v->pdim, 3), nr);
+    if (sr) {
+      PetscMPIInt size;
+      PetscInt    prod = 1;
+      PetscCallMPI(MPI_Comm_size(comm, &size));
+      for (PetscInt a = 0; a < nr; a++) prod *= v->ranks[a];
+      PetscCheck(prod == size, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_ranks: the product of the entries is %" PetscInt_FMT " but the run has %d ranks", prod, size);
+    }
+  }
   n = 5;
   PetscCall(SgOptionsRealArray("-lower", "Lower bounds of the phase-space box: x [y] vx [vy] [vz]", "lambda_D, v_th,e", v->lower, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_lower needs %" PetscInt_FMT " entries (cdim + vdim)", v->pdim);
@@ -243,6 +257,11 @@ static PetscErrorCode View_Vlasov(SgSolver solver, PetscViewer viewer)
     SgVlasovSpecies *sp = &v->sp[s];
     PetscCall(PetscViewerASCIIPrintf(viewer, "  species %s: q %g m %g init %s, cells", sp->name, (double)sp->charge, (double)sp->mass, init_names[sp->init]));
     for (PetscInt d = 0; d < v->pdim; d++) PetscCall(PetscViewerASCIIPrintf(viewer, " %" PetscInt_FMT, sp->N[d]));
+    if (sp->da) {
+      PetscInt px, py, pz;
+      PetscCall(DMDAGetInfo(sp->da, NULL, NULL, NULL, NULL, &px, &py, &pz, NULL, NULL, NULL, NULL, NULL, NULL));
+      PetscCall(PetscViewerASCIIPrintf(viewer, ", ranks per axis %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT, px, py, pz));
+    }
     PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
   }
   PetscFunctionReturn(PETSC_SUCCESS);

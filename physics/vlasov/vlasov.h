@@ -69,6 +69,7 @@ typedef struct {
   PetscInt  cdim, vdim, order, family, flux, field, fit, exact;
   PetscReal cfl, fit_window[2];
   PetscInt  cells[5];
+  PetscInt  ranks[3];  /* ranks per DMDA axis (PETSC_DECIDE: PETSc chooses) */
   PetscReal lower[5], upper[5];
   PetscInt  nspecies;
   SgVlasovSpecies sp[SG_VLASOV_MAX_SPECIES];

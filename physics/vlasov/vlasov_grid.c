@@ -62,8 +62,8 @@ PetscErrorCode SgVlasovSetUpGrid(SgSolver solver, SgVlasov *v)
       bt[a] = a < v->cdim ? DM_BOUNDARY_PERIODIC : DM_BOUNDARY_NONE;
       M[a]  = s->N[a];
     }
-    if (s->dadim == 2) PetscCall(DMDACreate2d(comm, bt[0], bt[1], DMDA_STENCIL_STAR, M[0], M[1], PETSC_DECIDE, PETSC_DECIDE, s->bs, 1, NULL, NULL, &s->da));
-    else PetscCall(DMDACreate3d(comm, bt[0], bt[1], bt[2], DMDA_STENCIL_STAR, M[0], M[1], M[2], PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, s->bs, 1, NULL, NULL, NULL, &s->da));
+    if (s->dadim == 2) PetscCall(DMDACreate2d(comm, bt[0], bt[1], DMDA_STENCIL_STAR, M[0], M[1], v->ranks[0], v->ranks[1], s->bs, 1, NULL, NULL, &s->da));
+    else PetscCall(DMDACreate3d(comm, bt[0], bt[1], bt[2], DMDA_STENCIL_STAR, M[0], M[1], M[2], v->ranks[0], v->ranks[1], v->ranks[2], s->bs, 1, NULL, NULL, NULL, &s->da));
     PetscCall(DMSetUp(s->da));
     s->s[2] = s->gs[2] = 0; s->m[2] = s->gm[2] = 1;
     PetscCall(DMDAGetCorners(s->da, &s->s[0], &s->s[1], &s->s[2], &s->m[0], &s->m[1], &s->m[2]));

@@ -20,6 +20,7 @@ expect_fail "No generated kernels for 2x2v tensor p=1" $DECKS/landau2d.yaml -vla
 expect_fail "would not be periodic" $D -vlasov_elc_k 0.6
 expect_fail "needs 2 entries" $D -vlasov_cells 32,32,32
 expect_fail "vdim >= cdim" $D -vlasov_cdim 2 -vlasov_vdim 1
+expect_fail "but the run has 1 ranks" $D -vlasov_ranks 1,2
 expect_fail "did you mean -vlasov_elc_vt" $D -vlasov_elc_vth 1
 # a deck with a misspelled key
 sed 's/^    vt: 1$/    vth: 1/' $D > typo.yaml
