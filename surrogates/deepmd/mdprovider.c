@@ -196,5 +196,7 @@ PETSC_EXTERN PetscErrorCode SgMDForceProviderCreate_DeepMD(const SgMDForceInfo *
   for (PetscInt k = 0; k < K; k++) p->cutoff = PetscMax(p->cutoff, c->models[k]->cfg.rcut);
   p->newton  = PETSC_TRUE;
   p->destroy = ProviderDestroy;
+  /* with an ensemble the model deviation is the uncertainty the adaptive swap policy reads */
+  p->uncertainty = K >= 2 ? SgDeepmdForcesUncertainty : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
