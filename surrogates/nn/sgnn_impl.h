@@ -232,6 +232,26 @@ typedef struct {
 } SgnnWinogradArgs;
 int sgnn_winograd_conv3(const SgnnWinogradArgs *a);
 
+/* direct stride-1 conv on host memory (conv_direct.c), any kernel size:
+ * sgnn_direct_conv3:    y [N,Co,Do,Ho,Wo] = conv(x [N,C,D,H,W], w [Co,C,k0,k1,k2]) + bias (bias may be NULL)
+ * sgnn_direct_conv3_dw: dw [Co,C,k0,k1,k2] += sum over n and positions of y (read: the output gradient)
+ *                       times the matching x values */
+typedef struct {
+  SgnnDType dt;
+  int N, C, D, H, W, Co;
+  int k[3], pad[3];
+  const void *x, *w, *bias;
+  void *y;  /* output (forward) or output gradient (dw) */
+  void *dw; /* weight gradient, accumulated (dw only) */
+} SgnnDirectArgs;
+int sgnn_direct_conv3(const SgnnDirectArgs *a);
+int sgnn_direct_conv3_dw(const SgnnDirectArgs *a);
+
+/* parallel.c: fn(ctx, i0, i1) over a static split of [0, n) on
+ * sgnn_num_threads() POSIX threads (created and joined per call) */
+int sgnn_num_threads(void);
+void sgnn_parallel_for(int n, void (*fn)(void *ctx, int i0, int i1), void *ctx);
+
 /* iterator builders */
 void sgnn_iter_init(SgnnIter *it, int ndim, const int *shape);
 

@@ -181,6 +181,113 @@ static void test_conv_forward(SgnnDType dt, double tol, int C, int Co, const int
   sgnn_tensor_free(&Y);
 }
 
+/* conv3d forward AND backward (dX, dW, db through sgnn_grad with a random
+ * output cotangent R) against 7-loop references, under each algorithm the
+ * engine picks from: "direct" (conv_direct.c, default for stride 1),
+ * "gemm" (SGNN_CONV_DIRECT=0: im2col+GEMM, or Winograd for 3x3x3 with >= 8
+ * channels), "wino" (SGNN_CONV_WINOGRAD=1). Shapes cover every remainder of
+ * the direct kernels' tiles (rows % 4, W % 16 and % 8, Co % 6, Co % 16 and
+ * % 8 for the 1/2/4-vector weight-gradient tiles, taps % 7/9/14) and a
+ * padding larger than k-1 (input gradient falls back to col2im).
+ * Error = max |engine - reference| / max(1, max |reference|) per output.
+ * f64 tol 1e-12: sums of <= ~1000 O(1) products, rounding ~1e-14.
+ * f32 tol 3e-5: the same sums at eps 6e-8 accumulate to at most ~1e-5 in
+ * the worst observed order, Winograd's transforms add a few roundings. */
+static void test_conv_algos(SgnnDType dt, double tol, const char *algo, int N, int C, int Co, int D, int H, int W,
+                            const int *k, const int *pd)
+{
+  setenv("SGNN_CONV_DIRECT", strcmp(algo, "gemm") ? "1" : "0", 1);
+  setenv("SGNN_CONV_WINOGRAD", strcmp(algo, "wino") ? "" : "1", 1);
+  const int st[3] = {1, 1, 1};
+  SgnnRng r;
+  sgnn_rng_init(&r, 11);
+  int Do = D + 2 * pd[0] - k[0] + 1, Ho = H + 2 * pd[1] - k[1] + 1, Wo = W + 2 * pd[2] - k[2] + 1;
+  int xs[5] = {N, C, D, H, W}, ws[5] = {Co, C, k[0], k[1], k[2]}, bs[1] = {Co}, ys[5] = {N, Co, Do, Ho, Wo};
+  long nx = (long)N * C * D * H * W, nw = (long)Co * C * k[0] * k[1] * k[2], ny = (long)N * Co * Do * Ho * Wo;
+  double *x = malloc(nx * 8), *w = malloc(nw * 8), *b = malloc(Co * 8), *R = malloc(ny * 8);
+  double *yr = calloc(ny, 8), *dxr = calloc(nx, 8), *dwr = calloc(nw, 8), *dbr = calloc(Co, 8);
+  for (long i = 0; i < nx; i++) x[i] = urand(&r);
+  for (long i = 0; i < nw; i++) w[i] = urand(&r);
+  for (int i = 0; i < Co; i++) b[i] = urand(&r);
+  for (long i = 0; i < ny; i++) R[i] = urand(&r);
+  for (int n = 0; n < N; n++)
+    for (int o = 0; o < Co; o++)
+      for (int a = 0; a < Do; a++)
+        for (int bb = 0; bb < Ho; bb++)
+          for (int c = 0; c < Wo; c++) {
+            long yi = (((long)(n * Co + o) * Do + a) * Ho + bb) * Wo + c;
+            double s = b[o];
+            dbr[o] += R[yi];
+            for (int i = 0; i < C; i++)
+              for (int p = 0; p < k[0]; p++)
+                for (int q = 0; q < k[1]; q++)
+                  for (int u = 0; u < k[2]; u++) {
+                    int id = a - pd[0] + p, ih = bb - pd[1] + q, iw = c - pd[2] + u;
+                    if (id < 0 || id >= D || ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                    long wi = (((long)(o * C + i) * k[0] + p) * k[1] + q) * k[2] + u;
+                    long xi = (((long)(n * C + i) * D + id) * H + ih) * W + iw;
+                    s += w[wi] * x[xi];
+                    dxr[xi] += w[wi] * R[yi];
+                    dwr[wi] += x[xi] * R[yi];
+                  }
+            yr[yi] = s;
+          }
+  SgnnTensor X = mk(dt, 5, xs, x), Wt = mk(dt, 5, ws, w), B = mk(dt, 1, bs, b), G = mk(dt, 5, ys, R), Y;
+  OK(sgnn_tensor_set_requires_grad(X, 1));
+  OK(sgnn_tensor_set_requires_grad(Wt, 1));
+  OK(sgnn_tensor_set_requires_grad(B, 1));
+  OK(sgnn_conv3d(X, Wt, B, st, pd, &Y));
+  SgnnTensor ins[3] = {X, Wt, B}, gr[3] = {NULL, NULL, NULL};
+  OK(sgnn_grad(1, &Y, &G, 3, ins, 0, gr));
+  const double *ref[4] = {yr, dxr, dwr, dbr};
+  SgnnTensor got[4] = {Y, gr[0], gr[1], gr[2]};
+  const long cnt[4] = {ny, nx, nw, Co};
+  const char *what[4] = {"y", "dX", "dW", "db"};
+  for (int j = 0; j < 4; j++) {
+    double *h = host(got[j]), err = 0, scale = 1;
+    for (long i = 0; i < cnt[j]; i++) scale = fmax(scale, fabs(ref[j][i]));
+    for (long i = 0; i < cnt[j]; i++) err = fmax(err, fabs(h[i] - ref[j][i]) / scale);
+    CHECK(err < tol, "conv3d %s (%s, %s, N=%d C=%d Co=%d %dx%dx%d k=%d%d%d p=%d%d%d) vs loops: err %.3g", what[j], algo,
+          dt == SGNN_F64 ? "f64" : "f32", N, C, Co, D, H, W, k[0], k[1], k[2], pd[0], pd[1], pd[2], err);
+    if (getenv("SGNN_TEST_VERBOSE"))
+      printf("conv %s %s %s C=%d Co=%d W=%d: err %.3g\n", algo, what[j], dt == SGNN_F64 ? "f64" : "f32", C, Co, W, err);
+    free(h);
+  }
+  for (int j = 0; j < 3; j++) sgnn_tensor_free(&gr[j]);
+  sgnn_tensor_free(&X);
+  sgnn_tensor_free(&Wt);
+  sgnn_tensor_free(&B);
+  sgnn_tensor_free(&G);
+  sgnn_tensor_free(&Y);
+  free(x), free(w), free(b), free(R), free(yr), free(dxr), free(dwr), free(dbr);
+  unsetenv("SGNN_CONV_DIRECT");
+  unsetenv("SGNN_CONV_WINOGRAD");
+}
+
+static void test_conv_algo_cases(void)
+{
+  static const struct {
+    int N, C, Co, D, H, W, k[3], p[3];
+  } cs[] = {
+      {2, 4, 32, 4, 16, 16, {3, 3, 3}, {1, 1, 1}}, /* the benchmark's first layer, smaller batch */
+      {1, 3, 9, 3, 5, 19, {3, 3, 3}, {1, 0, 2}},   /* row/lane/channel remainders, asymmetric padding */
+      {2, 5, 20, 2, 6, 5, {3, 2, 3}, {1, 1, 0}},   /* non-cubic kernel: 18 taps; 2-vector dW tile (f32) */
+      {1, 2, 35, 3, 4, 9, {2, 3, 1}, {0, 1, 0}},   /* 6 taps; 4-vector dW tile, Co % 6 != 0 */
+      {1, 2, 3, 3, 3, 4, {1, 1, 3}, {2, 0, 1}},    /* padding 2 > k-1 on axis 0: dX falls back to col2im */
+      {2, 8, 9, 3, 5, 4, {3, 3, 3}, {1, 1, 1}},    /* Winograd-eligible (>= 8 channels) */
+  };
+  const char *algos[3] = {"direct", "gemm", "wino"};
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+    for (int a = 0; a < 3; a++) {
+      int cubic = cs[i].k[0] == 3 && cs[i].k[1] == 3 && cs[i].k[2] == 3;
+      if (a == 2 && (!cubic || cs[i].p[0] > 2)) continue; /* Winograd: 3x3x3 only */
+      test_conv_algos(SGNN_F64, 1e-12, algos[a], cs[i].N, cs[i].C, cs[i].Co, cs[i].D, cs[i].H, cs[i].W, cs[i].k,
+                      cs[i].p);
+      test_conv_algos(SGNN_F32, 3e-5, algos[a], cs[i].N, cs[i].C, cs[i].Co, cs[i].D, cs[i].H, cs[i].W, cs[i].k,
+                      cs[i].p);
+    }
+}
+
 static void test_pool_upsample(void)
 {
   /* 1x1x1x2x4 input */
@@ -443,8 +550,9 @@ int main(int argc, char **argv)
               p3[3] = {1, 0, 2};
     test_conv_forward(SGNN_F64, 1e-13, 3, 2, k1, s1, p1); /* im2col + GEMM path */
     test_conv_forward(SGNN_F32, 1e-5, 3, 2, k1, s1, p1);  /* 54-term f32 sums of O(1) values */
-    /* 3x3x3 stride 1 with >= 8 channels: the Winograd path; its transforms
-     * add a few roundings (216-term sums of O(1) values: f32 2e-5) */
+    /* 3x3x3 stride 1 with >= 8 channels: the direct path by default (and
+     * Winograd in test_conv_algo_cases); Winograd's transforms add a few
+     * roundings (216-term sums of O(1) values: f32 2e-5) */
     test_conv_forward(SGNN_F64, 1e-12, 8, 9, k3, s3, p3);
     test_conv_forward(SGNN_F32, 2e-5, 8, 9, k3, s3, p3);
     const int p4[3] = {1, 1, 1};
@@ -452,6 +560,8 @@ int main(int argc, char **argv)
     test_conv_forward(SGNN_F64, 1e-12, 8, 8, k3, s3, p4);
     conv_W = 4;
   }
+  SgnnBackend *cpu = NULL;
+  if (!sgnn_backend_get("cpu", &cpu) && BE == cpu) test_conv_algo_cases(); /* CPU algorithms; others have one */
   test_pool_upsample();
   test_interp();
   test_norms();

@@ -1,0 +1,252 @@
+/* conv_direct.c -- direct stride-1 3-d convolution and its weight gradient
+ * on host memory, with no im2col: the CPU backend's default for stride-1
+ * convs (ops_conv.c picks it; SGNN_CONV_DIRECT=0 turns it off).
+ *
+ * Why: with few input channels (the 4-channel first layer of a
+ * MeshfreeFlowNet block) im2col inflates the input 27x and the GEMM is thin;
+ * the measured step spent ~14% in im2col alone and ~20% more in small or
+ * badly-shaped GEMMs, and Winograd's transforms cost more than the
+ * multiplications they save at 32-64 channels (docs/nn.md has the numbers).
+ * Here the input is copied once into a zero-padded buffer and every output
+ * is an FMA chain read straight from it.
+ *
+ * Vectorisation (GCC/Clang vector extensions, 64-byte vectors: 16 f32 or
+ * 8 f64 lanes; one register with AVX-512, split by the compiler on AVX2/SSE
+ * -- slower there, still correct).
+ * Forward: lanes along the output's W axis (NCDHW keeps it contiguous, so
+ * nothing is re-laid-out); register tile of RB output rows x CB output
+ * channels, so each input-vector load feeds CB FMAs and each broadcast
+ * weight RB FMAs (the blocking of Zhang, Franchetti & Low, "High Performance
+ * Zero-Memory Overhead Direct Convolutions", ICML 2018). Bias is the
+ * accumulators' initial value.
+ * Weight gradient: lanes along output channels (g transposed once to
+ * [N,Do,Ho,Wo,Co]); tile of CV channel vectors x TBN kernel taps, each tap
+ * value a broadcast from the padded input, summed over every position of
+ * every sample (one reduction for the whole batch).
+ * Row, lane, channel and tap remainders are handled by zero padding (and
+ * masked stores), so the inner loops have no bounds checks.
+ * Threads (parallel.c): forward over (sample, channel block), weight
+ * gradient over input channels -- disjoint outputs, no reductions. */
+#include "sgnn_impl.h"
+#include <stdlib.h>
+#include <string.h>
+
+static long rup(long a, long b) { return (a + b - 1) / b * b; }
+
+#define DC_COMMON(T, SUF)                                                                                             \
+  typedef T V_##SUF __attribute__((vector_size(64)));                                                                 \
+  typedef T U_##SUF __attribute__((vector_size(64), aligned(sizeof(T)), may_alias));                                  \
+  enum { VL_##SUF = 64 / sizeof(T) };                                                                                 \
+  static inline V_##SUF ld_##SUF(const T *p) { return *(const U_##SUF *)p; }                                          \
+  /* xp [N*C][Dp][Hp][Wr] = x zero-padded by pad on the low side */                                                   \
+  static void pad_in_##SUF(const T *x, long NC, int D, int H, int W, const int pad[3], int Dp, int Hp,                \
+                           int Wr, T *xp)                                                                             \
+  {                                                                                                                   \
+    for (long nc = 0; nc < NC; nc++)                                                                                  \
+      for (int z = 0; z < D; z++)                                                                                     \
+        for (int y = 0; y < H; y++)                                                                                   \
+          memcpy(xp + ((nc * Dp + z + pad[0]) * Hp + y + pad[1]) * Wr + pad[2],                                       \
+                 x + ((nc * D + z) * H + y) * (long)W, sizeof(T) * W);                                                \
+  }                                                                                                                   \
+  typedef struct {                                                                                                    \
+    const T *xp, *wt, *bias;                                                                                          \
+    const long *off;                                                                                                  \
+    T *y;                                                                                                             \
+    int C, Co, Coq, K, Do, Ho, Wo, Hq, Wq, Hp, Wr, cb;                                                                \
+    long Sp;                                                                                                          \
+  } Fwd_##SUF;
+
+#define FWD_KERNEL(T, SUF, RB, CB)                                                                                    \
+  /* items i = n * (Coq / CB) + channel block */                                                                      \
+  static void fwdk_##SUF##_##CB(void *ctx, int i0, int i1)                                                            \
+  {                                                                                                                   \
+    enum { VL = VL_##SUF };                                                                                           \
+    const Fwd_##SUF *F = ctx;                                                                                         \
+    const int C = F->C, Co = F->Co, K = F->K, Do = F->Do, Ho = F->Ho, Wo = F->Wo, Hq = F->Hq, Wq = F->Wq;             \
+    const int Hp = F->Hp, Wr = F->Wr, nb = F->Coq / CB;                                                               \
+    const long Sp = F->Sp, Sy = (long)Do * Ho * Wo;                                                                   \
+    for (int i = i0; i < i1; i++) {                                                                                   \
+      const int n = i / nb, cb = i % nb * CB;                                                                         \
+      for (int z = 0; z < Do; z++)                                                                                    \
+        for (int y0 = 0; y0 < Hq; y0 += RB)                                                                           \
+          for (int x0 = 0; x0 < Wq; x0 += VL) {                                                                       \
+            V_##SUF acc[RB][CB];                                                                                      \
+            for (int c = 0; c < CB; c++) {                                                                            \
+              T b = F->bias && cb + c < Co ? F->bias[cb + c] : (T)0;                                                  \
+              for (int r = 0; r < RB; r++) acc[r][c] = (V_##SUF){} + b;                                               \
+            }                                                                                                         \
+            const T *xb = F->xp + (long)n * C * Sp + ((long)z * Hp + y0) * Wr + x0;                                   \
+            const T *wb = F->wt + (long)cb * C * K;                                                                   \
+            for (int ci = 0; ci < C; ci++, xb += Sp)                                                                  \
+              for (int t = 0; t < K; t++, wb += CB) {                                                                 \
+                const T *xr = xb + F->off[t];                                                                         \
+                V_##SUF v[RB];                                                                                        \
+                _Pragma("GCC unroll 8") for (int r = 0; r < RB; r++) v[r] = ld_##SUF(xr + (long)r * Wr);              \
+                _Pragma("GCC unroll 8") for (int c = 0; c < CB; c++)                                                  \
+                  _Pragma("GCC unroll 8") for (int r = 0; r < RB; r++) acc[r][c] += v[r] * wb[c];                     \
+              }                                                                                                       \
+            int nx = Wo - x0 < VL ? Wo - x0 : VL;                                                                     \
+            for (int c = 0; c < CB && cb + c < Co; c++)                                                               \
+              for (int r = 0; r < RB && y0 + r < Ho; r++) {                                                           \
+                T *dst = F->y + ((long)n * Co + cb + c) * Sy + ((long)z * Ho + y0 + r) * Wo + x0;                     \
+                if (nx == VL)                                                                                         \
+                  *(U_##SUF *)dst = acc[r][c];                                                                        \
+                else                                                                                                  \
+                  for (int l = 0; l < nx; l++) dst[l] = acc[r][c][l];                                                 \
+              }                                                                                                       \
+          }                                                                                                           \
+    }                                                                                                                 \
+  }
+
+#define FWD_DEFINE(T, SUF)                                                                                            \
+  FWD_KERNEL(T, SUF, 4, 6)                                                                                            \
+  FWD_KERNEL(T, SUF, 4, 4)                                                                                            \
+  static int fwd_##SUF(const SgnnDirectArgs *A)                                                                       \
+  {                                                                                                                   \
+    enum { VL = VL_##SUF, RB = 4 };                                                                                   \
+    const int N = A->N, C = A->C, Co = A->Co, k0 = A->k[0], k1 = A->k[1], k2 = A->k[2];                               \
+    const int Do = A->D + 2 * A->pad[0] - k0 + 1, Ho = A->H + 2 * A->pad[1] - k1 + 1;                                 \
+    const int Wo = A->W + 2 * A->pad[2] - k2 + 1, K = k0 * k1 * k2;                                                   \
+    /* 4x6 tile unless a channel count that 4 divides would waste more than                                           \
+     * 4x6 gains (32 channels: 36 computed with CB = 6) */                                                            \
+    const int CB = 6;                                                                                                 \
+    const int Hq = (int)rup(Ho, RB), Wq = (int)rup(Wo, VL), Coq = (int)rup(Co, CB);                                   \
+    const int Dp = Do + k0 - 1, Hp = Hq + k1 - 1, Wr = Wq + k2 - 1;                                                   \
+    const long Sp = (long)Dp * Hp * Wr;                                                                               \
+    const T *w = A->w;                                                                                                \
+    T *xp = calloc((size_t)N * C * Sp, sizeof(T));                                                                    \
+    T *wt = calloc((size_t)Coq * C * K, sizeof(T));                                                                   \
+    long *off = malloc(sizeof(long) * K);                                                                             \
+    if (!xp || !wt || !off) {                                                                                         \
+      free(xp), free(wt), free(off);                                                                                  \
+      return sgnn_seterr(SGNN_ERR_MEM, "conv3d (direct): out of memory");                                             \
+    }                                                                                                                 \
+    pad_in_##SUF(A->x, (long)N * C, A->D, A->H, A->W, A->pad, Dp, Hp, Wr, xp);                                        \
+    /* wt [Coq/CB][C][K][CB]: a tile's CB weights of one tap are contiguous */                                        \
+    for (int co = 0; co < Co; co++)                                                                                   \
+      for (int ci = 0; ci < C; ci++)                                                                                  \
+        for (int t = 0; t < K; t++)                                                                                   \
+          wt[(((long)(co / CB) * C + ci) * K + t) * CB + co % CB] = w[((long)co * C + ci) * K + t];                   \
+    for (int dz = 0, t = 0; dz < k0; dz++)                                                                            \
+      for (int dy = 0; dy < k1; dy++)                                                                                 \
+        for (int dx = 0; dx < k2; dx++) off[t++] = ((long)dz * Hp + dy) * Wr + dx;                                    \
+    Fwd_##SUF F = {.xp = xp, .wt = wt, .bias = A->bias, .off = off, .y = A->y, .C = C, .Co = Co, .Coq = Coq,          \
+                   .K = K, .Do = Do, .Ho = Ho, .Wo = Wo, .Hq = Hq, .Wq = Wq, .Hp = Hp, .Wr = Wr, .Sp = Sp};           \
+    sgnn_parallel_for(N * (Coq / CB), CB == 4 ? fwdk_##SUF##_4 : fwdk_##SUF##_6, &F);                                 \
+    free(xp), free(wt), free(off);                                                                                    \
+    return 0;                                                                                                         \
+  }
+
+/* Weight-gradient tile: CV output-channel vectors x TBN kernel taps, all
+ * loads aligned vectors or scalar broadcasts. Positions go in chunks of ry
+ * rows whose g fits in L1 while every (ci, tap group) sweeps them; the
+ * tiles are parked in am[ci][tap][CV] between chunks. Items: input channels. */
+#define DW_KERNEL(T, SUF, CV, TBN)                                                                                    \
+  static void dwk_##SUF##_##CV(void *ctx, int c0, int c1)                                                             \
+  {                                                                                                                   \
+    enum { VL = VL_##SUF };                                                                                           \
+    const Dw_##SUF *P = ctx;                                                                                          \
+    const int N = P->N, C = P->C, Kq = P->Kq, Do = P->Do, Ho = P->Ho, Wo = P->Wo, Coq = P->Coq;                       \
+    const int cob = P->cob, Hp = P->Hp, Wr = P->Wr, ry = P->ry;                                                       \
+    const long Sp = P->Sp;                                                                                            \
+    for (int n = 0; n < N; n++)                                                                                       \
+      for (int z = 0; z < Do; z++)                                                                                    \
+        for (int y0 = 0; y0 < Ho; y0 += ry) {                                                                         \
+          int y1 = y0 + ry < Ho ? y0 + ry : Ho;                                                                       \
+          for (int ci = c0; ci < c1; ci++)                                                                            \
+            for (int t0 = 0; t0 < Kq; t0 += TBN) {                                                                    \
+              V_##SUF acc[CV][TBN], *ap = P->am + ((long)ci * Kq + t0) * CV;                                          \
+              for (int j = 0; j < TBN; j++)                                                                           \
+                for (int v = 0; v < CV; v++) acc[v][j] = ap[j * CV + v];                                              \
+              long o[TBN];                                                                                            \
+              for (int j = 0; j < TBN; j++) o[j] = P->off[t0 + j];                                                    \
+              for (int y = y0; y < y1; y++) {                                                                         \
+                const T *gr = P->gT + (((long)n * Do + z) * Ho + y) * Wo * Coq + cob;                                 \
+                const T *xr = P->xp + ((long)n * C + ci) * Sp + ((long)z * Hp + y) * Wr;                              \
+                for (int x = 0; x < Wo; x++, gr += Coq, xr++) {                                                       \
+                  V_##SUF gv[CV];                                                                                     \
+                  _Pragma("GCC unroll 8") for (int v = 0; v < CV; v++) gv[v] = *(const V_##SUF *)(gr + v * VL);       \
+                  _Pragma("GCC unroll 16") for (int j = 0; j < TBN; j++) {                                            \
+                    T b = xr[o[j]];                                                                                   \
+                    _Pragma("GCC unroll 8") for (int v = 0; v < CV; v++) acc[v][j] += gv[v] * b;                      \
+                  }                                                                                                   \
+                }                                                                                                     \
+              }                                                                                                       \
+              for (int j = 0; j < TBN; j++)                                                                           \
+                for (int v = 0; v < CV; v++) ap[j * CV + v] = acc[v][j];                                              \
+            }                                                                                                         \
+        }                                                                                                             \
+  }
+
+#define DW_DEFINE(T, SUF)                                                                                             \
+  typedef struct {                                                                                                    \
+    const T *gT, *xp;                                                                                                 \
+    const long *off;                                                                                                  \
+    V_##SUF *am;                                                                                                      \
+    int N, C, Kq, Do, Ho, Wo, Coq, cob, Hp, Wr, ry;                                                                   \
+    long Sp;                                                                                                          \
+  } Dw_##SUF;                                                                                                         \
+  DW_KERNEL(T, SUF, 1, 14)                                                                                            \
+  DW_KERNEL(T, SUF, 2, 9)                                                                                             \
+  DW_KERNEL(T, SUF, 4, 7)                                                                                             \
+  static int dw_##SUF(const SgnnDirectArgs *A)                                                                        \
+  {                                                                                                                   \
+    enum { VL = VL_##SUF };                                                                                           \
+    const int N = A->N, C = A->C, Co = A->Co, k0 = A->k[0], k1 = A->k[1], k2 = A->k[2];                               \
+    const int Do = A->D + 2 * A->pad[0] - k0 + 1, Ho = A->H + 2 * A->pad[1] - k1 + 1;                                 \
+    const int Wo = A->W + 2 * A->pad[2] - k2 + 1, K = k0 * k1 * k2;                                                   \
+    const int cv = Co > 2 * VL ? 4 : Co > VL ? 2 : 1, tb = cv == 4 ? 7 : cv == 2 ? 9 : 14;                            \
+    const int Kq = (int)rup(K, tb), Coq = (int)rup(Co, cv * VL);                                                      \
+    const int Dp = Do + k0 - 1, Hp = Ho + k1 - 1, Wr = Wo + k2 - 1;                                                   \
+    const long Sp = (long)Dp * Hp * Wr, S = (long)Do * Ho * Wo;                                                       \
+    const T *g = A->y;                                                                                                \
+    T *dw = A->dw;                                                                                                    \
+    T *xp = calloc((size_t)N * C * Sp, sizeof(T));                                                                    \
+    T *gT = aligned_alloc(64, sizeof(T) * (size_t)N * S * Coq);                                                       \
+    V_##SUF *am = aligned_alloc(64, sizeof(V_##SUF) * (size_t)C * Kq * cv);                                           \
+    long *off = calloc(Kq, sizeof(long)); /* taps past K read offset 0 and are dropped */                             \
+    if (!xp || !gT || !am || !off) {                                                                                  \
+      free(xp), free(gT), free(am), free(off);                                                                        \
+      return sgnn_seterr(SGNN_ERR_MEM, "conv3d weight gradient (direct): out of memory");                             \
+    }                                                                                                                 \
+    pad_in_##SUF(A->x, (long)N * C, A->D, A->H, A->W, A->pad, Dp, Hp, Wr, xp);                                        \
+    for (int n = 0; n < N; n++) /* gT [n][s][co], channels past Co zero; 64-position blocks */                        \
+      for (long s0 = 0; s0 < S; s0 += 64) {                                                                           \
+        long s1 = s0 + 64 < S ? s0 + 64 : S;                                                                          \
+        for (int co = 0; co < Coq; co++) {                                                                            \
+          const T *src = g + ((long)n * Co + co) * S;                                                                 \
+          for (long q = s0; q < s1; q++) gT[((long)n * S + q) * Coq + co] = co < Co ? src[q] : (T)0;                  \
+        }                                                                                                             \
+      }                                                                                                               \
+    for (int dz = 0, t = 0; dz < k0; dz++)                                                                            \
+      for (int dy = 0; dy < k1; dy++)                                                                                 \
+        for (int dx = 0; dx < k2; dx++) off[t++] = ((long)dz * Hp + dy) * Wr + dx;                                    \
+    int ry = (int)((16 << 10) / ((long)Wo * cv * VL * sizeof(T))); /* rows of g per chunk: 16 KiB */                  \
+    if (ry < 1) ry = 1;                                                                                               \
+    Dw_##SUF P = {.gT = gT, .xp = xp, .off = off, .am = am, .N = N, .C = C, .Kq = Kq, .Do = Do, .Ho = Ho,             \
+                  .Wo = Wo, .Coq = Coq, .Hp = Hp, .Wr = Wr, .ry = ry, .Sp = Sp};                                      \
+    for (int cob = 0; cob < Coq; cob += cv * VL) {                                                                    \
+      P.cob = cob;                                                                                                    \
+      memset(am, 0, sizeof(V_##SUF) * (size_t)C * Kq * cv);                                                           \
+      sgnn_parallel_for(C, cv == 4 ? dwk_##SUF##_4 : cv == 2 ? dwk_##SUF##_2 : dwk_##SUF##_1, &P);                    \
+      for (int ci = 0; ci < C; ci++)                                                                                  \
+        for (int t = 0; t < K; t++)                                                                                   \
+          for (int v = 0; v < cv; v++) {                                                                              \
+            const V_##SUF a = am[((long)ci * Kq + t) * cv + v];                                                       \
+            for (int l = 0; l < VL && cob + v * VL + l < Co; l++)                                                     \
+              dw[((long)(cob + v * VL + l) * C + ci) * K + t] += a[l];                                                \
+          }                                                                                                           \
+    }                                                                                                                 \
+    free(xp), free(gT), free(am), free(off);                                                                          \
+    return 0;                                                                                                         \
+  }
+
+DC_COMMON(float, f)
+DC_COMMON(double, d)
+FWD_DEFINE(float, f)
+FWD_DEFINE(double, d)
+DW_DEFINE(float, f)
+DW_DEFINE(double, d)
+
+int sgnn_direct_conv3(const SgnnDirectArgs *a) { return a->dt == SGNN_F64 ? fwd_d(a) : fwd_f(a); }
+int sgnn_direct_conv3_dw(const SgnnDirectArgs *a) { return a->dt == SGNN_F64 ? dw_d(a) : dw_f(a); }
