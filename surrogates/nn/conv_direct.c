@@ -48,20 +48,91 @@ static void release(void *p, size_t bytes)
   if (p) sgnn_backend_cpu()->free(p, bytes ? bytes : 1);
 }
 
-#define DC_COMMON(T, SUF)                                                                                             \
+#define DC_COMMON(T, IT, SUF)                                                                                         \
   typedef T V_##SUF __attribute__((vector_size(64)));                                                                 \
+  typedef IT IT_##SUF;                                                                                                \
   typedef T U_##SUF __attribute__((vector_size(64), aligned(sizeof(T)), may_alias));                                  \
   enum { VL_##SUF = 64 / sizeof(T) };                                                                                 \
   static inline V_##SUF ld_##SUF(const T *p) { return *(const U_##SUF *)p; }                                          \
-  /* xp [N*C][Dp][Hp][Wr] = x zero-padded by pad on the low side */                                                   \
+  /* xp [N*C][Dp][Hp][Wr] = x zero-padded by pad on the low side, every                                               \
+   * element written once (no separate memset); items: the N*C planes */                                              \
+  typedef struct {                                                                                                    \
+    const T *x;                                                                                                       \
+    T *xp;                                                                                                            \
+    int D, H, W, Dp, Hp, Wr, pad[3];                                                                                  \
+  } Pad_##SUF;                                                                                                        \
+  static void pad_rows_##SUF(void *ctx, int i0, int i1)                                                               \
+  {                                                                                                                   \
+    const Pad_##SUF *P = ctx;                                                                                         \
+    const int D = P->D, H = P->H, W = P->W, Hp = P->Hp, Wr = P->Wr, p2 = P->pad[2];                                   \
+    for (long nc = i0; nc < i1; nc++)                                                                                 \
+      for (int zz = 0; zz < P->Dp; zz++)                                                                              \
+        for (int yy = 0; yy < Hp; yy++) {                                                                             \
+          T *row = P->xp + ((nc * P->Dp + zz) * Hp + yy) * Wr;                                                        \
+          int z = zz - P->pad[0], y = yy - P->pad[1];                                                                 \
+          if (z < 0 || z >= D || y < 0 || y >= H) {                                                                   \
+            for (int i = 0; i < Wr; i++) row[i] = 0;                                                                  \
+            continue;                                                                                                 \
+          }                                                                                                           \
+          const T *src = P->x + ((nc * D + z) * H + y) * (long)W;                                                     \
+          for (int i = 0; i < p2; i++) row[i] = 0;                                                                    \
+          for (int i = 0; i < W; i++) row[p2 + i] = src[i];                                                           \
+          for (int i = p2 + W; i < Wr; i++) row[i] = 0;                                                               \
+        }                                                                                                             \
+  }                                                                                                                   \
   static void pad_in_##SUF(const T *x, long NC, int D, int H, int W, const int pad[3], int Dp, int Hp,                \
                            int Wr, T *xp)                                                                             \
   {                                                                                                                   \
-    for (long nc = 0; nc < NC; nc++)                                                                                  \
-      for (int z = 0; z < D; z++)                                                                                     \
-        for (int y = 0; y < H; y++)                                                                                   \
-          memcpy(xp + ((nc * Dp + z + pad[0]) * Hp + y + pad[1]) * Wr + pad[2],                                       \
-                 x + ((nc * D + z) * H + y) * (long)W, sizeof(T) * W);                                                \
+    Pad_##SUF P = {.x = x, .xp = xp, .D = D, .H = H, .W = W, .Dp = Dp, .Hp = Hp, .Wr = Wr,                            \
+                   .pad = {pad[0], pad[1], pad[2]}};                                                                  \
+    sgnn_parallel_for((int)NC, pad_rows_##SUF, &P);                                                                   \
+  }                                                                                                                   \
+  /* gT [n][s][Coq] = g [n][co][s] (channels past Co zero), VL x VL blocks                                            \
+   * transposed in registers by log2(VL) butterfly stages of two-input                                                \
+   * shuffles (stage h swaps the off-diagonal h x h blocks of row pairs                                               \
+   * i, i+h); items: samples */                                                                                       \
+  typedef struct {                                                                                                    \
+    const T *g;                                                                                                       \
+    T *gT;                                                                                                            \
+    int Co, Coq;                                                                                                      \
+    long S;                                                                                                           \
+  } Tr_##SUF;                                                                                                         \
+  static void transpose_##SUF(void *ctx, int n0, int n1)                                                              \
+  {                                                                                                                   \
+    enum { VL = VL_##SUF };                                                                                           \
+    typedef IT_##SUF M __attribute__((vector_size(64)));                                                              \
+    const Tr_##SUF *P = ctx;                                                                                          \
+    const int Co = P->Co, Coq = P->Coq;                                                                               \
+    const long S = P->S;                                                                                              \
+    M lo[VL], hi[VL]; /* masks per stage h (indexed by h) */                                                          \
+    for (int h = 1; h < VL; h *= 2)                                                                                   \
+      for (int l = 0; l < VL; l++) {                                                                                  \
+        lo[h][l] = (l & h) ? VL + l - h : l;                                                                          \
+        hi[h][l] = (l & h) ? VL + l : l + h;                                                                          \
+      }                                                                                                               \
+    for (int n = n0; n < n1; n++)                                                                                     \
+      for (long s0 = 0; s0 < S; s0 += VL)                                                                             \
+        for (int c0 = 0; c0 < Coq; c0 += VL) {                                                                        \
+          V_##SUF r[VL];                                                                                              \
+          int ns = S - s0 < VL ? (int)(S - s0) : VL;                                                                  \
+          for (int i = 0; i < VL; i++) {                                                                              \
+            const T *src = P->g + ((long)n * Co + c0 + i) * S + s0;                                                   \
+            if (c0 + i >= Co)                                                                                         \
+              r[i] = (V_##SUF){};                                                                                     \
+            else if (ns == VL)                                                                                        \
+              r[i] = ld_##SUF(src);                                                                                   \
+            else                                                                                                      \
+              for (int l = 0; l < VL; l++) r[i][l] = l < ns ? src[l] : (T)0;                                          \
+          }                                                                                                           \
+          for (int h = VL / 2; h >= 1; h /= 2)                                                                        \
+            for (int i = 0; i < VL; i++)                                                                              \
+              if (!(i & h)) {                                                                                         \
+                V_##SUF a = r[i], b = r[i + h];                                                                       \
+                r[i] = __builtin_shuffle(a, b, lo[h]);                                                                \
+                r[i + h] = __builtin_shuffle(a, b, hi[h]);                                                            \
+              }                                                                                                       \
+          for (int i = 0; i < ns; i++) *(U_##SUF *)(P->gT + ((long)n * S + s0 + i) * Coq + c0) = r[i];                \
+        }                                                                                                             \
   }                                                                                                                   \
   typedef struct {                                                                                                    \
     const T *xp, *wt, *bias;                                                                                          \
@@ -234,14 +305,8 @@ static void release(void *p, size_t bytes)
       return sgnn_seterr(SGNN_ERR_MEM, "conv3d weight gradient (direct): out of memory");                             \
     }                                                                                                                 \
     pad_in_##SUF(A->x, (long)N * C, A->D, A->H, A->W, A->pad, Dp, Hp, Wr, xp);                                        \
-    for (int n = 0; n < N; n++) /* gT [n][s][co], channels past Co zero; 64-position blocks */                        \
-      for (long s0 = 0; s0 < S; s0 += 64) {                                                                           \
-        long s1 = s0 + 64 < S ? s0 + 64 : S;                                                                          \
-        for (int co = 0; co < Coq; co++) {                                                                            \
-          const T *src = g + ((long)n * Co + co) * S;                                                                 \
-          for (long q = s0; q < s1; q++) gT[((long)n * S + q) * Coq + co] = co < Co ? src[q] : (T)0;                  \
-        }                                                                                                             \
-      }                                                                                                               \
+    Tr_##SUF tr = {.g = g, .gT = gT, .Co = Co, .Coq = Coq, .S = S};                                                   \
+    sgnn_parallel_for(N, transpose_##SUF, &tr);                                                                       \
     for (int dz = 0, t = 0; dz < k0; dz++)                                                                            \
       for (int dy = 0; dy < k1; dy++)                                                                                 \
         for (int dx = 0; dx < k2; dx++) off[t++] = ((long)dz * Hp + dy) * Wr + dx;                                    \
@@ -265,8 +330,8 @@ static void release(void *p, size_t bytes)
     return 0;                                                                                                         \
   }
 
-DC_COMMON(float, f)
-DC_COMMON(double, d)
+DC_COMMON(float, int, f)
+DC_COMMON(double, long long, d)
 FWD_DEFINE(float, f)
 FWD_DEFINE(double, d)
 DW_DEFINE(float, f)
