@@ -307,6 +307,19 @@ static void release(void *p, size_t bytes)
     pad_in_##SUF(A->x, (long)N * C, A->D, A->H, A->W, A->pad, Dp, Hp, Wr, xp);                                        \
     Tr_##SUF tr = {.g = g, .gT = gT, .Co = Co, .Coq = Coq, .S = S};                                                   \
     sgnn_parallel_for(N, transpose_##SUF, &tr);                                                                       \
+    if (A->db) /* bias gradient: sum of g over samples and positions, vector partial sums */                          \
+      for (int co = 0; co < Co; co++) {                                                                               \
+        V_##SUF acc = {};                                                                                             \
+        T tail = 0;                                                                                                   \
+        for (int n = 0; n < N; n++) {                                                                                 \
+          const T *src = g + ((long)n * Co + co) * S;                                                                 \
+          long s = 0;                                                                                                 \
+          for (; s + VL <= S; s += VL) acc += ld_##SUF(src + s);                                                      \
+          for (; s < S; s++) tail += src[s];                                                                          \
+        }                                                                                                             \
+        for (int l = 0; l < VL; l++) tail += acc[l];                                                                  \
+        ((T *)A->db)[co] += tail;                                                                                     \
+      }                                                                                                               \
     for (int dz = 0, t = 0; dz < k0; dz++)                                                                            \
       for (int dy = 0; dy < k1; dy++)                                                                                 \
         for (int dx = 0; dx < k2; dx++) off[t++] = ((long)dz * Hp + dy) * Wr + dx;                                    \

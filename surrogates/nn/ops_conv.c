@@ -280,12 +280,15 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
     SGNN_TRYG(sgnn_tensor_new(be, dt, 2, cshape, 0, &scratch));
     SGNN_TRYG(sgnn_tensor_new(be, dt, 2, tshape, 0, &tmp));
   }
+  int db_direct = dw_direct && n->nin > 2 && need[2]; /* bias gradient in the same pass over g */
   if (need[1]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, w->shape, 1, &gin[1]));
-  if (need[0]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, x->shape, 1, &gin[0]));
+  if (db_direct) SGNN_TRYG(sgnn_tensor_new(be, dt, 1, &c.Co, 1, &gin[2]));
+  if (need[0]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, x->shape, !dx_direct, &gin[0])); /* direct writes every element */
   if (dw_direct) {
     SgnnDirectArgs da = {.dt = dt, .N = c.N, .C = c.g1.C, .D = c.g1.D, .H = c.g1.H, .W = c.g1.W, .Co = c.Co,
                          .k = {c.g1.k[0], c.g1.k[1], c.g1.k[2]}, .pad = {n->ip[6], n->ip[7], n->ip[8]},
-                         .x = sgnn_ptr(x), .y = sgnn_ptr(g), .dw = sgnn_ptr(gin[1])};
+                         .x = sgnn_ptr(x), .y = sgnn_ptr(g), .dw = sgnn_ptr(gin[1]),
+                         .db = db_direct ? sgnn_ptr(gin[2]) : NULL};
     SGNN_TRYG(sgnn_direct_conv3_dw(&da));
   }
   if (wino || dx_direct) { /* dX = stride-1 conv of g with flipped, transposed W and padding k - 1 - p */
@@ -341,7 +344,7 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
     }
   }
   if (rc) goto done;
-  if (n->nin > 2 && need[2]) {
+  if (n->nin > 2 && need[2] && !db_direct) {
     int bs[4] = {c.Co, 1, 1, 1};
     SgnnTensor t = NULL;
     SGNN_TRYG(sgnn_sum_to(g, 4, bs, &t));

@@ -235,7 +235,7 @@ int sgnn_winograd_conv3(const SgnnWinogradArgs *a);
 /* direct stride-1 conv on host memory (conv_direct.c), any kernel size:
  * sgnn_direct_conv3:    y [N,Co,Do,Ho,Wo] = conv(x [N,C,D,H,W], w [Co,C,k0,k1,k2]) + bias (bias may be NULL)
  * sgnn_direct_conv3_dw: dw [Co,C,k0,k1,k2] += sum over n and positions of y (read: the output gradient)
- *                       times the matching x values */
+ *                       times the matching x values; db [Co] += sum of y over n and positions (db may be NULL) */
 typedef struct {
   SgnnDType dt;
   int N, C, D, H, W, Co;
@@ -243,6 +243,7 @@ typedef struct {
   const void *x, *w, *bias;
   void *y;  /* output (forward) or output gradient (dw) */
   void *dw; /* weight gradient, accumulated (dw only) */
+  void *db; /* bias gradient, accumulated (dw only; NULL: not wanted) */
 } SgnnDirectArgs;
 int sgnn_direct_conv3(const SgnnDirectArgs *a);
 int sgnn_direct_conv3_dw(const SgnnDirectArgs *a);
