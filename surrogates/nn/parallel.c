@@ -3,6 +3,7 @@
  * joined before it returns: no pool, so nothing spins between calls on a
  * shared machine (why OpenMP stays opt-in, see the Makefile); the kernels
  * it runs take milliseconds, the ~20 us of thread start-up is noise.
+ * fn must tolerate any split of [0, n) into ranges (items independent).
  * Thread count: SGNN_NUM_THREADS, else OMP_NUM_THREADS, else
  * OPENBLAS_NUM_THREADS (the same knobs as the GEMMs), else 1. */
 #include "sgnn_impl.h"
@@ -22,13 +23,21 @@ int sgnn_num_threads(void)
 typedef struct {
   void (*fn)(void *, int, int);
   void *ctx;
-  int i0, i1;
+  int n, grain;
+  int next; /* next unclaimed item (atomic) */
 } Job;
 
+/* items are claimed dynamically, grain at a time: on a shared machine a
+ * thread that loses its core leaves its remaining items to the others
+ * instead of stalling the whole op behind a static split */
 static void *run_job(void *p)
 {
   Job *j = p;
-  j->fn(j->ctx, j->i0, j->i1);
+  for (;;) {
+    int i0 = __atomic_fetch_add(&j->next, j->grain, __ATOMIC_RELAXED);
+    if (i0 >= j->n) break;
+    j->fn(j->ctx, i0, i0 + j->grain < j->n ? i0 + j->grain : j->n);
+  }
   return NULL;
 }
 
@@ -40,15 +49,12 @@ void sgnn_parallel_for(int n, void (*fn)(void *ctx, int i0, int i1), void *ctx)
     if (n > 0) fn(ctx, 0, n);
     return;
   }
-  Job job[64];
+  /* ~8 claims per thread: balance without an atomic per tiny item */
+  Job job = {fn, ctx, n, n / (8 * nt) > 1 ? n / (8 * nt) : 1, 0};
   pthread_t th[64];
   int started[64] = {0};
-  for (int t = 0; t < nt; t++) job[t] = (Job){fn, ctx, (int)((long)n * t / nt), (int)((long)n * (t + 1) / nt)};
-  for (int t = 1; t < nt; t++) started[t] = pthread_create(&th[t], NULL, run_job, &job[t]) == 0;
-  run_job(&job[0]);
-  for (int t = 1; t < nt; t++) /* a thread that failed to start: its range runs here */
-    if (started[t])
-      pthread_join(th[t], NULL);
-    else
-      run_job(&job[t]);
+  for (int t = 1; t < nt; t++) started[t] = pthread_create(&th[t], NULL, run_job, &job) == 0;
+  run_job(&job); /* a thread that failed to start simply claims nothing */
+  for (int t = 1; t < nt; t++)
+    if (started[t]) pthread_join(th[t], NULL);
 }

@@ -197,6 +197,7 @@ static void test_conv_algos(SgnnDType dt, double tol, const char *algo, int N, i
                             const int *k, const int *pd)
 {
   setenv("SGNN_CONV_DIRECT", strcmp(algo, "gemm") ? "1" : "0", 1);
+  if (!strcmp(algo, "direct3")) setenv("SGNN_NUM_THREADS", "3", 1); /* threaded split, odd thread count */
   setenv("SGNN_CONV_WINOGRAD", strcmp(algo, "wino") ? "" : "1", 1);
   const int st[3] = {1, 1, 1};
   SgnnRng r;
@@ -262,6 +263,7 @@ static void test_conv_algos(SgnnDType dt, double tol, const char *algo, int N, i
   free(x), free(w), free(b), free(R), free(yr), free(dxr), free(dwr), free(dbr);
   unsetenv("SGNN_CONV_DIRECT");
   unsetenv("SGNN_CONV_WINOGRAD");
+  unsetenv("SGNN_NUM_THREADS");
 }
 
 static void test_conv_algo_cases(void)
@@ -276,11 +278,11 @@ static void test_conv_algo_cases(void)
       {1, 2, 3, 3, 3, 4, {1, 1, 3}, {2, 0, 1}},    /* padding 2 > k-1 on axis 0: dX falls back to col2im */
       {2, 8, 9, 3, 5, 4, {3, 3, 3}, {1, 1, 1}},    /* Winograd-eligible (>= 8 channels) */
   };
-  const char *algos[3] = {"direct", "gemm", "wino"};
+  const char *algos[4] = {"direct", "direct3", "gemm", "wino"};
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
-    for (int a = 0; a < 3; a++) {
+    for (int a = 0; a < 4; a++) {
       int cubic = cs[i].k[0] == 3 && cs[i].k[1] == 3 && cs[i].k[2] == 3;
-      if (a == 2 && (!cubic || cs[i].p[0] > 2)) continue; /* Winograd: 3x3x3 only */
+      if (a == 3 && (!cubic || cs[i].p[0] > 2)) continue; /* Winograd: 3x3x3 only */
       test_conv_algos(SGNN_F64, 1e-12, algos[a], cs[i].N, cs[i].C, cs[i].Co, cs[i].D, cs[i].H, cs[i].W, cs[i].k,
                       cs[i].p);
       test_conv_algos(SGNN_F32, 3e-5, algos[a], cs[i].N, cs[i].C, cs[i].Co, cs[i].D, cs[i].H, cs[i].W, cs[i].k,
