@@ -16,3 +16,11 @@ build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 build/deepmd/wat
 build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 -compress 0.01 build/deepmd/water_3.h5 | tee -a build/deepmd/water_test.log
 build/tests/test_deepmd_tool parity build/deepmd/water_model.h5 build/deepmd/water_3.h5 build/deepmd/water_parity
 /usr/bin/python3 inputs/deepmd/plot_water.py build/deepmd docs/deepmd_water.png
+# Second and third stages as run for docs/deepmd.md (continue from the model with a fresh, slower
+# decaying learning rate; DeePMD-kit's `dp train --init-model`):
+#   bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_model.h5 \
+#     -deepmd_numb_steps 2000 -deepmd_start_lr 5e-4 -deepmd_stop_lr 5e-5 -deepmd_decay_steps 200 \
+#     -deepmd_max_time 1500 -train_output build/deepmd/water_model_cont -deepmd_lcurve build/deepmd/water_lcurve_cont.txt
+#   bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_model_cont.h5 \
+#     -deepmd_numb_steps 3000 -deepmd_start_lr 4e-4 -deepmd_stop_lr 2e-5 -deepmd_decay_steps 250 \
+#     -deepmd_max_time 840 -train_output build/deepmd/water_model_cont3 -deepmd_lcurve build/deepmd/water_lcurve_cont3.txt
