@@ -5,7 +5,7 @@
 # Each (benchmark, threads) pair runs surge then torch, `rounds` times
 # alternating; each run reports the median step time of `steps` steps and we
 # keep the best median per engine (the shared machine's load only ever adds
-# time). Both engines get OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=T; torch also
+# time); the median over the rounds is printed too (med columns). Both engines get OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=T; torch also
 # set_num_threads(T).
 # OpenBLAS 0.3.21 misdetects this CPU (unknown cpuid model -> "Prescott"
 # kernels: 4.8 instead of 24 GFLOP/s DGEMM). With AVX-512 present we set
@@ -25,27 +25,30 @@ $py -c 'import torch' 2>/dev/null || have_torch=0
 echo "# surge nn vs PyTorch $($py -c 'import torch;print(torch.__version__)' 2>/dev/null || echo absent);" \
      "best of $rounds medians of $steps steps (forward+backward+Adam); $(nproc) cores;" \
      "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-declare -A ms peak rss
+declare -A ms peak rss all
 min() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || a == "nan") print b; else if (b+0 < a+0) print b; else print a }'; }
 for r in $(seq "$rounds"); do
   for b in dp conv lstm force; do
     for t in 1 2; do
       read -r _ sms speak srss <<< "$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t "$bin" "$b" "$steps")"
-      ms[$b,s,$t]=$(min "${ms[$b,s,$t]:-}" "$sms"); peak[$b]=$speak; rss[$b,s]=$srss
+      ms[$b,s,$t]=$(min "${ms[$b,s,$t]:-}" "$sms"); peak[$b]=$speak; rss[$b,s]=$srss; all[$b,s,$t]+=" $sms"
       if [ $have_torch = 1 ]; then
         read -r _ pms _ prss <<< "$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t SGNN_BENCH_THREADS=$t $py "$here/bench_torch.py" "$b" "$steps")"
       else
         pms=nan prss=nan
       fi
-      ms[$b,p,$t]=$(min "${ms[$b,p,$t]:-}" "$pms"); rss[$b,p]=$prss
+      ms[$b,p,$t]=$(min "${ms[$b,p,$t]:-}" "$pms"); rss[$b,p]=$prss; all[$b,p,$t]+=" $pms"
     done
   done
 done
-printf '%-6s %3s %10s %10s %8s\n' bench thr surge_ms torch_ms ratio
+med() { tr ' ' '\n' <<< "$1" | grep -v '^$' | sort -g | awk '{v[NR]=$1} END{ print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2 }'; }
+printf '%-6s %3s %10s %10s %8s   %10s %10s %8s\n' bench thr surge_ms torch_ms ratio surge_med torch_med med_rat
 for b in dp conv lstm force; do
   for t in 1 2; do
-    awk -v n="$b" -v t="$t" -v a="${ms[$b,s,$t]}" -v c="${ms[$b,p,$t]}" \
-      'BEGIN{ printf "%-6s %3s %10.3f %10.3f %8s\n", n, t, a, c, (c+0>0) ? sprintf("%.2f", a/c) : "n/a" }'
+    awk -v n="$b" -v t="$t" -v a="${ms[$b,s,$t]}" -v c="${ms[$b,p,$t]}" -v am="$(med "${all[$b,s,$t]}")" \
+        -v cm="$(med "${all[$b,p,$t]}")" \
+      'BEGIN{ printf "%-6s %3s %10.3f %10.3f %8s   %10.3f %10.3f %8s\n", n, t, a, c, (c+0>0) ? sprintf("%.2f", a/c) : "n/a",
+              am, cm, (cm+0>0) ? sprintf("%.2f", am/cm) : "n/a" }'
   done
 done
 echo
@@ -55,5 +58,5 @@ for b in dp conv lstm force; do
   awk -v n="$b" -v a="$sb" -v c="$pb" -v pk="${peak[$b]}" -v r1="${rss[$b,s]}" -v r2="${rss[$b,p]}" \
     'BEGIN{ printf "%-6s %12.3f %12.3f %8s   %12s %10s %10s\n", n, a, c, (c+0>0) ? sprintf("%.2f", a/c) : "n/a", pk, r1, r2 }'
 done
-echo "# ratio = surge/torch (< 1: surge faster); best = better of the 1- and 2-thread settings"
+echo "# ratio = surge/torch (< 1: surge faster), best of the rounds; med_rat: ratio of the medians over rounds; best = better of the 1- and 2-thread settings"
 echo "# peakMB: surge tensor bytes at peak (sgnn_mem_peak); rss: whole-process max RSS in MB (torch's includes the Python runtime)"
