@@ -236,7 +236,7 @@ static void release(void *p, size_t bytes)
  * rows whose g fits in L1 while every (ci, tap group) sweeps them; the
  * tiles are parked in am[ci][tap][CV] between chunks. Items: input channels. */
 #define DW_KERNEL(T, SUF, CV, TBN)                                                                                    \
-  static void dwk_##SUF##_##CV(void *ctx, int c0, int c1)                                                             \
+  static void dwk_##SUF##_##CV##x##TBN(void *ctx, int c0, int c1)                                                     \
   {                                                                                                                   \
     enum { VL = VL_##SUF };                                                                                           \
     const Dw_##SUF *P = ctx;                                                                                          \
@@ -248,7 +248,7 @@ static void release(void *p, size_t bytes)
         for (int y0 = 0; y0 < Ho; y0 += ry) {                                                                         \
           int y1 = y0 + ry < Ho ? y0 + ry : Ho;                                                                       \
           for (int ci = c0; ci < c1; ci++)                                                                            \
-            for (int t0 = 0; t0 < Kq; t0 += TBN) {                                                                    \
+            for (int t0 = P->t_lo; t0 < P->t_hi; t0 += TBN) {                                                         \
               V_##SUF acc[CV][TBN], *ap = P->am + ((long)ci * Kq + t0) * CV;                                          \
               for (int j = 0; j < TBN; j++)                                                                           \
                 for (int v = 0; v < CV; v++) acc[v][j] = ap[j * CV + v];                                              \
@@ -277,20 +277,24 @@ static void release(void *p, size_t bytes)
     const T *gT, *xp;                                                                                                 \
     const long *off;                                                                                                  \
     V_##SUF *am;                                                                                                      \
-    int N, C, Kq, Do, Ho, Wo, Coq, cob, Hp, Wr, ry;                                                                   \
+    int N, C, Kq, Do, Ho, Wo, Coq, cob, Hp, Wr, ry, t_lo, t_hi; /* taps [t_lo, t_hi) */                               \
     long Sp;                                                                                                          \
   } Dw_##SUF;                                                                                                         \
   DW_KERNEL(T, SUF, 1, 14)                                                                                            \
   DW_KERNEL(T, SUF, 2, 9)                                                                                             \
-  DW_KERNEL(T, SUF, 4, 7)                                                                                             \
+  DW_KERNEL(T, SUF, 4, 6)                                                                                             \
+  DW_KERNEL(T, SUF, 4, 3)                                                                                             \
   static int dw_##SUF(const SgnnDirectArgs *A)                                                                        \
   {                                                                                                                   \
     enum { VL = VL_##SUF };                                                                                           \
     const int N = A->N, C = A->C, Co = A->Co, k0 = A->k[0], k1 = A->k[1], k2 = A->k[2];                               \
     const int Do = A->D + 2 * A->pad[0] - k0 + 1, Ho = A->H + 2 * A->pad[1] - k1 + 1;                                 \
     const int Wo = A->W + 2 * A->pad[2] - k2 + 1, K = k0 * k1 * k2;                                                   \
-    const int cv = Co > 2 * VL ? 4 : Co > VL ? 2 : 1, tb = cv == 4 ? 7 : cv == 2 ? 9 : 14;                            \
-    const int Kq = (int)rup(K, tb), Coq = (int)rup(Co, cv * VL);                                                      \
+    const int cv = Co > 2 * VL ? 4 : Co > VL ? 2 : 1, tb = cv == 4 ? 6 : cv == 2 ? 9 : 14;                            \
+    /* 4-vector tiles: groups of 6 taps (4x7 spills one of its 28 accumulators                                        \
+     * with 32 registers), the remainder in groups of 3: 27 taps = 4x6 + 3 */                                         \
+    const int Kmain = cv == 4 ? K / 6 * 6 : (int)rup(K, tb);                                                          \
+    const int Kq = cv == 4 ? Kmain + (int)rup(K - Kmain, 3) : Kmain, Coq = (int)rup(Co, cv * VL);                     \
     const int Dp = Do + k0 - 1, Hp = Ho + k1 - 1, Wr = Wo + k2 - 1;                                                   \
     const long Sp = (long)Dp * Hp * Wr, S = (long)Do * Ho * Wo;                                                       \
     const T *g = A->y;                                                                                                \
@@ -330,7 +334,14 @@ static void release(void *p, size_t bytes)
     for (int cob = 0; cob < Coq; cob += cv * VL) {                                                                    \
       P.cob = cob;                                                                                                    \
       memset(am, 0, sizeof(V_##SUF) * (size_t)C * Kq * cv);                                                           \
-      sgnn_parallel_for(C, cv == 4 ? dwk_##SUF##_4 : cv == 2 ? dwk_##SUF##_2 : dwk_##SUF##_1, &P);                    \
+      P.t_lo = 0;                                                                                                     \
+      P.t_hi = Kmain;                                                                                                 \
+      sgnn_parallel_for(C, cv == 4 ? dwk_##SUF##_4x6 : cv == 2 ? dwk_##SUF##_2x9 : dwk_##SUF##_1x14, &P);             \
+      if (Kq > Kmain) {                                                                                               \
+        P.t_lo = Kmain;                                                                                               \
+        P.t_hi = Kq;                                                                                                  \
+        sgnn_parallel_for(C, dwk_##SUF##_4x3, &P);                                                                    \
+      }                                                                                                               \
       for (int ci = 0; ci < C; ci++)                                                                                  \
         for (int t = 0; t < K; t++)                                                                                   \
           for (int v = 0; v < cv; v++) {                                                                              \
