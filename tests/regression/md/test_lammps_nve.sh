@@ -14,7 +14,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 SURGE=${SURGE:-$root/bin/surge}
-command -v lmp >/dev/null || { echo "SKIP: lmp (Debian lammps) not installed"; exit 0; }
+command -v lmp >/dev/null || { echo "FAIL: this test compares with LAMMPS, and lmp is not installed: run ./configure --install-deps (Debian package lammps)"; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 /usr/bin/python3 - <<'PY'

@@ -10,7 +10,7 @@ SURGE=${SURGE:-$root/bin/surge}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 if ! "$SURGE" run "$root/inputs/md/si_tb.yaml" -sim_output a -md_dt 0.001 -sim_max_steps 20 -md_thermo_every 1 > a.log 2>&1; then
-  if grep -q "no force provider 'tb' is registered" a.log; then echo "SKIP: no tb provider in this build"; exit 0; fi
+  if grep -q "no force provider 'tb' is registered" a.log; then echo "FAIL: the tb provider (physics/dft) is not registered in this build"; exit 1; fi
   cat a.log; exit 1
 fi
 "$SURGE" run "$root/inputs/md/si_tb.yaml" -sim_output b -md_dt 0.0005 -sim_max_steps 40 -md_thermo_every 2 > b.log
