@@ -361,7 +361,8 @@ PetscErrorCode SgLoaderSetUp(SgLoader l)
   l->vbytes = PetscMin(l->vbytes, (int64_t)4 << 20);
   PetscCall(PetscMalloc1(2 * l->vbytes + 1, &l->vbuf));
   PetscCall(PetscMalloc1((size_t)(l->capacity * l->slotbytes) + 1, &l->cache));
-  PetscCall(PetscMalloc1((size_t)(l->plan.maxlocal * maxrow) + 1, &l->stage));
+  l->stagebytes = l->plan.maxlocal * maxrow;
+  PetscCall(PetscMalloc1((size_t)l->stagebytes + 1, &l->stage));
   PetscCall(PetscMalloc1(2 * l->plan.maxlocal + 2, &l->order));
   PetscCall(PetscMalloc1(3 * l->plan.maxlocal + 3, &l->runs));
   l->nring = PetscMax(1, l->prefetch);
@@ -528,9 +529,69 @@ static int ReadAt(SgLoader l, int fi, int64_t off, int64_t n, char *buf, char *e
 
 /* Reads runs [r0, r1) of the current batch into slot s: the raw fields (raw = 1) or the fields read
    through H5Dread (raw = 0; I/O thread only). */
+/* Rows of at most this many bytes are "small" (energies, boxes, ...): reads of a field's small rows
+   that lie in one chunk with gaps of at most SG_LOADER_GAP bytes between them are merged into one
+   pread of the whole span. A system call costs ~1 us plus a page-cache lookup, copying a few KiB of
+   gap costs less (profile in docs/loader.md: the loader is bound by per-pread kernel work). */
+#define SG_LOADER_SMALLROW 256
+#define SG_LOADER_GAP      4096
+
+/* All reads of the small raw field f over runs [r0, r1) (see SG_LOADER_SMALLROW): runs inside one
+   chunk are merged while the gaps are small; a run that crosses a chunk boundary is read piece by
+   piece. Files where f is not raw are skipped (ReadRuns does them through H5Dread). */
+static int ReadSmallMerged(SgLoader l, SgLoaderSlot *s, PetscInt f, int64_t r0, int64_t r1, char *stage, char *err, size_t errlen, int64_t *reads)
+{
+  const PetscInt nf = l->nfields;
+  const int64_t  rb = l->frow[f], cap = l->stagebytes;
+  for (int64_t r = r0; r < r1;) {
+    const int      fi = (int)l->runs[3 * r + 2];
+    const PetscInt j  = fi * nf + f;
+    const int64_t  ck = (int64_t)l->fchunk[j];
+    int64_t        lo = l->order[2 * l->runs[3 * r]] - l->foff[fi], hi, c, re = r;
+    haddr_t        base;
+    if (!l->raw[j]) {
+      r++;
+      continue;
+    }
+    c  = lo / ck;
+    hi = lo;
+    while (re < r1 && (int)l->runs[3 * re + 2] == fi) {
+      const int64_t qs = l->order[2 * l->runs[3 * re]] - l->foff[fi], qe = qs + l->runs[3 * re + 1] - l->runs[3 * re];
+      if ((qe - 1) / ck != c || qs / ck != c) break;        /* whole run inside chunk c */
+      if (re > r && (qs - hi) * rb > SG_LOADER_GAP) break;  /* gap too large: a new read is cheaper */
+      if ((qe - lo) * rb > cap) break;                      /* span must fit the staging buffer */
+      hi = qe;
+      re++;
+    }
+    if (re == r) { /* run r crosses a chunk boundary: one read per chunk piece */
+      const int64_t a = l->runs[3 * r], b = l->runs[3 * r + 1];
+      for (int64_t q = lo; q < lo + (b - a);) {
+        int64_t cq = q / ck, e = PetscMin(lo + (b - a), (cq + 1) * ck);
+        if (ChunkAddr(l, j, cq, &base, err, errlen)) return -1;
+        if (ReadAt(l, fi, (int64_t)base + (q - cq * ck) * rb, (e - q) * rb, stage + (q - lo) * rb, err, errlen)) return -1;
+        (*reads)++;
+        q = e;
+      }
+      for (int64_t q = a; q < b; q++) memcpy(s->data[f] + l->order[2 * q + 1] * rb, stage + (q - a) * rb, (size_t)rb);
+      r++;
+      continue;
+    }
+    if (ChunkAddr(l, j, c, &base, err, errlen)) return -1;
+    if (ReadAt(l, fi, (int64_t)base + (lo - c * ck) * rb, (hi - lo) * rb, stage, err, errlen)) return -1;
+    (*reads)++;
+    for (int64_t x = r; x < re; x++)
+      for (int64_t q = l->runs[3 * x]; q < l->runs[3 * x + 1]; q++) memcpy(s->data[f] + l->order[2 * q + 1] * rb, stage + (l->order[2 * q] - l->foff[fi] - lo) * rb, (size_t)rb);
+    r = re;
+  }
+  return 0;
+}
+
 static int ReadRuns(SgLoader l, SgLoaderSlot *s, int64_t r0, int64_t r1, int raw, char *stage, char *err, size_t errlen, int64_t *reads)
 {
   const PetscInt nf = l->nfields;
+  if (raw)
+    for (PetscInt f = 0; f < nf; f++)
+      if (l->frow[f] <= SG_LOADER_SMALLROW && ReadSmallMerged(l, s, f, r0, r1, stage, err, errlen, reads)) return -1;
   for (int64_t r = r0; r < r1; r++) {
     const int64_t a = l->runs[3 * r], b = l->runs[3 * r + 1];
     const int     fi = (int)l->runs[3 * r + 2];
@@ -538,6 +599,7 @@ static int ReadRuns(SgLoader l, SgLoaderSlot *s, int64_t r0, int64_t r1, int raw
     for (PetscInt f = 0; f < nf; f++) {
       const PetscInt j = fi * nf + f;
       if ((int)l->raw[j] != raw) continue;
+      if (raw && l->frow[f] <= SG_LOADER_SMALLROW) continue; /* done by ReadSmallMerged */
       if (raw) {
         int64_t ck = (int64_t)l->fchunk[j];
         haddr_t base;

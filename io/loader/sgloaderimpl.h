@@ -94,6 +94,7 @@ struct _p_SgLoader {
   /* I/O side (owned by the I/O thread while it runs) */
   char        *cache;         /* capacity*slotbytes */
   char        *stage;         /* maxlocal*max row bytes */
+  int64_t      stagebytes;    /* size of every reader's staging buffer (maxlocal*max row bytes) */
   int64_t     *order;         /* scratch [2*maxlocal]: (id, position) of local misses, sorted */
   int64_t      st_hits, st_misses, st_bytes, st_reads, st_runs;
   /* ring of prepared batches */
