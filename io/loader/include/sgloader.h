@@ -59,8 +59,8 @@ PETSC_EXTERN PetscErrorCode SgLoaderSetPrefetch(SgLoader, PetscInt depth);
    quarter of the dataset). It is part of the definition of the sequence, like the seed. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetOrderWindow(SgLoader, int64_t window);
 /* Batches ahead whose misses are announced to the kernel (posix_fadvise WILLNEED) so storage
-   serves them with many requests in flight; 0 = off (default). Worth it on high-latency storage;
-   it uses the page cache, not the budget. */
+   serves them with many requests in flight; 0 = off, default 8 (measured best, docs/loader.md).
+   It uses the page cache, not the budget. */
 PETSC_EXTERN PetscErrorCode SgLoaderSetReadAhead(SgLoader, PetscInt batches);
 /* Resume a run at global batch g (as counted by the batches SgLoaderNext delivered before): the
    buffer is refilled with exactly what an uninterrupted run would hold there, so the batches, their

@@ -18,8 +18,8 @@ for line in open(sys.argv[1]):
     elif kind == "DATASET":
         ds = d
 
-tags = ["loader", "loader_nobuffer", "loader_readahead", "naive", "torch_w0", "torch_w2"]
-names = ["SgLoader (defaults)", "SgLoader, no buffer", "SgLoader, read-ahead 32", "naive H5Dread", "PyTorch DataLoader w0", "PyTorch DataLoader w2"]
+tags = ["loader", "loader_nobuffer", "loader_noreadahead", "naive", "torch_w0", "torch_w2"]
+names = ["SgLoader (defaults)", "SgLoader, no buffer", "SgLoader, read-ahead off", "naive H5Dread", "PyTorch DataLoader w0", "PyTorch DataLoader w2"]
 allrates = {t: [float(d["rate"]) for d in res if d.get("tag") == t] for t in tags}
 best = {t: max((d for d in res if d.get("tag") == t), key=lambda d: float(d["rate"])) for t in tags}
 res = [best[t] for t in tags]

@@ -4,8 +4,8 @@
 # A synthetic md_frames dataset (water-sized frames: 192 atoms, f32 coord/force/box/energy, 4.6 KB
 # per frame, schema-default chunks) four times larger than the loader's buffer is read for several
 # epochs in one fixed shuffled order by
-#   (a) SgLoader with default settings (Belady buffer of 1/4 of the data, I/O thread and one helper
-#       reader thread, raw reads), plus two variants: no buffer, and with read-ahead of 32 batches;
+#   (a) SgLoader with default settings (Belady buffer of 1/4 of the data, read-ahead 8 batches, I/O thread and one helper
+#       reader thread, raw reads), plus two variants: no buffer, and read-ahead off;
 #   (b) naive per-sample HDF5 reads (one H5Dread per field per sample, default chunk cache);
 #   (c) PyTorch's DataLoader over h5py (num_workers 0 and 2), same batches.
 # Every reader drops the file from the page cache before every epoch (posix_fadvise DONTNEED), so
@@ -41,7 +41,7 @@ for rep in $(seq 1 "$REP"); do
   echo "---- round $rep of $REP ($(uptime | sed 's/.*load/load/'))" | tee -a "$R"
   run loader $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq.bin"
   run loader_nobuffer $BIN loader "$F" $BATCH $E $SEED 0 4 "$DIR/seq0.bin"
-  run loader_readahead $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq1.bin" -loader_readahead 32
+  run loader_noreadahead $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq1.bin" -loader_readahead 0
   cmp -s "$DIR/seq.bin" "$DIR/seq0.bin" && cmp -s "$DIR/seq.bin" "$DIR/seq1.bin" && echo "sequence identical for all buffer/read-ahead settings" | tee -a "$R"
   run naive $BIN naive "$F" $BATCH $E "$DIR/seq.bin"
   run torch_w0 $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 0
