@@ -25,19 +25,9 @@ static PetscErrorCode RegisterBuiltins(void)
 
 PetscErrorCode SgMDForceProviderNames(char names[], size_t len)
 {
-  const char **list;
-  int          n;
-
   PetscFunctionBegin;
   PetscCall(RegisterBuiltins());
-  names[0] = 0;
-  PetscCall(PetscFunctionListGet(SgMDForceProviderList, &list, &n));
-  for (int i = 0; i < n; i++) {
-    if (!list[i] || !list[i][0]) continue;
-    if (names[0]) PetscCall(PetscStrlcat(names, ", ", len));
-    PetscCall(PetscStrlcat(names, list[i], len));
-  }
-  PetscCall(PetscFree(list));
+  PetscCall(SgFunctionListNames(SgMDForceProviderList, names, len));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -63,10 +63,11 @@ PetscErrorCode SgFunctionListNames(PetscFunctionList list, char names[], size_t 
   names[0] = 0;
   PetscCall(PetscFunctionListGet(list, &all, &n));
   for (int i = 0; i < n; i++) {
-    if (i) PetscCall(PetscStrlcat(names, ", ", len));
+    if (!all[i] || !all[i][0]) continue; /* PETSc lists can hold an empty entry */
+    if (names[0]) PetscCall(PetscStrlcat(names, ", ", len));
     PetscCall(PetscStrlcat(names, all[i], len));
   }
-  if (!n) PetscCall(PetscStrncpy(names, "(none)", len));
+  if (!names[0]) PetscCall(PetscStrncpy(names, "(none)", len));
   PetscCall(PetscFree(all));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

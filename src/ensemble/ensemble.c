@@ -70,13 +70,13 @@ PetscErrorCode SgEnsembleSetFromOptions(SgEnsemble e)
   char        base[PETSC_MAX_PATH_LEN];
 
   PetscFunctionBegin;
-  {
+  { /* default dataset name: the deck's file name without directory and extension, + "_ensemble" */
     const char *slash = strrchr(e->deck, '/');
     char       *dot;
-    PetscCall(PetscSNPrintf(base, sizeof base, "%s_ensemble", slash ? slash + 1 : e->deck));
-    dot = strstr(base, ".yaml");
-    if (!dot) dot = strstr(base, ".yml");
-    if (dot) memmove(dot, dot + (dot[4] == 'l' ? 5 : 4), strlen(dot + (dot[4] == 'l' ? 5 : 4)) + 1);
+    PetscCall(PetscStrncpy(base, slash ? slash + 1 : e->deck, sizeof base));
+    dot = strrchr(base, '.');
+    if (dot && dot != base) *dot = 0;
+    PetscCall(PetscStrlcat(base, "_ensemble", sizeof base));
   }
   e->nvary = SG_ENS_MAX_PARAMS;
   e->npoints = SG_ENS_MAX_PARAMS;

@@ -219,17 +219,25 @@ static PetscErrorCode WriteFields(SgSim sim)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Fraction of the run done since (t0, step0), by time or by steps, whichever is further along. */
+static PetscReal RunFraction(SgSim sim, PetscReal t0, PetscInt step0)
+{
+  PetscReal frac = 0;
+
+  if (sim->t_end < PETSC_MAX_REAL && sim->t_end > t0) frac = (sim->t - t0) / (sim->t_end - t0);
+  if (sim->max_steps < PETSC_MAX_INT) frac = PetscMax(frac, (PetscReal)(sim->step - step0) / (PetscReal)PetscMax(1, sim->max_steps - step0));
+  return frac;
+}
+
 static PetscErrorCode Progress(SgSim sim, PetscReal dt, PetscReal t0, PetscInt step0)
 {
   PetscLogDouble now;
-  PetscReal      frac = 0, eta = -1;
+  PetscReal      frac = RunFraction(sim, t0, step0), eta = -1;
   char           fig[128] = "";
 
   PetscFunctionBegin;
   if (sim->quiet) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscTime(&now));
-  if (sim->t_end < PETSC_MAX_REAL && sim->t_end > t0) frac = (sim->t - t0) / (sim->t_end - t0);
-  if (sim->max_steps < PETSC_MAX_INT) frac = PetscMax(frac, (PetscReal)(sim->step - step0) / (PetscReal)PetscMax(1, sim->max_steps - step0));
   if (frac > 0) eta = (PetscReal)(now - sim->wall0) * (1 - frac) / frac;
   if (sim->progress_diag >= 0) {
     const char *const *names;
@@ -281,9 +289,7 @@ PetscErrorCode SgSimRun(SgSim sim)
     }
     if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0) PetscCall(WriteCheckpoint(sim));
     if (sim->progress_every ? sim->step % sim->progress_every == 0 : 1) {
-      PetscReal frac = 0;
-      if (sim->t_end < PETSC_MAX_REAL) frac = (sim->t - t0) / PetscMax(sim->t_end - t0, PETSC_SMALL);
-      if (sim->max_steps < PETSC_MAX_INT) frac = PetscMax(frac, (PetscReal)(sim->step - step0) / PetscMax(1, sim->max_steps - step0));
+      PetscReal frac = RunFraction(sim, t0, step0);
       if (sim->progress_every || frac >= next_progress) {
         PetscCall(Progress(sim, dt, t0, step0));
         next_progress = frac + 0.05;
