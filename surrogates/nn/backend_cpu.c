@@ -110,7 +110,7 @@ static int cpu_fill(SgnnDType dt, long n, void *x, double v)
   default: return sgnn_seterr(SGNN_ERR_ARG, "cpu unary: unknown op %d", op);                          \
   }
 
-static int cpu_unary(int op, SgnnDType dt, long n, const void *x, void *y, double p0, double p1)
+static int unary_serial(int op, SgnnDType dt, long n, const void *x, void *y, double p0, double p1)
 {
   if (dt == SGNN_F64) {
     const double *X = x;
@@ -151,8 +151,8 @@ static int cpu_unary(int op, SgnnDType dt, long n, const void *x, void *y, doubl
   default: return sgnn_seterr(SGNN_ERR_ARG, "cpu unary_bw: unknown op %d", op);                       \
   }
 
-static int cpu_unary_bw(int op, SgnnDType dt, long n, const void *x, const void *y, const void *g, void *out,
-                        double p0, double p1)
+static int unary_bw_serial(int op, SgnnDType dt, long n, const void *x, const void *y, const void *g, void *out,
+                           double p0, double p1)
 {
   (void)p1;
   if (dt == SGNN_F64) {
@@ -165,6 +165,58 @@ static int cpu_unary_bw(int op, SgnnDType dt, long n, const void *x, const void 
     BW_ALL(float, expf, powf)
   }
   return 0;
+}
+
+/* Large element-wise loops run in fixed pieces of SGNN_PIECE elements shared by the threads of
+ * parallel.c (the conv kernels' threads: created per call, nothing spins between ops). Below two
+ * pieces, or with one thread, the loop runs inline: thread start-up (~20 us) would cost more.
+ * OPENMP=1 builds parallelise these loops with OpenMP instead. */
+#ifdef _OPENMP
+#define SGNN_OPENMP 1
+#else
+#define SGNN_OPENMP 0
+#endif
+typedef struct {
+  int op, rc;
+  SgnnDType dt;
+  long n;
+  const void *x, *y, *g;
+  void *out;
+  double p0, p1;
+} UnaryJob;
+
+static const void *piece_ptr(const void *p, SgnnDType dt, long i)
+{
+  return p ? (const char *)p + i * sgnn_esize(dt) : NULL;
+}
+
+static void unary_piece(void *ctx, int i0, int i1)
+{
+  UnaryJob *J = ctx;
+  long a = (long)i0 * SGNN_PIECE, b = (long)i1 * SGNN_PIECE < J->n ? (long)i1 * SGNN_PIECE : J->n;
+  int rc = J->g ? unary_bw_serial(J->op, J->dt, b - a, piece_ptr(J->x, J->dt, a), piece_ptr(J->y, J->dt, a),
+                                  piece_ptr(J->g, J->dt, a), (void *)piece_ptr(J->out, J->dt, a), J->p0, J->p1)
+                : unary_serial(J->op, J->dt, b - a, piece_ptr(J->x, J->dt, a), (void *)piece_ptr(J->out, J->dt, a), J->p0,
+                               J->p1);
+  if (rc) __atomic_store_n(&J->rc, rc, __ATOMIC_RELAXED);
+}
+
+static int cpu_unary(int op, SgnnDType dt, long n, const void *x, void *y, double p0, double p1)
+{
+  if (n < 2 * SGNN_PIECE || sgnn_num_threads() < 2 || SGNN_OPENMP) return unary_serial(op, dt, n, x, y, p0, p1);
+  UnaryJob J = {.op = op, .dt = dt, .n = n, .x = x, .out = y, .p0 = p0, .p1 = p1};
+  sgnn_parallel_for((int)((n + SGNN_PIECE - 1) / SGNN_PIECE), unary_piece, &J);
+  return J.rc;
+}
+
+static int cpu_unary_bw(int op, SgnnDType dt, long n, const void *x, const void *y, const void *g, void *out,
+                        double p0, double p1)
+{
+  if (n < 2 * SGNN_PIECE || sgnn_num_threads() < 2 || SGNN_OPENMP)
+    return unary_bw_serial(op, dt, n, x, y, g, out, p0, p1);
+  UnaryJob J = {.op = op, .dt = dt, .n = n, .x = x, .y = y, .g = g, .out = out, .p0 = p0, .p1 = p1};
+  sgnn_parallel_for((int)((n + SGNN_PIECE - 1) / SGNN_PIECE), unary_piece, &J);
+  return J.rc;
 }
 
 /* 5-d loop over it->shape; the innermost dimension gets specialised

@@ -93,7 +93,7 @@ static void release(void *p, size_t bytes)
    * i, i+h); items: samples */                                                                                       \
   typedef struct {                                                                                                    \
     const T *g;                                                                                                       \
-    T *gT;                                                                                                            \
+    T *gT, *db; /* db: NULL, or per-sample bias-gradient sums [N][Coq] (sum of g over positions) */                   \
     int Co, Coq;                                                                                                      \
     long S;                                                                                                           \
   } Tr_##SUF;                                                                                                         \
@@ -110,7 +110,9 @@ static void release(void *p, size_t bytes)
         lo[h][l] = (l & h) ? VL + l - h : l;                                                                          \
         hi[h][l] = (l & h) ? VL + l : l + h;                                                                          \
       }                                                                                                               \
-    for (int n = n0; n < n1; n++)                                                                                     \
+    V_##SUF bacc[Coq / VL]; /* bias gradient: after the transpose a block's rows are positions, so their */           \
+    for (int n = n0; n < n1; n++) {   /* sum is a vector of per-channel sums, no extra pass over g */                 \
+      for (int c = 0; c < Coq / VL; c++) bacc[c] = (V_##SUF){};                                                       \
       for (long s0 = 0; s0 < S; s0 += VL)                                                                             \
         for (int c0 = 0; c0 < Coq; c0 += VL) {                                                                        \
           V_##SUF r[VL];                                                                                              \
@@ -131,8 +133,16 @@ static void release(void *p, size_t bytes)
                 r[i] = __builtin_shuffle(a, b, lo[h]);                                                                \
                 r[i + h] = __builtin_shuffle(a, b, hi[h]);                                                            \
               }                                                                                                       \
+          if (P->db) { /* rows past ns are zero */                                                                    \
+            V_##SUF t = r[0];                                                                                         \
+            for (int i = 1; i < VL; i++) t += r[i];                                                                   \
+            bacc[c0 / VL] += t;                                                                                       \
+          }                                                                                                           \
           for (int i = 0; i < ns; i++) *(U_##SUF *)(P->gT + ((long)n * S + s0 + i) * Coq + c0) = r[i];                \
         }                                                                                                             \
+      if (P->db)                                                                                                      \
+        for (int c = 0; c < Coq; c++) P->db[(long)n * Coq + c] = bacc[c / VL][c % VL];                                \
+    }                                                                                                                 \
   }                                                                                                                   \
   typedef struct {                                                                                                    \
     const T *xp, *wt, *bias;                                                                                          \
@@ -209,7 +219,7 @@ static void release(void *p, size_t bytes)
     const long Sp = (long)Dp * Hp * Wr;                                                                               \
     const T *w = A->w;                                                                                                \
     const size_t bx = sizeof(T) * N * C * Sp, bw = sizeof(T) * Coq * C * K, bo = sizeof(long) * K;                    \
-    T *xp = scratch(bx, 1), *wt = scratch(bw, 1);                                                                     \
+    T *xp = scratch(bx, 0), *wt = scratch(bw, 1); /* pad_in writes every element of xp */                             \
     long *off = scratch(bo, 0);                                                                                       \
     if (!xp || !wt || !off) {                                                                                         \
       release(xp, bx), release(wt, bw), release(off, bo);                                                             \
@@ -300,30 +310,25 @@ static void release(void *p, size_t bytes)
     const T *g = A->y;                                                                                                \
     T *dw = A->dw;                                                                                                    \
     const size_t bx = sizeof(T) * N * C * Sp, bg = sizeof(T) * N * S * Coq;                                           \
-    const size_t ba = sizeof(V_##SUF) * C * Kq * cv, bo = sizeof(long) * Kq;                                          \
-    T *xp = scratch(bx, 1), *gT = scratch(bg, 0);                                                                     \
+    const size_t ba = sizeof(V_##SUF) * C * Kq * cv, bo = sizeof(long) * Kq, bd = sizeof(T) * N * Coq;                \
+    T *xp = scratch(bx, 0), *gT = scratch(bg, 0); /* pad_in writes every element of xp */                             \
     V_##SUF *am = scratch(ba, 0);                                                                                     \
     long *off = scratch(bo, 1); /* taps past K read offset 0 and are dropped */                                       \
-    if (!xp || !gT || !am || !off) {                                                                                  \
-      release(xp, bx), release(gT, bg), release(am, ba), release(off, bo);                                            \
+    T *dbp = A->db ? scratch(bd, 0) : NULL;                                                                           \
+    if (!xp || !gT || !am || !off || (A->db && !dbp)) {                                                               \
+      release(xp, bx), release(gT, bg), release(am, ba), release(off, bo), release(dbp, bd);                          \
       return sgnn_seterr(SGNN_ERR_MEM, "conv3d weight gradient (direct): out of memory");                             \
     }                                                                                                                 \
     pad_in_##SUF(A->x, (long)N * C, A->D, A->H, A->W, A->pad, Dp, Hp, Wr, xp);                                        \
-    Tr_##SUF tr = {.g = g, .gT = gT, .Co = Co, .Coq = Coq, .S = S};                                                   \
+    Tr_##SUF tr = {.g = g, .gT = gT, .db = dbp, .Co = Co, .Coq = Coq, .S = S};                                        \
     sgnn_parallel_for(N, transpose_##SUF, &tr);                                                                       \
-    if (A->db) /* bias gradient: sum of g over samples and positions, vector partial sums */                          \
+    if (A->db) /* bias gradient from the transpose's per-sample sums, summed in sample order */                       \
       for (int co = 0; co < Co; co++) {                                                                               \
-        V_##SUF acc = {};                                                                                             \
-        T tail = 0;                                                                                                   \
-        for (int n = 0; n < N; n++) {                                                                                 \
-          const T *src = g + ((long)n * Co + co) * S;                                                                 \
-          long s = 0;                                                                                                 \
-          for (; s + VL <= S; s += VL) acc += ld_##SUF(src + s);                                                      \
-          for (; s < S; s++) tail += src[s];                                                                          \
-        }                                                                                                             \
-        for (int l = 0; l < VL; l++) tail += acc[l];                                                                  \
-        ((T *)A->db)[co] += tail;                                                                                     \
+        T s = 0;                                                                                                      \
+        for (int n = 0; n < N; n++) s += dbp[(long)n * Coq + co];                                                     \
+        ((T *)A->db)[co] += s;                                                                                        \
       }                                                                                                               \
+                                                                                                                      \
     for (int dz = 0, t = 0; dz < k0; dz++)                                                                            \
       for (int dy = 0; dy < k1; dy++)                                                                                 \
         for (int dx = 0; dx < k2; dx++) off[t++] = ((long)dz * Hp + dy) * Wr + dx;                                    \
@@ -350,7 +355,7 @@ static void release(void *p, size_t bytes)
               dw[((long)(cob + v * VL + l) * C + ci) * K + t] += a[l];                                                \
           }                                                                                                           \
     }                                                                                                                 \
-    release(xp, bx), release(gT, bg), release(am, ba), release(off, bo);                                              \
+    release(xp, bx), release(gT, bg), release(am, ba), release(off, bo), release(dbp, bd);                            \
     return 0;                                                                                                         \
   }
 

@@ -251,6 +251,9 @@ int sgnn_direct_conv3_dw(const SgnnDirectArgs *a);
 /* parallel.c: fn(ctx, i0, i1) over a static split of [0, n) on
  * sgnn_num_threads() POSIX threads (created and joined per call) */
 int sgnn_num_threads(void);
+/* element-wise loops longer than two pieces are split into pieces of this many elements (fixed, so
+ * any reduction over pieces has the same order for every thread count) */
+#define SGNN_PIECE 32768
 void sgnn_parallel_for(int n, void (*fn)(void *ctx, int i0, int i1), void *ctx);
 
 /* iterator builders */

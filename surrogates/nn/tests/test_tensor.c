@@ -540,6 +540,53 @@ static void test_ready_hook(void)
   sgnn_params_destroy(&P);
 }
 
+/* Element-wise ops longer than two SGNN_PIECEs run in pieces on the threads (backend_cpu.c, ops_loss.c):
+ * values and gradients must be bit-identical for 1 and 3 threads (element-wise: the same arithmetic;
+ * the MSE sum: pieces summed in piece order whatever the thread count), and the MSE must agree with a
+ * plain double sum to rounding (f32 inputs: tol 1e-12 relative; the sum is in double). */
+static void test_threaded_elementwise(void)
+{
+  const long n = 5 * 32768 + 123; /* 5 pieces of SGNN_PIECE = 32768 (sgnn_impl.h) and a partial one */
+  int sh[1] = {(int)n};
+  double *a = malloc(sizeof(double) * n), *b = malloc(sizeof(double) * n), ref = 0;
+  SgnnRng r;
+  sgnn_rng_init(&r, 5);
+  for (long i = 0; i < n; i++) a[i] = urand(&r), b[i] = urand(&r);
+  double *out[2][5];
+  for (int k = 0; k < 2; k++) {
+    setenv("SGNN_NUM_THREADS", k ? "3" : "1", 1);
+    SgnnTensor A = mk(SGNN_F32, 1, sh, a), B = mk(SGNN_F32, 1, sh, b), R, T, L, g[2] = {NULL, NULL};
+    OK(sgnn_tensor_set_requires_grad(A, 1));
+    OK(sgnn_relu(A, &R));
+    OK(sgnn_tanh(R, &T));
+    OK(sgnn_mse_loss(T, B, &L));
+    SgnnTensor ins[2] = {A, R};
+    OK(sgnn_grad(1, &L, NULL, 2, ins, 0, g));
+    out[k][0] = host(R), out[k][1] = host(T), out[k][2] = host(L), out[k][3] = host(g[0]), out[k][4] = host(g[1]);
+    SgnnTensor fr[7] = {A, B, R, T, L, g[0], g[1]};
+    for (int j = 0; j < 7; j++) sgnn_tensor_free(&fr[j]);
+  }
+  unsetenv("SGNN_NUM_THREADS");
+  const long cnt[5] = {n, n, 1, n, n};
+  const char *what[5] = {"relu", "tanh", "mse", "d/dx", "d/drelu"};
+  for (int j = 0; j < 5; j++) {
+    long bad = 0;
+    for (long i = 0; i < cnt[j]; i++) bad += memcmp(&out[0][j][i], &out[1][j][i], sizeof(double)) != 0;
+    CHECK(bad == 0, "threaded element-wise: %s differs between 1 and 3 threads in %ld of %ld values", what[j], bad, cnt[j]);
+  }
+  ref = 0;
+  for (long i = 0; i < n; i++) {
+    double t = (double)(float)out[0][1][i] - (double)(float)b[i];
+    ref += t * t;
+  }
+  ref /= (double)n;
+  CHECK(fabs(out[0][2][0] - ref) <= 1e-6 * ref, "threaded mse %.9g vs plain double sum %.9g", out[0][2][0], ref);
+  for (int k = 0; k < 2; k++)
+    for (int j = 0; j < 5; j++) free(out[k][j]);
+  free(a);
+  free(b);
+}
+
 int main(int argc, char **argv)
 {
   BE = t_backend(argc, argv);
@@ -569,5 +616,6 @@ int main(int argc, char **argv)
   test_norms();
   test_lstm();
   test_unary_values();
+  if (!sgnn_backend_get("cpu", &cpu) && BE == cpu) test_threaded_elementwise();
   return t_summary("test_tensor");
 }
