@@ -347,9 +347,17 @@ PetscErrorCode SgMDDomainForward(SgMDDomain *dom)
 PetscErrorCode SgMDDomainReverse(SgMDDomain *dom)
 {
   PetscFunctionBegin;
+  PetscCall(SgMDDomainReverseArray(dom, dom->f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* f[3*(nlocal+nghost)]: any per-atom vector laid out like dom->f (e.g. one model's forces of an ensemble) */
+PetscErrorCode SgMDDomainReverseArray(SgMDDomain *dom, PetscReal *f)
+{
+  PetscFunctionBegin;
   for (int k = 5; k >= 0; k--) {
     SgMDSwap  *sw = &dom->swap[k];
-    PetscReal *f  = dom->f, *src;
+    PetscReal *src;
     if (sw->sendproc == dom->rank && sw->recvproc == dom->rank) {
       src = &f[3 * sw->firstrecv];
     } else {

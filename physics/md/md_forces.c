@@ -80,12 +80,21 @@ static PetscErrorCode Finish(SgMD *md, const SgMDForceProvider *p, const SgForce
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode FoldGhosts(void *ctx, PetscReal *f)
+{
+  PetscFunctionBegin;
+  PetscCall(SgMDDomainReverseArray((SgMDDomain *)ctx, f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Prepare(SgMD *md, SgForcesInput *in, SgForcesOutput *out)
 {
   SgMDDomain *dom = md->dom;
 
   PetscFunctionBegin;
   PetscCall(PetscArrayzero(dom->f, 3 * (dom->nlocal + dom->nghost)));
+  in->fold_ghosts = FoldGhosts;
+  in->fold_ctx    = dom;
   in->n      = dom->nlocal;
   in->nghost = dom->nghost;
   in->x      = dom->x;

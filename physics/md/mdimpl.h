@@ -131,6 +131,7 @@ PETSC_INTERN PetscErrorCode SgMDDomainBorders(SgMDDomain *);
 PETSC_INTERN PetscErrorCode SgMDDomainForward(SgMDDomain *);
 /* Owned forces += forces accumulated on their ghost images (Newton's third law providers). */
 PETSC_INTERN PetscErrorCode SgMDDomainReverse(SgMDDomain *);
+PETSC_INTERN PetscErrorCode SgMDDomainReverseArray(SgMDDomain *, PetscReal *f);
 PETSC_INTERN PetscErrorCode SgMDDomainGrow(SgMDDomain *, PetscInt nneed);
 PETSC_INTERN PetscErrorCode SgMDDomainDilate(SgMDDomain *, PetscReal mu);
 /* Gather per-atom arrays into id-ordered blocks: rank r gets ids [off_r, off_r + cnt_r) with

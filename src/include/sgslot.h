@@ -22,6 +22,11 @@ typedef struct {
   const PetscReal *x;
   const PetscInt  *type;
   PetscReal        box[9];
+  /* Optional (NULL: fold ghosts yourself): adds the ghost rows of f[3*(n+nghost)] onto the owned atoms
+     they image, on whichever rank owns them -- the MD engine's reverse communication, for code that
+     needs complete per-atom forces outside the force call (an uncertainty estimate). Collective. */
+  PetscErrorCode (*fold_ghosts)(void *fold_ctx, PetscReal *f);
+  void            *fold_ctx;
 } SgForcesInput;
 typedef struct {
   PetscReal  energy;

@@ -108,7 +108,13 @@ PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *in, Pet
   PetscCheck(c->K >= 2, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: the force uncertainty needs >= 2 models (md deepmd_models lists %" PetscInt_FMT ")", c->K);
   PetscCall(MapTypes(c, in));
   PetscCall(PetscMalloc3(nall, &owner, n, &keys, 3 * n * c->K, &F));
-  { /* fold ghost forces onto the owned atoms they image (periodic images on this rank) */
+  if (in->fold_ghosts) { /* the engine folds each model's ghost forces onto their owners, on any rank */
+    for (PetscInt k = 0; k < c->K; k++) {
+      PetscCall(SgDeepmdComputeGhosts(c->models[k], n, nall, in->x, c->tbuf, &e, c->fbuf, v));
+      PetscCall(in->fold_ghosts(in->fold_ctx, c->fbuf));
+      PetscCall(PetscArraycpy(F + 3 * n * k, c->fbuf, 3 * n));
+    }
+  } else { /* fold ghost forces onto the owned atoms they image (periodic images on this rank) */
     const PetscReal *a = in->box, *b = in->box + 3, *cc = in->box + 6;
     PetscReal        cr[9], vol;
     cr[0] = b[1] * cc[2] - b[2] * cc[1], cr[1] = b[2] * cc[0] - b[0] * cc[2], cr[2] = b[0] * cc[1] - b[1] * cc[0];
@@ -129,14 +135,14 @@ PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *in, Pet
       hit      = bsearch(&q, keys, n, sizeof(Key), KeyCmp);
       owner[g] = hit ? hit->i : -1;
     }
-  }
-  for (PetscInt k = 0; k < c->K; k++) {
-    PetscReal *f = c->fbuf, *Fk = F + 3 * n * k;
-    PetscCall(SgDeepmdComputeGhosts(c->models[k], n, nall, in->x, c->tbuf, &e, f, v));
-    PetscCall(PetscArrayzero(Fk, 3 * n));
-    for (PetscInt g = 0; g < nall; g++)
-      if (owner[g] >= 0)
-        for (int q = 0; q < 3; q++) Fk[3 * owner[g] + q] += f[3 * g + q];
+    for (PetscInt k = 0; k < c->K; k++) {
+      PetscReal *f = c->fbuf, *Fk = F + 3 * n * k;
+      PetscCall(SgDeepmdComputeGhosts(c->models[k], n, nall, in->x, c->tbuf, &e, f, v));
+      PetscCall(PetscArrayzero(Fk, 3 * n));
+      for (PetscInt g = 0; g < nall; g++)
+        if (owner[g] >= 0)
+          for (int q = 0; q < 3; q++) Fk[3 * owner[g] + q] += f[3 * g + q];
+    }
   }
   for (PetscInt i = 0; i < n; i++) { /* two-pass variance: sigma_i^2 = <|F_i - <F_i>|^2> */
     PetscReal m[3] = {0, 0, 0}, s = 0;

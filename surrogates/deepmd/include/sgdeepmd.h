@@ -50,7 +50,8 @@ PETSC_EXTERN PetscErrorCode SgDeepmdForcesDestroy(void *ctx);
 /* SgForcesFn: owned atoms 0..n-1 are centres, ghosts are neighbours; forces on ghosts are written
    (the caller reverse-communicates them), energy is that of the owned atoms. */
 PETSC_EXTERN PetscErrorCode SgDeepmdForcesFn(void *ctx, const SgForcesInput *, SgForcesOutput *);
-/* SgForcesUncertaintyFn: max over owned atoms of the ensemble force deviation (needs K >= 2; with
-   ghosts, an owned atom's force needs its ghost contributions, so the deviation is taken on the
-   owned atoms' forces including only this rank's terms -- exact on one rank). */
+/* SgForcesUncertaintyFn: max over owned atoms of the ensemble force deviation (needs K >= 2). An owned
+   atom's force includes the terms computed as ghosts: each model's ghost forces are folded onto their
+   owners through in->fold_ghosts (the MD engine's reverse communication, so 1 and P ranks agree), or,
+   without it, onto the periodic images found on this rank (exact for a single-rank caller). */
 PETSC_EXTERN PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *, PetscReal *deviation);

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
   /* provider: each rank owns a contiguous share of the atoms (plus a fake ghost to check it is ignored) */
   {
     SgTB           tb;
-    SgForcesInput  in;
+    SgForcesInput  in = {0};
     SgForcesOutput out;
     PetscInt       a0 = (g.n * rank) / size, a1 = (g.n * (rank + 1)) / size, *type;
     PetscReal      e;

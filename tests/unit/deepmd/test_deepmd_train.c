@@ -198,7 +198,7 @@ int main(int argc, char **argv)
     { /* the md.forces uncertainty function (owned atoms + periodic ghosts, as the MD engine calls it) */
       PetscInt      nall, *tall, *map;
       PetscReal    *xall, dev;
-      SgForcesInput in;
+      SgForcesInput in = {0}; /* no fold_ghosts: the function folds periodic images itself */
       PetscCall(SgDPImages(NA, x, t, box, m->cfg.rcut, &nall, &xall, &tall, &map));
       in.n = NA, in.nghost = nall - NA, in.x = xall, in.type = tall;
       for (int q = 0; q < 9; q++) in.box[q] = box[q];

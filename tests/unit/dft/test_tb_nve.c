@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 {
   SgTB           tb;
   SgTBGeom       g;
-  SgForcesInput  in;
+  SgForcesInput  in = {0};
   SgForcesOutput out;
   PetscInt      *type, steps = 1000;
   PetscReal     *v, *f, mass = 28.0855, dt = 0.001, E0 = 0, maxdev = 0, Tsum = 0, T0 = 2000;
