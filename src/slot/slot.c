@@ -132,15 +132,19 @@ PetscErrorCode SgSlotSetStep(SgSlot slot, PetscInt step)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A surrogate answer is usable when every force component is finite and within the bound; the
-   verdict is reduced over ranks so that all ranks agree on who serves. */
+/* A surrogate answer is usable when the energy and virial are finite and every force component is
+   finite and within the bound -- on ghost atoms too: a Newton provider's ghost forces are added to
+   their owners (possibly on another rank) after this check. The verdict is reduced over ranks so that
+   all ranks agree on who serves. */
 static PetscErrorCode ForcesSane(SgSlot slot, const SgForcesInput *in, const SgForcesOutput *out, PetscBool *sane)
 {
-  PetscInt  n = 3 * in->n;
+  PetscInt  n = 3 * (in->n + in->nghost);
   PetscReal bad = 0, gbad;
 
   PetscFunctionBegin;
   if (PetscIsInfOrNanReal(out->energy)) bad = 1;
+  for (int k = 0; k < 9; k++)
+    if (PetscIsInfOrNanReal(out->virial[k])) bad = 1;
   for (PetscInt i = 0; i < n && !bad; i++)
     if (PetscIsInfOrNanReal(out->f[i]) || PetscAbsReal(out->f[i]) > slot->max_force) bad = 1;
   PetscCallMPI(MPI_Allreduce(&bad, &gbad, 1, MPIU_REAL, MPIU_MAX, slot->comm));

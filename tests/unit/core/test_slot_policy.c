@@ -6,13 +6,13 @@
 
 typedef struct {
   const PetscReal *dev; /* uncertainty for call k (this rank) */
-  PetscInt         k, nan_at;
+  PetscInt         k, nan_at, ghost_nan_at;
 } Ctx;
 
 static PetscErrorCode Solver(void *ctx, const SgForcesInput *in, SgForcesOutput *out)
 {
   (void)ctx;
-  for (PetscInt i = 0; i < 3 * in->n; i++) out->f[i] = -in->x[i];
+  for (PetscInt i = 0; i < 3 * (in->n + in->nghost); i++) out->f[i] = -in->x[i];
   out->energy = 1;
   return PETSC_SUCCESS;
 }
@@ -20,8 +20,9 @@ static PetscErrorCode Solver(void *ctx, const SgForcesInput *in, SgForcesOutput 
 static PetscErrorCode Surrogate(void *ctx, const SgForcesInput *in, SgForcesOutput *out)
 {
   Ctx *c = (Ctx *)ctx;
-  for (PetscInt i = 0; i < 3 * in->n; i++) out->f[i] = -1.5 * in->x[i];
+  for (PetscInt i = 0; i < 3 * (in->n + in->nghost); i++) out->f[i] = -1.5 * in->x[i];
   if (c->k == c->nan_at) out->f[0] = NAN;
+  if (c->k == c->ghost_nan_at) out->f[3 * in->n] = NAN; /* garbage on a ghost reaches its owner by reverse communication */
   out->energy = 2;
   return PETSC_SUCCESS;
 }
@@ -42,9 +43,9 @@ static PetscErrorCode Uncertainty(void *ctx, const SgForcesInput *in, PetscReal 
 /* Run ncalls calls; served[k] receives 1 if the surrogate served call k. */
 static PetscErrorCode Drive(SgSlot slot, Ctx *c, PetscInt ncalls, PetscInt served[], PetscInt flagged[])
 {
-  PetscReal      x[6] = {1, 2, 3, -1, -2, -3}, f[6];
-  PetscInt       type[2] = {0, 0};
-  SgForcesInput  in = {.n = 2, .nghost = 0, .x = x, .type = type};
+  PetscReal      x[9] = {1, 2, 3, -1, -2, -3, 0.5, 0.5, 0.5}, f[9];
+  PetscInt       type[3] = {0, 0, 0};
+  SgForcesInput  in = {.n = 2, .nghost = 1, .x = x, .type = type};
   SgForcesOutput out = {.f = f};
 
   PetscFunctionBegin;
@@ -57,7 +58,7 @@ static PetscErrorCode Drive(SgSlot slot, Ctx *c, PetscInt ncalls, PetscInt serve
     served[k]  = s;
     flagged[k] = fl;
     /* the forces must be exactly the serving provider's */
-    for (PetscInt i = 0; i < 6; i++) CHECK(f[i] == (s ? -1.5 : -1.0) * x[i], "call %" PetscInt_FMT ": force %g is not the %s's", k, (double)f[i], s ? "surrogate" : "solver");
+    for (PetscInt i = 0; i < 9; i++) CHECK(f[i] == (s ? -1.5 : -1.0) * x[i], "call %" PetscInt_FMT ": force %g is not the %s's", k, (double)f[i], s ? "surrogate" : "solver");
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
   /* rank 0's and rank 1's uncertainties: they differ at call 4, where only rank 1 is unsure */
   const PetscReal dev0[8] = {0.01, 0.10, 0.30, 0.01, 0.01, 0.01, 0.01, 0.01};
   const PetscReal dev1[8] = {0.01, 0.10, 0.30, 0.01, 0.40, 0.01, 0.01, 0.01};
-  Ctx         c = {.nan_at = -1};
+  Ctx         c = {.nan_at = -1, .ghost_nan_at = -1};
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
@@ -101,16 +102,17 @@ int main(int argc, char **argv)
     const PetscInt want1[8] = {1, 1, 0, 1, 0, 1, 1, 1}, want_single[8] = {1, 1, 0, 1, 1, 1, 1, 1};
     const PetscInt flag1[8] = {0, 1, 1, 0, 1, 0, 0, 0}, flag_single[8] = {0, 1, 1, 0, 0, 0, 0, 0};
     const PetscInt *want = size > 1 ? want1 : want_single, *flag = size > 1 ? flag1 : flag_single;
-    c.nan_at = 6; /* the surrogate answers NaN at call 6: rejected, the solver serves */
+    c.nan_at       = 6; /* the surrogate answers NaN at call 6: rejected, the solver serves */
+    c.ghost_nan_at = 7; /* ... and at call 7 only on a ghost atom: rejected too */
     PetscCall(Drive(slot, &c, 8, served, flagged));
     for (PetscInt k = 0; k < 8; k++) {
-      PetscInt w = k == 6 ? 0 : want[k], fl = k == 6 ? 1 : flag[k];
+      PetscInt w = k >= 6 ? 0 : want[k], fl = k >= 6 ? 1 : flag[k];
       CHECK(served[k] == w, "adaptive: call %" PetscInt_FMT " served by %s, expected %s", k, served[k] ? "surrogate" : "solver", w ? "surrogate" : "solver");
       CHECK(flagged[k] == fl, "adaptive: call %" PetscInt_FMT " flag %" PetscInt_FMT ", expected %" PetscInt_FMT, k, flagged[k], fl);
     }
     PetscCall(SgSlotGetCounts(slot, &ns, &nsur, &nsw, &nrej));
-    CHECK(nrej == 1, "one rejected surrogate answer expected, got %" PetscInt_FMT, nrej);
-    CHECK(nsw == (size > 1 ? 6 : 4), "switch count %" PetscInt_FMT, nsw);
+    CHECK(nrej == 2, "two rejected surrogate answers expected, got %" PetscInt_FMT, nrej);
+    CHECK(nsw == (size > 1 ? 5 : 3), "switch count %" PetscInt_FMT, nsw);
   }
   PetscCall(SgSlotDestroy(&slot));
 
