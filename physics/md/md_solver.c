@@ -381,7 +381,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
   MPI_Comm         comm = PetscObjectComm((PetscObject)solver);
   SgCheckpointMode mode;
   PetscInt         off, cnt;
-  PetscReal       *buf, *blk, sc[8 + 20], cell[22];
+  PetscReal       *buf, *blk, sc[8 + 20], cell[22], slotstate[SG_SLOT_NSTATE];
   Vec              V;
 
   PetscFunctionBegin;
@@ -432,12 +432,16 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     cell[12] = md->neigh.dilation;
     for (int k = 0; k < 9; k++) cell[13 + k] = md->neigh.hbuild[k];
     PetscCall(SgCheckpointWriteReals(chk, "md_cell", 22, cell));
+    PetscCall(SgSlotGetState(md->slot, slotstate));
+    PetscCall(SgCheckpointWriteReals(chk, "md_slot", SG_SLOT_NSTATE, slotstate));
   } else {
     PetscReal         *all;
     PetscMPIInt       *rc, *rd;
     const PetscScalar *a;
     PetscCall(SgCheckpointReadVec(chk, "md_atoms", V));
     PetscCall(SgCheckpointReadReals(chk, "md_cell", 22, cell));
+    PetscCall(SgCheckpointReadReals(chk, "md_slot", SG_SLOT_NSTATE, slotstate)); /* swap counts continue */
+    PetscCall(SgSlotSetState(md->slot, slotstate));
     /* the list is rebuilt exactly as it was built: in the cell of that build, from the positions
        of that build; then the current cell (a barostat changes it) is put back */
     PetscCall(SgMDBoxSet(&dom->box, &cell[9], &cell[13]));

@@ -73,4 +73,10 @@ PETSC_EXTERN PetscErrorCode SgSlotComputeForces(SgSlot, const SgForcesInput *, S
 PETSC_EXTERN PetscErrorCode SgSlotGetLastCall(SgSlot, PetscBool *served_by_surrogate, PetscBool *flagged, PetscReal *uncertainty);
 /* Totals: calls served by the solver and by the surrogate, switches, rejected surrogate calls. */
 PETSC_EXTERN PetscErrorCode SgSlotGetCounts(SgSlot, PetscInt *solver_calls, PetscInt *surrogate_calls, PetscInt *switches, PetscInt *rejected);
+/* The slot's history as SG_SLOT_NSTATE reals (counts, who served the last call, its flag and
+   uncertainty) for a solver's checkpoint: a restarted run continues the counts and logs a switch
+   only where the uninterrupted run would. */
+#define SG_SLOT_NSTATE 8
+PETSC_EXTERN PetscErrorCode SgSlotGetState(SgSlot, PetscReal state[SG_SLOT_NSTATE]);
+PETSC_EXTERN PetscErrorCode SgSlotSetState(SgSlot, const PetscReal state[SG_SLOT_NSTATE]);
 PETSC_EXTERN PetscErrorCode SgSlotDestroy(SgSlot *);

@@ -42,6 +42,21 @@ import h5py, numpy as np
 u = h5py.File('$D/static.h5')['diagnostics/uncertainty'][1:]
 print(np.quantile(u, 0.4), np.quantile(u, 0.6))")
 $SURGE run $common -md_swap_policy adaptive -md_swap_trust_lo $lo -md_swap_trust_hi $hi -md_retrain_file $D/retrain.h5 -sim_output $D/adaptive > $D/adaptive.log
+# the same run interrupted at step 30 and restarted from its checkpoint: the swap history (counts, who
+# served last) is part of the checkpoint, so the report and the per-step record equal the uninterrupted run's
+$SURGE run $common -md_swap_policy adaptive -md_swap_trust_lo $lo -md_swap_trust_hi $hi -sim_max_steps 30 -sim_output $D/split > $D/split1.log
+$SURGE run $common -md_swap_policy adaptive -md_swap_trust_lo $lo -md_swap_trust_hi $hi -sim_output $D/split -restart $D/split.chk.h5 > $D/split2.log
+/usr/bin/python3 - $D <<'PY'
+import sys, h5py, numpy as np
+d = sys.argv[1]
+a, b = h5py.File(f"{d}/adaptive.h5"), h5py.File(f"{d}/split.h5")
+sa, sb = a["diagnostics/surrogate_served"][:], b["diagnostics/surrogate_served"][:]
+ra = [float(np.ravel(a["report"][k][()])[0]) for k in ("md_swap_solver_calls", "md_swap_surrogate_calls", "md_swap_switches")]
+rb = [float(np.ravel(b["report"][k][()])[0]) for k in ("md_swap_solver_calls", "md_swap_surrogate_calls", "md_swap_switches")]
+print(f"restart at step 30: per-step providers equal: {np.array_equal(sa, sb)} ({len(sb)} records); "
+      f"report solver/surrogate/switches {rb} vs uninterrupted {ra}")
+sys.exit(0 if np.array_equal(sa, sb) and ra == rb else 1)
+PY
 /usr/bin/python3 - $D $lo $hi <<'PY'
 import sys, h5py, numpy as np
 d, lo, hi = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
