@@ -53,7 +53,9 @@ PETSC_EXTERN PetscErrorCode SgSlotSetSurrogate(SgSlot, const char pname[], void 
      schedule  the solver until step <prefix>swap_step, the surrogate from then on
      adaptive  the surrogate while its uncertainty (max over ranks) < trust_lo; the solver when it is
                above trust_hi (such calls are flagged for retraining); in between the surrogate
-               serves and the call is flagged.
+               serves and the call is flagged. With <prefix>swap_check_every N > 1 the uncertainty
+               is evaluated on steps divisible by N only (it costs K model evaluations for an
+               ensemble); the steps in between keep the last check's provider, unflagged.
    Whatever the policy, surrogate forces that are NaN/Inf or exceed <prefix>swap_max_force are
    rejected for that call and the solver serves it. Every switch of provider is printed on rank 0
    of comm. Options are read with the given prefix (e.g. "md_" gives -md_swap_policy). */
@@ -74,9 +76,9 @@ PETSC_EXTERN PetscErrorCode SgSlotGetLastCall(SgSlot, PetscBool *served_by_surro
 /* Totals: calls served by the solver and by the surrogate, switches, rejected surrogate calls. */
 PETSC_EXTERN PetscErrorCode SgSlotGetCounts(SgSlot, PetscInt *solver_calls, PetscInt *surrogate_calls, PetscInt *switches, PetscInt *rejected);
 /* The slot's history as SG_SLOT_NSTATE reals (counts, who served the last call, its flag and
-   uncertainty) for a solver's checkpoint: a restarted run continues the counts and logs a switch
+   uncertainty, the adaptive policy's last decision) for a solver's checkpoint: a restarted run continues the counts and logs a switch
    only where the uninterrupted run would. */
-#define SG_SLOT_NSTATE 8
+#define SG_SLOT_NSTATE 9
 PETSC_EXTERN PetscErrorCode SgSlotGetState(SgSlot, PetscReal state[SG_SLOT_NSTATE]);
 PETSC_EXTERN PetscErrorCode SgSlotSetState(SgSlot, const PetscReal state[SG_SLOT_NSTATE]);
 PETSC_EXTERN PetscErrorCode SgSlotDestroy(SgSlot *);

@@ -18,6 +18,8 @@ struct _n_SgSlot {
   PetscInt     switch_step, step;
   PetscBool    step_set;
   PetscReal    trust_lo, trust_hi, max_force;
+  PetscInt     check_every; /* adaptive: the uncertainty is evaluated on steps divisible by this */
+  PetscInt     decision;    /* adaptive: provider chosen at the last check (-1 none yet, 0 solver, 1 surrogate) */
   /* bookkeeping */
   PetscInt     calls, solver_calls, surrogate_calls, switches, rejected;
   PetscInt     last_served; /* -1 none yet, 0 solver, 1 surrogate */
@@ -44,6 +46,8 @@ PetscErrorCode SgSlotCreate(const char name[], SgSlot *slot)
   (*slot)->trust_hi         = PETSC_MAX_REAL;
   (*slot)->last_served      = -1;
   (*slot)->last_uncertainty = -1;
+  (*slot)->check_every      = 1;
+  (*slot)->decision         = -1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -105,7 +109,7 @@ PetscErrorCode SgSlotSetFromOptions(SgSlot slot, MPI_Comm comm, const char prefi
   PetscInt  pidx = slot->policy, uidx = slot->use_surrogate;
   PetscReal lo = slot->trust_lo < PETSC_MAX_REAL ? slot->trust_lo : 0.05, hi = slot->trust_hi < PETSC_MAX_REAL ? slot->trust_hi : 0.15;
   PetscReal fmax = slot->max_force;
-  PetscInt  step = slot->switch_step;
+  PetscInt  step = slot->switch_step, every = slot->check_every;
   const char *const use[] = {"solver", "surrogate"};
 
   PetscFunctionBegin;
@@ -116,9 +120,11 @@ PetscErrorCode SgSlotSetFromOptions(SgSlot slot, MPI_Comm comm, const char prefi
   PetscCall(SgOptionsInt("-swap_step", "Schedule policy: first step served by the surrogate", step, &step, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-swap_trust_lo", "Adaptive: below this uncertainty the surrogate serves unflagged", "force units", lo, &lo, NULL, 0, PETSC_MAX_REAL));
   PetscCall(SgOptionsReal("-swap_trust_hi", "Adaptive: above this uncertainty the solver serves (frame kept for retraining)", "force units", hi, &hi, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsInt("-swap_check_every", "Adaptive: evaluate the uncertainty on steps divisible by N only; in between, the provider chosen at the last check serves (unflagged)", every, &every, NULL, 1, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-swap_max_force", "Sanity bound: a surrogate force component above this is rejected and the solver serves", "force units", fmax, &fmax, NULL, PETSC_SMALL, PETSC_MAX_REAL));
   PetscOptionsEnd();
   PetscCall(SgSlotSetPolicy(slot, (SgSwapPolicy)pidx, uidx ? PETSC_TRUE : PETSC_FALSE, step, lo, hi, fmax));
+  slot->check_every = every;
   PetscCheck(!(slot->policy != SG_SWAP_STATIC || slot->use_surrogate) || slot->sfn, comm, PETSC_ERR_USER_INPUT, "Slot %s: swap policy %s%s needs a surrogate, and none is set", slot->name, SgSwapPolicies[slot->policy], slot->policy == SG_SWAP_STATIC ? " (use surrogate)" : "");
   PetscCheck(slot->policy != SG_SWAP_ADAPTIVE || slot->sunc, comm, PETSC_ERR_USER_INPUT, "Slot %s: the adaptive swap policy needs an uncertainty estimate from surrogate %s (e.g. several models for a model deviation)", slot->name, slot->surrogate ? slot->surrogate : "(none)");
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -186,10 +192,16 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
       break;
     case SG_SWAP_ADAPTIVE: {
       PetscReal local;
+      if (slot->decision >= 0 && step % slot->check_every) { /* between checks: keep the last decision */
+        want_surrogate = slot->decision ? PETSC_TRUE : PETSC_FALSE;
+        PetscCall(PetscSNPrintf(why, sizeof why, "adaptive: decision of the last check (every %" PetscInt_FMT " steps)", slot->check_every));
+        break;
+      }
       PetscCall(((SgForcesUncertaintyFn)slot->sunc)(slot->sctx, in, &local));
       PetscCallMPI(MPI_Allreduce(&local, &unc, 1, MPIU_REAL, MPIU_MAX, slot->comm));
       want_surrogate = unc <= slot->trust_hi ? PETSC_TRUE : PETSC_FALSE;
       flagged        = unc > slot->trust_lo ? PETSC_TRUE : PETSC_FALSE;
+      slot->decision = want_surrogate ? 1 : 0;
       PetscCall(PetscSNPrintf(why, sizeof why, "uncertainty %.4g, trust band [%.4g, %.4g]", (double)unc, (double)slot->trust_lo, (double)slot->trust_hi));
     } break;
     }
@@ -249,7 +261,7 @@ PetscErrorCode SgSlotGetState(SgSlot slot, PetscReal s[SG_SLOT_NSTATE])
   PetscFunctionBegin;
   s[0] = (PetscReal)slot->calls, s[1] = (PetscReal)slot->solver_calls, s[2] = (PetscReal)slot->surrogate_calls;
   s[3] = (PetscReal)slot->switches, s[4] = (PetscReal)slot->rejected, s[5] = (PetscReal)slot->last_served;
-  s[6] = (PetscReal)slot->last_flagged, s[7] = slot->last_uncertainty;
+  s[6] = (PetscReal)slot->last_flagged, s[7] = slot->last_uncertainty, s[8] = (PetscReal)slot->decision;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -257,10 +269,10 @@ PetscErrorCode SgSlotSetState(SgSlot slot, const PetscReal s[SG_SLOT_NSTATE])
 {
   PetscFunctionBegin;
   for (int k = 0; k < 5; k++) PetscCheck(s[k] >= 0 && s[k] == (PetscReal)(PetscInt)s[k], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Slot %s: saved state entry %d (%g) is not a count: damaged checkpoint", slot->name, k, (double)s[k]);
-  PetscCheck(s[5] == -1 || s[5] == 0 || s[5] == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Slot %s: saved last provider %g is not -1, 0 or 1: damaged checkpoint", slot->name, (double)s[5]);
+  for (int k = 5; k < 9; k += 3) PetscCheck(s[k] == -1 || s[k] == 0 || s[k] == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Slot %s: saved provider choice %g (entry %d) is not -1, 0 or 1: damaged checkpoint", slot->name, (double)s[k], k);
   slot->calls = (PetscInt)s[0], slot->solver_calls = (PetscInt)s[1], slot->surrogate_calls = (PetscInt)s[2];
   slot->switches = (PetscInt)s[3], slot->rejected = (PetscInt)s[4], slot->last_served = (PetscInt)s[5];
-  slot->last_flagged = s[6] != 0 ? PETSC_TRUE : PETSC_FALSE, slot->last_uncertainty = s[7];
+  slot->last_flagged = s[6] != 0 ? PETSC_TRUE : PETSC_FALSE, slot->last_uncertainty = s[7], slot->decision = (PetscInt)s[8];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -352,9 +352,14 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       PetscCall(SgDPModelSync(m));
       if (o->nvalid) PetscCall(SgDPTest(m, o->nvalid, o->valid, o->valid_frames, comm, &r));
       PetscReal ret = sqrt(tr[0] / PetscMax(tr[2], 1)), rft = sqrt(tr[1] / PetscMax(3 * N * tr[2], 1));
-      PetscCall(PetscPrintf(comm, "%8" PetscInt_FMT " %12.4e %12.4e %12.4e %12.4e %10.3e %8.1f\n", step + 1, r.e_rmse_atom, ret, r.f_rmse, rft, lr, MPI_Wtime() - t0));
+      char ev[16] = "n/a", fv[16] = "n/a"; /* no validation data: no validation figures (not zeros) */
+      if (o->nvalid) {
+        PetscCall(PetscSNPrintf(ev, sizeof ev, "%.4e", (double)r.e_rmse_atom));
+        PetscCall(PetscSNPrintf(fv, sizeof fv, "%.4e", (double)r.f_rmse));
+      }
+      PetscCall(PetscPrintf(comm, "%8" PetscInt_FMT " %12s %12.4e %12s %12.4e %10.3e %8.1f\n", step + 1, ev, ret, fv, rft, lr, MPI_Wtime() - t0));
       if (lc) {
-        fprintf(lc, "%" PetscInt_FMT " %.6e %.6e %.6e %.6e %.4e %.2f\n", step + 1, r.e_rmse_atom, ret, r.f_rmse, rft, lr, MPI_Wtime() - t0);
+        fprintf(lc, "%" PetscInt_FMT " %.6e %.6e %.6e %.6e %.4e %.2f\n", step + 1, o->nvalid ? r.e_rmse_atom : NAN, ret, o->nvalid ? r.f_rmse : NAN, rft, lr, MPI_Wtime() - t0);
         fflush(lc);
       }
       trn[0] = trn[1] = trn[2] = 0;

@@ -6,7 +6,7 @@
 
 typedef struct {
   const PetscReal *dev; /* uncertainty for call k (this rank) */
-  PetscInt         k, nan_at, ghost_nan_at;
+  PetscInt         k, nan_at, ghost_nan_at, nunc; /* nunc: uncertainty evaluations */
 } Ctx;
 
 static PetscErrorCode Solver(void *ctx, const SgForcesInput *in, SgForcesOutput *out)
@@ -32,6 +32,7 @@ static PetscErrorCode Uncertainty(void *ctx, const SgForcesInput *in, PetscReal 
   Ctx *c = (Ctx *)ctx;
   (void)in;
   *dev = c->dev[c->k];
+  c->nunc++;
   return PETSC_SUCCESS;
 }
 
@@ -116,6 +117,32 @@ int main(int argc, char **argv)
   }
   PetscCall(SgSlotDestroy(&slot));
 
+  /* adaptive with swap_check_every 3: the uncertainty is evaluated at steps 0, 3, 6 only; the steps in
+     between keep that check's provider, unflagged (rank 1's unsure call 4 is not a check step) */
+  PetscCall(SgSlotCreate("md.forces", &slot));
+  PetscCall(SgSlotSetProvider(slot, "ref", (void (*)(void))Solver, &c));
+  PetscCall(SgSlotSetSurrogate(slot, "sur", (void (*)(void))Surrogate, (void (*)(void))Uncertainty, &c));
+  PetscCall(PetscOptionsSetValue(NULL, "-every_swap_policy", "adaptive"));
+  PetscCall(PetscOptionsSetValue(NULL, "-every_swap_trust_lo", "0.05"));
+  PetscCall(PetscOptionsSetValue(NULL, "-every_swap_trust_hi", "0.15"));
+  PetscCall(PetscOptionsSetValue(NULL, "-every_swap_check_every", "3"));
+  PetscCall(SgSlotSetFromOptions(slot, PETSC_COMM_WORLD, "every_"));
+  {
+    /* deviations per step: 0.01 (check: surrogate), 0.10, 0.30, 0.01 (check: surrogate), ..., and the
+       check at step 6 sees 0.30 -> solver for 6, 7 */
+    const PetscReal devc[8] = {0.01, 0.30, 0.30, 0.01, 0.40, 0.01, 0.30, 0.01};
+    const PetscInt  want[8] = {1, 1, 1, 1, 1, 1, 0, 0}, flag[8] = {0, 0, 0, 0, 0, 0, 1, 0};
+    c.dev = devc, c.nan_at = -1, c.ghost_nan_at = -1, c.nunc = 0;
+    PetscCall(Drive(slot, &c, 8, served, flagged));
+    for (PetscInt k = 0; k < 8; k++) {
+      CHECK(served[k] == want[k], "check_every: call %" PetscInt_FMT " served by %s", k, served[k] ? "surrogate" : "solver");
+      CHECK(flagged[k] == flag[k], "check_every: call %" PetscInt_FMT " flag %" PetscInt_FMT ", expected %" PetscInt_FMT, k, flagged[k], flag[k]);
+    }
+    CHECK(c.nunc == 3, "check_every 3 over 8 calls: %" PetscInt_FMT " uncertainty evaluations, expected 3", c.nunc);
+    c.dev = rank ? dev1 : dev0;
+  }
+  PetscCall(SgSlotDestroy(&slot));
+
   /* adaptive without an uncertainty estimate is refused */
   PetscCall(SgSlotCreate("md.forces", &slot));
   PetscCall(SgSlotSetProvider(slot, "ref", (void (*)(void))Solver, &c));
@@ -128,7 +155,7 @@ int main(int argc, char **argv)
     CHECK(ierr == PETSC_ERR_USER_INPUT, "adaptive policy without uncertainty must be refused (got %d)", (int)ierr);
   }
   PetscCall(SgSlotDestroy(&slot));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "slot policies: schedule, adaptive (global decision), rejection, refusal: ok\n"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "slot policies: schedule, adaptive (global decision), rejection, check_every, refusal: ok\n"));
   PetscCall(PetscFinalize());
   return 0;
 }
