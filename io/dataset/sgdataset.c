@@ -269,6 +269,25 @@ PetscErrorCode SgDatasetCreateMDFrames(MPI_Comm comm, const char path[], PetscBo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgDatasetSetMDFramesUnits(SgDataset ds, const char length[], const char energy[])
+{
+  char u[5][96];
+
+  PetscFunctionBegin;
+  PetscCheck(!strcmp(ds->kind, "md_frames"), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "%s: units of md_frames fields, but the dataset is of kind %s", ds->path, ds->kind);
+  PetscCall(PetscSNPrintf(u[0], sizeof u[0], "%s", length));
+  PetscCall(PetscSNPrintf(u[1], sizeof u[1], "%s (rows are cell vectors)", length));
+  PetscCall(PetscSNPrintf(u[2], sizeof u[2], "%s", energy));
+  PetscCall(PetscSNPrintf(u[3], sizeof u[3], "%s/%s", energy, length));
+  PetscCall(PetscSNPrintf(u[4], sizeof u[4], "%s", energy));
+  for (PetscInt i = 0; i < ds->nfields; i++) {
+    const char *const names[5] = {"coord", "box", "energy", "force", "virial"};
+    for (int k = 0; k < 5; k++)
+      if (!strcmp(ds->fields[i].name, names[k])) PetscCall(SgH5WriteAttrString(ds->path, ds->fields[i].dset, "units", u[k]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* ---- open ---------------------------------------------------------------------------------- */
 
 static PetscErrorCode DTypeOf(const char path[], const char name[], hid_t dset, SgDType *dt)

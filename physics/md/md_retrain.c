@@ -65,6 +65,7 @@ PetscErrorCode SgMDRetrainFrame(SgMD *md)
         for (PetscInt i = 0; i < N; i++) type[i] = (PetscInt)all[NPER * i + 6];
         for (PetscInt t = 0; t < md->ntypes; t++) names[t] = md->tname[t];
         PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, md->retrain_file, PETSC_TRUE, N, type, md->ntypes, names, SG_DTYPE_F64, PETSC_TRUE, -1, NULL, &ds));
+        if (md->units.style != SG_MD_UNITS_METAL) PetscCall(SgDatasetSetMDFramesUnits(ds, md->units.u_length, md->units.u_energy));
         PetscCall(PetscSNPrintf(src, sizeof src, "surge md: frames served by the solver '%s' where the swap policy flagged surrogate '%s' (%s units)", md->provname, md->sprovname, md->units.name));
         PetscCall(SgDatasetSetProvenance(ds, NULL, src));
         PetscCall(PetscFree(type));

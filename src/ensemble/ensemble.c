@@ -352,6 +352,21 @@ static PetscErrorCode ReadH5MD(hid_t f, const char file[], const char dset[], hi
    virial (observables/virial), with the member id and its parameters. The first member fixes the
    atoms (count, types, type names); every other member must have the same (vary temperature,
    density, seeds - not the structure). Rank 0 alone, serial HDF5. */
+/* the H5MD "unit" attribute (a fixed-length string, as the md solver writes it) of object obj */
+static PetscErrorCode H5MDUnit(hid_t f, const char path[], const char obj[], char unit[], size_t len)
+{
+  hid_t a = H5Aopen_by_name(f, obj, "unit", H5P_DEFAULT, H5P_DEFAULT), t;
+  PetscFunctionBegin;
+  PetscCheck(a >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %s has no unit attribute", path, obj);
+  t = H5Aget_type(a);
+  PetscCheck(H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) < len, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: the unit of %s is not a short fixed-length string", path, obj);
+  memset(unit, 0, len);
+  PetscCheck(H5Aread(a, t, unit) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: cannot read the unit of %s", path, obj);
+  H5Tclose(t);
+  H5Aclose(a);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char decktext[], const char source[])
 {
   SgDataset ds   = NULL;
@@ -413,6 +428,13 @@ static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char d
       for (PetscInt t = 0; t < nt; t++) PetscCall(PetscStrallocpy(names[t], &names0[t]));
       PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, tmp, PETSC_TRUE, N, type0, nt, (const char *const *)names0, SG_DTYPE_F64, PETSC_TRUE, e->nvary, (const char *const *)e->vary, &ds));
       PetscCall(SgDatasetSetProvenance(ds, decktext, source));
+      { /* the trajectory's units (H5MD "unit" attributes) label the fields: metal runs match the
+           md_frames default (Angstrom, eV), lj runs are relabelled sigma, epsilon */
+        char lu[64], eu[64];
+        PetscCall(H5MDUnit(f, path, "/particles/all/position/value", lu, sizeof lu));
+        PetscCall(H5MDUnit(f, path, "/observables/potential_energy/value", eu, sizeof eu));
+        if (strcmp(lu, "Angstrom") || strcmp(eu, "eV")) PetscCall(SgDatasetSetMDFramesUnits(ds, lu, eu));
+      }
     } else {
       PetscBool same = (N == N0 && nt == nt0) ? PETSC_TRUE : PETSC_FALSE;
       for (PetscInt i = 0; same && i < N; i++) same = sp32[i] == type0[i] ? PETSC_TRUE : PETSC_FALSE;

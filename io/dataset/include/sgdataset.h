@@ -56,6 +56,9 @@ PETSC_EXTERN PetscErrorCode SgDatasetSetParamNames(SgDataset, PetscInt n, const 
 /* md_frames in one call: type[natoms], type_map[ntypes]; dtype of the float fields (F32 or F64);
    optional virial; nparams >= 0 adds member (and params if nparams > 0). */
 PETSC_EXTERN PetscErrorCode SgDatasetCreateMDFrames(MPI_Comm, const char path[], PetscBool overwrite, PetscInt natoms, const PetscInt type[], PetscInt ntypes, const char *const type_map[], SgDType dtype, PetscBool has_virial, PetscInt nparams, const char *const param_names[], SgDataset *);
+/* md_frames are labelled in metal units (Angstrom, eV) at creation; frames from a run in other units
+   (LAMMPS lj: sigma, epsilon) relabel the fields here, so the "units" attributes say what the numbers are. */
+PETSC_EXTERN PetscErrorCode SgDatasetSetMDFramesUnits(SgDataset, const char length[], const char energy[]);
 
 /* ---- open / inspect ------------------------------------------------------------------------ */
 /* Validates: HDF5 readable (truncated/foreign files fail), version known, kind known, every field

@@ -32,6 +32,11 @@ check(f"{M} members ({M} to run, 0 already done), 2 groups" in out, "2 ranks run
 s2 = samples(f"{w}/two.h5")
 check(len(s2["energy"]) == M * F and list(s2["member"]) == sorted(list(range(M)) * F), f"{M} members x {F} frames, in member order")
 check(s2["type_map"] == ["1"] and (s2["type"] == 0).all() and s2["coord"].shape == (M * F, N, 3), "types and type map from the trajectories")
+with h5py.File(f"{w}/two.h5", "r") as f:
+    units = {k: f["samples"][k].attrs["units"] for k in ("coord", "energy", "force", "virial")}
+    units = {k: v.decode() if isinstance(v, bytes) else v for k, v in units.items()}
+check(units == {"coord": "sigma", "energy": "epsilon", "force": "epsilon/sigma", "virial": "epsilon"},
+      f"LJ-unit members label the fields in LJ units, not the metal default: {units}")
 
 # every sample is its member's H5MD frame, bit for bit
 same = True

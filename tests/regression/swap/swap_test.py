@@ -137,6 +137,9 @@ e, f, W = lj(xa[13], fr["box"][k13])
 check(np.abs(fa[13] - f).max() / np.abs(f).max() < 1e-9, "the NaN step 13 ran on the solver's forces")
 with h5py.File(f"{w}/ada1.retrain.h5", "r") as h:
     check(h.attrs["kind"] in (b"md_frames", "md_frames") and list(h["static/type"][()]) == [0] * 256, "retraining file is an md_frames dataset with the run's types")
+    u = {k: h["samples"][k].attrs["units"] for k in ("coord", "force")}
+    u = {k: v.decode() if isinstance(v, bytes) else v for k, v in u.items()}
+    check(u == {"coord": "sigma", "force": "epsilon/sigma"}, f"frames of an LJ-unit run are labelled in LJ units: {u}")
 
 # 1 vs 2 ranks: the same decisions and, with full lists, the same frames bit for bit.
 run("ada2", ADA, ranks=2)
