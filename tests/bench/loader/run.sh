@@ -7,7 +7,10 @@
 #   (a) SgLoader with default settings (Belady buffer of 1/4 of the data, read-ahead 8 batches, I/O thread and one helper
 #       reader thread, raw reads), plus two variants: no buffer, and read-ahead off;
 #   (b) naive per-sample HDF5 reads (one H5Dread per field per sample, default chunk cache);
-#   (c) PyTorch's DataLoader over h5py (num_workers 0 and 2), same batches.
+#   (c) PyTorch's DataLoader over h5py (num_workers 0 and 2), same batches;
+#   (d) the storage floor: the same rows at their byte offsets with no HDF5 and no buffer (pread on two
+#       threads with read-ahead, as the loader reads; io_uring, a batch per submission) and a
+#       sequential O_DIRECT scan of the file (bandwidth, ignores the shuffle).
 # Every reader drops the file from the page cache before every epoch (posix_fadvise DONTNEED), so
 # epochs read from storage. Prints samples/s, ratios and hit rates; writes results.txt and a plot
 # into $DIR. The machine is shared: each reader runs LOADER_BENCH_REPEAT times (default 2), rounds
@@ -44,6 +47,7 @@ for rep in $(seq 1 "$REP"); do
   run loader_noreadahead $BIN loader "$F" $BATCH $E $SEED $BUDGET 4 "$DIR/seq1.bin" -loader_readahead 0
   cmp -s "$DIR/seq.bin" "$DIR/seq0.bin" && cmp -s "$DIR/seq.bin" "$DIR/seq1.bin" && echo "sequence identical for all buffer/read-ahead settings" | tee -a "$R"
   run naive $BIN naive "$F" $BATCH $E "$DIR/seq.bin"
+  for m in pread uring seq; do run raw_$m $BIN raw "$F" $BATCH $E "$DIR/seq.bin" $m; done
   run torch_w0 $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 0
   run torch_w2 $PY tests/bench/loader/torch_reader.py "$F" $BATCH $E "$DIR/seq.bin" 2
 done

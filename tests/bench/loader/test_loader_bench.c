@@ -6,12 +6,26 @@
                                           (one H5Dread per field per sample), into batch arrays
      curve  FILE B E SEED                 hit rate against buffer size: Belady on the loader's
                                           sequence with and without epoch ordering, and LRU
+     raw    FILE B E SEQ MODE             the floor under any loader on this storage: the same rows
+                                          in the same order read at their byte offsets (found through
+                                          HDF5 before the clock starts) with no HDF5, no buffer, no
+                                          bookkeeping. MODE pread: two threads, one pread per row,
+                                          read-ahead (WILLNEED) 8 batches ahead, as the loader does;
+                                          uring: one thread, a batch's reads in one io_uring
+                                          submission, same read-ahead; seq: the whole file in 4 MiB
+                                          O_DIRECT reads per epoch (storage bandwidth, no shuffle)
    Both readers drop FILE from the page cache (posix_fadvise DONTNEED) before every epoch, so every
    epoch's reads go to storage, and print one line "RESULT key=value ...". */
 #define _GNU_SOURCE
 #include "sgloader.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <linux/io_uring.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -261,6 +275,212 @@ static PetscErrorCode Curve(const char *path, PetscInt B, PetscInt E, uint64_t s
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* ---- raw: the storage floor under any loader (see the top comment) ---- */
+typedef struct {
+  int             fd, nf, B, stop, gen, done;
+  int64_t         rowb[4];
+  int64_t        *off[4]; /* byte offset of every row of every field */
+  const uint32_t *ids;    /* this batch's sample ids */
+  int64_t         k;      /* this batch's size */
+  char           *dst[4];
+  pthread_mutex_t m;
+  pthread_cond_t  cv, dcv;
+} RawCtx;
+
+static void RawReadRange(RawCtx *c, int64_t i0, int64_t i1)
+{
+  for (int64_t i = i0; i < i1; i++)
+    for (int f = 0; f < c->nf; f++)
+      if (pread(c->fd, c->dst[f] + i * c->rowb[f], (size_t)c->rowb[f], (off_t)c->off[f][c->ids[i]]) != (ssize_t)c->rowb[f]) {
+        fprintf(stderr, "raw: short read\n");
+        exit(1);
+      }
+}
+
+static void *RawHelper(void *arg)
+{
+  RawCtx *c    = (RawCtx *)arg;
+  int     seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&c->m);
+    while (!c->stop && c->gen == seen) pthread_cond_wait(&c->cv, &c->m);
+    if (c->stop) {
+      pthread_mutex_unlock(&c->m);
+      return NULL;
+    }
+    seen = c->gen;
+    pthread_mutex_unlock(&c->m);
+    RawReadRange(c, c->k / 2, c->k);
+    pthread_mutex_lock(&c->m);
+    c->done = seen;
+    pthread_cond_signal(&c->dcv);
+    pthread_mutex_unlock(&c->m);
+  }
+}
+
+/* A minimal io_uring (raw system calls; the bench only): submit n reads, wait for all. */
+typedef struct {
+  int                  fd;
+  unsigned            *stail, *smask, *sarr, *chead, *ctail, *cmask;
+  struct io_uring_sqe *sqes;
+  struct io_uring_cqe *cqes;
+} Ring;
+
+static PetscErrorCode RingInit(Ring *r, unsigned n)
+{
+  struct io_uring_params p;
+  size_t                 sz;
+  char                  *q;
+  PetscFunctionBegin;
+  memset(&p, 0, sizeof p);
+  r->fd = (int)syscall(SYS_io_uring_setup, n, &p);
+  PetscCheck(r->fd >= 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "io_uring_setup failed (%s): kernel without io_uring?", strerror(errno));
+  sz = PetscMax(p.sq_off.array + p.sq_entries * sizeof(unsigned), p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe));
+  PetscCheck(p.features & IORING_FEAT_SINGLE_MMAP, PETSC_COMM_SELF, PETSC_ERR_SUP, "io_uring without IORING_FEAT_SINGLE_MMAP");
+  q       = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+  r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+  PetscCheck(q != MAP_FAILED && r->sqes != MAP_FAILED, PETSC_COMM_SELF, PETSC_ERR_SYS, "io_uring mmap failed");
+  r->stail = (unsigned *)(q + p.sq_off.tail), r->smask = (unsigned *)(q + p.sq_off.ring_mask), r->sarr = (unsigned *)(q + p.sq_off.array);
+  r->chead = (unsigned *)(q + p.cq_off.head), r->ctail = (unsigned *)(q + p.cq_off.tail), r->cmask = (unsigned *)(q + p.cq_off.ring_mask);
+  r->cqes  = (struct io_uring_cqe *)(q + p.cq_off.cqes);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static void RingReadBatch(Ring *r, RawCtx *c)
+{
+  unsigned t = *r->stail, h = *r->chead, m = 0, got = 0;
+  for (int64_t i = 0; i < c->k; i++)
+    for (int f = 0; f < c->nf; f++, m++) {
+      unsigned             ix = (t + m) & *r->smask;
+      struct io_uring_sqe *s  = &r->sqes[ix];
+      memset(s, 0, sizeof *s);
+      s->opcode = IORING_OP_READ, s->fd = c->fd, s->addr = (uint64_t)(uintptr_t)(c->dst[f] + i * c->rowb[f]);
+      s->len = (unsigned)c->rowb[f], s->off = (uint64_t)c->off[f][c->ids[i]];
+      r->sarr[ix] = ix;
+    }
+  atomic_store_explicit((_Atomic unsigned *)r->stail, t + m, memory_order_release);
+  if (syscall(SYS_io_uring_enter, r->fd, m, m, IORING_ENTER_GETEVENTS, NULL, 0) < 0) exit(1);
+  for (;;) {
+    unsigned tl = atomic_load_explicit((_Atomic unsigned *)r->ctail, memory_order_acquire);
+    for (; h != tl; h++, got++)
+      if (r->cqes[h & *r->cmask].res <= 0) {
+        fprintf(stderr, "raw: io_uring read failed (%d)\n", r->cqes[h & *r->cmask].res);
+        exit(1);
+      }
+    atomic_store_explicit((_Atomic unsigned *)r->chead, h, memory_order_release);
+    if (got == m) break;
+    if (syscall(SYS_io_uring_enter, r->fd, 0, m - got, IORING_ENTER_GETEVENTS, NULL, 0) < 0) exit(1);
+  }
+}
+
+static PetscErrorCode RunRaw(const char *path, PetscInt B, PetscInt E, const char *seqpath, const char *mode)
+{
+  SgDataset   ds;
+  const char *names[4] = {"coord", "box", "energy", "force"};
+  int64_t     N, n = 0;
+  uint32_t   *seq;
+  FILE       *fp;
+  RawCtx      c;
+  pthread_t   th;
+  Ring        ring;
+  double      t0, t, chk = 0;
+  const int   RA = 8, useq = !strcmp(mode, "seq"), uring = !strcmp(mode, "uring");
+
+  PetscFunctionBegin;
+  PetscCheck(useq || uring || !strcmp(mode, "pread"), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "raw: MODE is pread, uring or seq, not %s", mode);
+  memset(&c, 0, sizeof c);
+  memset(&ring, 0, sizeof ring);
+  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
+  PetscCall(SgDatasetGetNumSamples(ds, &N));
+  c.nf = 4, c.B = (int)B;
+  for (int f = 0; f < 4; f++) { /* byte offset of every row: chunk addresses by index (untimed) */
+    PetscInt idx;
+    int64_t  hid, rowe;
+    hid_t    d, fs, dcpl;
+    hsize_t  cd[4], nc, o[4], sz;
+    haddr_t  addr;
+    unsigned mask;
+    int64_t *base;
+    PetscCall(SgDatasetFindField(ds, names[f], &idx));
+    PetscCall(SgDatasetGetFieldInfo(ds, idx, NULL, NULL, NULL, NULL, &rowe));
+    PetscCall(SgDatasetGetFieldHid(ds, idx, &hid));
+    d = (hid_t)hid, fs = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
+    PetscCheck(H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 4, cd) >= 1 && H5Pget_nfilters(dcpl) == 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "raw: %s must be unfiltered chunks", names[f]);
+    PetscCheck(H5Dget_num_chunks(d, fs, &nc) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "H5Dget_num_chunks");
+    c.rowb[f] = rowe * (int64_t)sizeof(float);
+    PetscCall(PetscCalloc1((N + cd[0] - 1) / cd[0], &base));
+    for (hsize_t i = 0; i < nc; i++) {
+      PetscCheck(H5Dget_chunk_info(d, fs, i, o, &mask, &addr, &sz) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "H5Dget_chunk_info");
+      if (o[0] < (hsize_t)N) base[o[0] / cd[0]] = (int64_t)addr;
+    }
+    PetscCall(PetscMalloc1(N, &c.off[f]));
+    for (int64_t r = 0; r < N; r++) c.off[f][r] = base[r / cd[0]] + (r % (int64_t)cd[0]) * c.rowb[f];
+    PetscCall(PetscFree(base));
+    PetscCall(PetscMalloc1(B * c.rowb[f], &c.dst[f]));
+    H5Pclose(dcpl), H5Sclose(fs);
+  }
+  PetscCall(SgDatasetClose(&ds));
+  PetscCall(PetscMalloc1(E * N, &seq));
+  fp = fopen(seqpath, "rb");
+  PetscCheck(fp && fread(seq, sizeof(uint32_t), (size_t)(E * N), fp) == (size_t)(E * N), PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s", seqpath);
+  fclose(fp);
+  c.fd = open(path, O_RDONLY | (useq ? O_DIRECT : 0));
+  PetscCheck(c.fd >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot open", path);
+  pthread_mutex_init(&c.m, NULL), pthread_cond_init(&c.cv, NULL), pthread_cond_init(&c.dcv, NULL);
+  if (uring) PetscCall(RingInit(&ring, (unsigned)(4 * B)));
+  else if (!useq) pthread_create(&th, NULL, RawHelper, &c);
+  t0 = Now();
+  for (PetscInt e = 0; e < E; e++) {
+    PetscCall(DropCache(path));
+    if (useq) {
+      const size_t S = 4 << 20;
+      char        *buf;
+      ssize_t      k;
+      off_t        o = 0;
+      PetscCheck(posix_memalign((void **)&buf, 4096, S) == 0, PETSC_COMM_SELF, PETSC_ERR_MEM, "alloc");
+      while ((k = pread(c.fd, buf, S, o)) > 0) o += k, chk += buf[0];
+      free(buf);
+      n += N;
+      continue;
+    }
+    for (int64_t s = 0, adv = 0; s < N; s += B) {
+      for (; adv < PetscMin(N, s + (RA + 1) * B); adv++) /* announce the big rows of coming batches */
+        for (int f = 0; f < 4; f++)
+          if (c.rowb[f] >= 1024) (void)posix_fadvise(c.fd, (off_t)c.off[f][seq[e * N + adv]], (off_t)c.rowb[f], POSIX_FADV_WILLNEED);
+      c.ids = seq + e * N + s, c.k = PetscMin((int64_t)B, N - s);
+      if (uring) RingReadBatch(&ring, &c);
+      else {
+        pthread_mutex_lock(&c.m);
+        c.gen++;
+        pthread_cond_signal(&c.cv);
+        pthread_mutex_unlock(&c.m);
+        RawReadRange(&c, 0, c.k / 2);
+        pthread_mutex_lock(&c.m);
+        while (c.done != c.gen) pthread_cond_wait(&c.dcv, &c.m);
+        pthread_mutex_unlock(&c.m);
+      }
+      chk += ((float *)c.dst[2])[0];
+      n += c.k;
+    }
+  }
+  t = Now() - t0;
+  if (!uring && !useq) {
+    pthread_mutex_lock(&c.m);
+    c.stop = 1;
+    pthread_cond_signal(&c.cv);
+    pthread_mutex_unlock(&c.m);
+    pthread_join(th, NULL);
+  }
+  close(c.fd);
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "RESULT method=raw_%s samples=%lld seconds=%.3f rate=%.1f check=%g\n", mode, (long long)n, t, n / t, chk));
+  for (int f = 0; f < 4; f++) {
+    PetscCall(PetscFree(c.off[f]));
+    PetscCall(PetscFree(c.dst[f]));
+  }
+  PetscCall(PetscFree(seq));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
@@ -268,6 +488,7 @@ int main(int argc, char **argv)
   if (!strcmp(argv[1], "create")) PetscCall(Create(argv[2], atoll(argv[3]), atoi(argv[4])));
   else if (!strcmp(argv[1], "loader")) PetscCall(RunLoader(argv[2], atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10), atoll(argv[6]), atoi(argv[7]), argv[8]));
   else if (!strcmp(argv[1], "naive")) PetscCall(RunNaive(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5]));
+  else if (!strcmp(argv[1], "raw")) PetscCall(RunRaw(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5], argv[6]));
   else if (!strcmp(argv[1], "curve")) PetscCall(Curve(argv[2], atoi(argv[3]), atoi(argv[4]), strtoull(argv[5], NULL, 10)));
   else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "unknown mode %s", argv[1]);
   PetscCall(PetscFinalize());
