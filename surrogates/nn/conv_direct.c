@@ -150,6 +150,8 @@ static void release(void *p, size_t bytes)
     T *y;                                                                                                             \
     int C, Co, Coq, K, Do, Ho, Wo, Wq, Hp, Wr;                                                                        \
     long Sp;                                                                                                          \
+    void (*kern)(void *, int, int); /* the tile kernel, items = sample x channel block */                             \
+    int nb;                         /* channel blocks per sample */                                                   \
   } Fwd_##SUF;
 
 #define FWD_KERNEL(T, SUF, RB, CB)                                                                                    \
@@ -204,6 +206,13 @@ static void release(void *p, size_t bytes)
 #define FWD_DEFINE(T, SUF)                                                                                            \
   FWD_KERNEL(T, SUF, 4, 6)                                                                                            \
   FWD_KERNEL(T, SUF, 3, 8)                                                                                            \
+  /* whole samples per claim: the threads then share no input sample, each sample's padded input                      \
+   * is read into one core's cache (claims of single channel blocks made both cores fetch it) */                      \
+  static void fwd_samples_##SUF(void *ctx, int n0, int n1)                                                            \
+  {                                                                                                                   \
+    const Fwd_##SUF *F = ctx;                                                                                         \
+    F->kern(ctx, n0 * F->nb, n1 * F->nb);                                                                             \
+  }                                                                                                                   \
   static int fwd_##SUF(const SgnnDirectArgs *A)                                                                       \
   {                                                                                                                   \
     enum { VL = VL_##SUF };                                                                                           \
@@ -236,7 +245,10 @@ static void release(void *p, size_t bytes)
         for (int dx = 0; dx < k2; dx++) off[t++] = ((long)dz * Hp + dy) * Wr + dx;                                    \
     Fwd_##SUF F = {.xp = xp, .wt = wt, .bias = A->bias, .off = off, .y = A->y, .C = C, .Co = Co, .Coq = Coq,          \
                    .K = K, .Do = Do, .Ho = Ho, .Wo = Wo, .Wq = Wq, .Hp = Hp, .Wr = Wr, .Sp = Sp};                     \
-    sgnn_parallel_for(N * (Coq / CB), CB == 8 ? fwdk_##SUF##_3x8 : fwdk_##SUF##_4x6, &F);                             \
+    F.kern = CB == 8 ? fwdk_##SUF##_3x8 : fwdk_##SUF##_4x6;                                                           \
+    F.nb   = Coq / CB;                                                                                                \
+    if (N >= 2 * sgnn_num_threads()) sgnn_parallel_for(N, fwd_samples_##SUF, &F);                                     \
+    else sgnn_parallel_for(N * F.nb, F.kern, &F); /* few samples: share out channel blocks too */                     \
     release(xp, bx), release(wt, bw), release(off, bo);                                                               \
     return 0;                                                                                                         \
   }
