@@ -348,16 +348,19 @@ static void release(void *p, size_t bytes)
     if (ry < 1) ry = 1;                                                                                               \
     Dw_##SUF P = {.gT = gT, .xp = xp, .off = off, .am = am, .N = N, .C = C, .Kq = Kq, .Do = Do, .Ho = Ho,             \
                   .Wo = Wo, .Coq = Coq, .Hp = Hp, .Wr = Wr, .ry = ry, .Sp = Sp};                                      \
+    /* a claim's input channels share each L1 chunk of g: 2 claims per thread stream g 2x per thread,                 \
+     * where the default grain (1-2 channels) streamed all of it once per claim */                                    \
+    const int nt = sgnn_num_threads(), cgrain = (C + 2 * nt - 1) / (2 * nt);                                          \
     for (int cob = 0; cob < Coq; cob += cv * VL) {                                                                    \
       P.cob = cob;                                                                                                    \
       memset(am, 0, sizeof(V_##SUF) * (size_t)C * Kq * cv);                                                           \
       P.t_lo = 0;                                                                                                     \
       P.t_hi = Kmain;                                                                                                 \
-      sgnn_parallel_for(C, cv == 4 ? dwk_##SUF##_4x6 : cv == 2 ? dwk_##SUF##_2x9 : dwk_##SUF##_1x14, &P);             \
+      sgnn_parallel_for_grain(C, cgrain, cv == 4 ? dwk_##SUF##_4x6 : cv == 2 ? dwk_##SUF##_2x9 : dwk_##SUF##_1x14, &P);\
       if (Kq > Kmain) {                                                                                               \
         P.t_lo = Kmain;                                                                                               \
         P.t_hi = Kq;                                                                                                  \
-        sgnn_parallel_for(C, dwk_##SUF##_4x3, &P);                                                                    \
+        sgnn_parallel_for_grain(C, cgrain, dwk_##SUF##_4x3, &P);                                                      \
       }                                                                                                               \
       for (int ci = 0; ci < C; ci++)                                                                                  \
         for (int t = 0; t < K; t++)                                                                                   \

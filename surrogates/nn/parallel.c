@@ -80,7 +80,9 @@ static void *worker(void *arg)
   return NULL;
 }
 
-void sgnn_parallel_for(int n, void (*fn)(void *ctx, int i0, int i1), void *ctx)
+void sgnn_parallel_for(int n, void (*fn)(void *ctx, int i0, int i1), void *ctx) { sgnn_parallel_for_grain(n, 0, fn, ctx); }
+
+void sgnn_parallel_for_grain(int n, int grain, void (*fn)(void *ctx, int i0, int i1), void *ctx)
 {
   int nt = sgnn_num_threads();
   if (nt > n) nt = n;
@@ -88,8 +90,9 @@ void sgnn_parallel_for(int n, void (*fn)(void *ctx, int i0, int i1), void *ctx)
     if (n > 0) fn(ctx, 0, n);
     return;
   }
-  /* ~8 claims per thread: balance without an atomic per tiny item */
-  Job job = {fn, ctx, n, n / (8 * nt) > 1 ? n / (8 * nt) : 1, 0};
+  /* default: ~8 claims per thread, balance without an atomic per tiny item */
+  if (grain <= 0) grain = n / (8 * nt) > 1 ? n / (8 * nt) : 1;
+  Job job = {fn, ctx, n, grain, 0};
   pthread_mutex_lock(&P.m);
   while (P.nw < nt - 1 && P.nw < 63) { /* grow the pool; a worker that cannot start is simply absent */
     pthread_t      th;

@@ -255,6 +255,9 @@ int sgnn_num_threads(void);
  * any reduction over pieces has the same order for every thread count) */
 #define SGNN_PIECE 32768
 void sgnn_parallel_for(int n, void (*fn)(void *ctx, int i0, int i1), void *ctx);
+/* the same with grain items per claim (<= 0: the default), for ops whose items share data that a
+ * claim of several consecutive items reads once */
+void sgnn_parallel_for_grain(int n, int grain, void (*fn)(void *ctx, int i0, int i1), void *ctx);
 
 /* iterator builders */
 void sgnn_iter_init(SgnnIter *it, int ndim, const int *shape);
