@@ -230,7 +230,7 @@ __attribute__((unused)) static long iter_numel(const SgnnIter *it)
 
 /* ITER5_PAR may only be used where iterations write distinct outputs
  * (binary, copy); reductions accumulate into shared outputs: ITER5_SEQ. */
-#define ITER5_SEQ(it, INNER)                                                                                \
+#define ITER5_SEQ(it, ...)                                                                                   \
   for (int i0 = 0; i0 < it->shape[0]; i0++)                                                           \
     for (int i1 = 0; i1 < it->shape[1]; i1++)                                                         \
       for (int i2 = 0; i2 < it->shape[2]; i2++)                                                       \
@@ -242,24 +242,10 @@ __attribute__((unused)) static long iter_numel(const SgnnIter *it)
           long sa4 = it->sa[4], sb4 = it->sb[4], so4 = it->so[4];                                     \
           (void)ob;                                                                                   \
           (void)sb4;                                                                                  \
-          INNER                                                                                       \
+          __VA_ARGS__                                                                                 \
         }
 
-#define ITER5_PAR(it, INNER)                                                                                \
-  OMP_ITER                                                                                            \
-  for (int i0 = 0; i0 < it->shape[0]; i0++)                                                           \
-    for (int i1 = 0; i1 < it->shape[1]; i1++)                                                         \
-      for (int i2 = 0; i2 < it->shape[2]; i2++)                                                       \
-        for (int i3 = 0; i3 < it->shape[3]; i3++) {                                                   \
-          long oa = i0 * it->sa[0] + i1 * it->sa[1] + i2 * it->sa[2] + i3 * it->sa[3];                \
-          long ob = i0 * it->sb[0] + i1 * it->sb[1] + i2 * it->sb[2] + i3 * it->sb[3];                \
-          long oo = i0 * it->so[0] + i1 * it->so[1] + i2 * it->so[2] + i3 * it->so[3];                \
-          int n4 = it->shape[4];                                                                      \
-          long sa4 = it->sa[4], sb4 = it->sb[4], so4 = it->so[4];                                     \
-          (void)ob;                                                                                   \
-          (void)sb4;                                                                                  \
-          INNER                                                                                       \
-        }
+#define ITER5_PAR(it, ...) OMP_ITER ITER5_SEQ(it, __VA_ARGS__)
 
 #define BIN_INNER(T, OPX)                                                                               \
   {                                                                                                   \
