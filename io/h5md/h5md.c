@@ -196,9 +196,11 @@ PetscErrorCode SgH5MDWriteSpecies(SgH5MD h, PetscInt off, PetscInt cnt, const Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Open (or create) the time-dependent element at path with per-frame shape [rows][3]; extend it
-   by one frame; write step and time (rank 0); return the value dataset and the new frame index. */
-static PetscErrorCode AppendFrame(SgH5MD h, const char path[], hsize_t rows, hid_t ftype, const char unit[], hid_t *dval, hsize_t *frame)
+/* Open (or create) the time-dependent H5MD element at path -- value [F, shape...] (vrank dimensions,
+   the per-frame shape has vrank - 1), step [F], time [F] -- extend it by one frame, write step and
+   time (rank 0), and return the value dataset and the new frame index. Particle data use frames of
+   [N][3] chunked a frame at a time; observables [n] or scalars, 64 frames a chunk. */
+static PetscErrorCode AppendFrame(SgH5MD h, const char path[], int vrank, const hsize_t shape[], hsize_t chunk_frames, hid_t ftype, const char unit[], hid_t *dval, hsize_t *frame)
 {
   hid_t   g, ds, dt, dv;
   char    p[256];
@@ -212,8 +214,9 @@ static PetscErrorCode AppendFrame(SgH5MD h, const char path[], hsize_t rows, hid
     H5ID(dt, H5Dopen2(g, "time", H5P_DEFAULT));
     H5ID(dv, H5Dopen2(g, "value", H5P_DEFAULT));
   } else {
-    hsize_t cur1 = 0, max1 = H5S_UNLIMITED, cur3[3] = {0, rows, 3}, max3[3] = {H5S_UNLIMITED, rows, 3}, ch3[3] = {1, rows, 3}, ch1 = 64;
+    hsize_t cur1 = 0, max1 = H5S_UNLIMITED, ch1 = 64, cur[3] = {0}, max[3] = {H5S_UNLIMITED}, ch[3] = {chunk_frames};
     hid_t   s, pl;
+    for (int k = 1; k < vrank; k++) cur[k] = max[k] = ch[k] = shape[k - 1];
     PetscCall(Group(h->file, path, &g));
     H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
     H5CHK(H5Pset_chunk(pl, 1, &ch1));
@@ -223,8 +226,8 @@ static PetscErrorCode AppendFrame(SgH5MD h, const char path[], hsize_t rows, hid
     H5CHK(H5Sclose(s));
     H5CHK(H5Pclose(pl));
     H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
-    H5CHK(H5Pset_chunk(pl, 3, ch3));
-    H5ID(s, H5Screate_simple(3, cur3, max3));
+    H5CHK(H5Pset_chunk(pl, vrank, ch));
+    H5ID(s, H5Screate_simple(vrank, cur, max));
     H5ID(dv, H5Dcreate2(g, "value", ftype, s, H5P_DEFAULT, pl, H5P_DEFAULT));
     H5CHK(H5Sclose(s));
     H5CHK(H5Pclose(pl));
@@ -232,8 +235,8 @@ static PetscErrorCode AppendFrame(SgH5MD h, const char path[], hsize_t rows, hid
     PetscCall(AttrString(dt, "unit", h->tunit));
   }
   {
-    hid_t   fs, ms;
-    hsize_t n, o;
+    hid_t     fs, ms;
+    hsize_t   n, o, cur[3];
     long long st = h->step;
     double    tm = h->time;
     H5ID(fs, H5Dget_space(ds));
@@ -257,14 +260,11 @@ static PetscErrorCode AppendFrame(SgH5MD h, const char path[], hsize_t rows, hid
       H5CHK(H5Sclose(ms));
       H5CHK(H5Sclose(fs));
     }
-    {
-      hsize_t cur3[3];
-      H5ID(fs, H5Dget_space(dv));
-      H5CHK(H5Sget_simple_extent_dims(fs, cur3, NULL));
-      H5CHK(H5Sclose(fs));
-      cur3[0] = n;
-      H5CHK(H5Dset_extent(dv, cur3));
-    }
+    H5ID(fs, H5Dget_space(dv));
+    H5CHK(H5Sget_simple_extent_dims(fs, cur, NULL));
+    H5CHK(H5Sclose(fs));
+    cur[0] = n;
+    H5CHK(H5Dset_extent(dv, cur));
   }
   H5CHK(H5Dclose(ds));
   H5CHK(H5Dclose(dt));
@@ -281,7 +281,7 @@ PetscErrorCode SgH5MDBeginFrame(SgH5MD h, PetscInt step, PetscReal time, const P
   PetscFunctionBegin;
   h->step = step;
   h->time = time;
-  PetscCall(AppendFrame(h, "particles/all/box/edges", 3, H5T_IEEE_F64LE, h->lunit, &dv, &fr));
+  PetscCall(AppendFrame(h, "particles/all/box/edges", 3, (const hsize_t[]){3, 3}, 1, H5T_IEEE_F64LE, h->lunit, &dv, &fr));
   o[0] = fr; o[1] = 0; o[2] = 0;
   H5ID(fs, H5Dget_space(dv));
   H5ID(ms, H5Screate_simple(3, c, NULL));
@@ -308,7 +308,7 @@ PetscErrorCode SgH5MDWriteFrameData(SgH5MD h, const char name[], PetscInt off, P
   PetscFunctionBegin;
   PetscCall(PetscStrcmp(name, "image", &isimg));
   PetscCall(PetscSNPrintf(path, sizeof path, "particles/all/%s", name));
-  PetscCall(AppendFrame(h, path, (hsize_t)h->N, isimg ? H5T_STD_I32LE : H5T_IEEE_F64LE, isimg ? NULL : (!strcmp(name, "position") ? h->lunit : NULL), &dv, &fr));
+  PetscCall(AppendFrame(h, path, 3, (const hsize_t[]){(hsize_t)h->N, 3}, 1, isimg ? H5T_STD_I32LE : H5T_IEEE_F64LE, isimg ? NULL : (!strcmp(name, "position") ? h->lunit : NULL), &dv, &fr));
   o[0] = fr; o[1] = (hsize_t)off; o[2] = 0;
   H5ID(fs, H5Dget_space(dv));
   H5ID(ms, H5Screate_simple(3, c, NULL));
@@ -329,78 +329,6 @@ PetscErrorCode SgH5MDWriteFrameData(SgH5MD h, const char name[], PetscInt off, P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Like AppendFrame for an observable: value[F] (n = 1) or value[F][n]. */
-static PetscErrorCode AppendObservable(SgH5MD h, const char path[], hsize_t n, const char unit[], hid_t *dval, hsize_t *frame)
-{
-  hid_t   g, ds, dt, dv;
-  char    p[256];
-  hsize_t one = 1;
-  int     rank = n > 1 ? 2 : 1;
-
-  PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(p, sizeof p, "%s/value", path));
-  if (PathExists(h->file, p) > 0) {
-    H5ID(g, H5Gopen2(h->file, path, H5P_DEFAULT));
-    H5ID(ds, H5Dopen2(g, "step", H5P_DEFAULT));
-    H5ID(dt, H5Dopen2(g, "time", H5P_DEFAULT));
-    H5ID(dv, H5Dopen2(g, "value", H5P_DEFAULT));
-  } else {
-    hsize_t cur1 = 0, max1 = H5S_UNLIMITED, cur[2] = {0, n}, max[2] = {H5S_UNLIMITED, n}, ch[2] = {64, n}, ch1 = 64;
-    hid_t   s, pl;
-    PetscCall(Group(h->file, path, &g));
-    H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
-    H5CHK(H5Pset_chunk(pl, 1, &ch1));
-    H5ID(s, H5Screate_simple(1, &cur1, &max1));
-    H5ID(ds, H5Dcreate2(g, "step", H5T_STD_I64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
-    H5ID(dt, H5Dcreate2(g, "time", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
-    H5CHK(H5Sclose(s));
-    H5CHK(H5Pclose(pl));
-    H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
-    H5CHK(H5Pset_chunk(pl, rank, ch));
-    H5ID(s, H5Screate_simple(rank, cur, max));
-    H5ID(dv, H5Dcreate2(g, "value", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
-    H5CHK(H5Sclose(s));
-    H5CHK(H5Pclose(pl));
-    if (unit) PetscCall(AttrString(dv, "unit", unit));
-    PetscCall(AttrString(dt, "unit", h->tunit));
-  }
-  {
-    hid_t     fs, ms;
-    hsize_t   nf, o, cur[2];
-    long long st = h->step;
-    double    tm = h->time;
-    H5ID(fs, H5Dget_space(ds));
-    H5CHK(H5Sget_simple_extent_dims(fs, &nf, NULL));
-    H5CHK(H5Sclose(fs));
-    *frame = nf;
-    nf++;
-    H5CHK(H5Dset_extent(ds, &nf));
-    H5CHK(H5Dset_extent(dt, &nf));
-    o = nf - 1;
-    for (int q = 0; q < 2; q++) {
-      hid_t d = q ? dt : ds;
-      H5ID(fs, H5Dget_space(d));
-      H5ID(ms, H5Screate_simple(1, &one, NULL));
-      if (!h->rank) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &one, NULL));
-      else {
-        H5CHK(H5Sselect_none(fs));
-        H5CHK(H5Sselect_none(ms));
-      }
-      H5CHK(H5Dwrite(d, q ? H5T_NATIVE_DOUBLE : H5T_NATIVE_LLONG, ms, fs, h->dxpl, q ? (const void *)&tm : (const void *)&st));
-      H5CHK(H5Sclose(ms));
-      H5CHK(H5Sclose(fs));
-    }
-    cur[0] = nf;
-    cur[1] = n;
-    H5CHK(H5Dset_extent(dv, cur));
-  }
-  H5CHK(H5Dclose(ds));
-  H5CHK(H5Dclose(dt));
-  H5CHK(H5Gclose(g));
-  *dval = dv;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode SgH5MDWriteObservable(SgH5MD h, const char name[], PetscInt n, const PetscReal value[], const char unit[])
 {
   hid_t   dv = -1, fs, ms;
@@ -411,7 +339,7 @@ PetscErrorCode SgH5MDWriteObservable(SgH5MD h, const char name[], PetscInt n, co
   PetscFunctionBegin;
   PetscCheck(n >= 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "H5MD observable %s: %" PetscInt_FMT " values", name, n);
   PetscCall(PetscSNPrintf(path, sizeof path, "observables/%s", name));
-  PetscCall(AppendObservable(h, path, (hsize_t)n, unit, &dv, &fr));
+  PetscCall(AppendFrame(h, path, rank, (const hsize_t[]){(hsize_t)n}, 64, H5T_IEEE_F64LE, unit, &dv, &fr));
   o[0] = fr;
   o[1] = 0;
   H5ID(fs, H5Dget_space(dv));
