@@ -139,9 +139,14 @@ static void conv_dims(SgnnTensor x, const int *wshape, const int *st, const int 
   c->S = g->Do * g->Ho * g->Wo;
 }
 
-/* Winograd for 3x3x3 stride-1 convs on the CPU backend when both channel
- * counts are >= 8 (below that its 64 GEMMs are too thin to pay for the
- * transforms); SGNN_CONV_WINOGRAD=0/1 forces it off/on (tests use 1) */
+/* Winograd F(2x2x2, 3x3x3) (conv_winograd.c) for 3x3x3 stride-1 convs on
+ * the CPU backend when both channel counts are >= 16 (forward, input
+ * gradient and weight gradient): one vector of channels or more, where its
+ * 3.4x fewer multiply-adds pay for the transforms (32->64 channels, 4x16x16,
+ * batch 8, one thread: forward 2.8 ms vs 5.7 ms direct, weight gradient 3.5
+ * vs 6.2 ms; docs/nn.md); with fewer channels (the 4-channel first layer)
+ * the direct kernels win. SGNN_CONV_WINOGRAD=0/1 forces it off/on (tests
+ * use both). */
 static int use_winograd(SgnnBackend *be, const int *k, const int *st, const int *pd, int cin, int cout)
 {
   if (be != sgnn_backend_cpu()) return 0;
@@ -150,16 +155,15 @@ static int use_winograd(SgnnBackend *be, const int *k, const int *st, const int 
   const char *e = getenv("SGNN_CONV_WINOGRAD");
   if (e && *e == '0') return 0;
   if (e && *e == '1') return 1;
-  return cin >= 8 && cout >= 8;
+  return cin >= 16 && cout >= 16;
 }
 
-/* direct convolution (conv_direct.c) for every stride-1 conv on the CPU
- * backend; for the input gradient it also needs padding <= kernel - 1 (the
- * gradient is a conv of g padded by k - 1 - p). It is the default because on
- * the benchmark block (4->32->64 channels, 3^3, 4x16x16, batch 8) it beat
- * im2col+GEMM on every pass and Winograd on the forward and input-gradient
- * passes (docs/nn.md). SGNN_CONV_DIRECT=0/1 forces it off/on (where it
- * applies); SGNN_CONV_WINOGRAD=1 still takes precedence. */
+/* direct convolution (conv_direct.c) for every other stride-1 conv on the
+ * CPU backend, and for every stride-1 weight gradient; for the input
+ * gradient it also needs padding <= kernel - 1 (the gradient is a conv of g
+ * padded by k - 1 - p). It beat im2col+GEMM on every pass of the benchmark
+ * block (docs/nn.md). SGNN_CONV_DIRECT=0 turns it off (im2col+GEMM);
+ * Winograd, where chosen, takes precedence. */
 static int use_direct(SgnnBackend *be, const int *k, const int *st, const int *pd, int for_dx)
 {
   if (be != sgnn_backend_cpu()) return 0;
@@ -167,11 +171,6 @@ static int use_direct(SgnnBackend *be, const int *k, const int *st, const int *p
     if (st[i] != 1 || (for_dx && pd[i] > k[i] - 1)) return 0;
   const char *e = getenv("SGNN_CONV_DIRECT");
   return !(e && *e == '0');
-}
-static int wino_forced(void)
-{
-  const char *e = getenv("SGNN_CONV_WINOGRAD");
-  return e && *e == '1';
 }
 
 /* SGNN_CONV_CHUNK_BYTES overrides the working-set sizes (tests set it tiny
@@ -271,24 +270,31 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
   int cshape[2] = {c.CK, rows * Wo}, tshape[2] = {c.Co, rows * Wo};
   SgnnTensor scratch = NULL, tmp = NULL;
   if (!be->im2col || !be->col2im) return sgnn_k_missing(be, "im2col/col2im");
-  int wino = need[0] && use_winograd(be, w->shape + 2, n->ip + 3, n->ip + 6, c.Co, c.g1.C);
-  int dx_direct = need[0] && !wino_forced() && use_direct(be, w->shape + 2, n->ip + 3, n->ip + 6, 1);
-  int dw_direct = need[1] && use_direct(be, w->shape + 2, n->ip + 3, n->ip + 6, 0);
-  if (dx_direct) wino = 0;
-  int do_dx = need[0] && !wino && !dx_direct, do_dw = need[1] && !dw_direct;
+  int wino = need[0] && use_winograd(be, w->shape + 2, n->ip + 3, n->ip + 6, c.Co, c.g1.C); /* input gradient */
+  int dw_wino = need[1] && use_winograd(be, w->shape + 2, n->ip + 3, n->ip + 6, c.g1.C, c.Co);
+  int dx_direct = need[0] && !wino && use_direct(be, w->shape + 2, n->ip + 3, n->ip + 6, 1);
+  int dw_direct = need[1] && !dw_wino && use_direct(be, w->shape + 2, n->ip + 3, n->ip + 6, 0);
+  int do_dx = need[0] && !wino && !dx_direct, do_dw = need[1] && !dw_wino && !dw_direct;
   if (do_dx || do_dw) { /* column buffers only for the im2col paths */
     SGNN_TRYG(sgnn_tensor_new(be, dt, 2, cshape, 0, &scratch));
     SGNN_TRYG(sgnn_tensor_new(be, dt, 2, tshape, 0, &tmp));
   }
-  int db_direct = dw_direct && n->nin > 2 && need[2]; /* bias gradient in the same pass over g */
+  int db_fused = (dw_direct || dw_wino) && n->nin > 2 && need[2]; /* bias gradient in the same pass over g */
   if (need[1]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, w->shape, 1, &gin[1]));
-  if (db_direct) SGNN_TRYG(sgnn_tensor_new(be, dt, 1, &c.Co, 1, &gin[2]));
-  if (need[0]) SGNN_TRYG(sgnn_tensor_new(be, dt, 5, x->shape, !dx_direct, &gin[0])); /* direct writes every element */
+  if (db_fused) SGNN_TRYG(sgnn_tensor_new(be, dt, 1, &c.Co, 1, &gin[2]));
+  if (need[0]) /* direct and Winograd write every element */
+    SGNN_TRYG(sgnn_tensor_new(be, dt, 5, x->shape, !(dx_direct || wino), &gin[0]));
+  if (dw_wino) {
+    SgnnWinogradArgs wa = {.dt = dt, .N = c.N, .C = c.g1.C, .D = c.g1.D, .H = c.g1.H, .W = c.g1.W, .Co = c.Co,
+                           .pad = {n->ip[6], n->ip[7], n->ip[8]}, .x = sgnn_ptr(x), .y = sgnn_ptr(g),
+                           .dw = sgnn_ptr(gin[1]), .db = db_fused ? sgnn_ptr(gin[2]) : NULL};
+    SGNN_TRYG(sgnn_winograd_conv3_dw(&wa));
+  }
   if (dw_direct) {
     SgnnDirectArgs da = {.dt = dt, .N = c.N, .C = c.g1.C, .D = c.g1.D, .H = c.g1.H, .W = c.g1.W, .Co = c.Co,
                          .k = {c.g1.k[0], c.g1.k[1], c.g1.k[2]}, .pad = {n->ip[6], n->ip[7], n->ip[8]},
                          .x = sgnn_ptr(x), .y = sgnn_ptr(g), .dw = sgnn_ptr(gin[1]),
-                         .db = db_direct ? sgnn_ptr(gin[2]) : NULL};
+                         .db = db_fused ? sgnn_ptr(gin[2]) : NULL};
     SGNN_TRYG(sgnn_direct_conv3_dw(&da));
   }
   if (wino || dx_direct) { /* dX = stride-1 conv of g with flipped, transposed W and padding k - 1 - p */
@@ -318,7 +324,7 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
     } else {
     SgnnWinogradArgs wa = {.dt = dt, .N = c.N, .C = c.Co, .D = c.g1.Do, .H = c.g1.Ho, .W = c.g1.Wo, .Co = c.g1.C,
                            .pad = {2 - n->ip[6], 2 - n->ip[7], 2 - n->ip[8]}, .x = sgnn_ptr(g), .w = wf,
-                           .bias = NULL, .y = sgnn_ptr(gin[0]), .chunk_bytes = chunk_env()};
+                           .bias = NULL, .y = sgnn_ptr(gin[0])};
     rc = sgnn_winograd_conv3(&wa);
     free(wf);
     if (rc) goto done;
@@ -347,7 +353,7 @@ static int conv_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, 
     }
   }
   if (rc) goto done;
-  if (n->nin > 2 && need[2] && !db_direct) {
+  if (n->nin > 2 && need[2] && !db_fused) {
     int bs[4] = {c.Co, 1, 1, 1};
     SgnnTensor t = NULL;
     SGNN_TRYG(sgnn_sum_to(g, 4, bs, &t));
@@ -384,16 +390,16 @@ int sgnn_conv3d(SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3]
   int oshape[5] = {c.N, c.Co, c.g1.Do, c.g1.Ho, c.g1.Wo}, cshape[2] = {c.CK, rows * Wo}, tshape[2] = {c.Co, rows * Wo};
   SgnnTensor o = NULL, scratch = NULL, tmp = NULL;
   SGNN_TRYG(sgnn_tensor_new(be, dt, 5, oshape, 0, &o));
-  if (!wino_forced() && use_direct(be, w->shape + 2, stride, pad, 0)) {
+  if (use_winograd(be, w->shape + 2, stride, pad, c.g1.C, c.Co)) {
+    SgnnWinogradArgs wa = {.dt = dt, .N = c.N, .C = c.g1.C, .D = c.g1.D, .H = c.g1.H, .W = c.g1.W, .Co = c.Co,
+                           .pad = {pad[0], pad[1], pad[2]}, .x = sgnn_ptr(x), .w = sgnn_ptr(w),
+                           .bias = bias ? sgnn_ptr(bias) : NULL, .y = sgnn_ptr(o)};
+    SGNN_TRYG(sgnn_winograd_conv3(&wa));
+  } else if (use_direct(be, w->shape + 2, stride, pad, 0)) {
     SgnnDirectArgs da = {.dt = dt, .N = c.N, .C = c.g1.C, .D = c.g1.D, .H = c.g1.H, .W = c.g1.W, .Co = c.Co,
                          .k = {w->shape[2], w->shape[3], w->shape[4]}, .pad = {pad[0], pad[1], pad[2]},
                          .x = sgnn_ptr(x), .w = sgnn_ptr(w), .bias = bias ? sgnn_ptr(bias) : NULL, .y = sgnn_ptr(o)};
     SGNN_TRYG(sgnn_direct_conv3(&da));
-  } else if (use_winograd(be, w->shape + 2, stride, pad, c.g1.C, c.Co)) {
-    SgnnWinogradArgs wa = {.dt = dt, .N = c.N, .C = c.g1.C, .D = c.g1.D, .H = c.g1.H, .W = c.g1.W, .Co = c.Co,
-                           .pad = {pad[0], pad[1], pad[2]}, .x = sgnn_ptr(x), .w = sgnn_ptr(w),
-                           .bias = bias ? sgnn_ptr(bias) : NULL, .y = sgnn_ptr(o), .chunk_bytes = chunk_env()};
-    SGNN_TRYG(sgnn_winograd_conv3(&wa));
   } else {
   SGNN_TRYG(sgnn_tensor_new(be, dt, 2, cshape, 0, &scratch));
   SGNN_TRYG(sgnn_tensor_new(be, dt, 2, tshape, 0, &tmp));

@@ -220,17 +220,19 @@ int sgnn_k_missing(SgnnBackend *be, const char *kernel);
 int sgnn_cpu_gemm(SgnnDType dt, int ta, int tb, int M, int N, int K, double alpha, const void *A, long sA,
                   const void *B, long sB, double beta, void *C, long sC, int batch);
 
-/* Winograd F(2,3) 3x3x3 stride-1 conv on host memory (conv_winograd.c):
- * y [N,Co,Do,Ho,Wo] = conv(x [N,C,D,H,W], w [Co,C,3,3,3]) + bias, all outputs written */
+/* Winograd F(2x2x2, 3x3x3) stride-1 conv on host memory (conv_winograd.c), padding <= 2:
+ * sgnn_winograd_conv3:    y [N,Co,Do,Ho,Wo] = conv(x [N,C,D,H,W], w [Co,C,3,3,3]) + bias, all outputs written
+ * sgnn_winograd_conv3_dw: dw [Co,C,3,3,3] += sum over n and positions of y (read: the output gradient) times
+ *                         the matching x values; db [Co] += sum of y (db may be NULL) */
 typedef struct {
   SgnnDType dt;
   int N, C, D, H, W, Co;
   int pad[3];
   const void *x, *w, *bias;
-  void *y;
-  size_t chunk_bytes; /* 0: default (2 MiB of transformed tiles) */
+  void *y, *dw, *db;
 } SgnnWinogradArgs;
 int sgnn_winograd_conv3(const SgnnWinogradArgs *a);
+int sgnn_winograd_conv3_dw(const SgnnWinogradArgs *a);
 
 /* direct stride-1 conv on host memory (conv_direct.c), any kernel size:
  * sgnn_direct_conv3:    y [N,Co,Do,Ho,Wo] = conv(x [N,C,D,H,W], w [Co,C,k0,k1,k2]) + bias (bias may be NULL)

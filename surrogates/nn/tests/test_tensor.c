@@ -183,9 +183,12 @@ static void test_conv_forward(SgnnDType dt, double tol, int C, int Co, const int
 
 /* conv3d forward AND backward (dX, dW, db through sgnn_grad with a random
  * output cotangent R) against 7-loop references, under each algorithm the
- * engine picks from: "direct" (conv_direct.c, default for stride 1),
- * "gemm" (SGNN_CONV_DIRECT=0: im2col+GEMM, or Winograd for 3x3x3 with >= 8
- * channels), "wino" (SGNN_CONV_WINOGRAD=1). Shapes cover every remainder of
+ * engine picks from: "direct" (conv_direct.c; SGNN_CONV_WINOGRAD=0),
+ * "direct3" (the same on 3 threads), "gemm" (SGNN_CONV_DIRECT=0 and
+ * SGNN_CONV_WINOGRAD=0: im2col+GEMM), "wino" (SGNN_CONV_WINOGRAD=1: Winograd
+ * forward and input gradient, direct weight gradient) and "auto" (no
+ * variable set: the engine's own choice, Winograd for 3x3x3 with >= 16
+ * channels each way). Shapes cover every remainder of
  * the direct kernels' tiles (rows % 4, W % 16 and % 8, Co % 6, Co % 16 and
  * % 8 for the 1/2/4-vector weight-gradient tiles, taps % 7/9/14) and a
  * padding larger than k-1 (input gradient falls back to col2im).
@@ -198,7 +201,8 @@ static void test_conv_algos(SgnnDType dt, double tol, const char *algo, int N, i
 {
   setenv("SGNN_CONV_DIRECT", strcmp(algo, "gemm") ? "1" : "0", 1);
   if (!strcmp(algo, "direct3")) setenv("SGNN_NUM_THREADS", "3", 1); /* threaded split, odd thread count */
-  setenv("SGNN_CONV_WINOGRAD", strcmp(algo, "wino") ? "" : "1", 1);
+  setenv("SGNN_CONV_WINOGRAD", strcmp(algo, "wino") ? "0" : "1", 1);
+  if (!strcmp(algo, "auto")) unsetenv("SGNN_CONV_DIRECT"), unsetenv("SGNN_CONV_WINOGRAD");
   const int st[3] = {1, 1, 1};
   SgnnRng r;
   sgnn_rng_init(&r, 11);
@@ -276,11 +280,12 @@ static void test_conv_algo_cases(void)
       {2, 5, 20, 2, 6, 5, {3, 2, 3}, {1, 1, 0}},   /* non-cubic kernel: 18 taps; 2-vector dW tile (f32) */
       {1, 2, 35, 3, 4, 9, {2, 3, 1}, {0, 1, 0}},   /* 6 taps; 4-vector dW tile, Co % 6 != 0 */
       {1, 2, 3, 3, 3, 4, {1, 1, 3}, {2, 0, 1}},    /* padding 2 > k-1 on axis 0: dX falls back to col2im */
-      {2, 8, 9, 3, 5, 4, {3, 3, 3}, {1, 1, 1}},    /* Winograd-eligible (>= 8 channels) */
+      {2, 8, 9, 3, 5, 4, {3, 3, 3}, {1, 1, 1}},    /* several Winograd tiles along every axis */
+      {1, 17, 20, 3, 5, 7, {3, 3, 3}, {1, 2, 0}},  /* Winograd by default: channels past a vector, odd extents */
   };
-  const char *algos[4] = {"direct", "direct3", "gemm", "wino"};
+  const char *algos[5] = {"direct", "direct3", "gemm", "wino", "auto"};
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
-    for (int a = 0; a < 4; a++) {
+    for (int a = 0; a < 5; a++) {
       int cubic = cs[i].k[0] == 3 && cs[i].k[1] == 3 && cs[i].k[2] == 3;
       if (a == 3 && (!cubic || cs[i].p[0] > 2)) continue; /* Winograd: 3x3x3 only */
       test_conv_algos(SGNN_F64, 1e-12, algos[a], cs[i].N, cs[i].C, cs[i].Co, cs[i].D, cs[i].H, cs[i].W, cs[i].k,
