@@ -545,6 +545,54 @@ static void test_ready_hook(void)
   sgnn_params_destroy(&P);
 }
 
+/* Every CPU conv path must give bit-identical values and gradients for 1 and 3 threads: forward
+ * tiles/outputs are independent, the direct weight gradient splits by input channel, and the Winograd
+ * weight gradient sums its tiles in a fixed number of groups added in group order (conv_winograd.c). */
+static void test_conv_threads(void)
+{
+  const int xs[5] = {3, 20, 5, 6, 9}, ws[5] = {24, 20, 3, 3, 3}, bs[1] = {24}, st[3] = {1, 1, 1}, pd[3] = {1, 1, 1};
+  const long nx = 3L * 20 * 5 * 6 * 9, nw = 24L * 20 * 27;
+  double *x = malloc(sizeof(double) * nx), *w = malloc(sizeof(double) * nw), b[24];
+  SgnnRng r;
+  sgnn_rng_init(&r, 9);
+  for (long i = 0; i < nx; i++) x[i] = urand(&r);
+  for (long i = 0; i < nw; i++) w[i] = urand(&r);
+  for (int i = 0; i < 24; i++) b[i] = urand(&r);
+  for (int a = 0; a < 2; a++) { /* a = 0: the default choice (Winograd here); 1: direct */
+    double *out[2][4];
+    const long cnt[4] = {3L * 24 * 5 * 6 * 9, nx, nw, 24};
+    for (int k = 0; k < 2; k++) {
+      setenv("SGNN_NUM_THREADS", k ? "3" : "1", 1);
+      setenv("SGNN_CONV_WINOGRAD", a ? "0" : "", 1);
+      SgnnTensor X = mk(SGNN_F32, 5, xs, x), Wt = mk(SGNN_F32, 5, ws, w), B = mk(SGNN_F32, 1, bs, b), Y, Y2, L;
+      SgnnTensor ins[3] = {X, Wt, B}, gr[3] = {NULL, NULL, NULL};
+      for (int j = 0; j < 3; j++) OK(sgnn_tensor_set_requires_grad(ins[j], 1));
+      OK(sgnn_conv3d(X, Wt, B, st, pd, &Y));
+      OK(sgnn_mul(Y, Y, &Y2)); /* loss = sum y^2: the output gradient 2y differs everywhere */
+      OK(sgnn_sum(Y2, 0, NULL, 0, &L));
+      OK(sgnn_grad(1, &L, NULL, 3, ins, 0, gr));
+      SgnnTensor got[4] = {Y, gr[0], gr[1], gr[2]};
+      for (int j = 0; j < 4; j++) out[k][j] = host(got[j]);
+      SgnnTensor fr[8] = {X, Wt, B, Y, Y2, L, gr[0], gr[1]};
+      for (int j = 0; j < 8; j++) sgnn_tensor_free(&fr[j]);
+      sgnn_tensor_free(&gr[2]);
+    }
+    const char *what[4] = {"y", "dX", "dW", "db"};
+    for (int j = 0; j < 4; j++) {
+      long bad = 0;
+      for (long i = 0; i < cnt[j]; i++) bad += memcmp(&out[0][j][i], &out[1][j][i], sizeof(double)) != 0;
+      CHECK(bad == 0, "conv3d (%s) %s differs between 1 and 3 threads in %ld of %ld values", a ? "direct" : "default",
+            what[j], bad, cnt[j]);
+    }
+    for (int k = 0; k < 2; k++)
+      for (int j = 0; j < 4; j++) free(out[k][j]);
+  }
+  unsetenv("SGNN_NUM_THREADS");
+  unsetenv("SGNN_CONV_WINOGRAD");
+  free(x);
+  free(w);
+}
+
 /* Element-wise ops longer than two SGNN_PIECEs run in pieces on the threads (backend_cpu.c, ops_loss.c):
  * values and gradients must be bit-identical for 1 and 3 threads (element-wise: the same arithmetic;
  * the MSE sum: pieces summed in piece order whatever the thread count), and the MSE must agree with a
@@ -622,5 +670,6 @@ int main(int argc, char **argv)
   test_lstm();
   test_unary_values();
   if (!sgnn_backend_get("cpu", &cpu) && BE == cpu) test_threaded_elementwise();
+  if (!sgnn_backend_get("cpu", &cpu) && BE == cpu) test_conv_threads();
   return t_summary("test_tensor");
 }
