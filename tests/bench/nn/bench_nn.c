@@ -2,6 +2,10 @@
  * peak memory of surge's NN engine on the shapes of the NN-engine issue.
  * Usage: bench_nn BENCH [steps]   BENCH = dp | conv | lstm | force
  * Prints one line: "BENCH median_ms peak_tensor_MB maxrss_MB".
+ *        bench_nn convpass [reps]
+ * times the conv block's layers pass by pass, Winograd against the direct
+ * kernels (SGNN_CONV_WINOGRAD=1/0): lines "convpass C Co algo forward_ms
+ * backward_ms" (backward = input + weight + bias gradient), best of reps.
  * Thread count comes from OPENBLAS_NUM_THREADS (set by run.sh). Compare
  * with bench_torch.py, which builds the same models in PyTorch. */
 #include "sgnn.h"
@@ -163,12 +167,47 @@ static SgnnTensor loss_force(void)
   return L;
 }
 
+/* the conv block's layers, one pass at a time, under both algorithms */
+static int convpass(int reps)
+{
+  const int shapes[2][2] = {{32, 64}, {64, 32}}, st[3] = {1, 1, 1}, pd[3] = {1, 1, 1};
+  for (int sh = 0; sh < 2; sh++)
+    for (int a = 0; a < 2; a++) {
+      const int C = shapes[sh][0], Co = shapes[sh][1];
+      int xs[5] = {8, C, 4, 16, 16}, ws[5] = {Co, C, 3, 3, 3}, bs[1] = {Co};
+      setenv("SGNN_CONV_WINOGRAD", a ? "1" : "0", 1);
+      SgnnTensor x = randn(SGNN_F32, 5, xs), w = randn(SGNN_F32, 5, ws), b = randn(SGNN_F32, 1, bs), y, g = NULL;
+      OK(sgnn_tensor_set_requires_grad(x, 1));
+      OK(sgnn_tensor_set_requires_grad(w, 1));
+      OK(sgnn_tensor_set_requires_grad(b, 1));
+      double fwd = 1e30, bwd = 1e30;
+      for (int r = 0; r < reps; r++) {
+        SgnnTensor in[3] = {x, w, b}, gr[3] = {NULL, NULL, NULL};
+        double t0 = now();
+        OK(sgnn_conv3d(x, w, b, st, pd, &y));
+        double t1 = now();
+        if (!g) g = randn(SGNN_F32, 5, (int[5]){8, Co, 4, 16, 16});
+        double t2 = now();
+        OK(sgnn_grad(1, &y, &g, 3, in, 0, gr));
+        double t3 = now();
+        fwd = fmin(fwd, t1 - t0), bwd = fmin(bwd, t3 - t2);
+        for (int j = 0; j < 3; j++) drop(&gr[j]);
+        drop(&y);
+      }
+      printf("convpass %d %d %s %.3f %.3f\n", C, Co, a ? "winograd" : "direct", 1e3 * fwd, 1e3 * bwd);
+      drop(&x), drop(&w), drop(&b), drop(&g);
+    }
+  unsetenv("SGNN_CONV_WINOGRAD");
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
   const char *name = argc > 1 ? argv[1] : "dp";
   int steps = argc > 2 ? atoi(argv[2]) : 30;
   OK(sgnn_backend_get(getenv("SGNN_BACKEND") ? getenv("SGNN_BACKEND") : "cpu", &be));
   sgnn_rng_init(&rng, 1);
+  if (!strcmp(name, "convpass")) return convpass(argc > 2 ? atoi(argv[2]) : 30);
   SgnnTensor (*lossfn)(void) = NULL;
   SgnnDType dt = SGNN_F64;
   if (!strcmp(name, "dp")) {
@@ -230,7 +269,7 @@ int main(int argc, char **argv)
     Y = randn(dt, 2, xs);
     lossfn = loss_force;
   } else {
-    fprintf(stderr, "unknown benchmark '%s' (dp, conv, lstm, force)\n", name);
+    fprintf(stderr, "unknown benchmark '%s' (dp, conv, lstm, force, convpass)\n", name);
     return 2;
   }
   SgnnOptimConfig c;
