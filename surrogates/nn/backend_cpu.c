@@ -247,21 +247,27 @@ __attribute__((unused)) static long iter_numel(const SgnnIter *it)
 
 #define ITER5_PAR(it, ...) OMP_ITER ITER5_SEQ(it, __VA_ARGS__)
 
-#define BIN_INNER(T, OPX)                                                                               \
+#define BIN_INNER(T, F) /* F(x, y): the element-wise function */                                      \
   {                                                                                                   \
     const T *pa = A + oa, *pb = B + ob;                                                               \
     T *po = O + oo;                                                                                   \
     if (sa4 == 1 && sb4 == 1 && so4 == 1)                                                             \
-      for (int j = 0; j < n4; j++) po[j] = pa[j] OPX pb[j];                                           \
+      for (int j = 0; j < n4; j++) po[j] = F(pa[j], pb[j]);                                           \
     else if (sa4 == 1 && sb4 == 0 && so4 == 1) {                                                      \
       T bv = pb[0];                                                                                   \
-      for (int j = 0; j < n4; j++) po[j] = pa[j] OPX bv;                                              \
+      for (int j = 0; j < n4; j++) po[j] = F(pa[j], bv);                                              \
     } else if (sa4 == 0 && sb4 == 1 && so4 == 1) {                                                    \
       T av = pa[0];                                                                                   \
-      for (int j = 0; j < n4; j++) po[j] = av OPX pb[j];                                              \
+      for (int j = 0; j < n4; j++) po[j] = F(av, pb[j]);                                              \
     } else                                                                                            \
-      for (int j = 0; j < n4; j++) po[j * so4] = pa[j * sa4] OPX pb[j * sb4];                         \
+      for (int j = 0; j < n4; j++) po[j * so4] = F(pa[j * sa4], pb[j * sb4]);                         \
   }
+
+#define F_ADD(x, y) ((x) + (y))
+#define F_SUB(x, y) ((x) - (y))
+#define F_MUL(x, y) ((x) * (y))
+#define F_DIV(x, y) ((x) / (y))
+#define F_TANHBW(g, y) ((g) * (1 - (y) * (y))) /* tanh's derivative from its output */
 
 static int cpu_binary(int op, SgnnDType dt, const SgnnIter *it, const void *a, const void *b, void *out)
 {
@@ -269,10 +275,11 @@ static int cpu_binary(int op, SgnnDType dt, const SgnnIter *it, const void *a, c
     const T *A = a, *B = b;
     T *O = out;
     switch (op) {
-    case SGNN_B_ADD: ITER5_PAR(it, BIN_INNER(T, +)) break;
-    case SGNN_B_SUB: ITER5_PAR(it, BIN_INNER(T, -)) break;
-    case SGNN_B_MUL: ITER5_PAR(it, BIN_INNER(T, *)) break;
-    case SGNN_B_DIV: ITER5_PAR(it, BIN_INNER(T, /)) break;
+    case SGNN_B_ADD: ITER5_PAR(it, BIN_INNER(T, F_ADD)) break;
+    case SGNN_B_SUB: ITER5_PAR(it, BIN_INNER(T, F_SUB)) break;
+    case SGNN_B_MUL: ITER5_PAR(it, BIN_INNER(T, F_MUL)) break;
+    case SGNN_B_DIV: ITER5_PAR(it, BIN_INNER(T, F_DIV)) break;
+    case SGNN_B_TANHBW: ITER5_PAR(it, BIN_INNER(T, F_TANHBW)) break;
     default: return sgnn_seterr(SGNN_ERR_ARG, "cpu binary: unknown op %d", op);
     }
   });

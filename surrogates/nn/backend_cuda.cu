@@ -149,7 +149,11 @@ template <typename T> __global__ void k_binary(int op, SgnnIter it, long n, cons
     long a, b, o;
     offsets(it, i, &a, &b, &o);
     T x = A[a], y = B[b];
-    O[o] = op == SGNN_B_ADD ? x + y : op == SGNN_B_SUB ? x - y : op == SGNN_B_MUL ? x * y : x / y;
+    O[o] = op == SGNN_B_ADD      ? x + y
+           : op == SGNN_B_SUB    ? x - y
+           : op == SGNN_B_MUL    ? x * y
+           : op == SGNN_B_TANHBW ? x * (T(1) - y * y)
+                                 : x / y;
   }
 }
 static int cu_binary(int op, SgnnDType dt, const SgnnIter *it, const void *a, const void *b, void *out)

@@ -1,12 +1,13 @@
 /* ops_elementwise.c -- broadcasting binary ops (add, sub, mul, div) and
  * unary ops (affine, pow, tanh, sigmoid, relu, softplus, exp, log, sqrt,
  * abs). Backward: with create_graph the gradient is built from these same
- * ops (so it can be differentiated again); otherwise a fused kernel
- * computes g*f'(x) in one pass. */
+ * ops (so it can be differentiated again; tanh's is the internal binary op
+ * tanh_bw(g, y) = g (1 - y^2)); otherwise a fused kernel computes g*f'(x)
+ * in one pass. */
 #include "sgnn_impl.h"
 #include <string.h>
 
-static const char *bin_name[] = {"add", "sub", "mul", "div"};
+static const char *bin_name[] = {"add", "sub", "mul", "div", "tanh_bw"};
 
 int sgnn_broadcast_shape(const char *op, SgnnTensor a, SgnnTensor b, int *ndim, int *shape)
 {
@@ -35,12 +36,15 @@ static void bcast_strides(SgnnTensor t, int ndim_out, long *st)
   }
 }
 
+static int binary(int op, SgnnTensor a, SgnnTensor b, SgnnTensor *out);
+
 static int bin_backward(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, int cg)
 {
   int op = n->ip[0], rc = 0;
   SgnnTensor a = n->saved[0], b = n->saved[1], t = NULL, u = NULL;
   (void)cg;
-  if ((op == SGNN_B_MUL && ((need[0] && !b) || (need[1] && !a))) || (op == SGNN_B_DIV && (!b || (need[1] && !a))))
+  if ((op == SGNN_B_MUL && ((need[0] && !b) || (need[1] && !a))) ||
+      ((op == SGNN_B_DIV || op == SGNN_B_TANHBW) && (!b || (need[1] && !a))))
     return sgnn_seterr(SGNN_ERR_STATE, "backward of '%s': saved inputs already freed (backward twice without create_graph?)",
                        n->name);
   for (int i = 0; i < 2; i++) {
@@ -50,6 +54,16 @@ static int bin_backward(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *
     case SGNN_B_ADD: term = sgnn_tensor_ref(g); break;
     case SGNN_B_SUB: rc = i == 0 ? (term = sgnn_tensor_ref(g), 0) : sgnn_affine(g, -1.0, 0.0, &term); break;
     case SGNN_B_MUL: rc = sgnn_mul(g, i == 0 ? b : a, &term); break;
+    case SGNN_B_TANHBW: /* o = a (1 - b^2): do/da = 1 - b^2 (the same op again), do/db = -2 a b */
+      if (i == 0) rc = binary(SGNN_B_TANHBW, g, b, &term);
+      else {
+        rc = sgnn_mul(g, a, &t);
+        if (!rc) rc = sgnn_mul(t, b, &u);
+        if (!rc) rc = sgnn_affine(u, -2.0, 0.0, &term);
+        sgnn_tensor_free(&t);
+        sgnn_tensor_free(&u);
+      }
+      break;
     case SGNN_B_DIV:
       if (i == 0)
         rc = sgnn_div(g, b, &term);
@@ -98,10 +112,10 @@ static int binary(int op, SgnnTensor a, SgnnTensor b, SgnnTensor *out)
   SgnnNode *n = sgnn_record(o, name, 2, in, bin_backward);
   if (n) {
     n->ip[0] = op;
-    if (op == SGNN_B_MUL || op == SGNN_B_DIV) {
-      /* keep only what the gradients will read: d/da needs b, d/db needs a (and b for div) */
+    if (op == SGNN_B_MUL || op == SGNN_B_DIV || op == SGNN_B_TANHBW) {
+      /* keep only what the gradients will read: d/da needs b, d/db needs a (and b for div and tanh_bw) */
       if (b->requires_grad) sgnn_node_save(n, 0, a);
-      if (a->requires_grad || op == SGNN_B_DIV) sgnn_node_save(n, 1, b);
+      if (a->requires_grad || op == SGNN_B_DIV || op == SGNN_B_TANHBW) sgnn_node_save(n, 1, b);
     }
   }
   *out = o;
@@ -154,10 +168,9 @@ static int un_backward(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *g
     if (!rc) rc = sgnn_affine(t, p0, 0.0, &u);
     if (!rc) rc = sgnn_mul(g, u, &gin[0]);
     break;
-  case SGNN_U_TANH: /* g (1 - y^2) */
-    rc = sgnn_mul(y, y, &t);
-    if (!rc) rc = sgnn_affine(t, -1.0, 1.0, &u);
-    if (!rc) rc = sgnn_mul(g, u, &gin[0]);
+  case SGNN_U_TANH: /* g (1 - y^2) as one node: one pass and one buffer (mul, affine, mul took three of
+                     * each, and six more passes in the next backward; the DP training step spent ~20 % there) */
+    rc = binary(SGNN_B_TANHBW, g, y, &gin[0]);
     break;
   case SGNN_U_SIGMOID: /* g y (1 - y) */
     rc = sgnn_affine(y, -1.0, 1.0, &t);

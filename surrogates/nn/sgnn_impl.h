@@ -147,7 +147,7 @@ enum {
   SGNN_U_SIGN,
   SGNN_U_COUNT
 };
-enum { SGNN_B_ADD, SGNN_B_SUB, SGNN_B_MUL, SGNN_B_DIV };
+enum { SGNN_B_ADD, SGNN_B_SUB, SGNN_B_MUL, SGNN_B_DIV, SGNN_B_TANHBW /* a (1 - b^2): tanh's backward */ };
 
 /* an n-d loop padded to 5 dims; strides in elements (0 = broadcast/reduced) */
 typedef struct {
