@@ -19,6 +19,8 @@ typedef struct {
   PetscReal start_lr, stop_lr;
   PetscReal start_pref_e, limit_pref_e, start_pref_f, limit_pref_f, start_pref_v, limit_pref_v;
   PetscReal max_time; /* seconds; 0 = no limit */
+  PetscInt  save_freq;                      /* write the model to save_ckpt every save_freq steps (0 = never) */
+  char      save_ckpt[PETSC_MAX_PATH_LEN];
   char      lcurve[PETSC_MAX_PATH_LEN];
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
 } SgDPTrainOpts;

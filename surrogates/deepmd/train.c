@@ -198,6 +198,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(!o->save_freq || o->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "deepmd: save_freq %" PetscInt_FMT " needs a file: set deepmd: {save_ckpt: model_ckpt.h5}", o->save_freq);
   PetscCheck(o->nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [file.h5, ...]} (md_frames datasets; 'surge dataset import-deepmd' converts DeePMD-kit directories)");
   for (PetscInt fi = 0; fi < o->nfiles; fi++) {
     PetscInt *t, n;
@@ -363,6 +364,12 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
         fflush(lc);
       }
       trn[0] = trn[1] = trn[2] = 0;
+    }
+    if (o->save_freq > 0 && (step + 1) % o->save_freq == 0 && !last && !stop) { /* the end is saved by the caller */
+      PetscMPIInt rank;
+      PetscCallMPI(MPI_Comm_rank(comm, &rank));
+      PetscCall(SgDPModelSync(m));
+      if (!rank) PetscCall(SgDPModelSave(m, o->save_ckpt)); /* written to a temporary file, then renamed */
     }
     if (stop) {
       PetscCall(PetscPrintf(comm, "deepmd: stopping after %" PetscInt_FMT " steps: max_time %g s reached\n", step + 1, (double)o->max_time));

@@ -211,6 +211,33 @@ int main(int argc, char **argv)
       PetscCall(PetscFree(fc.fbuf));
       PetscCall(PetscFree3(xall, tall, map));
     }
+    /* 5. periodic checkpoint: a 6-step run with save_freq 4 writes the model after step 4, equal to the
+       final model of a 4-step run (same seed, data order and learning rate: both stay in the first
+       decay interval) */
+    {
+      SgDPModel      ma, mb, mc;
+      SgDPTrainOpts  oa, ob;
+      double         ea, eb, fa[3 * NA], fb[3 * NA];
+      Opts(&oa, dir, 6, 2), Opts(&ob, dir, 4, 2);
+      oa.nvalid = ob.nvalid = 0;
+      oa.save_freq = 4;
+      PetscCall(PetscSNPrintf(oa.save_ckpt, sizeof oa.save_ckpt, "%s/pair_ckpt.h5", dir));
+      PetscCall(SgDPModelCreate(&c, &ma));
+      PetscCall(SgDPModelInitWeights(ma, 5));
+      PetscCall(SgDPModelCreate(&c, &mb));
+      PetscCall(SgDPModelInitWeights(mb, 5));
+      PetscCall(SgDPTrain(ma, &oa, PETSC_COMM_SELF));
+      PetscCall(SgDPTrain(mb, &ob, PETSC_COMM_SELF));
+      PetscCall(SgDPModelLoad(oa.save_ckpt, &mc));
+      PetscCall(SgDeepmdCompute(mc, NA, x, t, box, &ea, fa, NULL, NULL));
+      PetscCall(SgDeepmdCompute(mb, NA, x, t, box, &eb, fb, NULL, NULL));
+      PetscBool eq = (PetscBool)(!memcmp(&ea, &eb, sizeof ea) && !memcmp(fa, fb, sizeof fa));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "5. checkpoint after step 4 of 6 vs a 4-step run: %s\n", eq ? "bit-identical" : "DIFFERENT"));
+      CHECK(eq, "save_freq checkpoint differs from the model trained for that many steps (E %.15f vs %.15f)", ea, eb);
+      PetscCall(SgDPModelDestroy(&ma));
+      PetscCall(SgDPModelDestroy(&mb));
+      PetscCall(SgDPModelDestroy(&mc));
+    }
     PetscCall(SgDPModelDestroy(&m));
     PetscCall(SgDPModelDestroy(&m0));
     PetscCall(SgDPModelDestroy(&ml));
