@@ -29,6 +29,7 @@ typedef struct {
   PetscBool emb_resnet_dt;         /* timestep on the embedding residuals (DeePMD default false) */
   PetscBool fit_resnet_dt;         /* timestep on the fitting residuals (DeePMD default true) */
   PetscInt  seed;
+  PetscInt  precision;             /* 64 (default) or 32: the training graph's floats (DeePMD-kit's precision) */
 } SgDPConfig;
 
 /* One dense layer in torch layout: W [out,in], b [out], optional idt [out]; res: 0 none, 1 x+h, 2 [x,x]+h */
@@ -66,6 +67,9 @@ typedef struct _SgDPModel {
   SgDPTable    tab;
 } *SgDPModel;
 
+/* dtype of the training graph; model files and the hand-written inference are always double */
+static inline SgnnDType SgDPDType(const struct _SgDPModel *m) { return m->cfg.precision == 32 ? SGNN_F32 : SGNN_F64; }
+
 #define SgNN(call) \
   do { \
     int _e = (call); \
@@ -90,6 +94,7 @@ PETSC_INTERN void SgDPSwitch(PetscReal r, PetscReal rs, PetscReal rc, PetscReal 
 
 /* ---- model (model.c) ---- */
 PETSC_INTERN PetscErrorCode SgDPModelCreate(const SgDPConfig *, SgDPModel *);
+PETSC_INTERN PetscErrorCode SgDPModelSetPrecision(SgDPModel *, PetscInt bits);
 PETSC_INTERN PetscErrorCode SgDPModelInitWeights(SgDPModel, unsigned long long seed);
 PETSC_INTERN PetscErrorCode SgDPModelSync(SgDPModel); /* sgnn slab -> host nets */
 PETSC_INTERN PetscErrorCode SgDPModelDestroy(SgDPModel *);

@@ -83,11 +83,11 @@ static PetscErrorCode Layer(SgnnTensor h, SgnnTensor W, SgnnTensor b, SgnnTensor
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* atoms per block of the embedding graph: bt->chunk, or about 2 MiB of the widest layer's rows (f64) */
-static int EmbeddingChunk(const SgDPBatch *bt, int nnei, int M)
+/* atoms per block of the embedding graph: bt->chunk, or about 2 MiB of the widest layer's rows */
+static int EmbeddingChunk(const SgDPBatch *bt, int nnei, int M, size_t es)
 {
   if (bt->chunk > 0) return (int)bt->chunk;
-  int n = (int)((2u << 20) / ((size_t)nnei * M * sizeof(double)));
+  int n = (int)((2u << 20) / ((size_t)nnei * M * es));
   return n < 1 ? 1 : n;
 }
 
@@ -101,7 +101,7 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
   PetscFunctionBegin;
   {
     int s[3] = {A, nnei, 4};
-    SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 3, s, bt->envn, &Rn));
+    SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, s, bt->envn, &Rn));
     SgNN(sgnn_tensor_set_requires_grad(Rn, 1));
   }
   /* The embedding nets and T = G^T R run over blocks of atoms (their neighbour rows): each block's
@@ -109,7 +109,7 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
      backward passes, where whole-frame tensors (20 MB for the 26,496 neighbour rows of a water frame)
      streamed through memory: the water training step is ~15 % faster (docs/deepmd.md). Each atom's
      T is computed within one block, so E and F do not depend on the blocking. */
-  const int   chunk = EmbeddingChunk(bt, nnei, M);
+  const int   chunk = EmbeddingChunk(bt, nnei, M, m->cfg.precision == 32 ? 4 : 8);
   const int   nchunk = (A + chunk - 1) / chunk;
   SgnnTensor *Tc;
   PetscCall(PetscCalloc1(nchunk, &Tc));
@@ -208,7 +208,7 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
     {
       int s3[3] = {A * nnei, 4, 1}, sd[3] = {A * nnei, 4, 3};
       SgNN(sgnn_reshape(g, 3, s3, &g3));
-      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 3, sd, bt->denvn, &DR));
+      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, sd, bt->denvn, &DR));
     }
     FREE(g);
     SgNN(sgnn_mul(g3, DR, &pr));
@@ -230,7 +230,7 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
     if (Vout && want_virial) {
       SgnnTensor r, G13, rg, rg3, Vs, V;
       int        sr[3] = {A * nnei, 3, 1}, sg[3] = {A * nnei, 1, 3}, sv[3] = {B, (A / B) * nnei, 9};
-      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 3, sr, bt->rij, &r));
+      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, sr, bt->rij, &r));
       SgNN(sgnn_reshape(Gv, 3, sg, &G13));
       SgNN(sgnn_mul(r, G13, &rg));
       FREE(r);

@@ -18,6 +18,8 @@ PetscErrorCode SgDPConfigFinish(SgDPConfig *c)
     c->sec[t + 1] = c->sec[t] + c->sel[t];
   }
   c->nnei = c->sec[c->ntypes];
+  if (!c->precision) c->precision = 64;
+  PetscCheck(c->precision == 32 || c->precision == 64, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: precision %" PetscInt_FMT " bits: use float64 or float32", c->precision);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -37,7 +39,7 @@ PetscErrorCode SgDPModelCreate(const SgDPConfig *cfg, SgDPModel *mm)
   PetscCall(SgDPConfigFinish(&m->cfg));
   const SgDPConfig *c = &m->cfg;
   SgNN(sgnn_backend_get("cpu", &m->be));
-  SgNN(sgnn_params_create(m->be, SGNN_F64, &m->P));
+  SgNN(sgnn_params_create(m->be, SgDPDType(m), &m->P));
   for (PetscInt t = 0; t < c->ntypes; t++) {
     PetscInt in = 1;
     for (PetscInt l = 0; l < c->nemb; l++) {
@@ -79,6 +81,33 @@ PetscErrorCode SgDPModelCreate(const SgDPConfig *cfg, SgDPModel *mm)
 }
 
 /* DeePMD-kit's initialisation: W ~ N(0, 1/sqrt(in+out)), b ~ N(0, 1), idt ~ N(0.1, 0.001) */
+/* The same model with its weights in another precision (rounded when narrowed): training in float32
+   from a float64 model file, as DeePMD-kit's precision option; statistics carried over. */
+PetscErrorCode SgDPModelSetPrecision(SgDPModel *mm, PetscInt bits)
+{
+  SgDPModel  m = *mm, n;
+  SgDPConfig c = m->cfg;
+  long       np;
+  double    *slab;
+
+  PetscFunctionBegin;
+  if (c.precision == bits) PetscFunctionReturn(PETSC_SUCCESS);
+  c.precision = bits;
+  PetscCall(SgDPModelCreate(&c, &n));
+  SgNN(sgnn_params_count(m->P, &np));
+  PetscCall(PetscMalloc1(np, &slab));
+  SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), slab));
+  SgNN(sgnn_tensor_set_f64(sgnn_params_values(n->P), slab));
+  PetscCall(PetscFree(slab));
+  PetscCall(PetscArraycpy(&n->davg[0][0], &m->davg[0][0], SG_DP_MAXT * 4));
+  PetscCall(PetscArraycpy(&n->dstd[0][0], &m->dstd[0][0], SG_DP_MAXT * 4));
+  PetscCall(PetscArraycpy(n->bias, m->bias, SG_DP_MAXT));
+  PetscCall(SgDPModelSync(n));
+  PetscCall(SgDPModelDestroy(&m));
+  *mm = n;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDPModelInitWeights(SgDPModel m, unsigned long long seed)
 {
   SgnnRng r;

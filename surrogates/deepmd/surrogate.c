@@ -64,6 +64,12 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   if (set) c->nfit = n;
   PetscCall(SgOptionsBool("-resnet_dt", "Trainable timestep on the fitting net's residual layers", c->fit_resnet_dt, &c->fit_resnet_dt, NULL));
   PetscCall(SgOptionsBool("-embedding_resnet_dt", "Trainable timestep on the embedding net's residual layers", c->emb_resnet_dt, &c->emb_resnet_dt, NULL));
+  {
+    static const char *const precisions[] = {"float64", "float32"};
+    PetscInt                 pi = c->precision == 32 ? 1 : 0;
+    PetscCall(SgOptionsEList("-precision", "Floats of the training graph and its weights (model files and inference stay float64)", precisions, 2, precisions[pi], &pi, NULL));
+    c->precision = pi ? 32 : 64;
+  }
   PetscCall(SgOptionsInt("-seed", "Seed of the weight initialisation and the data order", o->seed, &o->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-numb_steps", "Training steps (batches)", o->numb_steps, &o->numb_steps, NULL, 1, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-batch_size", "Frames per (global) batch", o->batch_size, &o->batch_size, NULL, 1, 100000));
@@ -123,6 +129,7 @@ static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
   PetscCall(ImportDirs(comm, d->opt.nvalid, d->opt.valid));
   if (d->opt.init_model[0]) {
     PetscCall(SgDPModelLoad(d->opt.init_model, &d->model));
+    PetscCall(SgDPModelSetPrecision(&d->model, d->cfg.precision ? d->cfg.precision : 64)); /* the deck's */
     d->cfg = d->model->cfg;
     PetscCall(PetscPrintf(comm, "deepmd: continuing from %s (its architecture, statistics and weights)\n", d->opt.init_model));
     PetscFunctionReturn(PETSC_SUCCESS);

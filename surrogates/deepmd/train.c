@@ -287,8 +287,8 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       SgnnTensor E, F, V = NULL, El, Fl, Vl, dE, dF, dV, s2, t, loss, acc;
       int        sB[1] = {(int)B}, sF[2] = {(int)(B * N), 3}, sV[2] = {(int)B, 9};
       PetscCall(SgDPGraph(m, &bt, (PetscBool)(pv > 0), 1, &E, &F, &V));
-      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 1, sB, eb, &El));
-      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 2, sF, fb, &Fl));
+      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 1, sB, eb, &El));
+      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sF, fb, &Fl));
       SgNN(sgnn_sub(E, El, &dE));
       SgNN(sgnn_sub(F, Fl, &dF));
       SgNN(sgnn_mul(dE, dE, &s2));
@@ -316,7 +316,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       sgnn_tensor_free(&loss);
       loss = acc;
       if (V) {
-        SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 2, sV, vb, &Vl));
+        SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sV, vb, &Vl));
         SgNN(sgnn_sub(V, Vl, &dV));
         SgNN(sgnn_mul(dV, dV, &s2));
         SgNN(sgnn_sum(s2, 0, NULL, 0, &t));

@@ -1,7 +1,7 @@
 /* Deep Potential benchmarks (figures, not pass/fail); driven by tests/bench/deepmd/bench.sh.
      infer  MODEL.h5 DATA.h5 NREP NSTEPS [STEP]  inference us/step/atom on frame 0 replicated
                                                NREPxNREPxNREP, plain and (STEP > 0) tabulated; peak RSS
-     train  DATA.h5 NSTEPS BATCH [small]       training steps/s (frames/s) of the water model
+     train  DATA.h5 NSTEPS BATCH [small|f32]   training steps/s (frames/s) of the water model (f32: float32 graph)
      parts  DATA.h5                            time of the training-step parts (graph, grad, backward) */
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -104,6 +104,7 @@ int main(int argc, char **argv)
     PetscInt   ns = parts ? 3 : atoi(argv[3]), B = parts ? 1 : atoi(argv[4]);
     PetscCall(ReadFrame(argv[2], &N, &x, &type, box, &E, &f));
     WaterConfig(&c, (PetscBool)(argc > 5 && !strcmp(argv[5], "small")));
+    if (argc > 5 && !strcmp(argv[5], "f32")) c.precision = 32;
     PetscCall(DPRandomModel(&c, 1, N, x, type, box, &m));
     PetscCall(SgDPBatchAlloc(&m->cfg, B, N, &bt));
     PetscCall(PetscArraycpy(bt.type, type, N));
@@ -123,7 +124,7 @@ int main(int argc, char **argv)
       PetscReal *fl;
       PetscCall(PetscMalloc1(3 * B * N, &fl));
       for (int b = 0; b < B; b++) PetscCall(PetscArraycpy(fl + 3 * N * b, f, 3 * N));
-      SgNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 2, sF, fl, &Fl));
+      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sF, fl, &Fl));
       PetscCall(PetscFree(fl));
       SgNN(sgnn_sub(Ft, Fl, &dF));
       SgNN(sgnn_mul(dF, dF, &sq));

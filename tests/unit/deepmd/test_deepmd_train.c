@@ -238,6 +238,23 @@ int main(int argc, char **argv)
       PetscCall(SgDPModelDestroy(&mb));
       PetscCall(SgDPModelDestroy(&mc));
     }
+    /* 6. float32 training (precision: float32) from the same start: the same accuracy class. The two
+       runs part ways at round-off and then follow different paths, so only the outcome is compared:
+       force RMSE below 30 % of the RMS force and within 25 % of the float64 run's. */
+    {
+      SgDPConfig     c32 = c;
+      SgDPModel      m32;
+      SgDPTestResult r32;
+      double         t32 = MPI_Wtime();
+      c32.precision = 32;
+      PetscCall(SgDPModelCreate(&c32, &m32));
+      PetscCall(SgDPModelInitWeights(m32, 5));
+      PetscCall(SgDPTrain(m32, &o, PETSC_COMM_SELF));
+      PetscCall(SgDPTest(m32, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, PETSC_COMM_SELF, &r32));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "6. float32 training: force RMSE %.4f eV/A (float64 %.4f), energy RMSE/atom %.4f eV; %.1f s\n", r32.f_rmse, r.f_rmse, r32.e_rmse_atom, MPI_Wtime() - t32));
+      CHECK(r32.f_rmse < 0.30 * frms && fabs(r32.f_rmse - r.f_rmse) < 0.25 * r.f_rmse, "float32 training: force RMSE %g (float64 %g, RMS force %g)", r32.f_rmse, r.f_rmse, frms);
+      PetscCall(SgDPModelDestroy(&m32));
+    }
     PetscCall(SgDPModelDestroy(&m));
     PetscCall(SgDPModelDestroy(&m0));
     PetscCall(SgDPModelDestroy(&ml));
