@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 
   FixOpenBLASCore(argv);
   if (!strcmp(job, "--version") || !strcmp(job, "version")) {
-    printf("surge %s\n", SURGE_VERSION);
+    printf("surge %s (OpenBLAS kernels: %s)\n", SURGE_VERSION, openblas_get_corename());
     return 0;
   }
   if (!strcmp(job, "run") || !strcmp(job, "ensemble") || !strcmp(job, "train")) {
