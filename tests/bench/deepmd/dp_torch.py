@@ -3,15 +3,18 @@
 training-throughput comparison in tests/bench/deepmd/bench.sh. Same maths as surrogates/deepmd:
 C^2 switch s(r)=sw(r)/r, rows s[1,x/r,y/r,z/r], per-type davg/dstd, embedding nets per neighbour type
 with residual doubling, D = T T<^T / nnei^2, fitting nets per centre type with timestep residuals,
-forces by autograd (create_graph) and a force+energy loss, Adam, float64.
-usage: dp_torch.py COORD.npy BOX.npy ENERGY.npy FORCE.npy TYPE.raw NSTEPS [small]"""
+forces by autograd (create_graph) and a force+energy loss, Adam, float64 (f32: float32).
+usage: dp_torch.py COORD.npy BOX.npy ENERGY.npy FORCE.npy TYPE.raw NSTEPS [small] [f32]"""
 import sys, time, numpy as np, torch
 
 torch.set_num_threads(1)
-torch.set_default_dtype(torch.float64)
-coord, box, energy, force = (np.load(sys.argv[i]).astype(np.float64) for i in range(1, 5))
+flags = sys.argv[7:]
+small, f32 = "small" in flags, "f32" in flags
+dt, npdt = (torch.float32, np.float32) if f32 else (torch.float64, np.float64)
+torch.set_default_dtype(dt)
+coord, box, energy, force = (np.load(sys.argv[i]).astype(npdt) for i in range(1, 5))
 types = np.loadtxt(sys.argv[5], dtype=int)
-nsteps = int(sys.argv[6]); small = len(sys.argv) > 7 and sys.argv[7] == "small"
+nsteps = int(sys.argv[6])
 N = len(types); rc, rs, sel = 6.0, 0.5, [46, 92]
 emb = [10, 20, 40] if small else [25, 50, 100]; M2 = 8 if small else 16
 fit = [120] * 3 if small else [240] * 3
@@ -41,7 +44,7 @@ def switch(r):
     return torch.where(r < rs, torch.ones_like(r), u**3 * (-6 * u**2 + 15 * u - 10) + 1) * (r < rc)
 
 def envmat(x, mp, shift, nl):
-    ext = x[mp] + shift
+    ext = x[mp] + shift.to(x.dtype)
     safe = nl.clamp(min=0)
     rij = ext[safe] - x[:, None, :]
     mask = (nl >= 0)[..., None]
@@ -106,7 +109,7 @@ for t in range(2):
     davg[t, 0] = d[:, 0].mean(); dstd[t, 0] = max(d[:, 0].std(unbiased=False).item(), 1e-2)
     dstd[t, 1:] = max((d[:, 1:] ** 2).mean().sqrt().item(), 1e-2)
 cnt = np.bincount(types, minlength=2).astype(float)
-bias = torch.as_tensor(np.linalg.lstsq(np.tile(cnt, (len(energy), 1)), energy, rcond=None)[0])
+bias = torch.as_tensor(np.linalg.lstsq(np.tile(cnt, (len(energy), 1)), energy.astype(float), rcond=None)[0]).to(dt)
 opt = torch.optim.Adam(model.params, lr=1e-3)
 times = []
 for step in range(nsteps):
@@ -120,4 +123,4 @@ for step in range(nsteps):
     opt.zero_grad(); loss.backward(); opt.step()
     times.append(time.perf_counter() - t0)
 t = np.median(times[1:]) if len(times) > 1 else times[0]
-print(f"torch {'small' if small else 'full'} batch 1: {t:.3f} s/step, {1/t:.3f} frames/s (median of {len(times)-1} steps, torch {torch.__version__}, 1 thread)")
+print(f"torch {'small' if small else 'full'}{' f32' if f32 else ''} batch 1: {t:.3f} s/step, {1/t:.3f} frames/s (median of {len(times)-1} steps, torch {torch.__version__}, 1 thread)")

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
       for (int q = 0; q < 6; q++) sgnn_tensor_free(all[q]);
     }
     double dt = MPI_Wtime() - t0;
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "train %s batch %" PetscInt_FMT ": %.3f s/step, %.3f frames/s  (env %.3f, forward+forces %.3f, backward+adam %.3f s/step)\n", argc > 5 ? argv[5] : "full", B, dt / ns, ns * B / dt, tenv / ns, tfwd / ns, tbwd / ns));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "train %s%s batch %" PetscInt_FMT ": %.3f s/step, %.3f frames/s  (env %.3f, forward+forces %.3f, backward+adam %.3f s/step)\n", argc > 5 && strcmp(argv[5], "f32") ? argv[5] : "full", m->cfg.precision == 32 ? " f32" : "", B, dt / ns, ns * B / dt, tenv / ns, tfwd / ns, tbwd / ns));
     sgnn_optim_destroy(&o);
     PetscCall(SgDPBatchFree(&bt));
     PetscCall(SgDPModelDestroy(&m));
