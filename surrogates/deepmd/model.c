@@ -80,7 +80,6 @@ PetscErrorCode SgDPModelCreate(const SgDPConfig *cfg, SgDPModel *mm)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* DeePMD-kit's initialisation: W ~ N(0, 1/sqrt(in+out)), b ~ N(0, 1), idt ~ N(0.1, 0.001) */
 /* The same model with its weights in another precision (rounded when narrowed): training in float32
    from a float64 model file, as DeePMD-kit's precision option; statistics carried over. */
 PetscErrorCode SgDPModelSetPrecision(SgDPModel *mm, PetscInt bits)
@@ -108,6 +107,7 @@ PetscErrorCode SgDPModelSetPrecision(SgDPModel *mm, PetscInt bits)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* DeePMD-kit's initialisation: W ~ N(0, 1/sqrt(in+out)), b ~ N(0, 1), idt ~ N(0.1, 0.001) */
 PetscErrorCode SgDPModelInitWeights(SgDPModel m, unsigned long long seed)
 {
   SgnnRng r;

@@ -366,8 +366,6 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       trn[0] = trn[1] = trn[2] = 0;
     }
     if (o->save_freq > 0 && (step + 1) % o->save_freq == 0 && !last && !stop) { /* the end is saved by the caller */
-      PetscMPIInt rank;
-      PetscCallMPI(MPI_Comm_rank(comm, &rank));
       PetscCall(SgDPModelSync(m));
       if (!rank) PetscCall(SgDPModelSave(m, o->save_ckpt)); /* written to a temporary file, then renamed */
     }
