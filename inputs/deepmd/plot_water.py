@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """docs/deepmd_water.png from the water run (inputs/deepmd/water_run.sh): learning curve (validation
 RMSEs on data_3 during training; restarts with init_model appended, dotted lines) and parity plots of
-the final model on data_3.  usage: plot_water.py DIR OUT.png [LCURVE_STAGE2 ...]; the parity files
-DIR/water_parity.{e,f}.txt come from test_deepmd_tool parity."""
+the final model on data_3.  usage: plot_water.py DIR OUT.png [LCURVE_STAGE2[:FRAMES_PER_STEP[:MAX_STEP]] ...];
+the x axis counts training frames (a 2-rank stage trains 2 frames per step; MAX_STEP keeps a stage's
+lines up to the checkpoint the next stage started from). The parity files DIR/water_parity.{e,f}.txt
+come from test_deepmd_tool parity."""
 import sys, numpy as np, matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -12,7 +14,10 @@ import os
 lc = np.loadtxt(f"{pre}/water_lcurve.txt")
 stages = [0]
 for extra in sys.argv[3:]:   # optional further stages (init_model restarts), appended in order
-    c = np.loadtxt(extra); stages.append(lc[-1, 0]); c[:, 0] += lc[-1, 0]; c[:, 6] += lc[-1, 6]; lc = np.vstack([lc, c])
+    p = extra.split(":"); c = np.loadtxt(p[0]); fps = float(p[1]) if len(p) > 1 else 1.0
+    if len(p) > 2: c = c[c[:, 0] <= float(p[2])]
+    c[:, 0] *= fps
+    stages.append(lc[-1, 0]); c[:, 0] += lc[-1, 0]; c[:, 6] += lc[-1, 6]; lc = np.vstack([lc, c])
 e = np.loadtxt(f"{pre}/water_parity.e.txt"); f = np.loadtxt(f"{pre}/water_parity.f.txt")
 fig, ax = plt.subplots(1, 3, figsize=(15, 4.4))
 a = ax[0]; b = a.twinx()
@@ -23,9 +28,9 @@ b.semilogy(lc[:, 0], 1e3 * lc[:, 4], "C1:", label="force RMSE (train batches)")
 a.axhline(1.0, color="C0", lw=0.8, ls="--"); b.axhline(40, color="C1", lw=0.8, ls="--")
 a.set_ylim(0.5, 300); b.set_ylim(20, 1200)
 for x0 in stages[1:]: a.axvline(x0, color="gray", lw=0.5, ls=":")
-a.set_xlabel("training step (batch of 1 frame)"); a.set_ylabel("energy RMSE (meV/atom)", color="C0")
+a.set_xlabel("training frames"); a.set_ylabel("energy RMSE (meV/atom)", color="C0")
 b.set_ylabel("force RMSE (meV/Å)", color="C1")
-a.set_title(f"learning curve ({lc[-1,6]/60:.0f} min wall on a shared core); dashed: DeePMD-kit level", fontsize=9)
+a.set_title(f"learning curve ({lc[-1,6]/60:.0f} min wall over the stages); dashed: DeePMD-kit level", fontsize=9)
 h1, l1 = a.get_legend_handles_labels(); h2, l2 = b.get_legend_handles_labels(); a.legend(h1 + h2, l1 + l2, fontsize=7)
 rm = 1e3 * np.sqrt(np.mean((e[:, 1] - e[:, 0]) ** 2))  # (e still in eV here)
 e0 = e[:, 0].mean(); e = 1e3 * (e - e0)

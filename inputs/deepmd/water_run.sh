@@ -36,4 +36,15 @@ build/tests/test_deepmd_tool parity build/deepmd/water_model.h5 build/deepmd/wat
 #   mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_model_cont4.h5 \
 #     -deepmd_numb_steps 6000 -deepmd_start_lr 2e-4 -deepmd_stop_lr 5e-6 -deepmd_decay_steps 300 \
 #     -deepmd_max_time 2300 -train_output build/deepmd/water_model_cont5 -deepmd_lcurve build/deepmd/water_lcurve_cont5.txt
-#   plot: inputs/deepmd/plot_water.py build/deepmd docs/deepmd_water.png build/deepmd/water_lcurve_cont{,3,4,5}.txt
+# Sixth stage, 2 ranks: float64 for 2000 steps (checkpointed; that run was then stopped), continued in
+# float32 (the model of docs/deepmd.md):
+#   mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_model_cont5.h5 \
+#     -deepmd_numb_steps 20000 -deepmd_start_lr 4e-4 -deepmd_stop_lr 5e-6 -deepmd_decay_steps 500 \
+#     -deepmd_save_freq 1000 -deepmd_save_ckpt build/deepmd/water_ckpt6.h5 -train_output build/deepmd/water_model_cont6b \
+#     -deepmd_lcurve build/deepmd/water_lcurve_cont6a.txt            # stopped after its step-2000 checkpoint
+#   mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_ckpt6_step2000.h5 \
+#     -deepmd_precision float32 -deepmd_numb_steps 22000 -deepmd_start_lr 2.6e-4 -deepmd_stop_lr 5e-6 -deepmd_decay_steps 500 \
+#     -deepmd_max_time 5000 -deepmd_save_freq 1000 -deepmd_save_ckpt build/deepmd/water_ckpt6.h5 \
+#     -train_output build/deepmd/water_model_cont6 -deepmd_lcurve build/deepmd/water_lcurve_cont6.txt
+#   plot: inputs/deepmd/plot_water.py build/deepmd docs/deepmd_water.png build/deepmd/water_lcurve_cont{,3,4}.txt \
+#     build/deepmd/water_lcurve_cont5.txt:2 build/deepmd/water_lcurve_cont6a.txt:2:2000 build/deepmd/water_lcurve_cont6.txt:2
