@@ -40,8 +40,10 @@ build/tests/test_deepmd_tool parity build/deepmd/water_model.h5 build/deepmd/wat
 # float32 (the model of docs/deepmd.md):
 #   mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_model_cont5.h5 \
 #     -deepmd_numb_steps 20000 -deepmd_start_lr 4e-4 -deepmd_stop_lr 5e-6 -deepmd_decay_steps 500 \
-#     -deepmd_save_freq 1000 -deepmd_save_ckpt build/deepmd/water_ckpt6.h5 -train_output build/deepmd/water_model_cont6b \
-#     -deepmd_lcurve build/deepmd/water_lcurve_cont6a.txt            # stopped after its step-2000 checkpoint
+#     -deepmd_max_time 6600 -deepmd_save_freq 1000 -deepmd_save_ckpt build/deepmd/water_ckpt6.h5 \
+#     -train_output build/deepmd/water_model_cont6 -deepmd_lcurve build/deepmd/water_lcurve_cont6.txt
+#   (stopped at step 2800; its lcurve renamed water_lcurve_cont6a.txt, its step-2000 checkpoint copied to
+#   water_ckpt6_step2000.h5)
 #   mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_ckpt6_step2000.h5 \
 #     -deepmd_precision float32 -deepmd_numb_steps 22000 -deepmd_start_lr 2.6e-4 -deepmd_stop_lr 5e-6 -deepmd_decay_steps 500 \
 #     -deepmd_max_time 5000 -deepmd_save_freq 1000 -deepmd_save_ckpt build/deepmd/water_ckpt6.h5 \
