@@ -48,5 +48,10 @@ build/tests/test_deepmd_tool parity build/deepmd/water_model.h5 build/deepmd/wat
 #     -deepmd_precision float32 -deepmd_numb_steps 22000 -deepmd_start_lr 2.6e-4 -deepmd_stop_lr 5e-6 -deepmd_decay_steps 500 \
 #     -deepmd_max_time 5000 -deepmd_save_freq 1000 -deepmd_save_ckpt build/deepmd/water_ckpt6.h5 \
 #     -train_output build/deepmd/water_model_cont6 -deepmd_lcurve build/deepmd/water_lcurve_cont6.txt
+# Seventh stage (force 0.066 eV/A, but energy 1.50 meV/atom: docs/deepmd.md):
+#   mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_model_cont6.h5 \
+#     -deepmd_precision float32 -deepmd_numb_steps 11000 -deepmd_start_lr 3e-4 -deepmd_stop_lr 1e-5 -deepmd_decay_steps 500 \
+#     -deepmd_max_time 1750 -deepmd_save_freq 1000 -deepmd_save_ckpt build/deepmd/water_ckpt7.h5 \
+#     -train_output build/deepmd/water_model_cont7 -deepmd_lcurve build/deepmd/water_lcurve_cont7.txt
 #   plot: inputs/deepmd/plot_water.py build/deepmd docs/deepmd_water.png build/deepmd/water_lcurve_cont{,3,4}.txt \
 #     build/deepmd/water_lcurve_cont5.txt:2 build/deepmd/water_lcurve_cont6a.txt:2:2000 build/deepmd/water_lcurve_cont6.txt:2
