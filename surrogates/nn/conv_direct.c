@@ -33,21 +33,6 @@
 
 static long rup(long a, long b) { return (a + b - 1) / b * b; }
 
-/* Scratch buffers come from the CPU backend's caching allocator: the same
- * sizes recur every training step, and fresh multi-MiB blocks from
- * calloc/mmap cost a page fault per 4 KiB (~2% of the benchmark step).
- * They are not tensors, so the tensor-byte counters do not see them. */
-static void *scratch(size_t bytes, int zero)
-{
-  void *p = sgnn_backend_cpu()->alloc(bytes ? bytes : 1);
-  if (p && zero) memset(p, 0, bytes);
-  return p;
-}
-static void release(void *p, size_t bytes)
-{
-  if (p) sgnn_backend_cpu()->free(p, bytes ? bytes : 1);
-}
-
 #define DC_COMMON(T, IT, SUF)                                                                                         \
   typedef T V_##SUF __attribute__((vector_size(64)));                                                                 \
   typedef IT IT_##SUF;                                                                                                \
@@ -228,10 +213,10 @@ static void release(void *p, size_t bytes)
     const long Sp = (long)Dp * Hp * Wr;                                                                               \
     const T *w = A->w;                                                                                                \
     const size_t bx = sizeof(T) * N * C * Sp, bw = sizeof(T) * Coq * C * K, bo = sizeof(long) * K;                    \
-    T *xp = scratch(bx, 0), *wt = scratch(bw, 1); /* pad_in writes every element of xp */                             \
-    long *off = scratch(bo, 0);                                                                                       \
+    T *xp = sgnn_scratch(bx, 0), *wt = sgnn_scratch(bw, 1); /* pad_in writes every element of xp */                   \
+    long *off = sgnn_scratch(bo, 0);                                                                                  \
     if (!xp || !wt || !off) {                                                                                         \
-      release(xp, bx), release(wt, bw), release(off, bo);                                                             \
+      sgnn_scratch_free(xp, bx), sgnn_scratch_free(wt, bw), sgnn_scratch_free(off, bo);                               \
       return sgnn_seterr(SGNN_ERR_MEM, "conv3d (direct): out of memory");                                             \
     }                                                                                                                 \
     pad_in_##SUF(A->x, (long)N * C, A->D, A->H, A->W, A->pad, Dp, Hp, Wr, xp);                                        \
@@ -249,7 +234,7 @@ static void release(void *p, size_t bytes)
     F.nb   = Coq / CB;                                                                                                \
     if (N >= 2 * sgnn_num_threads()) sgnn_parallel_for(N, fwd_samples_##SUF, &F);                                     \
     else sgnn_parallel_for(N * F.nb, F.kern, &F); /* few samples: share out channel blocks too */                     \
-    release(xp, bx), release(wt, bw), release(off, bo);                                                               \
+    sgnn_scratch_free(xp, bx), sgnn_scratch_free(wt, bw), sgnn_scratch_free(off, bo);                                 \
     return 0;                                                                                                         \
   }
 
@@ -323,12 +308,13 @@ static void release(void *p, size_t bytes)
     T *dw = A->dw;                                                                                                    \
     const size_t bx = sizeof(T) * N * C * Sp, bg = sizeof(T) * N * S * Coq;                                           \
     const size_t ba = sizeof(V_##SUF) * C * Kq * cv, bo = sizeof(long) * Kq, bd = sizeof(T) * N * Coq;                \
-    T *xp = scratch(bx, 0), *gT = scratch(bg, 0); /* pad_in writes every element of xp */                             \
-    V_##SUF *am = scratch(ba, 0);                                                                                     \
-    long *off = scratch(bo, 1); /* taps past K read offset 0 and are dropped */                                       \
-    T *dbp = A->db ? scratch(bd, 0) : NULL;                                                                           \
+    T *xp = sgnn_scratch(bx, 0), *gT = sgnn_scratch(bg, 0); /* pad_in writes every element of xp */                   \
+    V_##SUF *am = sgnn_scratch(ba, 0);                                                                                \
+    long *off = sgnn_scratch(bo, 1); /* taps past K read offset 0 and are dropped */                                  \
+    T *dbp = A->db ? sgnn_scratch(bd, 0) : NULL;                                                                      \
     if (!xp || !gT || !am || !off || (A->db && !dbp)) {                                                               \
-      release(xp, bx), release(gT, bg), release(am, ba), release(off, bo), release(dbp, bd);                          \
+      sgnn_scratch_free(xp, bx), sgnn_scratch_free(gT, bg), sgnn_scratch_free(am, ba);                                \
+      sgnn_scratch_free(off, bo), sgnn_scratch_free(dbp, bd);                                                         \
       return sgnn_seterr(SGNN_ERR_MEM, "conv3d weight gradient (direct): out of memory");                             \
     }                                                                                                                 \
     pad_in_##SUF(A->x, (long)N * C, A->D, A->H, A->W, A->pad, Dp, Hp, Wr, xp);                                        \
@@ -356,7 +342,7 @@ static void release(void *p, size_t bytes)
       memset(am, 0, sizeof(V_##SUF) * (size_t)C * Kq * cv);                                                           \
       P.t_lo = 0;                                                                                                     \
       P.t_hi = Kmain;                                                                                                 \
-      sgnn_parallel_for_grain(C, cgrain, cv == 4 ? dwk_##SUF##_4x6 : cv == 2 ? dwk_##SUF##_2x9 : dwk_##SUF##_1x14, &P);\
+      sgnn_parallel_for_grain(C, cgrain, cv == 4 ? dwk_##SUF##_4x6 : cv == 2 ? dwk_##SUF##_2x9 : dwk_##SUF##_1x14, &P); \
       if (Kq > Kmain) {                                                                                               \
         P.t_lo = Kmain;                                                                                               \
         P.t_hi = Kq;                                                                                                  \
@@ -370,7 +356,8 @@ static void release(void *p, size_t bytes)
               dw[((long)(cob + v * VL + l) * C + ci) * K + t] += a[l];                                                \
           }                                                                                                           \
     }                                                                                                                 \
-    release(xp, bx), release(gT, bg), release(am, ba), release(off, bo), release(dbp, bd);                            \
+    sgnn_scratch_free(xp, bx), sgnn_scratch_free(gT, bg), sgnn_scratch_free(am, ba);                                  \
+    sgnn_scratch_free(off, bo), sgnn_scratch_free(dbp, bd);                                                           \
     return 0;                                                                                                         \
   }
 

@@ -43,13 +43,6 @@ enum {
   WG_GROUPS = 8, /* weight gradient: tile groups with their own partial sums (fixed: results are thread-independent) */
 };
 
-/* scratch from the CPU backend's caching allocator: the same sizes recur every step */
-static void *scratch(size_t bytes) { return sgnn_backend_cpu()->alloc(bytes ? bytes : 1); }
-static void release(void *p, size_t bytes)
-{
-  if (p) sgnn_backend_cpu()->free(p, bytes ? bytes : 1);
-}
-
 /* geometry shared by the passes: outputs Do x Ho x Wo in tD x tH x tW tiles of 2x2x2 */
 typedef struct {
   int N, C, Cq, D, H, W, Co, Coq, pad[3], Do, Ho, Wo, tD, tH, tW, Dp, Hp, Wp, Dq, Hq, Wq;
@@ -216,9 +209,9 @@ static void wg_tile(const WgGeom *g, long t, int *n, int *z, int *y, int *x)
     const int Cq = g->Cq, Coq = g->Coq;                                                                               \
     const long sV = wg_stride(TB * Cq, VL), sM = wg_stride(TB * Coq, VL);                                             \
     const size_t bv = sizeof(T) * 64 * sV, bm = sizeof(T) * 64 * sM;                                                  \
-    T *Vb = scratch(bv), *Mb = scratch(bm);                                                                           \
+    T *Vb = sgnn_scratch(bv, 0), *Mb = sgnn_scratch(bm, 0);                                                           \
     if (!Vb || !Mb) {                                                                                                 \
-      release(Vb, bv), release(Mb, bm);                                                                               \
+      sgnn_scratch_free(Vb, bv), sgnn_scratch_free(Mb, bm);                                                           \
       P->oom = 1; /* checked by the caller */                                                                         \
       return;                                                                                                         \
     }                                                                                                                 \
@@ -260,7 +253,7 @@ static void wg_tile(const WgGeom *g, long t, int *n, int *z, int *y, int *x)
           }                                                                                                           \
         }                                                                                                             \
     }                                                                                                                 \
-    release(Vb, bv), release(Mb, bm);                                                                                 \
+    sgnn_scratch_free(Vb, bv), sgnn_scratch_free(Mb, bm);                                                             \
   }                                                                                                                   \
   /* y [n][co][z][y][:] = yq [n][z][y][:][co] (valid region), VL x VL blocks transposed in registers;                 \
    * items: (n, z, y) output rows */                                                                                  \
@@ -300,7 +293,7 @@ static void wg_tile(const WgGeom *g, long t, int *n, int *z, int *y, int *x)
     const int Cq = g->Cq, Coq = g->Coq, C = g->C, Co = g->Co;                                                         \
     const size_t bu = sizeof(T) * 64 * Cq * Coq, bx = sizeof(T) * g->N * g->Dp * g->Hp * g->Wp * Cq;                  \
     const size_t by = sizeof(T) * g->N * g->Dq * g->Hq * g->Wq * Coq;                                                 \
-    T *U = scratch(bu), *xq = scratch(bx), *yq = scratch(by);                                                         \
+    T *U = sgnn_scratch(bu, 0), *xq = sgnn_scratch(bx, 0), *yq = sgnn_scratch(by, 0);                                 \
     int rc = 0;                                                                                                       \
     if (!U || !xq || !yq) {                                                                                           \
       rc = sgnn_seterr(SGNN_ERR_MEM, "conv3d (winograd): out of memory");                                             \
@@ -331,7 +324,7 @@ static void wg_tile(const WgGeom *g, long t, int *n, int *z, int *y, int *x)
     }                                                                                                                 \
     sgnn_parallel_for(g->N * g->Do * g->Ho, wg_unpack_##SUF, &P);                                                     \
   done:                                                                                                               \
-    release(U, bu), release(xq, bx), release(yq, by);                                                                 \
+    sgnn_scratch_free(U, bu), sgnn_scratch_free(xq, bx), sgnn_scratch_free(yq, by);                                   \
     return rc;                                                                                                        \
   }                                                                                                                   \
   /* weight gradient: M[xi][c][cb ..] += sum over the block's tiles of V[xi][t][c] Gh[xi][t][cb ..];                  \
@@ -354,9 +347,9 @@ static void wg_tile(const WgGeom *g, long t, int *n, int *z, int *y, int *x)
     const long nblk = (g->T_all + TB - 1) / TB;                                                                       \
     const long sV = wg_stride(TB * Cq, VL), sG = wg_stride(TB * Coq, VL);                                             \
     const size_t bv = sizeof(T) * 64 * sV, bg = sizeof(T) * 64 * sG;                                                  \
-    T *Vb = scratch(bv), *Gb = scratch(bg);                                                                           \
+    T *Vb = sgnn_scratch(bv, 0), *Gb = sgnn_scratch(bg, 0);                                                           \
     if (!Vb || !Gb) {                                                                                                 \
-      release(Vb, bv), release(Gb, bg);                                                                               \
+      sgnn_scratch_free(Vb, bv), sgnn_scratch_free(Gb, bg);                                                           \
       P->oom = 1;                                                                                                     \
       return;                                                                                                         \
     }                                                                                                                 \
@@ -407,7 +400,7 @@ static void wg_tile(const WgGeom *g, long t, int *n, int *z, int *y, int *x)
         if (cb < Coq) wg_dwgemm_##SUF##_1(Vb, sV, Gb, sG, M, Cq, Coq, cb, b == bfirst);                               \
       }                                                                                                               \
     }                                                                                                                 \
-    release(Vb, bv), release(Gb, bg);                                                                                 \
+    sgnn_scratch_free(Vb, bv), sgnn_scratch_free(Gb, bg);                                                             \
   }                                                                                                                   \
   static int wg_dw_##SUF(const SgnnWinogradArgs *A)                                                                   \
   {                                                                                                                   \
@@ -424,7 +417,7 @@ static void wg_tile(const WgGeom *g, long t, int *n, int *z, int *y, int *x)
     const size_t bx = sizeof(T) * g->N * g->Dp * g->Hp * g->Wp * Cq;                                                  \
     const size_t bgq = sizeof(T) * g->N * g->Dq * g->Hq * g->Wq * Coq;                                                \
     const size_t bm = sizeof(T) * P.ngroups * 64 * Cq * Coq, bd = sizeof(T) * P.ngroups * Coq;                        \
-    T *xq = scratch(bx), *gq = scratch(bgq), *Mp = scratch(bm), *dbp = scratch(bd);                                   \
+    T *xq = sgnn_scratch(bx, 0), *gq = sgnn_scratch(bgq, 0), *Mp = sgnn_scratch(bm, 0), *dbp = sgnn_scratch(bd, 0);   \
     int rc = 0;                                                                                                       \
     if (!xq || !gq || !Mp || !dbp) {                                                                                  \
       rc = sgnn_seterr(SGNN_ERR_MEM, "conv3d weight gradient (winograd): out of memory");                             \
@@ -476,7 +469,7 @@ static void wg_tile(const WgGeom *g, long t, int *n, int *z, int *y, int *x)
         ((T *)A->db)[co] += s;                                                                                        \
       }                                                                                                               \
   done:                                                                                                               \
-    release(xq, bx), release(gq, bgq), release(Mp, bm), release(dbp, bd);                                             \
+    sgnn_scratch_free(xq, bx), sgnn_scratch_free(gq, bgq), sgnn_scratch_free(Mp, bm), sgnn_scratch_free(dbp, bd);     \
     return rc;                                                                                                        \
   }
 

@@ -6,6 +6,7 @@
 
 #include "sgnn.h"
 #include <stdio.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -208,6 +209,19 @@ struct SgnnBackend_ {
 };
 
 SgnnBackend *sgnn_backend_cpu(void);
+/* Scratch buffers of the CPU kernels (conv_direct.c, conv_winograd.c) from the CPU backend's caching
+ * allocator: the same sizes recur every training step, and fresh multi-MiB blocks cost a page fault per
+ * 4 KiB. They are not tensors, so the tensor-byte counters do not see them. */
+static inline void *sgnn_scratch(size_t bytes, int zero)
+{
+  void *p = sgnn_backend_cpu()->alloc(bytes ? bytes : 1);
+  if (p && zero) memset(p, 0, bytes);
+  return p;
+}
+static inline void sgnn_scratch_free(void *p, size_t bytes)
+{
+  if (p) sgnn_backend_cpu()->free(p, bytes ? bytes : 1);
+}
 SgnnBackend *sgnn_backend_cuda(void); /* NULL when not compiled in */
 void *sgnn_be_alloc(SgnnBackend *be, size_t bytes);
 void sgnn_be_free(SgnnBackend *be, void *p, size_t bytes);
