@@ -115,6 +115,7 @@ typedef struct {
   PetscReal *denvn;      /* [B*N*nnei*4*3] their derivatives */
   PetscReal *rij;        /* [B*N*nnei*3] */
   long      *jidx;       /* [B*N*nnei] batch-global owner atom index of each neighbour (self for padding) */
+  PetscInt  *nreal;      /* [B*N*ntypes] real neighbours of each atom per type: the first slots of its section */
   PetscInt   chunk;      /* atoms per block of the embedding graph (0: about 2 MiB of its widest layer) */
 } SgDPBatch;
 PETSC_INTERN PetscErrorCode SgDPBatchAlloc(const SgDPConfig *, PetscInt B, PetscInt N, SgDPBatch *);

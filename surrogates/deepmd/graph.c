@@ -11,14 +11,14 @@ PetscErrorCode SgDPBatchAlloc(const SgDPConfig *c, PetscInt B, PetscInt N, SgDPB
 
   PetscFunctionBegin;
   b->B = B, b->N = N, b->chunk = 0;
-  PetscCall(PetscMalloc5(N, &b->type, 4 * s, &b->envn, 12 * s, &b->denvn, 3 * s, &b->rij, s, &b->jidx));
+  PetscCall(PetscMalloc6(N, &b->type, 4 * s, &b->envn, 12 * s, &b->denvn, 3 * s, &b->rij, s, &b->jidx, (size_t)B * N * c->ntypes, &b->nreal));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDPBatchFree(SgDPBatch *b)
 {
   PetscFunctionBegin;
-  PetscCall(PetscFree5(b->type, b->envn, b->denvn, b->rij, b->jidx));
+  PetscCall(PetscFree6(b->type, b->envn, b->denvn, b->rij, b->jidx, b->nreal));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -34,6 +34,11 @@ PetscErrorCode SgDPBatchSetFrame(SgDPModel m, SgDPBatch *bt, PetscInt b, const P
   PetscCall(SgDPEnvBuild(c, N, box ? nall : N, box ? xall : x, box ? tall : bt->type, &env));
   for (PetscInt i = 0; i < N; i++) {
     PetscInt ci = bt->type[i];
+    for (PetscInt t = 0; t < c->ntypes; t++) {
+      PetscInt k = 0;
+      while (k < c->sel[t] && env.nlist[i * nnei + c->sec[t] + k] >= 0) k++;
+      bt->nreal[((size_t)b * N + i) * c->ntypes + t] = k;
+    }
     for (PetscInt s = 0; s < nnei; s++) {
       size_t   q = ((size_t)b * N + i) * nnei + s, e = (size_t)i * nnei + s;
       PetscInt j = env.nlist[e];
@@ -91,12 +96,88 @@ static int EmbeddingChunk(const SgDPBatch *bt, int nnei, int M, size_t es)
   return n < 1 ? 1 : n;
 }
 
+/* embedding net of neighbour type t on the rows of x [n, 1] -> G [n, M]; x is not consumed */
+static PetscErrorCode Embed(SgDPModel m, PetscInt t, SgnnTensor x, SgnnTensor *G)
+{
+  SgnnTensor h = x;
+
+  PetscFunctionBegin;
+  for (PetscInt l = 0; l < m->cfg.nemb; l++) {
+    SgnnTensor hn;
+    PetscCall(Layer(h, m->eW[t][l], m->eb[t][l], m->eidt[t][l], m->enet[t].l[l].res, PETSC_TRUE, &hn));
+    if (h != x) FREE(h);
+    h = hn;
+  }
+  *G = h;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The padding term of T = G^T Rn over an atom's empty neighbour slots. An empty slot of a centre of
+   type ct holds the constant row Rp = -davg[ct]/dstd[ct] (normalised like a real row, as DeePMD-kit
+   does), so all of them embed to the same G(Rp_0) and contribute npad * G(Rp_0)^T Rp: one embedding
+   row per (centre type, neighbour type) instead of one per empty slot (about a third of all slots in
+   liquid water). Constant in the coordinates: no force, but it carries weight gradients. NULL when
+   the batch has no empty slot. */
+static PetscErrorCode PaddingTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor *Pad)
+{
+  const SgDPConfig *c = &m->cfg;
+  const int         A = (int)(bt->B * bt->N), nt = (int)c->ntypes, M = (int)c->emb[c->nemb - 1];
+  PetscReal        *w, xp[SG_DP_MAXT], rp[4 * SG_DP_MAXT];
+  SgnnTensor        X, Rp;
+
+  PetscFunctionBegin;
+  *Pad = NULL;
+  for (int ct = 0; ct < nt; ct++)
+    for (int k = 0; k < 4; k++) rp[4 * ct + k] = (0 - m->davg[ct][k]) / m->dstd[ct][k];
+  for (int ct = 0; ct < nt; ct++) xp[ct] = rp[4 * ct];
+  {
+    int sx[2] = {nt, 1}, sr[3] = {nt, 1, 4};
+    SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sx, xp, &X));
+    SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, sr, rp, &Rp));
+  }
+  PetscCall(PetscMalloc1((size_t)A * nt, &w));
+  for (PetscInt t = 0; t < c->ntypes; t++) {
+    long npad = 0;
+    PetscCall(PetscArrayzero(w, (size_t)A * nt));
+    for (int a = 0; a < A; a++) {
+      PetscInt e = c->sel[t] - bt->nreal[(size_t)a * nt + t];
+      w[(size_t)a * nt + bt->type[a % bt->N]] = (PetscReal)e, npad += e;
+    }
+    if (!npad) continue;
+    SgnnTensor G, G3, P, P2, W, pt;
+    int        s3[3] = {nt, M, 1}, s2[2] = {nt, 4 * M}, sw[2] = {A, nt};
+    PetscCall(Embed(m, t, X, &G));
+    SgNN(sgnn_reshape(G, 3, s3, &G3));
+    FREE(G);
+    SgNN(sgnn_mul(G3, Rp, &P)); /* [nt, M, 4]: G(Rp_0) Rp^T per centre type */
+    FREE(G3);
+    SgNN(sgnn_reshape(P, 2, s2, &P2));
+    FREE(P);
+    SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sw, w, &W));
+    SgNN(sgnn_matmul(W, P2, 0, 0, &pt)); /* [A, 4M]: row a = npad(a) P[type a] */
+    FREE(W);
+    FREE(P2);
+    if (!*Pad) *Pad = pt;
+    else {
+      SgnnTensor sum;
+      SgNN(sgnn_add(*Pad, pt, &sum));
+      FREE(*Pad);
+      FREE(pt);
+      *Pad = sum;
+    }
+  }
+  PetscCall(PetscFree(w));
+  FREE(X);
+  FREE(Rp);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int create_graph, SgnnTensor *Eout, SgnnTensor *Fout, SgnnTensor *Vout)
 {
   const SgDPConfig *c = &m->cfg;
   int               A = (int)(bt->B * bt->N), nnei = (int)c->nnei, M = (int)c->emb[c->nemb - 1], M2 = (int)c->axis, B = (int)bt->B;
-  SgnnTensor        Rn, T = NULL, E = NULL;
-  long             *idx, *fr;
+  SgnnTensor        Rn, T = NULL, E = NULL, Pad;
+  long             *idx, *fr, *ridx;
 
   PetscFunctionBegin;
   {
@@ -108,36 +189,46 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
      tensors (~2 MiB) stay in L2 through the chains of element-wise ops of the forward and both
      backward passes, where whole-frame tensors (20 MB for the 26,496 neighbour rows of a water frame)
      streamed through memory: the water training step is ~15 % faster (docs/deepmd.md). Each atom's
-     T is computed within one block, so E and F do not depend on the blocking. */
+     T is computed within one block, so E and F do not depend on the blocking.
+     Only real neighbours are embedded: their rows are gathered from the block's slots, embedded, and
+     scattered back into the slots (zeros at empty slots) for the batched product G^T R; the empty
+     slots enter through PaddingTerm. */
   const int   chunk = EmbeddingChunk(bt, nnei, M, m->cfg.precision == 32 ? 4 : 8);
   const int   nchunk = (A + chunk - 1) / chunk;
+  PetscInt    maxsel = 0;
   SgnnTensor *Tc;
+  for (PetscInt t = 0; t < c->ntypes; t++) maxsel = PetscMax(maxsel, c->sel[t]);
   PetscCall(PetscCalloc1(nchunk, &Tc));
+  PetscCall(PetscMalloc1((size_t)chunk * maxsel, &ridx));
   for (int k = 0; k < nchunk; k++) {
     const int  a0 = k * chunk, a1 = a0 + chunk < A ? a0 + chunk : A, nA = a1 - a0;
     SgnnTensor Rk;
     SgNN(sgnn_slice(Rn, 0, a0, a1, &Rk));
     for (PetscInt t = 0; t < c->ntypes; t++) {
-      SgnnTensor Rt, xt, h, G, Tt;
+      SgnnTensor Rt, xt, xs, xr, Gr, Gs, G, Tt;
       int        sel = (int)c->sel[t];
+      long       nr  = 0;
+      for (int a = a0; a < a1; a++)
+        for (PetscInt s = 0; s < bt->nreal[(size_t)a * c->ntypes + t]; s++) ridx[nr++] = (long)(a - a0) * sel + s;
+      if (!nr) continue; /* only empty slots: PaddingTerm */
       SgNN(sgnn_slice(Rk, 1, (int)c->sec[t], (int)c->sec[t + 1], &Rt));
       SgNN(sgnn_slice(Rt, 2, 0, 1, &xt));
       {
         int s[2] = {nA * sel, 1};
-        SgNN(sgnn_reshape(xt, 2, s, &h));
+        SgNN(sgnn_reshape(xt, 2, s, &xs));
       }
       FREE(xt);
-      for (PetscInt l = 0; l < c->nemb; l++) {
-        SgnnTensor hn;
-        PetscCall(Layer(h, m->eW[t][l], m->eb[t][l], m->eidt[t][l], m->enet[t].l[l].res, PETSC_TRUE, &hn));
-        FREE(h);
-        h = hn;
-      }
+      SgNN(sgnn_index_select(xs, 0, nr, ridx, &xr));
+      FREE(xs);
+      PetscCall(Embed(m, t, xr, &Gr));
+      FREE(xr);
+      SgNN(sgnn_scatter_add(Gr, 0, nr, ridx, nA * sel, &Gs));
+      FREE(Gr);
       {
         int s[3] = {nA, sel, M};
-        SgNN(sgnn_reshape(h, 3, s, &G));
+        SgNN(sgnn_reshape(Gs, 3, s, &G));
       }
-      FREE(h);
+      FREE(Gs);
       SgNN(sgnn_matmul(G, Rt, 1, 0, &Tt)); /* [nA, M, 4] */
       FREE(G);
       FREE(Rt);
@@ -150,14 +241,30 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
         Tc[k] = s;
       }
     }
+    if (!Tc[k]) { /* a block of atoms without neighbours */
+      int s[3] = {nA, M, 4};
+      SgNN(sgnn_tensor_zeros(m->be, SgDPDType(m), 3, s, &Tc[k]));
+    }
     FREE(Rk);
   }
+  PetscCall(PetscFree(ridx));
   if (nchunk == 1) T = Tc[0];
   else {
     SgNN(sgnn_concat(nchunk, Tc, 0, &T));
     for (int k = 0; k < nchunk; k++) FREE(Tc[k]);
   }
   PetscCall(PetscFree(Tc));
+  PetscCall(PaddingTerm(m, bt, &Pad));
+  if (Pad) {
+    SgnnTensor P3, Tp;
+    int        s[3] = {A, M, 4};
+    SgNN(sgnn_reshape(Pad, 3, s, &P3));
+    FREE(Pad);
+    SgNN(sgnn_add(T, P3, &Tp));
+    FREE(T);
+    FREE(P3);
+    T = Tp;
+  }
   {
     SgnnTensor Ts, T2, D, Df;
     SgNN(sgnn_affine(T, 1.0 / nnei, 0.0, &Ts));

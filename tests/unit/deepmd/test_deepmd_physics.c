@@ -3,7 +3,9 @@
       (truncation ~h^2 E''' ~ 1e-10, round-off ~1e-16 |E| / h ~ 1e-10);
    2. virial = -dE/d(strain) by finite differences of a homogeneous deformation, same tolerance;
    3. the autodiff training graph (surrogates/nn) gives the same E, F, virial as the hand-written
-      inference to 1e-10 relative (two implementations of the same maths);
+      inference to 1e-10 relative (two implementations of the same maths); its weight gradients of a
+      loss with an energy and a force term match central finite differences (h = 1e-5, error
+      < 1e-6 of the largest gradient), with empty neighbour slots present (the padding term);
    4. energy invariant under rotation, translation, permutation of same-type atoms (1e-10 relative),
       and forces rotate / permute with the atoms;
    5. continuity as a neighbour crosses rcut: |dE| < 1e-9 eV and |dF| < 1e-6 eV/A for a step of
@@ -113,6 +115,71 @@ int main(int argc, char **argv)
     sgnn_tensor_free(&Et), sgnn_tensor_free(&Ft), sgnn_tensor_free(&Vt);
     PetscCall(SgDPBatchFree(&bt));
     if (mg != m) PetscCall(SgDPModelDestroy(&mg));
+  }
+  /* 3b. weight gradients of L = sum_b E_b + 1/2 sum F^2 (the force term goes through the double
+     backward) vs central differences of L in the first, middle and last element of every parameter
+     tensor. Truncation ~h^2 |L'''| ~ 1e-10, round-off ~1e-16 |L| / h ~ 1e-9: tolerance 1e-6 max|g|. */
+  {
+    SgDPBatch    bt;
+    long         np, nempty = 0, nslot = 0;
+    double      *w, *g, err = 0, gmax = 0;
+    const double h = 1e-5;
+    PetscCall(SgDPBatchAlloc(&m->cfg, 2, N, &bt));
+    PetscCall(PetscArraycpy(bt.type, type, N));
+    PetscCall(SgDPBatchSetFrame(m, &bt, 0, x, box));
+    PetscCall(SgDPBatchSetFrame(m, &bt, 1, x + 3 * N, box));
+    bt.chunk = 5; /* several blocks, the last one partial */
+    for (PetscInt a = 0; a < 2 * N; a++)
+      for (PetscInt t = 0; t < c.ntypes; t++) nempty += c.sel[t] - bt.nreal[a * c.ntypes + t], nslot += c.sel[t];
+    CHECK(nempty > 0 && nempty < nslot, "the gradient check needs real and empty neighbour slots (%ld of %ld empty)", nempty, nslot);
+    SgNN(sgnn_params_count(m->P, &np));
+    PetscCall(PetscMalloc2(np, &w, np, &g));
+    SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), w));
+    for (int pass = -1; pass < 3 * sgnn_params_num(m->P); pass++) {
+      /* pass -1: the graph's gradient; then +-h in element (first, middle, last) of parameter pass/3 */
+      long   i = 0;
+      double L[2];
+      if (pass >= 0) {
+        int  q = pass / 3;
+        long n = sgnn_tensor_numel(sgnn_params_get(m->P, q)), o = sgnn_params_offset(m->P, q);
+        if (pass % 3 && n < 3) continue;
+        i = o + (pass % 3 == 0 ? 0 : pass % 3 == 1 ? n / 2 : n - 1);
+      }
+      for (int side = 0; side < (pass < 0 ? 1 : 2); side++) {
+        SgnnTensor Et, Ft, s, e, f, l;
+        if (pass >= 0) {
+          double wi = w[i];
+          w[i]      = wi + (side ? -h : h);
+          SgNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), w));
+          w[i] = wi;
+        }
+        if (pass < 0) SgNN(sgnn_params_zero_grad(m->P));
+        PetscCall(SgDPGraph(m, &bt, PETSC_FALSE, pass < 0, &Et, &Ft, NULL));
+        SgNN(sgnn_sum(Et, 0, NULL, 0, &e));
+        SgNN(sgnn_mul(Ft, Ft, &s));
+        SgNN(sgnn_sum(s, 0, NULL, 0, &f));
+        sgnn_tensor_free(&s);
+        SgNN(sgnn_affine(f, 0.5, 0.0, &s));
+        SgNN(sgnn_add(e, s, &l));
+        SgNN(sgnn_tensor_item(l, &L[side]));
+        if (pass < 0) {
+          SgNN(sgnn_backward(l));
+          SgNN(sgnn_tensor_to_f64(sgnn_params_grads(m->P), g));
+        }
+        SgnnTensor *fr[] = {&Et, &Ft, &s, &e, &f, &l};
+        for (int k = 0; k < 6; k++) sgnn_tensor_free(fr[k]);
+      }
+      if (pass < 0) {
+        for (long k = 0; k < np; k++) gmax = PetscMax(gmax, fabs(g[k]));
+        continue;
+      }
+      err = PetscMax(err, fabs((L[0] - L[1]) / (2 * h) - g[i]));
+    }
+    SgNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), w));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "weight gradients vs finite differences (%ld of %ld neighbour slots empty): max|g| %.4e  max error %.3e\n", nempty, nslot, gmax, err));
+    CHECK(gmax > 1e-3 && err < 1e-6 * gmax, "weight gradients vs finite differences: error %g (max|g| %g)", err, gmax);
+    PetscCall(PetscFree2(w, g));
+    PetscCall(SgDPBatchFree(&bt));
   }
   /* 4. invariances */
   {
