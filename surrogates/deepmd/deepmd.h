@@ -100,6 +100,20 @@ PETSC_INTERN PetscErrorCode SgDPModelSync(SgDPModel); /* sgnn slab -> host nets 
 PETSC_INTERN PetscErrorCode SgDPModelDestroy(SgDPModel *);
 PETSC_INTERN PetscErrorCode SgDPModelSave(SgDPModel, const char path[]);
 PETSC_INTERN PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *);
+/* What a training checkpoint holds besides the model, so that `restart` continues the run exactly
+   (DeePMD-kit's `dp train --restart`): the step, Adam's moments and step counter, and the number of
+   ranks (the data stream depends on it). */
+typedef struct {
+  long      step;       /* training steps done = global batches consumed */
+  long      optim_step; /* Adam's step counter (its bias corrections) */
+  PetscInt  ranks;
+  long      n;          /* moment slab length (= parameters) */
+  PetscReal *m, *v;     /* Adam moments [n] */
+} SgDPTrainState;
+/* a model file with a /training group (rank 0 writes; atomic like SgDPModelSave) */
+PETSC_INTERN PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel, const char path[], const SgDPTrainState *);
+/* read the /training group of a checkpoint; allocates st->m, st->v (PetscFree2(st->m, st->v)) */
+PETSC_INTERN PetscErrorCode SgDPTrainStateRead(const char path[], long nparams, SgDPTrainState *);
 PETSC_INTERN PetscErrorCode SgDPConfigFinish(SgDPConfig *);
 
 /* ---- inference (infer.c): energy of centres 0..n-1, forces on all nall atoms, virial ---- */

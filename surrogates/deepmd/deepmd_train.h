@@ -23,6 +23,8 @@ typedef struct {
   char      save_ckpt[PETSC_MAX_PATH_LEN];
   char      lcurve[PETSC_MAX_PATH_LEN];
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
+  char      restart[PETSC_MAX_PATH_LEN];    /* continue this run from a save_ckpt checkpoint: step, Adam, data position (the
+                                               model must already hold the checkpoint's weights) */
 } SgDPTrainOpts;
 PETSC_INTERN PetscErrorCode SgDPTrain(SgDPModel, const SgDPTrainOpts *, MPI_Comm);
 /* dp test: RMSEs of a model on md_frames files (each rank a share of the frames) */

@@ -193,7 +193,9 @@ PetscErrorCode SgDPModelDestroy(SgDPModel *mm)
    /  attrs: surge_model = "deepmd_se_e2_a", version = 1, type_map (comma list), rcut, rcut_smth,
              sel[], neuron[], axis_neuron, fitting_neuron[], resnet_dt_embedding, resnet_dt_fitting
    /params [np] f64   the parameter slab, in the order SgDPModelCreate declares it
-   /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64 */
+   /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64
+   /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks; /training/adam_m,
+             /training/adam_v [np] f64  -- what `restart` needs besides the model */
 #define H5OK(call, what) \
   do { \
     if ((call) < 0) { \
@@ -222,7 +224,7 @@ static herr_t DataWrite(hid_t loc, const char *name, int rank, const hsize_t *di
   return e;
 }
 
-PetscErrorCode SgDPModelSave(SgDPModel m, const char path[])
+static PetscErrorCode ModelWrite(SgDPModel m, const char path[], const SgDPTrainState *ts)
 {
   const SgDPConfig *c = &m->cfg;
   long              np;
@@ -278,10 +280,37 @@ PetscErrorCode SgDPModelSave(SgDPModel m, const char path[])
     for (int k = 0; k < 4; k++) st[4 * t + k] = m->dstd[t][k];
   H5OK(DataWrite(f, "dstd", 2, d2, st), "write dstd");
   H5OK(DataWrite(f, "bias_atom_e", 1, d3, m->bias), "write bias_atom_e");
+  if (ts) {
+    hid_t  g  = H5Gcreate2(f, "training", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    long   lv[2] = {ts->step, ts->optim_step};
+    int    rk    = (int)ts->ranks;
+    hsize_t dn[1] = {(hsize_t)ts->n};
+    H5OK(g, "create /training");
+    H5OK(AttrWrite(g, "step", H5T_NATIVE_LONG, 0, &lv[0]), "write /training step");
+    H5OK(AttrWrite(g, "optim_step", H5T_NATIVE_LONG, 0, &lv[1]), "write /training optim_step");
+    H5OK(AttrWrite(g, "ranks", H5T_NATIVE_INT, 0, &rk), "write /training ranks");
+    H5OK(DataWrite(g, "adam_m", 1, dn, ts->m), "write /training/adam_m");
+    H5OK(DataWrite(g, "adam_v", 1, dn, ts->v), "write /training/adam_v");
+    H5OK(H5Gclose(g), "close /training");
+  }
   H5OK(H5Fclose(f), "close the model file");
   SgHDF5Unlock();
   PetscCheck(!rename(tmp, path), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "deepmd: cannot rename %s to %s", tmp, path);
   PetscCall(PetscFree(slab));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPModelSave(SgDPModel m, const char path[])
+{
+  PetscFunctionBegin;
+  PetscCall(ModelWrite(m, path, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgDPTrainState *ts)
+{
+  PetscFunctionBegin;
+  PetscCall(ModelWrite(m, path, ts));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -389,5 +418,37 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   PetscCall(PetscFree(slab));
   PetscCall(SgDPModelSync(m));
   *mm = m;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts)
+{
+  hid_t f, g;
+  int   rk;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(ts, sizeof *ts));
+  SgHDF5Lock();
+  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  H5OK(f, "open it");
+  if (H5Lexists(f, "training", H5P_DEFAULT) <= 0) {
+    H5Fclose(f);
+    SgHDF5Unlock();
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: restart: %s is a model without training state (not a checkpoint written by save_freq/save_ckpt); to train on from its weights with a new schedule use init_model", path);
+  }
+  g = H5Gopen2(f, "training", H5P_DEFAULT);
+  H5OK(g, "open /training");
+  H5OK(AttrRead(g, "step", H5T_NATIVE_LONG, &ts->step, NULL), "read /training step");
+  H5OK(AttrRead(g, "optim_step", H5T_NATIVE_LONG, &ts->optim_step, NULL), "read /training optim_step");
+  H5OK(AttrRead(g, "ranks", H5T_NATIVE_INT, &rk, NULL), "read /training ranks");
+  SgHDF5Unlock();
+  ts->ranks = rk, ts->n = np;
+  PetscCall(PetscMalloc2(np, &ts->m, np, &ts->v));
+  SgHDF5Lock();
+  H5OK(DataRead(g, "adam_m", ts->m, (hsize_t)np), "read /training/adam_m (size must match the model)");
+  H5OK(DataRead(g, "adam_v", ts->v, (hsize_t)np), "read /training/adam_v (size must match the model)");
+  H5OK(H5Gclose(g), "close /training");
+  H5OK(H5Fclose(f), "close it");
+  SgHDF5Unlock();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -89,6 +89,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsInt("-save_freq", "Write the model to save_ckpt every this many steps (0 = only at the end)", o->save_freq, &o->save_freq, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsString("-save_ckpt", "Model file written every save_freq steps (continue from it with init_model)", o->save_ckpt, o->save_ckpt, sizeof o->save_ckpt, NULL));
   PetscCall(SgOptionsString("-init_model", "Start from this model file (weights and statistics; its architecture wins over the deck's)", o->init_model, o->init_model, sizeof o->init_model, NULL));
+  PetscCall(SgOptionsString("-restart", "Continue an interrupted run from its save_ckpt checkpoint (step, Adam state, data position; same deck and ranks)", o->restart, o->restart, sizeof o->restart, NULL));
   PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -127,11 +128,13 @@ static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
   PetscCheck(d->opt.nfiles > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [train.h5, ...]}");
   PetscCall(ImportDirs(comm, d->opt.nfiles, d->opt.files));
   PetscCall(ImportDirs(comm, d->opt.nvalid, d->opt.valid));
-  if (d->opt.init_model[0]) {
-    PetscCall(SgDPModelLoad(d->opt.init_model, &d->model));
+  PetscCheck(!d->opt.init_model[0] || !d->opt.restart[0], comm, PETSC_ERR_USER_INPUT, "deepmd: both init_model (%s) and restart (%s) given: init_model starts a new schedule from a model's weights, restart continues an interrupted run; choose one", d->opt.init_model, d->opt.restart);
+  if (d->opt.init_model[0] || d->opt.restart[0]) {
+    const char *from = d->opt.restart[0] ? d->opt.restart : d->opt.init_model;
+    PetscCall(SgDPModelLoad(from, &d->model));
     PetscCall(SgDPModelSetPrecision(&d->model, d->cfg.precision ? d->cfg.precision : 64)); /* the deck's */
     d->cfg = d->model->cfg;
-    PetscCall(PetscPrintf(comm, "deepmd: continuing from %s (its architecture, statistics and weights)\n", d->opt.init_model));
+    PetscCall(PetscPrintf(comm, "deepmd: continuing from %s (its architecture, statistics and weights)\n", from));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (!d->ntm) { /* the first dataset's element names */

@@ -6,7 +6,9 @@
    computes the gradient SUM of its local frames divided by the GLOBAL frame count, and one
    allreduce of the parameter-gradient slab gives exactly the serial gradient (up to the order of
    the floating-point sum). Statistics (davg/dstd from the first stat_frames frames, the energy
-   bias by least squares on all training energies) are computed identically on every rank. */
+   bias by least squares on all training energies) are computed identically on every rank.
+   Checkpoints (save_freq/save_ckpt, and at a max_time stop) also hold the step, Adam's moments and
+   the ranks, so `restart` continues a run bit for bit: the loader resumes at the same global batch. */
 #include <math.h>
 #include "deepmd_train.h"
 #include "sgdeepmd.h"
@@ -180,6 +182,25 @@ static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, PetscInt N
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* model + training state after `step` steps (rank 0 writes; the moments are replicated) */
+static PetscErrorCode SaveCheckpoint(SgDPModel m, SgnnOptim opt, const char path[], PetscInt step, PetscMPIInt size)
+{
+  SgDPTrainState ts = {0};
+  SgnnTensor     mt, vt;
+  long          *os;
+
+  PetscFunctionBegin;
+  SgNN(sgnn_params_count(m->P, &ts.n));
+  SgNN(sgnn_optim_state(opt, &mt, &vt, &os));
+  ts.step = step, ts.optim_step = *os, ts.ranks = size;
+  PetscCall(PetscMalloc2(ts.n, &ts.m, ts.n, &ts.v));
+  SgNN(sgnn_tensor_to_f64(mt, ts.m));
+  SgNN(sgnn_tensor_to_f64(vt, ts.v));
+  PetscCall(SgDPModelSaveCheckpoint(m, path, &ts)); /* written to a temporary file, then renamed */
+  PetscCall(PetscFree2(ts.m, ts.v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
 {
   PetscMPIInt     rank, size;
@@ -192,6 +213,8 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   SgnnOptim       opt;
   long            np;
   PetscReal      *gbuf, *xb = NULL, *fb = NULL, *vb = NULL, *eb = NULL, *boxb = NULL, decay;
+  PetscInt        step0 = 0;
+  SgDPTrainState  rs  = {0};
   FILE           *lc = NULL;
   double          t0 = MPI_Wtime();
 
@@ -215,12 +238,19 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     hv = (PetscBool)(hv && v);
     ntot += nf;
   }
-  if (!o->init_model[0]) PetscCall(Statistics(m, o, N, type)); /* else keep the loaded model's davg/dstd/bias */
+  if (!o->init_model[0] && !o->restart[0]) PetscCall(Statistics(m, o, N, type)); /* else keep the loaded model's davg/dstd/bias */
   PetscCall(SgDPModelSync(m));
   PetscCall(PetscPrintf(comm, "deepmd: %" PetscInt64_FMT " training frames of %" PetscInt_FMT " atoms in %" PetscInt_FMT " file(s)%s; %d rank(s)\n", (PetscInt64)ntot, N, o->nfiles, hv ? " with virials" : "", size));
   for (PetscInt t = 0; t < m->cfg.ntypes; t++)
     PetscCall(PetscPrintf(comm, "deepmd: type %s: davg %.5f dstd %.5f %.5f  bias_atom_e %.6f\n", m->cfg.type_map[t], (double)m->davg[t][0], (double)m->dstd[t][0], (double)m->dstd[t][1], (double)m->bias[t]));
   if (!hv && (o->start_pref_v > 0 || o->limit_pref_v > 0)) PetscCall(PetscPrintf(comm, "deepmd: the data have no virials: virial prefactors ignored\n"));
+  SgNN(sgnn_params_count(m->P, &np));
+  if (o->restart[0]) {
+    PetscCall(SgDPTrainStateRead(o->restart, np, &rs));
+    PetscCheck(rs.ranks == size, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s was written by a run on %" PetscInt_FMT " rank(s), this one has %d; the data stream differs. Restart on %" PetscInt_FMT " rank(s), or use init_model for a new run from its weights", o->restart, rs.ranks, size, rs.ranks);
+    PetscCheck(rs.step < o->numb_steps, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s is at step %ld, numb_steps is %" PetscInt_FMT ": nothing left to do (raise numb_steps to train on with the same schedule)", o->restart, rs.step, o->numb_steps);
+    step0 = (PetscInt)rs.step;
+  }
 
   /* loader */
   {
@@ -234,22 +264,32 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     PetscCall(SgLoaderSetBatchSize(ld, o->batch_size));
     PetscCall(SgLoaderSetEpochs(ld, epochs));
     PetscCall(SgLoaderSetSeed(ld, (uint64_t)o->seed));
+    PetscCall(SgLoaderSetStartBatch(ld, step0)); /* one global batch per step */
     PetscCall(SgLoaderSetUp(ld));
   }
   sgnn_optim_defaults(SGNN_ADAM, &oc);
   oc.lr = o->start_lr;
   SgNN(sgnn_optim_create(m->P, &oc, &opt));
-  SgNN(sgnn_params_count(m->P, &np));
+  if (o->restart[0]) {
+    SgnnTensor mt, vt;
+    long      *os;
+    SgNN(sgnn_optim_state(opt, &mt, &vt, &os));
+    SgNN(sgnn_tensor_set_f64(mt, rs.m));
+    SgNN(sgnn_tensor_set_f64(vt, rs.v));
+    *os = rs.optim_step;
+    PetscCall(PetscFree2(rs.m, rs.v));
+  }
   PetscCall(PetscMalloc1(np, &gbuf));
   decay = pow(o->stop_lr / o->start_lr, (double)o->decay_steps / (double)o->numb_steps);
-  if (!rank && o->lcurve[0]) {
-    lc = fopen(o->lcurve, "w");
+  if (o->restart[0]) PetscCall(PetscPrintf(comm, "deepmd: restarting from %s after step %" PetscInt_FMT " of %" PetscInt_FMT " (lr %.4g)\n", o->restart, step0, o->numb_steps, (double)(o->start_lr * pow(decay, (double)(step0 / o->decay_steps)))));
+  if (!rank && o->lcurve[0]) { /* a restart appends, like DeePMD-kit's */
+    lc = fopen(o->lcurve, step0 ? "a" : "w");
     PetscCheck(lc, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "deepmd: cannot write lcurve file %s", o->lcurve);
-    fprintf(lc, "# step rmse_e_val(eV/atom) rmse_e_trn(eV/atom) rmse_f_val(eV/A) rmse_f_trn(eV/A) lr wall_s\n");
+    if (!step0) fprintf(lc, "# step rmse_e_val(eV/atom) rmse_e_trn(eV/atom) rmse_f_val(eV/A) rmse_f_trn(eV/A) lr wall_s\n");
   }
   PetscCall(PetscPrintf(comm, "%8s %12s %12s %12s %12s %10s %8s\n", "step", "rmse_e_val", "rmse_e_trn", "rmse_f_val", "rmse_f_trn", "lr", "wall_s"));
   PetscReal trn[3] = {0, 0, 0}; /* sum dE^2/N^2, sum dF^2, frames since the last display */
-  for (PetscInt step = 0; step < o->numb_steps; step++) {
+  for (PetscInt step = step0; step < o->numb_steps; step++) {
     SgLoaderBatch b;
     PetscBool     done;
     PetscReal     lr = o->start_lr * pow(decay, (double)(step / o->decay_steps)), fr = lr / o->start_lr;
@@ -365,9 +405,9 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       }
       trn[0] = trn[1] = trn[2] = 0;
     }
-    if (o->save_freq > 0 && (step + 1) % o->save_freq == 0 && !last && !stop) { /* the end is saved by the caller */
+    if (o->save_ckpt[0] && ((o->save_freq > 0 && (step + 1) % o->save_freq == 0 && !last) || stop)) { /* the end is saved by the caller */
       PetscCall(SgDPModelSync(m));
-      if (!rank) PetscCall(SgDPModelSave(m, o->save_ckpt)); /* written to a temporary file, then renamed */
+      if (!rank) PetscCall(SaveCheckpoint(m, opt, o->save_ckpt, step + 1, size));
     }
     if (stop) {
       PetscCall(PetscPrintf(comm, "deepmd: stopping after %" PetscInt_FMT " steps: max_time %g s reached\n", step + 1, (double)o->max_time));

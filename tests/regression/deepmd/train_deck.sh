@@ -3,7 +3,9 @@
 # 2 ranks. Asserts: the run succeeds and writes the model; the dp-test force RMSE printed at the end
 # is below 60% of the RMS force of the labels (1.07 eV/A; 200 steps only -- an untrained model scores
 # 100%); 2 ranks print the same validation RMSEs as 1 rank to 6 digits (data parallel = serial);
-# continuing from the saved model works; a misspelled deepmd key is an error naming the nearest key.
+# continuing from the saved model works; a 2-rank run interrupted after its step-40 checkpoint and
+# continued with -deepmd_restart prints the same validation RMSEs (all digits) as the uninterrupted
+# run, and one rank refuses that checkpoint; a misspelled deepmd key is an error naming the nearest key.
 set -e
 cd "$(dirname "$0")/../../.."
 SURGE=${SURGE:-bin/surge}
@@ -27,6 +29,19 @@ grep -q "continuing from" $D/three.log || { echo "FAIL: init_model not used"; ex
 f3=$(awk '/^Force  RMSE/ {print $4}' $D/three.log)
 echo "continued 100 steps from the model: force RMSE $f3 eV/A"
 python3 -c "import sys; sys.exit(0 if float('$f3') < 1.05 * float('$f1') else 1)" || { echo "FAIL: continuing made it worse"; exit 1; }
+# restart: 60 steps on 2 ranks with a checkpoint every 40 (decay every 10 steps, so the schedule
+# moves), vs the same deck restarted from the step-40 checkpoint
+R="-deepmd_numb_steps 60 -deepmd_decay_steps 10 -deepmd_save_freq 40 -deepmd_save_ckpt $D/ckpt.h5 -deepmd_lcurve $D/lc_restart.txt"
+${MPIEXEC:-mpiexec -n 2 --oversubscribe} $SURGE train inputs/deepmd/pair.yaml $R -train_output $D/pair_full > $D/full.log
+cp $D/ckpt.h5 $D/ckpt40.h5
+${MPIEXEC:-mpiexec -n 2 --oversubscribe} $SURGE train inputs/deepmd/pair.yaml $R -deepmd_restart $D/ckpt40.h5 -train_output $D/pair_rest > $D/rest.log
+grep -q "restarting from .* after step 40 of 60" $D/rest.log || { echo "FAIL: restart did not resume at step 40"; cat $D/rest.log; exit 1; }
+a=$(grep -E "^(Energy|Force) " $D/full.log); b=$(grep -E "^(Energy|Force) " $D/rest.log)
+echo "uninterrupted: $(echo $a | tr '\n' ' ')"; echo "restarted:     $(echo $b | tr '\n' ' ')"
+[ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: the restarted run ends differently"; exit 1; }
+if $SURGE train inputs/deepmd/pair.yaml $R -deepmd_restart $D/ckpt40.h5 -train_output $D/pair_bad > $D/rest1.log 2>&1; then echo "FAIL: 1 rank accepted a 2-rank checkpoint"; exit 1; fi
+grep -q "Restart on 2 rank" $D/rest1.log || { echo "FAIL: the refusal does not say why"; cat $D/rest1.log; exit 1; }
+echo "restart: identical to the uninterrupted run; wrong rank count refused: OK"
 if $SURGE train inputs/deepmd/pair.yaml -deepmd_numb_step 5 > $D/typo.log 2>&1; then echo "FAIL: misspelled key accepted"; exit 1; fi
 grep -q "numb_steps" $D/typo.log || { echo "FAIL: the error does not name deepmd_numb_steps"; cat $D/typo.log; exit 1; }
 echo "misspelled key rejected: OK"

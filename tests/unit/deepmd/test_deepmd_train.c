@@ -11,7 +11,11 @@
      3. tabulated embedding (step 0.002): forces match the nets to 1e-6 eV/A;
      4. model deviation: two copies of one model deviate by exactly 0; the trained and the untrained
         model deviate by the value computed by hand from their forces; the md.forces uncertainty
-        function (owned atoms + ghosts, as MD calls it) gives the same value to 1e-10.
+        function (owned atoms + ghosts, as MD calls it) gives the same value to 1e-10;
+     5. checkpoints: the save_freq checkpoint after step 4 of 6 equals a 4-step run, and `restart`
+        from a step-4 checkpoint for steps 5-6 equals the uninterrupted 6-step run, bit for bit; a
+        plain model file is refused as a restart point;
+     6. float32 training: the same accuracy class as float64.
    mode mpi (two ranks): two training steps with a global batch of 2 frames on 2 ranks equal the same
      steps on one rank (rank 0 alone, PETSC_COMM_SELF) to 1e-12 relative in every parameter. */
 #include <stdlib.h>
@@ -237,6 +241,38 @@ int main(int argc, char **argv)
       PetscCall(SgDPModelDestroy(&ma));
       PetscCall(SgDPModelDestroy(&mb));
       PetscCall(SgDPModelDestroy(&mc));
+    }
+    /* 5b. restart: a 6-step run (lr decaying every 2 steps, batch 2) that wrote its checkpoint after
+       step 4, continued with `restart` for steps 5-6, ends bit-identical to the uninterrupted run
+       (weights, Adam moments and step, data position all restored); a plain model file is refused */
+    {
+      SgDPModel      ma, mb;
+      SgDPTrainOpts  oa, ob;
+      double         ea, eb, fa[3 * NA], fb[3 * NA];
+      PetscErrorCode ierr;
+      Opts(&oa, dir, 6, 2);
+      oa.nvalid = 0, oa.decay_steps = 2, oa.save_freq = 4;
+      PetscCall(PetscSNPrintf(oa.save_ckpt, sizeof oa.save_ckpt, "%s/pair_restart.h5", dir));
+      ob = oa;
+      ob.save_freq = 0, ob.save_ckpt[0] = 0;
+      PetscCall(PetscStrncpy(ob.restart, oa.save_ckpt, sizeof ob.restart));
+      PetscCall(SgDPModelCreate(&c, &ma));
+      PetscCall(SgDPModelInitWeights(ma, 5));
+      PetscCall(SgDPTrain(ma, &oa, PETSC_COMM_SELF));
+      PetscCall(SgDPModelLoad(ob.restart, &mb));
+      PetscCall(SgDPTrain(mb, &ob, PETSC_COMM_SELF));
+      PetscCall(SgDeepmdCompute(ma, NA, x, t, box, &ea, fa, NULL, NULL));
+      PetscCall(SgDeepmdCompute(mb, NA, x, t, box, &eb, fb, NULL, NULL));
+      PetscBool eq = (PetscBool)(!memcmp(&ea, &eb, sizeof ea) && !memcmp(fa, fb, sizeof fa));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "5b. 6 steps vs 4 steps + restart for 2: %s\n", eq ? "bit-identical" : "DIFFERENT"));
+      CHECK(eq, "restart from the step-4 checkpoint differs from the uninterrupted run (E %.15f vs %.15f)", ea, eb);
+      PetscCall(PetscSNPrintf(ob.restart, sizeof ob.restart, "%s/pair_model.h5", dir)); /* no training state */
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = SgDPTrain(mb, &ob, PETSC_COMM_SELF);
+      PetscCall(PetscPopErrorHandler());
+      CHECK(ierr == PETSC_ERR_FILE_UNEXPECTED, "restart from a plain model file: error %d, expected a clear refusal", (int)ierr);
+      PetscCall(SgDPModelDestroy(&ma));
+      PetscCall(SgDPModelDestroy(&mb));
     }
     /* 6. float32 training (precision: float32) from the same start: the same accuracy class. The two
        runs part ways at round-off and then follow different paths, so only the outcome is compared:
