@@ -78,12 +78,17 @@ static PetscErrorCode Layer(SgnnTensor h, SgnnTensor W, SgnnTensor b, SgnnTensor
   if (res == 1) {
     SgNN(sgnn_add(h, a, out));
     FREE(a);
-  } else if (res == 2) {
-    SgnnTensor hh[2] = {h, h}, cat;
-    SgNN(sgnn_concat(2, hh, 1, &cat));
-    SgNN(sgnn_add(cat, a, out));
-    FREE(cat);
+  } else if (res == 2) { /* a + [h, h]: a as [n, 2, in] plus h as [n, 1, in] broadcast (no copy of [h, h]) */
+    SgnnTensor a3, h3, s3;
+    int        n = sgnn_tensor_shape(h)[0], in = sgnn_tensor_shape(h)[1], sa[3] = {n, 2, in}, sh[3] = {n, 1, in}, so[2] = {n, 2 * in};
+    SgNN(sgnn_reshape(a, 3, sa, &a3));
+    SgNN(sgnn_reshape(h, 3, sh, &h3));
+    SgNN(sgnn_add(a3, h3, &s3));
+    FREE(a3);
+    FREE(h3);
     FREE(a);
+    SgNN(sgnn_reshape(s3, 2, so, out));
+    FREE(s3);
   } else *out = a;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
