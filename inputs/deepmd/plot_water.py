@@ -4,7 +4,7 @@ RMSEs on data_3 during training; restarts with init_model appended, dotted lines
 the final model on data_3.  usage: plot_water.py DIR OUT.png [LCURVE_STAGE2[:FRAMES_PER_STEP[:MAX_STEP]] ...];
 the x axis counts training frames (a 2-rank stage trains 2 frames per step; MAX_STEP keeps a stage's
 lines up to the checkpoint the next stage started from). The parity files DIR/water_parity.{e,f}.txt
-come from test_deepmd_tool parity."""
+come from test_deepmd_tool parity (PARITY=PREFIX picks PREFIX.{e,f}.txt instead)."""
 import sys, numpy as np, matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -16,9 +16,12 @@ stages = [0]
 for extra in sys.argv[3:]:   # optional further stages (init_model restarts), appended in order
     p = extra.split(":"); c = np.loadtxt(p[0]); fps = float(p[1]) if len(p) > 1 else 1.0
     if len(p) > 2: c = c[c[:, 0] <= float(p[2])]
+    for i in range(1, len(c)):   # a restart (-deepmd_restart) appends with its own wall clock from 0
+        if c[i, 6] < c[i - 1, 6]: c[i:, 6] += c[i - 1, 6]
     c[:, 0] *= fps
     stages.append(lc[-1, 0]); c[:, 0] += lc[-1, 0]; c[:, 6] += lc[-1, 6]; lc = np.vstack([lc, c])
-e = np.loadtxt(f"{pre}/water_parity.e.txt"); f = np.loadtxt(f"{pre}/water_parity.f.txt")
+par = os.environ.get("PARITY", f"{pre}/water_parity")   # another model's parity files: PARITY=prefix
+e = np.loadtxt(f"{par}.e.txt"); f = np.loadtxt(f"{par}.f.txt")
 fig, ax = plt.subplots(1, 3, figsize=(15, 4.4))
 a = ax[0]; b = a.twinx()
 a.semilogy(lc[:, 0], 1e3 * lc[:, 1], "C0-", label="energy RMSE/atom (valid)")
@@ -36,7 +39,8 @@ rm = 1e3 * np.sqrt(np.mean((e[:, 1] - e[:, 0]) ** 2))  # (e still in eV here)
 e0 = e[:, 0].mean(); e = 1e3 * (e - e0)
 ax[1].plot(e[:, 0], e[:, 1], ".", ms=4); lo, hi = e.min(), e.max(); ax[1].plot([lo, hi], [lo, hi], "k-", lw=0.5)
 ax[1].set_xlabel(f"DFT energy per atom − {e0:.4f} eV (meV)"); ax[1].set_ylabel("Deep Potential (meV)")
-ax[1].set_title(f"data_3 energies: RMSE {rm:.2f} meV/atom")
+dm = e[:, 1] - e[:, 0]   # meV/atom: a constant offset (mean) and the scatter about it
+ax[1].set_title(f"data_3 energies: RMSE {rm:.2f} meV/atom\n(offset {dm.mean():+.2f}, scatter {dm.std():.2f})", fontsize=10)
 rf = 1e3 * np.sqrt(np.mean((f[:, 1] - f[:, 0]) ** 2))
 ax[2].plot(f[:, 0], f[:, 1], ",", alpha=0.3); lo, hi = f.min(), f.max(); ax[2].plot([lo, hi], [lo, hi], "k-", lw=0.5)
 ax[2].set_xlabel("DFT force component (eV/Å)"); ax[2].set_ylabel("Deep Potential (eV/Å)")

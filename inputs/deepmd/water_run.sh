@@ -55,3 +55,21 @@ build/tests/test_deepmd_tool parity build/deepmd/water_model.h5 build/deepmd/wat
 #     -train_output build/deepmd/water_model_cont7 -deepmd_lcurve build/deepmd/water_lcurve_cont7.txt
 #   plot: inputs/deepmd/plot_water.py build/deepmd docs/deepmd_water.png build/deepmd/water_lcurve_cont{,3,4}.txt \
 #     build/deepmd/water_lcurve_cont5.txt:2 build/deepmd/water_lcurve_cont6a.txt:2:2000 build/deepmd/water_lcurve_cont6.txt:2
+# Eighth stage: ONE long schedule (600 000 frames, ~10 h of both cores; it runs across sessions), from the
+# stage-6 model, 2 ranks, float32, 4e-4 -> 1e-5 over 300 000 steps, the prefactors started where
+# DeePMD-kit's rule has them at 4e-4 (pe = 1 - 0.98*0.4, pf = 1 + 999*0.4) instead of at 0.02 / 1000:
+#   mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_model_cont6.h5 \
+#     -deepmd_precision float32 -deepmd_numb_steps 300000 -deepmd_start_lr 4e-4 -deepmd_stop_lr 1e-5 -deepmd_decay_steps 500 \
+#     -deepmd_start_pref_e 0.608 -deepmd_start_pref_f 400.6 -deepmd_max_time 0 -deepmd_save_freq 1000 \
+#     -deepmd_save_ckpt build/deepmd/water_ckpt8.h5 -train_output build/deepmd/water_model_cont8 -deepmd_lcurve build/deepmd/water_lcurve_cont8.txt
+#   stopped after its step-5000 checkpoint (copied to water_ckpt8_step5000.h5; that binary's checkpoints had no
+#   restart state yet) and continued on the same course (lr and prefactors at step 5000, same decay per 500 steps)
+#   with the faster graph:
+#   mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model build/deepmd/water_ckpt8_step5000.h5 \
+#     -deepmd_precision float32 -deepmd_numb_steps 295000 -deepmd_start_lr 0.00037614820308553345 -deepmd_stop_lr 1e-5 \
+#     -deepmd_decay_steps 500 -deepmd_start_pref_e 0.6313747609761773 -deepmd_start_pref_f 376.7720548824479 \
+#     -deepmd_max_time 0 -deepmd_save_freq 1000 -deepmd_save_ckpt build/deepmd/water_ckpt8b.h5 \
+#     -train_output build/deepmd/water_model_cont8b -deepmd_lcurve build/deepmd/water_lcurve_cont8b.txt
+#   Moved to newer binaries since with the same command, -deepmd_init_model replaced by -deepmd_restart COPY.h5 where
+#   COPY.h5 is a copy of water_ckpt8b.h5 (exact continuation; the lcurve is appended). Plot: ... as above, then
+#     build/deepmd/water_lcurve_cont8.txt:2:5000 build/deepmd/water_lcurve_cont8b.txt:2
