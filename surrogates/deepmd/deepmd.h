@@ -110,7 +110,8 @@ typedef struct {
   long      n;          /* moment slab length (= parameters) */
   PetscReal *m, *v;     /* Adam moments [n] */
 } SgDPTrainState;
-/* a model file with a /training group (rank 0 writes; atomic like SgDPModelSave) */
+/* a model file with a /training group (NULL: a plain model file = SgDPModelSave); atomic: written to
+   PATH.tmp, then renamed */
 PETSC_INTERN PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel, const char path[], const SgDPTrainState *);
 /* read the /training group of a checkpoint; allocates st->m, st->v (PetscFree2(st->m, st->v)) */
 PETSC_INTERN PetscErrorCode SgDPTrainStateRead(const char path[], long nparams, SgDPTrainState *);

@@ -224,7 +224,7 @@ static herr_t DataWrite(hid_t loc, const char *name, int rank, const hsize_t *di
   return e;
 }
 
-static PetscErrorCode ModelWrite(SgDPModel m, const char path[], const SgDPTrainState *ts)
+PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgDPTrainState *ts)
 {
   const SgDPConfig *c = &m->cfg;
   long              np;
@@ -303,14 +303,7 @@ static PetscErrorCode ModelWrite(SgDPModel m, const char path[], const SgDPTrain
 PetscErrorCode SgDPModelSave(SgDPModel m, const char path[])
 {
   PetscFunctionBegin;
-  PetscCall(ModelWrite(m, path, NULL));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgDPTrainState *ts)
-{
-  PetscFunctionBegin;
-  PetscCall(ModelWrite(m, path, ts));
+  PetscCall(SgDPModelSaveCheckpoint(m, path, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

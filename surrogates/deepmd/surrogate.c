@@ -87,7 +87,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsInt("-valid_frames", "Validation frames used at each progress line (0 = all)", o->valid_frames, &o->valid_frames, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-max_time", "Stop training after this wall time (0 = no limit)", "s", o->max_time, &o->max_time, NULL, 0, 1e9));
   PetscCall(SgOptionsInt("-save_freq", "Write a checkpoint (model + step, Adam state: restart continues from it) to save_ckpt every this many steps (0 = only at a max_time stop)", o->save_freq, &o->save_freq, NULL, 0, PETSC_MAX_INT));
-  PetscCall(SgOptionsString("-save_ckpt", "Model file written every save_freq steps (continue from it with init_model)", o->save_ckpt, o->save_ckpt, sizeof o->save_ckpt, NULL));
+  PetscCall(SgOptionsString("-save_ckpt", "Checkpoint file written every save_freq steps (continue the run with restart, or start a new one from it with init_model)", o->save_ckpt, o->save_ckpt, sizeof o->save_ckpt, NULL));
   PetscCall(SgOptionsString("-init_model", "Start from this model file (weights and statistics; its architecture wins over the deck's)", o->init_model, o->init_model, sizeof o->init_model, NULL));
   PetscCall(SgOptionsString("-restart", "Continue an interrupted run from its save_ckpt checkpoint (step, Adam state, data position; same deck and ranks)", o->restart, o->restart, sizeof o->restart, NULL));
   PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
