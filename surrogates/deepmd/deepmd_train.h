@@ -9,7 +9,7 @@ typedef struct {
 PETSC_INTERN PetscErrorCode SgDPStatsBegin(SgDPStats *);
 PETSC_INTERN PetscErrorCode SgDPStatsAddFrame(SgDPModel, SgDPStats *, PetscInt N, const PetscReal *x, const PetscInt *type, const PetscReal *box);
 PETSC_INTERN PetscErrorCode SgDPStatsEnd(SgDPModel, SgDPStats *, MPI_Comm);
-PETSC_INTERN PetscErrorCode SgDPEnergyBias(SgDPModel, PetscInt nf, const PetscReal *counts, const PetscReal *E);
+PETSC_INTERN PetscErrorCode SgDPPerTypeFit(PetscInt T, PetscInt nf, const PetscReal *counts, const PetscReal *E, PetscReal out[]);
 
 /* Training hyper-parameters (DeePMD-kit's names) */
 typedef struct {
@@ -23,6 +23,7 @@ typedef struct {
   char      save_ckpt[PETSC_MAX_PATH_LEN];
   char      lcurve[PETSC_MAX_PATH_LEN];
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
+  PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */
   char      restart[PETSC_MAX_PATH_LEN];    /* continue this run from a save_ckpt checkpoint: step, Adam, data position (the
                                                model must already hold the checkpoint's weights) */
 } SgDPTrainOpts;
@@ -35,3 +36,5 @@ typedef struct {
 } SgDPTestResult;
 PETSC_INTERN PetscErrorCode SgDPTest(SgDPModel, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, MPI_Comm, SgDPTestResult *);
 PETSC_INTERN PetscErrorCode SgDPTestPrint(MPI_Comm, const SgDPTestResult *);
+/* dp change-bias: shift the per-type energy bias so the model's energies fit the frames of files */
+PETSC_INTERN PetscErrorCode SgDPChangeBias(SgDPModel, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], MPI_Comm);

@@ -56,14 +56,16 @@ PetscErrorCode SgDPStatsEnd(SgDPModel m, SgDPStats *s, MPI_Comm comm)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Least squares E_f = sum_t count_t(f) b_t; with a fixed composition the system is rank deficient
-   and, like numpy's lstsq that DeePMD-kit uses, we return the minimum-norm solution (tiny ridge). */
-PetscErrorCode SgDPEnergyBias(SgDPModel m, PetscInt nf, const PetscReal *counts, const PetscReal *E)
+/* Least squares E_f = sum_t count_t(f) out_t over nf frames of T types (the energy bias, and the
+   bias shift of change_bias fitted to residuals); with a fixed composition the system is rank
+   deficient and, like numpy's lstsq that DeePMD-kit uses, we return the minimum-norm solution
+   (tiny ridge). */
+PetscErrorCode SgDPPerTypeFit(PetscInt T, PetscInt nf, const PetscReal *counts, const PetscReal *E, PetscReal out[])
 {
-  PetscInt  T = m->cfg.ntypes;
   PetscReal A[SG_DP_MAXT][SG_DP_MAXT + 1] = {{0}}, tr = 0;
 
   PetscFunctionBegin;
+  PetscCheck(T >= 1 && T <= SG_DP_MAXT, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: %" PetscInt_FMT " types; at most %d", T, SG_DP_MAXT);
   for (PetscInt f = 0; f < nf; f++)
     for (PetscInt a = 0; a < T; a++) {
       for (PetscInt b = 0; b < T; b++) A[a][b] += counts[f * T + a] * counts[f * T + b];
@@ -80,6 +82,6 @@ PetscErrorCode SgDPEnergyBias(SgDPModel m, PetscInt nf, const PetscReal *counts,
         for (PetscInt j = k; j <= T; j++) A[i][j] -= q * A[k][j];
       }
   }
-  for (PetscInt a = 0; a < T; a++) m->bias[a] = A[a][T];
+  for (PetscInt a = 0; a < T; a++) out[a] = A[a][T];
   PetscFunctionReturn(PETSC_SUCCESS);
 }

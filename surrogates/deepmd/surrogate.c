@@ -89,6 +89,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsInt("-save_freq", "Write a checkpoint (model + step, Adam state: restart continues from it) to save_ckpt every this many steps (0 = only at a max_time stop)", o->save_freq, &o->save_freq, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsString("-save_ckpt", "Checkpoint file written every save_freq steps (continue the run with restart, or start a new one from it with init_model)", o->save_ckpt, o->save_ckpt, sizeof o->save_ckpt, NULL));
   PetscCall(SgOptionsString("-init_model", "Start from this model file (weights and statistics; its architecture wins over the deck's)", o->init_model, o->init_model, sizeof o->init_model, NULL));
+  PetscCall(SgOptionsBool("-change_bias", "Do not train: shift init_model's per-type energy bias to fit the energies of data by least squares (DeePMD-kit's dp change-bias) and write it to the output", o->change_bias, &o->change_bias, NULL));
   PetscCall(SgOptionsString("-restart", "Continue an interrupted run from its save_ckpt checkpoint (step, Adam state, data position; same deck and ranks)", o->restart, o->restart, sizeof o->restart, NULL));
   PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
   PetscOptionsHeadEnd();
@@ -129,6 +130,7 @@ static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
   PetscCall(ImportDirs(comm, d->opt.nfiles, d->opt.files));
   PetscCall(ImportDirs(comm, d->opt.nvalid, d->opt.valid));
   PetscCheck(!d->opt.init_model[0] || !d->opt.restart[0], comm, PETSC_ERR_USER_INPUT, "deepmd: both init_model (%s) and restart (%s) given: init_model starts a new schedule from a model's weights, restart continues an interrupted run; choose one", d->opt.init_model, d->opt.restart);
+  PetscCheck(!d->opt.change_bias || (d->opt.init_model[0] && !d->opt.restart[0]), comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias refits the energy bias of a trained model: set deepmd: {init_model: MODEL.h5} (and no restart)");
   if (d->opt.init_model[0] || d->opt.restart[0]) {
     const char *from = d->opt.restart[0] ? d->opt.restart : d->opt.init_model;
     PetscCall(SgDPModelLoad(from, &d->model));
@@ -163,7 +165,8 @@ static PetscErrorCode Train_DeepMD(SgSurrogate s)
   SgDPTestResult      r;
 
   PetscFunctionBegin;
-  PetscCall(SgDPTrain(d->model, &d->opt, comm));
+  if (d->opt.change_bias) PetscCall(SgDPChangeBias(d->model, d->opt.nfiles, d->opt.files, comm));
+  else PetscCall(SgDPTrain(d->model, &d->opt, comm));
   if (d->opt.nvalid) {
     PetscCall(SgDPTest(d->model, d->opt.nvalid, d->opt.valid, 0, comm, &r));
     PetscCall(PetscPrintf(comm, "deepmd: validation (dp test) on %s%s:\n", d->opt.valid[0], d->opt.nvalid > 1 ? ", ..." : ""));

@@ -142,6 +142,66 @@ PetscErrorCode SgDPTestPrint(MPI_Comm comm, const SgDPTestResult *r)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* DeePMD-kit's `dp change-bias` (mode change): shift the per-type energy bias of a trained model by
+   the least-squares fit of its energy residuals E_label - E_model on the frames of `files`, so the
+   model's mean energy error on them vanishes. Forces and virials do not depend on the bias. Each rank
+   evaluates every size-th frame; the residuals are summed into one array (a sum with zeros: exact),
+   so every rank solves the same system and 1 and 2 ranks give the same bias bit for bit. */
+PetscErrorCode SgDPChangeBias(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], MPI_Comm comm)
+{
+  const PetscInt T = m->cfg.ntypes;
+  PetscMPIInt    rank, size;
+  int64_t        nftot = 0, f = 0;
+  PetscReal     *counts, *res, *natoms, delta[SG_DP_MAXT], old[SG_DP_MAXT], before = 0, after = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias: no data to fit the bias on: set deepmd: {data: [frames.h5, ...]}");
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    SgDataset ds;
+    int64_t   nf;
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetGetNumSamples(ds, &nf));
+    PetscCall(SgDatasetClose(&ds));
+    nftot += nf;
+  }
+  PetscCheck(nftot > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias: the data files hold no frames");
+  PetscCall(PetscCalloc3((size_t)nftot * T, &counts, nftot, &res, nftot, &natoms));
+  PetscCall(SgDPModelSync(m));
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    PetscInt  *type, N;
+    PetscBool  hv;
+    int64_t    nf;
+    PetscReal *x, *fp, box[9], e, ep;
+    PetscCall(ReadTypes(m, files[fi], &N, &type, &hv, &nf));
+    PetscCall(PetscMalloc2(3 * N, &x, 3 * N, &fp));
+    for (int64_t k = 0; k < nf; k++, f++) {
+      natoms[f] = N; /* every rank fills the compositions; the residuals only for its own frames */
+      for (PetscInt i = 0; i < N; i++) counts[f * T + type[i]] += 1;
+      if (f % size != rank) continue;
+      PetscCall(ReadFrames(files[fi], k, 1, N, PETSC_FALSE, x, box, &e, NULL, NULL));
+      PetscCheck(isfinite(e), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: change_bias: frame %" PetscInt64_FMT " of %s has energy %g: fix or drop that frame", (PetscInt64)k, files[fi], (double)e);
+      PetscCall(SgDeepmdCompute(m, N, x, type, BoxIsZero(box) ? NULL : box, &ep, fp, NULL, NULL));
+      res[f] = e - ep;
+    }
+    PetscCall(PetscFree2(x, fp));
+    PetscCall(PetscFree(type));
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, res, (PetscMPIInt)nftot, MPIU_REAL, MPIU_SUM, comm));
+  PetscCall(SgDPPerTypeFit(T, (PetscInt)nftot, counts, res, delta));
+  for (int64_t q = 0; q < nftot; q++) {
+    PetscReal shift = 0;
+    for (PetscInt t = 0; t < T; t++) shift += counts[q * T + t] * delta[t];
+    before += PetscSqr(res[q] / natoms[q]), after += PetscSqr((res[q] - shift) / natoms[q]);
+  }
+  for (PetscInt t = 0; t < T; t++) old[t] = m->bias[t], m->bias[t] += delta[t];
+  PetscCall(PetscPrintf(comm, "deepmd: change_bias on %" PetscInt64_FMT " frames of %s%s: energy RMSE/atom %.6e -> %.6e eV\n", (PetscInt64)nftot, files[0], nfiles > 1 ? ", ..." : "", sqrt(before / nftot), sqrt(after / nftot)));
+  for (PetscInt t = 0; t < T; t++) PetscCall(PetscPrintf(comm, "deepmd: type %s: bias_atom_e %.9f -> %.9f (shift %+.6e eV)\n", m->cfg.type_map[t], (double)old[t], (double)m->bias[t], (double)delta[t]));
+  PetscCall(PetscFree3(counts, res, natoms));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, PetscInt N, const PetscInt *type)
 {
   SgDPStats  st;
@@ -176,7 +236,7 @@ static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, PetscInt N
   PetscCall(SgDPStatsEnd(m, &st, PETSC_COMM_SELF));
   if (st.overflow) PetscCall(PetscInfo(NULL, "deepmd: up to %" PetscInt_FMT " neighbours beyond sel were dropped in the statistics frames\n", st.overflow));
   PetscCheck(!st.overflow, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: a neighbour section overflows by %" PetscInt_FMT " atoms: raise deepmd_sel (DeePMD-kit drops them, which breaks the smoothness at rcut)", st.overflow);
-  PetscCall(SgDPEnergyBias(m, nftot, counts, E));
+  PetscCall(SgDPPerTypeFit(m->cfg.ntypes, nftot, counts, E, m->bias));
   PetscCall(PetscFree(E));
   PetscCall(PetscFree(counts));
   PetscFunctionReturn(PETSC_SUCCESS);

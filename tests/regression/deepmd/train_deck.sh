@@ -5,7 +5,9 @@
 # 100%); 2 ranks print the same validation RMSEs as 1 rank to 6 digits (data parallel = serial);
 # continuing from the saved model works; a 2-rank run interrupted after its step-40 checkpoint and
 # continued with -deepmd_restart prints the same validation RMSEs (all digits) as the uninterrupted
-# run, and one rank refuses that checkpoint; a misspelled deepmd key is an error naming the nearest key.
+# run, and one rank refuses that checkpoint; change_bias (dp change-bias) on 1 and 2 ranks writes the
+# same bias (all printed digits) and lowers the training-frame energy RMSE, and without init_model it
+# is refused with the fix named; a misspelled deepmd key is an error naming the nearest key.
 set -e
 cd "$(dirname "$0")/../../.."
 SURGE=${SURGE:-bin/surge}
@@ -42,6 +44,18 @@ echo "uninterrupted: $(echo $a | tr '\n' ' ')"; echo "restarted:     $(echo $b |
 if $SURGE train inputs/deepmd/pair.yaml $R -deepmd_restart $D/ckpt40.h5 -train_output $D/pair_bad > $D/rest1.log 2>&1; then echo "FAIL: 1 rank accepted a 2-rank checkpoint"; exit 1; fi
 grep -q "Restart on 2 rank" $D/rest1.log || { echo "FAIL: the refusal does not say why"; cat $D/rest1.log; exit 1; }
 echo "restart: identical to the uninterrupted run; wrong rank count refused: OK"
+# change_bias: refit the energy bias of the saved model on the training frames, 1 and 2 ranks
+CB="-deepmd_init_model $D/pair_model.h5 -deepmd_change_bias"
+$SURGE train inputs/deepmd/pair.yaml $CB -train_output $D/pair_cb1 > $D/cb1.log
+${MPIEXEC:-mpiexec -n 2 --oversubscribe} $SURGE train inputs/deepmd/pair.yaml $CB -train_output $D/pair_cb2 > $D/cb2.log
+test -s $D/pair_cb1.h5 -a -s $D/pair_cb2.h5 || { echo "FAIL: change_bias wrote no model"; exit 1; }
+a=$(grep "bias_atom_e .* -> " $D/cb1.log); b=$(grep "bias_atom_e .* -> " $D/cb2.log)
+echo "change_bias, 1 rank: $(echo $a | tr '\n' ' ')"; echo "change_bias, 2 ranks: $(echo $b | tr '\n' ' ')"
+[ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: change_bias differs between 1 and 2 ranks"; exit 1; }
+awk '/change_bias on/ {ok = ($(NF-1) + 0 <= $(NF-3) + 0)} END {exit ok ? 0 : 1}' $D/cb1.log || { echo "FAIL: change_bias raised the energy RMSE"; grep "change_bias on" $D/cb1.log; exit 1; }
+if $SURGE train inputs/deepmd/pair.yaml -deepmd_change_bias -train_output $D/pair_cb_bad > $D/cb_bad.log 2>&1; then echo "FAIL: change_bias without init_model accepted"; exit 1; fi
+grep -q "set deepmd: {init_model" $D/cb_bad.log || { echo "FAIL: the change_bias refusal does not name init_model"; cat $D/cb_bad.log; exit 1; }
+echo "change_bias: same on 1 and 2 ranks, refused without init_model: OK"
 if $SURGE train inputs/deepmd/pair.yaml -deepmd_numb_step 5 > $D/typo.log 2>&1; then echo "FAIL: misspelled key accepted"; exit 1; fi
 grep -q "numb_steps" $D/typo.log || { echo "FAIL: the error does not name deepmd_numb_steps"; cat $D/typo.log; exit 1; }
 echo "misspelled key rejected: OK"

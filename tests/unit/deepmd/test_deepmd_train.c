@@ -15,7 +15,11 @@
      5. checkpoints: the save_freq checkpoint after step 4 of 6 equals a 4-step run, and `restart`
         from a step-4 checkpoint for steps 5-6 equals the uninterrupted 6-step run, bit for bit; a
         plain model file is refused as a restart point;
-     6. float32 training: the same accuracy class as float64.
+     6. float32 training: the same accuracy class as float64;
+     7. change_bias (dp change-bias): afterwards the mean energy residual on the fitted frames is 0
+        (fixed composition: the least-squares shift removes exactly the mean), the energy RMSE is no
+        larger, forces are unchanged bit for bit, and a model whose bias was shifted by hand first
+        ends with the same energies (the fit only depends on the residuals).
    mode mpi (two ranks): two training steps with a global batch of 2 frames on 2 ranks equal the same
      steps on one rank (rank 0 alone, PETSC_COMM_SELF) to 1e-12 relative in every parameter. */
 #include <stdlib.h>
@@ -100,6 +104,31 @@ static void Opts(SgDPTrainOpts *o, const char *dir, PetscInt steps, PetscInt bat
   o->numb_steps = steps, o->batch_size = batch, o->disp_freq = steps, o->decay_steps = 50, o->stat_frames = 20, o->valid_frames = 0, o->seed = 3;
   o->start_lr = 5e-3, o->stop_lr = 1e-4;
   o->start_pref_e = 0.02, o->limit_pref_e = 1, o->start_pref_f = 1000, o->limit_pref_f = 1, o->start_pref_v = 0.02, o->limit_pref_v = 1;
+}
+
+/* mean and RMS of E_label - E_model over the frames of a file */
+static PetscErrorCode EnergyResiduals(SgDPModel m, const char *path, double *mean, double *rms)
+{
+  SgDataset ds;
+  int64_t   nf;
+  PetscInt  t[NA];
+
+  PetscFunctionBeginUser;
+  for (int i = 0; i < NA; i++) t[i] = i < NA / 3 ? 0 : 1;
+  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
+  PetscCall(SgDatasetGetNumSamples(ds, &nf));
+  *mean = *rms = 0;
+  for (int64_t k = 0; k < nf; k++) {
+    double x[3 * NA], box[9], f[3 * NA], e, ep;
+    PetscCall(SgDatasetReadField(ds, "coord", k, 1, SG_DTYPE_F64, x));
+    PetscCall(SgDatasetReadField(ds, "box", k, 1, SG_DTYPE_F64, box));
+    PetscCall(SgDatasetReadField(ds, "energy", k, 1, SG_DTYPE_F64, &e));
+    PetscCall(SgDeepmdCompute(m, NA, x, t, box, &ep, f, NULL, NULL));
+    *mean += (e - ep) / nf, *rms += (e - ep) * (e - ep) / nf;
+  }
+  *rms = sqrt(*rms);
+  PetscCall(SgDatasetClose(&ds));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 #define CHECK(cond, ...) \
@@ -290,6 +319,30 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "6. float32 training: force RMSE %.4f eV/A (float64 %.4f), energy RMSE/atom %.4f eV; %.1f s\n", r32.f_rmse, r.f_rmse, r32.e_rmse_atom, MPI_Wtime() - t32));
       CHECK(r32.f_rmse < 0.30 * frms && fabs(r32.f_rmse - r.f_rmse) < 0.25 * r.f_rmse, "float32 training: force RMSE %g (float64 %g, RMS force %g)", r32.f_rmse, r.f_rmse, frms);
       PetscCall(SgDPModelDestroy(&m32));
+    }
+    /* 7. change_bias on the training frames, of the model saved in 2. and of a copy whose bias was
+       moved by hand (+0.37 eV for A, -0.21 eV for B: -0.46 eV per frame) */
+    {
+      SgDPModel mb, mc;
+      double    mean0, rms0, mean1, rms1, meanc, rmsc, eb, ec, fb[3 * NA], fc2[3 * NA];
+      PetscCall(SgDPModelLoad(path, &mb));
+      PetscCall(SgDPModelLoad(path, &mc));
+      mc->bias[0] += 0.37, mc->bias[1] -= 0.21;
+      PetscCall(EnergyResiduals(mb, o.files[0], &mean0, &rms0));
+      PetscCall(SgDPChangeBias(mb, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.files, PETSC_COMM_SELF));
+      PetscCall(SgDPChangeBias(mc, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.files, PETSC_COMM_SELF));
+      PetscCall(EnergyResiduals(mb, o.files[0], &mean1, &rms1));
+      PetscCall(EnergyResiduals(mc, o.files[0], &meanc, &rmsc));
+      PetscCall(SgDeepmdCompute(mb, NA, x, t, box, &eb, fb, NULL, NULL));
+      PetscCall(SgDeepmdCompute(mc, NA, x, t, box, &ec, fc2, NULL, NULL));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. change_bias: mean energy residual %.3e -> %.3e eV, RMSE %.6f -> %.6f eV; from a bias moved by 0.46 eV/frame: E differs by %.2e eV\n", mean0, mean1, rms0, rms1, fabs(eb - ec)));
+      /* round-off: residuals are ~1e-1 eV sums over 48 frames of energies ~1e1 eV */
+      CHECK(fabs(mean1) < 1e-10 && fabs(meanc) < 1e-10, "after change_bias the mean energy residual is %g (%g for the moved copy), expected 0", mean1, meanc);
+      CHECK(rms1 <= rms0 * (1 + 1e-12), "change_bias raised the energy RMSE from %g to %g", rms0, rms1);
+      CHECK(fabs(eb - ec) < 1e-10, "change_bias depends on the starting bias: E %.12f vs %.12f", eb, ec);
+      CHECK(!memcmp(fb, f1, sizeof fb), "change_bias changed the forces");
+      PetscCall(SgDPModelDestroy(&mb));
+      PetscCall(SgDPModelDestroy(&mc));
     }
     PetscCall(SgDPModelDestroy(&m));
     PetscCall(SgDPModelDestroy(&m0));
