@@ -11,6 +11,12 @@ PETSC_INTERN PetscErrorCode SgDPStatsAddFrame(SgDPModel, SgDPStats *, PetscInt N
 PETSC_INTERN PetscErrorCode SgDPStatsEnd(SgDPModel, SgDPStats *, MPI_Comm);
 PETSC_INTERN PetscErrorCode SgDPPerTypeFit(PetscInt T, PetscInt nf, const PetscReal *counts, const PetscReal *E, PetscReal out[]);
 
+/* md_frames files read directly (frames.c): the atom types mapped onto the model's type map (checked by
+   element name), and frames [start, start+count) as doubles (NULL arrays are not read) */
+PETSC_INTERN PetscErrorCode SgDPReadTypes(SgDPModel, const char path[], PetscInt *N, PetscInt **type, PetscBool *has_virial, int64_t *nf);
+PETSC_INTERN PetscErrorCode SgDPReadFrames(const char path[], int64_t start, int64_t count, PetscInt N, PetscBool virial, PetscReal *x, PetscReal *box, PetscReal *e, PetscReal *f, PetscReal *v);
+PETSC_INTERN PetscBool      SgDPBoxIsZero(const PetscReal *box); /* an all-zero box is an open system */
+
 /* Training hyper-parameters (DeePMD-kit's names) */
 typedef struct {
   PetscInt  nfiles, nvalid;

@@ -26,182 +26,6 @@ static PetscErrorCode ToDouble(SgDType dt, const void *src, size_t n, PetscReal 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscBool BoxIsZero(const PetscReal *b)
-{
-  for (int k = 0; k < 9; k++)
-    if (b[k] != 0) return PETSC_FALSE;
-  return PETSC_TRUE;
-}
-
-/* Atom types of a file, checked against the model's type map (by name when both are named). */
-static PetscErrorCode ReadTypes(SgDPModel m, const char path[], PetscInt *N, PetscInt **type, PetscBool *has_virial, int64_t *nf)
-{
-  SgDataset ds;
-  int64_t   n = 0;
-  PetscInt  nt, fi;
-  char    **tm;
-  int32_t  *t32;
-
-  PetscFunctionBegin;
-  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
-  PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, NULL));
-  PetscCall(PetscMalloc1(n, &t32));
-  PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, t32));
-  PetscCall(SgDatasetReadStrings(ds, "type_map", &nt, &tm));
-  PetscCall(PetscMalloc1(n, type));
-  for (int64_t i = 0; i < n; i++) {
-    PetscInt t = t32[i], mt = -1;
-    PetscCheck(t >= 0 && t < nt, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s: atom %" PetscInt64_FMT " has type %d outside its type_map", path, (PetscInt64)i, (int)t);
-    for (PetscInt k = 0; k < m->cfg.ntypes; k++)
-      if (!strcmp(m->cfg.type_map[k], tm[t])) mt = k;
-    PetscCheck(mt >= 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: %s has element '%s' that the model's type_map does not list (set deepmd: {type_map: [...]})", path, tm[t]);
-    (*type)[i] = mt;
-  }
-  PetscCall(SgDatasetStringsFree(nt, &tm));
-  PetscCall(PetscFree(t32));
-  PetscCall(SgDatasetFindField(ds, "virial", &fi));
-  *has_virial = (PetscBool)(fi >= 0);
-  PetscCall(SgDatasetGetNumSamples(ds, nf));
-  PetscCall(SgDatasetClose(&ds));
-  *N = (PetscInt)n;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Read frames [start, start+count) of one file as doubles. */
-static PetscErrorCode ReadFrames(const char path[], int64_t start, int64_t count, PetscInt N, PetscBool virial, PetscReal *x, PetscReal *box, PetscReal *e, PetscReal *f, PetscReal *v)
-{
-  SgDataset ds;
-
-  PetscFunctionBegin;
-  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
-  if (x) PetscCall(SgDatasetReadField(ds, "coord", start, count, SG_DTYPE_F64, x));
-  if (box) PetscCall(SgDatasetReadField(ds, "box", start, count, SG_DTYPE_F64, box));
-  if (e) PetscCall(SgDatasetReadField(ds, "energy", start, count, SG_DTYPE_F64, e));
-  if (f) PetscCall(SgDatasetReadField(ds, "force", start, count, SG_DTYPE_F64, f));
-  if (v && virial) PetscCall(SgDatasetReadField(ds, "virial", start, count, SG_DTYPE_F64, v));
-  PetscCall(SgDatasetClose(&ds));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, MPI_Comm comm, SgDPTestResult *r)
-{
-  PetscMPIInt rank, size;
-  PetscReal   acc[8] = {0}; /* sum dE^2, |dE|, dE^2/N^2, |dE|/N, dF^2, |dF|, dV^2, dV^2/N^2 */
-  PetscInt    counted = 0, N = 0, nfr = 0, ncomp = 0;
-  PetscBool   allv = PETSC_TRUE;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(SgDPModelSync(m));
-  for (PetscInt fi = 0; fi < nfiles; fi++) {
-    PetscInt  *type;
-    PetscBool  hv;
-    int64_t    nf;
-    PetscReal *x, box[9], e, *fl, *fp, v[9], vp[9], ep;
-    PetscCall(ReadTypes(m, files[fi], &N, &type, &hv, &nf));
-    allv = (PetscBool)(allv && hv);
-    PetscCall(PetscMalloc3(3 * N, &x, 3 * N, &fl, 3 * N, &fp));
-    for (int64_t k = 0; k < nf && (maxframes <= 0 || counted < maxframes); k++, counted++) {
-      if (counted % size != rank) continue;
-      PetscCall(ReadFrames(files[fi], k, 1, N, hv, x, box, &e, fl, v));
-      PetscCall(SgDeepmdCompute(m, N, x, type, BoxIsZero(box) ? NULL : box, &ep, fp, vp, NULL));
-      acc[0] += (ep - e) * (ep - e), acc[1] += PetscAbsReal(ep - e);
-      acc[2] += (ep - e) * (ep - e) / ((PetscReal)N * N), acc[3] += PetscAbsReal(ep - e) / N;
-      for (PetscInt q = 0; q < 3 * N; q++) acc[4] += (fp[q] - fl[q]) * (fp[q] - fl[q]), acc[5] += PetscAbsReal(fp[q] - fl[q]);
-      if (hv)
-        for (int q = 0; q < 9; q++) acc[6] += (vp[q] - v[q]) * (vp[q] - v[q]), acc[7] += (vp[q] - v[q]) * (vp[q] - v[q]) / ((PetscReal)N * N);
-      nfr++;
-      ncomp += 3 * N;
-    }
-    PetscCall(PetscFree3(x, fl, fp));
-    PetscCall(PetscFree(type));
-  }
-  {
-    PetscReal cnt[2] = {(PetscReal)nfr, (PetscReal)ncomp};
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, acc, 8, MPIU_REAL, MPIU_SUM, comm));
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPIU_REAL, MPIU_SUM, comm));
-    r->nframes = (PetscInt)cnt[0], r->natoms = N;
-    PetscReal F = PetscMax(cnt[0], 1), C = PetscMax(cnt[1], 1);
-    r->e_rmse = sqrt(acc[0] / F), r->e_mae = acc[1] / F, r->e_rmse_atom = sqrt(acc[2] / F), r->e_mae_atom = acc[3] / F;
-    r->f_rmse = sqrt(acc[4] / C), r->f_mae = acc[5] / C;
-    r->has_virial = allv, r->v_rmse = sqrt(acc[6] / (9 * F)), r->v_rmse_atom = sqrt(acc[7] / (9 * F));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SgDPTestPrint(MPI_Comm comm, const SgDPTestResult *r)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscPrintf(comm, "# number of test data : %" PetscInt_FMT " frames of %" PetscInt_FMT " atoms\n", r->nframes, r->natoms));
-  PetscCall(PetscPrintf(comm, "Energy MAE         : %e eV\nEnergy RMSE        : %e eV\n", r->e_mae, r->e_rmse));
-  PetscCall(PetscPrintf(comm, "Energy MAE/Natoms  : %e eV\nEnergy RMSE/Natoms : %e eV\n", r->e_mae_atom, r->e_rmse_atom));
-  PetscCall(PetscPrintf(comm, "Force  MAE         : %e eV/A\nForce  RMSE        : %e eV/A\n", r->f_mae, r->f_rmse));
-  if (r->has_virial) PetscCall(PetscPrintf(comm, "Virial RMSE        : %e eV\nVirial RMSE/Natoms : %e eV\n", r->v_rmse, r->v_rmse_atom));
-  else PetscCall(PetscPrintf(comm, "Virial RMSE        : (no virial labels)\n"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* DeePMD-kit's `dp change-bias` (mode change): shift the per-type energy bias of a trained model by
-   the least-squares fit of its energy residuals E_label - E_model on the frames of `files`, so the
-   model's mean energy error on them vanishes. Forces and virials do not depend on the bias. Each rank
-   evaluates every size-th frame; the residuals are summed into one array (a sum with zeros: exact),
-   so every rank solves the same system and 1 and 2 ranks give the same bias bit for bit. */
-PetscErrorCode SgDPChangeBias(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], MPI_Comm comm)
-{
-  const PetscInt T = m->cfg.ntypes;
-  PetscMPIInt    rank, size;
-  int64_t        nftot = 0, f = 0;
-  PetscReal     *counts, *res, *natoms, delta[SG_DP_MAXT], old[SG_DP_MAXT], before = 0, after = 0;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCheck(nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias: no data to fit the bias on: set deepmd: {data: [frames.h5, ...]}");
-  for (PetscInt fi = 0; fi < nfiles; fi++) {
-    SgDataset ds;
-    int64_t   nf;
-    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
-    PetscCall(SgDatasetGetNumSamples(ds, &nf));
-    PetscCall(SgDatasetClose(&ds));
-    nftot += nf;
-  }
-  PetscCheck(nftot > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias: the data files hold no frames");
-  PetscCall(PetscCalloc3((size_t)nftot * T, &counts, nftot, &res, nftot, &natoms));
-  PetscCall(SgDPModelSync(m));
-  for (PetscInt fi = 0; fi < nfiles; fi++) {
-    PetscInt  *type, N;
-    PetscBool  hv;
-    int64_t    nf;
-    PetscReal *x, *fp, box[9], e, ep;
-    PetscCall(ReadTypes(m, files[fi], &N, &type, &hv, &nf));
-    PetscCall(PetscMalloc2(3 * N, &x, 3 * N, &fp));
-    for (int64_t k = 0; k < nf; k++, f++) {
-      natoms[f] = N; /* every rank fills the compositions; the residuals only for its own frames */
-      for (PetscInt i = 0; i < N; i++) counts[f * T + type[i]] += 1;
-      if (f % size != rank) continue;
-      PetscCall(ReadFrames(files[fi], k, 1, N, PETSC_FALSE, x, box, &e, NULL, NULL));
-      PetscCheck(isfinite(e), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: change_bias: frame %" PetscInt64_FMT " of %s has energy %g: fix or drop that frame", (PetscInt64)k, files[fi], (double)e);
-      PetscCall(SgDeepmdCompute(m, N, x, type, BoxIsZero(box) ? NULL : box, &ep, fp, NULL, NULL));
-      res[f] = e - ep;
-    }
-    PetscCall(PetscFree2(x, fp));
-    PetscCall(PetscFree(type));
-  }
-  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, res, (PetscMPIInt)nftot, MPIU_REAL, MPIU_SUM, comm));
-  PetscCall(SgDPPerTypeFit(T, (PetscInt)nftot, counts, res, delta));
-  for (int64_t q = 0; q < nftot; q++) {
-    PetscReal shift = 0;
-    for (PetscInt t = 0; t < T; t++) shift += counts[q * T + t] * delta[t];
-    before += PetscSqr(res[q] / natoms[q]), after += PetscSqr((res[q] - shift) / natoms[q]);
-  }
-  for (PetscInt t = 0; t < T; t++) old[t] = m->bias[t], m->bias[t] += delta[t];
-  PetscCall(PetscPrintf(comm, "deepmd: change_bias on %" PetscInt64_FMT " frames of %s%s: energy RMSE/atom %.6e -> %.6e eV\n", (PetscInt64)nftot, files[0], nfiles > 1 ? ", ..." : "", sqrt(before / nftot), sqrt(after / nftot)));
-  for (PetscInt t = 0; t < T; t++) PetscCall(PetscPrintf(comm, "deepmd: type %s: bias_atom_e %.9f -> %.9f (shift %+.6e eV)\n", m->cfg.type_map[t], (double)old[t], (double)m->bias[t], (double)delta[t]));
-  PetscCall(PetscFree3(counts, res, natoms));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, PetscInt N, const PetscInt *type)
 {
   SgDPStats  st;
@@ -215,16 +39,16 @@ static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, PetscInt N
     PetscBool  hv;
     int64_t    nf;
     PetscReal *x, box[9];
-    PetscCall(ReadTypes(m, o->files[fi], &n, &t, &hv, &nf));
+    PetscCall(SgDPReadTypes(m, o->files[fi], &n, &t, &hv, &nf));
     PetscCall(PetscMalloc1(3 * n, &x));
     for (int64_t k = 0; k < nf && used < o->stat_frames; k++, used++) {
-      PetscCall(ReadFrames(o->files[fi], k, 1, n, PETSC_FALSE, x, box, NULL, NULL, NULL));
-      PetscCall(SgDPStatsAddFrame(m, &st, n, x, t, BoxIsZero(box) ? NULL : box));
+      PetscCall(SgDPReadFrames(o->files[fi], k, 1, n, PETSC_FALSE, x, box, NULL, NULL, NULL));
+      PetscCall(SgDPStatsAddFrame(m, &st, n, x, t, SgDPBoxIsZero(box) ? NULL : box));
     }
     /* energies and compositions for the bias */
     PetscCall(PetscRealloc(sizeof(PetscReal) * (nftot + nf), &E));
     PetscCall(PetscRealloc(sizeof(PetscReal) * (nftot + nf) * m->cfg.ntypes, &counts));
-    PetscCall(ReadFrames(o->files[fi], 0, nf, n, PETSC_FALSE, NULL, NULL, E + nftot, NULL, NULL));
+    PetscCall(SgDPReadFrames(o->files[fi], 0, nf, n, PETSC_FALSE, NULL, NULL, E + nftot, NULL, NULL));
     for (int64_t k = 0; k < nf; k++) {
       for (PetscInt q = 0; q < m->cfg.ntypes; q++) counts[(nftot + k) * m->cfg.ntypes + q] = 0;
       for (PetscInt i = 0; i < n; i++) counts[(nftot + k) * m->cfg.ntypes + t[i]] += 1;
@@ -287,7 +111,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     PetscInt *t, n;
     PetscBool v;
     int64_t   nf;
-    PetscCall(ReadTypes(m, o->files[fi], &n, &t, &v, &nf));
+    PetscCall(SgDPReadTypes(m, o->files[fi], &n, &t, &v, &nf));
     if (!fi) N = n, type = t;
     else {
       PetscBool same = (PetscBool)(n == N);
@@ -382,7 +206,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
         PetscCall(SgLoaderGetFieldInfo(ld, 4, NULL, &dt, &re));
         PetscCall(ToDouble(dt, b.data[4], (size_t)B * 9, vb));
       }
-      for (PetscInt k = 0; k < B; k++) PetscCall(SgDPBatchSetFrame(m, &bt, k, xb + 3 * N * k, BoxIsZero(boxb + 9 * k) ? NULL : boxb + 9 * k));
+      for (PetscInt k = 0; k < B; k++) PetscCall(SgDPBatchSetFrame(m, &bt, k, xb + 3 * N * k, SgDPBoxIsZero(boxb + 9 * k) ? NULL : boxb + 9 * k));
       SgnnTensor E, F, V = NULL, El, Fl, Vl, dE, dF, dV, s2, t, loss, acc;
       int        sB[1] = {(int)B}, sF[2] = {(int)(B * N), 3}, sV[2] = {(int)B, 9};
       PetscCall(SgDPGraph(m, &bt, (PetscBool)(pv > 0), 1, &E, &F, &V));

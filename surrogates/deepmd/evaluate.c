@@ -1,0 +1,125 @@
+/* A model against labelled frames: DeePMD-kit's `dp test` (RMSEs of energy, force, virial) and
+   `dp change-bias` (refit the per-type energy bias to the frames' energies). */
+#include <math.h>
+#include "deepmd_train.h"
+#include "sgdeepmd.h"
+#include "sgdataset.h"
+
+PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, MPI_Comm comm, SgDPTestResult *r)
+{
+  PetscMPIInt rank, size;
+  PetscReal   acc[8] = {0}; /* sum dE^2, |dE|, dE^2/N^2, |dE|/N, dF^2, |dF|, dV^2, dV^2/N^2 */
+  PetscInt    counted = 0, N = 0, nfr = 0, ncomp = 0;
+  PetscBool   allv = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(SgDPModelSync(m));
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    PetscInt  *type;
+    PetscBool  hv;
+    int64_t    nf;
+    PetscReal *x, box[9], e, *fl, *fp, v[9], vp[9], ep;
+    PetscCall(SgDPReadTypes(m, files[fi], &N, &type, &hv, &nf));
+    allv = (PetscBool)(allv && hv);
+    PetscCall(PetscMalloc3(3 * N, &x, 3 * N, &fl, 3 * N, &fp));
+    for (int64_t k = 0; k < nf && (maxframes <= 0 || counted < maxframes); k++, counted++) {
+      if (counted % size != rank) continue;
+      PetscCall(SgDPReadFrames(files[fi], k, 1, N, hv, x, box, &e, fl, v));
+      PetscCall(SgDeepmdCompute(m, N, x, type, SgDPBoxIsZero(box) ? NULL : box, &ep, fp, vp, NULL));
+      acc[0] += (ep - e) * (ep - e), acc[1] += PetscAbsReal(ep - e);
+      acc[2] += (ep - e) * (ep - e) / ((PetscReal)N * N), acc[3] += PetscAbsReal(ep - e) / N;
+      for (PetscInt q = 0; q < 3 * N; q++) acc[4] += (fp[q] - fl[q]) * (fp[q] - fl[q]), acc[5] += PetscAbsReal(fp[q] - fl[q]);
+      if (hv)
+        for (int q = 0; q < 9; q++) acc[6] += (vp[q] - v[q]) * (vp[q] - v[q]), acc[7] += (vp[q] - v[q]) * (vp[q] - v[q]) / ((PetscReal)N * N);
+      nfr++;
+      ncomp += 3 * N;
+    }
+    PetscCall(PetscFree3(x, fl, fp));
+    PetscCall(PetscFree(type));
+  }
+  {
+    PetscReal cnt[2] = {(PetscReal)nfr, (PetscReal)ncomp};
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, acc, 8, MPIU_REAL, MPIU_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPIU_REAL, MPIU_SUM, comm));
+    r->nframes = (PetscInt)cnt[0], r->natoms = N;
+    PetscReal F = PetscMax(cnt[0], 1), C = PetscMax(cnt[1], 1);
+    r->e_rmse = sqrt(acc[0] / F), r->e_mae = acc[1] / F, r->e_rmse_atom = sqrt(acc[2] / F), r->e_mae_atom = acc[3] / F;
+    r->f_rmse = sqrt(acc[4] / C), r->f_mae = acc[5] / C;
+    r->has_virial = allv, r->v_rmse = sqrt(acc[6] / (9 * F)), r->v_rmse_atom = sqrt(acc[7] / (9 * F));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPTestPrint(MPI_Comm comm, const SgDPTestResult *r)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscPrintf(comm, "# number of test data : %" PetscInt_FMT " frames of %" PetscInt_FMT " atoms\n", r->nframes, r->natoms));
+  PetscCall(PetscPrintf(comm, "Energy MAE         : %e eV\nEnergy RMSE        : %e eV\n", r->e_mae, r->e_rmse));
+  PetscCall(PetscPrintf(comm, "Energy MAE/Natoms  : %e eV\nEnergy RMSE/Natoms : %e eV\n", r->e_mae_atom, r->e_rmse_atom));
+  PetscCall(PetscPrintf(comm, "Force  MAE         : %e eV/A\nForce  RMSE        : %e eV/A\n", r->f_mae, r->f_rmse));
+  if (r->has_virial) PetscCall(PetscPrintf(comm, "Virial RMSE        : %e eV\nVirial RMSE/Natoms : %e eV\n", r->v_rmse, r->v_rmse_atom));
+  else PetscCall(PetscPrintf(comm, "Virial RMSE        : (no virial labels)\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* DeePMD-kit's `dp change-bias` (mode change): shift the per-type energy bias of a trained model by
+   the least-squares fit of its energy residuals E_label - E_model on the frames of `files`, so the
+   model's mean energy error on them vanishes. Forces and virials do not depend on the bias. Each rank
+   evaluates every size-th frame; the residuals are summed into one array (a sum with zeros: exact),
+   so every rank solves the same system and 1 and 2 ranks give the same bias bit for bit. */
+PetscErrorCode SgDPChangeBias(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], MPI_Comm comm)
+{
+  const PetscInt T = m->cfg.ntypes;
+  PetscMPIInt    rank, size;
+  int64_t        nftot = 0, f = 0;
+  PetscReal     *counts, *res, *natoms, delta[SG_DP_MAXT], old[SG_DP_MAXT], before = 0, after = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias: no data to fit the bias on: set deepmd: {data: [frames.h5, ...]}");
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    SgDataset ds;
+    int64_t   nf;
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetGetNumSamples(ds, &nf));
+    PetscCall(SgDatasetClose(&ds));
+    nftot += nf;
+  }
+  PetscCheck(nftot > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias: the data files hold no frames");
+  PetscCall(PetscCalloc3((size_t)nftot * T, &counts, nftot, &res, nftot, &natoms));
+  PetscCall(SgDPModelSync(m));
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    PetscInt  *type, N;
+    PetscBool  hv;
+    int64_t    nf;
+    PetscReal *x, *fp, box[9], e, ep;
+    PetscCall(SgDPReadTypes(m, files[fi], &N, &type, &hv, &nf));
+    PetscCall(PetscMalloc2(3 * N, &x, 3 * N, &fp));
+    for (int64_t k = 0; k < nf; k++, f++) {
+      natoms[f] = N; /* every rank fills the compositions; the residuals only for its own frames */
+      for (PetscInt i = 0; i < N; i++) counts[f * T + type[i]] += 1;
+      if (f % size != rank) continue;
+      PetscCall(SgDPReadFrames(files[fi], k, 1, N, PETSC_FALSE, x, box, &e, NULL, NULL));
+      PetscCheck(isfinite(e), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: change_bias: frame %" PetscInt64_FMT " of %s has energy %g: fix or drop that frame", (PetscInt64)k, files[fi], (double)e);
+      PetscCall(SgDeepmdCompute(m, N, x, type, SgDPBoxIsZero(box) ? NULL : box, &ep, fp, NULL, NULL));
+      res[f] = e - ep;
+    }
+    PetscCall(PetscFree2(x, fp));
+    PetscCall(PetscFree(type));
+  }
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, res, (PetscMPIInt)nftot, MPIU_REAL, MPIU_SUM, comm));
+  PetscCall(SgDPPerTypeFit(T, (PetscInt)nftot, counts, res, delta));
+  for (int64_t q = 0; q < nftot; q++) {
+    PetscReal shift = 0;
+    for (PetscInt t = 0; t < T; t++) shift += counts[q * T + t] * delta[t];
+    before += PetscSqr(res[q] / natoms[q]), after += PetscSqr((res[q] - shift) / natoms[q]);
+  }
+  for (PetscInt t = 0; t < T; t++) old[t] = m->bias[t], m->bias[t] += delta[t];
+  PetscCall(PetscPrintf(comm, "deepmd: change_bias on %" PetscInt64_FMT " frames of %s%s: energy RMSE/atom %.6e -> %.6e eV\n", (PetscInt64)nftot, files[0], nfiles > 1 ? ", ..." : "", sqrt(before / nftot), sqrt(after / nftot)));
+  for (PetscInt t = 0; t < T; t++) PetscCall(PetscPrintf(comm, "deepmd: type %s: bias_atom_e %.9f -> %.9f (shift %+.6e eV)\n", m->cfg.type_map[t], (double)old[t], (double)m->bias[t], (double)delta[t]));
+  PetscCall(PetscFree3(counts, res, natoms));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
