@@ -106,6 +106,38 @@ static PetscErrorCode Prepare(SgMD *md, SgForcesInput *in, SgForcesOutput *out)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* At a switch of md.forces provider the energy the dynamics conserves changes from the outgoing
+   provider's to the incoming one's. econserved carries on across it by adding their difference at
+   the switch configuration, as the outgoing provider would have reported it after the half kick that
+   follows this force call (md->hkick):
+     [KE(v + h F_out/m) + U_out] - [KE(v + h F_in/m) + U_in]
+   so econserved is continuous at the switch to round-off, not just to O(h |F_out - F_in| v). */
+static PetscErrorCode SwitchEnergy(SgMD *md)
+{
+  SgMDDomain *dom = md->dom;
+  PetscBool   switched;
+  PetscReal   de, *fo, loc = 0, dke;
+
+  PetscFunctionBegin;
+  PetscCall(SgSlotGetLastSwitch(md->slot, &switched, &de, &fo));
+  if (!switched) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!fo) {
+    PetscCall(PetscPrintf(dom->comm, "md: step %" PetscInt_FMT ": the outgoing surrogate's answer at this switch was rejected: econserved jumps here\n", md->fstep));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if ((md->served_sur ? &md->prov : &md->sprov)->newton) PetscCall(SgMDDomainReverseArray(dom, fo)); /* ghost rows onto owners */
+  for (PetscInt i = 0; i < dom->nlocal; i++) {
+    PetscReal c = md->hkick * md->units.ftm2v / md->mass[dom->type[i]];
+    for (int a = 0; a < 3; a++) {
+      PetscReal v = dom->v[3 * i + a], vo = v + c * fo[3 * i + a], vi = v + c * dom->f[3 * i + a];
+      loc += md->mass[dom->type[i]] * (vo * vo - vi * vi);
+    }
+  }
+  PetscCall(MPIU_Allreduce(&loc, &dke, 1, MPIU_REAL, MPIU_SUM, dom->comm));
+  md->eswitch += de + 0.5 * md->units.mvv2e * dke;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The force evaluation that drives the trajectory, at the configuration of step md->fstep: the
    slot's policy picks the provider (the solver's, or the surrogate). A solver-served call that the
    policy flagged (adaptive above trust_hi, or a rejected surrogate answer) is kept for retraining. */
@@ -125,6 +157,7 @@ PetscErrorCode SgMDComputeForces(SgMD *md)
   md->uncertainty = -1;
   if (md->has_sur) PetscCall(SgSlotGetLastCall(md->slot, &md->served_sur, &md->flagged, &md->uncertainty));
   PetscCall(Finish(md, md->served_sur ? &md->sprov : &md->prov, &out));
+  if (md->has_sur) PetscCall(SwitchEnergy(md));
   if (md->has_sur && md->flagged && !md->served_sur) PetscCall(SgMDRetrainFrame(md));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

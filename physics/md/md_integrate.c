@@ -134,6 +134,7 @@ PetscErrorCode SgMDIntegrate(SgMD *md, PetscReal dt)
 {
   PetscFunctionBegin;
   md->fstep = md->step + 1; /* the force call below evaluates the configuration of the next step */
+  md->hkick = 0.5 * dt;     /* and a half kick with its forces follows it (every ensemble) */
   switch (md->ens) {
   case SG_MD_NVE:
     Kick(md, 0.5 * dt);
@@ -167,7 +168,9 @@ PetscErrorCode SgMDIntegrate(SgMD *md, PetscReal dt)
 }
 
 /* Thermodynamic state (collective): LAMMPS's definitions, dof = 3N - 3 (momentum conserved).
-   econs: the quantity the integrator conserves (NVE: E; Langevin: E + bath; NHC: extended H). */
+   econs: the quantity the integrator conserves (NVE: E; Langevin: E + bath; NHC: extended H), plus
+   the energy jumps at md.forces provider switches (each provider's dynamics conserves its own E; a
+   switch changes E by the two providers' difference at that configuration: md_forces.c). */
 PetscErrorCode SgMDThermo(SgMD *md, PetscReal *T, PetscReal *ke, PetscReal *pe, PetscReal *p, PetscReal *econs)
 {
   PetscReal glob[2], kT = md->units.boltz * md->Ttarget;
@@ -180,7 +183,7 @@ PetscErrorCode SgMDThermo(SgMD *md, PetscReal *T, PetscReal *ke, PetscReal *pe, 
   *pe = md->pe;
   *T  = md->dof > 0 ? 2.0 * glob[0] / (md->dof * md->units.boltz) : 0.0;
   *p  = (md->dof * md->units.boltz * (*T) + md->virial[0] + md->virial[4] + md->virial[8]) / (3.0 * md->dom->box.volume) * md->units.nktv2p;
-  *econs = *ke + *pe;
+  *econs = *ke + *pe + md->eswitch;
   if (md->ens == SG_MD_LANGEVIN) *econs += glob[1];
   if (md->ens == SG_MD_NHC) {
     for (PetscInt k = 0; k < md->nchain; k++) *econs += 0.5 * md->Qeta[k] * md->peta[k] * md->peta[k] + (k == 0 ? md->dof * kT : kT) * md->eta[k];

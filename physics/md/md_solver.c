@@ -250,7 +250,9 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscCall(SgMDSystemDestroy(&md->sys));
   PetscCall(SgMDNeighSetUp(&md->neigh, md->dom));
   md->dof = 3 * md->N - 3;
-  md->eflag = md->baro; /* the barostat needs the virial every step: no separate energy pass */
+  /* the barostat needs the virial every step; a swapping slot needs both providers' energies at a
+     switch (econserved adds the jump): no separate energy pass */
+  md->eflag = (PetscBool)(md->baro || md->has_sur);
   if (md->rdf_every) PetscCall(PetscCalloc1(md->rdf_nbins, &md->rdf_hist));
   if (md->ens == SG_MD_NHC) {
     PetscReal kT = md->units.boltz * md->Ttarget;
@@ -422,7 +424,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     PetscCall(PetscFree(buf));
     PetscCall(MPIU_Allreduce(&md->ebath, &ebath, 1, MPIU_REAL, MPIU_SUM, comm));
     sc[0] = md->step; sc[1] = md->neigh.since; sc[2] = md->neigh.nbuilds; sc[3] = md->neigh.ndangerous;
-    sc[4] = md->pe; sc[5] = ebath; sc[6] = 0; sc[7] = 0;
+    sc[4] = md->pe; sc[5] = ebath; sc[6] = md->eswitch; sc[7] = 0;
     for (int k = 0; k < 9; k++) sc[8 + k] = md->virial[k];
     for (int k = 0; k < 10; k++) sc[17 + k] = k < md->nchain ? md->eta[k] : 0;
     PetscCall(SgCheckpointWriteReals(chk, "md_scalars", 27, sc));
@@ -496,6 +498,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     PetscCall(SgCheckpointReadReals(chk, "md_nhc_v", 10, md->peta));
     md->step = (PetscInt)sc[0]; md->neigh.since = (PetscInt)sc[1]; md->neigh.nbuilds = (PetscInt)sc[2]; md->neigh.ndangerous = (PetscInt)sc[3];
     md->pe = sc[4]; md->ebath = dom->rank == 0 ? sc[5] : 0.0;
+    md->eswitch = sc[6]; /* 0 in checkpoints written before it was kept */
     for (int k = 0; k < 9; k++) md->virial[k] = sc[8 + k];
     for (int k = 0; k < 10; k++) md->eta[k] = sc[17 + k];
     md->energy_step = md->step;

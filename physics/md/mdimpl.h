@@ -210,6 +210,9 @@ typedef struct {
   PetscInt    energy_step;   /* step at which pe/virial are valid (-1: none) */
   PetscReal  *fscratch; PetscInt nfscratch;
   PetscReal   ebath;         /* energy exchanged with the Langevin bath (for a conserved quantity) */
+  PetscReal   eswitch;       /* sum of the energy jumps at md.forces provider switches (outgoing -
+                                incoming provider at the switch configuration; global): econserved adds it */
+  PetscReal   hkick;         /* the half kick that follows the trajectory's force call (0 at set-up) */
   PetscInt    dof;
   /* output */
   PetscInt    thermo_every;

@@ -1,5 +1,6 @@
 /* SgSlot: a named, typed, swappable operator with a solver provider, an optional surrogate, and a
    swap policy that picks one of them per call (see sgslot.h for the policies). */
+#include <math.h>
 #include <string.h>
 #include "sgslot.h"
 
@@ -25,6 +26,10 @@ struct _n_SgSlot {
   PetscInt     last_served; /* -1 none yet, 0 solver, 1 surrogate */
   PetscBool    last_flagged;
   PetscReal    last_uncertainty;
+  PetscBool    last_switched;      /* the last call switched providers */
+  PetscReal    last_switch_energy; /* then E_outgoing - E_incoming at its configuration (NaN: unusable) */
+  PetscReal   *fscratch;           /* the outgoing provider's forces there */
+  PetscInt     nfscratch;
 };
 
 static const char *const known_slots[] = {"md.forces", "field.advance", "field.superres", NULL};
@@ -158,6 +163,36 @@ static PetscErrorCode ForcesSane(SgSlot slot, const SgForcesInput *in, const SgF
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* At a switch to provider `served`, the energy jump E_outgoing - E_incoming at this configuration:
+   the outgoing provider is evaluated once more, into scratch forces. NaN when its answer here was
+   rejected (the caller passes usable = false). */
+static PetscErrorCode SwitchEnergy(SgSlot slot, PetscInt served, PetscBool usable, const SgForcesInput *in, const SgForcesOutput *out)
+{
+  PetscInt       n = 3 * (in->n + in->nghost);
+  SgForcesOutput o = {0};
+  PetscReal      loc, glob;
+
+  PetscFunctionBegin;
+  slot->last_switched = PETSC_TRUE;
+  if (!usable) {
+    slot->last_switch_energy = NAN;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (n > slot->nfscratch) {
+    PetscCall(PetscFree(slot->fscratch));
+    slot->nfscratch = n + 64;
+    PetscCall(PetscMalloc1(slot->nfscratch, &slot->fscratch));
+  }
+  PetscCall(PetscArrayzero(slot->fscratch, n));
+  o.f = slot->fscratch;
+  if (served) PetscCall(((SgForcesFn)slot->fn)(slot->ctx, in, &o));
+  else PetscCall(((SgForcesFn)slot->sfn)(slot->sctx, in, &o));
+  loc = o.energy - out->energy;
+  PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPIU_REAL, MPIU_SUM, slot->comm));
+  slot->last_switch_energy = glob;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode LogSwitch(SgSlot slot, PetscInt served, const char *why)
 {
   PetscFunctionBegin;
@@ -171,7 +206,7 @@ static PetscErrorCode LogSwitch(SgSlot slot, PetscInt served, const char *why)
 
 PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForcesOutput *out)
 {
-  PetscBool   want_surrogate = PETSC_FALSE, flagged = PETSC_FALSE;
+  PetscBool   want_surrogate = PETSC_FALSE, flagged = PETSC_FALSE, rejected = PETSC_FALSE;
   PetscReal   unc = -1;
   PetscInt    step;
   char        why[128] = "";
@@ -180,6 +215,8 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
   PetscCheck(!strcmp(slot->name, "md.forces"), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Slot %s is not an md.forces slot", slot->name);
   PetscCheck(slot->fn, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Slot md.forces has no provider: choose one in the deck (e.g. md: {forces: lj})");
   step = slot->step_set ? slot->step : slot->calls;
+  slot->last_switched      = PETSC_FALSE;
+  slot->last_switch_energy = 0;
   if (slot->sfn) {
     switch (slot->policy) {
     case SG_SWAP_STATIC:
@@ -211,6 +248,7 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
     PetscCall(((SgForcesFn)slot->sfn)(slot->sctx, in, out));
     PetscCall(ForcesSane(slot, in, out, &sane));
     if (sane) {
+      if (slot->last_served == 0) PetscCall(SwitchEnergy(slot, 1, PETSC_TRUE, in, out));
       PetscCall(LogSwitch(slot, 1, why));
       slot->surrogate_calls++;
     } else {
@@ -222,11 +260,14 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
       PetscCall(PetscArrayzero(out->virial, 9));
       want_surrogate = PETSC_FALSE;
       flagged        = PETSC_TRUE;
+      rejected       = PETSC_TRUE;
       PetscCall(PetscSNPrintf(why, sizeof why, "surrogate rejected"));
     }
   }
   if (!want_surrogate) {
     PetscCall(((SgForcesFn)slot->fn)(slot->ctx, in, out));
+    /* from the surrogate: its energy here is usable unless it was just rejected at this configuration */
+    if (slot->sfn && slot->last_served == 1) PetscCall(SwitchEnergy(slot, 0, (PetscBool)!rejected, in, out));
     if (slot->sfn) PetscCall(LogSwitch(slot, 0, why));
     else slot->last_served = 0;
     slot->solver_calls++;
@@ -243,6 +284,17 @@ PetscErrorCode SgSlotGetLastCall(SgSlot slot, PetscBool *served_by_surrogate, Pe
   if (served_by_surrogate) *served_by_surrogate = slot->last_served == 1 ? PETSC_TRUE : PETSC_FALSE;
   if (flagged) *flagged = slot->last_flagged;
   if (uncertainty) *uncertainty = slot->last_uncertainty;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSlotGetLastSwitch(SgSlot slot, PetscBool *switched, PetscReal *de, PetscReal **f_outgoing)
+{
+  PetscBool usable = (PetscBool)(slot->last_switched && !PetscIsInfOrNanReal(slot->last_switch_energy));
+
+  PetscFunctionBegin;
+  if (switched) *switched = slot->last_switched;
+  if (de) *de = slot->last_switch_energy;
+  if (f_outgoing) *f_outgoing = usable ? slot->fscratch : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -280,6 +332,7 @@ PetscErrorCode SgSlotDestroy(SgSlot *slot)
 {
   PetscFunctionBegin;
   if (!*slot) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscFree((*slot)->fscratch));
   PetscCall(PetscFree((*slot)->provider));
   PetscCall(PetscFree((*slot)->surrogate));
   PetscCall(PetscFree((*slot)->name));
