@@ -8,7 +8,7 @@ set -e
 root=$(cd "$(dirname "$0")/../.." && pwd)
 SURGE=${SURGE:-$root/bin/surge}
 W=${1:-$root/build/si_demo}
-mkdir -p "$W" && cd "$W"
+mkdir -p "$W" && cd "$W" && W=$(pwd) # absolute: the run directories link the models by it
 export OPENBLAS_NUM_THREADS=1
 deck=$root/inputs/swap/si_adaptive.yaml
 report=$root/inputs/swap/si_demo_report.py

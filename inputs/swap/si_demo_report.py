@@ -6,7 +6,8 @@ DIR holds si_tb.h5, si_adaptive.h5 and si_dp.h5 (surge run outputs of inputs/swa
 md_swap_policy static/adaptive/static and md_swap_use solver/-/surrogate) and si_tb.rdf (md_rdf_file of
 the TB run: the r of each g(r) bin). Prints per run: loop time
 and speed-up over TB only, fraction of force calls served by the Deep Potentials, switches, retraining
-frames, total-energy drift, and the radial distribution function's distance from the TB-only run's
+frames, total-energy drift (E_tot, and econserved: E_tot plus the energy jumps at provider switches),
+and the radial distribution function's distance from the TB-only run's
 (max |g - g_TB| and the L1 distance integrated over r). Plots total energy, model deviation and g(r)."""
 import sys
 
@@ -31,6 +32,7 @@ for name, base in runs:
     data[name] = dict(
         step=g["step"][:] if "step" in g else np.arange(len(g["etotal"])),
         etot=g["etotal"][:],
+        econs=g["econserved"][:],
         served=g["surrogate_served"][:] if "surrogate_served" in g else np.zeros(len(g["etotal"])),
         unc=g["uncertainty"][:] if "uncertainty" in g else None,
         loop=report(f, "md_loop_time"),
@@ -43,17 +45,18 @@ trust_lo, trust_hi = (float(sys.argv[3]), float(sys.argv[4])) if len(sys.argv) >
 r = np.loadtxt(f"{d}/si_tb.rdf")[:, 0]
 dr = r[1] - r[0]
 print(f"{'run':11s} {'loop s':>8s} {'speed-up':>9s} {'DP-served':>10s} {'switches':>9s} {'retrain':>8s} "
-      f"{'max|E-E0| eV':>13s} {'max|g-g_TB|':>12s} {'int|g-g_TB|dr':>14s}")
+      f"{'max|E-E0| eV':>13s} {'max|Ec-Ec0| eV':>15s} {'max|g-g_TB|':>12s} {'int|g-g_TB|dr':>14s}")
 for name, _ in runs:
     x = data[name]
     drift = np.max(np.abs(x["etot"] - x["etot"][0]))
+    cdrift = np.max(np.abs(x["econs"] - x["econs"][0]))
     dg = np.abs(x["rdf"] - tb["rdf"])
     print(f"{name:11s} {x['loop']:8.2f} {tb['loop'] / x['loop']:9.2f} {100 * x['served'][1:].mean():9.1f}% "
-          f"{x['switches']:9.0f} {x['retrain']:8.0f} {drift:13.4f} {dg.max():12.3f} {np.sum(dg) * dr:14.4f}")
+          f"{x['switches']:9.0f} {x['retrain']:8.0f} {drift:13.4f} {cdrift:15.4f} {dg.max():12.3f} {np.sum(dg) * dr:14.4f}")
 
 if os.path.exists(f"{d}/si_tb_seed2.rdf"):  # a TB run from another velocity seed: the noise of g(r)
     dg = np.abs(np.loadtxt(f"{d}/si_tb_seed2.rdf")[:, 1] - tb["rdf"])
-    print(f"{'TB, seed 2':11s} {'':8s} {'':9s} {'':10s} {'':9s} {'':8s} {'':13s} {dg.max():12.3f} {np.sum(dg) * dr:14.4f}"
+    print(f"{'TB, seed 2':11s} {'':8s} {'':9s} {'':10s} {'':9s} {'':8s} {'':13s} {'':15s} {dg.max():12.3f} {np.sum(dg) * dr:14.4f}"
           "   <- noise scale of g(r)")
 
 if len(sys.argv) > 2:
@@ -65,7 +68,10 @@ if len(sys.argv) > 2:
     fig, ax = plt.subplots(1, 3, figsize=(15, 4))
     for name, _ in runs:
         x = data[name]
-        ax[0].plot(x["step"], x["etot"] - tb["etot"][0], label=name)
+        line, = ax[0].plot(x["step"], x["etot"] - tb["etot"][0], label=name)
+        if x["switches"] > 0:  # econserved: the switch jumps added back
+            ax[0].plot(x["step"], x["econs"] - tb["etot"][0], ls=(0, (2, 1)), lw=2.2, zorder=5, color=line.get_color(),
+                       label=f"{name}: econserved")
         ax[2].plot(r, x["rdf"], label=name)
     ad = data["adaptive"]
     if ad["unc"] is not None:
