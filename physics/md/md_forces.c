@@ -106,35 +106,69 @@ static PetscErrorCode Prepare(SgMD *md, SgForcesInput *in, SgForcesOutput *out)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Energy (global) and forces (ghost rows folded onto their owners) of provider p at the current
+   configuration into f[3 (nlocal + nghost)], energy computed whatever md->eflag says; the trajectory's
+   forces dom->f and the thermo state are left as they are. */
+static PetscErrorCode EvalProvider(SgMD *md, const SgMDForceProvider *p, PetscReal *f, PetscReal *energy)
+{
+  SgMDDomain    *dom = md->dom;
+  PetscReal     *keep = dom->f;
+  PetscBool      eflag = md->eflag;
+  SgForcesInput  in;
+  SgForcesOutput out;
+
+  PetscFunctionBegin;
+  dom->f    = f;
+  md->eflag = PETSC_TRUE;
+  PetscCall(Prepare(md, &in, &out));
+  PetscCall(PetscLogEventBegin(md->ev_force, 0, 0, 0, 0));
+  PetscCall(p->fn(p->ctx, &in, &out));
+  PetscCall(PetscLogEventEnd(md->ev_force, 0, 0, 0, 0));
+  if (p->newton) PetscCall(SgMDDomainReverse(dom));
+  PetscCall(MPIU_Allreduce(&out.energy, energy, 1, MPIU_REAL, MPIU_SUM, dom->comm));
+  md->eflag = eflag;
+  dom->f    = keep;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* At a switch of md.forces provider the energy the dynamics conserves changes from the outgoing
    provider's to the incoming one's. econserved carries on across it by adding their difference at
-   the switch configuration, as the outgoing provider would have reported it after the half kick that
-   follows this force call (md->hkick):
+   the switch configuration as each would report it after the half kick that follows this force call
+   (h = md->hkick, v the velocities before it):
      [KE(v + h F_out/m) + U_out] - [KE(v + h F_in/m) + U_in]
-   so econserved is continuous at the switch to round-off, not just to O(h |F_out - F_in| v). */
+   so econserved is continuous at the switch to round-off, not just to O(h |F_out - F_in| v). The
+   outgoing provider is evaluated once more (directly, not through the slot: the swap statistics
+   count trajectory calls), one extra evaluation per switch. */
 static PetscErrorCode SwitchEnergy(SgMD *md)
 {
   SgMDDomain *dom = md->dom;
-  PetscBool   switched;
-  PetscReal   de, *fo, loc = 0, dke;
+  PetscInt    n   = 3 * (dom->nlocal + dom->nghost);
+  PetscBool   switched, rejected;
+  PetscReal   uout, loc = 0, dke;
 
   PetscFunctionBegin;
-  PetscCall(SgSlotGetLastSwitch(md->slot, &switched, &de, &fo));
+  PetscCall(SgSlotGetLastSwitch(md->slot, &switched, &rejected));
   if (!switched) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!fo) {
+  if (rejected) { /* the outgoing provider is the surrogate, whose answer here was garbage */
     PetscCall(PetscPrintf(dom->comm, "md: step %" PetscInt_FMT ": the outgoing surrogate's answer at this switch was rejected: econserved jumps here\n", md->fstep));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if ((md->served_sur ? &md->prov : &md->sprov)->newton) PetscCall(SgMDDomainReverseArray(dom, fo)); /* ghost rows onto owners */
+  PetscCall(SgMDEnsureEnergy(md)); /* U_in (a lazy provider skipped it) */
+  if (n > md->nfscratch) {
+    PetscCall(PetscFree(md->fscratch));
+    md->nfscratch = n + 64;
+    PetscCall(PetscMalloc1(md->nfscratch, &md->fscratch));
+  }
+  PetscCall(EvalProvider(md, md->served_sur ? &md->prov : &md->sprov, md->fscratch, &uout));
   for (PetscInt i = 0; i < dom->nlocal; i++) {
     PetscReal c = md->hkick * md->units.ftm2v / md->mass[dom->type[i]];
     for (int a = 0; a < 3; a++) {
-      PetscReal v = dom->v[3 * i + a], vo = v + c * fo[3 * i + a], vi = v + c * dom->f[3 * i + a];
+      PetscReal v = dom->v[3 * i + a], vo = v + c * md->fscratch[3 * i + a], vi = v + c * dom->f[3 * i + a];
       loc += md->mass[dom->type[i]] * (vo * vo - vi * vi);
     }
   }
   PetscCall(MPIU_Allreduce(&loc, &dke, 1, MPIU_REAL, MPIU_SUM, dom->comm));
-  md->eswitch += de + 0.5 * md->units.mvv2e * dke;
+  md->eswitch += uout - md->pe + 0.5 * md->units.mvv2e * dke;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -250,9 +250,7 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscCall(SgMDSystemDestroy(&md->sys));
   PetscCall(SgMDNeighSetUp(&md->neigh, md->dom));
   md->dof = 3 * md->N - 3;
-  /* the barostat needs the virial every step; a swapping slot needs both providers' energies at a
-     switch (econserved adds the jump): no separate energy pass */
-  md->eflag = (PetscBool)(md->baro || md->has_sur);
+  md->eflag = md->baro; /* the barostat needs the virial every step: no separate energy pass */
   if (md->rdf_every) PetscCall(PetscCalloc1(md->rdf_nbins, &md->rdf_hist));
   if (md->ens == SG_MD_NHC) {
     PetscReal kT = md->units.boltz * md->Ttarget;

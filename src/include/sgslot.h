@@ -73,14 +73,11 @@ PETSC_EXTERN PetscErrorCode SgSlotComputeForces(SgSlot, const SgForcesInput *, S
 /* What the last call did: served_by_surrogate, flagged (the solver's frame should be kept for
    retraining, or the surrogate served in the uncertain band), the uncertainty (-1 if none). */
 PETSC_EXTERN PetscErrorCode SgSlotGetLastCall(SgSlot, PetscBool *served_by_surrogate, PetscBool *flagged, PetscReal *uncertainty);
-/* Whether the last call switched providers, and if so the outgoing provider evaluated once more at
-   the same configuration (collective; one extra call per switch): *de = E_outgoing - E_incoming
-   summed over the slot's ranks, *f_outgoing its forces on this rank's atoms and ghosts (ghost rows
-   not folded; slot scratch, writable, valid until the next call). de NaN and f NULL when the
-   outgoing provider's answer there is unusable (a surrogate answer that was just rejected). Between
-   switches each provider's dynamics conserves its own energy; these let a caller carry a conserved
-   quantity across switches (the MD engine's econserved). */
-PETSC_EXTERN PetscErrorCode SgSlotGetLastSwitch(SgSlot, PetscBool *switched, PetscReal *de, PetscReal **f_outgoing);
+/* Whether the last call switched providers (the provider that served it is not the one that served
+   the call before), and whether its surrogate answer was rejected (so the surrogate's energy at that
+   configuration is unusable). A caller that carries a conserved quantity across switches (the MD
+   engine's econserved) evaluates both providers there. */
+PETSC_EXTERN PetscErrorCode SgSlotGetLastSwitch(SgSlot, PetscBool *switched, PetscBool *rejected);
 /* Totals: calls served by the solver and by the surrogate, switches, rejected surrogate calls. */
 PETSC_EXTERN PetscErrorCode SgSlotGetCounts(SgSlot, PetscInt *solver_calls, PetscInt *surrogate_calls, PetscInt *switches, PetscInt *rejected);
 /* The slot's history as SG_SLOT_NSTATE reals (counts, who served the last call, its flag and

@@ -1,6 +1,5 @@
 /* SgSlot: a named, typed, swappable operator with a solver provider, an optional surrogate, and a
    swap policy that picks one of them per call (see sgslot.h for the policies). */
-#include <math.h>
 #include <string.h>
 #include "sgslot.h"
 
@@ -26,10 +25,7 @@ struct _n_SgSlot {
   PetscInt     last_served; /* -1 none yet, 0 solver, 1 surrogate */
   PetscBool    last_flagged;
   PetscReal    last_uncertainty;
-  PetscBool    last_switched;      /* the last call switched providers */
-  PetscReal    last_switch_energy; /* then E_outgoing - E_incoming at its configuration (NaN: unusable) */
-  PetscReal   *fscratch;           /* the outgoing provider's forces there */
-  PetscInt     nfscratch;
+  PetscBool    last_switched, last_rejected; /* the last call switched providers; its surrogate answer was rejected */
 };
 
 static const char *const known_slots[] = {"md.forces", "field.advance", "field.superres", NULL};
@@ -163,41 +159,12 @@ static PetscErrorCode ForcesSane(SgSlot slot, const SgForcesInput *in, const SgF
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* At a switch to provider `served`, the energy jump E_outgoing - E_incoming at this configuration:
-   the outgoing provider is evaluated once more, into scratch forces. NaN when its answer here was
-   rejected (the caller passes usable = false). */
-static PetscErrorCode SwitchEnergy(SgSlot slot, PetscInt served, PetscBool usable, const SgForcesInput *in, const SgForcesOutput *out)
-{
-  PetscInt       n = 3 * (in->n + in->nghost);
-  SgForcesOutput o = {0};
-  PetscReal      loc, glob;
-
-  PetscFunctionBegin;
-  slot->last_switched = PETSC_TRUE;
-  if (!usable) {
-    slot->last_switch_energy = NAN;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (n > slot->nfscratch) {
-    PetscCall(PetscFree(slot->fscratch));
-    slot->nfscratch = n + 64;
-    PetscCall(PetscMalloc1(slot->nfscratch, &slot->fscratch));
-  }
-  PetscCall(PetscArrayzero(slot->fscratch, n));
-  o.f = slot->fscratch;
-  if (served) PetscCall(((SgForcesFn)slot->fn)(slot->ctx, in, &o));
-  else PetscCall(((SgForcesFn)slot->sfn)(slot->sctx, in, &o));
-  loc = o.energy - out->energy;
-  PetscCallMPI(MPI_Allreduce(&loc, &glob, 1, MPIU_REAL, MPIU_SUM, slot->comm));
-  slot->last_switch_energy = glob;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode LogSwitch(SgSlot slot, PetscInt served, const char *why)
 {
   PetscFunctionBegin;
   if (slot->last_served >= 0 && slot->last_served != served) {
     slot->switches++;
+    slot->last_switched = PETSC_TRUE;
     PetscCall(PetscPrintf(slot->comm, "%s: step %" PetscInt_FMT ": %s -> %s (%s)\n", slot->name, slot->step_set ? slot->step : slot->calls, slot->last_served ? slot->surrogate : slot->provider, served ? slot->surrogate : slot->provider, why));
   }
   slot->last_served = served;
@@ -206,7 +173,7 @@ static PetscErrorCode LogSwitch(SgSlot slot, PetscInt served, const char *why)
 
 PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForcesOutput *out)
 {
-  PetscBool   want_surrogate = PETSC_FALSE, flagged = PETSC_FALSE, rejected = PETSC_FALSE;
+  PetscBool   want_surrogate = PETSC_FALSE, flagged = PETSC_FALSE;
   PetscReal   unc = -1;
   PetscInt    step;
   char        why[128] = "";
@@ -215,8 +182,7 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
   PetscCheck(!strcmp(slot->name, "md.forces"), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Slot %s is not an md.forces slot", slot->name);
   PetscCheck(slot->fn, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Slot md.forces has no provider: choose one in the deck (e.g. md: {forces: lj})");
   step = slot->step_set ? slot->step : slot->calls;
-  slot->last_switched      = PETSC_FALSE;
-  slot->last_switch_energy = 0;
+  slot->last_switched = slot->last_rejected = PETSC_FALSE;
   if (slot->sfn) {
     switch (slot->policy) {
     case SG_SWAP_STATIC:
@@ -248,7 +214,6 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
     PetscCall(((SgForcesFn)slot->sfn)(slot->sctx, in, out));
     PetscCall(ForcesSane(slot, in, out, &sane));
     if (sane) {
-      if (slot->last_served == 0) PetscCall(SwitchEnergy(slot, 1, PETSC_TRUE, in, out));
       PetscCall(LogSwitch(slot, 1, why));
       slot->surrogate_calls++;
     } else {
@@ -260,14 +225,12 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
       PetscCall(PetscArrayzero(out->virial, 9));
       want_surrogate = PETSC_FALSE;
       flagged        = PETSC_TRUE;
-      rejected       = PETSC_TRUE;
+      slot->last_rejected = PETSC_TRUE;
       PetscCall(PetscSNPrintf(why, sizeof why, "surrogate rejected"));
     }
   }
   if (!want_surrogate) {
     PetscCall(((SgForcesFn)slot->fn)(slot->ctx, in, out));
-    /* from the surrogate: its energy here is usable unless it was just rejected at this configuration */
-    if (slot->sfn && slot->last_served == 1) PetscCall(SwitchEnergy(slot, 0, (PetscBool)!rejected, in, out));
     if (slot->sfn) PetscCall(LogSwitch(slot, 0, why));
     else slot->last_served = 0;
     slot->solver_calls++;
@@ -287,14 +250,11 @@ PetscErrorCode SgSlotGetLastCall(SgSlot slot, PetscBool *served_by_surrogate, Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgSlotGetLastSwitch(SgSlot slot, PetscBool *switched, PetscReal *de, PetscReal **f_outgoing)
+PetscErrorCode SgSlotGetLastSwitch(SgSlot slot, PetscBool *switched, PetscBool *rejected)
 {
-  PetscBool usable = (PetscBool)(slot->last_switched && !PetscIsInfOrNanReal(slot->last_switch_energy));
-
   PetscFunctionBegin;
   if (switched) *switched = slot->last_switched;
-  if (de) *de = slot->last_switch_energy;
-  if (f_outgoing) *f_outgoing = usable ? slot->fscratch : NULL;
+  if (rejected) *rejected = slot->last_rejected;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -332,7 +292,6 @@ PetscErrorCode SgSlotDestroy(SgSlot *slot)
 {
   PetscFunctionBegin;
   if (!*slot) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscFree((*slot)->fscratch));
   PetscCall(PetscFree((*slot)->provider));
   PetscCall(PetscFree((*slot)->surrogate));
   PetscCall(PetscFree((*slot)->name));
