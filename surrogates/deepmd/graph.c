@@ -177,19 +177,16 @@ static PetscErrorCode PaddingTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int create_graph, SgnnTensor *Eout, SgnnTensor *Fout, SgnnTensor *Vout)
+/* T = G^T Rn per atom, [A, M, 4] (not yet divided by nnei): the embedding nets of the real
+   neighbours plus the padding term of the empty slots. */
+static PetscErrorCode EnvTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor Rn, SgnnTensor *Tout)
 {
   const SgDPConfig *c = &m->cfg;
-  int               A = (int)(bt->B * bt->N), nnei = (int)c->nnei, M = (int)c->emb[c->nemb - 1], M2 = (int)c->axis, B = (int)bt->B;
-  SgnnTensor        Rn, T = NULL, E = NULL, Pad;
-  long             *idx, *fr, *ridx;
+  int               A = (int)(bt->B * bt->N), nnei = (int)c->nnei, M = (int)c->emb[c->nemb - 1];
+  SgnnTensor        T = NULL, Pad;
+  long             *ridx;
 
   PetscFunctionBegin;
-  {
-    int s[3] = {A, nnei, 4};
-    SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, s, bt->envn, &Rn));
-    SgNN(sgnn_tensor_set_requires_grad(Rn, 1));
-  }
   /* The embedding nets and T = G^T R run over blocks of atoms (their neighbour rows): each block's
      tensors (~2 MiB) stay in L2 through the chains of element-wise ops of the forward and both
      backward passes, where whole-frame tensors (20 MB for the 26,496 neighbour rows of a water frame)
@@ -270,93 +267,130 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
     FREE(P3);
     T = Tp;
   }
-  {
-    SgnnTensor Ts, T2, D, Df;
-    SgNN(sgnn_affine(T, 1.0 / nnei, 0.0, &Ts));
-    FREE(T);
-    SgNN(sgnn_slice(Ts, 1, 0, M2, &T2));
-    SgNN(sgnn_matmul(Ts, T2, 0, 1, &D));
-    FREE(Ts);
-    FREE(T2);
-    int s[2] = {A, M * M2};
-    SgNN(sgnn_reshape(D, 2, s, &Df));
-    FREE(D);
-    PetscCall(PetscMalloc2(A, &idx, A, &fr));
-    for (PetscInt t = 0; t < c->ntypes; t++) {
-      long nc = 0;
-      for (int a = 0; a < A; a++)
-        if (bt->type[a % bt->N] == t) idx[nc] = a, fr[nc] = a / bt->N, nc++;
-      if (!nc) continue;
-      SgnnTensor h, e1, e0, eb, Et;
-      SgNN(sgnn_index_select(Df, 0, nc, idx, &h));
-      for (PetscInt l = 0; l <= c->nfit; l++) {
-        SgnnTensor hn;
-        PetscCall(Layer(h, m->fW[t][l], m->fb[t][l], m->fidt[t][l], m->fnet[t].l[l].res, (PetscBool)(l < c->nfit), &hn));
-        FREE(h);
-        h = hn;
-      }
-      int s1[1] = {(int)nc};
-      SgNN(sgnn_reshape(h, 1, s1, &e1));
+  *Tout = T;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Energies per frame [B] from T: descriptor D = (T/nnei) (T</nnei)^T per atom, the fitting net of
+   each atom's type on its rows, the type's bias, summed over the atoms of each frame. Consumes T. */
+static PetscErrorCode FrameEnergies(SgDPModel m, const SgDPBatch *bt, SgnnTensor T, SgnnTensor *Eout)
+{
+  const SgDPConfig *c = &m->cfg;
+  int               A = (int)(bt->B * bt->N), nnei = (int)c->nnei, M = (int)c->emb[c->nemb - 1], M2 = (int)c->axis, B = (int)bt->B;
+  SgnnTensor        E = NULL, Ts, T2, D, Df;
+  long             *idx, *fr;
+  int               sd[2] = {A, M * M2};
+
+  PetscFunctionBegin;
+  SgNN(sgnn_affine(T, 1.0 / nnei, 0.0, &Ts));
+  FREE(T);
+  SgNN(sgnn_slice(Ts, 1, 0, M2, &T2));
+  SgNN(sgnn_matmul(Ts, T2, 0, 1, &D));
+  FREE(Ts);
+  FREE(T2);
+  SgNN(sgnn_reshape(D, 2, sd, &Df));
+  FREE(D);
+  PetscCall(PetscMalloc2(A, &idx, A, &fr));
+  for (PetscInt t = 0; t < c->ntypes; t++) {
+    long nc = 0;
+    for (int a = 0; a < A; a++)
+      if (bt->type[a % bt->N] == t) idx[nc] = a, fr[nc] = a / bt->N, nc++;
+    if (!nc) continue;
+    SgnnTensor h, e1, e0, eb, Et;
+    SgNN(sgnn_index_select(Df, 0, nc, idx, &h));
+    for (PetscInt l = 0; l <= c->nfit; l++) {
+      SgnnTensor hn;
+      PetscCall(Layer(h, m->fW[t][l], m->fb[t][l], m->fidt[t][l], m->fnet[t].l[l].res, (PetscBool)(l < c->nfit), &hn));
       FREE(h);
-      SgNN(sgnn_affine(e1, 1.0, m->bias[t], &e0));
-      FREE(e1);
-      SgNN(sgnn_scatter_add(e0, 0, nc, fr, B, &eb));
-      FREE(e0);
-      if (!E) E = eb;
-      else {
-        SgNN(sgnn_add(E, eb, &Et));
-        FREE(E);
-        FREE(eb);
-        E = Et;
-      }
+      h = hn;
     }
-    FREE(Df);
-    PetscCall(PetscFree2(idx, fr));
+    int s1[1] = {(int)nc};
+    SgNN(sgnn_reshape(h, 1, s1, &e1));
+    FREE(h);
+    SgNN(sgnn_affine(e1, 1.0, m->bias[t], &e0));
+    FREE(e1);
+    SgNN(sgnn_scatter_add(e0, 0, nc, fr, B, &eb));
+    FREE(e0);
+    if (!E) E = eb;
+    else {
+      SgNN(sgnn_add(E, eb, &Et));
+      FREE(E);
+      FREE(eb);
+      E = Et;
+    }
   }
-  if (Fout || Vout) {
-    SgnnTensor g, g3, DR, pr, Gv, sj, Gv3, si, F;
-    int        ax = 1;
-    SgNN(sgnn_grad(1, &E, NULL, 1, &Rn, create_graph, &g));
-    {
-      int s3[3] = {A * nnei, 4, 1}, sd[3] = {A * nnei, 4, 3};
-      SgNN(sgnn_reshape(g, 3, s3, &g3));
-      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, sd, bt->denvn, &DR));
-    }
-    FREE(g);
-    SgNN(sgnn_mul(g3, DR, &pr));
-    FREE(g3);
-    FREE(DR);
-    SgNN(sgnn_sum(pr, 1, &ax, 0, &Gv)); /* [A*nnei, 3] = dE/dr_ij */
-    FREE(pr);
-    if (Fout) {
-      SgNN(sgnn_scatter_add(Gv, 0, (long)A * nnei, bt->jidx, A, &sj));
-      int s3[3] = {A, nnei, 3};
-      SgNN(sgnn_reshape(Gv, 3, s3, &Gv3));
-      SgNN(sgnn_sum(Gv3, 1, &ax, 0, &si));
-      FREE(Gv3);
-      SgNN(sgnn_sub(si, sj, &F));
-      FREE(si);
-      FREE(sj);
-      *Fout = F;
-    }
-    if (Vout && want_virial) {
-      SgnnTensor r, G13, rg, rg3, Vs, V;
-      int        sr[3] = {A * nnei, 3, 1}, sg[3] = {A * nnei, 1, 3}, sv[3] = {B, (A / B) * nnei, 9};
-      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, sr, bt->rij, &r));
-      SgNN(sgnn_reshape(Gv, 3, sg, &G13));
-      SgNN(sgnn_mul(r, G13, &rg));
-      FREE(r);
-      FREE(G13);
-      SgNN(sgnn_reshape(rg, 3, sv, &rg3));
-      FREE(rg);
-      SgNN(sgnn_sum(rg3, 1, &ax, 0, &Vs));
-      FREE(rg3);
-      SgNN(sgnn_affine(Vs, -1.0, 0.0, &V));
-      FREE(Vs);
-      *Vout = V;
-    } else if (Vout) *Vout = NULL;
-    FREE(Gv);
+  FREE(Df);
+  PetscCall(PetscFree2(idx, fr));
+  *Eout = E;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Forces [A, 3] = -dE/dx and virials [B, 9] through the environment matrix: dE/dRn by sgnn_grad
+   (create_graph: differentiable again, for the force loss), dE/dr_ij = sum_k dE/dRn_ijk dRn_ijk/dr_ij,
+   F = sum over an atom's own rows - scatter onto the neighbours. */
+static PetscErrorCode ForcesVirials(SgDPModel m, const SgDPBatch *bt, SgnnTensor E, SgnnTensor Rn, PetscBool want_virial, int create_graph, SgnnTensor *Fout, SgnnTensor *Vout)
+{
+  int        A = (int)(bt->B * bt->N), nnei = (int)m->cfg.nnei, B = (int)bt->B, ax = 1;
+  SgnnTensor g, g3, DR, pr, Gv, sj, Gv3, si, F;
+
+  PetscFunctionBegin;
+  SgNN(sgnn_grad(1, &E, NULL, 1, &Rn, create_graph, &g));
+  {
+    int s3[3] = {A * nnei, 4, 1}, sd[3] = {A * nnei, 4, 3};
+    SgNN(sgnn_reshape(g, 3, s3, &g3));
+    SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, sd, bt->denvn, &DR));
   }
+  FREE(g);
+  SgNN(sgnn_mul(g3, DR, &pr));
+  FREE(g3);
+  FREE(DR);
+  SgNN(sgnn_sum(pr, 1, &ax, 0, &Gv)); /* [A*nnei, 3] = dE/dr_ij */
+  FREE(pr);
+  if (Fout) {
+    SgNN(sgnn_scatter_add(Gv, 0, (long)A * nnei, bt->jidx, A, &sj));
+    int s3[3] = {A, nnei, 3};
+    SgNN(sgnn_reshape(Gv, 3, s3, &Gv3));
+    SgNN(sgnn_sum(Gv3, 1, &ax, 0, &si));
+    FREE(Gv3);
+    SgNN(sgnn_sub(si, sj, &F));
+    FREE(si);
+    FREE(sj);
+    *Fout = F;
+  }
+  if (Vout && want_virial) {
+    SgnnTensor r, G13, rg, rg3, Vs, V;
+    int        sr[3] = {A * nnei, 3, 1}, sg[3] = {A * nnei, 1, 3}, sv[3] = {B, (A / B) * nnei, 9};
+    SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, sr, bt->rij, &r));
+    SgNN(sgnn_reshape(Gv, 3, sg, &G13));
+    SgNN(sgnn_mul(r, G13, &rg));
+    FREE(r);
+    FREE(G13);
+    SgNN(sgnn_reshape(rg, 3, sv, &rg3));
+    FREE(rg);
+    SgNN(sgnn_sum(rg3, 1, &ax, 0, &Vs));
+    FREE(rg3);
+    SgNN(sgnn_affine(Vs, -1.0, 0.0, &V));
+    FREE(Vs);
+    *Vout = V;
+  } else if (Vout) *Vout = NULL;
+  FREE(Gv);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int create_graph, SgnnTensor *Eout, SgnnTensor *Fout, SgnnTensor *Vout)
+{
+  int        A = (int)(bt->B * bt->N), nnei = (int)m->cfg.nnei;
+  SgnnTensor Rn, T = NULL, E = NULL;
+
+  PetscFunctionBegin;
+  {
+    int s[3] = {A, nnei, 4};
+    SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, s, bt->envn, &Rn));
+    SgNN(sgnn_tensor_set_requires_grad(Rn, 1));
+  }
+  PetscCall(EnvTerm(m, bt, Rn, &T));
+  PetscCall(FrameEnergies(m, bt, T, &E));
+  if (Fout || Vout) PetscCall(ForcesVirials(m, bt, E, Rn, want_virial, create_graph, Fout, Vout));
   FREE(Rn);
   *Eout = E;
   PetscFunctionReturn(PETSC_SUCCESS);
