@@ -30,7 +30,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Deep Potential se_e2_a (deck section deepmd:)");
   n = 16;
-  PetscCall(SgOptionsStringArray("-data", "Training md_frames datasets (HDF5) or DeePMD-kit system directories (imported)", strs, &n, &set));
+  PetscCall(SgOptionsStringArray("-data", "Training md_frames datasets (HDF5) or DeePMD-kit system directories (imported); files with different atom lists are separate systems, trained together", strs, &n, &set));
   o->nfiles = set ? n : 0;
   for (PetscInt i = 0; i < o->nfiles; i++) {
     PetscCall(PetscStrncpy(o->files[i], strs[i], PETSC_MAX_PATH_LEN));

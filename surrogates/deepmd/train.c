@@ -8,12 +8,18 @@
    the floating-point sum). Statistics (davg/dstd from the first stat_frames frames, the energy
    bias by least squares on all training energies) are computed identically on every rank.
    Checkpoints (save_freq/save_ckpt, and at a max_time stop) also hold the step, Adam's moments and
-   the ranks, so `restart` continues a run bit for bit: the loader resumes at the same global batch. */
+   the ranks, so `restart` continues a run bit for bit: the loader resumes at the same global batch.
+   Systems (DeePMD-kit's term): data files with the same atom list form one system, with its own
+   loader; files of different sizes or compositions are different systems. Each step draws its batch
+   from one system, chosen with probability proportional to its frame count (DeePMD-kit's default
+   prob_sys_size) by a hash of (seed, step): the same on every rank and after a restart. */
+#include <math.h>
 #include <math.h>
 #include "deepmd_train.h"
 #include "sgdeepmd.h"
 #include "sgloader.h"
 #include "sgdataset.h"
+#include "sgsys.h"
 
 static PetscErrorCode ToDouble(SgDType dt, const void *src, size_t n, PetscReal *dst)
 {
@@ -26,10 +32,12 @@ static PetscErrorCode ToDouble(SgDType dt, const void *src, size_t n, PetscReal 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, PetscInt N, const PetscInt *type)
+/* davg/dstd from the first stat_frames frames of each system (sysof[file]), the energy bias from all
+   frames of all files */
+static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, const PetscInt *sysof)
 {
   SgDPStats  st;
-  PetscInt   used = 0, nftot = 0;
+  PetscInt   nftot = 0, used[16] = {0};
   PetscReal *counts = NULL, *E = NULL;
 
   PetscFunctionBegin;
@@ -41,7 +49,7 @@ static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, PetscInt N
     PetscReal *x, box[9];
     PetscCall(SgDPReadTypes(m, o->files[fi], &n, &t, &hv, &nf));
     PetscCall(PetscMalloc1(3 * n, &x));
-    for (int64_t k = 0; k < nf && used < o->stat_frames; k++, used++) {
+    for (int64_t k = 0; k < nf && used[sysof[fi]] < o->stat_frames; k++, used[sysof[fi]]++) {
       PetscCall(SgDPReadFrames(o->files[fi], k, 1, n, PETSC_FALSE, x, box, NULL, NULL, NULL));
       PetscCall(SgDPStatsAddFrame(m, &st, n, x, t, SgDPBoxIsZero(box) ? NULL : box));
     }
@@ -85,18 +93,72 @@ static PetscErrorCode SaveCheckpoint(SgDPModel m, SgnnOptim opt, const char path
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* One system: the data files that share an atom list, with its loader and batch buffers. */
+typedef struct {
+  PetscInt   N, *type, nfiles, nsteps; /* nsteps: steps of the schedule that draw from this system */
+  const char *files[16];
+  int64_t    nframes;
+  SgLoader   ld;
+  SgDPBatch  bt;
+  PetscInt   Bcap;
+  PetscReal *xb, *fb, *vb, *eb, *boxb;
+} System;
+
+/* The system that step `step` draws its batch from (0 with one system). */
+static PetscInt SystemOfStep(const System *sys, PetscInt nsys, int64_t ntot, uint64_t seed, PetscInt step)
+{
+  uint64_t key[2] = {seed, (uint64_t)step};
+  double   u;
+  int64_t  acc = 0;
+
+  if (nsys == 1) return 0;
+  u = (double)(SgHash64(key, sizeof key, 0x5eed5) >> 11) * 0x1p-53 * (double)ntot;
+  for (PetscInt k = 0; k < nsys; k++) {
+    acc += sys[k].nframes;
+    if (u < (double)acc) return k;
+  }
+  return nsys - 1;
+}
+
+/* Group the files into systems by atom list. */
+static PetscErrorCode FindSystems(SgDPModel m, const SgDPTrainOpts *o, System *sys, PetscInt *nsys, PetscInt *sysof, PetscBool *hv, int64_t *ntot)
+{
+  PetscFunctionBegin;
+  *nsys = 0, *hv = PETSC_TRUE, *ntot = 0;
+  for (PetscInt fi = 0; fi < o->nfiles; fi++) {
+    PetscInt *t, n, k;
+    PetscBool v;
+    int64_t   nf;
+    PetscCall(SgDPReadTypes(m, o->files[fi], &n, &t, &v, &nf));
+    for (k = 0; k < *nsys; k++) {
+      PetscBool same = (PetscBool)(n == sys[k].N);
+      for (PetscInt i = 0; same && i < n; i++) same = (PetscBool)(t[i] == sys[k].type[i]);
+      if (same) break;
+    }
+    if (k == *nsys) {
+      PetscCall(PetscMemzero(&sys[k], sizeof sys[k]));
+      sys[k].N = n, sys[k].type = t, (*nsys)++;
+    } else PetscCall(PetscFree(t));
+    sys[k].files[sys[k].nfiles++] = o->files[fi];
+    sys[k].nframes += nf;
+    sysof[fi] = k;
+    *hv = (PetscBool)(*hv && v);
+    *ntot += nf;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
 {
   PetscMPIInt     rank, size;
-  PetscInt        N = 0, *type = NULL, nfields, Bcap = 0;
+  PetscInt        nfields, nsys = 0, sysof[16];
   PetscBool       hv = PETSC_TRUE;
   int64_t         ntot = 0;
-  SgLoader        ld;
-  SgDPBatch       bt = {0};
+  System          sys[16];
   SgnnOptimConfig oc;
   SgnnOptim       opt;
   long            np;
-  PetscReal      *xb = NULL, *fb = NULL, *vb = NULL, *eb = NULL, *boxb = NULL, decay;
+  PetscReal       decay;
   PetscInt        step0 = 0;
   SgDPTrainState  rs  = {0};
   FILE           *lc = NULL;
@@ -107,24 +169,15 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCheck(!o->save_freq || o->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "deepmd: save_freq %" PetscInt_FMT " needs a file: set deepmd: {save_ckpt: model_ckpt.h5}", o->save_freq);
   PetscCheck(o->nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [file.h5, ...]} (md_frames datasets; 'surge dataset import-deepmd' converts DeePMD-kit directories)");
-  for (PetscInt fi = 0; fi < o->nfiles; fi++) {
-    PetscInt *t, n;
-    PetscBool v;
-    int64_t   nf;
-    PetscCall(SgDPReadTypes(m, o->files[fi], &n, &t, &v, &nf));
-    if (!fi) N = n, type = t;
-    else {
-      PetscBool same = (PetscBool)(n == N);
-      for (PetscInt i = 0; same && i < n; i++) same = (PetscBool)(t[i] == type[i]);
-      PetscCheck(same, comm, PETSC_ERR_USER_INPUT, "deepmd: %s has a different atom list from %s; one training run needs one system (same type list)", o->files[fi], o->files[0]);
-      PetscCall(PetscFree(t));
-    }
-    hv = (PetscBool)(hv && v);
-    ntot += nf;
-  }
-  if (!o->init_model[0] && !o->restart[0]) PetscCall(Statistics(m, o, N, type)); /* else keep the loaded model's davg/dstd/bias */
+  PetscCall(FindSystems(m, o, sys, &nsys, sysof, &hv, &ntot));
+  for (PetscInt step = 0; step < o->numb_steps; step++) sys[SystemOfStep(sys, nsys, ntot, (uint64_t)o->seed, step)].nsteps++;
+  if (!o->init_model[0] && !o->restart[0]) PetscCall(Statistics(m, o, sysof)); /* else keep the loaded model's davg/dstd/bias */
   PetscCall(SgDPModelSync(m));
-  PetscCall(PetscPrintf(comm, "deepmd: %" PetscInt64_FMT " training frames of %" PetscInt_FMT " atoms in %" PetscInt_FMT " file(s)%s; %d rank(s)\n", (PetscInt64)ntot, N, o->nfiles, hv ? " with virials" : "", size));
+  if (nsys == 1) PetscCall(PetscPrintf(comm, "deepmd: %" PetscInt64_FMT " training frames of %" PetscInt_FMT " atoms in %" PetscInt_FMT " file(s)%s; %d rank(s)\n", (PetscInt64)ntot, sys[0].N, o->nfiles, hv ? " with virials" : "", size));
+  else {
+    PetscCall(PetscPrintf(comm, "deepmd: %" PetscInt64_FMT " training frames in %" PetscInt_FMT " systems (a batch comes from one system, chosen in proportion to its frames)%s; %d rank(s)\n", (PetscInt64)ntot, nsys, hv ? " with virials" : "", size));
+    for (PetscInt k = 0; k < nsys; k++) PetscCall(PetscPrintf(comm, "deepmd:   system %" PetscInt_FMT ": %" PetscInt64_FMT " frames of %" PetscInt_FMT " atoms (%s%s), %" PetscInt_FMT " of the %" PetscInt_FMT " steps\n", k, (PetscInt64)sys[k].nframes, sys[k].N, sys[k].files[0], sys[k].nfiles > 1 ? ", ..." : "", sys[k].nsteps, o->numb_steps));
+  }
   for (PetscInt t = 0; t < m->cfg.ntypes; t++)
     PetscCall(PetscPrintf(comm, "deepmd: type %s: davg %.5f dstd %.5f %.5f  bias_atom_e %.6f\n", m->cfg.type_map[t], (double)m->davg[t][0], (double)m->dstd[t][0], (double)m->dstd[t][1], (double)m->bias[t]));
   if (!hv && (o->start_pref_v > 0 || o->limit_pref_v > 0)) PetscCall(PetscPrintf(comm, "deepmd: the data have no virials: virial prefactors ignored\n"));
@@ -136,20 +189,23 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     step0 = (PetscInt)rs.step;
   }
 
-  /* loader */
+  /* loaders: one per system, each started at the number of batches it delivered before step0 */
   {
-    const char *fl[16], *fields[5] = {"coord", "box", "energy", "force", "virial"};
-    for (PetscInt i = 0; i < o->nfiles; i++) fl[i] = o->files[i];
-    PetscInt epochs = (PetscInt)((o->numb_steps * (int64_t)o->batch_size + ntot - 1) / ntot) + 1;
-    PetscCall(SgLoaderCreate(comm, &ld));
-    PetscCall(SgLoaderSetFiles(ld, o->nfiles, fl));
+    const char *fields[5] = {"coord", "box", "energy", "force", "virial"};
+    PetscInt    before[16] = {0};
+    for (PetscInt step = 0; step < step0; step++) before[SystemOfStep(sys, nsys, ntot, (uint64_t)o->seed, step)]++;
     nfields = hv ? 5 : 4;
-    PetscCall(SgLoaderSetFields(ld, nfields, fields));
-    PetscCall(SgLoaderSetBatchSize(ld, o->batch_size));
-    PetscCall(SgLoaderSetEpochs(ld, epochs));
-    PetscCall(SgLoaderSetSeed(ld, (uint64_t)o->seed));
-    PetscCall(SgLoaderSetStartBatch(ld, step0)); /* one global batch per step */
-    PetscCall(SgLoaderSetUp(ld));
+    for (PetscInt k = 0; k < nsys; k++) {
+      PetscInt epochs = (PetscInt)((sys[k].nsteps * (int64_t)o->batch_size + sys[k].nframes - 1) / sys[k].nframes) + 1;
+      PetscCall(SgLoaderCreate(comm, &sys[k].ld));
+      PetscCall(SgLoaderSetFiles(sys[k].ld, sys[k].nfiles, sys[k].files));
+      PetscCall(SgLoaderSetFields(sys[k].ld, nfields, fields));
+      PetscCall(SgLoaderSetBatchSize(sys[k].ld, o->batch_size));
+      PetscCall(SgLoaderSetEpochs(sys[k].ld, epochs));
+      PetscCall(SgLoaderSetSeed(sys[k].ld, (uint64_t)o->seed + 1000003ULL * (uint64_t)k));
+      PetscCall(SgLoaderSetStartBatch(sys[k].ld, before[k])); /* one global batch per step */
+      PetscCall(SgLoaderSetUp(sys[k].ld));
+    }
   }
   sgnn_optim_defaults(SGNN_ADAM, &oc);
   oc.lr = o->start_lr;
@@ -171,47 +227,50 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     if (!step0) fprintf(lc, "# step rmse_e_val(eV/atom) rmse_e_trn(eV/atom) rmse_f_val(eV/A) rmse_f_trn(eV/A) lr wall_s\n");
   }
   PetscCall(PetscPrintf(comm, "%8s %12s %12s %12s %12s %10s %8s\n", "step", "rmse_e_val", "rmse_e_trn", "rmse_f_val", "rmse_f_trn", "lr", "wall_s"));
-  PetscReal trn[3] = {0, 0, 0}; /* sum dE^2/N^2, sum dF^2, frames since the last display */
+  PetscReal trn[4] = {0, 0, 0, 0}; /* sum dE^2/N^2, sum dF^2, frames and force components since the last display */
   for (PetscInt step = step0; step < o->numb_steps; step++) {
+    System       *S = &sys[SystemOfStep(sys, nsys, ntot, (uint64_t)o->seed, step)];
+    const PetscInt N = S->N;
     SgLoaderBatch b;
     PetscBool     done;
     PetscReal     lr = o->start_lr * pow(decay, (double)(step / o->decay_steps)), fr = lr / o->start_lr;
     PetscReal     pe = o->limit_pref_e * (1 - fr) + o->start_pref_e * fr, pf = o->limit_pref_f * (1 - fr) + o->start_pref_f * fr;
     PetscReal     pv = hv ? o->limit_pref_v * (1 - fr) + o->start_pref_v * fr : 0;
-    PetscCall(SgLoaderNext(ld, &b, &done));
+    PetscCall(SgLoaderNext(S->ld, &b, &done));
     PetscCheck(!done, comm, PETSC_ERR_PLIB, "deepmd: loader ran out of batches at step %" PetscInt_FMT, step);
     SgNN(sgnn_params_zero_grad(m->P));
     if (b.nlocal > 0) {
-      PetscInt B = b.nlocal;
-      SgDType  dt;
-      int64_t  re;
-      if (B > Bcap) {
-        if (Bcap) PetscCall(SgDPBatchFree(&bt));
-        PetscCall(PetscFree5(xb, fb, vb, eb, boxb));
-        PetscCall(SgDPBatchAlloc(&m->cfg, B, N, &bt));
-        PetscCall(PetscMalloc5(3 * N * B, &xb, 3 * N * B, &fb, 9 * B, &vb, B, &eb, 9 * B, &boxb));
-        Bcap = B;
+      PetscInt   B = b.nlocal;
+      SgDType    dt;
+      int64_t    re;
+      SgDPBatch *bt = &S->bt;
+      if (B > S->Bcap) {
+        if (S->Bcap) PetscCall(SgDPBatchFree(bt));
+        PetscCall(PetscFree5(S->xb, S->fb, S->vb, S->eb, S->boxb));
+        PetscCall(SgDPBatchAlloc(&m->cfg, B, N, bt));
+        PetscCall(PetscMalloc5(3 * N * B, &S->xb, 3 * N * B, &S->fb, 9 * B, &S->vb, B, &S->eb, 9 * B, &S->boxb));
+        S->Bcap = B;
       }
-      bt.B = B;
-      PetscCall(PetscArraycpy(bt.type, type, N));
-      PetscCall(SgLoaderGetFieldInfo(ld, 0, NULL, &dt, &re));
-      PetscCall(ToDouble(dt, b.data[0], (size_t)B * 3 * N, xb));
-      PetscCall(SgLoaderGetFieldInfo(ld, 1, NULL, &dt, &re));
-      PetscCall(ToDouble(dt, b.data[1], (size_t)B * 9, boxb));
-      PetscCall(SgLoaderGetFieldInfo(ld, 2, NULL, &dt, &re));
-      PetscCall(ToDouble(dt, b.data[2], (size_t)B, eb));
-      PetscCall(SgLoaderGetFieldInfo(ld, 3, NULL, &dt, &re));
-      PetscCall(ToDouble(dt, b.data[3], (size_t)B * 3 * N, fb));
+      bt->B = B;
+      PetscCall(PetscArraycpy(bt->type, S->type, N));
+      PetscCall(SgLoaderGetFieldInfo(S->ld, 0, NULL, &dt, &re));
+      PetscCall(ToDouble(dt, b.data[0], (size_t)B * 3 * N, S->xb));
+      PetscCall(SgLoaderGetFieldInfo(S->ld, 1, NULL, &dt, &re));
+      PetscCall(ToDouble(dt, b.data[1], (size_t)B * 9, S->boxb));
+      PetscCall(SgLoaderGetFieldInfo(S->ld, 2, NULL, &dt, &re));
+      PetscCall(ToDouble(dt, b.data[2], (size_t)B, S->eb));
+      PetscCall(SgLoaderGetFieldInfo(S->ld, 3, NULL, &dt, &re));
+      PetscCall(ToDouble(dt, b.data[3], (size_t)B * 3 * N, S->fb));
       if (hv) {
-        PetscCall(SgLoaderGetFieldInfo(ld, 4, NULL, &dt, &re));
-        PetscCall(ToDouble(dt, b.data[4], (size_t)B * 9, vb));
+        PetscCall(SgLoaderGetFieldInfo(S->ld, 4, NULL, &dt, &re));
+        PetscCall(ToDouble(dt, b.data[4], (size_t)B * 9, S->vb));
       }
-      for (PetscInt k = 0; k < B; k++) PetscCall(SgDPBatchSetFrame(m, &bt, k, xb + 3 * N * k, SgDPBoxIsZero(boxb + 9 * k) ? NULL : boxb + 9 * k));
+      for (PetscInt k = 0; k < B; k++) PetscCall(SgDPBatchSetFrame(m, bt, k, S->xb + 3 * N * k, SgDPBoxIsZero(S->boxb + 9 * k) ? NULL : S->boxb + 9 * k));
       SgnnTensor E, F, V = NULL, El, Fl, Vl, dE, dF, dV, s2, t, loss, acc;
       int        sB[1] = {(int)B}, sF[2] = {(int)(B * N), 3}, sV[2] = {(int)B, 9};
-      PetscCall(SgDPGraph(m, &bt, (PetscBool)(pv > 0), 1, &E, &F, &V));
-      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 1, sB, eb, &El));
-      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sF, fb, &Fl));
+      PetscCall(SgDPGraph(m, bt, (PetscBool)(pv > 0), 1, &E, &F, &V));
+      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 1, sB, S->eb, &El));
+      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sF, S->fb, &Fl));
       SgNN(sgnn_sub(E, El, &dE));
       SgNN(sgnn_sub(F, Fl, &dF));
       SgNN(sgnn_mul(dE, dE, &s2));
@@ -239,7 +298,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       sgnn_tensor_free(&loss);
       loss = acc;
       if (V) {
-        SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sV, vb, &Vl));
+        SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sV, S->vb, &Vl));
         SgNN(sgnn_sub(V, Vl, &dV));
         SgNN(sgnn_mul(dV, dV, &s2));
         SgNN(sgnn_sum(s2, 0, NULL, 0, &t));
@@ -254,7 +313,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       SgNN(sgnn_backward(loss));
       SgnnTensor *fr1[] = {&E, &F, &El, &Fl, &dE, &dF, &loss};
       for (int q = 0; q < 7; q++) sgnn_tensor_free(fr1[q]);
-      trn[2] += B;
+      trn[2] += B, trn[3] += 3.0 * N * B;
     }
     if (size > 1) {
       /* in place on the gradient slab (host memory: the model lives on the CPU backend), in its own
@@ -272,11 +331,11 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     }
     if ((step + 1) % o->disp_freq == 0 || last || stop) {
       SgDPTestResult r = {0};
-      PetscReal      tr[3];
-      PetscCallMPI(MPI_Allreduce(trn, tr, 3, MPIU_REAL, MPIU_SUM, comm));
+      PetscReal      tr[4];
+      PetscCallMPI(MPI_Allreduce(trn, tr, 4, MPIU_REAL, MPIU_SUM, comm));
       PetscCall(SgDPModelSync(m));
       if (o->nvalid) PetscCall(SgDPTest(m, o->nvalid, o->valid, o->valid_frames, comm, &r));
-      PetscReal ret = sqrt(tr[0] / PetscMax(tr[2], 1)), rft = sqrt(tr[1] / PetscMax(3 * N * tr[2], 1));
+      PetscReal ret = sqrt(tr[0] / PetscMax(tr[2], 1)), rft = sqrt(tr[1] / PetscMax(tr[3], 1));
       char ev[16] = "n/a", fv[16] = "n/a"; /* no validation data: no validation figures (not zeros) */
       if (o->nvalid) {
         PetscCall(PetscSNPrintf(ev, sizeof ev, "%.4e", (double)r.e_rmse_atom));
@@ -287,7 +346,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
         fprintf(lc, "%" PetscInt_FMT " %.6e %.6e %.6e %.6e %.4e %.2f\n", step + 1, o->nvalid ? r.e_rmse_atom : NAN, ret, o->nvalid ? r.f_rmse : NAN, rft, lr, MPI_Wtime() - t0);
         fflush(lc);
       }
-      trn[0] = trn[1] = trn[2] = 0;
+      trn[0] = trn[1] = trn[2] = trn[3] = 0;
     }
     if (o->save_ckpt[0] && ((o->save_freq > 0 && (step + 1) % o->save_freq == 0 && !last) || stop)) { /* the end is saved by the caller */
       PetscCall(SgDPModelSync(m));
@@ -301,10 +360,12 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   if (lc) fclose(lc);
   PetscCall(SgDPModelSync(m));
   sgnn_optim_destroy(&opt);
-  PetscCall(PetscFree5(xb, fb, vb, eb, boxb));
-  if (Bcap) PetscCall(SgDPBatchFree(&bt));
-  PetscCall(PetscFree(type));
-  PetscCall(SgLoaderDestroy(&ld));
+  for (PetscInt k = 0; k < nsys; k++) {
+    PetscCall(PetscFree5(sys[k].xb, sys[k].fb, sys[k].vb, sys[k].eb, sys[k].boxb));
+    if (sys[k].Bcap) PetscCall(SgDPBatchFree(&sys[k].bt));
+    PetscCall(PetscFree(sys[k].type));
+    PetscCall(SgLoaderDestroy(&sys[k].ld));
+  }
   PetscCall(PetscPrintf(comm, "deepmd: training took %.1f s\n", MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
