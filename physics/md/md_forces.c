@@ -87,12 +87,11 @@ static PetscErrorCode FoldGhosts(void *ctx, PetscReal *f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode Prepare(SgMD *md, SgForcesInput *in, SgForcesOutput *out)
+/* The provider's view of the current configuration: owned atoms, ghosts, cell, ghost folding. */
+static void FillInput(SgMD *md, SgForcesInput *in)
 {
   SgMDDomain *dom = md->dom;
 
-  PetscFunctionBegin;
-  PetscCall(PetscArrayzero(dom->f, 3 * (dom->nlocal + dom->nghost)));
   in->fold_ghosts = FoldGhosts;
   in->fold_ctx    = dom;
   in->n      = dom->nlocal;
@@ -100,6 +99,15 @@ static PetscErrorCode Prepare(SgMD *md, SgForcesInput *in, SgForcesOutput *out)
   in->x      = dom->x;
   in->type   = dom->type;
   for (int k = 0; k < 9; k++) in->box[k] = dom->box.h[k];
+}
+
+static PetscErrorCode Prepare(SgMD *md, SgForcesInput *in, SgForcesOutput *out)
+{
+  SgMDDomain *dom = md->dom;
+
+  PetscFunctionBegin;
+  PetscCall(PetscArrayzero(dom->f, 3 * (dom->nlocal + dom->nghost)));
+  FillInput(md, in);
   out->energy = 0;
   out->f      = dom->f;
   for (int k = 0; k < 9; k++) out->virial[k] = 0;
@@ -280,5 +288,25 @@ PetscErrorCode SgMDCheckOverlap(SgMD *md)
   PetscCheck(loc[0] >= md->min_dist * md->min_dist, dom->comm, PETSC_ERR_USER_INPUT,
              "md: atoms %d and %d overlap: distance %g %s is below md_min_distance = %g; fix the input structure (duplicate atoms?) or lower md_min_distance",
              (int)loc[1], (int)loc[2], (double)PetscSqrtReal(loc[0]), md->units.u_length, (double)md->min_dist);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* DeePMD-kit's model_devi.out record of the current configuration from the ensemble provider
+   md->devi_prov (collective): step, then max/min/avg virial deviation, max/min/avg force deviation,
+   rank 0 writes the line. The trajectory's forces are not touched. */
+PetscErrorCode SgMDModelDeviWrite(SgMD *md)
+{
+  SgForcesInput in;
+  PetscReal     d[6];
+
+  PetscFunctionBegin;
+  FillInput(md, &in);
+  PetscCall(PetscLogEventBegin(md->ev_force, 0, 0, 0, 0));
+  PetscCall(md->devi_prov->model_devi(md->devi_prov->ctx, &in, md->dom->comm, d));
+  PetscCall(PetscLogEventEnd(md->ev_force, 0, 0, 0, 0));
+  if (md->devi_fp) {
+    fprintf(md->devi_fp, "%12" PetscInt_FMT " %18.6e %18.6e %18.6e %18.6e %18.6e %18.6e\n", md->step, (double)d[0], (double)d[1], (double)d[2], (double)d[3], (double)d[4], (double)d[5]);
+    fflush(md->devi_fp);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -14,7 +14,8 @@
    default full lists, which make runs on any rank count bit-identical).
    Output: thermo lines every md_thermo_every steps on rank 0; diagnostics temperature, pe, ke,
    etotal, pressure, econserved (per atom in lj units unless md_thermo_norm false, as LAMMPS);
-   H5MD trajectory md_traj_file every md_traj_every steps. */
+   H5MD trajectory md_traj_file every md_traj_every steps; with an ensemble force provider the
+   model deviation (DeePMD-kit's model_devi.out) every md_model_devi_every steps. */
 #include "sgsolverimpl.h"
 #include "mdimpl.h"
 #include "sgcheckpoint.h"
@@ -179,6 +180,15 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
       PetscCall(SgOptionsString("-retrain_file", "md_frames dataset receiving the solver's frames that the swap policy flagged (default: <sim output>.retrain.h5)", md->retrain_file, md->retrain_file, sizeof md->retrain_file, NULL));
     }
   }
+  /* DeePMD-kit's model_devi.out (LAMMPS pair_style deepmd ... out_freq N out_file F), which DP-GEN reads */
+  PetscCall(PetscStrncpy(md->devi_file, "model_devi.out", sizeof md->devi_file));
+  PetscCall(SgOptionsInt("-model_devi_every", "write the ensemble's model deviation every K steps (0: never), DeePMD-kit's model_devi.out format; needs a provider with several models (deepmd_models: [m1, m2, ...])", md->devi_every, &md->devi_every, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsString("-model_devi_file", "model deviation file (text: step, max/min/avg virial deviation per atom, max/min/avg force deviation)", md->devi_file, md->devi_file, sizeof md->devi_file, NULL));
+  md->devi_prov = NULL;
+  if (md->devi_every) {
+    md->devi_prov = md->has_sur && md->sprov.model_devi ? &md->sprov : (md->prov.model_devi ? &md->prov : NULL);
+    PetscCheck(md->devi_prov, comm, PETSC_ERR_USER_INPUT, "md_model_devi_every needs a force provider with a model ensemble: md: {forces: deepmd, deepmd_models: [m1.h5, m2.h5, ...]} (or as md_surrogate); '%s'%s%s has none", md->provname, md->has_sur ? " / " : "", md->has_sur ? md->sprovname : "");
+  }
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -295,6 +305,14 @@ static PetscErrorCode MDSetUp(SgSolver solver)
     PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
     /* a restarted run prints its first thermo line after the state is read (restart op) */
     if (md->thermo_every && !restarting) PetscCall(ThermoLine(solver, PETSC_TRUE));
+    if (md->devi_every) { /* a restarted run appends (its checkpoint step's line is already there) */
+      if (!md->dom->rank) {
+        md->devi_fp = fopen(md->devi_file, restarting ? "a" : "w");
+        PetscCheck(md->devi_fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot write the model deviation file %s (md_model_devi_file)", md->devi_file);
+        if (!restarting) fprintf(md->devi_fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
+      }
+      if (!restarting) PetscCall(SgMDModelDeviWrite(md));
+    }
   }
   if (md->traj_every) {
     SgH5MD h;
@@ -321,6 +339,33 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A restarted run continues the model deviation file: lines the interrupted run wrote past the
+   checkpoint's step are dropped (rank 0; the file is rewritten through a temporary and renamed). */
+static PetscErrorCode ModelDeviTruncate(SgMD *md)
+{
+  char  tmp[PETSC_MAX_PATH_LEN + 8], line[512];
+  FILE *in, *out;
+
+  PetscFunctionBegin;
+  fclose(md->devi_fp);
+  md->devi_fp = NULL;
+  PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", md->devi_file));
+  in  = fopen(md->devi_file, "r");
+  out = fopen(tmp, "w");
+  PetscCheck(in && out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot rewrite the model deviation file %s for the restart", md->devi_file);
+  while (fgets(line, sizeof line, in)) {
+    long long step;
+    if (line[0] != '#' && sscanf(line, "%lld", &step) == 1 && step > md->step) continue;
+    fputs(line, out);
+  }
+  fclose(in);
+  fclose(out);
+  PetscCheck(!rename(tmp, md->devi_file), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "md: cannot replace %s", md->devi_file);
+  md->devi_fp = fopen(md->devi_file, "a");
+  PetscCheck(md->devi_fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot append to %s", md->devi_file);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MDTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
 {
   SgMD *md = &((SolverData *)solver->data)->md;
@@ -343,6 +388,7 @@ static PetscErrorCode MDStep(SgSolver solver, PetscReal t, PetscReal dt)
   sd->nsteps++;
   if (md->thermo_every && md->step % md->thermo_every == 0) PetscCall(ThermoLine(solver, PETSC_FALSE));
   if (md->traj_every && md->step % md->traj_every == 0) PetscCall(TrajFrame(solver, t + dt));
+  if (md->devi_every && md->step % md->devi_every == 0) PetscCall(SgMDModelDeviWrite(md));
   if (md->rdf_every && md->step >= md->rdf_start && md->step % md->rdf_every == 0) PetscCall(SgMDRDFSample(md));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -502,6 +548,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     md->energy_step = md->step;
     md->fstep       = md->step;
     if (md->h5md) PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
+    if (md->devi_fp) PetscCall(ModelDeviTruncate(md));
     if (md->thermo_every) PetscCall(ThermoLine(solver, PETSC_TRUE));
   }
   PetscCall(VecDestroy(&V));
@@ -579,6 +626,7 @@ static PetscErrorCode MDDestroy(SgSolver solver)
   if (md->prov.destroy) PetscCall(md->prov.destroy(md->prov.ctx));
   if (md->sprov.destroy) PetscCall(md->sprov.destroy(md->sprov.ctx));
   PetscCall(SgMDRetrainClose(md));
+  if (md->devi_fp) fclose(md->devi_fp);
   /* the slot was declared to the solver, which destroys it */
   PetscCall(SgMDNeighDestroy(&md->neigh));
   PetscCall(SgMDDomainDestroy(&md->dom));

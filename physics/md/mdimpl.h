@@ -219,6 +219,10 @@ typedef struct {
   PetscBool   norm;
   PetscInt    traj_every;
   char        traj_file[PETSC_MAX_PATH_LEN];
+  PetscInt    devi_every;    /* model_devi.out (DeePMD-kit's format) every devi_every steps, 0: off */
+  char        devi_file[PETSC_MAX_PATH_LEN];
+  FILE       *devi_fp;       /* rank 0 */
+  const SgMDForceProvider *devi_prov; /* the ensemble provider that gives it */
   PetscBool   traj_pos, traj_vel, traj_frc;
   void       *h5md;
   PetscInt    idiag[10];
@@ -230,6 +234,7 @@ typedef struct {
 
 PETSC_INTERN PetscErrorCode SgMDComputeForces(SgMD *);
 PETSC_INTERN PetscErrorCode SgMDEnsureEnergy(SgMD *);
+PETSC_INTERN PetscErrorCode SgMDModelDeviWrite(SgMD *);
 PETSC_INTERN PetscErrorCode SgMDIntegrate(SgMD *, PetscReal dt);
 PETSC_INTERN PetscErrorCode SgMDThermo(SgMD *, PetscReal *T, PetscReal *ke, PetscReal *pe, PetscReal *p, PetscReal *econs);
 PETSC_INTERN PetscErrorCode SgMDNeighUpdate(SgMD *, PetscBool force);

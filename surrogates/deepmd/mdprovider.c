@@ -97,20 +97,21 @@ static void FracKey(const PetscReal inv[9], const PetscReal *x, long long k[3])
   }
 }
 
-PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *in, PetscReal *dev)
+/* Every model's forces on the owned atoms (ghost rows folded onto their owners), F[K][3n], and this
+   rank's share of every model's virial, V[K][9]; sigma[n] the force deviation of each owned atom. */
+static PetscErrorCode EnsembleForces(SgDeepmdForces *c, const SgForcesInput *in, PetscReal *F, PetscReal *V, PetscReal *sigma)
 {
-  SgDeepmdForces *c = (SgDeepmdForces *)ctx;
-  PetscInt        n = in->n, nall = in->n + in->nghost, *owner;
-  PetscReal       e, v[9], inv[9], *F, mx = 0;
-  Key            *keys;
+  PetscInt  n = in->n, nall = in->n + in->nghost, *owner;
+  PetscReal e, inv[9];
+  Key      *keys;
 
   PetscFunctionBegin;
-  PetscCheck(c->K >= 2, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: the force uncertainty needs >= 2 models (md deepmd_models lists %" PetscInt_FMT ")", c->K);
+  PetscCheck(c->K >= 2, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: the model deviation needs >= 2 models (md deepmd_models lists %" PetscInt_FMT ")", c->K);
   PetscCall(MapTypes(c, in));
-  PetscCall(PetscMalloc3(nall, &owner, n, &keys, 3 * n * c->K, &F));
+  PetscCall(PetscMalloc2(nall, &owner, n, &keys));
   if (in->fold_ghosts) { /* the engine folds each model's ghost forces onto their owners, on any rank */
     for (PetscInt k = 0; k < c->K; k++) {
-      PetscCall(SgDeepmdComputeGhosts(c->models[k], n, nall, in->x, c->tbuf, &e, c->fbuf, v));
+      PetscCall(SgDeepmdComputeGhosts(c->models[k], n, nall, in->x, c->tbuf, &e, c->fbuf, V + 9 * k));
       PetscCall(in->fold_ghosts(in->fold_ctx, c->fbuf));
       PetscCall(PetscArraycpy(F + 3 * n * k, c->fbuf, 3 * n));
     }
@@ -137,7 +138,7 @@ PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *in, Pet
     }
     for (PetscInt k = 0; k < c->K; k++) {
       PetscReal *f = c->fbuf, *Fk = F + 3 * n * k;
-      PetscCall(SgDeepmdComputeGhosts(c->models[k], n, nall, in->x, c->tbuf, &e, f, v));
+      PetscCall(SgDeepmdComputeGhosts(c->models[k], n, nall, in->x, c->tbuf, &e, f, V + 9 * k));
       PetscCall(PetscArrayzero(Fk, 3 * n));
       for (PetscInt g = 0; g < nall; g++)
         if (owner[g] >= 0)
@@ -150,10 +151,51 @@ PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *in, Pet
       for (int q = 0; q < 3; q++) m[q] += F[3 * n * k + 3 * i + q] / c->K;
     for (PetscInt k = 0; k < c->K; k++)
       for (int q = 0; q < 3; q++) s += PetscSqr(F[3 * n * k + 3 * i + q] - m[q]) / c->K;
-    mx = PetscMax(mx, sqrt(s));
+    sigma[i] = sqrt(s);
   }
+  PetscCall(PetscFree2(owner, keys));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *in, PetscReal *dev)
+{
+  SgDeepmdForces *c = (SgDeepmdForces *)ctx;
+  PetscReal      *F, *V, *sigma, mx = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc3(3 * in->n * c->K, &F, 9 * c->K, &V, in->n, &sigma));
+  PetscCall(EnsembleForces(c, in, F, V, sigma));
+  for (PetscInt i = 0; i < in->n; i++) mx = PetscMax(mx, sigma[i]);
   *dev = mx;
-  PetscCall(PetscFree3(owner, keys, F));
+  PetscCall(PetscFree3(F, V, sigma));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDeepmdForcesModelDevi(void *ctx, const SgForcesInput *in, MPI_Comm comm, PetscReal devi[6])
+{
+  SgDeepmdForces *c = (SgDeepmdForces *)ctx;
+  PetscReal      *F, *V, *sigma, loc[3] = {0, PETSC_MAX_REAL, 0}, mx, mn, sum[2], N;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc3(3 * in->n * c->K, &F, 9 * c->K, &V, in->n, &sigma));
+  PetscCall(EnsembleForces(c, in, F, V, sigma));
+  for (PetscInt i = 0; i < in->n; i++) loc[0] = PetscMax(loc[0], sigma[i]), loc[1] = PetscMin(loc[1], sigma[i]), loc[2] += sigma[i];
+  PetscCallMPI(MPI_Allreduce(&loc[0], &mx, 1, MPIU_REAL, MPIU_MAX, comm));
+  PetscCallMPI(MPI_Allreduce(&loc[1], &mn, 1, MPIU_REAL, MPIU_MIN, comm));
+  sum[0] = loc[2], sum[1] = (PetscReal)in->n;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPIU_REAL, MPIU_SUM, comm));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, V, (PetscMPIInt)(9 * c->K), MPIU_REAL, MPIU_SUM, comm)); /* each model's whole virial */
+  N = sum[1];
+  devi[0] = 0, devi[1] = PETSC_MAX_REAL, devi[2] = 0;
+  for (int q = 0; q < 9; q++) {
+    PetscReal m = 0, s = 0, e;
+    for (PetscInt k = 0; k < c->K; k++) m += V[9 * k + q] / c->K;
+    for (PetscInt k = 0; k < c->K; k++) s += PetscSqr(V[9 * k + q] - m) / c->K;
+    e = sqrt(s) / N;
+    devi[0] = PetscMax(devi[0], e), devi[1] = PetscMin(devi[1], e), devi[2] += e / 9;
+  }
+  devi[3] = mx, devi[4] = mn, devi[5] = sum[0] / N;
+  PetscCall(PetscFree3(F, V, sigma));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -204,5 +246,6 @@ PETSC_EXTERN PetscErrorCode SgMDForceProviderCreate_DeepMD(const SgMDForceInfo *
   p->destroy = ProviderDestroy;
   /* with an ensemble the model deviation is the uncertainty the adaptive swap policy reads */
   p->uncertainty = K >= 2 ? SgDeepmdForcesUncertainty : NULL;
+  p->model_devi  = K >= 2 ? SgDeepmdForcesModelDevi : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

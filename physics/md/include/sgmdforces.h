@@ -46,6 +46,11 @@ typedef struct {
      which the adaptive swap policy needs when the provider is md_surrogate (e.g. the deepmd
      provider's model deviation with K >= 2 models). Set it in the create function. */
   SgForcesUncertaintyFn uncertainty;
+  /* Optional: the model deviation record of an ensemble provider at the same input, DeePMD-kit's
+     model_devi.out columns (collective on comm; all ranks get it): devi = {max, min, avg over the 9
+     components of the virial deviation / N; max, min, avg over all atoms of the force deviation}.
+     md_model_devi_every writes it. */
+  PetscErrorCode (*model_devi)(void *ctx, const SgForcesInput *, MPI_Comm comm, PetscReal devi[6]);
 } SgMDForceProvider;
 
 typedef PetscErrorCode (*SgMDForceProviderCreateFn)(const SgMDForceInfo *, SgMDForceProvider *);

@@ -55,3 +55,7 @@ PETSC_EXTERN PetscErrorCode SgDeepmdForcesFn(void *ctx, const SgForcesInput *, S
    owners through in->fold_ghosts (the MD engine's reverse communication, so 1 and P ranks agree), or,
    without it, onto the periodic images found on this rank (exact for a single-rank caller). */
 PETSC_EXTERN PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesInput *, PetscReal *deviation);
+/* DeePMD-kit's model deviation record (its model_devi.out columns after the step) over all ranks of
+   comm: devi = {max, min, avg of eps_V,ab = std_k(V_ab)/N over the 9 virial components; max, min,
+   avg over the atoms of eps_F,i = sqrt(<|F_i - <F_i>|^2>)} (needs K >= 2; forces folded as above). */
+PETSC_EXTERN PetscErrorCode SgDeepmdForcesModelDevi(void *ctx, const SgForcesInput *, MPI_Comm comm, PetscReal devi[6]);

@@ -11,7 +11,8 @@
      3. tabulated embedding (step 0.002): forces match the nets to 1e-6 eV/A;
      4. model deviation: two copies of one model deviate by exactly 0; the trained and the untrained
         model deviate by the value computed by hand from their forces; the md.forces uncertainty
-        function (owned atoms + ghosts, as MD calls it) gives the same value to 1e-10;
+        function (owned atoms + ghosts, as MD calls it) gives the same value to 1e-10, and its
+        model_devi.out record (max/min/avg virial and force deviation) equals the hand values;
      5. checkpoints: the save_freq checkpoint after step 4 of 6 equals a 4-step run, and `restart`
         from a step-4 checkpoint for steps 5-6 equals the uninterrupted 6-step run, bit for bit; a
         plain model file is refused as a restart point;
@@ -284,6 +285,25 @@ int main(int argc, char **argv)
       PetscCall(SgDeepmdForcesUncertainty(&fc, &in, &dev));
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "   md.forces uncertainty (ghosts folded onto owners): %.6f\n", dev));
       CHECK(fabs(dev - mx) < 1e-10 * mx, "SgDeepmdForcesUncertainty %g differs from SgDeepmdModelDeviation %g", dev, mx);
+      { /* model_devi.out record (DeePMD-kit's columns) against the two models' forces and virials by hand:
+           K = 2, so each deviation is |y1 - y2| / 2; the virial's is divided by the atom count */
+        PetscReal d[6], va[9], vb[9], ref[6] = {0, PETSC_MAX_REAL, 0, 0, PETSC_MAX_REAL, 0}, err = 0, e;
+        PetscCall(SgDeepmdForcesModelDevi(&fc, &in, PETSC_COMM_SELF, d));
+        PetscCall(SgDeepmdCompute(m, NA, x, t, box, &e, fa, va, NULL));
+        PetscCall(SgDeepmdCompute(m0, NA, x, t, box, &e, fb, vb, NULL));
+        for (int q = 0; q < 9; q++) {
+          PetscReal dv = 0.5 * fabs(va[q] - vb[q]) / NA;
+          ref[0] = PetscMax(ref[0], dv), ref[1] = PetscMin(ref[1], dv), ref[2] += dv / 9;
+        }
+        for (int i = 0; i < NA; i++) {
+          PetscReal d2 = 0;
+          for (int q = 0; q < 3; q++) d2 += PetscSqr(0.5 * (fa[3 * i + q] - fb[3 * i + q]));
+          ref[3] = PetscMax(ref[3], sqrt(d2)), ref[4] = PetscMin(ref[4], sqrt(d2)), ref[5] += sqrt(d2) / NA;
+        }
+        for (int k = 0; k < 6; k++) err = PetscMax(err, fabs(d[k] - ref[k]) / fabs(ref[k]));
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "   model_devi record: devi_v max/min/avg %.6f %.6f %.6f, devi_f %.6f %.6f %.6f (by hand: max rel. diff %.1e)\n", d[0], d[1], d[2], d[3], d[4], d[5], err));
+        CHECK(err < 1e-10, "model_devi record differs from the hand values by %g (relative)", err);
+      }
       PetscCall(PetscFree(fc.tbuf));
       PetscCall(PetscFree(fc.fbuf));
       PetscCall(PetscFree3(xall, tall, map));
