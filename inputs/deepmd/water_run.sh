@@ -73,3 +73,8 @@ build/tests/test_deepmd_tool parity build/deepmd/water_model.h5 build/deepmd/wat
 #   Moved to newer binaries since with the same command, -deepmd_init_model replaced by -deepmd_restart COPY.h5 where
 #   COPY.h5 is a copy of water_ckpt8b.h5 (exact continuation; the lcurve is appended). Plot: ... as above, then
 #     build/deepmd/water_lcurve_cont8.txt:2:5000 build/deepmd/water_lcurve_cont8b.txt:2
+#   Background jobs do not outlive a session here, so each session resumes it the same way from the latest
+#   checkpoint (the 2026-11-22 07:08 resume continued at step 67 000). From the next resume on the progress lines
+#   come every 500 steps on 20 validation frames (-deepmd_disp_freq 500 -deepmd_valid_frames 20: the validation,
+#   plain-net inference of 192-atom frames, took ~4.5 % of the step time at 10 frames per 100 steps; the training
+#   itself does not depend on it).
