@@ -3,8 +3,9 @@
 RMSEs on data_3 during training; restarts with init_model appended, dotted lines) and parity plots of
 the final model on data_3.  usage: plot_water.py DIR OUT.png [LCURVE_STAGE2[:FRAMES_PER_STEP[:MAX_STEP]] ...];
 the x axis counts training frames (a 2-rank stage trains 2 frames per step; MAX_STEP keeps a stage's
-lines up to the checkpoint the next stage started from). The parity files DIR/water_parity.{e,f}.txt
-come from test_deepmd_tool parity (PARITY=PREFIX picks PREFIX.{e,f}.txt instead)."""
+lines up to the checkpoint the next stage started from). The parity files DIR/water_parity.{e_peratom,f}.out
+are dp test detail files (DeePMD-kit's format: test_deepmd_tool dptest MODEL -detail DIR/water_parity
+DATA, or surge train's deepmd_test_detail); PARITY=PREFIX picks another model's."""
 import sys, numpy as np, matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -21,7 +22,8 @@ for extra in sys.argv[3:]:   # optional further stages (init_model restarts), ap
     c[:, 0] *= fps
     stages.append(lc[-1, 0]); c[:, 0] += lc[-1, 0]; c[:, 6] += lc[-1, 6]; lc = np.vstack([lc, c])
 par = os.environ.get("PARITY", f"{pre}/water_parity")   # another model's parity files: PARITY=prefix
-e = np.loadtxt(f"{par}.e.txt"); f = np.loadtxt(f"{par}.f.txt")
+e = np.loadtxt(f"{par}.e_peratom.out")                      # per frame: label, prediction (eV/atom)
+f = np.loadtxt(f"{par}.f.out"); f = np.stack([f[:, :3].ravel(), f[:, 3:].ravel()], axis=1)  # components
 fig, ax = plt.subplots(1, 3, figsize=(15, 4.4))
 a = ax[0]; b = a.twinx()
 a.semilogy(lc[:, 0], 1e3 * lc[:, 1], "C0-", label="energy RMSE/atom (valid)")

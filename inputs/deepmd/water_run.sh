@@ -18,7 +18,7 @@ build/tests/test_deepmd_tool import build/deepmd/water_3.h5 $DATA/data_3
 /usr/bin/time -v bin/surge train inputs/deepmd/water.yaml "$@" 2>&1 | tee build/deepmd/water_train.log
 build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 build/deepmd/water_3.h5 | tee build/deepmd/water_test.log
 build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 -compress 0.01 build/deepmd/water_3.h5 | tee -a build/deepmd/water_test.log
-build/tests/test_deepmd_tool parity build/deepmd/water_model.h5 build/deepmd/water_3.h5 build/deepmd/water_parity
+build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 -detail build/deepmd/water_parity build/deepmd/water_3.h5
 /usr/bin/python3 inputs/deepmd/plot_water.py build/deepmd docs/deepmd_water.png
 # Second and third stages as run for docs/deepmd.md (continue from the model with a fresh, slower
 # decaying learning rate; DeePMD-kit's `dp train --init-model`):

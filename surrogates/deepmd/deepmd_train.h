@@ -30,6 +30,7 @@ typedef struct {
   char      lcurve[PETSC_MAX_PATH_LEN];
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
   PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */
+  char      test_detail[PETSC_MAX_PATH_LEN]; /* prefix of the dp test detail files of the final validation */
   char      restart[PETSC_MAX_PATH_LEN];    /* continue this run from a save_ckpt checkpoint: step, Adam, data position (the
                                                model must already hold the checkpoint's weights) */
 } SgDPTrainOpts;
@@ -40,7 +41,9 @@ typedef struct {
   PetscReal e_rmse, e_mae, e_rmse_atom, e_mae_atom, f_rmse, f_mae, v_rmse, v_rmse_atom;
   PetscBool has_virial;
 } SgDPTestResult;
-PETSC_INTERN PetscErrorCode SgDPTest(SgDPModel, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, MPI_Comm, SgDPTestResult *);
+/* detail: NULL, or a prefix for DeePMD-kit's dp test -d files (PREFIX.e.out, .e_peratom.out, .f.out,
+   .v.out, .v_peratom.out) written by rank 0 in frame order */
+PETSC_INTERN PetscErrorCode SgDPTest(SgDPModel, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, const char detail[], MPI_Comm, SgDPTestResult *);
 PETSC_INTERN PetscErrorCode SgDPTestPrint(MPI_Comm, const SgDPTestResult *);
 /* dp change-bias: shift the per-type energy bias so the model's energies fit the frames of files */
 PETSC_INTERN PetscErrorCode SgDPChangeBias(SgDPModel, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], MPI_Comm);

@@ -1,42 +1,110 @@
-/* A model against labelled frames: DeePMD-kit's `dp test` (RMSEs of energy, force, virial) and
+/* A model against labelled frames: DeePMD-kit's `dp test` (RMSEs of energy, force, virial; with a
+   prefix also its detail files) and
    `dp change-bias` (refit the per-type energy bias to the frames' energies). */
 #include <math.h>
+#include <stdio.h>
 #include "deepmd_train.h"
 #include "sgdeepmd.h"
 #include "sgdataset.h"
 
-PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, MPI_Comm comm, SgDPTestResult *r)
+/* DeePMD-kit's `dp test -d PREFIX` detail files: per system (file) a header line "# FILE: columns"
+   and one row per frame (energies, virials) or per atom (forces), labels then predictions. */
+static const char *const detail_ext[5] = {"e.out", "e_peratom.out", "f.out", "v.out", "v_peratom.out"};
+static const char *const detail_cols[5] = {"data_e pred_e", "data_e pred_e", "data_fx data_fy data_fz pred_fx pred_fy pred_fz",
+                                           "data_vxx data_vxy data_vxz data_vyx data_vyy data_vyz data_vzx data_vzy data_vzz pred_vxx pred_vxy pred_vxz pred_vyx pred_vyy pred_vyz pred_vzx pred_vzy pred_vzz",
+                                           "data_vxx data_vxy data_vxz data_vyx data_vyy data_vyz data_vzx data_vzy data_vzz pred_vxx pred_vxy pred_vxz pred_vyx pred_vyy pred_vyz pred_vzx pred_vzy pred_vzz"};
+
+/* rank 0 appends a block of frames: E[nb][2] (label, prediction), F[nb][3N][2], V[nb][9][2] */
+static PetscErrorCode DetailWrite(const char prefix[], const char file[], PetscBool header, PetscBool hv, PetscInt N, PetscInt nb, const PetscReal *E, const PetscReal *F, const PetscReal *V)
 {
-  PetscMPIInt rank, size;
-  PetscReal   acc[8] = {0}; /* sum dE^2, |dE|, dE^2/N^2, |dE|/N, dF^2, |dF|, dV^2, dV^2/N^2 */
-  PetscInt    counted = 0, N = 0, nfr = 0, ncomp = 0;
-  PetscBool   allv = PETSC_TRUE;
+  PetscFunctionBegin;
+  for (int k = 0; k < (hv ? 5 : 3); k++) {
+    char  fn[PETSC_MAX_PATH_LEN];
+    FILE *fp;
+    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.%s", prefix, detail_ext[k]));
+    fp = fopen(fn, "a");
+    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "deepmd: cannot write the dp test detail file %s", fn);
+    if (header) fprintf(fp, "# %s: %s\n", file, detail_cols[k]);
+    for (PetscInt f = 0; f < nb; f++) {
+      if (k <= 1) fprintf(fp, "%.12e %.12e\n", E[2 * f] / (k ? N : 1), E[2 * f + 1] / (k ? N : 1));
+      else if (k == 2)
+        for (PetscInt i = 0; i < N; i++) {
+          const PetscReal *q = F + (size_t)f * 6 * N + 6 * i;
+          fprintf(fp, "%.12e %.12e %.12e %.12e %.12e %.12e\n", q[0], q[2], q[4], q[1], q[3], q[5]);
+        }
+      else {
+        const PetscReal *q = V + 18 * f;
+        for (int c = 0; c < 2; c++)
+          for (int j = 0; j < 9; j++) fprintf(fp, "%.12e%s", q[2 * j + c] / (k == 4 ? N : 1), c == 1 && j == 8 ? "\n" : " ");
+      }
+    }
+    fclose(fp);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, const char detail[], MPI_Comm comm, SgDPTestResult *r)
+{
+  const PetscInt BLK = 32; /* frames per block of detail output (gathered on rank 0) */
+  PetscMPIInt    rank, size;
+  PetscReal      acc[8] = {0}; /* sum dE^2, |dE|, dE^2/N^2, |dE|/N, dF^2, |dF|, dV^2, dV^2/N^2 */
+  PetscInt       counted = 0, N = 0, nfr = 0, ncomp = 0;
+  PetscBool      allv = PETSC_TRUE;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(SgDPModelSync(m));
+  if (detail && detail[0] && !rank) /* start the files afresh */
+    for (int k = 0; k < 5; k++) {
+      char fn[PETSC_MAX_PATH_LEN];
+      PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.%s", detail, detail_ext[k]));
+      (void)remove(fn);
+    }
   for (PetscInt fi = 0; fi < nfiles; fi++) {
     PetscInt  *type;
     PetscBool  hv;
     int64_t    nf;
-    PetscReal *x, box[9], e, *fl, *fp, v[9], vp[9], ep;
+    PetscReal *x, box[9], e, *fl, *fp, v[9], vp[9], ep, *DE = NULL, *DF = NULL, *DV = NULL;
     PetscCall(SgDPReadTypes(m, files[fi], &N, &type, &hv, &nf));
     allv = (PetscBool)(allv && hv);
     PetscCall(PetscMalloc3(3 * N, &x, 3 * N, &fl, 3 * N, &fp));
-    for (int64_t k = 0; k < nf && (maxframes <= 0 || counted < maxframes); k++, counted++) {
-      if (counted % size != rank) continue;
-      PetscCall(SgDPReadFrames(files[fi], k, 1, N, hv, x, box, &e, fl, v));
-      PetscCall(SgDeepmdCompute(m, N, x, type, SgDPBoxIsZero(box) ? NULL : box, &ep, fp, vp, NULL));
-      acc[0] += (ep - e) * (ep - e), acc[1] += PetscAbsReal(ep - e);
-      acc[2] += (ep - e) * (ep - e) / ((PetscReal)N * N), acc[3] += PetscAbsReal(ep - e) / N;
-      for (PetscInt q = 0; q < 3 * N; q++) acc[4] += (fp[q] - fl[q]) * (fp[q] - fl[q]), acc[5] += PetscAbsReal(fp[q] - fl[q]);
-      if (hv)
-        for (int q = 0; q < 9; q++) acc[6] += (vp[q] - v[q]) * (vp[q] - v[q]), acc[7] += (vp[q] - v[q]) * (vp[q] - v[q]) / ((PetscReal)N * N);
-      nfr++;
-      ncomp += 3 * N;
+    if (detail && detail[0]) PetscCall(PetscMalloc3(2 * BLK, &DE, (size_t)6 * N * BLK, &DF, 18 * BLK, &DV));
+    for (int64_t k0 = 0; k0 < nf && (maxframes <= 0 || counted < maxframes); k0 += BLK) {
+      PetscInt nb = 0;
+      if (DE) {
+        PetscCall(PetscArrayzero(DE, 2 * BLK));
+        PetscCall(PetscArrayzero(DF, (size_t)6 * N * BLK));
+        PetscCall(PetscArrayzero(DV, 18 * BLK));
+      }
+      for (int64_t k = k0; k < k0 + BLK && k < nf && (maxframes <= 0 || counted < maxframes); k++, counted++, nb++) {
+        if (counted % size != rank) continue;
+        PetscCall(SgDPReadFrames(files[fi], k, 1, N, hv, x, box, &e, fl, v));
+        PetscCall(SgDeepmdCompute(m, N, x, type, SgDPBoxIsZero(box) ? NULL : box, &ep, fp, vp, NULL));
+        acc[0] += (ep - e) * (ep - e), acc[1] += PetscAbsReal(ep - e);
+        acc[2] += (ep - e) * (ep - e) / ((PetscReal)N * N), acc[3] += PetscAbsReal(ep - e) / N;
+        for (PetscInt q = 0; q < 3 * N; q++) acc[4] += (fp[q] - fl[q]) * (fp[q] - fl[q]), acc[5] += PetscAbsReal(fp[q] - fl[q]);
+        if (hv)
+          for (int q = 0; q < 9; q++) acc[6] += (vp[q] - v[q]) * (vp[q] - v[q]), acc[7] += (vp[q] - v[q]) * (vp[q] - v[q]) / ((PetscReal)N * N);
+        nfr++;
+        ncomp += 3 * N;
+        if (DE) { /* this rank's rows of the block; the others stay zero and the sum gathers them */
+          PetscInt f = (PetscInt)(k - k0);
+          DE[2 * f] = e, DE[2 * f + 1] = ep;
+          for (PetscInt q = 0; q < 3 * N; q++) DF[(size_t)6 * N * f + 2 * q] = fl[q], DF[(size_t)6 * N * f + 2 * q + 1] = fp[q];
+          if (hv)
+            for (int q = 0; q < 9; q++) DV[18 * f + 2 * q] = v[q], DV[18 * f + 2 * q + 1] = vp[q];
+        }
+      }
+      if (DE) {
+        PetscCallMPI(MPI_Reduce(rank ? DE : MPI_IN_PLACE, DE, (PetscMPIInt)(2 * nb), MPIU_REAL, MPIU_SUM, 0, comm));
+        PetscCallMPI(MPI_Reduce(rank ? DF : MPI_IN_PLACE, DF, (PetscMPIInt)(6 * N * nb), MPIU_REAL, MPIU_SUM, 0, comm));
+        PetscCallMPI(MPI_Reduce(rank ? DV : MPI_IN_PLACE, DV, (PetscMPIInt)(18 * nb), MPIU_REAL, MPIU_SUM, 0, comm));
+        if (!rank) PetscCall(DetailWrite(detail, files[fi], (PetscBool)(k0 == 0), hv, N, nb, DE, DF, DV));
+      }
     }
     PetscCall(PetscFree3(x, fl, fp));
+    PetscCall(PetscFree3(DE, DF, DV));
     PetscCall(PetscFree(type));
   }
   {

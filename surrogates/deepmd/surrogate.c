@@ -91,6 +91,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsString("-init_model", "Start from this model file (weights and statistics; its architecture wins over the deck's)", o->init_model, o->init_model, sizeof o->init_model, NULL));
   PetscCall(SgOptionsBool("-change_bias", "Do not train: shift init_model's per-type energy bias to fit the energies of data by least squares (DeePMD-kit's dp change-bias) and write it to the output", o->change_bias, &o->change_bias, NULL));
   PetscCall(SgOptionsString("-restart", "Continue an interrupted run from its save_ckpt checkpoint (step, Adam state, data position; same deck and ranks)", o->restart, o->restart, sizeof o->restart, NULL));
+  PetscCall(SgOptionsString("-test_detail", "Prefix of dp test's detail files for valid_data at the end (PREFIX.e.out, .e_peratom.out, .f.out, .v.out, .v_peratom.out, DeePMD-kit's format)", o->test_detail, o->test_detail, sizeof o->test_detail, NULL));
   PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -168,7 +169,7 @@ static PetscErrorCode Train_DeepMD(SgSurrogate s)
   if (d->opt.change_bias) PetscCall(SgDPChangeBias(d->model, d->opt.nfiles, d->opt.files, comm));
   else PetscCall(SgDPTrain(d->model, &d->opt, comm));
   if (d->opt.nvalid) {
-    PetscCall(SgDPTest(d->model, d->opt.nvalid, d->opt.valid, 0, comm, &r));
+    PetscCall(SgDPTest(d->model, d->opt.nvalid, d->opt.valid, 0, d->opt.test_detail[0] ? d->opt.test_detail : NULL, comm, &r));
     PetscCall(PetscPrintf(comm, "deepmd: validation (dp test) on %s%s:\n", d->opt.valid[0], d->opt.nvalid > 1 ? ", ..." : ""));
     PetscCall(SgDPTestPrint(comm, &r));
   }

@@ -334,7 +334,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       PetscReal      tr[4];
       PetscCallMPI(MPI_Allreduce(trn, tr, 4, MPIU_REAL, MPIU_SUM, comm));
       PetscCall(SgDPModelSync(m));
-      if (o->nvalid) PetscCall(SgDPTest(m, o->nvalid, o->valid, o->valid_frames, comm, &r));
+      if (o->nvalid) PetscCall(SgDPTest(m, o->nvalid, o->valid, o->valid_frames, NULL, comm, &r));
       PetscReal ret = sqrt(tr[0] / PetscMax(tr[2], 1)), rft = sqrt(tr[1] / PetscMax(tr[3], 1));
       char ev[16] = "n/a", fv[16] = "n/a"; /* no validation data: no validation figures (not zeros) */
       if (o->nvalid) {

@@ -7,7 +7,8 @@
 # continued with -deepmd_restart prints the same validation RMSEs (all digits) as the uninterrupted
 # run, and one rank refuses that checkpoint; change_bias (dp change-bias) on 1 and 2 ranks writes the
 # same bias (all printed digits) and lowers the training-frame energy RMSE, and without init_model it
-# is refused with the fix named; a misspelled deepmd key is an error naming the nearest key.
+# is refused with the fix named; test_detail writes DeePMD-kit's dp test detail files, identical on 1
+# and 2 ranks, whose force and energy RMSEs recomputed from the rows equal the printed ones; a misspelled deepmd key is an error naming the nearest key.
 set -e
 cd "$(dirname "$0")/../../.."
 SURGE=${SURGE:-bin/surge}
@@ -56,6 +57,25 @@ awk '/change_bias on/ {ok = ($(NF-1) + 0 <= $(NF-3) + 0)} END {exit ok ? 0 : 1}'
 if $SURGE train inputs/deepmd/pair.yaml -deepmd_change_bias -train_output $D/pair_cb_bad > $D/cb_bad.log 2>&1; then echo "FAIL: change_bias without init_model accepted"; exit 1; fi
 grep -q "set deepmd: {init_model" $D/cb_bad.log || { echo "FAIL: the change_bias refusal does not name init_model"; cat $D/cb_bad.log; exit 1; }
 echo "change_bias: same on 1 and 2 ranks, refused without init_model: OK"
+# dp test detail files (change_bias mode: no training, just the final dp test on valid_data)
+$SURGE train inputs/deepmd/pair.yaml $CB -deepmd_test_detail $D/det1 -train_output $D/pair_det1 > $D/det1.log
+${MPIEXEC:-mpiexec -n 2 --oversubscribe} $SURGE train inputs/deepmd/pair.yaml $CB -deepmd_test_detail $D/det2 -train_output $D/pair_det2 > $D/det2.log
+/usr/bin/python3 - $D <<'PY'
+import sys, numpy as np, filecmp
+d = sys.argv[1]
+ok = True
+for ext in ("e.out", "e_peratom.out", "f.out", "v.out", "v_peratom.out"):
+    ok &= filecmp.cmp(f"{d}/det1.{ext}", f"{d}/det2.{ext}", shallow=False)
+hdr = open(f"{d}/det1.f.out").readline().split()
+e, ea, f, v = (np.loadtxt(f"{d}/det1.{x}") for x in ("e.out", "e_peratom.out", "f.out", "v.out"))
+log = {l.split(":")[0].strip(): float(l.split(":")[1].split()[0]) for l in open(f"{d}/det1.log") if l.startswith(("Energy", "Force")) and " RMSE" in l}
+fr = np.sqrt(np.mean((f[:, 3:] - f[:, :3]) ** 2)); er = np.sqrt(np.mean((ea[:, 1] - ea[:, 0]) ** 2))
+print(f"detail: {len(e)} frames, {len(f)} force rows, header {' '.join(hdr[2:])}; 1 and 2 ranks identical: {ok}")
+print(f"RMSE from the rows: force {fr:.6e} (printed {log['Force  RMSE']:.6e}), energy/atom {er:.6e} (printed {log['Energy RMSE/Natoms']:.6e})")
+ok &= len(e) == 16 and len(f) == 16 * 16 and v.shape == (16, 18) and hdr[2:] == ["data_fx", "data_fy", "data_fz", "pred_fx", "pred_fy", "pred_fz"]
+ok &= abs(fr - log["Force  RMSE"]) <= 1e-6 * fr and abs(er - log["Energy RMSE/Natoms"]) <= 1e-6 * er
+print("PASS" if ok else "FAIL"); sys.exit(0 if ok else 1)
+PY
 if $SURGE train inputs/deepmd/pair.yaml -deepmd_numb_step 5 > $D/typo.log 2>&1; then echo "FAIL: misspelled key accepted"; exit 1; fi
 grep -q "numb_steps" $D/typo.log || { echo "FAIL: the error does not name deepmd_numb_steps"; cat $D/typo.log; exit 1; }
 echo "misspelled key rejected: OK"

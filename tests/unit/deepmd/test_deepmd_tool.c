@@ -1,9 +1,10 @@
 /* Helper for the deepmd scripts (not a test by itself):
      import OUT.h5 DIR...                       DeePMD-kit system dirs -> md_frames dataset
-     dptest MODEL.h5 [-compress STEP] FILE.h5...  dp test-style RMSEs of a model on datasets
+     dptest MODEL.h5 [-compress STEP] [-detail PREFIX] FILE.h5...  dp test RMSEs of a model on datasets
+                                                (-detail: DeePMD-kit's detail files PREFIX.e.out, .f.out, ...)
      xyz DATA.h5 FRAME REP OUT.xyz              a frame, replicated, as extended XYZ for md read_xyz
      energy MODEL.h5 DATA.h5 FRAME REP [F.txt]  C-API energy (and forces) of a replicated frame
-     parity MODEL.h5 DATA.h5 PREFIX             labels vs predictions (PREFIX.e.txt, PREFIX.f.txt) */
+ */
 #include <stdlib.h>
 #include "../../../surrogates/deepmd/deepmd_train.h"
 #include "sgdataset.h"
@@ -19,15 +20,18 @@ int main(int argc, char **argv)
     SgDPModel      m;
     SgDPTestResult r;
     int            a = 3;
+    const char    *detail = NULL;
     char(*files)[PETSC_MAX_PATH_LEN];
     PetscCall(SgDPModelLoad(argv[2], &m));
-    if (!strcmp(argv[3], "-compress")) {
-      PetscCall(SgDeepmdCompress(m, atof(argv[4]), 0.5));
-      a = 5;
+    while (a + 1 < argc && argv[a][0] == '-') {
+      if (!strcmp(argv[a], "-compress")) PetscCall(SgDeepmdCompress(m, atof(argv[a + 1]), 0.5));
+      else if (!strcmp(argv[a], "-detail")) detail = argv[a + 1];
+      else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "dptest: unknown option %s (-compress STEP, -detail PREFIX)", argv[a]);
+      a += 2;
     }
     PetscCall(PetscMalloc1(argc - a, &files));
     for (int i = a; i < argc; i++) PetscCall(PetscStrncpy(files[i - a], argv[i], PETSC_MAX_PATH_LEN));
-    PetscCall(SgDPTest(m, argc - a, (const char(*)[PETSC_MAX_PATH_LEN])files, 0, PETSC_COMM_WORLD, &r));
+    PetscCall(SgDPTest(m, argc - a, (const char(*)[PETSC_MAX_PATH_LEN])files, 0, detail, PETSC_COMM_WORLD, &r));
     PetscCall(SgDPTestPrint(PETSC_COMM_WORLD, &r));
     PetscCall(PetscFree(files));
     PetscCall(SgDPModelDestroy(&m));
@@ -63,43 +67,6 @@ int main(int argc, char **argv)
     PetscCall(SgDatasetStringsFree(nt, &tm));
     PetscCall(SgDatasetClose(&ds));
     PetscCall(PetscFree2(t, x));
-  } else if (!strcmp(argv[1], "parity")) { /* parity MODEL.h5 DATA.h5 OUT_PREFIX: labels vs predictions */
-    SgDeepmd  m;
-    SgDataset ds;
-    int64_t   n = 0, nf;
-    int32_t  *t;
-    PetscInt *ti;
-    double   *x, *fl, *fp, box[9], e, ep;
-    char      fn[PETSC_MAX_PATH_LEN];
-    FILE     *fe, *ff;
-    PetscCall(SgDeepmdLoad(argv[2], &m));
-    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, argv[3], SG_DATASET_READ, &ds));
-    PetscCall(SgDatasetGetNumSamples(ds, &nf));
-    PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, NULL));
-    PetscCall(PetscMalloc5(n, &t, n, &ti, 3 * n, &x, 3 * n, &fl, 3 * n, &fp));
-    PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &n, t));
-    for (int64_t i = 0; i < n; i++) ti[i] = t[i];
-    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.e.txt", argv[4]));
-    fe = fopen(fn, "w");
-    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.f.txt", argv[4]));
-    ff = fopen(fn, "w");
-    PetscCheck(fe && ff, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s.*.txt", argv[4]);
-    fprintf(fe, "# energy per atom (eV): label prediction\n");
-    fprintf(ff, "# force component (eV/A): label prediction\n");
-    for (int64_t k = 0; k < nf; k++) {
-      PetscCall(SgDatasetReadField(ds, "coord", k, 1, SG_DTYPE_F64, x));
-      PetscCall(SgDatasetReadField(ds, "box", k, 1, SG_DTYPE_F64, box));
-      PetscCall(SgDatasetReadField(ds, "energy", k, 1, SG_DTYPE_F64, &e));
-      PetscCall(SgDatasetReadField(ds, "force", k, 1, SG_DTYPE_F64, fl));
-      PetscCall(SgDeepmdCompute(m, n, x, ti, box, &ep, fp, NULL, NULL));
-      fprintf(fe, "%.8f %.8f\n", e / n, ep / n);
-      for (int64_t q = 0; q < 3 * n; q++) fprintf(ff, "%.6f %.6f\n", fl[q], fp[q]);
-    }
-    fclose(fe);
-    fclose(ff);
-    PetscCall(SgDatasetClose(&ds));
-    PetscCall(PetscFree5(t, ti, x, fl, fp));
-    PetscCall(SgDeepmdDestroy(&m));
   } else if (!strcmp(argv[1], "scan")) { /* scan MODEL.h5 R0 R1 NPT: 3-atom cluster, atom 2 moved along z */
     SgDeepmd  m;
     PetscReal x[9] = {0, 0, 0, 0.97, 0, 0, 0, 0, 0}, f[9], e, r0 = atof(argv[3]), r1 = atof(argv[4]);

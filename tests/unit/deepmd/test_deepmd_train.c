@@ -218,9 +218,9 @@ int main(int argc, char **argv)
     PetscCall(SgDPModelInitWeights(m, 5));
     PetscCall(SgDPModelCreate(&c, &m0)); /* an untrained copy with the same statistics, for 4. */
     PetscCall(SgDPModelInitWeights(m0, 5));
-    PetscCall(SgDPTest(m, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, PETSC_COMM_SELF, &r0));
+    PetscCall(SgDPTest(m, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, NULL, PETSC_COMM_SELF, &r0));
     PetscCall(SgDPTrain(m, &o, PETSC_COMM_SELF));
-    PetscCall(SgDPTest(m, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, PETSC_COMM_SELF, &r));
+    PetscCall(SgDPTest(m, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, NULL, PETSC_COMM_SELF, &r));
     PetscCall(SgDPTestPrint(PETSC_COMM_SELF, &r));
     /* the RMS force of the validation labels: the RMSE of a zero-force model */
     double frms = 0, x[3 * NA], box[9] = {BOXL, 0, 0, 0, BOXL, 0, 0, 0, BOXL};
@@ -370,7 +370,7 @@ int main(int argc, char **argv)
       PetscCall(SgDPModelCreate(&c32, &m32));
       PetscCall(SgDPModelInitWeights(m32, 5));
       PetscCall(SgDPTrain(m32, &o, PETSC_COMM_SELF));
-      PetscCall(SgDPTest(m32, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, PETSC_COMM_SELF, &r32));
+      PetscCall(SgDPTest(m32, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.valid, 0, NULL, PETSC_COMM_SELF, &r32));
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "6. float32 training: force RMSE %.4f eV/A (float64 %.4f), energy RMSE/atom %.4f eV; %.1f s\n", r32.f_rmse, r.f_rmse, r32.e_rmse_atom, MPI_Wtime() - t32));
       CHECK(r32.f_rmse < 0.30 * frms && fabs(r32.f_rmse - r.f_rmse) < 0.25 * r.f_rmse, "float32 training: force RMSE %g (float64 %g, RMS force %g)", r32.f_rmse, r.f_rmse, frms);
       PetscCall(SgDPModelDestroy(&m32));
@@ -445,9 +445,9 @@ int main(int argc, char **argv)
       PetscCall(SgDPModelCreate(&c, &m2));
       PetscCall(SgDPModelInitWeights(m2, 5));
       PetscCall(SgDPTrain(m2, &o2, PETSC_COMM_SELF));
-      PetscCall(SgDPTest(m2, 1, (const char(*)[PETSC_MAX_PATH_LEN])o2.valid, 0, PETSC_COMM_SELF, &r2a));
-      PetscCall(SgDPTest(m2, 1, (const char(*)[PETSC_MAX_PATH_LEN])vb, 0, PETSC_COMM_SELF, &r2b));
-      PetscCall(SgDPTest(m, 1, (const char(*)[PETSC_MAX_PATH_LEN])vb, 0, PETSC_COMM_SELF, &r1b));
+      PetscCall(SgDPTest(m2, 1, (const char(*)[PETSC_MAX_PATH_LEN])o2.valid, 0, NULL, PETSC_COMM_SELF, &r2a));
+      PetscCall(SgDPTest(m2, 1, (const char(*)[PETSC_MAX_PATH_LEN])vb, 0, NULL, PETSC_COMM_SELF, &r2b));
+      PetscCall(SgDPTest(m, 1, (const char(*)[PETSC_MAX_PATH_LEN])vb, 0, NULL, PETSC_COMM_SELF, &r1b));
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "8. two systems: bias A %.6f B %.6f (least squares by hand %.6f %.6f); force RMSE on the 16-atom set %.4f (%.1f%%), on the 24-atom set %.4f (%.1f%%; the 16-atom-only model: %.4f); %.1f s\n",
                             (double)m2->bias[0], (double)m2->bias[1], bias[0], bias[1], r2a.f_rmse, 100 * r2a.f_rmse / frms, r2b.f_rmse, 100 * r2b.f_rmse / frmsb, r1b.f_rmse, MPI_Wtime() - t2));
       CHECK(fabs(m2->bias[0] - bias[0]) < 1e-8 * (1 + fabs(bias[0])) && fabs(m2->bias[1] - bias[1]) < 1e-8 * (1 + fabs(bias[1])), "two systems: bias %g %g, least squares %g %g", (double)m2->bias[0], (double)m2->bias[1], bias[0], bias[1]);
