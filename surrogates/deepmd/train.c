@@ -5,7 +5,7 @@
    with Adam. Data come from md_frames files through the SOLAR-style loader; over MPI every rank
    computes the gradient SUM of its local frames divided by the GLOBAL frame count, and one
    allreduce of the parameter-gradient slab gives exactly the serial gradient (up to the order of
-   the floating-point sum). Statistics (davg/dstd from the first stat_frames frames, the energy
+   the floating-point sum). Statistics (davg/dstd from the first stat_frames frames of each system, the energy
    bias by least squares on all training energies) are computed identically on every rank.
    Checkpoints (save_freq/save_ckpt, and at a max_time stop) also hold the step, Adam's moments and
    the ranks, so `restart` continues a run bit for bit: the loader resumes at the same global batch.
@@ -13,7 +13,6 @@
    loader; files of different sizes or compositions are different systems. Each step draws its batch
    from one system, chosen with probability proportional to its frame count (DeePMD-kit's default
    prob_sys_size) by a hash of (seed, step): the same on every rank and after a restart. */
-#include <math.h>
 #include <math.h>
 #include "deepmd_train.h"
 #include "sgdeepmd.h"
