@@ -239,11 +239,13 @@ static PetscErrorCode SetUpFields(SgLoader l)
         /* Our own handle on the field with HDF5's chunk cache switched off: a random sample is
            then read as exactly its own bytes, instead of its whole chunk being pulled into a cache
            that the shuffled order would almost never hit again. */
-        hid_t   fid = H5Iget_file_id((hid_t)hid), dapl = H5Pcreate(H5P_DATASET_ACCESS), dcpl, d;
+        hid_t   fid, dapl, dcpl, d;
         char    name[128];
         hsize_t cdims[SG_DATASET_MAXDIM + 1];
         snprintf(name, sizeof name, "/samples/%s", l->fname[f]);
-        SgHDF5Lock();
+        SgHDF5Lock(); /* before the first HDF5 call: another loader's I/O thread may be reading */
+        fid  = H5Iget_file_id((hid_t)hid);
+        dapl = H5Pcreate(H5P_DATASET_ACCESS);
         H5Pset_chunk_cache(dapl, 0, 0, 1.0);
         d = H5Dopen2(fid, name, dapl);
         H5Pclose(dapl);

@@ -56,6 +56,7 @@ static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, const Pets
     PetscCall(PetscRealloc(sizeof(PetscReal) * (nftot + nf), &E));
     PetscCall(PetscRealloc(sizeof(PetscReal) * (nftot + nf) * m->cfg.ntypes, &counts));
     PetscCall(SgDPReadFrames(o->files[fi], 0, nf, n, PETSC_FALSE, NULL, NULL, E + nftot, NULL, NULL));
+    for (int64_t k = 0; k < nf; k++) PetscCheck(isfinite(E[nftot + k]), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: training frame %" PetscInt64_FMT " of %s has energy %g: remove or fix that frame", (PetscInt64)k, o->files[fi], (double)E[nftot + k]);
     for (int64_t k = 0; k < nf; k++) {
       for (PetscInt q = 0; q < m->cfg.ntypes; q++) counts[(nftot + k) * m->cfg.ntypes + q] = 0;
       for (PetscInt i = 0; i < n; i++) counts[(nftot + k) * m->cfg.ntypes + t[i]] += 1;
@@ -96,6 +97,7 @@ static PetscErrorCode SaveCheckpoint(SgDPModel m, SgnnOptim opt, const char path
 typedef struct {
   PetscInt   N, *type, nfiles, nsteps; /* nsteps: steps of the schedule that draw from this system */
   const char *files[16];
+  int64_t    fileframes[16];            /* frames of each file (sample ids run through the files in order) */
   int64_t    nframes;
   SgLoader   ld;
   SgDPBatch  bt;
@@ -138,11 +140,49 @@ static PetscErrorCode FindSystems(SgDPModel m, const SgDPTrainOpts *o, System *s
       PetscCall(PetscMemzero(&sys[k], sizeof sys[k]));
       sys[k].N = n, sys[k].type = t, (*nsys)++;
     } else PetscCall(PetscFree(t));
-    sys[k].files[sys[k].nfiles++] = o->files[fi];
+    sys[k].fileframes[sys[k].nfiles] = nf;
+    sys[k].files[sys[k].nfiles++]    = o->files[fi];
     sys[k].nframes += nf;
     sysof[fi] = k;
     *hv = (PetscBool)(*hv && v);
     *ntot += nf;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DestroySystems(System *sys, PetscInt nsys)
+{
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < nsys; k++) {
+    PetscCall(PetscFree5(sys[k].xb, sys[k].fb, sys[k].vb, sys[k].eb, sys[k].boxb));
+    if (sys[k].Bcap) PetscCall(SgDPBatchFree(&sys[k].bt));
+    PetscCall(PetscFree(sys[k].type));
+    PetscCall(SgLoaderDestroy(&sys[k].ld)); /* joins its I/O threads */
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Labels and coordinates of the local batch must be finite: a NaN in the data would silently turn
+   every weight into NaN. Collective: every rank stops with the same message naming the first bad frame. */
+static PetscErrorCode CheckBatchFinite(const System *S, const SgLoaderBatch *b, PetscBool hv, MPI_Comm comm)
+{
+  const PetscInt N = S->N;
+  int64_t        bad = INT64_MAX, gbad;
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < b->nlocal && bad == INT64_MAX; k++) {
+    PetscBool ok = (PetscBool)isfinite(S->eb[k]);
+    for (PetscInt q = 0; ok && q < 3 * N; q++) ok = (PetscBool)(isfinite(S->xb[3 * N * k + q]) && isfinite(S->fb[3 * N * k + q]));
+    for (int q = 0; ok && hv && q < 9; q++) ok = (PetscBool)isfinite(S->vb[9 * k + q]);
+    for (int q = 0; ok && q < 9; q++) ok = (PetscBool)isfinite(S->boxb[9 * k + q]);
+    if (!ok) bad = b->ids[k];
+  }
+  PetscCallMPI(MPI_Allreduce(&bad, &gbad, 1, MPI_INT64_T, MPI_MIN, comm));
+  if (gbad != INT64_MAX) {
+    int64_t  id = gbad;
+    PetscInt f  = 0;
+    while (f < S->nfiles - 1 && id >= S->fileframes[f]) id -= S->fileframes[f++];
+    SETERRQ(comm, PETSC_ERR_FILE_UNEXPECTED, "deepmd: training frame %" PetscInt64_FMT " of %s has a non-finite coordinate, box, energy, force or virial: remove or fix that frame (nothing was trained on it)", (PetscInt64)id, S->files[f]);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -235,6 +275,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     PetscReal     lr = o->start_lr * pow(decay, (double)(step / o->decay_steps)), fr = lr / o->start_lr;
     PetscReal     pe = o->limit_pref_e * (1 - fr) + o->start_pref_e * fr, pf = o->limit_pref_f * (1 - fr) + o->start_pref_f * fr;
     PetscReal     pv = hv ? o->limit_pref_v * (1 - fr) + o->start_pref_v * fr : 0;
+    PetscBool     diverged = PETSC_FALSE;
     PetscCall(SgLoaderNext(S->ld, &b, &done));
     PetscCheck(!done, comm, PETSC_ERR_PLIB, "deepmd: loader ran out of batches at step %" PetscInt_FMT, step);
     SgNN(sgnn_params_zero_grad(m->P));
@@ -279,6 +320,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
         double v;
         SgNN(sgnn_tensor_item(t, &v));
         trn[0] += v / ((double)N * N);
+        if (!isfinite(v)) diverged = PETSC_TRUE;
       }
       SgNN(sgnn_affine(t, pe / N / b.nglobal, 0.0, &loss));
       sgnn_tensor_free(&t);
@@ -289,6 +331,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
         double v;
         SgNN(sgnn_tensor_item(t, &v));
         trn[1] += v;
+        if (!isfinite(v)) diverged = PETSC_TRUE;
       }
       SgNN(sgnn_affine(t, pf / (3.0 * N) / b.nglobal, 0.0, &s2));
       sgnn_tensor_free(&t);
@@ -313,6 +356,20 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
       SgnnTensor *fr1[] = {&E, &F, &El, &Fl, &dE, &dF, &loss};
       for (int q = 0; q < 7; q++) sgnn_tensor_free(fr1[q]);
       trn[2] += B, trn[3] += 3.0 * N * B;
+    }
+    /* before the update: data with NaN/Inf, or a loss that is no longer finite, stop the run here
+       (collective), so no checkpoint or model with NaN weights is written */
+    {
+      PetscErrorCode ierr = CheckBatchFinite(S, &b, hv, comm); /* collective; the message names the frame */
+      int            d    = diverged ? 1 : 0;
+      if (!ierr) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_INT, MPI_MAX, comm));
+      if (ierr || d) { /* stop the loaders' I/O threads before returning the error */
+        if (lc) fclose(lc);
+        sgnn_optim_destroy(&opt);
+        PetscCall(DestroySystems(sys, nsys));
+        PetscCall(ierr);
+        SETERRQ(comm, PETSC_ERR_NOT_CONVERGED, "deepmd: the loss is not finite at step %" PetscInt_FMT " (lr %g): training diverged; the weights of the last checkpoint%s%s are intact: continue from it (restart) with a smaller start_lr, or check the model's statistics", step + 1, (double)lr, o->save_ckpt[0] ? " " : "", o->save_ckpt[0] ? o->save_ckpt : " (none written: set save_freq/save_ckpt)");
+      }
     }
     if (size > 1) {
       /* in place on the gradient slab (host memory: the model lives on the CPU backend), in its own
@@ -359,12 +416,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   if (lc) fclose(lc);
   PetscCall(SgDPModelSync(m));
   sgnn_optim_destroy(&opt);
-  for (PetscInt k = 0; k < nsys; k++) {
-    PetscCall(PetscFree5(sys[k].xb, sys[k].fb, sys[k].vb, sys[k].eb, sys[k].boxb));
-    if (sys[k].Bcap) PetscCall(SgDPBatchFree(&sys[k].bt));
-    PetscCall(PetscFree(sys[k].type));
-    PetscCall(SgLoaderDestroy(&sys[k].ld));
-  }
+  PetscCall(DestroySystems(sys, nsys));
   PetscCall(PetscPrintf(comm, "deepmd: training took %.1f s\n", MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

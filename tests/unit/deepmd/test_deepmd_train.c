@@ -25,7 +25,9 @@
         in one run: the energy bias is the exact least-squares per-type fit over both compositions
         (solved here independently), the model learns both (force RMSE below 30 % of the RMS force
         on each validation set, and on the 24-atom set below that of the model trained on the
-        16-atom system alone), and `restart` after step 4 of 6 is bit-identical.
+        16-atom system alone), and `restart` after step 4 of 6 is bit-identical;
+     9. a NaN force label and a NaN weight stop training with clear errors before any update or
+        checkpoint.
    mode mpi (two ranks): six training steps with a global batch of 2 frames from the two systems on 2
      ranks equal the same steps on one rank (rank 0 alone, PETSC_COMM_SELF) to 1e-12 relative in every
      parameter. */
@@ -67,8 +69,9 @@ static double Label(PetscInt n, double L, const double *x, const PetscInt *t, do
   return E;
 }
 
-/* nf frames of n atoms (the first nA of type A) in a cubic box of side L */
-static PetscErrorCode MakeSystem(const char *path, int nf, unsigned long long seed, PetscInt n, PetscInt nA, double L)
+/* nf frames of n atoms (the first nA of type A) in a cubic box of side L; frame nan_frame (if >= 0)
+   gets a NaN force component */
+static PetscErrorCode MakeSystemNaN(const char *path, int nf, unsigned long long seed, PetscInt n, PetscInt nA, double L, int nan_frame)
 {
   SgDataset   ds;
   PetscInt   *t, *tt;
@@ -82,6 +85,7 @@ static PetscErrorCode MakeSystem(const char *path, int nf, unsigned long long se
   for (int k = 0; k < nf; k++) {
     DPRandomFrame(&seed, n, box, 1.0, x, tt);
     E = Label(n, L, x, t, f, v);
+    if (k == nan_frame) f[7] = NAN;
     PetscCall(SgDatasetAppendBegin(ds, 1));
     PetscCall(SgDatasetAppendField(ds, "coord", SG_DTYPE_F64, x));
     PetscCall(SgDatasetAppendField(ds, "box", SG_DTYPE_F64, box));
@@ -95,6 +99,7 @@ static PetscErrorCode MakeSystem(const char *path, int nf, unsigned long long se
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode MakeSystem(const char *path, int nf, unsigned long long seed, PetscInt n, PetscInt nA, double L) { return MakeSystemNaN(path, nf, seed, n, nA, L, -1); }
 static PetscErrorCode MakeData(const char *path, int nf, unsigned long long seed) { return MakeSystem(path, nf, seed, NA, NA / 3, BOXL); }
 
 static void Config(SgDPConfig *c)
@@ -463,6 +468,64 @@ int main(int argc, char **argv)
         CHECK(eq, "two systems: restart differs from the uninterrupted run");
       }
       PetscCall(SgDPModelDestroy(&m2));
+    }
+    /* 9. bad data and divergence stop the run before any update or checkpoint: a NaN force label in
+       frame 5 of a file (error naming the frame), and a NaN weight (the loss is not finite) */
+    {
+      SgDPModel      mn;
+      SgDPTrainOpts  on;
+      PetscErrorCode ierr1, ierr2;
+      PetscBool      ck;
+      long           np;
+      double        *w;
+      Opts(&on, dir, 8, 2);
+      on.nvalid = 0, on.save_freq = 1;
+      PetscCall(PetscSNPrintf(on.files[0], sizeof on.files[0], "%s/pair_nan.h5", dir));
+      PetscCall(PetscSNPrintf(on.save_ckpt, sizeof on.save_ckpt, "%s/pair_nan_ckpt.h5", dir));
+      (void)remove(on.save_ckpt);
+      PetscCall(MakeSystemNaN(on.files[0], 8, 21, NA, NA / 3, BOXL, 5));
+      PetscCall(SgDPModelCreate(&c, &mn));
+      PetscCall(SgDPModelInitWeights(mn, 5));
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr1 = SgDPTrain(mn, &on, PETSC_COMM_SELF);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(SgDPModelDestroy(&mn));
+      { /* checkpoints written before the bad frame came up hold finite weights */
+        PetscBool ck1, finite = PETSC_TRUE;
+        PetscCall(PetscTestFile(on.save_ckpt, 'r', &ck1));
+        if (ck1) {
+          PetscCall(SgDPModelLoad(on.save_ckpt, &mn));
+          SgNN(sgnn_params_count(mn->P, &np));
+          PetscCall(PetscMalloc1(np, &w));
+          SgNN(sgnn_tensor_to_f64(sgnn_params_values(mn->P), w));
+          for (long q = 0; q < np; q++) finite = (PetscBool)(finite && isfinite(w[q]));
+          PetscCall(PetscFree(w));
+          PetscCall(SgDPModelDestroy(&mn));
+        }
+        CHECK(finite, "a checkpoint of the run stopped on a NaN label holds non-finite weights");
+        (void)remove(on.save_ckpt);
+      }
+      /* a NaN weight, finite data */
+      Opts(&on, dir, 8, 2);
+      on.nvalid = 0, on.save_freq = 1;
+      PetscCall(PetscSNPrintf(on.save_ckpt, sizeof on.save_ckpt, "%s/pair_nan_ckpt.h5", dir));
+      PetscCall(SgDPModelCreate(&c, &mn));
+      PetscCall(SgDPModelInitWeights(mn, 5));
+      SgNN(sgnn_params_count(mn->P, &np));
+      PetscCall(PetscMalloc1(np, &w));
+      SgNN(sgnn_tensor_to_f64(sgnn_params_values(mn->P), w));
+      w[np / 2] = NAN;
+      SgNN(sgnn_tensor_set_f64(sgnn_params_values(mn->P), w));
+      PetscCall(PetscFree(w));
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr2 = SgDPTrain(mn, &on, PETSC_COMM_SELF);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(SgDPModelDestroy(&mn));
+      PetscCall(PetscTestFile(on.save_ckpt, 'r', &ck));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "9. NaN force label: error %d (expected %d); NaN weight: error %d (expected %d), checkpoint written: %s\n", (int)ierr1, (int)PETSC_ERR_FILE_UNEXPECTED, (int)ierr2, (int)PETSC_ERR_NOT_CONVERGED, ck ? "yes" : "no"));
+      CHECK(ierr1 == PETSC_ERR_FILE_UNEXPECTED, "a NaN label: error %d, expected a clear refusal", (int)ierr1);
+      CHECK(ierr2 == PETSC_ERR_NOT_CONVERGED, "a NaN weight: error %d, expected the divergence error", (int)ierr2);
+      CHECK(!ck, "a checkpoint was written by a run whose loss was not finite at its first step");
     }
     PetscCall(SgDPModelDestroy(&m));
     PetscCall(SgDPModelDestroy(&m0));
