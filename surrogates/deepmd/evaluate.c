@@ -49,12 +49,25 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
   PetscMPIInt    rank, size;
   PetscReal      acc[8] = {0}; /* sum dE^2, |dE|, dE^2/N^2, |dE|/N, dF^2, |dF|, dV^2, dV^2/N^2 */
   PetscInt       counted = 0, N = 0, nfr = 0, ncomp = 0;
+  int64_t        quota[16], total = 0;
   PetscBool      allv = PETSC_TRUE;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(SgDPModelSync(m));
+  /* maxframes > 0: that many frames in all, shared among the files in proportion to their sizes (at
+     least one each), so every validation system is seen; 0: all frames */
+  PetscCheck(nfiles <= 16, comm, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: dp test on %" PetscInt_FMT " files; at most 16", nfiles);
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    SgDataset ds;
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetGetNumSamples(ds, &quota[fi]));
+    PetscCall(SgDatasetClose(&ds));
+    total += quota[fi];
+  }
+  if (maxframes > 0 && total > maxframes)
+    for (PetscInt fi = 0; fi < nfiles; fi++) quota[fi] = PetscMin(quota[fi], PetscMax(1, (quota[fi] * (int64_t)maxframes) / total));
   if (detail && detail[0] && !rank) /* start the files afresh */
     for (int k = 0; k < 5; k++) {
       char fn[PETSC_MAX_PATH_LEN];
@@ -70,14 +83,15 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
     allv = (PetscBool)(allv && hv);
     PetscCall(PetscMalloc3(3 * N, &x, 3 * N, &fl, 3 * N, &fp));
     if (detail && detail[0]) PetscCall(PetscMalloc3(2 * BLK, &DE, (size_t)6 * N * BLK, &DF, 18 * BLK, &DV));
-    for (int64_t k0 = 0; k0 < nf && (maxframes <= 0 || counted < maxframes); k0 += BLK) {
+    nf = PetscMin(nf, quota[fi]);
+    for (int64_t k0 = 0; k0 < nf; k0 += BLK) {
       PetscInt nb = 0;
       if (DE) {
         PetscCall(PetscArrayzero(DE, 2 * BLK));
         PetscCall(PetscArrayzero(DF, (size_t)6 * N * BLK));
         PetscCall(PetscArrayzero(DV, 18 * BLK));
       }
-      for (int64_t k = k0; k < k0 + BLK && k < nf && (maxframes <= 0 || counted < maxframes); k++, counted++, nb++) {
+      for (int64_t k = k0; k < k0 + BLK && k < nf; k++, counted++, nb++) {
         if (counted % size != rank) continue;
         PetscCall(SgDPReadFrames(files[fi], k, 1, N, hv, x, box, &e, fl, v));
         PetscCall(SgDeepmdCompute(m, N, x, type, SgDPBoxIsZero(box) ? NULL : box, &ep, fp, vp, NULL));

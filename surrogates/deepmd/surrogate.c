@@ -84,7 +84,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsReal("-start_pref_v", "Virial loss prefactor at the start", "", o->start_pref_v, &o->start_pref_v, NULL, 0, 1e6));
   PetscCall(SgOptionsReal("-limit_pref_v", "Virial loss prefactor at lr -> 0", "", o->limit_pref_v, &o->limit_pref_v, NULL, 0, 1e6));
   PetscCall(SgOptionsInt("-stat_frames", "Frames used for the environment statistics (davg/dstd)", o->stat_frames, &o->stat_frames, NULL, 1, PETSC_MAX_INT));
-  PetscCall(SgOptionsInt("-valid_frames", "Validation frames used at each progress line (0 = all)", o->valid_frames, &o->valid_frames, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-valid_frames", "Validation frames used at each progress line, shared among the valid_data files in proportion to their sizes (0 = all)", o->valid_frames, &o->valid_frames, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-max_time", "Stop training after this wall time (0 = no limit)", "s", o->max_time, &o->max_time, NULL, 0, 1e9));
   PetscCall(SgOptionsInt("-save_freq", "Write a checkpoint (model + step, Adam state: restart continues from it) to save_ckpt every this many steps (0 = only at a max_time stop)", o->save_freq, &o->save_freq, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsString("-save_ckpt", "Checkpoint file written every save_freq steps (continue the run with restart, or start a new one from it with init_model)", o->save_ckpt, o->save_ckpt, sizeof o->save_ckpt, NULL));
