@@ -107,6 +107,8 @@ typedef struct {
   long      step;       /* training steps done = global batches consumed */
   long      optim_step; /* Adam's step counter (its bias corrections) */
   PetscInt  ranks;
+  long      frames;     /* training frames of the run and its systems (-1: not recorded, older files): */
+  PetscInt  systems;    /*   a restart on other data continues the schedule but not the data order */
   long      n;          /* moment slab length (= parameters) */
   PetscReal *m, *v;     /* Adam moments [n] */
 } SgDPTrainState;

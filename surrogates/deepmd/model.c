@@ -289,6 +289,12 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
     H5OK(AttrWrite(g, "step", H5T_NATIVE_LONG, 0, &lv[0]), "write /training step");
     H5OK(AttrWrite(g, "optim_step", H5T_NATIVE_LONG, 0, &lv[1]), "write /training optim_step");
     H5OK(AttrWrite(g, "ranks", H5T_NATIVE_INT, 0, &rk), "write /training ranks");
+    {
+      long fr = ts->frames;
+      int  ns = (int)ts->systems;
+      H5OK(AttrWrite(g, "data_frames", H5T_NATIVE_LONG, 0, &fr), "write /training data_frames");
+      H5OK(AttrWrite(g, "data_systems", H5T_NATIVE_INT, 0, &ns), "write /training data_systems");
+    }
     H5OK(DataWrite(g, "adam_m", 1, dn, ts->m), "write /training/adam_m");
     H5OK(DataWrite(g, "adam_v", 1, dn, ts->v), "write /training/adam_v");
     H5OK(H5Gclose(g), "close /training");
@@ -434,6 +440,13 @@ PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts
   H5OK(AttrRead(g, "step", H5T_NATIVE_LONG, &ts->step, NULL), "read /training step");
   H5OK(AttrRead(g, "optim_step", H5T_NATIVE_LONG, &ts->optim_step, NULL), "read /training optim_step");
   H5OK(AttrRead(g, "ranks", H5T_NATIVE_INT, &rk, NULL), "read /training ranks");
+  ts->frames = -1, ts->systems = -1;
+  if (H5Aexists(g, "data_frames") > 0 && H5Aexists(g, "data_systems") > 0) {
+    int ns;
+    H5OK(AttrRead(g, "data_frames", H5T_NATIVE_LONG, &ts->frames, NULL), "read /training data_frames");
+    H5OK(AttrRead(g, "data_systems", H5T_NATIVE_INT, &ns, NULL), "read /training data_systems");
+    ts->systems = ns;
+  }
   SgHDF5Unlock();
   ts->ranks = rk, ts->n = np;
   PetscCall(PetscMalloc2(np, &ts->m, np, &ts->v));

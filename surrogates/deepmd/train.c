@@ -75,7 +75,7 @@ static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, const Pets
 }
 
 /* model + training state after `step` steps (rank 0 writes; the moments are replicated) */
-static PetscErrorCode SaveCheckpoint(SgDPModel m, SgnnOptim opt, const char path[], PetscInt step, PetscMPIInt size)
+static PetscErrorCode SaveCheckpoint(SgDPModel m, SgnnOptim opt, const char path[], PetscInt step, PetscMPIInt size, int64_t frames, PetscInt systems)
 {
   SgDPTrainState ts = {0};
   SgnnTensor     mt, vt;
@@ -84,7 +84,7 @@ static PetscErrorCode SaveCheckpoint(SgDPModel m, SgnnOptim opt, const char path
   PetscFunctionBegin;
   SgNN(sgnn_params_count(m->P, &ts.n));
   SgNN(sgnn_optim_state(opt, &mt, &vt, &os));
-  ts.step = step, ts.optim_step = *os, ts.ranks = size;
+  ts.step = step, ts.optim_step = *os, ts.ranks = size, ts.frames = (long)frames, ts.systems = systems;
   PetscCall(PetscMalloc2(ts.n, &ts.m, ts.n, &ts.v));
   SgNN(sgnn_tensor_to_f64(mt, ts.m));
   SgNN(sgnn_tensor_to_f64(vt, ts.v));
@@ -226,6 +226,8 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     PetscCheck(rs.ranks == size, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s was written by a run on %" PetscInt_FMT " rank(s), this one has %d; the data stream differs. Restart on %" PetscInt_FMT " rank(s), or use init_model for a new run from its weights", o->restart, rs.ranks, size, rs.ranks);
     PetscCheck(rs.step < o->numb_steps, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s is at step %ld, numb_steps is %" PetscInt_FMT ": nothing left to do (raise numb_steps to train on with the same schedule)", o->restart, rs.step, o->numb_steps);
     step0 = (PetscInt)rs.step;
+    if (rs.frames >= 0 && (rs.frames != (long)ntot || rs.systems != nsys))
+      PetscCall(PetscPrintf(comm, "deepmd: restart: WARNING: %s was written by a run on %ld training frames in %" PetscInt_FMT " system(s), this one has %" PetscInt64_FMT " in %" PetscInt_FMT ": the schedule and Adam continue, the order of the data does not\n", o->restart, rs.frames, rs.systems, (PetscInt64)ntot, nsys));
   }
 
   /* loaders: one per system, each started at the number of batches it delivered before step0 */
@@ -406,7 +408,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
     }
     if (o->save_ckpt[0] && ((o->save_freq > 0 && (step + 1) % o->save_freq == 0 && !last) || stop)) { /* the end is saved by the caller */
       PetscCall(SgDPModelSync(m));
-      if (!rank) PetscCall(SaveCheckpoint(m, opt, o->save_ckpt, step + 1, size));
+      if (!rank) PetscCall(SaveCheckpoint(m, opt, o->save_ckpt, step + 1, size, ntot, nsys));
     }
     if (stop) {
       PetscCall(PetscPrintf(comm, "deepmd: stopping after %" PetscInt_FMT " steps: max_time %g s reached\n", step + 1, (double)o->max_time));

@@ -5,7 +5,7 @@
 # 100%); 2 ranks print the same validation RMSEs as 1 rank to 6 digits (data parallel = serial);
 # continuing from the saved model works; a 2-rank run interrupted after its step-40 checkpoint and
 # continued with -deepmd_restart prints the same validation RMSEs (all digits) as the uninterrupted
-# run, and one rank refuses that checkpoint; change_bias (dp change-bias) on 1 and 2 ranks writes the
+# run, one rank refuses that checkpoint, and a restart on other data says so; change_bias (dp change-bias) on 1 and 2 ranks writes the
 # same bias (all printed digits) and lowers the training-frame energy RMSE, and without init_model it
 # is refused with the fix named; test_detail writes DeePMD-kit's dp test detail files, identical on 1
 # and 2 ranks, whose force and energy RMSEs recomputed from the rows equal the printed ones; a misspelled deepmd key is an error naming the nearest key.
@@ -44,7 +44,9 @@ echo "uninterrupted: $(echo $a | tr '\n' ' ')"; echo "restarted:     $(echo $b |
 [ -n "$a" ] && [ "$a" = "$b" ] || { echo "FAIL: the restarted run ends differently"; exit 1; }
 if $SURGE train inputs/deepmd/pair.yaml $R -deepmd_restart $D/ckpt40.h5 -train_output $D/pair_bad > $D/rest1.log 2>&1; then echo "FAIL: 1 rank accepted a 2-rank checkpoint"; exit 1; fi
 grep -q "Restart on 2 rank" $D/rest1.log || { echo "FAIL: the refusal does not say why"; cat $D/rest1.log; exit 1; }
-echo "restart: identical to the uninterrupted run; wrong rank count refused: OK"
+${MPIEXEC:-mpiexec -n 2 --oversubscribe} $SURGE train inputs/deepmd/pair.yaml $R -deepmd_restart $D/ckpt40.h5 -deepmd_data $D/pair_train.h5,$D/pair_valid.h5 -train_output $D/pair_other > $D/rest_other.log
+grep -q "restart: WARNING: .* 48 training frames in 1 system(s), this one has 64 in 1" $D/rest_other.log || { echo "FAIL: a restart on other data is not flagged"; cat $D/rest_other.log; exit 1; }
+echo "restart: identical to the uninterrupted run; wrong rank count refused; other data flagged: OK"
 # change_bias: refit the energy bias of the saved model on the training frames, 1 and 2 ranks
 CB="-deepmd_init_model $D/pair_model.h5 -deepmd_change_bias"
 $SURGE train inputs/deepmd/pair.yaml $CB -train_output $D/pair_cb1 > $D/cb1.log
