@@ -71,7 +71,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
     c->precision = pi ? 32 : 64;
   }
   PetscCall(SgOptionsInt("-seed", "Seed of the weight initialisation and the data order", o->seed, &o->seed, NULL, 0, PETSC_MAX_INT));
-  PetscCall(SgOptionsInt("-numb_steps", "Training steps (batches)", o->numb_steps, &o->numb_steps, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-numb_steps", "Training steps (batches); 0 with init_model: no training, only dp test of the model on valid_data", o->numb_steps, &o->numb_steps, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-batch_size", "Frames per (global) batch", o->batch_size, &o->batch_size, NULL, 1, 100000));
   PetscCall(SgOptionsInt("-disp_freq", "Steps between progress lines (validation RMSE)", o->disp_freq, &o->disp_freq, NULL, 1, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-decay_steps", "Steps per learning-rate decay", o->decay_steps, &o->decay_steps, NULL, 1, PETSC_MAX_INT));
@@ -127,11 +127,12 @@ static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
 
   PetscFunctionBegin;
   if (d->model) PetscFunctionReturn(PETSC_SUCCESS); /* loaded */
-  PetscCheck(d->opt.nfiles > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [train.h5, ...]}");
+  PetscCheck(d->opt.nfiles > 0 || (d->opt.numb_steps == 0 && !d->opt.change_bias), comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [train.h5, ...]}");
   PetscCall(ImportDirs(comm, d->opt.nfiles, d->opt.files));
   PetscCall(ImportDirs(comm, d->opt.nvalid, d->opt.valid));
   PetscCheck(!d->opt.init_model[0] || !d->opt.restart[0], comm, PETSC_ERR_USER_INPUT, "deepmd: both init_model (%s) and restart (%s) given: init_model starts a new schedule from a model's weights, restart continues an interrupted run; choose one", d->opt.init_model, d->opt.restart);
   PetscCheck(!d->opt.change_bias || (d->opt.init_model[0] && !d->opt.restart[0]), comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias refits the energy bias of a trained model: set deepmd: {init_model: MODEL.h5} (and no restart)");
+  PetscCheck(d->opt.numb_steps > 0 || (d->opt.init_model[0] && d->opt.nvalid > 0), comm, PETSC_ERR_USER_INPUT, "deepmd: numb_steps 0 trains nothing; it tests a trained model (dp test): set deepmd: {init_model: MODEL.h5, valid_data: [frames.h5]}");
   if (d->opt.init_model[0] || d->opt.restart[0]) {
     const char *from = d->opt.restart[0] ? d->opt.restart : d->opt.init_model;
     PetscCall(SgDPModelLoad(from, &d->model));
@@ -167,7 +168,7 @@ static PetscErrorCode Train_DeepMD(SgSurrogate s)
 
   PetscFunctionBegin;
   if (d->opt.change_bias) PetscCall(SgDPChangeBias(d->model, d->opt.nfiles, d->opt.files, comm));
-  else PetscCall(SgDPTrain(d->model, &d->opt, comm));
+  else if (d->opt.numb_steps > 0) PetscCall(SgDPTrain(d->model, &d->opt, comm));
   if (d->opt.nvalid) {
     PetscCall(SgDPTest(d->model, d->opt.nvalid, d->opt.valid, 0, d->opt.test_detail[0] ? d->opt.test_detail : NULL, comm, &r));
     PetscCall(PetscPrintf(comm, "deepmd: validation (dp test) on %s%s:\n", d->opt.valid[0], d->opt.nvalid > 1 ? ", ..." : ""));

@@ -8,7 +8,8 @@
 # run, one rank refuses that checkpoint, and a restart on other data says so; change_bias (dp change-bias) on 1 and 2 ranks writes the
 # same bias (all printed digits) and lowers the training-frame energy RMSE, and without init_model it
 # is refused with the fix named; test_detail writes DeePMD-kit's dp test detail files, identical on 1
-# and 2 ranks, whose force and energy RMSEs recomputed from the rows equal the printed ones; a misspelled deepmd key is an error naming the nearest key.
+# and 2 ranks, whose force and energy RMSEs recomputed from the rows equal the printed ones;
+# numb_steps 0 with init_model is dp test alone (the training run's numbers), refused without a model; a misspelled deepmd key is an error naming the nearest key.
 set -e
 cd "$(dirname "$0")/../../.."
 SURGE=${SURGE:-bin/surge}
@@ -78,6 +79,13 @@ ok &= len(e) == 16 and len(f) == 16 * 16 and v.shape == (16, 18) and hdr[2:] == 
 ok &= abs(fr - log["Force  RMSE"]) <= 1e-6 * fr and abs(er - log["Energy RMSE/Natoms"]) <= 1e-6 * er
 print("PASS" if ok else "FAIL"); sys.exit(0 if ok else 1)
 PY
+# dp test alone: numb_steps 0 with init_model prints the same validation RMSEs as the run that trained the model
+$SURGE train inputs/deepmd/pair.yaml -deepmd_init_model $D/pair_model.h5 -deepmd_numb_steps 0 -train_output $D/pair_test0 > $D/test0.log
+a=$(grep -E "^(Energy|Force) " $D/one.log); b=$(grep -E "^(Energy|Force) " $D/test0.log)
+[ -n "$b" ] && [ "$a" = "$b" ] || { echo "FAIL: numb_steps 0 (dp test) differs from the training run's final dp test"; echo "$a"; echo "$b"; exit 1; }
+if $SURGE train inputs/deepmd/pair.yaml -deepmd_numb_steps 0 -train_output $D/pair_test0b > $D/test0b.log 2>&1; then echo "FAIL: numb_steps 0 without init_model accepted"; exit 1; fi
+grep -q "numb_steps 0 trains nothing" $D/test0b.log || { echo "FAIL: the numb_steps 0 refusal does not say why"; cat $D/test0b.log; exit 1; }
+echo "numb_steps 0: dp test of init_model = the training run's; refused without a model: OK"
 if $SURGE train inputs/deepmd/pair.yaml -deepmd_numb_step 5 > $D/typo.log 2>&1; then echo "FAIL: misspelled key accepted"; exit 1; fi
 grep -q "numb_steps" $D/typo.log || { echo "FAIL: the error does not name deepmd_numb_steps"; cat $D/typo.log; exit 1; }
 echo "misspelled key rejected: OK"
