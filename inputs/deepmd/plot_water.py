@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """docs/deepmd_water.png from the water run (inputs/deepmd/water_run.sh): learning curve (validation
 RMSEs on data_3 during training; restarts with init_model appended, dotted lines) and parity plots of
-the final model on data_3.  usage: plot_water.py DIR OUT.png [LCURVE_STAGE2[:FRAMES_PER_STEP[:MAX_STEP]] ...];
-the x axis counts training frames (a 2-rank stage trains 2 frames per step; MAX_STEP keeps a stage's
-lines up to the checkpoint the next stage started from). The parity files DIR/water_parity.{e_peratom,f}.out
+the final model on data_3.  usage: plot_water.py DIR OUT.png [LCURVE[:FRAMES_PER_STEP[:MAX_STEP]] ...]
+(default DIR/water_lcurve.txt); several lcurves are stages continued with init_model, in order. The x
+axis counts training frames (a 2-rank run trains 2 frames per step; MAX_STEP keeps a stage's lines up
+to the checkpoint the next stage started from). The parity files DIR/water_parity.{e_peratom,f}.out
 are dp test detail files (DeePMD-kit's format: test_deepmd_tool dptest MODEL -detail DIR/water_parity
 DATA, or surge train's deepmd_test_detail); PARITY=PREFIX picks another model's."""
 import sys, numpy as np, matplotlib
@@ -12,14 +13,14 @@ import matplotlib.pyplot as plt
 pre = sys.argv[1] if len(sys.argv) > 1 else "build/deepmd"
 out = sys.argv[2] if len(sys.argv) > 2 else "docs/deepmd_water.png"
 import os
-lc = np.loadtxt(f"{pre}/water_lcurve.txt")
-stages = [0]
-for extra in sys.argv[3:]:   # optional further stages (init_model restarts), appended in order
-    p = extra.split(":"); c = np.loadtxt(p[0]); fps = float(p[1]) if len(p) > 1 else 1.0
+lc = None; stages = []
+for spec in sys.argv[3:] or [f"{pre}/water_lcurve.txt"]:   # stages (init_model continuations) in order
+    p = spec.split(":"); c = np.loadtxt(p[0]); fps = float(p[1]) if len(p) > 1 else 1.0
     if len(p) > 2: c = c[c[:, 0] <= float(p[2])]
     for i in range(1, len(c)):   # a restart (-deepmd_restart) appends with its own wall clock from 0
         if c[i, 6] < c[i - 1, 6]: c[i:, 6] += c[i - 1, 6]
     c[:, 0] *= fps
+    if lc is None: lc = c; continue
     stages.append(lc[-1, 0]); c[:, 0] += lc[-1, 0]; c[:, 6] += lc[-1, 6]; lc = np.vstack([lc, c])
 par = os.environ.get("PARITY", f"{pre}/water_parity")   # another model's parity files: PARITY=prefix
 e = np.loadtxt(f"{par}.e_peratom.out")                      # per frame: label, prediction (eV/atom)
@@ -37,10 +38,10 @@ b.semilogy(lc[:, 0], 1e3 * smooth(lc[:, 3]), "C1-", label="force RMSE (valid; ru
 b.semilogy(lc[:, 0], 1e3 * smooth(lc[:, 4]), "C1:", label="force RMSE (train batches)")
 a.axhline(1.0, color="C0", lw=0.8, ls="--"); b.axhline(40, color="C1", lw=0.8, ls="--")
 a.set_ylim(0.5, 300); b.set_ylim(20, 1200)
-for x0 in stages[1:]: a.axvline(x0, color="gray", lw=0.5, ls=":")
+for x0 in stages: a.axvline(x0, color="gray", lw=0.5, ls=":")
 a.set_xlabel("training frames"); a.set_ylabel("energy RMSE (meV/atom)", color="C0")
 b.set_ylabel("force RMSE (meV/Å)", color="C1")
-a.set_title(f"learning curve ({lc[-1,6]/60:.0f} min wall over the stages); dashed: DeePMD-kit level", fontsize=9)
+a.set_title(f"learning curve ({lc[-1,6]/60:.0f} min wall); dashed: DeePMD-kit level", fontsize=9)
 h1, l1 = a.get_legend_handles_labels(); h2, l2 = b.get_legend_handles_labels(); a.legend(h1 + h2, l1 + l2, fontsize=7)
 rm = 1e3 * np.sqrt(np.mean((e[:, 1] - e[:, 0]) ** 2))  # (e still in eV here)
 e0 = e[:, 0].mean(); e = 1e3 * (e - e0)
@@ -51,6 +52,6 @@ ax[1].set_title(f"data_3 energies: RMSE {rm:.2f} meV/atom\n(offset {dm.mean():+.
 rf = 1e3 * np.sqrt(np.mean((f[:, 1] - f[:, 0]) ** 2))
 ax[2].plot(f[:, 0], f[:, 1], ",", alpha=0.3); lo, hi = f.min(), f.max(); ax[2].plot([lo, hi], [lo, hi], "k-", lw=0.5)
 ax[2].set_xlabel("DFT force component (eV/Å)"); ax[2].set_ylabel("Deep Potential (eV/Å)")
-ax[2].set_title(f"data_3 forces: RMSE {rf:.0f} meV/Å")
+ax[2].set_title(f"data_3 forces: RMSE {rf:.1f} meV/Å")
 plt.tight_layout(); plt.savefig(out, dpi=110)
 print(f"wrote {out}: energy RMSE {rm:.3f} meV/atom, force RMSE {rf:.1f} meV/A")
