@@ -5,7 +5,9 @@
      R_ij   = s(r_ij) [1, x_ij/r_ij, y_ij/r_ij, z_ij/r_ij],  r_ij = x_j - x_i  (neighbour minus centre)
               rows grouped in per-type sections of length sel[t] (nearest first, zero rows padded)
      Rn_ij  = (R_ij - davg[c]) / dstd[c]   (c = centre type; DeePMD-kit statistics, padding included)
-     G_ij   = N_t(Rn_ij[0])  embedding net of the NEIGHBOUR type t (residual doubling), M outputs
+     G_ij   = N_t(Rn_ij[0])  embedding net of the NEIGHBOUR type t (residual doubling), M outputs;
+              with type_one_side false one net per (centre, neighbour) type pair, N_ct (DeePMD-kit's
+              default): twice the embedding weights for water at the same cost per neighbour
      T_i    = (1/nnei) sum_j G_ij^T Rn_ij   [M x 4];  D_i = T_i T_i<^T  [M x M2] (M2 = axis_neuron)
      E_i    = F_c(D_i) + bias[c]            fitting net of the CENTRE type c (residual timestep)
      E      = sum_i E_i;  F = -dE/dx;  virial = -sum_ij r_ij (x) dE/dr_ij
@@ -17,6 +19,7 @@
 
 #define SG_DP_MAXT 8  /* atom types */
 #define SG_DP_MAXL 8  /* layers per net */
+#define SG_DP_MAXE (SG_DP_MAXT * SG_DP_MAXT) /* embedding nets: one per type pair at most */
 
 typedef struct {
   PetscInt  ntypes;
@@ -28,9 +31,15 @@ typedef struct {
   PetscInt  nfit, fit[SG_DP_MAXL]; /* fitting hidden widths */
   PetscBool emb_resnet_dt;         /* timestep on the embedding residuals (DeePMD default false) */
   PetscBool fit_resnet_dt;         /* timestep on the fitting residuals (DeePMD default true) */
+  PetscBool type_pair;             /* embedding nets per (centre, neighbour) type pair: DeePMD-kit's
+                                      type_one_side false; PETSC_FALSE: per neighbour type only */
   PetscInt  seed;
   PetscInt  precision;             /* 64 (default) or 32: the training graph's floats (DeePMD-kit's precision) */
 } SgDPConfig;
+
+/* embedding nets of a configuration, and the one that embeds neighbours of type t of a centre of type ct */
+static inline PetscInt SgDPNumEmbed(const SgDPConfig *c) { return c->type_pair ? c->ntypes * c->ntypes : c->ntypes; }
+static inline PetscInt SgDPEmbedIndex(const SgDPConfig *c, PetscInt ct, PetscInt t) { return c->type_pair ? ct * c->ntypes + t : t; }
 
 /* One dense layer in torch layout: W [out,in], b [out], optional idt [out]; res: 0 none, 1 x+h, 2 [x,x]+h */
 typedef struct {
@@ -44,13 +53,13 @@ typedef struct {
   SgDPLayer l[SG_DP_MAXL + 1];
 } SgDPNet;
 
-/* Tabulated embedding (the "compressed" model): per neighbour type, quintic pieces on a uniform
+/* Tabulated embedding (the "compressed" model): per embedding net, quintic pieces on a uniform
    grid in x = Rn[0]: G_m(x) = sum_k c[i][m][k] t^k, t = (x - x0 - i h) */
 typedef struct {
   PetscBool  on;
   PetscReal  x0, h;
   PetscInt   n;       /* intervals */
-  PetscReal *c[SG_DP_MAXT]; /* [n][M][6] */
+  PetscReal *c[SG_DP_MAXE]; /* [n][M][6] per embedding net */
 } SgDPTable;
 
 typedef struct _SgDPModel {
@@ -58,11 +67,11 @@ typedef struct _SgDPModel {
   SgnnBackend *be;
   SgnnParams   P;
   /* sgnn views (training graph) */
-  SgnnTensor   eW[SG_DP_MAXT][SG_DP_MAXL], eb[SG_DP_MAXT][SG_DP_MAXL], eidt[SG_DP_MAXT][SG_DP_MAXL];
+  SgnnTensor   eW[SG_DP_MAXE][SG_DP_MAXL], eb[SG_DP_MAXE][SG_DP_MAXL], eidt[SG_DP_MAXE][SG_DP_MAXL];
   SgnnTensor   fW[SG_DP_MAXT][SG_DP_MAXL + 1], fb[SG_DP_MAXT][SG_DP_MAXL + 1], fidt[SG_DP_MAXT][SG_DP_MAXL + 1];
   /* host copies for the hand-written inference (refreshed by SgDPModelSync) */
   PetscReal   *host;
-  SgDPNet      enet[SG_DP_MAXT], fnet[SG_DP_MAXT];
+  SgDPNet      enet[SG_DP_MAXE], fnet[SG_DP_MAXT];
   PetscReal    davg[SG_DP_MAXT][4], dstd[SG_DP_MAXT][4], bias[SG_DP_MAXT];
   SgDPTable    tab;
 } *SgDPModel;

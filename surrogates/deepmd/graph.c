@@ -101,7 +101,7 @@ static int EmbeddingChunk(const SgDPBatch *bt, int nnei, int M, size_t es)
   return n < 1 ? 1 : n;
 }
 
-/* embedding net of neighbour type t on the rows of x [n, 1] -> G [n, M]; x is not consumed */
+/* embedding net e (SgDPEmbedIndex) on the rows of x [n, 1] -> G [n, M]; x is not consumed */
 static PetscErrorCode Embed(SgDPModel m, PetscInt t, SgnnTensor x, SgnnTensor *G)
 {
   SgnnTensor h = x;
@@ -151,7 +151,18 @@ static PetscErrorCode PaddingTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor *
     if (!npad) continue;
     SgnnTensor G, G3, P, P2, W, pt;
     int        s3[3] = {nt, M, 1}, s2[2] = {nt, 4 * M}, sw[2] = {A, nt};
-    PetscCall(Embed(m, t, X, &G));
+    if (!c->type_pair) PetscCall(Embed(m, t, X, &G));
+    else { /* row ct through the net of the pair (ct, t) */
+      SgnnTensor Gc[SG_DP_MAXT];
+      for (int ct = 0; ct < nt; ct++) {
+        SgnnTensor Xc;
+        SgNN(sgnn_slice(X, 0, ct, ct + 1, &Xc));
+        PetscCall(Embed(m, SgDPEmbedIndex(c, ct, t), Xc, &Gc[ct]));
+        FREE(Xc);
+      }
+      SgNN(sgnn_concat(nt, Gc, 0, &G));
+      for (int ct = 0; ct < nt; ct++) FREE(Gc[ct]);
+    }
     SgNN(sgnn_reshape(G, 3, s3, &G3));
     FREE(G);
     SgNN(sgnn_mul(G3, Rp, &P)); /* [nt, M, 4]: G(Rp_0) Rp^T per centre type */
@@ -207,12 +218,8 @@ static PetscErrorCode EnvTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor Rn, S
     SgnnTensor Rk;
     SgNN(sgnn_slice(Rn, 0, a0, a1, &Rk));
     for (PetscInt t = 0; t < c->ntypes; t++) {
-      SgnnTensor Rt, xt, xs, xr, Gr, Gs, G, Tt;
+      SgnnTensor Rt, xt, xs, Gs = NULL, G, Tt;
       int        sel = (int)c->sel[t];
-      long       nr  = 0;
-      for (int a = a0; a < a1; a++)
-        for (PetscInt s = 0; s < bt->nreal[(size_t)a * c->ntypes + t]; s++) ridx[nr++] = (long)(a - a0) * sel + s;
-      if (!nr) continue; /* only empty slots: PaddingTerm */
       SgNN(sgnn_slice(Rk, 1, (int)c->sec[t], (int)c->sec[t + 1], &Rt));
       SgNN(sgnn_slice(Rt, 2, 0, 1, &xt));
       {
@@ -220,12 +227,34 @@ static PetscErrorCode EnvTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor Rn, S
         SgNN(sgnn_reshape(xt, 2, s, &xs));
       }
       FREE(xt);
-      SgNN(sgnn_index_select(xs, 0, nr, ridx, &xr));
+      /* one embedding net for all centres, or one per centre type (type pairs): each embeds the
+         real rows of its centres, scattered into the block's slots and summed */
+      for (PetscInt ct = 0; ct < (c->type_pair ? c->ntypes : 1); ct++) {
+        SgnnTensor xr, Gr, Gp;
+        long       nr = 0;
+        for (int a = a0; a < a1; a++)
+          if (!c->type_pair || bt->type[a % bt->N] == ct)
+            for (PetscInt s = 0; s < bt->nreal[(size_t)a * c->ntypes + t]; s++) ridx[nr++] = (long)(a - a0) * sel + s;
+        if (!nr) continue;
+        SgNN(sgnn_index_select(xs, 0, nr, ridx, &xr));
+        PetscCall(Embed(m, SgDPEmbedIndex(c, ct, t), xr, &Gr));
+        FREE(xr);
+        SgNN(sgnn_scatter_add(Gr, 0, nr, ridx, nA * sel, &Gp));
+        FREE(Gr);
+        if (!Gs) Gs = Gp;
+        else {
+          SgnnTensor sum;
+          SgNN(sgnn_add(Gs, Gp, &sum));
+          FREE(Gs);
+          FREE(Gp);
+          Gs = sum;
+        }
+      }
       FREE(xs);
-      PetscCall(Embed(m, t, xr, &Gr));
-      FREE(xr);
-      SgNN(sgnn_scatter_add(Gr, 0, nr, ridx, nA * sel, &Gs));
-      FREE(Gr);
+      if (!Gs) { /* only empty slots: PaddingTerm */
+        FREE(Rt);
+        continue;
+      }
       {
         int s[3] = {nA, sel, M};
         SgNN(sgnn_reshape(Gs, 3, s, &G));

@@ -107,7 +107,7 @@ static void FitBatch(const SgDPNet *net, PetscInt nr, const PetscReal *d, PetscR
   }
 }
 
-/* Tabulated embedding: value and derivative; points outside the table use the net. */
+/* Tabulated embedding net t: value and derivative; points outside the table use the net. */
 static void EmbedTable(const SgDPModel m, PetscInt t, PetscInt npt, const PetscReal *x, PetscReal *G, PetscReal *dG, PetscReal *work)
 {
   const SgDPTable *T = &m->tab;
@@ -160,24 +160,29 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
       for (PetscInt s = 0; s < nnei; s++)
         for (int k = 0; k < 4; k++) rn[4 * s + k] = (R[4 * s + k] - davg[k]) / dstd[k];
     }
-    /* embedding of the real neighbours of the chunk, one net (type) at a time, compact rows
-       [t][i][first nreal slots]; padding rows all share x = -davg/dstd of the centre type, so their
-       embedding is computed once per (centre type, neighbour type) */
+    /* embedding of the real neighbours of the chunk, one net at a time, compact rows
+       [t][i][first nreal slots] (with type pairs the centres of one type together, so each net
+       gets one contiguous run of rows); padding rows all share x = -davg/dstd of the centre type,
+       so their embedding is computed once per (centre type, neighbour type) */
     for (PetscInt t = 0; t < c->ntypes; t++) {
       PetscInt   o = c->sec[t], k = c->sel[t], cnt = 0;
-      PetscReal *xt = xs + nc * o;
-      for (PetscInt i = 0; i < nc; i++) {
-        start[t * CH + i] = cnt;
-        for (PetscInt s = 0; s < k && env.nlist[i * nnei + o + s] >= 0; s++) xt[cnt++] = Rn[4 * (i * nnei + o + s)];
-        nreal[t * CH + i] = cnt - start[t * CH + i];
+      PetscReal *xt = xs + nc * o, *Gt = G + (size_t)nc * o * M, *dGt = dG + (size_t)nc * o * M;
+      for (PetscInt ct = 0; ct < (c->type_pair ? c->ntypes : 1); ct++) {
+        PetscInt e = SgDPEmbedIndex(c, ct, t), cnt0 = cnt;
+        for (PetscInt i = 0; i < nc; i++) {
+          if (c->type_pair && type[c0 + i] != ct) continue;
+          start[t * CH + i] = cnt;
+          for (PetscInt s = 0; s < k && env.nlist[i * nnei + o + s] >= 0; s++) xt[cnt++] = Rn[4 * (i * nnei + o + s)];
+          nreal[t * CH + i] = cnt - start[t * CH + i];
+        }
+        if (m->tab.on) EmbedTable(m, e, cnt - cnt0, xt + cnt0, Gt + cnt0 * M, dGt + cnt0 * M, work);
+        else SgDPEmbedEval(&m->enet[e], cnt - cnt0, xt + cnt0, 1, Gt + cnt0 * M, dGt + cnt0 * M, NULL, work);
       }
-      PetscReal *Gt = G + (size_t)nc * o * M, *dGt = dG + (size_t)nc * o * M;
-      if (m->tab.on) EmbedTable(m, t, cnt, xt, Gt, dGt, work);
-      else SgDPEmbedEval(&m->enet[t], cnt, xt, 1, Gt, dGt, NULL, work);
       for (PetscInt ct = 0; ct < c->ntypes; ct++) {
         PetscReal xp = (0 - m->davg[ct][0]) / m->dstd[ct][0];
-        if (m->tab.on) EmbedTable(m, t, 1, &xp, Gpad + (ct * c->ntypes + t) * M, dGpad, work);
-        else SgDPEmbedEval(&m->enet[t], 1, &xp, 0, Gpad + (ct * c->ntypes + t) * M, NULL, NULL, work);
+        PetscInt  e  = SgDPEmbedIndex(c, ct, t);
+        if (m->tab.on) EmbedTable(m, e, 1, &xp, Gpad + (ct * c->ntypes + t) * M, dGpad, work);
+        else SgDPEmbedEval(&m->enet[e], 1, &xp, 0, Gpad + (ct * c->ntypes + t) * M, NULL, NULL, work);
       }
     }
     /* T_i = sum_t (G_ti^T Rn_ti + npad G_pad Rn_pad^T) / nnei,  D_i = T_i T_i<^T */

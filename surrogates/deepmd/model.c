@@ -40,7 +40,8 @@ PetscErrorCode SgDPModelCreate(const SgDPConfig *cfg, SgDPModel *mm)
   const SgDPConfig *c = &m->cfg;
   SgNN(sgnn_backend_get("cpu", &m->be));
   SgNN(sgnn_params_create(m->be, SgDPDType(m), &m->P));
-  for (PetscInt t = 0; t < c->ntypes; t++) {
+  /* embedding nets in index order (SgDPEmbedIndex): per neighbour type t, or per pair ct*ntypes+t */
+  for (PetscInt t = 0; t < SgDPNumEmbed(c); t++) {
     PetscInt in = 1;
     for (PetscInt l = 0; l < c->nemb; l++) {
       int ws[2] = {(int)c->emb[l], (int)in}, bs[1] = {(int)c->emb[l]};
@@ -145,7 +146,7 @@ PetscErrorCode SgDPModelSync(SgDPModel m)
   SgNN(sgnn_params_count(m->P, &np));
   if (!m->host) PetscCall(PetscMalloc1(np, &m->host));
 #define TAKE(T) Take(T, m->host, &off)
-  for (PetscInt t = 0; t < c->ntypes; t++) {
+  for (PetscInt t = 0; t < SgDPNumEmbed(c); t++) {
     PetscInt in = 1;
     m->enet[t].nl = c->nemb;
     for (PetscInt l = 0; l < c->nemb; l++) {
@@ -183,7 +184,7 @@ PetscErrorCode SgDPModelDestroy(SgDPModel *mm)
   if (!m) PetscFunctionReturn(PETSC_SUCCESS);
   sgnn_params_destroy(&m->P);
   PetscCall(PetscFree(m->host));
-  for (PetscInt t = 0; t < SG_DP_MAXT; t++) PetscCall(PetscFree(m->tab.c[t]));
+  for (PetscInt t = 0; t < SG_DP_MAXE; t++) PetscCall(PetscFree(m->tab.c[t]));
   PetscCall(PetscFree(m));
   *mm = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -191,7 +192,9 @@ PetscErrorCode SgDPModelDestroy(SgDPModel *mm)
 
 /* ---- HDF5 model file --------------------------------------------------------------------------
    /  attrs: surge_model = "deepmd_se_e2_a", version = 1, type_map (comma list), rcut, rcut_smth,
-             sel[], neuron[], axis_neuron, fitting_neuron[], resnet_dt_embedding, resnet_dt_fitting
+             sel[], neuron[], axis_neuron, fitting_neuron[], resnet_dt_embedding, resnet_dt_fitting,
+             type_one_side (1: embedding nets per neighbour type; 0: per (centre, neighbour) pair;
+             absent in files before it: 1)
    /params [np] f64   the parameter slab, in the order SgDPModelCreate declares it
    /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64
    /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks; /training/adam_m,
@@ -271,6 +274,10 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
   H5OK(AttrWrite(f, "resnet_dt_embedding", H5T_NATIVE_INT, 0, &r1), "write resnet_dt");
   H5OK(AttrWrite(f, "resnet_dt_fitting", H5T_NATIVE_INT, 0, &r2), "write resnet_dt");
   H5OK(AttrWrite(f, "seed", H5T_NATIVE_INT, 0, &seed), "write seed");
+  {
+    int one_side = !c->type_pair;
+    H5OK(AttrWrite(f, "type_one_side", H5T_NATIVE_INT, 0, &one_side), "write type_one_side");
+  }
   hsize_t d1[1] = {(hsize_t)np}, d2[2] = {(hsize_t)c->ntypes, 4}, d3[1] = {(hsize_t)c->ntypes};
   H5OK(DataWrite(f, "params", 1, d1, slab), "write params");
   for (PetscInt t = 0; t < c->ntypes; t++)
@@ -387,6 +394,11 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   H5OK(AttrRead(f, "resnet_dt_embedding", H5T_NATIVE_INT, &r1, NULL), "read resnet_dt_embedding");
   H5OK(AttrRead(f, "resnet_dt_fitting", H5T_NATIVE_INT, &r2, NULL), "read resnet_dt_fitting");
   H5OK(AttrRead(f, "seed", H5T_NATIVE_INT, &seed, NULL), "read seed");
+  if (H5Aexists(f, "type_one_side") > 0) {
+    int one_side;
+    H5OK(AttrRead(f, "type_one_side", H5T_NATIVE_INT, &one_side, NULL), "read type_one_side");
+    c.type_pair = (PetscBool)!one_side;
+  }
   SgHDF5Unlock();
   PetscCheck(!strcmp(kind, "deepmd_se_e2_a") && ver == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s holds model '%s' version %d, expected deepmd_se_e2_a version 1", path, kind, ver);
   c.axis = ax, c.emb_resnet_dt = (PetscBool)r1, c.fit_resnet_dt = (PetscBool)r2, c.seed = seed;

@@ -65,6 +65,11 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsBool("-resnet_dt", "Trainable timestep on the fitting net's residual layers", c->fit_resnet_dt, &c->fit_resnet_dt, NULL));
   PetscCall(SgOptionsBool("-embedding_resnet_dt", "Trainable timestep on the embedding net's residual layers", c->emb_resnet_dt, &c->emb_resnet_dt, NULL));
   {
+    PetscBool one_side = (PetscBool)!c->type_pair;
+    PetscCall(SgOptionsBool("-type_one_side", "Embedding nets per neighbour type (true) or per (centre, neighbour) type pair (false, DeePMD-kit's default)", one_side, &one_side, NULL));
+    c->type_pair = (PetscBool)!one_side;
+  }
+  {
     static const char *const precisions[] = {"float64", "float32"};
     PetscInt                 pi = c->precision == 32 ? 1 : 0;
     PetscCall(SgOptionsEList("-precision", "Floats of the training graph and its weights (model files and inference stay float64)", precisions, 2, precisions[pi], &pi, NULL));
@@ -228,7 +233,7 @@ static PetscErrorCode View_DeepMD(SgSurrogate s, PetscViewer v)
   const SgDPConfig   *c = &d->cfg;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(v, "Deep Potential se_e2_a: rcut %g (smooth from %g), %" PetscInt_FMT " types, nnei %" PetscInt_FMT ", M %" PetscInt_FMT ", axis %" PetscInt_FMT "\n", (double)c->rcut, (double)c->rcut_smth, c->ntypes, c->nnei, c->emb[c->nemb - 1], c->axis));
+  PetscCall(PetscViewerASCIIPrintf(v, "Deep Potential se_e2_a: rcut %g (smooth from %g), %" PetscInt_FMT " types, nnei %" PetscInt_FMT ", M %" PetscInt_FMT ", axis %" PetscInt_FMT ", %" PetscInt_FMT " embedding nets (%s)\n", (double)c->rcut, (double)c->rcut_smth, c->ntypes, c->nnei, c->emb[c->nemb - 1], c->axis, SgDPNumEmbed(c), c->type_pair ? "per type pair" : "per neighbour type"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

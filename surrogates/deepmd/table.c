@@ -28,7 +28,7 @@ PetscErrorCode SgDeepmdCompress(SgDeepmd m, PetscReal step, PetscReal rmin)
   PetscReal *xs, *G, *dG, *d2G, *work, h = step;
   PetscCall(PetscMalloc5(np, &xs, np * M, &G, np * M, &dG, np * M, &d2G, 6 * np * maxw, &work));
   for (PetscInt i = 0; i < np; i++) xs[i] = lo + i * step;
-  for (PetscInt t = 0; t < c->ntypes; t++) {
+  for (PetscInt t = 0; t < SgDPNumEmbed(c); t++) { /* every embedding net over the same range */
     PetscCall(PetscFree(m->tab.c[t]));
     PetscCall(PetscMalloc1((size_t)m->tab.n * M * 6, &m->tab.c[t]));
     SgDPEmbedEval(&m->enet[t], np, xs, 2, G, dG, d2G, work);

@@ -5,7 +5,8 @@ Reads the HDF5 model file (config attributes, parameter slab, davg/dstd, bias) w
 the se_e2_a model in PyTorch from the published formulas (its own brute-force periodic neighbour
 search, environment matrix, embedding/fitting nets, autograd forces), evaluates a frame of an
 md_frames dataset, and compares with the energy and forces of surge's C API
-(build/tests/test_deepmd_tool energy). Asserts |dE| < 1e-9 |E| and max |dF| < 1e-9 eV/A: two codes,
+(build/tests/test_deepmd_tool energy); embedding nets per neighbour type or per type pair, as the file
+says. Asserts |dE| < 1e-9 |E| and max |dF| < 1e-9 eV/A: two codes,
 one model. usage: torch_crosscheck.py MODEL.h5 DATA.h5 FRAME"""
 import subprocess, sys, h5py, numpy as np, torch
 
@@ -22,13 +23,16 @@ rc, rs = float(A["rcut"]), float(A["rcut_smth"]); sel = [int(s) for s in A["sel"
 emb = [int(s) for s in A["neuron"]]; fit = [int(s) for s in A["fitting_neuron"]]; M2 = int(A["axis_neuron"])
 rdt_e, rdt_f = int(A["resnet_dt_embedding"]), int(A["resnet_dt_fitting"])
 ntypes = len(sel); nnei = sum(sel); sec = np.cumsum([0] + sel); N = len(types); M = emb[-1]
+# type_one_side 1: one embedding net per neighbour type; 0: one per (centre, neighbour) type pair,
+# stored centre-major (DeePMD-kit's type_one_side); files written before the attribute: 1
+one_side = int(A.get("type_one_side", 1))
 
 off = 0
 def take(*shape):
     global off
     n = int(np.prod(shape)); t = torch.tensor(slab[off:off + n]).reshape(shape); off += n; return t
 enets = []
-for t in range(ntypes):
+for t in range(ntypes if one_side else ntypes * ntypes):
     layers, i = [], 1
     for o in emb:
         W, b = take(o, i), take(o)
@@ -84,7 +88,7 @@ for a in range(N):
     T = 0
     for t in range(ntypes):
         Rt = Rn[sec[t]:sec[t + 1]]
-        T = T + net(enets[t], Rt[:, :1]).T @ Rt
+        T = T + net(enets[t if one_side else c * ntypes + t], Rt[:, :1]).T @ Rt
     T = T / nnei
     D = (T @ T[:M2].T).reshape(1, -1)
     E = E + net(fnets[c], D)[0, 0] + float(bias[c])

@@ -34,6 +34,9 @@ int main(int argc, char **argv)
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   DPSmallConfig(&c);
+  /* -type_pair: the same checks with one embedding net per (centre, neighbour) type pair */
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-type_pair", &c.type_pair));
+  if (c.type_pair) PetscCall(PetscPrintf(PETSC_COMM_SELF, "embedding nets per (centre, neighbour) type pair\n"));
   DPRandomFrame(&seed, N, box, 0.9, x, type);
   DPRandomFrame(&seed, N, box, 0.9, x + 3 * N, type);
   PetscCall(DPRandomModel(&c, 2, N, x, type, box, &m));
@@ -259,6 +262,27 @@ int main(int argc, char **argv)
     for (int k = 0; k < 9; k++) dFin = PetscMax(dFin, fabs(fa[k] - fb[k]));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "rcut crossing (step 2e-7 A): |dE| %.2e eV |dF| %.2e eV/A (inside the switch: |dF| %.2e)\n", dEc, dFc, dFin));
     CHECK(dEc < 1e-9 && dFc < 1e-6 && dFin > 10 * dFc, "continuity at rcut: dE %g dF %g (inside %g)", dEc, dFc, dFin);
+  }
+  /* 6. model file round trip (bit-identical energy and forces: the slab is stored in float64) and
+     tabulated embedding (quintic pieces of step 0.002: forces within 1e-6 eV/A, the issue's bar) */
+  {
+    const char *path = c.type_pair ? "build/tmp/deepmd_physics_pair.h5" : "build/tmp/deepmd_physics.h5";
+    SgDeepmd    ml;
+    double      fl[3 * N], vl[9], El, dFl = 0, dFt = 0, f0[3 * N], E0;
+    PetscCall(SgDeepmdCompute(m, N, x, type, box, &E0, f0, vl, NULL));
+    PetscCall(PetscMkdir("build/tmp"));
+    PetscCall(SgDPModelSave(m, path));
+    PetscCall(SgDeepmdLoad(path, &ml));
+    CHECK(ml->cfg.type_pair == c.type_pair, "model file: type_one_side not kept");
+    PetscCall(SgDeepmdCompute(ml, N, x, type, box, &El, fl, vl, NULL));
+    for (int k = 0; k < 3 * N; k++) dFl = PetscMax(dFl, fabs(fl[k] - f0[k]));
+    CHECK(El == E0 && dFl == 0, "model file round trip: dE %g dF %g", fabs(El - E0), dFl);
+    PetscCall(SgDeepmdCompress(ml, 0.002, 0.5));
+    PetscCall(SgDeepmdCompute(ml, N, x, type, box, &El, fl, vl, NULL));
+    for (int k = 0; k < 3 * N; k++) dFt = PetscMax(dFt, fabs(fl[k] - f0[k]));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "model file round trip: identical; tabulated: |dE| %.2e eV, max |dF| %.2e eV/A\n", fabs(El - E0), dFt));
+    CHECK(dFt < 1e-6 && fabs(El - E0) < 1e-6, "tabulated vs nets: dE %g dF %g", fabs(El - E0), dFt);
+    PetscCall(SgDeepmdDestroy(&ml));
   }
   PetscCall(SgDPModelDestroy(&m));
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "%s (%d failures)\n", fails ? "FAILED" : "PASSED", (int)fails));
