@@ -1,4 +1,5 @@
 /* Deep Potential benchmarks (figures, not pass/fail); driven by tests/bench/deepmd/bench.sh.
+     mkmodel DATA.h5 OUT.h5 [small|pair]         a water-sized model with random weights (pair: type_one_side false)
      infer  MODEL.h5 DATA.h5 NREP NSTEPS [STEP]  inference us/step/atom on frame 0 replicated
                                                NREPxNREPxNREP, plain and (STEP > 0) tabulated; peak RSS
      train  DATA.h5 NSTEPS BATCH [small|f32]   training steps/s (frames/s) of the water model (f32: float32 graph)
@@ -50,11 +51,12 @@ int main(int argc, char **argv)
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCheck(argc >= 3, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "usage: see the file header");
-  if (!strcmp(argv[1], "mkmodel")) { /* mkmodel DATA.h5 OUT.h5 [small]: water config, data statistics, random weights */
+  if (!strcmp(argv[1], "mkmodel")) { /* mkmodel DATA.h5 OUT.h5 [small|pair]: water config, data statistics, random weights */
     SgDPConfig c;
     SgDPModel  m;
     PetscCall(ReadFrame(argv[2], &N, &x, &type, box, &E, &f));
     WaterConfig(&c, (PetscBool)(argc > 4 && !strcmp(argv[4], "small")));
+    c.type_pair = (PetscBool)(argc > 4 && !strcmp(argv[4], "pair")); /* embedding nets per type pair */
     PetscCall(DPRandomModel(&c, 1, N, x, type, box, &m));
     PetscCall(SgDPModelSave(m, argv[3]));
     PetscCall(SgDPModelDestroy(&m));
