@@ -1,5 +1,5 @@
 #!/bin/bash
-# The water run of docs/deepmd.md (NOT a test: about two hours on two cores).
+# The water run of docs/deepmd.md (NOT a test: about 4.5 hours on two cores; checkpoints every 2000 steps).
 #   inputs/deepmd/water_run.sh [extra -deepmd_* options, e.g. -deepmd_restart build/deepmd/water_ckpt.h5]
 # Imports DeePMD-kit's water data (train data_0..2, validate data_3), trains with inputs/deepmd/water.yaml,
 # then prints dp-test RMSEs of the saved model, plain and tabulated.
