@@ -102,14 +102,14 @@ static int EmbeddingChunk(const SgDPBatch *bt, int nnei, int M, size_t es)
 }
 
 /* embedding net e (SgDPEmbedIndex) on the rows of x [n, 1] -> G [n, M]; x is not consumed */
-static PetscErrorCode Embed(SgDPModel m, PetscInt t, SgnnTensor x, SgnnTensor *G)
+static PetscErrorCode Embed(SgDPModel m, PetscInt e, SgnnTensor x, SgnnTensor *G)
 {
   SgnnTensor h = x;
 
   PetscFunctionBegin;
   for (PetscInt l = 0; l < m->cfg.nemb; l++) {
     SgnnTensor hn;
-    PetscCall(Layer(h, m->eW[t][l], m->eb[t][l], m->eidt[t][l], m->enet[t].l[l].res, PETSC_TRUE, &hn));
+    PetscCall(Layer(h, m->eW[e][l], m->eb[e][l], m->eidt[e][l], m->enet[e].l[l].res, PETSC_TRUE, &hn));
     if (h != x) FREE(h);
     h = hn;
   }
