@@ -11,7 +11,7 @@ export OPENBLAS_NUM_THREADS=1   # one core per rank; OpenBLAS threads only spin 
 # AVX2 kernels), else Haswell (both engines of the benchmark get the same).
 grep -q avx512f /proc/cpuinfo && ct=SkylakeX || ct=Haswell
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$ct}
-DATA=${WATER_DATA:-/work/shared/data/water_dft}
+DATA=${WATER_DATA:-tests/data/water_dft}
 mkdir -p build/deepmd
 make -s bin/surge build/tests/test_deepmd_tool   # dp test lives in a test program
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi

@@ -14,7 +14,7 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # AVX2 kernels), else Haswell (both engines of the benchmark get the same).
 grep -q avx512f /proc/cpuinfo && ct=SkylakeX || ct=Haswell
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$ct}
-DATA=${WATER_DATA:-/work/shared/data/water_dft}
+DATA=${WATER_DATA:-tests/data/water_dft}
 B=build/bench/deepmd; mkdir -p $B
 [ -s $B/water_0.h5 ] || build/tests/test_deepmd_tool import $B/water_0.h5 $DATA/data_0 > /dev/null
 MODEL=${1:-build/deepmd/water_model.h5}

@@ -7,7 +7,7 @@
 #   - the split of a step between volume, surface, field solve and the rest (RK vector ops, ghosts),
 #   - the kernels' flop rate (flops counted by the generator) against DGEMM measured here, and their
 #     memory traffic against the triad bandwidth measured here (roofs from test_vlasov_roof),
-#   - the ratio to gkylzero's per-cell figures on this kind of machine (/work/shared/ANCHORS.md).
+#   - the ratio to gkylzero's per-cell figures on this kind of machine (the anchors page of the design notes).
 # Usage: tests/bench/vlasov/run.sh   (after make tests)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)

@@ -6,7 +6,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
 from surgetest import *
 
 w = workdir("core_dataset_cli")
-water = os.path.join(ROOT, "..", "shared", "data", "water_dft")
+water = os.path.join(ROOT, "tests", "data", "water_dft")
 dirs = [os.path.join(water, f"data_{i}") for i in (0, 3)]
 
 surge(["dataset", "import", "water.h5", *dirs], w)

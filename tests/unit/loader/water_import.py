@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""DeePMD-kit import/export of the real DFT water data (../shared/data/water_dft), checked against numpy.
+"""DeePMD-kit import/export of the real DFT water data (tests/data/water_dft), checked against numpy.
 
 1. import data_0..3 into one md_frames file; frame count (400 = 80+160+80+80) and every value of
    coord/box/energy/force must equal numpy's np.load of the .npy files EXACTLY (float32 stored as
