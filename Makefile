@@ -17,8 +17,6 @@ include config.mk
 
 BUILD   := build
 NN_DIR  := surrogates/nn
-INCLUDES := -Isrc/include -Iio/include $(patsubst %,-I%,$(wildcard io/*/include physics/*/include surrogates/*/include)) \
-            $(PETSC_CFLAGS) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
 CFLAGS  ?= $(OPTFLAGS) -std=gnu11 -Wall -Wno-unused-function -fno-math-errno -pthread
 LDLIBS  := $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) -lm -pthread
 
@@ -32,8 +30,24 @@ LIBSURGE := $(BUILD)/libsurge.a
 
 # The NN engine is a separate, dependency-free library (its own Makefile); surge links it.
 NN_ARCHIVE := $(NN_DIR)/build/libsgnn.a
-INCLUDES   += -I$(NN_DIR) -Isurrogates/parallel
 LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
+
+# Include paths by layer (docs/architecture.md): src/base <- io <- physics/*, surrogates/* <- src/driver
+# <- src/cli. A file is compiled with the public headers of its own module and of the layers below it
+# only, so a forbidden #include does not compile; <hdf5.h> is on the path of io/ alone. The NN engine
+# (surrogates/nn, no dependencies) is a library io/nn and the surrogates use. tests/unit/core/
+# layering.py checks the same rules by name (make check runs it).
+BASE_INC   := -Isrc/base/include $(PETSC_CFLAGS)
+IO_PUB_INC := -Iio/include $(patsubst %,-I%,$(wildcard io/*/include))
+NN_INC     := -I$(NN_DIR)
+IO_INC     := $(BASE_INC) $(IO_PUB_INC) $(NN_INC) $(HDF5_CFLAGS)
+module_inc  = -I$(word 1,$(subst /, ,$1))/$(word 2,$(subst /, ,$1))/include
+PHYS_INC    = $(BASE_INC) $(IO_PUB_INC) $(call module_inc,$1) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
+SURR_INC    = $(BASE_INC) $(IO_PUB_INC) $(call module_inc,$1) $(NN_INC) -Isurrogates/parallel -Isurrogates/train/include $(BLAS_CFLAGS)
+DRIVER_INC := $(BASE_INC) $(IO_PUB_INC) -Isrc/driver/include
+CLI_INC    := $(DRIVER_INC) $(patsubst %,-I%,$(wildcard physics/*/include surrogates/*/include)) $(NN_INC) -Isurrogates/parallel
+TEST_INC   := $(CLI_INC) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
+layer_inc   = $(if $(filter src/base/%,$1),$(BASE_INC),$(if $(filter io/%,$1),$(IO_INC),$(if $(filter physics/%,$1),$(call PHYS_INC,$1),$(if $(filter surrogates/%,$1),$(call SURR_INC,$1),$(if $(filter src/driver/%,$1),$(DRIVER_INC),$(CLI_INC))))))
 
 .PHONY: all check demo bench kernels clean tests nn-lib
 all: bin/surge
@@ -46,7 +60,7 @@ $(NN_ARCHIVE): nn-lib
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(INCLUDES) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(call layer_inc,$<) -MMD -MP -c $< -o $@
 
 $(LIBSURGE): $(LIB_OBJS)
 	@mkdir -p $(@D)
@@ -60,7 +74,7 @@ bin/surge: $(BUILD)/src/cli/main.o $(LIBSURGE) $(NN_ARCHIVE)
 define test_rule
 $(BUILD)/tests/$(notdir $(1:.c=)): $(1) $(LIBSURGE) $(NN_ARCHIVE)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(INCLUDES) -MMD -MP $$< $(LIBSURGE) $$(LDLIBS) -o $$@
+	$$(CC) $$(CFLAGS) $$(TEST_INC) -MMD -MP $$< $(LIBSURGE) $$(LDLIBS) -o $$@
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rule,$(t))))
 

@@ -180,6 +180,49 @@ PetscErrorCode SgCheckpointReadInts(SgCheckpoint chk, const char name[], PetscIn
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgCheckpointIsReading(SgCheckpoint chk, PetscBool *reading)
+{
+  SgCheckpointMode mode;
+
+  PetscFunctionBegin;
+  PetscCall(SgCheckpointGetMode(chk, &mode));
+  *reading = mode == SG_CHECKPOINT_READ ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgCheckpointVec(SgCheckpoint chk, const char name[], Vec v)
+{
+  PetscBool reading;
+
+  PetscFunctionBegin;
+  PetscCall(SgCheckpointIsReading(chk, &reading));
+  if (reading) PetscCall(SgCheckpointReadVec(chk, name, v));
+  else PetscCall(SgCheckpointWriteVec(chk, name, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgCheckpointReals(SgCheckpoint chk, const char name[], PetscInt n, PetscReal v[])
+{
+  PetscBool reading;
+
+  PetscFunctionBegin;
+  PetscCall(SgCheckpointIsReading(chk, &reading));
+  if (reading) PetscCall(SgCheckpointReadReals(chk, name, n, v));
+  else PetscCall(SgCheckpointWriteReals(chk, name, n, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgCheckpointInts(SgCheckpoint chk, const char name[], PetscInt n, PetscInt v[])
+{
+  PetscBool reading;
+
+  PetscFunctionBegin;
+  PetscCall(SgCheckpointIsReading(chk, &reading));
+  if (reading) PetscCall(SgCheckpointReadInts(chk, name, n, v));
+  else PetscCall(SgCheckpointWriteInts(chk, name, n, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgCheckpointClose(SgCheckpoint *chkp)
 {
   SgCheckpoint chk = *chkp;

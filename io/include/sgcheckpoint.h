@@ -24,4 +24,11 @@ PETSC_EXTERN PetscErrorCode SgCheckpointReadReals(SgCheckpoint, const char name[
 PETSC_EXTERN PetscErrorCode SgCheckpointWriteInts(SgCheckpoint, const char name[], PetscInt n, const PetscInt[]);
 PETSC_EXTERN PetscErrorCode SgCheckpointReadInts(SgCheckpoint, const char name[], PetscInt n, PetscInt[]);
 /* Write mode: flush, close and atomically rename into place. Read mode: close. */
+/* Direction-free forms for a solver's single checkpoint op: they write when the checkpoint was opened
+   for writing and read (into the same storage) when it was opened for reading, so one list of items
+   serves both directions. */
+PETSC_EXTERN PetscErrorCode SgCheckpointVec(SgCheckpoint, const char name[], Vec);
+PETSC_EXTERN PetscErrorCode SgCheckpointReals(SgCheckpoint, const char name[], PetscInt n, PetscReal[]);
+PETSC_EXTERN PetscErrorCode SgCheckpointInts(SgCheckpoint, const char name[], PetscInt n, PetscInt[]);
+PETSC_EXTERN PetscErrorCode SgCheckpointIsReading(SgCheckpoint, PetscBool *);
 PETSC_EXTERN PetscErrorCode SgCheckpointClose(SgCheckpoint *);

@@ -1,9 +1,9 @@
-/* Adapter: the "tb" provider in the md solver's force-provider registry (physics/md/include/
-   sgmdforces.h).  Deck:  md: {forces: tb, tb: {elements: Si, method: submatrix, kt: 0.05}}
+/* Adapter: tight binding as the md.forces provider "tb" (the core's slot kind, sgforces.h; registered
+   in src/cli/register.c).  Deck:  md: {forces: tb, tb: {elements: Si, method: submatrix, kt: 0.05}}
    (options -md_tb_*).  The elements default to the MD type names.  TB gathers the owned atoms itself,
    so it needs no ghost atoms and writes no ghost forces (newton false); metal units only. */
 #include "sgtb.h"
-#include "sgmdforces.h"
+#include "sgforces.h"
 
 static PetscErrorCode TBDestroyCtx(void *ctx)
 {
@@ -14,7 +14,7 @@ static PetscErrorCode TBDestroyCtx(void *ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SgMDForceProviderCreate_TB(const SgMDForceInfo *info, SgMDForceProvider *p)
+PetscErrorCode SgForcesProviderCreate_TB(const SgForcesProviderInfo *info, SgForcesProvider *p)
 {
   char      prefix[256], el[256] = "";
   PetscBool metal;
@@ -36,13 +36,5 @@ static PetscErrorCode SgMDForceProviderCreate_TB(const SgMDForceInfo *info, SgMD
   p->newton  = PETSC_FALSE;
   p->destroy = TBDestroyCtx;
   p->lazy_energy = PETSC_FALSE;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SgDFTRegisterAll(void)
-{
-  PetscFunctionBegin;
-  PetscCall(SgSolverRegister("dft", SgSolverCreate_DFT));
-  PetscCall(SgMDForceProviderRegister("tb", SgMDForceProviderCreate_TB));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

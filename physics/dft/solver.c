@@ -191,28 +191,22 @@ static PetscErrorCode DFTLayout(DFT *d, SgCheckpoint chk)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Writes or restores the result, as the checkpoint was opened. */
 static PetscErrorCode DFTCheckpoint(SgSolver s, SgCheckpoint chk)
 {
   DFT      *d = (DFT *)s->data;
   PetscReal r[9] = {d->E.etot, d->E.eband, d->E.erep, d->E.entropy, d->E.mu, d->fmax, d->tdm, (PetscReal)d->done, (PetscReal)d->g.n};
+  PetscBool reading;
 
   PetscFunctionBegin;
   PetscCall(DFTLayout(d, chk));
-  PetscCall(SgCheckpointWriteReals(chk, "dft_result", 9, r));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode DFTRestart(SgSolver s, SgCheckpoint chk)
-{
-  DFT      *d = (DFT *)s->data;
-  PetscReal r[9];
-
-  PetscFunctionBegin;
-  PetscCall(DFTLayout(d, chk));
-  PetscCall(SgCheckpointReadReals(chk, "dft_result", 9, r));
-  d->E.etot = r[0]; d->E.eband = r[1]; d->E.erep = r[2]; d->E.entropy = r[3]; d->E.mu = r[4]; d->fmax = r[5]; d->tdm = r[6];
-  d->done = r[7] != 0 ? PETSC_TRUE : PETSC_FALSE;
-  if (d->csr) d->g.n = (PetscInt)r[8];
+  PetscCall(SgCheckpointReals(chk, "dft_result", 9, r));
+  PetscCall(SgCheckpointIsReading(chk, &reading));
+  if (reading) {
+    d->E.etot = r[0]; d->E.eband = r[1]; d->E.erep = r[2]; d->E.entropy = r[3]; d->E.mu = r[4]; d->fmax = r[5]; d->tdm = r[6];
+    d->done = r[7] != 0 ? PETSC_TRUE : PETSC_FALSE;
+    if (d->csr) d->g.n = (PetscInt)r[8];
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -244,7 +238,6 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_DFT(SgSolver s)
   s->ops->diagnose       = DFTDiagnose;
   s->ops->report         = DFTReport;
   s->ops->checkpoint     = DFTCheckpoint;
-  s->ops->restart        = DFTRestart;
   s->ops->destroy        = DFTDestroy;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -194,25 +194,15 @@ static PetscErrorCode HeatLayout(Heat *h, SgCheckpoint chk)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Writes or restores the state, as the checkpoint was opened. */
 static PetscErrorCode HeatCheckpoint(SgSolver s, SgCheckpoint chk)
 {
   Heat *h = (Heat *)s->data;
 
   PetscFunctionBegin;
   PetscCall(HeatLayout(h, chk));
-  PetscCall(SgCheckpointWriteVec(chk, "u", h->u));
-  PetscCall(SgCheckpointWriteReals(chk, "heat_glog", 1, &h->gfactor_log));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode HeatRestart(SgSolver s, SgCheckpoint chk)
-{
-  Heat *h = (Heat *)s->data;
-
-  PetscFunctionBegin;
-  PetscCall(HeatLayout(h, chk));
-  PetscCall(SgCheckpointReadVec(chk, "u", h->u));
-  PetscCall(SgCheckpointReadReals(chk, "heat_glog", 1, &h->gfactor_log));
+  PetscCall(SgCheckpointVec(chk, "u", h->u));
+  PetscCall(SgCheckpointReals(chk, "heat_glog", 1, &h->gfactor_log));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -264,7 +254,6 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_Heat(SgSolver s)
   s->ops->diagnose       = HeatDiagnose;
   s->ops->writefields    = HeatWriteFields;
   s->ops->checkpoint     = HeatCheckpoint;
-  s->ops->restart        = HeatRestart;
   s->ops->report         = HeatReport;
   s->ops->destroy        = HeatDestroy;
   PetscFunctionReturn(PETSC_SUCCESS);

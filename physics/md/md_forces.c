@@ -1,62 +1,14 @@
-/* Force providers behind the md.forces slot: the registry of provider constructors (by name,
-   like PETSc's type registries), and one force evaluation as the engine performs it:
+/* One force evaluation as the MD engine performs it (the providers and their registry are the core's
+   md.forces slot kind, sgforces.h):
    zero forces -> provider (through the slot, which counts calls and may later swap in a
    surrogate) -> reverse communication of ghost forces for Newton providers -> global sums of
    energy and virial. */
 #include "mdimpl.h"
 
-static PetscFunctionList SgMDForceProviderList = NULL;
-
-PetscErrorCode SgMDForceProviderRegister(const char name[], SgMDForceProviderCreateFn create)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFunctionListAdd(&SgMDForceProviderList, name, create));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode RegisterBuiltins(void)
-{
-  PetscErrorCode (*f)(void) = NULL;
-  PetscFunctionBegin;
-  PetscCall(PetscFunctionListFind(SgMDForceProviderList, "lj", &f));
-  if (!f) PetscCall(SgMDForceProviderRegister("lj", SgMDForceProviderCreate_LJ));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SgMDForceProviderNames(char names[], size_t len)
-{
-  PetscFunctionBegin;
-  PetscCall(RegisterBuiltins());
-  PetscCall(SgFunctionListNames(SgMDForceProviderList, names, len));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SgMDForceProviderCreate(const char name[], const SgMDForceInfo *info, SgMDForceProvider *p)
-{
-  SgMDForceProviderCreateFn create = NULL;
-  char                      names[512];
-
-  PetscFunctionBegin;
-  PetscCall(RegisterBuiltins());
-  PetscCall(PetscFunctionListFind(SgMDForceProviderList, name, &create));
-  if (!create) {
-    PetscBool istb;
-    PetscCall(SgMDForceProviderNames(names, sizeof(names)));
-    PetscCall(PetscStrcmp(name, "tb", &istb));
-    SETERRQ(info->comm, PETSC_ERR_USER_INPUT, "md_forces: no force provider '%s' is registered (registered: %s)%s", name, names,
-            istb ? "; the tight-binding provider 'tb' comes from physics/dft, which must call SgMDForceProviderRegister(\"tb\", ...) at start-up (src/cli/register.c)" : "");
-  }
-  PetscCall(PetscMemzero(p, sizeof(*p)));
-  PetscCall((*create)(info, p));
-  PetscCheck(p->fn, info->comm, PETSC_ERR_PLIB, "md_forces: provider '%s' set no force function", name);
-  PetscCheck(p->cutoff > 0, info->comm, PETSC_ERR_PLIB, "md_forces: provider '%s' reported cutoff %g; it must be positive", name, (double)p->cutoff);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* After a provider has filled dom->f: ghost forces back to their owners when that provider used
    Newton's third law, then global energy and virial (skipped when a lazy provider was not asked
    for them: energy_step = -1 then says they are stale). */
-static PetscErrorCode Finish(SgMD *md, const SgMDForceProvider *p, const SgForcesOutput *out)
+static PetscErrorCode Finish(SgMD *md, const SgForcesProvider *p, const SgForcesOutput *out)
 {
   SgMDDomain *dom = md->dom;
   PetscReal   loc[10], glob[10];
@@ -117,7 +69,7 @@ static PetscErrorCode Prepare(SgMD *md, SgForcesInput *in, SgForcesOutput *out)
 /* Energy (global) and forces (ghost rows folded onto their owners) of provider p at the current
    configuration into f[3 (nlocal + nghost)], energy computed whatever md->eflag says; the trajectory's
    forces dom->f and the thermo state are left as they are. */
-static PetscErrorCode EvalProvider(SgMD *md, const SgMDForceProvider *p, PetscReal *f, PetscReal *energy)
+static PetscErrorCode EvalProvider(SgMD *md, const SgForcesProvider *p, PetscReal *f, PetscReal *energy)
 {
   SgMDDomain    *dom = md->dom;
   PetscReal     *keep = dom->f;
@@ -214,7 +166,7 @@ PetscErrorCode SgMDEnsureEnergy(SgMD *md)
   SgMDDomain              *dom = md->dom;
   PetscReal               *f   = dom->f;
   PetscInt                 n   = 3 * (dom->nlocal + dom->nghost);
-  const SgMDForceProvider *p   = md->served_sur ? &md->sprov : &md->prov;
+  const SgForcesProvider *p   = md->served_sur ? &md->sprov : &md->prov;
   SgForcesInput            in;
   SgForcesOutput           out;
   PetscBool                eflag = md->eflag;

@@ -177,7 +177,7 @@ static PetscErrorCode LJDestroy(void *ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMDForceProviderCreate_LJ(const SgMDForceInfo *info, SgMDForceProvider *p)
+PetscErrorCode SgForcesProviderCreate_LJ(const SgForcesProviderInfo *info, SgForcesProvider *p)
 {
   PetscOptionItems *PetscOptionsObject = info->PetscOptionsObject;
   PetscInt          nt = info->ntypes, ne = SG_MD_MAX_TYPES, ns = SG_MD_MAX_TYPES, imix = 0;

@@ -151,11 +151,11 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   PetscCall(SgOptionsString("-rdf_file", "write g(r) as text (r g) at the end of the run", md->rdf_file, md->rdf_file, sizeof md->rdf_file, NULL));
   PetscCheck(!md->rdf_file[0] || md->rdf_every, comm, PETSC_ERR_USER_INPUT, "md_rdf_file needs md_rdf_every > 0");
   /* force provider (reads its own options, e.g. md_lj_*) */
-  PetscCall(SgOptionsString("-forces", "force provider for the md.forces slot (lj; tb from physics/dft)", pname, pname, sizeof pname, NULL));
-  if (md->prov.destroy) PetscCall(md->prov.destroy(md->prov.ctx));
+  PetscCall(SgOptionsString("-forces", "force provider for the md.forces slot (lj; tb; a surrogate type such as deepmd)", pname, pname, sizeof pname, NULL));
+  PetscCall(SgForcesProviderDestroy(&md->prov));
   {
-    SgMDForceInfo info = {comm, md->units.name, md->units.boltz, md->ntypes, (const char(*)[16])md->tname, md->mass, "md_", PetscOptionsObject, md};
-    PetscCall(SgMDForceProviderCreate(pname, &info, &md->prov));
+    SgForcesProviderInfo info = {comm, md->units.name, md->units.boltz, md->ntypes, (const char(*)[16])md->tname, md->mass, "md_", PetscOptionsObject, md};
+    PetscCall(SgForcesProviderCreate(pname, &info, &md->prov));
   }
   PetscCall(PetscStrncpy(md->provname, pname, sizeof md->provname));
   /* runtime swap: a second provider the md.forces slot may serve calls with (docs/swap.md) */
@@ -163,12 +163,11 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
     char      sname[64] = "";
     PetscBool sset;
     PetscCall(SgOptionsString("-surrogate", "a second force provider the md.forces slot may swap in (see md_swap_policy)", sname, sname, sizeof sname, &sset));
-    if (md->sprov.destroy) PetscCall(md->sprov.destroy(md->sprov.ctx));
-    PetscCall(PetscMemzero(&md->sprov, sizeof md->sprov));
+    PetscCall(SgForcesProviderDestroy(&md->sprov));
     md->has_sur = sset && sname[0] ? PETSC_TRUE : PETSC_FALSE;
     if (md->has_sur) {
-      SgMDForceInfo info = {comm, md->units.name, md->units.boltz, md->ntypes, (const char(*)[16])md->tname, md->mass, "md_", PetscOptionsObject, md};
-      PetscCall(SgMDForceProviderCreate(sname, &info, &md->sprov));
+      SgForcesProviderInfo info = {comm, md->units.name, md->units.boltz, md->ntypes, (const char(*)[16])md->tname, md->mass, "md_", PetscOptionsObject, md};
+      PetscCall(SgForcesProviderCreate(sname, &info, &md->sprov));
       PetscCall(PetscStrncpy(md->sprovname, sname, sizeof md->sprovname));
     }
     {
@@ -273,8 +272,8 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   PetscCall(PetscLogEventRegister("MDNeigh", SG_SOLVER_CLASSID, &md->ev_neigh));
   PetscCall(PetscLogEventRegister("MDComm", SG_SOLVER_CLASSID, &md->ev_comm));
   PetscCall(SgSlotCreate("md.forces", &md->slot));
-  PetscCall(SgSlotSetProvider(md->slot, md->provname, (void (*)(void))md->prov.fn, md->prov.ctx));
-  if (md->has_sur) PetscCall(SgSlotSetSurrogate(md->slot, md->sprovname, (void (*)(void))md->sprov.fn, (void (*)(void))md->sprov.uncertainty, md->sprov.ctx));
+  PetscCall(SgSlotSetForcesProvider(md->slot, md->provname, md->prov.fn, md->prov.ctx));
+  if (md->has_sur) PetscCall(SgSlotSetForcesSurrogate(md->slot, md->sprovname, md->sprov.fn, md->sprov.uncertainty, md->sprov.ctx));
   /* md_swap_policy, md_swap_use, ... (read always: a swap option without md_surrogate is an error) */
   PetscCall(SgSlotSetFromOptions(md->slot, comm, "md_"));
   PetscCall(SgSolverDeclareSlot(solver, md->slot));
@@ -606,6 +605,20 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Training samples: "md_frames" are the trajectory frames (H5MD, positions and forces) written to
+   path every md_traj_every steps (100 unless the deck sets it). */
+static PetscErrorCode MDContribute(SgSolver solver, const char kind[], const char path[], PetscBool *can)
+{
+  PetscFunctionBegin;
+  *can = strcmp(kind, "md_frames") ? PETSC_FALSE : PETSC_TRUE;
+  if (*can && path) {
+    SgMD *md = &((SolverData *)solver->data)->md;
+    PetscCall(PetscStrncpy(md->traj_file, path, sizeof md->traj_file));
+    if (!md->traj_every) md->traj_every = 100;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MDView(SgSolver solver, PetscViewer viewer)
 {
   SgMD *md = &((SolverData *)solver->data)->md;
@@ -623,8 +636,8 @@ static PetscErrorCode MDDestroy(SgSolver solver)
     SgH5MD h = (SgH5MD)md->h5md;
     PetscCall(SgH5MDDestroy(&h));
   }
-  if (md->prov.destroy) PetscCall(md->prov.destroy(md->prov.ctx));
-  if (md->sprov.destroy) PetscCall(md->sprov.destroy(md->sprov.ctx));
+  PetscCall(SgForcesProviderDestroy(&md->prov));
+  PetscCall(SgForcesProviderDestroy(&md->sprov));
   PetscCall(SgMDRetrainClose(md));
   if (md->devi_fp) fclose(md->devi_fp);
   /* the slot was declared to the solver, which destroys it */
@@ -650,7 +663,7 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_MD(SgSolver solver)
   solver->ops->step           = MDStep;
   solver->ops->diagnose       = MDDiagnose;
   solver->ops->checkpoint     = MDCheckpointIO;
-  solver->ops->restart        = MDCheckpointIO;
+  solver->ops->contribute     = MDContribute;
   solver->ops->report         = MDReport;
   solver->ops->view           = MDView;
   solver->ops->destroy        = MDDestroy;

@@ -28,7 +28,7 @@
 #pragma once
 #include <petscsys.h>
 #include "sgsolver.h"
-#include "sgslot.h"
+#include "sgslot.h" /* and the md.forces kind, sgforces.h */
 
 /* ---------------------------------------------------------------- units (md_units.c) */
 typedef enum { SG_MD_UNITS_LJ, SG_MD_UNITS_METAL } SgMDUnitStyle;
@@ -163,11 +163,8 @@ PETSC_INTERN PetscErrorCode SgMDNeighSortAtoms(SgMDNeigh *, SgMDDomain *);
 /* Does any atom (on any rank) need a rebuild?  Collective. */
 PETSC_INTERN PetscErrorCode SgMDNeighDecide(SgMDNeigh *, SgMDDomain *, PetscBool *rebuild);
 
-/* ---------------------------------------------------------------- force providers (md_forces.c) */
-#include "sgmdforces.h"
-
 /* ---------------------------------------------------------------- LJ (md_lj.c) */
-PETSC_INTERN PetscErrorCode SgMDForceProviderCreate_LJ(const SgMDForceInfo *, SgMDForceProvider *);
+PETSC_EXTERN PetscErrorCode SgForcesProviderCreate_LJ(const SgForcesProviderInfo *, SgForcesProvider *);
 
 /* ---------------------------------------------------------------- the MD object (md_solver.c) */
 typedef enum { SG_MD_NVE, SG_MD_LANGEVIN, SG_MD_NHC } SgMDEnsemble;
@@ -176,8 +173,8 @@ typedef struct {
   SgMDSystem  sys;        /* global start configuration (freed after setup) */
   SgMDDomain *dom;
   SgMDNeigh   neigh;
-  SgMDForceProvider prov;   /* the solver's provider (md_forces), the reference */
-  SgMDForceProvider sprov;  /* the surrogate the slot may swap in (md_surrogate), if any */
+  SgForcesProvider prov;   /* the solver's provider (md_forces), the reference */
+  SgForcesProvider sprov;  /* the surrogate the slot may swap in (md_surrogate), if any */
   PetscBool   has_sur;
   SgSlot      slot;
   char        provname[64], sprovname[64];
@@ -222,7 +219,7 @@ typedef struct {
   PetscInt    devi_every;    /* model_devi.out (DeePMD-kit's format) every devi_every steps, 0: off */
   char        devi_file[PETSC_MAX_PATH_LEN];
   FILE       *devi_fp;       /* rank 0 */
-  const SgMDForceProvider *devi_prov; /* the ensemble provider that gives it */
+  const SgForcesProvider *devi_prov; /* the ensemble provider that gives it */
   PetscBool   traj_pos, traj_vel, traj_frc;
   void       *h5md;
   PetscInt    idiag[10];

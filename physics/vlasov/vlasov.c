@@ -303,7 +303,6 @@ PetscErrorCode SgSolverCreate_Vlasov(SgSolver solver)
   solver->ops->diagnose       = SgVlasovDiagnose;
   solver->ops->writefields    = SgVlasovWriteFields;
   solver->ops->checkpoint     = SgVlasovCheckpoint;
-  solver->ops->restart        = SgVlasovRestart;
   solver->ops->report         = SgVlasovReport;
   solver->ops->view           = View_Vlasov;
   solver->ops->destroy        = Destroy_Vlasov;

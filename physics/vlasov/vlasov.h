@@ -125,7 +125,6 @@ PETSC_INTERN PetscErrorCode SgVlasovDeclareDiagnostics(SgSolver);
 PETSC_INTERN PetscErrorCode SgVlasovDiagnose(SgSolver, PetscReal, PetscReal[]);
 PETSC_INTERN PetscErrorCode SgVlasovWriteFields(SgSolver, SgOutput);
 PETSC_INTERN PetscErrorCode SgVlasovCheckpoint(SgSolver, SgCheckpoint);
-PETSC_INTERN PetscErrorCode SgVlasovRestart(SgSolver, SgCheckpoint);
 /* vlasov_report.c */
 PETSC_INTERN PetscErrorCode SgVlasovReport(SgSolver, SgOutput);
 PETSC_INTERN PetscErrorCode SgVlasovHistoryAppend(SgVlasov *, PetscReal t, PetscReal W);

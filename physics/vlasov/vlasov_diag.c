@@ -265,51 +265,36 @@ static PetscErrorCode Layout(SgVlasov *v, SgCheckpoint chk)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Writes or restores the state, as the checkpoint was opened. */
 PetscErrorCode SgVlasovCheckpoint(SgSolver solver, SgCheckpoint chk)
 {
   SgVlasov *v = (SgVlasov *)solver->data;
   char      key[96];
+  PetscInt  n = v->nhist;
+  PetscBool reading;
 
   PetscFunctionBegin;
+  PetscCall(SgCheckpointIsReading(chk, &reading));
   PetscCall(Layout(v, chk));
   for (PetscInt is = 0; is < v->nspecies; is++) {
     PetscCall(PetscSNPrintf(key, sizeof key, "f_%s", v->sp[is].name));
-    PetscCall(SgCheckpointWriteVec(chk, key, v->sp[is].f));
+    PetscCall(SgCheckpointVec(chk, key, v->sp[is].f));
   }
-  PetscCall(SgCheckpointWriteReals(chk, "vlasov_t", 1, &v->t_now));
-  PetscCall(SgCheckpointWriteReals(chk, "vlasov_diag0", solver->ndiag, v->diag0));
-  PetscCall(SgCheckpointWriteInts(chk, "vlasov_nhist", 1, &v->nhist));
-  if (v->nhist) {
-    PetscCall(SgCheckpointWriteReals(chk, "vlasov_hist_t", v->nhist, v->hist_t));
-    PetscCall(SgCheckpointWriteReals(chk, "vlasov_hist_W", v->nhist, v->hist_W));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SgVlasovRestart(SgSolver solver, SgCheckpoint chk)
-{
-  SgVlasov *v = (SgVlasov *)solver->data;
-  char      key[96];
-  PetscInt  n;
-
-  PetscFunctionBegin;
-  PetscCall(Layout(v, chk));
-  for (PetscInt is = 0; is < v->nspecies; is++) {
-    PetscCall(PetscSNPrintf(key, sizeof key, "f_%s", v->sp[is].name));
-    PetscCall(SgCheckpointReadVec(chk, key, v->sp[is].f));
-  }
-  PetscCall(SgCheckpointReadReals(chk, "vlasov_t", 1, &v->t_now));
-  PetscCall(SgCheckpointReadReals(chk, "vlasov_diag0", solver->ndiag, v->diag0));
-  PetscCall(SgCheckpointReadInts(chk, "vlasov_nhist", 1, &n));
-  v->nhist = 0;
-  if (n) {
+  PetscCall(SgCheckpointReals(chk, "vlasov_t", 1, &v->t_now));
+  PetscCall(SgCheckpointReals(chk, "vlasov_diag0", solver->ndiag, v->diag0));
+  PetscCall(SgCheckpointInts(chk, "vlasov_nhist", 1, &n));
+  if (reading && n) { /* room for the history of the rest of the run */
     PetscCall(PetscFree2(v->hist_t, v->hist_W));
     v->chist = n + 1024;
     PetscCall(PetscMalloc2(v->chist, &v->hist_t, v->chist, &v->hist_W));
-    PetscCall(SgCheckpointReadReals(chk, "vlasov_hist_t", n, v->hist_t));
-    PetscCall(SgCheckpointReadReals(chk, "vlasov_hist_W", n, v->hist_W));
-    v->nhist = n;
   }
-  v->field_valid = PETSC_FALSE;
+  if (n) {
+    PetscCall(SgCheckpointReals(chk, "vlasov_hist_t", n, v->hist_t));
+    PetscCall(SgCheckpointReals(chk, "vlasov_hist_W", n, v->hist_W));
+  }
+  if (reading) {
+    v->nhist       = n;
+    v->field_valid = PETSC_FALSE;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,18 +1,28 @@
-/* The one place that knows every built-in solver and surrogate type. */
+/* The one place that knows every built-in solver, surrogate and slot provider. */
 #include "sgsolver.h"
 #include "sgsurrogate.h"
-#include "sgmdforces.h"
+#include "sgforces.h"
 
 PETSC_EXTERN PetscErrorCode SgSolverCreate_Heat(SgSolver);
+PETSC_EXTERN PetscErrorCode SgSolverCreate_MD(SgSolver);
+PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver);
+PETSC_EXTERN PetscErrorCode SgSolverCreate_DFT(SgSolver);
+PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate);
+PETSC_EXTERN PetscErrorCode SgForcesProviderCreate_LJ(const SgForcesProviderInfo *, SgForcesProvider *);
+PETSC_EXTERN PetscErrorCode SgForcesProviderCreate_TB(const SgForcesProviderInfo *, SgForcesProvider *);
 
 PetscErrorCode SgRegisterAll(void)
 {
-  PetscFunctionBegin;
+  PetscFunctionBegin; /* registering a name again replaces it: calling this twice is harmless */
+  /* solvers */
   PetscCall(SgSolverRegister("heat", SgSolverCreate_Heat));
-  { PETSC_EXTERN PetscErrorCode SgSolverCreate_MD(SgSolver); PetscCall(SgSolverRegister("md", SgSolverCreate_MD)); }
-  { PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver); PetscCall(SgSolverRegister("vlasov", SgSolverCreate_Vlasov)); }
-  { PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate); PetscCall(SgSurrogateRegister("deepmd", SgSurrogateCreate_DeepMD)); }
-  { PETSC_EXTERN PetscErrorCode SgMDForceProviderCreate_DeepMD(const SgMDForceInfo *, SgMDForceProvider *); PetscCall(SgMDForceProviderRegister("deepmd", SgMDForceProviderCreate_DeepMD)); }
-  { PETSC_EXTERN PetscErrorCode SgDFTRegisterAll(void); PetscCall(SgDFTRegisterAll()); } /* solver "dft", md.forces provider "tb" */
+  PetscCall(SgSolverRegister("md", SgSolverCreate_MD));
+  PetscCall(SgSolverRegister("vlasov", SgSolverCreate_Vlasov));
+  PetscCall(SgSolverRegister("dft", SgSolverCreate_DFT));
+  /* surrogates (each serves the slot kinds it has ops for: deepmd serves md.forces) */
+  PetscCall(SgSurrogateRegister("deepmd", SgSurrogateCreate_DeepMD));
+  /* the solvers' own md.forces providers: the MD engine's Lennard-Jones, tight binding from physics/dft */
+  PetscCall(SgForcesProviderRegister("lj", SgForcesProviderCreate_LJ));
+  PetscCall(SgForcesProviderRegister("tb", SgForcesProviderCreate_TB));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

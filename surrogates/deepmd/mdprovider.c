@@ -1,4 +1,4 @@
-/* md.forces from Deep Potential models: the MD provider "deepmd" and the slot functions.
+/* md.forces from Deep Potential models: the provider the "deepmd" surrogate serves, and its functions.
    Deck:  md: {forces: deepmd, deepmd_models: [m0.h5, m1.h5, ...], deepmd_compress: true}
    Forces come from the first model (as DeePMD-kit's LAMMPS pair style does with several models);
    with K >= 2 models SgDeepmdForcesUncertainty gives the max force deviation (model deviation). */
@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include "deepmd.h"
 #include "sgdeepmd.h"
-#include "sgmdforces.h"
+#include "sgforces.h"
 
 static PetscErrorCode Ensure(SgDeepmdForces *c, PetscInt nall)
 {
@@ -206,7 +206,7 @@ static PetscErrorCode ProviderDestroy(void *ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PETSC_EXTERN PetscErrorCode SgMDForceProviderCreate_DeepMD(const SgMDForceInfo *info, SgMDForceProvider *p)
+PetscErrorCode SgDeepmdForcesProviderCreate(const SgForcesProviderInfo *info, SgForcesProvider *p)
 {
   PetscOptionItems *PetscOptionsObject = info->PetscOptionsObject;
   char             *paths[16];

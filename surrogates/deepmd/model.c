@@ -1,9 +1,9 @@
 /* Deep Potential model: configuration, parameters (one sgnn slab), initialisation as DeePMD-kit,
    host copies for inference, and the HDF5 model file. */
-#include <hdf5.h>
 #include <math.h>
 #include "deepmd.h"
 #include "sgdataset.h"
+#include "sgh5file.h"
 
 PetscErrorCode SgDPConfigFinish(SgDPConfig *c)
 {
@@ -199,42 +199,14 @@ PetscErrorCode SgDPModelDestroy(SgDPModel *mm)
    /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64
    /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks; /training/adam_m,
              /training/adam_v [np] f64  -- what `restart` needs besides the model */
-#define H5OK(call, what) \
-  do { \
-    if ((call) < 0) { \
-      SgHDF5Unlock(); \
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "deepmd: HDF5 failed to %s (%s)", what, path); \
-    } \
-  } while (0)
-
-static herr_t AttrWrite(hid_t loc, const char *name, hid_t type, hsize_t n, const void *v)
-{
-  hid_t sp = n ? H5Screate_simple(1, &n, NULL) : H5Screate(H5S_SCALAR);
-  hid_t a  = H5Acreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t e = a < 0 ? -1 : H5Awrite(a, type, v);
-  if (a >= 0) H5Aclose(a);
-  H5Sclose(sp);
-  return e;
-}
-
-static herr_t DataWrite(hid_t loc, const char *name, int rank, const hsize_t *dims, const double *v)
-{
-  hid_t sp = H5Screate_simple(rank, dims, NULL);
-  hid_t d  = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t e = d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
-  if (d >= 0) H5Dclose(d);
-  H5Sclose(sp);
-  return e;
-}
-
 PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgDPTrainState *ts)
 {
   const SgDPConfig *c = &m->cfg;
   long              np;
   double           *slab, st[SG_DP_MAXT * 4];
-  char              tmp[PETSC_MAX_PATH_LEN + 8], tm[SG_DP_MAXT * 17] = "";
+  char              tm[SG_DP_MAXT * 17] = "";
   int               iv[SG_DP_MAXL];
-  hid_t             f, s;
+  SgH5File          f;
 
   PetscFunctionBegin;
   SgNN(sgnn_params_count(m->P, &np));
@@ -244,71 +216,56 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
     if (t) PetscCall(PetscStrlcat(tm, ",", sizeof tm));
     PetscCall(PetscStrlcat(tm, c->type_map[t], sizeof tm));
   }
-  PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", path)); /* write then rename: never a broken model */
-  SgHDF5Lock();
-  f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  H5OK(f, "create the model file");
-  s = H5Tcopy(H5T_C_S1);
-  H5Tset_size(s, strlen(tm) + 1);
-  H5OK(AttrWrite(f, "type_map", s, 0, tm), "write type_map");
-  H5Tclose(s);
+  PetscCall(SgH5FileCreate(path, &f)); /* PATH.tmp, renamed at close: never a broken model */
+  PetscCall(SgH5FileWriteAttrString(f, "/", "type_map", tm));
+  PetscCall(SgH5FileWriteAttrString(f, "/", "surge_model", "deepmd_se_e2_a"));
   {
-    const char *k = "deepmd_se_e2_a";
-    s             = H5Tcopy(H5T_C_S1);
-    H5Tset_size(s, strlen(k) + 1);
-    H5OK(AttrWrite(f, "surge_model", s, 0, k), "write surge_model");
-    H5Tclose(s);
+    int    ver = 1, ax = (int)c->axis, r1 = c->emb_resnet_dt, r2 = c->fit_resnet_dt, seed = (int)c->seed, one_side = !c->type_pair;
+    double rc = c->rcut, rs = c->rcut_smth;
+    PetscCall(SgH5FileWriteAttr(f, "/", "version", SG_H5_INT, 0, &ver));
+    PetscCall(SgH5FileWriteAttr(f, "/", "rcut", SG_H5_DOUBLE, 0, &rc));
+    PetscCall(SgH5FileWriteAttr(f, "/", "rcut_smth", SG_H5_DOUBLE, 0, &rs));
+    for (PetscInt t = 0; t < c->ntypes; t++) iv[t] = (int)c->sel[t];
+    PetscCall(SgH5FileWriteAttr(f, "/", "sel", SG_H5_INT, c->ntypes, iv));
+    for (PetscInt l = 0; l < c->nemb; l++) iv[l] = (int)c->emb[l];
+    PetscCall(SgH5FileWriteAttr(f, "/", "neuron", SG_H5_INT, c->nemb, iv));
+    for (PetscInt l = 0; l < c->nfit; l++) iv[l] = (int)c->fit[l];
+    PetscCall(SgH5FileWriteAttr(f, "/", "fitting_neuron", SG_H5_INT, c->nfit, iv));
+    PetscCall(SgH5FileWriteAttr(f, "/", "axis_neuron", SG_H5_INT, 0, &ax));
+    PetscCall(SgH5FileWriteAttr(f, "/", "resnet_dt_embedding", SG_H5_INT, 0, &r1));
+    PetscCall(SgH5FileWriteAttr(f, "/", "resnet_dt_fitting", SG_H5_INT, 0, &r2));
+    PetscCall(SgH5FileWriteAttr(f, "/", "seed", SG_H5_INT, 0, &seed));
+    PetscCall(SgH5FileWriteAttr(f, "/", "type_one_side", SG_H5_INT, 0, &one_side));
   }
-  int    ver = 1, ax = (int)c->axis, r1 = c->emb_resnet_dt, r2 = c->fit_resnet_dt, seed = (int)c->seed;
-  double rc = c->rcut, rs = c->rcut_smth;
-  H5OK(AttrWrite(f, "version", H5T_NATIVE_INT, 0, &ver), "write version");
-  H5OK(AttrWrite(f, "rcut", H5T_NATIVE_DOUBLE, 0, &rc), "write rcut");
-  H5OK(AttrWrite(f, "rcut_smth", H5T_NATIVE_DOUBLE, 0, &rs), "write rcut_smth");
-  for (PetscInt t = 0; t < c->ntypes; t++) iv[t] = (int)c->sel[t];
-  H5OK(AttrWrite(f, "sel", H5T_NATIVE_INT, c->ntypes, iv), "write sel");
-  for (PetscInt l = 0; l < c->nemb; l++) iv[l] = (int)c->emb[l];
-  H5OK(AttrWrite(f, "neuron", H5T_NATIVE_INT, c->nemb, iv), "write neuron");
-  for (PetscInt l = 0; l < c->nfit; l++) iv[l] = (int)c->fit[l];
-  H5OK(AttrWrite(f, "fitting_neuron", H5T_NATIVE_INT, c->nfit, iv), "write fitting_neuron");
-  H5OK(AttrWrite(f, "axis_neuron", H5T_NATIVE_INT, 0, &ax), "write axis_neuron");
-  H5OK(AttrWrite(f, "resnet_dt_embedding", H5T_NATIVE_INT, 0, &r1), "write resnet_dt");
-  H5OK(AttrWrite(f, "resnet_dt_fitting", H5T_NATIVE_INT, 0, &r2), "write resnet_dt");
-  H5OK(AttrWrite(f, "seed", H5T_NATIVE_INT, 0, &seed), "write seed");
   {
-    int one_side = !c->type_pair;
-    H5OK(AttrWrite(f, "type_one_side", H5T_NATIVE_INT, 0, &one_side), "write type_one_side");
+    PetscInt64 d1[1] = {np}, d2[2] = {c->ntypes, 4}, d3[1] = {c->ntypes};
+    PetscCall(SgH5FileWrite(f, "params", SG_H5_DOUBLE, 1, d1, slab));
+    for (PetscInt t = 0; t < c->ntypes; t++)
+      for (int k = 0; k < 4; k++) st[4 * t + k] = m->davg[t][k];
+    PetscCall(SgH5FileWrite(f, "davg", SG_H5_DOUBLE, 2, d2, st));
+    for (PetscInt t = 0; t < c->ntypes; t++)
+      for (int k = 0; k < 4; k++) st[4 * t + k] = m->dstd[t][k];
+    PetscCall(SgH5FileWrite(f, "dstd", SG_H5_DOUBLE, 2, d2, st));
+    PetscCall(SgH5FileWrite(f, "bias_atom_e", SG_H5_DOUBLE, 1, d3, m->bias));
   }
-  hsize_t d1[1] = {(hsize_t)np}, d2[2] = {(hsize_t)c->ntypes, 4}, d3[1] = {(hsize_t)c->ntypes};
-  H5OK(DataWrite(f, "params", 1, d1, slab), "write params");
-  for (PetscInt t = 0; t < c->ntypes; t++)
-    for (int k = 0; k < 4; k++) st[4 * t + k] = m->davg[t][k];
-  H5OK(DataWrite(f, "davg", 2, d2, st), "write davg");
-  for (PetscInt t = 0; t < c->ntypes; t++)
-    for (int k = 0; k < 4; k++) st[4 * t + k] = m->dstd[t][k];
-  H5OK(DataWrite(f, "dstd", 2, d2, st), "write dstd");
-  H5OK(DataWrite(f, "bias_atom_e", 1, d3, m->bias), "write bias_atom_e");
   if (ts) {
-    hid_t  g  = H5Gcreate2(f, "training", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    long   lv[2] = {ts->step, ts->optim_step};
-    int    rk    = (int)ts->ranks;
-    hsize_t dn[1] = {(hsize_t)ts->n};
-    H5OK(g, "create /training");
-    H5OK(AttrWrite(g, "step", H5T_NATIVE_LONG, 0, &lv[0]), "write /training step");
-    H5OK(AttrWrite(g, "optim_step", H5T_NATIVE_LONG, 0, &lv[1]), "write /training optim_step");
-    H5OK(AttrWrite(g, "ranks", H5T_NATIVE_INT, 0, &rk), "write /training ranks");
-    {
+    long       lv[2] = {ts->step, ts->optim_step};
+    int        rk    = (int)ts->ranks;
+    PetscInt64 dn[1] = {ts->n};
+    PetscCall(SgH5FileCreateGroup(f, "training"));
+    PetscCall(SgH5FileWriteAttr(f, "training", "step", SG_H5_LONG, 0, &lv[0]));
+    PetscCall(SgH5FileWriteAttr(f, "training", "optim_step", SG_H5_LONG, 0, &lv[1]));
+    PetscCall(SgH5FileWriteAttr(f, "training", "ranks", SG_H5_INT, 0, &rk));
+    if (ts->frames >= 0) {
       long fr = ts->frames;
       int  ns = (int)ts->systems;
-      H5OK(AttrWrite(g, "data_frames", H5T_NATIVE_LONG, 0, &fr), "write /training data_frames");
-      H5OK(AttrWrite(g, "data_systems", H5T_NATIVE_INT, 0, &ns), "write /training data_systems");
+      PetscCall(SgH5FileWriteAttr(f, "training", "data_frames", SG_H5_LONG, 0, &fr));
+      PetscCall(SgH5FileWriteAttr(f, "training", "data_systems", SG_H5_INT, 0, &ns));
     }
-    H5OK(DataWrite(g, "adam_m", 1, dn, ts->m), "write /training/adam_m");
-    H5OK(DataWrite(g, "adam_v", 1, dn, ts->v), "write /training/adam_v");
-    H5OK(H5Gclose(g), "close /training");
+    PetscCall(SgH5FileWrite(f, "training/adam_m", SG_H5_DOUBLE, 1, dn, ts->m));
+    PetscCall(SgH5FileWrite(f, "training/adam_v", SG_H5_DOUBLE, 1, dn, ts->v));
   }
-  H5OK(H5Fclose(f), "close the model file");
-  SgHDF5Unlock();
-  PetscCheck(!rename(tmp, path), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "deepmd: cannot rename %s to %s", tmp, path);
+  PetscCall(SgH5FileClose(&f));
   PetscCall(PetscFree(slab));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -320,87 +277,51 @@ PetscErrorCode SgDPModelSave(SgDPModel m, const char path[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static herr_t AttrRead(hid_t loc, const char *name, hid_t type, void *v, hsize_t *n)
-{
-  hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-  if (a < 0) return -1;
-  if (n) {
-    hid_t sp = H5Aget_space(a);
-    *n       = (hsize_t)H5Sget_simple_extent_npoints(sp);
-    H5Sclose(sp);
-  }
-  herr_t e = H5Aread(a, type, v);
-  H5Aclose(a);
-  return e;
-}
-
-static herr_t DataRead(hid_t loc, const char *name, double *v, hsize_t want)
-{
-  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
-  if (d < 0) return -1;
-  hid_t   sp = H5Dget_space(d);
-  hsize_t n  = (hsize_t)H5Sget_simple_extent_npoints(sp);
-  H5Sclose(sp);
-  herr_t e = n != want ? -1 : H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v);
-  H5Dclose(d);
-  return e;
-}
-
-#undef H5OK
-#define H5OK(call, what) \
-  do { \
-    if ((call) < 0) { \
-      SgHDF5Unlock(); \
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "deepmd: model file %s: cannot %s (is it a surge deepmd model written by SgSurrogateSave?)", path, what); \
-    } \
-  } while (0)
-
 PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
 {
   SgDPConfig c;
   SgDPModel  m;
-  hid_t      f, s;
+  SgH5File   f;
   int        iv[SG_DP_MAXL], ax, r1, r2, seed, ver;
-  hsize_t    n;
+  PetscInt   n;
   char       tm[SG_DP_MAXT * 17 + 1], kind[64];
   long       np;
   double    *slab, st[SG_DP_MAXT * 4];
+  PetscBool  has;
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(&c, sizeof c));
-  SgHDF5Lock();
-  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  H5OK(f, "open it");
-  s = H5Tcopy(H5T_C_S1);
-  H5Tset_size(s, sizeof kind);
-  H5OK(AttrRead(f, "surge_model", s, kind, NULL), "read attribute surge_model");
-  H5Tset_size(s, sizeof tm);
-  memset(tm, 0, sizeof tm);
-  H5OK(AttrRead(f, "type_map", s, tm, NULL), "read attribute type_map");
-  H5Tclose(s);
-  H5OK(AttrRead(f, "version", H5T_NATIVE_INT, &ver, NULL), "read version");
-  H5OK(AttrRead(f, "rcut", H5T_NATIVE_DOUBLE, &c.rcut, NULL), "read rcut");
-  H5OK(AttrRead(f, "rcut_smth", H5T_NATIVE_DOUBLE, &c.rcut_smth, NULL), "read rcut_smth");
-  H5OK(AttrRead(f, "sel", H5T_NATIVE_INT, iv, &n), "read sel");
-  c.ntypes = (PetscInt)n;
+  PetscCall(SgH5FileOpen(path, &f));
+  PetscCall(SgH5FileHasAttr(f, "/", "surge_model", &has));
+  if (!has) {
+    PetscCall(SgH5FileClose(&f));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s is no surge model file (no attribute surge_model): give a model written by surge train or SgSurrogateSave", path);
+  }
+  PetscCall(SgH5FileReadAttrString(f, "/", "surge_model", kind, sizeof kind));
+  PetscCall(SgH5FileReadAttr(f, "/", "version", SG_H5_INT, 1, &ver, NULL));
+  PetscCheck(!strcmp(kind, "deepmd_se_e2_a") && ver == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s holds model '%s' version %d, expected deepmd_se_e2_a version 1", path, kind, ver);
+  PetscCall(SgH5FileReadAttrString(f, "/", "type_map", tm, sizeof tm));
+  PetscCall(SgH5FileReadAttr(f, "/", "rcut", SG_H5_DOUBLE, 1, &c.rcut, NULL));
+  PetscCall(SgH5FileReadAttr(f, "/", "rcut_smth", SG_H5_DOUBLE, 1, &c.rcut_smth, NULL));
+  PetscCall(SgH5FileReadAttr(f, "/", "sel", SG_H5_INT, SG_DP_MAXT, iv, &n));
+  c.ntypes = n;
   for (PetscInt t = 0; t < c.ntypes; t++) c.sel[t] = iv[t];
-  H5OK(AttrRead(f, "neuron", H5T_NATIVE_INT, iv, &n), "read neuron");
-  c.nemb = (PetscInt)n;
+  PetscCall(SgH5FileReadAttr(f, "/", "neuron", SG_H5_INT, SG_DP_MAXL, iv, &n));
+  c.nemb = n;
   for (PetscInt l = 0; l < c.nemb; l++) c.emb[l] = iv[l];
-  H5OK(AttrRead(f, "fitting_neuron", H5T_NATIVE_INT, iv, &n), "read fitting_neuron");
-  c.nfit = (PetscInt)n;
+  PetscCall(SgH5FileReadAttr(f, "/", "fitting_neuron", SG_H5_INT, SG_DP_MAXL, iv, &n));
+  c.nfit = n;
   for (PetscInt l = 0; l < c.nfit; l++) c.fit[l] = iv[l];
-  H5OK(AttrRead(f, "axis_neuron", H5T_NATIVE_INT, &ax, NULL), "read axis_neuron");
-  H5OK(AttrRead(f, "resnet_dt_embedding", H5T_NATIVE_INT, &r1, NULL), "read resnet_dt_embedding");
-  H5OK(AttrRead(f, "resnet_dt_fitting", H5T_NATIVE_INT, &r2, NULL), "read resnet_dt_fitting");
-  H5OK(AttrRead(f, "seed", H5T_NATIVE_INT, &seed, NULL), "read seed");
-  if (H5Aexists(f, "type_one_side") > 0) {
+  PetscCall(SgH5FileReadAttr(f, "/", "axis_neuron", SG_H5_INT, 1, &ax, NULL));
+  PetscCall(SgH5FileReadAttr(f, "/", "resnet_dt_embedding", SG_H5_INT, 1, &r1, NULL));
+  PetscCall(SgH5FileReadAttr(f, "/", "resnet_dt_fitting", SG_H5_INT, 1, &r2, NULL));
+  PetscCall(SgH5FileReadAttr(f, "/", "seed", SG_H5_INT, 1, &seed, NULL));
+  PetscCall(SgH5FileHasAttr(f, "/", "type_one_side", &has)); /* absent in files before it: one side */
+  if (has) {
     int one_side;
-    H5OK(AttrRead(f, "type_one_side", H5T_NATIVE_INT, &one_side, NULL), "read type_one_side");
+    PetscCall(SgH5FileReadAttr(f, "/", "type_one_side", SG_H5_INT, 1, &one_side, NULL));
     c.type_pair = (PetscBool)!one_side;
   }
-  SgHDF5Unlock();
-  PetscCheck(!strcmp(kind, "deepmd_se_e2_a") && ver == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s holds model '%s' version %d, expected deepmd_se_e2_a version 1", path, kind, ver);
   c.axis = ax, c.emb_resnet_dt = (PetscBool)r1, c.fit_resnet_dt = (PetscBool)r2, c.seed = seed;
   {
     char *tok = tm, *p;
@@ -414,17 +335,15 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   PetscCall(SgDPModelCreate(&c, &m));
   SgNN(sgnn_params_count(m->P, &np));
   PetscCall(PetscMalloc1(np, &slab));
-  SgHDF5Lock();
-  H5OK(DataRead(f, "params", slab, (hsize_t)np), "read /params (size must match the configuration)");
-  H5OK(DataRead(f, "davg", st, (hsize_t)(4 * c.ntypes)), "read /davg");
+  PetscCall(SgH5FileRead(f, "params", SG_H5_DOUBLE, np, slab));
+  PetscCall(SgH5FileRead(f, "davg", SG_H5_DOUBLE, 4 * c.ntypes, st));
   for (PetscInt t = 0; t < c.ntypes; t++)
     for (int k = 0; k < 4; k++) m->davg[t][k] = st[4 * t + k];
-  H5OK(DataRead(f, "dstd", st, (hsize_t)(4 * c.ntypes)), "read /dstd");
+  PetscCall(SgH5FileRead(f, "dstd", SG_H5_DOUBLE, 4 * c.ntypes, st));
   for (PetscInt t = 0; t < c.ntypes; t++)
     for (int k = 0; k < 4; k++) m->dstd[t][k] = st[4 * t + k];
-  H5OK(DataRead(f, "bias_atom_e", m->bias, (hsize_t)c.ntypes), "read /bias_atom_e");
-  H5OK(H5Fclose(f), "close it");
-  SgHDF5Unlock();
+  PetscCall(SgH5FileRead(f, "bias_atom_e", SG_H5_DOUBLE, c.ntypes, m->bias));
+  PetscCall(SgH5FileClose(&f));
   SgNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), slab));
   PetscCall(PetscFree(slab));
   PetscCall(SgDPModelSync(m));
@@ -434,39 +353,34 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
 
 PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts)
 {
-  hid_t f, g;
-  int   rk;
+  SgH5File  f;
+  int       rk;
+  PetscBool has, hf, hs;
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(ts, sizeof *ts));
-  SgHDF5Lock();
-  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  H5OK(f, "open it");
-  if (H5Lexists(f, "training", H5P_DEFAULT) <= 0) {
-    H5Fclose(f);
-    SgHDF5Unlock();
+  PetscCall(SgH5FileOpen(path, &f));
+  PetscCall(SgH5FileHas(f, "training", &has));
+  if (!has) {
+    PetscCall(SgH5FileClose(&f));
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: restart: %s is a model without training state (not a checkpoint written by save_freq/save_ckpt); to train on from its weights with a new schedule use init_model", path);
   }
-  g = H5Gopen2(f, "training", H5P_DEFAULT);
-  H5OK(g, "open /training");
-  H5OK(AttrRead(g, "step", H5T_NATIVE_LONG, &ts->step, NULL), "read /training step");
-  H5OK(AttrRead(g, "optim_step", H5T_NATIVE_LONG, &ts->optim_step, NULL), "read /training optim_step");
-  H5OK(AttrRead(g, "ranks", H5T_NATIVE_INT, &rk, NULL), "read /training ranks");
+  PetscCall(SgH5FileReadAttr(f, "training", "step", SG_H5_LONG, 1, &ts->step, NULL));
+  PetscCall(SgH5FileReadAttr(f, "training", "optim_step", SG_H5_LONG, 1, &ts->optim_step, NULL));
+  PetscCall(SgH5FileReadAttr(f, "training", "ranks", SG_H5_INT, 1, &rk, NULL));
   ts->frames = -1, ts->systems = -1;
-  if (H5Aexists(g, "data_frames") > 0 && H5Aexists(g, "data_systems") > 0) {
+  PetscCall(SgH5FileHasAttr(f, "training", "data_frames", &hf));
+  PetscCall(SgH5FileHasAttr(f, "training", "data_systems", &hs));
+  if (hf && hs) {
     int ns;
-    H5OK(AttrRead(g, "data_frames", H5T_NATIVE_LONG, &ts->frames, NULL), "read /training data_frames");
-    H5OK(AttrRead(g, "data_systems", H5T_NATIVE_INT, &ns, NULL), "read /training data_systems");
+    PetscCall(SgH5FileReadAttr(f, "training", "data_frames", SG_H5_LONG, 1, &ts->frames, NULL));
+    PetscCall(SgH5FileReadAttr(f, "training", "data_systems", SG_H5_INT, 1, &ns, NULL));
     ts->systems = ns;
   }
-  SgHDF5Unlock();
   ts->ranks = rk, ts->n = np;
   PetscCall(PetscMalloc2(np, &ts->m, np, &ts->v));
-  SgHDF5Lock();
-  H5OK(DataRead(g, "adam_m", ts->m, (hsize_t)np), "read /training/adam_m (size must match the model)");
-  H5OK(DataRead(g, "adam_v", ts->v, (hsize_t)np), "read /training/adam_v (size must match the model)");
-  H5OK(H5Gclose(g), "close /training");
-  H5OK(H5Fclose(f), "close it");
-  SgHDF5Unlock();
+  PetscCall(SgH5FileRead(f, "training/adam_m", SG_H5_DOUBLE, np, ts->m));
+  PetscCall(SgH5FileRead(f, "training/adam_v", SG_H5_DOUBLE, np, ts->v));
+  PetscCall(SgH5FileClose(&f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -15,7 +15,6 @@ typedef struct {
   SgDPTrainOpts  opt;
   PetscInt       ntm;
   SgDPModel      model;
-  SgDeepmdForces *fctx;
 } SgSurrogate_DeepMD;
 
 static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *PetscOptionsObject)
@@ -207,23 +206,12 @@ static PetscErrorCode Load_DeepMD(SgSurrogate s, const char path[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode GetProvider_DeepMD(SgSurrogate s, const char slot[], void (**fn)(void), void (**unc)(void), void **ctx)
+/* md.forces: the models named by -md_deepmd_models (a K-model ensemble gives the model deviation) */
+static PetscErrorCode ForcesProvider_DeepMD(SgSurrogate s, const SgForcesProviderInfo *info, SgForcesProvider *p)
 {
-  SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
-  PetscBool           ok;
-
   PetscFunctionBegin;
-  PetscCall(PetscStrcmp(slot, "md.forces", &ok));
-  PetscCheck(ok, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "deepmd serves slot md.forces only, not %s", slot);
-  if (!d->fctx) {
-    PetscCall(PetscNew(&d->fctx));
-    d->fctx->K = 1;
-    PetscCall(PetscMalloc1(1, &d->fctx->models));
-    d->fctx->models[0] = d->model; /* borrowed: the surrogate owns it (K = 1: no uncertainty) */
-  }
-  *fn = (void (*)(void))SgDeepmdForcesFn;
-  if (unc) *unc = NULL;
-  *ctx = d->fctx;
+  (void)s;
+  PetscCall(SgDeepmdForcesProviderCreate(info, p));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -242,13 +230,6 @@ static PetscErrorCode Destroy_DeepMD(SgSurrogate s)
   SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
 
   PetscFunctionBegin;
-  if (d->fctx) {
-    PetscCall(PetscFree(d->fctx->models));
-    PetscCall(PetscFree(d->fctx->tbuf));
-    PetscCall(PetscFree(d->fctx->fbuf));
-    PetscCall(PetscFree(d->fctx->tmap));
-    PetscCall(PetscFree(d->fctx));
-  }
   PetscCall(SgDPModelDestroy(&d->model));
   PetscCall(PetscFree(s->data));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -276,7 +257,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate s)
   s->ops->train          = Train_DeepMD;
   s->ops->save           = Save_DeepMD;
   s->ops->load           = Load_DeepMD;
-  s->ops->getprovider    = GetProvider_DeepMD;
+  s->ops->forcesprovider = ForcesProvider_DeepMD;
   s->ops->view           = View_DeepMD;
   s->ops->destroy        = Destroy_DeepMD;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -9,7 +9,7 @@
    Depends on: PETSc (Mat MPIAIJ), LAPACK/BLAS, src/include (options, slots). Nothing else. */
 #pragma once
 #include <petscmat.h>
-#include "sgslot.h"
+#include "sgslot.h" /* with the md.forces kind, sgforces.h */
 
 /* ---- model ----------------------------------------------------------------------------------- */
 typedef struct {
@@ -144,8 +144,8 @@ typedef struct _n_SgTB *SgTB;
 PETSC_EXTERN PetscErrorCode SgTBCreate(MPI_Comm, const char prefix[], SgTB *);
 /* As SgTBCreate, with the default of the elements option given (e.g. the MD type names). */
 PETSC_EXTERN PetscErrorCode SgTBCreateWithElements(MPI_Comm, const char prefix[], const char elements[], SgTB *);
-/* Registers the solver type "dft" and the md.forces provider "tb" (SgMDForceProviderRegister). */
-PETSC_EXTERN PetscErrorCode SgDFTRegisterAll(void);
+/* The md.forces provider "tb" (physics/dft/mdtb.c; registered in src/cli/register.c). */
+PETSC_EXTERN PetscErrorCode SgForcesProviderCreate_TB(const SgForcesProviderInfo *, SgForcesProvider *);
 /* SgForcesFn: ctx is the SgTB.  Owned atoms of all ranks are gathered (TB is not local); the energy
    is returned on rank 0 of the communicator (0 elsewhere) so that the caller's sum is the total;
    owned atoms get their forces, ghosts get zero (no reverse communication needed). */

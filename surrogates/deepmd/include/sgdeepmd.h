@@ -6,13 +6,13 @@
    Virial convention: -sum_ij r_ij (x) dE/dr_ij (= sum_i x_i (x) F_i for a periodic system; LAMMPS').
 
    The surrogate type "deepmd" (SgSurrogateCreate_DeepMD) trains and saves these models
-   (surge train); the MD force provider "deepmd" (SgMDForceProviderCreate_DeepMD) serves md.forces
+   (surge train) and serves md.forces (md: {forces: deepmd} or {surrogate: deepmd}: SgDeepmdForcesProviderCreate)
    from one model or, with K > 1 models, from the first one and reports the ensemble's max force
    deviation through SgDeepmdForcesUncertainty (DeePMD-kit's model deviation). */
 #pragma once
 #include <petscsys.h>
 #include "sgcompat.h"
-#include "sgslot.h"
+#include "sgforces.h"
 
 typedef struct _SgDPModel *SgDeepmd;
 
@@ -59,3 +59,7 @@ PETSC_EXTERN PetscErrorCode SgDeepmdForcesUncertainty(void *ctx, const SgForcesI
    comm: devi = {max, min, avg of eps_V,ab = std_k(V_ab)/N over the 9 virial components; max, min,
    avg over the atoms of eps_F,i = sqrt(<|F_i - <F_i>|^2>)} (needs K >= 2; forces folded as above). */
 PETSC_EXTERN PetscErrorCode SgDeepmdForcesModelDevi(void *ctx, const SgForcesInput *, MPI_Comm comm, PetscReal devi[6]);
+
+/* The md.forces provider of the "deepmd" surrogate: reads <prefix>deepmd_models (forces from the first
+   model, the model deviation of all of them as uncertainty when K >= 2) and <prefix>deepmd_compress*. */
+PETSC_EXTERN PetscErrorCode SgDeepmdForcesProviderCreate(const SgForcesProviderInfo *, SgForcesProvider *);

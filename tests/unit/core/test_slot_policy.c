@@ -80,8 +80,8 @@ int main(int argc, char **argv)
 
   /* schedule: the solver until step 3 */
   PetscCall(SgSlotCreate("md.forces", &slot));
-  PetscCall(SgSlotSetProvider(slot, "ref", (void (*)(void))Solver, &c));
-  PetscCall(SgSlotSetSurrogate(slot, "sur", (void (*)(void))Surrogate, (void (*)(void))Uncertainty, &c));
+  PetscCall(SgSlotSetForcesProvider(slot, "ref", Solver, &c));
+  PetscCall(SgSlotSetForcesSurrogate(slot, "sur", Surrogate, Uncertainty, &c));
   PetscCall(SgSlotSetFromOptions(slot, PETSC_COMM_WORLD, "sched_"));
   PetscCall(SgSlotSetPolicy(slot, SG_SWAP_SCHEDULE, PETSC_FALSE, 3, 0, 0, 1e3));
   PetscCall(Drive(slot, &c, 6, served, flagged));
@@ -93,8 +93,8 @@ int main(int argc, char **argv)
   /* adaptive, trust band [0.05, 0.15]: sure -> surrogate; band -> surrogate flagged; unsure ->
      solver flagged; call 4 is unsure on rank 1 only, so every rank must use the solver */
   PetscCall(SgSlotCreate("md.forces", &slot));
-  PetscCall(SgSlotSetProvider(slot, "ref", (void (*)(void))Solver, &c));
-  PetscCall(SgSlotSetSurrogate(slot, "sur", (void (*)(void))Surrogate, (void (*)(void))Uncertainty, &c));
+  PetscCall(SgSlotSetForcesProvider(slot, "ref", Solver, &c));
+  PetscCall(SgSlotSetForcesSurrogate(slot, "sur", Surrogate, Uncertainty, &c));
   PetscCall(SgSlotSetFromOptions(slot, PETSC_COMM_WORLD, "adapt_"));
   PetscCall(SgSlotSetPolicy(slot, SG_SWAP_ADAPTIVE, PETSC_FALSE, 0, 0.05, 0.15, 1e3));
   {
@@ -120,8 +120,8 @@ int main(int argc, char **argv)
   /* adaptive with swap_check_every 3: the uncertainty is evaluated at steps 0, 3, 6 only; the steps in
      between keep that check's provider, unflagged (rank 1's unsure call 4 is not a check step) */
   PetscCall(SgSlotCreate("md.forces", &slot));
-  PetscCall(SgSlotSetProvider(slot, "ref", (void (*)(void))Solver, &c));
-  PetscCall(SgSlotSetSurrogate(slot, "sur", (void (*)(void))Surrogate, (void (*)(void))Uncertainty, &c));
+  PetscCall(SgSlotSetForcesProvider(slot, "ref", Solver, &c));
+  PetscCall(SgSlotSetForcesSurrogate(slot, "sur", Surrogate, Uncertainty, &c));
   PetscCall(PetscOptionsSetValue(NULL, "-every_swap_policy", "adaptive"));
   PetscCall(PetscOptionsSetValue(NULL, "-every_swap_trust_lo", "0.05"));
   PetscCall(PetscOptionsSetValue(NULL, "-every_swap_trust_hi", "0.15"));
@@ -145,8 +145,8 @@ int main(int argc, char **argv)
 
   /* adaptive without an uncertainty estimate is refused */
   PetscCall(SgSlotCreate("md.forces", &slot));
-  PetscCall(SgSlotSetProvider(slot, "ref", (void (*)(void))Solver, &c));
-  PetscCall(SgSlotSetSurrogate(slot, "sur", (void (*)(void))Surrogate, NULL, &c));
+  PetscCall(SgSlotSetForcesProvider(slot, "ref", Solver, &c));
+  PetscCall(SgSlotSetForcesSurrogate(slot, "sur", Surrogate, NULL, &c));
   PetscCall(PetscOptionsSetValue(NULL, "-bad_swap_policy", "adaptive"));
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   {

@@ -17,13 +17,13 @@
    It is not registered in src/cli/register.c: it is useful to tests only.
    Usage: test_md_swap DECK.yaml [-option value ...] (as surge run). */
 #include "sgsim.h"
-#include "sgmdforces.h"
+#include "sgforces.h"
 #include "../../../physics/md/mdimpl.h" /* the engine's step counter (md->fstep) */
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 
 typedef struct {
-  SgMDForceProvider lj;
+  SgForcesProvider lj;
   SgMD             *md;
   PetscReal         scale, amp;
   PetscInt          period, nnan, nan[64];
@@ -84,7 +84,7 @@ static PetscErrorCode ScaledDestroy(void *ctx)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CreateScaled(const SgMDForceInfo *info, SgMDForceProvider *p)
+static PetscErrorCode CreateScaled(const SgForcesProviderInfo *info, SgForcesProvider *p)
 {
   PetscOptionItems *PetscOptionsObject = info->PetscOptionsObject;
   ScaledCtx        *c;
@@ -102,7 +102,7 @@ static PetscErrorCode CreateScaled(const SgMDForceInfo *info, SgMDForceProvider 
   PetscCall(SgOptionsIntArray("-swaptest_nan_steps", "test surrogate: steps at which it returns NaN", c->nan, &c->nnan, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsBool("-swaptest_newton", "test surrogate: declare newton and put force on ghost images", c->newton, &c->newton, NULL));
   c->scale = 1 + delta;
-  PetscCall(SgMDForceProviderCreate("lj", info, &c->lj));
+  PetscCall(SgForcesProviderCreate("lj", info, &c->lj));
   *p             = c->lj;
   p->fn          = ScaledForces;
   p->ctx         = c;
@@ -119,7 +119,7 @@ static PetscErrorCode Run(int argc, char **argv, const char deck[])
 
   PetscFunctionBegin;
   PetscCall(SgRegisterAll());
-  PetscCall(SgMDForceProviderRegister("lj_scaled", CreateScaled));
+  PetscCall(SgForcesProviderRegister("lj_scaled", CreateScaled));
   PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
   PetscCall(SgSimSetDeck(sim, deck, argc, argv));
   PetscCall(SgSimSetFromOptions(sim));

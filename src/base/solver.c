@@ -154,8 +154,31 @@ PetscErrorCode SgSolverCheckpoint(SgSolver s, SgCheckpoint chk)
 PetscErrorCode SgSolverRestart(SgSolver s, SgCheckpoint chk)
 {
   PetscFunctionBegin;
-  PetscCheck(s->ops->restart, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Solver type %s cannot restart from a checkpoint", ((PetscObject)s)->type_name);
-  PetscCall((*s->ops->restart)(s, chk));
+  PetscCheck(s->ops->checkpoint, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Solver type %s cannot restart from a checkpoint", ((PetscObject)s)->type_name);
+  PetscCall((*s->ops->checkpoint)(s, chk));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSolverContribute(SgSolver s, const char kind[], const char path[])
+{
+  PetscBool can = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (s->ops->contribute) PetscCall((*s->ops->contribute)(s, kind, path, &can));
+  PetscCheck(can, PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "Solver type %s cannot contribute %s samples", ((PetscObject)s)->type_name, kind);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSolverTypeContributes(SgSolverType type, const char kind[], PetscBool *can)
+{
+  SgSolver s;
+
+  PetscFunctionBegin;
+  *can = PETSC_FALSE;
+  PetscCall(SgSolverCreate(PETSC_COMM_SELF, &s));
+  PetscCall(SgSolverSetType(s, type));
+  if (s->ops->contribute) PetscCall((*s->ops->contribute)(s, kind, NULL, can));
+  PetscCall(SgSolverDestroy(&s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

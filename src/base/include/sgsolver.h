@@ -17,7 +17,7 @@
 typedef struct _p_SgSolver   *SgSolver;
 typedef struct _n_SgOutput   *SgOutput;     /* io/h5/sgoutput.h */
 typedef struct _n_SgCheckpoint *SgCheckpoint; /* io/h5/sgcheckpoint.h */
-typedef struct _n_SgSlot     *SgSlot;       /* src/include/sgslot.h */
+typedef struct _n_SgSlot     *SgSlot;       /* src/base/include/sgslot.h */
 typedef const char *SgSolverType;
 
 PETSC_EXTERN PetscClassId      SG_SOLVER_CLASSID;
@@ -36,8 +36,16 @@ PETSC_EXTERN PetscErrorCode SgSolverStep(SgSolver, PetscReal t, PetscReal dt);
 /* Fill values[] (length = number of declared diagnostics); collective, identical on all ranks. */
 PETSC_EXTERN PetscErrorCode SgSolverDiagnose(SgSolver, PetscReal t, PetscReal values[]);
 PETSC_EXTERN PetscErrorCode SgSolverWriteFields(SgSolver, SgOutput);
+/* Write a checkpoint / restore from one: the same op of the type does both (the checkpoint knows its
+   direction), so what is written and what is read cannot drift apart. */
 PETSC_EXTERN PetscErrorCode SgSolverCheckpoint(SgSolver, SgCheckpoint);
 PETSC_EXTERN PetscErrorCode SgSolverRestart(SgSolver, SgCheckpoint);
+/* Ask the solver to write training samples of `kind` (beyond its field snapshots, which every run
+   output holds) to path during the run; an error naming the solver if it cannot. Call after
+   SetFromOptions, before SetUp. SgSolverTypeContributes: whether a registered type can (no object
+   needed by the caller), for checks made before anything runs. */
+PETSC_EXTERN PetscErrorCode SgSolverContribute(SgSolver, const char kind[], const char path[]);
+PETSC_EXTERN PetscErrorCode SgSolverTypeContributes(SgSolverType, const char kind[], PetscBool *);
 /* End-of-run summary: printed on rank 0 and stored under /report in the output. */
 PETSC_EXTERN PetscErrorCode SgSolverReport(SgSolver, SgOutput);
 PETSC_EXTERN PetscErrorCode SgSolverView(SgSolver, PetscViewer);

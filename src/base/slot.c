@@ -10,8 +10,10 @@ struct _n_SgSlot {
   MPI_Comm     comm;
   /* the solver's provider (reference) and the surrogate */
   char        *provider, *surrogate;
-  void       (*fn)(void), (*sfn)(void), (*sunc)(void);
   void        *ctx, *sctx;
+  /* typed functions of each kind (only the slot's own kind is set) */
+  SgForcesFn            forces, sforces;
+  SgForcesUncertaintyFn sforces_unc;
   /* policy */
   SgSwapPolicy policy;
   PetscBool    use_surrogate;
@@ -59,35 +61,41 @@ PetscErrorCode SgSlotGetName(SgSlot slot, const char **name)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgSlotSetProvider(SgSlot slot, const char pname[], void (*fn)(void), void *ctx)
+static PetscErrorCode CheckKind(SgSlot slot, const char kind[])
 {
   PetscFunctionBegin;
+  PetscCheck(!strcmp(slot->name, kind), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Slot %s is not of kind %s", slot->name, kind);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetNames(char **dst, const char pname[])
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(*dst));
+  PetscCall(PetscStrallocpy(pname, dst));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSlotSetForcesProvider(SgSlot slot, const char pname[], SgForcesFn fn, void *ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckKind(slot, "md.forces"));
   PetscCheck(fn, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Slot %s: provider %s has no function", slot->name, pname);
-  PetscCall(PetscFree(slot->provider));
-  PetscCall(PetscStrallocpy(pname, &slot->provider));
-  slot->fn  = fn;
-  slot->ctx = ctx;
+  PetscCall(SetNames(&slot->provider, pname));
+  slot->forces = fn;
+  slot->ctx    = ctx;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgSlotGetProvider(SgSlot slot, const char **pname, void (**fn)(void), void **ctx)
+PetscErrorCode SgSlotSetForcesSurrogate(SgSlot slot, const char pname[], SgForcesFn fn, SgForcesUncertaintyFn uncertainty, void *ctx)
 {
   PetscFunctionBegin;
-  if (pname) *pname = slot->provider;
-  if (fn) *fn = slot->fn;
-  if (ctx) *ctx = slot->ctx;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SgSlotSetSurrogate(SgSlot slot, const char pname[], void (*fn)(void), void (*uncertainty)(void), void *ctx)
-{
-  PetscFunctionBegin;
+  PetscCall(CheckKind(slot, "md.forces"));
   PetscCheck(fn, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "Slot %s: surrogate %s has no function", slot->name, pname);
-  PetscCall(PetscFree(slot->surrogate));
-  PetscCall(PetscStrallocpy(pname, &slot->surrogate));
-  slot->sfn  = fn;
-  slot->sunc = uncertainty;
-  slot->sctx = ctx;
+  PetscCall(SetNames(&slot->surrogate, pname));
+  slot->sforces     = fn;
+  slot->sforces_unc = uncertainty;
+  slot->sctx        = ctx;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -126,8 +134,8 @@ PetscErrorCode SgSlotSetFromOptions(SgSlot slot, MPI_Comm comm, const char prefi
   PetscOptionsEnd();
   PetscCall(SgSlotSetPolicy(slot, (SgSwapPolicy)pidx, uidx ? PETSC_TRUE : PETSC_FALSE, step, lo, hi, fmax));
   slot->check_every = every;
-  PetscCheck(!(slot->policy != SG_SWAP_STATIC || slot->use_surrogate) || slot->sfn, comm, PETSC_ERR_USER_INPUT, "Slot %s: swap policy %s%s needs a surrogate, and none is set", slot->name, SgSwapPolicies[slot->policy], slot->policy == SG_SWAP_STATIC ? " (use surrogate)" : "");
-  PetscCheck(slot->policy != SG_SWAP_ADAPTIVE || slot->sunc, comm, PETSC_ERR_USER_INPUT, "Slot %s: the adaptive swap policy needs an uncertainty estimate from surrogate %s (e.g. several models for a model deviation)", slot->name, slot->surrogate ? slot->surrogate : "(none)");
+  PetscCheck(!(slot->policy != SG_SWAP_STATIC || slot->use_surrogate) || slot->surrogate, comm, PETSC_ERR_USER_INPUT, "Slot %s: swap policy %s%s needs a surrogate, and none is set", slot->name, SgSwapPolicies[slot->policy], slot->policy == SG_SWAP_STATIC ? " (use surrogate)" : "");
+  PetscCheck(slot->policy != SG_SWAP_ADAPTIVE || slot->sforces_unc, comm, PETSC_ERR_USER_INPUT, "Slot %s: the adaptive swap policy needs an uncertainty estimate from surrogate %s (e.g. several models for a model deviation)", slot->name, slot->surrogate ? slot->surrogate : "(none)");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -179,11 +187,11 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
   char        why[128] = "";
 
   PetscFunctionBegin;
-  PetscCheck(!strcmp(slot->name, "md.forces"), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Slot %s is not an md.forces slot", slot->name);
-  PetscCheck(slot->fn, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Slot md.forces has no provider: choose one in the deck (e.g. md: {forces: lj})");
+  PetscCall(CheckKind(slot, "md.forces"));
+  PetscCheck(slot->forces, PETSC_COMM_SELF, PETSC_ERR_ORDER, "Slot md.forces has no provider: choose one in the deck (e.g. md: {forces: lj})");
   step = slot->step_set ? slot->step : slot->calls;
   slot->last_switched = slot->last_rejected = PETSC_FALSE;
-  if (slot->sfn) {
+  if (slot->sforces) {
     switch (slot->policy) {
     case SG_SWAP_STATIC:
       want_surrogate = slot->use_surrogate;
@@ -200,7 +208,7 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
         PetscCall(PetscSNPrintf(why, sizeof why, "adaptive: decision of the last check (every %" PetscInt_FMT " steps)", slot->check_every));
         break;
       }
-      PetscCall(((SgForcesUncertaintyFn)slot->sunc)(slot->sctx, in, &local));
+      PetscCall(slot->sforces_unc(slot->sctx, in, &local));
       PetscCallMPI(MPI_Allreduce(&local, &unc, 1, MPIU_REAL, MPIU_MAX, slot->comm));
       want_surrogate = unc <= slot->trust_hi ? PETSC_TRUE : PETSC_FALSE;
       flagged        = unc > slot->trust_lo ? PETSC_TRUE : PETSC_FALSE;
@@ -211,7 +219,7 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
   }
   if (want_surrogate) {
     PetscBool sane = PETSC_FALSE;
-    PetscCall(((SgForcesFn)slot->sfn)(slot->sctx, in, out));
+    PetscCall(slot->sforces(slot->sctx, in, out));
     PetscCall(ForcesSane(slot, in, out, &sane));
     if (sane) {
       PetscCall(LogSwitch(slot, 1, why));
@@ -230,8 +238,8 @@ PetscErrorCode SgSlotComputeForces(SgSlot slot, const SgForcesInput *in, SgForce
     }
   }
   if (!want_surrogate) {
-    PetscCall(((SgForcesFn)slot->fn)(slot->ctx, in, out));
-    if (slot->sfn) PetscCall(LogSwitch(slot, 0, why));
+    PetscCall(slot->forces(slot->ctx, in, out));
+    if (slot->sforces) PetscCall(LogSwitch(slot, 0, why));
     else slot->last_served = 0;
     slot->solver_calls++;
   }

@@ -3,7 +3,8 @@
 
    Life cycle: SgSurrogateCreate -> SgSurrogateSetType / SetFromOptions -> SgSurrogateSetUp ->
    SgSurrogateTrain (reads its datasets, trains, checkpoints) and/or SgSurrogateLoad ->
-   SgSurrogateGetProvider (a slot-typed function the slot calls) -> SgSurrogateSave -> Destroy.
+   SgSurrogateGetForcesProvider (a provider of the md.forces slot kind, typed as sgforces.h declares;
+   one such call per slot kind a type can serve) -> SgSurrogateSave -> Destroy.
 
    A type registers with SgSurrogateRegister(name, SgSurrogateCreate_Xxx); options prefix is the
    type name + "_" (deck section `deepmd:` for type deepmd). `surge train DECK` drives it:
@@ -12,7 +13,7 @@
 #include <petscsys.h>
 #include <petscviewer.h>
 #include "sgsys.h"
-#include "sgslot.h"
+#include "sgforces.h"
 
 typedef struct _p_SgSurrogate *SgSurrogate;
 typedef const char            *SgSurrogateType;
@@ -32,9 +33,12 @@ PETSC_EXTERN PetscErrorCode SgSurrogateTrain(SgSurrogate);
 /* Model files are HDF5: config as attributes, weights (one slab), normalisation statistics. */
 PETSC_EXTERN PetscErrorCode SgSurrogateSave(SgSurrogate, const char path[]);
 PETSC_EXTERN PetscErrorCode SgSurrogateLoad(SgSurrogate, const char path[]);
-/* A provider for slot `slot` (e.g. "md.forces": fn is an SgForcesFn); fails clearly if the type
-   cannot serve that slot. uncertainty (may be NULL) estimates the provider's error for the same
-   input (for md.forces: the max force deviation of a model ensemble, SgForcesUncertaintyFn). */
-PETSC_EXTERN PetscErrorCode SgSurrogateGetProvider(SgSurrogate, const char slot[], void (**fn)(void), void (**uncertainty)(void), void **ctx);
+/* The md.forces provider this surrogate serves (the type reads its own options, e.g. the model files,
+   from info's options block); an error naming the type if it cannot serve md.forces. */
+PETSC_EXTERN PetscErrorCode SgSurrogateGetForcesProvider(SgSurrogate, const SgForcesProviderInfo *, SgForcesProvider *);
+PETSC_EXTERN PetscErrorCode SgSurrogateServesForces(SgSurrogate, PetscBool *);
+/* comma-separated registered types; whether one is registered */
+PETSC_EXTERN PetscErrorCode SgSurrogateTypeNames(char names[], size_t len);
+PETSC_EXTERN PetscErrorCode SgSurrogateTypeRegistered(const char type[], PetscBool *);
 PETSC_EXTERN PetscErrorCode SgSurrogateView(SgSurrogate, PetscViewer);
 PETSC_EXTERN PetscErrorCode SgSurrogateDestroy(SgSurrogate *);

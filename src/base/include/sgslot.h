@@ -1,52 +1,24 @@
-/* SgSlot: a swappable operator a solver exposes, with a typed signature.
+/* SgSlot: a swappable operator a solver exposes, of one slot kind with a typed signature.
 
-   A slot has providers: the solver's own and, later, surrogates; a swap policy chooses which one
-   serves each call. This header fixes the signatures; the solver's own provider is set with
-   SgSlotSetProvider. The policy machinery (static/schedule/adaptive) is added with the surrogates.
-
-   Signatures:
-     "md.forces"      (positions, types, box) -> energy, forces, virial
-     "field.advance"  (state history) -> next state
-     "field.superres" (coarse block) -> values at points */
+   A slot has two providers: the solver's own (the reference) and a surrogate; a swap policy chooses
+   which one serves each call, counts the calls and logs every switch. Slot kinds and their signatures:
+     "md.forces"      (positions, types, box) -> energy, forces, virial      sgforces.h
+     "field.advance"  (state history) -> next states                        with its first solver
+     "field.superres" (coarse space-time block) -> values at any points     with its first solver
+   Each kind has typed setters and a typed call (SgSlotSetForces*, SgSlotComputeForces for md.forces):
+   no provider is ever passed through a cast function pointer. */
 #pragma once
 #include <petscsys.h>
 #include "sgsolver.h"
-
-/* md.forces: n local atoms (owned atoms first, then nghost ghost atoms), x[3*(n+nghost)] positions,
-   type[n+nghost], box[9] row-major cell vectors (a, b, c as rows). Outputs: *energy of the owned
-   atoms' interactions (summed over ranks by the caller), f[3*(n+nghost)] forces (ghost forces are
-   reverse-communicated by the caller when the provider uses Newton's third law), virial[9]
-   (sum of -r_ij (x) f_ij convention as in LAMMPS, energy units). Units are the solver's. */
-typedef struct {
-  PetscInt         n, nghost;
-  const PetscReal *x;
-  const PetscInt  *type;
-  PetscReal        box[9];
-  /* Optional (NULL: fold ghosts yourself): adds the ghost rows of f[3*(n+nghost)] onto the owned atoms
-     they image, on whichever rank owns them -- the MD engine's reverse communication, for code that
-     needs complete per-atom forces outside the force call (an uncertainty estimate). Collective. */
-  PetscErrorCode (*fold_ghosts)(void *fold_ctx, PetscReal *f);
-  void            *fold_ctx;
-} SgForcesInput;
-typedef struct {
-  PetscReal  energy;
-  PetscReal *f;
-  PetscReal  virial[9];
-} SgForcesOutput;
-typedef PetscErrorCode (*SgForcesFn)(void *ctx, const SgForcesInput *, SgForcesOutput *);
-/* Uncertainty of an md.forces provider for the same input: *deviation is the max over this rank's
-   owned atoms of the force deviation (e.g. DeePMD-kit's model deviation: max_i sqrt(<|F_i - <F_i>|^2>)
-   over an ensemble of models), in force units. The slot reduces it over ranks. */
-typedef PetscErrorCode (*SgForcesUncertaintyFn)(void *ctx, const SgForcesInput *, PetscReal *deviation);
+#include "sgforces.h"
 
 PETSC_EXTERN PetscErrorCode SgSlotCreate(const char name[], SgSlot *);
 PETSC_EXTERN PetscErrorCode SgSlotGetName(SgSlot, const char **);
-/* The solver's own provider (e.g. "lj", "tb"); fn's type must match the signature. It is the
-   reference: a swap policy falls back to it. */
-PETSC_EXTERN PetscErrorCode SgSlotSetProvider(SgSlot, const char pname[], void (*fn)(void), void *ctx);
-PETSC_EXTERN PetscErrorCode SgSlotGetProvider(SgSlot, const char **pname, void (**fn)(void), void **ctx);
-/* A surrogate provider (e.g. "deepmd") and, optionally, its uncertainty estimate. */
-PETSC_EXTERN PetscErrorCode SgSlotSetSurrogate(SgSlot, const char pname[], void (*fn)(void), void (*uncertainty)(void), void *ctx);
+/* md.forces: the solver's own provider (the reference a swap policy falls back to) and a surrogate
+   provider with, optionally, its uncertainty estimate (the adaptive policy needs one). The slot must
+   be of kind md.forces. */
+PETSC_EXTERN PetscErrorCode SgSlotSetForcesProvider(SgSlot, const char pname[], SgForcesFn fn, void *ctx);
+PETSC_EXTERN PetscErrorCode SgSlotSetForcesSurrogate(SgSlot, const char pname[], SgForcesFn fn, SgForcesUncertaintyFn uncertainty, void *ctx);
 
 /* Swap policies: who serves each call.
      static    always the one named by <prefix>swap_use (solver | surrogate)

@@ -14,8 +14,12 @@ struct _SgSolverOps {
   PetscErrorCode (*step)(SgSolver, PetscReal, PetscReal);
   PetscErrorCode (*diagnose)(SgSolver, PetscReal, PetscReal[]);
   PetscErrorCode (*writefields)(SgSolver, SgOutput);
+  /* one op for both directions: it reads or writes as the checkpoint was opened (SgCheckpointIsReading) */
   PetscErrorCode (*checkpoint)(SgSolver, SgCheckpoint);
-  PetscErrorCode (*restart)(SgSolver, SgCheckpoint);
+  /* training samples of a kind other than the run output's field snapshots (e.g. "md_frames"): the
+     solver writes them to path in that kind's file format (md_frames: H5MD); NULL path asks only
+     whether it can (*can) */
+  PetscErrorCode (*contribute)(SgSolver, const char kind[], const char path[], PetscBool *can);
   PetscErrorCode (*report)(SgSolver, SgOutput);
   PetscErrorCode (*view)(SgSolver, PetscViewer);
   PetscErrorCode (*destroy)(SgSolver);

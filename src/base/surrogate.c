@@ -125,14 +125,35 @@ PetscErrorCode SgSurrogateLoad(SgSurrogate s, const char path[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgSurrogateGetProvider(SgSurrogate s, const char slot[], void (**fn)(void), void (**uncertainty)(void), void **ctx)
+PetscErrorCode SgSurrogateServesForces(SgSurrogate s, PetscBool *serves)
 {
   PetscFunctionBegin;
-  PetscCheck(s->trained, PetscObjectComm((PetscObject)s), PETSC_ERR_ORDER, "Surrogate %s has neither been trained nor loaded from a model file", ((PetscObject)s)->type_name);
-  PetscCheck(s->ops->getprovider, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Surrogate type %s serves no slot", ((PetscObject)s)->type_name);
-  if (uncertainty) *uncertainty = NULL;
-  PetscCall((*s->ops->getprovider)(s, slot, fn, uncertainty, ctx));
-  PetscCheck(*fn, PetscObjectComm((PetscObject)s), PETSC_ERR_SUP, "Surrogate type %s cannot serve slot %s", ((PetscObject)s)->type_name, slot);
+  *serves = s->ops->forcesprovider ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateGetForcesProvider(SgSurrogate s, const SgForcesProviderInfo *info, SgForcesProvider *p)
+{
+  PetscFunctionBegin;
+  PetscCheck(s->ops->forcesprovider, info->comm, PETSC_ERR_USER_INPUT, "Surrogate type %s cannot serve the md.forces slot", ((PetscObject)s)->type_name);
+  PetscCall((*s->ops->forcesprovider)(s, info, p));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateTypeNames(char names[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(SgFunctionListNames(SgSurrogateList, names, len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateTypeRegistered(const char type[], PetscBool *registered)
+{
+  PetscErrorCode (*create)(SgSurrogate) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFunctionListFind(SgSurrogateList, type, &create));
+  *registered = create ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -10,7 +10,7 @@ struct _SgSurrogateOps {
   PetscErrorCode (*train)(SgSurrogate);
   PetscErrorCode (*save)(SgSurrogate, const char[]);
   PetscErrorCode (*load)(SgSurrogate, const char[]);
-  PetscErrorCode (*getprovider)(SgSurrogate, const char[], void (**)(void), void (**)(void), void **);
+  PetscErrorCode (*forcesprovider)(SgSurrogate, const SgForcesProviderInfo *, SgForcesProvider *); /* md.forces */
   PetscErrorCode (*view)(SgSurrogate, PetscViewer);
   PetscErrorCode (*destroy)(SgSurrogate);
 };

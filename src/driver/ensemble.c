@@ -5,10 +5,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <hdf5.h>
 #include <petsc/private/petscimpl.h>
 #include "sgensemble.h"
 #include "sgdataset.h"
+#include "sgh5file.h"
+#include "sgh5md.h"
 
 #define SG_ENS_MAX_PARAMS 16
 #define SG_ENS_MAX_FIELDS 16
@@ -111,13 +112,24 @@ PetscErrorCode SgEnsembleSetFromOptions(SgEnsemble e)
     PetscCheck(points_set && e->npoints == e->nvary, comm, PETSC_ERR_USER_INPUT, "ensemble sampler grid needs points: one count per varied option (%" PetscInt_FMT ")", e->nvary);
   }
   PetscCheck(e->contribution != SG_CONTRIB_FIELDS || e->nfields > 0, comm, PETSC_ERR_USER_INPUT, "ensemble contribute fields needs 'fields: [name, ...]' naming the fields to gather");
-  if (e->contribution == SG_CONTRIB_MD_FRAMES) {
-    char      solver[64] = "";
-    PetscBool isset, ismd = PETSC_FALSE;
+  if (e->contribution != SG_CONTRIB_FIELDS) { /* samples the member's solver writes itself: ask its type now */
+    char      solver[64] = "", able[256] = "", known[512], *tok, *save = NULL;
+    PetscBool isset, can = PETSC_FALSE;
+    PetscInt  nable = 0;
     PetscCall(PetscOptionsGetString(NULL, NULL, "-sim_solver", solver, sizeof solver, &isset));
-    if (isset) PetscCall(PetscStrcmp(solver, "md", &ismd));
-    PetscCheck(ismd, comm, PETSC_ERR_USER_INPUT, "ensemble contribute md_frames gathers MD trajectory frames: the deck's solver must be md (sim: {solver: md}), not '%s'", solver);
-    PetscCheck(e->nfields == 0, comm, PETSC_ERR_USER_INPUT, "ensemble fields applies to contribute fields; contribute md_frames takes every trajectory frame (set md: {traj_every: K} for the cadence)");
+    if (isset) PetscCall(SgSolverTypeContributes(solver, contributions[e->contribution], &can));
+    if (!can) {
+      PetscCall(SgFunctionListNames(SgSolverList, known, sizeof known));
+      for (tok = strtok_r(known, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+        PetscBool c;
+        PetscCall(SgSolverTypeContributes(tok, contributions[e->contribution], &c));
+        if (!c) continue;
+        if (nable++) PetscCall(PetscStrlcat(able, ", ", sizeof able));
+        PetscCall(PetscStrlcat(able, tok, sizeof able));
+      }
+      SETERRQ(comm, PETSC_ERR_USER_INPUT, "ensemble contribute %s: the deck's solver must be %s%s (sim: {solver: ...}), not '%s'", contributions[e->contribution], nable > 1 ? "one of " : "", able, solver);
+    }
+    PetscCheck(e->nfields == 0, comm, PETSC_ERR_USER_INPUT, "ensemble fields applies to contribute fields; contribute %s takes every sample the solver writes (e.g. md: {traj_every: K} for the cadence)", contributions[e->contribution]);
   }
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCheck(size % e->ranks_per_member == 0, comm, PETSC_ERR_USER_INPUT, "ensemble ranks_per_member = %" PetscInt_FMT " does not divide the %d ranks of this run", e->ranks_per_member, size);
@@ -142,6 +154,12 @@ static PetscErrorCode MemberPath(SgEnsemble e, PetscInt m, const char ext[], cha
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The file of a member's solver-written samples: BASE + the extension of the kind's format. */
+static const char *SampleExtension(SgEnsemble e)
+{
+  return e->contribution == SG_CONTRIB_MD_FRAMES ? ".h5md" : ".h5";
+}
+
 /* One member: set its options, run an ordinary simulation on the group's communicator. */
 static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
 {
@@ -161,15 +179,17 @@ static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
   }
   PetscCall(MemberPath(e, m, "", base, sizeof base));
   PetscCall(PetscOptionsSetValue(NULL, "-sim_output", base));
-  if (e->contribution == SG_CONTRIB_MD_FRAMES) { /* each member its own trajectory: BASE.h5md */
-    char traj[PETSC_MAX_PATH_LEN + 40];
-    PetscCall(MemberPath(e, m, ".h5md", traj, sizeof traj));
-    PetscCall(PetscOptionsSetValue(NULL, "-md_traj_file", traj));
-  }
   PetscCall(SgSimCreate(group, &sim));
   PetscCall(SgSimSetQuiet(sim, PETSC_TRUE));
   PetscCall(SgSimSetDeck(sim, e->deck, e->argc, e->argv));
   PetscCall(SgSimSetFromOptions(sim));
+  if (e->contribution != SG_CONTRIB_FIELDS) { /* each member its own sample file: BASE + the kind's extension */
+    char     file[PETSC_MAX_PATH_LEN + 40];
+    SgSolver solver;
+    PetscCall(MemberPath(e, m, SampleExtension(e), file, sizeof file));
+    PetscCall(SgSimGetSolver(sim, &solver));
+    PetscCall(SgSolverContribute(solver, contributions[e->contribution], file));
+  }
   PetscCall(SgSimSetUp(sim));
   PetscCall(SgSimRun(sim));
   PetscCall(SgSimDestroy(&sim));
@@ -204,7 +224,7 @@ static PetscErrorCode Merge(SgEnsemble e)
   char       out[PETSC_MAX_PATH_LEN + 8], tmp[PETSC_MAX_PATH_LEN + 16], path[PETSC_MAX_PATH_LEN + 32], source[512];
   char      *decktext = NULL;
   int64_t    rowelems[SG_ENS_MAX_FIELDS];
-  hsize_t    dims[SG_ENS_MAX_FIELDS][4];
+  PetscInt64 dims[SG_ENS_MAX_FIELDS][4];
   int        ndims[SG_ENS_MAX_FIELDS];
   const char *const *param_names = (const char *const *)e->vary;
 
@@ -236,40 +256,37 @@ static PetscErrorCode Merge(SgEnsemble e)
   PetscCall(PetscFree(decktext));
 
   for (PetscInt m = 0; m < e->members; m++) {
-    hid_t    f;
+    SgH5File f;
     PetscInt nsnap = 0;
+    char     d[300];
 
     PetscCall(MemberPath(e, m, ".h5", path, sizeof path));
-    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    PetscCheck(f >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Member file %s cannot be opened although its marker exists: delete %s/member_%05" PetscInt_FMT ".done and rerun to redo it", path, e->memberdir, m);
+    PetscCall(SgH5FileOpen(path, &f));
     for (PetscInt i = 0; i < e->nfields; i++) {
-      char g[300];
-      PetscCall(PetscSNPrintf(g, sizeof g, "/fields/%s", e->fields[i]));
-      PetscCheck(H5Lexists(f, "/fields", H5P_DEFAULT) > 0 && H5Lexists(f, g, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble fields: member file %s has no field '%s' (check ensemble fields against the solver's output: surge info %s)", path, e->fields[i], path);
+      PetscBool has;
+      PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s", e->fields[i]));
+      PetscCall(SgH5FileHas(f, d, &has));
+      PetscCheck(has, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble fields: member file %s has no field '%s' (check ensemble fields against the solver's output: surge info %s)", path, e->fields[i], path);
     }
-    for (;; nsnap++) { /* snapshots are numbered 0.. without gaps */
-      char d[300];
+    for (PetscBool has = PETSC_TRUE; has; nsnap++) { /* snapshots are numbered 0.. without gaps */
       PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s/%" PetscInt_FMT, e->fields[0], nsnap));
-      if (H5Lexists(f, d, H5P_DEFAULT) <= 0) break;
+      PetscCall(SgH5FileHas(f, d, &has));
+      if (!has) break;
     }
     if (m == 0) { /* the first member fixes the sample shapes */
       for (PetscInt i = 0; i < e->nfields; i++) {
-        char     d[300];
-        hid_t    ds_id, sp;
-        PetscInt shape[4];
+        PetscInt   shape[4], rank;
+        PetscInt64 dd[SG_H5_MAXDIM];
         PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s/0", e->fields[i]));
-        ds_id    = H5Dopen2(f, d, H5P_DEFAULT);
-        sp       = H5Dget_space(ds_id);
-        ndims[i] = H5Sget_simple_extent_ndims(sp);
-        PetscCheck(ndims[i] >= 1 && ndims[i] <= 4, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%s has rank %d", path, d, ndims[i]);
-        H5Sget_simple_extent_dims(sp, dims[i], NULL);
-        rowelems[i] = 1;
+        PetscCall(SgH5FileGetDims(f, d, &rank, dd));
+        PetscCheck(rank >= 1 && rank <= 4, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%s has rank %" PetscInt_FMT, path, d, rank);
+        ndims[i]     = (int)rank;
+        rowelems[i]  = 1;
         for (int k = 0; k < ndims[i]; k++) {
-          shape[k] = (PetscInt)dims[i][k];
-          rowelems[i] *= (int64_t)dims[i][k];
+          dims[i][k] = dd[k];
+          shape[k]   = (PetscInt)dd[k];
+          rowelems[i] *= (int64_t)dd[k];
         }
-        H5Sclose(sp);
-        H5Dclose(ds_id);
         PetscCall(SgDatasetDefineField(ds, e->fields[i], SG_DTYPE_F64, ndims[i], shape, "", 0));
       }
       PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "simulation time", 0));
@@ -286,32 +303,23 @@ static PetscErrorCode Merge(SgEnsemble e)
       for (PetscInt i = 0; i < e->nfields; i++) {
         PetscCall(PetscMalloc1(nsnap * rowelems[i], &buf));
         for (PetscInt k = 0; k < nsnap; k++) {
-          char    d[300];
-          hid_t   ds_id, sp;
-          hsize_t kd[4];
+          PetscInt   rank;
+          PetscInt64 kd[SG_H5_MAXDIM];
+          PetscBool  has;
           PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s/%" PetscInt_FMT, e->fields[i], k));
-          PetscCheck(H5Lexists(f, d, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: field %s lacks snapshot %" PetscInt_FMT " that %s has", path, e->fields[i], k, e->fields[0]);
-          ds_id = H5Dopen2(f, d, H5P_DEFAULT);
-          sp    = H5Dget_space(ds_id);
-          H5Sget_simple_extent_dims(sp, kd, NULL);
-          for (int q = 0; q < ndims[i]; q++) PetscCheck(kd[q] == dims[i][q], PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble: member %" PetscInt_FMT " field %s has another shape than member 0: vary only options that keep the grid", m, e->fields[i]);
-          PetscCheck(H5Dread(ds_id, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf + k * rowelems[i]) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "Cannot read %s:%s", path, d);
-          H5Sclose(sp);
-          H5Dclose(ds_id);
+          PetscCall(SgH5FileHas(f, d, &has));
+          PetscCheck(has, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: field %s lacks snapshot %" PetscInt_FMT " that %s has", path, e->fields[i], k, e->fields[0]);
+          PetscCall(SgH5FileGetDims(f, d, &rank, kd));
+          for (int q = 0; q < ndims[i]; q++) PetscCheck(rank == ndims[i] && kd[q] == dims[i][q], PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble: member %" PetscInt_FMT " field %s has another shape than member 0: vary only options that keep the grid", m, e->fields[i]);
+          PetscCall(SgH5FileRead(f, d, SG_H5_DOUBLE, rowelems[i], buf + k * rowelems[i]));
         }
         PetscCall(SgDatasetAppendField(ds, e->fields[i], SG_DTYPE_F64, buf));
         PetscCall(PetscFree(buf));
       }
       PetscCall(PetscMalloc3(nsnap, &times, nsnap, &member, nsnap * PetscMax(e->nvary, 1), &params));
       for (PetscInt k = 0; k < nsnap; k++) {
-        char  d[300];
-        hid_t ds_id, a;
         PetscCall(PetscSNPrintf(d, sizeof d, "/fields/%s/%" PetscInt_FMT, e->fields[0], k));
-        ds_id = H5Dopen2(f, d, H5P_DEFAULT);
-        a     = H5Aopen(ds_id, "time", H5P_DEFAULT);
-        PetscCheck(a >= 0 && H5Aread(a, H5T_NATIVE_DOUBLE, &times[k]) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s:%s has no time attribute", path, d);
-        H5Aclose(a);
-        H5Dclose(ds_id);
+        PetscCall(SgH5FileReadAttr(f, d, "time", SG_H5_DOUBLE, 1, &times[k], NULL));
         member[k] = m;
         for (PetscInt j = 0; j < e->nvary; j++) params[k * e->nvary + j] = e->params[m * e->nvary + j];
       }
@@ -321,52 +329,17 @@ static PetscErrorCode Merge(SgEnsemble e)
       PetscCall(SgDatasetAppendCommit(ds));
       PetscCall(PetscFree3(times, member, params));
     }
-    H5Fclose(f);
+    PetscCall(SgH5FileClose(&f));
   }
   PetscCall(SgDatasetClose(&ds));
   PetscCheck(!rename(tmp, out), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s: %s", tmp, out, strerror(errno));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Read a whole dataset of an H5MD member file as doubles (or ints), checking its element count. */
-static PetscErrorCode ReadH5MD(hid_t f, const char file[], const char dset[], hid_t memtype, hsize_t nexpect, void *buf)
-{
-  hid_t    d, sp;
-  hssize_t n;
-
-  PetscFunctionBegin;
-  PetscCheck(H5Lexists(f, dset, H5P_DEFAULT) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: cannot look up %s", file, dset);
-  d = H5Dopen2(f, dset, H5P_DEFAULT);
-  PetscCheck(d >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: no %s", file, dset);
-  sp = H5Dget_space(d);
-  n  = H5Sget_simple_extent_npoints(sp);
-  H5Sclose(sp);
-  PetscCheck(n == (hssize_t)nexpect, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %s holds %lld values, expected %llu", file, dset, (long long)n, (unsigned long long)nexpect);
-  PetscCheck(H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: cannot read %s", file, dset);
-  H5Dclose(d);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Each member's MD trajectory (BASE.members/member_NNNNN.h5md, H5MD written by the md solver) gives
-   one md_frames sample per frame: coord, box, energy (observables/potential_energy), force,
-   virial (observables/virial), with the member id and its parameters. The first member fixes the
-   atoms (count, types, type names); every other member must have the same (vary temperature,
-   density, seeds - not the structure). Rank 0 alone, serial HDF5. */
-/* the H5MD "unit" attribute (a fixed-length string, as the md solver writes it) of object obj */
-static PetscErrorCode H5MDUnit(hid_t f, const char path[], const char obj[], char unit[], size_t len)
-{
-  hid_t a = H5Aopen_by_name(f, obj, "unit", H5P_DEFAULT, H5P_DEFAULT), t;
-  PetscFunctionBegin;
-  PetscCheck(a >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %s has no unit attribute", path, obj);
-  t = H5Aget_type(a);
-  PetscCheck(H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) && H5Tget_size(t) < len, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: the unit of %s is not a short fixed-length string", path, obj);
-  memset(unit, 0, len);
-  PetscCheck(H5Aread(a, t, unit) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: cannot read the unit of %s", path, obj);
-  H5Tclose(t);
-  H5Aclose(a);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
+/* Each member's MD trajectory (the file its solver named when asked to contribute md_frames, H5MD)
+   gives one md_frames sample per frame: coord, box, energy, force, virial, with the member id and its
+   parameters. The first member fixes the atoms (count, types, type names); every other member must
+   have the same (vary temperature, density, seeds - not the structure). Rank 0 alone. */
 static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char decktext[], const char source[])
 {
   SgDataset ds   = NULL;
@@ -375,106 +348,51 @@ static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char d
 
   PetscFunctionBegin;
   for (PetscInt m = 0; m < e->members; m++) {
-    char       path[PETSC_MAX_PATH_LEN + 32], attr[16 * 17 + 1] = "";
-    hid_t      f, d, sp;
-    hsize_t    dims[3];
-    PetscInt   N, F, nt = 0;
-    int       *sp32;
-    char      *names[SG_ENS_MAX_FIELDS * 2], *tok, *save = NULL;
-    PetscReal *coord, *force, *box, *pe, *vir, *params;
-    int64_t   *member, *steps[3];
-    const char *req[] = {"/particles/all/species", "/particles/all/position/value", "/particles/all/force/value", "/particles/all/box/edges/value", "/observables/potential_energy/value", "/observables/virial/value"};
+    char         path[PETSC_MAX_PATH_LEN + 32];
+    SgH5MDFrames fr;
+    PetscInt     N, F;
+    PetscReal   *params;
+    int64_t     *member;
 
-    PetscCall(MemberPath(e, m, ".h5md", path, sizeof path));
-    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    PetscCheck(f >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Member trajectory %s cannot be opened although the member's marker exists: delete %s/member_%05" PetscInt_FMT ".done and rerun to redo it", path, e->memberdir, m);
-    for (size_t q = 0; q < sizeof req / sizeof req[0]; q++) {
-      char  g[128];
-      htri_t ok = 1;
-      for (const char *c = strchr(req[q] + 1, '/'); c && ok > 0; c = strchr(c + 1, '/')) { /* each parent, then the dataset */
-        PetscCall(PetscStrncpy(g, req[q], (size_t)(c - req[q]) + 1));
-        ok = H5Lexists(f, g, H5P_DEFAULT);
-      }
-      if (ok > 0) ok = H5Lexists(f, req[q], H5P_DEFAULT);
-      PetscCheck(ok > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "ensemble md_frames: member trajectory %s has no %s%s", path, req[q],
-                 q == 2 ? " (md: {traj_forces: true} is needed)" : q >= 4 ? " (trajectories written before H5MD observables existed: rerun the member)" : "");
-    }
-    d  = H5Dopen2(f, "/particles/all/position/value", H5P_DEFAULT);
-    sp = H5Dget_space(d);
-    PetscCheck(H5Sget_simple_extent_ndims(sp) == 3, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: position/value is not [F][N][3]", path);
-    H5Sget_simple_extent_dims(sp, dims, NULL);
-    H5Sclose(sp);
-    H5Dclose(d);
-    F = (PetscInt)dims[0];
-    N = (PetscInt)dims[1];
-    { /* type names: attribute "species_names" of /parameters, comma-separated */
-      hid_t a = H5Aopen_by_name(f, "/parameters", "species_names", H5P_DEFAULT, H5P_DEFAULT), t;
-      PetscCheck(a >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: no /parameters species_names attribute", path);
-      t = H5Aget_type(a);
-      PetscCheck(H5Tget_size(t) < sizeof attr, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: species_names too long", path);
-      PetscCheck(H5Aread(a, t, attr) >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: cannot read species_names", path);
-      H5Tclose(t);
-      H5Aclose(a);
-      for (tok = strtok_r(attr, ",", &save); tok && nt < SG_ENS_MAX_FIELDS * 2; tok = strtok_r(NULL, ",", &save)) names[nt++] = tok;
-    }
-    PetscCall(PetscMalloc1(N, &sp32));
-    PetscCall(ReadH5MD(f, path, "/particles/all/species", H5T_NATIVE_INT, (hsize_t)N, sp32));
+    PetscCall(MemberPath(e, m, SampleExtension(e), path, sizeof path));
+    PetscCall(SgH5MDReadFrames(path, &fr));
+    N = fr.N, F = fr.F;
     if (m == 0) {
       PetscCall(PetscMalloc1(N, &type0));
-      for (PetscInt i = 0; i < N; i++) type0[i] = sp32[i];
+      for (PetscInt i = 0; i < N; i++) type0[i] = fr.species[i];
       N0  = N;
-      nt0 = nt;
-      PetscCall(PetscMalloc1(nt, &names0));
-      for (PetscInt t = 0; t < nt; t++) PetscCall(PetscStrallocpy(names[t], &names0[t]));
-      PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, tmp, PETSC_TRUE, N, type0, nt, (const char *const *)names0, SG_DTYPE_F64, PETSC_TRUE, e->nvary, (const char *const *)e->vary, &ds));
+      nt0 = fr.ntypes;
+      PetscCall(PetscMalloc1(nt0, &names0));
+      for (PetscInt t = 0; t < nt0; t++) PetscCall(PetscStrallocpy(fr.names[t], &names0[t]));
+      PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, tmp, PETSC_TRUE, N, type0, nt0, (const char *const *)names0, SG_DTYPE_F64, PETSC_TRUE, e->nvary, (const char *const *)e->vary, &ds));
       PetscCall(SgDatasetSetProvenance(ds, decktext, source));
-      { /* the trajectory's units (H5MD "unit" attributes) label the fields: metal runs match the
-           md_frames default (Angstrom, eV), lj runs are relabelled sigma, epsilon */
-        char lu[64], eu[64];
-        PetscCall(H5MDUnit(f, path, "/particles/all/position/value", lu, sizeof lu));
-        PetscCall(H5MDUnit(f, path, "/observables/potential_energy/value", eu, sizeof eu));
-        if (strcmp(lu, "Angstrom") || strcmp(eu, "eV")) PetscCall(SgDatasetSetMDFramesUnits(ds, lu, eu));
-      }
+      /* the trajectory's units label the fields: metal runs match the md_frames default (Angstrom,
+         eV), lj runs are relabelled sigma, epsilon */
+      if (strcmp(fr.length_unit, "Angstrom") || strcmp(fr.energy_unit, "eV")) PetscCall(SgDatasetSetMDFramesUnits(ds, fr.length_unit, fr.energy_unit));
     } else {
-      PetscBool same = (N == N0 && nt == nt0) ? PETSC_TRUE : PETSC_FALSE;
-      for (PetscInt i = 0; same && i < N; i++) same = sp32[i] == type0[i] ? PETSC_TRUE : PETSC_FALSE;
-      for (PetscInt t = 0; same && t < nt; t++) same = strcmp(names[t], names0[t]) ? PETSC_FALSE : PETSC_TRUE;
-      PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble md_frames: member %" PetscInt_FMT " has %" PetscInt_FMT " atoms of %" PetscInt_FMT " types (%s...) but member 0 has %" PetscInt_FMT " atoms of %" PetscInt_FMT " types (%s...), or the atoms' types differ: one md_frames dataset needs the same atoms in the same order in every member; vary temperature, density (lattice constant) or seeds, not the structure", m, N, nt, nt ? names[0] : "", N0, nt0, nt0 ? names0[0] : "");
+      PetscBool same = (N == N0 && fr.ntypes == nt0) ? PETSC_TRUE : PETSC_FALSE;
+      for (PetscInt i = 0; same && i < N; i++) same = fr.species[i] == type0[i] ? PETSC_TRUE : PETSC_FALSE;
+      for (PetscInt t = 0; same && t < nt0; t++) same = strcmp(fr.names[t], names0[t]) ? PETSC_FALSE : PETSC_TRUE;
+      PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "ensemble md_frames: member %" PetscInt_FMT " has %" PetscInt_FMT " atoms of %" PetscInt_FMT " types (%s...) but member 0 has %" PetscInt_FMT " atoms of %" PetscInt_FMT " types (%s...), or the atoms' types differ: one md_frames dataset needs the same atoms in the same order in every member; vary temperature, density (lattice constant) or seeds, not the structure", m, N, fr.ntypes, fr.ntypes ? fr.names[0] : "", N0, nt0, nt0 ? names0[0] : "");
     }
-    PetscCall(PetscFree(sp32));
     if (F) {
-      PetscCall(PetscMalloc5(3 * N * F, &coord, 3 * N * F, &force, 9 * F, &box, F, &pe, 9 * F, &vir));
       PetscCall(PetscMalloc2(F, &member, F * PetscMax(e->nvary, 1), &params));
-      PetscCall(PetscMalloc3(F, &steps[0], F, &steps[1], F, &steps[2]));
-      PetscCall(ReadH5MD(f, path, "/particles/all/position/value", H5T_NATIVE_DOUBLE, (hsize_t)(3 * N * F), coord));
-      PetscCall(ReadH5MD(f, path, "/particles/all/force/value", H5T_NATIVE_DOUBLE, (hsize_t)(3 * N * F), force));
-      PetscCall(ReadH5MD(f, path, "/particles/all/box/edges/value", H5T_NATIVE_DOUBLE, (hsize_t)(9 * F), box));
-      PetscCall(ReadH5MD(f, path, "/observables/potential_energy/value", H5T_NATIVE_DOUBLE, (hsize_t)F, pe));
-      PetscCall(ReadH5MD(f, path, "/observables/virial/value", H5T_NATIVE_DOUBLE, (hsize_t)(9 * F), vir));
-      /* the elements must describe the same frames */
-      PetscCall(ReadH5MD(f, path, "/particles/all/position/step", H5T_NATIVE_INT64, (hsize_t)F, steps[0]));
-      PetscCall(ReadH5MD(f, path, "/particles/all/force/step", H5T_NATIVE_INT64, (hsize_t)F, steps[1]));
-      PetscCall(ReadH5MD(f, path, "/observables/potential_energy/step", H5T_NATIVE_INT64, (hsize_t)F, steps[2]));
-      for (PetscInt k = 0; k < F; k++)
-        PetscCheck(steps[0][k] == steps[1][k] && steps[0][k] == steps[2][k], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: frame %" PetscInt_FMT " has steps %lld (position), %lld (force), %lld (potential_energy)", path, k, (long long)steps[0][k], (long long)steps[1][k], (long long)steps[2][k]);
       for (PetscInt k = 0; k < F; k++) {
         member[k] = m;
         for (PetscInt j = 0; j < e->nvary; j++) params[k * e->nvary + j] = e->params[m * e->nvary + j];
       }
       PetscCall(SgDatasetAppendBegin(ds, F));
-      PetscCall(SgDatasetAppendField(ds, "coord", SG_DTYPE_F64, coord));
-      PetscCall(SgDatasetAppendField(ds, "box", SG_DTYPE_F64, box));
-      PetscCall(SgDatasetAppendField(ds, "energy", SG_DTYPE_F64, pe));
-      PetscCall(SgDatasetAppendField(ds, "force", SG_DTYPE_F64, force));
-      PetscCall(SgDatasetAppendField(ds, "virial", SG_DTYPE_F64, vir));
+      PetscCall(SgDatasetAppendField(ds, "coord", SG_DTYPE_F64, fr.coord));
+      PetscCall(SgDatasetAppendField(ds, "box", SG_DTYPE_F64, fr.box));
+      PetscCall(SgDatasetAppendField(ds, "energy", SG_DTYPE_F64, fr.energy));
+      PetscCall(SgDatasetAppendField(ds, "force", SG_DTYPE_F64, fr.force));
+      PetscCall(SgDatasetAppendField(ds, "virial", SG_DTYPE_F64, fr.virial));
       PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, member));
       if (e->nvary) PetscCall(SgDatasetAppendField(ds, "params", SG_DTYPE_F64, params));
       PetscCall(SgDatasetAppendCommit(ds));
-      PetscCall(PetscFree5(coord, force, box, pe, vir));
       PetscCall(PetscFree2(member, params));
-      PetscCall(PetscFree3(steps[0], steps[1], steps[2]));
     }
-    H5Fclose(f);
+    PetscCall(SgH5MDFramesDestroy(&fr));
   }
   PetscCall(SgDatasetClose(&ds));
   for (PetscInt t = 0; t < nt0; t++) PetscCall(PetscFree(names0[t]));

@@ -1,0 +1,41 @@
+/* SgH5File: a small HDF5 file read or written by one process -- model files, run outputs read back,
+   trajectories -- for layers that must not include <hdf5.h> (only io/ does).
+
+   Objects are named by path ("/", "training", "/fields/b/00003"); attributes hang on an object.
+   A created file is written to PATH.tmp and renamed to PATH by SgH5FileClose, so a crash never leaves
+   a broken file; SgH5FileDiscard removes the temporary instead. Every call holds the process-wide
+   HDF5 lock (sghdf5.h) and turns an HDF5 failure into one PETSc error naming the file, the object
+   and HDF5's innermost message. Not collective: call it on the rank that owns the file. */
+#pragma once
+#include <petscsys.h>
+#include "sgcompat.h"
+
+typedef struct _n_SgH5File *SgH5File;
+/* Element types of attributes and datasets: C int, C long, double (stored as little-endian IEEE f64). */
+typedef enum { SG_H5_INT, SG_H5_LONG, SG_H5_DOUBLE } SgH5Type;
+#define SG_H5_MAXDIM 8
+
+PETSC_EXTERN PetscErrorCode SgH5FileCreate(const char path[], SgH5File *);
+PETSC_EXTERN PetscErrorCode SgH5FileOpen(const char path[], SgH5File *);
+PETSC_EXTERN PetscErrorCode SgH5FileClose(SgH5File *);
+PETSC_EXTERN PetscErrorCode SgH5FileDiscard(SgH5File *);
+PETSC_EXTERN PetscErrorCode SgH5FileGetPath(SgH5File, const char **);
+
+/* Whether the object (group or dataset) exists; whether obj has attribute name. */
+PETSC_EXTERN PetscErrorCode SgH5FileHas(SgH5File, const char obj[], PetscBool *);
+PETSC_EXTERN PetscErrorCode SgH5FileHasAttr(SgH5File, const char obj[], const char name[], PetscBool *);
+PETSC_EXTERN PetscErrorCode SgH5FileCreateGroup(SgH5File, const char path[]);
+
+/* Attributes: n = 0 writes a scalar, n > 0 a 1-D array. Reading takes at most cap values and returns
+   their number in *n (NULL: exactly one value expected). */
+PETSC_EXTERN PetscErrorCode SgH5FileWriteAttr(SgH5File, const char obj[], const char name[], SgH5Type, PetscInt n, const void *v);
+PETSC_EXTERN PetscErrorCode SgH5FileReadAttr(SgH5File, const char obj[], const char name[], SgH5Type, PetscInt cap, void *v, PetscInt *n);
+/* Fixed-length string attributes (length + 1 bytes, NUL-terminated); reading fails if len is too short. */
+PETSC_EXTERN PetscErrorCode SgH5FileWriteAttrString(SgH5File, const char obj[], const char name[], const char value[]);
+PETSC_EXTERN PetscErrorCode SgH5FileReadAttrString(SgH5File, const char obj[], const char name[], char value[], size_t len);
+
+/* Datasets written whole: rank and dims as given. Reading checks the element count (n) and converts
+   to the memory type. */
+PETSC_EXTERN PetscErrorCode SgH5FileWrite(SgH5File, const char path[], SgH5Type, PetscInt rank, const PetscInt64 dims[], const void *v);
+PETSC_EXTERN PetscErrorCode SgH5FileGetDims(SgH5File, const char path[], PetscInt *rank, PetscInt64 dims[SG_H5_MAXDIM]);
+PETSC_EXTERN PetscErrorCode SgH5FileRead(SgH5File, const char path[], SgH5Type, PetscInt64 n, void *v);
