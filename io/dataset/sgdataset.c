@@ -737,181 +737,106 @@ static PetscErrorCode SgDatasetAppendCommit_Impl(SgDataset ds)
 /* ---- public entry points: each holds the process-wide HDF5 lock (see SgHDF5Lock) ---------- */
 PetscErrorCode SgDatasetCreate(MPI_Comm comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *out)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetCreate_Impl(comm, path, kind, overwrite, out);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetCreate_Impl(comm, path, kind, overwrite, out));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetSetProvenance(SgDataset ds, const char deck[], const char source[])
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetSetProvenance_Impl(ds, deck, source);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetSetProvenance_Impl(ds, deck, source));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetDefineField(SgDataset ds, const char name[], SgDType dtype, PetscInt rowdim, const PetscInt rowshape[], const char units[], PetscInt chunk_rows)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetDefineField_Impl(ds, name, dtype, rowdim, rowshape, units, chunk_rows);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetDefineField_Impl(ds, name, dtype, rowdim, rowshape, units, chunk_rows));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetWriteStatic(SgDataset ds, const char name[], SgDType dtype, PetscInt ndim, const PetscInt shape[], const void *data)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetWriteStatic_Impl(ds, name, dtype, ndim, shape, data);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetWriteStatic_Impl(ds, name, dtype, ndim, shape, data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetWriteStrings(SgDataset ds, const char name[], PetscInt n, const char *const strs[])
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetWriteStrings_Impl(ds, name, n, strs);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetWriteStrings_Impl(ds, name, n, strs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetOpen(MPI_Comm comm, const char path[], SgDatasetMode mode, SgDataset *out)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetOpen_Impl(comm, path, mode, out);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetOpen_Impl(comm, path, mode, out));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetClose(SgDataset *ds)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetClose_Impl(ds);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetClose_Impl(ds));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetReadField(SgDataset ds, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetReadField_Impl(ds, name, start, count, memtype, buf);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetReadField_Impl(ds, name, start, count, memtype, buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetReadStatic(SgDataset ds, const char name[], SgDType memtype, int64_t *n, void *buf)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetReadStatic_Impl(ds, name, memtype, n, buf);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetReadStatic_Impl(ds, name, memtype, n, buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetReadStrings(SgDataset ds, const char name[], PetscInt *n, char ***strs)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetReadStrings_Impl(ds, name, n, strs);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetReadStrings_Impl(ds, name, n, strs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetGetProvenance(SgDataset ds, const char key[], char **value)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetGetProvenance_Impl(ds, key, value);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetGetProvenance_Impl(ds, key, value));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetView(SgDataset ds, PetscViewer v)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetView_Impl(ds, v);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetView_Impl(ds, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetAppendBegin(SgDataset ds, int64_t k)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetAppendBegin_Impl(ds, k);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetAppendBegin_Impl(ds, k));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetAppendField(SgDataset ds, const char name[], SgDType memtype, const void *data)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetAppendField_Impl(ds, name, memtype, data);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetAppendField_Impl(ds, name, memtype, data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDatasetAppendCommit(SgDataset ds)
 {
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  SgHDF5Lock();
-  ierr = SgDatasetAppendCommit_Impl(ds);
-  SgHDF5Unlock();
-  PetscCall(ierr);
+  SgH5Locked(SgDatasetAppendCommit_Impl(ds));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

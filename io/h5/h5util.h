@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <petscsys.h>
 #include "sgcompat.h"
+#include "sghdf5.h"
 
 /* Check an HDF5 return (negative = failure) and name the call. */
 #define SgCallH5(call) \
@@ -10,8 +11,24 @@
     if ((call) < 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "HDF5 call failed: %s", #call); \
   } while (0)
 
-/* Checked id-returning HDF5 call: id = SgH5Id(call). */
+/* Checked id-returning HDF5 calls: SgCheckH5Id(id, "what") after the call, or SgH5Assign(id, call). */
 #define SgCheckH5Id(id, what) PetscCheck((id) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "HDF5: %s failed", what)
+#define SgH5Assign(id, call) \
+  do { \
+    (id) = (call); \
+    if ((id) < 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "HDF5 call failed: %s", #call); \
+  } while (0)
+
+/* Run a PETSc-style function while holding the process-wide HDF5 lock (sghdf5.h): the lock is released
+   before an error propagates. */
+#define SgH5Locked(call) \
+  do { \
+    PetscErrorCode sg_ierr_; \
+    SgHDF5Lock(); \
+    sg_ierr_ = (call); \
+    SgHDF5Unlock(); \
+    PetscCall(sg_ierr_); \
+  } while (0)
 
 /* Turn a negative HDF5 status into a PETSc error naming the file, what we were doing, and the
    innermost message of HDF5's error stack (which is silenced so the user sees one message). */

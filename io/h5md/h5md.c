@@ -5,16 +5,7 @@
 #include <string.h>
 #include "sgh5md.h"
 #include "sgcompat.h"
-
-#define H5CHK(call) \
-  do { \
-    if ((call) < 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "H5MD: HDF5 call failed: %s", #call); \
-  } while (0)
-#define H5ID(id, call) \
-  do { \
-    (id) = (call); \
-    if ((id) < 0) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "H5MD: HDF5 call failed: %s", #call); \
-  } while (0)
+#include "../h5/h5util.h" /* checked HDF5 calls */
 
 struct _n_SgH5MD {
   MPI_Comm    comm;
@@ -29,14 +20,14 @@ static PetscErrorCode AttrString(hid_t obj, const char name[], const char value[
 {
   hid_t t, s, a;
   PetscFunctionBegin;
-  H5ID(t, H5Tcopy(H5T_C_S1));
-  H5CHK(H5Tset_size(t, strlen(value) + 1));
-  H5ID(s, H5Screate(H5S_SCALAR));
-  H5ID(a, H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT));
-  H5CHK(H5Awrite(a, t, value));
-  H5CHK(H5Aclose(a));
-  H5CHK(H5Sclose(s));
-  H5CHK(H5Tclose(t));
+  SgH5Assign(t, H5Tcopy(H5T_C_S1));
+  SgCallH5(H5Tset_size(t, strlen(value) + 1));
+  SgH5Assign(s, H5Screate(H5S_SCALAR));
+  SgH5Assign(a, H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT));
+  SgCallH5(H5Awrite(a, t, value));
+  SgCallH5(H5Aclose(a));
+  SgCallH5(H5Sclose(s));
+  SgCallH5(H5Tclose(t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -44,11 +35,11 @@ static PetscErrorCode AttrInts(hid_t obj, const char name[], hsize_t n, const in
 {
   hid_t s, a;
   PetscFunctionBegin;
-  H5ID(s, H5Screate_simple(1, &n, NULL));
-  H5ID(a, H5Acreate2(obj, name, H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT));
-  H5CHK(H5Awrite(a, H5T_NATIVE_INT, v));
-  H5CHK(H5Aclose(a));
-  H5CHK(H5Sclose(s));
+  SgH5Assign(s, H5Screate_simple(1, &n, NULL));
+  SgH5Assign(a, H5Acreate2(obj, name, H5T_NATIVE_INT, s, H5P_DEFAULT, H5P_DEFAULT));
+  SgCallH5(H5Awrite(a, H5T_NATIVE_INT, v));
+  SgCallH5(H5Aclose(a));
+  SgCallH5(H5Sclose(s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -74,13 +65,13 @@ static htri_t PathExists(hid_t loc, const char path[])
 static PetscErrorCode Group(hid_t loc, const char path[], hid_t *g)
 {
   PetscFunctionBegin;
-  if (PathExists(loc, path) > 0) H5ID(*g, H5Gopen2(loc, path, H5P_DEFAULT));
+  if (PathExists(loc, path) > 0) SgH5Assign(*g, H5Gopen2(loc, path, H5P_DEFAULT));
   else {
     hid_t lcpl;
-    H5ID(lcpl, H5Pcreate(H5P_LINK_CREATE));
-    H5CHK(H5Pset_create_intermediate_group(lcpl, 1));
-    H5ID(*g, H5Gcreate2(loc, path, lcpl, H5P_DEFAULT, H5P_DEFAULT));
-    H5CHK(H5Pclose(lcpl));
+    SgH5Assign(lcpl, H5Pcreate(H5P_LINK_CREATE));
+    SgCallH5(H5Pset_create_intermediate_group(lcpl, 1));
+    SgH5Assign(*g, H5Gcreate2(loc, path, lcpl, H5P_DEFAULT, H5P_DEFAULT));
+    SgCallH5(H5Pclose(lcpl));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -98,8 +89,8 @@ PetscErrorCode SgH5MDCreate(MPI_Comm comm, const char file[], PetscInt N, const 
   PetscCallMPI(MPI_Comm_rank(comm, &h->rank));
   PetscCall(PetscStrncpy(h->lunit, lunit, sizeof h->lunit));
   PetscCall(PetscStrncpy(h->tunit, tunit, sizeof h->tunit));
-  H5ID(fapl, H5Pcreate(H5P_FILE_ACCESS));
-  H5CHK(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
+  SgH5Assign(fapl, H5Pcreate(H5P_FILE_ACCESS));
+  SgCallH5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
   if (append && !h->rank) {
     FILE *fp = fopen(file, "rb");
     if (fp) { exists = 1; fclose(fp); }
@@ -118,33 +109,33 @@ PetscErrorCode SgH5MDCreate(MPI_Comm comm, const char file[], PetscInt N, const 
       PetscCall(AttrInts(g, "version", 2, ver));
       PetscCall(Group(g, "author", &a));
       PetscCall(AttrString(a, "name", "surge"));
-      H5CHK(H5Gclose(a));
+      SgCallH5(H5Gclose(a));
       PetscCall(Group(g, "creator", &a));
       PetscCall(AttrString(a, "name", "surge md"));
       PetscCall(AttrString(a, "version", "0.1.0"));
-      H5CHK(H5Gclose(a));
-      H5CHK(H5Gclose(g));
+      SgCallH5(H5Gclose(a));
+      SgCallH5(H5Gclose(g));
       PetscCall(Group(h->file, "particles/all/box", &g));
       PetscCall(AttrInts(g, "dimension", 1, &dim));
       {
         hid_t t, s, at;
         hsize_t n = 3;
         const char *bd[3] = {"periodic", "periodic", "periodic"};
-        H5ID(t, H5Tcopy(H5T_C_S1));
-        H5CHK(H5Tset_size(t, H5T_VARIABLE));
-        H5ID(s, H5Screate_simple(1, &n, NULL));
-        H5ID(at, H5Acreate2(g, "boundary", t, s, H5P_DEFAULT, H5P_DEFAULT));
-        H5CHK(H5Awrite(at, t, bd));
-        H5CHK(H5Aclose(at));
-        H5CHK(H5Sclose(s));
-        H5CHK(H5Tclose(t));
+        SgH5Assign(t, H5Tcopy(H5T_C_S1));
+        SgCallH5(H5Tset_size(t, H5T_VARIABLE));
+        SgH5Assign(s, H5Screate_simple(1, &n, NULL));
+        SgH5Assign(at, H5Acreate2(g, "boundary", t, s, H5P_DEFAULT, H5P_DEFAULT));
+        SgCallH5(H5Awrite(at, t, bd));
+        SgCallH5(H5Aclose(at));
+        SgCallH5(H5Sclose(s));
+        SgCallH5(H5Tclose(t));
       }
-      H5CHK(H5Gclose(g));
+      SgCallH5(H5Gclose(g));
     }
   }
-  H5CHK(H5Pclose(fapl));
-  H5ID(h->dxpl, H5Pcreate(H5P_DATASET_XFER));
-  H5CHK(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE));
+  SgCallH5(H5Pclose(fapl));
+  SgH5Assign(h->dxpl, H5Pcreate(H5P_DATASET_XFER));
+  SgCallH5(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE));
   *hp = h;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -155,18 +146,18 @@ static PetscErrorCode WriteFixed(SgH5MD h, const char path[], hid_t ftype, hid_t
   hid_t   d, fs, ms;
   hsize_t n = (hsize_t)h->N, o = (hsize_t)off, c = (hsize_t)cnt;
   PetscFunctionBegin;
-  H5ID(fs, H5Screate_simple(1, &n, NULL));
-  H5ID(d, H5Dcreate2(h->file, path, ftype, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
-  H5ID(ms, H5Screate_simple(1, &c, NULL));
-  if (cnt) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &c, NULL));
+  SgH5Assign(fs, H5Screate_simple(1, &n, NULL));
+  SgH5Assign(d, H5Dcreate2(h->file, path, ftype, fs, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  SgH5Assign(ms, H5Screate_simple(1, &c, NULL));
+  if (cnt) SgCallH5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &c, NULL));
   else {
-    H5CHK(H5Sselect_none(fs));
-    H5CHK(H5Sselect_none(ms));
+    SgCallH5(H5Sselect_none(fs));
+    SgCallH5(H5Sselect_none(ms));
   }
-  H5CHK(H5Dwrite(d, mtype, ms, fs, h->dxpl, buf));
-  H5CHK(H5Sclose(ms));
-  H5CHK(H5Sclose(fs));
-  H5CHK(H5Dclose(d));
+  SgCallH5(H5Dwrite(d, mtype, ms, fs, h->dxpl, buf));
+  SgCallH5(H5Sclose(ms));
+  SgCallH5(H5Sclose(fs));
+  SgCallH5(H5Dclose(d));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -192,7 +183,7 @@ PetscErrorCode SgH5MDWriteSpecies(SgH5MD h, PetscInt off, PetscInt cnt, const Pe
   }
   PetscCall(Group(h->file, "parameters", &g));
   PetscCall(AttrString(g, "species_names", all));
-  H5CHK(H5Gclose(g));
+  SgCallH5(H5Gclose(g));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -209,28 +200,28 @@ static PetscErrorCode AppendFrame(SgH5MD h, const char path[], int vrank, const 
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(p, sizeof p, "%s/value", path));
   if (PathExists(h->file, p) > 0) {
-    H5ID(g, H5Gopen2(h->file, path, H5P_DEFAULT));
-    H5ID(ds, H5Dopen2(g, "step", H5P_DEFAULT));
-    H5ID(dt, H5Dopen2(g, "time", H5P_DEFAULT));
-    H5ID(dv, H5Dopen2(g, "value", H5P_DEFAULT));
+    SgH5Assign(g, H5Gopen2(h->file, path, H5P_DEFAULT));
+    SgH5Assign(ds, H5Dopen2(g, "step", H5P_DEFAULT));
+    SgH5Assign(dt, H5Dopen2(g, "time", H5P_DEFAULT));
+    SgH5Assign(dv, H5Dopen2(g, "value", H5P_DEFAULT));
   } else {
     hsize_t cur1 = 0, max1 = H5S_UNLIMITED, ch1 = 64, cur[3] = {0}, max[3] = {H5S_UNLIMITED}, ch[3] = {chunk_frames};
     hid_t   s, pl;
     for (int k = 1; k < vrank; k++) cur[k] = max[k] = ch[k] = shape[k - 1];
     PetscCall(Group(h->file, path, &g));
-    H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
-    H5CHK(H5Pset_chunk(pl, 1, &ch1));
-    H5ID(s, H5Screate_simple(1, &cur1, &max1));
-    H5ID(ds, H5Dcreate2(g, "step", H5T_STD_I64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
-    H5ID(dt, H5Dcreate2(g, "time", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
-    H5CHK(H5Sclose(s));
-    H5CHK(H5Pclose(pl));
-    H5ID(pl, H5Pcreate(H5P_DATASET_CREATE));
-    H5CHK(H5Pset_chunk(pl, vrank, ch));
-    H5ID(s, H5Screate_simple(vrank, cur, max));
-    H5ID(dv, H5Dcreate2(g, "value", ftype, s, H5P_DEFAULT, pl, H5P_DEFAULT));
-    H5CHK(H5Sclose(s));
-    H5CHK(H5Pclose(pl));
+    SgH5Assign(pl, H5Pcreate(H5P_DATASET_CREATE));
+    SgCallH5(H5Pset_chunk(pl, 1, &ch1));
+    SgH5Assign(s, H5Screate_simple(1, &cur1, &max1));
+    SgH5Assign(ds, H5Dcreate2(g, "step", H5T_STD_I64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    SgH5Assign(dt, H5Dcreate2(g, "time", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    SgCallH5(H5Sclose(s));
+    SgCallH5(H5Pclose(pl));
+    SgH5Assign(pl, H5Pcreate(H5P_DATASET_CREATE));
+    SgCallH5(H5Pset_chunk(pl, vrank, ch));
+    SgH5Assign(s, H5Screate_simple(vrank, cur, max));
+    SgH5Assign(dv, H5Dcreate2(g, "value", ftype, s, H5P_DEFAULT, pl, H5P_DEFAULT));
+    SgCallH5(H5Sclose(s));
+    SgCallH5(H5Pclose(pl));
     if (unit) PetscCall(AttrString(dv, "unit", unit));
     PetscCall(AttrString(dt, "unit", h->tunit));
   }
@@ -239,36 +230,36 @@ static PetscErrorCode AppendFrame(SgH5MD h, const char path[], int vrank, const 
     hsize_t   n, o, cur[3];
     long long st = h->step;
     double    tm = h->time;
-    H5ID(fs, H5Dget_space(ds));
-    H5CHK(H5Sget_simple_extent_dims(fs, &n, NULL));
-    H5CHK(H5Sclose(fs));
+    SgH5Assign(fs, H5Dget_space(ds));
+    SgCallH5(H5Sget_simple_extent_dims(fs, &n, NULL));
+    SgCallH5(H5Sclose(fs));
     *frame = n;
     n++;
-    H5CHK(H5Dset_extent(ds, &n));
-    H5CHK(H5Dset_extent(dt, &n));
+    SgCallH5(H5Dset_extent(ds, &n));
+    SgCallH5(H5Dset_extent(dt, &n));
     o = n - 1;
     for (int q = 0; q < 2; q++) {
       hid_t d = q ? dt : ds;
-      H5ID(fs, H5Dget_space(d));
-      H5ID(ms, H5Screate_simple(1, &one, NULL));
-      if (!h->rank) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &one, NULL));
+      SgH5Assign(fs, H5Dget_space(d));
+      SgH5Assign(ms, H5Screate_simple(1, &one, NULL));
+      if (!h->rank) SgCallH5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &one, NULL));
       else {
-        H5CHK(H5Sselect_none(fs));
-        H5CHK(H5Sselect_none(ms));
+        SgCallH5(H5Sselect_none(fs));
+        SgCallH5(H5Sselect_none(ms));
       }
-      H5CHK(H5Dwrite(d, q ? H5T_NATIVE_DOUBLE : H5T_NATIVE_LLONG, ms, fs, h->dxpl, q ? (const void *)&tm : (const void *)&st));
-      H5CHK(H5Sclose(ms));
-      H5CHK(H5Sclose(fs));
+      SgCallH5(H5Dwrite(d, q ? H5T_NATIVE_DOUBLE : H5T_NATIVE_LLONG, ms, fs, h->dxpl, q ? (const void *)&tm : (const void *)&st));
+      SgCallH5(H5Sclose(ms));
+      SgCallH5(H5Sclose(fs));
     }
-    H5ID(fs, H5Dget_space(dv));
-    H5CHK(H5Sget_simple_extent_dims(fs, cur, NULL));
-    H5CHK(H5Sclose(fs));
+    SgH5Assign(fs, H5Dget_space(dv));
+    SgCallH5(H5Sget_simple_extent_dims(fs, cur, NULL));
+    SgCallH5(H5Sclose(fs));
     cur[0] = n;
-    H5CHK(H5Dset_extent(dv, cur));
+    SgCallH5(H5Dset_extent(dv, cur));
   }
-  H5CHK(H5Dclose(ds));
-  H5CHK(H5Dclose(dt));
-  H5CHK(H5Gclose(g));
+  SgCallH5(H5Dclose(ds));
+  SgCallH5(H5Dclose(dt));
+  SgCallH5(H5Gclose(g));
   *dval = dv;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -283,17 +274,17 @@ PetscErrorCode SgH5MDBeginFrame(SgH5MD h, PetscInt step, PetscReal time, const P
   h->time = time;
   PetscCall(AppendFrame(h, "particles/all/box/edges", 3, (const hsize_t[]){3, 3}, 1, H5T_IEEE_F64LE, h->lunit, &dv, &fr));
   o[0] = fr; o[1] = 0; o[2] = 0;
-  H5ID(fs, H5Dget_space(dv));
-  H5ID(ms, H5Screate_simple(3, c, NULL));
-  if (!h->rank) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
+  SgH5Assign(fs, H5Dget_space(dv));
+  SgH5Assign(ms, H5Screate_simple(3, c, NULL));
+  if (!h->rank) SgCallH5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
   else {
-    H5CHK(H5Sselect_none(fs));
-    H5CHK(H5Sselect_none(ms));
+    SgCallH5(H5Sselect_none(fs));
+    SgCallH5(H5Sselect_none(ms));
   }
-  H5CHK(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, box));
-  H5CHK(H5Sclose(ms));
-  H5CHK(H5Sclose(fs));
-  H5CHK(H5Dclose(dv));
+  SgCallH5(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, box));
+  SgCallH5(H5Sclose(ms));
+  SgCallH5(H5Sclose(fs));
+  SgCallH5(H5Dclose(dv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -310,22 +301,22 @@ PetscErrorCode SgH5MDWriteFrameData(SgH5MD h, const char name[], PetscInt off, P
   PetscCall(PetscSNPrintf(path, sizeof path, "particles/all/%s", name));
   PetscCall(AppendFrame(h, path, 3, (const hsize_t[]){(hsize_t)h->N, 3}, 1, isimg ? H5T_STD_I32LE : H5T_IEEE_F64LE, isimg ? NULL : (!strcmp(name, "position") ? h->lunit : NULL), &dv, &fr));
   o[0] = fr; o[1] = (hsize_t)off; o[2] = 0;
-  H5ID(fs, H5Dget_space(dv));
-  H5ID(ms, H5Screate_simple(3, c, NULL));
-  if (cnt) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
+  SgH5Assign(fs, H5Dget_space(dv));
+  SgH5Assign(ms, H5Screate_simple(3, c, NULL));
+  if (cnt) SgCallH5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
   else {
-    H5CHK(H5Sselect_none(fs));
-    H5CHK(H5Sselect_none(ms));
+    SgCallH5(H5Sselect_none(fs));
+    SgCallH5(H5Sselect_none(ms));
   }
   if (isimg) {
     PetscCall(PetscMalloc1(3 * cnt + 1, &ibuf));
     for (PetscInt i = 0; i < 3 * cnt; i++) ibuf[i] = (int)data[i];
-    H5CHK(H5Dwrite(dv, H5T_NATIVE_INT, ms, fs, h->dxpl, ibuf));
+    SgCallH5(H5Dwrite(dv, H5T_NATIVE_INT, ms, fs, h->dxpl, ibuf));
     PetscCall(PetscFree(ibuf));
-  } else H5CHK(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, data));
-  H5CHK(H5Sclose(ms));
-  H5CHK(H5Sclose(fs));
-  H5CHK(H5Dclose(dv));
+  } else SgCallH5(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, data));
+  SgCallH5(H5Sclose(ms));
+  SgCallH5(H5Sclose(fs));
+  SgCallH5(H5Dclose(dv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -342,24 +333,24 @@ PetscErrorCode SgH5MDWriteObservable(SgH5MD h, const char name[], PetscInt n, co
   PetscCall(AppendFrame(h, path, rank, (const hsize_t[]){(hsize_t)n}, 64, H5T_IEEE_F64LE, unit, &dv, &fr));
   o[0] = fr;
   o[1] = 0;
-  H5ID(fs, H5Dget_space(dv));
-  H5ID(ms, H5Screate_simple(rank, c, NULL));
-  if (!h->rank) H5CHK(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
+  SgH5Assign(fs, H5Dget_space(dv));
+  SgH5Assign(ms, H5Screate_simple(rank, c, NULL));
+  if (!h->rank) SgCallH5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, o, NULL, c, NULL));
   else {
-    H5CHK(H5Sselect_none(fs));
-    H5CHK(H5Sselect_none(ms));
+    SgCallH5(H5Sselect_none(fs));
+    SgCallH5(H5Sselect_none(ms));
   }
-  H5CHK(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, value));
-  H5CHK(H5Sclose(ms));
-  H5CHK(H5Sclose(fs));
-  H5CHK(H5Dclose(dv));
+  SgCallH5(H5Dwrite(dv, H5T_NATIVE_DOUBLE, ms, fs, h->dxpl, value));
+  SgCallH5(H5Sclose(ms));
+  SgCallH5(H5Sclose(fs));
+  SgCallH5(H5Dclose(dv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgH5MDEndFrame(SgH5MD h)
 {
   PetscFunctionBegin;
-  H5CHK(H5Fflush(h->file, H5F_SCOPE_GLOBAL));
+  SgCallH5(H5Fflush(h->file, H5F_SCOPE_GLOBAL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -373,28 +364,28 @@ PetscErrorCode SgH5MDTruncate(SgH5MD h, PetscInt laststep)
     hsize_t    n, keep = 0, dims[3];
     long long *st;
     if (PathExists(h->file, elems[e]) <= 0) continue;
-    H5ID(g, H5Gopen2(h->file, elems[e], H5P_DEFAULT));
-    H5ID(ds, H5Dopen2(g, "step", H5P_DEFAULT));
-    H5ID(fs, H5Dget_space(ds));
-    H5CHK(H5Sget_simple_extent_dims(fs, &n, NULL));
-    H5CHK(H5Sclose(fs));
+    SgH5Assign(g, H5Gopen2(h->file, elems[e], H5P_DEFAULT));
+    SgH5Assign(ds, H5Dopen2(g, "step", H5P_DEFAULT));
+    SgH5Assign(fs, H5Dget_space(ds));
+    SgCallH5(H5Sget_simple_extent_dims(fs, &n, NULL));
+    SgCallH5(H5Sclose(fs));
     PetscCall(PetscMalloc1(n + 1, &st));
-    H5CHK(H5Dread(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, st));
+    SgCallH5(H5Dread(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, st));
     while (keep < n && st[keep] <= laststep) keep++;
     PetscCall(PetscFree(st));
-    H5CHK(H5Dset_extent(ds, &keep));
-    H5CHK(H5Dclose(ds));
-    H5ID(ds, H5Dopen2(g, "time", H5P_DEFAULT));
-    H5CHK(H5Dset_extent(ds, &keep));
-    H5CHK(H5Dclose(ds));
-    H5ID(ds, H5Dopen2(g, "value", H5P_DEFAULT));
-    H5ID(fs, H5Dget_space(ds));
-    H5CHK(H5Sget_simple_extent_dims(fs, dims, NULL));
-    H5CHK(H5Sclose(fs));
+    SgCallH5(H5Dset_extent(ds, &keep));
+    SgCallH5(H5Dclose(ds));
+    SgH5Assign(ds, H5Dopen2(g, "time", H5P_DEFAULT));
+    SgCallH5(H5Dset_extent(ds, &keep));
+    SgCallH5(H5Dclose(ds));
+    SgH5Assign(ds, H5Dopen2(g, "value", H5P_DEFAULT));
+    SgH5Assign(fs, H5Dget_space(ds));
+    SgCallH5(H5Sget_simple_extent_dims(fs, dims, NULL));
+    SgCallH5(H5Sclose(fs));
     dims[0] = keep;
-    H5CHK(H5Dset_extent(ds, dims));
-    H5CHK(H5Dclose(ds));
-    H5CHK(H5Gclose(g));
+    SgCallH5(H5Dset_extent(ds, dims));
+    SgCallH5(H5Dclose(ds));
+    SgCallH5(H5Gclose(g));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -403,8 +394,8 @@ PetscErrorCode SgH5MDDestroy(SgH5MD *hp)
 {
   PetscFunctionBegin;
   if (!*hp) PetscFunctionReturn(PETSC_SUCCESS);
-  H5CHK(H5Pclose((*hp)->dxpl));
-  H5CHK(H5Fclose((*hp)->file));
+  SgCallH5(H5Pclose((*hp)->dxpl));
+  SgCallH5(H5Fclose((*hp)->file));
   PetscCall(PetscFree(*hp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
