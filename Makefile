@@ -18,9 +18,11 @@ include config.mk
 BUILD   := build
 NN_DIR  := surrogates/nn
 INCLUDES := -Isrc/include -Iio/include $(patsubst %,-I%,$(wildcard io/*/include physics/*/include surrogates/*/include)) \
-            $(PETSC_CFLAGS) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
+            $(PETSC_CFLAGS) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS) $(YAML_CFLAGS)
 CFLAGS  ?= $(OPTFLAGS) -std=gnu11 -Wall -Wno-unused-function -fno-math-errno -pthread
-LDLIBS  := $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) -lm -pthread
+# libyaml reads the decks (src/core/deck.c); a config.mk written before it was probed lacks the line
+YAML_LIBS ?= -lyaml
+LDLIBS  := $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) $(YAML_LIBS) -lm -pthread
 
 MAIN_SRC := src/cli/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(shell find src io physics surrogates -name '*.c' \
