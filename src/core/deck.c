@@ -158,7 +158,9 @@ static PetscErrorCode SyntaxError(Parse *P, yaml_parser_t *y, const unsigned cha
   } else if (strstr(context, "quoted scalar")) {
     PetscCall(PetscSNPrintf(fix, sizeof fix, "the quoted value opened at line %d column %d is not closed (%s): add the closing quote", cline, ccol, problem));
   } else if (strstr(problem, "mapping values are not allowed")) {
-    PetscCall(PetscSNPrintf(fix, sizeof fix, "unexpected ':' (a key inside a value): put each 'key: value' on its own line with the section's indentation, or quote a value that contains ': '"));
+    PetscCall(PetscSNPrintf(fix, sizeof fix, "unexpected ':': this line is probably indented deeper than the key above it, or a key lost its ':' on the line before; give every key of a section the same indentation (quote a value that contains ': ')"));
+  } else if (strstr(problem, "did not find expected key") && y->problem_mark.index < n && s[y->problem_mark.index] == ':') {
+    PetscCall(PetscSNPrintf(fix, sizeof fix, "a ':' with no key before it: write 'key: value'"));
   } else if (strstr(problem, "did not find expected key") || strstr(problem, "did not find expected '-' indicator")) {
     PetscCall(PetscSNPrintf(fix, sizeof fix, "this line does not line up with the keys of its section (which starts at line %d): indent every key of a section by the same number of spaces", cline));
   } else if (strstr(problem, "could not find expected ':'")) {
