@@ -18,7 +18,9 @@ include config.mk
 BUILD   := build
 NN_DIR  := surrogates/nn
 CFLAGS  ?= $(OPTFLAGS) -std=gnu11 -Wall -Wno-unused-function -fno-math-errno -pthread
-LDLIBS  := $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) -lm -pthread
+# libyaml reads the decks (src/base/deck.c); a config.mk written before it was probed lacks the line
+YAML_LIBS ?= -lyaml
+LDLIBS  := $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) $(YAML_LIBS) -lm -pthread
 
 MAIN_SRC := src/cli/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(shell find src io physics surrogates -name '*.c' \
@@ -37,7 +39,7 @@ LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
 # only, so a forbidden #include does not compile; <hdf5.h> is on the path of io/ alone. The NN engine
 # (surrogates/nn, no dependencies) is a library io/nn and the surrogates use. tests/unit/core/
 # layering.py checks the same rules by name (make check runs it).
-BASE_INC   := -Isrc/base/include $(PETSC_CFLAGS)
+BASE_INC   := -Isrc/base/include $(PETSC_CFLAGS) $(YAML_CFLAGS)
 IO_PUB_INC := -Iio/include $(patsubst %,-I%,$(wildcard io/*/include))
 NN_INC     := -I$(NN_DIR)
 IO_INC     := $(BASE_INC) $(IO_PUB_INC) $(NN_INC) $(HDF5_CFLAGS)

@@ -1,9 +1,9 @@
 /* Start-up: PETSc, the deck, surge's classes.
 
    Precedence is deck < command line: PetscInitialize has already put argv into the options
-   database, so the YAML deck is inserted next (it would override argv) and argv is inserted once
-   more on top. A test in tests/unit/core checks the precedence. */
-#include <unistd.h>
+   database, so the deck (read and checked by SgDeckInsert, deck.c) is inserted next (it would
+   override argv) and argv is inserted once more on top. tests/regression/core/options_test.py
+   checks the precedence. */
 #include "sgsys.h"
 #include "sgsolver.h"
 
@@ -36,13 +36,7 @@ PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const ch
   PetscCall(PetscInitialize(argc, argv, NULL, help));
   PetscCall(PetscPushErrorHandler(SgErrorHandler, NULL));
   if (deck) {
-    PetscMPIInt rank;
-    int         readable = 1;
-    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-    if (!rank) readable = access(deck, R_OK) == 0;
-    PetscCallMPI(MPI_Bcast(&readable, 1, MPI_INT, 0, PETSC_COMM_WORLD));
-    PetscCheck(readable, PETSC_COMM_WORLD, PETSC_ERR_FILE_OPEN, "Cannot read deck '%s': check the path (decks are YAML files, e.g. inputs/vlasov/landau.yaml)", deck);
-    PetscCall(PetscOptionsInsertFileYAML(PETSC_COMM_WORLD, NULL, deck, PETSC_TRUE));
+    PetscCall(SgDeckInsert(PETSC_COMM_WORLD, deck));
     PetscCall(PetscOptionsInsertArgs(NULL, *argc - 1, *argv + 1));
   }
   PetscCall(SgSolverInitializePackage());
@@ -53,6 +47,7 @@ PetscErrorCode SgFinalize(void)
 {
   PetscFunctionBegin;
   PetscCall(SgOptionsCatalogDestroy());
+  PetscCall(SgDeckDestroy());
   PetscCall(PetscFinalize());
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -5,10 +5,10 @@
    reads, the nearest key that is read. So every surge getter records the full option name in a
    catalogue (a registry of known option names, the one piece of global state besides the type
    registries), parses the raw string itself, and range-checks the value. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "sgsys.h"
 
 typedef struct {
@@ -54,64 +54,74 @@ static PetscBool IsLateOption(const char name[])
   return PETSC_FALSE;
 }
 
-/* Best guess of the deck line that set option `name`: the deck key is some suffix of the option
-   name (after the section prefixes), so look for the longest suffix that appears as "suffix:". */
-static PetscErrorCode FindDeckLine(const char deck[], const char name[], PetscInt *line)
+/* The nearest catalogued option to name, if near enough to be a plausible misspelling. */
+static const char *Suggest(const char name[])
 {
-  FILE  *fp;
-  char   buf[1024];
-  size_t best = 0;
+  const char *best  = NULL;
+  PetscInt    bestd = PETSC_MAX_INT;
+
+  for (PetscInt j = 0; j < catalog.n; j++) {
+    PetscInt d = SgEditDistance(name, catalog.names[j]);
+    if (d < bestd) bestd = d, best = catalog.names[j];
+  }
+  return best && bestd <= PetscMax(2, (PetscInt)strlen(name) / 3) ? best : NULL;
+}
+
+/* One line for one unknown option: where it was set and what was probably meant. */
+static PetscErrorCode Describe(const char deck[], const char name[], char out[], size_t len)
+{
+  PetscInt    line, col;
+  const char *best = Suggest(name);
+  char        hint[300];
 
   PetscFunctionBegin;
-  *line = -1;
-  if (!deck || !(fp = fopen(deck, "r"))) PetscFunctionReturn(PETSC_SUCCESS);
-  for (PetscInt ln = 1; fgets(buf, sizeof buf, fp); ln++) {
-    for (const char *s = name; s; s = strchr(s, '_') ? strchr(s, '_') + 1 : NULL) {
-      size_t len = strlen(s);
-      if (len <= best) break;
-      for (char *hit = strstr(buf, s); hit; hit = strstr(hit + 1, s)) {
-        const char *after = hit + len;
-        while (*after == ' ' || *after == '\t') after++;
-        PetscBool start_ok = (hit == buf || !(isalnum((unsigned char)hit[-1]) || hit[-1] == '_')) ? PETSC_TRUE : PETSC_FALSE;
-        if (start_ok && *after == ':') {
-          best  = len;
-          *line = ln;
-          break;
-        }
-      }
+  PetscCall(SgDeckKeyLocation(name, &line, &col));
+  if (best) PetscCall(PetscSNPrintf(hint, sizeof hint, "did you mean -%s?", best));
+  else PetscCall(PetscSNPrintf(hint, sizeof hint, "no option has a similar name (surge run DECK -help lists them)"));
+  if (line > 0 && deck) PetscCall(PetscSNPrintf(out, len, "%s:%" PetscInt_FMT ":%" PetscInt_FMT ": unknown key -%s; %s", deck, line, col, name, hint));
+  else PetscCall(PetscSNPrintf(out, len, "unknown option -%s (command line); %s", name, hint));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOptionsCheckUnusedPrefix(MPI_Comm comm, const char deck[], const char prefix[])
+{
+  PetscInt N, nbad = 0, first = -1, firstline = PETSC_MAX_INT;
+  char   **names, **values;
+  char     msg[2048], one[600], more[1024] = "";
+  size_t   plen = prefix ? strlen(prefix) : 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsLeftGet(NULL, &N, &names, &values));
+  /* report the one set earliest in the deck (command-line ones after the deck's); name the rest */
+  for (PetscInt i = 0; i < N; i++) {
+    PetscInt line, col;
+    if (IsLateOption(names[i]) || (prefix && strncasecmp(names[i], prefix, plen))) continue;
+    PetscCall(SgDeckKeyLocation(names[i], &line, &col));
+    if (line < 0) line = PETSC_MAX_INT - 1;
+    if (line < firstline) firstline = line, first = i;
+    nbad++;
+  }
+  if (nbad) {
+    PetscCall(Describe(deck, names[first], msg, sizeof msg));
+    for (PetscInt i = 0, listed = 0; i < N; i++) {
+      if (i == first || IsLateOption(names[i]) || (prefix && strncasecmp(names[i], prefix, plen))) continue;
+      if (listed++ < 8) {
+        const char *best = Suggest(names[i]);
+        PetscCall(PetscSNPrintf(one, sizeof one, "%s -%s%s%s%s", listed > 1 ? "," : "", names[i], best ? " (-" : "", best ? best : "", best ? "?)" : ""));
+        PetscCall(PetscStrlcat(more, one, sizeof more));
+      } else if (listed == 9) PetscCall(PetscStrlcat(more, ", ...", sizeof more));
     }
   }
-  fclose(fp);
-  PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscOptionsLeftRestore(NULL, &N, &names, &values));
+  if (!nbad) PetscFunctionReturn(PETSC_SUCCESS);
+  if (nbad > 1) SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s; also unknown:%s (nothing was run or written)", msg, more);
+  SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s (nothing was run or written)", msg);
 }
 
 PetscErrorCode SgOptionsCheckUnused(MPI_Comm comm, const char deck[])
 {
-  PetscInt N, nbad = 0;
-  char   **names, **values;
-  char     msg[8192] = "";
-
   PetscFunctionBegin;
-  PetscCall(PetscOptionsLeftGet(NULL, &N, &names, &values));
-  for (PetscInt i = 0; i < N; i++) {
-    const char *best = NULL;
-    PetscInt    bestd = PETSC_MAX_INT, line;
-    char        one[1024], where[64] = "";
-
-    if (IsLateOption(names[i])) continue;
-    for (PetscInt j = 0; j < catalog.n; j++) {
-      PetscInt d = SgEditDistance(names[i], catalog.names[j]);
-      if (d < bestd) { bestd = d; best = catalog.names[j]; }
-    }
-    PetscCall(FindDeckLine(deck, names[i], &line));
-    if (line > 0) PetscCall(PetscSNPrintf(where, sizeof where, " (%s line %" PetscInt_FMT ")", deck, line));
-    if (best && bestd <= PetscMax(2, (PetscInt)strlen(names[i]) / 3)) PetscCall(PetscSNPrintf(one, sizeof one, "  -%s%s: unknown option; did you mean -%s?\n", names[i], where, best));
-    else PetscCall(PetscSNPrintf(one, sizeof one, "  -%s%s: unknown option (run with -help to list the valid ones)\n", names[i], where));
-    if (strlen(msg) + strlen(one) < sizeof msg) strcat(msg, one);
-    nbad++;
-  }
-  PetscCall(PetscOptionsLeftRestore(NULL, &N, &names, &values));
-  PetscCheck(!nbad, comm, PETSC_ERR_USER_INPUT, "%" PetscInt_FMT " option(s) in the deck or on the command line are not used by anything in this run; nothing was run or written:\n%s(Deck keys map to options: section 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8.)", nbad, msg);
+  PetscCall(SgOptionsCheckUnusedPrefix(comm, deck, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -129,6 +139,11 @@ static PetscErrorCode RawValue(PetscOptionItems *po, const char opt[], char buf[
   PetscFunctionBegin;
   buf[0] = 0;
   PetscCall(PetscOptionsGetString(po->options, po->prefix, opt, buf, len, set));
+  if (*set && strlen(buf) == len - 1) { /* cut to fit: a shortened number would parse as another */
+    char full[256];
+    PetscCall(FullName(po, opt, full, sizeof full));
+    SETERRQ(po->comm, PETSC_ERR_USER_INPUT, "Option %s: the value is longer than %zu characters: give a shorter value", full, len - 2);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

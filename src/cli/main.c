@@ -189,7 +189,12 @@ int main(int argc, char **argv)
       fprintf(stderr, "surge %s: missing deck file\n%s", job, usage);
       return 1;
     }
-    if (SgInitialize(&argc, &argv, argv[2], usage)) return 1;
+    PetscErrorCode ierr = SgInitialize(&argc, &argv, argv[2], usage);
+    if (ierr) { /* a bad deck: PETSc and MPI are up, so shut them down like any other user error */
+      PetscBool up = PETSC_FALSE;
+      (void)PetscInitialized(&up);
+      return up ? Finish(ierr) : 1;
+    }
     if (!strcmp(job, "run")) return Finish(Run(&argc, &argv, argv[2]));
     if (!strcmp(job, "ensemble")) return Finish(Ensemble(&argc, &argv, argv[2]));
     return Finish(Train(&argc, &argv, argv[2]));

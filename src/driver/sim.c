@@ -92,6 +92,8 @@ PetscErrorCode SgSimSetFromOptions(SgSim sim)
   PetscCall(SgOptionsString("-restart", "Continue the run from this checkpoint file (written by the same deck)", sim->restart, sim->restart, sizeof sim->restart, NULL));
   PetscOptionsEnd();
 
+  /* a misspelled sim key (t_ned) must be reported as such, not as the missing value it was meant to set */
+  if (!sim->help) PetscCall(SgOptionsCheckUnusedPrefix(comm, sim->deck[0] ? sim->deck : NULL, "sim_"));
   PetscCheck(sim->help || sim->solver_type[0], comm, PETSC_ERR_USER_INPUT, "No solver chosen: set 'sim: {solver: NAME}' in the deck (or -sim_solver NAME)");
   PetscCheck(sim->help || sim->t_end < PETSC_MAX_REAL || sim->max_steps < PETSC_MAX_INT, comm, PETSC_ERR_USER_INPUT, "The run has no end: set sim t_end (simulation time) or sim max_steps in the deck");
   PetscCall(SgSolverCreate(comm, &sim->solver));

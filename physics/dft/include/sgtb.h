@@ -6,7 +6,7 @@
    two electrons, the density matrix P has eigenvalues in [0, 1] and E_band = 2 Tr(P H).
    Orbital order inside an atom block: s, px, py, pz.  Boxes: cell vectors a, b, c as rows of box[9];
    always periodic (Gamma point of the supercell: H_ij sums the hoppings to all images of j).
-   Depends on: PETSc (Mat MPIAIJ), LAPACK/BLAS, src/include (options, slots). Nothing else. */
+   Depends on: PETSc (Mat MPIAIJ), LAPACK/BLAS, src/base/include (options, slots). Nothing else. */
 #pragma once
 #include <petscmat.h>
 #include "sgslot.h" /* with the md.forces kind, sgforces.h */

@@ -17,9 +17,24 @@
 /* ---- option catalogue ---------------------------------------------------------------------- */
 PETSC_EXTERN PetscErrorCode SgOptionsCatalogAdd(const char prefix[], const char name[]);
 PETSC_EXTERN PetscErrorCode SgOptionsCatalogDestroy(void);
-/* Fails (PETSC_ERR_USER_INPUT) if any option in the database was never read, naming it, the deck
-   line it came from when deck is given, and the nearest catalogued option. */
+/* Fails (PETSC_ERR_USER_INPUT, one line) if any option in the database was never read, naming it,
+   DECK:LINE:COL where the deck set it (deck may be NULL), and the nearest catalogued option. */
 PETSC_EXTERN PetscErrorCode SgOptionsCheckUnused(MPI_Comm comm, const char deck[]);
+/* The same check restricted to options whose name starts with prefix (e.g. "sim_"): run it as soon
+   as a section has been read, before that section's values are checked against each other, so a
+   misspelled key is reported as such rather than as the missing value it was meant to set. */
+PETSC_EXTERN PetscErrorCode SgOptionsCheckUnusedPrefix(MPI_Comm comm, const char deck[], const char prefix[]);
+
+/* ---- decks (deck.c) ------------------------------------------------------------------------ */
+/* Read the YAML deck on rank 0, check it (syntax, UTF-8, repeated keys, shape) and set its options
+   in the database: 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8, lists become comma-separated values.
+   Every problem is one PETSC_ERR_USER_INPUT "DECK:LINE:COL: what, and the fix" on every rank, and
+   then nothing is inserted. */
+PETSC_EXTERN PetscErrorCode SgDeckInsert(MPI_Comm comm, const char deck[]);
+/* Line and column (1-based) of the deck key that set option (with or without the dash); -1 if the
+   deck did not set it. */
+PETSC_EXTERN PetscErrorCode SgDeckKeyLocation(const char option[], PetscInt *line, PetscInt *col);
+PETSC_EXTERN PetscErrorCode SgDeckDestroy(void);
 
 /* ---- checked getters (use inside PetscOptionsBegin/End) -------------------------------------- */
 PETSC_EXTERN PetscErrorCode SgOptionsReal_Private(PetscOptionItems *, const char[], const char[], const char[], PetscReal, PetscReal *, PetscBool *, PetscReal, PetscReal);

@@ -22,7 +22,7 @@ with open(f"{w}/typo.yaml", "w") as f:
     f.write(text.replace("kappa:", "kapa:"))
 rc, out = surge(["run", "typo.yaml"], w, expect_ok=False)
 check("-heat_kapa" in out and "did you mean -heat_kappa" in out, "unknown key is named with its nearest valid key")
-check("typo.yaml line 9" in out, "unknown key error gives the deck line")
+check("typo.yaml:9:3:" in out, "unknown key error gives the deck line and column")
 check(not os.path.exists(f"{w}/typo.h5"), "nothing is written for a deck with an unknown key")
 
 # An unknown key on the command line, and a top-level deck section nobody reads.
