@@ -28,6 +28,8 @@ typedef struct {
   PetscInt  save_freq;                      /* write the model to save_ckpt every save_freq steps (0 = never) */
   char      save_ckpt[PETSC_MAX_PATH_LEN];
   char      lcurve[PETSC_MAX_PATH_LEN];
+  char      sync[64];                       /* the trainer's gradient sync ("" = bucketed) and bucket size (0 = default) */
+  PetscInt  sync_bucket_kb;
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
   PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */
   char      test_detail[PETSC_MAX_PATH_LEN]; /* prefix of the dp test detail files of the final validation */
