@@ -111,14 +111,14 @@ static PetscErrorCode End_Bucketed(SgTrainerSync s, PetscInt nglobal)
 static PetscErrorCode View_Bucketed(SgTrainerSync s, PetscViewer v)
 {
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(v, "bucketed sync: %d buckets of up to %zu KiB; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes >> 10, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscCall(PetscViewerASCIIPrintf(v, "bucketed sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode Info_Bucketed(SgTrainerSync s)
 {
   PetscFunctionBegin;
-  PetscCall(PetscInfo(NULL, "bucketed gradient sync: %d buckets of up to %zu KiB; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes >> 10, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscCall(PetscInfo(NULL, "bucketed gradient sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -2,7 +2,8 @@
 #include "sgtrainerimpl.h"
 #include "sgsys.h"
 
-PetscClassId  SG_TRAINER_CLASSID;
+PETSC_INTERN PetscFunctionList SgTrainerSyncList;
+PetscClassId                   SG_TRAINER_CLASSID;
 PetscLogEvent SG_TRAINER_Step, SG_TRAINER_Loss, SG_TRAINER_Backward, SG_TRAINER_Sync, SG_TRAINER_Update, SG_TRAINER_Monitor, SG_TRAINER_Checkpoint;
 static PetscBool registered = PETSC_FALSE;
 
@@ -219,16 +220,22 @@ PetscErrorCode SgTrainerSetOptionsPrefix(SgTrainer t, const char prefix[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgTrainerSetSyncType(SgTrainer t, const char type[], PetscInt bucket_kb)
+PetscErrorCode SgTrainerSetSyncType(SgTrainer t, const char type[], PetscInt bucket_bytes)
 {
   PetscFunctionBegin;
   SG_TRAINER_SETTER_CHECK(t);
-  if (type && type[0]) PetscCall(PetscStrncpy(t->synctype, type, sizeof t->synctype));
-  if (bucket_kb > 0) t->bucket_bytes = (size_t)bucket_kb << 10;
+  if (type && type[0]) {
+    PetscErrorCode (*create)(SgTrainerSync) = NULL;
+    char all[128];
+    PetscCall(SgTrainerSyncRegister(NULL, NULL));
+    PetscCall(PetscFunctionListFind(SgTrainerSyncList, type, &create));
+    PetscCall(SgFunctionListNames(SgTrainerSyncList, all, sizeof all));
+    PetscCheck(create, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: unknown gradient sync '%s': use one of %s", t->name, type, all);
+    PetscCall(PetscStrncpy(t->synctype, type, sizeof t->synctype));
+  }
+  if (bucket_bytes > 0) t->bucket_bytes = (size_t)bucket_bytes;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-PETSC_INTERN PetscFunctionList SgTrainerSyncList;
 
 /* The trainer's options inside the caller's options block (its prefix): a surrogate declares them in
    its own SetFromOptions, so they are read (and listed by -help) with the rest of its deck section. */

@@ -95,11 +95,11 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetLCurve(SgTrainer, const char path[]);
 PETSC_EXTERN PetscErrorCode SgTrainerSetCheckpoint(SgTrainer, const char path[], PetscInt every);
 PETSC_EXTERN PetscErrorCode SgTrainerSetRestart(SgTrainer, const char path[]);
 PETSC_EXTERN PetscErrorCode SgTrainerSetMaxTime(SgTrainer, PetscReal seconds);
-/* gradient sync by name (NULL/"": keep) and bucket size (<= 0: keep); options -PREFIX_sync
+/* gradient sync by name (NULL/"": keep) and bucket size in bytes (<= 0: keep); options -PREFIX_sync
    bucketed|allreduce and -PREFIX_sync_bucket_kb, read by SgTrainerSetFromOptions or declared inside a
    surrogate's own options block by SgTrainerOptionsSync (sync "" and kb 0 in: the defaults) */
 PETSC_EXTERN PetscErrorCode SgTrainerSetOptionsPrefix(SgTrainer, const char prefix[]);
-PETSC_EXTERN PetscErrorCode SgTrainerSetSyncType(SgTrainer, const char type[], PetscInt bucket_kb);
+PETSC_EXTERN PetscErrorCode SgTrainerSetSyncType(SgTrainer, const char type[], PetscInt bucket_bytes);
 PETSC_EXTERN PetscErrorCode SgTrainerSetFromOptions(SgTrainer);
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsSync(PetscOptionItems *, char sync[], size_t len, PetscInt *bucket_kb);
 /* collective: creates the loaders (positioned after a restart's step), the optimizer and the sync */
