@@ -35,8 +35,8 @@ static PetscErrorCode ToDouble(SgDType dt, const void *src, size_t n, PetscReal 
 }
 
 /* davg/dstd from the first stat_frames frames of each system (sysof[file]), the energy bias from all
-   frames of all files */
-static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, const PetscInt *sysof)
+   frames of all files; each file's frames in two reads from its open handle */
+static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, SgDPFrames *fr, const PetscInt *sysof)
 {
   SgDPStats  st;
   PetscInt   nftot = 0, used[16] = {0};
@@ -45,28 +45,24 @@ static PetscErrorCode Statistics(SgDPModel m, const SgDPTrainOpts *o, const Pets
   PetscFunctionBegin;
   PetscCall(SgDPStatsBegin(&st));
   for (PetscInt fi = 0; fi < o->nfiles; fi++) {
-    PetscInt  *t, n;
-    PetscBool  hv;
-    int64_t    nf;
-    PetscReal *x, box[9];
-    PetscCall(SgDPReadTypes(m, o->files[fi], &n, &t, &hv, &nf));
-    PetscCall(PetscMalloc1(3 * n, &x));
-    for (int64_t k = 0; k < nf && used[sysof[fi]] < o->stat_frames; k++, used[sysof[fi]]++) {
-      PetscCall(SgDPReadFrames(o->files[fi], k, 1, n, PETSC_FALSE, x, box, NULL, NULL, NULL));
-      PetscCall(SgDPStatsAddFrame(m, &st, n, x, t, SgDPBoxIsZero(box) ? NULL : box));
-    }
+    const PetscInt  n = fr[fi].N, *t = fr[fi].type;
+    const int64_t   nf = fr[fi].nf, take = PetscMin(nf, (int64_t)PetscMax(o->stat_frames - used[sysof[fi]], 0));
+    PetscReal      *x, *box;
+    PetscCall(PetscMalloc2(3 * n * take, &x, 9 * take, &box));
+    PetscCall(SgDPFramesRead(&fr[fi], 0, take, x, box, NULL, NULL, NULL));
+    for (int64_t k = 0; k < take; k++) PetscCall(SgDPStatsAddFrame(m, &st, n, x + 3 * n * k, t, SgDPBoxIsZero(box + 9 * k) ? NULL : box + 9 * k));
+    used[sysof[fi]] += (PetscInt)take;
+    PetscCall(PetscFree2(x, box));
     /* energies and compositions for the bias */
     PetscCall(PetscRealloc(sizeof(PetscReal) * (nftot + nf), &E));
     PetscCall(PetscRealloc(sizeof(PetscReal) * (nftot + nf) * m->cfg.ntypes, &counts));
-    PetscCall(SgDPReadFrames(o->files[fi], 0, nf, n, PETSC_FALSE, NULL, NULL, E + nftot, NULL, NULL));
+    PetscCall(SgDPFramesRead(&fr[fi], 0, nf, NULL, NULL, E + nftot, NULL, NULL));
     for (int64_t k = 0; k < nf; k++) PetscCheck(isfinite(E[nftot + k]), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: training frame %" PetscInt64_FMT " of %s has energy %g: remove or fix that frame", (PetscInt64)k, o->files[fi], (double)E[nftot + k]);
     for (int64_t k = 0; k < nf; k++) {
       for (PetscInt q = 0; q < m->cfg.ntypes; q++) counts[(nftot + k) * m->cfg.ntypes + q] = 0;
       for (PetscInt i = 0; i < n; i++) counts[(nftot + k) * m->cfg.ntypes + t[i]] += 1;
     }
     nftot += (PetscInt)nf;
-    PetscCall(PetscFree(x));
-    PetscCall(PetscFree(t));
   }
   PetscCall(SgDPStatsEnd(m, &st, PETSC_COMM_SELF));
   if (st.overflow) PetscCall(PetscInfo(NULL, "deepmd: up to %" PetscInt_FMT " neighbours beyond sel were dropped in the statistics frames\n", st.overflow));
@@ -98,16 +94,15 @@ typedef struct {
   int64_t              ntot;
 } DPTrain;
 
-/* Group the files into systems by atom list. */
-static PetscErrorCode FindSystems(SgDPModel m, const SgDPTrainOpts *o, System *sys, PetscInt *nsys, PetscInt *sysof, PetscBool *hv, int64_t *ntot)
+/* Group the files (open handles) into systems by atom list. */
+static PetscErrorCode FindSystems(const SgDPTrainOpts *o, const SgDPFrames *fr, System *sys, PetscInt *nsys, PetscInt *sysof, PetscBool *hv, int64_t *ntot)
 {
   PetscFunctionBegin;
   *nsys = 0, *hv = PETSC_TRUE, *ntot = 0;
   for (PetscInt fi = 0; fi < o->nfiles; fi++) {
-    PetscInt *t, n, k;
-    PetscBool v;
-    int64_t   nf;
-    PetscCall(SgDPReadTypes(m, o->files[fi], &n, &t, &v, &nf));
+    const PetscInt n = fr[fi].N, *t = fr[fi].type;
+    const int64_t  nf = fr[fi].nf;
+    PetscInt       k;
     for (k = 0; k < *nsys; k++) {
       PetscBool same = (PetscBool)(n == sys[k].N);
       for (PetscInt i = 0; same && i < n; i++) same = (PetscBool)(t[i] == sys[k].type[i]);
@@ -115,13 +110,15 @@ static PetscErrorCode FindSystems(SgDPModel m, const SgDPTrainOpts *o, System *s
     }
     if (k == *nsys) {
       PetscCall(PetscMemzero(&sys[k], sizeof sys[k]));
-      sys[k].N = n, sys[k].type = t, (*nsys)++;
-    } else PetscCall(PetscFree(t));
+      sys[k].N = n, (*nsys)++;
+      PetscCall(PetscMalloc1(n, &sys[k].type));
+      PetscCall(PetscArraycpy(sys[k].type, t, n));
+    }
     sys[k].fileframes[sys[k].nfiles] = nf;
     sys[k].files[sys[k].nfiles++]    = o->files[fi];
     sys[k].nframes += nf;
     sysof[fi] = k;
-    *hv = (PetscBool)(*hv && v);
+    *hv = (PetscBool)(*hv && fr[fi].has_virial);
     *ntot += nf;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -357,6 +354,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
 {
   PetscMPIInt    size;
   PetscInt       sysof[16];
+  SgDPFrames     fr[16];
   DPTrain        D = {0};
   SgTrainer      tr;
   PetscErrorCode ierr;
@@ -365,10 +363,13 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCheck(!o->save_freq || o->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "deepmd: save_freq %" PetscInt_FMT " needs a file: set deepmd: {save_ckpt: model_ckpt.h5}", o->save_freq);
   PetscCheck(o->nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [file.h5, ...]} (md_frames datasets; 'surge dataset import-deepmd' converts DeePMD-kit directories)");
+  PetscCheck(o->nfiles <= 16, comm, PETSC_ERR_USER_INPUT, "deepmd: %" PetscInt_FMT " data files; at most 16", o->nfiles);
   D.m = m, D.o = o;
-  PetscCall(FindSystems(m, o, D.sys, &D.nsys, sysof, &D.hv, &D.ntot));
+  for (PetscInt fi = 0; fi < o->nfiles; fi++) PetscCall(SgDPFramesOpen(m, o->files[fi], &fr[fi])); /* each file once for the systems and statistics */
+  PetscCall(FindSystems(o, fr, D.sys, &D.nsys, sysof, &D.hv, &D.ntot));
+  if (!o->init_model[0] && !o->restart[0]) PetscCall(Statistics(m, o, fr, sysof)); /* else keep the loaded model's davg/dstd/bias */
+  for (PetscInt fi = 0; fi < o->nfiles; fi++) PetscCall(SgDPFramesClose(&fr[fi])); /* the trainer's loaders read the training */
   PetscCall(TrainerCreate(&D, comm, &tr));
-  if (!o->init_model[0] && !o->restart[0]) PetscCall(Statistics(m, o, sysof)); /* else keep the loaded model's davg/dstd/bias */
   PetscCall(SgDPModelSync(m));
   if (D.nsys == 1) PetscCall(PetscPrintf(comm, "deepmd: %" PetscInt64_FMT " training frames of %" PetscInt_FMT " atoms in %" PetscInt_FMT " file(s)%s; %d rank(s)\n", (PetscInt64)D.ntot, D.sys[0].N, o->nfiles, D.hv ? " with virials" : "", size));
   else {
