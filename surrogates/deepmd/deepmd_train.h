@@ -1,6 +1,7 @@
 /* Private: statistics and training of the Deep Potential (stats.c, train.c). */
 #pragma once
 #include "deepmd.h"
+#include "sgdataset.h"
 
 typedef struct {
   PetscReal sr[SG_DP_MAXT], sr2[SG_DP_MAXT], sa[SG_DP_MAXT], sa2[SG_DP_MAXT], n[SG_DP_MAXT];
@@ -11,10 +12,19 @@ PETSC_INTERN PetscErrorCode SgDPStatsAddFrame(SgDPModel, SgDPStats *, PetscInt N
 PETSC_INTERN PetscErrorCode SgDPStatsEnd(SgDPModel, SgDPStats *, MPI_Comm);
 PETSC_INTERN PetscErrorCode SgDPPerTypeFit(PetscInt T, PetscInt nf, const PetscReal *counts, const PetscReal *E, PetscReal out[]);
 
-/* md_frames files read directly (frames.c): the atom types mapped onto the model's type map (checked by
-   element name), and frames [start, start+count) as doubles (NULL arrays are not read) */
-PETSC_INTERN PetscErrorCode SgDPReadTypes(SgDPModel, const char path[], PetscInt *N, PetscInt **type, PetscBool *has_virial, int64_t *nf);
-PETSC_INTERN PetscErrorCode SgDPReadFrames(const char path[], int64_t start, int64_t count, PetscInt N, PetscBool virial, PetscReal *x, PetscReal *box, PetscReal *e, PetscReal *f, PetscReal *v);
+/* md_frames files outside the loader (frames.c): a file opened once for all its reads; its atom types
+   mapped onto the model's type map (checked by element name); frames [start, start+count) read as
+   doubles (NULL arrays are not read; v only where the file has virials) */
+typedef struct {
+  SgDataset   ds;
+  const char *path; /* borrowed */
+  PetscInt    N, *type;
+  PetscBool   has_virial;
+  int64_t     nf;
+} SgDPFrames;
+PETSC_INTERN PetscErrorCode SgDPFramesOpen(SgDPModel, const char path[], SgDPFrames *);
+PETSC_INTERN PetscErrorCode SgDPFramesRead(SgDPFrames *, int64_t start, int64_t count, PetscReal *x, PetscReal *box, PetscReal *e, PetscReal *f, PetscReal *v);
+PETSC_INTERN PetscErrorCode SgDPFramesClose(SgDPFrames *);
 PETSC_INTERN PetscBool      SgDPBoxIsZero(const PetscReal *box); /* an all-zero box is an open system */
 
 /* Training hyper-parameters (DeePMD-kit's names) */
@@ -28,6 +38,8 @@ typedef struct {
   PetscInt  save_freq;                      /* write the model to save_ckpt every save_freq steps (0 = never) */
   char      save_ckpt[PETSC_MAX_PATH_LEN];
   char      lcurve[PETSC_MAX_PATH_LEN];
+  char      sync[64];                       /* the trainer's gradient sync ("" = bucketed) and bucket size (0 = default) */
+  PetscInt  sync_bucket_kb;
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
   PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */
   char      test_detail[PETSC_MAX_PATH_LEN]; /* prefix of the dp test detail files of the final validation */

@@ -51,6 +51,7 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
   PetscInt       counted = 0, N = 0, nfr = 0, ncomp = 0;
   int64_t        quota[16], total = 0;
   PetscBool      allv = PETSC_TRUE;
+  SgDPFrames     fr[16];
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -59,11 +60,9 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
   /* maxframes > 0: that many frames in all, shared among the files in proportion to their sizes (at
      least one each), so every validation system is seen; 0: all frames */
   PetscCheck(nfiles <= 16, comm, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: dp test on %" PetscInt_FMT " files; at most 16", nfiles);
-  for (PetscInt fi = 0; fi < nfiles; fi++) {
-    SgDataset ds;
-    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
-    PetscCall(SgDatasetGetNumSamples(ds, &quota[fi]));
-    PetscCall(SgDatasetClose(&ds));
+  for (PetscInt fi = 0; fi < nfiles; fi++) { /* each file opened once for all its frames */
+    PetscCall(SgDPFramesOpen(m, files[fi], &fr[fi]));
+    quota[fi] = fr[fi].nf;
     total += quota[fi];
   }
   if (maxframes > 0 && total > maxframes)
@@ -75,11 +74,11 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
       (void)remove(fn);
     }
   for (PetscInt fi = 0; fi < nfiles; fi++) {
-    PetscInt  *type;
-    PetscBool  hv;
-    int64_t    nf;
-    PetscReal *x, box[9], e, *fl, *fp, v[9], vp[9], ep, *DE = NULL, *DF = NULL, *DV = NULL;
-    PetscCall(SgDPReadTypes(m, files[fi], &N, &type, &hv, &nf));
+    const PetscInt *type = fr[fi].type;
+    const PetscBool hv   = fr[fi].has_virial;
+    int64_t         nf   = fr[fi].nf;
+    PetscReal      *x, box[9], e, *fl, *fp, v[9], vp[9], ep, *DE = NULL, *DF = NULL, *DV = NULL;
+    N = fr[fi].N;
     allv = (PetscBool)(allv && hv);
     PetscCall(PetscMalloc3(3 * N, &x, 3 * N, &fl, 3 * N, &fp));
     if (detail && detail[0]) PetscCall(PetscMalloc3(2 * BLK, &DE, (size_t)6 * N * BLK, &DF, 18 * BLK, &DV));
@@ -93,7 +92,7 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
       }
       for (int64_t k = k0; k < k0 + BLK && k < nf; k++, counted++, nb++) {
         if (counted % size != rank) continue;
-        PetscCall(SgDPReadFrames(files[fi], k, 1, N, hv, x, box, &e, fl, v));
+        PetscCall(SgDPFramesRead(&fr[fi], k, 1, x, box, &e, fl, v));
         PetscCall(SgDeepmdCompute(m, N, x, type, SgDPBoxIsZero(box) ? NULL : box, &ep, fp, vp, NULL));
         acc[0] += (ep - e) * (ep - e), acc[1] += PetscAbsReal(ep - e);
         acc[2] += (ep - e) * (ep - e) / ((PetscReal)N * N), acc[3] += PetscAbsReal(ep - e) / N;
@@ -119,7 +118,7 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
     }
     PetscCall(PetscFree3(x, fl, fp));
     PetscCall(PetscFree3(DE, DF, DV));
-    PetscCall(PetscFree(type));
+    PetscCall(SgDPFramesClose(&fr[fi]));
   }
   {
     PetscReal cnt[2] = {(PetscReal)nfr, (PetscReal)ncomp};
@@ -157,40 +156,36 @@ PetscErrorCode SgDPChangeBias(SgDPModel m, PetscInt nfiles, const char (*files)[
   PetscMPIInt    rank, size;
   int64_t        nftot = 0, f = 0;
   PetscReal     *counts, *res, *natoms, delta[SG_DP_MAXT], old[SG_DP_MAXT], before = 0, after = 0;
+  SgDPFrames     fr[16];
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCheck(nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias: no data to fit the bias on: set deepmd: {data: [frames.h5, ...]}");
-  for (PetscInt fi = 0; fi < nfiles; fi++) {
-    SgDataset ds;
-    int64_t   nf;
-    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
-    PetscCall(SgDatasetGetNumSamples(ds, &nf));
-    PetscCall(SgDatasetClose(&ds));
-    nftot += nf;
+  PetscCheck(nfiles <= 16, comm, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: change_bias on %" PetscInt_FMT " files; at most 16", nfiles);
+  for (PetscInt fi = 0; fi < nfiles; fi++) { /* each file opened once for all its frames */
+    PetscCall(SgDPFramesOpen(m, files[fi], &fr[fi]));
+    nftot += fr[fi].nf;
   }
   PetscCheck(nftot > 0, comm, PETSC_ERR_USER_INPUT, "deepmd: change_bias: the data files hold no frames");
   PetscCall(PetscCalloc3((size_t)nftot * T, &counts, nftot, &res, nftot, &natoms));
   PetscCall(SgDPModelSync(m));
   for (PetscInt fi = 0; fi < nfiles; fi++) {
-    PetscInt  *type, N;
-    PetscBool  hv;
-    int64_t    nf;
-    PetscReal *x, *fp, box[9], e, ep;
-    PetscCall(SgDPReadTypes(m, files[fi], &N, &type, &hv, &nf));
+    const PetscInt *type = fr[fi].type, N = fr[fi].N;
+    const int64_t   nf   = fr[fi].nf;
+    PetscReal      *x, *fp, box[9], e, ep;
     PetscCall(PetscMalloc2(3 * N, &x, 3 * N, &fp));
     for (int64_t k = 0; k < nf; k++, f++) {
       natoms[f] = N; /* every rank fills the compositions; the residuals only for its own frames */
       for (PetscInt i = 0; i < N; i++) counts[f * T + type[i]] += 1;
       if (f % size != rank) continue;
-      PetscCall(SgDPReadFrames(files[fi], k, 1, N, PETSC_FALSE, x, box, &e, NULL, NULL));
+      PetscCall(SgDPFramesRead(&fr[fi], k, 1, x, box, &e, NULL, NULL));
       PetscCheck(isfinite(e), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: change_bias: frame %" PetscInt64_FMT " of %s has energy %g: fix or drop that frame", (PetscInt64)k, files[fi], (double)e);
       PetscCall(SgDeepmdCompute(m, N, x, type, SgDPBoxIsZero(box) ? NULL : box, &ep, fp, NULL, NULL));
       res[f] = e - ep;
     }
     PetscCall(PetscFree2(x, fp));
-    PetscCall(PetscFree(type));
+    PetscCall(SgDPFramesClose(&fr[fi]));
   }
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, res, (PetscMPIInt)nftot, MPIU_REAL, MPIU_SUM, comm));
   PetscCall(SgDPPerTypeFit(T, (PetscInt)nftot, counts, res, delta));

@@ -7,6 +7,7 @@
 #include "sgdeepmd.h"
 #include "sgsurrogateimpl.h"
 #include "sgdataset.h"
+#include "sgtrainer.h"
 #include <sys/stat.h>
 #include <stdlib.h>
 
@@ -97,6 +98,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsString("-restart", "Continue an interrupted run from its save_ckpt checkpoint (step, Adam state, data position; same deck and ranks)", o->restart, o->restart, sizeof o->restart, NULL));
   PetscCall(SgOptionsString("-test_detail", "Prefix of dp test's detail files for valid_data at the end (PREFIX.e.out, .e_peratom.out, .f.out, .v.out, .v_peratom.out, DeePMD-kit's format)", o->test_detail, o->test_detail, sizeof o->test_detail, NULL));
   PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
+  PetscCall(SgTrainerOptionsSync(PetscOptionsObject, o->sync, sizeof o->sync, &o->sync_bucket_kb)); /* -deepmd_sync, -deepmd_sync_bucket_kb */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

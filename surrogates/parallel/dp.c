@@ -47,6 +47,7 @@ struct SgparDP_ {
   long local, global;
   MPI_Request count_req;
   int overlapped, active;
+  int divide; /* scale the summed gradient by 1/global count in sgpar_dp_end */
 };
 
 /* start every consecutive ready bucket from `next` on: a fixed order, so all
@@ -106,6 +107,7 @@ int sgpar_dp_create(MPI_Comm comm, SgnnParams P, size_t bucket_bytes, SgparDP *o
   dp->type = sgnn_tensor_dtype(vals) == SGNN_F64 ? MPI_DOUBLE : MPI_FLOAT;
   dp->esize = sgnn_tensor_dtype(vals) == SGNN_F64 ? 8 : 4;
   dp->np = sgnn_params_num(P);
+  dp->divide = 1;
   dp->param = calloc(dp->np, sizeof *dp->param);
   dp->bucket_of = calloc(dp->np, sizeof(int));
   dp->ready = calloc(dp->np, sizeof(int));
@@ -172,8 +174,16 @@ int sgpar_dp_end(SgparDP dp, long *global_count)
   MPICHK(MPI_Wait(&dp->count_req, MPI_STATUS_IGNORE));
   if (dp->global <= 0) return fail(SGNN_ERR_ARG, "sgpar_dp_end: global sample count is %ld", dp->global);
   if (global_count) *global_count = dp->global;
-  if (sgnn_tensor_scale(sgnn_params_grads(dp->P), 1.0 / (double)dp->global))
+  if (dp->divide && sgnn_tensor_scale(sgnn_params_grads(dp->P), 1.0 / (double)dp->global))
     return fail(SGNN_ERR_BACKEND, "sgpar_dp_end: %s", sgnn_last_error());
+  return 0;
+}
+
+int sgpar_dp_set_divide(SgparDP dp, int divide)
+{
+  if (!dp) return fail(SGNN_ERR_ARG, "sgpar_dp_set_divide: NULL argument");
+  if (dp->active) return fail(SGNN_ERR_STATE, "sgpar_dp_set_divide: inside a step");
+  dp->divide = divide != 0;
   return 0;
 }
 

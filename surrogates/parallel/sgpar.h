@@ -31,6 +31,10 @@ typedef struct SgparDP_ *SgparDP;
 int sgpar_dp_create(MPI_Comm comm, SgnnParams P, size_t bucket_bytes, SgparDP *dp);
 int sgpar_dp_begin(SgparDP dp, long local_count);
 int sgpar_dp_end(SgparDP dp, long *global_count);
+/* divide = 0: sgpar_dp_end only sums. For a loss that already carries 1/(global sample count) (the
+ * loader gives it before the step), e.g. the Deep Potential's: its gradient must stay bit for bit what
+ * the serial code computes, and x/n summed differs from (sum x)/n in the last bit. Default 1. */
+int sgpar_dp_set_divide(SgparDP dp, int divide);
 /* buckets started before sgpar_dp_end ran, in the last step (overlap achieved) */
 int sgpar_dp_overlapped(SgparDP dp);
 int sgpar_dp_nbuckets(SgparDP dp);

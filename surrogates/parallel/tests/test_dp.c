@@ -6,7 +6,10 @@
  *   gradient must match a serial full-batch gradient computed on every rank
  *   to round-off (rel. 1e-13: summation order differs), and after an Adam
  *   step all ranks hold bit-identical parameters;
- *   a force loss (double backward): same checks. */
+ *   a force loss (double backward): same checks;
+ *   divide 0 (sgpar_dp_set_divide) with a loss already scaled by 1/(global count), the Deep Potential's
+ *   arithmetic: the bucketed gradient equals a blocking MPI_Allreduce of the same local gradients bit
+ *   for bit (two ranks: each element is one IEEE addition, whoever does it). */
 #include "sgpar.h"
 #include <math.h>
 #include <stdio.h>
@@ -136,6 +139,43 @@ static void run_case(const char *name, const int *split, int force)
   free(pr);
 }
 
+/* divide 0: local loss scaled by 1/NG before backward; bucketed sum vs one blocking allreduce */
+static void run_prescaled(const int *split)
+{
+  long np;
+  OK(sgnn_params_count(P, &np));
+  double *g = malloc(8 * np), *gb = malloc(8 * np);
+  int lo = rank ? split[0] : 0, hi = rank ? NG : split[0];
+  for (int pass = 0; pass < 2; pass++) { /* 0: bucketed, divide 0; 1: plain backward + MPI_Allreduce */
+    SgparDP dp = NULL;
+    OK(sgnn_params_zero_grad(P));
+    if (!pass) {
+      OK(sgpar_dp_create(MPI_COMM_WORLD, P, 256, &dp));
+      OK(sgpar_dp_set_divide(dp, 0));
+      OK(sgpar_dp_begin(dp, hi - lo));
+    }
+    if (hi > lo) {
+      SgnnTensor Ll = local_loss(lo, hi, 1), Ls;
+      OK(sgnn_affine(Ll, 1.0 / NG, 0.0, &Ls));
+      OK(sgnn_backward(Ls));
+      sgnn_tensor_free(&Ll);
+      sgnn_tensor_free(&Ls);
+    }
+    if (!pass) {
+      long gc;
+      OK(sgpar_dp_end(dp, &gc));
+      CHECK(sgpar_dp_overlapped(dp) > 0 || hi == lo, "prescaled: no bucket started during backward");
+      sgpar_dp_destroy(&dp);
+    } else
+      MPI_Allreduce(MPI_IN_PLACE, sgnn_tensor_data(sgnn_params_grads(P)), (int)np, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    OK(sgnn_tensor_to_f64(sgnn_params_grads(P), pass ? g : gb));
+  }
+  CHECK(!memcmp(g, gb, 8 * np), "prescaled (divide 0): bucketed gradient differs from a blocking allreduce");
+  if (rank == 0) printf("%-22s split (%d,%d): bucketed (divide 0) vs blocking allreduce: %s\n", "prescaled force loss", split[0], NG - split[0], memcmp(g, gb, 8 * np) ? "DIFFERENT" : "bit-identical");
+  free(g);
+  free(gb);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -169,6 +209,8 @@ int main(int argc, char **argv)
   run_case("energy MSE", empty, 0);
   run_case("force loss (2nd order)", eq, 1);
   run_case("force loss (2nd order)", uneq, 1);
+  run_prescaled(eq);
+  run_prescaled(uneq);
   sgnn_params_destroy(&P);
   int all;
   MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

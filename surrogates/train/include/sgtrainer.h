@@ -1,0 +1,134 @@
+/* SgTrainer: the one training pipeline of surge's surrogates (docs/train.md).
+
+     loader -> batch -> surrogate's loss (forward) -> backward -> gradient sync -> optimizer + schedule
+            -> progress line / lcurve (surrogate's metrics and validation) -> checkpoint (io/nn)
+
+   A surrogate supplies its parameter slab (SgnnParams), its loss (a function of one local batch), and
+   optionally its metrics/validation, a data check and its own checkpoint format; it never writes a
+   training loop. Data arrive in "streams": each stream is a set of dataset files read by its own
+   SOLAR-style loader (io/loader); every step draws one global batch from one stream, chosen in
+   proportion to the stream's sample count by a hash of (seed, step), the same on every rank and after
+   a restart (DeePMD-kit's systems are streams; a surrogate with one dataset has one stream).
+
+   Gradient sync is a strategy chosen by name (-PREFIX_sync): "bucketed" (default: surrogates/parallel,
+   non-blocking allreduce of gradient buckets started while backward runs) or "allreduce" (one blocking
+   allreduce of the slab after backward). Spatial and hybrid parallelism register further strategies
+   with SgTrainerSyncRegister. Both built-in strategies give bit-identical gradients on 2 ranks.
+
+   Depends on: src/base (options, logging), io/loader, io/nn, surrogates/nn, surrogates/parallel. */
+#pragma once
+#include <petscsys.h>
+#include "sgnn.h"
+#include "sgloader.h"
+#include "sgcompat.h"
+
+/* an NN-engine call inside a PETSc function: its error becomes a PETSc error with the engine's message */
+#define SgCallNN(call) \
+  do { \
+    int _e = (call); \
+    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "NN engine: %s", sgnn_last_error()); \
+  } while (0)
+
+typedef struct _p_SgTrainer *SgTrainer;
+PETSC_EXTERN PetscClassId  SG_TRAINER_CLASSID;
+PETSC_EXTERN PetscLogEvent SG_TRAINER_Step, SG_TRAINER_Loss, SG_TRAINER_Backward, SG_TRAINER_Sync, SG_TRAINER_Update, SG_TRAINER_Monitor, SG_TRAINER_Checkpoint;
+
+/* How the surrogate's loss is normalised. SUM (the default): the loss is the SUM over the rank's local
+   samples and the sync divides the summed gradient by the global sample count. GLOBAL_MEAN: the loss
+   already carries 1/(global sample count) (from SgLoaderBatch.nglobal), so the sync only sums; this is
+   the Deep Potential's arithmetic, kept so its results stay bit for bit. */
+typedef enum {
+  SG_TRAINER_LOSS_SUM,
+  SG_TRAINER_LOSS_GLOBAL_MEAN
+} SgTrainerLossScaling;
+
+/* What one step tells the loss: the step (0-based), its learning rate and the schedule's initial one
+   (DeePMD-kit's loss prefactors follow lr/lr0). */
+typedef struct {
+  PetscInt  step;
+  PetscReal lr, lr0;
+} SgTrainerStepInfo;
+
+typedef enum {
+  SG_TRAINER_CKPT_WRITE,
+  SG_TRAINER_CKPT_READ
+} SgTrainerCkptMode;
+
+/* The surrogate's side. Every function gets the ctx given to SgTrainerSetOps. */
+typedef struct {
+  /* Required. The loss of the local batch b of `stream` (b->nlocal may be 0: then the function is not
+     called). Creates *loss (one element, recorded on the tape); may add its training metrics to sums
+     (nsums of them, zeroed after each progress line, summed over ranks before the monitor sees them). */
+  PetscErrorCode (*loss)(SgTrainer, void *ctx, PetscInt stream, const SgLoaderBatch *b, const SgTrainerStepInfo *, SgnnTensor *loss, PetscReal sums[]);
+  /* Optional, collective: check the batch just trained on (e.g. finite labels); an error stops the run
+     with every loader stopped and nothing written. */
+  PetscErrorCode (*check)(SgTrainer, void *ctx, PetscInt stream, const SgLoaderBatch *b);
+  /* Optional, collective: the columns of a progress line after `step` steps (NaN prints n/a), from
+     the rank-summed training sums (validation belongs here). */
+  PetscErrorCode (*monitor)(SgTrainer, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[]);
+  /* Optional: the surrogate's own checkpoint. WRITE (rank 0 only) after *step steps; READ (every rank)
+     restores the optimizer state and sets *step. Without it the trainer writes io/nn's checkpoint. */
+  PetscErrorCode (*checkpoint)(SgTrainer, void *ctx, SgTrainerCkptMode, const char path[], PetscInt *step);
+} SgTrainerOps;
+
+PETSC_EXTERN PetscErrorCode SgTrainerInitializePackage(void);
+PETSC_EXTERN PetscErrorCode SgTrainerCreate(MPI_Comm, SgTrainer *);
+/* the model's parameter slab (borrowed) and the surrogate's side */
+PETSC_EXTERN PetscErrorCode SgTrainerSetModel(SgTrainer, SgnnParams);
+PETSC_EXTERN PetscErrorCode SgTrainerSetOps(SgTrainer, const SgTrainerOps *, void *ctx);
+PETSC_EXTERN PetscErrorCode SgTrainerSetLossScaling(SgTrainer, SgTrainerLossScaling);
+/* name used in messages ("deepmd: ..."); column names of the progress line and the lcurve header */
+PETSC_EXTERN PetscErrorCode SgTrainerSetName(SgTrainer, const char name[]);
+PETSC_EXTERN PetscErrorCode SgTrainerSetMetrics(SgTrainer, PetscInt nsums, PetscInt ncols, const char *const cols[], const char lcurve_header[]);
+/* data: fields read from every file (same names in every stream), then one stream per set of files */
+PETSC_EXTERN PetscErrorCode SgTrainerSetFields(SgTrainer, PetscInt n, const char *const names[]);
+PETSC_EXTERN PetscErrorCode SgTrainerAddStream(SgTrainer, PetscInt nfiles, const char *const files[], int64_t nsamples, PetscInt *stream);
+PETSC_EXTERN PetscErrorCode SgTrainerSetBatchSize(SgTrainer, PetscInt global_batch);
+PETSC_EXTERN PetscErrorCode SgTrainerSetSeed(SgTrainer, uint64_t seed);
+/* optimization: steps, optimizer (SGD/Adam/AdamW/Lion), learning-rate schedule */
+PETSC_EXTERN PetscErrorCode SgTrainerSetNumSteps(SgTrainer, PetscInt steps);
+PETSC_EXTERN PetscErrorCode SgTrainerSetOptimizer(SgTrainer, const SgnnOptimConfig *);
+PETSC_EXTERN PetscErrorCode SgTrainerSetSchedule(SgTrainer, const SgnnLRSchedule *);
+/* progress, checkpoints, stop */
+PETSC_EXTERN PetscErrorCode SgTrainerSetMonitorFrequency(SgTrainer, PetscInt steps);
+PETSC_EXTERN PetscErrorCode SgTrainerSetLCurve(SgTrainer, const char path[]);
+PETSC_EXTERN PetscErrorCode SgTrainerSetCheckpoint(SgTrainer, const char path[], PetscInt every);
+PETSC_EXTERN PetscErrorCode SgTrainerSetRestart(SgTrainer, const char path[]);
+PETSC_EXTERN PetscErrorCode SgTrainerSetMaxTime(SgTrainer, PetscReal seconds);
+/* gradient sync by name (NULL/"": keep) and bucket size in bytes (<= 0: keep); options -PREFIX_sync
+   bucketed|allreduce and -PREFIX_sync_bucket_kb, read by SgTrainerSetFromOptions or declared inside a
+   surrogate's own options block by SgTrainerOptionsSync (sync "" and kb 0 in: the defaults) */
+PETSC_EXTERN PetscErrorCode SgTrainerSetOptionsPrefix(SgTrainer, const char prefix[]);
+PETSC_EXTERN PetscErrorCode SgTrainerSetSyncType(SgTrainer, const char type[], PetscInt bucket_bytes);
+PETSC_EXTERN PetscErrorCode SgTrainerSetFromOptions(SgTrainer);
+PETSC_EXTERN PetscErrorCode SgTrainerOptionsSync(PetscOptionItems *, char sync[], size_t len, PetscInt *bucket_kb);
+/* collective: creates the loaders (positioned after a restart's step), the optimizer and the sync */
+PETSC_EXTERN PetscErrorCode SgTrainerSetUp(SgTrainer);
+PETSC_EXTERN PetscErrorCode SgTrainerTrain(SgTrainer);
+PETSC_EXTERN PetscErrorCode SgTrainerView(SgTrainer, PetscViewer);
+PETSC_EXTERN PetscErrorCode SgTrainerDestroy(SgTrainer *);
+
+/* for the surrogate's functions */
+PETSC_EXTERN PetscErrorCode SgTrainerGetLoader(SgTrainer, PetscInt stream, SgLoader *);
+PETSC_EXTERN PetscErrorCode SgTrainerGetOptimizer(SgTrainer, SgnnOptim *);
+PETSC_EXTERN PetscErrorCode SgTrainerGetNumSteps(SgTrainer, PetscInt *);
+PETSC_EXTERN PetscErrorCode SgTrainerGetStep(SgTrainer, PetscInt *); /* steps done (after Train: where it stopped) */
+PETSC_EXTERN PetscErrorCode SgTrainerGetStreamSteps(SgTrainer, PetscInt stream, PetscInt *steps); /* steps of the schedule that draw from it */
+PETSC_EXTERN PetscErrorCode SgTrainerStreamOfStep(SgTrainer, PetscInt step, PetscInt *stream);
+
+/* Gradient-sync strategies: begin before backward (the rank's sample count), end after it (the
+   gradient slab then holds the global gradient). A strategy's create fills the ops and its data. */
+typedef struct _p_SgTrainerSync *SgTrainerSync;
+struct _p_SgTrainerSync {
+  MPI_Comm             comm; /* the trainer's communicator, duplicated: a strategy's collectives never mix with the surrogate's */
+  SgnnParams           P;
+  SgTrainerLossScaling scaling;
+  size_t               bucket_bytes;
+  void                *data;
+  PetscErrorCode (*begin)(SgTrainerSync, PetscInt nlocal);
+  PetscErrorCode (*end)(SgTrainerSync, PetscInt nglobal);
+  PetscErrorCode (*view)(SgTrainerSync, PetscViewer);
+  PetscErrorCode (*info)(SgTrainerSync); /* -info line after training: what the last step overlapped */
+  PetscErrorCode (*destroy)(SgTrainerSync);
+};
+PETSC_EXTERN PetscErrorCode SgTrainerSyncRegister(const char name[], PetscErrorCode (*create)(SgTrainerSync));

@@ -1,0 +1,60 @@
+/* Private definition of SgTrainer (surrogates/train only). */
+#pragma once
+#include <petsc/private/petscimpl.h>
+#include <stdio.h>
+#include "sgtrainer.h"
+
+#define SG_TRAINER_MAXSTREAMS 16
+#define SG_TRAINER_MAXFIELDS  16
+#define SG_TRAINER_MAXCOLS    16
+
+typedef struct {
+  PetscInt    nfiles;
+  char      **files;
+  int64_t     nsamples;
+  PetscInt    nsteps; /* steps of the schedule that draw from this stream */
+  SgLoader    ld;
+} SgTrainerStream;
+
+typedef struct _SgTrainerOpsTable {
+  int dummy; /* PetscHeaderCreate needs an ops table; the surrogate's functions are in SgTrainerOps */
+} SgTrainerObjOps;
+
+struct _p_SgTrainer {
+  PETSCHEADER(SgTrainerObjOps);
+  char                 name[64];
+  SgnnParams           P;
+  SgTrainerOps         ops_s;
+  void                *ctx;
+  SgTrainerLossScaling scaling;
+  /* data */
+  PetscInt        nfields;
+  char           *fields[SG_TRAINER_MAXFIELDS];
+  PetscInt        nstreams;
+  SgTrainerStream streams[SG_TRAINER_MAXSTREAMS];
+  int64_t         nsamples; /* over all streams */
+  PetscInt        batch;
+  uint64_t        seed;
+  /* optimization */
+  PetscInt        nsteps, step0, step;
+  SgnnOptimConfig oc;
+  SgnnLRSchedule  sched;
+  SgnnOptim       opt;
+  char            synctype[64];
+  size_t          bucket_bytes;
+  SgTrainerSync   sync;
+  /* progress, checkpoints */
+  PetscInt  nsums, ncols, disp;
+  char     *cols[SG_TRAINER_MAXCOLS];
+  char     *lcurve_header;
+  char      lcurve[PETSC_MAX_PATH_LEN], ckpt[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN];
+  PetscInt  ckpt_every;
+  PetscReal max_time;
+  FILE     *lc;
+  PetscBool setupcalled;
+};
+
+PETSC_INTERN PetscErrorCode SgTrainerSyncCreate(SgTrainer, SgTrainerSync *);
+PETSC_INTERN PetscErrorCode SgTrainerSyncDestroy(SgTrainerSync *);
+PETSC_INTERN PetscErrorCode SgTrainerCheckpointDefault(SgTrainer, SgTrainerCkptMode, const char path[], PetscInt *step);
+PETSC_INTERN PetscErrorCode SgTrainerStopStreams(SgTrainer);

@@ -1,0 +1,146 @@
+/* Gradient-sync strategies of SgTrainer, chosen by name (-PREFIX_sync):
+     bucketed   surrogates/parallel: the gradient slab in buckets (last layers first), each bucket's
+                MPI_Iallreduce started from the engine's grad-ready hook while backward goes on
+     allreduce  one blocking MPI_Allreduce of the whole slab after backward
+   With a loss normalised by the global count (SG_TRAINER_LOSS_GLOBAL_MEAN) both only sum; with a
+   SUM loss both divide the summed gradient by the global count afterwards, the same way. Summing two
+   ranks' values is one IEEE addition, whichever collective does it, so both strategies give the same
+   bits on 2 ranks (tests/unit/train). Spatial and hybrid parallelism register more strategies. */
+#include "sgtrainerimpl.h"
+#include "sgpar.h"
+
+PetscFunctionList SgTrainerSyncList = NULL;
+
+PetscErrorCode SgTrainerSyncRegister(const char name[], PetscErrorCode (*create)(SgTrainerSync))
+{
+  static PetscBool builtin = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (!builtin) {
+    PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Bucketed(SgTrainerSync);
+    PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Allreduce(SgTrainerSync);
+    builtin = PETSC_TRUE;
+    PetscCall(PetscFunctionListAdd(&SgTrainerSyncList, "bucketed", SgTrainerSyncCreate_Bucketed));
+    PetscCall(PetscFunctionListAdd(&SgTrainerSyncList, "allreduce", SgTrainerSyncCreate_Allreduce));
+  }
+  if (name) PetscCall(PetscFunctionListAdd(&SgTrainerSyncList, name, create));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSyncCreate(SgTrainer t, SgTrainerSync *out)
+{
+  PetscErrorCode (*create)(SgTrainerSync) = NULL;
+  SgTrainerSync s;
+
+  PetscFunctionBegin;
+  PetscCall(SgTrainerSyncRegister(NULL, NULL));
+  PetscCall(PetscFunctionListFind(SgTrainerSyncList, t->synctype, &create));
+  PetscCheck(create, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: unknown gradient sync '%s': use bucketed or allreduce", t->name, t->synctype);
+  PetscCall(PetscNew(&s));
+  PetscCallMPI(MPI_Comm_dup(PetscObjectComm((PetscObject)t), &s->comm));
+  s->P            = t->P;
+  s->scaling      = t->scaling;
+  s->bucket_bytes = t->bucket_bytes;
+  PetscCall(create(s));
+  *out = s;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSyncDestroy(SgTrainerSync *ps)
+{
+  PetscFunctionBegin;
+  if (!*ps) PetscFunctionReturn(PETSC_SUCCESS);
+  if ((*ps)->destroy) PetscCall((*ps)->destroy(*ps));
+  PetscCallMPI(MPI_Comm_free(&(*ps)->comm));
+  PetscCall(PetscFree(*ps));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- allreduce: one blocking collective on the whole slab ---- */
+static PetscErrorCode Begin_Allreduce(SgTrainerSync s, PetscInt nlocal)
+{
+  PetscFunctionBegin;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode End_Allreduce(SgTrainerSync s, PetscInt nglobal)
+{
+  SgnnTensor  g = sgnn_params_grads(s->P);
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(s->comm, &size));
+  /* in place on the host slab, in its own precision: a float32 model sends half the bytes */
+  if (size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sgnn_tensor_data(g), (PetscMPIInt)sgnn_tensor_numel(g), sgnn_tensor_dtype(g) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM, s->comm));
+  if (s->scaling == SG_TRAINER_LOSS_SUM) SgCallNN(sgnn_tensor_scale(g, 1.0 / (double)nglobal));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Allreduce(SgTrainerSync s)
+{
+  PetscFunctionBegin;
+  s->begin = Begin_Allreduce;
+  s->end   = End_Allreduce;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- bucketed: surrogates/parallel ---- */
+#define SgCallPar(call) \
+  do { \
+    int _e = (call); \
+    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "gradient sync: %s", sgpar_last_error()); \
+  } while (0)
+
+static PetscErrorCode Begin_Bucketed(SgTrainerSync s, PetscInt nlocal)
+{
+  PetscFunctionBegin;
+  SgCallPar(sgpar_dp_begin((SgparDP)s->data, (long)nlocal));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode End_Bucketed(SgTrainerSync s, PetscInt nglobal)
+{
+  long n;
+
+  PetscFunctionBegin;
+  SgCallPar(sgpar_dp_end((SgparDP)s->data, &n));
+  PetscCheck(n == nglobal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "gradient sync: the ranks hold %ld samples, the loader says %" PetscInt_FMT, n, nglobal);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode View_Bucketed(SgTrainerSync s, PetscViewer v)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(v, "bucketed sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Info_Bucketed(SgTrainerSync s)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscInfo(NULL, "bucketed gradient sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Destroy_Bucketed(SgTrainerSync s)
+{
+  PetscFunctionBegin;
+  sgpar_dp_destroy((SgparDP *)&s->data);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Bucketed(SgTrainerSync s)
+{
+  SgparDP dp;
+
+  PetscFunctionBegin;
+  SgCallPar(sgpar_dp_create(s->comm, s->P, s->bucket_bytes, &dp));
+  SgCallPar(sgpar_dp_set_divide(dp, s->scaling == SG_TRAINER_LOSS_SUM));
+  s->data    = dp;
+  s->begin   = Begin_Bucketed;
+  s->end     = End_Bucketed;
+  s->view    = View_Bucketed;
+  s->info    = Info_Bucketed;
+  s->destroy = Destroy_Bucketed;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,164 @@
+/* SgTrainerTrain: the step loop of every surrogate.
+
+   A step: the stream of the step (hash of seed and step) -> its loader's next global batch (this
+   rank's share, maybe empty) -> the surrogate's loss -> sync begin -> backward (the bucketed sync
+   starts allreduces from inside it) -> sync end (the slab holds the global gradient) -> the
+   surrogate's data check and a finite-loss check, both collective, before anything is updated or
+   written -> optimizer step at the schedule's learning rate -> progress line (every disp steps, the
+   last, and at a max_time stop) -> checkpoint (every ckpt_every steps and at a max_time stop; the
+   end is the surrogate's model file, written by its caller). */
+#include <math.h>
+#include "sgtrainerimpl.h"
+
+/* The progress line: screen (fixed-width, n/a for NaN) and the lcurve (rank 0, %.6e) */
+static PetscErrorCode Monitor(SgTrainer t, PetscInt step, PetscReal sums[], PetscReal lr, double wall)
+{
+  MPI_Comm  comm = PetscObjectComm((PetscObject)t);
+  PetscReal cols[SG_TRAINER_MAXCOLS], *g = NULL;
+  char      line[1024] = "", cell[32];
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(SG_TRAINER_Monitor, t, 0, 0, 0));
+  for (PetscInt i = 0; i < t->ncols; i++) cols[i] = NAN;
+  if (t->nsums) {
+    PetscCall(PetscMalloc1(t->nsums, &g));
+    PetscCallMPI(MPI_Allreduce(sums, g, (PetscMPIInt)t->nsums, MPIU_REAL, MPIU_SUM, comm));
+  }
+  if (t->ops_s.monitor) PetscCall(t->ops_s.monitor(t, t->ctx, step, g, cols));
+  PetscCall(PetscFree(g));
+  for (PetscInt i = 0; i < t->ncols; i++) {
+    if (isnan(cols[i])) PetscCall(PetscSNPrintf(cell, sizeof cell, " %12s", "n/a"));
+    else PetscCall(PetscSNPrintf(cell, sizeof cell, " %12.4e", (double)cols[i]));
+    PetscCall(PetscStrlcat(line, cell, sizeof line));
+  }
+  PetscCall(PetscPrintf(comm, "%8" PetscInt_FMT "%s %10.3e %8.1f\n", step, line, (double)lr, wall));
+  if (t->lc) {
+    fprintf(t->lc, "%" PetscInt_FMT, step);
+    for (PetscInt i = 0; i < t->ncols; i++) fprintf(t->lc, " %.6e", (double)cols[i]);
+    fprintf(t->lc, " %.4e %.2f\n", (double)lr, wall);
+    fflush(t->lc);
+  }
+  for (PetscInt i = 0; i < t->nsums; i++) sums[i] = 0;
+  PetscCall(PetscLogEventEnd(SG_TRAINER_Monitor, t, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Header(SgTrainer t)
+{
+  char line[1024] = "", cell[64];
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < t->ncols; i++) {
+    PetscCall(PetscSNPrintf(cell, sizeof cell, " %12s", t->cols[i]));
+    PetscCall(PetscStrlcat(line, cell, sizeof line));
+  }
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)t), "%8s%s %10s %8s\n", "step", line, "lr", "wall_s"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* One step's forward, loss and backward with the sync around backward. *bad: the loss or a metric is
+   not finite on this rank. */
+static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, const SgTrainerStepInfo *info, PetscReal sums[], PetscBool *bad)
+{
+  SgnnTensor loss = NULL;
+
+  PetscFunctionBegin;
+  *bad = PETSC_FALSE;
+  SgCallNN(sgnn_params_zero_grad(t->P));
+  if (b->nlocal > 0) {
+    double v;
+    PetscCall(PetscLogEventBegin(SG_TRAINER_Loss, t, 0, 0, 0));
+    PetscCall(t->ops_s.loss(t, t->ctx, k, b, info, &loss, sums));
+    PetscCall(PetscLogEventEnd(SG_TRAINER_Loss, t, 0, 0, 0));
+    SgCallNN(sgnn_tensor_item(loss, &v));
+    *bad = (PetscBool)!isfinite(v);
+    for (PetscInt i = 0; i < t->nsums; i++) *bad = (PetscBool)(*bad || !isfinite(sums[i]));
+  }
+  /* begin after the loss: a surrogate's forward may itself differentiate (forces), and only the
+     final backward's gradients are the ones to send */
+  PetscCall(t->sync->begin(t->sync, b->nlocal));
+  if (loss) {
+    PetscCall(PetscLogEventBegin(SG_TRAINER_Backward, t, 0, 0, 0));
+    SgCallNN(sgnn_backward(loss));
+    sgnn_tensor_free(&loss);
+    PetscCall(PetscLogEventEnd(SG_TRAINER_Backward, t, 0, 0, 0));
+  }
+  PetscCall(PetscLogEventBegin(SG_TRAINER_Sync, t, 0, 0, 0));
+  PetscCall(t->sync->end(t->sync, b->nglobal));
+  PetscCall(PetscLogEventEnd(SG_TRAINER_Sync, t, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Checkpoint(SgTrainer t, PetscInt step)
+{
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(SG_TRAINER_Checkpoint, t, 0, 0, 0));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)t), &rank));
+  if (t->ops_s.checkpoint) {
+    if (!rank) PetscCall(t->ops_s.checkpoint(t, t->ctx, SG_TRAINER_CKPT_WRITE, t->ckpt, &step));
+  } else PetscCall(SgTrainerCheckpointDefault(t, SG_TRAINER_CKPT_WRITE, t->ckpt, &step)); /* collective */
+  PetscCall(PetscLogEventEnd(SG_TRAINER_Checkpoint, t, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerTrain(SgTrainer t)
+{
+  MPI_Comm   comm = PetscObjectComm((PetscObject)t);
+  PetscReal *sums = NULL;
+  double     t0   = MPI_Wtime();
+
+  PetscFunctionBegin;
+  PetscCall(SgTrainerSetUp(t));
+  if (t->restart[0]) PetscCall(PetscPrintf(comm, "%s: restarting from %s after step %" PetscInt_FMT " of %" PetscInt_FMT " (lr %.4g)\n", t->name, t->restart, t->step0, t->nsteps, sgnn_lr_at(&t->sched, t->step0)));
+  PetscCall(PetscCalloc1(t->nsums + 1, &sums));
+  PetscCall(Header(t));
+  for (PetscInt step = t->step0; step < t->nsteps; step++) {
+    SgTrainerStepInfo info = {step, sgnn_lr_at(&t->sched, step), t->sched.lr0};
+    SgLoaderBatch     b;
+    PetscBool         done, bad, last = (PetscBool)(step == t->nsteps - 1), stop = PETSC_FALSE;
+    PetscInt          k;
+
+    PetscCall(PetscLogEventBegin(SG_TRAINER_Step, t, 0, 0, 0));
+    PetscCall(SgTrainerStreamOfStep(t, step, &k));
+    PetscCall(SgLoaderNext(t->streams[k].ld, &b, &done));
+    PetscCheck(!done, comm, PETSC_ERR_PLIB, "%s: the loader of stream %" PetscInt_FMT " ran out of batches at step %" PetscInt_FMT, t->name, k, step);
+    PetscCall(Step(t, k, &b, &info, sums, &bad));
+    /* before the update: bad data, or a loss that is no longer finite, stop the run here (collective)
+       so no checkpoint or model with NaN weights is written */
+    {
+      PetscErrorCode ierr = t->ops_s.check ? t->ops_s.check(t, t->ctx, k, &b) : PETSC_SUCCESS;
+      int            d    = bad ? 1 : 0;
+      if (!ierr) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPI_INT, MPI_MAX, comm));
+      if (ierr || d) {
+        PetscCall(PetscFree(sums));
+        PetscCall(SgTrainerStopStreams(t));
+        PetscCall(ierr);
+        SETERRQ(comm, PETSC_ERR_NOT_CONVERGED, "%s: the loss is not finite at step %" PetscInt_FMT " (lr %g): training diverged; the weights of the last checkpoint%s%s are intact: continue from it (restart) with a smaller start_lr, or check the model's statistics", t->name, step + 1, (double)info.lr, t->ckpt[0] ? " " : "", t->ckpt[0] ? t->ckpt : " (none written: set save_freq/save_ckpt)");
+      }
+    }
+    PetscCall(PetscLogEventBegin(SG_TRAINER_Update, t, 0, 0, 0));
+    SgCallNN(sgnn_optim_set_lr(t->opt, info.lr));
+    SgCallNN(sgnn_optim_step(t->opt));
+    PetscCall(PetscLogEventEnd(SG_TRAINER_Update, t, 0, 0, 0));
+    t->step = step + 1;
+    if (t->max_time > 0) { /* rank 0's clock decides, so every rank stops at the same step */
+      PetscInt s = (MPI_Wtime() - t0) > t->max_time;
+      PetscCallMPI(MPI_Bcast(&s, 1, MPIU_INT, 0, comm));
+      stop = (PetscBool)s;
+    }
+    PetscCall(PetscLogEventEnd(SG_TRAINER_Step, t, 0, 0, 0));
+    if ((step + 1) % t->disp == 0 || last || stop) PetscCall(Monitor(t, step + 1, sums, info.lr, MPI_Wtime() - t0));
+    if (t->ckpt[0] && ((t->ckpt_every > 0 && (step + 1) % t->ckpt_every == 0 && !last) || stop)) PetscCall(Checkpoint(t, step + 1));
+    if (stop) {
+      PetscCall(PetscPrintf(comm, "%s: stopping after %" PetscInt_FMT " steps: max_time %g s reached\n", t->name, step + 1, (double)t->max_time));
+      break;
+    }
+  }
+  PetscCall(PetscFree(sums));
+  PetscCall(SgTrainerStopStreams(t));
+  if (t->sync->info) PetscCall(t->sync->info(t->sync));
+  PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

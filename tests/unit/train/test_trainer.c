@@ -1,0 +1,369 @@
+/* SgTrainer with a surrogate of its own: linear least squares y = x.w + b (3 features), written on the
+   trainer exactly as a real surrogate is (parameter slab, SUM loss, monitor; the default io/nn
+   checkpoint). What it checks, and why it can fail:
+
+   test_trainer fit DIR   (1 rank)
+     1. full-batch gradient descent reaches the least-squares solution computed independently (normal
+        equations, Cramer's rule): |w - w_ls| < 1e-9 after 600 steps at lr 0.3 (the GD error contracts
+        by (1 - lr*lambda_min) per step; the data's lambda_min ~ 0.5 gives 1e-30, so 1e-9 only leaves
+        round-off and a wrong gradient scale, sum vs mean, fails it by orders of magnitude);
+     2. two streams (files of 40 and 24 samples), batch 8, Adam, staircase schedule: 30 steps equal
+        15 steps, a checkpoint, and a restart for 15 (a new model from another init: the checkpoint
+        restores weights, Adam and the loaders' position), bit for bit; the lcurve has one line per
+        progress step and no second header after the restart;
+     3. a training set with a NaN label stops the run (the surrogate's check) with the error, and an
+        unknown sync name is refused.
+   test_trainer mpi DIR   (2 ranks)
+     4. the two-stream run on 2 ranks with the bucketed sync (1-parameter buckets, so both start during
+        backward) equals the blocking allreduce sync bit for bit, and the 1-rank run (rank 0 on
+        COMM_SELF) to round-off (5e-13 relative: only the order of the sum of 8 terms differs);
+     5. a 2-rank checkpoint is refused on 1 rank, naming the rank count. */
+#include <math.h>
+#include "sgtrainer.h"
+#include "sgdataset.h"
+
+#define NF 3
+static int fails;
+#define CHECK(c, ...) \
+  do { \
+    if (!(c)) { \
+      fails++; \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: " __VA_ARGS__)); \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n")); \
+    } \
+  } while (0)
+
+static const double wtrue[NF] = {1.5, -2.0, 0.5}, btrue = 0.25;
+
+/* n samples: x uniform-ish in [-1, 1] from a fixed sequence, y = x.wtrue + btrue + noise (nan_at: a NaN label) */
+static PetscErrorCode MakeData(const char path[], PetscInt n, PetscInt first, PetscInt nan_at)
+{
+  SgDataset ds;
+  PetscInt  shape[1] = {NF};
+  double   *x, *y;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(n * NF, &x, n, &y));
+  for (PetscInt i = 0; i < n; i++) {
+    y[i] = btrue;
+    for (int j = 0; j < NF; j++) {
+      x[i * NF + j] = sin(0.37 * (first + i + 1) * (j + 2) + j) * 0.9; /* frequencies differ per feature: full rank */
+      y[i] += wtrue[j] * x[i * NF + j];
+    }
+    y[i] += 0.05 * cos(3.1 * (first + i)); /* noise: the LS solution is not wtrue */
+    if (i == nan_at) y[i] = NAN;
+  }
+  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
+  PetscCall(SgDatasetSetProvenance(ds, NULL, "SgTrainer test data"));
+  PetscCall(SgDatasetDefineField(ds, "x", SG_DTYPE_F64, 1, shape, "1", 16));
+  PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 0, NULL, "1", 16));
+  PetscCall(SgDatasetAppendBegin(ds, n));
+  PetscCall(SgDatasetAppendField(ds, "x", SG_DTYPE_F64, x));
+  PetscCall(SgDatasetAppendField(ds, "y", SG_DTYPE_F64, y));
+  PetscCall(SgDatasetAppendCommit(ds));
+  PetscCall(SgDatasetClose(&ds));
+  PetscCall(PetscFree2(x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The least-squares solution of the file's samples: normal equations for (w, b), Gauss-Jordan. */
+static PetscErrorCode LeastSquares(const char path[], double sol[NF + 1])
+{
+  SgDataset ds;
+  int64_t   n;
+  double   *x, *y, A[NF + 1][NF + 2] = {{0}};
+
+  PetscFunctionBegin;
+  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
+  PetscCall(SgDatasetGetNumSamples(ds, &n));
+  PetscCall(PetscMalloc2(n * NF, &x, n, &y));
+  PetscCall(SgDatasetReadField(ds, "x", 0, n, SG_DTYPE_F64, x));
+  PetscCall(SgDatasetReadField(ds, "y", 0, n, SG_DTYPE_F64, y));
+  PetscCall(SgDatasetClose(&ds));
+  for (int64_t i = 0; i < n; i++) {
+    double a[NF + 1] = {x[i * NF], x[i * NF + 1], x[i * NF + 2], 1.0};
+    for (int r = 0; r <= NF; r++) {
+      for (int c = 0; c <= NF; c++) A[r][c] += a[r] * a[c];
+      A[r][NF + 1] += a[r] * y[i];
+    }
+  }
+  for (int k = 0; k <= NF; k++) {
+    double p = A[k][k];
+    for (int c = k; c <= NF + 1; c++) A[k][c] /= p;
+    for (int r = 0; r <= NF; r++)
+      if (r != k)
+        for (int c = NF + 1; c >= k; c--) A[r][c] -= A[r][k] * A[k][c];
+  }
+  for (int r = 0; r <= NF; r++) sol[r] = A[r][NF + 1];
+  PetscCall(PetscFree2(x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct {
+  SgnnBackend *be;
+  SgnnParams   P;
+  SgnnTensor   w, b;
+} Model;
+
+static PetscErrorCode ModelCreate(Model *m, double init)
+{
+  int       sw[2] = {NF, 1}, sb[1] = {1};
+  long      np;
+  double    v[NF + 1];
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_backend_get("cpu", &m->be));
+  SgCallNN(sgnn_params_create(m->be, SGNN_F64, &m->P));
+  SgCallNN(sgnn_params_add(m->P, "w", 2, sw, &m->w));
+  SgCallNN(sgnn_params_add(m->P, "b", 1, sb, &m->b));
+  SgCallNN(sgnn_params_setup(m->P));
+  SgCallNN(sgnn_params_count(m->P, &np));
+  for (long i = 0; i < np; i++) v[i] = init * (i + 1);
+  SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ModelValues(Model *m, double v[NF + 1])
+{
+  PetscFunctionBegin;
+  SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* loss = 1/2 sum over the local samples (pred - y)^2; sums: squared error, samples */
+static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
+{
+  Model     *m = (Model *)ctx;
+  int        sx[2] = {(int)b->nlocal, NF}, sy[2] = {(int)b->nlocal, 1};
+  SgnnTensor X, Y, P0, P1, D, D2, S;
+  double     v;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sx, b->data[0], &X));
+  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sy, b->data[1], &Y));
+  SgCallNN(sgnn_matmul(X, m->w, 0, 0, &P0));
+  SgCallNN(sgnn_expand(m->b, 2, sy, &P1));
+  SgCallNN(sgnn_add(P0, P1, &D2));
+  SgCallNN(sgnn_sub(D2, Y, &D));
+  sgnn_tensor_free(&D2);
+  SgCallNN(sgnn_mul(D, D, &D2));
+  SgCallNN(sgnn_sum(D2, 0, NULL, 0, &S));
+  SgCallNN(sgnn_tensor_item(S, &v));
+  sums[0] += v, sums[1] += b->nlocal;
+  SgCallNN(sgnn_affine(S, 0.5, 0.0, loss));
+  SgnnTensor *fr[] = {&X, &Y, &P0, &P1, &D, &D2, &S};
+  for (int q = 0; q < 7; q++) sgnn_tensor_free(fr[q]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Check(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBatch *b)
+{
+  int bad = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < b->nlocal; i++) bad |= !isfinite(((const double *)b->data[1])[i]);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)tr)));
+  PetscCheck(!bad, PetscObjectComm((PetscObject)tr), PETSC_ERR_FILE_UNEXPECTED, "test: a label is not finite");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
+{
+  PetscFunctionBegin;
+  cols[0] = sqrt(sums[0] / PetscMax(sums[1], 1));
+  cols[1] = NAN; /* no validation: n/a */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct {
+  PetscInt    nfiles, batch, steps, ckpt_every;
+  const char *files[2], *sync, *lcurve, *ckpt, *restart;
+  PetscBool   sgd;
+} Run;
+
+/* view: NULL, or where the trainer's view goes (the sync's buckets) */
+static PetscErrorCode Train(MPI_Comm comm, Model *m, const Run *r, char view[], size_t len)
+{
+  PetscViewer     v;
+  SgTrainer       tr;
+  SgTrainerOps    ops    = {Loss, Check, Monitor, NULL};
+  const char     *cols[] = {"rmse_trn", "rmse_val"}, *fields[] = {"x", "y"};
+  SgnnOptimConfig oc;
+  SgnnLRSchedule  sc = {0};
+
+  PetscFunctionBegin;
+  PetscCall(SgTrainerCreate(comm, &tr));
+  PetscCall(SgTrainerSetName(tr, "test"));
+  PetscCall(SgTrainerSetModel(tr, m->P));
+  PetscCall(SgTrainerSetOps(tr, &ops, m));
+  PetscCall(SgTrainerSetMetrics(tr, 2, 2, cols, "# step rmse_trn rmse_val lr wall_s"));
+  PetscCall(SgTrainerSetFields(tr, 2, fields));
+  for (PetscInt f = 0; f < r->nfiles; f++) {
+    SgDataset ds;
+    int64_t   n;
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, r->files[f], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetGetNumSamples(ds, &n));
+    PetscCall(SgDatasetClose(&ds));
+    PetscCall(SgTrainerAddStream(tr, 1, &r->files[f], n, NULL));
+  }
+  PetscCall(SgTrainerSetBatchSize(tr, r->batch));
+  PetscCall(SgTrainerSetSeed(tr, 11));
+  PetscCall(SgTrainerSetNumSteps(tr, r->steps));
+  sgnn_optim_defaults(r->sgd ? SGNN_SGD : SGNN_ADAM, &oc);
+  sc.kind = r->sgd ? SGNN_LR_CONST : SGNN_LR_EXP, sc.lr0 = r->sgd ? 0.3 : 0.05, sc.decay_rate = 0.5, sc.decay_steps = 10;
+  oc.lr = sc.lr0;
+  PetscCall(SgTrainerSetOptimizer(tr, &oc));
+  PetscCall(SgTrainerSetSchedule(tr, &sc));
+  PetscCall(SgTrainerSetMonitorFrequency(tr, 5));
+  if (r->lcurve) PetscCall(SgTrainerSetLCurve(tr, r->lcurve));
+  if (r->ckpt) PetscCall(SgTrainerSetCheckpoint(tr, r->ckpt, r->ckpt_every));
+  if (r->restart) PetscCall(SgTrainerSetRestart(tr, r->restart));
+  PetscCall(SgTrainerSetFromOptions(tr));
+  PetscCall(SgTrainerSetSyncType(tr, r->sync, 8)); /* 8 bytes: one bucket per parameter (w, b) */
+  PetscCall(SgTrainerTrain(tr));
+  if (view) { /* rank 0's view, through a file */
+    char  fn[PETSC_MAX_PATH_LEN];
+    FILE *fp;
+    PetscMPIInt rk;
+    PetscCallMPI(MPI_Comm_rank(comm, &rk));
+    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.view%d", r->files[0], rk));
+    PetscCall(PetscViewerASCIIOpen(PETSC_COMM_SELF, fn, &v));
+    PetscCall(SgTrainerView(tr, v));
+    PetscCall(PetscViewerDestroy(&v));
+    fp = fopen(fn, "r");
+    view[0] = 0;
+    if (fp) {
+      size_t n = fread(view, 1, len - 1, fp);
+      view[n] = 0;
+      fclose(fp);
+    }
+  } else PetscCall(SgTrainerView(tr, NULL));
+  PetscCall(SgTrainerDestroy(&tr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TrainExpectError(MPI_Comm comm, Model *m, const Run *r, PetscErrorCode *ierr)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  *ierr = Train(comm, m, r, NULL, 0);
+  PetscCall(PetscPopErrorHandler());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscBool Same(const double *a, const double *b) { return (PetscBool)!memcmp(a, b, sizeof(double) * (NF + 1)); }
+
+int main(int argc, char **argv)
+{
+  char        dir[PETSC_MAX_PATH_LEN], fa[PETSC_MAX_PATH_LEN], fb[PETSC_MAX_PATH_LEN], fn[PETSC_MAX_PATH_LEN], ck[PETSC_MAX_PATH_LEN], lc[PETSC_MAX_PATH_LEN];
+  PetscMPIInt rank, size;
+  Model       m;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCheck(argc >= 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_trainer fit|mpi DIR");
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscSNPrintf(dir, sizeof dir, "%s", argv[2]));
+  PetscCall(PetscSNPrintf(fa, sizeof fa, "%s/lsq_a.h5", dir));
+  PetscCall(PetscSNPrintf(fb, sizeof fb, "%s/lsq_b.h5", dir));
+  PetscCall(PetscSNPrintf(fn, sizeof fn, "%s/lsq_nan.h5", dir));
+  PetscCall(PetscSNPrintf(ck, sizeof ck, "%s/lsq_ckpt.h5", dir));
+  PetscCall(PetscSNPrintf(lc, sizeof lc, "%s/lsq_lcurve.txt", dir));
+  if (!rank) {
+    PetscCall(MakeData(fa, 40, 0, -1));
+    PetscCall(MakeData(fb, 24, 100, -1));
+    PetscCall(MakeData(fn, 16, 200, 9));
+  }
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  Run two = {2, 8, 30, 0, {fa, fb}, "", NULL, NULL, NULL, PETSC_FALSE};
+  if (!strcmp(argv[1], "fit")) {
+    double   ls[NF + 1], v[NF + 1], va[NF + 1], vb[NF + 1], err = 0;
+    /* 1. full-batch GD -> least squares */
+    Run gd = {1, 40, 600, 0, {fa}, "allreduce", NULL, NULL, NULL, PETSC_TRUE};
+    PetscCall(LeastSquares(fa, ls));
+    PetscCall(ModelCreate(&m, 0.1));
+    PetscCall(Train(PETSC_COMM_SELF, &m, &gd, NULL, 0));
+    PetscCall(ModelValues(&m, v));
+    for (int i = 0; i <= NF; i++) err = PetscMax(err, fabs(v[i] - ls[i]));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "1. full-batch GD: w %.12f %.12f %.12f b %.12f; least squares %.12f %.12f %.12f %.12f; max error %.2e\n", v[0], v[1], v[2], v[3], ls[0], ls[1], ls[2], ls[3], err));
+    CHECK(err < 1e-9, "GD does not reach the least-squares solution: error %g", err);
+    sgnn_params_destroy(&m.P);
+    /* 2. restart: 30 steps vs 15 + checkpoint + 15 */
+    PetscCall(ModelCreate(&m, 0.1));
+    PetscCall(Train(PETSC_COMM_SELF, &m, &two, NULL, 0));
+    PetscCall(ModelValues(&m, va));
+    sgnn_params_destroy(&m.P);
+    {
+      Run half = two, rest = two;
+      half.ckpt = ck, half.ckpt_every = 15, half.lcurve = lc;
+      rest.restart = ck, rest.lcurve = lc;
+      (void)remove(ck);
+      PetscCall(ModelCreate(&m, 0.1));
+      PetscCall(Train(PETSC_COMM_SELF, &m, &half, NULL, 0)); /* writes the checkpoint at 15, trains on to 30 */
+      sgnn_params_destroy(&m.P);
+      PetscCall(ModelCreate(&m, -0.7)); /* other weights: the checkpoint must restore them */
+      PetscCall(Train(PETSC_COMM_SELF, &m, &rest, NULL, 0));
+      PetscCall(ModelValues(&m, vb));
+      sgnn_params_destroy(&m.P);
+    }
+    {
+      FILE *fp = fopen(lc, "r");
+      char  line[512];
+      int   nl = 0, nh = 0;
+      while (fp && fgets(line, sizeof line, fp)) line[0] == '#' ? nh++ : nl++;
+      if (fp) fclose(fp);
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "2. two streams, Adam: 30 steps vs 15 + checkpoint + restart 15: %s; lcurve %d lines, %d header(s)\n", Same(va, vb) ? "bit-identical" : "DIFFERENT", nl, nh));
+      CHECK(Same(va, vb), "the restarted run differs: b %.17g vs %.17g", va[3], vb[3]);
+      CHECK(nl == 6 + 3 && nh == 1, "lcurve: %d lines (expected 9: 6 of the first run, 3 after the restart) and %d headers (1)", nl, nh);
+    }
+    /* 3. a NaN label, an unknown sync */
+    {
+      Run            bad = {1, 8, 10, 0, {fn}, "", NULL, NULL, NULL, PETSC_FALSE}, unk = two;
+      PetscErrorCode e1, e2;
+      unk.sync = "magic";
+      PetscCall(ModelCreate(&m, 0.1));
+      PetscCall(TrainExpectError(PETSC_COMM_SELF, &m, &bad, &e1));
+      PetscCall(TrainExpectError(PETSC_COMM_SELF, &m, &unk, &e2));
+      sgnn_params_destroy(&m.P);
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. NaN label: error %d (expected %d); sync 'magic': error %d (expected %d)\n", (int)e1, (int)PETSC_ERR_FILE_UNEXPECTED, (int)e2, (int)PETSC_ERR_USER_INPUT));
+      CHECK(e1 == PETSC_ERR_FILE_UNEXPECTED, "a NaN label was not refused");
+      CHECK(e2 == PETSC_ERR_USER_INPUT, "an unknown sync was not refused");
+    }
+  } else if (!strcmp(argv[1], "mpi")) {
+    double bu[NF + 1], al[NF + 1], se[NF + 1], err = 0;
+    char   view[512] = "";
+    Run    rb = two, ra = two, rs = two;
+    PetscCheck(size == 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "run the mpi test on 2 ranks");
+    rb.sync = "bucketed", ra.sync = "allreduce", rb.ckpt = ck, rb.ckpt_every = 15;
+    PetscCall(ModelCreate(&m, 0.1));
+    PetscCall(Train(PETSC_COMM_WORLD, &m, &rb, view, sizeof view));
+    PetscCall(ModelValues(&m, bu));
+    sgnn_params_destroy(&m.P);
+    PetscCall(ModelCreate(&m, 0.1));
+    PetscCall(Train(PETSC_COMM_WORLD, &m, &ra, NULL, 0));
+    PetscCall(ModelValues(&m, al));
+    sgnn_params_destroy(&m.P);
+    if (!rank) {
+      PetscErrorCode e;
+      PetscCall(ModelCreate(&m, 0.1));
+      PetscCall(Train(PETSC_COMM_SELF, &m, &rs, NULL, 0));
+      PetscCall(ModelValues(&m, se));
+      rs.restart = ck;
+      PetscCall(TrainExpectError(PETSC_COMM_SELF, &m, &rs, &e));
+      sgnn_params_destroy(&m.P);
+      for (int i = 0; i <= NF; i++) err = PetscMax(err, fabs(bu[i] - se[i]) / PetscMax(fabs(se[i]), 1));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "4. 2 ranks: bucketed vs allreduce %s; vs 1 rank: max relative difference %.1e\n", Same(bu, al) ? "bit-identical" : "DIFFERENT", err));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "5. 2-rank checkpoint restarted on 1 rank: error %d (expected %d)\n", (int)e, (int)PETSC_ERR_USER_INPUT));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "   the bucketed run's %s", strstr(view, "bucketed sync") ? strstr(view, "bucketed sync") : "(no sync view)\n"));
+      CHECK(strstr(view, "2 buckets") && strstr(view, "2 started during"), "the bucketed sync did not start its 2 buckets during backward");
+      CHECK(Same(bu, al), "bucketed and allreduce syncs differ");
+      CHECK(err < 5e-13, "2 ranks and 1 rank differ by %g", err);
+      CHECK(e == PETSC_ERR_USER_INPUT, "a 2-rank checkpoint was accepted on 1 rank");
+    }
+  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: fit or mpi", argv[1]);
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAIL" : "PASS"));
+  PetscCall(PetscFinalize());
+  return fails ? 1 : 0;
+}
