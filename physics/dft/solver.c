@@ -38,8 +38,8 @@ static PetscErrorCode DFTSetFromOptions(SgSolver s, PetscOptionItems *PetscOptio
   PetscCall(SgOptionsReal("-displace", "Random displacement amplitude (uniform in [-a, a] per coordinate)", "A", d->displace, &d->displace, NULL, 0, 1.0));
   PetscCall(SgOptionsInt("-seed", "Seed of the displacements", d->seed, &d->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsString("-xyz", "Extended XYZ structure (Lattice=\"ax ay az bx by bz cx cy cz\" on the comment line)", d->xyz, d->xyz, sizeof d->xyz, NULL));
-  PetscCall(SgOptionsString("-ks_csr", "CP2K Kohn-Sham matrix (KS_CSR_WRITE, upper triangle)", d->ks, d->ks, sizeof d->ks, NULL));
-  PetscCall(SgOptionsString("-s_csr", "CP2K overlap matrix (S_CSR_WRITE, upper triangle)", d->s, d->s, sizeof d->s, NULL));
+  PetscCall(SgOptionsString("-ks_csr", "CP2K Kohn-Sham matrix (KS_CSR_WRITE text: full, or the upper triangle)", d->ks, d->ks, sizeof d->ks, NULL));
+  PetscCall(SgOptionsString("-s_csr", "CP2K overlap matrix (S_CSR_WRITE text: full, or the upper triangle)", d->s, d->s, sizeof d->s, NULL));
   PetscCall(SgOptionsInt("-block_size", "CP2K matrices: functions per block (molecule), e.g. 6 for DFTB water", d->block_size, &d->block_size, NULL, 1, 64));
   PetscCall(SgOptionsReal("-nelec_per_block", "CP2K matrices: electrons per block, e.g. 8 for water", "electrons", d->nelec_per_block, &d->nelec_per_block, NULL, 0, 128));
   PetscCall(SgTBDMOptionsRead(PetscOptionsObject, &d->o));
@@ -98,7 +98,7 @@ static PetscErrorCode DFTSetUp(SgSolver s)
       }
     }
   }
-  PetscCall(SgSolverAddDiagnostic(s, "energy_per_atom", d->csr ? "Hartree/block" : "eV/atom", &d->d_e));
+  PetscCall(SgSolverAddDiagnostic(s, d->csr ? "energy_per_block" : "energy_per_atom", d->csr ? "Hartree/block" : "eV/atom", &d->d_e));
   PetscCall(SgSolverAddDiagnostic(s, "band_energy", d->csr ? "Hartree" : "eV", &d->d_eb));
   PetscCall(SgSolverAddDiagnostic(s, "repulsive_energy", "eV", &d->d_rep));
   PetscCall(SgSolverAddDiagnostic(s, "mu", d->csr ? "Hartree" : "eV", &d->d_mu));
@@ -175,8 +175,8 @@ static PetscErrorCode DFTReport(SgSolver s, SgOutput out)
   PetscReal r[6] = {d->E.etot, d->E.eband, d->E.erep, d->E.entropy, d->E.mu, d->fmax};
 
   PetscFunctionBegin;
-  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)s), "dft: %" PetscInt_FMT " %s, E = %.10g (band %.10g, repulsive %.10g, -TS %.3g), mu = %.6g, max |F| = %.4g eV/A, %.3f s (%s)\n", d->g.n, d->csr ? "blocks" : "atoms",
-                        (double)d->E.etot, (double)d->E.eband, (double)d->E.erep, (double)d->E.entropy, (double)d->E.mu, (double)d->fmax, (double)d->tdm, d->o.method == SG_TB_DENSE ? "dense" : "submatrix"));
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)s), "dft: %" PetscInt_FMT " %s, E = %.10g %s (band %.10g, repulsive %.10g, -TS %.3g), mu = %.6g %s, max |F| = %.4g eV/A, %.3f s (%s)\n", d->g.n, d->csr ? "blocks" : "atoms",
+                        (double)d->E.etot, d->csr ? "Ha" : "eV", (double)d->E.eband, (double)d->E.erep, (double)d->E.entropy, (double)d->E.mu, d->csr ? "Ha" : "eV", (double)d->fmax, (double)d->tdm, d->o.method == SG_TB_DENSE ? "dense" : "submatrix"));
   if (out) PetscCall(SgOutputWriteReport(out, "dft_energy", "eV (Hartree for CP2K matrices): [total, band, repulsive, -TS, mu, max force eV/A]", 6, r));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

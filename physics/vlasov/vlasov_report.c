@@ -134,9 +134,15 @@ final:
   PetscCall(SgSolverGetDiagnostics(solver, &nd, &names, NULL));
   PetscCall(PetscMalloc1(nd, &vals));
   PetscCall(SgVlasovDiagnose(solver, v->t_now, vals));
-  for (PetscInt i = 0; i < nd; i++) {
-    PetscReal rel = v->diag0[i] != 0 ? (vals[i] - v->diag0[i]) / PetscAbsReal(v->diag0[i]) : vals[i];
-    PetscCall(PetscPrintf(comm, "vlasov final: %-16s %.17g  (relative change %.3e)\n", names[i], (double)vals[i], (double)rel));
+  { /* a quantity that starts at zero (momentum of a symmetric plasma: round-off) has no relative
+       change: it is reported by its absolute change. "Zero" = below 1e-10 of the largest diagnostic. */
+    PetscReal scale = 0;
+    for (PetscInt i = 0; i < nd; i++) scale = PetscMax(scale, PetscAbsReal(v->diag0[i]));
+    for (PetscInt i = 0; i < nd; i++) {
+      PetscBool zero = PetscAbsReal(v->diag0[i]) <= 1e-10 * scale ? PETSC_TRUE : PETSC_FALSE;
+      PetscReal chg  = zero ? vals[i] - v->diag0[i] : (vals[i] - v->diag0[i]) / PetscAbsReal(v->diag0[i]);
+      PetscCall(PetscPrintf(comm, "vlasov final: %-16s %.17g  (%s change %.3e)\n", names[i], (double)vals[i], zero ? "absolute" : "relative", (double)chg));
+    }
   }
   PetscCall(PetscFree(vals));
   PetscFunctionReturn(PETSC_SUCCESS);
