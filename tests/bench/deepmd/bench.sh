@@ -8,6 +8,7 @@
 #    model in PyTorch on CPU (tests/bench/deepmd/dp_torch.py), same machine, same script.
 set -e
 cd "$(dirname "$0")/../../.."
+make -s bin/surge build/tests/test_deepmd_tool build/tests/test_deepmd_bench >/dev/null || { echo "bench deepmd: cannot build bin/surge build/tests/test_deepmd_tool build/tests/test_deepmd_bench (run ./configure first)"; exit 2; }
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 # This VM hides its CPU model: OpenBLAS 0.3.21 would fall back to SSE3 kernels. Name the core type:
 # SkylakeX where AVX-512 is present (a water training step 0.25-0.31 s against 0.33 s with Haswell, the

@@ -9,6 +9,7 @@
 # Writes tests/bench/dft/scaling.dat and prints the figures; docs/dft.md quotes them.
 set -e
 cd "$(dirname "$0")/../../.."
+make -s build/tests/test_bench_submatrix >/dev/null || { echo "bench dft: cannot build build/tests/test_bench_submatrix (run ./configure first)"; exit 2; }
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 B=${BENCH_BIN:-build/tests/test_bench_submatrix}
 MPIEXEC=${MPIEXEC:-"mpiexec -n 2 --oversubscribe"}

@@ -6,6 +6,7 @@
 # had. Figures, not pass/fail.
 set -e
 cd "$(dirname "$0")/../../.."
+make -s bin/surge >/dev/null || { echo "bench ensemble: cannot build bin/surge (run ./configure first)"; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 W=build/bench/ensemble
 rm -rf $W && mkdir -p $W

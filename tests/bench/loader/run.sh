@@ -18,6 +18,7 @@
 # default 50000), LOADER_BENCH_EPOCHS (4), LOADER_BENCH_REPEAT (2), LOADER_BENCH_DIR (build/bench/loader).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
+make -s build/tests/test_loader_bench >/dev/null || { echo "bench loader: cannot build build/tests/test_loader_bench (run ./configure first)"; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 BIN=build/tests/test_loader_bench
 DIR=${LOADER_BENCH_DIR:-build/bench/loader}

@@ -9,6 +9,7 @@
 # Prints atom-steps/s and the ratio surge/LAMMPS (> 1: surge faster).  Figures, not pass/fail.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
+(cd "$root" && make -s bin/surge >/dev/null) || { echo "bench md: cannot build bin/surge (run ./configure first)"; exit 2; }
 SURGE=${SURGE:-$root/bin/surge}
 REPEAT=${REPEAT:-3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
@@ -43,7 +44,7 @@ echo "LJ benchmark, 32000 atoms x 100 steps; $REPEAT runs each, median loop time
 printf '%-6s %-14s %10s %14s %10s\n' ranks code loop_s atom-steps/s ratio
 for np in 1 2; do
   run=""; [ $np -gt 1 ] && run="mpiexec -n $np --oversubscribe"
-  : > s.$np; : > l.$np; : > n.$np
+  : > s.$np; : > l.$np; : > n.$np; : > o.$np
   for r in $(seq $REPEAT); do
     $run "$SURGE" run "$root/inputs/md/lj_bench.yaml" -sim_output b$np -md_thermo_every 100 > s.log 2>&1
     grep -o 'in [0-9.]* s (loop time)' s.log | awk '{print $2}' >> s.$np
@@ -51,12 +52,17 @@ for np in 1 2; do
     grep -o 'in [0-9.]* s (loop time)' sn.log | awk '{print $2}' >> n.$np
     $run lmp -in in.lj -log none > l.log 2>&1
     awk '/^Loop time/{print $4}' l.log >> l.$np
+    # LAMMPS's OPT package (lj/cut/opt): the fastest LJ pair style in Debian's build
+    $run lmp -sf opt -in in.lj -log none > o.log 2>&1
+    awk '/^Loop time/{print $4}' o.log >> o.$np
   done
-  ts=$(median < s.$np); tl=$(median < l.$np); tn=$(median < n.$np)
-  awk -v np=$np -v ts="$ts" -v tl="$tl" -v tn="$tn" 'BEGIN {
+  for f in s l n o; do [ -s $f.$np ] || { echo "bench md: no loop time from run '$f' on $np ranks (see $tmp)"; exit 2; }; done
+  ts=$(median < s.$np); tl=$(median < l.$np); tn=$(median < n.$np); to=$(median < o.$np)
+  awk -v np=$np -v ts="$ts" -v tl="$tl" -v tn="$tn" -v to="$to" 'BEGIN {
     printf "%-6d %-14s %10.3f %14.3e\n", np, "LAMMPS", tl, 3.2e6 / tl;
-    printf "%-6d %-14s %10.3f %14.3e %9.2fx\n", np, "surge", ts, 3.2e6 / ts, tl / ts;
-    printf "%-6d %-14s %10.3f %14.3e %9.2fx\n", np, "surge newton", tn, 3.2e6 / tn, tl / tn }'
-  echo "       runs: surge $(tr '\n' ' ' < s.$np)| newton $(tr '\n' ' ' < n.$np)| LAMMPS $(tr '\n' ' ' < l.$np)"
+    printf "%-6d %-14s %10.3f %14.3e\n", np, "LAMMPS opt", to, 3.2e6 / to;
+    printf "%-6d %-14s %10.3f %14.3e %9.2fx LAMMPS, %.2fx LAMMPS opt\n", np, "surge", ts, 3.2e6 / ts, tl / ts, to / ts;
+    printf "%-6d %-14s %10.3f %14.3e %9.2fx LAMMPS, %.2fx LAMMPS opt\n", np, "surge newton", tn, 3.2e6 / tn, tl / tn, to / tn }'
+  echo "       runs: surge $(tr '\n' ' ' < s.$np)| newton $(tr '\n' ' ' < n.$np)| LAMMPS $(tr '\n' ' ' < l.$np)| LAMMPS opt $(tr '\n' ' ' < o.$np)"
 done
 grep -h "thermo: *100 " s.log | sed 's/^/surge  /' || true

@@ -16,6 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 steps=${1:-30}
 rounds=${2:-3}
 bin="$here/../../../surrogates/nn/build/bench_nn"
+make -s -C "$here/../../../surrogates/nn" build/bench_nn >/dev/null || { echo "bench nn: cannot build $bin"; exit 2; }
 py=/usr/bin/python3
 if [ "${SGNN_BENCH_CORETYPE:-auto}" = auto ] && grep -q avx512f /proc/cpuinfo; then
   export OPENBLAS_CORETYPE=SkylakeX
@@ -31,6 +32,7 @@ for r in $(seq "$rounds"); do
   for b in dp conv lstm force; do
     for t in 1 2; do
       read -r _ sms speak srss <<< "$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t "$bin" "$b" "$steps")"
+      [[ "$sms" =~ ^[0-9.]+$ ]] || { echo "bench nn: $bin $b gave no time ('$sms'): stopping rather than printing a ratio of nothing"; exit 2; }
       ms[$b,s,$t]=$(min "${ms[$b,s,$t]:-}" "$sms"); peak[$b]=$speak; rss[$b,s]=$srss; all[$b,s,$t]+=" $sms"
       if [ $have_torch = 1 ]; then
         read -r _ pms _ prss <<< "$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t SGNN_BENCH_THREADS=$t $py "$here/bench_torch.py" "$b" "$steps")"

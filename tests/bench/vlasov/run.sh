@@ -11,6 +11,7 @@
 # Usage: tests/bench/vlasov/run.sh   (after make tests)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+(cd "$ROOT" && make -s bin/surge build/tests/test_vlasov_roof >/dev/null) || { echo "bench vlasov: cannot build bin/surge and test_vlasov_roof (run ./configure first)"; exit 2; }
 SURGE=${SURGE:-$ROOT/bin/surge}
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 W=$ROOT/build/bench-vlasov; rm -rf "$W"; mkdir -p "$W"; cd "$W"
