@@ -13,14 +13,15 @@ grep -q avx512f /proc/cpuinfo && ct=SkylakeX || ct=Haswell
 export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$ct}
 DATA=${WATER_DATA:-tests/data/water_dft}
 mkdir -p build/deepmd
-make -s bin/surge build/tests/test_deepmd_tool   # dp test lives in a test program
+make -s bin/surge
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 bin/surge dataset import build/deepmd/water_train.h5 $DATA/data_0 $DATA/data_1 $DATA/data_2
 bin/surge dataset import build/deepmd/water_3.h5 $DATA/data_3
 /usr/bin/time -v mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml "$@" 2>&1 | tee build/deepmd/water_train.log
 # plain nets (with the per-frame detail files for the parity plots), then tabulated: the same RMSEs
-build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 -detail build/deepmd/water_parity build/deepmd/water_3.h5 | tee build/deepmd/water_test.log
-build/tests/test_deepmd_tool dptest build/deepmd/water_model.h5 -compress 0.01 build/deepmd/water_3.h5 | tee -a build/deepmd/water_test.log
+bin/surge model test build/deepmd/water_model.h5 build/deepmd/water_3.h5 -detail build/deepmd/water_parity | tee build/deepmd/water_test.log
+bin/surge model compress build/deepmd/water_model.h5 build/deepmd/water_model_compressed.h5 -step 0.01
+bin/surge model test build/deepmd/water_model_compressed.h5 build/deepmd/water_3.h5 | tee -a build/deepmd/water_test.log
 /usr/bin/python3 inputs/deepmd/plot_water.py build/deepmd docs/deepmd_water.png build/deepmd/water_lcurve.txt:2
 # Before 2026-11-24 the model of docs/deepmd.md came from eight stages run across sessions (each continuing
 # from the previous model with init_model or restart, on 1 then 2 ranks, float64 then float32); their

@@ -1,6 +1,8 @@
 /* SgH5File (sgh5file.h): small single-process HDF5 files behind a handle, so that layers above io/
    never include <hdf5.h>. */
+#include <errno.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 #include "sgh5file.h"
 #include "sghdf5.h"
@@ -62,6 +64,7 @@ PetscErrorCode SgH5FileOpen(const char path[], SgH5File *file)
   char     msg[512] = "";
 
   PetscFunctionBegin;
+  PetscCheck(!access(path, R_OK), PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot read %s: %s", path, errno == ENOENT ? "no such file (check the path)" : "permission denied");
   PetscCall(PetscNew(&f));
   PetscCall(PetscStrncpy(f->path, path, sizeof f->path));
   SgH5Quiet();

@@ -6,6 +6,7 @@
      surge dataset  export IN.h5 DIR [-set_size N]   an md_frames dataset -> a DeePMD-kit directory
      surge ensemble DECK.yaml [-opt value ...]   run perturbed members, gather one dataset
      surge train    DECK.yaml [-opt value ...]   train a surrogate on datasets, write its model file
+     surge model    test|compress|info|devi ...  what dp test / dp compress / dp model_devi do, on model files
 
    All jobs run under mpiexec -n P; rank 0 prints. */
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "sgensemble.h"
 #include "sgsurrogate.h"
 #include "sgdataset.h"
+#include "sgdeepmd.h" /* surge model: the Deep Potential tools */
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 PETSC_EXTERN PetscErrorCode SgInfoFile(MPI_Comm, const char file[]);
@@ -26,6 +28,8 @@ static const char usage[] = "usage: surge run DECK.yaml [-option value ...]\n"
                             "       surge info FILE.h5\n"
                             "       surge dataset import OUT.h5 DEEPMD_DIR [DEEPMD_DIR ...] [-overwrite]\n"
                             "       surge dataset export IN.h5 DEEPMD_DIR [-set_size N]\n"
+                            "       surge model test MODEL.h5 DATA.h5 ... [-detail PREFIX] | compress MODEL.h5 OUT.h5 [-step S]\n"
+                            "       surge model info MODEL.h5 | devi MODEL1.h5 MODEL2.h5 ... TRAJ.h5md OUT\n"
                             "       surge --version\n"
                             "Options come from the deck (YAML; section 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8) and\n"
                             "the command line, which wins. 'surge run DECK.yaml -help' lists every option.\n";
@@ -152,6 +156,47 @@ static PetscErrorCode Dataset(int argc, char **argv)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* surge model test|compress|info|devi: the user commands on model files (Deep Potential models, as
+   DeePMD-kit's dp test, dp compress, model summary, dp model_devi). */
+static PetscErrorCode Model(int argc, char **argv)
+{
+  const char *verb = argc > 2 ? argv[2] : "";
+  char       *paths[256], detail[PETSC_MAX_PATH_LEN] = "";
+  int         npaths = 0;
+  PetscReal   step = 0.01, rmin = 0.5, tstep = 0;
+
+  PetscFunctionBegin;
+  for (int i = 3; i < argc; i++) { /* positional arguments: the words that are not options or their values */
+    if (argv[i][0] == '-') {
+      i++;
+      continue;
+    }
+    PetscCheck(npaths < 256, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model: at most 255 files at once");
+    paths[npaths++] = argv[i];
+  }
+  PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "surge model", "SgSurrogate");
+  PetscCall(SgOptionsString("-detail", "test: prefix of DeePMD-kit's dp test -d files (PREFIX.e.out, .e_peratom.out, .f.out, .v.out, .v_peratom.out)", detail, detail, sizeof detail, NULL));
+  PetscCall(SgOptionsReal("-compress", "test: tabulate the embedding with this step first (0: the model as it is)", "", tstep, &tstep, NULL, 0, 1));
+  PetscCall(SgOptionsReal("-step", "compress: table step in the normalised embedding input (dp compress -s)", "", step, &step, NULL, 1e-5, 1));
+  PetscCall(SgOptionsReal("-rmin", "compress: smallest distance the table covers; below it the nets serve", "length", rmin, &rmin, NULL, 1e-3, 100));
+  PetscOptionsEnd();
+  PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, NULL));
+  if (!strcmp(verb, "test")) {
+    PetscCheck(npaths >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model test MODEL.h5 DATA.h5 [DATA.h5 ...] [-detail PREFIX]: give the model and at least one md_frames dataset");
+    PetscCall(SgDeepmdModelTest(PETSC_COMM_WORLD, paths[0], npaths - 1, (const char *const *)paths + 1, detail[0] ? detail : NULL, tstep));
+  } else if (!strcmp(verb, "compress")) {
+    PetscCheck(npaths == 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model compress MODEL.h5 OUT.h5 [-step S] [-rmin R]: give the model and the output file");
+    PetscCall(SgDeepmdModelCompress(PETSC_COMM_WORLD, paths[0], paths[1], step, rmin));
+  } else if (!strcmp(verb, "info")) {
+    PetscCheck(npaths == 1, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model info MODEL.h5: give one model file");
+    PetscCall(SgDeepmdModelInfo(PETSC_COMM_WORLD, paths[0]));
+  } else if (!strcmp(verb, "devi")) {
+    PetscCheck(npaths >= 4, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model devi MODEL1.h5 MODEL2.h5 [...] TRAJ.h5md OUT: give at least two models, an H5MD trajectory and the output file (model_devi.out format)");
+    PetscCall(SgDeepmdModelDevi(PETSC_COMM_WORLD, npaths - 2, (const char *const *)paths, paths[npaths - 2], paths[npaths - 1]));
+  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model: unknown verb '%s' (use test, compress, info or devi)", verb);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 char *openblas_get_corename(void); /* OpenBLAS (configure requires it) */
 
 /* OpenBLAS (0.3.21, Debian 12) names a CPU whose cpuid model it does not know "Prescott" and runs its
@@ -202,6 +247,10 @@ int main(int argc, char **argv)
   if (!strcmp(job, "dataset")) {
     if (SgInitialize(&argc, &argv, NULL, usage)) return 1;
     return Finish(Dataset(argc, argv));
+  }
+  if (!strcmp(job, "model")) {
+    if (SgInitialize(&argc, &argv, NULL, usage)) return 1;
+    return Finish(Model(argc, argv));
   }
   if (!strcmp(job, "info")) {
     if (argc < 3) {

@@ -355,7 +355,7 @@ static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char d
     int64_t     *member;
 
     PetscCall(MemberPath(e, m, SampleExtension(e), path, sizeof path));
-    PetscCall(SgH5MDReadFrames(path, &fr));
+    PetscCall(SgH5MDReadFrames(path, PETSC_TRUE, &fr));
     N = fr.N, F = fr.F;
     if (m == 0) {
       PetscCall(PetscMalloc1(N, &type0));

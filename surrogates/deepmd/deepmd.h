@@ -57,6 +57,7 @@ typedef struct {
    grid in x = Rn[0]: G_m(x) = sum_k c[i][m][k] t^k, t = (x - x0 - i h) */
 typedef struct {
   PetscBool  on;
+  PetscReal  step, rmin; /* as asked for (SgDeepmdCompress): stored in a model file, the table is rebuilt on load */
   PetscReal  x0, h;
   PetscInt   n;       /* intervals */
   PetscReal *c[SG_DP_MAXE]; /* [n][M][6] per embedding net */

@@ -4,6 +4,7 @@
 #include "deepmd.h"
 #include "sgdataset.h"
 #include "sgh5file.h"
+#include "sgdeepmd.h" /* SgDeepmdCompress */
 
 PetscErrorCode SgDPConfigFinish(SgDPConfig *c)
 {
@@ -236,6 +237,10 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
     PetscCall(SgH5FileWriteAttr(f, "/", "resnet_dt_fitting", SG_H5_INT, 0, &r2));
     PetscCall(SgH5FileWriteAttr(f, "/", "seed", SG_H5_INT, 0, &seed));
     PetscCall(SgH5FileWriteAttr(f, "/", "type_one_side", SG_H5_INT, 0, &one_side));
+    if (m->tab.on) { /* a compressed model (surge model compress): the table is rebuilt from these on load */
+      double cs[2] = {m->tab.step, m->tab.rmin};
+      PetscCall(SgH5FileWriteAttr(f, "/", "compress", SG_H5_DOUBLE, 2, cs));
+    }
   }
   {
     PetscInt64 d1[1] = {np}, d2[2] = {c->ntypes, 4}, d3[1] = {c->ntypes};
@@ -286,7 +291,7 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   PetscInt   n;
   char       tm[SG_DP_MAXT * 17 + 1], kind[64];
   long       np;
-  double    *slab, st[SG_DP_MAXT * 4];
+  double    *slab, st[SG_DP_MAXT * 4], cs[2];
   PetscBool  has;
 
   PetscFunctionBegin;
@@ -343,10 +348,17 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   for (PetscInt t = 0; t < c.ntypes; t++)
     for (int k = 0; k < 4; k++) m->dstd[t][k] = st[4 * t + k];
   PetscCall(SgH5FileRead(f, "bias_atom_e", SG_H5_DOUBLE, c.ntypes, m->bias));
+  PetscCall(SgH5FileHasAttr(f, "/", "compress", &has));
+  if (has) {
+    PetscInt nc;
+    PetscCall(SgH5FileReadAttr(f, "/", "compress", SG_H5_DOUBLE, 2, cs, &nc));
+    PetscCheck(nc == 2, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s: attribute compress must hold [step, rmin]", path);
+  }
   PetscCall(SgH5FileClose(&f));
   SgNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), slab));
   PetscCall(PetscFree(slab));
   PetscCall(SgDPModelSync(m));
+  if (has) PetscCall(SgDeepmdCompress(m, cs[0], cs[1]));
   *mm = m;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -44,7 +44,7 @@ PetscErrorCode SgDeepmdCompress(SgDeepmd m, PetscReal step, PetscReal rmin)
         cc[5] = (6 * dy - 3 * dv * h + 0.5 * da * h * h) / (h * h * h * h * h);
       }
   }
-  m->tab.on = PETSC_TRUE;
+  m->tab.on = PETSC_TRUE, m->tab.step = step, m->tab.rmin = rmin;
   PetscCall(PetscFree5(xs, G, dG, d2G, work));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

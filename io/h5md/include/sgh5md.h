@@ -35,16 +35,19 @@ PETSC_EXTERN PetscErrorCode SgH5MDEndFrame(SgH5MD);
 PETSC_EXTERN PetscErrorCode SgH5MDTruncate(SgH5MD, PetscInt laststep);
 PETSC_EXTERN PetscErrorCode SgH5MDDestroy(SgH5MD *);
 
-/* Reading a whole trajectory back (one process, e.g. to turn an MD run into training samples):
-   every frame must hold position, force, box and the potential_energy and virial observables, and
-   the elements must describe the same steps. Arrays are in file order: coord/force [F][N][3],
-   box/virial [F][9], energy [F]; species [N]; names[ntypes]; units from the H5MD "unit" attributes. */
+/* Reading a whole trajectory back (one process): positions, boxes, steps and species always; with
+   labels (to turn an MD run into training samples) also force and the potential_energy and virial
+   observables, which must then exist and describe the same steps. Arrays are in file order:
+   coord/force [F][N][3], box/virial [F][9], energy [F], step [F]; species [N]; names[ntypes]; units
+   from the H5MD "unit" attributes (energy_unit only with labels). Without labels force, energy and
+   virial are NULL. */
 typedef struct {
   PetscInt   N, F, ntypes;
   PetscInt  *species;
   char     (*names)[16];
   PetscReal *coord, *force, *box, *energy, *virial;
+  long      *step;
   char       length_unit[64], energy_unit[64];
 } SgH5MDFrames;
-PETSC_EXTERN PetscErrorCode SgH5MDReadFrames(const char file[], SgH5MDFrames *);
+PETSC_EXTERN PetscErrorCode SgH5MDReadFrames(const char file[], PetscBool labels, SgH5MDFrames *);
 PETSC_EXTERN PetscErrorCode SgH5MDFramesDestroy(SgH5MDFrames *);

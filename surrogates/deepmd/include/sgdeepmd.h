@@ -63,3 +63,12 @@ PETSC_EXTERN PetscErrorCode SgDeepmdForcesModelDevi(void *ctx, const SgForcesInp
 /* The md.forces provider of the "deepmd" surrogate: reads <prefix>deepmd_models (forces from the first
    model, the model deviation of all of them as uncertainty when K >= 2) and <prefix>deepmd_compress*. */
 PETSC_EXTERN PetscErrorCode SgDeepmdForcesProviderCreate(const SgForcesProviderInfo *, SgForcesProvider *);
+
+/* `surge model` (surrogates/deepmd/modeltools.c), as DeePMD-kit's dp tools: test (dp test; detail:
+   NULL or the prefix of dp test -d files; compress_step > 0 tabulates first), compress (a model file
+   with its embedding tabulated), info, devi (model deviation of K models over an H5MD trajectory,
+   written as model_devi.out). Collective on comm. */
+PETSC_EXTERN PetscErrorCode SgDeepmdModelTest(MPI_Comm, const char model[], PetscInt ndata, const char *const data[], const char detail[], PetscReal compress_step);
+PETSC_EXTERN PetscErrorCode SgDeepmdModelCompress(MPI_Comm, const char model[], const char out[], PetscReal step, PetscReal rmin);
+PETSC_EXTERN PetscErrorCode SgDeepmdModelInfo(MPI_Comm, const char model[]);
+PETSC_EXTERN PetscErrorCode SgDeepmdModelDevi(MPI_Comm, PetscInt K, const char *const models[], const char traj[], const char out[]);

@@ -16,25 +16,17 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCheck(argc >= 4, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: %s import OUT.h5 DIR... | dptest MODEL.h5 [-compress STEP] FILE.h5...", argv[0]);
   if (!strcmp(argv[1], "import")) PetscCall(SgDeepmdImport(PETSC_COMM_SELF, argc - 3, (const char *const *)argv + 3, argv[2], PETSC_TRUE));
-  else if (!strcmp(argv[1], "dptest")) {
-    SgDPModel      m;
-    SgDPTestResult r;
-    int            a = 3;
-    const char    *detail = NULL;
-    char(*files)[PETSC_MAX_PATH_LEN];
-    PetscCall(SgDPModelLoad(argv[2], &m));
+  else if (!strcmp(argv[1], "dptest")) { /* what surge model test does, with the options first */
+    int         a = 3;
+    const char *detail = NULL;
+    PetscReal   step = 0;
     while (a + 1 < argc && argv[a][0] == '-') {
-      if (!strcmp(argv[a], "-compress")) PetscCall(SgDeepmdCompress(m, atof(argv[a + 1]), 0.5));
+      if (!strcmp(argv[a], "-compress")) step = atof(argv[a + 1]);
       else if (!strcmp(argv[a], "-detail")) detail = argv[a + 1];
       else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "dptest: unknown option %s (-compress STEP, -detail PREFIX)", argv[a]);
       a += 2;
     }
-    PetscCall(PetscMalloc1(argc - a, &files));
-    for (int i = a; i < argc; i++) PetscCall(PetscStrncpy(files[i - a], argv[i], PETSC_MAX_PATH_LEN));
-    PetscCall(SgDPTest(m, argc - a, (const char(*)[PETSC_MAX_PATH_LEN])files, 0, detail, PETSC_COMM_WORLD, &r));
-    PetscCall(SgDPTestPrint(PETSC_COMM_WORLD, &r));
-    PetscCall(PetscFree(files));
-    PetscCall(SgDPModelDestroy(&m));
+    PetscCall(SgDeepmdModelTest(PETSC_COMM_WORLD, argv[2], argc - a, (const char *const *)argv + a, detail, step));
   } else if (!strcmp(argv[1], "xyz")) { /* xyz DATA.h5 FRAME REP OUT.xyz: frame replicated REP^3 times */
     SgDataset ds;
     int64_t   n = 0;
