@@ -150,6 +150,22 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   PetscCall(SgOptionsInt("-rdf_bins", "g(r) bins on [0, cutoff)", md->rdf_nbins, &md->rdf_nbins, NULL, 1, 100000));
   PetscCall(SgOptionsString("-rdf_file", "write g(r) as text (r g) at the end of the run", md->rdf_file, md->rdf_file, sizeof md->rdf_file, NULL));
   PetscCheck(!md->rdf_file[0] || md->rdf_every, comm, PETSC_ERR_USER_INPUT, "md_rdf_file needs md_rdf_every > 0");
+  {
+    char    *tn[2] = {NULL, NULL};
+    PetscInt nt = 2;
+    PetscBool set;
+    md->rdf_types[0] = md->rdf_types[1] = -1;
+    PetscCall(SgOptionsStringArray("-rdf_types", "g(r) between atoms of these two types only (names, e.g. [O, O]; default: all atoms)", tn, &nt, &set));
+    if (set) {
+      PetscCheck(nt == 2, comm, PETSC_ERR_USER_INPUT, "md_rdf_types takes two type names (e.g. [O, H]), got %" PetscInt_FMT, nt);
+      for (int k = 0; k < 2; k++) {
+        for (PetscInt t = 0; t < md->ntypes; t++)
+          if (!strcmp(tn[k], md->tname[t])) md->rdf_types[k] = t;
+        PetscCheck(md->rdf_types[k] >= 0, comm, PETSC_ERR_USER_INPUT, "md_rdf_types: no atom type '%s' in this system", tn[k]);
+      }
+    }
+    for (int k = 0; k < 2; k++) PetscCall(PetscFree(tn[k]));
+  }
   /* force provider (reads its own options, e.g. md_lj_*) */
   PetscCall(SgOptionsString("-forces", "force provider for the md.forces slot (lj; tb; a surrogate type such as deepmd)", pname, pname, sizeof pname, NULL));
   PetscCall(SgForcesProviderDestroy(&md->prov));
@@ -590,7 +606,8 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
     if (md->rdf_file[0] && !md->dom->rank) {
       FILE *fp = fopen(md->rdf_file, "w");
       PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md_rdf_file: cannot write '%s'", md->rdf_file);
-      fprintf(fp, "# g(r) of %d atoms, %d samples; columns: r (bin centre, %s), g\n", (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
+      if (md->rdf_types[0] >= 0) fprintf(fp, "# g(r) of %s-%s pairs, %d atoms, %d samples; columns: r (bin centre, %s), g\n", md->tname[md->rdf_types[0]], md->tname[md->rdf_types[1]], (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
+      else fprintf(fp, "# g(r) of %d atoms, %d samples; columns: r (bin centre, %s), g\n", (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
       for (PetscInt k = 0; k < md->rdf_nbins; k++) fprintf(fp, "%.6f %.8f\n", (double)((k + 0.5) * md->cutoff / md->rdf_nbins), (double)g[k]);
       fclose(fp);
     }

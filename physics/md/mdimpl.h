@@ -224,6 +224,7 @@ typedef struct {
   void       *h5md;
   PetscInt    idiag[10];
   PetscInt    rdf_every, rdf_start, rdf_nbins, rdf_nsamples;
+  PetscInt    rdf_types[2]; /* g_ab(r) of these two types; -1: all atoms */
   PetscReal  *rdf_hist;
   char        rdf_file[PETSC_MAX_PATH_LEN];
   PetscLogEvent ev_force, ev_neigh, ev_comm;
