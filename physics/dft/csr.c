@@ -4,6 +4,7 @@
      S^(-1/2) by the submatrix machinery (eigenvalues^(-1/2) instead of the step function),
      H_orth = S^(-1/2) H S^(-1/2) (MatPtAP), P_orth from H_orth, E_band = 2 Tr(P_orth H_orth)
    (= 2 Tr(P H) with P = S^(-1/2) P_orth S^(-1/2)), as CP2K's LS_SCF does with its sign methods. */
+#include <errno.h>
 #include "sgtb.h"
 
 PetscErrorCode SgTBReadCSR(MPI_Comm comm, const char file[], PetscInt n, Mat *A)
@@ -12,32 +13,48 @@ PetscErrorCode SgTBReadCSR(MPI_Comm comm, const char file[], PetscInt n, Mat *A)
   PetscInt    nnz = 0, cap = 0, *ri = NULL, *ci = NULL, nmax = 0, r0, r1;
   PetscReal  *v = NULL;
   Mat         M;
+  char        msg[PETSC_MAX_PATH_LEN + 256] = "";
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  /* rank 0 reads; a problem is described in msg and raised on every rank after the broadcast, so
+     a bad file is one clean error on all ranks, not an abort or a hang */
   if (rank == 0) {
     FILE *fp = fopen(file, "r");
     char  line[512];
     long  lineno = 0;
-    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot open CP2K CSR file '%s'", file);
-    while (fgets(line, sizeof line, fp)) {
+    if (!fp) PetscCall(PetscSNPrintf(msg, sizeof msg, "Cannot open CP2K CSR file '%s' (%s): check dft ks_csr / s_csr", file, strerror(errno)));
+    while (fp && !msg[0] && fgets(line, sizeof line, fp)) {
       long   a, b;
       double x;
+      char   rest;
+      size_t len = strlen(line);
       lineno++;
       if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
-      PetscCheck(sscanf(line, "%ld %ld %lf", &a, &b, &x) == 3, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%ld: expected 'row col value', got '%.60s'", file, lineno, line);
-      PetscCheck(a >= 1 && b >= 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%ld: indices are 1-based, got %ld %ld", file, lineno, a, b);
-      PetscCheck(b >= a, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%ld: entry (%ld,%ld) is below the diagonal: write the matrix with UPPER_TRIANGULAR T", file, lineno, a, b);
-      PetscCheck(n <= 0 || b <= n, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "%s:%ld: index %ld exceeds the expected matrix size %" PetscInt_FMT ": the CSR file does not match the system (wrong file, or wrong block sizes/number of molecules)", file, lineno, b, n);
+      if (sscanf(line, "%ld %ld %lf %c", &a, &b, &x, &rest) != 3) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: expected 'row col value', got '%.60s': not a CP2K CSR text file (or damaged)", file, lineno, line));
+      else if (len && line[len - 1] != '\n' && feof(fp)) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: the last line has no end of line: the file is truncated", file, lineno));
+      else if (a < 1 || b < 1) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: indices are 1-based, got %ld %ld", file, lineno, a, b));
+      else if (b < a) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: entry (%ld,%ld) is below the diagonal: write the matrix with UPPER_TRIANGULAR T", file, lineno, a, b));
+      else if (b > PETSC_MAX_INT) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: index %ld exceeds the largest matrix this build holds (%d)", file, lineno, b, PETSC_MAX_INT));
+      else if (n > 0 && b > n) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: index %ld exceeds the expected matrix size %" PetscInt_FMT ": the CSR file does not match the system (wrong file, or wrong block sizes/number of molecules)", file, lineno, b, n));
+      else if (PetscIsInfOrNanReal(x)) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: value %g is not a finite number", file, lineno, x));
+      if (msg[0]) break;
       if (nnz == cap) {
         cap = cap ? 2 * cap : 65536;
         PetscCall(PetscRealloc(sizeof(PetscInt) * cap, &ri)); PetscCall(PetscRealloc(sizeof(PetscInt) * cap, &ci)); PetscCall(PetscRealloc(sizeof(PetscReal) * cap, &v));
       }
-      ri[nnz] = a - 1; ci[nnz] = b - 1; v[nnz] = x; nnz++;
+      ri[nnz] = (PetscInt)(a - 1); ci[nnz] = (PetscInt)(b - 1); v[nnz] = x; nnz++;
       nmax = PetscMax(nmax, (PetscInt)b);
     }
-    fclose(fp);
-    PetscCheck(nnz > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "CP2K CSR file '%s' holds no entries", file);
+    if (fp) fclose(fp);
+    if (!msg[0] && nnz == 0) PetscCall(PetscSNPrintf(msg, sizeof msg, "CP2K CSR file '%s' holds no entries", file));
+  }
+  for (char *c = msg; *c; c++)
+    if ((unsigned char)*c < 32 || (unsigned char)*c > 126) *c = '?'; /* a binary file's bytes stay off the terminal */
+  PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+  if (msg[0]) {
+    PetscCall(PetscFree(ri)); PetscCall(PetscFree(ci)); PetscCall(PetscFree(v));
+    SETERRQ(comm, PETSC_ERR_FILE_UNEXPECTED, "%s", msg);
   }
   PetscCallMPI(MPI_Bcast(&nnz, 1, MPIU_INT, 0, comm));
   PetscCallMPI(MPI_Bcast(&nmax, 1, MPIU_INT, 0, comm));

@@ -24,7 +24,7 @@ struct _p_SgSim {
   char      solver_type[64], output[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN];
   PetscReal t, t_end, dt_fixed;
   PetscInt  step, max_steps, field_every, diag_every, checkpoint_every, progress_every;
-  PetscBool help, restarted, quiet;
+  PetscBool help, restarted, quiet, complete;
   PetscInt  ndiag, progress_diag;
   PetscReal *diag;
   PetscLogDouble wall0;
@@ -164,11 +164,35 @@ static PetscErrorCode WriteCheckpoint(SgSim sim)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Is the run at its end (t_end reached up to round-off of the step sum, or max_steps done)? */
+static PetscBool AtEnd(SgSim sim)
+{
+  return sim->step >= sim->max_steps || sim->t >= sim->t_end - 1e-12 * PetscMax(1, PetscAbsReal(sim->t_end)) ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* A fixed step above the stable one would be refused at the first step; refuse it now, before any
+   file is written (the loop checks again each step, since the stable step changes with the state). */
+static PetscErrorCode CheckFixedStep(SgSim sim)
+{
+  PetscReal dtmax;
+
+  PetscFunctionBegin;
+  PetscCall(SgSolverGetTimeStep(sim->solver, sim->t, &dtmax));
+  PetscCheck(dtmax > 0 && !PetscIsInfOrNanReal(dtmax), PetscObjectComm((PetscObject)sim), PETSC_ERR_USER_INPUT, "the solver's stable time step at t = %g is %g: the grid or its bounds are degenerate (check the deck's cells, lower and upper)", (double)sim->t, (double)dtmax);
+  PetscCheck(sim->dt_fixed <= 0 || sim->dt_fixed <= dtmax * (1 + 1e-12), PetscObjectComm((PetscObject)sim), PETSC_ERR_USER_INPUT, "sim dt = %g exceeds the solver's stable step %g at t = %g: lower dt or remove it to let the solver choose", (double)sim->dt_fixed, (double)dtmax, (double)sim->t);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Everything that can be checked is checked before the output is created or reopened, so a refused
+   run leaves every existing file byte-identical: solver set-up (inputs read), unused options, the
+   restart file, the first step, and the output paths. */
 PetscErrorCode SgSimSetUp(SgSim sim)
 {
   MPI_Comm           comm = PetscObjectComm((PetscObject)sim);
   char               file[PETSC_MAX_PATH_LEN];
   const char *const *names, *const *units;
+  const char *const  suffix[] = {".h5", ".xmf", ".chk.h5"};
+  PetscReal          v[4] = {0, 0, 0, 0};
 
   PetscFunctionBegin;
   if (sim->help) PetscFunctionReturn(PETSC_SUCCESS);
@@ -181,14 +205,19 @@ PetscErrorCode SgSimSetUp(SgSim sim)
   PetscCall(PetscSNPrintf(file, sizeof file, "%s.h5", sim->output));
   if (sim->restart[0]) {
     SgCheckpoint chk;
-    PetscReal    v[4];
     PetscCall(SgCheckpointOpen(comm, sim->restart, SG_CHECKPOINT_READ, &chk));
     PetscCall(CheckpointDriver(sim, chk));
     PetscCall(SgCheckpointReadReals(chk, "driver", 4, v));
     PetscCall(SgCheckpointClose(&chk));
-    PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
     sim->restarted = PETSC_TRUE;
-  } else {
+    /* a finished run restarted with the same end: nothing to do, and nothing may change */
+    sim->complete = AtEnd(sim);
+    if (sim->complete) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(CheckFixedStep(sim));
+  PetscCall(SgOutputCheckPath(comm, "-sim_output", sim->output, 3, suffix));
+  if (sim->restarted) PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
+  else {
     PetscCall(SgOutputCreate(comm, file, &sim->out));
     PetscCall(SgOutputWriteProvenance(sim->out, sim->deck[0] ? sim->deck : NULL, sim->argc, sim->argv));
   }
@@ -257,6 +286,10 @@ PetscErrorCode SgSimRun(SgSim sim)
 
   PetscFunctionBegin;
   PetscCheck(!sim->help, comm, PETSC_ERR_ORDER, "-help was given: nothing to run");
+  if (sim->complete) {
+    PetscCall(PetscPrintf(comm, "surge: the run in %s is already complete (step %" PetscInt_FMT ", t = %.6e): nothing to do, no file changed. Raise -sim_t_end or -sim_max_steps to continue it\n", sim->restart, sim->step, (double)sim->t));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscTime(&sim->wall0));
   t0    = sim->t;
   step0 = sim->step;
@@ -267,7 +300,7 @@ PetscErrorCode SgSimRun(SgSim sim)
   } else PetscCall(PetscPrintf(comm, "Restarted from %s at step %" PetscInt_FMT ", t = %.6e\n", sim->restart, sim->step, (double)sim->t));
   next_progress = 0;
   /* t_end is reached when the remaining interval is round-off of the step sum */
-  while (sim->step < sim->max_steps && sim->t < sim->t_end - 1e-12 * PetscMax(1, PetscAbsReal(sim->t_end))) {
+  while (!AtEnd(sim)) {
     PetscReal dtmax;
     PetscCall(SgSolverGetTimeStep(sim->solver, sim->t, &dtmax));
     if (sim->dt_fixed > 0) {
