@@ -67,6 +67,9 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
       PetscCheck(md->units.style == SG_MD_UNITS_LJ || setrho, comm, PETSC_ERR_USER_INPUT, "md_lattice_constant: required in %s units", md->units.name);
       alat = PetscPowReal(nb / rho, 1.0 / 3.0); /* LAMMPS lj-unit lattice: density sets a */
     }
+    /* 3 coordinates per atom are indexed by PetscInt; ~100 bytes per coordinate covers positions,
+       velocities, forces, ids and the neighbour list of a dense liquid (~40 neighbours per atom) */
+    PetscCall(SgCheckCount(comm, "-md_lattice_cells", "atom coordinates (3 per atom)", 3.0 * nb * (PetscReal)cells[0] * (PetscReal)cells[1] * (PetscReal)cells[2], 100));
     PetscCall(SgMDSystemLattice(lattices[ilat], alat, cells, sys));
     if (!ltype[0]) PetscCall(PetscStrncpy(ltype, md->units.style == SG_MD_UNITS_LJ ? "1" : "", sizeof ltype));
     PetscCheck(ltype[0], comm, PETSC_ERR_USER_INPUT, "md_lattice_type: name the element of the lattice atoms (e.g. Si) in metal units");
