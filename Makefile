@@ -2,6 +2,7 @@
 #
 #   make            build/libsurge.a and bin/surge
 #   make check      build everything, run every test list (tests/lists/*.list); ends "N passed, N failed"
+#   make check-sanitize  the same suite built with ASan + UBSan into build-san/ and bin-san/ (tests/sanitize.sh)
 #   make demo       run the README demo deck (Landau damping)
 #   make bench      run the benchmarks in tests/bench (figures, not pass/fail)
 #   make kernels    regenerate generated code (DG kernels); needs python3 + sympy
@@ -16,6 +17,7 @@ endif
 include config.mk
 
 BUILD   := build
+BIN     := bin
 NN_DIR  := surrogates/nn
 INCLUDES := -Isrc/include -Iio/include $(patsubst %,-I%,$(wildcard io/*/include physics/*/include surrogates/*/include)) \
             $(PETSC_CFLAGS) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
@@ -31,12 +33,12 @@ TEST_BINS := $(foreach t,$(TEST_SRCS),$(BUILD)/tests/$(notdir $(t:.c=)))
 LIBSURGE := $(BUILD)/libsurge.a
 
 # The NN engine is a separate, dependency-free library (its own Makefile); surge links it.
-NN_ARCHIVE := $(NN_DIR)/build/libsgnn.a
+NN_ARCHIVE := $(NN_DIR)/$(BUILD)/libsgnn.a
 INCLUDES   += -I$(NN_DIR) -Isurrogates/parallel
 LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
 
-.PHONY: all check demo bench kernels clean tests nn-lib
-all: bin/surge
+.PHONY: all check check-sanitize demo bench kernels clean tests nn-lib
+all: $(BIN)/surge
 
 -include $(wildcard src/*/module.mk io/*/module.mk physics/*/module.mk surrogates/*/module.mk)
 
@@ -52,7 +54,7 @@ $(LIBSURGE): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-bin/surge: $(BUILD)/src/cli/main.o $(LIBSURGE) $(NN_ARCHIVE)
+$(BIN)/surge: $(BUILD)/src/cli/main.o $(LIBSURGE) $(NN_ARCHIVE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(BUILD)/src/cli/main.o $(LIBSURGE) $(LDLIBS) -o $@
 
@@ -64,7 +66,7 @@ $(BUILD)/tests/$(notdir $(1:.c=)): $(1) $(LIBSURGE) $(NN_ARCHIVE)
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rule,$(t))))
 
-tests: bin/surge $(TEST_BINS)
+tests: $(BIN)/surge $(TEST_BINS)
 	$(MAKE) -C $(NN_DIR) tests
 ifneq ($(NVCC),)
 	@echo "nvcc found: compiling the CUDA backend of surrogates/nn (it runs only where a GPU is: make -C $(NN_DIR) check-cuda)"
@@ -73,6 +75,14 @@ endif
 
 check: tests
 	@tests/runner.sh tests/lists/*.list
+
+# ASan + UBSan: a second build (build-san/, bin-san/, surrogates/nn/build-san/; the normal build is
+# untouched) and the whole suite run against it with halt_on_error=1 (tests/sanitize.sh says why
+# leak detection is off and which options it sets).
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+check-sanitize:
+	$(MAKE) BUILD=build-san BIN=bin-san CC="$(CC) $(SAN_FLAGS)" OPTFLAGS="-O1 -g" NVCC= tests
+	@tests/sanitize.sh
 
 # The demo deck: linear Landau damping; it ends by printing the fitted rate next to theory.
 DEMO_DECK := inputs/vlasov/landau.yaml
@@ -84,7 +94,7 @@ bench: tests
 	@for b in tests/bench/*/run.sh; do echo "== $$b"; bash $$b || exit 1; done
 
 clean:
-	rm -rf $(BUILD) bin tests/logs
+	rm -rf $(BUILD) bin build-san bin-san tests/logs
 	$(MAKE) -C $(NN_DIR) clean
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/src/cli/main.d
