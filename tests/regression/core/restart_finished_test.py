@@ -21,7 +21,7 @@ def sums(w, base):
 
 def snapshots(path):
     with h5py.File(path, "r") as f:
-        return sorted(float(np.ravel(f["fields"][n][k].attrs["time"])[0]) for n in f["fields"] for k in f["fields"][n])
+        return sorted((n, float(np.ravel(f["fields"][n][k].attrs["time"])[0])) for n in f["fields"] for k in f["fields"][n])
 
 
 cases = [("heat", "heat/decay2d.yaml", ["-sim_field_every", "10"], "u"),
