@@ -541,6 +541,8 @@ PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nre
     SgCallH5(H5Gclose(g));
   }
   out->nrec = nrec;
+  /* the end-of-run report belongs to the interrupted future too: the run writes it again */
+  if (H5Lexists(out->file, "/report", H5P_DEFAULT) > 0) SgCallH5(H5Ldelete(out->file, "/report", H5P_DEFAULT));
   /* fields: keep snapshots < nsnap, delete the others, rebuild the XDMF records */
   if (H5Lexists(out->file, "/fields", H5P_DEFAULT) > 0) {
     FieldNames fn = {.n = 0};

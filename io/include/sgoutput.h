@@ -19,7 +19,8 @@
 PETSC_EXTERN PetscErrorCode SgOutputCheckPath(MPI_Comm, const char option[], const char base[], PetscInt n, const char *const suffix[]);
 PETSC_EXTERN PetscErrorCode SgOutputCreate(MPI_Comm, const char filename[], SgOutput *);
 /* Reopen an existing output for a restarted run: keep the first nrec diagnostics records and the
-   first nsnap field snapshots, drop the rest (they belong to the interrupted future). */
+   first nsnap field snapshots, drop the rest and the end-of-run report (they belong to the
+   interrupted future). */
 PETSC_EXTERN PetscErrorCode SgOutputReopen(MPI_Comm, const char filename[], PetscInt nrec, PetscInt nsnap, SgOutput *);
 PETSC_EXTERN PetscErrorCode SgOutputGetCounts(SgOutput, PetscInt *nrec, PetscInt *nsnap);
 PETSC_EXTERN PetscErrorCode SgOutputWriteProvenance(SgOutput, const char deck[], int argc, char **argv);

@@ -3,6 +3,7 @@
    Bit-identical restarts: the loop's only state is (t, step, output record counts), all stored in
    the checkpoint; dt is recomputed from the restored solver state exactly as the original run did. */
 #include <string.h>
+#include <unistd.h>
 #include <petsc/private/petscimpl.h>
 #include "sgsim.h"
 #include "sgoutput.h"
@@ -183,6 +184,24 @@ static PetscErrorCode CheckFixedStep(SgSim sim)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A run killed while writing its XDMF sidecar or a checkpoint leaves BASE.xmf.tmp or BASE.chk.h5.tmp
+   (the files they replace are intact: both are renamed into place only when complete). They are
+   this output's own half-written files, so the next run with the same output removes them. */
+static PetscErrorCode RemoveStaleTemporaries(SgSim sim, PetscInt n, const char *const suffix[])
+{
+  PetscMPIInt rank;
+  char        tmp[PETSC_MAX_PATH_LEN + 16];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)sim), &rank));
+  if (rank) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt i = 0; i < n; i++) {
+    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, suffix[i]));
+    if (!access(tmp, F_OK) && !unlink(tmp) && !sim->quiet) PetscCall(PetscPrintf(PETSC_COMM_SELF, "Removed %s, left by an interrupted run\n", tmp));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Everything that can be checked is checked before the output is created or reopened, so a refused
    run leaves every existing file byte-identical: solver set-up (inputs read), unused options, the
    restart file, the first step, and the output paths. */
@@ -216,6 +235,7 @@ PetscErrorCode SgSimSetUp(SgSim sim)
   }
   PetscCall(CheckFixedStep(sim));
   PetscCall(SgOutputCheckPath(comm, "-sim_output", sim->output, 3, suffix));
+  PetscCall(RemoveStaleTemporaries(sim, 3, suffix));
   if (sim->restarted) PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
   else {
     PetscCall(SgOutputCreate(comm, file, &sim->out));
@@ -332,10 +352,12 @@ PetscErrorCode SgSimRun(SgSim sim)
   if (!diag_fresh) PetscCall(Diagnose(sim));
   if (!fields_fresh) PetscCall(WriteFields(sim));
   PetscCall(Progress(sim, dt, t0, step0));
-  PetscCall(WriteCheckpoint(sim));
   PetscCall(SgOutputFlush(sim->out));
   PetscCall(SgSolverReport(sim->solver, sim->out));
   PetscCall(SgOutputFlush(sim->out));
+  /* the final checkpoint comes last: a run killed before it restarts from an earlier one and
+     redoes the report, and a restart from it ("already complete") finds the report written */
+  PetscCall(WriteCheckpoint(sim));
   if (!sim->quiet) {
     char chk[PETSC_MAX_PATH_LEN];
     PetscCall(CheckpointName(sim, chk, sizeof chk));
