@@ -1,5 +1,6 @@
 /* Deep Potential model: configuration, parameters (one sgnn slab), initialisation as DeePMD-kit,
    host copies for inference, and the HDF5 model file. */
+#include <unistd.h>
 #include <hdf5.h>
 #include <math.h>
 #include "deepmd.h"
@@ -355,6 +356,25 @@ static herr_t DataRead(hid_t loc, const char *name, double *v, hsize_t want)
     } \
   } while (0)
 
+
+/* Open a model file for reading under the HDF5 lock (released by the caller's H5OK path as before).
+   A missing file is named in one line; for a file that is not HDF5, HDF5's own error-stack dump is
+   switched off so the user sees only our message. */
+static PetscErrorCode QuietOpen(const char path[], hid_t *f)
+{
+  H5E_auto2_t func;
+  void       *data;
+
+  PetscFunctionBegin;
+  PetscCheck(!access(path, R_OK), PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "deepmd: model file %s does not exist or is not readable: check deepmd init_model / restart (or the swap provider's model)", path);
+  SgHDF5Lock();
+  H5Eget_auto2(H5E_DEFAULT, &func, &data);
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  *f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  H5Eset_auto2(H5E_DEFAULT, func, data);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
 {
   SgDPConfig c;
@@ -368,8 +388,7 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(&c, sizeof c));
-  SgHDF5Lock();
-  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  PetscCall(QuietOpen(path, &f));
   H5OK(f, "open it");
   s = H5Tcopy(H5T_C_S1);
   H5Tset_size(s, sizeof kind);
@@ -439,8 +458,7 @@ PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(ts, sizeof *ts));
-  SgHDF5Lock();
-  f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  PetscCall(QuietOpen(path, &f));
   H5OK(f, "open it");
   if (H5Lexists(f, "training", H5P_DEFAULT) <= 0) {
     H5Fclose(f);
