@@ -16,7 +16,7 @@ I=$root/inputs
 V="$I/vlasov/landau.yaml -sim_t_end 0.5 -sim_output v"
 H="$I/heat/decay2d.yaml -sim_output h"
 D="$I/dft/water_csr.yaml -sim_output d -dft_ks_csr $I/dft/water32-KS.csr -dft_s_csr $I/dft/water32-S.csr"
-M="$I/md/ar_metal.yaml -sim_max_steps 5 -sim_output m"
+M="$I/md/ar_metal.yaml -sim_max_steps 5 -sim_output m -md_traj_file m.h5md -md_traj_every 1"
 # the earlier output every case must leave alone
 $SURGE run $V > /dev/null && $SURGE run $H > /dev/null && $SURGE run $D > /dev/null && $SURGE run $M > /dev/null || { echo "setup runs failed"; exit 1; }
 mkdir -p dirout.h5 dp/set.000
@@ -116,6 +116,9 @@ case_ 1 "md_lattice_constant" -- run $M -md_lattice_constant -1
 case_ 1 "md_lattice" -- run $M -md_lattice foo
 case_ 1 "exactly one start structure" -- run $M -md_read_xyz missing.xyz
 case_ 1 "three counts" -- run $M -md_lattice_cells 2,2
+case_ 1 "did you mean" -- run $M -md_cfll 2                 # after set-up: the trajectory m.h5md is kept
+case_ 1 "directory 'nodir' does not exist" -- run $M -md_traj_file nodir/t.h5md
+case_ 1 "'dirout.h5' is a directory" -- run $M -md_traj_file dirout.h5
 # --- dataset files (item 7)
 case_ 1 "not a .npy file" -- dataset import new.h5 badnpy1
 case_ 1 "header promises" -- dataset import new.h5 badnpy2
