@@ -2,6 +2,7 @@
 #
 #   make            build/libsurge.a and bin/surge
 #   make check      build everything, run every test list (tests/lists/*.list); ends "N passed, N failed"
+#   make check-sanitize  the same suite built with ASan + UBSan into build-san/ and bin-san/ (tests/sanitize.sh)
 #   make demo       run the README demo deck (Landau damping)
 #   make bench      run the benchmarks in tests/bench (figures, not pass/fail)
 #   make kernels    regenerate generated code (DG kernels); needs python3 + sympy
@@ -16,6 +17,7 @@ endif
 include config.mk
 
 BUILD   := build
+BIN     := bin
 NN_DIR  := surrogates/nn
 CFLAGS  ?= $(OPTFLAGS) -std=gnu11 -Wall -Wno-unused-function -fno-math-errno -pthread
 # libyaml reads the decks (src/base/deck.c); a config.mk written before it was probed lacks the line
@@ -31,7 +33,7 @@ TEST_BINS := $(foreach t,$(TEST_SRCS),$(BUILD)/tests/$(notdir $(t:.c=)))
 LIBSURGE := $(BUILD)/libsurge.a
 
 # The NN engine is a separate, dependency-free library (its own Makefile); surge links it.
-NN_ARCHIVE := $(NN_DIR)/build/libsgnn.a
+NN_ARCHIVE := $(NN_DIR)/$(BUILD)/libsgnn.a
 LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
 
 # Include paths by layer (docs/architecture.md): src/base <- io <- physics/*, surrogates/* <- src/driver
@@ -51,8 +53,8 @@ CLI_INC    := $(DRIVER_INC) $(patsubst %,-I%,$(wildcard physics/*/include surrog
 TEST_INC   := $(CLI_INC) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
 layer_inc   = $(if $(filter src/base/%,$1),$(BASE_INC),$(if $(filter io/%,$1),$(IO_INC),$(if $(filter physics/%,$1),$(call PHYS_INC,$1),$(if $(filter surrogates/%,$1),$(call SURR_INC,$1),$(if $(filter src/driver/%,$1),$(DRIVER_INC),$(CLI_INC))))))
 
-.PHONY: all check demo bench kernels clean tests nn-lib
-all: bin/surge
+.PHONY: all check check-sanitize demo bench kernels clean tests nn-lib
+all: $(BIN)/surge
 
 -include $(wildcard src/*/module.mk io/*/module.mk physics/*/module.mk surrogates/*/module.mk)
 
@@ -68,7 +70,7 @@ $(LIBSURGE): $(LIB_OBJS)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-bin/surge: $(BUILD)/src/cli/main.o $(LIBSURGE) $(NN_ARCHIVE)
+$(BIN)/surge: $(BUILD)/src/cli/main.o $(LIBSURGE) $(NN_ARCHIVE)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(BUILD)/src/cli/main.o $(LIBSURGE) $(LDLIBS) -o $@
 
@@ -80,7 +82,7 @@ $(BUILD)/tests/$(notdir $(1:.c=)): $(1) $(LIBSURGE) $(NN_ARCHIVE)
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rule,$(t))))
 
-tests: bin/surge $(TEST_BINS)
+tests: $(BIN)/surge $(TEST_BINS)
 	$(MAKE) -C $(NN_DIR) tests
 ifneq ($(NVCC),)
 	@echo "nvcc found: compiling the CUDA backend of surrogates/nn (it runs only where a GPU is: make -C $(NN_DIR) check-cuda)"
@@ -89,6 +91,14 @@ endif
 
 check: tests
 	@tests/runner.sh tests/lists/*.list
+
+# ASan + UBSan: a second build (build-san/, bin-san/, surrogates/nn/build-san/; the normal build is
+# untouched) and the whole suite run against it with halt_on_error=1 (tests/sanitize.sh says why
+# leak detection is off and which options it sets).
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+check-sanitize:
+	$(MAKE) BUILD=build-san BIN=bin-san CC="$(CC) $(SAN_FLAGS)" OPTFLAGS="-O1 -g" NVCC= tests
+	@tests/sanitize.sh
 
 # The demo deck: linear Landau damping; it ends by printing the fitted rate next to theory.
 DEMO_DECK := inputs/vlasov/landau.yaml
@@ -100,7 +110,7 @@ bench: tests
 	@for b in tests/bench/*/run.sh; do echo "== $$b"; bash $$b || exit 1; done
 
 clean:
-	rm -rf $(BUILD) bin tests/logs
+	rm -rf $(BUILD) bin build-san bin-san tests/logs
 	$(MAKE) -C $(NN_DIR) clean
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/src/cli/main.d

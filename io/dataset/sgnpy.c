@@ -50,11 +50,11 @@ static PetscErrorCode ParseHeader(const char path[], const char *hdr, SgNpyInfo 
   }
   if (!strcmp(descr, "<f8")) info->esize = 8;
   else if (!strcmp(descr, "<f4")) info->esize = 4;
-  else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: .npy dtype '%s' is not supported: only little-endian float64 '<f8' and float32 '<f4' are (convert with numpy: a.astype('<f8'))", path, descr);
+  else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: .npy dtype '%s' is not supported: only little-endian float64 '<f8' and float32 '<f4' are (convert with numpy: a.astype('<f8'))", path, descr);
 
   p = FindKey(hdr, "fortran_order");
   PetscCheck(p, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: .npy header has no 'fortran_order' (header: %s)", path, hdr);
-  PetscCheck(!strncmp(p, "False", 5), PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: .npy array is in Fortran order; only C order is supported (save it with numpy.ascontiguousarray)", path);
+  PetscCheck(!strncmp(p, "False", 5), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: .npy array is in Fortran order; only C order is supported (save it with numpy.ascontiguousarray)", path);
 
   p = FindKey(hdr, "shape");
   PetscCheck(p && *p == '(', PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: .npy header has no 'shape' tuple (header: %s)", path, hdr);
@@ -67,10 +67,12 @@ static PetscErrorCode ParseHeader(const char path[], const char *hdr, SgNpyInfo 
     while (*p && (isspace((unsigned char)*p) || *p == ',')) p++;
     if (*p == ')') break;
     PetscCheck(isdigit((unsigned char)*p), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: cannot parse the .npy shape (header: %s)", path, hdr);
-    PetscCheck(info->ndim < SG_NPY_MAXDIM, PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: .npy array has more than %d dimensions", path, SG_NPY_MAXDIM);
+    PetscCheck(info->ndim < SG_NPY_MAXDIM, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: .npy array has more than %d dimensions", path, SG_NPY_MAXDIM);
     errno = 0;
     v     = strtoll(p, &end, 10);
     PetscCheck(!errno && end != p && v >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: bad .npy shape entry (header: %s)", path, hdr);
+    /* the byte count (count * 8) must fit int64: a corrupt shape must not overflow it */
+    PetscCheck(v == 0 || info->count <= INT64_MAX / 8 / v, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: .npy shape is too large to be real (header: %s)", path, hdr);
     info->shape[info->ndim++] = v;
     info->count *= v;
     p = end;
@@ -121,6 +123,10 @@ PetscErrorCode SgNpyRead(const char path[], SgNpyInfo *info, void **data)
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: truncated .npy header", path);
   }
   hdr[hlen] = 0;
+  /* the header is quoted in errors: one line, printable (a corrupt file's bytes stay off the terminal) */
+  for (char *c = hdr; *c; c++)
+    if ((unsigned char)*c < 32 || (unsigned char)*c > 126) *c = ' ';
+  for (size_t l = strlen(hdr); l > 0 && hdr[l - 1] == ' '; l--) hdr[l - 1] = 0;
   {
     PetscErrorCode ierr = ParseHeader(path, hdr, info);
     PetscCall(PetscFree(hdr));

@@ -3,9 +3,13 @@
    Vectors go through PETSc's HDF5 viewer (parallel, natural ordering of the DMDA); everything
    else uses the same file id with plain HDF5 calls. Diagnostics are chunked, extendible 1D
    datasets: every rank extends them (a collective metadata operation), rank 0 writes the value. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <petscviewerhdf5.h>
 #include "sgoutput.h"
 #include "h5util.h"
@@ -42,6 +46,71 @@ static PetscErrorCode OpenViewer(SgOutput out, PetscFileMode mode)
   PetscFunctionBegin;
   PetscCall(PetscViewerHDF5Open(out->comm, out->filename, mode, &out->viewer));
   PetscCall(PetscViewerHDF5GetFileId(out->viewer, &out->file));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Can `file` be created or replaced? Decided on rank 0 without touching the file: its directory
+   must exist and accept a new file (tried with a probe that is removed at once, since access() says
+   yes to root on any directory), and `file` itself, if present, must be a writable regular file.
+   Returns an empty message when it can, else the reason. */
+static void WritableReason(const char file[], char msg[], size_t len)
+{
+  char        dir[PETSC_MAX_PATH_LEN], probe[PETSC_MAX_PATH_LEN + 128];
+  const char *slash = strrchr(file, '/');
+  struct stat st;
+  int         fd;
+
+  msg[0] = 0;
+  if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - file), file);
+  else snprintf(dir, sizeof dir, ".");
+  if (!dir[0]) snprintf(dir, sizeof dir, "/");
+  if (!(slash ? slash[1] : file[0])) {
+    snprintf(msg, len, "'%s' names a directory, not a file", file);
+    return;
+  }
+  if (stat(dir, &st)) {
+    snprintf(msg, len, "directory '%s' does not exist: create it (mkdir -p %s)", dir, dir);
+    return;
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    snprintf(msg, len, "'%s' is not a directory", dir);
+    return;
+  }
+  if (!stat(file, &st)) {
+    if (S_ISDIR(st.st_mode)) snprintf(msg, len, "'%s' is a directory: remove or rename it, or choose another output name", file);
+    else if (!S_ISREG(st.st_mode)) snprintf(msg, len, "'%s' exists and is not a regular file", file);
+    else if (access(file, W_OK)) snprintf(msg, len, "'%s' exists and is not writable (%s)", file, strerror(errno));
+    if (msg[0]) return;
+  }
+  snprintf(probe, sizeof probe, "%s/.surge-probe-%ld.tmp", dir, (long)getpid());
+  fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    snprintf(msg, len, "cannot create files in directory '%s' (%s)", dir, strerror(errno));
+    return;
+  }
+  close(fd);
+  unlink(probe);
+}
+
+PetscErrorCode SgOutputCheckPath(MPI_Comm comm, const char option[], const char base[], PetscInt n, const char *const suffix[])
+{
+  PetscMPIInt rank;
+  char        msg[PETSC_MAX_PATH_LEN + 256] = "", file[PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCheck(base && base[0], comm, PETSC_ERR_USER_INPUT, "%s is empty: name the output base, e.g. %s run1 (writes run1.h5)", option, option);
+  {
+    const char *last = strrchr(base, '/') ? strrchr(base, '/') + 1 : base;
+    PetscCheck(last[0] && strcmp(last, ".") && strcmp(last, ".."), comm, PETSC_ERR_USER_INPUT, "%s '%s' names a directory, not an output base: add a file name, e.g. %s %s%srun1 (writes run1.h5 there)", option, base, option, base, last[0] ? "/" : "");
+  }
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank)
+    for (PetscInt i = 0; i < n && !msg[0]; i++) {
+      PetscCall(PetscSNPrintf(file, sizeof file, "%s%s", base, suffix[i]));
+      WritableReason(file, msg, sizeof msg);
+    }
+  PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+  PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "cannot write the output of %s '%s': %s", option, base, msg);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -472,6 +541,8 @@ PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nre
     SgCallH5(H5Gclose(g));
   }
   out->nrec = nrec;
+  /* the end-of-run report belongs to the interrupted future too: the run writes it again */
+  if (H5Lexists(out->file, "/report", H5P_DEFAULT) > 0) SgCallH5(H5Ldelete(out->file, "/report", H5P_DEFAULT));
   /* fields: keep snapshots < nsnap, delete the others, rebuild the XDMF records */
   if (H5Lexists(out->file, "/fields", H5P_DEFAULT) > 0) {
     FieldNames fn = {.n = 0};

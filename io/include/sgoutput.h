@@ -13,9 +13,14 @@
 #include <petscdmda.h>
 #include "sgsolver.h"
 
+/* Before anything is written: can BASE + suffix[i] be created or replaced for every i? One
+   PETSC_ERR_FILE_OPEN error on every rank naming `option` (e.g. "sim output") and the path if not
+   (missing or unwritable directory, a directory in the way, an empty base). Touches no file. */
+PETSC_EXTERN PetscErrorCode SgOutputCheckPath(MPI_Comm, const char option[], const char base[], PetscInt n, const char *const suffix[]);
 PETSC_EXTERN PetscErrorCode SgOutputCreate(MPI_Comm, const char filename[], SgOutput *);
 /* Reopen an existing output for a restarted run: keep the first nrec diagnostics records and the
-   first nsnap field snapshots, drop the rest (they belong to the interrupted future). */
+   first nsnap field snapshots, drop the rest and the end-of-run report (they belong to the
+   interrupted future). */
 PETSC_EXTERN PetscErrorCode SgOutputReopen(MPI_Comm, const char filename[], PetscInt nrec, PetscInt nsnap, SgOutput *);
 PETSC_EXTERN PetscErrorCode SgOutputGetCounts(SgOutput, PetscInt *nrec, PetscInt *nsnap);
 PETSC_EXTERN PetscErrorCode SgOutputWriteProvenance(SgOutput, const char deck[], int argc, char **argv);

@@ -7,6 +7,7 @@
      S^(-1/2) by the submatrix machinery (eigenvalues^(-1/2) instead of the step function),
      H_orth = S^(-1/2) H S^(-1/2) (MatPtAP), P_orth from H_orth, E_band = 2 Tr(P_orth H_orth)
    (= 2 Tr(P H) with P = S^(-1/2) P_orth S^(-1/2)), as CP2K's LS_SCF does with its sign methods. */
+#include <errno.h>
 #include <stdlib.h>
 #include "sgtb.h"
 
@@ -28,8 +29,8 @@ static int CompareEntry(const void *pa, const void *pb)
 }
 
 /* A full matrix: every entry below the diagonal must have its mirror within the tolerance; keeps
-   the upper triangle in ri/ci/v (rank 0 only). */
-static PetscErrorCode FoldFullMatrix(const char file[], PetscInt *nnz, PetscInt *ri, PetscInt *ci, PetscReal *v, const long *lineof)
+   the upper triangle in ri/ci/v (rank 0 only). A problem is written to msg (the caller broadcasts it). */
+static PetscErrorCode FoldFullMatrix(const char file[], PetscInt *nnz, PetscInt *ri, PetscInt *ci, PetscReal *v, const long *lineof, char msg[], size_t len)
 {
   CSREntry *e;
   PetscInt  n = *nnz, m = 0;
@@ -47,11 +48,13 @@ static PetscErrorCode FoldFullMatrix(const char file[], PetscInt *nnz, PetscInt 
     const CSREntry *a = &e[k];
     PetscBool       paired = k + 1 < n && e[k + 1].i == a->i && e[k + 1].j == a->j ? PETSC_TRUE : PETSC_FALSE;
     if (a->i == a->j) { /* diagonal: once */
-      PetscCheck(!paired, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%ld: diagonal entry (%" PetscInt_FMT ",%" PetscInt_FMT ") appears twice (also line %ld)", file, e[k + 1].line, a->i + 1, a->i + 1, a->line);
-    } else {
-      PetscCheck(paired && !a->lower && e[k + 1].lower, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%ld: entry (%" PetscInt_FMT ",%" PetscInt_FMT ") has no mirror (%" PetscInt_FMT ",%" PetscInt_FMT "): a full CP2K matrix holds both triangles (or write only the upper one with UPPER_TRIANGULAR T)", file, a->line, a->lower ? a->j + 1 : a->i + 1, a->lower ? a->i + 1 : a->j + 1, a->lower ? a->i + 1 : a->j + 1, a->lower ? a->j + 1 : a->i + 1);
-      PetscCheck(PetscAbsReal(a->v - e[k + 1].v) <= SG_CSR_SYMM_TOL * vmax, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%ld: the matrix is not symmetric: entry (%" PetscInt_FMT ",%" PetscInt_FMT ") = %.15g but (%" PetscInt_FMT ",%" PetscInt_FMT ") = %.15g (line %ld); tolerance %g of the largest |entry| %g", file, e[k + 1].line, a->j + 1, a->i + 1, (double)e[k + 1].v, a->i + 1, a->j + 1, (double)a->v, a->line, SG_CSR_SYMM_TOL, (double)vmax);
+      if (paired) PetscCall(PetscSNPrintf(msg, len, "%s:%ld: diagonal entry (%" PetscInt_FMT ",%" PetscInt_FMT ") appears twice (also line %ld)", file, e[k + 1].line, a->i + 1, a->i + 1, a->line));
+    } else if (!(paired && !a->lower && e[k + 1].lower)) {
+      PetscCall(PetscSNPrintf(msg, len, "%s:%ld: entry (%" PetscInt_FMT ",%" PetscInt_FMT ") has no mirror (%" PetscInt_FMT ",%" PetscInt_FMT "): a full CP2K matrix holds both triangles (or write only the upper one with UPPER_TRIANGULAR T)", file, a->line, a->lower ? a->j + 1 : a->i + 1, a->lower ? a->i + 1 : a->j + 1, a->lower ? a->i + 1 : a->j + 1, a->lower ? a->j + 1 : a->i + 1));
+    } else if (PetscAbsReal(a->v - e[k + 1].v) > SG_CSR_SYMM_TOL * vmax) {
+      PetscCall(PetscSNPrintf(msg, len, "%s:%ld: the matrix is not symmetric: entry (%" PetscInt_FMT ",%" PetscInt_FMT ") = %.15g but (%" PetscInt_FMT ",%" PetscInt_FMT ") = %.15g (line %ld); tolerance %g of the largest |entry| %g", file, e[k + 1].line, a->j + 1, a->i + 1, (double)e[k + 1].v, a->i + 1, a->j + 1, (double)a->v, a->line, SG_CSR_SYMM_TOL, (double)vmax));
     }
+    if (msg[0]) break;
     ri[m] = a->i, ci[m] = a->j, v[m] = a->v, m++;
     if (paired) k++;
   }
@@ -68,35 +71,51 @@ PetscErrorCode SgTBReadCSR(MPI_Comm comm, const char file[], PetscInt n, Mat *A)
   long       *lineof = NULL;
   PetscBool   full = PETSC_FALSE;
   Mat         M;
+  char        msg[PETSC_MAX_PATH_LEN + 256] = "";
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  /* rank 0 reads; a problem is described in msg and raised on every rank after the broadcast, so
+     a bad file is one clean error on all ranks, not an abort or a hang */
   if (rank == 0) {
     FILE *fp = fopen(file, "r");
     char  line[512];
     long  lineno = 0;
-    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot open CP2K CSR file '%s'", file);
-    while (fgets(line, sizeof line, fp)) {
+    if (!fp) PetscCall(PetscSNPrintf(msg, sizeof msg, "Cannot open CP2K CSR file '%s' (%s): check dft ks_csr / s_csr", file, strerror(errno)));
+    while (fp && !msg[0] && fgets(line, sizeof line, fp)) {
       long   a, b;
       double x;
+      char   rest;
+      size_t len = strlen(line);
       lineno++;
       if (line[0] == '#' || line[strspn(line, " \t\r\n")] == 0) continue;
-      PetscCheck(sscanf(line, "%ld %ld %lf", &a, &b, &x) == 3, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%ld: expected 'row col value', got '%.60s'", file, lineno, line);
-      PetscCheck(a >= 1 && b >= 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%ld: indices are 1-based, got %ld %ld", file, lineno, a, b);
-      if (b < a) full = PETSC_TRUE;
-      PetscCheck(n <= 0 || PetscMax(a, b) <= n, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "%s:%ld: index %ld exceeds the expected matrix size %" PetscInt_FMT ": the CSR file does not match the system (wrong file, or wrong block sizes/number of molecules)", file, lineno, PetscMax(a, b), n);
+      if (sscanf(line, "%ld %ld %lf %c", &a, &b, &x, &rest) != 3) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: expected 'row col value', got '%.60s': not a CP2K CSR text file (or damaged)", file, lineno, line));
+      else if (len && line[len - 1] != '\n' && feof(fp)) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: the last line has no end of line: the file is truncated", file, lineno));
+      else if (a < 1 || b < 1) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: indices are 1-based, got %ld %ld", file, lineno, a, b));
+      else if (PetscMax(a, b) > PETSC_MAX_INT) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: index %ld exceeds the largest matrix this build holds (%d)", file, lineno, PetscMax(a, b), PETSC_MAX_INT));
+      else if (n > 0 && PetscMax(a, b) > n) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: index %ld exceeds the expected matrix size %" PetscInt_FMT ": the CSR file does not match the system (wrong file, or wrong block sizes/number of molecules)", file, lineno, PetscMax(a, b), n));
+      else if (PetscIsInfOrNanReal(x)) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s:%ld: value %g is not a finite number", file, lineno, x));
+      if (msg[0]) break;
+      if (b < a) full = PETSC_TRUE; /* CP2K's default: the full matrix */
       if (nnz == cap) {
         cap = cap ? 2 * cap : 65536;
         PetscCall(PetscRealloc(sizeof(PetscInt) * cap, &ri)); PetscCall(PetscRealloc(sizeof(PetscInt) * cap, &ci)); PetscCall(PetscRealloc(sizeof(PetscReal) * cap, &v));
         PetscCall(PetscRealloc(sizeof(long) * cap, &lineof));
       }
-      ri[nnz] = a - 1; ci[nnz] = b - 1; v[nnz] = x; lineof[nnz] = lineno; nnz++;
+      ri[nnz] = (PetscInt)(a - 1); ci[nnz] = (PetscInt)(b - 1); v[nnz] = x; lineof[nnz] = lineno; nnz++;
       nmax = PetscMax(nmax, (PetscInt)PetscMax(a, b));
     }
-    fclose(fp);
-    PetscCheck(nnz > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "CP2K CSR file '%s' holds no entries", file);
-    if (full) PetscCall(FoldFullMatrix(file, &nnz, ri, ci, v, lineof));
+    if (fp) fclose(fp);
+    if (!msg[0] && nnz == 0) PetscCall(PetscSNPrintf(msg, sizeof msg, "CP2K CSR file '%s' holds no entries", file));
+    if (!msg[0] && full) PetscCall(FoldFullMatrix(file, &nnz, ri, ci, v, lineof, msg, sizeof msg));
     PetscCall(PetscFree(lineof));
+  }
+  for (char *c = msg; *c; c++)
+    if ((unsigned char)*c < 32 || (unsigned char)*c > 126) *c = '?'; /* a binary file's bytes stay off the terminal */
+  PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+  if (msg[0]) {
+    PetscCall(PetscFree(ri)); PetscCall(PetscFree(ci)); PetscCall(PetscFree(v));
+    SETERRQ(comm, PETSC_ERR_FILE_UNEXPECTED, "%s", msg);
   }
   PetscCallMPI(MPI_Bcast(&nnz, 1, MPIU_INT, 0, comm));
   PetscCallMPI(MPI_Bcast(&nmax, 1, MPIU_INT, 0, comm));

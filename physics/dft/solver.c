@@ -22,6 +22,7 @@ typedef struct {
   SgTBEnergy    E;
   PetscReal     fmax, tdm;
   PetscBool     done, csr;
+  Mat           H, S; /* CP2K matrices, read at set-up (before any output exists) */
   PetscInt      d_e, d_eb, d_rep, d_mu, d_f, d_t;
 } DFT;
 
@@ -86,7 +87,13 @@ static PetscErrorCode DFTSetUp(SgSolver s)
   MPI_Comm comm = PetscObjectComm((PetscObject)s);
 
   PetscFunctionBegin;
-  if (!d->csr) {
+  if (d->csr) {
+    PetscInt N;
+    PetscCall(SgTBReadCSR(comm, d->ks, -1, &d->H));
+    PetscCall(MatGetSize(d->H, &N, NULL));
+    PetscCall(SgTBReadCSR(comm, d->s, N, &d->S));
+    PetscCheck(N % d->block_size == 0, comm, PETSC_ERR_USER_INPUT, "dft: matrix size %" PetscInt_FMT " in '%s' is not a multiple of dft block_size %" PetscInt_FMT ": wrong block_size or a truncated file", N, d->ks, d->block_size);
+  } else {
     PetscCall(SgTBModelGet(comm, d->element, &d->model));
     if (d->xyz[0]) PetscCall(ReadXYZ(comm, d->xyz, d->element, &d->g));
     else {
@@ -127,10 +134,9 @@ static PetscErrorCode DFTStep(SgSolver s, PetscReal t, PetscReal dt)
     SgTBBlocks  b;
     SgTBDensity dm;
     PetscInt    N;
-    PetscCall(SgTBReadCSR(comm, d->ks, -1, &H));
+    H = d->H;
+    S = d->S;
     PetscCall(MatGetSize(H, &N, NULL));
-    PetscCall(SgTBReadCSR(comm, d->s, N, &S));
-    PetscCheck(N % d->block_size == 0, comm, PETSC_ERR_USER_INPUT, "dft: matrix size %" PetscInt_FMT " is not a multiple of dft block_size %" PetscInt_FMT, N, d->block_size);
     b.nblk = N / d->block_size;
     PetscCall(PetscMalloc1(b.nblk + 1, &b.off));
     for (PetscInt k = 0; k <= b.nblk; k++) b.off[k] = k * d->block_size;
@@ -141,7 +147,7 @@ static PetscErrorCode DFTStep(SgSolver s, PetscReal t, PetscReal dt)
     d->g.n = b.nblk;
     PetscCall(SgTBDensityDestroy(&dm));
     PetscCall(PetscFree(b.off));
-    PetscCall(MatDestroy(&H)); PetscCall(MatDestroy(&S));
+    PetscCall(MatDestroy(&d->H)); PetscCall(MatDestroy(&d->S));
   } else {
     PetscReal  *f, W[9], t0 = MPI_Wtime();
     PetscCall(PetscMalloc1(3 * d->g.n, &f));
@@ -216,6 +222,8 @@ static PetscErrorCode DFTDestroy(SgSolver s)
 
   PetscFunctionBegin;
   if (!d->csr) PetscCall(SgTBGeomDestroy(&d->g));
+  PetscCall(MatDestroy(&d->H));
+  PetscCall(MatDestroy(&d->S));
   PetscCall(PetscFree(s->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -35,6 +35,11 @@ static PetscErrorCode HeatSetFromOptions(SgSolver s, PetscOptionItems *PetscOpti
   PetscCall(SgOptionsReal("-amplitude", "Amplitude of the initial mode", "", h->amplitude, &h->amplitude, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCall(SgOptionsReal("-offset", "Constant added to the initial mode (the conserved mean)", "", h->offset, &h->offset, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscOptionsHeadEnd();
+  {
+    PetscReal cells = 1;
+    for (PetscInt d = 0; d < h->dim; d++) cells *= (PetscReal)h->n[d];
+    PetscCall(SgCheckCount(PetscObjectComm((PetscObject)s), "-heat_cells", "grid cells", cells, 3 * sizeof(PetscScalar))); /* u, its ghosted copy, the Laplacian */
+  }
   for (PetscInt d = 0; d < h->dim; d++)
     PetscCheck(2 * h->mode[d] < h->n[d], PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "heat mode[%" PetscInt_FMT "] = %" PetscInt_FMT " is not resolved by %" PetscInt_FMT " cells (need 2 mode < cells)", d, h->mode[d], h->n[d]);
   PetscFunctionReturn(PETSC_SUCCESS);

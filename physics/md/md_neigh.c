@@ -24,15 +24,27 @@ PetscErrorCode SgMDNeighDestroy(SgMDNeigh *nb)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#define SG_MD_MAX_BINS 4194304.0 /* 2^22 bins: 32 MB of bin heads and counts */
+
 PetscErrorCode SgMDNeighSetUp(SgMDNeigh *nb, const SgMDDomain *dom)
 {
   const SgMDBox *box = &dom->box;
   PetscReal      bw[3];
 
   PetscFunctionBegin;
+  PetscReal      want[3], ext = 1, scale = 1;
+
+  /* Bins of width >= cutneigh/2 (so the +/-2 stencil reaches cutneigh), as many as fit, but at most
+     SG_MD_MAX_BINS per sub-domain: a dilute system (a huge lattice constant) would otherwise ask for
+     more bins than memory or PetscInt hold. Wider bins stay correct, only slower. */
+  for (int d = 0; d < 3; d++) {
+    want[d] = PetscMax(1, PetscFloorReal(box->thick[d] / (0.5 * nb->cutneigh)));
+    ext *= want[d] * (dom->subhi[d] - dom->sublo[d] + 2 * dom->cutghost / box->thick[d]) + 5;
+  }
+  if (ext > SG_MD_MAX_BINS) scale = PetscPowReal(SG_MD_MAX_BINS / ext, 1.0 / 3.0);
   for (int d = 0; d < 3; d++) {
     PetscReal cutfrac = dom->cutghost / box->thick[d];
-    nb->nbin[d]       = PetscMax(1, (PetscInt)PetscFloorReal(box->thick[d] / (0.5 * nb->cutneigh)));
+    nb->nbin[d]       = (PetscInt)PetscMax(1, PetscFloorReal(want[d] * scale));
     bw[d]             = box->thick[d] / nb->nbin[d];
     /* two spare bins each side: every atom within cutghost of the sub-domain lands in
        [2, bext-3], so the +/-2 stencil never leaves the array */

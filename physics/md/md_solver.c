@@ -30,6 +30,7 @@ typedef struct {
   SgMD           md;
   PetscLogDouble wall;      /* time spent in steps */
   PetscInt       nsteps;    /* steps in this run (for the rate) */
+  PetscBool      files_open; /* trajectory and model-deviation files: opened by the first step or record */
 } SolverData;
 
 static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscOptionsObject)
@@ -67,6 +68,9 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
       PetscCheck(md->units.style == SG_MD_UNITS_LJ || setrho, comm, PETSC_ERR_USER_INPUT, "md_lattice_constant: required in %s units", md->units.name);
       alat = PetscPowReal(nb / rho, 1.0 / 3.0); /* LAMMPS lj-unit lattice: density sets a */
     }
+    /* 3 coordinates per atom are indexed by PetscInt; ~100 bytes per coordinate covers positions,
+       velocities, forces, ids and the neighbour list of a dense liquid (~40 neighbours per atom) */
+    PetscCall(SgCheckCount(comm, "-md_lattice_cells", "atom coordinates (3 per atom)", 3.0 * nb * (PetscReal)cells[0] * (PetscReal)cells[1] * (PetscReal)cells[2], 100));
     PetscCall(SgMDSystemLattice(lattices[ilat], alat, cells, sys));
     if (!ltype[0]) PetscCall(PetscStrncpy(ltype, md->units.style == SG_MD_UNITS_LJ ? "1" : "", sizeof ltype));
     PetscCheck(ltype[0], comm, PETSC_ERR_USER_INPUT, "md_lattice_type: name the element of the lattice atoms (e.g. Si) in metal units");
@@ -320,36 +324,11 @@ static PetscErrorCode MDSetUp(SgSolver solver)
     PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
     /* a restarted run prints its first thermo line after the state is read (restart op) */
     if (md->thermo_every && !restarting) PetscCall(ThermoLine(solver, PETSC_TRUE));
-    if (md->devi_every) { /* a restarted run appends (its checkpoint step's line is already there) */
-      if (!md->dom->rank) {
-        md->devi_fp = fopen(md->devi_file, restarting ? "a" : "w");
-        PetscCheck(md->devi_fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot write the model deviation file %s (md_model_devi_file)", md->devi_file);
-        if (!restarting) fprintf(md->devi_fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
-      }
-      if (!restarting) PetscCall(SgMDModelDeviWrite(md));
-    }
   }
-  if (md->traj_every) {
-    SgH5MD h;
-    PetscInt *sp, off, cnt;
-    PetscReal *buf, *blk;
-    PetscBool restarting;
-    /* a restarted run continues the trajectory file: frames past the checkpoint are dropped in
-       restart(); a fresh run starts a new file */
-    PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
-    PetscCall(SgH5MDCreate(comm, md->traj_file, md->N, md->units.u_length, md->units.u_time, restarting, &h));
-    md->h5md = h;
-    if (restarting) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(PetscMalloc1(md->dom->nlocal + 1, &buf));
-    for (PetscInt i = 0; i < md->dom->nlocal; i++) buf[i] = md->dom->type[i];
-    PetscCall(SgMDDomainToIdBlocks(md->dom, md->N, 1, buf, &off, &cnt, &blk));
-    PetscCall(PetscMalloc1(cnt + 1, &sp));
-    for (PetscInt i = 0; i < cnt; i++) sp[i] = (PetscInt)blk[i];
-    PetscCall(SgH5MDWriteSpecies(h, off, cnt, sp, md->ntypes, (const char(*)[16])md->tname, md->mass));
-    PetscCall(PetscFree(sp));
-    PetscCall(PetscFree(blk));
-    PetscCall(PetscFree(buf));
-    PetscCall(TrajFrame(solver, 0.0));
+  { /* the files MDOpenFiles will write: their paths are checked now, before any output exists */
+    const char *const none[] = {""};
+    if (md->traj_every) PetscCall(SgOutputCheckPath(comm, "-md_traj_file", md->traj_file, 1, none));
+    if (md->devi_every) PetscCall(SgOutputCheckPath(comm, "-md_model_devi_file", md->devi_file, 1, none));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -381,6 +360,56 @@ static PetscErrorCode ModelDeviTruncate(SgMD *md)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The trajectory and model-deviation files are created (or, for a restarted run, cut back to the
+   checkpoint's step) only when the run writes its first step or record: set-up only checks, so a
+   run refused after it (an unknown option, a bad output path) leaves the files of an earlier run
+   untouched. */
+static PetscErrorCode MDOpenFiles(SgSolver solver)
+{
+  SolverData *sd = (SolverData *)solver->data;
+  SgMD       *md = &sd->md;
+  MPI_Comm    comm = PetscObjectComm((PetscObject)solver);
+  PetscBool   restarting;
+
+  PetscFunctionBegin;
+  if (sd->files_open) PetscFunctionReturn(PETSC_SUCCESS);
+  sd->files_open = PETSC_TRUE;
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
+  if (md->devi_every) { /* a restarted run appends (its checkpoint step's line is already there) */
+    if (!md->dom->rank) {
+      md->devi_fp = fopen(md->devi_file, restarting ? "a" : "w");
+      PetscCheck(md->devi_fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot write the model deviation file %s (md_model_devi_file)", md->devi_file);
+      if (!restarting) fprintf(md->devi_fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
+    }
+    if (!restarting) PetscCall(SgMDModelDeviWrite(md));
+  }
+  if (restarting && md->devi_fp) PetscCall(ModelDeviTruncate(md));
+  if (md->traj_every) {
+    SgH5MD h;
+    PetscInt *sp, off, cnt;
+    PetscReal *buf, *blk;
+    /* a restarted run continues the trajectory file without the frames past the checkpoint; a
+       fresh run starts a new file */
+    PetscCall(SgH5MDCreate(comm, md->traj_file, md->N, md->units.u_length, md->units.u_time, restarting, &h));
+    md->h5md = h;
+    if (restarting) {
+      PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(PetscMalloc1(md->dom->nlocal + 1, &buf));
+    for (PetscInt i = 0; i < md->dom->nlocal; i++) buf[i] = md->dom->type[i];
+    PetscCall(SgMDDomainToIdBlocks(md->dom, md->N, 1, buf, &off, &cnt, &blk));
+    PetscCall(PetscMalloc1(cnt + 1, &sp));
+    for (PetscInt i = 0; i < cnt; i++) sp[i] = (PetscInt)blk[i];
+    PetscCall(SgH5MDWriteSpecies(h, off, cnt, sp, md->ntypes, (const char(*)[16])md->tname, md->mass));
+    PetscCall(PetscFree(sp));
+    PetscCall(PetscFree(blk));
+    PetscCall(PetscFree(buf));
+    PetscCall(TrajFrame(solver, 0.0));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MDTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
 {
   SgMD *md = &((SolverData *)solver->data)->md;
@@ -396,6 +425,7 @@ static PetscErrorCode MDStep(SgSolver solver, PetscReal t, PetscReal dt)
   PetscLogDouble t0, t1;
 
   PetscFunctionBegin;
+  PetscCall(MDOpenFiles(solver));
   PetscCall(PetscTime(&t0));
   PetscCall(SgMDIntegrate(md, dt));
   PetscCall(PetscTime(&t1));
@@ -414,6 +444,7 @@ static PetscErrorCode MDDiagnose(SgSolver solver, PetscReal t, PetscReal v[])
   PetscReal T, ke, pe, p, ec, sc;
 
   PetscFunctionBegin;
+  PetscCall(MDOpenFiles(solver));
   PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
   sc = md->norm ? 1.0 / md->N : 1.0;
   v[md->idiag[0]] = T;
@@ -562,8 +593,6 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     for (int k = 0; k < 10; k++) md->eta[k] = sc[17 + k];
     md->energy_step = md->step;
     md->fstep       = md->step;
-    if (md->h5md) PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
-    if (md->devi_fp) PetscCall(ModelDeviTruncate(md));
     if (md->thermo_every) PetscCall(ThermoLine(solver, PETSC_TRUE));
   }
   PetscCall(VecDestroy(&V));

@@ -82,6 +82,7 @@ PetscErrorCode SgMDSystemLattice(const char style[], PetscReal a, const PetscInt
     for (int k = 0; k < 2; k++) for (int d = 0; d < 3; d++) basis[nb + k][d] = bcc[k][d];
     nb += 2;
   }
+  PetscCheck(3.0 * nb * (PetscReal)cells[0] * (PetscReal)cells[1] * (PetscReal)cells[2] <= (PetscReal)PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "md_lattice_cells: %" PetscInt_FMT "x%" PetscInt_FMT "x%" PetscInt_FMT " cells hold more atoms than PetscInt can index", cells[0], cells[1], cells[2]);
   n = nb * cells[0] * cells[1] * cells[2];
   s->n = n;
   PetscCall(PetscMalloc1(3 * n, &s->x));

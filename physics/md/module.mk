@@ -1,4 +1,4 @@
 # physics/md: the pair kernels use `#pragma omp simd reduction(...)` so the compiler may vectorise
 # the force sums over neighbours (a fixed lane-wise order: still deterministic). -fopenmp-simd
 # enables only those pragmas: no OpenMP runtime, no threads.
-build/physics/md/md_lj.o build/physics/md/md_neigh.o: CFLAGS += -fopenmp-simd
+$(BUILD)/physics/md/md_lj.o $(BUILD)/physics/md/md_neigh.o: CFLAGS += -fopenmp-simd

@@ -135,6 +135,12 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_upper needs %" PetscInt_FMT " entries (cdim + vdim)", v->pdim);
   for (PetscInt d = 0; d < v->pdim; d++)
     PetscCheck(v->upper[d] > v->lower[d], comm, PETSC_ERR_USER_INPUT, "vlasov_upper[%" PetscInt_FMT "] = %g is not above vlasov_lower[%" PetscInt_FMT "] = %g", d, (double)v->upper[d], d, (double)v->lower[d]);
+  /* the kernels multiply cell widths and their inverse squares (Poisson stiffness, Jacobians): a
+     width outside [1e-100, 1e100] over- or underflows them to a singular field solve or a zero step */
+  for (PetscInt d = 0; d < v->pdim; d++) {
+    PetscReal dx = (v->upper[d] - v->lower[d]) / v->cells[d];
+    PetscCheck(dx >= 1e-100 && dx <= 1e100, comm, PETSC_ERR_USER_INPUT, "vlasov_lower/upper[%" PetscInt_FMT "] = [%g, %g] with %" PetscInt_FMT " cells gives a cell width of %g, outside [1e-100, 1e100]: give a box of physical size (units lambda_D, v_th,e)", d, (double)v->lower[d], (double)v->upper[d], v->cells[d], (double)dx);
+  }
   idx = 0;
   PetscCall(SgOptionsEList("-basis", "Modal basis family", family_names, 2, family_names[0], &idx, NULL));
   v->family = idx;
@@ -193,6 +199,12 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   }
   v->np  = v->kern->np;
   v->npx = v->kern->npx;
+  {
+    PetscReal unknowns = (PetscReal)v->np;
+    for (PetscInt d = 0; d < v->pdim; d++) unknowns *= (PetscReal)v->cells[d];
+    /* per species: f, two Runge-Kutta stages, the right-hand side and a ghosted copy */
+    PetscCall(SgCheckCount(comm, "-vlasov_cells", "phase-space unknowns per species", unknowns, 5.0 * sizeof(PetscScalar) * v->nspecies));
+  }
   PetscCheck(v->exact == 0 || (v->field == 1 && v->cdim == 1 && v->vdim == 1 && v->nspecies == 1), comm, PETSC_ERR_USER_INPUT, "vlasov_exact freestream needs field: none, a 1x1v phase space and one species");
   PetscCheck(v->fit == 0 || v->field == 0, comm, PETSC_ERR_USER_INPUT, "vlasov_fit needs the self-consistent field (field: poisson)");
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -234,6 +246,12 @@ static PetscErrorCode SetUp_Vlasov(SgSolver solver)
   PetscCall(PetscLogEventRegister("VlasovField", SG_SOLVER_CLASSID, &v->ev_field));
   PetscCall(PetscLogEventRegister("VlasovMoments", SG_SOLVER_CLASSID, &v->ev_moments));
   for (PetscInt s = 0; s < v->nspecies; s++) PetscCall(CheckVelocityGrid(comm, v, &v->sp[s]));
+  if (v->fit != 0) { /* the fit compares with the dispersion root at the perturbation's k: find it now, not after the run */
+    PetscReal k2 = 0;
+    for (PetscInt d = 0; d < v->cdim; d++) k2 += PetscSqr(v->sp[0].k[d]);
+    PetscCheck(k2 > 0 && v->sp[0].pert != 0, comm, PETSC_ERR_USER_INPUT, "vlasov_fit %s needs a perturbed mode: set vlasov_%s_k (e.g. k: [0.5]) and vlasov_%s_perturbation (e.g. 1e-4), or fit: none", fit_names[v->fit], v->sp[0].name, v->sp[0].name);
+    PetscCall(SgVlasovDispersionRoot(v, v->sp[0].k, &v->fit_root[0], &v->fit_root[1]));
+  }
   PetscCall(SgVlasovSetUpGrid(solver, v));
   PetscCall(SgVlasovFieldSetUp(v));
   for (PetscInt s = 0; s < v->nspecies; s++) PetscCall(SgVlasovProject(v, &v->sp[s], v->sp[s].f));

@@ -68,6 +68,7 @@ typedef struct {
   /* options */
   PetscInt  cdim, vdim, order, family, flux, field, fit, exact;
   PetscReal cfl, fit_window[2];
+  PetscReal fit_root[2]; /* theory for the fit (omega_r, gamma), found at set-up so a deck without one fails before the run */
   PetscInt  cells[5];
   PetscInt  ranks[3];  /* ranks per DMDA axis (PETSC_DECIDE: PETSc chooses) */
   PetscReal lower[5], upper[5];

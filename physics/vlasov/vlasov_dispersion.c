@@ -107,7 +107,7 @@ PetscErrorCode SgVlasovDispersionRoot(SgVlasov *v, const PetscReal k[], PetscRea
         found  = PETSC_TRUE;
       }
     }
-  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_NOT_CONVERGED, "No root of the kinetic dispersion relation found for this deck's distribution");
+  PetscCheck(found, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "vlasov_fit: no root of the kinetic dispersion relation for this deck's distribution and k = %g: the fit has no theory to compare with; set fit: none or change the species", (double)k[0]);
   *omega_r = PetscAbsReal(best_r) < 1e-10 ? 0 : best_r;
   *gamma   = best_i;
   PetscFunctionReturn(PETSC_SUCCESS);

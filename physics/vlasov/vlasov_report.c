@@ -105,7 +105,8 @@ PetscErrorCode SgVlasovReport(SgSolver solver, SgOutput out)
   if (v->fit == SG_VLASOV_FIT_LANDAU || v->fit == SG_VLASOV_FIT_GROWTH) {
     PetscReal wr, wi, g = 0, w = 0, val[2];
     PetscInt  n = 0;
-    PetscCall(SgVlasovDispersionRoot(v, v->sp[0].k, &wr, &wi));
+    wr = v->fit_root[0];
+    wi = v->fit_root[1];
     if (v->fit == SG_VLASOV_FIT_LANDAU) {
       PetscCall(FitLandau(comm, v, &g, &w, &n));
       if (n < 3) goto final;

@@ -160,6 +160,15 @@ static const char *SampleExtension(SgEnsemble e)
   return e->contribution == SG_CONTRIB_MD_FRAMES ? ".h5md" : ".h5";
 }
 
+/* While a member runs, a user-class error (a bad sampled value, an unreadable input) is kept quiet:
+   the ensemble reports it once, on every rank, after all groups have stopped. Anything else is a bug
+   and keeps PETSc's trace (and the abort below). */
+static PetscErrorCode MemberErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
+{
+  if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP) return n;
+  return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
+}
+
 /* One member: set its options, run an ordinary simulation on the group's communicator. */
 static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
 {
@@ -409,6 +418,9 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   MPI_Win        win;
   long          *counter;
   PetscLogDouble t0, t1, busy = 0, busy_all;
+  PetscInt       fail_member = -1;
+  PetscErrorCode fail_code   = 0;
+  char           fail_msg[1024] = "";
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -446,11 +458,28 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     if (idx >= ntodo) break;
     PetscCall(PetscTime(&m0));
     {
-      PetscErrorCode ierr = RunMember(e, group, todo[idx]);
-      if (ierr) {
-        /* other groups are busy with their own members: only an abort stops them all */
+      PetscErrorCode ierr;
+      PetscCall(PetscPushErrorHandler(MemberErrorHandler, NULL));
+      ierr = RunMember(e, group, todo[idx]);
+      PetscCall(PetscPopErrorHandler());
+      if (ierr && ierr != PETSC_ERR_USER_INPUT && ierr != PETSC_ERR_FILE_OPEN && ierr != PETSC_ERR_FILE_UNEXPECTED && ierr != PETSC_ERR_FILE_READ && ierr != PETSC_ERR_FP) {
+        /* a bug, possibly on one rank only: other groups are busy, only an abort stops them all */
         if (!grank) fprintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", todo[idx]);
         PETSCABORT(comm, ierr);
+      }
+      if (ierr) { /* the user's: stop handing out members, let the other groups finish theirs, report once */
+        const char *text;
+        long        stop = (long)ntodo;
+        PetscCall(PetscErrorMessage(ierr, NULL, (char **)&text));
+        PetscCall(PetscStrncpy(fail_msg, text ? text : "", sizeof fail_msg));
+        fail_member = todo[idx];
+        fail_code   = ierr;
+        if (!grank) {
+          PetscCallMPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+          PetscCallMPI(MPI_Accumulate(&stop, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_REPLACE, win));
+          PetscCallMPI(MPI_Win_unlock(0, win));
+        }
+        break;
       }
     }
     PetscCall(PetscTime(&m1));
@@ -465,6 +494,19 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   PetscCall(PetscTime(&t1));
   PetscCallMPI(MPI_Win_free(&win));
   PetscCallMPI(MPI_Comm_free(&group));
+  { /* a member's user error, raised on every rank with the member's own message */
+    struct {
+      PetscInt m;
+      int      rank;
+    } mine = {fail_member, rank}, first;
+    PetscCallMPI(MPI_Allreduce(&mine, &first, 1, MPIU_INT == MPI_INT ? MPI_2INT : MPI_LONG_INT, MPI_MAXLOC, comm));
+    if (first.m >= 0) {
+      PetscCallMPI(MPI_Bcast(fail_msg, (int)sizeof fail_msg, MPI_CHAR, first.rank, comm));
+      PetscCallMPI(MPI_Bcast(&fail_code, 1, MPI_INT, first.rank, comm));
+      PetscCall(PetscFree(todo));
+      SETERRQ(comm, fail_code, "ensemble member %" PetscInt_FMT ": %s (members already done are kept: fix the deck and rerun to continue)", first.m, fail_msg);
+    }
+  }
   /* idle fraction: group time not spent in members, over all groups (busy counted once per group) */
   if (grank) busy = 0;
   PetscCallMPI(MPI_Allreduce(&busy, &busy_all, 1, MPI_DOUBLE, MPI_SUM, comm));

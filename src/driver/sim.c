@@ -3,6 +3,7 @@
    Bit-identical restarts: the loop's only state is (t, step, output record counts), all stored in
    the checkpoint; dt is recomputed from the restored solver state exactly as the original run did. */
 #include <string.h>
+#include <unistd.h>
 #include <petsc/private/petscimpl.h>
 #include "sgsim.h"
 #include "sgoutput.h"
@@ -24,7 +25,7 @@ struct _p_SgSim {
   char      solver_type[64], output[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN];
   PetscReal t, t_end, dt_fixed;
   PetscInt  step, max_steps, field_every, diag_every, checkpoint_every, progress_every;
-  PetscBool help, restarted, quiet;
+  PetscBool help, restarted, quiet, complete;
   PetscInt  ndiag, progress_diag;
   PetscReal *diag;
   PetscLogDouble wall0;
@@ -166,11 +167,53 @@ static PetscErrorCode WriteCheckpoint(SgSim sim)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Is the run at its end (t_end reached up to round-off of the step sum, or max_steps done)? */
+static PetscBool AtEnd(SgSim sim)
+{
+  return sim->step >= sim->max_steps || sim->t >= sim->t_end - 1e-12 * PetscMax(1, PetscAbsReal(sim->t_end)) ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* A fixed step above the stable one would be refused at the first step; refuse it now, before any
+   file is written (the loop checks again each step, since the stable step changes with the state). */
+static PetscErrorCode CheckFixedStep(SgSim sim)
+{
+  PetscReal dtmax;
+
+  PetscFunctionBegin;
+  PetscCall(SgSolverGetTimeStep(sim->solver, sim->t, &dtmax));
+  PetscCheck(dtmax > 0 && !PetscIsInfOrNanReal(dtmax), PetscObjectComm((PetscObject)sim), PETSC_ERR_USER_INPUT, "the solver's stable time step at t = %g is %g: the grid or its bounds are degenerate (check the deck's cells, lower and upper)", (double)sim->t, (double)dtmax);
+  PetscCheck(sim->dt_fixed <= 0 || sim->dt_fixed <= dtmax * (1 + 1e-12), PetscObjectComm((PetscObject)sim), PETSC_ERR_USER_INPUT, "sim dt = %g exceeds the solver's stable step %g at t = %g: lower dt or remove it to let the solver choose", (double)sim->dt_fixed, (double)dtmax, (double)sim->t);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A run killed while writing its XDMF sidecar or a checkpoint leaves BASE.xmf.tmp or BASE.chk.h5.tmp
+   (the files they replace are intact: both are renamed into place only when complete). They are
+   this output's own half-written files, so the next run with the same output removes them. */
+static PetscErrorCode RemoveStaleTemporaries(SgSim sim, PetscInt n, const char *const suffix[])
+{
+  PetscMPIInt rank;
+  char        tmp[PETSC_MAX_PATH_LEN + 16];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)sim), &rank));
+  if (rank) PetscFunctionReturn(PETSC_SUCCESS);
+  for (PetscInt i = 0; i < n; i++) {
+    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, suffix[i]));
+    if (!access(tmp, F_OK) && !unlink(tmp) && !sim->quiet) PetscCall(PetscPrintf(PETSC_COMM_SELF, "Removed %s, left by an interrupted run\n", tmp));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Everything that can be checked is checked before the output is created or reopened, so a refused
+   run leaves every existing file byte-identical: solver set-up (inputs read), unused options, the
+   restart file, the first step, and the output paths. */
 PetscErrorCode SgSimSetUp(SgSim sim)
 {
   MPI_Comm           comm = PetscObjectComm((PetscObject)sim);
   char               file[PETSC_MAX_PATH_LEN];
   const char *const *names, *const *units;
+  const char *const  suffix[] = {".h5", ".xmf", ".chk.h5"};
+  PetscReal          v[4] = {0, 0, 0, 0};
 
   PetscFunctionBegin;
   if (sim->help) PetscFunctionReturn(PETSC_SUCCESS);
@@ -183,14 +226,20 @@ PetscErrorCode SgSimSetUp(SgSim sim)
   PetscCall(PetscSNPrintf(file, sizeof file, "%s.h5", sim->output));
   if (sim->restart[0]) {
     SgCheckpoint chk;
-    PetscReal    v[4];
     PetscCall(SgCheckpointOpen(comm, sim->restart, SG_CHECKPOINT_READ, &chk));
     PetscCall(CheckpointDriver(sim, chk));
     PetscCall(SgCheckpointReadReals(chk, "driver", 4, v));
     PetscCall(SgCheckpointClose(&chk));
-    PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
     sim->restarted = PETSC_TRUE;
-  } else {
+    /* a finished run restarted with the same end: nothing to do, and nothing may change */
+    sim->complete = AtEnd(sim);
+    if (sim->complete) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(CheckFixedStep(sim));
+  PetscCall(SgOutputCheckPath(comm, "-sim_output", sim->output, 3, suffix));
+  PetscCall(RemoveStaleTemporaries(sim, 3, suffix));
+  if (sim->restarted) PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
+  else {
     PetscCall(SgOutputCreate(comm, file, &sim->out));
     PetscCall(SgOutputWriteProvenance(sim->out, sim->deck[0] ? sim->deck : NULL, sim->argc, sim->argv));
   }
@@ -259,6 +308,10 @@ PetscErrorCode SgSimRun(SgSim sim)
 
   PetscFunctionBegin;
   PetscCheck(!sim->help, comm, PETSC_ERR_ORDER, "-help was given: nothing to run");
+  if (sim->complete) {
+    PetscCall(PetscPrintf(comm, "surge: the run in %s is already complete (step %" PetscInt_FMT ", t = %.6e): nothing to do, no file changed. Raise -sim_t_end or -sim_max_steps to continue it\n", sim->restart, sim->step, (double)sim->t));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscTime(&sim->wall0));
   t0    = sim->t;
   step0 = sim->step;
@@ -269,7 +322,7 @@ PetscErrorCode SgSimRun(SgSim sim)
   } else PetscCall(PetscPrintf(comm, "Restarted from %s at step %" PetscInt_FMT ", t = %.6e\n", sim->restart, sim->step, (double)sim->t));
   next_progress = 0;
   /* t_end is reached when the remaining interval is round-off of the step sum */
-  while (sim->step < sim->max_steps && sim->t < sim->t_end - 1e-12 * PetscMax(1, PetscAbsReal(sim->t_end))) {
+  while (!AtEnd(sim)) {
     PetscReal dtmax;
     PetscCall(SgSolverGetTimeStep(sim->solver, sim->t, &dtmax));
     if (sim->dt_fixed > 0) {
@@ -301,10 +354,12 @@ PetscErrorCode SgSimRun(SgSim sim)
   if (!diag_fresh) PetscCall(Diagnose(sim));
   if (!fields_fresh) PetscCall(WriteFields(sim));
   PetscCall(Progress(sim, dt, t0, step0));
-  PetscCall(WriteCheckpoint(sim));
   PetscCall(SgOutputFlush(sim->out));
   PetscCall(SgSolverReport(sim->solver, sim->out));
   PetscCall(SgOutputFlush(sim->out));
+  /* the final checkpoint comes last: a run killed before it restarts from an earlier one and
+     redoes the report, and a restart from it ("already complete") finds the report written */
+  PetscCall(WriteCheckpoint(sim));
   if (!sim->quiet) {
     char chk[PETSC_MAX_PATH_LEN];
     PetscCall(CheckpointName(sim, chk, sizeof chk));

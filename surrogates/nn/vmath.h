@@ -33,7 +33,9 @@ static inline double sg_exp(double x)
   p = p * r + 0.5;
   p = p * r + 1.0;
   p = p * r + 1.0;
-  int64_t e = (ti - 0x4338000000000000LL + 1023) << 52;
+  /* unsigned: a NaN input (x86's default NaN has the sign bit set) makes ti negative, and a left
+   * shift of a negative signed value is undefined behaviour; the result is NaN either way */
+  uint64_t e = ((uint64_t)ti - 0x4338000000000000ULL + 1023u) << 52;
   double s;
   memcpy(&s, &e, 8);
   return p * s;

@@ -75,3 +75,8 @@ PETSC_EXTERN double SgRandomUniform(uint64_t seed, uint64_t stream, uint64_t cou
 PETSC_EXTERN uint64_t SgRandomBits(uint64_t seed, uint64_t stream, uint64_t counter);
 /* Fingerprint (64-bit FNV-1a) of a byte string: used to tie checkpoints to the deck that wrote them. */
 PETSC_EXTERN uint64_t SgHash64(const void *data, size_t len, uint64_t seed);
+
+/* Before allocating `count` items of `bytes_per_item` bytes (count computed in floating point, so
+   it cannot wrap): one user-input error naming `option` and the memory it would need if the count
+   is past the index limit or the rank's share past this machine's memory. */
+PETSC_EXTERN PetscErrorCode SgCheckCount(MPI_Comm comm, const char option[], const char items[], PetscReal count, PetscReal bytes_per_item);

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# make check-sanitize: the whole suite (tests/lists/*.list) against the ASan + UBSan build that
+# `make check-sanitize` puts in build-san/, bin-san/ and surrogates/nn/build-san/.
+#
+# The lists name build/..., bin/surge and surrogates/nn/build/..., so the suite runs in a shadow
+# tree (build-san/tree) whose build, bin and surrogates/nn/build point at the sanitized build and
+# everything else at the repository: the tests themselves are not changed, the normal build is
+# never touched, and the logs land in build-san/tree/tests/logs.
+#
+# Every report is an error: halt_on_error=1 for both sanitizers (the code is also compiled with
+# -fno-sanitize-recover=all), and reports go to files under build-san/reports, so a report is
+# counted even in a test that expects its command to fail (a bad-input test sees exit 1 either way).
+# Leak detection is off: Open MPI, HDF5 and PETSc keep allocations alive until exit by design
+# (and a refused run exits through PetscFinalize without tearing down every object), so
+# LeakSanitizer would report thousands of "leaks" in code we do not own; memory errors (use after
+# free, overflows) and undefined behaviour are what this target guards.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+san=$root/build-san/tree
+reports=$root/build-san/reports
+[ -x "$root/bin-san/surge" ] || { echo "sanitize: bin-san/surge missing: run make check-sanitize"; exit 2; }
+rm -rf "$san" "$reports"
+mkdir -p "$san/tests/logs" "$san/surrogates/nn" "$reports"
+for e in "$root"/*; do
+  n=$(basename "$e")
+  case $n in build | bin | build-san | bin-san | tests | surrogates) ;; *) ln -s "$e" "$san/$n" ;; esac
+done
+ln -s "$root/build-san" "$san/build"
+ln -s "$root/bin-san" "$san/bin"
+for e in "$root"/tests/*; do [ "$(basename "$e")" = logs ] || ln -s "$e" "$san/tests/"; done
+for e in "$root"/surrogates/*; do [ "$(basename "$e")" = nn ] || ln -s "$e" "$san/surrogates/"; done
+for e in "$root"/surrogates/nn/*; do
+  case $(basename "$e") in build | build-san) ;; *) ln -s "$e" "$san/surrogates/nn/" ;; esac
+done
+ln -s "$root/surrogates/nn/build-san" "$san/surrogates/nn/build"
+
+export ASAN_OPTIONS="halt_on_error=1:detect_leaks=0:log_path=$reports/asan:print_summary=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
+start=$(date +%s)
+lists=${SANITIZE_LISTS:-$(cd "$san" && ls tests/lists/*.list)}
+(cd "$san" && tests/runner.sh $lists)
+rc=$?
+nrep=$(find "$reports" -type f | wc -l)
+echo "sanitize: $(($(date +%s) - start)) s, $nrep sanitizer report(s)"
+if [ "$nrep" -gt 0 ]; then
+  for f in "$reports"/*; do echo "== $f"; head -n 30 "$f"; done
+  exit 1
+fi
+exit $rc
