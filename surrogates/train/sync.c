@@ -128,17 +128,31 @@ static PetscErrorCode End_Bucketed(SgTrainerSync s, PetscInt nglobal)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode View_Bucketed(SgTrainerSync s, PetscViewer v)
+/* what the buckets did in the last step, for View and -info */
+static PetscErrorCode Describe_Bucketed(SgTrainerSync s, char buf[], size_t len)
 {
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(v, "bucketed sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscCall(PetscSNPrintf(buf, len, "bucketed sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode View_Bucketed(SgTrainerSync s, PetscViewer v)
+{
+  char buf[160];
+
+  PetscFunctionBegin;
+  PetscCall(Describe_Bucketed(s, buf, sizeof buf));
+  PetscCall(PetscViewerASCIIPrintf(v, "%s", buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode Info_Bucketed(SgTrainerSync s)
 {
+  char buf[160];
+
   PetscFunctionBegin;
-  PetscCall(PetscInfo(NULL, "bucketed gradient sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscCall(Describe_Bucketed(s, buf, sizeof buf));
+  PetscCall(PetscInfo(NULL, "%s", buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
