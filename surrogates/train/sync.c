@@ -128,31 +128,11 @@ static PetscErrorCode End_Bucketed(SgTrainerSync s, PetscInt nglobal)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* what the buckets did in the last step, for View and -info */
+/* what the buckets did in the last step, for SgTrainerView and -info */
 static PetscErrorCode Describe_Bucketed(SgTrainerSync s, char buf[], size_t len)
 {
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(buf, len, "bucketed sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode View_Bucketed(SgTrainerSync s, PetscViewer v)
-{
-  char buf[160];
-
-  PetscFunctionBegin;
-  PetscCall(Describe_Bucketed(s, buf, sizeof buf));
-  PetscCall(PetscViewerASCIIPrintf(v, "%s", buf));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode Info_Bucketed(SgTrainerSync s)
-{
-  char buf[160];
-
-  PetscFunctionBegin;
-  PetscCall(Describe_Bucketed(s, buf, sizeof buf));
-  PetscCall(PetscInfo(NULL, "%s", buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -173,8 +153,7 @@ PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Bucketed(SgTrainerSync s)
   s->data    = dp;
   s->begin   = Begin_Bucketed;
   s->end     = End_Bucketed;
-  s->view    = View_Bucketed;
-  s->info    = Info_Bucketed;
+  s->describe = Describe_Bucketed;
   s->destroy = Destroy_Bucketed;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -16,7 +16,7 @@ B=build/bench/train; mkdir -p $B
 for sync in bucketed allreduce; do
   mpiexec -n 2 --oversubscribe bin/surge train inputs/deepmd/water.yaml -deepmd_data $B/water_0.h5 -deepmd_valid_data "" \
     -deepmd_numb_steps $N -deepmd_disp_freq $N -deepmd_save_freq 0 -deepmd_save_ckpt "" -deepmd_lcurve "" -deepmd_stat_frames 10 -deepmd_batch_size 2 \
-    -deepmd_sync $sync -train_output $B/water_$sync -log_view -info :sys > $B/$sync.log 2>&1
+    -deepmd_sync $sync -train_output $B/water_$sync -log_view -info > $B/$sync.log 2>&1
   awk -v s=$sync -v n=$N '/^SgTrainStep /{st=$4} /^SgTrainBackward /{bw=$4} /^SgTrainSync /{sy=$4}
     END {printf "%-9s step %.1f ms, backward %.1f ms, sync wait after backward %.2f ms (per step, max over ranks)\n", s, 1e3*st/n, 1e3*bw/n, 1e3*sy/n}' $B/$sync.log
   grep -m1 -o "bucketed sync:.*" $B/$sync.log || true
