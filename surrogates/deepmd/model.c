@@ -4,6 +4,7 @@
 #include "deepmd.h"
 #include "sgdataset.h"
 #include "sgh5file.h"
+#include "sgnnbackend.h"
 #include "sgdeepmd.h" /* SgDeepmdCompress */
 
 PetscErrorCode SgDPConfigFinish(SgDPConfig *c)
@@ -39,7 +40,7 @@ PetscErrorCode SgDPModelCreate(const SgDPConfig *cfg, SgDPModel *mm)
   m->cfg = *cfg;
   PetscCall(SgDPConfigFinish(&m->cfg));
   const SgDPConfig *c = &m->cfg;
-  SgNN(sgnn_backend_get("cpu", &m->be));
+  PetscCall(SgNNBackendFromOptions(PETSC_COMM_SELF, &m->be)); /* -nn_backend (refused where not available) */
   SgNN(sgnn_params_create(m->be, SgDPDType(m), &m->P));
   /* embedding nets in index order (SgDPEmbedIndex): per neighbour type t, or per pair ct*ntypes+t */
   for (PetscInt t = 0; t < SgDPNumEmbed(c); t++) {

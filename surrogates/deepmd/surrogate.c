@@ -8,6 +8,7 @@
 #include "sgsurrogateimpl.h"
 #include "sgdataset.h"
 #include "sgtrainer.h"
+#include "sgnnbackend.h"
 #include <sys/stat.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@ typedef struct {
   SgDPTrainOpts  opt;
   PetscInt       ntm;
   SgDPModel      model;
+  SgnnBackend    *be; /* -nn_backend */
 } SgSurrogate_DeepMD;
 
 static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *PetscOptionsObject)
@@ -126,12 +128,24 @@ static PetscErrorCode ImportDirs(MPI_Comm comm, PetscInt n, char (*files)[PETSC_
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The model's training graph must live on the -nn_backend backend: never train silently elsewhere. */
+static PetscErrorCode CheckBackend(SgSurrogate s)
+{
+  SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
+
+  PetscFunctionBegin;
+  PetscCheck(d->be == d->model->be, PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "deepmd: -nn_backend %s: the Deep Potential's model is built on the %s backend in this version; use -nn_backend %s", sgnn_backend_name(d->be), sgnn_backend_name(d->model->be), sgnn_backend_name(d->model->be));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
 {
   SgSurrogate_DeepMD *d = (SgSurrogate_DeepMD *)s->data;
   MPI_Comm            comm = PetscObjectComm((PetscObject)s);
 
   PetscFunctionBegin;
+  PetscCall(SgNNBackendFromOptions(comm, &d->be)); /* refused here, on every rank, where it is not available */
+  if (d->model) PetscCall(CheckBackend(s));
   if (d->model) PetscFunctionReturn(PETSC_SUCCESS); /* loaded */
   PetscCheck(d->opt.nfiles > 0 || (d->opt.numb_steps == 0 && !d->opt.change_bias), comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [train.h5, ...]}");
   PetscCall(ImportDirs(comm, d->opt.nfiles, d->opt.files));
@@ -145,6 +159,7 @@ static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
     PetscCall(SgDPModelSetPrecision(&d->model, d->cfg.precision ? d->cfg.precision : 64)); /* the deck's */
     d->cfg = d->model->cfg;
     PetscCall(PetscPrintf(comm, "deepmd: continuing from %s (its architecture, statistics and weights)\n", from));
+    PetscCall(CheckBackend(s));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (!d->ntm) { /* the first dataset's element names */
@@ -163,6 +178,7 @@ static PetscErrorCode SetUp_DeepMD(SgSurrogate s)
   d->cfg.seed = d->opt.seed;
   PetscCall(SgDPModelCreate(&d->cfg, &d->model));
   PetscCall(SgDPModelInitWeights(d->model, (unsigned long long)d->opt.seed * 7919ULL + 1));
+  PetscCall(CheckBackend(s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -34,6 +34,12 @@ PetscErrorCode SgTrainerSyncCreate(SgTrainer t, SgTrainerSync *out)
 
   PetscFunctionBegin;
   PetscCall(SgTrainerSyncRegister(NULL, NULL));
+  if (strcmp(sgnn_backend_name(sgnn_tensor_backend(sgnn_params_grads(t->P))), "cpu") && !strcmp(t->synctype, "bucketed")) {
+    /* the buckets are reduced in place and MPI here is not CUDA-aware: a device slab goes through
+       the host in one piece */
+    PetscCall(PetscInfo(t, "the gradient slab is in device memory: bucketed sync replaced by allreduce staged through the host\n"));
+    PetscCall(PetscStrncpy(t->synctype, "allreduce", sizeof t->synctype));
+  }
   PetscCall(PetscFunctionListFind(SgTrainerSyncList, t->synctype, &create));
   PetscCheck(create, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: unknown gradient sync '%s': use bucketed or allreduce", t->name, t->synctype);
   PetscCall(PetscNew(&s));
@@ -65,13 +71,27 @@ static PetscErrorCode Begin_Allreduce(SgTrainerSync s, PetscInt nlocal)
 
 static PetscErrorCode End_Allreduce(SgTrainerSync s, PetscInt nglobal)
 {
-  SgnnTensor  g = sgnn_params_grads(s->P);
-  PetscMPIInt size;
+  SgnnTensor   g  = sgnn_params_grads(s->P);
+  long         n  = sgnn_tensor_numel(g);
+  PetscBool    f32 = (PetscBool)(sgnn_tensor_dtype(g) == SGNN_F32);
+  MPI_Datatype dt = f32 ? MPI_FLOAT : MPI_DOUBLE;
+  PetscMPIInt  size;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(s->comm, &size));
-  /* in place on the host slab, in its own precision: a float32 model sends half the bytes */
-  if (size > 1) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sgnn_tensor_data(g), (PetscMPIInt)sgnn_tensor_numel(g), sgnn_tensor_dtype(g) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE, MPI_SUM, s->comm));
+  if (size > 1 && !strcmp(sgnn_backend_name(sgnn_tensor_backend(g)), "cpu")) {
+    /* in place on the host slab, in its own precision: a float32 model sends half the bytes */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sgnn_tensor_data(g), (PetscMPIInt)n, dt, MPI_SUM, s->comm));
+  } else if (size > 1) { /* device slab: through the host (the float32 -> double -> float32 trip is exact) */
+    char   *h;
+    double *d;
+    PetscCall(PetscMalloc2(n * (f32 ? sizeof(float) : sizeof(double)), &h, n, &d));
+    SgCallNN(sgnn_tensor_to_host(g, h));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, h, (PetscMPIInt)n, dt, MPI_SUM, s->comm));
+    for (long i = 0; i < n; i++) d[i] = f32 ? (double)((float *)h)[i] : ((double *)h)[i];
+    SgCallNN(sgnn_tensor_set_f64(g, d));
+    PetscCall(PetscFree2(h, d));
+  }
   if (s->scaling == SG_TRAINER_LOSS_SUM) SgCallNN(sgnn_tensor_scale(g, 1.0 / (double)nglobal));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -108,17 +128,11 @@ static PetscErrorCode End_Bucketed(SgTrainerSync s, PetscInt nglobal)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode View_Bucketed(SgTrainerSync s, PetscViewer v)
+/* what the buckets did in the last step, for SgTrainerView and -info */
+static PetscErrorCode Describe_Bucketed(SgTrainerSync s, char buf[], size_t len)
 {
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(v, "bucketed sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode Info_Bucketed(SgTrainerSync s)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscInfo(NULL, "bucketed gradient sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscCall(PetscSNPrintf(buf, len, "bucketed sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -139,8 +153,7 @@ PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Bucketed(SgTrainerSync s)
   s->data    = dp;
   s->begin   = Begin_Bucketed;
   s->end     = End_Bucketed;
-  s->view    = View_Bucketed;
-  s->info    = Info_Bucketed;
+  s->describe = Describe_Bucketed;
   s->destroy = Destroy_Bucketed;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -158,7 +158,11 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
   }
   PetscCall(PetscFree(sums));
   PetscCall(SgTrainerStopStreams(t));
-  if (t->sync->info) PetscCall(t->sync->info(t->sync));
+  if (t->sync->describe) {
+    char line[256];
+    PetscCall(t->sync->describe(t->sync, line, sizeof line));
+    PetscCall(PetscInfo(t, "%s", line));
+  }
   PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -375,9 +375,11 @@ PetscErrorCode SgTrainerView(SgTrainer t, PetscViewer v)
   PetscCall(PetscObjectTypeCompare((PetscObject)v, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(v, "SgTrainer %s: %" PetscInt_FMT " steps (from %" PetscInt_FMT "), global batch %" PetscInt_FMT ", %" PetscInt_FMT " stream(s) of %" PetscInt64_FMT " samples, gradient sync %s\n", t->name, t->nsteps, t->step0, t->batch, t->nstreams, (PetscInt64)t->nsamples, t->synctype));
-  if (t->sync && t->sync->view) {
+  if (t->sync && t->sync->describe) {
+    char line[256];
+    PetscCall(t->sync->describe(t->sync, line, sizeof line));
     PetscCall(PetscViewerASCIIPushTab(v));
-    PetscCall(t->sync->view(t->sync, v));
+    PetscCall(PetscViewerASCIIPrintf(v, "%s", line));
     PetscCall(PetscViewerASCIIPopTab(v));
   }
   PetscFunctionReturn(PETSC_SUCCESS);

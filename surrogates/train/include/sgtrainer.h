@@ -127,8 +127,7 @@ struct _p_SgTrainerSync {
   void                *data;
   PetscErrorCode (*begin)(SgTrainerSync, PetscInt nlocal);
   PetscErrorCode (*end)(SgTrainerSync, PetscInt nglobal);
-  PetscErrorCode (*view)(SgTrainerSync, PetscViewer);
-  PetscErrorCode (*info)(SgTrainerSync); /* -info line after training: what the last step overlapped */
+  PetscErrorCode (*describe)(SgTrainerSync, char buf[], size_t len); /* one line for SgTrainerView and -info (optional) */
   PetscErrorCode (*destroy)(SgTrainerSync);
 };
 PETSC_EXTERN PetscErrorCode SgTrainerSyncRegister(const char name[], PetscErrorCode (*create)(SgTrainerSync));

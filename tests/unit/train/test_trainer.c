@@ -10,7 +10,8 @@
      2. two streams (files of 40 and 24 samples), batch 8, Adam, staircase schedule: 30 steps equal
         15 steps, a checkpoint, and a restart for 15 (a new model from another init: the checkpoint
         restores weights, Adam and the loaders' position), bit for bit; the lcurve has one line per
-        progress step and no second header after the restart;
+        progress step and no second header after the restart; a max_time stop after step 1 writes a
+        checkpoint there, and its restart ends bit for bit where the uninterrupted run does;
      3. a training set with a NaN label stops the run (the surrogate's check) with the error, and an
         unknown sync name is refused.
    test_trainer mpi DIR   (2 ranks)
@@ -21,6 +22,7 @@
 #include <math.h>
 #include "sgtrainer.h"
 #include "sgdataset.h"
+#include "sgnncheckpoint.h"
 
 #define NF 3
 static int fails;
@@ -179,6 +181,7 @@ typedef struct {
   PetscInt    nfiles, batch, steps, ckpt_every;
   const char *files[2], *sync, *lcurve, *ckpt, *restart;
   PetscBool   sgd;
+  PetscReal   max_time;
 } Run;
 
 /* view: NULL, or where the trainer's view goes (the sync's buckets) */
@@ -218,6 +221,7 @@ static PetscErrorCode Train(MPI_Comm comm, Model *m, const Run *r, char view[], 
   if (r->lcurve) PetscCall(SgTrainerSetLCurve(tr, r->lcurve));
   if (r->ckpt) PetscCall(SgTrainerSetCheckpoint(tr, r->ckpt, r->ckpt_every));
   if (r->restart) PetscCall(SgTrainerSetRestart(tr, r->restart));
+  if (r->max_time > 0) PetscCall(SgTrainerSetMaxTime(tr, r->max_time));
   PetscCall(SgTrainerSetFromOptions(tr));
   PetscCall(SgTrainerSetSyncType(tr, r->sync, 8)); /* 8 bytes: one bucket per parameter (w, b) */
   PetscCall(SgTrainerTrain(tr));
@@ -316,6 +320,30 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "2. two streams, Adam: 30 steps vs 15 + checkpoint + restart 15: %s; lcurve %d lines, %d header(s)\n", Same(va, vb) ? "bit-identical" : "DIFFERENT", nl, nh));
       CHECK(Same(va, vb), "the restarted run differs: b %.17g vs %.17g", va[3], vb[3]);
       CHECK(nl == 6 + 3 && nh == 1, "lcurve: %d lines (expected 9: 6 of the first run, 3 after the restart) and %d headers (1)", nl, nh);
+    }
+    { /* a max_time stop after the first step writes a checkpoint; the restart finishes the 30 steps */
+      Run     stop = two, rest = two;
+      double  vc[NF + 1];
+      PetscInt at = -1;
+      stop.ckpt = ck, stop.max_time = 1e-12;
+      rest.restart = ck;
+      (void)remove(ck);
+      PetscCall(ModelCreate(&m, 0.1));
+      PetscCall(Train(PETSC_COMM_SELF, &m, &stop, NULL, 0));
+      sgnn_params_destroy(&m.P);
+      PetscCall(ModelCreate(&m, 0.3));
+      { /* the checkpoint's step, read with io/nn directly */
+        long      s0 = -1;
+        SgNNState st = {0, NULL, NULL, m.P, NULL, 0, NULL, &s0};
+        PetscCall(SgNNCheckpointRead(PETSC_COMM_SELF, ck, &st));
+        at = (PetscInt)s0;
+      }
+      PetscCall(Train(PETSC_COMM_SELF, &m, &rest, NULL, 0));
+      PetscCall(ModelValues(&m, vc));
+      sgnn_params_destroy(&m.P);
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "2b. max_time stop: checkpoint at step %" PetscInt_FMT "; restart to 30: %s\n", at, Same(va, vc) ? "bit-identical to the uninterrupted run" : "DIFFERENT"));
+      CHECK(at == 1, "the max_time stop wrote its checkpoint at step %" PetscInt_FMT ", expected 1", at);
+      CHECK(Same(va, vc), "the run stopped by max_time and restarted differs from the uninterrupted one");
     }
     /* 3. a NaN label, an unknown sync */
     {
