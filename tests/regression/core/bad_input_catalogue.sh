@@ -107,7 +107,7 @@ case_ 1 "expected 'row col value'" -- run $D -dft_ks_csr garbage.bin
 case_ 1 "does not match" -- run $D -dft_ks_csr trunc.csr
 case_ 1 "truncated" -- run $D -dft_s_csr cut.csr
 case_ 1 "holds no entries" -- run $D -dft_ks_csr /dev/null
-case_ 1 "below the diagonal" -- run $D -dft_ks_csr lower.csr
+case_ 1 "has no mirror" -- run $D -dft_ks_csr lower.csr
 case_ 1 "not a finite number" -- run $D -dft_ks_csr nan.csr
 case_ 1 "not a multiple of dft block_size" -- run $D -dft_block_size 5
 # --- md (item 5)
@@ -116,7 +116,7 @@ case_ 1 "md_lattice_constant" -- run $M -md_lattice_constant -1
 case_ 1 "md_lattice" -- run $M -md_lattice foo
 case_ 1 "exactly one start structure" -- run $M -md_read_xyz missing.xyz
 case_ 1 "three counts" -- run $M -md_lattice_cells 2,2
-case_ 1 "did you mean" -- run $M -md_cfll 2                 # after set-up: the trajectory m.h5md is kept
+case_ 1 "did you mean" -- run $M -md_temperatur 2                # after set-up: the trajectory m.h5md is kept
 case_ 1 "directory 'nodir' does not exist" -- run $M -md_traj_file nodir/t.h5md
 case_ 1 "'dirout.h5' is a directory" -- run $M -md_traj_file dirout.h5
 # --- dataset files (item 7)
