@@ -32,9 +32,9 @@ static PetscErrorCode BqSetFromOptions(SgSolver s, PetscOptionItems *PetscOption
   PetscCall(SgOptionsReal("-rayleigh", "Rayleigh number Ra = g alpha dT H^3 / (nu kappa)", "", bq->Ra, &bq->Ra, NULL, PETSC_SMALL, 1e15));
   PetscCall(SgOptionsReal("-prandtl", "Prandtl number Pr = nu / kappa", "", bq->Pr, &bq->Pr, NULL, 1e-6, 1e6));
   PetscCall(SgOptionsIntArray("-cells", "Grid [nx, nz]: nx Fourier points in x (even; nx/2 modes kept, products on 3nx/2), nz Chebyshev-Gauss-Lobatto points in z", nxz, &n2, &set, 4, 1 << 16));
-  PetscCheck(!set || n2 == 2, comm, PETSC_ERR_USER_INPUT, "boussinesq cells needs two entries [nx, nz], got %" PetscInt_FMT, n2);
+  PetscCheck(!set || n2 == 2, comm, PETSC_ERR_USER_INPUT, "-boussinesq_cells needs two entries [nx, nz], got %" PetscInt_FMT, n2);
   PetscCall(SgOptionsRealArray("-length", "Domain [Lx, Lz]", "free-fall length units (the depth when Lz = 1)", len, &nl, &set, PETSC_SMALL, 1e6));
-  PetscCheck(!set || nl == 2, comm, PETSC_ERR_USER_INPUT, "boussinesq length needs two entries [Lx, Lz], got %" PetscInt_FMT, nl);
+  PetscCheck(!set || nl == 2, comm, PETSC_ERR_USER_INPUT, "-boussinesq_length needs two entries [Lx, Lz], got %" PetscInt_FMT, nl);
   PetscCall(SgOptionsEList("-walls", "Velocity boundary condition at z = 0 and z = Lz", Walls, 2, Walls[bq->walls], &bq->walls, NULL));
   PetscCall(SgOptionsEList("-scheme", "IMEX Runge-Kutta scheme (Ascher, Ruuth & Spiteri 1997)", SgBqSchemes, 2, SgBqSchemes[bq->scheme], &bq->scheme, NULL));
   PetscCall(SgOptionsReal("-cfl", "Advective CFL number: dt = cfl / max(|u|/dx + |w|/dz)", "", bq->cfl, &bq->cfl, NULL, PETSC_SMALL, 10));
@@ -49,9 +49,16 @@ static PetscErrorCode BqSetFromOptions(SgSolver s, PetscOptionItems *PetscOption
   bq->nz = nxz[1];
   bq->Lx = len[0];
   bq->Lz = len[1];
-  PetscCheck(bq->nx % 2 == 0, comm, PETSC_ERR_USER_INPUT, "boussinesq cells: nx = %" PetscInt_FMT " must be even (nx/2 Fourier modes are kept)", bq->nx);
-  PetscCheck(bq->nz >= 6, comm, PETSC_ERR_USER_INPUT, "boussinesq cells: nz = %" PetscInt_FMT " is too small: the fourth-order streamfunction needs at least 6 Chebyshev points", bq->nz);
-  PetscCheck(bq->nz <= 1024, comm, PETSC_ERR_USER_INPUT, "boussinesq cells: nz = %" PetscInt_FMT " exceeds 1024: the dense per-mode z-operators would need %g GB; use fewer points", bq->nz, 8.0 * bq->nz * bq->nz * bq->nx / 1e9);
+  PetscCheck(bq->nx % 2 == 0, comm, PETSC_ERR_USER_INPUT, "-boussinesq_cells: nx = %" PetscInt_FMT " must be even (nx/2 Fourier modes are kept); use %" PetscInt_FMT, bq->nx, bq->nx + 1);
+  PetscCheck(bq->nz >= 6, comm, PETSC_ERR_USER_INPUT, "-boussinesq_cells: nz = %" PetscInt_FMT " is too small: the fourth-order streamfunction equation needs at least 6 Chebyshev points", bq->nz);
+  {
+    /* two dense n x n LU factors per x-mode, spread over the ranks */
+    PetscMPIInt size;
+    PetscReal   gb;
+    PetscCallMPI(MPI_Comm_size(comm, &size));
+    gb = 2.0 * 8.0 * bq->nz * (PetscReal)bq->nz * PetscCeilReal(0.5 * bq->nx / size) / 1e9;
+    PetscCheck(gb <= 16, comm, PETSC_ERR_USER_INPUT, "-boussinesq_cells %" PetscInt_FMT ",%" PetscInt_FMT ": the dense per-mode z-operators need %.1f GB per rank (over 16): use fewer z points or more ranks", bq->nx, bq->nz, (double)gb);
+  }
   if (!bq->out_nz) bq->out_nz = bq->nz;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
