@@ -64,9 +64,12 @@ typedef struct {
   double        *rbuf;
   PetscReal     *work[10];           /* n x ncol scratch arrays */
   PetscReal     *rows;               /* row-major nonlinear terms of all rows (n x 3 ncol) */
+  /* log events: transforms (FFTs and products of the advection rows), z-derivative products,
+     gathers, implicit solves, factorisations, M X / L X */
+  PetscLogEvent ev_fft, ev_dz, ev_gather, ev_solve, ev_factor, ev_lin;
   /* time step control */
   PetscReal dt_held;
-  PetscInt  nsteps;
+  PetscInt  nsteps, nfactor;
   /* diagnostics */
   PetscInt  d_nub, d_nut, d_nuv, d_ke, d_epsu, d_epsb, d_div, d_nueu, d_nueb, d_bmid;
   PetscReal last[16];
@@ -90,7 +93,7 @@ PETSC_INTERN PetscErrorCode SgBqDz(Bq *, PetscInt order, const PetscReal *f, Pet
 PETSC_INTERN PetscErrorCode SgBqIkx(Bq *, const PetscReal *f, PetscReal *g, PetscInt j0, PetscInt j1);
 PETSC_INTERN PetscErrorCode SgBqNonlinear(Bq *, const PetscReal *psi, const PetscReal *b, const PetscReal *u0, PetscReal *Fp, PetscReal *Fb, PetscReal *Fu);
 PETSC_INTERN PetscErrorCode SgBqMomentumAdvection(Bq *, PetscReal *Nu, PetscReal *Nw);
-PETSC_INTERN PetscErrorCode SgBqMaxSpeed(Bq *, PetscReal *rate);
+PETSC_INTERN PetscErrorCode SgBqMaxRates(Bq *, PetscReal *adv, PetscReal *N2);
 PETSC_INTERN PetscErrorCode SgBqVelocity(Bq *, PetscInt j0, PetscInt j1, PetscReal *U, PetscReal *W, PetscReal *Uz, PetscReal *Wz);
 PETSC_INTERN PetscErrorCode SgBqGatherModes(Bq *, PetscReal *a);
 PETSC_INTERN PetscErrorCode SgBqToPhysicalRow(Bq *, const PetscReal *f, PetscInt ld, PetscInt j, PetscReal shift, PetscBool padded, double *out);

@@ -37,7 +37,7 @@ static PetscErrorCode BqSetFromOptions(SgSolver s, PetscOptionItems *PetscOption
   PetscCheck(!set || nl == 2, comm, PETSC_ERR_USER_INPUT, "-boussinesq_length needs two entries [Lx, Lz], got %" PetscInt_FMT, nl);
   PetscCall(SgOptionsEList("-walls", "Velocity boundary condition at z = 0 and z = Lz", Walls, 2, Walls[bq->walls], &bq->walls, NULL));
   PetscCall(SgOptionsEList("-scheme", "IMEX Runge-Kutta scheme (Ascher, Ruuth & Spiteri 1997)", SgBqSchemes, 2, SgBqSchemes[bq->scheme], &bq->scheme, NULL));
-  PetscCall(SgOptionsReal("-cfl", "Advective CFL number: dt = cfl / max(|u|/dx + |w|/dz)", "", bq->cfl, &bq->cfl, NULL, PETSC_SMALL, 10));
+  PetscCall(SgOptionsReal("-cfl", "CFL number: dt = cfl / max(|u|/dx + |w|/dz, buoyancy rate min(N, N^2/(nu q^2)))", "", bq->cfl, &bq->cfl, NULL, PETSC_SMALL, 10));
   PetscCall(SgOptionsReal("-max_dt", "Largest time step (the buoyancy and advection terms are explicit)", "free-fall times", bq->max_dt, &bq->max_dt, NULL, PETSC_SMALL, 1e3));
   PetscCall(SgOptionsReal("-dt_threshold", "Keep dt until the CFL step exceeds it by this fraction (each change refactors the z-operators)", "", bq->dt_threshold, &bq->dt_threshold, NULL, 0, 10));
   PetscCall(SgOptionsReal("-noise", "Amplitude of the seeded noise on b (uniform in [-1,1] times 4 z (Lz - z) / Lz^2, zero at the walls)", "buoyancy units", bq->noise, &bq->noise, NULL, 0, 1));
@@ -147,6 +147,12 @@ static PetscErrorCode BqSetUp(SgSolver s)
   bq->c2r_out = fftw_plan_dft_c2r_1d((int)bq->nx, bq->cbuf, bq->rbuf, FFTW_ESTIMATE | FFTW_UNALIGNED);
   PetscCheck(bq->c2r_pad && bq->r2c_pad && bq->c2r_out, PETSC_COMM_SELF, PETSC_ERR_LIB, "boussinesq: FFTW could not plan transforms of %" PetscInt_FMT " and %" PetscInt_FMT " points", bq->mx, bq->nx);
   PetscCall(InitialState(bq));
+  PetscCall(PetscLogEventRegister("BqTransform", SG_SOLVER_CLASSID, &bq->ev_fft));
+  PetscCall(PetscLogEventRegister("BqDz", SG_SOLVER_CLASSID, &bq->ev_dz));
+  PetscCall(PetscLogEventRegister("BqGather", SG_SOLVER_CLASSID, &bq->ev_gather));
+  PetscCall(PetscLogEventRegister("BqSolve", SG_SOLVER_CLASSID, &bq->ev_solve));
+  PetscCall(PetscLogEventRegister("BqFactor", SG_SOLVER_CLASSID, &bq->ev_factor));
+  PetscCall(PetscLogEventRegister("BqLinear", SG_SOLVER_CLASSID, &bq->ev_lin));
 
   PetscCall(SgSolverAddDiagnostic(s, "nu_bottom", "Nusselt number at z = 0: -Lz db0/dz", &bq->d_nub));
   PetscCall(SgSolverAddDiagnostic(s, "nu_top", "Nusselt number at z = Lz: -Lz db0/dz", &bq->d_nut));
@@ -162,16 +168,22 @@ static PetscErrorCode BqSetUp(SgSolver s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* CFL step with hysteresis: dt is kept until the CFL limit falls below it or exceeds it by the
-   threshold fraction, since each change costs a refactorisation of every mode's operators. */
+/* Step size: cfl over the fastest explicit rate, advection or buoyancy. The buoyancy rate is N in
+   the inviscid limit and N^2 / (nu q^2) once viscosity damps the gravity waves (Stokes balance;
+   q^2 = (2 pi/Lx)^2 + (pi/Lz)^2 the smallest wavenumber of a mode), whichever is smaller: at large
+   Pr the second bound is the one that keeps the explicit buoyancy coupling stable.
+   Hysteresis: dt is kept until the limit falls below it or exceeds it by the threshold fraction,
+   since each change costs a refactorisation of every mode's operators. */
 static PetscErrorCode BqTimeStep(SgSolver s, PetscReal t, PetscReal *dt)
 {
   Bq       *bq = (Bq *)s->data;
-  PetscReal rate, cand;
+  PetscReal adv, N2, rb, q2 = PetscSqr(2 * PETSC_PI / bq->Lx) + PetscSqr(PETSC_PI / bq->Lz), cand = bq->max_dt;
 
   PetscFunctionBegin;
-  PetscCall(SgBqMaxSpeed(bq, &rate));
-  cand = rate > 0 ? PetscMin(bq->cfl / rate, bq->max_dt) : bq->max_dt;
+  PetscCall(SgBqMaxRates(bq, &adv, &N2));
+  rb = PetscMin(PetscSqrtReal(N2), N2 / (bq->nu * q2));
+  if (adv > 0) cand = PetscMin(cand, bq->cfl / adv);
+  if (rb > 0) cand = PetscMin(cand, bq->cfl / rb);
   if (bq->dt_held == 0 || cand < bq->dt_held || cand > bq->dt_held * (1 + bq->dt_threshold)) bq->dt_held = cand;
   *dt = bq->dt_held;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -187,12 +199,18 @@ static PetscErrorCode BqStep(SgSolver s, PetscReal t, PetscReal dt)
 
   PetscFunctionBegin;
   if (dt != bq->dt_fact) {
+    PetscCall(PetscLogEventBegin(bq->ev_factor, 0, 0, 0, 0));
     PetscCall(SgBqFactor(bq, dt * T->H[1][1]));
+    PetscCall(PetscLogEventEnd(bq->ev_factor, 0, 0, 0, 0));
     bq->dt_fact = dt;
+    bq->nfactor++;
   }
+  PetscCall(PetscLogEventBegin(bq->ev_lin, 0, 0, 0, 0));
   PetscCall(SgBqApplyML(bq, bq->psi, bq->b, bq->u0, bq->MXp, bq->MXb, bq->MXu, bq->LXp[0], bq->LXb[0], bq->LXu[0]));
+  PetscCall(PetscLogEventEnd(bq->ev_lin, 0, 0, 0, 0));
   PetscCall(SgBqNonlinear(bq, bq->psi, bq->b, bq->u0, bq->Fp[0], bq->Fb[0], bq->Fu[0]));
   for (PetscInt i = 1; i <= T->stages; i++) {
+    PetscCall(PetscLogEventBegin(bq->ev_solve, 0, 0, 0, 0));
     for (PetscInt q = c0; q < c1; q++) {
       PetscReal sp = bq->MXp[q], sb = bq->MXb[q];
       for (PetscInt j = 0; j < i; j++) {
@@ -209,11 +227,14 @@ static PetscErrorCode BqStep(SgSolver s, PetscReal t, PetscReal dt)
         bq->u0[q] = su;
       }
     PetscCall(SgBqSolve(bq, bq->psi, bq->b, bq->u0));
+    PetscCall(PetscLogEventEnd(bq->ev_solve, 0, 0, 0, 0));
     PetscCall(SgBqGatherModes(bq, bq->psi));
     PetscCall(SgBqGatherModes(bq, bq->b));
     PetscCallMPI(MPI_Bcast(bq->u0, (PetscMPIInt)n, MPIU_REAL, 0, bq->comm));
     if (i < T->stages) {
+      PetscCall(PetscLogEventBegin(bq->ev_lin, 0, 0, 0, 0));
       PetscCall(SgBqApplyML(bq, bq->psi, bq->b, bq->u0, bq->work[0], bq->work[1], bq->work[2], bq->LXp[i], bq->LXb[i], bq->LXu[i]));
+      PetscCall(PetscLogEventEnd(bq->ev_lin, 0, 0, 0, 0));
       PetscCall(SgBqNonlinear(bq, bq->psi, bq->b, bq->u0, bq->Fp[i], bq->Fb[i], bq->Fu[i]));
     }
   }
@@ -268,7 +289,7 @@ static PetscErrorCode BqReport(SgSolver s, SgOutput out)
   PetscFunctionBegin;
   PetscCall(SgSolverGetDiagnostics(s, &nd, &names, NULL));
   for (PetscInt i = 0; i < nd; i++) PetscCall(PetscPrintf(bq->comm, "boussinesq final: %s %.17g\n", names[i], (double)bq->last[i]));
-  PetscCall(PetscPrintf(bq->comm, "boussinesq: Ra %g Pr %g, %s walls, %s, %" PetscInt_FMT " x %" PetscInt_FMT " (nx x nz), %" PetscInt_FMT " steps on %d rank(s)\n", (double)bq->Ra, (double)bq->Pr, Walls[bq->walls], bq->tab.name, bq->nx, bq->nz, bq->nsteps, bq->size));
+  PetscCall(PetscPrintf(bq->comm, "boussinesq: Ra %g Pr %g, %s walls, %s, %" PetscInt_FMT " x %" PetscInt_FMT " (nx x nz), %" PetscInt_FMT " steps (%" PetscInt_FMT " factorisations in this run) on %d rank(s)\n", (double)bq->Ra, (double)bq->Pr, Walls[bq->walls], bq->tab.name, bq->nx, bq->nz, bq->nsteps, bq->nfactor, bq->size));
   PetscCall(SgOutputWriteReport(out, "final_diagnostics", "as /diagnostics, in declaration order", nd, bq->last));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -96,6 +96,7 @@ static PetscErrorCode Advect(Bq *bq, PetscInt nq, PetscReal *const A[], PetscRea
   PetscMPIInt   *cnt, *dsp;
 
   PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(bq->ev_fft, 0, 0, 0, 0));
   for (PetscInt j = bq->j0; j < bq->j1; j++) {
     PetscReal *row = bq->rows + j * stride;
     PetscCall(SgBqToPhysicalRow(bq, U, n, j, 0, PETSC_TRUE, u));
@@ -114,6 +115,8 @@ static PetscErrorCode Advect(Bq *bq, PetscInt nq, PetscReal *const A[], PetscRea
       }
     }
   }
+  PetscCall(PetscLogEventEnd(bq->ev_fft, 0, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(bq->ev_gather, 0, 0, 0, 0));
   PetscCall(PetscMalloc2(bq->size, &cnt, bq->size, &dsp));
   for (PetscMPIInt r = 0; r < bq->size; r++) {
     cnt[r] = (PetscMPIInt)(bq->rcount[r] * stride);
@@ -124,6 +127,7 @@ static PetscErrorCode Advect(Bq *bq, PetscInt nq, PetscReal *const A[], PetscRea
   for (PetscInt q = 0; q < nq; q++)
     for (PetscInt j = 0; j < n; j++)
       for (PetscInt c = 0; c < nc; c++) out[q][c * n + j] = bq->rows[j * stride + q * nc + c];
+  PetscCall(PetscLogEventEnd(bq->ev_gather, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -136,6 +140,7 @@ PetscErrorCode SgBqNonlinear(Bq *bq, const PetscReal *psi, const PetscReal *b, c
 
   PetscFunctionBegin;
   PetscCheck(psi == bq->psi && b == bq->b && u0 == bq->u0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "boussinesq: nonlinear terms of the current state only");
+  PetscCall(PetscLogEventBegin(bq->ev_dz, 0, 0, 0, 0));
   PetscCall(SgBqVelocity(bq, j0, j1, U, W, Uz, Wz));
   /* zeta = D^2 psi - k^2 psi = -Uz - k^2 psi; dzeta/dz = D^3 psi - k^2 D psi = D^3 psi + k^2 U */
   PetscCall(SgBqDz(bq, 3, psi, Zz, j0, j1));
@@ -155,6 +160,7 @@ PetscErrorCode SgBqNonlinear(Bq *bq, const PetscReal *psi, const PetscReal *b, c
     Zz[j] = -d2;
   }
   PetscCall(SgBqDz(bq, 1, b, Bz, j0, j1));
+  PetscCall(PetscLogEventEnd(bq->ev_dz, 0, 0, 0, 0));
   {
     PetscReal *const A[3] = {Z, (PetscReal *)b, U}, *const Az[3] = {Zz, Bz, Uz}, *const out[3] = {Fp, Fb, bq->work[8]};
     PetscCall(Advect(bq, 3, A, Az, U, W, out));
@@ -191,25 +197,34 @@ PetscErrorCode SgBqMomentumAdvection(Bq *bq, PetscReal *Nu, PetscReal *Nw)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* max over the padded grid of |u|/dx + |w|/dz_j (dz_j: the smaller gap to a neighbouring node),
-   the inverse of the advective CFL step; every rank gets the global value. */
-PetscErrorCode SgBqMaxSpeed(Bq *bq, PetscReal *rate)
+/* The rates that limit the explicit terms, maxima over the padded grid (every rank gets them):
+   advection: |u|/dx + |w|/dz_j (dz_j: the smaller gap to a neighbouring node);
+   buoyancy: N^2 = max |db/dz| (squared buoyancy frequency where stratified; the explicit coupling
+   of b and psi has eigenvalues of size N in the inviscid limit). */
+PetscErrorCode SgBqMaxRates(Bq *bq, PetscReal *adv, PetscReal *N2)
 {
-  PetscReal *U = bq->work[0], *W = bq->work[1], *Uz = bq->work[2], *Wz = bq->work[3], loc = 0;
-  double    *u = bq->rbuf, *w = u + bq->mx;
+  PetscReal *U = bq->work[0], *W = bq->work[1], *Uz = bq->work[2], *Wz = bq->work[3], *Bz = bq->work[4], loc[2] = {0, 0}, glob[2];
+  double    *u = bq->rbuf, *w = u + bq->mx, *bz = w + bq->mx;
   const PetscReal dx = bq->Lx / bq->nx;
 
   PetscFunctionBegin;
   PetscCall(SgBqVelocity(bq, bq->j0, bq->j1, U, W, Uz, Wz));
+  PetscCall(SgBqDz(bq, 1, bq->b, Bz, bq->j0, bq->j1));
   for (PetscInt j = bq->j0; j < bq->j1; j++) {
     PetscReal dz = PETSC_MAX_REAL;
     if (j > 0) dz = PetscMin(dz, bq->z[j] - bq->z[j - 1]);
     if (j < bq->n - 1) dz = PetscMin(dz, bq->z[j + 1] - bq->z[j]);
     PetscCall(SgBqToPhysicalRow(bq, U, bq->n, j, 0, PETSC_TRUE, u));
     PetscCall(SgBqToPhysicalRow(bq, W, bq->n, j, 0, PETSC_TRUE, w));
-    for (PetscInt i = 0; i < bq->mx; i++) loc = PetscMax(loc, PetscAbsReal(u[i]) / dx + PetscAbsReal(w[i]) / dz);
+    PetscCall(SgBqToPhysicalRow(bq, Bz, bq->n, j, 0, PETSC_TRUE, bz));
+    for (PetscInt i = 0; i < bq->mx; i++) {
+      loc[0] = PetscMax(loc[0], PetscAbsReal(u[i]) / dx + PetscAbsReal(w[i]) / dz);
+      loc[1] = PetscMax(loc[1], PetscAbsReal(bz[i]));
+    }
   }
-  PetscCallMPI(MPI_Allreduce(&loc, rate, 1, MPIU_REAL, MPIU_MAX, bq->comm));
+  PetscCallMPI(MPI_Allreduce(loc, glob, 2, MPIU_REAL, MPIU_MAX, bq->comm));
+  *adv = glob[0];
+  *N2  = glob[1];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -217,6 +232,8 @@ PetscErrorCode SgBqMaxSpeed(Bq *bq, PetscReal *rate)
 PetscErrorCode SgBqGatherModes(Bq *bq, PetscReal *a)
 {
   PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(bq->ev_gather, 0, 0, 0, 0));
   if (bq->size > 1) PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, bq->mcount, bq->mdispl, MPIU_REAL, bq->comm));
+  PetscCall(PetscLogEventEnd(bq->ev_gather, 0, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
