@@ -39,7 +39,7 @@ static PetscErrorCode BqSetFromOptions(SgSolver s, PetscOptionItems *PetscOption
   PetscCall(SgOptionsEList("-scheme", "IMEX Runge-Kutta scheme (Ascher, Ruuth & Spiteri 1997)", SgBqSchemes, 2, SgBqSchemes[bq->scheme], &bq->scheme, NULL));
   PetscCall(SgOptionsReal("-cfl", "CFL number: dt = cfl / max(|u|/dx + |w|/dz, buoyancy rate min(N, N^2/(nu q^2)))", "", bq->cfl, &bq->cfl, NULL, PETSC_SMALL, 10));
   PetscCall(SgOptionsReal("-max_dt", "Largest time step (the buoyancy and advection terms are explicit)", "free-fall times", bq->max_dt, &bq->max_dt, NULL, PETSC_SMALL, 1e3));
-  PetscCall(SgOptionsReal("-dt_threshold", "Keep dt until the CFL step exceeds it by this fraction (each change refactors the z-operators)", "", bq->dt_threshold, &bq->dt_threshold, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-dt_threshold", "Step hysteresis: a new dt is the limit / (1 + threshold), kept until the limit leaves [dt, dt (1 + threshold)^2] (each change refactors the z-operators)", "", bq->dt_threshold, &bq->dt_threshold, NULL, 0, 10));
   PetscCall(SgOptionsReal("-noise", "Amplitude of the seeded noise on b (uniform in [-1,1] times 4 z (Lz - z) / Lz^2, zero at the walls)", "buoyancy units", bq->noise, &bq->noise, NULL, 0, 1));
   PetscCall(SgOptionsInt("-seed", "Seed of the initial noise (ensembles vary it)", bq->seed, &bq->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsBool("-conductive", "Start from the conductive profile b = 1/2 - z/Lz (else b = 0 inside, +-1/2 at the walls)", bq->conductive, &bq->conductive, NULL));
@@ -172,19 +172,22 @@ static PetscErrorCode BqSetUp(SgSolver s)
    the inviscid limit and N^2 / (nu q^2) once viscosity damps the gravity waves (Stokes balance;
    q^2 = (2 pi/Lx)^2 + (pi/Lz)^2 the smallest wavenumber of a mode), whichever is smaller: at large
    Pr the second bound is the one that keeps the explicit buoyancy coupling stable.
-   Hysteresis: dt is kept until the limit falls below it or exceeds it by the threshold fraction,
-   since each change costs a refactorisation of every mode's operators. */
+   Hysteresis: dt is kept until the limit falls below it or exceeds it by (1 + threshold)^2, since
+   each change costs a refactorisation of every mode's operators. */
 static PetscErrorCode BqTimeStep(SgSolver s, PetscReal t, PetscReal *dt)
 {
   Bq       *bq = (Bq *)s->data;
-  PetscReal adv, N2, rb, q2 = PetscSqr(2 * PETSC_PI / bq->Lx) + PetscSqr(PETSC_PI / bq->Lz), cand = bq->max_dt;
+  PetscReal adv, N2, rb, q2 = PetscSqr(2 * PETSC_PI / bq->Lx) + PetscSqr(PETSC_PI / bq->Lz), lim = PETSC_MAX_REAL, target;
 
   PetscFunctionBegin;
   PetscCall(SgBqMaxRates(bq, &adv, &N2));
   rb = PetscMin(PetscSqrtReal(N2), N2 / (bq->nu * q2));
-  if (adv > 0) cand = PetscMin(cand, bq->cfl / adv);
-  if (rb > 0) cand = PetscMin(cand, bq->cfl / rb);
-  if (bq->dt_held == 0 || cand < bq->dt_held || cand > bq->dt_held * (1 + bq->dt_threshold)) bq->dt_held = cand;
+  if (adv > 0) lim = PetscMin(lim, bq->cfl / adv);
+  if (rb > 0) lim = PetscMin(lim, bq->cfl / rb);
+  /* a new step is lim / (1 + threshold) (or max_dt): it then stays valid while the limit drifts
+     within [dt, dt (1 + threshold)^2], so small fluctuations do not refactor every step */
+  target = PetscMin(bq->max_dt, lim / (1 + bq->dt_threshold));
+  if (bq->dt_held == 0 || bq->dt_held > lim || target > bq->dt_held * (1 + bq->dt_threshold)) bq->dt_held = target;
   *dt = bq->dt_held;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
