@@ -78,6 +78,9 @@ typedef struct {
   Vec vout;
 } Bq;
 
+/* k_m = 2 pi m / Lx */
+static inline PetscReal Wavenumber(const Bq *bq, PetscInt m) { return 2 * PETSC_PI * m / bq->Lx; }
+
 /* bq_cheb.c: Chebyshev-Gauss-Lobatto grid, differentiation, quadrature, interpolation */
 PETSC_INTERN PetscErrorCode SgBqChebSetUp(Bq *);
 /* bq_imex.c */

@@ -10,7 +10,6 @@
 #include "bq.h"
 #include "sgoutput.h"
 
-static inline PetscReal Wavenumber(const Bq *bq, PetscInt m) { return 2 * PETSC_PI * m / bq->Lx; }
 
 /* volume mean of f g for coefficient arrays f, g (all rows) */
 static PetscReal Mean2(const Bq *bq, const PetscReal *f, const PetscReal *g)

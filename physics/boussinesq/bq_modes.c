@@ -12,7 +12,6 @@
    All matrices are real: a mode's real and imaginary parts are two right-hand sides. */
 #include "bq.h"
 
-static inline PetscReal Wavenumber(const Bq *bq, PetscInt m) { return 2 * PETSC_PI * m / bq->Lx; }
 
 /* out(:, cols) = alpha * A * in(:, cols) (+ beta out), A n x n, over the own modes' columns */
 static PetscErrorCode OwnGemm(Bq *bq, const PetscReal *A, const PetscReal *in, PetscReal *out)

@@ -8,7 +8,6 @@
    rank count or on the run. */
 #include "bq.h"
 
-static inline PetscReal Wavenumber(const Bq *bq, PetscInt m) { return 2 * PETSC_PI * m / bq->Lx; }
 
 /* df(j0:j1, :) = D^order(j0:j1, :) f for all columns */
 PetscErrorCode SgBqDz(Bq *bq, PetscInt order, const PetscReal *f, PetscReal *df, PetscInt j0, PetscInt j1)

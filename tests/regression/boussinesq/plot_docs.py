@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 tests/regression/boussinesq/plot_docs.py   (after make)
 1. growth rate of the critical mode vs Ra around onset, free-slip and no-slip (onset.yaml);
-2. Blankenbach et al. (1989) cases 1a-1c (Ra = 1e4, 1e5, 1e6, Pr = 1e4 for infinity);
+2. Blankenbach et al. (1989) cases 1a, 1b (Ra = 1e4, 1e5, Pr = 1e4 for infinity);
 3. Pr = 1, no-slip: Ra = 1e4 and 1e5 (2 x 1, steady), Ra = 1e6 (4 x 1, 256 x 64, t = 150, time means
    over t >= 50 of the five Nusselt estimates);
 writes docs/boussinesq_onset.png, docs/boussinesq_nu.png, docs/boussinesq_b.png and prints a summary."""
@@ -67,7 +67,8 @@ fig.tight_layout()
 fig.savefig(os.path.join(DOCS, "boussinesq_onset.png"), dpi=110)
 
 # 2. Blankenbach
-ref = {1e4: (4.884409, 42.864947), 1e5: (10.534095, 193.21454), 1e6: (21.972465, 833.98977)}
+# case 1c (Ra = 1e6) needs ~0.1 thermal times = 1e4 free-fall times at Pr = 1e4: left out for cost
+ref = {1e4: (4.884409, 42.864947), 1e5: (10.534095, 193.21454)}
 grids = {1e4: ("32,25", "8000"), 1e5: ("64,33", "4000"), 1e6: ("128,49", "4000")}
 for ra, (nu_ref, v_ref) in ref.items():
     d = run("blankenbach.yaml", f"bb_{ra:g}", "-boussinesq_rayleigh", repr(ra), "-boussinesq_cells", grids[ra][0], "-sim_t_end", grids[ra][1])
