@@ -56,7 +56,7 @@ typedef struct {
   PetscReal   *psi, *b, *u0;
   PetscReal   *Fp[BQ_MAX_STAGES], *Fb[BQ_MAX_STAGES], *Fu[BQ_MAX_STAGES];
   PetscReal   *LXp[BQ_MAX_STAGES], *LXb[BQ_MAX_STAGES], *LXu[BQ_MAX_STAGES];
-  PetscReal   *MXp, *MXb, *MXu, *rhs;
+  PetscReal   *MXp, *MXb, *MXu;      /* M X_0 of the step */
   /* transforms: one 1-D plan per direction, executed row by row (identical arithmetic on any
      rank count); aligned row buffers */
   fftw_plan      c2r_pad, r2c_pad, c2r_out;

@@ -134,7 +134,7 @@ static PetscErrorCode BqSetUp(SgSolver s)
     const PetscInt sz = bq->n * bq->ncol;
     PetscCall(PetscCalloc3(sz, &bq->psi, sz, &bq->b, bq->n, &bq->u0));
     for (PetscInt i = 0; i <= bq->tab.stages; i++) PetscCall(PetscCalloc6(sz, &bq->Fp[i], sz, &bq->Fb[i], bq->n, &bq->Fu[i], sz, &bq->LXp[i], sz, &bq->LXb[i], bq->n, &bq->LXu[i]));
-    PetscCall(PetscCalloc4(sz, &bq->MXp, sz, &bq->MXb, bq->n, &bq->MXu, sz, &bq->rhs));
+    PetscCall(PetscCalloc3(sz, &bq->MXp, sz, &bq->MXb, bq->n, &bq->MXu));
     for (PetscInt i = 0; i < 10; i++) PetscCall(PetscCalloc1(PetscMax(bq->n, bq->out_nz) * bq->ncol, &bq->work[i])); /* [9] holds the output-grid interpolant */
     PetscCall(PetscCalloc1(bq->n * 3 * bq->ncol, &bq->rows));
   }
@@ -291,6 +291,7 @@ static PetscErrorCode BqReport(SgSolver s, SgOutput out)
 
   PetscFunctionBegin;
   PetscCall(SgSolverGetDiagnostics(s, &nd, &names, NULL));
+  nd = PetscMin(nd, 16);
   for (PetscInt i = 0; i < nd; i++) PetscCall(PetscPrintf(bq->comm, "boussinesq final: %s %.17g\n", names[i], (double)bq->last[i]));
   PetscCall(PetscPrintf(bq->comm, "boussinesq: Ra %g Pr %g, %s walls, %s, %" PetscInt_FMT " x %" PetscInt_FMT " (nx x nz), %" PetscInt_FMT " steps (%" PetscInt_FMT " factorisations in this run) on %d rank(s)\n", (double)bq->Ra, (double)bq->Pr, Walls[bq->walls], bq->tab.name, bq->nx, bq->nz, bq->nsteps, bq->nfactor, bq->size));
   PetscCall(SgOutputWriteReport(out, "final_diagnostics", "as /diagnostics, in declaration order", nd, bq->last));
@@ -321,7 +322,7 @@ static PetscErrorCode BqDestroy(SgSolver s)
   if (bq->psi) {
     PetscCall(PetscFree3(bq->psi, bq->b, bq->u0));
     for (PetscInt i = 0; i <= bq->tab.stages; i++) PetscCall(PetscFree6(bq->Fp[i], bq->Fb[i], bq->Fu[i], bq->LXp[i], bq->LXb[i], bq->LXu[i]));
-    PetscCall(PetscFree4(bq->MXp, bq->MXb, bq->MXu, bq->rhs));
+    PetscCall(PetscFree3(bq->MXp, bq->MXb, bq->MXu));
     for (PetscInt i = 0; i < 10; i++) PetscCall(PetscFree(bq->work[i]));
     PetscCall(PetscFree(bq->rows));
   }
