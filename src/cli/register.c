@@ -7,6 +7,7 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_Heat(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSolverCreate_MD(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSolverCreate_DFT(SgSolver);
+PETSC_EXTERN PetscErrorCode SgSolverCreate_Boussinesq(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate);
 PETSC_EXTERN PetscErrorCode SgForcesProviderCreate_LJ(const SgForcesProviderInfo *, SgForcesProvider *);
 PETSC_EXTERN PetscErrorCode SgForcesProviderCreate_TB(const SgForcesProviderInfo *, SgForcesProvider *);
@@ -19,6 +20,7 @@ PetscErrorCode SgRegisterAll(void)
   PetscCall(SgSolverRegister("md", SgSolverCreate_MD));
   PetscCall(SgSolverRegister("vlasov", SgSolverCreate_Vlasov));
   PetscCall(SgSolverRegister("dft", SgSolverCreate_DFT));
+  PetscCall(SgSolverRegister("boussinesq", SgSolverCreate_Boussinesq));
   /* surrogates (each serves the slot kinds it has ops for: deepmd serves md.forces) */
   PetscCall(SgSurrogateRegister("deepmd", SgSurrogateCreate_DeepMD));
   /* the solvers' own md.forces providers: the MD engine's Lennard-Jones, tight binding from physics/dft */
