@@ -231,9 +231,14 @@ PetscErrorCode SgSimSetUp(SgSim sim)
     PetscCall(SgCheckpointReadReals(chk, "driver", 4, v));
     PetscCall(SgCheckpointClose(&chk));
     sim->restarted = PETSC_TRUE;
-    /* a finished run restarted with the same end: nothing to do, and nothing may change */
+    /* a finished run restarted with the same end: nothing to do, and nothing of the run may change;
+       a half-written BASE.chk.h5.tmp of a run killed while rewriting its final checkpoint is no file of
+       the run's and goes */
     sim->complete = AtEnd(sim);
-    if (sim->complete) PetscFunctionReturn(PETSC_SUCCESS);
+    if (sim->complete) {
+      PetscCall(RemoveStaleTemporaries(sim, 3, suffix));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
   }
   PetscCall(CheckFixedStep(sim));
   PetscCall(SgOutputCheckPath(comm, "-sim_output", sim->output, 3, suffix));
