@@ -1,0 +1,446 @@
+/* test_spatial.c -- spatially partitioned layers equal the serial engine.
+ *
+ *   mpiexec -n P test_spatial G [--fault halo|bn]
+ *
+ * P ranks form G data groups x P/G spatial ranks. Every rank also runs the
+ * serial model on the whole batch (the reference), then the partitioned model
+ * on its data group's samples and its slab; loss = sum(y * R) for a fixed
+ * random R, so every output element gets a distinct gradient. Checked per
+ * case: the output slab, the input gradient slab and the weight gradients
+ * summed over the grid equal the serial ones. Splits: as even as possible, and
+ * uneven ones with 1-plane slabs (odd and thin: the halo then covers the whole
+ * slab). Cases: conv3d 3x3x3 split along D and along H, conv3d with an
+ * unpadded even kernel on an unsplit axis, a 1x1x1 conv, batch norm (running
+ * statistics too), max-pool 2 + nearest upsample 2, a U-Net-like stack
+ * (conv-BN-ReLU, pool, conv-BN-ReLU, upsample, skip concat, 1x1 conv), and 3
+ * Adam steps of that stack with the bucketed data-parallel gradient sum over
+ * the whole grid (global-mean loss with uneven local batches).
+ *
+ * Tolerance: 1e-11 relative to the largest reference magnitude, f64. Only
+ * the summation order differs from serial (the weight-gradient sum over ranks
+ * and over the slab's three convolution pieces, the statistics' allreduce);
+ * each value sums at most a few thousand terms, so the expected difference is
+ * ~1e3 * 2^-53 ~ 1e-13; 1e-11 leaves room for the Adam steps' amplification
+ * and still catches a single missing halo plane (differences of O(1)).
+ *
+ * --fault halo|bn (needs >= 2 spatial ranks): the backward halo exchange or
+ * the batch-norm reduction is switched off (sgpar_test_set_fault); the run
+ * then passes only if some comparison FAILS: this shows the checks bite. */
+#include "sgpar.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, fails, checks;
+static SgparGrid grid;
+static SgnnBackend *be;
+static const double TOL = 1e-11;
+
+#define OK(call)                                                                                        \
+  do {                                                                                                \
+    if (call) {                                                                                       \
+      printf("[%d] %s:%d %s failed: %s | %s\n", rank, __FILE__, __LINE__, #call, sgnn_last_error(),  \
+             sgpar_last_error());                                                                     \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                   \
+    }                                                                                                 \
+  } while (0)
+
+/* ---- the models: one code path, serial (sgnn_*) or partitioned (sgpar_*) -- */
+static int serial;        /* 1: whole sample, engine ops */
+static SgparSplit split;  /* partitioned: the current tensor's split (pool/upsample change it) */
+static int across_data;   /* batch norm over the data groups too */
+
+static SgnnTensor conv(SgnnTensor x, SgnnTensor w, SgnnTensor b, const int pad[3])
+{
+  static const int one[3] = {1, 1, 1};
+  SgnnTensor y;
+  if (serial)
+    OK(sgnn_conv3d(x, w, b, one, pad, &y));
+  else
+    OK(sgpar_conv3d(grid, &split, x, w, b, one, pad, &y));
+  return y;
+}
+static SgnnTensor bn(SgnnTensor x, SgnnTensor gm, SgnnTensor bt, SgnnTensor rm, SgnnTensor rv)
+{
+  SgnnTensor y;
+  if (serial)
+    OK(sgnn_batch_norm(x, gm, bt, rm, rv, 1, 0.1, 1e-5, &y));
+  else
+    OK(sgpar_batch_norm(grid, x, gm, bt, rm, rv, across_data, 0.1, 1e-5, &y));
+  return y;
+}
+static SgnnTensor pool2(SgnnTensor x)
+{
+  static const int k[3] = {2, 2, 2};
+  SgnnTensor y;
+  if (serial)
+    OK(sgnn_maxpool3d(x, k, k, &y));
+  else
+    OK(sgpar_maxpool3d(&split, x, k, &split, &y));
+  return y;
+}
+static SgnnTensor up2(SgnnTensor x)
+{
+  static const int f[3] = {2, 2, 2};
+  SgnnTensor y;
+  if (serial)
+    OK(sgnn_upsample_nearest3d(x, f, &y));
+  else
+    OK(sgpar_upsample_nearest3d(&split, x, f, &split, &y));
+  return y;
+}
+static SgnnTensor cat2(SgnnTensor a, SgnnTensor b, const SgparSplit *sa)
+{
+  SgnnTensor xs[2] = {a, b}, y;
+  if (serial)
+    OK(sgnn_concat(2, xs, 1, &y));
+  else {
+    SgparSplit ss[2] = {*sa, split};
+    OK(sgpar_concat(2, ss, xs, &y));
+  }
+  return y;
+}
+static SgnnTensor relu(SgnnTensor x)
+{
+  SgnnTensor y;
+  OK(sgnn_relu(x, &y));
+  return y;
+}
+#define DROP(t) sgnn_tensor_free(&(t))
+
+/* parameters of all models live in one slab */
+static SgnnParams P;
+static SgnnTensor w33, b33, w_even, w11, b11, g1, be1, u_w1, u_g1, u_be1, u_w2, u_g2, u_be2,
+    u_w3, u_b3;
+static SgnnTensor rmean[2], rvar[2], rm1, rv1; /* running statistics (not parameters) */
+
+typedef SgnnTensor (*Model)(SgnnTensor x);
+static SgnnTensor m_conv33(SgnnTensor x) { return conv(x, w33, b33, (int[3]){1, 1, 1}); }
+/* kernel 3x3x2, no padding on W (W shrinks by 1): any padding on unsplit axes */
+static SgnnTensor m_conv_even(SgnnTensor x) { return conv(x, w_even, NULL, (int[3]){1, 1, 0}); }
+static SgnnTensor m_conv11(SgnnTensor x) { return conv(x, w11, b11, (int[3]){0, 0, 0}); }
+static SgnnTensor m_bn(SgnnTensor x) { return bn(x, g1, be1, rm1, rv1); }
+static SgnnTensor m_poolup(SgnnTensor x)
+{
+  SgnnTensor p = pool2(x), y = up2(p);
+  DROP(p);
+  return y;
+}
+/* no conv bias before a batch norm: it cancels, its gradient is round-off, and Adam would blow that up */
+static SgnnTensor m_unet(SgnnTensor x)
+{
+  SgnnTensor c1 = conv(x, u_w1, NULL, (int[3]){1, 1, 1}), n1 = bn(c1, u_g1, u_be1, rmean[0], rvar[0]), s1 = relu(n1);
+  SgparSplit s_skip = split;
+  SgnnTensor p = pool2(s1), c2 = conv(p, u_w2, NULL, (int[3]){1, 1, 1}), n2 = bn(c2, u_g2, u_be2, rmean[1], rvar[1]),
+             a2 = relu(n2), u = up2(a2), cat = cat2(s1, u, &s_skip), y = conv(cat, u_w3, u_b3, (int[3]){0, 0, 0});
+  SgnnTensor *t[] = {&c1, &n1, &s1, &p, &c2, &n2, &a2, &u, &cat};
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++) sgnn_tensor_free(t[i]);
+  return y;
+}
+
+static void setup_params(void)
+{
+  SgnnRng rng;
+  sgnn_rng_init(&rng, 2024);
+  OK(sgnn_params_create(be, SGNN_F64, &P));
+  OK(sgnn_params_add(P, "w33", 5, (int[5]){4, 3, 3, 3, 3}, &w33));
+  OK(sgnn_params_add(P, "b33", 1, (int[1]){4}, &b33));
+  OK(sgnn_params_add(P, "w_even", 5, (int[5]){2, 3, 3, 3, 2}, &w_even));
+  OK(sgnn_params_add(P, "w11", 5, (int[5]){2, 3, 1, 1, 1}, &w11));
+  OK(sgnn_params_add(P, "b11", 1, (int[1]){2}, &b11));
+  OK(sgnn_params_add(P, "g1", 1, (int[1]){3}, &g1));
+  OK(sgnn_params_add(P, "be1", 1, (int[1]){3}, &be1));
+  OK(sgnn_params_add(P, "u_w1", 5, (int[5]){4, 3, 3, 3, 3}, &u_w1));
+  OK(sgnn_params_add(P, "u_g1", 1, (int[1]){4}, &u_g1));
+  OK(sgnn_params_add(P, "u_be1", 1, (int[1]){4}, &u_be1));
+  OK(sgnn_params_add(P, "u_w2", 5, (int[5]){4, 4, 3, 3, 3}, &u_w2));
+  OK(sgnn_params_add(P, "u_g2", 1, (int[1]){4}, &u_g2));
+  OK(sgnn_params_add(P, "u_be2", 1, (int[1]){4}, &u_be2));
+  OK(sgnn_params_add(P, "u_w3", 5, (int[5]){2, 8, 1, 1, 1}, &u_w3));
+  OK(sgnn_params_add(P, "u_b3", 1, (int[1]){2}, &u_b3));
+  OK(sgnn_params_setup(P));
+  OK(sgnn_init_uniform(sgnn_params_values(P), -0.5, 0.5, &rng));
+  for (int i = 0; i < 2; i++) {
+    OK(sgnn_tensor_zeros(be, SGNN_F64, 1, (int[1]){4}, &rmean[i]));
+    OK(sgnn_tensor_full(be, SGNN_F64, 1, (int[1]){4}, 1.0, &rvar[i]));
+  }
+  OK(sgnn_tensor_zeros(be, SGNN_F64, 1, (int[1]){3}, &rm1));
+  OK(sgnn_tensor_full(be, SGNN_F64, 1, (int[1]){3}, 1.0, &rv1));
+}
+
+/* running statistics start from (0, 1) for each run */
+static void reset_stats(void)
+{
+  for (int i = 0; i < 2; i++) {
+    OK(sgnn_tensor_fill(rmean[i], 0));
+    OK(sgnn_tensor_fill(rvar[i], 1));
+  }
+  OK(sgnn_tensor_fill(rm1, 0));
+  OK(sgnn_tensor_fill(rv1, 1));
+}
+
+/* ---- host boxes: sub-block [lo, lo+n) along axes 0 and a of a [5]-shaped array -- */
+static void box(const double *full, const int *shape, int n0, int c0, int a, int off, int n, double *out, int *bs)
+{
+  memcpy(bs, shape, 5 * sizeof(int));
+  bs[0] = c0;
+  bs[a] = n;
+  long k = 0;
+  for (int i0 = 0; i0 < bs[0]; i0++)
+    for (int i1 = 0; i1 < bs[1]; i1++)
+      for (int i2 = 0; i2 < bs[2]; i2++)
+        for (int i3 = 0; i3 < bs[3]; i3++)
+          for (int i4 = 0; i4 < bs[4]; i4++) {
+            int j[5] = {i0 + n0, i1, i2, i3, i4};
+            j[a] += off;
+            out[k++] = full[(((long)(j[0] * shape[1] + j[1]) * shape[2] + j[2]) * shape[3] + j[3]) * shape[4] + j[4]];
+          }
+}
+
+/* max |a-b| / max |ref| over all ranks; counts a failure above TOL */
+static double compare(const char *what, const char *cs, const double *ref, const double *got, long n)
+{
+  double d = 0, m = 0, dm, mm;
+  for (long i = 0; i < n; i++) {
+    d = fmax(d, fabs(ref[i] - got[i]));
+    m = fmax(m, fabs(ref[i]));
+  }
+  MPI_Allreduce(&d, &dm, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&m, &mm, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  double rel = dm / (mm > 0 ? mm : 1);
+  checks++;
+  if (!(rel <= TOL) || !(mm > 0)) fails++;
+  if (rank == 0)
+    printf("  %-4s %-22s %-14s rel.err %.2e (max ref %.3g)\n", rel <= TOL && mm > 0 ? "ok" : "FAIL", cs, what, rel, mm);
+  return rel;
+}
+
+static double *dalloc(long n)
+{
+  double *p = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+  if (!p) MPI_Abort(MPI_COMM_WORLD, 1);
+  return p;
+}
+
+/* one case: model on global input [Ntot,C,D,H,W]; counts: the slab sizes along axis (NULL: even);
+ * group_n: samples per data group */
+static void run_case(const char *name, Model model, const int *shape, int axis, const int *counts, const int *group_n)
+{
+  SgnnRng rng;
+  sgnn_rng_init(&rng, 77);
+  long nx = 1, np;
+  for (int i = 0; i < 5; i++) nx *= shape[i];
+  OK(sgnn_params_count(P, &np));
+  double *X = dalloc(nx), *p0 = dalloc(np), *rs0 = dalloc(16);
+  for (long i = 0; i < nx; i++) X[i] = 2 * sgnn_rng_uniform(&rng) - 1;
+  OK(sgnn_tensor_to_f64(sgnn_params_values(P), p0));
+  reset_stats();
+
+  /* serial reference */
+  serial = 1;
+  SgnnTensor x, y, R, yR, L;
+  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, shape, X, &x));
+  OK(sgnn_tensor_set_requires_grad(x, 1));
+  OK(sgnn_params_zero_grad(P));
+  y = model(x);
+  int ys[5];
+  memcpy(ys, sgnn_tensor_shape(y), sizeof ys);
+  long ny = sgnn_tensor_numel(y);
+  double *Y = dalloc(ny), *Rh = dalloc(ny), *GX = dalloc(nx), *GP = dalloc(np), *RS = dalloc(16);
+  for (long i = 0; i < ny; i++) Rh[i] = 2 * sgnn_rng_uniform(&rng) - 1;
+  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, ys, Rh, &R));
+  OK(sgnn_mul(y, R, &yR));
+  OK(sgnn_sum(yR, 0, NULL, 0, &L));
+  OK(sgnn_backward(L));
+  OK(sgnn_tensor_to_f64(y, Y));
+  OK(sgnn_tensor_to_f64(sgnn_tensor_grad(x), GX));
+  OK(sgnn_tensor_to_f64(sgnn_params_grads(P), GP));
+  OK(sgnn_tensor_to_f64(rm1, RS));
+  OK(sgnn_tensor_to_f64(rv1, RS + 3));
+  DROP(x), DROP(y), DROP(R), DROP(yR), DROP(L);
+  reset_stats();
+
+  /* partitioned */
+  serial = 0;
+  int G = sgpar_grid_data_groups(grid), dg = sgpar_grid_data_group(grid), n0 = 0;
+  for (int i = 0; i < dg; i++) n0 += group_n[i];
+  across_data = G > 1;
+  OK(sgpar_split_create(grid, axis, shape[axis], counts, &split));
+  SgparSplit s_in = split;
+  int bs[5], rbs[5];
+  double *xb = dalloc(nx);
+  box(X, shape, n0, group_n[dg], axis, s_in.offset, s_in.n, xb, bs);
+  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, bs, xb, &x));
+  OK(sgnn_tensor_set_requires_grad(x, 1));
+  OK(sgnn_params_zero_grad(P));
+  y = model(x);
+  double *rb = dalloc(ny), *yb = dalloc(ny), *gb = dalloc(nx), *gx = dalloc(nx), *gp = dalloc(np);
+  box(Rh, ys, n0, group_n[dg], axis, split.offset, split.n, rb, rbs);
+  if (memcmp(rbs, sgnn_tensor_shape(y), sizeof rbs)) {
+    printf("[%d] %s: partitioned output has the wrong shape\n", rank, name);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, rbs, rb, &R));
+  OK(sgnn_mul(y, R, &yR));
+  OK(sgnn_sum(yR, 0, NULL, 0, &L));
+  OK(sgnn_backward(L));
+  OK(sgnn_tensor_to_f64(y, yb));
+  OK(sgnn_tensor_to_f64(sgnn_tensor_grad(x), gx));
+  OK(sgnn_tensor_to_f64(sgnn_params_grads(P), gp));
+  MPI_Allreduce(MPI_IN_PLACE, gp, (int)np, MPI_DOUBLE, MPI_SUM, sgpar_grid_comm(grid));
+  char cs[64] = "even";
+  if (counts) {
+    int k = snprintf(cs, sizeof cs, "split");
+    for (int i = 0; i < sgpar_grid_spatial_size(grid) && k < 50; i++) k += snprintf(cs + k, sizeof cs - k, "%s%d", i ? "," : " ", counts[i]);
+  }
+  if (rank == 0) printf("%s (axis %d, %d x %d ranks)\n", name, axis, G, sgpar_grid_spatial_size(grid));
+  box(Y, ys, n0, group_n[dg], axis, split.offset, split.n, rb, rbs);
+  compare("output", cs, rb, yb, sgnn_tensor_numel(y));
+  box(GX, shape, n0, group_n[dg], axis, s_in.offset, s_in.n, gb, bs);
+  compare("input grad", cs, gb, gx, sgnn_tensor_numel(x));
+  int any = 0;
+  for (long i = 0; i < np; i++) any |= GP[i] != 0;
+  if (any) compare("weight grads", cs, GP, gp, np);
+  if (model == m_bn) {
+    OK(sgnn_tensor_to_f64(rm1, rs0));
+    OK(sgnn_tensor_to_f64(rv1, rs0 + 3));
+    compare("running stats", cs, RS, rs0, 6);
+  }
+  DROP(x), DROP(y), DROP(R), DROP(yR), DROP(L);
+  double *fr[] = {X, p0, rs0, Y, Rh, GX, GP, RS, xb, rb, yb, gb, gx, gp};
+  for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) free(fr[i]);
+}
+
+/* a few Adam steps of the U-Net stack with a global-mean loss: the bucketed
+ * allreduce over the whole grid (each sample counted once per data group)
+ * against the serial steps on the whole batch */
+static void run_training(const int *shape, int axis, const int *counts, const int *group_n)
+{
+  SgnnRng rng;
+  sgnn_rng_init(&rng, 99);
+  long nx = 1, np;
+  for (int i = 0; i < 5; i++) nx *= shape[i];
+  OK(sgnn_params_count(P, &np));
+  double *X = dalloc(nx), *p0 = dalloc(np), *pser = dalloc(np), *ppar = dalloc(np), *xb = dalloc(nx);
+  for (long i = 0; i < nx; i++) X[i] = 2 * sgnn_rng_uniform(&rng) - 1;
+  OK(sgnn_tensor_to_f64(sgnn_params_values(P), p0));
+  int G = sgpar_grid_data_groups(grid), dg = sgpar_grid_data_group(grid), n0 = 0, bs[5];
+  for (int i = 0; i < dg; i++) n0 += group_n[i];
+  SgnnOptimConfig oc;
+  sgnn_optim_defaults(SGNN_ADAM, &oc);
+  oc.lr = 1e-2;
+  for (int mode = 0; mode < 2; mode++) {
+    SgnnOptim o;
+    SgparDP dp = NULL;
+    OK(sgnn_tensor_set_f64(sgnn_params_values(P), p0));
+    OK(sgnn_optim_create(P, &oc, &o));
+    serial = mode == 0;
+    across_data = G > 1;
+    if (!serial) OK(sgpar_dp_create(sgpar_grid_comm(grid), P, 1024, &dp));
+    for (int step = 0; step < 3; step++) {
+      SgnnTensor x, y, y2, L;
+      OK(sgpar_split_create(grid, axis, shape[axis], counts, &split));
+      if (serial) {
+        OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, shape, X, &x));
+      } else {
+        box(X, shape, n0, group_n[dg], axis, split.offset, split.n, xb, bs);
+        OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, bs, xb, &x));
+      }
+      OK(sgnn_params_zero_grad(P));
+      if (dp) OK(sgpar_dp_begin(dp, sgpar_grid_sample_count(grid, group_n[dg])));
+      y = m_unet(x);
+      OK(sgnn_mul(y, y, &y2)); /* loss: sum over samples of sum(y^2), then / sample count */
+      OK(sgnn_sum(y2, 0, NULL, 0, &L));
+      OK(sgnn_backward(L));
+      if (dp)
+        OK(sgpar_dp_end(dp, NULL));
+      else
+        OK(sgnn_tensor_scale(sgnn_params_grads(P), 1.0 / shape[0]));
+      OK(sgnn_optim_step(o));
+      DROP(x), DROP(y), DROP(y2), DROP(L);
+    }
+    OK(sgnn_tensor_to_f64(sgnn_params_values(P), serial ? pser : ppar));
+    sgnn_optim_destroy(&o);
+    sgpar_dp_destroy(&dp);
+  }
+  if (rank == 0) printf("U-Net, 3 Adam steps (axis %d, %d x %d ranks)\n", axis, G, sgpar_grid_spatial_size(grid));
+  compare("parameters", counts ? "uneven split" : "even", pser, ppar, np);
+  OK(sgnn_tensor_set_f64(sgnn_params_values(P), p0));
+  double *fr[] = {X, p0, pser, ppar, xb};
+  for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) free(fr[i]);
+}
+
+int main(int argc, char **argv)
+{
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int G = argc > 1 ? atoi(argv[1]) : 1, fault = 0;
+  if (argc > 3 && !strcmp(argv[2], "--fault"))
+    fault = !strcmp(argv[3], "halo") ? SGPAR_FAULT_BWD_HALO : !strcmp(argv[3], "bn") ? SGPAR_FAULT_BN_REDUCE : -1;
+  if (G < 1 || size % G || fault < 0 || (argc > 2 && !fault)) {
+    if (rank == 0) fprintf(stderr, "usage: test_spatial DATA_GROUPS [--fault halo|bn] (DATA_GROUPS divides the ranks)\n");
+    MPI_Finalize();
+    return 2;
+  }
+  int S = size / G;
+  if (fault && S < 2) {
+    if (rank == 0) fprintf(stderr, "test_spatial: --fault needs >= 2 spatial ranks (got %d)\n", S);
+    MPI_Finalize();
+    return 2;
+  }
+  OK(sgnn_backend_get("cpu", &be));
+  OK(sgpar_grid_create(MPI_COMM_WORLD, G, S, &grid));
+  setup_params();
+  sgpar_test_set_fault(fault);
+
+  /* uneven slabs with 1-plane (thinner than the 3-plane window) ranks: 11 and 9 planes over S ranks,
+   * and 12 planes in even slabs (pooling by 2 stays local) */
+  static const int c11[5][4] = {{0}, {11}, {3, 8}, {1, 6, 4}, {2, 1, 5, 3}};
+  static const int c9[5][4] = {{0}, {9}, {8, 1}, {2, 1, 6}, {1, 3, 1, 4}};
+  static const int c12[5][4] = {{0}, {12}, {4, 8}, {2, 6, 4}, {2, 4, 2, 4}};
+  static const int c8[5][4] = {{0}, {8}, {2, 6}, {4, 2, 2}, {2, 2, 2, 2}};
+  /* samples per data group: uneven (global batch 3 over 2 groups, 5 over 4) */
+  static const int gn[5][4] = {{0}, {2}, {1, 2}, {1, 1, 1}, {2, 1, 1, 1}};
+  int Nt = 0;
+  for (int i = 0; i < G; i++) Nt += gn[G][i];
+  if (S > 4 || G > 4) {
+    if (rank == 0) fprintf(stderr, "test_spatial: written for at most 4 ranks per grid axis\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  if (fault == SGPAR_FAULT_BN_REDUCE) {
+    run_case("batch norm", m_bn, (int[5]){Nt, 3, 11, 3, 4}, 2, c11[S], gn[G]);
+  } else if (fault == SGPAR_FAULT_BWD_HALO) {
+    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, 2, c11[S], gn[G]);
+    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 12, 4, 4}, 2, c12[S], gn[G]);
+  } else {
+    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, 2, NULL, gn[G]);
+    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, 2, c11[S], gn[G]);
+    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 4, 9, 5}, 3, c9[S], gn[G]);
+    run_case("conv3d 3x3x2 W unpadded", m_conv_even, (int[5]){Nt, 3, 9, 4, 5}, 2, c9[S], gn[G]);
+    run_case("conv3d 1x1x1", m_conv11, (int[5]){Nt, 3, 11, 3, 2}, 2, c11[S], gn[G]);
+    run_case("batch norm", m_bn, (int[5]){Nt, 3, 11, 3, 4}, 2, c11[S], gn[G]);
+    run_case("batch norm", m_bn, (int[5]){Nt, 3, 4, 9, 2}, 3, c9[S], gn[G]);
+    run_case("maxpool 2 + upsample 2", m_poolup, (int[5]){Nt, 3, 12, 4, 2}, 2, c12[S], gn[G]);
+    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 12, 4, 4}, 2, c12[S], gn[G]);
+    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 4, 8, 6}, 3, c8[S], gn[G]);
+    run_training((int[5]){Nt, 3, 12, 4, 4}, 2, c12[S], gn[G]);
+  }
+  int rc;
+  if (fault) {
+    if (rank == 0)
+      printf("%s: %d of %d comparisons fail with the %s switched off (expected: some)\n", fails ? "PASS" : "FAIL",
+             fails, checks, fault == SGPAR_FAULT_BWD_HALO ? "backward halo exchange" : "batch-norm reduction");
+    rc = fails ? 0 : 1;
+  } else {
+    if (rank == 0) printf("%s: %d of %d comparisons within %.0e\n", fails ? "FAIL" : "PASS", checks - fails, checks, TOL);
+    rc = fails ? 1 : 0;
+  }
+  for (int i = 0; i < 2; i++) DROP(rmean[i]), DROP(rvar[i]);
+  DROP(rm1), DROP(rv1);
+  sgnn_params_destroy(&P);
+  sgpar_grid_destroy(&grid);
+  MPI_Finalize();
+  return rc;
+}
