@@ -2,6 +2,7 @@
  * a sample's extent over the spatial ranks (see sgpar.h). */
 #include "sgpar_impl.h"
 #include <stdlib.h>
+#include <string.h>
 
 struct SgparGrid_ {
   MPI_Comm comm, spatial, data, stats;
@@ -69,12 +70,11 @@ static int gcd_int(int a, int b)
   return a;
 }
 
-int sgpar_split_create(SgparGrid g, int axis, int global, const int *counts, SgparSplit *s)
+/* the slab of line position c of P along axis; neighbours lo/hi are given by the caller */
+static int split_line(int P, int c, int axis, int global, const int *counts, SgparAxisSplit *s)
 {
-  if (!g || !s) return sgpar_fail(SGNN_ERR_ARG, "sgpar_split_create: NULL argument");
   if (axis < 2 || axis > 4)
     return sgpar_fail(SGNN_ERR_ARG, "spatial split axis %d: must be 2, 3 or 4 (D, H or W of [N,C,D,H,W])", axis);
-  int P = g->ssize, r = g->srank;
   if (global < P)
     return sgpar_fail(SGNN_ERR_ARG, "spatial split: extent %d on axis %d is smaller than the %d spatial ranks", global,
                       axis, P);
@@ -83,22 +83,52 @@ int sgpar_split_create(SgparGrid g, int axis, int global, const int *counts, Sgp
   long sum = 0;
   int mn = global, gcd = 0;
   for (int i = 0; i < P; i++) {
-    int c = counts ? counts[i] : global / P + (i < global % P); /* even: the first global % P get one more */
-    if (c < 1)
-      return sgpar_fail(SGNN_ERR_ARG, "spatial split: spatial rank %d gets %d planes on axis %d (each needs >= 1)", i, c,
-                        axis);
-    if (i == r) {
+    int n = counts ? counts[i] : global / P + (i < global % P); /* even: the first global % P get one more */
+    if (n < 1)
+      return sgpar_fail(SGNN_ERR_ARG, "spatial split: slab %d gets %d planes on axis %d (each needs >= 1)", i, n, axis);
+    if (i == c) {
       s->offset = (int)sum;
-      s->n = c;
+      s->n = n;
     }
-    sum += c;
-    if (c < mn) mn = c;
-    gcd = gcd_int(gcd, c);
+    sum += n;
+    if (n < mn) mn = n;
+    gcd = gcd_int(gcd, n);
   }
   if (sum != global)
     return sgpar_fail(SGNN_ERR_ARG, "spatial split: counts sum to %ld planes, the extent on axis %d is %d", sum, axis,
                       global);
   s->min_n = mn;
   s->gcd = gcd;
+  return 0;
+}
+
+int sgpar_split_create(SgparGrid g, int axis, int global, const int *counts, SgparSplit *s)
+{
+  if (!g || !s) return sgpar_fail(SGNN_ERR_ARG, "sgpar_split_create: NULL argument");
+  int P = g->ssize, r = g->srank;
+  memset(s, 0, sizeof *s);
+  s->naxes = 1;
+  s->ax[0].lo = r > 0 ? r - 1 : MPI_PROC_NULL;
+  s->ax[0].hi = r < P - 1 ? r + 1 : MPI_PROC_NULL;
+  return split_line(P, r, axis, global, counts, &s->ax[0]);
+}
+
+int sgpar_split2_create(SgparGrid g, const int ranks[2], const int axes[2], const int global[2], const int *const counts[2],
+                        SgparSplit *s)
+{
+  if (!g || !s || !ranks || !axes || !global) return sgpar_fail(SGNN_ERR_ARG, "sgpar_split2_create: NULL argument");
+  if (ranks[0] < 1 || ranks[1] < 1 || ranks[0] * ranks[1] != g->ssize)
+    return sgpar_fail(SGNN_ERR_ARG, "spatial layout %d x %d does not cover the %d spatial ranks (their product must equal it)",
+                      ranks[0], ranks[1], g->ssize);
+  if (axes[0] == axes[1]) return sgpar_fail(SGNN_ERR_ARG, "spatial split: both split axes are %d", axes[0]);
+  int c[2] = {g->srank / ranks[1], g->srank % ranks[1]}, step[2] = {ranks[1], 1};
+  memset(s, 0, sizeof *s);
+  s->naxes = 2;
+  for (int k = 0; k < 2; k++) {
+    s->ax[k].lo = c[k] > 0 ? g->srank - step[k] : MPI_PROC_NULL;
+    s->ax[k].hi = c[k] < ranks[k] - 1 ? g->srank + step[k] : MPI_PROC_NULL;
+    int rc = split_line(ranks[k], c[k], axes[k], global[k], counts ? counts[k] : NULL, &s->ax[k]);
+    if (rc) return rc;
+  }
   return 0;
 }

@@ -54,12 +54,22 @@ static int check_cpu(const char *op, SgnnTensor x)
   return 0;
 }
 
-int sgpar_check_slab(const char *op, const SgparSplit *s, SgnnTensor x)
+static int check_axis(const char *op, const SgparAxisSplit *s, SgnnTensor x)
 {
-  if (!s || !x) return sgpar_fail(SGNN_ERR_ARG, "%s: NULL argument", op);
   if (x->ndim != 5 || x->shape[s->axis] != s->n)
     return sgpar_fail(SGNN_ERR_SHAPE, "%s: input %s is not a [N,C,D,H,W] slab of %d planes on axis %d", op, SHP(x), s->n,
                       s->axis);
+  return 0;
+}
+
+int sgpar_check_slab(const char *op, const SgparSplit *s, SgnnTensor x)
+{
+  if (!s || !x) return sgpar_fail(SGNN_ERR_ARG, "%s: NULL argument", op);
+  if (s->naxes < 1 || s->naxes > 2) return sgpar_fail(SGNN_ERR_ARG, "%s: split over %d axes (1 or 2)", op, s->naxes);
+  for (int k = 0; k < s->naxes; k++) {
+    int rc = check_axis(op, &s->ax[k], x);
+    if (rc) return rc;
+  }
   return 0;
 }
 
@@ -83,13 +93,13 @@ static void halo_free(SgparHalo *ph)
   *ph = NULL;
 }
 
-int sgpar_halo_begin(SgparGrid g, const SgparSplit *s, SgnnTensor x, int h, SgparHalo *out)
+int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgparHalo *out)
 {
   if (!g || !s || !x || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_halo_begin: NULL argument");
   *out = NULL;
   int rc = check_cpu("sgpar_halo", x);
   if (rc) return rc;
-  rc = sgpar_check_slab("sgpar_halo", s, x);
+  rc = check_axis("sgpar_halo", s, x);
   if (rc) return rc;
   const int *shape = sgnn_tensor_shape(x);
   int ndim = 5, a = s->axis;
@@ -100,14 +110,13 @@ int sgpar_halo_begin(SgparGrid g, const SgparSplit *s, SgnnTensor x, int h, Sgpa
                       h, a, s->min_n);
   SgparHalo H = calloc(1, sizeof *H);
   if (!H) return sgpar_fail(SGNN_ERR_MEM, "sgpar_halo: out of memory");
-  int P = sgpar_grid_spatial_size(g), r = sgpar_grid_spatial_rank(g);
   H->comm = sgpar_grid_spatial_comm(g);
   H->x = sgnn_tensor_ref(x);
   H->axis = a;
   H->h = h;
   H->n = s->n;
-  H->lo = r > 0 ? r - 1 : MPI_PROC_NULL;
-  H->hi = r < P - 1 ? r + 1 : MPI_PROC_NULL;
+  H->lo = s->lo;
+  H->hi = s->hi;
   H->es = sgnn_esize(sgnn_tensor_dtype(x));
   outer_inner(ndim, shape, a, &H->outer, &H->inner);
   H->blk = (size_t)H->outer * h * H->inner;
@@ -210,7 +219,7 @@ int sgpar_halo_end(SgparHalo *ph, SgnnTensor *halos)
   return 0;
 }
 
-int sgpar_halo(SgparGrid g, const SgparSplit *s, SgnnTensor x, int h, SgnnTensor *out)
+int sgpar_halo(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgnnTensor *out)
 {
   SgparHalo H;
   SgnnTensor hl = NULL, parts[3] = {NULL, x, NULL};

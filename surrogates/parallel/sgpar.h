@@ -75,12 +75,24 @@ typedef struct {
   int axis;      /* 2, 3 or 4 */
   int global;    /* extent of the whole sample along axis */
   int offset, n; /* my planes [offset, offset + n) */
-  int min_n;     /* smallest slab of the spatial group (halo widths are checked against it) */
-  int gcd;       /* greatest common divisor of all slab sizes: pooling by f is local iff f divides it */
+  int min_n;     /* smallest slab along this axis (halo widths are checked against it) */
+  int gcd;       /* greatest common divisor of the slab sizes: pooling by f is local iff f divides it */
+  int lo, hi;    /* spatial ranks of my neighbours along the axis (MPI_PROC_NULL at the sample's edges) */
+} SgparAxisSplit;
+/* a sample's partition over the spatial ranks: along one axis, or two (a 2-D
+ * layout of spatial ranks) */
+typedef struct {
+  int naxes; /* 1 or 2 */
+  SgparAxisSplit ax[2];
 } SgparSplit;
-/* counts == NULL: as even as possible (the first global % size ranks get one
- * more); else counts[spatial_rank] planes each, all >= 1, summing to global */
+/* one axis over all spatial ranks. counts == NULL: as even as possible (the
+ * first global % size ranks get one more); else counts[spatial_rank] planes
+ * each, all >= 1, summing to global */
 int sgpar_split_create(SgparGrid g, int axis, int global, const int *counts, SgparSplit *s);
+/* two axes: the spatial ranks as a ranks[0] x ranks[1] layout (spatial rank
+ * r = r0 * ranks[1] + r1); axes[k] cut into ranks[k] slabs as above */
+int sgpar_split2_create(SgparGrid g, const int ranks[2], const int axes[2], const int global[2], const int *const counts[2],
+                        SgparSplit *s);
 
 /* Differentiable communication (recorded on the tape):
  * sgpar_halo: x [..n..] -> [..h + n + h..] along s->axis: h planes of each
@@ -88,18 +100,20 @@ int sgpar_split_create(SgparGrid g, int axis, int global, const int *counts, Sgp
  *   backward sends the halo's gradient back and adds it to the owner's planes.
  * begin/end split it so compute can run while the planes travel. */
 typedef struct SgparHalo_ *SgparHalo;
-int sgpar_halo_begin(SgparGrid g, const SgparSplit *s, SgnnTensor x, int h, SgparHalo *hx);
+int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgparHalo *hx);
 /* -> [..2h..]: the lower halo then the upper halo; frees *hx */
 int sgpar_halo_end(SgparHalo *hx, SgnnTensor *halos);
-int sgpar_halo(SgparGrid g, const SgparSplit *s, SgnnTensor x, int h, SgnnTensor *out);
+int sgpar_halo(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgnnTensor *out);
 /* sum of x over the ranks of comm (every rank gets it); backward: the sum of
  * the output gradients (each rank's loss uses the replicated result) */
 int sgpar_allreduce_sum(MPI_Comm comm, SgnnTensor x, SgnnTensor *out);
 
 /* Partitioned layers on the local slab x [N,C,..] with split s.
- * conv3d: stride 1 and padding (k-1)/2 (odd k) along the split axis, so the
- * output keeps the split; any kernel/stride/padding on the other axes. The
- * halo travels while the interior planes are convolved. */
+ * conv3d: stride 1 and padding (k-1)/2 (odd k) along each split axis, so the
+ * output keeps the split; any kernel/stride/padding on the other axes. With
+ * one split axis the halo travels while the interior planes are convolved;
+ * with two, the halos are exchanged axis after axis (the second exchange
+ * carries the first's planes, so the corners arrive too), then convolved. */
 int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3],
                  const int pad[3], SgnnTensor *out);
 /* batch norm (training mode) with statistics over N and the whole sample:
@@ -107,9 +121,9 @@ int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, S
  * across_data; running_mean/var (may be NULL) updated as sgnn_batch_norm does */
 int sgpar_batch_norm(SgparGrid g, SgnnTensor x, SgnnTensor gamma, SgnnTensor beta, SgnnTensor running_mean,
                      SgnnTensor running_var, int across_data, double momentum, double eps, SgnnTensor *out);
-/* max-pooling with kernel = stride = k: every slab's offset and size along the
- * split axis must be multiples of k[axis-2] (then pooling is local); *so gets
- * the output's split */
+/* max-pooling with kernel = stride = k: every slab's offset and size along
+ * each split axis must be multiples of k[axis-2] (then pooling is local); *so
+ * gets the output's split (may be s) */
 int sgpar_maxpool3d(const SgparSplit *s, SgnnTensor x, const int k[3], SgparSplit *so, SgnnTensor *out);
 int sgpar_upsample_nearest3d(const SgparSplit *s, SgnnTensor x, const int factor[3], SgparSplit *so,
                              SgnnTensor *out);

@@ -7,30 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Planes 0..h-1 and n-h..n-1 of the output need the neighbours' planes; the
- * n-2h planes between need only local data and are convolved while the halo
- * travels. The two edge convolutions then see (halo, 2h own planes), the
- * exact input window of those output planes. Slabs thinner than 2h+1 planes
- * wait for the halo and convolve (halo, slab, halo) at once. */
-int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3],
-                 const int pad[3], SgnnTensor *out)
+/* One split axis. Planes 0..h-1 and n-h..n-1 of the output need the
+ * neighbours' planes; the n-2h planes between need only local data and are
+ * convolved while the halo travels. The two edge convolutions then see
+ * (halo, 2h own planes), the exact input window of those output planes. Slabs
+ * thinner than 2h+1 planes wait for the halo and convolve (halo, slab, halo).
+ * p2 is the padding with 0 on the split axis (the halo is its padding). */
+static int conv_overlap(SgparGrid g, const SgparAxisSplit *s, int h, SgnnTensor x, SgnnTensor w, SgnnTensor bias,
+                        const int stride[3], const int p2[3], SgnnTensor *out)
 {
-  int rc = sgpar_check_slab("sgpar_conv3d", s, x);
-  if (rc) return rc;
-  if (!g || !w || !stride || !pad || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_conv3d: NULL argument");
-  if (sgnn_tensor_ndim(w) != 5) return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_conv3d: weight must be [Co,Ci,kd,kh,kw]");
-  int a = s->axis, i = a - 2, k = sgnn_tensor_shape(w)[a], h = (k - 1) / 2, n = s->n;
-  if (stride[i] != 1 || k % 2 == 0 || pad[i] != h)
-    return sgpar_fail(SGNN_ERR_UNSUPPORTED,
-                      "sgpar_conv3d: along the split axis %d the convolution must keep the extent (odd kernel, stride "
-                      "1, padding (k-1)/2); got kernel %d, stride %d, padding %d",
-                      a, k, stride[i], pad[i]);
-  if (h == 0 || sgpar_grid_spatial_size(g) == 1) {
-    NNCHK("sgpar_conv3d", sgnn_conv3d(x, w, bias, stride, pad, out));
-    return 0;
-  }
-  int p2[3] = {pad[0], pad[1], pad[2]};
-  p2[i] = 0; /* the halo is the padding along the split axis */
+  int a = s->axis, n = s->n, rc;
   SgparHalo H;
   SgnnTensor mid = NULL, hl = NULL, lo = NULL, hi = NULL, e0 = NULL, e1 = NULL, c0 = NULL, c1 = NULL, y0 = NULL,
              y1 = NULL;
@@ -64,9 +50,48 @@ int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, S
     NNTRYG("sgpar_conv3d", sgnn_concat(3, parts, a, &c0));
     NNTRYG("sgpar_conv3d", sgnn_conv3d(c0, w, bias, stride, p2, out));
   }
-done:
+done:;
   SgnnTensor *tmp[] = {&mid, &hl, &lo, &hi, &e0, &e1, &c0, &c1, &y0, &y1};
   for (size_t j = 0; j < sizeof tmp / sizeof *tmp; j++) sgnn_tensor_free(tmp[j]);
+  return rc;
+}
+
+int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3],
+                 const int pad[3], SgnnTensor *out)
+{
+  int rc = sgpar_check_slab("sgpar_conv3d", s, x);
+  if (rc) return rc;
+  if (!g || !w || !stride || !pad || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_conv3d: NULL argument");
+  if (sgnn_tensor_ndim(w) != 5) return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_conv3d: weight must be [Co,Ci,kd,kh,kw]");
+  int h[2] = {0, 0}, p2[3] = {pad[0], pad[1], pad[2]}, any = 0;
+  for (int k = 0; k < s->naxes; k++) {
+    int a = s->ax[k].axis, i = a - 2, kk = sgnn_tensor_shape(w)[a];
+    if (stride[i] != 1 || kk % 2 == 0 || pad[i] != (kk - 1) / 2)
+      return sgpar_fail(SGNN_ERR_UNSUPPORTED,
+                        "sgpar_conv3d: along the split axis %d the convolution must keep the extent (odd kernel, "
+                        "stride 1, padding (k-1)/2); got kernel %d, stride %d, padding %d",
+                        a, kk, stride[i], pad[i]);
+    h[k] = (kk - 1) / 2;
+    p2[i] = 0; /* the halo is the padding along a split axis */
+    any |= h[k] > 0;
+  }
+  if (!any || sgpar_grid_spatial_size(g) == 1) {
+    NNCHK("sgpar_conv3d", sgnn_conv3d(x, w, bias, stride, pad, out));
+    return 0;
+  }
+  if (s->naxes == 1) return conv_overlap(g, &s->ax[0], h[0], x, w, bias, stride, p2, out);
+  /* two axes: halo along the first, then along the second on the padded
+   * slab (it carries the first halo's planes: the corners arrive too) */
+  SgnnTensor xp = sgnn_tensor_ref(x);
+  for (int k = 0; k < 2 && !rc; k++) {
+    SgnnTensor t = NULL;
+    if (!h[k]) continue;
+    rc = sgpar_halo(g, &s->ax[k], xp, h[k], &t);
+    sgnn_tensor_free(&xp);
+    xp = t;
+  }
+  if (!rc && sgnn_conv3d(xp, w, bias, stride, p2, out)) rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
+  sgnn_tensor_free(&xp);
   return rc;
 }
 
@@ -147,43 +172,52 @@ done:
   return rc;
 }
 
-/* a split scaled by num/den (pooling: 1/f, upsampling: f/1) */
-static void scale_split(const SgparSplit *s, int num, int den, SgparSplit *so)
+/* a split scaled by num/den on every split axis (pooling: 1/f, upsampling: f/1) */
+static void scale_split(const SgparSplit *s, const int *num, const int *den, SgparSplit *so)
 {
   SgparSplit t = *s;
-  t.global = s->global / den * num;
-  t.offset = s->offset / den * num;
-  t.n = s->n / den * num;
-  t.min_n = s->min_n / den * num;
-  t.gcd = s->gcd / den * num;
+  for (int k = 0; k < s->naxes; k++) {
+    SgparAxisSplit *q = &t.ax[k];
+    int i = q->axis - 2;
+    q->global = q->global / den[i] * num[i];
+    q->offset = q->offset / den[i] * num[i];
+    q->n = q->n / den[i] * num[i];
+    q->min_n = q->min_n / den[i] * num[i];
+    q->gcd = q->gcd / den[i] * num[i];
+  }
   *so = t;
 }
 
 int sgpar_maxpool3d(const SgparSplit *s, SgnnTensor x, const int k[3], SgparSplit *so, SgnnTensor *out)
 {
+  static const int ones[3] = {1, 1, 1};
   int rc = sgpar_check_slab("sgpar_maxpool3d", s, x);
   if (rc) return rc;
   if (!k || !so || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_maxpool3d: NULL argument");
-  int f = k[s->axis - 2];
-  /* gcd is the same on every rank: all ranks accept or all refuse */
-  if (f < 1 || s->gcd % f)
-    return sgpar_fail(SGNN_ERR_UNSUPPORTED,
-                      "sgpar_maxpool3d: pooling window %d along split axis %d does not divide every slab (their gcd is "
-                      "%d); choose slab sizes that are multiples of %d",
-                      f, s->axis, s->gcd, f);
+  for (int j = 0; j < s->naxes; j++) {
+    const SgparAxisSplit *q = &s->ax[j];
+    int f = k[q->axis - 2];
+    /* gcd is the same on every rank: all ranks accept or all refuse */
+    if (f < 1 || q->gcd % f)
+      return sgpar_fail(SGNN_ERR_UNSUPPORTED,
+                        "sgpar_maxpool3d: pooling window %d along split axis %d does not divide every slab (their gcd "
+                        "is %d); choose slab sizes that are multiples of %d",
+                        f, q->axis, q->gcd, f);
+  }
   NNCHK("sgpar_maxpool3d", sgnn_maxpool3d(x, k, k, out));
-  scale_split(s, 1, f, so);
+  scale_split(s, ones, k, so);
   return 0;
 }
 
 int sgpar_upsample_nearest3d(const SgparSplit *s, SgnnTensor x, const int factor[3], SgparSplit *so, SgnnTensor *out)
 {
+  static const int ones[3] = {1, 1, 1};
   int rc = sgpar_check_slab("sgpar_upsample_nearest3d", s, x);
   if (rc) return rc;
   if (!factor || !so || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_upsample_nearest3d: NULL argument");
   /* nearest copies of each plane stay on the plane's owner: no communication */
   NNCHK("sgpar_upsample_nearest3d", sgnn_upsample_nearest3d(x, factor, out));
-  scale_split(s, factor[s->axis - 2], 1, so);
+  scale_split(s, factor, ones, so);
   return 0;
 }
 
@@ -193,8 +227,12 @@ int sgpar_concat(int n, const SgparSplit *s, SgnnTensor *xs, SgnnTensor *out)
   for (int i = 0; i < n; i++) {
     int rc = sgpar_check_slab("sgpar_concat", &s[i], xs[i]);
     if (rc) return rc;
-    if (s[i].axis != s[0].axis || s[i].global != s[0].global || s[i].offset != s[0].offset || s[i].n != s[0].n)
-      return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_concat: input %d is split differently from input 0", i);
+    int same = s[i].naxes == s[0].naxes;
+    for (int k = 0; same && k < s[0].naxes; k++) {
+      const SgparAxisSplit *p = &s[i].ax[k], *q = &s[0].ax[k];
+      same = p->axis == q->axis && p->global == q->global && p->offset == q->offset && p->n == q->n;
+    }
+    if (!same) return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_concat: input %d is split differently from input 0", i);
   }
   NNCHK("sgpar_concat", sgnn_concat(n, xs, 1, out));
   return 0;

@@ -180,22 +180,49 @@ static void reset_stats(void)
   OK(sgnn_tensor_fill(rv1, 1));
 }
 
-/* ---- host boxes: sub-block [lo, lo+n) along axes 0 and a of a [5]-shaped array -- */
-static void box(const double *full, const int *shape, int n0, int c0, int a, int off, int n, double *out, int *bs)
+/* ---- host boxes: samples [n0, n0+c0) and the slab of split s of a [5]-shaped array -- */
+static void box(const double *full, const int *shape, int n0, int c0, const SgparSplit *s, double *out, int *bs)
 {
+  int off[5] = {n0, 0, 0, 0, 0};
   memcpy(bs, shape, 5 * sizeof(int));
   bs[0] = c0;
-  bs[a] = n;
+  for (int k = 0; k < s->naxes; k++) {
+    bs[s->ax[k].axis] = s->ax[k].n;
+    off[s->ax[k].axis] = s->ax[k].offset;
+  }
   long k = 0;
   for (int i0 = 0; i0 < bs[0]; i0++)
     for (int i1 = 0; i1 < bs[1]; i1++)
       for (int i2 = 0; i2 < bs[2]; i2++)
         for (int i3 = 0; i3 < bs[3]; i3++)
           for (int i4 = 0; i4 < bs[4]; i4++) {
-            int j[5] = {i0 + n0, i1, i2, i3, i4};
-            j[a] += off;
+            int j[5] = {i0 + off[0], i1, i2 + off[2], i3 + off[3], i4 + off[4]};
             out[k++] = full[(((long)(j[0] * shape[1] + j[1]) * shape[2] + j[2]) * shape[3] + j[3]) * shape[4] + j[4]];
           }
+}
+
+/* how a case splits the sample: one axis over all spatial ranks, or two over a ranks[0] x ranks[1] layout;
+ * counts[k] NULL: even */
+typedef struct {
+  int naxes, axes[2], ranks[2];
+  const int *counts[2];
+} Spec;
+static void make_split(const Spec *sp, const int *shape, SgparSplit *s)
+{
+  if (sp->naxes == 1)
+    OK(sgpar_split_create(grid, sp->axes[0], shape[sp->axes[0]], sp->counts[0], s));
+  else
+    OK(sgpar_split2_create(grid, sp->ranks, sp->axes, (int[2]){shape[sp->axes[0]], shape[sp->axes[1]]}, sp->counts, s));
+}
+static void describe(const Spec *sp, char *cs, size_t len)
+{
+  int k = 0;
+  for (int a = 0; a < sp->naxes; a++) {
+    int P = sp->naxes == 1 ? sgpar_grid_spatial_size(grid) : sp->ranks[a];
+    k += snprintf(cs + k, len - k, "%sax%d:", a ? " " : "", sp->axes[a]);
+    if (!sp->counts[a]) k += snprintf(cs + k, len - k, "even/%d", P);
+    for (int i = 0; sp->counts[a] && i < P; i++) k += snprintf(cs + k, len - k, "%s%d", i ? "," : "", sp->counts[a][i]);
+  }
 }
 
 /* max |a-b| / max |ref| over all ranks; counts a failure above TOL */
@@ -225,7 +252,7 @@ static double *dalloc(long n)
 
 /* one case: model on global input [Ntot,C,D,H,W]; counts: the slab sizes along axis (NULL: even);
  * group_n: samples per data group */
-static void run_case(const char *name, Model model, const int *shape, int axis, const int *counts, const int *group_n)
+static void run_case(const char *name, Model model, const int *shape, const Spec *sp, const int *group_n)
 {
   SgnnRng rng;
   sgnn_rng_init(&rng, 77);
@@ -266,17 +293,17 @@ static void run_case(const char *name, Model model, const int *shape, int axis, 
   int G = sgpar_grid_data_groups(grid), dg = sgpar_grid_data_group(grid), n0 = 0;
   for (int i = 0; i < dg; i++) n0 += group_n[i];
   across_data = G > 1;
-  OK(sgpar_split_create(grid, axis, shape[axis], counts, &split));
+  make_split(sp, shape, &split);
   SgparSplit s_in = split;
   int bs[5], rbs[5];
   double *xb = dalloc(nx);
-  box(X, shape, n0, group_n[dg], axis, s_in.offset, s_in.n, xb, bs);
+  box(X, shape, n0, group_n[dg], &s_in, xb, bs);
   OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, bs, xb, &x));
   OK(sgnn_tensor_set_requires_grad(x, 1));
   OK(sgnn_params_zero_grad(P));
   y = model(x);
   double *rb = dalloc(ny), *yb = dalloc(ny), *gb = dalloc(nx), *gx = dalloc(nx), *gp = dalloc(np);
-  box(Rh, ys, n0, group_n[dg], axis, split.offset, split.n, rb, rbs);
+  box(Rh, ys, n0, group_n[dg], &split, rb, rbs);
   if (memcmp(rbs, sgnn_tensor_shape(y), sizeof rbs)) {
     printf("[%d] %s: partitioned output has the wrong shape\n", rank, name);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -289,15 +316,12 @@ static void run_case(const char *name, Model model, const int *shape, int axis, 
   OK(sgnn_tensor_to_f64(sgnn_tensor_grad(x), gx));
   OK(sgnn_tensor_to_f64(sgnn_params_grads(P), gp));
   MPI_Allreduce(MPI_IN_PLACE, gp, (int)np, MPI_DOUBLE, MPI_SUM, sgpar_grid_comm(grid));
-  char cs[64] = "even";
-  if (counts) {
-    int k = snprintf(cs, sizeof cs, "split");
-    for (int i = 0; i < sgpar_grid_spatial_size(grid) && k < 50; i++) k += snprintf(cs + k, sizeof cs - k, "%s%d", i ? "," : " ", counts[i]);
-  }
-  if (rank == 0) printf("%s (axis %d, %d x %d ranks)\n", name, axis, G, sgpar_grid_spatial_size(grid));
-  box(Y, ys, n0, group_n[dg], axis, split.offset, split.n, rb, rbs);
+  char cs[64];
+  describe(sp, cs, sizeof cs);
+  if (rank == 0) printf("%s (%d data groups x %d spatial ranks)\n", name, G, sgpar_grid_spatial_size(grid));
+  box(Y, ys, n0, group_n[dg], &split, rb, rbs);
   compare("output", cs, rb, yb, sgnn_tensor_numel(y));
-  box(GX, shape, n0, group_n[dg], axis, s_in.offset, s_in.n, gb, bs);
+  box(GX, shape, n0, group_n[dg], &s_in, gb, bs);
   compare("input grad", cs, gb, gx, sgnn_tensor_numel(x));
   int any = 0;
   for (long i = 0; i < np; i++) any |= GP[i] != 0;
@@ -315,7 +339,7 @@ static void run_case(const char *name, Model model, const int *shape, int axis, 
 /* a few Adam steps of the U-Net stack with a global-mean loss: the bucketed
  * allreduce over the whole grid (each sample counted once per data group)
  * against the serial steps on the whole batch */
-static void run_training(const int *shape, int axis, const int *counts, const int *group_n)
+static void run_training(const int *shape, const Spec *sp, const int *group_n)
 {
   SgnnRng rng;
   sgnn_rng_init(&rng, 99);
@@ -340,11 +364,11 @@ static void run_training(const int *shape, int axis, const int *counts, const in
     if (!serial) OK(sgpar_dp_create(sgpar_grid_comm(grid), P, 1024, &dp));
     for (int step = 0; step < 3; step++) {
       SgnnTensor x, y, y2, L;
-      OK(sgpar_split_create(grid, axis, shape[axis], counts, &split));
+      make_split(sp, shape, &split);
       if (serial) {
         OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, shape, X, &x));
       } else {
-        box(X, shape, n0, group_n[dg], axis, split.offset, split.n, xb, bs);
+        box(X, shape, n0, group_n[dg], &split, xb, bs);
         OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, bs, xb, &x));
       }
       OK(sgnn_params_zero_grad(P));
@@ -364,8 +388,10 @@ static void run_training(const int *shape, int axis, const int *counts, const in
     sgnn_optim_destroy(&o);
     sgpar_dp_destroy(&dp);
   }
-  if (rank == 0) printf("U-Net, 3 Adam steps (axis %d, %d x %d ranks)\n", axis, G, sgpar_grid_spatial_size(grid));
-  compare("parameters", counts ? "uneven split" : "even", pser, ppar, np);
+  char cs[64];
+  describe(sp, cs, sizeof cs);
+  if (rank == 0) printf("U-Net, 3 Adam steps (%d data groups x %d spatial ranks)\n", G, sgpar_grid_spatial_size(grid));
+  compare("parameters", cs, pser, ppar, np);
   OK(sgnn_tensor_set_f64(sgnn_params_values(P), p0));
   double *fr[] = {X, p0, pser, ppar, xb};
   for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) free(fr[i]);
@@ -409,23 +435,31 @@ int main(int argc, char **argv)
     if (rank == 0) fprintf(stderr, "test_spatial: written for at most 4 ranks per grid axis\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
+#define ONE(ax, c) (&(Spec){1, {ax, 0}, {0, 0}, {c, NULL}})
+  /* two axes when the spatial ranks form a 2-D layout: 4 = 2 x 2 (D and H, uneven), 2 = 2 x 1, 3 = 1 x 3 */
+  static const int l2[5][2] = {{0}, {1, 1}, {2, 1}, {1, 3}, {2, 2}};
+  static const int cd[4] = {4, 8}, ch[4] = {6, 2}, ch3[4] = {2, 2, 4};
+  Spec two = {2, {2, 3}, {l2[S][0], l2[S][1]}, {l2[S][0] == 2 ? cd : NULL, l2[S][1] == 2 ? ch : l2[S][1] == 3 ? ch3 : NULL}};
   if (fault == SGPAR_FAULT_BN_REDUCE) {
-    run_case("batch norm", m_bn, (int[5]){Nt, 3, 11, 3, 4}, 2, c11[S], gn[G]);
+    run_case("batch norm", m_bn, (int[5]){Nt, 3, 11, 3, 4}, ONE(2, c11[S]), gn[G]);
   } else if (fault == SGPAR_FAULT_BWD_HALO) {
-    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, 2, c11[S], gn[G]);
-    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 12, 4, 4}, 2, c12[S], gn[G]);
+    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, ONE(2, c11[S]), gn[G]);
+    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 12, 4, 4}, ONE(2, c12[S]), gn[G]);
   } else {
-    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, 2, NULL, gn[G]);
-    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, 2, c11[S], gn[G]);
-    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 4, 9, 5}, 3, c9[S], gn[G]);
-    run_case("conv3d 3x3x2 W unpadded", m_conv_even, (int[5]){Nt, 3, 9, 4, 5}, 2, c9[S], gn[G]);
-    run_case("conv3d 1x1x1", m_conv11, (int[5]){Nt, 3, 11, 3, 2}, 2, c11[S], gn[G]);
-    run_case("batch norm", m_bn, (int[5]){Nt, 3, 11, 3, 4}, 2, c11[S], gn[G]);
-    run_case("batch norm", m_bn, (int[5]){Nt, 3, 4, 9, 2}, 3, c9[S], gn[G]);
-    run_case("maxpool 2 + upsample 2", m_poolup, (int[5]){Nt, 3, 12, 4, 2}, 2, c12[S], gn[G]);
-    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 12, 4, 4}, 2, c12[S], gn[G]);
-    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 4, 8, 6}, 3, c8[S], gn[G]);
-    run_training((int[5]){Nt, 3, 12, 4, 4}, 2, c12[S], gn[G]);
+    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, ONE(2, NULL), gn[G]);
+    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, ONE(2, c11[S]), gn[G]);
+    run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 4, 9, 5}, ONE(3, c9[S]), gn[G]);
+    run_case("conv3d 3x3x2 W unpadded", m_conv_even, (int[5]){Nt, 3, 9, 4, 5}, ONE(2, c9[S]), gn[G]);
+    run_case("conv3d 1x1x1", m_conv11, (int[5]){Nt, 3, 11, 3, 2}, ONE(2, c11[S]), gn[G]);
+    run_case("batch norm", m_bn, (int[5]){Nt, 3, 11, 3, 4}, ONE(2, c11[S]), gn[G]);
+    run_case("batch norm", m_bn, (int[5]){Nt, 3, 4, 9, 2}, ONE(3, c9[S]), gn[G]);
+    run_case("maxpool 2 + upsample 2", m_poolup, (int[5]){Nt, 3, 12, 4, 2}, ONE(2, c12[S]), gn[G]);
+    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 12, 4, 4}, ONE(2, c12[S]), gn[G]);
+    run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 4, 8, 6}, ONE(3, c8[S]), gn[G]);
+    run_case("conv3d 3x3x3, 2 split axes", m_conv33, (int[5]){Nt, 3, 12, 8, 3}, &two, gn[G]);
+    run_case("U-Net stack, 2 split axes", m_unet, (int[5]){Nt, 3, 12, 8, 4}, &two, gn[G]);
+    run_training((int[5]){Nt, 3, 12, 4, 4}, ONE(2, c12[S]), gn[G]);
+    run_training((int[5]){Nt, 3, 12, 8, 4}, &two, gn[G]);
   }
   int rc;
   if (fault) {

@@ -67,7 +67,7 @@ int main(int argc, char **argv)
   OK(sgnn_init_uniform(sgnn_params_values(P), -0.1, 0.1, &rng));
   SgparDP dp;
   OK(sgpar_dp_create(sgpar_grid_comm(grid), P, 1 << 20, &dp));
-  int xs[5] = {nloc, C, sp.n, E, E}, one[3] = {1, 1, 1}, pad[3] = {1, 1, 1}, pad0[3] = {0, 1, 1};
+  int xs[5] = {nloc, C, sp.ax[0].n, E, E}, one[3] = {1, 1, 1}, pad[3] = {1, 1, 1}, pad0[3] = {0, 1, 1};
   SgnnTensor x;
   OK(sgnn_tensor_zeros(be, SGNN_F32, 5, xs, &x));
   OK(sgnn_init_uniform(x, -1, 1, &rng));
@@ -81,7 +81,7 @@ int main(int argc, char **argv)
     for (int l = 0; l < L; l++) {
       SgnnTensor z, hp;
       if (blocking && S > 1) { /* halo first, then one convolution: nothing overlaps */
-        OK(sgpar_halo(grid, &sp, h, 1, &hp));
+        OK(sgpar_halo(grid, &sp.ax[0], h, 1, &hp));
         OK(sgnn_conv3d(hp, w[l], b[l], one, pad0, &z));
         sgnn_tensor_free(&hp);
       } else
@@ -114,7 +114,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     if (S > 1) {
-      OK(sgpar_halo(grid, &sp, x, 1, &hp));
+      OK(sgpar_halo(grid, &sp.ax[0], x, 1, &hp));
       sgnn_tensor_free(&hp);
     }
     double t1 = MPI_Wtime();
