@@ -250,6 +250,20 @@ static double *dalloc(long n)
   return p;
 }
 
+/* loss sum(y * R) with R (host, y's shape); backward; y, x's gradient and the parameter gradients to host */
+static void weighted_backward(SgnnTensor x, SgnnTensor y, const double *Rh, double *yh, double *gx, double *gp)
+{
+  SgnnTensor R, yR, L;
+  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, sgnn_tensor_shape(y), Rh, &R));
+  OK(sgnn_mul(y, R, &yR));
+  OK(sgnn_sum(yR, 0, NULL, 0, &L));
+  OK(sgnn_backward(L));
+  OK(sgnn_tensor_to_f64(y, yh));
+  OK(sgnn_tensor_to_f64(sgnn_tensor_grad(x), gx));
+  OK(sgnn_tensor_to_f64(sgnn_params_grads(P), gp));
+  DROP(R), DROP(yR), DROP(L);
+}
+
 /* one case: model on global input [Ntot,C,D,H,W]; counts: the slab sizes along axis (NULL: even);
  * group_n: samples per data group */
 static void run_case(const char *name, Model model, const int *shape, const Spec *sp, const int *group_n)
@@ -266,7 +280,7 @@ static void run_case(const char *name, Model model, const int *shape, const Spec
 
   /* serial reference */
   serial = 1;
-  SgnnTensor x, y, R, yR, L;
+  SgnnTensor x, y;
   OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, shape, X, &x));
   OK(sgnn_tensor_set_requires_grad(x, 1));
   OK(sgnn_params_zero_grad(P));
@@ -276,16 +290,10 @@ static void run_case(const char *name, Model model, const int *shape, const Spec
   long ny = sgnn_tensor_numel(y);
   double *Y = dalloc(ny), *Rh = dalloc(ny), *GX = dalloc(nx), *GP = dalloc(np), *RS = dalloc(16);
   for (long i = 0; i < ny; i++) Rh[i] = 2 * sgnn_rng_uniform(&rng) - 1;
-  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, ys, Rh, &R));
-  OK(sgnn_mul(y, R, &yR));
-  OK(sgnn_sum(yR, 0, NULL, 0, &L));
-  OK(sgnn_backward(L));
-  OK(sgnn_tensor_to_f64(y, Y));
-  OK(sgnn_tensor_to_f64(sgnn_tensor_grad(x), GX));
-  OK(sgnn_tensor_to_f64(sgnn_params_grads(P), GP));
+  weighted_backward(x, y, Rh, Y, GX, GP);
   OK(sgnn_tensor_to_f64(rm1, RS));
   OK(sgnn_tensor_to_f64(rv1, RS + 3));
-  DROP(x), DROP(y), DROP(R), DROP(yR), DROP(L);
+  DROP(x), DROP(y);
   reset_stats();
 
   /* partitioned */
@@ -308,13 +316,7 @@ static void run_case(const char *name, Model model, const int *shape, const Spec
     printf("[%d] %s: partitioned output has the wrong shape\n", rank, name);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, rbs, rb, &R));
-  OK(sgnn_mul(y, R, &yR));
-  OK(sgnn_sum(yR, 0, NULL, 0, &L));
-  OK(sgnn_backward(L));
-  OK(sgnn_tensor_to_f64(y, yb));
-  OK(sgnn_tensor_to_f64(sgnn_tensor_grad(x), gx));
-  OK(sgnn_tensor_to_f64(sgnn_params_grads(P), gp));
+  weighted_backward(x, y, rb, yb, gx, gp);
   MPI_Allreduce(MPI_IN_PLACE, gp, (int)np, MPI_DOUBLE, MPI_SUM, sgpar_grid_comm(grid));
   char cs[64];
   describe(sp, cs, sizeof cs);
@@ -331,7 +333,7 @@ static void run_case(const char *name, Model model, const int *shape, const Spec
     OK(sgnn_tensor_to_f64(rv1, rs0 + 3));
     compare("running stats", cs, RS, rs0, 6);
   }
-  DROP(x), DROP(y), DROP(R), DROP(yR), DROP(L);
+  DROP(x), DROP(y);
   double *fr[] = {X, p0, rs0, Y, Rh, GX, GP, RS, xb, rb, yb, gb, gx, gp};
   for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) free(fr[i]);
 }
