@@ -129,6 +129,13 @@ int sgpar_upsample_nearest3d(const SgparSplit *s, SgnnTensor x, const int factor
                              SgnnTensor *out);
 /* channel concatenation of skip connections: all splits must be equal */
 int sgpar_concat(int n, const SgparSplit *s, SgnnTensor *xs, SgnnTensor *out);
+/* the whole sample on every spatial rank (for decoders that need global
+ * context, e.g. interpolation at query points anywhere): each slab is placed
+ * in a zero tensor of the full extent and the spatial group sums them, so the
+ * backward is the sum of the ranks' gradients restricted to each slab. Every
+ * spatial rank then holds the same tensor: a loss computed from it on every
+ * rank counts S times, so weight it by 1/S (or compute it on one rank). */
+int sgpar_gather(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor *out);
 
 /* test-only fault injection, to show the tests detect a missing exchange:
  * SGPAR_FAULT_BWD_HALO drops the backward halo exchange, SGPAR_FAULT_BN_REDUCE

@@ -237,3 +237,27 @@ int sgpar_concat(int n, const SgparSplit *s, SgnnTensor *xs, SgnnTensor *out)
   NNCHK("sgpar_concat", sgnn_concat(n, xs, 1, out));
   return 0;
 }
+
+int sgpar_gather(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor *out)
+{
+  int rc = sgpar_check_slab("sgpar_gather", s, x);
+  if (rc) return rc;
+  if (!g || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_gather: NULL argument");
+  /* an allreduce of zero-padded slabs moves S times the bytes of an
+   * allgather, but its backward (allreduce, then the pad's adjoint: a slice)
+   * comes from the two ops' own backward passes */
+  SgnnTensor t = sgnn_tensor_ref(x);
+  for (int k = 0; k < s->naxes; k++) {
+    const SgparAxisSplit *q = &s->ax[k];
+    SgnnTensor p;
+    if (sgnn_pad_axis(t, q->axis, q->offset, q->global - q->offset - q->n, &p)) {
+      sgnn_tensor_free(&t);
+      return sgpar_fail(SGNN_ERR_BACKEND, "sgpar_gather: %s", sgnn_last_error());
+    }
+    sgnn_tensor_free(&t);
+    t = p;
+  }
+  rc = sgpar_allreduce_sum(sgpar_grid_spatial_comm(g), t, out);
+  sgnn_tensor_free(&t);
+  return rc;
+}

@@ -109,6 +109,13 @@ static SgnnTensor relu(SgnnTensor x)
 }
 #define DROP(t) sgnn_tensor_free(&(t))
 
+/* query points for the decoder case: [Nt][NQ][3] index coordinates inside the 12x8x4 grid; this
+ * rank's samples are [q_n0, q_n0 + q_c0) */
+enum { NQ = 7 };
+static double qpts[4 * NQ * 3];
+static int q_n0, q_c0, q_nt;
+static double loss_weight = 1; /* the loss is replicated on the spatial ranks after a gather */
+
 /* parameters of all models live in one slab */
 static SgnnParams P;
 static SgnnTensor w33, b33, w_even, w11, b11, g1, be1, u_w1, u_g1, u_be1, u_w2, u_g2, u_be2,
@@ -127,6 +134,28 @@ static SgnnTensor m_poolup(SgnnTensor x)
   DROP(p);
   return y;
 }
+/* MeshfreeFlowNet-like decoder: the latent grid gathered on every spatial rank, then interpolated at
+ * query points anywhere in the sample; output [N, NQ, C, 1, 1] */
+static SgnnTensor m_decoder(SgnnTensor x)
+{
+  SgnnTensor c = conv(x, w33, b33, (int[3]){1, 1, 1}), a = relu(c), full, pts, q, y;
+  int n = serial ? q_nt : q_c0, n0 = serial ? 0 : q_n0;
+  if (serial)
+    full = sgnn_tensor_ref(a);
+  else {
+    OK(sgpar_gather(grid, &split, a, &full));
+    int C = sgnn_tensor_shape(full)[1];
+    split = (SgparSplit){1, {{2, C, 0, C, C, C, MPI_PROC_NULL, MPI_PROC_NULL}}}; /* whole output: no split */
+    loss_weight = 1.0 / sgpar_grid_spatial_size(grid);
+  }
+  OK(sgnn_tensor_from_f64(be, SGNN_F64, 3, (int[3]){n, NQ, 3}, qpts + (long)n0 * NQ * 3, &pts));
+  OK(sgnn_interp_trilinear(full, pts, &q));
+  OK(sgnn_reshape(q, 5, (int[5]){n, NQ, -1, 1, 1}, &y));
+  SgnnTensor *t[] = {&c, &a, &full, &pts, &q};
+  for (size_t i = 0; i < sizeof t / sizeof *t; i++) sgnn_tensor_free(t[i]);
+  return y;
+}
+
 /* no conv bias before a batch norm: it cancels, its gradient is round-off, and Adam would blow that up */
 static SgnnTensor m_unet(SgnnTensor x)
 {
@@ -253,8 +282,10 @@ static double *dalloc(long n)
 /* loss sum(y * R) with R (host, y's shape); backward; y, x's gradient and the parameter gradients to host */
 static void weighted_backward(SgnnTensor x, SgnnTensor y, const double *Rh, double *yh, double *gx, double *gp)
 {
-  SgnnTensor R, yR, L;
-  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, sgnn_tensor_shape(y), Rh, &R));
+  SgnnTensor R0, R, yR, L;
+  OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, sgnn_tensor_shape(y), Rh, &R0));
+  OK(sgnn_affine(R0, loss_weight, 0, &R));
+  DROP(R0);
   OK(sgnn_mul(y, R, &yR));
   OK(sgnn_sum(yR, 0, NULL, 0, &L));
   OK(sgnn_backward(L));
@@ -280,6 +311,8 @@ static void run_case(const char *name, Model model, const int *shape, const Spec
 
   /* serial reference */
   serial = 1;
+  loss_weight = 1;
+  q_nt = shape[0];
   SgnnTensor x, y;
   OK(sgnn_tensor_from_f64(be, SGNN_F64, 5, shape, X, &x));
   OK(sgnn_tensor_set_requires_grad(x, 1));
@@ -300,6 +333,7 @@ static void run_case(const char *name, Model model, const int *shape, const Spec
   serial = 0;
   int G = sgpar_grid_data_groups(grid), dg = sgpar_grid_data_group(grid), n0 = 0;
   for (int i = 0; i < dg; i++) n0 += group_n[i];
+  q_n0 = n0, q_c0 = group_n[dg];
   across_data = G > 1;
   make_split(sp, shape, &split);
   SgparSplit s_in = split;
@@ -334,6 +368,7 @@ static void run_case(const char *name, Model model, const int *shape, const Spec
     compare("running stats", cs, RS, rs0, 6);
   }
   DROP(x), DROP(y);
+  loss_weight = 1;
   double *fr[] = {X, p0, rs0, Y, Rh, GX, GP, RS, xb, rb, yb, gb, gx, gp};
   for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) free(fr[i]);
 }
@@ -399,6 +434,39 @@ static void run_training(const int *shape, const Spec *sp, const int *group_n)
   for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) free(fr[i]);
 }
 
+/* misuse is refused with a message on every rank (the refusals depend only on numbers all ranks
+ * share, so no rank waits for a neighbour that gave up) */
+static void run_refusals(const int *c11)
+{
+  SgparGrid g2;
+  SgparSplit sp;
+  SgnnTensor x, y, w5;
+  int got;
+  if (rank == 0) printf("refusals\n");
+#define REFUSED(call, what)                                                                             \
+  do {                                                                                                \
+    int r_ = (call) != 0;                                                                             \
+    MPI_Allreduce(&r_, &got, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);                                    \
+    checks++;                                                                                         \
+    if (!got) fails++;                                                                         \
+    if (rank == 0) printf("  %-4s %-40s %s\n", got ? "ok" : "FAIL", what, got ? sgpar_last_error() : "accepted"); \
+  } while (0)
+  REFUSED(sgpar_grid_create(MPI_COMM_WORLD, size + 1, 1, &g2), "grid not covering the ranks");
+  REFUSED(sgpar_split_create(grid, 2, 11, (int[4]){20, 20, 20, 20}, &sp), "counts not summing to the extent");
+  REFUSED(sgpar_split_create(grid, 1, 11, NULL, &sp), "split along the channel axis");
+  OK(sgpar_split_create(grid, 2, 11, c11, &sp));
+  OK(sgnn_tensor_zeros(be, SGNN_F64, 5, (int[5]){1, 3, sp.ax[0].n, 4, 4}, &x));
+  REFUSED(sgpar_conv3d(grid, &sp, x, w33, NULL, (int[3]){2, 1, 1}, (int[3]){1, 1, 1}, &y), "conv stride 2 on the split axis");
+  REFUSED(sgpar_conv3d(grid, &sp, x, w33, NULL, (int[3]){1, 1, 1}, (int[3]){0, 1, 1}, &y), "conv without padding on the split axis");
+  REFUSED(sgpar_maxpool3d(&sp, x, (int[3]){2, 2, 2}, &sp, &y), "pooling 2 over slabs of gcd 1");
+  OK(sgnn_tensor_zeros(be, SGNN_F64, 5, (int[5]){3, 3, 2 * sp.ax[0].min_n + 3, 3, 3}, &w5));
+  if (sgpar_grid_spatial_size(grid) > 1) /* one spatial rank needs no halo: the engine pads */
+    REFUSED(sgpar_conv3d(grid, &sp, x, w5, NULL, (int[3]){1, 1, 1}, (int[3]){sp.ax[0].min_n + 1, 1, 1}, &y),
+            "halo wider than the thinnest slab");
+#undef REFUSED
+  DROP(x), DROP(w5);
+}
+
 int main(int argc, char **argv)
 {
   MPI_Init(&argc, &argv);
@@ -417,6 +485,13 @@ int main(int argc, char **argv)
     if (rank == 0) fprintf(stderr, "test_spatial: --fault needs >= 2 spatial ranks (got %d)\n", S);
     MPI_Finalize();
     return 2;
+  }
+  SgnnRng qr;
+  sgnn_rng_init(&qr, 5);
+  for (int i = 0; i < 4 * NQ; i++) { /* inside [0, 11] x [0, 7] x [0, 3] */
+    qpts[3 * i] = 11 * sgnn_rng_uniform(&qr);
+    qpts[3 * i + 1] = 7 * sgnn_rng_uniform(&qr);
+    qpts[3 * i + 2] = 3 * sgnn_rng_uniform(&qr);
   }
   OK(sgnn_backend_get("cpu", &be));
   OK(sgpar_grid_create(MPI_COMM_WORLD, G, S, &grid));
@@ -460,8 +535,11 @@ int main(int argc, char **argv)
     run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 4, 8, 6}, ONE(3, c8[S]), gn[G]);
     run_case("conv3d 3x3x3, 2 split axes", m_conv33, (int[5]){Nt, 3, 12, 8, 3}, &two, gn[G]);
     run_case("U-Net stack, 2 split axes", m_unet, (int[5]){Nt, 3, 12, 8, 4}, &two, gn[G]);
+    run_case("gather + query-point decoder", m_decoder, (int[5]){Nt, 3, 12, 8, 4}, ONE(2, c12[S]), gn[G]);
+    run_case("gather + query-point decoder", m_decoder, (int[5]){Nt, 3, 12, 8, 4}, &two, gn[G]);
     run_training((int[5]){Nt, 3, 12, 4, 4}, ONE(2, c12[S]), gn[G]);
     run_training((int[5]){Nt, 3, 12, 8, 4}, &two, gn[G]);
+    run_refusals(c11[S]);
   }
   int rc;
   if (fault) {
