@@ -1,10 +1,11 @@
 /* bench_spatial.c -- one training step (forward + backward + gradient sum) of
  * a 3-D conv stack on 64^3 samples under a data x spatial process grid.
  *
- *   mpiexec -n G*S bench_spatial G S NGLOBAL [blocking] [STEPS]
+ *   mpiexec -n G*S bench_spatial G S NGLOBAL [overlap|blocking] [STEPS] [DEPTH]
  *
  * Model: L layers of conv 3x3x3 (C -> C channels, padding 1) + ReLU, f32,
- * loss sum(y^2). G data groups share the NGLOBAL samples (as evenly as
+ * loss sum(y^2), on samples of DEPTH x 64 x 64 (DEPTH 64 by default; 128 on
+ * 2 spatial ranks is weak scaling of the sample size). G data groups share the NGLOBAL samples (as evenly as
  * possible), each sample split along D over S spatial ranks. "blocking"
  * waits for the halo before convolving (no overlap) for comparison.
  * Prints the step time (max over ranks; min and mean over STEPS after one
@@ -43,14 +44,14 @@ int main(int argc, char **argv)
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   int G = atoi(argv[1]), S = atoi(argv[2]), NG = atoi(argv[3]), blocking = argc > 4 && !strcmp(argv[4], "blocking");
-  int steps = argc > 5 ? atoi(argv[5]) : 3;
+  int steps = argc > 5 ? atoi(argv[5]) : 3, depth = argc > 6 ? atoi(argv[6]) : E;
   SgparGrid grid;
   SgnnBackend *be;
   OK(sgnn_backend_get("cpu", &be));
   OK(sgpar_grid_create(MPI_COMM_WORLD, G, S, &grid));
   int dg = sgpar_grid_data_group(grid), nloc = NG / G + (dg < NG % G);
   SgparSplit sp;
-  OK(sgpar_split_create(grid, 2, E, NULL, &sp));
+  OK(sgpar_split_create(grid, 2, depth, NULL, &sp));
   SgnnParams P;
   SgnnTensor w[L], b[L];
   OK(sgnn_params_create(be, SGNN_F32, &P));
@@ -126,10 +127,10 @@ int main(int argc, char **argv)
   }
   long halo_bytes = S > 1 ? 2L * nloc * C * E * E * 4 : 0; /* one plane to each side, interior ranks */
   if (!rank)
-    printf("grid %dx%d  global batch %d  %-8s  step min %.3f s  mean %.3f s  (forward %.3f, backward %.3f, sync wait "
+    printf("grid %dx%d  global batch %d x %dx%dx%d  %-8s  step min %.3f s  mean %.3f s  (forward %.3f, backward %.3f, sync wait "
            "%.4f)  | halo alone %.2f ms (%ld KiB out per "
            "rank per layer), grad allreduce alone %.2f ms (%d buckets, %d started in backward)\n",
-           G, S, NG, blocking ? "blocking" : "overlap", tmin, tsum / steps, best[0], best[1], best[2], 1e3 * th, halo_bytes / 1024, 1e3 * ta,
+           G, S, NG, depth, E, E, blocking ? "blocking" : "overlap", tmin, tsum / steps, best[0], best[1], best[2], 1e3 * th, halo_bytes / 1024, 1e3 * ta,
            sgpar_dp_nbuckets(dp), sgpar_dp_overlapped(dp));
   sgnn_tensor_free(&x);
   sgpar_dp_destroy(&dp);
