@@ -522,6 +522,7 @@ int main(int argc, char **argv)
   } else if (fault == SGPAR_FAULT_BWD_HALO) {
     run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, ONE(2, c11[S]), gn[G]);
     run_case("U-Net stack", m_unet, (int[5]){Nt, 3, 12, 4, 4}, ONE(2, c12[S]), gn[G]);
+    run_case("U-Net stack, 2 split axes", m_unet, (int[5]){Nt, 3, 12, 8, 4}, &two, gn[G]);
   } else {
     run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, ONE(2, NULL), gn[G]);
     run_case("conv3d 3x3x3", m_conv33, (int[5]){Nt, 3, 11, 5, 4}, ONE(2, c11[S]), gn[G]);
