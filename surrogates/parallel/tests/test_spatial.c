@@ -109,10 +109,10 @@ static SgnnTensor relu(SgnnTensor x)
 }
 #define DROP(t) sgnn_tensor_free(&(t))
 
-/* query points for the decoder case: [Nt][NQ][3] index coordinates inside the 12x8x4 grid; this
+/* query points for the decoder case: [8][NQ][3] index coordinates inside the 12x8x4 grid; this
  * rank's samples are [q_n0, q_n0 + q_c0) */
 enum { NQ = 7 };
-static double qpts[4 * NQ * 3];
+static double qpts[8 * NQ * 3]; /* up to 8 samples (the test uses at most 5) */
 static int q_n0, q_c0, q_nt;
 static double loss_weight = 1; /* the loss is replicated on the spatial ranks after a gather */
 
@@ -488,7 +488,7 @@ int main(int argc, char **argv)
   }
   SgnnRng qr;
   sgnn_rng_init(&qr, 5);
-  for (int i = 0; i < 4 * NQ; i++) { /* inside [0, 11] x [0, 7] x [0, 3] */
+  for (int i = 0; i < 8 * NQ; i++) { /* inside [0, 11] x [0, 7] x [0, 3] */
     qpts[3 * i] = 11 * sgnn_rng_uniform(&qr);
     qpts[3 * i + 1] = 7 * sgnn_rng_uniform(&qr);
     qpts[3 * i + 2] = 3 * sgnn_rng_uniform(&qr);
