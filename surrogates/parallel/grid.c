@@ -27,13 +27,18 @@ int sgpar_grid_create(MPI_Comm comm, int data_groups, int spatial_ranks, SgparGr
   g->ngroups = data_groups;
   g->srank = rank % spatial_ranks;
   g->dgroup = rank / spatial_ranks;
-  /* own duplicates: the halo messages and reductions never match a user's */
-  MPICHK(MPI_Comm_dup(comm, &g->comm));
-  /* batch-norm statistics over all ranks run inside backward, while the
+  /* own duplicates: the halo messages and reductions never match a user's;
+   * batch-norm statistics over all ranks run inside backward, while the
    * gradient buckets' allreduces on g->comm are in flight: their own communicator */
-  MPICHK(MPI_Comm_dup(comm, &g->stats));
-  MPICHK(MPI_Comm_split(comm, g->dgroup, g->srank, &g->spatial));
-  MPICHK(MPI_Comm_split(comm, g->srank, g->dgroup, &g->data));
+  g->comm = g->spatial = g->data = g->stats = MPI_COMM_NULL;
+  int e = MPI_Comm_dup(comm, &g->comm);
+  if (!e) e = MPI_Comm_dup(comm, &g->stats);
+  if (!e) e = MPI_Comm_split(comm, g->dgroup, g->srank, &g->spatial);
+  if (!e) e = MPI_Comm_split(comm, g->srank, g->dgroup, &g->data);
+  if (e) {
+    sgpar_grid_destroy(&g);
+    return sgpar_fail(SGNN_ERR_BACKEND, "sgpar_grid_create: MPI error %d creating the grid's communicators", e);
+  }
   *out = g;
   return 0;
 }
@@ -42,10 +47,9 @@ void sgpar_grid_destroy(SgparGrid *pg)
 {
   SgparGrid g = pg ? *pg : NULL;
   if (!g) return;
-  MPI_Comm_free(&g->comm);
-  MPI_Comm_free(&g->spatial);
-  MPI_Comm_free(&g->data);
-  MPI_Comm_free(&g->stats);
+  MPI_Comm *c[4] = {&g->comm, &g->spatial, &g->data, &g->stats};
+  for (int i = 0; i < 4; i++)
+    if (*c[i] != MPI_COMM_NULL) MPI_Comm_free(c[i]);
   free(g);
   *pg = NULL;
 }
