@@ -1,29 +1,6 @@
 /* dp.c -- bucketed, overlapped data-parallel gradient allreduce (see sgpar.h). */
-#include "sgpar.h"
-#include <stdarg.h>
-#include <stdio.h>
+#include "sgpar_impl.h"
 #include <stdlib.h>
-
-static char errbuf[512];
-const char *sgpar_last_error(void) { return errbuf; }
-static int fail(int code, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(errbuf, sizeof errbuf, fmt, ap);
-  va_end(ap);
-  return code;
-}
-#define MPICHK(call)                                                                                    \
-  do {                                                                                                \
-    int e_ = (call);                                                                                  \
-    if (e_ != MPI_SUCCESS) {                                                                          \
-      char s_[MPI_MAX_ERROR_STRING];                                                                  \
-      int l_;                                                                                         \
-      MPI_Error_string(e_, s_, &l_);                                                                  \
-      return fail(SGNN_ERR_BACKEND, "%s: %s", #call, s_);                                            \
-    }                                                                                                 \
-  } while (0)
 
 typedef struct {
   long lo, hi;     /* slab range [lo, hi) */
@@ -97,11 +74,11 @@ static void on_ready(SgnnTensor leaf, int final, void *ctx)
 
 int sgpar_dp_create(MPI_Comm comm, SgnnParams P, size_t bucket_bytes, SgparDP *out)
 {
-  if (!P || !out) return fail(SGNN_ERR_ARG, "sgpar_dp_create: NULL argument");
+  if (!P || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_dp_create: NULL argument");
   SgnnTensor vals = sgnn_params_values(P);
-  if (!vals) return fail(SGNN_ERR_STATE, "sgpar_dp_create: parameters not set up");
+  if (!vals) return sgpar_fail(SGNN_ERR_STATE, "sgpar_dp_create: parameters not set up");
   SgparDP dp = calloc(1, sizeof *dp);
-  if (!dp) return fail(SGNN_ERR_MEM, "sgpar_dp_create: out of memory");
+  if (!dp) return sgpar_fail(SGNN_ERR_MEM, "sgpar_dp_create: out of memory");
   dp->comm = comm;
   dp->P = P;
   dp->type = sgnn_tensor_dtype(vals) == SGNN_F64 ? MPI_DOUBLE : MPI_FLOAT;
@@ -115,7 +92,7 @@ int sgpar_dp_create(MPI_Comm comm, SgnnParams P, size_t bucket_bytes, SgparDP *o
   dp->b = calloc(dp->np, sizeof *dp->b);
   if (!dp->param || !dp->bucket_of || !dp->ready || !dp->involved || !dp->b) {
     sgpar_dp_destroy(&dp);
-    return fail(SGNN_ERR_MEM, "sgpar_dp_create: out of memory");
+    return sgpar_fail(SGNN_ERR_MEM, "sgpar_dp_create: out of memory");
   }
   /* buckets from the LAST parameter backwards: backward finishes those first */
   long cap = (long)(bucket_bytes / dp->esize);
@@ -140,8 +117,8 @@ int sgpar_dp_create(MPI_Comm comm, SgnnParams P, size_t bucket_bytes, SgparDP *o
 
 int sgpar_dp_begin(SgparDP dp, long local_count)
 {
-  if (!dp || local_count < 0) return fail(SGNN_ERR_ARG, "sgpar_dp_begin: bad arguments (count %ld)", local_count);
-  if (dp->active) return fail(SGNN_ERR_STATE, "sgpar_dp_begin: previous step not ended");
+  if (!dp || local_count < 0) return sgpar_fail(SGNN_ERR_ARG, "sgpar_dp_begin: bad arguments (count %ld)", local_count);
+  if (dp->active) return sgpar_fail(SGNN_ERR_STATE, "sgpar_dp_begin: previous step not ended");
   for (int i = 0; i < dp->np; i++) dp->ready[i] = dp->involved[i] = 0;
   dp->sweeping = 0;
   for (int k = 0; k < dp->nb; k++) {
@@ -161,7 +138,7 @@ int sgpar_dp_begin(SgparDP dp, long local_count)
 
 int sgpar_dp_end(SgparDP dp, long *global_count)
 {
-  if (!dp || !dp->active) return fail(SGNN_ERR_STATE, "sgpar_dp_end: no step begun");
+  if (!dp || !dp->active) return sgpar_fail(SGNN_ERR_STATE, "sgpar_dp_end: no step begun");
   sgnn_set_grad_ready_hook(NULL, NULL);
   dp->active = 0;
   dp->overlapped = dp->next;
@@ -172,17 +149,17 @@ int sgpar_dp_end(SgparDP dp, long *global_count)
   if (rc) return rc;
   for (int k = 0; k < dp->nb; k++) MPICHK(MPI_Wait(&dp->b[k].req, MPI_STATUS_IGNORE));
   MPICHK(MPI_Wait(&dp->count_req, MPI_STATUS_IGNORE));
-  if (dp->global <= 0) return fail(SGNN_ERR_ARG, "sgpar_dp_end: global sample count is %ld", dp->global);
+  if (dp->global <= 0) return sgpar_fail(SGNN_ERR_ARG, "sgpar_dp_end: global sample count is %ld", dp->global);
   if (global_count) *global_count = dp->global;
   if (dp->divide && sgnn_tensor_scale(sgnn_params_grads(dp->P), 1.0 / (double)dp->global))
-    return fail(SGNN_ERR_BACKEND, "sgpar_dp_end: %s", sgnn_last_error());
+    return sgpar_fail(SGNN_ERR_BACKEND, "sgpar_dp_end: %s", sgnn_last_error());
   return 0;
 }
 
 int sgpar_dp_set_divide(SgparDP dp, int divide)
 {
-  if (!dp) return fail(SGNN_ERR_ARG, "sgpar_dp_set_divide: NULL argument");
-  if (dp->active) return fail(SGNN_ERR_STATE, "sgpar_dp_set_divide: inside a step");
+  if (!dp) return sgpar_fail(SGNN_ERR_ARG, "sgpar_dp_set_divide: NULL argument");
+  if (dp->active) return sgpar_fail(SGNN_ERR_STATE, "sgpar_dp_set_divide: inside a step");
   dp->divide = divide != 0;
   return 0;
 }

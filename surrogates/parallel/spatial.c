@@ -1,0 +1,263 @@
+/* spatial.c -- spatially partitioned layers on a sample's local slab (see
+ * sgpar.h): conv3d with halo exchange overlapped with the interior, batch
+ * norm with reduced statistics, max-pooling, nearest upsampling and channel
+ * concatenation. All are compositions of the engine's ops and the two
+ * communicating ops of halo.c, so the engine's tape differentiates them. */
+#include "sgpar_impl.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* One split axis. Planes 0..h-1 and n-h..n-1 of the output need the
+ * neighbours' planes; the n-2h planes between need only local data and are
+ * convolved while the halo travels. The two edge convolutions then see
+ * (halo, 2h own planes), the exact input window of those output planes. Slabs
+ * thinner than 2h+1 planes wait for the halo and convolve (halo, slab, halo).
+ * p2 is the padding with 0 on the split axis (the halo is its padding). */
+static int conv_overlap(SgparGrid g, const SgparAxisSplit *s, int h, SgnnTensor x, SgnnTensor w, SgnnTensor bias,
+                        const int stride[3], const int p2[3], SgnnTensor *out)
+{
+  int a = s->axis, n = s->n, rc;
+  SgparHalo H;
+  SgnnTensor mid = NULL, hl = NULL, lo = NULL, hi = NULL, e0 = NULL, e1 = NULL, c0 = NULL, c1 = NULL, y0 = NULL,
+             y1 = NULL;
+  rc = sgpar_halo_begin(g, s, x, h, &H);
+  if (rc) return rc;
+  int overlap = n >= 2 * h + 1;
+  if (overlap && sgnn_conv3d(x, w, bias, stride, p2, &mid)) {
+    rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
+    SgnnTensor dummy = NULL; /* still complete the exchange the neighbours take part in */
+    sgpar_halo_end(&H, &dummy);
+    sgnn_tensor_free(&dummy);
+    return rc;
+  }
+  rc = sgpar_halo_end(&H, &hl);
+  if (rc) goto done;
+  NNTRYG("sgpar_conv3d", sgnn_slice(hl, a, 0, h, &lo));
+  NNTRYG("sgpar_conv3d", sgnn_slice(hl, a, h, 2 * h, &hi));
+  if (overlap) {
+    SgnnTensor l2[2], u2[2], parts[3];
+    NNTRYG("sgpar_conv3d", sgnn_slice(x, a, 0, 2 * h, &e0));
+    NNTRYG("sgpar_conv3d", sgnn_slice(x, a, n - 2 * h, n, &e1));
+    l2[0] = lo, l2[1] = e0, u2[0] = e1, u2[1] = hi;
+    NNTRYG("sgpar_conv3d", sgnn_concat(2, l2, a, &c0));
+    NNTRYG("sgpar_conv3d", sgnn_concat(2, u2, a, &c1));
+    NNTRYG("sgpar_conv3d", sgnn_conv3d(c0, w, bias, stride, p2, &y0));
+    NNTRYG("sgpar_conv3d", sgnn_conv3d(c1, w, bias, stride, p2, &y1));
+    parts[0] = y0, parts[1] = mid, parts[2] = y1;
+    NNTRYG("sgpar_conv3d", sgnn_concat(3, parts, a, out));
+  } else {
+    SgnnTensor parts[3] = {lo, x, hi};
+    NNTRYG("sgpar_conv3d", sgnn_concat(3, parts, a, &c0));
+    NNTRYG("sgpar_conv3d", sgnn_conv3d(c0, w, bias, stride, p2, out));
+  }
+done:;
+  SgnnTensor *tmp[] = {&mid, &hl, &lo, &hi, &e0, &e1, &c0, &c1, &y0, &y1};
+  for (size_t j = 0; j < sizeof tmp / sizeof *tmp; j++) sgnn_tensor_free(tmp[j]);
+  return rc;
+}
+
+int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3],
+                 const int pad[3], SgnnTensor *out)
+{
+  int rc = sgpar_check_slab("sgpar_conv3d", s, x);
+  if (rc) return rc;
+  if (!g || !w || !stride || !pad || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_conv3d: NULL argument");
+  if (sgnn_tensor_ndim(w) != 5) return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_conv3d: weight must be [Co,Ci,kd,kh,kw]");
+  int h[2] = {0, 0}, p2[3] = {pad[0], pad[1], pad[2]}, any = 0;
+  for (int k = 0; k < s->naxes; k++) {
+    int a = s->ax[k].axis, i = a - 2, kk = sgnn_tensor_shape(w)[a];
+    if (stride[i] != 1 || kk % 2 == 0 || pad[i] != (kk - 1) / 2)
+      return sgpar_fail(SGNN_ERR_UNSUPPORTED,
+                        "sgpar_conv3d: along the split axis %d the convolution must keep the extent (odd kernel, "
+                        "stride 1, padding (k-1)/2); got kernel %d, stride %d, padding %d",
+                        a, kk, stride[i], pad[i]);
+    h[k] = (kk - 1) / 2;
+    p2[i] = 0; /* the halo is the padding along a split axis */
+    any |= h[k] > 0;
+  }
+  if (!any || sgpar_grid_spatial_size(g) == 1) {
+    NNCHK("sgpar_conv3d", sgnn_conv3d(x, w, bias, stride, pad, out));
+    return 0;
+  }
+  if (s->naxes == 1) return conv_overlap(g, &s->ax[0], h[0], x, w, bias, stride, p2, out);
+  /* two axes: halo along the first, then along the second on the padded
+   * slab (it carries the first halo's planes: the corners arrive too) */
+  SgnnTensor xp = sgnn_tensor_ref(x);
+  for (int k = 0; k < 2 && !rc; k++) {
+    SgnnTensor t = NULL;
+    if (!h[k]) continue;
+    rc = sgpar_halo(g, &s->ax[k], xp, h[k], &t);
+    sgnn_tensor_free(&xp);
+    xp = t;
+  }
+  if (!rc && sgnn_conv3d(xp, w, bias, stride, p2, out)) rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
+  sgnn_tensor_free(&xp);
+  return rc;
+}
+
+/* sum over N and the spatial axes, keeping [1,C,1,1,1]; reduced over comm unless local */
+static int channel_sum(MPI_Comm comm, int local, SgnnTensor x, SgnnTensor *out)
+{
+  static const int axes[4] = {0, 2, 3, 4};
+  SgnnTensor s;
+  NNCHK("sgpar_batch_norm", sgnn_sum(x, 4, axes, 1, &s));
+  if (local) {
+    *out = s;
+    return 0;
+  }
+  int rc = sgpar_allreduce_sum(comm, s, out);
+  sgnn_tensor_free(&s);
+  return rc;
+}
+
+/* y = (x - mean) / sqrt(var + eps) * gamma + beta with the mean and the
+ * (biased) variance of each channel over every rank's values: two passes
+ * (mean, then squared deviations), each one allreduce, as the serial
+ * sgnn_batch_norm normalises with the biased variance. */
+int sgpar_batch_norm(SgparGrid g, SgnnTensor x, SgnnTensor gamma, SgnnTensor beta, SgnnTensor running_mean,
+                     SgnnTensor running_var, int across_data, double momentum, double eps, SgnnTensor *out)
+{
+  if (!g || !x || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_batch_norm: NULL argument");
+  if (sgnn_tensor_ndim(x) != 5) return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_batch_norm: input must be [N,C,D,H,W]");
+  if (eps < 0) return sgpar_fail(SGNN_ERR_ARG, "sgpar_batch_norm: negative eps %g", eps);
+  MPI_Comm comm = across_data ? sgpar_grid_stats_comm(g) : sgpar_grid_spatial_comm(g);
+  int local = (sgpar_test_fault() & SGPAR_FAULT_BN_REDUCE) != 0; /* test-only: statistics of the slab alone */
+  int C = sgnn_tensor_shape(x)[1], cs[5] = {1, C, 1, 1, 1}, rc = 0;
+  long cnt = sgnn_tensor_numel(x) / C, M = cnt;
+  if (!local) MPICHK(MPI_Allreduce(&cnt, &M, 1, MPI_LONG, MPI_SUM, comm));
+  if (M < 2) return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_batch_norm: training needs more than one value per channel, got %ld", M);
+  SgnnTensor S1 = NULL, mean = NULL, xc = NULL, sq = NULL, S2 = NULL, ve = NULL, inv = NULL, xh = NULL, gr = NULL,
+             y = NULL, br = NULL;
+  rc = channel_sum(comm, local, x, &S1);
+  if (rc) goto done;
+  NNTRYG("sgpar_batch_norm", sgnn_affine(S1, 1.0 / (double)M, 0.0, &mean));
+  NNTRYG("sgpar_batch_norm", sgnn_sub(x, mean, &xc));
+  NNTRYG("sgpar_batch_norm", sgnn_mul(xc, xc, &sq));
+  rc = channel_sum(comm, local, sq, &S2);
+  if (rc) goto done;
+  NNTRYG("sgpar_batch_norm", sgnn_affine(S2, 1.0 / (double)M, eps, &ve));
+  NNTRYG("sgpar_batch_norm", sgnn_pow(ve, -0.5, &inv));
+  NNTRYG("sgpar_batch_norm", sgnn_mul(xc, inv, &xh));
+  if (gamma) {
+    NNTRYG("sgpar_batch_norm", sgnn_reshape(gamma, 5, cs, &gr));
+    NNTRYG("sgpar_batch_norm", sgnn_mul(xh, gr, &y));
+  } else
+    y = sgnn_tensor_ref(xh);
+  if (beta) {
+    NNTRYG("sgpar_batch_norm", sgnn_reshape(beta, 5, cs, &br));
+    NNTRYG("sgpar_batch_norm", sgnn_add(y, br, out));
+  } else
+    *out = sgnn_tensor_ref(y);
+  if (running_mean && running_var) { /* statistics are not part of the graph; torch's convention */
+    double *hm = malloc(sizeof(double) * 4 * C);
+    if (!hm) {
+      rc = sgpar_fail(SGNN_ERR_MEM, "sgpar_batch_norm: out of memory");
+      goto done;
+    }
+    double *hv = hm + C, *rm = hv + C, *rv = rm + C;
+    int bad = sgnn_tensor_to_f64(mean, hm) || sgnn_tensor_to_f64(S2, hv) || sgnn_tensor_to_f64(running_mean, rm) ||
+              sgnn_tensor_to_f64(running_var, rv);
+    for (int c = 0; !bad && c < C; c++) {
+      rm[c] = (1 - momentum) * rm[c] + momentum * hm[c];
+      rv[c] = (1 - momentum) * rv[c] + momentum * (hv[c] / (double)M) * (double)M / (double)(M - 1);
+    }
+    if (!bad) bad = sgnn_tensor_set_f64(running_mean, rm) || sgnn_tensor_set_f64(running_var, rv);
+    free(hm);
+    if (bad) rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_batch_norm: running statistics: %s", sgnn_last_error());
+  }
+done:
+  if (rc) sgnn_tensor_free(out);
+  SgnnTensor *tmp[] = {&S1, &mean, &xc, &sq, &S2, &ve, &inv, &xh, &gr, &y, &br};
+  for (size_t j = 0; j < sizeof tmp / sizeof *tmp; j++) sgnn_tensor_free(tmp[j]);
+  return rc;
+}
+
+/* a split scaled by num/den on every split axis (pooling: 1/f, upsampling: f/1) */
+static void scale_split(const SgparSplit *s, const int *num, const int *den, SgparSplit *so)
+{
+  SgparSplit t = *s;
+  for (int k = 0; k < s->naxes; k++) {
+    SgparAxisSplit *q = &t.ax[k];
+    int i = q->axis - 2;
+    q->global = q->global / den[i] * num[i];
+    q->offset = q->offset / den[i] * num[i];
+    q->n = q->n / den[i] * num[i];
+    q->min_n = q->min_n / den[i] * num[i];
+    q->gcd = q->gcd / den[i] * num[i];
+  }
+  *so = t;
+}
+
+int sgpar_maxpool3d(const SgparSplit *s, SgnnTensor x, const int k[3], SgparSplit *so, SgnnTensor *out)
+{
+  static const int ones[3] = {1, 1, 1};
+  int rc = sgpar_check_slab("sgpar_maxpool3d", s, x);
+  if (rc) return rc;
+  if (!k || !so || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_maxpool3d: NULL argument");
+  for (int j = 0; j < s->naxes; j++) {
+    const SgparAxisSplit *q = &s->ax[j];
+    int f = k[q->axis - 2];
+    /* gcd is the same on every rank: all ranks accept or all refuse */
+    if (f < 1 || q->gcd % f)
+      return sgpar_fail(SGNN_ERR_UNSUPPORTED,
+                        "sgpar_maxpool3d: pooling window %d along split axis %d does not divide every slab (their gcd "
+                        "is %d); choose slab sizes that are multiples of %d",
+                        f, q->axis, q->gcd, f);
+  }
+  NNCHK("sgpar_maxpool3d", sgnn_maxpool3d(x, k, k, out));
+  scale_split(s, ones, k, so);
+  return 0;
+}
+
+int sgpar_upsample_nearest3d(const SgparSplit *s, SgnnTensor x, const int factor[3], SgparSplit *so, SgnnTensor *out)
+{
+  static const int ones[3] = {1, 1, 1};
+  int rc = sgpar_check_slab("sgpar_upsample_nearest3d", s, x);
+  if (rc) return rc;
+  if (!factor || !so || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_upsample_nearest3d: NULL argument");
+  /* nearest copies of each plane stay on the plane's owner: no communication */
+  NNCHK("sgpar_upsample_nearest3d", sgnn_upsample_nearest3d(x, factor, out));
+  scale_split(s, factor, ones, so);
+  return 0;
+}
+
+int sgpar_concat(int n, const SgparSplit *s, SgnnTensor *xs, SgnnTensor *out)
+{
+  if (n < 1 || !s || !xs || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_concat: bad arguments");
+  for (int i = 0; i < n; i++) {
+    int rc = sgpar_check_slab("sgpar_concat", &s[i], xs[i]);
+    if (rc) return rc;
+    int same = s[i].naxes == s[0].naxes;
+    for (int k = 0; same && k < s[0].naxes; k++) {
+      const SgparAxisSplit *p = &s[i].ax[k], *q = &s[0].ax[k];
+      same = p->axis == q->axis && p->global == q->global && p->offset == q->offset && p->n == q->n;
+    }
+    if (!same) return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_concat: input %d is split differently from input 0", i);
+  }
+  NNCHK("sgpar_concat", sgnn_concat(n, xs, 1, out));
+  return 0;
+}
+
+int sgpar_gather(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor *out)
+{
+  int rc = sgpar_check_slab("sgpar_gather", s, x);
+  if (rc) return rc;
+  if (!g || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_gather: NULL argument");
+  /* an allreduce of zero-padded slabs moves S times the bytes of an
+   * allgather, but its backward (allreduce, then the pad's adjoint: a slice)
+   * comes from the two ops' own backward passes */
+  SgnnTensor t = sgnn_tensor_ref(x);
+  for (int k = 0; k < s->naxes; k++) {
+    const SgparAxisSplit *q = &s->ax[k];
+    SgnnTensor p;
+    if (sgnn_pad_axis(t, q->axis, q->offset, q->global - q->offset - q->n, &p)) {
+      sgnn_tensor_free(&t);
+      return sgpar_fail(SGNN_ERR_BACKEND, "sgpar_gather: %s", sgnn_last_error());
+    }
+    sgnn_tensor_free(&t);
+    t = p;
+  }
+  rc = sgpar_allreduce_sum(sgpar_grid_spatial_comm(g), t, out);
+  sgnn_tensor_free(&t);
+  return rc;
+}
