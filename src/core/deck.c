@@ -36,6 +36,7 @@ typedef struct {
 static struct {
   SgDeckKey *keys;
   PetscInt   n;
+  char       file[PETSC_MAX_PATH_LEN];
 } decktable;
 
 /* One key while parsing: its full option name, the mapping it belongs to, and whether its value
@@ -488,6 +489,7 @@ PetscErrorCode SgDeckInsert(MPI_Comm comm, const char deck[])
   PetscCall(PetscFree(text));
   if (!ierr) {
     PetscCall(SgDeckDestroy());
+    PetscCall(PetscStrncpy(decktable.file, deck, sizeof decktable.file));
     PetscCall(PetscMalloc1(P.nrec, &decktable.keys));
     for (PetscInt i = 0; i < P.nrec; i++) {
       char opt[SG_DECK_MAX_NAME + 2];
@@ -506,10 +508,11 @@ PetscErrorCode SgDeckInsert(MPI_Comm comm, const char deck[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDeckKeyLocation(const char option[], PetscInt *line, PetscInt *col)
+PetscErrorCode SgDeckKeyLocation(const char option[], const char **deck, PetscInt *line, PetscInt *col)
 {
   PetscFunctionBegin;
   *line = *col = -1;
+  if (deck) *deck = decktable.file;
   if (option[0] == '-') option++;
   for (PetscInt i = 0; i < decktable.n; i++)
     if (!strcasecmp(decktable.keys[i].name, option)) {

@@ -39,7 +39,7 @@ SYNTAX = ["unclosed_bracket", "unclosed_brace", "tab_indent", "stray_colon", "in
           "top_scalar", "nested_list", "deep_nesting", "unclosed_quote", "second_document", "anchor",
           "dup_section", "empty_key", "long_key", "long_value", "flow_key"]
 CLASSES = ["delete_line", "duplicate_line", "extreme_number", "type_swap", "random_bytes", "truncate",
-           "syntax", "bad_text", "swap_lines"]
+           "syntax", "bad_text", "swap_lines", "misspell_key"]
 NUMBER_RE = re.compile(rb"(?<![A-Za-z_0-9.])[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)(?![A-Za-z_0-9])")
 
 
@@ -71,6 +71,25 @@ def mutate(text, cls, rng):
         i, j = rng.choice(cl), rng.choice(cl)
         lines[i], lines[j] = lines[j], lines[i]
         return b"\n".join(lines), f"swap lines {i + 1} and {j + 1}"
+    if cls == "misspell_key":
+        kl = [i for i in cl if re.match(rb"^\s*[A-Za-z0-9_]{2,}:", lines[i])] or cl
+        i = rng.choice(kl)
+        m = re.match(rb"^(\s*)([A-Za-z0-9_]+)(:.*)$", lines[i])
+        if not m:
+            return text, "no key to misspell"
+        k = bytearray(m.group(2))
+        op = rng.choice(["swap", "drop", "double", "change"])
+        p = rng.randrange(len(k))
+        if op == "swap" and p + 1 < len(k):
+            k[p], k[p + 1] = k[p + 1], k[p]
+        elif op == "drop" and len(k) > 1:
+            del k[p]
+        elif op == "double":
+            k[p:p] = k[p:p + 1]
+        else:
+            k[p] = rng.choice(b"abcdefghijklmnopqrstuvwxyz_")
+        lines[i] = m.group(1) + bytes(k) + m.group(3)
+        return b"\n".join(lines), f"key {m.group(2).decode()} -> {bytes(k).decode()} (line {i + 1})"
     if cls == "extreme_number":
         hits = list(NUMBER_RE.finditer(text))
         if not hits:
