@@ -218,14 +218,17 @@ static PetscErrorCode CheckKey(Parse *P, const yaml_event_t *ev, const char pref
   PetscCheck(n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty key: every value needs a name ('key: value')", P->file, line, col);
   for (size_t i = 0; i < n; i++) PetscCheck(isalnum((unsigned char)k[i]) || k[i] == '_', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' is not a name: keys are letters, digits and '_' (did a value lose its 'key: '?)", P->file, line, col, q);
   PetscCheck(n + strlen(prefix) <= SG_DECK_MAX_NAME, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' makes an option name longer than %d characters: shorten it", P->file, line, col, q, SG_DECK_MAX_NAME);
-  PetscCheck(!ev->data.scalar.tag || !strncmp((const char *)ev->data.scalar.tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' has a tag: decks use no YAML tags; remove it", P->file, line, col, q);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CheckNoAnchor(Parse *P, const yaml_event_t *ev, const yaml_char_t *anchor)
+/* Anchors, aliases and tags (other than YAML's own core tags such as !!str) have no option meaning. */
+static PetscErrorCode CheckPlainNode(Parse *P, const yaml_event_t *ev, const yaml_char_t *anchor, const yaml_char_t *tag)
 {
+  int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
+
   PetscFunctionBegin;
-  PetscCheck(!anchor, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: anchor '&%s': decks use no anchors or aliases; write the values out", P->file, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1, (const char *)anchor);
+  PetscCheck(!anchor, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: anchor '&%s': decks use no anchors or aliases; write the values out", P->file, line, col, (const char *)anchor);
+  PetscCheck(!tag || !strncmp((const char *)tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: tag '%s': decks use no YAML tags; remove it", P->file, line, col, (const char *)tag);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -238,7 +241,6 @@ static PetscErrorCode CheckValue(Parse *P, const yaml_event_t *ev, PetscBool ite
 
   PetscFunctionBegin;
   Quote(v, n, q);
-  PetscCheck(!ev->data.scalar.tag || !strncmp((const char *)ev->data.scalar.tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' has the tag '%s': decks use no YAML tags; remove it", P->file, line, col, q, (const char *)ev->data.scalar.tag);
   /* libyaml keeps the NUL of an escaped "\0" inside the value; the options database would cut it */
   PetscCheck(strlen(v) == n, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value contains a NUL character (\\0): remove it", P->file, line, col);
   for (size_t i = 0; i < n; i++) {
@@ -309,13 +311,11 @@ static PetscErrorCode Event(Parse *P, const yaml_event_t *ev, PetscInt *ndocs)
   case YAML_ALIAS_EVENT:
     SETERRQ(P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: alias '*%s': decks use no anchors or aliases; write the value out", P->file, line, col, (const char *)ev->data.alias.anchor);
   case YAML_MAPPING_START_EVENT:
-    PetscCall(CheckNoAnchor(P, ev, ev->data.mapping_start.anchor));
-    PetscCheck(!ev->data.mapping_start.tag || !strncmp((const char *)ev->data.mapping_start.tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: tag '%s': decks use no YAML tags; remove it", P->file, line, col, (const char *)ev->data.mapping_start.tag);
+    PetscCall(CheckPlainNode(P, ev, ev->data.mapping_start.anchor, ev->data.mapping_start.tag));
     PetscCall(Push(P, ev, 0));
     break;
   case YAML_SEQUENCE_START_EVENT:
-    PetscCall(CheckNoAnchor(P, ev, ev->data.sequence_start.anchor));
-    PetscCheck(!ev->data.sequence_start.tag || !strncmp((const char *)ev->data.sequence_start.tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: tag '%s': decks use no YAML tags; remove it", P->file, line, col, (const char *)ev->data.sequence_start.tag);
+    PetscCall(CheckPlainNode(P, ev, ev->data.sequence_start.anchor, ev->data.sequence_start.tag));
     PetscCall(Push(P, ev, 1));
     break;
   case YAML_MAPPING_END_EVENT:
@@ -333,7 +333,7 @@ static PetscErrorCode Event(Parse *P, const yaml_event_t *ev, PetscInt *ndocs)
     parent->want_value = 0;
   } break;
   case YAML_SCALAR_EVENT:
-    PetscCall(CheckNoAnchor(P, ev, ev->data.scalar.anchor));
+    PetscCall(CheckPlainNode(P, ev, ev->data.scalar.anchor, ev->data.scalar.tag));
     if (!top) { /* the whole document is one value; an empty document is an empty deck */
       Quote((const char *)ev->data.scalar.value, ev->data.scalar.length, q);
       PetscCheck(ev->data.scalar.length == 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: the deck is the single value '%s': a deck is a mapping of sections, e.g. 'sim:' then '  solver: heat' on the next line", P->file, line, col, q);
@@ -376,6 +376,7 @@ static PetscErrorCode CheckRepeats(Parse *P)
   PetscInt  bad = -1, first = -1;
 
   PetscFunctionBegin;
+  if (!P->nrec) PetscFunctionReturn(PETSC_SUCCESS); /* an empty deck (qsort must not see NULL) */
   PetscCall(PetscMalloc1(P->nrec, &r));
   PetscCall(PetscArraycpy(r, P->recs, P->nrec));
   qsort(r, (size_t)P->nrec, sizeof *r, CompareRec);
