@@ -110,6 +110,8 @@ def group(g):
         for name, text, where, frag in [GROUPS["syntax"][0], GROUPS["bytes"][0], GROUPS["duplicates"][2]]:
             one_case(w, name, text, where, frag, ranks=2)
         one_case(w, "t_ned", HEAT.replace(b"t_end", b"t_ned"), "3:3", "did you mean -sim_t_end?", ranks=2)
+        landau = open(deck("vlasov/landau.yaml"), "rb").read()
+        one_case(w, "celsl", landau.replace(b"  cells:", b"  celsl:"), "15:3", "did you mean -vlasov_cells?", ranks=2)
     else:
         fail(f"unknown group {g}")
 
