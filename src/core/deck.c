@@ -205,19 +205,33 @@ static PetscErrorCode AddRec(Parse *P, const char name[], PetscInt map, int line
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A scalar event's text, its place (1-based) and a printable copy for messages. */
+typedef struct {
+  const char *s;
+  size_t      n;
+  int         line, col;
+  char        q[64];
+} Scalar;
+
+static void GetScalar(const yaml_event_t *ev, Scalar *x)
+{
+  x->s    = (const char *)ev->data.scalar.value;
+  x->n    = ev->data.scalar.length;
+  x->line = (int)ev->start_mark.line + 1;
+  x->col  = (int)ev->start_mark.column + 1;
+  Quote(x->s, x->n, x->q);
+}
+
 /* A key must be an option name piece: letters, digits, underscores. */
 static PetscErrorCode CheckKey(Parse *P, const yaml_event_t *ev, const char prefix[])
 {
-  const char *k    = (const char *)ev->data.scalar.value;
-  size_t      n    = ev->data.scalar.length;
-  int         line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
-  char        q[64];
+  Scalar x;
 
   PetscFunctionBegin;
-  Quote(k, n, q);
-  PetscCheck(n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty key: every value needs a name ('key: value')", P->file, line, col);
-  for (size_t i = 0; i < n; i++) PetscCheck(isalnum((unsigned char)k[i]) || k[i] == '_', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' is not a name: keys are letters, digits and '_' (did a value lose its 'key: '?)", P->file, line, col, q);
-  PetscCheck(n + strlen(prefix) <= SG_DECK_MAX_NAME, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' makes an option name longer than %d characters: shorten it", P->file, line, col, q, SG_DECK_MAX_NAME);
+  GetScalar(ev, &x);
+  PetscCheck(x.n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty key: every value needs a name ('key: value')", P->file, x.line, x.col);
+  for (size_t i = 0; i < x.n; i++) PetscCheck(isalnum((unsigned char)x.s[i]) || x.s[i] == '_', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' is not a name: keys are letters, digits and '_' (did a value lose its 'key: '?)", P->file, x.line, x.col, x.q);
+  PetscCheck(x.n + strlen(prefix) <= SG_DECK_MAX_NAME, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' makes an option name longer than %d characters: shorten it", P->file, x.line, x.col, x.q, SG_DECK_MAX_NAME);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -234,22 +248,19 @@ static PetscErrorCode CheckPlainNode(Parse *P, const yaml_event_t *ev, const yam
 
 static PetscErrorCode CheckValue(Parse *P, const yaml_event_t *ev, PetscBool item)
 {
-  const char *v    = (const char *)ev->data.scalar.value;
-  size_t      n    = ev->data.scalar.length;
-  int         line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
-  char        q[64];
+  Scalar x;
 
   PetscFunctionBegin;
-  Quote(v, n, q);
+  GetScalar(ev, &x);
   /* libyaml keeps the NUL of an escaped "\0" inside the value; the options database would cut it */
-  PetscCheck(strlen(v) == n, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value contains a NUL character (\\0): remove it", P->file, line, col);
-  for (size_t i = 0; i < n; i++) {
-    PetscCheck(v[i] != '\n' && v[i] != '\r', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' spans several lines: write it on one line", P->file, line, col, q);
-    PetscCheck((unsigned char)v[i] >= 32 || v[i] == '\t', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' contains a control character: remove it", P->file, line, col, q);
+  PetscCheck(strlen(x.s) == x.n, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value contains a NUL character (\\0): remove it", P->file, x.line, x.col);
+  for (size_t i = 0; i < x.n; i++) {
+    PetscCheck(x.s[i] != '\n' && x.s[i] != '\r', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' spans several lines: write it on one line", P->file, x.line, x.col, x.q);
+    PetscCheck((unsigned char)x.s[i] >= 32 || x.s[i] == '\t', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' contains a control character: remove it", P->file, x.line, x.col, x.q);
   }
   if (item) {
-    PetscCheck(n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty list entry: remove it or give it a value", P->file, line, col);
-    PetscCheck(!strchr(v, ','), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: list entry '%s' contains ',': list entries are single values (write [a, b], not [\"a,b\"])", P->file, line, col, q);
+    PetscCheck(x.n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty list entry: remove it or give it a value", P->file, x.line, x.col);
+    PetscCheck(!strchr(x.s, ','), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: list entry '%s' contains ',': list entries are single values (write [a, b], not [\"a,b\"])", P->file, x.line, x.col, x.q);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
