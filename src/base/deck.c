@@ -36,6 +36,7 @@ typedef struct {
 static struct {
   SgDeckKey *keys;
   PetscInt   n;
+  char       file[PETSC_MAX_PATH_LEN];
 } decktable;
 
 /* One key while parsing: its full option name, the mapping it belongs to, and whether its value
@@ -204,49 +205,62 @@ static PetscErrorCode AddRec(Parse *P, const char name[], PetscInt map, int line
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A scalar event's text, its place (1-based) and a printable copy for messages. */
+typedef struct {
+  const char *s;
+  size_t      n;
+  int         line, col;
+  char        q[64];
+} Scalar;
+
+static void GetScalar(const yaml_event_t *ev, Scalar *x)
+{
+  x->s    = (const char *)ev->data.scalar.value;
+  x->n    = ev->data.scalar.length;
+  x->line = (int)ev->start_mark.line + 1;
+  x->col  = (int)ev->start_mark.column + 1;
+  Quote(x->s, x->n, x->q);
+}
+
 /* A key must be an option name piece: letters, digits, underscores. */
 static PetscErrorCode CheckKey(Parse *P, const yaml_event_t *ev, const char prefix[])
 {
-  const char *k    = (const char *)ev->data.scalar.value;
-  size_t      n    = ev->data.scalar.length;
-  int         line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
-  char        q[64];
+  Scalar x;
 
   PetscFunctionBegin;
-  Quote(k, n, q);
-  PetscCheck(n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty key: every value needs a name ('key: value')", P->file, line, col);
-  for (size_t i = 0; i < n; i++) PetscCheck(isalnum((unsigned char)k[i]) || k[i] == '_', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' is not a name: keys are letters, digits and '_' (did a value lose its 'key: '?)", P->file, line, col, q);
-  PetscCheck(n + strlen(prefix) <= SG_DECK_MAX_NAME, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' makes an option name longer than %d characters: shorten it", P->file, line, col, q, SG_DECK_MAX_NAME);
-  PetscCheck(!ev->data.scalar.tag || !strncmp((const char *)ev->data.scalar.tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' has a tag: decks use no YAML tags; remove it", P->file, line, col, q);
+  GetScalar(ev, &x);
+  PetscCheck(x.n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty key: every value needs a name ('key: value')", P->file, x.line, x.col);
+  for (size_t i = 0; i < x.n; i++) PetscCheck(isalnum((unsigned char)x.s[i]) || x.s[i] == '_', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' is not a name: keys are letters, digits and '_' (did a value lose its 'key: '?)", P->file, x.line, x.col, x.q);
+  PetscCheck(x.n + strlen(prefix) <= SG_DECK_MAX_NAME, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: key '%s' makes an option name longer than %d characters: shorten it", P->file, x.line, x.col, x.q, SG_DECK_MAX_NAME);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CheckNoAnchor(Parse *P, const yaml_event_t *ev, const yaml_char_t *anchor)
+/* Anchors, aliases and tags (other than YAML's own core tags such as !!str) have no option meaning. */
+static PetscErrorCode CheckPlainNode(Parse *P, const yaml_event_t *ev, const yaml_char_t *anchor, const yaml_char_t *tag)
 {
+  int line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
+
   PetscFunctionBegin;
-  PetscCheck(!anchor, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: anchor '&%s': decks use no anchors or aliases; write the values out", P->file, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1, (const char *)anchor);
+  PetscCheck(!anchor, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: anchor '&%s': decks use no anchors or aliases; write the values out", P->file, line, col, (const char *)anchor);
+  PetscCheck(!tag || !strncmp((const char *)tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: tag '%s': decks use no YAML tags; remove it", P->file, line, col, (const char *)tag);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode CheckValue(Parse *P, const yaml_event_t *ev, PetscBool item)
 {
-  const char *v    = (const char *)ev->data.scalar.value;
-  size_t      n    = ev->data.scalar.length;
-  int         line = (int)ev->start_mark.line + 1, col = (int)ev->start_mark.column + 1;
-  char        q[64];
+  Scalar x;
 
   PetscFunctionBegin;
-  Quote(v, n, q);
-  PetscCheck(!ev->data.scalar.tag || !strncmp((const char *)ev->data.scalar.tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' has the tag '%s': decks use no YAML tags; remove it", P->file, line, col, q, (const char *)ev->data.scalar.tag);
+  GetScalar(ev, &x);
   /* libyaml keeps the NUL of an escaped "\0" inside the value; the options database would cut it */
-  PetscCheck(strlen(v) == n, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value contains a NUL character (\\0): remove it", P->file, line, col);
-  for (size_t i = 0; i < n; i++) {
-    PetscCheck(v[i] != '\n' && v[i] != '\r', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' spans several lines: write it on one line", P->file, line, col, q);
-    PetscCheck((unsigned char)v[i] >= 32 || v[i] == '\t', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' contains a control character: remove it", P->file, line, col, q);
+  PetscCheck(strlen(x.s) == x.n, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value contains a NUL character (\\0): remove it", P->file, x.line, x.col);
+  for (size_t i = 0; i < x.n; i++) {
+    PetscCheck(x.s[i] != '\n' && x.s[i] != '\r', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' spans several lines: write it on one line", P->file, x.line, x.col, x.q);
+    PetscCheck((unsigned char)x.s[i] >= 32 || x.s[i] == '\t', P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: value '%s' contains a control character: remove it", P->file, x.line, x.col, x.q);
   }
   if (item) {
-    PetscCheck(n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty list entry: remove it or give it a value", P->file, line, col);
-    PetscCheck(!strchr(v, ','), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: list entry '%s' contains ',': list entries are single values (write [a, b], not [\"a,b\"])", P->file, line, col, q);
+    PetscCheck(x.n > 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: empty list entry: remove it or give it a value", P->file, x.line, x.col);
+    PetscCheck(!strchr(x.s, ','), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: list entry '%s' contains ',': list entries are single values (write [a, b], not [\"a,b\"])", P->file, x.line, x.col, x.q);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -308,13 +322,11 @@ static PetscErrorCode Event(Parse *P, const yaml_event_t *ev, PetscInt *ndocs)
   case YAML_ALIAS_EVENT:
     SETERRQ(P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: alias '*%s': decks use no anchors or aliases; write the value out", P->file, line, col, (const char *)ev->data.alias.anchor);
   case YAML_MAPPING_START_EVENT:
-    PetscCall(CheckNoAnchor(P, ev, ev->data.mapping_start.anchor));
-    PetscCheck(!ev->data.mapping_start.tag || !strncmp((const char *)ev->data.mapping_start.tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: tag '%s': decks use no YAML tags; remove it", P->file, line, col, (const char *)ev->data.mapping_start.tag);
+    PetscCall(CheckPlainNode(P, ev, ev->data.mapping_start.anchor, ev->data.mapping_start.tag));
     PetscCall(Push(P, ev, 0));
     break;
   case YAML_SEQUENCE_START_EVENT:
-    PetscCall(CheckNoAnchor(P, ev, ev->data.sequence_start.anchor));
-    PetscCheck(!ev->data.sequence_start.tag || !strncmp((const char *)ev->data.sequence_start.tag, "tag:yaml.org,2002:", 18), P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: tag '%s': decks use no YAML tags; remove it", P->file, line, col, (const char *)ev->data.sequence_start.tag);
+    PetscCall(CheckPlainNode(P, ev, ev->data.sequence_start.anchor, ev->data.sequence_start.tag));
     PetscCall(Push(P, ev, 1));
     break;
   case YAML_MAPPING_END_EVENT:
@@ -332,7 +344,7 @@ static PetscErrorCode Event(Parse *P, const yaml_event_t *ev, PetscInt *ndocs)
     parent->want_value = 0;
   } break;
   case YAML_SCALAR_EVENT:
-    PetscCall(CheckNoAnchor(P, ev, ev->data.scalar.anchor));
+    PetscCall(CheckPlainNode(P, ev, ev->data.scalar.anchor, ev->data.scalar.tag));
     if (!top) { /* the whole document is one value; an empty document is an empty deck */
       Quote((const char *)ev->data.scalar.value, ev->data.scalar.length, q);
       PetscCheck(ev->data.scalar.length == 0, P->comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: the deck is the single value '%s': a deck is a mapping of sections, e.g. 'sim:' then '  solver: heat' on the next line", P->file, line, col, q);
@@ -375,6 +387,7 @@ static PetscErrorCode CheckRepeats(Parse *P)
   PetscInt  bad = -1, first = -1;
 
   PetscFunctionBegin;
+  if (!P->nrec) PetscFunctionReturn(PETSC_SUCCESS); /* an empty deck (qsort must not see NULL) */
   PetscCall(PetscMalloc1(P->nrec, &r));
   PetscCall(PetscArraycpy(r, P->recs, P->nrec));
   qsort(r, (size_t)P->nrec, sizeof *r, CompareRec);
@@ -488,6 +501,7 @@ PetscErrorCode SgDeckInsert(MPI_Comm comm, const char deck[])
   PetscCall(PetscFree(text));
   if (!ierr) {
     PetscCall(SgDeckDestroy());
+    PetscCall(PetscStrncpy(decktable.file, deck, sizeof decktable.file));
     PetscCall(PetscMalloc1(P.nrec, &decktable.keys));
     for (PetscInt i = 0; i < P.nrec; i++) {
       char opt[SG_DECK_MAX_NAME + 2];
@@ -506,10 +520,11 @@ PetscErrorCode SgDeckInsert(MPI_Comm comm, const char deck[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDeckKeyLocation(const char option[], PetscInt *line, PetscInt *col)
+PetscErrorCode SgDeckKeyLocation(const char option[], const char **deck, PetscInt *line, PetscInt *col)
 {
   PetscFunctionBegin;
   *line = *col = -1;
+  if (deck) *deck = decktable.file;
   if (option[0] == '-') option++;
   for (PetscInt i = 0; i < decktable.n; i++)
     if (!strcasecmp(decktable.keys[i].name, option)) {

@@ -20,7 +20,12 @@ static PetscErrorCode SgErrorHandler(MPI_Comm comm, int line, const char *fun, c
   if (p == PETSC_ERROR_INITIAL) {
     if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
     if (!rank) {
-      fprintf(stderr, "surge: error: %s\n", mess);
+      /* raised before the unknown-key check ran: a misspelled key is the cause to report (its
+         consequence, e.g. "the run has no end", is what tripped) */
+      char      near[1024];
+      PetscBool miss = PETSC_FALSE;
+      if (SgOptionsNearMiss(near, sizeof near, &miss)) miss = PETSC_FALSE;
+      fprintf(stderr, "surge: error: %s\n", miss ? near : mess);
       fflush(stderr);
     }
   }

@@ -54,6 +54,8 @@ static PetscBool IsLateOption(const char name[])
   return PETSC_FALSE;
 }
 
+static PetscBool unknown_raised; /* set when SgOptionsCheckUnused* raises its error */
+
 /* The nearest catalogued option to name, if near enough to be a plausible misspelling. */
 static const char *Suggest(const char name[])
 {
@@ -71,11 +73,12 @@ static const char *Suggest(const char name[])
 static PetscErrorCode Describe(const char deck[], const char name[], char out[], size_t len)
 {
   PetscInt    line, col;
-  const char *best = Suggest(name);
+  const char *best = Suggest(name), *file;
   char        hint[300];
 
   PetscFunctionBegin;
-  PetscCall(SgDeckKeyLocation(name, &line, &col));
+  PetscCall(SgDeckKeyLocation(name, &file, &line, &col));
+  if (!deck && file[0]) deck = file;
   if (best) PetscCall(PetscSNPrintf(hint, sizeof hint, "did you mean -%s?", best));
   else PetscCall(PetscSNPrintf(hint, sizeof hint, "no option has a similar name (surge run DECK -help lists them)"));
   if (line > 0 && deck) PetscCall(PetscSNPrintf(out, len, "%s:%" PetscInt_FMT ":%" PetscInt_FMT ": unknown key -%s; %s", deck, line, col, name, hint));
@@ -96,7 +99,7 @@ PetscErrorCode SgOptionsCheckUnusedPrefix(MPI_Comm comm, const char deck[], cons
   for (PetscInt i = 0; i < N; i++) {
     PetscInt line, col;
     if (IsLateOption(names[i]) || (prefix && strncasecmp(names[i], prefix, plen))) continue;
-    PetscCall(SgDeckKeyLocation(names[i], &line, &col));
+    PetscCall(SgDeckKeyLocation(names[i], NULL, &line, &col));
     if (line < 0) line = PETSC_MAX_INT - 1;
     if (line < firstline) firstline = line, first = i;
     nbad++;
@@ -114,8 +117,40 @@ PetscErrorCode SgOptionsCheckUnusedPrefix(MPI_Comm comm, const char deck[], cons
   }
   PetscCall(PetscOptionsLeftRestore(NULL, &N, &names, &values));
   if (!nbad) PetscFunctionReturn(PETSC_SUCCESS);
+  unknown_raised = PETSC_TRUE; /* this error is the full report: SgOptionsNearMiss must not replace it */
   if (nbad > 1) SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s; also unknown:%s (nothing was run or written)", msg, more);
   SETERRQ(comm, PETSC_ERR_USER_INPUT, "%s (nothing was run or written)", msg);
+}
+
+PetscErrorCode SgOptionsNearMiss(char msg[], size_t len, PetscBool *found)
+{
+  PetscInt N, pick = -1, pickline = PETSC_MAX_INT;
+  char   **names, **values;
+
+  PetscFunctionBegin;
+  *found = PETSC_FALSE;
+  if (unknown_raised) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscOptionsLeftGet(NULL, &N, &names, &values));
+  for (PetscInt i = 0; i < N; i++) {
+    const char *best = IsLateOption(names[i]) ? NULL : Suggest(names[i]);
+    char        opt[300];
+    PetscBool   set;
+    PetscInt    line, col;
+    if (!best) continue;
+    /* the near option was read and is not set: what the user meant went missing */
+    PetscCall(PetscSNPrintf(opt, sizeof opt, "-%s", best));
+    PetscCall(PetscOptionsHasName(NULL, NULL, opt, &set));
+    if (set) continue;
+    PetscCall(SgDeckKeyLocation(names[i], NULL, &line, &col));
+    if (line < 0) line = PETSC_MAX_INT - 1;
+    if (line < pickline) pickline = line, pick = i;
+  }
+  if (pick >= 0) {
+    PetscCall(Describe(NULL, names[pick], msg, len));
+    *found = PETSC_TRUE;
+  }
+  PetscCall(PetscOptionsLeftRestore(NULL, &N, &names, &values));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgOptionsCheckUnused(MPI_Comm comm, const char deck[])

@@ -39,7 +39,7 @@ SYNTAX = ["unclosed_bracket", "unclosed_brace", "tab_indent", "stray_colon", "in
           "top_scalar", "nested_list", "deep_nesting", "unclosed_quote", "second_document", "anchor",
           "dup_section", "empty_key", "long_key", "long_value", "flow_key"]
 CLASSES = ["delete_line", "duplicate_line", "extreme_number", "type_swap", "random_bytes", "truncate",
-           "syntax", "bad_text", "swap_lines"]
+           "syntax", "bad_text", "swap_lines", "misspell_key"]
 NUMBER_RE = re.compile(rb"(?<![A-Za-z_0-9.])[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)(?![A-Za-z_0-9])")
 
 
@@ -71,6 +71,25 @@ def mutate(text, cls, rng):
         i, j = rng.choice(cl), rng.choice(cl)
         lines[i], lines[j] = lines[j], lines[i]
         return b"\n".join(lines), f"swap lines {i + 1} and {j + 1}"
+    if cls == "misspell_key":
+        kl = [i for i in cl if re.match(rb"^\s*[A-Za-z0-9_]{2,}:", lines[i])] or cl
+        i = rng.choice(kl)
+        m = re.match(rb"^(\s*)([A-Za-z0-9_]+)(:.*)$", lines[i])
+        if not m:
+            return text, "no key to misspell"
+        k = bytearray(m.group(2))
+        op = rng.choice(["swap", "drop", "double", "change"])
+        p = rng.randrange(len(k))
+        if op == "swap" and p + 1 < len(k):
+            k[p], k[p + 1] = k[p + 1], k[p]
+        elif op == "drop" and len(k) > 1:
+            del k[p]
+        elif op == "double":
+            k[p:p] = k[p:p + 1]
+        else:
+            k[p] = rng.choice(b"abcdefghijklmnopqrstuvwxyz_")
+        lines[i] = m.group(1) + bytes(k) + m.group(3)
+        return b"\n".join(lines), f"key {m.group(2).decode()} -> {bytes(k).decode()} (line {i + 1})"
     if cls == "extreme_number":
         hits = list(NUMBER_RE.finditer(text))
         if not hits:
@@ -172,13 +191,57 @@ def classify(rc, out):
     return f"exit code {rc}"
 
 
-def run_case(seed, i, all_decks, classes, timeout, replay=""):
+def make_case(seed, i, all_decks, classes):
+    """(deck path, its text, class, mutated bytes, description) of case seed:i."""
     rng = random.Random(f"{seed}:{i}")
     deck = all_decks[i % len(all_decks)]
     cls = classes[rng.randrange(len(classes))]
     with open(deck, "rb") as f:
         text = f.read()
     mutant, what = mutate(text, cls, rng)
+    return deck, text, cls, mutant, what
+
+
+def reader_batch(seed, idx, all_decks, classes):
+    """--reader: the deck reader alone (build/tests/test_deck_parse) on a batch of mutants."""
+    work = os.path.join(LOGS, "work", f"reader_{seed}_{idx[0]}")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    files, info = [], {}
+    for i in idx:
+        deck, _, cls, mutant, what = make_case(seed, i, all_decks, classes)
+        fn = os.path.join(work, f"c{i}.yaml")
+        with open(fn, "wb") as f:
+            f.write(mutant)
+        files.append(fn)
+        info[fn] = (i, os.path.relpath(deck, ROOT), cls, what)
+    p = subprocess.run(["timeout", "-s", "KILL", "600", os.environ.get("DECK_PARSE", os.path.join(ROOT, "build", "tests", "test_deck_parse"))] + files,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    out = p.stdout.decode("utf-8", "replace")
+    seen, counts, fails = set(), {"accept": 0, "refuse": 0}, []
+    for l in out.splitlines():
+        w = l.split()
+        if len(w) >= 2 and w[0] in ("accept", "refuse", "BUG") and w[1] in info:
+            seen.add(w[1])
+            if w[0] == "BUG":
+                fails.append((w[1], l))
+            else:
+                counts[w[0]] += 1
+    if p.returncode != 0 or TRACEBACK.search(out):  # a crash or report stops at the first unanswered file
+        first = next((f for f in files if f not in seen), files[-1])
+        fails.append((first, f"rc {p.returncode}: " + out.strip().splitlines()[-1][:200] if out.strip() else f"rc {p.returncode}"))
+    msgs = []
+    for fn, why in fails:
+        i, rel, cls, what = info[fn]
+        keep = os.path.join(LOGS, f"fail_reader_{seed}_{i}.yaml")
+        shutil.copyfile(fn, keep)
+        msgs.append(f"FAIL reader case {seed}:{i}  {rel}  [{cls}: {what}]  {why}\n     deck saved as {os.path.relpath(keep, ROOT)}")
+    shutil.rmtree(work, ignore_errors=True)
+    return counts, msgs, len(files) - len(seen) if p.returncode else 0
+
+
+def run_case(seed, i, all_decks, classes, timeout, replay=""):
+    deck, text, cls, mutant, what = make_case(seed, i, all_decks, classes)
     work = os.path.join(LOGS, "work", f"{seed}_{i}")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -220,6 +283,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=30, help="seconds before a case counts as a hang")
     ap.add_argument("--exclude", default="", help="regex of deck paths to leave out")
     ap.add_argument("--case", help="replay one case, SEED:INDEX")
+    ap.add_argument("--reader", action="store_true", help="run the deck reader alone (build/tests/test_deck_parse), not surge: "
+                    "only accept/refuse-with-user-error pass; fast enough for 100,000 cases")
     a = ap.parse_args()
     classes = a.classes.split(",")
     for c in classes:
@@ -234,6 +299,21 @@ def main():
         todo = [(s, i)]
     else:
         todo = [(a.seed, i) for i in range(a.start, a.start + a.n)]
+    if a.reader:
+        t0 = time.time()
+        batches = [[i for _, i in todo[k:k + 2000]] for k in range(0, len(todo), 2000)]
+        total, msgs, lost = {"accept": 0, "refuse": 0}, [], 0
+        with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+            for counts, m, nl in ex.map(lambda b: reader_batch(todo[0][0], b, all_decks, classes), batches):
+                for k in total:
+                    total[k] += counts[k]
+                msgs += m
+                lost += nl
+                for x in m:
+                    print(x, flush=True)
+        print(f"fuzz --reader: seed {todo[0][0]}, {len(todo)} cases over {len(all_decks)} decks: accepted {total['accept']}, "
+              f"refused with a user error {total['refuse']}, failed {len(msgs)} (unanswered after a crash {lost}); {time.time() - t0:.0f} s")
+        sys.exit(1 if msgs else 0)
     replay = (f" --classes {a.classes}" if a.classes != ",".join(CLASSES) else "") + (f" --exclude '{a.exclude}'" if a.exclude else "")
     t0 = time.time()
     counts, fails, byclass = {}, [], {}

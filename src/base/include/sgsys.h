@@ -24,6 +24,11 @@ PETSC_EXTERN PetscErrorCode SgOptionsCheckUnused(MPI_Comm comm, const char deck[
    as a section has been read, before that section's values are checked against each other, so a
    misspelled key is reported as such rather than as the missing value it was meant to set. */
 PETSC_EXTERN PetscErrorCode SgOptionsCheckUnusedPrefix(MPI_Comm comm, const char deck[], const char prefix[]);
+/* For the error handler, when a user-input error is raised before the unknown-key check has run:
+   is there an unread option that looks like a misspelling of an option that was read and not set
+   (t_ned for t_end)? Then that, not its consequence, is the error to report: msg gets the
+   unknown-key message. Not collective. */
+PETSC_EXTERN PetscErrorCode SgOptionsNearMiss(char msg[], size_t len, PetscBool *found);
 
 /* ---- decks (deck.c) ------------------------------------------------------------------------ */
 /* Read the YAML deck on rank 0, check it (syntax, UTF-8, repeated keys, shape) and set its options
@@ -32,8 +37,8 @@ PETSC_EXTERN PetscErrorCode SgOptionsCheckUnusedPrefix(MPI_Comm comm, const char
    then nothing is inserted. */
 PETSC_EXTERN PetscErrorCode SgDeckInsert(MPI_Comm comm, const char deck[]);
 /* Line and column (1-based) of the deck key that set option (with or without the dash); -1 if the
-   deck did not set it. */
-PETSC_EXTERN PetscErrorCode SgDeckKeyLocation(const char option[], PetscInt *line, PetscInt *col);
+   deck did not set it. deck (may be NULL) gets the deck's file name. */
+PETSC_EXTERN PetscErrorCode SgDeckKeyLocation(const char option[], const char **deck, PetscInt *line, PetscInt *col);
 PETSC_EXTERN PetscErrorCode SgDeckDestroy(void);
 
 /* ---- checked getters (use inside PetscOptionsBegin/End) -------------------------------------- */

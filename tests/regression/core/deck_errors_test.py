@@ -85,6 +85,11 @@ def group(g):
         one_case(w, "kapa", HEAT.replace(b"kappa", b"kapa"), "6:3", "unknown key -heat_kapa; did you mean -heat_kappa?")
         # no solver key at all: the misspelled key is still named first
         one_case(w, "solvr", HEAT.replace(b"solver", b"solvr"), "2:3", "unknown key -sim_solvr; did you mean -sim_solver?")
+        # a misspelled solver key whose absence trips the solver's own checks first ("cells needs
+        # 2 entries", a species without its velocity box): the misspelling is what is reported
+        landau = open(deck("vlasov/landau.yaml"), "rb").read()
+        one_case(w, "celsl", landau.replace(b"  cells:", b"  celsl:"), "15:3", "unknown key -vlasov_celsl; did you mean -vlasov_cells?")
+        one_case(w, "vlasvo", landau.replace(b"vlasov:\n", b"vlasvo:\n"), "13:3", "unknown key -vlasvo_cdim; did you mean -vlasov_cdim?")
         # two unknown keys: the first in the deck is reported with its place, the other named
         one_case(w, "two", HEAT + b"  cfll: 0.5\n  kapa: 2\n", "7:3", "also unknown: -heat_kapa (-heat_kappa?)")
     elif g == "precedence":
@@ -105,6 +110,8 @@ def group(g):
         for name, text, where, frag in [GROUPS["syntax"][0], GROUPS["bytes"][0], GROUPS["duplicates"][2]]:
             one_case(w, name, text, where, frag, ranks=2)
         one_case(w, "t_ned", HEAT.replace(b"t_end", b"t_ned"), "3:3", "did you mean -sim_t_end?", ranks=2)
+        landau = open(deck("vlasov/landau.yaml"), "rb").read()
+        one_case(w, "celsl", landau.replace(b"  cells:", b"  celsl:"), "15:3", "did you mean -vlasov_cells?", ranks=2)
     else:
         fail(f"unknown group {g}")
 

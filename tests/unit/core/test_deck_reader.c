@@ -28,7 +28,7 @@ static PetscErrorCode Compare(const char deck[], PetscInt *nopts)
     PetscCall(PetscOptionsGetString(NULL, NULL, opt, mine, sizeof mine, &set));
     PetscCheck(set, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: PETSc's reader sets %s, surge's does not", deck, opt);
     PetscCheck(!strcmp(mine, values[i] ? values[i] : ""), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: %s is '%s' in surge's reading, '%s' in PETSc's", deck, opt, mine, values[i] ? values[i] : "");
-    PetscCall(SgDeckKeyLocation(opt, &line, &col));
+    PetscCall(SgDeckKeyLocation(opt, NULL, &line, &col));
     PetscCheck(line > 0 && col > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: no deck line for %s", deck, opt);
   }
   *nopts = N;
@@ -39,7 +39,7 @@ static PetscErrorCode Compare(const char deck[], PetscInt *nopts)
     PetscCall(PetscOptionsLeftGet(NULL, &Nall, &names, &values));
     for (PetscInt i = 0; i < Nall; i++) {
       PetscInt line, col;
-      PetscCall(SgDeckKeyLocation(names[i], &line, &col));
+      PetscCall(SgDeckKeyLocation(names[i], NULL, &line, &col));
       if (line > 0) M++;
     }
     PetscCall(PetscOptionsLeftRestore(NULL, &Nall, &names, &values));
