@@ -12,6 +12,7 @@ mkdir -p "$W" && cd "$W" && W=$(pwd) # absolute: the run directories link the mo
 export OPENBLAS_NUM_THREADS=1
 deck=$root/inputs/swap/si_adaptive.yaml
 report=$root/inputs/swap/si_demo_report.py
+models="-md_deepmd_models si_dp1.h5,si_dp2.h5,si_dp3.h5,si_dp4.h5" # this demo's own models, not the shipped ones
 # 1. labelled data: 6 TB members for training, 2 more (another seed) for validation
 [ -f si_tb_ensemble.h5 ] || "$SURGE" ensemble "$root/inputs/md/si_tb_ensemble.yaml" > ensemble.log
 [ -f si_tb_valid.h5 ] || "$SURGE" ensemble "$root/inputs/md/si_tb_ensemble.yaml" -ensemble_seed 9 -ensemble_members 2 \
@@ -27,12 +28,12 @@ runs() { # $1: directory, $2...: extra options
   local d=$1; shift
   mkdir -p "$d"
   (cd "$d" && for s in 1 2 3 4; do [ -e si_dp$s.h5 ] || ln -s "$W/si_dp$s.h5" .; done
-   [ -f si_tb.h5 ] || "$SURGE" run $deck "$@" -md_swap_policy static -md_swap_use solver -sim_output si_tb -md_rdf_file si_tb.rdf > si_tb.log
-   [ -f si_tb_seed2.rdf ] || "$SURGE" run $deck "$@" -md_swap_policy static -md_swap_use solver -md_seed 777 \
+   [ -f si_tb.h5 ] || "$SURGE" run $deck $models "$@" -md_swap_policy static -md_swap_use solver -sim_output si_tb -md_rdf_file si_tb.rdf > si_tb.log
+   [ -f si_tb_seed2.rdf ] || "$SURGE" run $deck $models "$@" -md_swap_policy static -md_swap_use solver -md_seed 777 \
      -sim_output si_tb_seed2 -md_rdf_file si_tb_seed2.rdf > si_tb_seed2.log   # g(r) noise scale
-   "$SURGE" run $deck "$@" -md_deepmd_compress -sim_output si_adaptive > si_adaptive.log
-   "$SURGE" run $deck "$@" -md_deepmd_compress -md_swap_check_every 5 -sim_output si_adaptive5 > si_adaptive5.log
-   "$SURGE" run $deck "$@" -md_swap_policy static -md_swap_use surrogate -md_deepmd_compress -sim_output si_dp > si_dp.log
+   "$SURGE" run $deck $models "$@" -md_deepmd_compress -sim_output si_adaptive > si_adaptive.log
+   "$SURGE" run $deck $models "$@" -md_deepmd_compress -md_swap_check_every 5 -sim_output si_adaptive5 > si_adaptive5.log
+   "$SURGE" run $deck $models "$@" -md_swap_policy static -md_swap_use surrogate -md_deepmd_compress -sim_output si_dp > si_dp.log
    /usr/bin/python3 "$report" . si_demo.png)
 }
 runs "$W"
