@@ -19,3 +19,11 @@ for s in 1 2 3 4; do
     -deepmd_lcurve si_dp$s.lcurve > si_train$s.log
   "$SURGE" model test si_dp$s.h5 si_tb_valid.h5 | grep RMSE
 done
+# the Lennard-Jones liquid: 8 training members, 2 validation members, one model
+[ -f lj_ensemble.h5 ] || "$SURGE" ensemble "$root/inputs/md/lj_ensemble.yaml" -ensemble_members 8 -sim_max_steps 200 \
+  -md_traj_every 10 -ensemble_output lj_ensemble > lj_ensemble.log
+[ -f lj_valid.h5 ] || "$SURGE" ensemble "$root/inputs/md/lj_ensemble.yaml" -ensemble_members 2 -ensemble_seed 11 \
+  -sim_max_steps 100 -md_traj_every 10 -ensemble_output lj_valid > lj_ensemble_valid.log
+[ -f lj_dp.h5 ] || "$SURGE" train "$root/inputs/swap/lj_dp.yaml" -deepmd_valid_data lj_valid.h5 -train_output lj_dp \
+  -deepmd_lcurve lj_dp.lcurve > lj_train.log
+"$SURGE" model test lj_dp.h5 lj_valid.h5 | grep RMSE
