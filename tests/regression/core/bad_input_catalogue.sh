@@ -116,7 +116,7 @@ case_ 1 "md_lattice_constant" -- run $M -md_lattice_constant -1
 case_ 1 "md_lattice" -- run $M -md_lattice foo
 case_ 1 "exactly one start structure" -- run $M -md_read_xyz missing.xyz
 case_ 1 "three counts" -- run $M -md_lattice_cells 2,2
-case_ 1 "did you mean" -- run $M -md_cfll 2                 # after set-up: the trajectory m.h5md is kept
+case_ 1 "unknown option" -- run $M -md_cfll 2                # after set-up: the trajectory m.h5md is kept
 case_ 1 "directory 'nodir' does not exist" -- run $M -md_traj_file nodir/t.h5md
 case_ 1 "'dirout.h5' is a directory" -- run $M -md_traj_file dirout.h5
 # --- dataset files (item 7)
