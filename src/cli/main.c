@@ -30,20 +30,35 @@ static const char usage[] = "usage: surge run DECK.yaml [-option value ...]\n"
                             "Options come from the deck (YAML; section 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8) and\n"
                             "the command line, which wins. 'surge run DECK.yaml -help' lists every option.\n";
 
-static PetscErrorCode Run(int *argc, char ***argv, const char deck[])
+static PetscErrorCode RunSim(SgSim sim, int *argc, char ***argv, const char deck[])
 {
-  SgSim     sim;
   PetscBool help;
 
   PetscFunctionBegin;
-  PetscCall(SgRegisterAll());
-  PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
   PetscCall(SgSimSetDeck(sim, deck, *argc, *argv));
   PetscCall(SgSimSetFromOptions(sim));
   PetscCall(SgSimSetUp(sim));
   PetscCall(SgSimHelpOnly(sim, &help));
   if (help) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "surge: options listed above; nothing was run.\n"));
   else PetscCall(SgSimRun(sim));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The run is destroyed on the error path too (its error was already reported): a refused run frees
+   what its set-up allocated (e.g. the vlasov FFTW work arrays) instead of leaking it at exit. */
+static PetscErrorCode Run(int *argc, char ***argv, const char deck[])
+{
+  SgSim          sim;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(SgRegisterAll());
+  PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
+  ierr = RunSim(sim, argc, argv, deck);
+  if (ierr) {
+    (void)SgSimDestroy(&sim);
+    PetscFunctionReturn(ierr);
+  }
   PetscCall(SgSimDestroy(&sim));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
