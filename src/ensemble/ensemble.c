@@ -9,6 +9,7 @@
 #include <petsc/private/petscimpl.h>
 #include "sgensemble.h"
 #include "sgdataset.h"
+#include "sgoutput.h"
 
 #define SG_ENS_MAX_PARAMS 16
 #define SG_ENS_MAX_FIELDS 16
@@ -503,8 +504,10 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   PetscInt       fail_member = -1;
   PetscErrorCode fail_code   = 0;
   char           fail_msg[1024] = "";
+  const char *const out_suffix[] = {".h5"}; /* BASE.members/ sits in the same folder */
 
   PetscFunctionBegin;
+  PetscCall(SgOutputCheckPath(comm, "-ensemble_output", e->output, 1, out_suffix));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   ngroups = size / e->ranks_per_member;
