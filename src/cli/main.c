@@ -16,6 +16,7 @@
 #include "sgensemble.h"
 #include "sgsurrogate.h"
 #include "sgdataset.h"
+#include "sgoutput.h"
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 PETSC_EXTERN PetscErrorCode SgInfoFile(MPI_Comm, const char file[]);
@@ -120,8 +121,11 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
   }
   if (help) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "surge: options listed above; nothing was trained.\n"));
   else {
+    const char *const suffix[] = {".h5"};
     PetscCall(SgSurrogateSetUp(sur));
     PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, deck));
+    /* the model is written after training: a bad path must not cost the whole training */
+    PetscCall(SgOutputCheckPath(PETSC_COMM_WORLD, "-train_output", output, 1, suffix));
     PetscCall(SgSurrogateTrain(sur));
     PetscCall(PetscSNPrintf(path, sizeof path, "%s.h5", output));
     PetscCall(SgSurrogateSave(sur, path));

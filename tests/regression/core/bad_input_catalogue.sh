@@ -140,6 +140,7 @@ case_ 2 "index limit" -- run $H -heat_cells 1000000,1000000
 case_ 2 "index limit" -- run $M -md_lattice_cells 10000,10000,10000
 case_ 2 "not an HDF5 file" -- run $V -restart garbage.bin
 case_ 1 "directory 'nodir' does not exist" -- ensemble $I/heat/ensemble2d.yaml -ensemble_output nodir/x
+case_ 1 "directory 'nodir' does not exist" -- train $I/deepmd/pair.yaml -train_output nodir/model
 case_ 2 "ensemble member" -- ensemble ens_bad.yaml
 echo "bad-input catalogue: $n cases, $pass passed, $fail failed"
 [ $fail -eq 0 ]
