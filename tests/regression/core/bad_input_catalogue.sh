@@ -142,5 +142,9 @@ case_ 2 "not an HDF5 file" -- run $V -restart garbage.bin
 case_ 1 "directory 'nodir' does not exist" -- ensemble $I/heat/ensemble2d.yaml -ensemble_output nodir/x
 case_ 1 "directory 'nodir' does not exist" -- train $I/deepmd/pair.yaml -train_output nodir/model
 case_ 2 "ensemble member" -- ensemble ens_bad.yaml
+# --- and inputs that must run (they used to crash): a dilute MD system (neighbour bins capped)
+n=$((n + 1))
+if $SURGE run $I/md/ar_metal.yaml -md_lattice_constant 1000000 -sim_max_steps 2 -sim_output dilute > dilute.log 2>&1; then pass=$((pass + 1))
+else fail=$((fail + 1)); echo "FAIL $n: md_lattice_constant 1000000 did not run"; tail -5 dilute.log; fi
 echo "bad-input catalogue: $n cases, $pass passed, $fail failed"
 [ $fail -eq 0 ]
