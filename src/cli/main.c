@@ -56,12 +56,9 @@ static PetscErrorCode Run(int *argc, char ***argv, const char deck[])
   PetscCall(SgRegisterAll());
   PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
   ierr = RunSim(sim, argc, argv, deck);
-  if (ierr) {
-    (void)SgSimDestroy(&sim);
-    PetscFunctionReturn(ierr);
-  }
-  PetscCall(SgSimDestroy(&sim));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  if (!ierr) PetscCall(SgSimDestroy(&sim));
+  else (void)SgSimDestroy(&sim); /* keep the first error */
+  PetscFunctionReturn(ierr);
 }
 
 /* A user-input error is raised on every rank of the run's communicator, so every rank can shut

@@ -146,9 +146,14 @@ static PetscErrorCode MemberPath(SgEnsemble e, PetscInt m, const char ext[], cha
 /* While a member runs, a user-class error (a bad sampled value, an unreadable input) is kept quiet:
    the ensemble reports it once, on every rank, after all groups have stopped. Anything else is a bug
    and keeps PETSc's trace (and the abort below). */
+static PetscBool UserError(PetscErrorCode n) /* the classes surge reports as one "surge: error:" line */
+{
+  return n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP ? PETSC_TRUE : PETSC_FALSE;
+}
+
 static PetscErrorCode MemberErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
 {
-  if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP) return n;
+  if (UserError(n)) return n;
   return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
 }
 
@@ -547,7 +552,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       PetscCall(PetscPushErrorHandler(MemberErrorHandler, NULL));
       ierr = RunMember(e, group, todo[idx]);
       PetscCall(PetscPopErrorHandler());
-      if (ierr && ierr != PETSC_ERR_USER_INPUT && ierr != PETSC_ERR_FILE_OPEN && ierr != PETSC_ERR_FILE_UNEXPECTED && ierr != PETSC_ERR_FILE_READ && ierr != PETSC_ERR_FP) {
+      if (ierr && !UserError(ierr)) {
         /* a bug, possibly on one rank only: other groups are busy, only an abort stops them all */
         if (!grank) fprintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", todo[idx]);
         PETSCABORT(comm, ierr);
