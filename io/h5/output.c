@@ -515,6 +515,49 @@ static herr_t CollectName(hid_t g, const char *name, const H5L_info_t *info, voi
   return 0;
 }
 
+/* Does the output still hold what the checkpoint counted (nrec records, nsnap snapshots)? A later
+   fresh run with the same output base rewrites BASE.h5 but leaves an older BASE.chk.h5 in place
+   until its own first checkpoint; restarting from that one must be refused before the file is
+   opened for writing, not "continued" by extending the newer file with empty records. Rank 0 reads. */
+static PetscErrorCode CheckHolds(MPI_Comm comm, const char filename[], PetscInt nrec, PetscInt nsnap)
+{
+  PetscMPIInt rank;
+  long long   have[2] = {0, (long long)nsnap}; /* a solver may write no fields at all (md): then only records count */
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    hid_t f = H5Fopen(filename, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+      if (H5Lexists(f, "/diagnostics", H5P_DEFAULT) > 0 && H5Lexists(f, "/diagnostics/time", H5P_DEFAULT) > 0) {
+        hid_t   d = H5Dopen2(f, "/diagnostics/time", H5P_DEFAULT), sp = H5Dget_space(d);
+        hsize_t n = 0;
+        H5Sget_simple_extent_dims(sp, &n, NULL);
+        have[0] = (long long)n;
+        H5Sclose(sp);
+        H5Dclose(d);
+      }
+      if (H5Lexists(f, "/fields", H5P_DEFAULT) > 0) {
+        FieldNames fn = {.n = 0};
+        hid_t      g  = H5Gopen2(f, "/fields", H5P_DEFAULT);
+        H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, CollectName, &fn);
+        H5Gclose(g);
+        if (fn.n) have[1] = 0;
+        for (PetscInt k = 0; k < nsnap && fn.n; k++) {
+          char path[256];
+          snprintf(path, sizeof path, "/fields/%s/%" PetscInt_FMT, fn.names[0], k);
+          if (H5Lexists(f, path, H5P_DEFAULT) <= 0) break;
+          have[1] = k + 1;
+        }
+      }
+      H5Fclose(f);
+    }
+  }
+  PetscCallMPI(MPI_Bcast(have, 2, MPI_LONG_LONG, 0, comm));
+  PetscCheck(have[0] >= nrec && have[1] >= nsnap, comm, PETSC_ERR_FILE_UNEXPECTED, "'%s' holds %lld diagnostics records and %lld snapshots but the checkpoint was taken after %" PetscInt_FMT " and %" PetscInt_FMT ": the output was rewritten by a later run since that checkpoint (or damaged); start a fresh run", filename, have[0], have[1], nrec, nsnap);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nrec, PetscInt nsnap, SgOutput *outp)
 {
   SgOutput out;
@@ -522,6 +565,7 @@ PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nre
 
   PetscFunctionBegin;
   PetscCall(SgH5CheckReadable(comm, filename, "Output file of the interrupted run"));
+  PetscCall(CheckHolds(comm, filename, nrec, nsnap));
   PetscCall(PetscNew(&out));
   out->comm = comm;
   PetscCall(PetscStrncpy(out->filename, filename, sizeof out->filename));

@@ -18,6 +18,7 @@
 #include "sgsurrogate.h"
 #include "sgdataset.h"
 #include "sgdeepmd.h" /* surge model: the Deep Potential tools */
+#include "sgoutput.h"
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 PETSC_EXTERN PetscErrorCode SgInfoFile(MPI_Comm, const char file[]);
@@ -34,22 +35,34 @@ static const char usage[] = "usage: surge run DECK.yaml [-option value ...]\n"
                             "Options come from the deck (YAML; section 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8) and\n"
                             "the command line, which wins. 'surge run DECK.yaml -help' lists every option.\n";
 
-static PetscErrorCode Run(int *argc, char ***argv, const char deck[])
+static PetscErrorCode RunSim(SgSim sim, int *argc, char ***argv, const char deck[])
 {
-  SgSim     sim;
   PetscBool help;
 
   PetscFunctionBegin;
-  PetscCall(SgRegisterAll());
-  PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
   PetscCall(SgSimSetDeck(sim, deck, *argc, *argv));
   PetscCall(SgSimSetFromOptions(sim));
   PetscCall(SgSimSetUp(sim));
   PetscCall(SgSimHelpOnly(sim, &help));
   if (help) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "surge: options listed above; nothing was run.\n"));
   else PetscCall(SgSimRun(sim));
-  PetscCall(SgSimDestroy(&sim));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The run is destroyed on the error path too (its error was already reported): a refused run frees
+   what its set-up allocated (e.g. the vlasov FFTW work arrays) instead of leaking it at exit. */
+static PetscErrorCode Run(int *argc, char ***argv, const char deck[])
+{
+  SgSim          sim;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(SgRegisterAll());
+  PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
+  ierr = RunSim(sim, argc, argv, deck);
+  if (!ierr) PetscCall(SgSimDestroy(&sim));
+  else (void)SgSimDestroy(&sim); /* keep the first error */
+  PetscFunctionReturn(ierr);
 }
 
 /* A user-input error is raised on every rank of the run's communicator, so every rank can shut
@@ -109,8 +122,11 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
   }
   if (help) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "surge: options listed above; nothing was trained.\n"));
   else {
+    const char *const suffix[] = {".h5"};
     PetscCall(SgSurrogateSetUp(sur));
     PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, deck));
+    /* the model is written after training: a bad path must not cost the whole training */
+    PetscCall(SgOutputCheckPath(PETSC_COMM_WORLD, "-train_output", output, 1, suffix));
     PetscCall(SgSurrogateTrain(sur));
     PetscCall(PetscSNPrintf(path, sizeof path, "%s.h5", output));
     PetscCall(SgSurrogateSave(sur, path));

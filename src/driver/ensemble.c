@@ -10,6 +10,7 @@
 #include "sgdataset.h"
 #include "sgh5file.h"
 #include "sgh5md.h"
+#include "sgoutput.h"
 
 #define SG_ENS_MAX_PARAMS 16
 #define SG_ENS_MAX_FIELDS 16
@@ -163,9 +164,14 @@ static const char *SampleExtension(SgEnsemble e)
 /* While a member runs, a user-class error (a bad sampled value, an unreadable input) is kept quiet:
    the ensemble reports it once, on every rank, after all groups have stopped. Anything else is a bug
    and keeps PETSc's trace (and the abort below). */
+static PetscBool UserError(PetscErrorCode n) /* the classes surge reports as one "surge: error:" line */
+{
+  return n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP ? PETSC_TRUE : PETSC_FALSE;
+}
+
 static PetscErrorCode MemberErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
 {
-  if (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP) return n;
+  if (UserError(n)) return n;
   return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
 }
 
@@ -421,8 +427,10 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   PetscInt       fail_member = -1;
   PetscErrorCode fail_code   = 0;
   char           fail_msg[1024] = "";
+  const char *const out_suffix[] = {".h5"}; /* BASE.members/ sits in the same folder */
 
   PetscFunctionBegin;
+  PetscCall(SgOutputCheckPath(comm, "-ensemble_output", e->output, 1, out_suffix));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   ngroups = size / e->ranks_per_member;
@@ -462,7 +470,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       PetscCall(PetscPushErrorHandler(MemberErrorHandler, NULL));
       ierr = RunMember(e, group, todo[idx]);
       PetscCall(PetscPopErrorHandler());
-      if (ierr && ierr != PETSC_ERR_USER_INPUT && ierr != PETSC_ERR_FILE_OPEN && ierr != PETSC_ERR_FILE_UNEXPECTED && ierr != PETSC_ERR_FILE_READ && ierr != PETSC_ERR_FP) {
+      if (ierr && !UserError(ierr)) {
         /* a bug, possibly on one rank only: other groups are busy, only an abort stops them all */
         if (!grank) fprintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", todo[idx]);
         PETSCABORT(comm, ierr);

@@ -20,6 +20,9 @@ M="$I/md/ar_metal.yaml -sim_max_steps 5 -sim_output m -md_traj_file m.h5md -md_t
 # the earlier output every case must leave alone
 $SURGE run $V > /dev/null && $SURGE run $H > /dev/null && $SURGE run $D > /dev/null && $SURGE run $M > /dev/null || { echo "setup runs failed"; exit 1; }
 mkdir -p dirout.h5 dp/set.000
+# a checkpoint older than its output: a later fresh run rewrote hs.h5 (and wrote its own checkpoint)
+$SURGE run $I/heat/decay2d.yaml -sim_output hs -sim_max_steps 60 > /dev/null && mv hs.chk.h5 stale.chk.h5
+$SURGE run $I/heat/decay2d.yaml -sim_output hs -sim_max_steps 10 > /dev/null || exit 1
 cp -r "$root/tests/data/water_dft/data_0" npy
 $SURGE dataset import set.h5 npy > /dev/null || exit 1
 KS=$root/inputs/dft/water32-KS.csr
@@ -101,6 +104,7 @@ case_ 1 "trunc.chk.h5" -- run $V -restart trunc.chk.h5
 case_ 1 "solver" -- run $V -restart h.chk.h5
 case_ 1 "heat_cells_0" -- run $H -heat_cells 16,24 -restart h.chk.h5
 case_ 1 "not a surge checkpoint" -- run $V -restart set.h5
+case_ 1 "rewritten by a later run" -- run $I/heat/decay2d.yaml -sim_output hs -sim_max_steps 80 -restart stale.chk.h5
 # --- dft: the CP2K matrices are read before any file is written (item 1)
 case_ 1 "Cannot open CP2K CSR file" -- run $D -dft_ks_csr /nonexistent.csr
 case_ 1 "expected 'row col value'" -- run $D -dft_ks_csr garbage.bin
@@ -139,6 +143,12 @@ case_ 2 "directory 'nodir' does not exist" -- run $V -sim_output nodir/x
 case_ 2 "index limit" -- run $H -heat_cells 1000000,1000000
 case_ 2 "index limit" -- run $M -md_lattice_cells 10000,10000,10000
 case_ 2 "not an HDF5 file" -- run $V -restart garbage.bin
+case_ 1 "directory 'nodir' does not exist" -- ensemble $I/heat/ensemble2d.yaml -ensemble_output nodir/x
+case_ 1 "directory 'nodir' does not exist" -- train $I/deepmd/pair.yaml -train_output nodir/model
 case_ 2 "ensemble member" -- ensemble ens_bad.yaml
+# --- and inputs that must run (they used to crash): a dilute MD system (neighbour bins capped)
+n=$((n + 1))
+if $SURGE run $I/md/ar_metal.yaml -md_lattice_constant 1000000 -sim_max_steps 2 -sim_output dilute > dilute.log 2>&1; then pass=$((pass + 1))
+else fail=$((fail + 1)); echo "FAIL $n: md_lattice_constant 1000000 did not run"; tail -5 dilute.log; fi
 echo "bad-input catalogue: $n cases, $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -59,8 +59,11 @@ def timed(cmd, cwd):
     return time.time() - t0
 
 
-def killed_at(cmd, cwd, when):
+def killed_at(cmd, cwd, when, after=None):
+    """Start cmd, wait until the file pattern `after` exists (if given), then `when` seconds, kill -9."""
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while after and not glob.glob(os.path.join(cwd, after)) and p.poll() is None:
+        time.sleep(0.005)
     time.sleep(when)
     if p.poll() is None:
         p.send_signal(signal.SIGKILL)
@@ -85,8 +88,15 @@ for kind, (args, job) in kinds.items():
     for t in range(trials):
         base = f"k{t}"
         targs = args + (["-sim_output", base] if job == "run" else ["-ensemble_output", base]) + traj(base)
-        when = rng.uniform(0.2 * wall, wall) # start-up (MPI, PETSc) takes the first fraction
-        killed += killed_at([SURGE] + targs, w, when)
+        # even trials: any moment after start-up (MPI, PETSc: the first fifth); odd trials: a random
+        # moment after the first checkpoint or finished member, so every kind is killed mid-run too
+        first = f"{base}.chk.h5" if job == "run" else f"{base}.members/*.done"
+        if t % 2 == 0:
+            when = rng.uniform(0.2 * wall, wall)
+            killed += killed_at([SURGE] + targs, w, when)
+        else:
+            when = rng.uniform(0, 0.5 * wall)
+            killed += killed_at([SURGE] + targs, w, when, after=first)
         rerun = targs + (["-restart", f"{base}.chk.h5"] if job == "run" and os.path.exists(f"{w}/{base}.chk.h5") else [])
         rc, out = surge(rerun, w)
         resumed += "-restart" in rerun or ("already done" in out and " 0 already done" not in out)
@@ -94,7 +104,7 @@ for kind, (args, job) in kinds.items():
         if ok and kind == "md":
             ha, hb = datasets(f"{w}/ref.h5md", ("h5md",)), datasets(f"{w}/{base}.h5md", ("h5md",))
             ok, why = same(ha, hb, [k for k in ha if k.startswith("observables/") and k.endswith("/value")])
-        check(ok, f"{kind} trial {t}: killed at {when:.2f}s of {wall:.2f}s, rerun{' from the checkpoint' if '-restart' in rerun else ''}: results bit-identical {why}")
+        check(ok, f"{kind} trial {t}: killed {when:.2f}s {'after its first checkpoint/member' if t % 2 else 'after start'} (run {wall:.2f}s), rerun{' from the checkpoint' if '-restart' in rerun else ''}: results bit-identical {why}")
         stale = glob.glob(f"{w}/{base}*.tmp") + glob.glob(f"{w}/{base}*/*.tmp")
         check(not stale, f"{kind} trial {t}: no stale .tmp files ({stale})")
     total_killed += killed
