@@ -132,8 +132,11 @@ PetscErrorCode SgOptionsNearMiss(char msg[], size_t len, PetscBool *found)
   if (unknown_raised) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscOptionsLeftGet(NULL, &N, &names, &values));
   for (PetscInt i = 0; i < N; i++) {
+    /* only a typo (at most two edits) of an option that was read: "vlasov_basis" not read yet is no
+       misspelling of "vlasov_ranks" (4 edits), "heat_kapa" is one of "heat_kappa" */
     const char *best = IsLateOption(names[i]) ? NULL : Suggest(names[i]);
     char        opt[300];
+    if (best && SgEditDistance(names[i], best) > 2) best = NULL;
     PetscBool   set;
     PetscInt    line, col;
     if (!best) continue;
