@@ -89,3 +89,15 @@ PETSC_EXTERN void           SgMFFNJetFree(SgMFFNJet *);
      w_t + u w_x + w w_z + p_z - b - nu (w_xx + w_zz)
      u_x + w_z */
 PETSC_EXTERN PetscErrorCode SgMFFNResidual(const SgMFFNPhysics *, const SgMFFNJet *, SgnnTensor *res);
+
+/* MeshfreeFlowNet's loss on one crop: mean |out - target| over the P x 4 normalised values at the
+   query points + gamma * mean |residual| over the P x 4 physical PDE residuals (SgMFFNResidual).
+   lowres [1, 4, T, Z, X] normalised; pts [P, 3] latent index units; target [P, 4] normalised.
+   reg and pde receive the two means (for monitoring). */
+PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
+
+/* Model file (HDF5, written to PATH.tmp and renamed): the configuration, the physics of the data it
+   was trained on (nu, kappa, latent-step scales, normalisation), the subsampling factors (t, z, x)
+   and the weight slab. Load creates the model on backend be in float64. */
+PETSC_EXTERN PetscErrorCode SgMFFNSave(SgMFFN, const SgMFFNPhysics *, const PetscInt factor[3], const char path[]);
+PETSC_EXTERN PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *, SgMFFNPhysics *, PetscInt factor[3]);
