@@ -21,10 +21,19 @@
         function of the query coordinates with distinct scales in t, z, x and a normalisation
         (mean, std) per channel, through SgMFFNDerivatives (double backward): |r| < 1e-11 of the
         largest term; with the pressure gradient 10% too large the x-momentum residual must be
-        -0.2 nu A to 1e-11 -- a slip in any coordinate scaling or normalisation breaks one of them. */
+        -0.2 nu A to 1e-11 -- a slip in any coordinate scaling or normalisation breaks one of them.
+   test_mffn io DIR
+     6. a model saved (SgMFFNSave) and loaded back has the same weights bit for bit and decodes the
+        same output bit for bit; the surrogate type's SgSurrogateLoad + SgSurrogateSave keep them too.
+   test_mffn compare A.h5 B.h5
+        prints "identical" or the largest weight difference relative to the largest weight (for
+        tests/regression/mffn/train.sh). */
 #include <math.h>
 #include "sgmffn.h"
 #include "sgtrainer.h"
+#include "sgsurrogate.h"
+
+PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate);
 
 static int fails;
 #define CHECK(c, ...) \
@@ -408,14 +417,104 @@ static PetscErrorCode TestPDE(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode Slab(SgMFFN m, double **v, long *n)
+{
+  PetscFunctionBegin;
+  SgCallNN(sgnn_params_count(m->P, n));
+  PetscCall(PetscMalloc1(*n, v));
+  SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), *v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TestIO(const char dir[])
+{
+  Setup         s;
+  SgMFFN        m2, m3;
+  SgMFFNPhysics ph2, ph3;
+  PetscInt      fac[3] = {4, 8, 8}, f2[3], f3[3];
+  char          a[PETSC_MAX_PATH_LEN], b[PETSC_MAX_PATH_LEN];
+  double       *v1, *v2, *v3, o1[NP * 4], o2[NP * 4];
+  long          n1, n2, n3;
+  SgSurrogate   sur;
+
+  PetscFunctionBegin;
+  PetscCall(SetupCreate(&s));
+  PetscCall(PetscSNPrintf(a, sizeof a, "%s/io_a.h5", dir));
+  PetscCall(PetscSNPrintf(b, sizeof b, "%s/io_b.h5", dir));
+  PetscCall(SgMFFNSave(s.m, &s.ph, fac, a));
+  PetscCall(SgMFFNLoad(a, s.m->be, &m2, &ph2, f2));
+  PetscCall(Slab(s.m, &v1, &n1));
+  PetscCall(Slab(m2, &v2, &n2));
+  PetscCall(Decoded(&s, s.pts, o1));
+  {
+    SgMFFN keep = s.m;
+    s.m = m2;
+    PetscCall(Decoded(&s, s.pts, o2));
+    s.m = keep;
+  }
+  PetscBool same = (PetscBool)(n1 == n2 && !memcmp(v1, v2, n1 * sizeof *v1) && !memcmp(o1, o2, sizeof o1) && !memcmp(&ph2, &s.ph, sizeof ph2) && f2[0] == 4 && f2[1] == 8 && f2[2] == 8);
+  /* through the surrogate type */
+  PetscCall(SgSurrogateRegister("mffn", SgSurrogateCreate_MFFN));
+  PetscCall(SgSurrogateCreate(PETSC_COMM_SELF, &sur));
+  PetscCall(SgSurrogateSetType(sur, "mffn"));
+  PetscCall(SgSurrogateLoad(sur, a));
+  PetscCall(SgSurrogateSave(sur, b));
+  PetscCall(SgSurrogateDestroy(&sur));
+  PetscCall(SgMFFNLoad(b, s.m->be, &m3, &ph3, f3));
+  PetscCall(Slab(m3, &v3, &n3));
+  PetscBool same2 = (PetscBool)(n3 == n1 && !memcmp(v1, v3, n1 * sizeof *v1) && !memcmp(&ph3, &s.ph, sizeof ph3));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "6. model file round trip (%ld weights): weights, physics and decoded output %s; through SgSurrogateLoad/Save: %s\n", n1, same ? "bit-identical" : "DIFFERENT", same2 ? "bit-identical" : "DIFFERENT"));
+  CHECK(same && same2, "the model file does not round-trip");
+  PetscCall(PetscFree(v1));
+  PetscCall(PetscFree(v2));
+  PetscCall(PetscFree(v3));
+  PetscCall(SgMFFNDestroy(&m2));
+  PetscCall(SgMFFNDestroy(&m3));
+  sgnn_tensor_free(&s.x);
+  PetscCall(SgMFFNDestroy(&s.m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Compare(const char a[], const char b[])
+{
+  SgnnBackend  *be;
+  SgMFFN        ma, mb;
+  SgMFFNPhysics pa, pb;
+  PetscInt      fa[3], fb[3];
+  double       *va, *vb, dmax = 0, vmax = 0;
+  long          na, nb;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgMFFNLoad(a, be, &ma, &pa, fa));
+  PetscCall(SgMFFNLoad(b, be, &mb, &pb, fb));
+  PetscCall(Slab(ma, &va, &na));
+  PetscCall(Slab(mb, &vb, &nb));
+  PetscCheck(na == nb, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "%s and %s hold different models", a, b);
+  for (long i = 0; i < na; i++) dmax = PetscMax(dmax, fabs(va[i] - vb[i])), vmax = PetscMax(vmax, fabs(va[i]));
+  if (!memcmp(va, vb, na * sizeof *va)) PetscCall(PetscPrintf(PETSC_COMM_SELF, "identical\n"));
+  else PetscCall(PetscPrintf(PETSC_COMM_SELF, "differ %.3e\n", dmax / vmax));
+  PetscCall(PetscFree(va));
+  PetscCall(PetscFree(vb));
+  PetscCall(SgMFFNDestroy(&ma));
+  PetscCall(SgMFFNDestroy(&mb));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
-  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde");
+  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde|io DIR|compare A.h5 B.h5");
   if (!strcmp(argv[1], "grad")) PetscCall(TestGrad());
   else if (!strcmp(argv[1], "pde")) PetscCall(TestPDE());
-  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: grad or pde", argv[1]);
+  else if (!strcmp(argv[1], "io") && argc >= 3) PetscCall(TestIO(argv[2]));
+  else if (!strcmp(argv[1], "compare") && argc >= 4) {
+    PetscCall(Compare(argv[2], argv[3]));
+    PetscCall(PetscFinalize());
+    return 0;
+  }
+  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: grad, pde, io DIR or compare A B", argv[1]);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAIL" : "PASS"));
   PetscCall(PetscFinalize());
   return fails ? 1 : 0;
