@@ -25,3 +25,13 @@ PETSC_EXTERN PetscErrorCode SgMFFNDataFree(SgMFFNData *);
    (high-res grid points inside the hull of the low-res grid) are drawn from Philox.
    lowres: [4][crop/factor] normalised; pts [P][3] latent index units; target [P][4] normalised. */
 PETSC_EXTERN PetscErrorCode SgMFFNDataCrop(const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, PetscInt step, int64_t id, double *lowres, double *pts, double *target);
+
+/* Held-out evaluation: ncrops crops of D (ids spread evenly, crop draws from step -1), P points each.
+   Per channel (p, b, u, w), for the model and for trilinear interpolation of the low-res crop:
+   NMAE = mean |pred - truth| / (max - min of the truth over all points) and R^2 = 1 - SS_res/SS_tot
+   (physical units), and the mean |residual| of each PDE (b, x-mom, z-mom, continuity) at the points. */
+typedef struct {
+  PetscReal nmae[2][SG_MFFN_NCH], r2[2][SG_MFFN_NCH], pde[2][4]; /* [0] model, [1] trilinear */
+  PetscInt  ncrops, npoints;
+} SgMFFNEval;
+PETSC_EXTERN PetscErrorCode SgMFFNEvaluate(SgMFFN, const SgMFFNPhysics *, const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt ncrops, PetscInt P, uint64_t seed, SgMFFNEval *);

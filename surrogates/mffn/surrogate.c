@@ -10,8 +10,8 @@
 
 typedef struct {
   SgMFFNConfig  cfg;
-  char          files[16][PETSC_MAX_PATH_LEN];
-  PetscInt      nfiles;
+  char          files[16][PETSC_MAX_PATH_LEN], valid[16][PETSC_MAX_PATH_LEN];
+  PetscInt      nfiles, nvalid, valid_crops, valid_points;
   PetscReal     rayleigh, prandtl, length[2], gamma, lr, decay_rate, max_time;
   PetscInt      crop[3], factor[3], npoints, seed, numb_steps, batch, disp_freq, decay_steps, save_freq, sync_kb;
   char          save_ckpt[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN], lcurve[PETSC_MAX_PATH_LEN], sync[32];
@@ -40,6 +40,15 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
     PetscCall(PetscStrncpy(d->files[i], strs[i], PETSC_MAX_PATH_LEN));
     PetscCall(PetscFree(strs[i]));
   }
+  n = 16;
+  PetscCall(SgOptionsStringArray("-valid_data", "Held-out field_snapshots datasets: after training, the model and trilinear interpolation are compared with the truth on them", strs, &n, &set));
+  d->nvalid = set ? n : 0;
+  for (PetscInt i = 0; i < d->nvalid; i++) {
+    PetscCall(PetscStrncpy(d->valid[i], strs[i], PETSC_MAX_PATH_LEN));
+    PetscCall(PetscFree(strs[i]));
+  }
+  PetscCall(SgOptionsInt("-valid_crops", "Crops of valid_data evaluated (sample ids spread evenly)", d->valid_crops, &d->valid_crops, NULL, 1, 1 << 20));
+  PetscCall(SgOptionsInt("-valid_points", "Query points per evaluated crop", d->valid_points, &d->valid_points, NULL, 1, 1 << 24));
   PetscCall(SgOptionsReal("-rayleigh", "Rayleigh number of the data (nu = (Ra/Pr)^-1/2, kappa = (Ra Pr)^-1/2 in the PDE loss)", "", d->rayleigh, &d->rayleigh, NULL, 1, 1e15));
   PetscCall(SgOptionsReal("-prandtl", "Prandtl number of the data", "", d->prandtl, &d->prandtl, NULL, 1e-6, 1e6));
   n = 2;
@@ -175,6 +184,30 @@ static PetscErrorCode Monitor_MFFN(SgTrainer tr, void *ctx, PetscInt step, const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The held-out comparison with trilinear interpolation (eval.c), printed as a table. */
+static PetscErrorCode Validate(SgSurrogate s)
+{
+  SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
+  MPI_Comm          comm = PetscObjectComm((PetscObject)s);
+  const char       *files[16], *ch[4] = {"p", "b", "u", "w"}, *eq[4] = {"b transport", "x-momentum", "z-momentum", "continuity"};
+  SgMFFNData        V;
+  SgMFFNEval        E;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < d->nvalid; i++) files[i] = d->valid[i];
+  PetscCall(SgMFFNDataLoad(comm, d->nvalid, files, d->crop[0], &V));
+  PetscCheck(V.nz == d->data.nz && V.nx == d->data.nx && PetscAbsReal(V.dt - d->data.dt) <= 1e-9 * d->data.dt, comm, PETSC_ERR_USER_INPUT, "mffn: valid_data is %" PetscInt_FMT " x %" PetscInt_FMT " with dt %g; the training data is %" PetscInt_FMT " x %" PetscInt_FMT " with dt %g: evaluate on data of the same grid", V.nz, V.nx, (double)V.dt, d->data.nz, d->data.nx, (double)d->data.dt);
+  for (int c = 0; c < SG_MFFN_NCH; c++) V.mean[c] = d->ph.mean[c], V.std[c] = d->ph.std[c]; /* the model's normalisation */
+  PetscCall(SgMFFNEvaluate(d->model, &d->ph, &V, d->crop, d->factor, d->valid_crops, d->valid_points, (uint64_t)d->seed, &E));
+  PetscCall(SgMFFNDataFree(&V));
+  PetscCall(PetscPrintf(comm, "mffn: held-out evaluation on %s%s: %" PetscInt_FMT " crops x %" PetscInt_FMT " points (physical units)\n", d->valid[0], d->nvalid > 1 ? ", ..." : "", E.ncrops, E.npoints));
+  PetscCall(PetscPrintf(comm, "mffn:   field   NMAE model  NMAE trilinear   R2 model  R2 trilinear\n"));
+  for (int c = 0; c < SG_MFFN_NCH; c++) PetscCall(PetscPrintf(comm, "mffn:   %-5s   %10.4e  %14.4e  %9.5f  %12.5f\n", ch[c], (double)E.nmae[0][c], (double)E.nmae[1][c], (double)E.r2[0][c], (double)E.r2[1][c]));
+  PetscCall(PetscPrintf(comm, "mffn:   mean |PDE residual|   model        trilinear\n"));
+  for (int e = 0; e < 4; e++) PetscCall(PetscPrintf(comm, "mffn:   %-12s       %10.4e   %10.4e\n", eq[e], (double)E.pde[0][e], (double)E.pde[1][e]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Train_MFFN(SgSurrogate s)
 {
   SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
@@ -218,6 +251,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerDestroy(&tr));
   PetscCall(ierr);
   if (d->have_first) PetscCall(PetscPrintf(comm, "mffn: loss %.6g -> %.6g (L1 fields %.6g -> %.6g, L1 PDE %.6g -> %.6g) from the first to the last progress line\n", (double)d->first[2], (double)d->last[2], (double)d->first[0], (double)d->last[0], (double)d->first[1], (double)d->last[1]));
+  if (d->nvalid) PetscCall(Validate(s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -278,7 +312,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   PetscCall(SgMFFNConfigDefault(&d->cfg));
   d->rayleigh = 1e6, d->prandtl = 1, d->length[0] = 4, d->length[1] = 1;
   d->crop[0] = 16, d->crop[1] = 128, d->crop[2] = 128, d->factor[0] = 4, d->factor[1] = 8, d->factor[2] = 8;
-  d->npoints = 512, d->gamma = 0.0125, d->seed = 1, d->numb_steps = 1000, d->batch = 8, d->lr = 1e-2, d->decay_rate = 0.5, d->decay_steps = 1000000, d->disp_freq = 100;
+  d->valid_crops = 16, d->valid_points = 1024, d->npoints = 512, d->gamma = 0.0125, d->seed = 1, d->numb_steps = 1000, d->batch = 8, d->lr = 1e-2, d->decay_rate = 0.5, d->decay_steps = 1000000, d->disp_freq = 100;
   s->data                = d;
   s->ops->setfromoptions = SetFromOptions_MFFN;
   s->ops->setup          = SetUp_MFFN;
