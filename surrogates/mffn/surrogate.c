@@ -23,30 +23,34 @@ typedef struct {
   PetscBool     have_first;
 } SgSurrogate_MFFN;
 
+/* a list of up to 16 file names */
+static PetscErrorCode FileList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], char files[16][PETSC_MAX_PATH_LEN], PetscInt *nfiles)
+{
+  char     *strs[16];
+  PetscInt  n = 16;
+  PetscBool set;
+
+  PetscFunctionBegin;
+  PetscCall(SgOptionsStringArray(opt, help, strs, &n, &set));
+  *nfiles = set ? n : 0;
+  for (PetscInt i = 0; i < *nfiles; i++) {
+    PetscCall(PetscStrncpy(files[i], strs[i], PETSC_MAX_PATH_LEN));
+    PetscCall(PetscFree(strs[i]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *PetscOptionsObject)
 {
   SgSurrogate_MFFN *d = (SgSurrogate_MFFN *)s->data;
   SgMFFNConfig     *c = &d->cfg;
-  char             *strs[16];
   PetscInt          n, iv[3 * SG_MFFN_MAXLEVELS];
   PetscBool         set;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "MeshfreeFlowNet (deck section mffn:)");
-  n = 16;
-  PetscCall(SgOptionsStringArray("-data", "Training field_snapshots datasets with p, b, u, w, time, member (surge ensemble of the boussinesq solver)", strs, &n, &set));
-  d->nfiles = set ? n : 0;
-  for (PetscInt i = 0; i < d->nfiles; i++) {
-    PetscCall(PetscStrncpy(d->files[i], strs[i], PETSC_MAX_PATH_LEN));
-    PetscCall(PetscFree(strs[i]));
-  }
-  n = 16;
-  PetscCall(SgOptionsStringArray("-valid_data", "Held-out field_snapshots datasets: after training, the model and trilinear interpolation are compared with the truth on them", strs, &n, &set));
-  d->nvalid = set ? n : 0;
-  for (PetscInt i = 0; i < d->nvalid; i++) {
-    PetscCall(PetscStrncpy(d->valid[i], strs[i], PETSC_MAX_PATH_LEN));
-    PetscCall(PetscFree(strs[i]));
-  }
+  PetscCall(FileList(PetscOptionsObject, "-data", "Training field_snapshots datasets with p, b, u, w, time, member (surge ensemble of the boussinesq solver)", d->files, &d->nfiles));
+  PetscCall(FileList(PetscOptionsObject, "-valid_data", "Held-out field_snapshots datasets: after training, the model and trilinear interpolation are compared with the truth on them", d->valid, &d->nvalid));
   PetscCall(SgOptionsInt("-valid_crops", "Crops of valid_data evaluated (sample ids spread evenly)", d->valid_crops, &d->valid_crops, NULL, 1, 1 << 20));
   PetscCall(SgOptionsInt("-valid_points", "Query points per evaluated crop", d->valid_points, &d->valid_points, NULL, 1, 1 << 24));
   PetscCall(SgOptionsReal("-rayleigh", "Rayleigh number of the data (nu = (Ra/Pr)^-1/2, kappa = (Ra Pr)^-1/2 in the PDE loss)", "", d->rayleigh, &d->rayleigh, NULL, 1, 1e15));
