@@ -3,7 +3,7 @@
    MeshfreeFlowNet crops: a high-res space-time block, its low-res version by taking every
    factor-th point (the paper's 4x in t, 8x in z and x), and random query points with their
    high-res values. */
-#include "mffn_data.h"
+#include "sgmffndata.h"
 #include "sgdataset.h"
 #include "sgtrainer.h"
 #include <math.h>

@@ -1,6 +1,6 @@
 /* Held-out evaluation of the mffn surrogate against the high-res truth, with trilinear interpolation
    of the same low-res input as the baseline (the paper's first baseline, section V). */
-#include "mffn_data.h"
+#include "sgmffndata.h"
 #include "sgtrainer.h"
 #include <math.h>
 

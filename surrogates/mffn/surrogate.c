@@ -2,7 +2,7 @@
    (docs/mffn.md). Deck section `mffn:` (options -mffn_*). Defaults are the paper's (Jiang,
    Esmaeilzadeh et al., SC20): high-res crops 16 x 128 x 128 (t, z, x) subsampled 4 x 8 x 8, 512
    query points per crop, gamma 0.0125, Ra 1e6, Pr 1 on a 4 x 1 box. */
-#include "mffn_data.h"
+#include "sgmffndata.h"
 #include "sgsurrogateimpl.h"
 #include "sgtrainer.h"
 #include "sgnnbackend.h"

@@ -1,5 +1,5 @@
 /* Training data of the mffn surrogate: field_snapshots datasets held in memory, cut into
-   space-time crops (private to surrogates/mffn). */
+   space-time crops, and the held-out evaluation (surrogates/mffn; tests use it directly). */
 #pragma once
 #include "sgmffn.h"
 
