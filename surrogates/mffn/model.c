@@ -156,7 +156,16 @@ static PetscErrorCode ConvBN(SgnnTensor x, SgnnTensor w, SgnnTensor g, SgnnTenso
 
   PetscFunctionBegin;
   SgCallNN(sgnn_conv3d(x, w, NULL, one3, p, &c));
-  SgCallNN(sgnn_batch_norm(c, g, b, NULL, NULL, 1, 0.1, 1e-5, &n));
+  if (sgnn_tensor_numel(c) == sgnn_tensor_shape(c)[1]) { /* one value per channel (a 1^3 grid, e.g. the paper's deepest level
+                                                            on a 4 x 16 x 16 input): no statistics exist; the affine part only */
+    int        cs[5] = {1, sgnn_tensor_shape(c)[1], 1, 1, 1};
+    SgnnTensor gv, bv, t;
+    SgCallNN(sgnn_reshape(g, 5, cs, &gv));
+    SgCallNN(sgnn_reshape(b, 5, cs, &bv));
+    SgCallNN(sgnn_mul(c, gv, &t));
+    SgCallNN(sgnn_add(t, bv, &n));
+    sgnn_tensor_free(&gv), sgnn_tensor_free(&bv), sgnn_tensor_free(&t);
+  } else SgCallNN(sgnn_batch_norm(c, g, b, NULL, NULL, 1, 0.1, 1e-5, &n));
   sgnn_tensor_free(&c);
   if (relu) {
     SgCallNN(sgnn_relu(n, out));

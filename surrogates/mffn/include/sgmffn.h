@@ -59,7 +59,8 @@ PETSC_EXTERN PetscErrorCode SgMFFNDestroy(SgMFFN *);
 
 /* x [1, in_channels, T, Z, X] -> latent [1, latent, T, Z, X]. Batch normalisation uses the statistics
    of this one crop (training and inference alike), so a result never depends on how a batch is split
-   over ranks; T, Z, X must be multiples of SgMFFNConfigGridMultiple. */
+   over ranks; where a level's grid is a single point it applies only BN's scale and shift (no
+   statistics exist). T, Z, X must be multiples of SgMFFNConfigGridMultiple. */
 PETSC_EXTERN PetscErrorCode SgMFFNEncode(SgMFFN, SgnnTensor x, SgnnTensor *latent);
 /* latent [1, L, T, Z, X] (each of T, Z, X >= 2), pts [P, 3] in latent index units inside the grid
    -> out [P, out_channels]: differentiable with respect to the weights, the latent grid and pts. */

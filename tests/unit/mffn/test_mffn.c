@@ -248,6 +248,24 @@ static PetscErrorCode TestGrad(void)
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "2. query-coordinate derivatives vs central differences: first (t, z, x) %.2e, second (zz, xx, double backward) %.2e (relative to the largest)\n", e2a, e2b));
   CHECK(e2a < 1e-6 && e2b < 1e-6, "coordinate derivatives: first %g, second %g", e2a, e2b);
   PetscCall(CheckWeightGradient(&s, 1, &e3));
+  { /* the paper's configuration: a 4 x 16 x 16 crop reaches a 1 x 1 x 1 grid at the deepest level */
+    SgMFFNConfig c;
+    SgMFFN       mp;
+    SgnnTensor   xp, lat;
+    int          xs[5] = {1, 4, 4, 16, 16};
+    long         npw;
+    PetscCall(SgMFFNConfigDefault(&c));
+    PetscCall(SgMFFNCreate(&c, s.m->be, SGNN_F64, &mp));
+    PetscCall(SgMFFNInitWeights(mp, 2));
+    SgCallNN(sgnn_params_count(mp->P, &npw));
+    SgCallNN(sgnn_tensor_full(s.m->be, SGNN_F64, 5, xs, 0.5, &xp));
+    PetscCall(SgMFFNEncode(mp, xp, &lat));
+    const int *ls = sgnn_tensor_shape(lat);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "   the paper's configuration: %ld weights; a 4 x 16 x 16 crop encodes to [%d, %d, %d, %d, %d]\n", npw, ls[0], ls[1], ls[2], ls[3], ls[4]));
+    CHECK(ls[1] == 32 && ls[2] == 4 && ls[3] == 16 && ls[4] == 16, "the paper's configuration gives a wrong latent grid");
+    sgnn_tensor_free(&xp), sgnn_tensor_free(&lat);
+    PetscCall(SgMFFNDestroy(&mp));
+  }
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. d(W.residual)/d(weights) through the double-backward graph vs central differences: max relative error %.2e\n", e3));
   CHECK(e3 < 1e-5, "weight gradient of the PDE residual: relative error %g", e3);
   sgnn_tensor_free(&s.x);
