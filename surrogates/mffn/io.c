@@ -34,6 +34,7 @@ PetscErrorCode SgMFFNSave(SgMFFN m, const SgMFFNPhysics *ph, const PetscInt fact
   WI("latent", 1, c->latent);
   WI("imnet", c->nmlp, c->mlp[_i]);
   WI("factor", 3, factor[_i]);
+  WI("batchnorm", 1, c->batchnorm);
 #undef WI
   PetscCall(SgH5FileWriteAttr(f, "/", "nu", SG_H5_DOUBLE, 0, &ph->nu));
   PetscCall(SgH5FileWriteAttr(f, "/", "kappa", SG_H5_DOUBLE, 0, &ph->kappa));
@@ -81,6 +82,7 @@ PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *out, SgMFF
   RI("imnet", SG_MFFN_MAXMLP, c.mlp[_i] = iv[_i]);
   c.nmlp = n;
   RI("factor", 3, factor[_i] = iv[_i]);
+  RI("batchnorm", 1, c.batchnorm = (PetscBool)(iv[_i] != 0));
 #undef RI
   PetscCall(SgH5FileReadAttr(f, "/", "nu", SG_H5_DOUBLE, 1, &ph->nu, NULL));
   PetscCall(SgH5FileReadAttr(f, "/", "kappa", SG_H5_DOUBLE, 1, &ph->kappa, NULL));

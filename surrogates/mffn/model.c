@@ -13,7 +13,7 @@ PetscErrorCode SgMFFNConfigDefault(SgMFFNConfig *c)
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(c, sizeof *c));
-  c->in_channels = SG_MFFN_NCH, c->out_channels = SG_MFFN_NCH, c->latent = 32, c->neck_div = 4;
+  c->in_channels = SG_MFFN_NCH, c->out_channels = SG_MFFN_NCH, c->latent = 32, c->neck_div = 4, c->batchnorm = PETSC_TRUE;
   c->nlevels = 4, c->nmlp = 5;
   for (int i = 0; i < 5; i++) c->channels[i] = ch[i], c->mlp[i] = mlp[i];
   for (int i = 0; i < 4; i++)
@@ -148,16 +148,16 @@ PetscErrorCode SgMFFNDestroy(SgMFFN *m)
 
 static const int one3[3] = {1, 1, 1}, zero3[3] = {0, 0, 0};
 
-/* conv (no bias: BN follows) -> BN with this crop's statistics (-> ReLU) */
-static PetscErrorCode ConvBN(SgnnTensor x, SgnnTensor w, SgnnTensor g, SgnnTensor b, int pad, PetscBool relu, SgnnTensor *out)
+/* conv (no bias: BN follows) -> BN with this crop's statistics, or only BN's scale and shift with norm off (-> ReLU) */
+static PetscErrorCode ConvBN(PetscBool norm, SgnnTensor x, SgnnTensor w, SgnnTensor g, SgnnTensor b, int pad, PetscBool relu, SgnnTensor *out)
 {
   SgnnTensor c, n;
   int        p[3] = {pad, pad, pad};
 
   PetscFunctionBegin;
   SgCallNN(sgnn_conv3d(x, w, NULL, one3, p, &c));
-  if (sgnn_tensor_numel(c) == sgnn_tensor_shape(c)[1]) { /* one value per channel (a 1^3 grid, e.g. the paper's deepest level
-                                                            on a 4 x 16 x 16 input): no statistics exist; the affine part only */
+  if (!norm || sgnn_tensor_numel(c) == sgnn_tensor_shape(c)[1]) { /* norm off, or one value per channel (a 1^3 grid, e.g. the paper's
+                                                                    deepest level on a 4 x 16 x 16 input): the affine part only */
     int        cs[5] = {1, sgnn_tensor_shape(c)[1], 1, 1, 1};
     SgnnTensor gv, bv, t;
     SgCallNN(sgnn_reshape(g, 5, cs, &gv));
@@ -175,14 +175,14 @@ static PetscErrorCode ConvBN(SgnnTensor x, SgnnTensor w, SgnnTensor g, SgnnTenso
 }
 
 /* relu(BN(1^3 conv(relu(BN(3^3 conv(relu(BN(1^3 conv x)))))))) + 1^3 shortcut(x)) */
-static PetscErrorCode ResBlock(const SgMFFNResBlock *r, SgnnTensor x, SgnnTensor *out)
+static PetscErrorCode ResBlock(PetscBool norm, const SgMFFNResBlock *r, SgnnTensor x, SgnnTensor *out)
 {
   SgnnTensor a, b, c, s, t;
 
   PetscFunctionBegin;
-  PetscCall(ConvBN(x, r->w1, r->g1, r->b1, 0, PETSC_TRUE, &a));
-  PetscCall(ConvBN(a, r->w2, r->g2, r->b2, 1, PETSC_TRUE, &b));
-  PetscCall(ConvBN(b, r->w3, r->g3, r->b3, 0, PETSC_FALSE, &c));
+  PetscCall(ConvBN(norm, x, r->w1, r->g1, r->b1, 0, PETSC_TRUE, &a));
+  PetscCall(ConvBN(norm, a, r->w2, r->g2, r->b2, 1, PETSC_TRUE, &b));
+  PetscCall(ConvBN(norm, b, r->w3, r->g3, r->b3, 0, PETSC_FALSE, &c));
   SgCallNN(sgnn_conv3d(x, r->ws, r->bs, one3, zero3, &s));
   SgCallNN(sgnn_add(c, s, &t));
   SgCallNN(sgnn_relu(t, out));
@@ -209,7 +209,7 @@ PetscErrorCode SgMFFNEncode(SgMFFN m, SgnnTensor x, SgnnTensor *latent)
   for (PetscInt l = 0; l < c->nlevels; l++) {
     int k[3] = {(int)c->pool[l][0], (int)c->pool[l][1], (int)c->pool[l][2]};
     SgCallNN(sgnn_maxpool3d(skip[l], k, k, &t));
-    PetscCall(ResBlock(&m->down[l], t, &skip[l + 1]));
+    PetscCall(ResBlock(c->batchnorm, &m->down[l], t, &skip[l + 1]));
     sgnn_tensor_free(&t);
   }
   h = sgnn_tensor_ref(skip[c->nlevels]);
@@ -221,7 +221,7 @@ PetscErrorCode SgMFFNEncode(SgMFFN m, SgnnTensor x, SgnnTensor *latent)
     SgCallNN(sgnn_concat(2, cat, 1, &t));
     sgnn_tensor_free(&u);
     sgnn_tensor_free(&h);
-    PetscCall(ResBlock(&m->up[l], t, &h));
+    PetscCall(ResBlock(c->batchnorm, &m->up[l], t, &h));
     sgnn_tensor_free(&t);
   }
   SgCallNN(sgnn_conv3d(h, m->out_w, m->out_b, one3, zero3, latent));

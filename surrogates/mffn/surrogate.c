@@ -76,6 +76,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
     for (PetscInt i = 0; i < n; i++) c->pool[i / 3][i % 3] = iv[i];
   }
   PetscCall(SgOptionsInt("-neck_div", "Bottleneck width of a residual block = output width / neck_div", c->neck_div, &c->neck_div, NULL, 1, 4096));
+  PetscCall(SgOptionsBool("-batchnorm", "Normalise the residual blocks by each crop's batch statistics (the paper's BN); false: BN's learned scale and shift only", c->batchnorm, &c->batchnorm, NULL));
   PetscCall(SgOptionsInt("-latent", "Channels of the latent grid", c->latent, &c->latent, NULL, 1, 4096));
   n = SG_MFFN_MAXMLP;
   PetscCall(SgOptionsIntArray("-imnet", "ImNet hidden widths", c->mlp, &n, &set, 1, 8192));

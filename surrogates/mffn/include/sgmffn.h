@@ -29,6 +29,7 @@ typedef struct {
   PetscInt nmlp;                         /* hidden layers of ImNet */
   PetscInt mlp[SG_MFFN_MAXMLP];          /* 512 256 128 64 32 */
   PetscInt out_channels;                 /* 4 */
+  PetscBool batchnorm;                   /* per-crop batch statistics in the residual blocks (the paper's BN); off: BN's scale and shift only */
 } SgMFFNConfig;
 
 typedef struct {
