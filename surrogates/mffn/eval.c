@@ -1,0 +1,81 @@
+/* Held-out evaluation of the mffn surrogate against the high-res truth, with trilinear interpolation
+   of the same low-res input as the baseline (the paper's first baseline, section V). */
+#include "sgmffndata.h"
+#include "sgtrainer.h"
+#include <math.h>
+
+/* mean |residual| per equation of the field out(pts) */
+static PetscErrorCode ResidualMeans(const SgMFFNPhysics *ph, SgnnTensor out, SgnnTensor pts, PetscInt P, double acc[4])
+{
+  SgMFFNJet  J;
+  SgnnTensor r;
+  double    *v;
+
+  PetscFunctionBegin;
+  PetscCall(SgMFFNDerivatives(ph, out, pts, &J));
+  PetscCall(SgMFFNResidual(ph, &J, &r));
+  PetscCall(PetscMalloc1(4 * P, &v));
+  SgCallNN(sgnn_tensor_to_f64(r, v));
+  for (PetscInt p = 0; p < P; p++)
+    for (int e = 0; e < 4; e++) acc[e] += fabs(v[4 * p + e]);
+  PetscCall(PetscFree(v));
+  sgnn_tensor_free(&r);
+  SgMFFNJetFree(&J);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNEvaluate(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNData *D, const PetscInt crop[3], const PetscInt factor[3], PetscInt ncrops, PetscInt P, uint64_t seed, SgMFFNEval *E)
+{
+  PetscInt lo[3], nlo;
+  double  *low, *pts, *tgt, *pred[2], *truth, tmin[SG_MFFN_NCH], tmax[SG_MFFN_NCH], tsum[SG_MFFN_NCH] = {0}, ae[2][SG_MFFN_NCH] = {{0}}, se[2][SG_MFFN_NCH] = {{0}}, st[SG_MFFN_NCH] = {0}, pde[2][4] = {{0}};
+  long     N = (long)ncrops * P;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(E, sizeof *E));
+  for (int k = 0; k < 3; k++) lo[k] = crop[k] / factor[k];
+  nlo = lo[0] * lo[1] * lo[2];
+  PetscCall(PetscMalloc6(SG_MFFN_NCH * nlo, &low, 3 * P, &pts, SG_MFFN_NCH * P, &tgt, SG_MFFN_NCH * N, &pred[0], SG_MFFN_NCH * N, &pred[1], SG_MFFN_NCH * N, &truth));
+  for (PetscInt i = 0; i < ncrops; i++) {
+    int        ls[5] = {1, SG_MFFN_NCH, (int)lo[0], (int)lo[1], (int)lo[2]}, ps[2] = {(int)P, 3}, p3[3] = {1, (int)P, 3}, os[2] = {(int)P, SG_MFFN_NCH};
+    SgnnTensor x, lat, pt, pt3, out[2], o3;
+    int64_t    id = (int64_t)i * D->nsamp / ncrops;
+    PetscCall(SgMFFNDataCrop(D, crop, factor, P, seed, -1, id, low, pts, tgt));
+    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 5, ls, low, &x));
+    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, ps, pts, &pt));
+    SgCallNN(sgnn_tensor_set_requires_grad(pt, 1));
+    PetscCall(SgMFFNEncode(m, x, &lat));
+    PetscCall(SgMFFNDecode(m, lat, pt, &out[0]));
+    SgCallNN(sgnn_reshape(pt, 3, p3, &pt3));
+    SgCallNN(sgnn_interp_trilinear(x, pt3, &o3)); /* [1, P, 4] */
+    SgCallNN(sgnn_reshape(o3, 2, os, &out[1]));
+    for (int q = 0; q < 2; q++) {
+      SgCallNN(sgnn_tensor_to_f64(out[q], pred[q] + (long)i * P * SG_MFFN_NCH));
+      PetscCall(ResidualMeans(ph, out[q], pt, P, pde[q]));
+      sgnn_tensor_free(&out[q]);
+    }
+    PetscCall(PetscArraycpy(truth + (long)i * P * SG_MFFN_NCH, tgt, SG_MFFN_NCH * P));
+    sgnn_tensor_free(&x), sgnn_tensor_free(&lat), sgnn_tensor_free(&pt), sgnn_tensor_free(&pt3), sgnn_tensor_free(&o3);
+  }
+  for (int c = 0; c < SG_MFFN_NCH; c++) tmin[c] = PETSC_MAX_REAL, tmax[c] = -PETSC_MAX_REAL;
+  for (long j = 0; j < N; j++) /* physical units */
+    for (int c = 0; c < SG_MFFN_NCH; c++) {
+      double t = ph->mean[c] + ph->std[c] * truth[SG_MFFN_NCH * j + c];
+      tmin[c] = PetscMin(tmin[c], t), tmax[c] = PetscMax(tmax[c], t), tsum[c] += t;
+      for (int q = 0; q < 2; q++) {
+        double e = ph->std[c] * (pred[q][SG_MFFN_NCH * j + c] - truth[SG_MFFN_NCH * j + c]);
+        ae[q][c] += fabs(e), se[q][c] += e * e;
+      }
+    }
+  for (long j = 0; j < N; j++)
+    for (int c = 0; c < SG_MFFN_NCH; c++) {
+      double t = ph->mean[c] + ph->std[c] * truth[SG_MFFN_NCH * j + c] - tsum[c] / N;
+      st[c] += t * t;
+    }
+  for (int q = 0; q < 2; q++) {
+    for (int c = 0; c < SG_MFFN_NCH; c++) E->nmae[q][c] = ae[q][c] / N / (tmax[c] - tmin[c]), E->r2[q][c] = 1 - se[q][c] / st[c];
+    for (int e = 0; e < 4; e++) E->pde[q][e] = pde[q][e] / N;
+  }
+  E->ncrops = ncrops, E->npoints = P;
+  PetscCall(PetscFree6(low, pts, tgt, pred[0], pred[1], truth));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,105 @@
+/* MeshfreeFlowNet (Jiang, Esmaeilzadeh et al., SC20): continuous space-time super-resolution of
+   Rayleigh-Benard fields with a PDE loss, on surge's NN engine (docs/mffn.md).
+
+     low-res crop [1, 4, T, Z, X] (p, b, u, w normalised)
+       -> encoder: 3-D U-Net of bottleneck residual blocks -> latent grid [1, latent, T, Z, X]
+       -> decoder (ImNet): per query point, the 8 surrounding latent vertices each give
+          (relative coordinate, latent code) to an MLP whose input is re-fed to every layer;
+          the 8 outputs are blended with trilinear weights -> [P, 4] (normalised p, b, u, w)
+
+   Query points are in latent index units (t, z, x): point (1.5, 0, 2) lies halfway between the
+   low-res time levels 1 and 2, on z level 0 and x column 2. Derivatives with respect to them come
+   from the engine's double backward (SgMFFNDerivatives); SgMFFNResidual turns them into the
+   residuals of the Boussinesq equations in the solver's free-fall units. */
+#pragma once
+#include <petscsys.h>
+#include "sgnn.h"
+
+#define SG_MFFN_MAXLEVELS 6
+#define SG_MFFN_MAXMLP    8
+#define SG_MFFN_NCH       4 /* p, b, u, w: the order of the solver's fields and of every channel axis */
+
+typedef struct {
+  PetscInt in_channels;                  /* 4 */
+  PetscInt nlevels;                      /* number of poolings (4 in the paper) */
+  PetscInt channels[SG_MFFN_MAXLEVELS + 1]; /* level widths, 16 32 64 128 256 in the paper */
+  PetscInt pool[SG_MFFN_MAXLEVELS][3];   /* (t, z, x) factors of each pooling */
+  PetscInt neck_div;                     /* bottleneck width = max(1, cout / neck_div) */
+  PetscInt latent;                       /* 32 */
+  PetscInt nmlp;                         /* hidden layers of ImNet */
+  PetscInt mlp[SG_MFFN_MAXMLP];          /* 512 256 128 64 32 */
+  PetscInt out_channels;                 /* 4 */
+  PetscBool batchnorm;                   /* per-crop batch statistics in the residual blocks (the paper's BN); off: BN's scale and shift only */
+} SgMFFNConfig;
+
+typedef struct {
+  SgnnTensor w1, g1, b1, w2, g2, b2, w3, g3, b3, ws, bs; /* 1^3, 3^3, 1^3 convs + BN; 1^3 shortcut */
+} SgMFFNResBlock;
+
+typedef struct _n_SgMFFN *SgMFFN;
+struct _n_SgMFFN {
+  SgMFFNConfig   cfg;
+  SgnnBackend   *be;
+  SgnnDType      dt;
+  SgnnParams     P;
+  SgnnTensor     in_w, in_b, out_w, out_b;
+  SgMFFNResBlock down[SG_MFFN_MAXLEVELS], up[SG_MFFN_MAXLEVELS];
+  SgnnTensor     mlp_w[SG_MFFN_MAXMLP + 1], mlp_b[SG_MFFN_MAXMLP + 1];
+};
+
+/* The paper's architecture. */
+PETSC_EXTERN PetscErrorCode SgMFFNConfigDefault(SgMFFNConfig *);
+/* Refuses (PETSC_ERR_USER_INPUT, naming the option) a configuration that cannot be built. */
+PETSC_EXTERN PetscErrorCode SgMFFNConfigCheck(MPI_Comm, const SgMFFNConfig *);
+/* The smallest low-res grid (t, z, x) the encoder accepts: the product of the pool factors. */
+PETSC_EXTERN PetscErrorCode SgMFFNConfigGridMultiple(const SgMFFNConfig *, PetscInt mult[3]);
+PETSC_EXTERN PetscErrorCode SgMFFNCreate(const SgMFFNConfig *, SgnnBackend *, SgnnDType, SgMFFN *);
+/* He-normal convolution and linear weights, unit BN scales, zero biases; from a Philox seed */
+PETSC_EXTERN PetscErrorCode SgMFFNInitWeights(SgMFFN, unsigned long long seed);
+PETSC_EXTERN PetscErrorCode SgMFFNDestroy(SgMFFN *);
+
+/* x [1, in_channels, T, Z, X] -> latent [1, latent, T, Z, X]. Batch normalisation uses the statistics
+   of this one crop (training and inference alike), so a result never depends on how a batch is split
+   over ranks; where a level's grid is a single point it applies only BN's scale and shift (no
+   statistics exist). T, Z, X must be multiples of SgMFFNConfigGridMultiple. */
+PETSC_EXTERN PetscErrorCode SgMFFNEncode(SgMFFN, SgnnTensor x, SgnnTensor *latent);
+/* latent [1, L, T, Z, X] (each of T, Z, X >= 2), pts [P, 3] in latent index units inside the grid
+   -> out [P, out_channels]: differentiable with respect to the weights, the latent grid and pts. */
+PETSC_EXTERN PetscErrorCode SgMFFNDecode(SgMFFN, SgnnTensor latent, SgnnTensor pts, SgnnTensor *out);
+
+/* Physical set-up of a crop: free-fall units of physics/boussinesq. */
+typedef struct {
+  PetscReal nu, kappa;          /* (Ra/Pr)^-1/2, (Ra Pr)^-1/2 */
+  PetscReal scale[3];           /* physical length of one latent index step in t, z, x (factor x spacing) */
+  PetscReal mean[SG_MFFN_NCH], std[SG_MFFN_NCH]; /* physical = mean + std * normalised */
+} SgMFFNPhysics;
+
+/* Physical fields and their derivatives at P points: val[c] [P, 1]; d1[c][k] [P, 1] for k = t, z, x;
+   d2[c][k] [P, 1] for k = zz, xx (c = b, u, w; p's entries are NULL). */
+typedef struct {
+  SgnnTensor val[SG_MFFN_NCH], d1[SG_MFFN_NCH][3], d2[SG_MFFN_NCH][2];
+} SgMFFNJet;
+
+/* out [P, 4] (normalised) computed from the leaf pts [P, 3] (latent index units, requires grad) ->
+   the physical jet, by first and second derivatives through the engine's double backward; every
+   tensor is on the tape (create_graph), so a loss on it trains the model. */
+PETSC_EXTERN PetscErrorCode SgMFFNDerivatives(const SgMFFNPhysics *, SgnnTensor out, SgnnTensor pts, SgMFFNJet *);
+PETSC_EXTERN void           SgMFFNJetFree(SgMFFNJet *);
+/* The residuals [P, 4] of b transport, x- and z-momentum and continuity:
+     b_t + u b_x + w b_z - kappa (b_xx + b_zz)
+     u_t + u u_x + w u_z + p_x - nu (u_xx + u_zz)
+     w_t + u w_x + w w_z + p_z - b - nu (w_xx + w_zz)
+     u_x + w_z */
+PETSC_EXTERN PetscErrorCode SgMFFNResidual(const SgMFFNPhysics *, const SgMFFNJet *, SgnnTensor *res);
+
+/* MeshfreeFlowNet's loss on one crop: mean |out - target| over the P x 4 normalised values at the
+   query points + gamma * mean |residual| over the P x 4 physical PDE residuals (SgMFFNResidual).
+   lowres [1, 4, T, Z, X] normalised; pts [P, 3] latent index units; target [P, 4] normalised.
+   reg and pde receive the two means (for monitoring). */
+PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
+
+/* Model file (HDF5, written to PATH.tmp and renamed): the configuration, the physics of the data it
+   was trained on (nu, kappa, latent-step scales, normalisation), the subsampling factors (t, z, x)
+   and the weight slab. Load creates the model on backend be in float64. */
+PETSC_EXTERN PetscErrorCode SgMFFNSave(SgMFFN, const SgMFFNPhysics *, const PetscInt factor[3], const char path[]);
+PETSC_EXTERN PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *, SgMFFNPhysics *, PetscInt factor[3]);

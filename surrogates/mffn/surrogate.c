@@ -1,0 +1,330 @@
+/* SgSurrogate type "mffn": MeshfreeFlowNet trained on Rayleigh-Benard field_snapshots with SgTrainer
+   (docs/mffn.md). Deck section `mffn:` (options -mffn_*). Defaults are the paper's (Jiang,
+   Esmaeilzadeh et al., SC20): high-res crops 16 x 128 x 128 (t, z, x) subsampled 4 x 8 x 8, 512
+   query points per crop, gamma 0.0125, Ra 1e6, Pr 1 on a 4 x 1 box. */
+#include "sgmffndata.h"
+#include "sgsurrogateimpl.h"
+#include "sgtrainer.h"
+#include "sgnnbackend.h"
+#include <math.h>
+
+typedef struct {
+  SgMFFNConfig  cfg;
+  char          files[16][PETSC_MAX_PATH_LEN], valid[16][PETSC_MAX_PATH_LEN];
+  PetscInt      nfiles, nvalid, valid_crops, valid_points;
+  PetscReal     rayleigh, prandtl, length[2], gamma, lr, decay_rate, max_time;
+  PetscInt      crop[3], factor[3], npoints, seed, numb_steps, batch, disp_freq, decay_steps, save_freq, sync_kb;
+  char          save_ckpt[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN], lcurve[PETSC_MAX_PATH_LEN], sync[32];
+  SgnnBackend  *be;
+  SgMFFN        model;
+  SgMFFNPhysics ph;
+  SgMFFNData    data;
+  PetscReal     first[3], last[3]; /* monitored means of the first and last progress lines */
+  PetscBool     have_first;
+} SgSurrogate_MFFN;
+
+/* a list of up to 16 file names */
+static PetscErrorCode FileList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], char files[16][PETSC_MAX_PATH_LEN], PetscInt *nfiles)
+{
+  char     *strs[16];
+  PetscInt  n = 16;
+  PetscBool set;
+
+  PetscFunctionBegin;
+  PetscCall(SgOptionsStringArray(opt, help, strs, &n, &set));
+  *nfiles = set ? n : 0;
+  for (PetscInt i = 0; i < *nfiles; i++) {
+    PetscCall(PetscStrncpy(files[i], strs[i], PETSC_MAX_PATH_LEN));
+    PetscCall(PetscFree(strs[i]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *PetscOptionsObject)
+{
+  SgSurrogate_MFFN *d = (SgSurrogate_MFFN *)s->data;
+  SgMFFNConfig     *c = &d->cfg;
+  PetscInt          n, iv[3 * SG_MFFN_MAXLEVELS];
+  PetscBool         set;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "MeshfreeFlowNet (deck section mffn:)");
+  PetscCall(FileList(PetscOptionsObject, "-data", "Training field_snapshots datasets with p, b, u, w, time, member (surge ensemble of the boussinesq solver)", d->files, &d->nfiles));
+  PetscCall(FileList(PetscOptionsObject, "-valid_data", "Held-out field_snapshots datasets: after training, the model and trilinear interpolation are compared with the truth on them", d->valid, &d->nvalid));
+  PetscCall(SgOptionsInt("-valid_crops", "Crops of valid_data evaluated (sample ids spread evenly)", d->valid_crops, &d->valid_crops, NULL, 1, 1 << 20));
+  PetscCall(SgOptionsInt("-valid_points", "Query points per evaluated crop", d->valid_points, &d->valid_points, NULL, 1, 1 << 24));
+  PetscCall(SgOptionsReal("-rayleigh", "Rayleigh number of the data (nu = (Ra/Pr)^-1/2, kappa = (Ra Pr)^-1/2 in the PDE loss)", "", d->rayleigh, &d->rayleigh, NULL, 1, 1e15));
+  PetscCall(SgOptionsReal("-prandtl", "Prandtl number of the data", "", d->prandtl, &d->prandtl, NULL, 1e-6, 1e6));
+  n = 2;
+  PetscCall(SgOptionsRealArray("-length", "Box of the data: Lx Lz (the grid spacing is L / points)", "free-fall lengths", d->length, &n, &set, 1e-12, 1e12));
+  PetscCheck(!set || n == 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "mffn: -mffn_length takes 2 values (Lx, Lz), got %" PetscInt_FMT, n);
+  n = 3;
+  PetscCall(SgOptionsIntArray("-crop", "High-res crop: snapshots, z points, x points", d->crop, &n, &set, 1, 1 << 20));
+  PetscCheck(!set || n == 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "mffn: -mffn_crop takes 3 values (t, z, x), got %" PetscInt_FMT, n);
+  n = 3;
+  PetscCall(SgOptionsIntArray("-factor", "Subsampling of the crop to the low-res input: t, z, x", d->factor, &n, &set, 1, 1 << 20));
+  PetscCheck(!set || n == 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "mffn: -mffn_factor takes 3 values (t, z, x), got %" PetscInt_FMT, n);
+  PetscCall(SgOptionsInt("-points", "Query points per crop", d->npoints, &d->npoints, NULL, 1, 1 << 24));
+  PetscCall(SgOptionsReal("-gamma", "Weight of the L1 PDE residual in the loss (0: regression only)", "", d->gamma, &d->gamma, NULL, 0, 1e6));
+  n = SG_MFFN_MAXLEVELS + 1;
+  PetscCall(SgOptionsIntArray("-channels", "U-Net widths, one per level (levels - 1 poolings)", c->channels, &n, &set, 1, 4096));
+  if (set) c->nlevels = n - 1;
+  n = 3 * SG_MFFN_MAXLEVELS;
+  PetscCall(SgOptionsIntArray("-pool", "Pooling factors t z x of each level, flattened (3 per pooling)", iv, &n, &set, 1, 64));
+  if (set) {
+    PetscCheck(n == 3 * c->nlevels, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "mffn: -mffn_pool has %" PetscInt_FMT " values; %" PetscInt_FMT " poolings need %" PetscInt_FMT " (t z x each)", n, c->nlevels, 3 * c->nlevels);
+    for (PetscInt i = 0; i < n; i++) c->pool[i / 3][i % 3] = iv[i];
+  }
+  PetscCall(SgOptionsInt("-neck_div", "Bottleneck width of a residual block = output width / neck_div", c->neck_div, &c->neck_div, NULL, 1, 4096));
+  PetscCall(SgOptionsBool("-batchnorm", "Normalise the residual blocks by each crop's batch statistics (the paper's BN); false: BN's learned scale and shift only", c->batchnorm, &c->batchnorm, NULL));
+  PetscCall(SgOptionsInt("-latent", "Channels of the latent grid", c->latent, &c->latent, NULL, 1, 4096));
+  n = SG_MFFN_MAXMLP;
+  PetscCall(SgOptionsIntArray("-imnet", "ImNet hidden widths", c->mlp, &n, &set, 1, 8192));
+  if (set) c->nmlp = n;
+  PetscCall(SgOptionsInt("-seed", "Seed of the weights, the data order and the crops", d->seed, &d->seed, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-numb_steps", "Training steps", d->numb_steps, &d->numb_steps, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-batch_size", "Crops per global batch", d->batch, &d->batch, NULL, 1, 1 << 20));
+  PetscCall(SgOptionsReal("-start_lr", "Adam learning rate at step 0", "", d->lr, &d->lr, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-decay_rate", "Learning rate factor per decay_steps (exponential schedule)", "", d->decay_rate, &d->decay_rate, NULL, 1e-12, 1));
+  PetscCall(SgOptionsInt("-decay_steps", "Steps per decay_rate", d->decay_steps, &d->decay_steps, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-disp_freq", "Steps between progress lines", d->disp_freq, &d->disp_freq, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsReal("-max_time", "Stop training after this wall time (0 = no limit)", "s", d->max_time, &d->max_time, NULL, 0, 1e9));
+  PetscCall(SgOptionsInt("-save_freq", "Checkpoint to save_ckpt every this many steps (0 = only at a max_time stop)", d->save_freq, &d->save_freq, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsString("-save_ckpt", "Training checkpoint file (weights, Adam state, step)", d->save_ckpt, d->save_ckpt, sizeof d->save_ckpt, NULL));
+  PetscCall(SgOptionsString("-restart", "Continue the run from this checkpoint (same deck and ranks)", d->restart, d->restart, sizeof d->restart, NULL));
+  PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", d->lcurve, d->lcurve, sizeof d->lcurve, NULL));
+  PetscCall(SgTrainerOptionsSync(PetscOptionsObject, d->sync, sizeof d->sync, &d->sync_kb)); /* -mffn_sync, -mffn_sync_bucket_kb */
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Everything the deck decides, checked before any data is read or file written. */
+static PetscErrorCode CheckOptions(SgSurrogate s)
+{
+  SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
+  MPI_Comm          comm = PetscObjectComm((PetscObject)s);
+  PetscInt          mult[3];
+  const char       *ax[3] = {"t", "z", "x"};
+
+  PetscFunctionBegin;
+  PetscCall(SgMFFNConfigCheck(comm, &d->cfg));
+  PetscCall(SgMFFNConfigGridMultiple(&d->cfg, mult));
+  for (int k = 0; k < 3; k++) {
+    PetscInt lo = d->crop[k] / d->factor[k];
+    PetscCheck(d->crop[k] % d->factor[k] == 0, comm, PETSC_ERR_USER_INPUT, "mffn: crop %" PetscInt_FMT " in %s is not a multiple of factor %" PetscInt_FMT ": set -mffn_crop to a multiple", d->crop[k], ax[k], d->factor[k]);
+    PetscCheck(lo >= 2, comm, PETSC_ERR_USER_INPUT, "mffn: the low-res crop has %" PetscInt_FMT " point(s) in %s (crop %" PetscInt_FMT " / factor %" PetscInt_FMT "); it needs >= 2 to interpolate", lo, ax[k], d->crop[k], d->factor[k]);
+    PetscCheck(lo % mult[k] == 0, comm, PETSC_ERR_USER_INPUT, "mffn: the low-res crop's %" PetscInt_FMT " points in %s are not a multiple of the poolings' %" PetscInt_FMT ": change -mffn_crop or -mffn_pool", lo, ax[k], mult[k]);
+  }
+  PetscCheck(d->nfiles > 0, comm, PETSC_ERR_USER_INPUT, "mffn: no training data: set mffn: {data: [rb.h5]} (field_snapshots from surge ensemble, e.g. inputs/boussinesq/ensemble_small.yaml)");
+  PetscCheck(!d->save_freq || d->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "mffn: save_freq %" PetscInt_FMT " needs a file: set mffn: {save_ckpt: mffn_ckpt.h5}", d->save_freq);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetUp_MFFN(SgSurrogate s)
+{
+  SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
+  MPI_Comm          comm = PetscObjectComm((PetscObject)s);
+  const char       *files[16];
+
+  PetscFunctionBegin;
+  PetscCall(SgNNBackendFromOptions(comm, &d->be));
+  if (d->model) PetscFunctionReturn(PETSC_SUCCESS); /* loaded */
+  PetscCall(CheckOptions(s));
+  for (PetscInt i = 0; i < d->nfiles; i++) files[i] = d->files[i];
+  PetscCall(SgMFFNDataLoad(comm, d->nfiles, files, d->crop[0], &d->data));
+  PetscCheck(d->crop[1] <= d->data.nz && d->crop[2] <= d->data.nx, comm, PETSC_ERR_USER_INPUT, "mffn: crop %" PetscInt_FMT " x %" PetscInt_FMT " (z, x) is larger than the data's %" PetscInt_FMT " x %" PetscInt_FMT " grid: lower -mffn_crop", d->crop[1], d->crop[2], d->data.nz, d->data.nx);
+  d->ph.nu       = 1 / PetscSqrtReal(d->rayleigh / d->prandtl);
+  d->ph.kappa    = 1 / PetscSqrtReal(d->rayleigh * d->prandtl);
+  d->ph.scale[0] = d->factor[0] * d->data.dt;
+  d->ph.scale[1] = d->factor[1] * d->length[1] / d->data.nz;
+  d->ph.scale[2] = d->factor[2] * d->length[0] / d->data.nx;
+  for (int c = 0; c < SG_MFFN_NCH; c++) d->ph.mean[c] = d->data.mean[c], d->ph.std[c] = d->data.std[c];
+  PetscCall(SgMFFNCreate(&d->cfg, d->be, SGNN_F64, &d->model));
+  PetscCall(SgMFFNInitWeights(d->model, (unsigned long long)d->seed * 7919ULL + 1));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* sums: L1 regression, L1 PDE residual, loss, crops (per crop means, summed) */
+static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
+{
+  SgSurrogate_MFFN *d  = (SgSurrogate_MFFN *)ctx;
+  PetscInt          lo = (d->crop[0] / d->factor[0]) * (d->crop[1] / d->factor[1]) * (d->crop[2] / d->factor[2]);
+  int               ls[5] = {1, SG_MFFN_NCH, (int)(d->crop[0] / d->factor[0]), (int)(d->crop[1] / d->factor[1]), (int)(d->crop[2] / d->factor[2])};
+  double           *low, *pts, *tgt;
+  SgnnTensor        acc = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc3(SG_MFFN_NCH * lo, &low, 3 * d->npoints, &pts, SG_MFFN_NCH * d->npoints, &tgt));
+  for (PetscInt i = 0; i < b->nlocal; i++) {
+    SgnnTensor x, l, t;
+    PetscReal  reg, pde, v;
+    PetscCall(SgMFFNDataCrop(&d->data, d->crop, d->factor, d->npoints, (uint64_t)d->seed, info->step, b->ids[i], low, pts, tgt));
+    SgCallNN(sgnn_tensor_from_f64(d->be, SGNN_F64, 5, ls, low, &x));
+    PetscCall(SgMFFNCropLoss(d->model, &d->ph, x, d->npoints, pts, tgt, d->gamma, &l, &reg, &pde));
+    v = reg + d->gamma * pde;
+    sums[0] += reg, sums[1] += pde, sums[2] += v, sums[3] += 1;
+    if (acc) {
+      SgCallNN(sgnn_add(acc, l, &t));
+      sgnn_tensor_free(&acc), sgnn_tensor_free(&l);
+      acc = t;
+    } else acc = l;
+    sgnn_tensor_free(&x);
+  }
+  *loss = acc;
+  PetscCall(PetscFree3(low, pts, tgt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Monitor_MFFN(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
+{
+  SgSurrogate_MFFN *d = (SgSurrogate_MFFN *)ctx;
+
+  PetscFunctionBegin;
+  for (int k = 0; k < 3; k++) cols[k] = sums[3] > 0 ? sums[k] / sums[3] : NAN;
+  if (!d->have_first) {
+    for (int k = 0; k < 3; k++) d->first[k] = cols[k];
+    d->have_first = PETSC_TRUE;
+  }
+  for (int k = 0; k < 3; k++) d->last[k] = cols[k];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The held-out comparison with trilinear interpolation (eval.c), printed as a table. */
+static PetscErrorCode Validate(SgSurrogate s)
+{
+  SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
+  MPI_Comm          comm = PetscObjectComm((PetscObject)s);
+  const char       *files[16], *ch[4] = {"p", "b", "u", "w"}, *eq[4] = {"b transport", "x-momentum", "z-momentum", "continuity"};
+  SgMFFNData        V;
+  SgMFFNEval        E;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < d->nvalid; i++) files[i] = d->valid[i];
+  PetscCall(SgMFFNDataLoad(comm, d->nvalid, files, d->crop[0], &V));
+  PetscCheck(V.nz == d->data.nz && V.nx == d->data.nx && PetscAbsReal(V.dt - d->data.dt) <= 1e-9 * d->data.dt, comm, PETSC_ERR_USER_INPUT, "mffn: valid_data is %" PetscInt_FMT " x %" PetscInt_FMT " with dt %g; the training data is %" PetscInt_FMT " x %" PetscInt_FMT " with dt %g: evaluate on data of the same grid", V.nz, V.nx, (double)V.dt, d->data.nz, d->data.nx, (double)d->data.dt);
+  for (int c = 0; c < SG_MFFN_NCH; c++) V.mean[c] = d->ph.mean[c], V.std[c] = d->ph.std[c]; /* the model's normalisation */
+  PetscCall(SgMFFNEvaluate(d->model, &d->ph, &V, d->crop, d->factor, d->valid_crops, d->valid_points, (uint64_t)d->seed, &E));
+  PetscCall(SgMFFNDataFree(&V));
+  PetscCall(PetscPrintf(comm, "mffn: held-out evaluation on %s%s: %" PetscInt_FMT " crops x %" PetscInt_FMT " points (physical units)\n", d->valid[0], d->nvalid > 1 ? ", ..." : "", E.ncrops, E.npoints));
+  PetscCall(PetscPrintf(comm, "mffn:   field   NMAE model  NMAE trilinear   R2 model  R2 trilinear\n"));
+  for (int c = 0; c < SG_MFFN_NCH; c++) PetscCall(PetscPrintf(comm, "mffn:   %-5s   %10.4e  %14.4e  %9.5f  %12.5f\n", ch[c], (double)E.nmae[0][c], (double)E.nmae[1][c], (double)E.r2[0][c], (double)E.r2[1][c]));
+  PetscCall(PetscPrintf(comm, "mffn:   mean |PDE residual|   model        trilinear\n"));
+  for (int e = 0; e < 4; e++) PetscCall(PetscPrintf(comm, "mffn:   %-12s       %10.4e   %10.4e\n", eq[e], (double)E.pde[0][e], (double)E.pde[1][e]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Train_MFFN(SgSurrogate s)
+{
+  SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
+  MPI_Comm          comm = PetscObjectComm((PetscObject)s);
+  const char       *cols[3] = {"l1_fields", "l1_pde", "loss"}, *fields[1] = {"time"}, *files[16];
+  SgTrainerOps      ops = {Loss_MFFN, NULL, Monitor_MFFN, NULL};
+  SgnnOptimConfig   oc;
+  SgnnLRSchedule    sc = {0};
+  SgTrainer         tr;
+  PetscMPIInt       size;
+  long              np;
+  PetscErrorCode    ierr;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  for (PetscInt i = 0; i < d->nfiles; i++) files[i] = d->files[i];
+  SgCallNN(sgnn_params_count(d->model->P, &np));
+  PetscCall(PetscPrintf(comm, "mffn: %" PetscInt_FMT " snapshots (%" PetscInt_FMT " member runs) of %" PetscInt_FMT " x %" PetscInt_FMT " (z, x), dt %g; crops %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " -> %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT " points; %ld weights; nu %g kappa %g; %d rank(s)\n", d->data.nsamp, d->data.nruns, d->data.nz, d->data.nx, (double)d->data.dt, d->crop[0], d->crop[1], d->crop[2], d->crop[0] / d->factor[0], d->crop[1] / d->factor[1], d->crop[2] / d->factor[2], d->npoints, np, (double)d->ph.nu, (double)d->ph.kappa, size));
+  PetscCall(SgTrainerCreate(comm, &tr));
+  PetscCall(SgTrainerSetName(tr, "mffn"));
+  PetscCall(SgTrainerSetModel(tr, d->model->P));
+  PetscCall(SgTrainerSetOps(tr, &ops, d));
+  PetscCall(SgTrainerSetMetrics(tr, 4, 3, cols, "# step l1_fields l1_pde loss lr wall_s"));
+  PetscCall(SgTrainerSetFields(tr, 1, fields));
+  PetscCall(SgTrainerAddStream(tr, d->nfiles, files, d->data.nsamp, NULL));
+  PetscCall(SgTrainerSetBatchSize(tr, d->batch));
+  PetscCall(SgTrainerSetSeed(tr, (uint64_t)d->seed));
+  PetscCall(SgTrainerSetNumSteps(tr, d->numb_steps));
+  sgnn_optim_defaults(SGNN_ADAM, &oc);
+  oc.lr = d->lr;
+  PetscCall(SgTrainerSetOptimizer(tr, &oc));
+  sc.kind = SGNN_LR_EXP, sc.lr0 = d->lr, sc.decay_rate = d->decay_rate, sc.decay_steps = d->decay_steps;
+  PetscCall(SgTrainerSetSchedule(tr, &sc));
+  PetscCall(SgTrainerSetMonitorFrequency(tr, d->disp_freq));
+  PetscCall(SgTrainerSetLCurve(tr, d->lcurve));
+  PetscCall(SgTrainerSetCheckpoint(tr, d->save_ckpt, d->save_freq));
+  PetscCall(SgTrainerSetRestart(tr, d->restart));
+  PetscCall(SgTrainerSetMaxTime(tr, d->max_time));
+  PetscCall(SgTrainerSetSyncType(tr, d->sync, d->sync_kb * 1024));
+  ierr = SgTrainerTrain(tr);
+  PetscCall(SgTrainerDestroy(&tr));
+  PetscCall(ierr);
+  if (d->have_first) PetscCall(PetscPrintf(comm, "mffn: loss %.6g -> %.6g (L1 fields %.6g -> %.6g, L1 PDE %.6g -> %.6g) from the first to the last progress line\n", (double)d->first[2], (double)d->last[2], (double)d->first[0], (double)d->last[0], (double)d->first[1], (double)d->last[1]));
+  if (d->nvalid) PetscCall(Validate(s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Save_MFFN(SgSurrogate s, const char path[])
+{
+  SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
+  MPI_Comm          comm = PetscObjectComm((PetscObject)s);
+  PetscMPIInt       rank;
+
+  PetscFunctionBegin;
+  PetscCheck(d->model, comm, PETSC_ERR_ORDER, "mffn: nothing to save: train or load a model first");
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) PetscCall(SgMFFNSave(d->model, &d->ph, d->factor, path));
+  PetscCallMPI(MPI_Barrier(comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Load_MFFN(SgSurrogate s, const char path[])
+{
+  SgSurrogate_MFFN *d = (SgSurrogate_MFFN *)s->data;
+  SgnnBackend      *be;
+
+  PetscFunctionBegin;
+  PetscCall(SgMFFNDestroy(&d->model));
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgMFFNLoad(path, d->be ? d->be : be, &d->model, &d->ph, d->factor));
+  d->cfg = d->model->cfg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode View_MFFN(SgSurrogate s, PetscViewer v)
+{
+  SgSurrogate_MFFN   *d = (SgSurrogate_MFFN *)s->data;
+  const SgMFFNConfig *c = &d->cfg;
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(v, "MeshfreeFlowNet: U-Net %" PetscInt_FMT " levels (%" PetscInt_FMT " .. %" PetscInt_FMT " channels), latent %" PetscInt_FMT ", ImNet %" PetscInt_FMT " hidden layers (first %" PetscInt_FMT "), factors %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", gamma %g\n", c->nlevels + 1, c->channels[0], c->channels[c->nlevels], c->latent, c->nmlp, c->mlp[0], d->factor[0], d->factor[1], d->factor[2], (double)d->gamma));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Destroy_MFFN(SgSurrogate s)
+{
+  SgSurrogate_MFFN *d = (SgSurrogate_MFFN *)s->data;
+
+  PetscFunctionBegin;
+  PetscCall(SgMFFNDestroy(&d->model));
+  PetscCall(SgMFFNDataFree(&d->data));
+  PetscCall(PetscFree(s->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
+{
+  SgSurrogate_MFFN *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  PetscCall(SgMFFNConfigDefault(&d->cfg));
+  d->rayleigh = 1e6, d->prandtl = 1, d->length[0] = 4, d->length[1] = 1;
+  d->crop[0] = 16, d->crop[1] = 128, d->crop[2] = 128, d->factor[0] = 4, d->factor[1] = 8, d->factor[2] = 8;
+  d->valid_crops = 16, d->valid_points = 1024, d->npoints = 512, d->gamma = 0.0125, d->seed = 1, d->numb_steps = 1000, d->batch = 8, d->lr = 1e-2, d->decay_rate = 0.5, d->decay_steps = 1000000, d->disp_freq = 100;
+  s->data                = d;
+  s->ops->setfromoptions = SetFromOptions_MFFN;
+  s->ops->setup          = SetUp_MFFN;
+  s->ops->train          = Train_MFFN;
+  s->ops->save           = Save_MFFN;
+  s->ops->load           = Load_MFFN;
+  s->ops->view           = View_MFFN;
+  s->ops->destroy        = Destroy_MFFN;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,6 @@
+#!/bin/bash
+# MeshfreeFlowNet benchmark (figures, not pass/fail): one training crop at the paper's size, one core.
+set -e
+cd "$(dirname "$0")/../../.."
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
+build/tests/test_bench_mffn 512 3

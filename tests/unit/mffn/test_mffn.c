@@ -1,0 +1,657 @@
+/* MeshfreeFlowNet's model and PDE residual (surrogates/mffn), on a tiny configuration (encoder widths
+   2 3 4, two poolings, latent 3, ImNet 5 4) in float64. What it checks, and why it can fail:
+
+   test_mffn grad
+     1. d(sum W . out)/d(weights) by backward against central differences (h = 1e-6) at 48 slab
+        entries spread over every parameter tensor: relative error < 1e-5 (central differences in f64
+        are good to ~1e-8 of the gradient scale; a wrong adjoint is off by O(1));
+     2. first derivatives of the decoded fields w.r.t. the query coordinates (sgnn_grad) against
+        central differences of the output, and second derivatives (zz, xx, by double backward)
+        against central differences of the first ones (points kept 0.2 away from cell faces, where
+        the trilinear blend's derivative jumps): relative error < 1e-6;
+     3. d(sum W . residual)/d(weights) -- the PDE loss path, backward through the double-backward
+        graph -- against central differences: relative error < 1e-5.
+   test_mffn pde
+     4. Taylor-Green vortex (u = sin kx cos kz F, w = -cos kx sin kz F, F = exp(-2 nu k^2 t),
+        p = (cos 2kx + cos 2kz) F^2 / 4 + c z, b = c: an exact solution of the Boussinesq equations)
+        fed with its exact derivatives to the residual: |r| < 1e-14; with F decaying 1.5 x too fast
+        the momentum residuals must equal their analytic values -nu k^2 u and -nu k^2 w to 1e-14;
+     5. an exact polynomial solution (u = A z (1 - z) Poiseuille flow with its pressure gradient
+        -2 nu A, b = 1/2 - z + e (z^2 + 2 kappa t) diffusing, hydrostatic pressure), written as a
+        function of the query coordinates with distinct scales in t, z, x and a normalisation
+        (mean, std) per channel, through SgMFFNDerivatives (double backward): |r| < 1e-11 of the
+        largest term; with the pressure gradient 10% too large the x-momentum residual must be
+        -0.2 nu A to 1e-11 -- a slip in any coordinate scaling or normalisation breaks one of them.
+   test_mffn io DIR
+     6. a model saved (SgMFFNSave) and loaded back has the same weights bit for bit and decodes the
+        same output bit for bit; the surrogate type's SgSurrogateLoad + SgSurrogateSave keep them too.
+   test_mffn data DIR
+     7. a field_snapshots dataset (2 members x 6 snapshots, 8 x 12) whose channels are distinct linear
+        functions of (t, z, x): the per-channel mean and standard deviation equal the closed-form
+        ones (1e-12), and for every crop trilinear interpolation of the low-res input at the query
+        points reproduces the high-res targets (1e-12; exact for linear data -- a slip in an axis,
+        an offset or a factor breaks it), and SgMFFNEvaluate's trilinear NMAE is ~0 (< 1e-12) while
+        a member run shorter than the crop is refused.
+   test_mffn compare A.h5 B.h5
+        prints "identical" or the largest weight difference relative to the largest weight (for
+        tests/regression/mffn/train.sh). */
+#include <math.h>
+#include "sgmffn.h"
+#include "sgtrainer.h"
+#include "sgsurrogate.h"
+#include "sgmffndata.h"
+#include "sgdataset.h"
+
+PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate);
+
+static int fails;
+#define CHECK(c, ...) \
+  do { \
+    if (!(c)) { \
+      fails++; \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: " __VA_ARGS__)); \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n")); \
+    } \
+  } while (0)
+
+#define NP 5
+typedef struct {
+  SgMFFN        m;
+  SgnnTensor    x;
+  double        pts[NP * 3], wout[NP * 4];
+  SgMFFNPhysics ph;
+} Setup;
+
+static PetscErrorCode SetupCreate(Setup *s)
+{
+  SgMFFNConfig c;
+  SgnnBackend *be;
+  SgnnRng      r;
+  int          xs[5] = {1, 4, 2, 4, 8};
+  double       xv[4 * 2 * 4 * 8];
+
+  PetscFunctionBegin;
+  PetscCall(SgMFFNConfigDefault(&c));
+  c.nlevels = 2, c.channels[0] = 2, c.channels[1] = 3, c.channels[2] = 4, c.neck_div = 2, c.latent = 3, c.nmlp = 2, c.mlp[0] = 5, c.mlp[1] = 4;
+  c.pool[0][0] = 1, c.pool[0][1] = 2, c.pool[0][2] = 2, c.pool[1][0] = 1, c.pool[1][1] = 2, c.pool[1][2] = 2;
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &s->m));
+  PetscCall(SgMFFNInitWeights(s->m, 5));
+  sgnn_rng_init(&r, 99);
+  for (size_t i = 0; i < sizeof xv / sizeof *xv; i++) xv[i] = sgnn_rng_normal(&r);
+  SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 5, xs, xv, &s->x));
+  for (int p = 0; p < NP; p++) { /* inside cells, 0.2 from every face */
+    int dims[3] = {2, 4, 8};
+    for (int k = 0; k < 3; k++) s->pts[3 * p + k] = floor(sgnn_rng_uniform(&r) * (dims[k] - 1)) + 0.2 + 0.6 * sgnn_rng_uniform(&r);
+  }
+  for (int i = 0; i < NP * 4; i++) s->wout[i] = sgnn_rng_normal(&r);
+  s->ph.nu = 0.03, s->ph.kappa = 0.02; /* large enough that the diffusion terms matter in test 3 */
+  for (int k = 0; k < 3; k++) s->ph.scale[k] = 0.5 + 0.25 * k;
+  for (int c = 0; c < 4; c++) s->ph.mean[c] = 0.1 * c, s->ph.std[c] = 1 + 0.5 * c;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* mode 0: L = sum W . out; mode 1: L = sum W . residual */
+static PetscErrorCode Loss(Setup *s, int mode, const double *pts, SgnnTensor *L, SgnnTensor *ptsT)
+{
+  SgnnTensor lat, out, W, prod, res = NULL;
+  int        ps[2] = {NP, 3}, ws[2] = {NP, 4};
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_tensor_from_f64(s->m->be, SGNN_F64, 2, ps, pts, ptsT));
+  SgCallNN(sgnn_tensor_set_requires_grad(*ptsT, 1));
+  PetscCall(SgMFFNEncode(s->m, s->x, &lat));
+  PetscCall(SgMFFNDecode(s->m, lat, *ptsT, &out));
+  SgCallNN(sgnn_tensor_from_f64(s->m->be, SGNN_F64, 2, ws, s->wout, &W));
+  if (mode == 1) {
+    SgMFFNJet J;
+    PetscCall(SgMFFNDerivatives(&s->ph, out, *ptsT, &J));
+    PetscCall(SgMFFNResidual(&s->ph, &J, &res));
+    SgMFFNJetFree(&J);
+  }
+  SgCallNN(sgnn_mul(mode ? res : out, W, &prod));
+  SgCallNN(sgnn_sum(prod, 0, NULL, 0, L));
+  SgnnTensor *fr[] = {&lat, &out, &W, &prod, &res};
+  for (size_t q = 0; q < sizeof fr / sizeof *fr; q++) sgnn_tensor_free(fr[q]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode LossValue(Setup *s, int mode, const double *pts, double *v)
+{
+  SgnnTensor L, p;
+
+  PetscFunctionBegin;
+  PetscCall(Loss(s, mode, pts, &L, &p));
+  SgCallNN(sgnn_tensor_item(L, v));
+  sgnn_tensor_free(&L), sgnn_tensor_free(&p);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* backward vs central differences at 48 slab entries; returns the max relative error */
+static PetscErrorCode CheckWeightGradient(Setup *s, int mode, double *maxrel)
+{
+  long       n;
+  double    *v, *g, gmax = 0;
+  SgnnTensor L, p;
+  SgnnRng    r;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_params_count(s->m->P, &n));
+  PetscCall(PetscMalloc2(n, &v, n, &g));
+  SgCallNN(sgnn_params_zero_grad(s->m->P));
+  PetscCall(Loss(s, mode, s->pts, &L, &p));
+  SgCallNN(sgnn_backward(L));
+  sgnn_tensor_free(&L), sgnn_tensor_free(&p);
+  SgCallNN(sgnn_tensor_to_f64(sgnn_params_grads(s->m->P), g));
+  SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(s->m->P), v));
+  for (long i = 0; i < n; i++) gmax = PetscMax(gmax, fabs(g[i]));
+  *maxrel = 0;
+  sgnn_rng_init(&r, 3);
+  int np = sgnn_params_num(s->m->P);
+  for (int q = 0; q < 48; q++) {
+    int    t   = q % np; /* every tensor at least once, a random entry of it */
+    long   off = sgnn_params_offset(s->m->P, t), len = sgnn_tensor_numel(sgnn_params_get(s->m->P, t));
+    long   i   = off + (long)(sgnn_rng_uniform(&r) * len);
+    double h = 1e-6, lp, lm, v0 = v[i], fd;
+    v[i] = v0 + h;
+    SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(s->m->P), v));
+    PetscCall(LossValue(s, mode, s->pts, &lp));
+    v[i] = v0 - h;
+    SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(s->m->P), v));
+    PetscCall(LossValue(s, mode, s->pts, &lm));
+    v[i] = v0;
+    fd      = (lp - lm) / (2 * h);
+    *maxrel = PetscMax(*maxrel, fabs(fd - g[i]) / PetscMax(fabs(fd), 1e-3 * gmax));
+  }
+  SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(s->m->P), v));
+  PetscCall(PetscFree2(v, g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the decoded output [NP, 4] at pts */
+static PetscErrorCode Decoded(Setup *s, const double *pts, double *o)
+{
+  SgnnTensor lat, out, p;
+  int        ps[2] = {NP, 3};
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_tensor_from_f64(s->m->be, SGNN_F64, 2, ps, pts, &p));
+  PetscCall(SgMFFNEncode(s->m, s->x, &lat));
+  PetscCall(SgMFFNDecode(s->m, lat, p, &out));
+  SgCallNN(sgnn_tensor_to_f64(out, o));
+  sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the unit-scale jet at pts: d1[c][k][p], d2[c][k][p] (k = zz, xx) */
+static PetscErrorCode Jet(Setup *s, const double *pts, double d1[4][3][NP], double d2[4][2][NP])
+{
+  SgnnTensor    lat, out, p;
+  SgMFFNJet     J;
+  SgMFFNPhysics unit = {0};
+  int           ps[2] = {NP, 3};
+
+  PetscFunctionBegin;
+  for (int k = 0; k < 3; k++) unit.scale[k] = 1;
+  for (int c = 0; c < 4; c++) unit.std[c] = 1;
+  SgCallNN(sgnn_tensor_from_f64(s->m->be, SGNN_F64, 2, ps, pts, &p));
+  SgCallNN(sgnn_tensor_set_requires_grad(p, 1));
+  PetscCall(SgMFFNEncode(s->m, s->x, &lat));
+  PetscCall(SgMFFNDecode(s->m, lat, p, &out));
+  PetscCall(SgMFFNDerivatives(&unit, out, p, &J));
+  for (int c = 0; c < 4; c++) {
+    for (int k = 0; k < 3; k++) SgCallNN(sgnn_tensor_to_f64(J.d1[c][k], d1[c][k]));
+    for (int k = 0; k < 2; k++)
+      if (c) SgCallNN(sgnn_tensor_to_f64(J.d2[c][k], d2[c][k]));
+  }
+  SgMFFNJetFree(&J);
+  sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TestGrad(void)
+{
+  Setup  s;
+  double e1, e3, e2a = 0, e2b = 0, s1 = 0, s2 = 0;
+  double d1[4][3][NP], d2[4][2][NP], d1p[4][3][NP], d1m[4][3][NP], d2x[4][2][NP], op[NP * 4], om[NP * 4], pp[NP * 3];
+  long   n;
+
+  PetscFunctionBegin;
+  PetscCall(SetupCreate(&s));
+  SgCallNN(sgnn_params_count(s.m->P, &n));
+  PetscCall(CheckWeightGradient(&s, 0, &e1));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "1. %ld weights; d(W.out)/d(weights), backward vs central differences at 48 entries: max relative error %.2e\n", n, e1));
+  CHECK(e1 < 1e-5, "weight gradient of the output: relative error %g", e1);
+  s.m->cfg.batchnorm = PETSC_FALSE;
+  { /* zero biases and a dead ReLU channel put a pre-activation exactly on the kink, where central
+       differences average the two slopes: move every vector parameter off zero */
+    SgnnRng r;
+    sgnn_rng_init(&r, 17);
+    for (int i = 0; i < sgnn_params_num(s.m->P); i++)
+      if (sgnn_tensor_ndim(sgnn_params_get(s.m->P, i)) == 1) SgCallNN(sgnn_init_uniform(sgnn_params_get(s.m->P, i), 0.05, 0.15, &r));
+  }
+  PetscCall(CheckWeightGradient(&s, 0, &e1));
+  s.m->cfg.batchnorm = PETSC_TRUE;
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "   the same with batchnorm off (BN's scale and shift only): %.2e\n", e1));
+  CHECK(e1 < 1e-5, "weight gradient with batchnorm off: relative error %g", e1);
+  /* 2. coordinate derivatives */
+  PetscCall(Jet(&s, s.pts, d1, d2));
+  for (int c = 0; c < 4; c++)
+    for (int k = 0; k < 3; k++)
+      for (int p = 0; p < NP; p++) s1 = PetscMax(s1, fabs(d1[c][k][p]));
+  for (int c = 1; c < 4; c++)
+    for (int k = 0; k < 2; k++)
+      for (int p = 0; p < NP; p++) s2 = PetscMax(s2, fabs(d2[c][k][p]));
+  for (int k = 0; k < 3; k++) {
+    double h = 1e-5;
+    PetscCall(PetscArraycpy(pp, s.pts, NP * 3));
+    for (int p = 0; p < NP; p++) pp[3 * p + k] = s.pts[3 * p + k] + h;
+    PetscCall(Decoded(&s, pp, op));
+    if (k) PetscCall(Jet(&s, pp, d1p, d2x));
+    for (int p = 0; p < NP; p++) pp[3 * p + k] = s.pts[3 * p + k] - h;
+    PetscCall(Decoded(&s, pp, om));
+    if (k) PetscCall(Jet(&s, pp, d1m, d2x));
+    for (int c = 0; c < 4; c++)
+      for (int p = 0; p < NP; p++) {
+        e2a = PetscMax(e2a, fabs((op[4 * p + c] - om[4 * p + c]) / (2 * h) - d1[c][k][p]) / s1);
+        if (k && c) e2b = PetscMax(e2b, fabs((d1p[c][k][p] - d1m[c][k][p]) / (2 * h) - d2[c][k - 1][p]) / s2);
+      }
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "2. query-coordinate derivatives vs central differences: first (t, z, x) %.2e, second (zz, xx, double backward) %.2e (relative to the largest)\n", e2a, e2b));
+  CHECK(e2a < 1e-6 && e2b < 1e-6, "coordinate derivatives: first %g, second %g", e2a, e2b);
+  PetscCall(CheckWeightGradient(&s, 1, &e3));
+  { /* the paper's configuration: a 4 x 16 x 16 crop reaches a 1 x 1 x 1 grid at the deepest level */
+    SgMFFNConfig c;
+    SgMFFN       mp;
+    SgnnTensor   xp, lat;
+    int          xs[5] = {1, 4, 4, 16, 16};
+    long         npw;
+    PetscCall(SgMFFNConfigDefault(&c));
+    PetscCall(SgMFFNCreate(&c, s.m->be, SGNN_F64, &mp));
+    PetscCall(SgMFFNInitWeights(mp, 2));
+    SgCallNN(sgnn_params_count(mp->P, &npw));
+    SgCallNN(sgnn_tensor_full(s.m->be, SGNN_F64, 5, xs, 0.5, &xp));
+    PetscCall(SgMFFNEncode(mp, xp, &lat));
+    const int *ls = sgnn_tensor_shape(lat);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "   the paper's configuration: %ld weights; a 4 x 16 x 16 crop encodes to [%d, %d, %d, %d, %d]\n", npw, ls[0], ls[1], ls[2], ls[3], ls[4]));
+    CHECK(ls[1] == 32 && ls[2] == 4 && ls[3] == 16 && ls[4] == 16, "the paper's configuration gives a wrong latent grid");
+    sgnn_tensor_free(&xp), sgnn_tensor_free(&lat);
+    PetscCall(SgMFFNDestroy(&mp));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. d(W.residual)/d(weights) through the double-backward graph vs central differences: max relative error %.2e\n", e3));
+  CHECK(e3 < 1e-5, "weight gradient of the PDE residual: relative error %g", e3);
+  sgnn_tensor_free(&s.x);
+  PetscCall(SgMFFNDestroy(&s.m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a [n,1] tensor of values */
+static PetscErrorCode Col(SgnnBackend *be, int n, const double *v, SgnnTensor *t)
+{
+  int s[2] = {n, 1};
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 2, s, v, t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define NQ 16
+/* Taylor-Green with decay rate fac * 2 nu k^2: the jet, exact derivatives */
+static PetscErrorCode TaylorGreen(SgnnBackend *be, const SgMFFNPhysics *ph, double fac, SgMFFNJet *J, double uex[NQ], double wex[NQ])
+{
+  double k = M_PI / 2, c0 = 0.3, v[4][NQ], d1[4][3][NQ], d2[4][2][NQ];
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(J, sizeof *J));
+  PetscCall(PetscMemzero(d1, sizeof d1));
+  PetscCall(PetscMemzero(d2, sizeof d2));
+  for (int q = 0; q < NQ; q++) {
+    double t = 0.37 * q, z = 0.061 * q, x = 4.0 * q / NQ + 0.1, F = exp(-fac * 2 * ph->nu * k * k * t), Ft = -fac * 2 * ph->nu * k * k * F;
+    double sx = sin(k * x), cx = cos(k * x), sz = sin(k * z), cz = cos(k * z);
+    v[0][q] = 0.25 * (cos(2 * k * x) + cos(2 * k * z)) * F * F + c0 * z, v[1][q] = c0, v[2][q] = sx * cz * F, v[3][q] = -cx * sz * F;
+    d1[0][0][q] = 0.25 * (cos(2 * k * x) + cos(2 * k * z)) * 2 * F * Ft, d1[0][1][q] = -0.5 * k * sin(2 * k * z) * F * F + c0, d1[0][2][q] = -0.5 * k * sin(2 * k * x) * F * F;
+    d1[2][0][q] = sx * cz * Ft, d1[2][1][q] = -k * sx * sz * F, d1[2][2][q] = k * cx * cz * F;
+    d1[3][0][q] = -cx * sz * Ft, d1[3][1][q] = -k * cx * cz * F, d1[3][2][q] = k * sx * sz * F;
+    d2[2][0][q] = d2[2][1][q] = -k * k * v[2][q];
+    d2[3][0][q] = d2[3][1][q] = -k * k * v[3][q];
+    uex[q] = v[2][q], wex[q] = v[3][q];
+  }
+  for (int c = 0; c < 4; c++) {
+    PetscCall(Col(be, NQ, v[c], &J->val[c]));
+    for (int kk = 0; kk < 3; kk++) PetscCall(Col(be, NQ, d1[c][kk], &J->d1[c][kk]));
+    for (int kk = 0; kk < 2; kk++)
+      if (c) PetscCall(Col(be, NQ, d2[c][kk], &J->d2[c][kk]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the polynomial solution as normalised outputs of leaf pts [NQ, 3]; dp_fac scales the pressure gradient */
+static PetscErrorCode Polynomial(SgnnBackend *be, const SgMFFNPhysics *ph, const double X0[3], double A, double eps, double dp_fac, SgnnTensor pts, SgnnTensor *out)
+{
+  SgnnTensor T, Z, X, s, y[4], a, b, c, d;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_slice(pts, 1, 0, 1, &s));
+  SgCallNN(sgnn_affine(s, ph->scale[0], X0[0], &T));
+  sgnn_tensor_free(&s);
+  SgCallNN(sgnn_slice(pts, 1, 1, 2, &s));
+  SgCallNN(sgnn_affine(s, ph->scale[1], X0[1], &Z));
+  sgnn_tensor_free(&s);
+  SgCallNN(sgnn_slice(pts, 1, 2, 3, &s));
+  SgCallNN(sgnn_affine(s, ph->scale[2], X0[2], &X));
+  sgnn_tensor_free(&s);
+  /* b = 1/2 - z + eps (z^2 + 2 kappa t) */
+  SgCallNN(sgnn_mul(Z, Z, &a));
+  SgCallNN(sgnn_affine(T, 2 * ph->kappa, 0, &b));
+  SgCallNN(sgnn_add(a, b, &c));
+  SgCallNN(sgnn_affine(c, eps, 0.5, &d));
+  sgnn_tensor_free(&a), sgnn_tensor_free(&b), sgnn_tensor_free(&c);
+  SgCallNN(sgnn_sub(d, Z, &y[1]));
+  sgnn_tensor_free(&d);
+  /* u = A z (1 - z); w = 0 t */
+  SgCallNN(sgnn_affine(Z, -1, 1, &a));
+  SgCallNN(sgnn_mul(Z, a, &b));
+  SgCallNN(sgnn_affine(b, A, 0, &y[2]));
+  sgnn_tensor_free(&a), sgnn_tensor_free(&b);
+  SgCallNN(sgnn_affine(T, 0, 0, &y[3]));
+  /* p = -2 nu A dp_fac x + eps (z^3/3 + 2 kappa t z) + z/2 - z^2/2 */
+  SgCallNN(sgnn_mul(Z, Z, &a));
+  SgCallNN(sgnn_affine(T, 6 * ph->kappa, 0, &b));
+  SgCallNN(sgnn_add(a, b, &c)); /* z^2 + 6 kappa t */
+  sgnn_tensor_free(&a), sgnn_tensor_free(&b);
+  SgCallNN(sgnn_mul(c, Z, &a)); /* z^3 + 6 kappa t z */
+  sgnn_tensor_free(&c);
+  SgCallNN(sgnn_affine(a, eps / 3, 0, &b));
+  sgnn_tensor_free(&a);
+  SgCallNN(sgnn_mul(Z, Z, &a));
+  SgCallNN(sgnn_affine(a, -0.5, 0, &c));
+  sgnn_tensor_free(&a);
+  SgCallNN(sgnn_affine(Z, 0.5, 0, &a));
+  SgCallNN(sgnn_add(b, c, &d));
+  sgnn_tensor_free(&b), sgnn_tensor_free(&c);
+  SgCallNN(sgnn_add(d, a, &b));
+  sgnn_tensor_free(&a), sgnn_tensor_free(&d);
+  SgCallNN(sgnn_affine(X, -2 * ph->nu * A * dp_fac, 0, &a));
+  SgCallNN(sgnn_add(b, a, &y[0]));
+  sgnn_tensor_free(&a), sgnn_tensor_free(&b);
+  for (int ch = 0; ch < 4; ch++) { /* normalise */
+    SgCallNN(sgnn_affine(y[ch], 1 / ph->std[ch], -ph->mean[ch] / ph->std[ch], &a));
+    sgnn_tensor_free(&y[ch]);
+    y[ch] = a;
+  }
+  SgCallNN(sgnn_concat(4, y, 1, out));
+  for (int ch = 0; ch < 4; ch++) sgnn_tensor_free(&y[ch]);
+  sgnn_tensor_free(&T), sgnn_tensor_free(&Z), sgnn_tensor_free(&X);
+  (void)be;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MaxAbsCol(SgnnTensor res, int col, const double *minus, double *m)
+{
+  double v[NQ * 4];
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_tensor_to_f64(res, v));
+  *m = 0;
+  for (int q = 0; q < NQ; q++) *m = PetscMax(*m, fabs(v[4 * q + col] - (minus ? minus[q] : 0)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TestPDE(void)
+{
+  SgnnBackend  *be;
+  SgMFFNPhysics ph = {0};
+  SgMFFNJet     J;
+  SgnnTensor    res;
+  double        uex[NQ], wex[NQ], r[4], ru, rw, ref[NQ];
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  ph.nu = 1e-3, ph.kappa = 1e-3; /* Ra = 1e6, Pr = 1 */
+  PetscCall(TaylorGreen(be, &ph, 1.0, &J, uex, wex));
+  PetscCall(SgMFFNResidual(&ph, &J, &res));
+  for (int c = 0; c < 4; c++) PetscCall(MaxAbsCol(res, c, NULL, &r[c]));
+  sgnn_tensor_free(&res), SgMFFNJetFree(&J);
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "4. Taylor-Green vortex, exact derivatives: max |residual| b %.1e, x-momentum %.1e, z-momentum %.1e, continuity %.1e\n", r[0], r[1], r[2], r[3]));
+  CHECK(r[0] < 1e-14 && r[1] < 1e-14 && r[2] < 1e-14 && r[3] < 1e-14, "Taylor-Green residual not ~0");
+  PetscCall(TaylorGreen(be, &ph, 1.5, &J, uex, wex));
+  PetscCall(SgMFFNResidual(&ph, &J, &res));
+  for (int q = 0; q < NQ; q++) ref[q] = -ph.nu * M_PI * M_PI / 4 * uex[q];
+  PetscCall(MaxAbsCol(res, 1, ref, &ru));
+  for (int q = 0; q < NQ; q++) ref[q] = -ph.nu * M_PI * M_PI / 4 * wex[q];
+  PetscCall(MaxAbsCol(res, 2, ref, &rw));
+  PetscCall(MaxAbsCol(res, 1, NULL, &r[1]));
+  sgnn_tensor_free(&res), SgMFFNJetFree(&J);
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "   decay 1.5x too fast: max |x-momentum residual| %.2e; differs from -nu k^2 u by %.1e, z-momentum from -nu k^2 w by %.1e\n", r[1], ru, rw));
+  CHECK(r[1] > 1e-4 && ru < 1e-14 && rw < 1e-14, "perturbed Taylor-Green: residual %g, off the analytic value by %g, %g", r[1], ru, rw);
+  { /* 5. polynomial solution through the double-backward path */
+    double     X0[3] = {3.0, 0.1, 0.7}, A = 0.8, eps = 0.3, pv[NQ * 3], big;
+    SgnnTensor pts, out;
+    int        ps[2] = {NQ, 3};
+    ph.nu = 2e-3, ph.kappa = 5e-4; /* distinct, so swapping them is seen */
+    ph.scale[0] = 0.5, ph.scale[1] = 1.0 / 16, ph.scale[2] = 4.0 / 64;
+    for (int c = 0; c < 4; c++) ph.mean[c] = 0.05 * (c + 1), ph.std[c] = 0.2 + 0.3 * c;
+    for (int q = 0; q < NQ; q++) pv[3 * q] = 0.3 * q, pv[3 * q + 1] = 0.9 * q, pv[3 * q + 2] = 1.7 * q;
+    for (int pass = 0; pass < 2; pass++) {
+      double fac = pass ? 1.1 : 1.0;
+      SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 2, ps, pv, &pts));
+      SgCallNN(sgnn_tensor_set_requires_grad(pts, 1));
+      PetscCall(Polynomial(be, &ph, X0, A, eps, fac, pts, &out));
+      PetscCall(SgMFFNDerivatives(&ph, out, pts, &J));
+      PetscCall(SgMFFNResidual(&ph, &J, &res));
+      big = 2 * ph.nu * A + 1; /* the largest terms: viscous 2 nu A, buoyancy and p_z ~ 1 */
+      for (int c = 0; c < 4; c++) PetscCall(MaxAbsCol(res, c, NULL, &r[c]));
+      if (!pass) {
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "5. polynomial solution through SgMFFNDerivatives (scales t %g z %g x %g, normalised): max |residual| b %.1e, x-mom %.1e, z-mom %.1e, continuity %.1e\n", ph.scale[0], ph.scale[1], ph.scale[2], r[0], r[1], r[2], r[3]));
+        CHECK(r[0] < 1e-11 * big && r[1] < 1e-11 * big && r[2] < 1e-11 * big && r[3] < 1e-11 * big, "polynomial residual not ~0");
+      } else {
+        for (int q = 0; q < NQ; q++) ref[q] = -0.2 * ph.nu * A;
+        PetscCall(MaxAbsCol(res, 1, ref, &ru));
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "   pressure gradient 10%% too large: x-momentum residual %.4e (expected -0.2 nu A = %.4e, off by %.1e); others %.1e %.1e %.1e\n", r[1] ? -r[1] : 0, -0.2 * ph.nu * A, ru, r[0], r[2], r[3]));
+        CHECK(ru < 1e-11 * big && r[0] < 1e-11 * big && r[2] < 1e-11 * big, "perturbed polynomial: x-momentum off its analytic value by %g", ru);
+      }
+      sgnn_tensor_free(&res), SgMFFNJetFree(&J), sgnn_tensor_free(&out), sgnn_tensor_free(&pts);
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Slab(SgMFFN m, double **v, long *n)
+{
+  PetscFunctionBegin;
+  SgCallNN(sgnn_params_count(m->P, n));
+  PetscCall(PetscMalloc1(*n, v));
+  SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), *v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TestIO(const char dir[])
+{
+  Setup         s;
+  SgMFFN        m2, m3;
+  SgMFFNPhysics ph2, ph3;
+  PetscInt      fac[3] = {4, 8, 8}, f2[3], f3[3];
+  char          a[PETSC_MAX_PATH_LEN], b[PETSC_MAX_PATH_LEN];
+  double       *v1, *v2, *v3, o1[NP * 4], o2[NP * 4];
+  long          n1, n2, n3;
+  SgSurrogate   sur;
+
+  PetscFunctionBegin;
+  PetscCall(SetupCreate(&s));
+  PetscCall(PetscSNPrintf(a, sizeof a, "%s/io_a.h5", dir));
+  PetscCall(PetscSNPrintf(b, sizeof b, "%s/io_b.h5", dir));
+  PetscCall(SgMFFNSave(s.m, &s.ph, fac, a));
+  PetscCall(SgMFFNLoad(a, s.m->be, &m2, &ph2, f2));
+  PetscCall(Slab(s.m, &v1, &n1));
+  PetscCall(Slab(m2, &v2, &n2));
+  PetscCall(Decoded(&s, s.pts, o1));
+  {
+    SgMFFN keep = s.m;
+    s.m = m2;
+    PetscCall(Decoded(&s, s.pts, o2));
+    s.m = keep;
+  }
+  PetscBool same = (PetscBool)(n1 == n2 && !memcmp(v1, v2, n1 * sizeof *v1) && !memcmp(o1, o2, sizeof o1) && !memcmp(&ph2, &s.ph, sizeof ph2) && f2[0] == 4 && f2[1] == 8 && f2[2] == 8);
+  /* through the surrogate type */
+  PetscCall(SgSurrogateRegister("mffn", SgSurrogateCreate_MFFN));
+  PetscCall(SgSurrogateCreate(PETSC_COMM_SELF, &sur));
+  PetscCall(SgSurrogateSetType(sur, "mffn"));
+  PetscCall(SgSurrogateLoad(sur, a));
+  PetscCall(SgSurrogateSave(sur, b));
+  PetscCall(SgSurrogateDestroy(&sur));
+  PetscCall(SgMFFNLoad(b, s.m->be, &m3, &ph3, f3));
+  PetscCall(Slab(m3, &v3, &n3));
+  PetscBool same2 = (PetscBool)(n3 == n1 && !memcmp(v1, v3, n1 * sizeof *v1) && !memcmp(&ph3, &s.ph, sizeof ph3));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "6. model file round trip (%ld weights): weights, physics and decoded output %s; through SgSurrogateLoad/Save: %s\n", n1, same ? "bit-identical" : "DIFFERENT", same2 ? "bit-identical" : "DIFFERENT"));
+  CHECK(same && same2, "the model file does not round-trip");
+  PetscCall(PetscFree(v1));
+  PetscCall(PetscFree(v2));
+  PetscCall(PetscFree(v3));
+  PetscCall(SgMFFNDestroy(&m2));
+  PetscCall(SgMFFNDestroy(&m3));
+  sgnn_tensor_free(&s.x);
+  PetscCall(SgMFFNDestroy(&s.m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Compare(const char a[], const char b[])
+{
+  SgnnBackend  *be;
+  SgMFFN        ma, mb;
+  SgMFFNPhysics pa, pb;
+  PetscInt      fa[3], fb[3];
+  double       *va, *vb, dmax = 0, vmax = 0;
+  long          na, nb;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgMFFNLoad(a, be, &ma, &pa, fa));
+  PetscCall(SgMFFNLoad(b, be, &mb, &pb, fb));
+  PetscCall(Slab(ma, &va, &na));
+  PetscCall(Slab(mb, &vb, &nb));
+  PetscCheck(na == nb, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "%s and %s hold different models", a, b);
+  for (long i = 0; i < na; i++) dmax = PetscMax(dmax, fabs(va[i] - vb[i])), vmax = PetscMax(vmax, fabs(va[i]));
+  if (!memcmp(va, vb, na * sizeof *va)) PetscCall(PetscPrintf(PETSC_COMM_SELF, "identical\n"));
+  else PetscCall(PetscPrintf(PETSC_COMM_SELF, "differ %.3e\n", dmax / vmax));
+  PetscCall(PetscFree(va));
+  PetscCall(PetscFree(vb));
+  PetscCall(SgMFFNDestroy(&ma));
+  PetscCall(SgMFFNDestroy(&mb));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* channel c at (time t, z index, x index): linear */
+static double Lin(int c, double t, double z, double x) { return 0.1 * c - 0.3 + (0.5 + c) * t + (0.2 - 0.07 * c) * z + 0.03 * (c + 1) * x; }
+
+static PetscErrorCode TestData(const char dir[])
+{
+  enum { NM = 2, NS = 6, NZ = 8, NX = 12 };
+  char        path[PETSC_MAX_PATH_LEN];
+  SgDataset   ds;
+  PetscInt    shape[2] = {NZ, NX}, crop[3] = {4, 4, 8}, factor[3] = {2, 2, 4}, P = 40;
+  const char *nm[4]    = {"p", "b", "u", "w"};
+  double     *f[4], tm[NM * NS], low[4 * 2 * 2 * 2], pts[3 * 40], tgt[4 * 40], err = 0, emean = 0;
+  int64_t     mem[NM * NS];
+  SgMFFNData  D;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(path, sizeof path, "%s/lin.h5", dir));
+  for (int c = 0; c < 4; c++) PetscCall(PetscMalloc1(NM * NS * NZ * NX, &f[c]));
+  for (int m = 0; m < NM; m++)
+    for (int s = 0; s < NS; s++) {
+      int i = m * NS + s;
+      tm[i] = 0.25 * s, mem[i] = m;
+      for (int z = 0; z < NZ; z++)
+        for (int x = 0; x < NX; x++)
+          for (int c = 0; c < 4; c++) f[c][(i * NZ + z) * NX + x] = Lin(c, tm[i], z, x) + 3.0 * m; /* members differ */
+    }
+  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
+  PetscCall(SgDatasetSetProvenance(ds, NULL, "test_mffn linear fields"));
+  for (int c = 0; c < 4; c++) PetscCall(SgDatasetDefineField(ds, nm[c], SG_DTYPE_F64, 2, shape, "1", 1));
+  PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "1", 16));
+  PetscCall(SgDatasetDefineField(ds, "member", SG_DTYPE_I64, 0, NULL, "1", 16));
+  PetscCall(SgDatasetAppendBegin(ds, NM * NS));
+  for (int c = 0; c < 4; c++) PetscCall(SgDatasetAppendField(ds, nm[c], SG_DTYPE_F64, f[c]));
+  PetscCall(SgDatasetAppendField(ds, "time", SG_DTYPE_F64, tm));
+  PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, mem));
+  PetscCall(SgDatasetAppendCommit(ds));
+  PetscCall(SgDatasetClose(&ds));
+  {
+    const char *files[1] = {path};
+    PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, crop[0], &D));
+  }
+  for (int c = 0; c < 4; c++) { /* closed form: the mean of a linear function over a symmetric grid is its centre value */
+    double mc = Lin(c, 0.25 * (NS - 1) / 2, (NZ - 1) / 2.0, (NX - 1) / 2.0) + 1.5, v = 0;
+    for (long i = 0; i < NM * NS * NZ * NX; i++) v += (f[c][i] - mc) * (f[c][i] - mc);
+    emean = PetscMax(emean, PetscMax(fabs(D.mean[c] - mc), fabs(D.std[c] - sqrt(v / (NM * NS * NZ * NX)))));
+  }
+  for (int64_t id = 0; id < NM * NS; id++)
+    for (PetscInt step = 0; step < 3; step++) {
+      SgnnBackend *be;
+      SgnnTensor   g, p, o;
+      int          gs[5] = {1, 4, 2, 2, 2}, ps[3] = {1, (int)P, 3};
+      double       ov[4 * 40];
+      PetscCall(SgMFFNDataCrop(&D, crop, factor, P, 5, step, id, low, pts, tgt));
+      SgCallNN(sgnn_backend_get("cpu", &be));
+      SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 5, gs, low, &g));
+      SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, ps, pts, &p));
+      SgCallNN(sgnn_interp_trilinear(g, p, &o));
+      SgCallNN(sgnn_tensor_to_f64(o, ov));
+      for (int q = 0; q < 4 * P; q++) err = PetscMax(err, fabs(ov[q] - tgt[q]));
+      sgnn_tensor_free(&g), sgnn_tensor_free(&p), sgnn_tensor_free(&o);
+    }
+  {
+    Setup      s;
+    SgMFFNEval E;
+    double     worst = 0;
+    PetscCall(SetupCreate(&s)); /* any model: only the trilinear column is checked */
+    for (int c = 0; c < 4; c++) s.ph.mean[c] = D.mean[c], s.ph.std[c] = D.std[c];
+    {
+      SgMFFNConfig c  = s.m->cfg;
+      SgnnBackend *be = s.m->be;
+      c.pool[0][1] = 1, c.pool[1][1] = 1, c.pool[0][2] = 1, c.pool[1][2] = 1; /* a 2 x 2 x 2 input */
+      PetscCall(SgMFFNDestroy(&s.m));
+      PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &s.m));
+      PetscCall(SgMFFNInitWeights(s.m, 1));
+    }
+    PetscCall(SgMFFNEvaluate(s.m, &s.ph, &D, crop, factor, 4, 32, 9, &E));
+    for (int c = 0; c < 4; c++) worst = PetscMax(worst, E.nmae[1][c]);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. linear fields: mean/std vs closed form %.1e; trilinear of the low-res crops vs targets %.1e (36 crops x %" PetscInt_FMT " points); evaluation's trilinear NMAE %.1e, R2 %.15f\n", emean, err, P, worst, (double)E.r2[1][0]));
+    CHECK(emean < 1e-12 && err < 1e-12 && worst < 1e-12, "linear data: statistics %g, crops %g, evaluation %g", emean, err, worst);
+    sgnn_tensor_free(&s.x);
+    PetscCall(SgMFFNDestroy(&s.m));
+  }
+  PetscCall(SgMFFNDataFree(&D));
+  { /* runs of 6 snapshots, a crop of 8 */
+    const char    *files[1] = {path};
+    PetscErrorCode e;
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    e = SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, 8, &D);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "   a crop of 8 snapshots on runs of 6: error %d (expected %d)\n", (int)e, (int)PETSC_ERR_USER_INPUT));
+    CHECK(e == PETSC_ERR_USER_INPUT, "a crop longer than the runs was accepted");
+    if (!e) PetscCall(SgMFFNDataFree(&D));
+  }
+  for (int c = 0; c < 4; c++) PetscCall(PetscFree(f[c]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde|io DIR|data DIR|compare A.h5 B.h5");
+  if (!strcmp(argv[1], "grad")) PetscCall(TestGrad());
+  else if (!strcmp(argv[1], "pde")) PetscCall(TestPDE());
+  else if (!strcmp(argv[1], "io") && argc >= 3) PetscCall(TestIO(argv[2]));
+  else if (!strcmp(argv[1], "data") && argc >= 3) PetscCall(TestData(argv[2]));
+  else if (!strcmp(argv[1], "compare") && argc >= 4) {
+    PetscCall(Compare(argv[2], argv[3]));
+    PetscCall(PetscFinalize());
+    return 0;
+  }
+  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: grad, pde, io DIR or compare A B", argv[1]);
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAIL" : "PASS"));
+  PetscCall(PetscFinalize());
+  return fails ? 1 : 0;
+}
