@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
 from surgetest import *
 
 w = workdir("swap")
-d = deck("swap/lj_swap.yaml")
+d = os.path.join(ROOT, "tests", "regression", "swap", "lj_liquid.yaml")
 EXE = os.path.join(ROOT, "build", "tests", "test_md_swap")
 SUR = ["-md_surrogate", "lj_scaled"]
 NSTEP = 60
