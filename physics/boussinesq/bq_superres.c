@@ -36,9 +36,10 @@ PetscErrorCode SgBqSuperresSetFromOptions(SgSolver s, PetscOptionItems *PetscOpt
   PetscCall(SgOptionsIntArray("-superres_cells", "field.superres: grid [nx, nz] of the fine solve (the solver's own provider); setting it turns the slot on: the run is coarse and the fine fields come from the slot", sr->cells, &n, &set, 4, 1 << 16));
   PetscCheck(!set || n == 2, comm, PETSC_ERR_USER_INPUT, "boussinesq superres cells needs two entries [nx, nz], got %" PetscInt_FMT, n);
   if (!set) sr->cells[0] = sr->cells[1] = 0;
-  sr->out[0] = sr->cells[0];
+  if (!sr->out[0]) sr->out[0] = sr->cells[0];
   if (!sr->out[1]) sr->out[1] = sr->cells[1];
-  PetscCall(SgOptionsInt("-superres_output_nz", "field.superres: uniform cell-centred z points of the fine fields (their x points: the fine nx)", sr->out[1], &sr->out[1], NULL, 1, 1 << 16));
+  PetscCall(SgOptionsInt("-superres_output_nx", "field.superres: uniform cell-centred x points of the fine fields (default: the fine solve's nx)", sr->out[0], &sr->out[0], NULL, 2, 1 << 16));
+  PetscCall(SgOptionsInt("-superres_output_nz", "field.superres: uniform cell-centred z points of the fine fields (default: the fine solve's nz)", sr->out[1], &sr->out[1], NULL, 1, 1 << 16));
   PetscCall(SgOptionsReal("-superres_dt", "field.superres: spacing D of the block times t = k D (default: what the surrogate was made for)", "free-fall times", sr->dt, &sr->dt, &dset, 0, 1e6));
   PetscCall(SgOptionsInt("-superres_snapshots", "field.superres: block snapshots T handed to the provider (default: what the surrogate needs, else 2)", sr->T, &sr->T, &tset, 1, 64));
   n = 2;
@@ -55,6 +56,7 @@ PetscErrorCode SgBqSuperresSetFromOptions(SgSolver s, PetscOptionItems *PetscOpt
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCheck(!SgBqAdvanceOn(bq), comm, PETSC_ERR_USER_INPUT, "boussinesq: the field.superres and field.advance slots cannot both be in the loop of one run; drop advance dt or superres cells");
+  PetscCheck(sr->out[0] % 2 == 0, comm, PETSC_ERR_USER_INPUT, "boussinesq superres output_nx %" PetscInt_FMT " must be even (the KE spectrum runs to nx/2)", sr->out[0]);
   PetscCheck(sr->cells[0] % 2 == 0 && sr->cells[1] >= 6, comm, PETSC_ERR_USER_INPUT, "boussinesq superres cells [%" PetscInt_FMT ", %" PetscInt_FMT "]: nx must be even and nz >= 6 (as boussinesq cells)", sr->cells[0], sr->cells[1]);
   if (sr->surname[0]) {
     SgFieldProviderInfo info;

@@ -78,8 +78,6 @@ static PetscErrorCode Encode(MFFNSuperres *m, const SgFieldBlock *B)
   double     *x;
 
   PetscFunctionBegin;
-  BlockKey(B, key);
-  if (m->lat && m->kn[0] == T && m->kn[1] == Z && m->kn[2] == X && !memcmp(key, m->key, sizeof key)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(B->nch == SG_MFFN_NCH, m->comm, PETSC_ERR_ARG_SIZ, "mffn: the model reads p, b, u, w; the block has %" PetscInt_FMT " channels", B->nch);
   for (int c = 0; c < SG_MFFN_NCH; c++) PetscCheck(!strcmp(B->channel[c], (const char *[]){"p", "b", "u", "w"}[c]), m->comm, PETSC_ERR_ARG_WRONG, "mffn: block channel %d is %s, the model reads p, b, u, w in this order", c, B->channel[c]);
   PetscCheck(B->periodic[2], m->comm, PETSC_ERR_ARG_WRONG, "mffn: the model was trained on fields periodic in x; the block is not");
@@ -91,6 +89,8 @@ static PetscErrorCode Encode(MFFNSuperres *m, const SgFieldBlock *B)
     if (B->n[a] < 2) continue;
     PetscCheck(uni && PetscAbsReal(h - m->ph.scale[a]) <= 1e-6 * m->ph.scale[a], m->comm, PETSC_ERR_ARG_WRONG, "mffn: the block's %s spacing is %g%s; the model reads grids %g apart (its factor x the training data's spacing)", ax[a], (double)h, uni ? "" : " (not uniform)", (double)m->ph.scale[a]);
   }
+  BlockKey(B, key);
+  if (m->lat && m->kn[0] == T && m->kn[1] == Z && m->kn[2] == X && !memcmp(key, m->key, sizeof key)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(T % m->mult[0] == 0 && Z % m->mult[1] == 0, m->comm, PETSC_ERR_ARG_SIZ, "mffn: a block of %" PetscInt_FMT " x %" PetscInt_FMT " (t, z) points; the poolings need multiples of %" PetscInt_FMT " x %" PetscInt_FMT, T, Z, m->mult[0], m->mult[1]);
   m->halo = m->halo_opt;
   if (!m->halo) /* the smallest halo >= 1 that makes the wrapped block a multiple of the x pooling */
