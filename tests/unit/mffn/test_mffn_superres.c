@@ -16,7 +16,7 @@
         periodic piecewise linear in x exactly at block points and cell midpoints, across the periodic
         seam too (1e-13).
      4. The uncertainty (mean |PDE residual| over 256 points) is finite, positive, the same on every
-        rank (it is reduced), and equals the 1-rank value to 1e-12 (tests/lists runs both).
+        rank (it is reduced), and on 2 ranks equals what one rank alone computes to 1e-12.
      5. Refusals: a block whose t spacing is not the model's, a point outside the extrapolation band,
         channels in another order (PETSC_ERR_ARG_*), and a solver whose Rayleigh number is not the
         model's, or a missing model file (PETSC_ERR_USER_INPUT, at creation). */
@@ -163,6 +163,15 @@ int main(int argc, char **argv)
     PetscCallMPI(MPI_Allreduce(&unc, &ug, 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "4. uncertainty (mean |PDE residual| over 256 points): %.17g\n", (double)unc));
     CHECK(unc > 0 && !PetscIsInfOrNanReal(unc) && ug == unc, "uncertainty %g (max over ranks %g)", (double)unc, (double)ug);
+    if (size > 1) { /* the same on one rank alone: the points are spread over the ranks and summed */
+      SgFieldSuperresProvider ps;
+      PetscReal               u1;
+      PetscCall(Provider(PETSC_COMM_SELF, 1e5, "none", &ps, NULL));
+      PetscCall(ps.uncertainty(ps.ctx, &in, &u1));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "4. ... on one rank alone: %.17g (relative difference %.1e)\n", (double)u1, (double)(PetscAbsReal(u1 - unc) / u1)));
+      CHECK(PetscAbsReal(u1 - unc) <= 1e-12 * u1, "uncertainty on %d ranks %g, on one %g", size, (double)unc, (double)u1);
+      PetscCall(SgFieldSuperresProviderDestroy(&ps));
+    }
     { /* 5. refusals of blocks and points */
       PetscReal      tb[T] = {1, 1.3}, bad[3] = {1.1, zc[Z - 1] + 0.0625 * 1.5, 0.3}, vv[4];
       SgFieldBlock   B2 = B, B3 = B;
