@@ -110,8 +110,8 @@ static PetscErrorCode Push(Bq *bq, PetscReal t, const PetscReal *snap)
 
   PetscFunctionBegin;
   if (A->nh == A->H) { /* drop the oldest */
-    PetscCall(PetscArraymove(A->hval, A->hval + sz, (A->H - 1) * sz));
-    PetscCall(PetscArraymove(A->htime, A->htime + 1, A->H - 1));
+    PetscCall(SgBqShiftOut(A->hval, A->H, sz));
+    PetscCall(SgBqShiftOut(A->htime, A->H, 1));
     A->nh--;
   }
   PetscCall(PetscArraycpy(A->hval + A->nh * sz, snap, sz));

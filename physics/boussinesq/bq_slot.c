@@ -67,3 +67,12 @@ PetscErrorCode SgBqSlotReport(MPI_Comm comm, SgSlot slot, const char label[], co
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Drop the first of n entries of width w (a ring of snapshots, oldest first): entries 1 .. n-1 move
+   to 0 .. n-2. */
+PetscErrorCode SgBqShiftOut(PetscReal *a, PetscInt n, PetscInt w)
+{
+  PetscFunctionBegin;
+  if (n > 1) PetscCall(PetscArraymove(a, a + w, (n - 1) * w));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

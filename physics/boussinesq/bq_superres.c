@@ -143,9 +143,9 @@ static PetscErrorCode BlockTime(Bq *bq, PetscReal t)
 
   PetscFunctionBegin;
   if (sr->nb == sr->T) {
-    PetscCall(PetscArraymove(sr->btime, sr->btime + 1, sr->T - 1));
-    PetscCall(PetscArraymove(sr->bstate, sr->bstate + sr->nstate, (sr->T - 1) * sr->nstate));
-    PetscCall(PetscArraymove(sr->bval, sr->bval + SG_BQ_NCH * sr->Zb * sr->Xb, (sr->T - 1) * SG_BQ_NCH * sr->Zb * sr->Xb));
+    PetscCall(SgBqShiftOut(sr->btime, sr->T, 1));
+    PetscCall(SgBqShiftOut(sr->bstate, sr->T, sr->nstate));
+    PetscCall(SgBqShiftOut(sr->bval, sr->T, SG_BQ_NCH * sr->Zb * sr->Xb));
     sr->nb--;
   }
   PetscCall(Snapshot(bq, sr->nb++, t));

@@ -12,11 +12,9 @@
 
    It is not registered in src/cli/register.c: it is useful to tests only.
    Usage: test_bq_slots DECK.yaml [-option value ...] (as surge run). */
-#include "sgsim.h"
+#include "../../lib/sgtestrun.h"
 #include "sgsurrogateimpl.h"
 #include "sgfield.h"
-
-PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 
 typedef struct {
   PetscInt  history, period;
@@ -87,35 +85,14 @@ static PetscErrorCode PersistCreate(SgSurrogate s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode Run(int argc, char **argv, const char deck[])
+static PetscErrorCode Register(void)
 {
-  SgSim sim;
-
   PetscFunctionBegin;
-  PetscCall(SgRegisterAll());
   PetscCall(SgSurrogateRegister("advance_persist", PersistCreate));
-  PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
-  PetscCall(SgSimSetDeck(sim, deck, argc, argv));
-  PetscCall(SgSimSetFromOptions(sim));
-  PetscCall(SgSimSetUp(sim));
-  PetscCall(SgSimRun(sim));
-  PetscCall(SgSimDestroy(&sim));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 int main(int argc, char **argv)
 {
-  PetscErrorCode ierr;
-
-  if (argc < 2) {
-    fprintf(stderr, "usage: test_bq_slots DECK.yaml [-option value ...]\n");
-    return 1;
-  }
-  if (SgInitialize(&argc, &argv, argv[1], "test_bq_slots DECK.yaml [-option value ...]")) return 1;
-  ierr = Run(argc, argv, argv[1]);
-  if (ierr) {
-    (void)PetscFinalize();
-    return 1;
-  }
-  return SgFinalize() ? 1 : 0;
+  return SgTestRun(argc, argv, "test_bq_slots", Register);
 }
