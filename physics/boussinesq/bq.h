@@ -134,6 +134,9 @@ PETSC_INTERN PetscReal      SgBqEvalPoint(const Bq *, const PetscReal *f, PetscR
 /* the native grid: v[4][n][nx] at x_i = i Lx / nx, z_j the Chebyshev nodes */
 PETSC_INTERN PetscErrorCode SgBqExportNative(Bq *, PetscReal *v);
 PETSC_INTERN PetscErrorCode SgBqImportNative(Bq *, const PetscReal *v);
+/* the written grid: v[4][out_nz][nx] at x_i = (i + 1/2) Lx / nx, z_k = (k + 1/2) Lz / out_nz (import: O(h^6) in z) */
+PETSC_INTERN PetscErrorCode SgBqExportOutput(Bq *, PetscReal *v);
+PETSC_INTERN PetscErrorCode SgBqImportOutput(Bq *, const PetscReal *v);
 /* the state (psi, b, u0 on from's grid) onto to's grid */
 PETSC_INTERN PetscErrorCode SgBqInterpolateState(const Bq *from, const PetscReal *psi, const PetscReal *b, const PetscReal *u0, Bq *to);
 /* bq_slot.c: what the field slots share */

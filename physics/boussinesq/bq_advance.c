@@ -8,8 +8,11 @@
    predicts the snapshots, and the state continues from its last one (SgBqImportNative). The slot's
    "step" is the call number.
 
-   Snapshots are the fields p, b, u, w on the solver's native grid (x_i = i Lx / nx, the Chebyshev
-   nodes z_j), so a snapshot the solver wrote and read back is its state to round-off. The history
+   Snapshots are the fields p, b, u, w on the solver's native grid (advance: {grid: native}, the
+   default: x_i = i Lx / nx, the Chebyshev nodes z_j), so a snapshot the solver wrote and read back is
+   its state to round-off; or on the grid the run writes (grid: output: x_i = (i + 1/2) Lx / nx,
+   z_k = (k + 1/2) Lz / output_nz, the grid of the ensembles' field_snapshots a surrogate learns
+   from), read back by interpolation in z (SgBqImportOutput: O(h^6)). The history
    holds the last H = max(advance_history, what the surrogate needs) snapshots, the current state
    last; while it holds fewer than the surrogate needs, or a call's snapshot spacing is not the
    surrogate's (the shortened last step), the solver serves (SgSlotSetSurrogateAvailable). The
@@ -21,6 +24,7 @@
 struct _n_BqAdvance {
   PetscReal              dt;        /* snapshot spacing; 0: the slot is not in the loop */
   PetscInt               K, H;      /* snapshots per call; history kept */
+  PetscInt               grid, nz;  /* 0 native, 1 output; z points of a snapshot */
   char                   surname[64];
   SgFieldAdvanceProvider sur;
   SgSlot                 slot;
@@ -28,8 +32,10 @@ struct _n_BqAdvance {
   PetscReal              t;         /* time of the newest snapshot (the solver's) */
   PetscReal             *htime;     /* [H] oldest first */
   PetscReal             *hval;      /* [H][4][n][nx] */
-  PetscReal             *xc, *blk, *outv, *tn, *snap;
+  PetscReal             *xc, *zc, *blk, *outv, *tn, *snap; /* zc: part of the xc allocation */
 };
+
+static const char *const Grids[] = {"native", "output"};
 
 PetscErrorCode SgBqAdvanceSetFromOptions(SgSolver s, PetscOptionItems *PetscOptionsObject)
 {
@@ -48,6 +54,7 @@ PetscErrorCode SgBqAdvanceSetFromOptions(SgSolver s, PetscOptionItems *PetscOpti
   PetscCall(SgOptionsReal("-advance_dt", "field.advance slot: snapshot spacing; > 0 puts the slot in the loop (each driver step advances advance_snapshots snapshots through it)", "free-fall times", A->dt, &A->dt, NULL, 0, 1e6));
   PetscCall(SgOptionsInt("-advance_snapshots", "field.advance: snapshots K per slot call (the driver's step is K advance_dt)", A->K, &A->K, NULL, 1, 4096));
   PetscCall(SgOptionsInt("-advance_history", "field.advance: snapshots of history handed to the provider (at least what the surrogate needs)", A->H, &A->H, NULL, 1, 4096));
+  PetscCall(SgOptionsEList("-advance_grid", "field.advance: the grid of the snapshots: native (x_i = i Lx/nx, the Chebyshev nodes; exact) or output (the written uniform grid, output_nz; read back by interpolation in z)", Grids, 2, Grids[A->grid], &A->grid, NULL));
   PetscCall(SgOptionsString("-advance_surrogate", "field.advance: surrogate type that may serve the slot (swap policy: advance_swap_policy)", A->surname, A->surname, sizeof A->surname, &set));
   PetscCall(SgFieldAdvanceProviderDestroy(&A->sur));
   if (A->surname[0]) {
@@ -71,7 +78,7 @@ PetscErrorCode SgBqAdvanceSetFromOptions(SgSolver s, PetscOptionItems *PetscOpti
 /* Copy snapshot q (layout [4][n][nx]) out of, or into, slot k of a channel-major [4][nt][n][nx] array. */
 static PetscErrorCode Gather(const Bq *bq, const PetscReal *cm, PetscInt nt, PetscInt k, PetscReal *snap)
 {
-  const PetscInt sz = bq->n * bq->nx;
+  const PetscInt sz = bq->adv->nz * bq->nx;
 
   PetscFunctionBegin;
   for (PetscInt c = 0; c < SG_BQ_NCH; c++) PetscCall(PetscArraycpy(snap + c * sz, cm + (c * nt + k) * sz, sz));
@@ -79,10 +86,18 @@ static PetscErrorCode Gather(const Bq *bq, const PetscReal *cm, PetscInt nt, Pet
 }
 static PetscErrorCode Scatter(const Bq *bq, const PetscReal *snap, PetscInt nt, PetscInt k, PetscReal *cm)
 {
-  const PetscInt sz = bq->n * bq->nx;
+  const PetscInt sz = bq->adv->nz * bq->nx;
 
   PetscFunctionBegin;
   for (PetscInt c = 0; c < SG_BQ_NCH; c++) PetscCall(PetscArraycpy(cm + (c * nt + k) * sz, snap + c * sz, sz));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Export(Bq *bq, PetscReal *v)
+{
+  PetscFunctionBegin;
+  if (bq->adv->grid) PetscCall(SgBqExportOutput(bq, v));
+  else PetscCall(SgBqExportNative(bq, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -94,10 +109,10 @@ static PetscErrorCode AdvanceBySolver(void *ctx, const SgFieldAdvanceInput *in, 
   PetscReal t  = in->history->coord[0][in->history->n[0] - 1];
 
   PetscFunctionBegin;
-  PetscCheck(in->history->n[1] == bq->n && in->history->n[2] == bq->nx, bq->comm, PETSC_ERR_ARG_SIZ, "boussinesq advance: a history of %" PetscInt_FMT " x %" PetscInt_FMT " points, not the solver's grid", in->history->n[1], in->history->n[2]);
+  PetscCheck(in->history->n[1] == bq->adv->nz && in->history->n[2] == bq->nx, bq->comm, PETSC_ERR_ARG_SIZ, "boussinesq advance: a history of %" PetscInt_FMT " x %" PetscInt_FMT " points, not the solver's snapshot grid", in->history->n[1], in->history->n[2]);
   for (PetscInt k = 0; k < in->nnext; k++) {
     PetscCall(SgBqAdvanceTo(bq, &t, in->tnext[k]));
-    PetscCall(SgBqExportNative(bq, bq->adv->snap));
+    PetscCall(Export(bq, bq->adv->snap));
     PetscCall(Scatter(bq, bq->adv->snap, in->nnext, k, out->v));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -106,7 +121,7 @@ static PetscErrorCode AdvanceBySolver(void *ctx, const SgFieldAdvanceInput *in, 
 static PetscErrorCode Push(Bq *bq, PetscReal t, const PetscReal *snap)
 {
   BqAdvance     *A  = bq->adv;
-  const PetscInt sz = SG_BQ_NCH * bq->n * bq->nx;
+  const PetscInt sz = SG_BQ_NCH * A->nz * bq->nx;
 
   PetscFunctionBegin;
   if (A->nh == A->H) { /* drop the oldest */
@@ -133,13 +148,16 @@ PetscErrorCode SgBqAdvanceSetUp(SgSolver s)
   PetscCall(SgSlotSetFromOptions(A->slot, comm, "boussinesq_advance_"));
   PetscCall(SgSolverDeclareSlot(s, A->slot));
   if (A->dt <= 0) PetscFunctionReturn(PETSC_SUCCESS);
+  A->nz = A->grid ? bq->out_nz : bq->n;
   {
-    const PetscInt sz = SG_BQ_NCH * bq->n * bq->nx;
-    PetscCall(PetscCalloc5(A->H, &A->htime, A->H * sz, &A->hval, bq->nx, &A->xc, A->H * sz, &A->blk, A->K * sz, &A->outv));
+    const PetscInt sz = SG_BQ_NCH * A->nz * bq->nx;
+    PetscCall(PetscCalloc5(A->H, &A->htime, A->H * sz, &A->hval, bq->nx + A->nz, &A->xc, A->H * sz, &A->blk, A->K * sz, &A->outv));
     PetscCall(PetscMalloc2(A->K + 1, &A->tn, sz, &A->snap));
   }
-  for (PetscInt i = 0; i < bq->nx; i++) A->xc[i] = i * bq->Lx / bq->nx;
-  PetscCall(SgBqExportNative(bq, A->snap));
+  A->zc = A->xc + bq->nx;
+  for (PetscInt i = 0; i < bq->nx; i++) A->xc[i] = (i + (A->grid ? 0.5 : 0)) * bq->Lx / bq->nx;
+  for (PetscInt k = 0; k < A->nz; k++) A->zc[k] = A->grid ? (k + 0.5) * bq->Lz / A->nz : bq->z[k];
+  PetscCall(Export(bq, A->snap));
   PetscCall(Push(bq, 0, A->snap));
   A->t = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -152,7 +170,7 @@ PetscErrorCode SgBqAdvanceStep(SgSolver s, PetscReal t, PetscReal dt)
   BqAdvance           *A  = bq->adv;
   const PetscReal      te = t + dt;
   const PetscReal     *coord[3];
-  const PetscInt       sz = SG_BQ_NCH * bq->n * bq->nx;
+  const PetscInt       sz = SG_BQ_NCH * A->nz * bq->nx;
   PetscInt             nt = 0;
   PetscBool            sur, avail = PETSC_TRUE;
   char                 why[128] = "";
@@ -172,8 +190,8 @@ PetscErrorCode SgBqAdvanceStep(SgSolver s, PetscReal t, PetscReal dt)
   }
   /* the history as a channel-major block */
   for (PetscInt i = 0; i < A->nh; i++) PetscCall(Scatter(bq, A->hval + i * sz, A->nh, i, A->blk));
-  coord[0] = A->htime, coord[1] = bq->z, coord[2] = A->xc;
-  hist = (SgFieldBlock){SG_BQ_NCH, SgBqChannels, {A->nh, bq->n, bq->nx}, {coord[0], coord[1], coord[2]}, {0, 0, 0}, {0, bq->Lz, bq->Lx}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, A->blk};
+  coord[0] = A->htime, coord[1] = A->zc, coord[2] = A->xc;
+  hist = (SgFieldBlock){SG_BQ_NCH, SgBqChannels, {A->nh, A->nz, bq->nx}, {coord[0], coord[1], coord[2]}, {0, 0, 0}, {0, bq->Lz, bq->Lx}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, A->blk};
   in   = (SgFieldAdvanceInput){&hist, nt, A->tn};
   if (A->sur.fn) {
     PetscReal prev = t;
@@ -189,7 +207,8 @@ PetscErrorCode SgBqAdvanceStep(SgSolver s, PetscReal t, PetscReal dt)
   PetscCall(SgSlotGetLastCall(A->slot, &sur, NULL, NULL));
   if (sur) { /* the state continues from the surrogate's last snapshot */
     PetscCall(Gather(bq, A->outv, nt, nt - 1, A->snap));
-    PetscCall(SgBqImportNative(bq, A->snap));
+    if (A->grid) PetscCall(SgBqImportOutput(bq, A->snap));
+    else PetscCall(SgBqImportNative(bq, A->snap));
   }
   for (PetscInt k = 0; k < nt; k++) {
     PetscCall(Gather(bq, A->outv, nt, k, A->snap));
@@ -211,11 +230,12 @@ PetscErrorCode SgBqAdvanceCheckpoint(SgSolver s, SgCheckpoint chk)
   PetscCall(SgCheckpointIsReading(chk, &reading));
   PetscCall(SgCheckpointLayoutReal(chk, "boussinesq_advance_dt", A->dt));
   PetscCall(SgCheckpointLayoutInt(chk, "boussinesq_advance_history", A->H));
+  PetscCall(SgCheckpointLayoutString(chk, "boussinesq_advance_grid", Grids[A->grid]));
   sc[0] = A->nh, sc[1] = A->t;
   if (!reading) PetscCall(SgSlotGetState(A->slot, st));
   PetscCall(SgCheckpointReals(chk, "boussinesq_advance_scalars", 2, sc));
   PetscCall(SgCheckpointReals(chk, "boussinesq_advance_time", A->H, A->htime));
-  PetscCall(SgCheckpointReals(chk, "boussinesq_advance_history", A->H * SG_BQ_NCH * bq->n * bq->nx, A->hval));
+  PetscCall(SgCheckpointReals(chk, "boussinesq_advance_history", A->H * SG_BQ_NCH * A->nz * bq->nx, A->hval));
   PetscCall(SgCheckpointReals(chk, "boussinesq_advance_slot", SG_SLOT_NSTATE, st));
   if (reading) {
     A->nh = (PetscInt)sc[0], A->t = sc[1];

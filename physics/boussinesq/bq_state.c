@@ -8,6 +8,12 @@
      FFT, import by the forward FFT: b from b, psi from w (w = i k psi, m >= 1), the mean flow u0 from
      the x-mean of u. Export then import gives back the state to round-off (the nx points carry the
      nx/2 kept modes exactly; the Nyquist mode, never part of the state, is dropped).
+   - The written (output) grid (x_i = (i + 1/2) Lx / nx, z_k = (k + 1/2) Lz / out_nz): export exactly
+     (SgBqGridEval), import approximately: in x the forward FFT with the half-cell phase undone
+     (exact), in z from the uniform points to the Chebyshev nodes by local Lagrange interpolation
+     on the 6 nearest points (one-sided at the walls, which lie half a cell outside the grid):
+     exact for a degree-5 polynomial in z, O(h^6) otherwise. The next IMEX stage restores the wall
+     conditions (boundary rows), which the interpolation meets only to that order.
    - Spectral interpolation of one Bq's state onto another's grid (the coarse -> fine start of the
      field.superres fine solve): the same polynomial in z, zero-padded Fourier modes in x. */
 #include "bq.h"
@@ -165,5 +171,89 @@ PetscErrorCode SgBqInterpolateState(const Bq *from, const PetscReal *psi, const 
   PetscCallBLAS("BLASgemm", BLASgemm_("N", "N", &m, &nc, &n, &a, Im, &m, b, &n, &z0, to->b, &m));
   PetscCallBLAS("BLASgemm", BLASgemm_("N", "N", &m, &one, &n, &a, Im, &m, u0, &n, &z0, to->u0, &m));
   PetscCall(PetscFree(Im));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The n x out_nz matrix (column-major) taking values at the uniform cell-centred points to the
+   Chebyshev nodes: row j holds the Lagrange weights of the 6 (or out_nz,
+   if fewer) points nearest z_j. */
+static PetscErrorCode UniformToNodes(Bq *bq, PetscReal **M)
+{
+  const PetscInt n = bq->n, m = bq->out_nz, w = PetscMin(6, m);
+  const PetscReal h = bq->Lz / m;
+
+  PetscFunctionBegin;
+  PetscCall(PetscCalloc1(n * m, M));
+  for (PetscInt j = 0; j < n; j++) {
+    PetscInt k0 = (PetscInt)PetscFloorReal(bq->z[j] / h - 0.5) - (w / 2 - 1);
+    k0 = PetscMin(PetscMax(k0, 0), m - w);
+    for (PetscInt a = 0; a < w; a++) {
+      PetscReal l = 1, za = (k0 + a + 0.5) * h;
+      for (PetscInt b = 0; b < w; b++)
+        if (b != a) l *= (bq->z[j] - (k0 + b + 0.5) * h) / (za - (k0 + b + 0.5) * h);
+      (*M)[j + (k0 + a) * n] = l;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgBqExportOutput(Bq *bq, PetscReal *v)
+{
+  const PetscInt no = bq->out_nz, nx = bq->nx;
+  PetscReal     *c[SG_BQ_NCH] = {bq->fc[0], bq->fc[1], bq->fc[2], bq->fc[3]}, *zq, *xq;
+  SgBqGridEval   ge;
+
+  PetscFunctionBegin;
+  PetscCall(SgBqFieldCoefficients(bq, c));
+  PetscCall(PetscMalloc2(no, &zq, nx, &xq));
+  for (PetscInt k = 0; k < no; k++) zq[k] = (k + 0.5) * bq->Lz / no;
+  for (PetscInt i = 0; i < nx; i++) xq[i] = (i + 0.5) * bq->Lx / nx;
+  PetscCall(SgBqGridEvalCreate(bq, no, zq, nx, xq, &ge));
+  for (PetscInt q = 0; q < SG_BQ_NCH; q++) PetscCall(SgBqGridEvalApply(bq, &ge, c[q], 0, no, v + q * no * nx));
+  PetscCall(SgBqGridEvalDestroy(&ge));
+  PetscCall(PetscFree2(zq, xq));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgBqImportOutput(Bq *bq, const PetscReal *v)
+{
+  const PetscInt n = bq->n, no = bq->out_nz, nx = bq->nx;
+  PetscReal     *M, *modes, *nodes;
+  PetscBLASInt   bn, bm, bc;
+  PetscReal      one = 1, zero = 0;
+
+  PetscFunctionBegin;
+  PetscCall(UniformToNodes(bq, &M));
+  PetscCall(PetscMalloc2(no * bq->ncol, &modes, SG_BQ_NCH * n * bq->ncol, &nodes));
+  PetscCall(PetscBLASIntCast(n, &bn));
+  PetscCall(PetscBLASIntCast(no, &bm));
+  PetscCall(PetscBLASIntCast(bq->ncol, &bc));
+  for (PetscInt q = 1; q < SG_BQ_NCH; q++) { /* b, u, w: rows to modes (undoing the half-cell shift), then z to the nodes */
+    for (PetscInt k = 0; k < no; k++) {
+      for (PetscInt i = 0; i < nx; i++) bq->rbuf[i] = v[(q * no + k) * nx + i];
+      fftw_execute_dft_r2c(bq->r2c_out, bq->rbuf, bq->cbuf);
+      for (PetscInt m = 0; m < bq->nk; m++) {
+        double complex c = bq->cbuf[m] / nx * cexp(-I * PETSC_PI * m / nx);
+        modes[2 * m * no + k]       = creal(c);
+        modes[(2 * m + 1) * no + k] = m ? cimag(c) : 0;
+      }
+    }
+    PetscCallBLAS("BLASgemm", BLASgemm_("N", "N", &bn, &bc, &bm, &one, M, &bn, modes, &bm, &zero, nodes + q * n * bq->ncol, &bn));
+  }
+  {
+    const PetscReal *B = nodes + n * bq->ncol, *U = nodes + 2 * n * bq->ncol, *W = nodes + 3 * n * bq->ncol;
+    PetscCall(PetscArraycpy(bq->b, B, n * bq->ncol));
+    for (PetscInt j = 0; j < n; j++) {
+      bq->u0[j]  = U[j];
+      bq->psi[j] = bq->psi[n + j] = 0;
+      for (PetscInt m = 1; m < bq->nk; m++) {
+        const PetscReal k = Wavenumber(bq, m);
+        bq->psi[2 * m * n + j]       = W[(2 * m + 1) * n + j] / k;
+        bq->psi[(2 * m + 1) * n + j] = -W[2 * m * n + j] / k;
+      }
+    }
+  }
+  PetscCall(PetscFree2(modes, nodes));
+  PetscCall(PetscFree(M));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
