@@ -101,6 +101,12 @@ int sgpar_split2_create(SgparGrid g, const int ranks[2], const int axes[2], cons
  * begin/end split it so compute can run while the planes travel. */
 typedef struct SgparHalo_ *SgparHalo;
 int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgparHalo *hx);
+/* the alias of x that compute overlapping the exchange must read: its backward node completes the
+ * backward exchange after everything computed from it (borrowed, valid until sgpar_halo_end) */
+SgnnTensor sgpar_halo_source(SgparHalo hx);
+/* y -> an alias of y whose forward and backward call MPI_Testall on the exchange in flight: put one
+ * after each piece of interior compute, so Open MPI moves rendezvous messages meanwhile */
+int sgpar_halo_progress(SgparHalo hx, SgnnTensor y, SgnnTensor *out);
 /* -> [..2h..]: the lower halo then the upper halo; frees *hx */
 int sgpar_halo_end(SgparHalo *hx, SgnnTensor *halos);
 int sgpar_halo(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgnnTensor *out);
@@ -136,6 +142,24 @@ int sgpar_concat(int n, const SgparSplit *s, SgnnTensor *xs, SgnnTensor *out);
  * spatial rank then holds the same tensor: a loss computed from it on every
  * rank counts S times, so weight it by 1/S (or compute it on one rank). */
 int sgpar_gather(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor *out);
+
+/* Overlap: a one-axis convolution convolves the interior output planes in `chunks` pieces while the
+ * halo travels, testing the exchange between pieces, forward and backward (default 4); 0: blocking
+ * (wait for the halo, then one convolution of the padded slab). The results are the same to round-off. */
+int sgpar_grid_set_overlap(SgparGrid g, int chunks);
+
+/* Timeline: with tracing on, the partitioned layers record per layer (conv or batch norm, numbered in
+ * call order from 0) the span of a convolution's forward and of its backward (halo node to anchor),
+ * the waits for halos, and the batch-norm allreduces; times from MPI_Wtime. on = 1 clears and starts,
+ * 0 stops; the events stay readable until the next start or the grid's destruction. */
+enum { SGPAR_EV_CONV_FWD, SGPAR_EV_HALO_WAIT_FWD, SGPAR_EV_CONV_BWD, SGPAR_EV_HALO_WAIT_BWD, SGPAR_EV_ALLREDUCE_FWD, SGPAR_EV_ALLREDUCE_BWD, SGPAR_EV_NKINDS };
+typedef struct {
+  int layer, kind;
+  double t0, t1;
+} SgparTraceEvent;
+int sgpar_grid_trace(SgparGrid g, int on);
+int sgpar_grid_trace_events(SgparGrid g, const SgparTraceEvent **ev, int *n);
+const char *sgpar_trace_kind_name(int kind);
 
 /* test-only fault injection, to show the tests detect a missing exchange:
  * SGPAR_FAULT_BWD_HALO drops the backward halo exchange, SGPAR_FAULT_BN_REDUCE
