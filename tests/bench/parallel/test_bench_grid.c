@@ -14,7 +14,8 @@
        -chunks K      interior pieces of an overlapped convolution (default 4; 0: blocking halo)
        -trace FILE    write the last step's timeline (per rank: the layers' spans, halo waits,
                       allreduces, the phases of the step) to FILE.RANK
-     mpiexec -n 1 test_bench_grid kernels   per-layer compute rates for the performance model
+     mpiexec -n 1 test_bench_grid layers FILE   forward + backward time of each layer listed in FILE
+                                                (perfmodel.py writes it; on 2 ranks: side by side)
      mpiexec -n 2 test_bench_grid pingpong  point-to-point and allreduce times for the alpha-beta model
 
    Every run prints one "RESULT key=value ..." line (rank 0) that tests/bench/parallel/run.sh and
@@ -217,101 +218,106 @@ static PetscErrorCode RunGrid(int mffn, int G, int S, int NG, const int dims[3],
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ---- kernel rates (1 rank, or several running side by side: the rate under that contention) ---- */
-static PetscErrorCode TimeConv(SgnnBackend *be, SgnnDType dt, int ci, int co, int k, const int d[3], int reps, double *t)
+/* ---- layer times for the performance model (1 rank, or several side by side: the time each gets
+   under that contention) ---------------------------------------------------------------------------
+   The model (perfmodel.py) writes the layers of the architectures it predicts, one per line:
+     OP DTYPE C1 C2 K D H W      OP: conv (no bias) | convb (bias) | bnrelu | bn | addrelu | relu |
+                                 pool (max, 1x2x2 or 2x2x2: K = 1 or 2 in D) | upcat (nearest x2 of C1
+                                 channels at the coarse D H W, concatenated with C2 fine channels) |
+                                 sumsq (the loss)
+   and gets each line's forward + backward time back (median of the repetitions). */
+static PetscErrorCode TimeLayer(SgnnBackend *be, const char *op, SgnnDType dt, int c1, int c2, int k, const int d[3], int reps, double *t)
 {
-  SgnnTensor x, w, y, s;
   SgnnRng    r;
-  int        xs[5] = {1, ci, d[0], d[1], d[2]}, ws[5] = {co, ci, k, k, k}, one[3] = {1, 1, 1}, pad[3] = {(k - 1) / 2, (k - 1) / 2, (k - 1) / 2};
-  double     ts[16];
+  SgnnTensor x, x2 = NULL, w = NULL, bias = NULL, g = NULL, be_ = NULL;
+  int        xs[5] = {1, c1, d[0], d[1], d[2]}, one[3] = {1, 1, 1};
+  double     ts[32];
 
   PetscFunctionBegin;
   sgnn_rng_init(&r, 3);
   SgCallNN(sgnn_tensor_zeros(be, dt, 5, xs, &x));
-  SgCallNN(sgnn_tensor_zeros(be, dt, 5, ws, &w));
   SgCallNN(sgnn_init_uniform(x, -1, 1, &r));
-  SgCallNN(sgnn_init_uniform(w, -1, 1, &r));
   SgCallNN(sgnn_tensor_set_requires_grad(x, 1));
-  SgCallNN(sgnn_tensor_set_requires_grad(w, 1));
-  for (int i = 0; i <= reps; i++) {
-    double t0 = MPI_Wtime();
-    SgCallNN(sgnn_conv3d(x, w, NULL, one, pad, &y));
-    SgCallNN(sgnn_sum(y, 0, NULL, 0, &s));
-    SgCallNN(sgnn_backward(s));
-    if (i) ts[i - 1] = MPI_Wtime() - t0;
-    sgnn_tensor_free(&y), sgnn_tensor_free(&s);
+  if (!strncmp(op, "conv", 4)) {
+    int ws[5] = {c2, c1, k, k, k};
+    SgCallNN(sgnn_tensor_zeros(be, dt, 5, ws, &w));
+    SgCallNN(sgnn_init_uniform(w, -1, 1, &r));
+    SgCallNN(sgnn_tensor_set_requires_grad(w, 1));
+    if (!strcmp(op, "convb")) {
+      SgCallNN(sgnn_tensor_zeros(be, dt, 1, &c2, &bias));
+      SgCallNN(sgnn_tensor_set_requires_grad(bias, 1));
+    }
+  } else if (!strncmp(op, "bn", 2)) {
+    SgCallNN(sgnn_tensor_full(be, dt, 1, &c1, 1.0, &g));
+    SgCallNN(sgnn_tensor_zeros(be, dt, 1, &c1, &be_));
+    SgCallNN(sgnn_tensor_set_requires_grad(g, 1));
+    SgCallNN(sgnn_tensor_set_requires_grad(be_, 1));
+  } else if (!strcmp(op, "addrelu") || !strcmp(op, "upcat")) {
+    int s2[5] = {1, c2, d[0], d[1], d[2]};
+    if (!strcmp(op, "upcat")) s2[2] *= k, s2[3] *= 2, s2[4] *= 2; /* the fine level */
+    SgCallNN(sgnn_tensor_zeros(be, dt, 5, s2, &x2));
+    SgCallNN(sgnn_init_uniform(x2, -1, 1, &r));
+    SgCallNN(sgnn_tensor_set_requires_grad(x2, 1));
   }
-  qsort(ts, (size_t)reps, sizeof *ts, CmpD);
-  *t = ts[reps / 2];
-  sgnn_tensor_free(&x), sgnn_tensor_free(&w);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* elementwise-like layers: batch norm + ReLU forward and backward on [1, c, d] */
-static PetscErrorCode TimeNorm(SgnnBackend *be, SgnnDType dt, int c, const int d[3], int reps, double *t)
-{
-  SgnnTensor x, g, b, y, z, s;
-  SgnnRng    r;
-  int        xs[5] = {1, c, d[0], d[1], d[2]};
-  double     ts[16];
-
-  PetscFunctionBegin;
-  sgnn_rng_init(&r, 4);
-  SgCallNN(sgnn_tensor_zeros(be, dt, 5, xs, &x));
-  SgCallNN(sgnn_init_uniform(x, -1, 1, &r));
-  SgCallNN(sgnn_tensor_full(be, dt, 1, &c, 1.0, &g));
-  SgCallNN(sgnn_tensor_zeros(be, dt, 1, &c, &b));
-  SgCallNN(sgnn_tensor_set_requires_grad(x, 1));
-  SgCallNN(sgnn_tensor_set_requires_grad(g, 1));
+  PetscCheck(reps <= 32, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "at most 32 repetitions");
   for (int i = 0; i <= reps; i++) {
-    double t0 = MPI_Wtime();
-    SgCallNN(sgnn_batch_norm(x, g, b, NULL, NULL, 1, 0.1, 1e-5, &y));
-    SgCallNN(sgnn_relu(y, &z));
-    SgCallNN(sgnn_sum(z, 0, NULL, 0, &s));
+    SgnnTensor y = NULL, z = NULL, s;
+    double     t0 = MPI_Wtime();
+    if (!strncmp(op, "conv", 4)) {
+      int pad[3] = {(k - 1) / 2, (k - 1) / 2, (k - 1) / 2};
+      SgCallNN(sgnn_conv3d(x, w, bias, one, pad, &y));
+    } else if (!strcmp(op, "bnrelu") || !strcmp(op, "bn")) {
+      SgCallNN(sgnn_batch_norm(x, g, be_, NULL, NULL, 1, 0.1, 1e-5, &z));
+      if (!strcmp(op, "bnrelu")) SgCallNN(sgnn_relu(z, &y));
+      else y = sgnn_tensor_ref(z);
+    } else if (!strcmp(op, "addrelu")) {
+      SgCallNN(sgnn_add(x, x2, &z));
+      SgCallNN(sgnn_relu(z, &y));
+    } else if (!strcmp(op, "relu")) SgCallNN(sgnn_relu(x, &y));
+    else if (!strcmp(op, "pool")) {
+      int kk[3] = {k, 2, 2};
+      SgCallNN(sgnn_maxpool3d(x, kk, kk, &y));
+    } else if (!strcmp(op, "upcat")) {
+      int        f[3] = {k, 2, 2};
+      SgnnTensor cat[2];
+      SgCallNN(sgnn_upsample_nearest3d(x, f, &z));
+      cat[0] = z, cat[1] = x2;
+      SgCallNN(sgnn_concat(2, cat, 1, &y));
+    } else if (!strcmp(op, "sumsq")) SgCallNN(sgnn_mul(x, x, &y));
+    else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "unknown layer '%s'", op);
+    SgCallNN(sgnn_sum(y, 0, NULL, 0, &s));
     SgCallNN(sgnn_backward(s));
     if (i) ts[i - 1] = MPI_Wtime() - t0;
     sgnn_tensor_free(&y), sgnn_tensor_free(&z), sgnn_tensor_free(&s);
   }
   qsort(ts, (size_t)reps, sizeof *ts, CmpD);
   *t = ts[reps / 2];
-  sgnn_tensor_free(&x), sgnn_tensor_free(&g), sgnn_tensor_free(&b);
+  SgnnTensor *fr[] = {&x, &x2, &w, &bias, &g, &be_};
+  for (size_t i = 0; i < sizeof fr / sizeof *fr; i++) sgnn_tensor_free(fr[i]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* convolution MAC rates (forward + both backward products = 3 x the forward MACs) and batch-norm +
-   ReLU byte rates, at the shapes the two models use; printed as RESULT lines */
-static PetscErrorCode Kernels(int reps)
+static PetscErrorCode Layers(const char *file, int reps)
 {
   SgnnBackend *be;
   int          size;
-  struct {
-    SgnnDType dt;
-    int       ci, co, k, d[3];
-  } cv[] = {
-    {SGNN_F32, 8, 8, 3, {16, 64, 64}}, {SGNN_F32, 8, 8, 3, {32, 64, 64}}, {SGNN_F32, 8, 8, 3, {34, 64, 64}},                          /* the stack */
-    {SGNN_F64, 4, 16, 3, {4, 32, 32}}, {SGNN_F64, 16, 8, 1, {4, 16, 16}}, {SGNN_F64, 8, 8, 3, {4, 16, 16}}, {SGNN_F64, 16, 32, 1, {4, 16, 16}}, /* mffn levels */
-    {SGNN_F64, 16, 16, 3, {4, 8, 8}},   {SGNN_F64, 32, 32, 3, {2, 4, 4}},  {SGNN_F64, 48, 16, 1, {4, 32, 32}}, {SGNN_F64, 4, 4, 3, {4, 32, 32}},
-  };
-  struct {
-    SgnnDType dt;
-    int       c, d[3];
-  } nm[] = {{SGNN_F64, 16, {4, 32, 32}}, {SGNN_F64, 8, {4, 16, 16}}, {SGNN_F64, 64, {2, 4, 4}}, {SGNN_F32, 8, {32, 64, 64}}};
+  char         line[256];
+  FILE        *fp = fopen(file, "r");
 
   PetscFunctionBegin;
+  PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read the layer list %s", file);
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   SgCallNN(sgnn_backend_get("cpu", &be));
-  for (size_t i = 0; i < sizeof cv / sizeof *cv; i++) {
-    double t, macs = 3.0 * cv[i].ci * cv[i].co * cv[i].k * cv[i].k * cv[i].k * cv[i].d[0] * cv[i].d[1] * cv[i].d[2];
-    PetscCall(TimeConv(be, cv[i].dt, cv[i].ci, cv[i].co, cv[i].k, cv[i].d, reps, &t));
+  while (fgets(line, sizeof line, fp)) {
+    char   op[16], dts[8];
+    int    c1, c2, k, d[3];
+    double t;
+    if (line[0] == '#' || sscanf(line, "%15s %7s %d %d %d %d %d %d", op, dts, &c1, &c2, &k, &d[0], &d[1], &d[2]) != 8) continue;
+    PetscCall(TimeLayer(be, op, strcmp(dts, "f32") ? SGNN_F64 : SGNN_F32, c1, c2, k, d, reps, &t));
     t = MaxAll(t);
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "RESULT kernel=conv ranks=%d dtype=%s cin=%d cout=%d k=%d dims=%dx%dx%d time=%.6f macs=%.4g rate=%.4g\n", size, cv[i].dt == SGNN_F32 ? "f32" : "f64", cv[i].ci, cv[i].co, cv[i].k, cv[i].d[0], cv[i].d[1], cv[i].d[2], t, macs, macs / t));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "RESULT layer=%s,%s,%d,%d,%d,%d,%d,%d ranks=%d time=%.6e\n", op, dts, c1, c2, k, d[0], d[1], d[2], size, t));
   }
-  for (size_t i = 0; i < sizeof nm / sizeof *nm; i++) {
-    double t, bytes = (double)nm[i].c * nm[i].d[0] * nm[i].d[1] * nm[i].d[2] * (nm[i].dt == SGNN_F32 ? 4 : 8);
-    PetscCall(TimeNorm(be, nm[i].dt, nm[i].c, nm[i].d, reps, &t));
-    t = MaxAll(t);
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "RESULT kernel=norm ranks=%d dtype=%s c=%d dims=%dx%dx%d time=%.6f bytes=%.4g rate=%.4g\n", size, nm[i].dt == SGNN_F32 ? "f32" : "f64", nm[i].c, nm[i].d[0], nm[i].d[1], nm[i].d[2], t, bytes, bytes / t));
-  }
+  fclose(fp);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -350,6 +356,25 @@ static PetscErrorCode PingPong(void)
     qsort(ta, 20, sizeof *ta, CmpD);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "RESULT comm=p2p bytes=%zu time=%.3e\nRESULT comm=allreduce bytes=%zu time=%.3e\n", b, tp[10], b, ta[10]));
   }
+  /* a synchronisation between compute: what a blocking exchange costs on this machine as loaded now
+     (a rank that finished waits for its partner, who may be off the core), for compute of about 0.02,
+     0.2 and 2 ms between synchronisations */
+  for (int work = 4000; work <= 400000; work *= 10) {
+    double t[2];
+    int    n = (int)(40000000 / work) < 2000 ? (int)(40000000 / work) : 2000;
+    for (int with = 0; with < 2; with++) {
+      volatile double a = 1;
+      double          t0;
+      PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+      t0 = MPI_Wtime();
+      for (int i = 0; i < n; i++) {
+        for (int k = 0; k < work; k++) a = a * 1.0000001 + 1e-9;
+        if (with) PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, buf, 1, MPI_DOUBLE, MPI_SUM, PETSC_COMM_WORLD));
+      }
+      t[with] = MaxAll(MPI_Wtime() - t0);
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "RESULT comm=sync compute=%.3e time=%.3e\n", t[0] / n, (t[1] - t[0]) / n));
+  }
   PetscCall(PetscFree(buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -365,9 +390,11 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-steps", &steps, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-chunks", &chunks, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-trace", trace, sizeof trace, &has));
-  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_grid stack|mffn G S NGLOBAL D H W [-steps N] [-chunks K] [-trace FILE] | kernels | pingpong");
-  if (!strcmp(argv[1], "kernels")) PetscCall(Kernels((int)PetscMin(steps, 15)));
-  else if (!strcmp(argv[1], "pingpong")) PetscCall(PingPong());
+  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_grid stack|mffn G S NGLOBAL D H W [-steps N] [-chunks K] [-trace FILE] | layers FILE | pingpong");
+  if (!strcmp(argv[1], "layers")) {
+    PetscCheck(argc >= 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_grid layers FILE [-steps N]");
+    PetscCall(Layers(argv[2], (int)PetscMin(steps, 32)));
+  } else if (!strcmp(argv[1], "pingpong")) PetscCall(PingPong());
   else {
     int G, S, NG, d[3];
     PetscCheck(argc >= 8, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_grid stack|mffn G S NGLOBAL D H W [-steps N] [-chunks K] [-trace FILE]");
