@@ -554,25 +554,8 @@ static PetscErrorCode SelectRows(SgDataset ds, SgField *f, int64_t start, int64_
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SgDatasetReadField_Impl(SgDataset ds, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf)
-{
-  PetscInt i;
-  hid_t    fs, ms;
-
-  PetscFunctionBegin;
-  PetscCall(SgDatasetFindField(ds, name, &i));
-  PetscCheck(i >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "%s: no per-sample field '%s'", ds->path, name);
-  PetscCheck(start >= 0 && count >= 0 && start + count <= ds->nsamples, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: rows [%lld,%lld) of %s are past the %lld committed samples", ds->path, (long long)start, (long long)(start + count), name, (long long)ds->nsamples);
-  if (!count) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SelectRows(ds, &ds->fields[i], start, count, NULL, NULL, &fs, &ms));
-  SgH5Call(H5Dread(ds->fields[i].dset, SgH5MemType(memtype), ms, fs, H5P_DEFAULT, buf), ds->path, "cannot read rows [%lld,%lld) of /samples/%s", (long long)start, (long long)(start + count), name);
-  H5Sclose(fs);
-  H5Sclose(ms);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Rows [start, start+count) restricted to the block [rstart, rstart+rcount) of each row (a spatial
-   shard of every sample): one hyperslab selection, read into [count][rcount...] C order. */
+/* Rows [start, start+count), each restricted to the block [rstart, rstart+rcount) (a spatial shard of
+   every sample; NULL: whole rows): one hyperslab selection, read into [count][rcount...] C order. */
 static PetscErrorCode SgDatasetReadFieldBlock_Impl(SgDataset ds, const char name[], int64_t start, int64_t count, const PetscInt rstart[], const PetscInt rcount[], SgDType memtype, void *buf)
 {
   PetscInt i;
@@ -582,11 +565,11 @@ static PetscErrorCode SgDatasetReadFieldBlock_Impl(SgDataset ds, const char name
   PetscCall(SgDatasetFindField(ds, name, &i));
   PetscCheck(i >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "%s: no per-sample field '%s'", ds->path, name);
   PetscCheck(start >= 0 && count >= 0 && start + count <= ds->nsamples, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: rows [%lld,%lld) of %s are past the %lld committed samples", ds->path, (long long)start, (long long)(start + count), name, (long long)ds->nsamples);
-  for (PetscInt d = 0; d < ds->fields[i].rowdim; d++)
+  for (PetscInt d = 0; rstart && d < ds->fields[i].rowdim; d++)
     PetscCheck(rstart[d] >= 0 && rcount[d] >= 1 && rstart[d] + rcount[d] <= ds->fields[i].rowshape[d], PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: block [%" PetscInt_FMT ",%" PetscInt_FMT ") of row axis %" PetscInt_FMT " of /samples/%s is outside its %" PetscInt_FMT " entries", ds->path, rstart[d], rstart[d] + rcount[d], d, name, ds->fields[i].rowshape[d]);
   if (!count) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SelectRows(ds, &ds->fields[i], start, count, rstart, rcount, &fs, &ms));
-  SgH5Call(H5Dread(ds->fields[i].dset, SgH5MemType(memtype), ms, fs, H5P_DEFAULT, buf), ds->path, "cannot read a block of rows [%lld,%lld) of /samples/%s", (long long)start, (long long)(start + count), name);
+  SgH5Call(H5Dread(ds->fields[i].dset, SgH5MemType(memtype), ms, fs, H5P_DEFAULT, buf), ds->path, "cannot read rows [%lld,%lld) of /samples/%s", (long long)start, (long long)(start + count), name);
   H5Sclose(fs);
   H5Sclose(ms);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -812,7 +795,7 @@ PetscErrorCode SgDatasetClose(SgDataset *ds)
 PetscErrorCode SgDatasetReadField(SgDataset ds, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf)
 {
   PetscFunctionBegin;
-  SgH5Locked(SgDatasetReadField_Impl(ds, name, start, count, memtype, buf));
+  SgH5Locked(SgDatasetReadFieldBlock_Impl(ds, name, start, count, NULL, NULL, memtype, buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -148,12 +148,6 @@ PetscErrorCode SgMFFNDestroy(SgMFFN *m)
 
 static const int one3[3] = {1, 1, 1};
 
-#define SgCallPar(call) \
-  do { \
-    int _e = (call); \
-    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "mffn: %s", sgpar_last_error()); \
-  } while (0)
-
 /* The encoder's layers, serial or on a partitioned crop (surrogates/parallel, docs/parallel.md): one
    code path, so the partitioned model is the serial one by construction. A layer context holds the
    grid (NULL: serial, also for one spatial rank, so data parallelism alone stays bit for bit the

@@ -44,12 +44,6 @@ PetscErrorCode SgTrainerOptionsGrid(PetscOptionItems *PetscOptionsObject, PetscI
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-#define SgCallPar(call) \
-  do { \
-    int _e = (call); \
-    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "process grid: %s", sgpar_last_error()); \
-  } while (0)
-
 PetscErrorCode SgTrainerGridSetUp(SgTrainer t)
 {
   MPI_Comm comm = PetscObjectComm((PetscObject)t);

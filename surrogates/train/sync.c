@@ -119,12 +119,6 @@ PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Allreduce(SgTrainerSync s)
 }
 
 /* ---- bucketed: surrogates/parallel ---- */
-#define SgCallPar(call) \
-  do { \
-    int _e = (call); \
-    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "gradient sync: %s", sgpar_last_error()); \
-  } while (0)
-
 static PetscErrorCode Begin_Bucketed(SgTrainerSync s, PetscInt nlocal)
 {
   PetscFunctionBegin;

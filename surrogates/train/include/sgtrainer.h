@@ -37,6 +37,13 @@
     PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "NN engine: %s", sgnn_last_error()); \
   } while (0)
 
+/* a surrogates/parallel call inside a PETSc function: its error becomes a PETSc error with its message */
+#define SgCallPar(call) \
+  do { \
+    int _e = (call); \
+    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "parallel: %s", sgpar_last_error()); \
+  } while (0)
+
 typedef struct _p_SgTrainer *SgTrainer;
 PETSC_EXTERN PetscClassId  SG_TRAINER_CLASSID;
 PETSC_EXTERN PetscLogEvent SG_TRAINER_Step, SG_TRAINER_Loss, SG_TRAINER_Backward, SG_TRAINER_Sync, SG_TRAINER_Update, SG_TRAINER_Monitor, SG_TRAINER_Checkpoint;

@@ -317,6 +317,19 @@ static PetscErrorCode TrainExpectError(MPI_Comm comm, Model *m, const Run *r, Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* a fresh model (init 0.1) trained by run r on comm: its weights */
+static PetscErrorCode TrainedValues(MPI_Comm comm, const Run *r, char view[], size_t len, double v[NF + 1])
+{
+  Model m;
+
+  PetscFunctionBegin;
+  PetscCall(ModelCreate(&m, 0.1));
+  PetscCall(Train(comm, &m, r, view, len));
+  PetscCall(ModelValues(&m, v));
+  sgnn_params_destroy(&m.P);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscBool Same(const double *a, const double *b) { return (PetscBool)!memcmp(a, b, sizeof(double) * (NF + 1)); }
 
 int main(int argc, char **argv)
@@ -426,14 +439,8 @@ int main(int argc, char **argv)
     Run    rb = two, ra = two, rs = two;
     PetscCheck(size == 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "run the mpi test on 2 ranks");
     rb.sync = "bucketed", ra.sync = "allreduce", rb.ckpt = ck, rb.ckpt_every = 15;
-    PetscCall(ModelCreate(&m, 0.1));
-    PetscCall(Train(PETSC_COMM_WORLD, &m, &rb, view, sizeof view));
-    PetscCall(ModelValues(&m, bu));
-    sgnn_params_destroy(&m.P);
-    PetscCall(ModelCreate(&m, 0.1));
-    PetscCall(Train(PETSC_COMM_WORLD, &m, &ra, NULL, 0));
-    PetscCall(ModelValues(&m, al));
-    sgnn_params_destroy(&m.P);
+    PetscCall(TrainedValues(PETSC_COMM_WORLD, &rb, view, sizeof view, bu));
+    PetscCall(TrainedValues(PETSC_COMM_WORLD, &ra, NULL, 0, al));
     if (!rank) {
       PetscErrorCode e;
       PetscCall(ModelCreate(&m, 0.1));
@@ -460,14 +467,8 @@ int main(int argc, char **argv)
     r22.groups = 2, r22.spatial = 2, r22.ckpt = ck, r22.ckpt_every = 15;
     r41.groups = 4, r41.spatial = 1, r41.sync = "hybrid";
     (void)remove(ck);
-    PetscCall(ModelCreate(&m, 0.1));
-    PetscCall(Train(PETSC_COMM_WORLD, &m, &r22, view, sizeof view));
-    PetscCall(ModelValues(&m, g22));
-    sgnn_params_destroy(&m.P);
-    PetscCall(ModelCreate(&m, 0.1));
-    PetscCall(Train(PETSC_COMM_WORLD, &m, &r41, NULL, 0));
-    PetscCall(ModelValues(&m, g41));
-    sgnn_params_destroy(&m.P);
+    PetscCall(TrainedValues(PETSC_COMM_WORLD, &r22, view, sizeof view, g22));
+    PetscCall(TrainedValues(PETSC_COMM_WORLD, &r41, NULL, 0, g41));
     bad.groups = 3, bad.spatial = 2;
     rest.groups = 4, rest.spatial = 1, rest.restart = ck;
     PetscCall(ModelCreate(&m, 0.1));
@@ -478,11 +479,7 @@ int main(int argc, char **argv)
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &grid_nmin, 1, MPI_INT, MPI_MIN, PETSC_COMM_WORLD));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &grid_nmax, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
     if (!rank) {
-      Run r1 = two;
-      PetscCall(ModelCreate(&m, 0.1));
-      PetscCall(Train(PETSC_COMM_SELF, &m, &r1, NULL, 0));
-      PetscCall(ModelValues(&m, se));
-      sgnn_params_destroy(&m.P);
+      PetscCall(TrainedValues(PETSC_COMM_SELF, &two, NULL, 0, se));
       for (int i = 0; i <= NF; i++) {
         e22 = PetscMax(e22, fabs(g22[i] - se[i]) / PetscMax(fabs(se[i]), 1));
         e41 = PetscMax(e41, fabs(g41[i] - se[i]) / PetscMax(fabs(se[i]), 1));
