@@ -53,7 +53,10 @@ const char *sgpar_last_error(void);
  * whole grid communicator with sgpar_dp (each rank's loss is the sum over its
  * slab; count samples once per data group: sgpar_grid_sample_count).
  * Backward must run on every rank of a spatial group in the same tape order
- * (the same model code does that). CPU backend only (MPI on host memory). */
+ * (the same model code does that), and every rank's loss must reach its whole
+ * tape (a rank with nothing to contribute adds 0 x a sum of its output). CPU
+ * backend only (MPI on host memory). SgTrainer builds the grid from
+ * -PREFIX_data_groups / -PREFIX_spatial_ranks (surrogates/train/grid.c). */
 typedef struct SgparGrid_ *SgparGrid;
 /* data_groups * spatial_ranks must equal the size of comm; rank r is spatial
  * rank r % spatial_ranks of data group r / spatial_ranks */

@@ -371,8 +371,8 @@ def main():
           f"wait of a synchronisation after 0.02/0.2/2 ms of compute: {', '.join(f'{w*1e3:.2f}' for c, w in mach.sync)} ms")
 
     # measured scaling and the model's prediction of every configuration
-    print("\nconfiguration                               measured (median s)  model (s)   error   [compute halo bn grad]")
-    errs = []
+    print("\nconfiguration                               measured: median (spread of rounds)  model (s)   error   [compute halo bn grad]")
+    errs, inside = [], 0
     for c in sorted(med):
         model, G, S, B, dims, chunks = c
         d = tuple(int(x) for x in dims.split("x"))
@@ -381,12 +381,14 @@ def main():
         except KeyError:
             continue
         e = (pt - med[c]) / med[c]
+        lo, hi = min(groups[c]), max(groups[c])
         errs.append(abs(e))
-        print(f"{model:5s} {G}x{S} batch {B} {dims:9s} {'blocking' if chunks == 0 else 'overlap ':8s} {med[c]:10.3f}  {pt:12.3f}  {100*e:+6.1f}%   "
+        inside += lo <= pt <= hi
+        print(f"{model:5s} {G}x{S} batch {B} {dims:9s} {'blocking' if chunks == 0 else 'overlap ':8s} {med[c]:8.3f} ({lo:.3f}-{hi:.3f})  {pt:12.3f}  {100*e:+6.1f}%   "
               f"[{parts['compute']:.3f} {parts['halo']:.3f} {parts['bn']:.3f} {parts['grad']:.3f}]")
     if errs:
         print(f"model vs measured: median |error| {100*median(errs):.1f}%, largest {100*max(errs):.1f}%, "
-              f"{sum(e <= 0.15 for e in errs)} of {len(errs)} within 15%")
+              f"{sum(e <= 0.15 for e in errs)} of {len(errs)} within 15%, {inside} inside the spread of the rounds")
 
     def m(model, G, S, B, dims, chunks=4):
         return med.get((model, G, S, B, dims, chunks))
@@ -418,7 +420,7 @@ def write_figures(out, eff, curves, Ps):
     except ImportError:
         print("perfmodel.py: matplotlib missing: no figures")
         return
-    fig, axs = plt.subplots(1, 2, figsize=(12, 4.6))
+    fig, axs = plt.subplots(1, 2, figsize=(12, 6.2))
     styles = {"data": "o", "spatial": "s", "uniform": "^", "per-layer": "D"}
     for ax, sc in zip(axs, ("strong", "weak")):
         for rank, ls in (("core", "--"), ("accelerator", "-")):
@@ -439,8 +441,8 @@ def write_figures(out, eff, curves, Ps):
             axs[1].semilogx([2], [100 * e], "x", ms=9, base=2, label=f"measured here (loaded): {model}, data 2x1")
         if name.startswith("strong, batch 2, data"):
             axs[0].semilogx([2], [100 * e], "x", ms=9, base=2, label=f"measured here (loaded): {model}, data 2x1")
-    axs[0].legend(fontsize=7, loc="lower left")
-    axs[1].legend(fontsize=7, loc="lower left")
+    for ax in axs:
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "model_1024.png"), dpi=110)
     plt.close(fig)
