@@ -245,8 +245,11 @@ def run_case(seed, i, all_decks, classes, timeout, replay=""):
     work = os.path.join(LOGS, "work", f"{seed}_{i}")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    for d in ("inputs", "tests", "build"):  # decks name data files relative to the repository root
+    for d in ("inputs", "tests"):  # decks name data files relative to the repository root
         os.symlink(os.path.join(ROOT, d), os.path.join(work, d))
+    # build/ is private and empty, as in a fresh clone: a deck that writes under build/ (the water
+    # training writes build/deepmd/water_model.h5 and its lcurve) must never touch the user's own runs
+    os.makedirs(os.path.join(work, "build"))
     base = os.path.basename(deck)
     with open(os.path.join(work, base), "wb") as f:
         f.write(mutant)
