@@ -2,7 +2,10 @@
    Architecture from Jiang, Esmaeilzadeh et al., "MeshfreeFlowNet", SC20, section III and fig. 2:
    bottleneck residual blocks, pooling [1,2,2], [1,2,2], [2,2,2], [2,2,2], nearest upsampling with
    skip concatenations, a 32-channel latent grid, ImNet 35 -> 512 -> 256 -> 128 -> 64 -> 32 -> 4 with
-   the input re-fed to every layer and softplus, trilinear blending of the 8 corner outputs. */
+   the input re-fed to every layer and softplus, trilinear blending of the 8 corner outputs.
+   The encoder runs on a whole crop or on a rank's slab of a crop partitioned over spatial ranks (one
+   layer code, dispatched to surrogates/parallel), and the decoder on the query points a rank owns
+   (issue 18, docs/parallel.md). */
 #include "sgmffn.h"
 #include "sgtrainer.h"
 #include <math.h>
