@@ -535,14 +535,18 @@ PetscErrorCode SgDatasetGetFieldHid(SgDataset ds, PetscInt i, int64_t *hid)
 
 /* ---- read ---------------------------------------------------------------------------------- */
 
-static PetscErrorCode SelectRows(SgDataset ds, SgField *f, int64_t start, int64_t count, hid_t *fspace, hid_t *mspace)
+/* rows [start, start+count), each restricted to the block [rstart, rstart+rcount) (NULL: whole rows) */
+static PetscErrorCode SelectRows(SgDataset ds, SgField *f, int64_t start, int64_t count, const PetscInt rstart[], const PetscInt rcount[], hid_t *fspace, hid_t *mspace)
 {
   hsize_t off[SG_DATASET_MAXDIM + 1] = {0}, cnt[SG_DATASET_MAXDIM + 1];
 
   PetscFunctionBegin;
   off[0] = (hsize_t)start;
   cnt[0] = (hsize_t)count;
-  for (PetscInt d = 0; d < f->rowdim; d++) cnt[d + 1] = (hsize_t)f->rowshape[d];
+  for (PetscInt d = 0; d < f->rowdim; d++) {
+    off[d + 1] = rstart ? (hsize_t)rstart[d] : 0;
+    cnt[d + 1] = (hsize_t)(rcount ? rcount[d] : f->rowshape[d]);
+  }
   *fspace = H5Dget_space(f->dset);
   SgH5Call(*fspace, ds->path, "cannot get the space of /samples/%s", f->name);
   SgH5Call(H5Sselect_hyperslab(*fspace, H5S_SELECT_SET, off, NULL, cnt, NULL), ds->path, "cannot select rows of /samples/%s", f->name);
@@ -550,7 +554,9 @@ static PetscErrorCode SelectRows(SgDataset ds, SgField *f, int64_t start, int64_
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SgDatasetReadField_Impl(SgDataset ds, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf)
+/* Rows [start, start+count), each restricted to the block [rstart, rstart+rcount) (a spatial shard of
+   every sample; NULL: whole rows): one hyperslab selection, read into [count][rcount...] C order. */
+static PetscErrorCode SgDatasetReadFieldBlock_Impl(SgDataset ds, const char name[], int64_t start, int64_t count, const PetscInt rstart[], const PetscInt rcount[], SgDType memtype, void *buf)
 {
   PetscInt i;
   hid_t    fs, ms;
@@ -559,8 +565,10 @@ static PetscErrorCode SgDatasetReadField_Impl(SgDataset ds, const char name[], i
   PetscCall(SgDatasetFindField(ds, name, &i));
   PetscCheck(i >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "%s: no per-sample field '%s'", ds->path, name);
   PetscCheck(start >= 0 && count >= 0 && start + count <= ds->nsamples, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: rows [%lld,%lld) of %s are past the %lld committed samples", ds->path, (long long)start, (long long)(start + count), name, (long long)ds->nsamples);
+  for (PetscInt d = 0; rstart && d < ds->fields[i].rowdim; d++)
+    PetscCheck(rstart[d] >= 0 && rcount[d] >= 1 && rstart[d] + rcount[d] <= ds->fields[i].rowshape[d], PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: block [%" PetscInt_FMT ",%" PetscInt_FMT ") of row axis %" PetscInt_FMT " of /samples/%s is outside its %" PetscInt_FMT " entries", ds->path, rstart[d], rstart[d] + rcount[d], d, name, ds->fields[i].rowshape[d]);
   if (!count) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SelectRows(ds, &ds->fields[i], start, count, &fs, &ms));
+  PetscCall(SelectRows(ds, &ds->fields[i], start, count, rstart, rcount, &fs, &ms));
   SgH5Call(H5Dread(ds->fields[i].dset, SgH5MemType(memtype), ms, fs, H5P_DEFAULT, buf), ds->path, "cannot read rows [%lld,%lld) of /samples/%s", (long long)start, (long long)(start + count), name);
   H5Sclose(fs);
   H5Sclose(ms);
@@ -711,7 +719,7 @@ static PetscErrorCode SgDatasetAppendField_Impl(SgDataset ds, const char name[],
   PetscCheck(ds->pending, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "%s: SgDatasetAppendField('%s') outside SgDatasetAppendBegin/Commit", ds->path, name);
   PetscCall(SgDatasetFindField(ds, name, &i));
   PetscCheck(i >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "%s: no per-sample field '%s'", ds->path, name);
-  PetscCall(SelectRows(ds, &ds->fields[i], ds->nsamples, ds->pending, &fs, &ms));
+  PetscCall(SelectRows(ds, &ds->fields[i], ds->nsamples, ds->pending, NULL, NULL, &fs, &ms));
   SgH5Call(H5Dwrite(ds->fields[i].dset, SgH5MemType(memtype), ms, fs, H5P_DEFAULT, data), ds->path, "cannot write /samples/%s", name);
   H5Sclose(fs);
   H5Sclose(ms);
@@ -787,7 +795,14 @@ PetscErrorCode SgDatasetClose(SgDataset *ds)
 PetscErrorCode SgDatasetReadField(SgDataset ds, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf)
 {
   PetscFunctionBegin;
-  SgH5Locked(SgDatasetReadField_Impl(ds, name, start, count, memtype, buf));
+  SgH5Locked(SgDatasetReadFieldBlock_Impl(ds, name, start, count, NULL, NULL, memtype, buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetReadFieldBlock(SgDataset ds, const char name[], int64_t start, int64_t count, const PetscInt rstart[], const PetscInt rcount[], SgDType memtype, void *buf)
+{
+  PetscFunctionBegin;
+  SgH5Locked(SgDatasetReadFieldBlock_Impl(ds, name, start, count, rstart, rcount, memtype, buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -85,6 +85,23 @@ PetscErrorCode SgLoaderSetFields(SgLoader l, PetscInt n, const char *const names
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgLoaderSetFieldShard(SgLoader l, const char field[], PetscInt ndim, const PetscInt start[], const PetscInt count[])
+{
+  PetscInt k;
+
+  PetscFunctionBegin;
+  CHECK_NOT_SETUP(l);
+  PetscCheck(ndim >= 0 && ndim <= SG_DATASET_MAXDIM, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "SgLoaderSetFieldShard: '%s' with %d row axes (0..%d)", field, (int)ndim, SG_DATASET_MAXDIM);
+  for (k = 0; k < l->nshard; k++)
+    if (!strcmp(l->shname[k], field)) break;
+  PetscCheck(k < SG_LOADER_MAXFIELDS, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "SgLoaderSetFieldShard: more than %d sharded fields", SG_LOADER_MAXFIELDS);
+  PetscCall(PetscStrncpy(l->shname[k], field, sizeof l->shname[k]));
+  l->shdim[k] = ndim;
+  for (PetscInt d = 0; d < ndim; d++) l->shstart[k][d] = start[d], l->shcount[k][d] = count[d];
+  if (k == l->nshard) l->nshard++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgLoaderSetBatchSize(SgLoader l, PetscInt b)
 {
   PetscFunctionBegin;
@@ -214,9 +231,27 @@ static PetscErrorCode SetUpFields(SgLoader l)
     PetscCall(SgDatasetGetFieldInfo(l->ds[0], idx, &name, &l->ftype[f], &l->frank[f], &shape, &re));
     PetscCall(PetscStrncpy(l->fname[f], name, sizeof l->fname[f]));
     for (PetscInt d = 0; d < l->frank[f]; d++) l->fshape[f][d] = (hsize_t)shape[d];
+    l->planbytes += re * (int64_t)SgDTypeSize(l->ftype[f]);
+    l->fshard[f] = -1;
+    for (PetscInt k = 0; k < l->nshard; k++)
+      if (!strcmp(l->shname[k], name)) l->fshard[f] = k;
+    if (l->fshard[f] >= 0) { /* a block of each row: checked here, on every rank, before any read */
+      const PetscInt k = l->fshard[f];
+      PetscCheck(l->shdim[k] == l->frank[f], PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "%s: shard of field '%s' has %d axes, its rows have %d", l->files[0], name, (int)l->shdim[k], (int)l->frank[f]);
+      re = 1;
+      for (PetscInt d = 0; d < l->frank[f]; d++) {
+        PetscCheck(l->shstart[k][d] >= 0 && l->shcount[k][d] >= 1 && l->shstart[k][d] + l->shcount[k][d] <= shape[d], PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "%s: shard [%d,%d) of axis %d of field '%s' is outside its %d entries", l->files[0], (int)l->shstart[k][d], (int)(l->shstart[k][d] + l->shcount[k][d]), (int)d, name, (int)shape[d]);
+        re *= l->shcount[k][d];
+      }
+    }
     l->frow[f]  = re * (int64_t)SgDTypeSize(l->ftype[f]);
     l->foffs[f] = l->slotbytes;
     l->slotbytes += l->frow[f];
+  }
+  for (PetscInt k = 0; k < l->nshard; k++) {
+    PetscBool used = PETSC_FALSE;
+    for (PetscInt f = 0; f < l->nfields; f++) used = (PetscBool)(used || l->fshard[f] == k);
+    PetscCheck(used, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "%s: a shard is set for field '%s', which the loader does not deliver", l->files[0], l->shname[k]);
   }
   /* every file must offer the same fields with the same layout: a batch is one array per field */
   PetscCall(PetscMalloc2((size_t)l->nfiles * l->nfields, &l->dset, (size_t)l->nfiles * l->nfields, &l->fspace));
@@ -266,7 +301,7 @@ static PetscErrorCode SetUpFields(SgLoader l)
           l->contig[j] = (PetscBool)(lay == H5D_CONTIGUOUS);
           if (lay == H5D_CHUNKED && H5Pget_nfilters(dcpl) == 0 && H5Pget_chunk(dcpl, (int)rd + 1, cdims) > 0) l->fchunk[j] = cdims[0];
           else if (lay == H5D_CONTIGUOUS) l->fchunk[j] = (hsize_t)PetscMax(n, 1);
-          l->raw[j] = (PetscBool)(l->rawio && native && l->fchunk[j] > 0);
+          l->raw[j] = (PetscBool)(l->rawio && native && l->fchunk[j] > 0 && l->fshard[f] < 0); /* a shard: one hyperslab per run */
           if (ft >= 0) H5Tclose(ft);
           if (dcpl >= 0) H5Pclose(dcpl);
           SgHDF5Unlock();
@@ -305,7 +340,11 @@ static PetscErrorCode Restore(SgLoader l)
     int     fi;
     if (id < 0) continue;
     fi = FileOf(l, id);
-    for (PetscInt f = 0; f < l->nfields; f++) PetscCall(SgDatasetReadField(l->ds[fi], l->fname[f], id - l->foff[fi], 1, l->ftype[f], l->cache + k * l->slotbytes + l->foffs[f]));
+    for (PetscInt f = 0; f < l->nfields; f++) {
+      char *dst = l->cache + k * l->slotbytes + l->foffs[f];
+      if (l->fshard[f] >= 0) PetscCall(SgDatasetReadFieldBlock(l->ds[fi], l->fname[f], id - l->foff[fi], 1, l->shstart[l->fshard[f]], l->shcount[l->fshard[f]], l->ftype[f], dst));
+      else PetscCall(SgDatasetReadField(l->ds[fi], l->fname[f], id - l->foff[fi], 1, l->ftype[f], dst));
+    }
     nread++;
   }
   PetscCall(PetscInfo(l, "resumed at batch %d: refilled %lld buffer slots\n", (int)l->start, (long long)nread));
@@ -349,7 +388,9 @@ PetscErrorCode SgLoaderSetUp(SgLoader l)
   l->advised = -1;
   PetscCheck(l->nsamples > 0, comm, PETSC_ERR_USER_INPUT, "SgLoader: the dataset files hold no committed samples (%s ...)", l->files[0]);
   PetscCall(SetUpFields(l));
-  l->capacity = l->slotbytes ? PetscMin(l->budget / l->slotbytes, l->nsamples) : 0;
+  /* whole samples, shards or not: the plan (and so which rank gets which sample) must not depend on
+     which block of a sample this rank reads */
+  l->capacity = l->planbytes ? PetscMin(l->budget / l->planbytes, l->nsamples) : 0;
 
   PetscCall(PetscLogEventBegin(SG_LOADER_Plan, l, 0, 0, 0));
   PetscCall(SgLoaderPlanBuild(l));
@@ -625,7 +666,11 @@ static int ReadRuns(SgLoader l, SgLoaderSlot *s, int64_t r0, int64_t r1, int raw
         herr_t  st;
         start[0] = (hsize_t)q0;
         count[0] = (hsize_t)nr;
-        for (PetscInt d = 0; d < l->frank[f]; d++) count[d + 1] = l->fshape[f][d];
+        for (PetscInt d = 0; d < l->frank[f]; d++) { /* whole rows, or this rank's shard of each */
+          const PetscInt k = l->fshard[f];
+          start[d + 1] = k >= 0 ? (hsize_t)l->shstart[k][d] : 0;
+          count[d + 1] = k >= 0 ? (hsize_t)l->shcount[k][d] : l->fshape[f][d];
+        }
         SgHDF5Lock(); /* per read, so other threads' HDF5 calls can interleave */
         ms = H5Screate_simple((int)l->frank[f] + 1, count, NULL); /* same shape as the file selection: HDF5's fast path */
         st = H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
@@ -961,6 +1006,13 @@ PetscErrorCode SgLoaderView(SgLoader l, PetscViewer v)
   PetscCall(PetscViewerASCIIPrintf(v, "  %lld samples of %lld bytes (", (long long)l->nsamples, (long long)l->slotbytes));
   for (PetscInt f = 0; f < l->nfields; f++) PetscCall(PetscViewerASCIIPrintf(v, "%s%s %s", f ? ", " : "", l->fname[f], SgDTypes[l->ftype[f]]));
   PetscCall(PetscViewerASCIIPrintf(v, "), %d batches per epoch\n", (int)l->plan.nb_epoch));
+  for (PetscInt f = 0; f < l->nfields; f++) {
+    const PetscInt k = l->fshard[f];
+    if (k < 0) continue;
+    PetscCall(PetscViewerASCIIPrintf(v, "  rank %d reads the shard", l->rank));
+    for (PetscInt d = 0; d < l->frank[f]; d++) PetscCall(PetscViewerASCIIPrintf(v, "%s[%d,%d)", d ? " x " : " ", (int)l->shstart[k][d], (int)(l->shstart[k][d] + l->shcount[k][d])));
+    PetscCall(PetscViewerASCIIPrintf(v, " of each row of %s\n", l->fname[f]));
+  }
   PetscCall(PetscViewerASCIIPrintf(v, "  buffer: %lld samples = %.1f MiB of a %.1f MiB budget; prefetch ring %d x %lld samples; I/O %s, %s\n", (long long)l->capacity, l->capacity * l->slotbytes / 1048576.0, l->budget / 1048576.0, (int)l->nring,
                                    (long long)l->plan.maxlocal, l->threaded ? "on a background thread" : "in SgLoaderNext", l->used_mpiio ? "MPI-IO (parallel HDF5, independent)" : "one POSIX handle per rank"));
   PetscCall(PetscViewerASCIIPrintf(v, "  epoch order (drawn shuffle of each delivered epoch):"));

@@ -68,6 +68,13 @@ struct _p_SgLoader {
   int64_t    foffs[SG_LOADER_MAXFIELDS];   /* offset of the field inside a buffer slot */
   PetscInt   frank[SG_LOADER_MAXFIELDS];
   hsize_t    fshape[SG_LOADER_MAXFIELDS][SG_DATASET_MAXDIM];
+  /* spatial shards (SgLoaderSetFieldShard): the block of each row this rank reads, by field name
+     before set-up, by delivered field after it */
+  PetscInt   nshard;
+  char       shname[SG_LOADER_MAXFIELDS][64];
+  PetscInt   shdim[SG_LOADER_MAXFIELDS], shstart[SG_LOADER_MAXFIELDS][SG_DATASET_MAXDIM], shcount[SG_LOADER_MAXFIELDS][SG_DATASET_MAXDIM];
+  PetscInt   fshard[SG_LOADER_MAXFIELDS]; /* -1: whole rows, else an index into sh* */
+  int64_t    planbytes;                   /* whole-sample bytes: the buffer capacity of the plan */
   hid_t     *fspace;          /* [nfiles*nfields] file dataspaces, selections set by the I/O side */
   hsize_t   *fchunk;          /* [nfiles*nfields] rows per chunk */
   haddr_t  **caddr;           /* [nfiles*nfields][nchunks] chunk file addresses, filled lazily (0 = not yet) */

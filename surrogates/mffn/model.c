@@ -2,7 +2,10 @@
    Architecture from Jiang, Esmaeilzadeh et al., "MeshfreeFlowNet", SC20, section III and fig. 2:
    bottleneck residual blocks, pooling [1,2,2], [1,2,2], [2,2,2], [2,2,2], nearest upsampling with
    skip concatenations, a 32-channel latent grid, ImNet 35 -> 512 -> 256 -> 128 -> 64 -> 32 -> 4 with
-   the input re-fed to every layer and softplus, trilinear blending of the 8 corner outputs. */
+   the input re-fed to every layer and softplus, trilinear blending of the 8 corner outputs.
+   The encoder runs on a whole crop or on a rank's slab of a crop partitioned over spatial ranks (one
+   layer code, dispatched to surrogates/parallel), and the decoder on the query points a rank owns
+   (issue 18, docs/parallel.md). */
 #include "sgmffn.h"
 #include "sgtrainer.h"
 #include <math.h>
@@ -146,18 +149,51 @@ PetscErrorCode SgMFFNDestroy(SgMFFN *m)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static const int one3[3] = {1, 1, 1}, zero3[3] = {0, 0, 0};
+static const int one3[3] = {1, 1, 1};
 
-/* conv (no bias: BN follows) -> BN with this crop's statistics, or only BN's scale and shift with norm off (-> ReLU) */
-static PetscErrorCode ConvBN(PetscBool norm, SgnnTensor x, SgnnTensor w, SgnnTensor g, SgnnTensor b, int pad, PetscBool relu, SgnnTensor *out)
+/* The encoder's layers, serial or on a partitioned crop (surrogates/parallel, docs/parallel.md): one
+   code path, so the partitioned model is the serial one by construction. A layer context holds the
+   grid (NULL: serial, also for one spatial rank, so data parallelism alone stays bit for bit the
+   serial arithmetic) and the split of the tensor at hand (pooling and upsampling rescale it). */
+typedef struct {
+  SgparGrid  g;
+  SgparSplit s;
+} Layers;
+
+static void LayersInit(const SgMFFNPart *part, Layers *L)
 {
-  SgnnTensor c, n;
-  int        p[3] = {pad, pad, pad};
+  L->g = part && part->grid && sgpar_grid_spatial_size(part->grid) > 1 ? part->grid : NULL;
+  if (L->g) L->s = part->split;
+}
+
+static PetscErrorCode Conv(Layers *L, SgnnTensor x, SgnnTensor w, SgnnTensor b, int pad, SgnnTensor *out)
+{
+  int p[3] = {pad, pad, pad};
 
   PetscFunctionBegin;
-  SgCallNN(sgnn_conv3d(x, w, NULL, one3, p, &c));
-  if (!norm || sgnn_tensor_numel(c) == sgnn_tensor_shape(c)[1]) { /* norm off, or one value per channel (a 1^3 grid, e.g. the paper's
-                                                                    deepest level on a 4 x 16 x 16 input): the affine part only */
+  if (L->g) SgCallPar(sgpar_conv3d(L->g, &L->s, x, w, b, one3, p, out));
+  else SgCallNN(sgnn_conv3d(x, w, b, one3, p, out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* values per channel of the whole crop (all slabs) */
+static long ChannelCount(const Layers *L, SgnnTensor x)
+{
+  long n = sgnn_tensor_numel(x) / sgnn_tensor_shape(x)[1];
+  for (int k = 0; L->g && k < L->s.naxes; k++) n = n / L->s.ax[k].n * L->s.ax[k].global;
+  return n;
+}
+
+/* conv (no bias: BN follows) -> BN with this crop's statistics (over every slab of it: the spatial
+   group's reduction), or only BN's scale and shift with norm off (-> ReLU) */
+static PetscErrorCode ConvBN(Layers *L, PetscBool norm, SgnnTensor x, SgnnTensor w, SgnnTensor g, SgnnTensor b, int pad, PetscBool relu, SgnnTensor *out)
+{
+  SgnnTensor c, n;
+
+  PetscFunctionBegin;
+  PetscCall(Conv(L, x, w, NULL, pad, &c));
+  if (!norm || ChannelCount(L, c) == 1) { /* norm off, or one value per channel (a 1^3 grid, e.g. the paper's
+                                            deepest level on a 4 x 16 x 16 input): the affine part only */
     int        cs[5] = {1, sgnn_tensor_shape(c)[1], 1, 1, 1};
     SgnnTensor gv, bv, t;
     SgCallNN(sgnn_reshape(g, 5, cs, &gv));
@@ -165,7 +201,8 @@ static PetscErrorCode ConvBN(PetscBool norm, SgnnTensor x, SgnnTensor w, SgnnTen
     SgCallNN(sgnn_mul(c, gv, &t));
     SgCallNN(sgnn_add(t, bv, &n));
     sgnn_tensor_free(&gv), sgnn_tensor_free(&bv), sgnn_tensor_free(&t);
-  } else SgCallNN(sgnn_batch_norm(c, g, b, NULL, NULL, 1, 0.1, 1e-5, &n));
+  } else if (L->g) SgCallPar(sgpar_batch_norm(L->g, c, g, b, NULL, NULL, 0, 0.1, 1e-5, &n));
+  else SgCallNN(sgnn_batch_norm(c, g, b, NULL, NULL, 1, 0.1, 1e-5, &n));
   sgnn_tensor_free(&c);
   if (relu) {
     SgCallNN(sgnn_relu(n, out));
@@ -175,15 +212,15 @@ static PetscErrorCode ConvBN(PetscBool norm, SgnnTensor x, SgnnTensor w, SgnnTen
 }
 
 /* relu(BN(1^3 conv(relu(BN(3^3 conv(relu(BN(1^3 conv x)))))))) + 1^3 shortcut(x)) */
-static PetscErrorCode ResBlock(PetscBool norm, const SgMFFNResBlock *r, SgnnTensor x, SgnnTensor *out)
+static PetscErrorCode ResBlock(Layers *L, PetscBool norm, const SgMFFNResBlock *r, SgnnTensor x, SgnnTensor *out)
 {
   SgnnTensor a, b, c, s, t;
 
   PetscFunctionBegin;
-  PetscCall(ConvBN(norm, x, r->w1, r->g1, r->b1, 0, PETSC_TRUE, &a));
-  PetscCall(ConvBN(norm, a, r->w2, r->g2, r->b2, 1, PETSC_TRUE, &b));
-  PetscCall(ConvBN(norm, b, r->w3, r->g3, r->b3, 0, PETSC_FALSE, &c));
-  SgCallNN(sgnn_conv3d(x, r->ws, r->bs, one3, zero3, &s));
+  PetscCall(ConvBN(L, norm, x, r->w1, r->g1, r->b1, 0, PETSC_TRUE, &a));
+  PetscCall(ConvBN(L, norm, a, r->w2, r->g2, r->b2, 1, PETSC_TRUE, &b));
+  PetscCall(ConvBN(L, norm, b, r->w3, r->g3, r->b3, 0, PETSC_FALSE, &c));
+  PetscCall(Conv(L, x, r->ws, r->bs, 0, &s));
   SgCallNN(sgnn_add(c, s, &t));
   SgCallNN(sgnn_relu(t, out));
   SgnnTensor *fr[] = {&a, &b, &c, &s, &t};
@@ -191,64 +228,143 @@ static PetscErrorCode ResBlock(PetscBool norm, const SgMFFNResBlock *r, SgnnTens
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode Pool(Layers *L, SgnnTensor x, const int k[3], SgnnTensor *out)
+{
+  PetscFunctionBegin;
+  if (L->g) SgCallPar(sgpar_maxpool3d(&L->s, x, k, &L->s, out));
+  else SgCallNN(sgnn_maxpool3d(x, k, k, out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* nearest upsampling of h, then [upsampled, skip] along the channels (skip has split ss) */
+static PetscErrorCode UpCat(Layers *L, SgnnTensor h, const int k[3], SgnnTensor skip, const SgparSplit *ss, SgnnTensor *out)
+{
+  SgnnTensor u, cat[2];
+
+  PetscFunctionBegin;
+  if (L->g) SgCallPar(sgpar_upsample_nearest3d(&L->s, h, k, &L->s, &u));
+  else SgCallNN(sgnn_upsample_nearest3d(h, k, &u));
+  cat[0] = u, cat[1] = skip;
+  if (L->g) {
+    SgparSplit s2[2] = {L->s, *ss};
+    SgCallPar(sgpar_concat(2, s2, cat, out));
+  } else SgCallNN(sgnn_concat(2, cat, 1, out));
+  sgnn_tensor_free(&u);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgMFFNEncode(SgMFFN m, SgnnTensor x, SgnnTensor *latent)
+{
+  PetscFunctionBegin;
+  PetscCall(SgMFFNEncodePart(m, NULL, x, latent));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNEncodePart(SgMFFN m, const SgMFFNPart *part, SgnnTensor x, SgnnTensor *latent)
 {
   const SgMFFNConfig *c = &m->cfg;
   SgnnTensor          skip[SG_MFFN_MAXLEVELS + 1], h, t;
+  SgparSplit          ss[SG_MFFN_MAXLEVELS + 1];
   const int          *sh = sgnn_tensor_shape(x);
+  int                 gs[3];
   PetscInt            mult[3];
+  Layers              L;
 
   PetscFunctionBegin;
+  LayersInit(part, &L);
   PetscCall(SgMFFNConfigGridMultiple(c, mult));
   PetscCheck(sgnn_tensor_ndim(x) == 5 && sh[0] == 1 && sh[1] == c->in_channels, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the encoder takes one crop [1, %" PetscInt_FMT ", T, Z, X]", c->in_channels);
-  for (int k = 0; k < 3; k++) PetscCheck(sh[2 + k] % mult[k] == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: low-res grid %d x %d x %d (t, z, x) is not a multiple of the poolings' %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT, sh[2], sh[3], sh[4], mult[0], mult[1], mult[2]);
-  {
-    int p1[3] = {1, 1, 1};
-    SgCallNN(sgnn_conv3d(x, m->in_w, m->in_b, one3, p1, &skip[0]));
-  }
+  for (int k = 0; k < 3; k++) gs[k] = sh[2 + k];
+  for (int k = 0; L.g && k < L.s.naxes; k++) gs[L.s.ax[k].axis - 2] = L.s.ax[k].global; /* the whole crop */
+  for (int k = 0; k < 3; k++) PetscCheck(gs[k] % mult[k] == 0, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: low-res grid %d x %d x %d (t, z, x) is not a multiple of the poolings' %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT, gs[0], gs[1], gs[2], mult[0], mult[1], mult[2]);
+  PetscCall(Conv(&L, x, m->in_w, m->in_b, 1, &skip[0]));
+  ss[0] = L.s;
   for (PetscInt l = 0; l < c->nlevels; l++) {
     int k[3] = {(int)c->pool[l][0], (int)c->pool[l][1], (int)c->pool[l][2]};
-    SgCallNN(sgnn_maxpool3d(skip[l], k, k, &t));
-    PetscCall(ResBlock(c->batchnorm, &m->down[l], t, &skip[l + 1]));
+    PetscCall(Pool(&L, skip[l], k, &t));
+    PetscCall(ResBlock(&L, c->batchnorm, &m->down[l], t, &skip[l + 1]));
+    ss[l + 1] = L.s;
     sgnn_tensor_free(&t);
   }
   h = sgnn_tensor_ref(skip[c->nlevels]);
   for (PetscInt l = c->nlevels - 1; l >= 0; l--) {
-    int        k[3] = {(int)c->pool[l][0], (int)c->pool[l][1], (int)c->pool[l][2]};
-    SgnnTensor u, cat[2];
-    SgCallNN(sgnn_upsample_nearest3d(h, k, &u));
-    cat[0] = u, cat[1] = skip[l];
-    SgCallNN(sgnn_concat(2, cat, 1, &t));
-    sgnn_tensor_free(&u);
+    int k[3] = {(int)c->pool[l][0], (int)c->pool[l][1], (int)c->pool[l][2]};
+    PetscCall(UpCat(&L, h, k, skip[l], &ss[l], &t));
     sgnn_tensor_free(&h);
-    PetscCall(ResBlock(c->batchnorm, &m->up[l], t, &h));
+    PetscCall(ResBlock(&L, c->batchnorm, &m->up[l], t, &h));
     sgnn_tensor_free(&t);
   }
-  SgCallNN(sgnn_conv3d(h, m->out_w, m->out_b, one3, zero3, latent));
+  PetscCall(Conv(&L, h, m->out_w, m->out_b, 0, latent));
   sgnn_tensor_free(&h);
   for (PetscInt l = 0; l <= c->nlevels; l++) sgnn_tensor_free(&skip[l]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscBool SgMFFNPartOwns(const SgMFFNPart *part, const double pt[3])
+{
+  if (!part || !part->grid || sgpar_grid_spatial_size(part->grid) == 1) return PETSC_TRUE;
+  for (int k = 0; k < part->split.naxes; k++) {
+    const SgparAxisSplit *q  = &part->split.ax[k];
+    int                   i0 = PetscMin((int)floor(pt[q->axis - 2]), q->global - 2); /* the cell's lower vertex, as Corners */
+    if (i0 < q->offset || i0 >= q->offset + q->n) return PETSC_FALSE;
+  }
+  return PETSC_TRUE;
+}
+
+PetscErrorCode SgMFFNLatentBlockCreate(SgMFFN m, const SgMFFNPart *part, SgnnTensor latent, SgMFFNLatentBlock *B)
+{
+  const int *ls = sgnn_tensor_shape(latent);
+  Layers     L;
+
+  PetscFunctionBegin;
+  PetscCheck(sgnn_tensor_ndim(latent) == 5 && ls[0] == 1 && ls[1] == m->cfg.latent, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the decoder takes one latent grid [1, %" PetscInt_FMT ", T, Z, X]", m->cfg.latent);
+  LayersInit(part, &L);
+  B->t = sgnn_tensor_ref(latent);
+  for (int k = 0; k < 3; k++) B->origin[k] = 0, B->gdims[k] = ls[2 + k];
+  for (int k = 0; L.g && k < L.s.naxes; k++) {
+    /* the vertex plane above the slab, from the neighbour that owns it (zeros past the crop's end, never
+       used there): a point whose cell starts on this slab's last plane needs it. The second axis's
+       exchange carries the first one's plane, so the corner vertex arrives too. */
+    const SgparAxisSplit *q = &L.s.ax[k];
+    SgnnTensor            hz, t;
+    SgCallPar(sgpar_halo(L.g, q, B->t, 1, &hz));
+    SgCallNN(sgnn_slice(hz, q->axis, 1, q->n + 2, &t));
+    sgnn_tensor_free(&hz);
+    sgnn_tensor_free(&B->t);
+    B->t                     = t;
+    B->origin[q->axis - 2] = q->offset;
+    B->gdims[q->axis - 2]  = q->global;
+  }
+  for (int k = 0; k < 3; k++) PetscCheck(B->gdims[k] >= 2, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the latent grid needs >= 2 points per axis (has %d x %d x %d)", B->gdims[0], B->gdims[1], B->gdims[2]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+void SgMFFNLatentBlockFree(SgMFFNLatentBlock *B)
+{
+  sgnn_tensor_free(&B->t);
+}
+
 /* The 8 corners of the latent cell holding each point: for corner q = 4 a + 2 b + e (offsets a, b, e
-   in t, z, x) its flat vertex index, its coordinates and the point's fraction in the cell. The cell
-   is clamped to the grid so a point on the last plane uses the cell below it (fraction 1); a point
-   up to ext cells outside the grid (m->extrapolate, 0 in training) uses the edge cell, its fraction
-   beyond [0, 1]: the trilinear blend extrapolates linearly. */
-static PetscErrorCode Corners(const int dims[3], PetscReal ext, PetscInt P, const double *pts, long *idx, double *corner, double *base)
+   in t, z, x) its flat vertex index in the block (dims ld from global index origin), its global
+   coordinates and the point's cell base. The cell is clamped to the whole grid (gd) so a point on the
+   last plane uses the cell below it (fraction 1); a point up to ext cells outside the grid
+   (m->extrapolate, 0 in training) uses the edge cell, its fraction beyond [0, 1]: the trilinear blend
+   extrapolates linearly. */
+static PetscErrorCode Corners(const int gd[3], const int origin[3], const int ld[3], PetscReal ext, PetscInt P, const double *pts, long *idx, double *corner, double *base)
 {
   PetscFunctionBegin;
   for (PetscInt p = 0; p < P; p++) {
     int i0[3];
     for (int k = 0; k < 3; k++) {
       double v = pts[3 * p + k];
-      PetscCheck(v >= -ext && v <= dims[k] - 1 + ext, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn: query point %" PetscInt_FMT " coordinate %d is %g, outside the latent grid [0, %d]%s", p, k, v, dims[k] - 1, ext > 0 ? " and its extrapolation band" : "");
-      i0[k] = PetscMax(0, PetscMin((int)floor(v), dims[k] - 2));
+      PetscCheck(v >= -ext && v <= gd[k] - 1 + ext, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn: query point %" PetscInt_FMT " coordinate %d is %g, outside the latent grid [0, %d]%s", p, k, v, gd[k] - 1, ext > 0 ? " and its extrapolation band" : "");
+      i0[k] = PetscMax(0, PetscMin((int)floor(v), gd[k] - 2));
+      PetscCheck(i0[k] >= origin[k] && i0[k] + 1 < origin[k] + ld[k], PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn: query point %" PetscInt_FMT " (cell %d on axis %d) is not owned by this rank's latent block [%d, %d)", p, i0[k], k, origin[k], origin[k] + ld[k] - 1);
       base[3 * p + k] = i0[k];
     }
     for (int q = 0; q < 8; q++) {
       int c[3] = {i0[0] + (q >> 2 & 1), i0[1] + (q >> 1 & 1), i0[2] + (q & 1)};
-      idx[8 * p + q] = ((long)c[0] * dims[1] + c[1]) * dims[2] + c[2];
+      idx[8 * p + q] = ((long)(c[0] - origin[0]) * ld[1] + (c[1] - origin[1])) * ld[2] + (c[2] - origin[2]);
       for (int k = 0; k < 3; k++) corner[(8 * p + q) * 3 + k] = c[k];
     }
   }
@@ -257,27 +373,34 @@ static PetscErrorCode Corners(const int dims[3], PetscReal ext, PetscInt P, cons
 
 PetscErrorCode SgMFFNDecode(SgMFFN m, SgnnTensor latent, SgnnTensor pts, SgnnTensor *out)
 {
+  SgMFFNLatentBlock B;
+
+  PetscFunctionBegin;
+  PetscCall(SgMFFNLatentBlockCreate(m, NULL, latent, &B));
+  PetscCall(SgMFFNDecodeBlock(m, &B, pts, out));
+  SgMFFNLatentBlockFree(&B);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTensor pts, SgnnTensor *out)
+{
   const SgMFFNConfig *c  = &m->cfg;
-  const int          *ls = sgnn_tensor_shape(latent);
+  const int          *ls = sgnn_tensor_shape(B->t);
   int                 dims[3], L, P;
   long               *idx;
   double             *hp, *corner, *base, sel[24], off[24];
   SgnnTensor          lat2, latT, codes, cor, rel, in0, h = NULL, y = NULL, bt, fr, fac, wq, prod, f1, f2;
 
   PetscFunctionBegin;
-  PetscCheck(sgnn_tensor_ndim(latent) == 5 && ls[0] == 1 && ls[1] == c->latent, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the decoder takes one latent grid [1, %" PetscInt_FMT ", T, Z, X]", c->latent);
   PetscCheck(sgnn_tensor_ndim(pts) == 2 && sgnn_tensor_shape(pts)[1] == 3, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: query points are [P, 3]");
   L = ls[1], P = sgnn_tensor_shape(pts)[0];
-  for (int k = 0; k < 3; k++) {
-    dims[k] = ls[2 + k];
-    PetscCheck(dims[k] >= 2, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the latent grid needs >= 2 points per axis (has %d x %d x %d)", ls[2], ls[3], ls[4]);
-  }
+  for (int k = 0; k < 3; k++) dims[k] = ls[2 + k];
   PetscCall(PetscMalloc4(8 * (size_t)P, &idx, 3 * (size_t)P, &hp, 24 * (size_t)P, &corner, 3 * (size_t)P, &base));
   SgCallNN(sgnn_tensor_to_f64(pts, hp));
-  PetscCall(Corners(dims, m->extrapolate, P, hp, idx, corner, base));
+  PetscCall(Corners(B->gdims, B->origin, dims, m->extrapolate, P, hp, idx, corner, base));
   { /* latent codes of the 8 corners: [8P, L] */
     int s2[2] = {L, dims[0] * dims[1] * dims[2]};
-    SgCallNN(sgnn_reshape(latent, 2, s2, &lat2));
+    SgCallNN(sgnn_reshape(B->t, 2, s2, &lat2));
     SgCallNN(sgnn_transpose(lat2, 0, 1, &latT));
     SgCallNN(sgnn_index_select(latT, 0, 8L * P, idx, &codes));
   }

@@ -1,7 +1,9 @@
 /* SgSurrogate type "mffn": MeshfreeFlowNet trained on Rayleigh-Benard field_snapshots with SgTrainer
    (docs/mffn.md). Deck section `mffn:` (options -mffn_*). Defaults are the paper's (Jiang,
    Esmaeilzadeh et al., SC20): high-res crops 16 x 128 x 128 (t, z, x) subsampled 4 x 8 x 8, 512
-   query points per crop, gamma 0.0125, Ra 1e6, Pr 1 on a 4 x 1 box. */
+   query points per crop, gamma 0.0125, Ra 1e6, Pr 1 on a 4 x 1 box. Under MPI the ranks form the
+   trainer's process grid (data_groups x spatial_ranks): each crop of a data group is cut over its
+   spatial ranks (split.c, docs/parallel.md). */
 #include "sgmffndata.h"
 #include "sgsurrogateimpl.h"
 #include "sgtrainer.h"
@@ -21,6 +23,9 @@ typedef struct {
   SgMFFNData    data;
   PetscReal     first[3], last[3]; /* monitored means of the first and last progress lines */
   PetscBool     have_first;
+  PetscInt        dgroups, sranks; /* process grid */
+  SgMFFNSplitSpec split;           /* how a crop is cut over the spatial ranks */
+  SgMFFNPart      part;            /* this rank's part of a crop (grid: the trainer's, while it trains) */
 } SgSurrogate_MFFN;
 
 /* a list of up to 16 file names */
@@ -94,6 +99,8 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsString("-restart", "Continue the run from this checkpoint (same deck and ranks)", d->restart, d->restart, sizeof d->restart, NULL));
   PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", d->lcurve, d->lcurve, sizeof d->lcurve, NULL));
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, d->sync, sizeof d->sync, &d->sync_kb)); /* -mffn_sync, -mffn_sync_bucket_kb */
+  PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &d->dgroups, &d->sranks));              /* -mffn_data_groups, -mffn_spatial_ranks */
+  PetscCall(SgMFFNSplitOptions(PetscOptionsObject, &d->split));                              /* -mffn_split_axes, _layout, _counts */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -115,6 +122,7 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
     PetscCheck(lo >= 2, comm, PETSC_ERR_USER_INPUT, "mffn: the low-res crop has %" PetscInt_FMT " point(s) in %s (crop %" PetscInt_FMT " / factor %" PetscInt_FMT "); it needs >= 2 to interpolate", lo, ax[k], d->crop[k], d->factor[k]);
     PetscCheck(lo % mult[k] == 0, comm, PETSC_ERR_USER_INPUT, "mffn: the low-res crop's %" PetscInt_FMT " points in %s are not a multiple of the poolings' %" PetscInt_FMT ": change -mffn_crop or -mffn_pool", lo, ax[k], mult[k]);
   }
+  PetscCall(SgTrainerCheckProcessGrid(comm, "mffn_", d->dgroups, d->sranks, &d->dgroups));
   PetscCheck(d->nfiles > 0, comm, PETSC_ERR_USER_INPUT, "mffn: no training data: set mffn: {data: [rb.h5]} (field_snapshots from surge ensemble, e.g. inputs/boussinesq/ensemble_small.yaml)");
   PetscCheck(!d->save_freq || d->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "mffn: save_freq %" PetscInt_FMT " needs a file: set mffn: {save_ckpt: mffn_ckpt.h5}", d->save_freq);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -131,8 +139,20 @@ static PetscErrorCode SetUp_MFFN(SgSurrogate s)
   if (d->model) PetscFunctionReturn(PETSC_SUCCESS); /* loaded */
   PetscCall(CheckOptions(s));
   for (PetscInt i = 0; i < d->nfiles; i++) files[i] = d->files[i];
-  PetscCall(SgMFFNDataLoad(comm, d->nfiles, files, d->crop[0], &d->data));
-  PetscCheck(d->crop[1] <= d->data.nz && d->crop[2] <= d->data.nx, comm, PETSC_ERR_USER_INPUT, "mffn: crop %" PetscInt_FMT " x %" PetscInt_FMT " (z, x) is larger than the data's %" PetscInt_FMT " x %" PetscInt_FMT " grid: lower -mffn_crop", d->crop[1], d->crop[2], d->data.nz, d->data.nx);
+  { /* this rank's part of the crops (the same the trainer's grid gives): it reads only its window */
+    SgparGrid  g;
+    SgMFFNPart part;
+    PetscInt   lo[3], mult[3];
+    for (int k = 0; k < 3; k++) lo[k] = d->crop[k] / d->factor[k];
+    PetscCall(SgMFFNConfigGridMultiple(&d->cfg, mult));
+    PetscCheck(!sgpar_grid_create(comm, (int)d->dgroups, (int)d->sranks, &g), comm, PETSC_ERR_LIB, "mffn: %s", sgpar_last_error());
+    PetscCall(SgMFFNPartCreate(g, &d->split, lo, mult, &part));
+    PetscCall(SgMFFNDataLoadPart(comm, d->nfiles, files, d->crop[0], &part, d->crop, d->factor, &d->data));
+    if (d->sranks > 1 && sgpar_grid_data_group(g) == 0) /* what each spatial rank holds (the same in every group) */
+      PetscCall(PetscSynchronizedPrintf(comm, "mffn: spatial rank %d of %d reads z [%" PetscInt_FMT ", %" PetscInt_FMT ") x x [%" PetscInt_FMT ", %" PetscInt_FMT ") of the %" PetscInt_FMT " x %" PetscInt_FMT " grid (%.0f%%)\n", sgpar_grid_spatial_rank(g), (int)d->sranks, d->data.z0, d->data.z0 + d->data.nzw, d->data.x0, d->data.x0 + d->data.nxw, d->data.nz, d->data.nx, 100.0 * d->data.nzw * d->data.nxw / ((double)d->data.nz * d->data.nx)));
+    PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
+    sgpar_grid_destroy(&g);
+  }
   d->ph.nu       = 1 / PetscSqrtReal(d->rayleigh / d->prandtl);
   d->ph.kappa    = 1 / PetscSqrtReal(d->rayleigh * d->prandtl);
   d->ph.scale[0] = d->factor[0] * d->data.dt;
@@ -154,15 +174,26 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
   SgnnTensor        acc = NULL;
 
   PetscFunctionBegin;
+  if (!d->part.grid) { /* the trainer's grid: this rank's slab of every crop */
+    SgparGrid g;
+    PetscInt  lc[3], mult[3];
+    for (int k = 0; k < 3; k++) lc[k] = d->crop[k] / d->factor[k];
+    PetscCall(SgMFFNConfigGridMultiple(&d->cfg, mult));
+    PetscCall(SgTrainerGetProcessGrid(tr, &g));
+    PetscCall(SgMFFNPartCreate(g, &d->split, lc, mult, &d->part));
+  }
+  if (sgpar_grid_spatial_size(d->part.grid) > 1)
+    for (int k = 0; k < d->part.split.naxes; k++) ls[d->part.split.ax[k].axis] = d->part.split.ax[k].n;
   PetscCall(PetscMalloc3(SG_MFFN_NCH * lo, &low, 3 * d->npoints, &pts, SG_MFFN_NCH * d->npoints, &tgt));
   for (PetscInt i = 0; i < b->nlocal; i++) {
     SgnnTensor x, l, t;
     PetscReal  reg, pde, v;
-    PetscCall(SgMFFNDataCrop(&d->data, d->crop, d->factor, d->npoints, (uint64_t)d->seed, info->step, b->ids[i], low, pts, tgt));
+    PetscInt   pown;
+    PetscCall(SgMFFNDataCropPart(&d->data, d->crop, d->factor, d->npoints, (uint64_t)d->seed, info->step, b->ids[i], &d->part, low, &pown, pts, tgt));
     SgCallNN(sgnn_tensor_from_f64(d->be, SGNN_F64, 5, ls, low, &x));
-    PetscCall(SgMFFNCropLoss(d->model, &d->ph, x, d->npoints, pts, tgt, d->gamma, &l, &reg, &pde));
-    v = reg + d->gamma * pde;
-    sums[0] += reg, sums[1] += pde, sums[2] += v, sums[3] += 1;
+    PetscCall(SgMFFNCropLossPart(d->model, &d->ph, &d->part, x, d->npoints, pown, pts, tgt, d->gamma, &l, &reg, &pde));
+    v = reg + d->gamma * pde; /* this rank's shares: summed over the grid they are the crop's */
+    sums[0] += reg, sums[1] += pde, sums[2] += v, sums[3] += sgpar_grid_spatial_rank(d->part.grid) == 0;
     if (acc) {
       SgCallNN(sgnn_add(acc, l, &t));
       sgnn_tensor_free(&acc), sgnn_tensor_free(&l);
@@ -230,7 +261,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   for (PetscInt i = 0; i < d->nfiles; i++) files[i] = d->files[i];
   SgCallNN(sgnn_params_count(d->model->P, &np));
-  PetscCall(PetscPrintf(comm, "mffn: %" PetscInt_FMT " snapshots (%" PetscInt_FMT " member runs) of %" PetscInt_FMT " x %" PetscInt_FMT " (z, x), dt %g; crops %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " -> %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT " points; %ld weights; nu %g kappa %g; %d rank(s)\n", d->data.nsamp, d->data.nruns, d->data.nz, d->data.nx, (double)d->data.dt, d->crop[0], d->crop[1], d->crop[2], d->crop[0] / d->factor[0], d->crop[1] / d->factor[1], d->crop[2] / d->factor[2], d->npoints, np, (double)d->ph.nu, (double)d->ph.kappa, size));
+  PetscCall(PetscPrintf(comm, "mffn: %" PetscInt_FMT " snapshots (%" PetscInt_FMT " member runs) of %" PetscInt_FMT " x %" PetscInt_FMT " (z, x), dt %g; crops %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " -> %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", %" PetscInt_FMT " points; %ld weights; nu %g kappa %g; %d rank(s) = %" PetscInt_FMT " data group(s) x %" PetscInt_FMT " spatial rank(s)\n", d->data.nsamp, d->data.nruns, d->data.nz, d->data.nx, (double)d->data.dt, d->crop[0], d->crop[1], d->crop[2], d->crop[0] / d->factor[0], d->crop[1] / d->factor[1], d->crop[2] / d->factor[2], d->npoints, np, (double)d->ph.nu, (double)d->ph.kappa, size, d->dgroups, d->sranks));
   PetscCall(SgTrainerCreate(comm, &tr));
   PetscCall(SgTrainerSetName(tr, "mffn"));
   PetscCall(SgTrainerSetModel(tr, d->model->P));
@@ -252,8 +283,10 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetRestart(tr, d->restart));
   PetscCall(SgTrainerSetMaxTime(tr, d->max_time));
   PetscCall(SgTrainerSetSyncType(tr, d->sync, d->sync_kb * 1024));
+  PetscCall(SgTrainerSetProcessGrid(tr, d->dgroups, d->sranks));
   ierr = SgTrainerTrain(tr);
   PetscCall(SgTrainerDestroy(&tr));
+  d->part.grid = NULL; /* went with the trainer */
   PetscCall(ierr);
   if (d->have_first) PetscCall(PetscPrintf(comm, "mffn: loss %.6g -> %.6g (L1 fields %.6g -> %.6g, L1 PDE %.6g -> %.6g) from the first to the last progress line\n", (double)d->first[2], (double)d->last[2], (double)d->first[0], (double)d->last[0], (double)d->first[1], (double)d->last[1]));
   if (d->nvalid) PetscCall(Validate(s));
@@ -317,6 +350,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   PetscCall(SgMFFNConfigDefault(&d->cfg));
   d->rayleigh = 1e6, d->prandtl = 1, d->length[0] = 4, d->length[1] = 1;
   d->crop[0] = 16, d->crop[1] = 128, d->crop[2] = 128, d->factor[0] = 4, d->factor[1] = 8, d->factor[2] = 8;
+  d->sranks = 1;
   d->valid_crops = 16, d->valid_points = 1024, d->npoints = 512, d->gamma = 0.0125, d->seed = 1, d->numb_steps = 1000, d->batch = 8, d->lr = 1e-2, d->decay_rate = 0.5, d->decay_steps = 1000000, d->disp_freq = 100;
   s->data                = d;
   s->ops->setfromoptions = SetFromOptions_MFFN;

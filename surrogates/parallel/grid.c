@@ -4,9 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct SgparTrace_ {
+  int on, layer, n, cap;
+  SgparTraceEvent *ev;
+};
+
 struct SgparGrid_ {
   MPI_Comm comm, spatial, data, stats;
   int srank, ssize, dgroup, ngroups;
+  int chunks; /* interior pieces of an overlapped convolution (0: blocking) */
+  SgparTrace trace;
 };
 
 int sgpar_grid_create(MPI_Comm comm, int data_groups, int spatial_ranks, SgparGrid *out)
@@ -27,6 +34,7 @@ int sgpar_grid_create(MPI_Comm comm, int data_groups, int spatial_ranks, SgparGr
   g->ngroups = data_groups;
   g->srank = rank % spatial_ranks;
   g->dgroup = rank / spatial_ranks;
+  g->chunks = 4;
   /* own duplicates: the halo messages and reductions never match a user's;
    * batch-norm statistics over all ranks run inside backward, while the
    * gradient buckets' allreduces on g->comm are in flight: their own communicator */
@@ -50,6 +58,7 @@ void sgpar_grid_destroy(SgparGrid *pg)
   MPI_Comm *c[4] = {&g->comm, &g->spatial, &g->data, &g->stats};
   for (int i = 0; i < 4; i++)
     if (*c[i] != MPI_COMM_NULL) MPI_Comm_free(c[i]);
+  free(g->trace.ev);
   free(g);
   *pg = NULL;
 }
@@ -63,6 +72,54 @@ int sgpar_grid_spatial_size(SgparGrid g) { return g->ssize; }
 int sgpar_grid_data_group(SgparGrid g) { return g->dgroup; }
 int sgpar_grid_data_groups(SgparGrid g) { return g->ngroups; }
 long sgpar_grid_sample_count(SgparGrid g, long local_count) { return g->srank == 0 ? local_count : 0; }
+
+int sgpar_grid_set_overlap(SgparGrid g, int chunks)
+{
+  if (!g || chunks < 0) return sgpar_fail(SGNN_ERR_ARG, "sgpar_grid_set_overlap: %d interior pieces (0: blocking, >= 1)", chunks);
+  g->chunks = chunks;
+  return 0;
+}
+int sgpar_grid_overlap_chunks(SgparGrid g) { return g->chunks; }
+
+/* ---- the timeline of a step -------------------------------------------------------------------- */
+SgparTrace *sgpar_grid_trace_ptr(SgparGrid g) { return g ? &g->trace : NULL; }
+
+int sgpar_grid_trace(SgparGrid g, int on)
+{
+  if (!g) return sgpar_fail(SGNN_ERR_ARG, "sgpar_grid_trace: NULL grid");
+  if (on) g->trace.n = 0, g->trace.layer = -1;
+  g->trace.on = on != 0;
+  return 0;
+}
+
+int sgpar_grid_trace_events(SgparGrid g, const SgparTraceEvent **ev, int *n)
+{
+  if (!g || !ev || !n) return sgpar_fail(SGNN_ERR_ARG, "sgpar_grid_trace_events: NULL argument");
+  *ev = g->trace.ev;
+  *n = g->trace.n;
+  return 0;
+}
+
+const char *sgpar_trace_kind_name(int kind)
+{
+  static const char *names[SGPAR_EV_NKINDS] = {"conv_fwd", "halo_wait_fwd", "conv_bwd", "halo_wait_bwd", "allreduce_fwd", "allreduce_bwd"};
+  return kind >= 0 && kind < SGPAR_EV_NKINDS ? names[kind] : "?";
+}
+
+void sgpar_trace_add(SgparTrace *t, int layer, int kind, double t0, double t1)
+{
+  if (!t || !t->on) return;
+  if (t->n == t->cap) { /* a failed growth drops the event: the trace is a diagnostic */
+    int cap = t->cap ? 2 * t->cap : 256;
+    SgparTraceEvent *e = realloc(t->ev, (size_t)cap * sizeof *e);
+    if (!e) return;
+    t->ev = e, t->cap = cap;
+  }
+  t->ev[t->n++] = (SgparTraceEvent){layer, kind, t0, t1};
+}
+
+int sgpar_trace_layer(SgparTrace *t) { return t ? t->layer : -1; }
+int sgpar_trace_new_layer(SgparTrace *t) { return t ? ++t->layer : -1; }
 
 static int gcd_int(int a, int b)
 {

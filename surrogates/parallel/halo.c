@@ -4,10 +4,20 @@
  * and the allreduce sum (backward: allreduce of the output gradients).
  *
  * Both need the engine's node interface (sgnn_impl.h): a backward that talks
- * to other ranks cannot be composed from public ops. The communicator travels
- * in the node's integer slots as its Fortran handle (MPI_Comm_c2f), the MPI
- * standard's portable integer form. Backward passes block: every rank of the
- * group reaches the same nodes in the same tape order. */
+ * to other ranks cannot be composed from public ops. What a backward needs
+ * (communicator, buffers, requests) lives in the data of a small tensor the
+ * node saves, so the engine frees it with the node.
+ *
+ * A halo records three kinds of node: an anchor (an alias of the input, read
+ * by everything the layer computes), progress nodes (aliases of intermediate
+ * results: MPI_Testall in forward and backward, so rendezvous messages move
+ * while the interior computes) and the halo node itself. In backward the halo
+ * node runs first (it only posts the exchange of the halo's gradient), the
+ * layer's interior backward next (with the progress nodes between its
+ * pieces), the anchor last (it waits and adds the neighbours' contributions):
+ * the backward exchange overlaps the interior, as the forward one does.
+ * Blocking calls inside backward are matched because every rank of the group
+ * reaches the same nodes in the same tape order. */
 #include "sgpar_impl.h"
 #include "sgnn_impl.h"
 #include <stdlib.h>
@@ -73,14 +83,31 @@ int sgpar_check_slab(const char *op, const SgparSplit *s, SgnnTensor x)
   return 0;
 }
 
+/* The backward exchange's state, shared by the three nodes one halo records (below): it lives in the
+ * data of a small tensor the nodes save, so the engine frees it with the last of them. */
+typedef struct {
+  MPI_Comm comm;
+  int axis, h, n, lo, hi, posted, layer;
+  long outer, inner;
+  size_t es, blk;
+  MPI_Request req[4];
+  SgparTrace *trace;
+  double t_post;
+} BwdState;
+
+static size_t state_header(void) { return (sizeof(BwdState) + 63) / 64 * 64; }
+static BwdState *state_of(SgnnTensor st) { return (BwdState *)sgnn_tensor_data(st); }
+static char *state_buf(SgnnTensor st) { return (char *)sgnn_tensor_data(st) + state_header(); }
+
 struct SgparHalo_ {
   MPI_Comm comm;
-  SgnnTensor x;
-  int axis, h, n, lo, hi; /* neighbours' ranks (MPI_PROC_NULL at the sample's edges) */
+  SgnnTensor x, xa, st; /* input, its anchored alias (compute reads it), the backward state (or NULL) */
+  int axis, h, n, lo, hi, layer; /* neighbours' ranks (MPI_PROC_NULL at the sample's edges) */
   long outer, inner;
   size_t es, blk;
   char *buf; /* send lower, send upper, receive lower, receive upper */
   MPI_Request req[4];
+  SgparTrace *trace;
 };
 
 static void halo_free(SgparHalo *ph)
@@ -88,9 +115,39 @@ static void halo_free(SgparHalo *ph)
   SgparHalo H = *ph;
   if (!H) return;
   sgnn_tensor_free(&H->x);
+  sgnn_tensor_free(&H->xa);
+  sgnn_tensor_free(&H->st);
   free(H->buf);
   free(H);
   *ph = NULL;
+}
+
+/* The anchor: an alias of x whose backward completes the backward exchange (waits for the
+ * neighbours' halo gradients and adds them to the edge planes of the gradient). Everything the layer
+ * computes from x reads the alias, so this node runs after all of it in backward: the exchange posted
+ * by the halo node (which runs first) travels while the layer's interior backward computes. */
+static int anchor_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor *gin, int cg)
+{
+  if (!need[0]) return 0;
+  if (cg) return sgnn_seterr(SGNN_ERR_UNSUPPORTED, "sgpar_halo: second derivatives through a halo exchange are not implemented");
+  BwdState *S = state_of(nd->saved[0]);
+  if (!S->posted) { /* nothing sent (no neighbours, or the test-only fault) */
+    gin[0] = sgnn_tensor_ref(g);
+    return 0;
+  }
+  double t0 = MPI_Wtime();
+  int e = MPI_Waitall(4, S->req, MPI_STATUSES_IGNORE);
+  double t1 = MPI_Wtime();
+  S->posted = 0;
+  SGNN_CHECK(!e, SGNN_ERR_BACKEND, "sgpar_halo backward: MPI error %d", e);
+  sgpar_trace_add(S->trace, S->layer, SGPAR_EV_HALO_WAIT_BWD, t0, t1);
+  sgpar_trace_add(S->trace, S->layer, SGPAR_EV_CONV_BWD, S->t_post, t1);
+  SGNN_TRY(sgnn_tensor_new(sgnn_be(g), g->dtype, 5, nd->in_shape[0], 0, &gin[0]));
+  memcpy(sgnn_ptr(gin[0]), sgnn_ptr(g), (size_t)g->numel * S->es);
+  char *rl = state_buf(nd->saved[0]) + 2 * S->blk * S->es, *rh = rl + S->blk * S->es, *d = sgnn_ptr(gin[0]);
+  if (S->lo != MPI_PROC_NULL) unpack_add(rl, S->outer, S->n, S->inner, g->dtype, 0, S->h, d);
+  if (S->hi != MPI_PROC_NULL) unpack_add(rh, S->outer, S->n, S->inner, g->dtype, S->n - S->h, S->h, d);
+  return 0;
 }
 
 int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgparHalo *out)
@@ -117,6 +174,8 @@ int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, 
   H->n = s->n;
   H->lo = s->lo;
   H->hi = s->hi;
+  H->trace = sgpar_grid_trace_ptr(g);
+  H->layer = sgpar_trace_layer(H->trace);
   H->es = sgnn_esize(sgnn_tensor_dtype(x));
   outer_inner(ndim, shape, a, &H->outer, &H->inner);
   H->blk = (size_t)H->outer * h * H->inner;
@@ -125,6 +184,23 @@ int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, 
   if (!H->buf) {
     halo_free(&H);
     return sgpar_fail(SGNN_ERR_MEM, "sgpar_halo: out of memory");
+  }
+  /* the anchored alias and, when x is differentiated, the backward state with its buffers */
+  if (sgnn_tensor_view(x, 0, 5, shape, &H->xa)) {
+    halo_free(&H);
+    return sgpar_fail(SGNN_ERR_MEM, "sgpar_halo: %s", sgnn_last_error());
+  }
+  SgnnNode *nd = sgnn_record(H->xa, "sgpar_halo_anchor", 1, &H->x, anchor_bw);
+  if (nd) {
+    long nb = (long)((state_header() + 4 * H->blk * H->es + 7) / 8);
+    if (sgnn_tensor_new(sgnn_tensor_backend(x), SGNN_F64, 1, (int[1]){(int)nb}, 1, &H->st)) {
+      halo_free(&H);
+      return sgpar_fail(SGNN_ERR_MEM, "sgpar_halo: %s", sgnn_last_error());
+    }
+    BwdState *S = state_of(H->st);
+    *S = (BwdState){H->comm, a, h, H->n, H->lo, H->hi, 0, H->layer, H->outer, H->inner, H->es, H->blk,
+                    {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL}, H->trace, 0};
+    sgnn_node_save(nd, 0, H->st);
   }
   if (h > 0) {
     char *sl = H->buf, *sh = sl + H->blk * H->es, *rl = sh + H->blk * H->es, *rh = rl + H->blk * H->es;
@@ -141,43 +217,57 @@ int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, 
   return 0;
 }
 
-/* backward: g [..2h..] is the gradient of (lower halo, upper halo); each part
- * goes back to the neighbour that sent those planes, and the neighbours' parts
- * for my edge planes arrive and are added to the input gradient */
+SgnnTensor sgpar_halo_source(SgparHalo H) { return H ? H->xa : NULL; }
+
+/* backward of the halo node: g [..2h..] is the gradient of (lower halo, upper halo); each part goes
+ * back to the neighbour that sent those planes. Only posted here: the anchor completes it. */
 static int halo_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor *gin, int cg)
 {
   if (!need[0]) return 0;
   if (cg)
     return sgnn_seterr(SGNN_ERR_UNSUPPORTED, "sgpar_halo: second derivatives through a halo exchange are not implemented");
-  int a = nd->ip[0], h = nd->ip[1], lo = nd->ip[2], hi = nd->ip[3], n = nd->in_shape[0][a];
-  MPI_Comm comm = MPI_Comm_f2c(nd->ip[4]);
-  SgnnDType dt = g->dtype;
-  size_t es = sgnn_esize(dt);
-  long outer, inner;
-  outer_inner(5, nd->in_shape[0], a, &outer, &inner);
-  size_t blk = (size_t)outer * h * inner;
-  SGNN_TRY(sgnn_tensor_new(sgnn_be(g), dt, 5, nd->in_shape[0], 1, &gin[0]));
+  (void)gin; /* the halo's contribution to x's gradient arrives through the anchor */
   if (fault_mask & SGPAR_FAULT_BWD_HALO) return 0; /* test-only: the halo's gradient is lost */
-  char *buf = malloc(4 * blk * es + 1);
-  SGNN_CHECK(buf, SGNN_ERR_MEM, "sgpar_halo backward: out of memory");
-  char *sl = buf, *sh = sl + blk * es, *rl = sh + blk * es, *rh = rl + blk * es;
-  pack(sgnn_ptr(g), outer, 2 * h, inner, es, 0, h, sl);
-  pack(sgnn_ptr(g), outer, 2 * h, inner, es, h, h, sh);
-  MPI_Request req[4];
-  MPI_Datatype T = mpi_type(dt);
-  int e = MPI_Irecv(rl, (int)blk, T, lo, TAG_BWD, comm, &req[0]);
-  if (!e) e = MPI_Irecv(rh, (int)blk, T, hi, TAG_BWD, comm, &req[1]);
-  if (!e) e = MPI_Isend(sl, (int)blk, T, lo, TAG_BWD, comm, &req[2]);
-  if (!e) e = MPI_Isend(sh, (int)blk, T, hi, TAG_BWD, comm, &req[3]);
-  if (!e) e = MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
-  if (e) {
-    free(buf);
-    return sgnn_seterr(SGNN_ERR_BACKEND, "sgpar_halo backward: MPI error %d", e);
+  BwdState *S = state_of(nd->saved[0]);
+  char *sl = state_buf(nd->saved[0]), *sh = sl + S->blk * S->es, *rl = sh + S->blk * S->es, *rh = rl + S->blk * S->es;
+  pack(sgnn_ptr(g), S->outer, 2 * S->h, S->inner, S->es, 0, S->h, sl);
+  pack(sgnn_ptr(g), S->outer, 2 * S->h, S->inner, S->es, S->h, S->h, sh);
+  MPI_Datatype T = mpi_type(g->dtype);
+  int e = MPI_Irecv(rl, (int)S->blk, T, S->lo, TAG_BWD, S->comm, &S->req[0]);
+  if (!e) e = MPI_Irecv(rh, (int)S->blk, T, S->hi, TAG_BWD, S->comm, &S->req[1]);
+  if (!e) e = MPI_Isend(sl, (int)S->blk, T, S->lo, TAG_BWD, S->comm, &S->req[2]);
+  if (!e) e = MPI_Isend(sh, (int)S->blk, T, S->hi, TAG_BWD, S->comm, &S->req[3]);
+  SGNN_CHECK(!e, SGNN_ERR_BACKEND, "sgpar_halo backward: MPI error %d", e);
+  S->posted = 1;
+  S->t_post = MPI_Wtime();
+  return 0;
+}
+
+/* progress node: an alias whose forward and backward give MPI a chance to move the exchange in flight
+ * (Open MPI moves rendezvous messages only inside MPI calls) */
+static int progress_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor *gin, int cg)
+{
+  if (!need[0]) return 0;
+  if (cg) return sgnn_seterr(SGNN_ERR_UNSUPPORTED, "sgpar_halo: second derivatives through a halo exchange are not implemented");
+  BwdState *S = state_of(nd->saved[0]);
+  int flag;
+  if (S->posted) MPI_Testall(4, S->req, &flag, MPI_STATUSES_IGNORE);
+  gin[0] = sgnn_tensor_ref(g);
+  return 0;
+}
+
+int sgpar_halo_progress(SgparHalo H, SgnnTensor y, SgnnTensor *out)
+{
+  int flag;
+  if (!H || !y || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_halo_progress: NULL argument");
+  MPICHK(MPI_Testall(4, H->req, &flag, MPI_STATUSES_IGNORE));
+  if (!H->st) {
+    *out = sgnn_tensor_ref(y);
+    return 0;
   }
-  char *d = sgnn_ptr(gin[0]);
-  if (lo != MPI_PROC_NULL) unpack_add(rl, outer, n, inner, dt, 0, h, d);
-  if (hi != MPI_PROC_NULL) unpack_add(rh, outer, n, inner, dt, n - h, h, d);
-  free(buf);
+  NNCHK("sgpar_halo_progress", sgnn_tensor_view(y, 0, sgnn_tensor_ndim(y), sgnn_tensor_shape(y), out));
+  SgnnNode *nd = sgnn_record(*out, "sgpar_halo_progress", 1, &y, progress_bw);
+  sgnn_node_save(nd, 0, H->st);
   return 0;
 }
 
@@ -186,7 +276,9 @@ int sgpar_halo_end(SgparHalo *ph, SgnnTensor *halos)
   SgparHalo H = ph ? *ph : NULL;
   if (!H || !halos) return sgpar_fail(SGNN_ERR_ARG, "sgpar_halo_end: NULL argument");
   *halos = NULL;
+  double t0 = MPI_Wtime();
   int e = MPI_Waitall(4, H->req, MPI_STATUSES_IGNORE);
+  sgpar_trace_add(H->trace, H->layer, SGPAR_EV_HALO_WAIT_FWD, t0, MPI_Wtime());
   if (e) {
     halo_free(ph);
     return sgpar_fail(SGNN_ERR_BACKEND, "sgpar_halo_end: MPI error %d", e);
@@ -206,14 +298,7 @@ int sgpar_halo_end(SgparHalo *ph, SgnnTensor *halos)
     memcpy(d + 2 * i * b, rl + i * b, b);
     memcpy(d + (2 * i + 1) * b, rh + i * b, b);
   }
-  SgnnNode *nd = sgnn_record(o, "sgpar_halo", 1, &H->x, halo_bw);
-  if (nd) {
-    nd->ip[0] = H->axis;
-    nd->ip[1] = H->h;
-    nd->ip[2] = H->lo;
-    nd->ip[3] = H->hi;
-    nd->ip[4] = (int)MPI_Comm_c2f(H->comm);
-  }
+  if (H->st) sgnn_node_save(sgnn_record(o, "sgpar_halo", 1, &H->xa, halo_bw), 0, H->st);
   halo_free(ph);
   *halos = o;
   return 0;
@@ -222,47 +307,75 @@ int sgpar_halo_end(SgparHalo *ph, SgnnTensor *halos)
 int sgpar_halo(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgnnTensor *out)
 {
   SgparHalo H;
-  SgnnTensor hl = NULL, parts[3] = {NULL, x, NULL};
+  SgnnTensor hl = NULL, parts[3] = {NULL, NULL, NULL};
   int rc = sgpar_halo_begin(g, s, x, h, &H);
   if (rc) return rc;
+  parts[1] = sgnn_tensor_ref(sgpar_halo_source(H));
   rc = sgpar_halo_end(&H, &hl);
-  if (rc) return rc;
+  if (rc) {
+    sgnn_tensor_free(&parts[1]);
+    return rc;
+  }
   NNTRYG("sgpar_halo", sgnn_slice(hl, s->axis, 0, h, &parts[0]));
   NNTRYG("sgpar_halo", sgnn_slice(hl, s->axis, h, 2 * h, &parts[2]));
   NNTRYG("sgpar_halo", sgnn_concat(3, parts, s->axis, out));
 done:
   sgnn_tensor_free(&hl);
-  sgnn_tensor_free(&parts[0]);
-  sgnn_tensor_free(&parts[2]);
+  for (int i = 0; i < 3; i++) sgnn_tensor_free(&parts[i]);
   return rc;
 }
+
+/* the allreduce node's backward: the sum of the output gradients (traced when the grid traces) */
+typedef struct {
+  MPI_Comm comm;
+  SgparTrace *trace;
+  int layer;
+} ArState;
 
 static int allreduce_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor *gin, int cg)
 {
   if (!need[0]) return 0;
   if (cg)
     return sgnn_seterr(SGNN_ERR_UNSUPPORTED, "sgpar_allreduce_sum: second derivatives are not implemented");
+  ArState *A = (ArState *)sgnn_tensor_data(nd->saved[0]);
   SGNN_TRY(sgnn_tensor_new(sgnn_be(g), g->dtype, g->ndim, g->shape, 0, &gin[0]));
-  int e = MPI_Allreduce(sgnn_ptr(g), sgnn_ptr(gin[0]), (int)g->numel, mpi_type(g->dtype), MPI_SUM,
-                        MPI_Comm_f2c(nd->ip[0]));
+  double t0 = MPI_Wtime();
+  int e = MPI_Allreduce(sgnn_ptr(g), sgnn_ptr(gin[0]), (int)g->numel, mpi_type(g->dtype), MPI_SUM, A->comm);
+  sgpar_trace_add(A->trace, A->layer, SGPAR_EV_ALLREDUCE_BWD, t0, MPI_Wtime());
   SGNN_CHECK(!e, SGNN_ERR_BACKEND, "sgpar_allreduce_sum backward: MPI error %d", e);
   return 0;
 }
 
-int sgpar_allreduce_sum(MPI_Comm comm, SgnnTensor x, SgnnTensor *out)
+int sgpar_allreduce_sum_traced(MPI_Comm comm, SgparTrace *trace, int layer, SgnnTensor x, SgnnTensor *out)
 {
   if (!x || !out) return sgpar_fail(SGNN_ERR_ARG, "sgpar_allreduce_sum: NULL argument");
   int rc = check_cpu("sgpar_allreduce_sum", x);
   if (rc) return rc;
   SgnnTensor o;
   NNCHK("sgpar_allreduce_sum", sgnn_tensor_new(sgnn_tensor_backend(x), x->dtype, x->ndim, x->shape, 0, &o));
+  double t0 = MPI_Wtime();
   int e = MPI_Allreduce(sgnn_ptr(x), sgnn_ptr(o), (int)x->numel, mpi_type(x->dtype), MPI_SUM, comm);
+  sgpar_trace_add(trace, layer, SGPAR_EV_ALLREDUCE_FWD, t0, MPI_Wtime());
   if (e) {
     sgnn_tensor_free(&o);
     return sgpar_fail(SGNN_ERR_BACKEND, "sgpar_allreduce_sum: MPI error %d", e);
   }
   SgnnNode *nd = sgnn_record(o, "sgpar_allreduce_sum", 1, &x, allreduce_bw);
-  if (nd) nd->ip[0] = (int)MPI_Comm_c2f(comm);
+  if (nd) {
+    SgnnTensor st;
+    if (sgnn_tensor_new(sgnn_tensor_backend(x), SGNN_F64, 1, (int[1]){(int)((sizeof(ArState) + 7) / 8)}, 1, &st)) {
+      sgnn_tensor_free(&o);
+      return sgpar_fail(SGNN_ERR_MEM, "sgpar_allreduce_sum: %s", sgnn_last_error());
+    }
+    *(ArState *)sgnn_tensor_data(st) = (ArState){comm, trace, layer};
+    sgnn_node_save(nd, 0, st);
+    sgnn_tensor_free(&st);
+  }
   *out = o;
   return 0;
+}
+
+int sgpar_allreduce_sum(MPI_Comm comm, SgnnTensor x, SgnnTensor *out)
+{
+  return sgpar_allreduce_sum_traced(comm, NULL, -1, x, out);
 }

@@ -53,7 +53,10 @@ const char *sgpar_last_error(void);
  * whole grid communicator with sgpar_dp (each rank's loss is the sum over its
  * slab; count samples once per data group: sgpar_grid_sample_count).
  * Backward must run on every rank of a spatial group in the same tape order
- * (the same model code does that). CPU backend only (MPI on host memory). */
+ * (the same model code does that), and every rank's loss must reach its whole
+ * tape (a rank with nothing to contribute adds 0 x a sum of its output). CPU
+ * backend only (MPI on host memory). SgTrainer builds the grid from
+ * -PREFIX_data_groups / -PREFIX_spatial_ranks (surrogates/train/grid.c). */
 typedef struct SgparGrid_ *SgparGrid;
 /* data_groups * spatial_ranks must equal the size of comm; rank r is spatial
  * rank r % spatial_ranks of data group r / spatial_ranks */
@@ -101,6 +104,12 @@ int sgpar_split2_create(SgparGrid g, const int ranks[2], const int axes[2], cons
  * begin/end split it so compute can run while the planes travel. */
 typedef struct SgparHalo_ *SgparHalo;
 int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgparHalo *hx);
+/* the alias of x that compute overlapping the exchange must read: its backward node completes the
+ * backward exchange after everything computed from it (borrowed, valid until sgpar_halo_end) */
+SgnnTensor sgpar_halo_source(SgparHalo hx);
+/* y -> an alias of y whose forward and backward call MPI_Testall on the exchange in flight: put one
+ * after each piece of interior compute, so Open MPI moves rendezvous messages meanwhile */
+int sgpar_halo_progress(SgparHalo hx, SgnnTensor y, SgnnTensor *out);
 /* -> [..2h..]: the lower halo then the upper halo; frees *hx */
 int sgpar_halo_end(SgparHalo *hx, SgnnTensor *halos);
 int sgpar_halo(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, SgnnTensor *out);
@@ -136,6 +145,24 @@ int sgpar_concat(int n, const SgparSplit *s, SgnnTensor *xs, SgnnTensor *out);
  * spatial rank then holds the same tensor: a loss computed from it on every
  * rank counts S times, so weight it by 1/S (or compute it on one rank). */
 int sgpar_gather(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor *out);
+
+/* Overlap: a one-axis convolution convolves the interior output planes in `chunks` pieces while the
+ * halo travels, testing the exchange between pieces, forward and backward (default 4); 0: blocking
+ * (wait for the halo, then one convolution of the padded slab). The results are the same to round-off. */
+int sgpar_grid_set_overlap(SgparGrid g, int chunks);
+
+/* Timeline: with tracing on, the partitioned layers record per layer (conv or batch norm, numbered in
+ * call order from 0) the span of a convolution's forward and of its backward (halo node to anchor),
+ * the waits for halos, and the batch-norm allreduces; times from MPI_Wtime. on = 1 clears and starts,
+ * 0 stops; the events stay readable until the next start or the grid's destruction. */
+enum { SGPAR_EV_CONV_FWD, SGPAR_EV_HALO_WAIT_FWD, SGPAR_EV_CONV_BWD, SGPAR_EV_HALO_WAIT_BWD, SGPAR_EV_ALLREDUCE_FWD, SGPAR_EV_ALLREDUCE_BWD, SGPAR_EV_NKINDS };
+typedef struct {
+  int layer, kind;
+  double t0, t1;
+} SgparTraceEvent;
+int sgpar_grid_trace(SgparGrid g, int on);
+int sgpar_grid_trace_events(SgparGrid g, const SgparTraceEvent **ev, int *n);
+const char *sgpar_trace_kind_name(int kind);
 
 /* test-only fault injection, to show the tests detect a missing exchange:
  * SGPAR_FAULT_BWD_HALO drops the backward halo exchange, SGPAR_FAULT_BN_REDUCE

@@ -9,50 +9,64 @@
 
 /* One split axis. Planes 0..h-1 and n-h..n-1 of the output need the
  * neighbours' planes; the n-2h planes between need only local data and are
- * convolved while the halo travels. The two edge convolutions then see
- * (halo, 2h own planes), the exact input window of those output planes. Slabs
- * thinner than 2h+1 planes wait for the halo and convolve (halo, slab, halo).
- * p2 is the padding with 0 on the split axis (the halo is its padding). */
+ * convolved while the halo travels, in `chunks` pieces with a progress node
+ * after each (MPI_Testall forward and backward: Open MPI moves rendezvous
+ * messages only inside MPI calls). The two edge convolutions then see (halo,
+ * 2h own planes), the exact input window of those output planes. Slabs thinner
+ * than 2h+1 planes, and chunks 0 (blocking), wait for the halo and convolve
+ * (halo, slab, halo). p2 is the padding with 0 on the split axis (the halo is
+ * its padding). Everything reads the halo's anchored alias of x, so in backward
+ * the halo's gradient travels while the interior's backward runs too. */
+#define SGPAR_MAXCHUNKS 64
 static int conv_overlap(SgparGrid g, const SgparAxisSplit *s, int h, SgnnTensor x, SgnnTensor w, SgnnTensor bias,
                         const int stride[3], const int p2[3], SgnnTensor *out)
 {
-  int a = s->axis, n = s->n, rc;
+  int a = s->axis, n = s->n, rc, K = sgpar_grid_overlap_chunks(g), ni = n - 2 * h;
   SgparHalo H;
-  SgnnTensor mid = NULL, hl = NULL, lo = NULL, hi = NULL, e0 = NULL, e1 = NULL, c0 = NULL, c1 = NULL, y0 = NULL,
-             y1 = NULL;
+  SgnnTensor xa = NULL, hl = NULL, lo = NULL, hi = NULL, e0 = NULL, e1 = NULL, c0 = NULL, c1 = NULL, parts[SGPAR_MAXCHUNKS + 2] = {NULL};
+  if (K > SGPAR_MAXCHUNKS) K = SGPAR_MAXCHUNKS;
+  if (ni < 1) K = 0;
+  if (K > ni) K = ni;
   rc = sgpar_halo_begin(g, s, x, h, &H);
   if (rc) return rc;
-  int overlap = n >= 2 * h + 1;
-  if (overlap && sgnn_conv3d(x, w, bias, stride, p2, &mid)) {
-    rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
-    SgnnTensor dummy = NULL; /* still complete the exchange the neighbours take part in */
-    sgpar_halo_end(&H, &dummy);
-    sgnn_tensor_free(&dummy);
-    return rc;
+  xa = sgnn_tensor_ref(sgpar_halo_source(H));
+  for (int j = 0; j < K; j++) {
+    int o0 = h + ni * j / K, o1 = h + ni * (j + 1) / K; /* output planes [o0, o1) need input [o0 - h, o1 + h) */
+    SgnnTensor in = NULL, y = NULL;
+    if (sgnn_slice(xa, a, o0 - h, o1 + h, &in) || sgnn_conv3d(in, w, bias, stride, p2, &y))
+      rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
+    if (!rc) rc = sgpar_halo_progress(H, y, &parts[1 + j]);
+    sgnn_tensor_free(&in), sgnn_tensor_free(&y);
+    if (rc) { /* still complete the exchange the neighbours take part in */
+      SgnnTensor dummy = NULL;
+      sgpar_halo_end(&H, &dummy);
+      sgnn_tensor_free(&dummy);
+      goto done;
+    }
   }
   rc = sgpar_halo_end(&H, &hl);
   if (rc) goto done;
   NNTRYG("sgpar_conv3d", sgnn_slice(hl, a, 0, h, &lo));
   NNTRYG("sgpar_conv3d", sgnn_slice(hl, a, h, 2 * h, &hi));
-  if (overlap) {
-    SgnnTensor l2[2], u2[2], parts[3];
-    NNTRYG("sgpar_conv3d", sgnn_slice(x, a, 0, 2 * h, &e0));
-    NNTRYG("sgpar_conv3d", sgnn_slice(x, a, n - 2 * h, n, &e1));
+  if (K > 0) {
+    SgnnTensor l2[2], u2[2];
+    NNTRYG("sgpar_conv3d", sgnn_slice(xa, a, 0, 2 * h, &e0));
+    NNTRYG("sgpar_conv3d", sgnn_slice(xa, a, n - 2 * h, n, &e1));
     l2[0] = lo, l2[1] = e0, u2[0] = e1, u2[1] = hi;
     NNTRYG("sgpar_conv3d", sgnn_concat(2, l2, a, &c0));
     NNTRYG("sgpar_conv3d", sgnn_concat(2, u2, a, &c1));
-    NNTRYG("sgpar_conv3d", sgnn_conv3d(c0, w, bias, stride, p2, &y0));
-    NNTRYG("sgpar_conv3d", sgnn_conv3d(c1, w, bias, stride, p2, &y1));
-    parts[0] = y0, parts[1] = mid, parts[2] = y1;
-    NNTRYG("sgpar_conv3d", sgnn_concat(3, parts, a, out));
+    NNTRYG("sgpar_conv3d", sgnn_conv3d(c0, w, bias, stride, p2, &parts[0]));
+    NNTRYG("sgpar_conv3d", sgnn_conv3d(c1, w, bias, stride, p2, &parts[K + 1]));
+    NNTRYG("sgpar_conv3d", sgnn_concat(K + 2, parts, a, out));
   } else {
-    SgnnTensor parts[3] = {lo, x, hi};
-    NNTRYG("sgpar_conv3d", sgnn_concat(3, parts, a, &c0));
+    SgnnTensor p3[3] = {lo, xa, hi};
+    NNTRYG("sgpar_conv3d", sgnn_concat(3, p3, a, &c0));
     NNTRYG("sgpar_conv3d", sgnn_conv3d(c0, w, bias, stride, p2, out));
   }
 done:;
-  SgnnTensor *tmp[] = {&mid, &hl, &lo, &hi, &e0, &e1, &c0, &c1, &y0, &y1};
+  SgnnTensor *tmp[] = {&xa, &hl, &lo, &hi, &e0, &e1, &c0, &c1};
   for (size_t j = 0; j < sizeof tmp / sizeof *tmp; j++) sgnn_tensor_free(tmp[j]);
+  for (int j = 0; j < K + 2; j++) sgnn_tensor_free(&parts[j]);
   return rc;
 }
 
@@ -79,7 +93,14 @@ int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, S
     NNCHK("sgpar_conv3d", sgnn_conv3d(x, w, bias, stride, pad, out));
     return 0;
   }
-  if (s->naxes == 1) return conv_overlap(g, &s->ax[0], h[0], x, w, bias, stride, p2, out);
+  SgparTrace *trace = sgpar_grid_trace_ptr(g);
+  int layer = sgpar_trace_new_layer(trace);
+  double t0 = MPI_Wtime();
+  if (s->naxes == 1) {
+    rc = conv_overlap(g, &s->ax[0], h[0], x, w, bias, stride, p2, out);
+    sgpar_trace_add(trace, layer, SGPAR_EV_CONV_FWD, t0, MPI_Wtime());
+    return rc;
+  }
   /* two axes: halo along the first, then along the second on the padded
    * slab (it carries the first halo's planes: the corners arrive too) */
   SgnnTensor xp = sgnn_tensor_ref(x);
@@ -92,11 +113,12 @@ int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, S
   }
   if (!rc && sgnn_conv3d(xp, w, bias, stride, p2, out)) rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
   sgnn_tensor_free(&xp);
+  sgpar_trace_add(trace, layer, SGPAR_EV_CONV_FWD, t0, MPI_Wtime());
   return rc;
 }
 
 /* sum over N and the spatial axes, keeping [1,C,1,1,1]; reduced over comm unless local */
-static int channel_sum(MPI_Comm comm, int local, SgnnTensor x, SgnnTensor *out)
+static int channel_sum(MPI_Comm comm, SgparTrace *trace, int layer, int local, SgnnTensor x, SgnnTensor *out)
 {
   static const int axes[4] = {0, 2, 3, 4};
   SgnnTensor s;
@@ -105,7 +127,7 @@ static int channel_sum(MPI_Comm comm, int local, SgnnTensor x, SgnnTensor *out)
     *out = s;
     return 0;
   }
-  int rc = sgpar_allreduce_sum(comm, s, out);
+  int rc = sgpar_allreduce_sum_traced(comm, trace, layer, s, out);
   sgnn_tensor_free(&s);
   return rc;
 }
@@ -128,12 +150,14 @@ int sgpar_batch_norm(SgparGrid g, SgnnTensor x, SgnnTensor gamma, SgnnTensor bet
   if (M < 2) return sgpar_fail(SGNN_ERR_SHAPE, "sgpar_batch_norm: training needs more than one value per channel, got %ld", M);
   SgnnTensor S1 = NULL, mean = NULL, xc = NULL, sq = NULL, S2 = NULL, ve = NULL, inv = NULL, xh = NULL, gr = NULL,
              y = NULL, br = NULL;
-  rc = channel_sum(comm, local, x, &S1);
+  SgparTrace *trace = sgpar_grid_trace_ptr(g);
+  int layer = sgpar_trace_new_layer(trace);
+  rc = channel_sum(comm, trace, layer, local, x, &S1);
   if (rc) goto done;
   NNTRYG("sgpar_batch_norm", sgnn_affine(S1, 1.0 / (double)M, 0.0, &mean));
   NNTRYG("sgpar_batch_norm", sgnn_sub(x, mean, &xc));
   NNTRYG("sgpar_batch_norm", sgnn_mul(xc, xc, &sq));
-  rc = channel_sum(comm, local, sq, &S2);
+  rc = channel_sum(comm, trace, layer, local, sq, &S2);
   if (rc) goto done;
   NNTRYG("sgpar_batch_norm", sgnn_affine(S2, 1.0 / (double)M, eps, &ve));
   NNTRYG("sgpar_batch_norm", sgnn_pow(ve, -0.5, &inv));

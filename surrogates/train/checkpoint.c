@@ -1,27 +1,28 @@
 /* SgTrainer's own checkpoint, for surrogates without a checkpoint format of their own: io/nn's
    training checkpoint (weights, optimizer moments and step, the trainer's step) plus the rank count
    in /config, because the loaders' data stream depends on it: a restart must use the same ranks to
-   continue bit for bit. Written to a temporary name and renamed by io/nn. */
+   continue bit for bit. With spatial ranks the entry also names the process grid ("4 = 2 data groups
+   x 2 spatial ranks"); a plain count means every rank was its own data group. Written to a temporary
+   name and renamed by io/nn. */
 #include "sgtrainerimpl.h"
 #include "sgnncheckpoint.h"
 
 PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, const char path[], PetscInt *step)
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)t);
-  PetscMPIInt size;
-  char        ranks[32];
+  char        ranks[128], mine[128];
   const char *keys[1] = {"trainer_ranks"}, *vals[1] = {ranks};
   long        s       = (long)*step;
   SgNNState   st      = {1, keys, vals, t->P, t->opt, 0, NULL, &s};
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(SgTrainerGridDescribe(t, mine, sizeof mine));
   if (mode == SG_TRAINER_CKPT_WRITE) {
-    PetscCall(PetscSNPrintf(ranks, sizeof ranks, "%d", size));
+    PetscCall(PetscStrncpy(ranks, mine, sizeof ranks));
     PetscCall(SgNNCheckpointWrite(comm, path, &st));
   } else {
     PetscCall(SgNNCheckpointReadConfig(comm, path, "trainer_ranks", ranks, sizeof ranks));
-    PetscCheck(atoi(ranks) == size, comm, PETSC_ERR_USER_INPUT, "%s: restart: %s was written by a run on %s rank(s), this one has %d; the data stream differs: restart on %s rank(s)", t->name, path, ranks, size, ranks);
+    PetscCheck(!strcmp(ranks, mine), comm, PETSC_ERR_USER_INPUT, "%s: restart: %s was written by a run on %s rank(s), this one has %s; the data stream differs: restart on %s rank(s)", t->name, path, ranks, mine, ranks);
     PetscCall(SgNNCheckpointRead(comm, path, &st));
     *step = (PetscInt)s;
   }

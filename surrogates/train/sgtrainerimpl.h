@@ -30,6 +30,9 @@ struct _p_SgTrainer {
   /* data */
   PetscInt        nfields;
   char           *fields[SG_TRAINER_MAXFIELDS];
+  /* spatial shards of fields (SgTrainerSetFieldShard): this rank's block of each row */
+  PetscInt        shdim[SG_TRAINER_MAXFIELDS], shstart[SG_TRAINER_MAXFIELDS][SG_DATASET_MAXDIM], shcount[SG_TRAINER_MAXFIELDS][SG_DATASET_MAXDIM];
+  PetscBool       sharded[SG_TRAINER_MAXFIELDS];
   PetscInt        nstreams;
   SgTrainerStream streams[SG_TRAINER_MAXSTREAMS];
   int64_t         nsamples; /* over all streams */
@@ -43,6 +46,9 @@ struct _p_SgTrainer {
   char            synctype[64];
   size_t          bucket_bytes;
   SgTrainerSync   sync;
+  /* process grid: data groups x spatial ranks (0: ranks / spatial ranks) */
+  PetscInt        dgroups, sranks;
+  SgparGrid       grid;
   /* progress, checkpoints */
   PetscInt  nsums, ncols, disp;
   char     *cols[SG_TRAINER_MAXCOLS];
@@ -58,3 +64,5 @@ PETSC_INTERN PetscErrorCode SgTrainerSyncCreate(SgTrainer, SgTrainerSync *);
 PETSC_INTERN PetscErrorCode SgTrainerSyncDestroy(SgTrainerSync *);
 PETSC_INTERN PetscErrorCode SgTrainerCheckpointDefault(SgTrainer, SgTrainerCkptMode, const char path[], PetscInt *step);
 PETSC_INTERN PetscErrorCode SgTrainerStopStreams(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerGridSetUp(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerGridDescribe(SgTrainer, char buf[], size_t len);

@@ -2,10 +2,16 @@
      bucketed   surrogates/parallel: the gradient slab in buckets (last layers first), each bucket's
                 MPI_Iallreduce started from the engine's grad-ready hook while backward goes on
      allreduce  one blocking MPI_Allreduce of the whole slab after backward
+     hybrid     the buckets of bucketed over the process grid (data groups x spatial ranks): every rank
+                holds partial weight gradients (its data group's samples, its slab of each), the sum
+                over all ranks is the global gradient, and each sample is counted once (on spatial
+                rank 0 of its group), so the division by the global count stays exact
    With a loss normalised by the global count (SG_TRAINER_LOSS_GLOBAL_MEAN) both only sum; with a
    SUM loss both divide the summed gradient by the global count afterwards, the same way. Summing two
    ranks' values is one IEEE addition, whichever collective does it, so both strategies give the same
-   bits on 2 ranks (tests/unit/train). Spatial and hybrid parallelism register more strategies. */
+   bits on 2 ranks (tests/unit/train). The allreduce strategy divides by the loader's global count and
+   so is exact on any grid too; bucketed, which counts every rank's samples, becomes hybrid when the
+   grid has spatial ranks. */
 #include "sgtrainerimpl.h"
 #include "sgpar.h"
 
@@ -19,9 +25,11 @@ PetscErrorCode SgTrainerSyncRegister(const char name[], PetscErrorCode (*create)
   if (!builtin) {
     PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Bucketed(SgTrainerSync);
     PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Allreduce(SgTrainerSync);
+    PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Hybrid(SgTrainerSync);
     builtin = PETSC_TRUE;
     PetscCall(PetscFunctionListAdd(&SgTrainerSyncList, "bucketed", SgTrainerSyncCreate_Bucketed));
     PetscCall(PetscFunctionListAdd(&SgTrainerSyncList, "allreduce", SgTrainerSyncCreate_Allreduce));
+    PetscCall(PetscFunctionListAdd(&SgTrainerSyncList, "hybrid", SgTrainerSyncCreate_Hybrid));
   }
   if (name) PetscCall(PetscFunctionListAdd(&SgTrainerSyncList, name, create));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -40,13 +48,19 @@ PetscErrorCode SgTrainerSyncCreate(SgTrainer t, SgTrainerSync *out)
     PetscCall(PetscInfo(t, "the gradient slab is in device memory: bucketed sync replaced by allreduce staged through the host\n"));
     PetscCall(PetscStrncpy(t->synctype, "allreduce", sizeof t->synctype));
   }
+  if (t->grid && sgpar_grid_spatial_size(t->grid) > 1 && !strcmp(t->synctype, "bucketed")) {
+    /* the same buckets; only the sample count changes (each sample once, not once per spatial rank) */
+    PetscCall(PetscInfo(t, "%d spatial ranks per data group: bucketed sync replaced by hybrid\n", sgpar_grid_spatial_size(t->grid)));
+    PetscCall(PetscStrncpy(t->synctype, "hybrid", sizeof t->synctype));
+  }
   PetscCall(PetscFunctionListFind(SgTrainerSyncList, t->synctype, &create));
-  PetscCheck(create, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: unknown gradient sync '%s': use bucketed or allreduce", t->name, t->synctype);
+  PetscCheck(create, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: unknown gradient sync '%s': use bucketed, allreduce or hybrid", t->name, t->synctype);
   PetscCall(PetscNew(&s));
   PetscCallMPI(MPI_Comm_dup(PetscObjectComm((PetscObject)t), &s->comm));
   s->P            = t->P;
   s->scaling      = t->scaling;
   s->bucket_bytes = t->bucket_bytes;
+  s->grid         = t->grid;
   PetscCall(create(s));
   *out = s;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -105,16 +119,18 @@ PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Allreduce(SgTrainerSync s)
 }
 
 /* ---- bucketed: surrogates/parallel ---- */
-#define SgCallPar(call) \
-  do { \
-    int _e = (call); \
-    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "gradient sync: %s", sgpar_last_error()); \
-  } while (0)
-
 static PetscErrorCode Begin_Bucketed(SgTrainerSync s, PetscInt nlocal)
 {
   PetscFunctionBegin;
   SgCallPar(sgpar_dp_begin((SgparDP)s->data, (long)nlocal));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* hybrid: nlocal is the data group's count on each of its spatial ranks; it counts once */
+static PetscErrorCode Begin_Hybrid(SgTrainerSync s, PetscInt nlocal)
+{
+  PetscFunctionBegin;
+  SgCallPar(sgpar_dp_begin((SgparDP)s->data, sgpar_grid_sample_count(s->grid, (long)nlocal)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -132,7 +148,7 @@ static PetscErrorCode End_Bucketed(SgTrainerSync s, PetscInt nglobal)
 static PetscErrorCode Describe_Bucketed(SgTrainerSync s, char buf[], size_t len)
 {
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(buf, len, "bucketed sync: %d buckets of up to %zu bytes; %d started during the last backward\n", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
+  PetscCall(PetscSNPrintf(buf, len, "%s sync: %d buckets of up to %zu bytes; %d started during the last backward\n", s->begin == Begin_Hybrid ? "hybrid" : "bucketed", sgpar_dp_nbuckets((SgparDP)s->data), s->bucket_bytes, sgpar_dp_overlapped((SgparDP)s->data)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -148,6 +164,7 @@ PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Bucketed(SgTrainerSync s)
   SgparDP dp;
 
   PetscFunctionBegin;
+  /* the sync's own duplicate of the trainer's communicator: the same ranks as the grid's */
   SgCallPar(sgpar_dp_create(s->comm, s->P, s->bucket_bytes, &dp));
   SgCallPar(sgpar_dp_set_divide(dp, s->scaling == SG_TRAINER_LOSS_SUM));
   s->data    = dp;
@@ -155,5 +172,14 @@ PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Bucketed(SgTrainerSync s)
   s->end     = End_Bucketed;
   s->describe = Describe_Bucketed;
   s->destroy = Destroy_Bucketed;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Hybrid(SgTrainerSync s)
+{
+  PetscFunctionBegin;
+  PetscCheck(s->grid, PETSC_COMM_SELF, PETSC_ERR_ORDER, "hybrid sync: the trainer has no process grid");
+  PetscCall(SgTrainerSyncCreate_Bucketed(s));
+  s->begin = Begin_Hybrid;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -38,6 +38,7 @@ PetscErrorCode SgTrainerCreate(MPI_Comm comm, SgTrainer *out)
   t->batch        = 1;
   t->disp         = 100;
   t->nsteps       = 1;
+  t->sranks       = 1; /* and dgroups 0: every rank its own data group */
   sgnn_optim_defaults(SGNN_ADAM, &t->oc);
   t->sched.kind = SGNN_LR_CONST, t->sched.lr0 = t->oc.lr;
   *out = t;
@@ -102,8 +103,25 @@ PetscErrorCode SgTrainerSetFields(SgTrainer t, PetscInt n, const char *const nam
   SG_TRAINER_SETTER_CHECK(t);
   PetscCheck(n >= 1 && n <= SG_TRAINER_MAXFIELDS, PetscObjectComm((PetscObject)t), PETSC_ERR_ARG_OUTOFRANGE, "SgTrainer: %" PetscInt_FMT " fields; between 1 and %d", n, SG_TRAINER_MAXFIELDS);
   for (PetscInt i = 0; i < t->nfields; i++) PetscCall(PetscFree(t->fields[i]));
+  for (PetscInt i = 0; i < SG_TRAINER_MAXFIELDS; i++) t->sharded[i] = PETSC_FALSE;
   t->nfields = n;
   for (PetscInt i = 0; i < n; i++) PetscCall(PetscStrallocpy(names[i], &t->fields[i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSetFieldShard(SgTrainer t, const char field[], PetscInt ndim, const PetscInt start[], const PetscInt count[])
+{
+  PetscInt f = -1;
+
+  PetscFunctionBegin;
+  SG_TRAINER_SETTER_CHECK(t);
+  for (PetscInt i = 0; i < t->nfields; i++)
+    if (!strcmp(t->fields[i], field)) f = i;
+  PetscCheck(f >= 0, PetscObjectComm((PetscObject)t), PETSC_ERR_ARG_WRONG, "%s: shard of '%s', which is not one of the fields (SgTrainerSetFields first)", t->name, field);
+  PetscCheck(ndim >= 0 && ndim <= SG_DATASET_MAXDIM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: shard of '%s' over %" PetscInt_FMT " axes", t->name, field, ndim);
+  t->sharded[f] = PETSC_TRUE;
+  t->shdim[f]   = ndim;
+  for (PetscInt d = 0; d < ndim; d++) t->shstart[f][d] = start[d], t->shcount[f][d] = count[d];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -257,7 +275,7 @@ PetscErrorCode SgTrainerOptionsSync(PetscOptionItems *PetscOptionsObject, char s
     if (same) idx = i;
   }
   if (*kb <= 0) *kb = 1024;
-  PetscCall(SgOptionsEList("-sync", "Gradient sync between ranks: bucketed (non-blocking allreduce of gradient buckets overlapped with backward) or allreduce (one blocking allreduce after backward); the results are identical", names, n, names[idx], &idx, NULL));
+  PetscCall(SgOptionsEList("-sync", "Gradient sync between ranks: bucketed (non-blocking allreduce of gradient buckets overlapped with backward), allreduce (one blocking allreduce after backward; the same results), or hybrid (the buckets over data groups x spatial ranks, chosen by itself when spatial_ranks > 1)", names, n, names[idx], &idx, NULL));
   PetscCall(SgOptionsInt("-sync_bucket_kb", "Size of one gradient bucket of the bucketed sync (KiB)", *kb, kb, NULL, 1, 1 << 20));
   PetscCall(PetscStrncpy(sync, names[idx], len));
   PetscCall(PetscFree(names));
@@ -272,6 +290,7 @@ PetscErrorCode SgTrainerSetFromOptions(SgTrainer t)
   SG_TRAINER_SETTER_CHECK(t);
   PetscObjectOptionsBegin((PetscObject)t);
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, t->synctype, sizeof t->synctype, &kb));
+  PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &t->dgroups, &t->sranks));
   PetscOptionsEnd();
   t->bucket_bytes = (size_t)kb << 10;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -316,6 +335,7 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
   PetscCheck(t->ops_s.loss, comm, PETSC_ERR_ORDER, "%s: SgTrainerSetOps() with a loss before SgTrainerSetUp()", t->name);
   PetscCheck(t->nstreams >= 1 && t->nfields >= 1, comm, PETSC_ERR_USER_INPUT, "%s: no training data: add a data stream and its fields", t->name);
   PetscCheck(!t->ckpt_every || t->ckpt[0], comm, PETSC_ERR_USER_INPUT, "%s: a checkpoint every %" PetscInt_FMT " steps needs a file name", t->name, t->ckpt_every);
+  PetscCall(SgTrainerGridSetUp(t));
   for (PetscInt k = 0; k < t->nstreams; k++) PetscCall(SgTrainerGetStreamSteps(t, k, &t->streams[k].nsteps));
   SgCallNN(sgnn_optim_create(t->P, &t->oc, &t->opt));
   if (t->restart[0]) { /* the optimizer's state and the step; the caller has restored the weights */
@@ -327,7 +347,9 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
   }
   t->step = t->step0;
   /* one loader per stream, each started at the number of global batches it delivered before step0;
-     enough epochs for its share of the steps (+1: the last epoch may be partly used) */
+     enough epochs for its share of the steps (+1: the last epoch may be partly used). The loaders run
+     on the grid's data communicator: a batch is split over the data groups, and all spatial ranks of
+     a group (same position in their data communicators, same plan) get the same samples. */
   for (PetscInt step = 0; step < t->step0; step++) {
     PetscInt k;
     PetscCall(SgTrainerStreamOfStep(t, step, &k));
@@ -336,9 +358,11 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
   for (PetscInt k = 0; k < t->nstreams; k++) {
     SgTrainerStream *s      = &t->streams[k];
     PetscInt         epochs = (PetscInt)((s->nsteps * (int64_t)t->batch + s->nsamples - 1) / s->nsamples) + 1;
-    PetscCall(SgLoaderCreate(comm, &s->ld));
+    PetscCall(SgLoaderCreate(sgpar_grid_data_comm(t->grid), &s->ld));
     PetscCall(SgLoaderSetFiles(s->ld, s->nfiles, (const char *const *)s->files));
     PetscCall(SgLoaderSetFields(s->ld, t->nfields, (const char *const *)t->fields));
+    for (PetscInt f = 0; f < t->nfields; f++)
+      if (t->sharded[f]) PetscCall(SgLoaderSetFieldShard(s->ld, t->fields[f], t->shdim[f], t->shstart[f], t->shcount[f]));
     PetscCall(SgLoaderSetBatchSize(s->ld, t->batch));
     PetscCall(SgLoaderSetEpochs(s->ld, epochs));
     PetscCall(SgLoaderSetSeed(s->ld, t->seed + 1000003ULL * (uint64_t)k)); /* independent orders per stream */
@@ -375,6 +399,7 @@ PetscErrorCode SgTrainerView(SgTrainer t, PetscViewer v)
   PetscCall(PetscObjectTypeCompare((PetscObject)v, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(v, "SgTrainer %s: %" PetscInt_FMT " steps (from %" PetscInt_FMT "), global batch %" PetscInt_FMT ", %" PetscInt_FMT " stream(s) of %" PetscInt64_FMT " samples, gradient sync %s\n", t->name, t->nsteps, t->step0, t->batch, t->nstreams, (PetscInt64)t->nsamples, t->synctype));
+  if (t->grid) PetscCall(PetscViewerASCIIPrintf(v, "  process grid: %" PetscInt_FMT " data groups x %" PetscInt_FMT " spatial ranks\n", t->dgroups, t->sranks));
   if (t->sync && t->sync->describe) {
     char line[256];
     PetscCall(t->sync->describe(t->sync, line, sizeof line));
@@ -406,6 +431,7 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
   for (PetscInt i = 0; i < t->ncols; i++) PetscCall(PetscFree(t->cols[i]));
   PetscCall(PetscFree(t->lcurve_header));
   PetscCall(SgTrainerSyncDestroy(&t->sync));
+  sgpar_grid_destroy(&t->grid);
   sgnn_optim_destroy(&t->opt);
   PetscCall(PetscHeaderDestroy(pt));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -80,6 +80,9 @@ PETSC_EXTERN PetscErrorCode SgDatasetView(SgDataset, PetscViewer);
 /* ---- read ---------------------------------------------------------------------------------- */
 /* Rows [start, start+count) of a field, converted to memtype. Fails past the committed count. */
 PETSC_EXTERN PetscErrorCode SgDatasetReadField(SgDataset, const char name[], int64_t start, int64_t count, SgDType memtype, void *buf);
+/* The same rows restricted to the block [rstart[d], rstart[d]+rcount[d]) of each row axis d (a spatial
+   shard: what one spatial rank of a partitioned sample needs), into buf as [count][rcount...]. */
+PETSC_EXTERN PetscErrorCode SgDatasetReadFieldBlock(SgDataset, const char name[], int64_t start, int64_t count, const PetscInt rstart[], const PetscInt rcount[], SgDType memtype, void *buf);
 /* A static array: *n elements (on entry the capacity of buf, 0 to only query the size). */
 PETSC_EXTERN PetscErrorCode SgDatasetReadStatic(SgDataset, const char name[], SgDType memtype, int64_t *n, void *buf);
 /* Strings of a static string list: PetscMalloc'ed array of PetscMalloc'ed strings; free with

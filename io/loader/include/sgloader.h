@@ -48,6 +48,14 @@ PETSC_EXTERN PetscErrorCode SgLoaderSetFiles(SgLoader, PetscInt n, const char *c
 /* Fields to deliver (default: every per-sample field of the first file, in its order). */
 PETSC_EXTERN PetscErrorCode SgLoaderSetFields(SgLoader, PetscInt n, const char *const names[]);
 PETSC_EXTERN PetscErrorCode SgLoaderSetBatchSize(SgLoader, PetscInt global_batch);
+/* Spatial shard: deliver (and read) only the block [start[d], start[d]+count[d]) of each row of
+   `field` (ndim = the row's rank), as [nlocal][count...] in C order -- the part of a sample one
+   spatial rank of a partitioned model needs (docs/parallel.md). Shards change only what is read:
+   the buffer capacity of the plan counts whole samples, so ranks holding different shards of the
+   same samples (the spatial ranks of one data group, each with its own loader on the data
+   communicator) draw identical plans. A sharded field is read through one HDF5 hyperslab per run
+   (the raw path reads whole rows). */
+PETSC_EXTERN PetscErrorCode SgLoaderSetFieldShard(SgLoader, const char field[], PetscInt ndim, const PetscInt start[], const PetscInt count[]);
 PETSC_EXTERN PetscErrorCode SgLoaderSetEpochs(SgLoader, PetscInt epochs);
 PETSC_EXTERN PetscErrorCode SgLoaderSetSeed(SgLoader, uint64_t seed);
 /* Per-rank budget of the sample buffer (the Belady cache), bytes. The prefetch ring (depth local

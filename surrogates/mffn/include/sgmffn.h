@@ -15,6 +15,7 @@
 #include <petscsys.h>
 #include "sgnn.h"
 #include "sgfield.h"
+#include "sgpar.h"
 
 #define SG_MFFN_MAXLEVELS 6
 #define SG_MFFN_MAXMLP    8
@@ -70,6 +71,38 @@ PETSC_EXTERN PetscErrorCode SgMFFNEncode(SgMFFN, SgnnTensor x, SgnnTensor *laten
    -> out [P, out_channels]: differentiable with respect to the weights, the latent grid and pts. */
 PETSC_EXTERN PetscErrorCode SgMFFNDecode(SgMFFN, SgnnTensor latent, SgnnTensor pts, SgnnTensor *out);
 
+/* ---- spatially partitioned crops (issue 18, docs/parallel.md) ------------------------------------
+   A crop cut over the spatial ranks of a process grid (surrogates/parallel): grid NULL, or a grid with
+   one spatial rank, is the whole crop (the serial code). split: the low-res crop's slabs along one or
+   two of the axes 2, 3, 4 (t, z, x of [1, C, T, Z, X]); every slab along an axis must be a multiple of
+   the product of that axis's pooling factors (pooling stays local), and at least 1 plane. */
+typedef struct {
+  SgparGrid  grid;
+  SgparSplit split;
+} SgMFFNPart;
+
+/* The encoder on this rank's slab x [1, in_channels, t, z, x] of the crop -> its slab of the latent
+   grid (same split). Collective over the spatial group: halo exchanges in the 3^3 convolutions, batch
+   statistics reduced over the whole crop; backward likewise. Equal to SgMFFNEncode on the whole crop
+   to round-off (tests/unit/mffn/test_mffn_spatial.c). */
+PETSC_EXTERN PetscErrorCode SgMFFNEncodePart(SgMFFN, const SgMFFNPart *, SgnnTensor x, SgnnTensor *latent);
+
+/* Owner-local decoding (no gather): a query point belongs to the rank whose latent slab holds the
+   lower vertex of its cell (along every split axis), and that rank evaluates it from its slab plus the
+   one vertex plane above it. */
+typedef struct {
+  SgnnTensor t;         /* [1, L, ...]: the slab with the plane above it along each split axis */
+  int        origin[3]; /* global latent index of its first vertex (t, z, x) */
+  int        gdims[3];  /* the whole latent grid */
+} SgMFFNLatentBlock;
+/* collective over the spatial group (the upper plane comes from the neighbour, and its gradient goes
+   back in backward): every spatial rank must create its block, whether it owns points or not */
+PETSC_EXTERN PetscErrorCode SgMFFNLatentBlockCreate(SgMFFN, const SgMFFNPart *, SgnnTensor latent, SgMFFNLatentBlock *);
+PETSC_EXTERN void           SgMFFNLatentBlockFree(SgMFFNLatentBlock *);
+/* pts [P >= 1, 3] (global latent index units), all owned by this rank -> out [P, out_channels] */
+PETSC_EXTERN PetscErrorCode SgMFFNDecodeBlock(SgMFFN, const SgMFFNLatentBlock *, SgnnTensor pts, SgnnTensor *out);
+PETSC_EXTERN PetscBool      SgMFFNPartOwns(const SgMFFNPart *, const double pt[3]);
+
 /* Physical set-up of a crop: free-fall units of physics/boussinesq. */
 typedef struct {
   PetscReal nu, kappa;          /* (Ra/Pr)^-1/2, (Ra Pr)^-1/2 */
@@ -102,6 +135,11 @@ PETSC_EXTERN PetscErrorCode SgMFFNResidualSums(const SgMFFNPhysics *, SgnnTensor
    lowres [1, 4, T, Z, X] normalised; pts [P, 3] latent index units; target [P, 4] normalised.
    reg and pde receive the two means (for monitoring). */
 PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
+/* The same on a partitioned crop: lowres is this rank's slab, pts/target the Pown of the crop's P query
+   points this rank owns (SgMFFNPartOwns; Pown may be 0). The loss, reg and pde are this rank's shares:
+   sums over its points divided by the crop's P x 4, so they add up over the spatial group to the
+   crop's values. Collective over the spatial group, forward and backward. */
+PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
 
 /* The SgSurrogate op serving field.superres (superres.c): inference on a whole domain, the PDE
    residual as uncertainty. */

@@ -5,7 +5,8 @@
 
 typedef struct {
   PetscInt   nsamp, nz, nx;         /* samples (all files, in file order = the loader's global ids), grid */
-  double    *f[SG_MFFN_NCH];        /* [nsamp][nz][nx] physical p, b, u, w */
+  PetscInt   z0, nzw, x0, nxw;      /* the window of the (z, x) grid held here: all of it, or a spatial rank's */
+  double    *f[SG_MFFN_NCH];        /* [nsamp][nzw][nxw] physical p, b, u, w (use SgMFFNDataAt) */
   PetscInt   nruns;                 /* member runs: consecutive samples of one member of one file */
   PetscInt  *run_start, *run_len;   /* [nruns] */
   PetscInt  *run_of;                /* [nsamp] */
@@ -17,6 +18,13 @@ typedef struct {
    runs), checks them (same grid, uniform spacing, finite values, runs at least crop_t long) and
    computes the per-channel mean and standard deviation. Errors name the file. */
 PETSC_EXTERN PetscErrorCode SgMFFNDataLoad(MPI_Comm, PetscInt nfiles, const char *const files[], PetscInt crop_t, SgMFFNData *);
+/* The same for a spatial rank of crops partitioned by part (crop, factor: the crops it will cut): it
+   reads only the window of the (z, x) grid that its slab of any crop and the query points it owns can
+   touch (one hyperslab per field and file); the statistics are those of the whole data, exactly (the
+   same bits as a serial load). Collective over comm. part NULL: SgMFFNDataLoad. */
+PETSC_EXTERN PetscErrorCode SgMFFNDataLoadPart(MPI_Comm, PetscInt nfiles, const char *const files[], PetscInt crop_t, const SgMFFNPart *part, const PetscInt crop[3], const PetscInt factor[3], SgMFFNData *);
+/* value of channel c of sample i at grid point (z, x), which must lie in the window */
+#define SgMFFNDataAt(D, c, i, z, x) ((D)->f[c][((size_t)(i) * (D)->nzw + (size_t)((z) - (D)->z0)) * (D)->nxw + (size_t)((x) - (D)->x0)])
 PETSC_EXTERN PetscErrorCode SgMFFNDataFree(SgMFFNData *);
 
 /* One crop for global sample id and step: a deterministic function of (seed, step, id), so the
@@ -25,6 +33,9 @@ PETSC_EXTERN PetscErrorCode SgMFFNDataFree(SgMFFNData *);
    (high-res grid points inside the hull of the low-res grid) are drawn from Philox.
    lowres: [4][crop/factor] normalised; pts [P][3] latent index units; target [P][4] normalised. */
 PETSC_EXTERN PetscErrorCode SgMFFNDataCrop(const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, PetscInt step, int64_t id, double *lowres, double *pts, double *target);
+/* The same crop on a spatial rank: lowres is its slab of the low-res crop ([4][slab] C order), and of
+   the P query points (the same draws) the *Pown it owns (SgMFFNPartOwns), in order, with targets. */
+PETSC_EXTERN PetscErrorCode SgMFFNDataCropPart(const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, PetscInt step, int64_t id, const SgMFFNPart *part, double *lowres, PetscInt *Pown, double *pts, double *target);
 
 /* Held-out evaluation: ncrops crops of D (ids spread evenly, crop draws from step -1), P points each.
    Per channel (p, b, u, w), for the model and for trilinear interpolation of the low-res crop:
@@ -35,3 +46,17 @@ typedef struct {
   PetscInt  ncrops, npoints;
 } SgMFFNEval;
 PETSC_EXTERN PetscErrorCode SgMFFNEvaluate(SgMFFN, const SgMFFNPhysics *, const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt ncrops, PetscInt P, uint64_t seed, SgMFFNEval *);
+
+/* How the surrogate's crops are cut over the spatial ranks (split.c; deck keys split_axes,
+   split_layout, split_counts of the mffn section). */
+#define SG_MFFN_MAXSPLIT 64
+typedef struct {
+  PetscInt naxes, axes[2];              /* 2, 3, 4 = t, z, x of [1, C, T, Z, X]; default z */
+  PetscInt layout[2];                   /* spatial ranks along each of two axes (0: the most even) */
+  PetscInt ncounts, counts[SG_MFFN_MAXSPLIT]; /* low-res planes of each slab (0 entries: as even as possible) */
+} SgMFFNSplitSpec;
+PETSC_EXTERN PetscErrorCode SgMFFNSplitOptions(PetscOptionItems *, SgMFFNSplitSpec *);
+/* This rank's part of every crop of low-res size lo (pooling products mult) on the spatial ranks of g:
+   collective; a split that cannot work (layout, counts, slabs not multiples of the poolings) is
+   refused on every rank with one line naming the options. */
+PETSC_EXTERN PetscErrorCode SgMFFNPartCreate(SgparGrid, const SgMFFNSplitSpec *, const PetscInt lo[3], const PetscInt mult[3], SgMFFNPart *);

@@ -11,9 +11,16 @@
    a restart (DeePMD-kit's systems are streams; a surrogate with one dataset has one stream).
 
    Gradient sync is a strategy chosen by name (-PREFIX_sync): "bucketed" (default: surrogates/parallel,
-   non-blocking allreduce of gradient buckets started while backward runs) or "allreduce" (one blocking
-   allreduce of the slab after backward). Spatial and hybrid parallelism register further strategies
-   with SgTrainerSyncRegister. Both built-in strategies give bit-identical gradients on 2 ranks.
+   non-blocking allreduce of gradient buckets started while backward runs), "allreduce" (one blocking
+   allreduce of the slab after backward) or "hybrid" (the buckets over a process grid of data groups x
+   spatial ranks, each sample counted once per data group). Bucketed and allreduce give bit-identical
+   gradients on 2 ranks.
+
+   Process grid (SgTrainerSetProcessGrid, options -PREFIX_data_groups, -PREFIX_spatial_ranks): the
+   ranks form data_groups x spatial_ranks (surrogates/parallel, docs/parallel.md). The loaders split
+   every global batch over the data groups only, so all spatial ranks of a group get the same sample
+   ids; the surrogate takes the grid (SgTrainerGetProcessGrid) to partition each sample over the
+   spatial ranks of its group. Default: every rank its own data group (pure data parallelism).
 
    Depends on: src/base (options, logging), io/loader, io/nn, surrogates/nn, surrogates/parallel. */
 #pragma once
@@ -21,12 +28,20 @@
 #include "sgnn.h"
 #include "sgloader.h"
 #include "sgcompat.h"
+#include "sgpar.h"
 
 /* an NN-engine call inside a PETSc function: its error becomes a PETSc error with the engine's message */
 #define SgCallNN(call) \
   do { \
     int _e = (call); \
     PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "NN engine: %s", sgnn_last_error()); \
+  } while (0)
+
+/* a surrogates/parallel call inside a PETSc function: its error becomes a PETSc error with its message */
+#define SgCallPar(call) \
+  do { \
+    int _e = (call); \
+    PetscCheck(!_e, PETSC_COMM_SELF, PETSC_ERR_LIB, "parallel: %s", sgpar_last_error()); \
   } while (0)
 
 typedef struct _p_SgTrainer *SgTrainer;
@@ -82,6 +97,10 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetName(SgTrainer, const char name[]);
 PETSC_EXTERN PetscErrorCode SgTrainerSetMetrics(SgTrainer, PetscInt nsums, PetscInt ncols, const char *const cols[], const char lcurve_header[]);
 /* data: fields read from every file (same names in every stream), then one stream per set of files */
 PETSC_EXTERN PetscErrorCode SgTrainerSetFields(SgTrainer, PetscInt n, const char *const names[]);
+/* spatial shard of field (one of SetFields): every loader reads and delivers only this rank's block
+   [start, start + count) of each row (SgLoaderSetFieldShard); for a model partitioned over the
+   spatial ranks of the process grid */
+PETSC_EXTERN PetscErrorCode SgTrainerSetFieldShard(SgTrainer, const char field[], PetscInt ndim, const PetscInt start[], const PetscInt count[]);
 PETSC_EXTERN PetscErrorCode SgTrainerAddStream(SgTrainer, PetscInt nfiles, const char *const files[], int64_t nsamples, PetscInt *stream);
 PETSC_EXTERN PetscErrorCode SgTrainerSetBatchSize(SgTrainer, PetscInt global_batch);
 PETSC_EXTERN PetscErrorCode SgTrainerSetSeed(SgTrainer, uint64_t seed);
@@ -102,6 +121,14 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetOptionsPrefix(SgTrainer, const char pref
 PETSC_EXTERN PetscErrorCode SgTrainerSetSyncType(SgTrainer, const char type[], PetscInt bucket_bytes);
 PETSC_EXTERN PetscErrorCode SgTrainerSetFromOptions(SgTrainer);
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsSync(PetscOptionItems *, char sync[], size_t len, PetscInt *bucket_kb);
+/* Process grid: data_groups x spatial_ranks must equal the trainer's rank count (data_groups 0: ranks /
+   spatial_ranks). Options -PREFIX_data_groups, -PREFIX_spatial_ranks, read by SgTrainerSetFromOptions or
+   declared in a surrogate's own options block by SgTrainerOptionsGrid (0 and 1 in: the defaults).
+   SgTrainerCheckProcessGrid refuses a grid that does not cover comm with one line naming both options
+   (-PREFIX_...), on every rank: call it before anything is read or written. */
+PETSC_EXTERN PetscErrorCode SgTrainerSetProcessGrid(SgTrainer, PetscInt data_groups, PetscInt spatial_ranks);
+PETSC_EXTERN PetscErrorCode SgTrainerOptionsGrid(PetscOptionItems *, PetscInt *data_groups, PetscInt *spatial_ranks);
+PETSC_EXTERN PetscErrorCode SgTrainerCheckProcessGrid(MPI_Comm, const char prefix[], PetscInt data_groups, PetscInt spatial_ranks, PetscInt *groups_out);
 /* collective: creates the loaders (positioned after a restart's step), the optimizer and the sync */
 PETSC_EXTERN PetscErrorCode SgTrainerSetUp(SgTrainer);
 PETSC_EXTERN PetscErrorCode SgTrainerTrain(SgTrainer);
@@ -115,12 +142,16 @@ PETSC_EXTERN PetscErrorCode SgTrainerGetNumSteps(SgTrainer, PetscInt *);
 PETSC_EXTERN PetscErrorCode SgTrainerGetStep(SgTrainer, PetscInt *); /* steps done (after Train: where it stopped) */
 PETSC_EXTERN PetscErrorCode SgTrainerGetStreamSteps(SgTrainer, PetscInt stream, PetscInt *steps); /* steps of the schedule that draw from it */
 PETSC_EXTERN PetscErrorCode SgTrainerStreamOfStep(SgTrainer, PetscInt step, PetscInt *stream);
+/* the process grid (after SgTrainerSetUp; owned by the trainer): the surrogate partitions each sample
+   over sgpar_grid_spatial_comm; b->nlocal counts its data group's samples on every spatial rank */
+PETSC_EXTERN PetscErrorCode SgTrainerGetProcessGrid(SgTrainer, SgparGrid *);
 
 /* Gradient-sync strategies: begin before backward (the rank's sample count), end after it (the
    gradient slab then holds the global gradient). A strategy's create fills the ops and its data. */
 typedef struct _p_SgTrainerSync *SgTrainerSync;
 struct _p_SgTrainerSync {
   MPI_Comm             comm; /* the trainer's communicator, duplicated: a strategy's collectives never mix with the surrogate's */
+  SgparGrid            grid; /* the trainer's process grid (data groups x spatial ranks) */
   SgnnParams           P;
   SgTrainerLossScaling scaling;
   size_t               bucket_bytes;

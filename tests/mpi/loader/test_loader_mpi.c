@@ -9,7 +9,12 @@
    3. "gradient" exactness: the batch mean of a per-sample quantity computed as
       allreduce(local sum) / nglobal equals the one-rank batch mean to 1e-12 relative (only the
       summation order differs);
-   4. hits summed over ranks equal the plan's, and with a buffer the hit-first assignment gives hits. */
+   4. hits summed over ranks equal the plan's, and with a buffer the hit-first assignment gives hits.
+   5. spatial shards: every rank reads only its block of each sample of x (rows [3r/P, 3(r+1)/P) of
+      the 3 and columns 1..3 of the 5), with a loader of its own (a data group of one, as the spatial
+      ranks of a trainer's process grid have) and a buffer of 6 samples: all ranks get the same ids in
+      every batch (the plan counts whole samples, not the shard), the same capacity, and each delivered
+      block equals that block of a plain read; the unsharded field y keeps its raw reads. */
 #include "sgloader.h"
 #include "../../unit/loader/loader_testdata.h"
 
@@ -163,6 +168,52 @@ int main(int argc, char **argv)
                             mode == 0 ? (usedmpiio ? "MPI-IO+thread" : "POSIX+thread") : mode == 1 ? "POSIX+thread" : "pHDF5 H5Dread", maxrel, (long long)allhits, E * N, (int)maximb));
       PetscCall(SgLoaderDestroy(&l));
     }
+  }
+  { /* 5. shards */
+    SgLoader      l;
+    SgLoaderBatch b;
+    PetscBool     done;
+    PetscInt      start[2] = {TD_NX * rank / size, 1}, count[2] = {TD_NX * (rank + 1) / size - TD_NX * rank / size, 3}, nb = 0;
+    int64_t       cap, capmin, capmax, hits, planned;
+    PetscCall(SgLoaderCreate(PETSC_COMM_SELF, &l));
+    PetscCall(SgLoaderSetFiles(l, 2, files));
+    PetscCall(SgLoaderSetBatchSize(l, B));
+    PetscCall(SgLoaderSetEpochs(l, E));
+    PetscCall(SgLoaderSetSeed(l, 2024));
+    PetscCall(SgLoaderSetBufferBytes(l, 6 * slot));
+    PetscCall(SgLoaderSetFieldShard(l, "x", 2, start, count));
+    PetscCall(SgLoaderSetUp(l));
+    PetscCall(SgLoaderGetCapacity(l, &cap));
+    PetscCallMPI(MPI_Allreduce(&cap, &capmin, 1, MPI_INT64_T, MPI_MIN, PETSC_COMM_WORLD));
+    PetscCallMPI(MPI_Allreduce(&cap, &capmax, 1, MPI_INT64_T, MPI_MAX, PETSC_COMM_WORLD));
+    PetscCheck(capmin == capmax && cap == 6, PETSC_COMM_SELF, PETSC_ERR_PLIB, "shards: buffer of %lld samples on rank %d (expected 6 on every rank)", (long long)cap, rank);
+    if (!rank) PetscCall(SgLoaderView(l, PETSC_VIEWER_STDOUT_SELF));
+    for (;;) {
+      uint64_t h = 1469598103934665603ULL, hmin, hmax;
+      PetscCall(SgLoaderNext(l, &b, &done));
+      if (done) break;
+      for (PetscInt i = 0; i < b.nlocal; i++) {
+        int64_t id = b.ids[i], f = id < N1 ? 0 : 1;
+        double  x[TD_NX * TD_NY];
+        h = (h ^ (uint64_t)id) * 1099511628211ULL;
+        PetscCall(SgDatasetReadField(ds[f], "x", id - (f ? N1 : 0), 1, SG_DTYPE_F64, x));
+        for (PetscInt a = 0; a < count[0]; a++)
+          for (PetscInt c = 0; c < count[1]; c++) {
+            double got = ((const double *)b.data[0])[(i * count[0] + a) * count[1] + c];
+            PetscCheck(got == x[(start[0] + a) * TD_NY + start[1] + c], PETSC_COMM_SELF, PETSC_ERR_PLIB, "shard of sample %lld: element (%d, %d) differs from a plain read", (long long)id, (int)(start[0] + a), (int)(start[1] + c));
+          }
+        PetscCheck(((const int32_t *)b.data[1])[i] == 7 * id + 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "shard run: y of sample %lld wrong", (long long)id);
+      }
+      PetscCallMPI(MPI_Allreduce(&h, &hmin, 1, MPI_UINT64_T, MPI_MIN, PETSC_COMM_WORLD));
+      PetscCallMPI(MPI_Allreduce(&h, &hmax, 1, MPI_UINT64_T, MPI_MAX, PETSC_COMM_WORLD));
+      PetscCheck(hmin == hmax, PETSC_COMM_SELF, PETSC_ERR_PLIB, "shards: batch %d holds other samples on rank %d", (int)nb, rank);
+      nb++;
+    }
+    PetscCall(SgLoaderGetStats(l, &hits, NULL, NULL, NULL, NULL));
+    PetscCall(SgLoaderGetPlannedHits(l, &planned, NULL));
+    PetscCheck(hits == planned && hits > 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "shards: rank %d: %lld hits, plan said %lld", rank, (long long)hits, (long long)planned);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok   shards on %d ranks: %d batches, the same ids on every rank, blocks = plain reads, buffer 6 samples everywhere, %lld hits = plan\n", size, (int)nb, (long long)hits));
+    PetscCall(SgLoaderDestroy(&l));
   }
   PetscCall(SgDatasetClose(&ds[0]));
   PetscCall(SgDatasetClose(&ds[1]));

@@ -18,7 +18,19 @@
      4. the two-stream run on 2 ranks with the bucketed sync (1-parameter buckets, so both start during
         backward) equals the blocking allreduce sync bit for bit, and the 1-rank run (rank 0 on
         COMM_SELF) to round-off (5e-13 relative: only the order of the sum of 8 terms differs);
-     5. a 2-rank checkpoint is refused on 1 rank, naming the rank count. */
+     5. a 2-rank checkpoint is refused on 1 rank, naming the rank count.
+   test_trainer grid DIR   (4 ranks)
+     6. the model split over the spatial ranks of a process grid as a partitioned CNN is: spatial rank s
+        of S reads only features [3s/S, 3(s+1)/S) of every sample (its loader shard of x) and holds
+        their gradients; the prediction is the sum of the ranks' partial products (sgpar_allreduce_sum
+        over the spatial group), the bias added on the last spatial rank. 2 data groups x 2 spatial
+        ranks (hybrid sync, chosen by itself) and 4 x 1 (hybrid named) equal the 1-rank run to 5e-13
+        relative: only wrong sample ids (spatial ranks of a group getting different samples), a
+        sample counted once per spatial rank, or a lost shard fail it by O(1). The spatial ranks of
+        a group are checked to get the same sample ids at every step, and local batches to differ
+        between groups (uneven: exact normalisation by the global count);
+     7. data_groups 3 x spatial_ranks 2 on 4 ranks is refused naming both options, and the 2 x 2 run's
+        checkpoint is refused by a 4 x 1 run, naming the grid. */
 #include <math.h>
 #include "sgtrainer.h"
 #include "sgdataset.h"
@@ -158,6 +170,47 @@ static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBa
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* grid mode (6.): this rank's share of the features; ids of every step checked against the group */
+static int grid_id_mismatch, grid_nmin = 1 << 30, grid_nmax;
+static PetscErrorCode LossGrid(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
+{
+  Model     *m = (Model *)ctx;
+  SgparGrid  g;
+  int        S, s, f0, f1, sx[2], sy[2] = {(int)b->nlocal, 1}, mine[2], lo[2], hi[2];
+  SgnnTensor X, Y, Ws, P0, P1, Pb, Pr, D, D2, Sum;
+  double     v, h = 0;
+
+  PetscFunctionBegin;
+  PetscCall(SgTrainerGetProcessGrid(tr, &g));
+  S = sgpar_grid_spatial_size(g), s = sgpar_grid_spatial_rank(g), f0 = NF * s / S, f1 = NF * (s + 1) / S;
+  sx[0] = (int)b->nlocal, sx[1] = f1 - f0;
+  for (PetscInt i = 0; i < b->nlocal; i++) h = h * 1.000001 + (double)b->ids[i] + 1; /* the same ids in the same order */
+  mine[0] = (int)b->nlocal, mine[1] = (int)fmod(h, 1e9);
+  PetscCallMPI(MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, sgpar_grid_spatial_comm(g)));
+  PetscCallMPI(MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, sgpar_grid_spatial_comm(g)));
+  grid_id_mismatch += lo[0] != hi[0] || lo[1] != hi[1];
+  grid_nmin = PetscMin(grid_nmin, (int)b->nlocal), grid_nmax = PetscMax(grid_nmax, (int)b->nlocal);
+  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sx, b->data[0], &X)); /* the shard: [n, f1 - f0] */
+  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sy, b->data[1], &Y));
+  SgCallNN(sgnn_slice(m->w, 0, f0, f1, &Ws));
+  SgCallNN(sgnn_matmul(X, Ws, 0, 0, &P0));
+  if (s == S - 1) {
+    SgCallNN(sgnn_expand(m->b, 2, sy, &P1));
+    SgCallNN(sgnn_add(P0, P1, &Pb));
+    sgnn_tensor_free(&P1);
+  } else Pb = sgnn_tensor_ref(P0);
+  if (sgpar_allreduce_sum(sgpar_grid_spatial_comm(g), Pb, &Pr)) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s", sgpar_last_error());
+  SgCallNN(sgnn_sub(Pr, Y, &D));
+  SgCallNN(sgnn_mul(D, D, &D2));
+  SgCallNN(sgnn_sum(D2, 0, NULL, 0, &Sum));
+  SgCallNN(sgnn_tensor_item(Sum, &v));
+  sums[0] += v / S, sums[1] += s == 0 ? b->nlocal : 0; /* summed over the grid: once per sample */
+  SgCallNN(sgnn_affine(Sum, 0.5 / S, 0.0, loss));     /* replicated on the S ranks: 1/S each */
+  SgnnTensor *fr[] = {&X, &Y, &Ws, &P0, &Pb, &Pr, &D, &D2, &Sum};
+  for (int q = 0; q < 9; q++) sgnn_tensor_free(fr[q]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Check(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBatch *b)
 {
   int bad = 0;
@@ -182,6 +235,7 @@ typedef struct {
   const char *files[2], *sync, *lcurve, *ckpt, *restart;
   PetscBool   sgd;
   PetscReal   max_time;
+  PetscInt    groups, spatial; /* process grid (0, 0: the trainer's default) */
 } Run;
 
 /* view: NULL, or where the trainer's view goes (the sync's buckets) */
@@ -189,7 +243,7 @@ static PetscErrorCode Train(MPI_Comm comm, Model *m, const Run *r, char view[], 
 {
   PetscViewer     v;
   SgTrainer       tr;
-  SgTrainerOps    ops    = {Loss, Check, Monitor, NULL};
+  SgTrainerOps    ops    = {r->spatial ? LossGrid : Loss, Check, Monitor, NULL};
   const char     *cols[] = {"rmse_trn", "rmse_val"}, *fields[] = {"x", "y"};
   SgnnOptimConfig oc;
   SgnnLRSchedule  sc = {0};
@@ -224,6 +278,14 @@ static PetscErrorCode Train(MPI_Comm comm, Model *m, const Run *r, char view[], 
   if (r->max_time > 0) PetscCall(SgTrainerSetMaxTime(tr, r->max_time));
   PetscCall(SgTrainerSetFromOptions(tr));
   PetscCall(SgTrainerSetSyncType(tr, r->sync, 8)); /* 8 bytes: one bucket per parameter (w, b) */
+  if (r->spatial) {
+    PetscMPIInt rk;
+    PetscInt    S = r->spatial, s, start[1], count[1];
+    PetscCallMPI(MPI_Comm_rank(comm, &rk));
+    s = rk % S, start[0] = NF * s / S, count[0] = NF * (s + 1) / S - start[0];
+    PetscCall(SgTrainerSetProcessGrid(tr, r->groups, r->spatial));
+    PetscCall(SgTrainerSetFieldShard(tr, "x", 1, start, count));
+  }
   PetscCall(SgTrainerTrain(tr));
   if (view) { /* rank 0's view, through a file */
     char  fn[PETSC_MAX_PATH_LEN];
@@ -252,6 +314,19 @@ static PetscErrorCode TrainExpectError(MPI_Comm comm, Model *m, const Run *r, Pe
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   *ierr = Train(comm, m, r, NULL, 0);
   PetscCall(PetscPopErrorHandler());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a fresh model (init 0.1) trained by run r on comm: its weights */
+static PetscErrorCode TrainedValues(MPI_Comm comm, const Run *r, char view[], size_t len, double v[NF + 1])
+{
+  Model m;
+
+  PetscFunctionBegin;
+  PetscCall(ModelCreate(&m, 0.1));
+  PetscCall(Train(comm, &m, r, view, len));
+  PetscCall(ModelValues(&m, v));
+  sgnn_params_destroy(&m.P);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -364,14 +439,8 @@ int main(int argc, char **argv)
     Run    rb = two, ra = two, rs = two;
     PetscCheck(size == 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "run the mpi test on 2 ranks");
     rb.sync = "bucketed", ra.sync = "allreduce", rb.ckpt = ck, rb.ckpt_every = 15;
-    PetscCall(ModelCreate(&m, 0.1));
-    PetscCall(Train(PETSC_COMM_WORLD, &m, &rb, view, sizeof view));
-    PetscCall(ModelValues(&m, bu));
-    sgnn_params_destroy(&m.P);
-    PetscCall(ModelCreate(&m, 0.1));
-    PetscCall(Train(PETSC_COMM_WORLD, &m, &ra, NULL, 0));
-    PetscCall(ModelValues(&m, al));
-    sgnn_params_destroy(&m.P);
+    PetscCall(TrainedValues(PETSC_COMM_WORLD, &rb, view, sizeof view, bu));
+    PetscCall(TrainedValues(PETSC_COMM_WORLD, &ra, NULL, 0, al));
     if (!rank) {
       PetscErrorCode e;
       PetscCall(ModelCreate(&m, 0.1));
@@ -389,7 +458,42 @@ int main(int argc, char **argv)
       CHECK(err < 5e-13, "2 ranks and 1 rank differ by %g", err);
       CHECK(e == PETSC_ERR_USER_INPUT, "a 2-rank checkpoint was accepted on 1 rank");
     }
-  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: fit or mpi", argv[1]);
+  } else if (!strcmp(argv[1], "grid")) {
+    double         se[NF + 1], g22[NF + 1], g41[NF + 1], e22 = 0, e41 = 0;
+    char           view[1024] = "";
+    Run            r22 = two, r41 = two, bad = two, rest = two;
+    PetscErrorCode e1, e2;
+    PetscCheck(size == 4, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "run the grid test on 4 ranks");
+    r22.groups = 2, r22.spatial = 2, r22.ckpt = ck, r22.ckpt_every = 15;
+    r41.groups = 4, r41.spatial = 1, r41.sync = "hybrid";
+    (void)remove(ck);
+    PetscCall(TrainedValues(PETSC_COMM_WORLD, &r22, view, sizeof view, g22));
+    PetscCall(TrainedValues(PETSC_COMM_WORLD, &r41, NULL, 0, g41));
+    bad.groups = 3, bad.spatial = 2;
+    rest.groups = 4, rest.spatial = 1, rest.restart = ck;
+    PetscCall(ModelCreate(&m, 0.1));
+    PetscCall(TrainExpectError(PETSC_COMM_WORLD, &m, &bad, &e1));
+    PetscCall(TrainExpectError(PETSC_COMM_WORLD, &m, &rest, &e2));
+    sgnn_params_destroy(&m.P);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &grid_id_mismatch, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &grid_nmin, 1, MPI_INT, MPI_MIN, PETSC_COMM_WORLD));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &grid_nmax, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
+    if (!rank) {
+      PetscCall(TrainedValues(PETSC_COMM_SELF, &two, NULL, 0, se));
+      for (int i = 0; i <= NF; i++) {
+        e22 = PetscMax(e22, fabs(g22[i] - se[i]) / PetscMax(fabs(se[i]), 1));
+        e41 = PetscMax(e41, fabs(g41[i] - se[i]) / PetscMax(fabs(se[i]), 1));
+      }
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "6. feature-split model vs 1 rank: 2 x 2 grid %.1e, 4 x 1 grid %.1e (max relative difference); spatial ranks with other sample ids than their group: %d steps; local batches %d..%d of 8\n", e22, e41, grid_id_mismatch, grid_nmin, grid_nmax));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "   the 2 x 2 run's view: %s", strstr(view, "process grid") ? strstr(view, "process grid") : "(none)\n"));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. 3 x 2 grid on 4 ranks: error %d; the 2 x 2 checkpoint restarted on 4 x 1: error %d (expected %d)\n", (int)e1, (int)e2, (int)PETSC_ERR_USER_INPUT));
+      CHECK(e22 < 5e-13 && e41 < 5e-13, "the grid runs differ from 1 rank: %g, %g", e22, e41);
+      CHECK(!grid_id_mismatch, "spatial ranks of a group got different samples");
+      CHECK(grid_nmin != grid_nmax, "the local batches were all equal: the uneven case was not exercised");
+      CHECK(strstr(view, "process grid: 2 data groups x 2 spatial ranks") && strstr(view, "hybrid sync"), "the 2 x 2 run did not report its grid and the hybrid sync");
+      CHECK(e1 == PETSC_ERR_USER_INPUT && e2 == PETSC_ERR_USER_INPUT, "a grid not covering the ranks, or a checkpoint of another grid, was accepted");
+    }
+  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: fit, mpi or grid", argv[1]);
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAIL" : "PASS"));
   PetscCall(PetscFinalize());
