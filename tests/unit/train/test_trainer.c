@@ -105,6 +105,7 @@ typedef struct {
   SgnnBackend *be;
   SgnnParams   P;
   SgnnTensor   w, b;
+  PetscInt     stop_at, steps_done; /* the monitor asks to stop from step stop_at on (0: never); steps run */
 } Model;
 
 static PetscErrorCode ModelCreate(Model *m, double init)
@@ -114,6 +115,7 @@ static PetscErrorCode ModelCreate(Model *m, double init)
   double    v[NF + 1];
 
   PetscFunctionBegin;
+  m->stop_at = m->steps_done = 0;
   SgCallNN(sgnn_backend_get("cpu", &m->be));
   SgCallNN(sgnn_params_create(m->be, SGNN_F64, &m->P));
   SgCallNN(sgnn_params_add(m->P, "w", 2, sw, &m->w));
@@ -174,6 +176,7 @@ static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const Pets
   PetscFunctionBegin;
   cols[0] = sqrt(sums[0] / PetscMax(sums[1], 1));
   cols[1] = NAN; /* no validation: n/a */
+  if (((Model *)ctx)->stop_at && step >= ((Model *)ctx)->stop_at) PetscCall(SgTrainerRequestStop(tr, "early stop (test)"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -224,7 +227,9 @@ static PetscErrorCode Train(MPI_Comm comm, Model *m, const Run *r, char view[], 
   if (r->max_time > 0) PetscCall(SgTrainerSetMaxTime(tr, r->max_time));
   PetscCall(SgTrainerSetFromOptions(tr));
   PetscCall(SgTrainerSetSyncType(tr, r->sync, 8)); /* 8 bytes: one bucket per parameter (w, b) */
+  PetscCall(SgTrainerSetQuiet(tr, (PetscBool)(m->stop_at > 0)));
   PetscCall(SgTrainerTrain(tr));
+  PetscCall(SgTrainerGetStep(tr, &m->steps_done));
   if (view) { /* rank 0's view, through a file */
     char  fn[PETSC_MAX_PATH_LEN];
     FILE *fp;
@@ -344,6 +349,25 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "2b. max_time stop: checkpoint at step %" PetscInt_FMT "; restart to 30: %s\n", at, Same(va, vc) ? "bit-identical to the uninterrupted run" : "DIFFERENT"));
       CHECK(at == 1, "the max_time stop wrote its checkpoint at step %" PetscInt_FMT ", expected 1", at);
       CHECK(Same(va, vc), "the run stopped by max_time and restarted differs from the uninterrupted one");
+    }
+    { /* the monitor asks to stop at its progress line of step 10 (of 30): the run ends there and writes its checkpoint */
+      Run      stop = two;
+      PetscInt at   = -1, done;
+      stop.ckpt = ck;
+      (void)remove(ck);
+      PetscCall(ModelCreate(&m, 0.1));
+      m.stop_at = 8;
+      PetscCall(Train(PETSC_COMM_SELF, &m, &stop, NULL, 0));
+      done = m.steps_done;
+      {
+        long      s0 = -1;
+        SgNNState st = {0, NULL, NULL, m.P, NULL, 0, NULL, &s0};
+        PetscCall(SgNNCheckpointRead(PETSC_COMM_SELF, ck, &st));
+        at = (PetscInt)s0;
+      }
+      sgnn_params_destroy(&m.P);
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "2c. stop requested by the monitor from step 8: the run ended after %" PetscInt_FMT " steps (progress every 5), checkpoint at step %" PetscInt_FMT "\n", done, at));
+      CHECK(done == 10 && at == 10, "a stop requested at the progress line of step 10 ended the run at step %" PetscInt_FMT " (checkpoint %" PetscInt_FMT ")", done, at);
     }
     /* 3. a NaN label, an unknown sync */
     {
