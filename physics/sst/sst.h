@@ -24,7 +24,7 @@ typedef enum { SST_INIT_EQUILIBRIUM, SST_INIT_HARMONIC } SstInit;
 typedef struct {
   /* options */
   PetscInt  nlon, nlat, land, flow, init, nweather, seed, harmonic_m;
-  PetscReal radius, kappa, speed, tau, cfl, year, t_polar, t_equator, season_amp, season_peak;
+  PetscReal radius, kappa, speed, tau, relax_season, cfl, year, t_polar, t_equator, season_amp, season_peak;
   PetscReal w_amp, w_time, e_amp, e_period, e_damp, amplitude, cap_lat;
   /* geometry: global latitude rows */
   PetscReal dlon, dlat;          /* radians */

@@ -2,13 +2,15 @@
    the data source of the POD-LSTM surrogate (the synthetic counterpart of the NOAA OI SST weekly data
    of Maulik et al., SC20).
 
-     dT/dt + div(u T) = div(kappa grad T) + (Teq(lat, t) - T) / tau + F_weather + F_enso   (ocean)
+     dT/dt + div(u T) = div(kappa grad T) + r(lat, t) (Teq(lat, t) - T) + F_weather + F_enso   (ocean)
 
    on a sphere of radius a, T fixed at 0 on land (no flux through coasts).
    Units: length km, time days, temperature degC; kappa km^2/day, speeds km/day.
    - u: a steady divergence-free flow from a streamfunction (zonal jets closed into gyres by the
      continents), or rigid rotation, or none (sst.h: why it is divergence-free cell by cell).
-   - Teq: warm equator, cold poles, a seasonal swing antisymmetric about the equator (period `year`).
+   - Teq: warm equator, cold poles, a seasonal swing antisymmetric about the equator (period `year`);
+     r = (1 + relax_season sin(lat) cos(2 pi (t - season_peak)/year)) / tau: the mixed layer is shallow
+     in summer (anomalies damp fast) and deep in winter (they persist), as in the real ocean.
    - F_weather: nweather large-scale patterns with Ornstein-Uhlenbeck amplitudes (5-day memory);
      F_enso: an equatorial eastern-Pacific pattern times a noise-driven damped oscillator (4 years).
    Finite volumes, second order: centred advective fluxes, two-point diffusive fluxes, each face's
@@ -41,6 +43,7 @@ static PetscErrorCode SstSetFromOptions(SgSolver sv, PetscOptionItems *PetscOpti
   PetscCall(SgOptionsEList("-land", "Land mask: continents (idealised Americas, Africa, Eurasia, Australia, Greenland and polar caps), caps (polar caps only), none (an ocean planet)", Lands, 3, Lands[s->land], &s->land, NULL));
   PetscCall(SgOptionsReal("-cap_lat", "Latitude beyond which the polar caps (sea ice) are land", "degrees", s->cap_lat, &s->cap_lat, NULL, 10, 90));
   PetscCall(SgOptionsReal("-relax_time", "Relaxation time of T towards the equilibrium temperature (0: no relaxation)", "days", s->tau, &s->tau, NULL, 0, 1e9));
+  PetscCall(SgOptionsReal("-relax_season", "Seasonal modulation of the relaxation rate: (1 + relax_season sin(lat) cos(2 pi (t - season_peak)/year)) / relax_time (shallow summer, deep winter mixed layers)", "", s->relax_season, &s->relax_season, NULL, 0, 0.99));
   PetscCall(SgOptionsReal("-t_equator", "Annual-mean equilibrium temperature at the equator", "degC", s->t_equator, &s->t_equator, NULL, -100, 100));
   PetscCall(SgOptionsReal("-t_polar", "Annual-mean equilibrium temperature at the poles", "degC", s->t_polar, &s->t_polar, NULL, -100, 100));
   PetscCall(SgOptionsReal("-season_amp", "Seasonal amplitude of the equilibrium temperature, times sin(lat)", "degC", s->season_amp, &s->season_amp, NULL, 0, 100));
@@ -124,13 +127,13 @@ static PetscErrorCode SstSetUp(SgSolver sv)
 }
 
 /* Largest stable step: the linear operator's eigenvalues lie, by Gershgorin, within |z| <= r_i =
-   2 d_i + a_i + 1/tau of each cell (d: diffusive conductances over area, a: half the advective face
+   2 d_i + a_i + r_max of each cell (d: diffusive conductances over area, a: half the advective face
    fluxes over area; the diagonal's advective part vanishes with the divergence); SSP-RK3 is stable in
    the left half-disc of radius sqrt(3). */
 static PetscErrorCode SstTimeStep(SgSolver sv, PetscReal t, PetscReal *dt)
 {
   Sst      *s = (Sst *)sv->data;
-  PetscReal r = s->tau > 0 ? 1 / s->tau : 0, g;
+  PetscReal rmax = s->tau > 0 ? (1 + s->relax_season) / s->tau : 0, r = rmax, g;
 
   PetscFunctionBegin;
   for (PetscInt j = 0; j < s->ym; j++)
@@ -139,7 +142,7 @@ static PetscErrorCode SstTimeStep(SgSolver sv, PetscReal t, PetscReal *dt)
       PetscReal A = s->area[s->ys + j];
       PetscReal d = (s->Ge[e] + s->Ge[e + 1] + s->Gn[n] + s->Gn[n + s->xm]) / A;
       PetscReal a = 0.5 * (PetscAbsReal(s->U[e]) + PetscAbsReal(s->U[e + 1]) + PetscAbsReal(s->V[n]) + PetscAbsReal(s->V[n + s->xm])) / A;
-      if (s->ocean[n]) r = PetscMax(r, 2 * d + a + (s->tau > 0 ? 1 / s->tau : 0));
+      if (s->ocean[n]) r = PetscMax(r, 2 * d + a + rmax);
     }
   PetscCallMPI(MPI_Allreduce(&r, &g, 1, MPIU_REAL, MPIU_MAX, PetscObjectComm((PetscObject)sv)));
   *dt = g > 0 ? s->cfl * PetscSqrtReal(3.0) / g : PETSC_MAX_REAL;
@@ -162,7 +165,8 @@ static PetscErrorCode Rhs(Sst *s, Vec X, PetscReal t, Vec R, PetscReal *src)
   PetscCall(DMDAVecGetArray(s->da, R, &r));
   for (PetscInt j = 0; j < s->ym; j++) {
     const PetscInt  gj  = s->ys + j;
-    const PetscReal A   = s->area[gj], teq = s->tau > 0 ? SgSstTeq(s, SgSstLat(s, gj + 0.5), t) : 0;
+    const PetscReal A   = s->area[gj], lat = SgSstLat(s, gj + 0.5), teq = s->tau > 0 ? SgSstTeq(s, lat, t) : 0;
+    const PetscReal rate = s->tau > 0 ? (1 + s->relax_season * PetscSinReal(lat) * PetscCosReal(2 * PETSC_PI * (t - s->season_peak) / s->year)) / s->tau : 0;
     for (PetscInt i = 0; i < s->xm; i++) {
       const PetscInt  gi = s->xs + i, e = j * (s->xm + 1) + i, n = j * s->xm + i;
       const PetscReal c  = x[gj][gi];
@@ -172,7 +176,7 @@ static PetscErrorCode Rhs(Sst *s, Vec X, PetscReal t, Vec R, PetscReal *src)
         continue;
       }
       net = FaceFlux(s->U[e + 1], s->Ge[e + 1], c, x[gj][gi + 1]) - FaceFlux(s->U[e], s->Ge[e], x[gj][gi - 1], c) + FaceFlux(s->V[n + s->xm], s->Gn[n + s->xm], c, x[gj + 1][gi]) - FaceFlux(s->V[n], s->Gn[n], x[gj - 1][gi], c);
-      q   = s->forcing[n] + (s->tau > 0 ? (teq - c) / s->tau : 0);
+      q   = s->forcing[n] + rate * (teq - c);
       r[gj][gi] = -net / A + q;
       acc += A * q;
     }
@@ -293,7 +297,7 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_SST(SgSolver sv)
   PetscFunctionBegin;
   PetscCall(PetscNew(&s));
   s->nlon = 360, s->nlat = 180, s->radius = 6371, s->kappa = 130, s->speed = 10, s->cap_lat = 75;
-  s->tau = 60, s->t_equator = 28, s->t_polar = -1.8, s->season_amp = 6, s->season_peak = 220, s->year = 365.25;
+  s->tau = 60, s->relax_season = 0.8, s->t_equator = 28, s->t_polar = -1.8, s->season_amp = 6, s->season_peak = 220, s->year = 365.25;
   s->nweather = 24, s->w_amp = 0.05, s->w_time = 5, s->e_amp = 0.025, s->e_period = 1461, s->e_damp = 500;
   s->seed = 1, s->amplitude = 1, s->cfl = 0.9;
   sv->data                = s;

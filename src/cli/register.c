@@ -11,6 +11,7 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_Boussinesq(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSolverCreate_SST(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate);
 PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate);
+PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate);
 PETSC_EXTERN PetscErrorCode SgForcesProviderCreate_LJ(const SgForcesProviderInfo *, SgForcesProvider *);
 PETSC_EXTERN PetscErrorCode SgForcesProviderCreate_TB(const SgForcesProviderInfo *, SgForcesProvider *);
 
@@ -27,6 +28,7 @@ PetscErrorCode SgRegisterAll(void)
   /* surrogates (each serves the slot kinds it has ops for: deepmd serves md.forces) */
   PetscCall(SgSurrogateRegister("deepmd", SgSurrogateCreate_DeepMD));
   PetscCall(SgSurrogateRegister("mffn", SgSurrogateCreate_MFFN));
+  PetscCall(SgSurrogateRegister("podlstm", SgSurrogateCreate_PodLstm));
   /* the solvers' own md.forces providers: the MD engine's Lennard-Jones, tight binding from physics/dft */
   PetscCall(SgForcesProviderRegister("lj", SgForcesProviderCreate_LJ));
   PetscCall(SgForcesProviderRegister("tb", SgForcesProviderCreate_TB));
