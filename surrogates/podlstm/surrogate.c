@@ -397,7 +397,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   PetscCall(PetscNew(&d));
   d->member = -1, d->ntrain = 427, d->valid_fraction = 0.2, d->K = 5, d->L = 8;
   d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->batch = 32, d->lr = 1e-3;
-  d->topk = 5, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE;
+  d->topk = 5, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE, d->head = SG_PODLSTM_HEAD_WINDOW;
   d->space.nlayers = 5, d->space.umin = 16, d->space.umax = 96, d->space.ustep = 16;
   PetscCall(PetscStrncpy(d->svd, "cross", sizeof d->svd));
   PetscCall(PetscStrncpy(d->arch, "L64 L64", sizeof d->arch));

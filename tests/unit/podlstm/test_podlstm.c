@@ -9,8 +9,9 @@
                          1e-12; both SLEPc solvers (cross = method of snapshots, trlanczos). On 2
                          ranks the coefficients also equal a 1-rank POD of the same data (rank 0 on
                          COMM_SELF) to 1e-11 relative: projection and reconstruction in parallel.
-   test_podlstm grad     the network's gradient (LSTM, identity and skip-projection layers) against
-                         central finite differences of every parameter: max relative error < 1e-6
+   test_podlstm grad     the network's gradient (LSTM, identity and skip-projection layers; the step
+                         head and the window head) against central finite differences of every
+                         parameter: max relative error < 1e-6
                          (h = 1e-6 in double precision: truncation ~h^2, round-off ~1e-16/h).
    test_podlstm arch     random architectures lie in the paper's space; a mutation changes exactly
                          one decision; text forms round-trip; bad strings are refused. */
