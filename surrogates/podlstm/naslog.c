@@ -86,7 +86,7 @@ static int ByCompletion(const void *a, const void *b)
   return (int)(x->id - y->id);
 }
 
-PetscErrorCode SgPodLstmLogRead(const char logdir[], const char fingerprint[], PetscInt *n, SgPodLstmEval **evals)
+PetscErrorCode SgPodLstmLogRead(MPI_Comm comm, const char logdir[], const char fingerprint[], PetscInt *n, SgPodLstmEval **evals)
 {
   DIR           *d = opendir(logdir);
   struct dirent *de;
@@ -104,7 +104,7 @@ PetscErrorCode SgPodLstmLogRead(const char logdir[], const char fingerprint[], P
     PetscCall(PetscSNPrintf(path, sizeof path, "%s/%s", logdir, de->d_name));
     PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
     PetscCall(SgDatasetGetProvenance(ds, "source", &src));
-    PetscCheck(src && !strcmp(src, fingerprint), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "podlstm: the search log %s belongs to another search (%s; this one: %s): remove %s or choose another -podlstm_prefix", path, src ? src : "no fingerprint", fingerprint, logdir);
+    PetscCheck(src && !strcmp(src, fingerprint), comm, PETSC_ERR_USER_INPUT, "podlstm: the search log %s belongs to another search (%s; this one: %s): remove %s or choose another -podlstm_prefix", path, src ? src : "no fingerprint", fingerprint, logdir);
     PetscCall(PetscFree(src));
     PetscCall(SgDatasetGetNumSamples(ds, &m));
     PetscCall(PetscRealloc(sizeof(SgPodLstmEval) * (*n + m + 1), evals));

@@ -133,7 +133,7 @@ PetscErrorCode SgPodLstmSearch(MPI_Comm comm0, const SgPodLstmSearchConfig *c, S
   PetscCallMPI(MPI_Barrier(comm));
   { /* resume: what the logs hold (all ranks read before any rank appends) */
     SgPodLstmEval *old;
-    PetscCall(SgPodLstmLogRead(c->logdir, c->fingerprint, &nstart, &old));
+    PetscCall(SgPodLstmLogRead(comm, c->logdir, c->fingerprint, &nstart, &old));
     for (PetscInt i = 0; i < nstart; i++) {
       PetscCall(KnownAdd(&k, &old[i]));
       session = PetscMax(session, old[i].session + 1);

@@ -16,7 +16,7 @@ typedef struct {
   char           files[16][PETSC_MAX_PATH_LEN], fields[SG_PODLSTM_MAXFIELDS][64], prefix[PETSC_MAX_PATH_LEN];
   char           arch[256], hand[256], svd[32];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
-  PetscInt       epochs, patience, batch, retrain_epochs, topk, seed, head;
+  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head;
   PetscReal      valid_fraction, lr, year;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
@@ -93,6 +93,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsReal("-start_lr", "Adam learning rate", "", d->lr, &d->lr, NULL, 1e-8, 1));
   PetscCall(SgOptionsInt("-top_k", "Searched networks kept in the model (the best forecasts, all give the uncertainty)", d->topk, &d->topk, NULL, 1, SG_PODLSTM_MAXMODELS));
   PetscCall(SgOptionsInt("-retrain_epochs", "Retrain the top-k and the baseline this many epochs after the search (0: keep the searched weights)", d->retrain_epochs, &d->retrain_epochs, NULL, 0, 1000000));
+  PetscCall(SgOptionsInt("-retrain_patience", "Patience (epochs) of the retraining", d->retrain_patience, &d->retrain_patience, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-seed", "Seed of the search, the weights and the data order", d->seed, &d->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsString("-prefix", "Work files: PREFIX.windows.h5, PREFIX.search/ (the resumable search log)", d->prefix, d->prefix, sizeof d->prefix, NULL));
   PetscCall(SgOptionsReal("-year", "Period of the climatology baseline in the data's time units (0: no climatology)", "time units", d->year, &d->year, NULL, 0, PETSC_MAX_REAL));
@@ -140,9 +141,10 @@ static PetscErrorCode Windows(const SgPodLstmSeries *S, PetscInt s0, PetscInt n,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Train the networks of `archs` (task t on rank t mod size, PETSC_COMM_SELF, `epochs` epochs); every
-   rank ends with every network (weights passed through files in the log directory). */
-static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, PetscInt n, const SgPodLstmArch archs[], PetscInt epochs, SgPodLstmNet nets[], PetscReal r2[])
+/* Train the networks of `archs` (task t on rank t mod size, PETSC_COMM_SELF) for retrain_epochs
+   with retrain_patience if retraining was asked for, else as the search's candidates; every rank
+   ends with every network (weights passed through files in the log directory). */
+static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, PetscInt n, const SgPodLstmArch archs[], SgPodLstmNet nets[], PetscReal r2[])
 {
   SgSurrogate_PodLstm *d    = (SgSurrogate_PodLstm *)s->data;
   MPI_Comm             comm = PetscObjectComm((PetscObject)s);
@@ -168,7 +170,8 @@ static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, P
     if (t % size == rank) {
       SgPodLstmFitConfig fc = *fc0;
       SgPodLstmFitResult fr;
-      fc.max_epochs = epochs, fc.seed = (uint64_t)d->seed * 31ULL + (uint64_t)t, fc.quiet = (PetscBool)(size > 1 || n > 1 || !d->verbose);
+      if (d->retrain_epochs) fc.max_epochs = d->retrain_epochs, fc.patience = d->retrain_patience;
+      fc.seed = (uint64_t)d->seed * 31ULL + (uint64_t)t, fc.quiet = (PetscBool)(size > 1 || n > 1 || !d->verbose);
       PetscCall(SgPodLstmNetInit(nets[t], (unsigned long long)d->seed * 131ULL + (unsigned long long)t));
       PetscCall(SgPodLstmFit(PETSC_COMM_SELF, nets[t], &fc, &fr));
       mine[t] = fr.r2;
@@ -272,11 +275,11 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
       }
       PetscCall(PetscFree(order));
     }
-    if (d->retrain_epochs) PetscCall(TrainTasks(s, &fc, ntop, top, d->retrain_epochs, nets, r2));
+    if (d->retrain_epochs) PetscCall(TrainTasks(s, &fc, ntop, top, nets, r2));
   } else {
     PetscCall(SgPodLstmArchFromString(comm, d->arch, &top[0]));
     ntop = 1;
-    PetscCall(TrainTasks(s, &fc, 1, top, d->retrain_epochs ? d->retrain_epochs : d->epochs, nets, r2));
+    PetscCall(TrainTasks(s, &fc, 1, top, nets, r2));
   }
   for (PetscInt t = 0; t < ntop; t++) {
     PetscCall(SgPodLstmArchToString(&top[t], s1, sizeof s1));
@@ -317,7 +320,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     PetscReal     hr2;
     PetscInt      p;
     PetscCall(SgPodLstmArchFromString(comm, d->hand, &hand));
-    PetscCall(TrainTasks(s, &fc, 1, &hand, d->retrain_epochs ? d->retrain_epochs : d->epochs, hnet, &hr2));
+    PetscCall(TrainTasks(s, &fc, 1, &hand, hnet, &hr2));
     PetscCall(SgPodLstmForecast(hnet[0], &S, ahat));
     PetscCall(PetscSNPrintf(s1, sizeof s1, "hand LSTM (%s)", d->hand));
     PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, s1, ahat, &d->scores));
@@ -397,7 +400,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   PetscCall(PetscNew(&d));
   d->member = -1, d->ntrain = 427, d->valid_fraction = 0.2, d->K = 5, d->L = 8;
   d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->batch = 32, d->lr = 1e-3;
-  d->topk = 5, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE, d->head = SG_PODLSTM_HEAD_WINDOW;
+  d->topk = 5, d->retrain_patience = 15, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE, d->head = SG_PODLSTM_HEAD_WINDOW;
   d->space.nlayers = 5, d->space.umin = 16, d->space.umax = 96, d->space.ustep = 16;
   PetscCall(PetscStrncpy(d->svd, "cross", sizeof d->svd));
   PetscCall(PetscStrncpy(d->arch, "L64 L64", sizeof d->arch));

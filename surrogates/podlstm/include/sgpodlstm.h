@@ -202,7 +202,7 @@ typedef struct {
 PETSC_EXTERN PetscErrorCode SgPodLstmSearch(MPI_Comm, const SgPodLstmSearchConfig *, SgnnBackend *, SgPodLstmSearchResult *);
 PETSC_EXTERN PetscErrorCode SgPodLstmSearchResultFree(SgPodLstmSearchResult *);
 /* naslog.c: the per-rank logs (surge datasets, appended crash-safely) and the candidates' weights */
-PETSC_EXTERN PetscErrorCode SgPodLstmLogRead(const char logdir[], const char fingerprint[], PetscInt *n, SgPodLstmEval **evals);
+PETSC_EXTERN PetscErrorCode SgPodLstmLogRead(MPI_Comm, const char logdir[], const char fingerprint[], PetscInt *n, SgPodLstmEval **evals);
 PETSC_EXTERN PetscErrorCode SgPodLstmLogAppend(const char logdir[], PetscMPIInt rank, const char fingerprint[], const SgPodLstmEval *);
 PETSC_EXTERN PetscErrorCode SgPodLstmWeightsWrite(const char path[], const SgPodLstmArch *, PetscInt K, SgPodLstmNet);
 PETSC_EXTERN PetscErrorCode SgPodLstmWeightsRead(const char path[], SgPodLstmNet);

@@ -12,6 +12,8 @@
         restores weights, Adam and the loaders' position), bit for bit; the lcurve has one line per
         progress step and no second header after the restart; a max_time stop after step 1 writes a
         checkpoint there, and its restart ends bit for bit where the uninterrupted run does;
+        a stop the monitor requests (early stopping) at the progress line of step 10 ends the run
+        there, with its checkpoint at step 10;
      3. a training set with a NaN label stops the run (the surrogate's check) with the error, and an
         unknown sync name is refused.
    test_trainer mpi DIR   (2 ranks)
