@@ -13,6 +13,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
+# A private Open MPI session-directory base for this run: every MPI process on the machine otherwise
+# shares /tmp/ompi.HOST.UID, which one process's clean-up removes when it looks empty while another is
+# creating its job directory in it ("A call to mkdir was unable to create the desired directory" and
+# MPI_Init fails: seen with other test runs on the same machine). A short path: PMIx puts sockets there.
+if [ -z "${OMPI_MCA_orte_tmpdir_base:-}" ]; then
+  OMPI_MCA_orte_tmpdir_base=$(mktemp -d /tmp/sgtest.XXXXXX) || exit 2
+  export OMPI_MCA_orte_tmpdir_base
+  trap 'rm -rf "$OMPI_MCA_orte_tmpdir_base"' EXIT
+fi
 # Tests time themselves against each other, never against the clock; keep
 # BLAS/OpenMP single-threaded so two MPI ranks do not fight over two cores.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}

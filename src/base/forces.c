@@ -21,32 +21,16 @@ PetscErrorCode SgForcesProviderRegister(const char name[], SgForcesProviderCreat
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether surrogate type `type` can serve md.forces (it has the op), without loading anything. */
-static PetscErrorCode SurrogateServesForces(const char type[], PetscBool *serves)
-{
-  SgSurrogate s;
-
-  PetscFunctionBegin;
-  PetscCall(SgSurrogateCreate(PETSC_COMM_SELF, &s));
-  PetscCall(SgSurrogateSetType(s, type));
-  PetscCall(SgSurrogateServesForces(s, serves));
-  PetscCall(SgSurrogateDestroy(&s));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode SgForcesProviderNames(char names[], size_t len)
 {
-  char  sur[512], *tok, *save = NULL;
+  char sur[512];
 
   PetscFunctionBegin;
   PetscCall(SgFunctionListNames(SgForcesProviderList, names, len));
-  PetscCall(SgSurrogateTypeNames(sur, sizeof sur));
-  for (tok = strtok_r(sur, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-    PetscBool serves;
-    PetscCall(SurrogateServesForces(tok, &serves));
-    if (!serves) continue;
+  PetscCall(SgSurrogateTypeNamesServing("md.forces", sur, sizeof sur));
+  if (strcmp(sur, "(none)")) {
     if (names[0]) PetscCall(PetscStrlcat(names, ", ", len));
-    PetscCall(PetscStrlcat(names, tok, len));
+    PetscCall(PetscStrlcat(names, sur, len));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -62,7 +46,7 @@ PetscErrorCode SgForcesProviderCreate(const char name[], const SgForcesProviderI
   if (create) PetscCall((*create)(info, p));
   else {
     PetscCall(SgSurrogateTypeRegistered(name, &issur));
-    if (issur) PetscCall(SurrogateServesForces(name, &serves));
+    if (issur) PetscCall(SgSurrogateTypeServes(name, "md.forces", &serves));
     if (!serves) {
       char names[512];
       PetscCall(SgForcesProviderNames(names, sizeof names));

@@ -1,4 +1,5 @@
 /* SgSurrogate: the generic part of every surrogate (life cycle, registry). */
+#include <string.h>
 #include "sgsurrogateimpl.h"
 
 PetscClassId      SG_SURROGATE_CLASSID;
@@ -125,10 +126,71 @@ PetscErrorCode SgSurrogateLoad(SgSurrogate s, const char path[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgSurrogateServes(SgSurrogate s, const char kind[], PetscBool *serves)
+{
+  PetscBool f, r, a;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrcmp(kind, "md.forces", &f));
+  PetscCall(PetscStrcmp(kind, "field.superres", &r));
+  PetscCall(PetscStrcmp(kind, "field.advance", &a));
+  PetscCheck(f || r || a, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Unknown slot kind '%s' (known: md.forces, field.superres, field.advance)", kind);
+  *serves = (f && s->ops->forcesprovider) || (r && s->ops->superresprovider) || (a && s->ops->advanceprovider) ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgSurrogateServesForces(SgSurrogate s, PetscBool *serves)
 {
   PetscFunctionBegin;
-  *serves = s->ops->forcesprovider ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(SgSurrogateServes(s, "md.forces", serves));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateTypeServes(const char type[], const char kind[], PetscBool *serves)
+{
+  SgSurrogate s;
+
+  PetscFunctionBegin;
+  PetscCall(SgSurrogateCreate(PETSC_COMM_SELF, &s));
+  PetscCall(SgSurrogateSetType(s, type));
+  PetscCall(SgSurrogateServes(s, kind, serves));
+  PetscCall(SgSurrogateDestroy(&s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateTypeNamesServing(const char kind[], char names[], size_t len)
+{
+  char sur[512], *tok, *save = NULL;
+
+  PetscFunctionBegin;
+  names[0] = 0;
+  PetscCall(SgSurrogateTypeNames(sur, sizeof sur));
+  for (tok = strtok_r(sur, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+    PetscBool serves, none;
+    PetscCall(PetscStrcmp(tok, "(none)", &none));
+    if (none) continue;
+    PetscCall(SgSurrogateTypeServes(tok, kind, &serves));
+    if (!serves) continue;
+    if (names[0]) PetscCall(PetscStrlcat(names, ", ", len));
+    PetscCall(PetscStrlcat(names, tok, len));
+  }
+  if (!names[0]) PetscCall(PetscStrncpy(names, "(none)", len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateGetFieldSuperresProvider(SgSurrogate s, const SgFieldProviderInfo *info, SgFieldSuperresProvider *p)
+{
+  PetscFunctionBegin;
+  PetscCheck(s->ops->superresprovider, info->comm, PETSC_ERR_USER_INPUT, "Surrogate type %s cannot serve the field.superres slot", ((PetscObject)s)->type_name);
+  PetscCall((*s->ops->superresprovider)(s, info, p));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSurrogateGetFieldAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo *info, SgFieldAdvanceProvider *p)
+{
+  PetscFunctionBegin;
+  PetscCheck(s->ops->advanceprovider, info->comm, PETSC_ERR_USER_INPUT, "Surrogate type %s cannot serve the field.advance slot", ((PetscObject)s)->type_name);
+  PetscCall((*s->ops->advanceprovider)(s, info, p));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -348,7 +348,8 @@ PetscErrorCode SgSimRun(SgSim sim)
       fields_fresh = PETSC_TRUE;
     }
     if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0) PetscCall(WriteCheckpoint(sim));
-    if (sim->progress_every ? sim->step % sim->progress_every == 0 : 1) {
+    /* the last step's line is printed after the loop, with the final diagnostics: one line, not two */
+    if ((sim->progress_every ? sim->step % sim->progress_every == 0 : 1) && !AtEnd(sim)) {
       PetscReal frac = RunFraction(sim, t0, step0);
       if (sim->progress_every || frac >= next_progress) {
         PetscCall(Progress(sim, dt, t0, step0));

@@ -3,8 +3,9 @@
 
    Life cycle: SgSurrogateCreate -> SgSurrogateSetType / SetFromOptions -> SgSurrogateSetUp ->
    SgSurrogateTrain (reads its datasets, trains, checkpoints) and/or SgSurrogateLoad ->
-   SgSurrogateGetForcesProvider (a provider of the md.forces slot kind, typed as sgforces.h declares;
-   one such call per slot kind a type can serve) -> SgSurrogateSave -> Destroy.
+   SgSurrogateGetForcesProvider (a provider of the md.forces slot kind, typed as sgforces.h declares),
+   SgSurrogateGetFieldSuperresProvider (field.superres) or SgSurrogateGetFieldAdvanceProvider
+   (field.advance, both sgfield.h): one call per slot kind a type can serve -> SgSurrogateSave -> Destroy.
 
    A type registers with SgSurrogateRegister(name, SgSurrogateCreate_Xxx); options prefix is the
    type name + "_" (deck section `deepmd:` for type deepmd). `surge train DECK` drives it:
@@ -14,6 +15,7 @@
 #include <petscviewer.h>
 #include "sgsys.h"
 #include "sgforces.h"
+#include "sgfield.h"
 
 typedef struct _p_SgSurrogate *SgSurrogate;
 typedef const char            *SgSurrogateType;
@@ -37,6 +39,16 @@ PETSC_EXTERN PetscErrorCode SgSurrogateLoad(SgSurrogate, const char path[]);
    from info's options block); an error naming the type if it cannot serve md.forces. */
 PETSC_EXTERN PetscErrorCode SgSurrogateGetForcesProvider(SgSurrogate, const SgForcesProviderInfo *, SgForcesProvider *);
 PETSC_EXTERN PetscErrorCode SgSurrogateServesForces(SgSurrogate, PetscBool *);
+/* The field.superres / field.advance provider this surrogate serves; an error naming the type if it
+   cannot serve that kind. */
+PETSC_EXTERN PetscErrorCode SgSurrogateGetFieldSuperresProvider(SgSurrogate, const SgFieldProviderInfo *, SgFieldSuperresProvider *);
+PETSC_EXTERN PetscErrorCode SgSurrogateGetFieldAdvanceProvider(SgSurrogate, const SgFieldProviderInfo *, SgFieldAdvanceProvider *);
+/* Whether a surrogate (or a registered type, without loading anything) serves slot kind `kind`
+   ("md.forces", "field.superres", "field.advance"); an unknown kind is an error. */
+PETSC_EXTERN PetscErrorCode SgSurrogateServes(SgSurrogate, const char kind[], PetscBool *);
+PETSC_EXTERN PetscErrorCode SgSurrogateTypeServes(const char type[], const char kind[], PetscBool *);
+/* comma-separated registered types that serve `kind` ("(none)" if none) */
+PETSC_EXTERN PetscErrorCode SgSurrogateTypeNamesServing(const char kind[], char names[], size_t len);
 /* comma-separated registered types; whether one is registered */
 PETSC_EXTERN PetscErrorCode SgSurrogateTypeNames(char names[], size_t len);
 PETSC_EXTERN PetscErrorCode SgSurrogateTypeRegistered(const char type[], PetscBool *);

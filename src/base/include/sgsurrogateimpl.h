@@ -10,7 +10,10 @@ struct _SgSurrogateOps {
   PetscErrorCode (*train)(SgSurrogate);
   PetscErrorCode (*save)(SgSurrogate, const char[]);
   PetscErrorCode (*load)(SgSurrogate, const char[]);
-  PetscErrorCode (*forcesprovider)(SgSurrogate, const SgForcesProviderInfo *, SgForcesProvider *); /* md.forces */
+  /* one typed provider op per slot kind a type can serve (NULL: it cannot) */
+  PetscErrorCode (*forcesprovider)(SgSurrogate, const SgForcesProviderInfo *, SgForcesProvider *);          /* md.forces */
+  PetscErrorCode (*superresprovider)(SgSurrogate, const SgFieldProviderInfo *, SgFieldSuperresProvider *); /* field.superres */
+  PetscErrorCode (*advanceprovider)(SgSurrogate, const SgFieldProviderInfo *, SgFieldAdvanceProvider *);   /* field.advance */
   PetscErrorCode (*view)(SgSurrogate, PetscViewer);
   PetscErrorCode (*destroy)(SgSurrogate);
 };
