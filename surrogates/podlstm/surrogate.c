@@ -413,6 +413,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   s->ops->save           = Save_PodLstm;
   s->ops->load           = Load_PodLstm;
   s->ops->view           = View_PodLstm;
+  s->ops->advanceprovider = SgPodLstmAdvanceProvider; /* provider.c */
   s->ops->destroy        = Destroy_PodLstm;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

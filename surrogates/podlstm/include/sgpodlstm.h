@@ -14,10 +14,12 @@
      search.c    aging evolution and random search, asynchronous over MPI ranks, HDF5 log, resume
      baselines.c persistence, climatology, vector autoregression; test RMSE of reconstructed fields
      model.c     the model file (POD basis, scaler, top-k networks)
+     provider.c  serving the field.advance slot (grids, re-synchronisation, top-k spread)
      surrogate.c the SgSurrogate type "podlstm" */
 #pragma once
 #include <petscsys.h>
 #include "sgcompat.h"
+#include "sgfield.h"
 #include "sgnn.h"
 
 /* ---------------------------------------------------------------- POD (pod.c) */
@@ -258,3 +260,15 @@ PETSC_EXTERN PetscErrorCode SgPodLstmModelFree(SgPodLstmModel *);
    reconstruct with nets[0]. *spread: the RMS over the state entries and leads of the networks'
    standard deviation around their mean, in scaled-state units (0 with one network). Collective. */
 PETSC_EXTERN PetscErrorCode SgPodLstmModelAdvance(const SgPodLstmModel *, const PetscReal hist[], PetscReal next[], PetscReal *spread);
+
+/* ---------------------------------------------------------------- field.advance (provider.c) */
+/* the podlstm surrogate's provider of the field.advance slot kind (sgfield.h), with the options
+   <prefix>podlstm_model and <prefix>podlstm_resync_every read in the solver's options block */
+PETSC_EXTERN PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate, const SgFieldProviderInfo *, SgFieldAdvanceProvider *);
+/* grid.c: interpolation matrices (target = M source, M [nq][n] row-major):
+   trigonometric through n periodic samples at xs (period P) -- exact for the n lowest Fourier modes;
+   the polynomial through n nodes zs (barycentric; stable on Chebyshev-like nodes, at most 1024);
+   cubic Lagrange through the 4 nearest of n increasing nodes (extrapolating beyond the end ones) */
+PETSC_EXTERN void SgPodLstmTrigInterp(PetscInt nq, const PetscReal xq[], PetscInt n, const PetscReal xs[], PetscReal P, PetscReal M[]);
+PETSC_EXTERN void SgPodLstmBaryInterp(PetscInt nq, const PetscReal zq[], PetscInt n, const PetscReal zs[], PetscReal M[]);
+PETSC_EXTERN void SgPodLstmCubicInterp(PetscInt nq, const PetscReal zq[], PetscInt n, const PetscReal zs[], PetscReal M[]);

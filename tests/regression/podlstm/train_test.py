@@ -7,6 +7,9 @@
    recomputed by numpy equal surge's to 1e-9 relative; the VAR baseline of the order surge chose,
    refitted by numpy least squares on numpy's coefficients and iterated, gives surge's RMSE to 1e-6;
    every POD-based method's RMSE is at least the POD floor (errors are orthogonal to the modes);
+   its field.advance provider through the slot API (test_podlstm advance: equal to the model's own
+   forecast, re-synchronisation every 2L snapshots under the adaptive policy) gives the same
+   forecasts on 1 and 2 ranks (checksum to 1e-10);
 2. the same run (search none) on 1 and 2 ranks: POD floor, persistence, climatology and VAR scores
    equal to 1e-10 relative (projection and reconstruction in parallel; sums in another order), the
    network's to 1e-6 (its training amplifies round-off differences of the windows);
@@ -116,6 +119,17 @@ check(abs(vr - sc[var_name]) < 1e-6 * vr, f"{var_name} RMSE {sc[var_name]:.10f} 
 floor = sc["POD truth (the floor)"]
 pod_methods = [m for m in sc if m.startswith("POD-LSTM") or m.startswith("hand") or m.startswith("VAR")]
 check(all(sc[m] >= floor * (1 - 1e-12) for m in pod_methods), f"every POD-based RMSE >= the floor {floor:.5f}: " + ", ".join(f"{m} {sc[m]:.4f}" for m in pod_methods))
+
+# 1b. the field.advance provider of this model, driven through the slot API (1 and 2 ranks)
+adv = []
+for ranks in (1, 2):
+    cmd = ([*MPIEXEC] if ranks == 2 else []) + [os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", "m1.h5", "sst_small.h5", "T", str(SKIP), str(NTRAIN)]
+    r = subprocess.run(cmd, cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    print(r.stdout)
+    if r.returncode:
+        fail(f"test_podlstm advance on {ranks} rank(s) failed")
+    adv.append(float([ln for ln in r.stdout.splitlines() if "checksum" in ln][0].split()[-1]))
+check(abs(adv[0] - adv[1]) <= 1e-10 * abs(adv[0]), f"field.advance through the slot: the same forecasts on 1 and 2 ranks (checksums {adv[0]:.12e}, {adv[1]:.12e})")
 
 # 2. 1 vs 2 ranks
 args = ["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16 I+1", "-podlstm_epochs", "10"]

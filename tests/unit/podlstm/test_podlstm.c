@@ -14,12 +14,32 @@
                          parameter: max relative error < 1e-6
                          (h = 1e-6 in double precision: truncation ~h^2, round-off ~1e-16/h).
    test_podlstm arch     random architectures lie in the paper's space; a mutation changes exactly
-                         one decision; text forms round-trip; bad strings are refused. */
+                         one decision; text forms round-trip; bad strings are refused.
+   test_podlstm interp   the grid maps of the field.advance provider: trigonometric interpolation exact
+                         (1e-13) for a band-limited periodic function, the polynomial through 33
+                         Chebyshev nodes exact (1e-12) for a degree-20 polynomial, cubic Lagrange exact
+                         (1e-12) for a cubic and 4th order for a smooth function (error ratio > 12 per
+                         halving).
+   test_podlstm advance MODEL.h5 DATA.h5 FIELD SKIP NTRAIN   (1 or 2 ranks)
+                         the field.advance provider of a trained model (created by type name through
+                         the slot API, options in an options block) on the test period of the
+                         dataset it was trained on, served through an SgSlot whose "solver" replays the
+                         data: (a) static surrogate, one call: equal to SgPodLstmModelAdvance on the
+                         same snapshots to 1e-12; (b) adaptive policy with resync_every 2L: exactly two
+                         surrogate calls between solver calls, the uncertainty 1e30 where it
+                         re-synchronises, finite spreads otherwise; prints the RMSE against the data per call and a checksum that the
+                         2-rank run must reproduce. */
 #include <math.h>
+#include <stdlib.h>
 #include "sgpodlstm.h"
 #include <petscblaslapack.h>
 #include "sgtrainer.h"
+#include "sgdataset.h"
 #include "sgsys.h"
+#include "sgslot.h"
+#include "sgsurrogate.h"
+
+PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate);
 
 static int fails;
 #define CHECK(c, ...) \
@@ -235,6 +255,177 @@ static PetscErrorCode ArchTest(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode InterpTest(void)
+{
+  PetscReal xs[16], xq[7], T[7 * 16], zs[33], zq[9], Bm[9 * 33], e = 0;
+
+  PetscFunctionBegin;
+  for (int j = 0; j < 16; j++) xs[j] = 4.0 * j / 16; /* periodic, period 4 */
+  for (int i = 0; i < 7; i++) xq[i] = 0.3 + 0.55 * i;
+  SgPodLstmTrigInterp(7, xq, 16, xs, 4.0, T);
+  for (int i = 0; i < 7; i++) { /* modes 0..7 (7 < 16/2) */
+    PetscReal v = 0, f = 0;
+    for (int j = 0; j < 16; j++) v += T[i * 16 + j] * (1 + PetscSinReal(2 * PETSC_PI * 3 * xs[j] / 4) + 0.5 * PetscCosReal(2 * PETSC_PI * 7 * xs[j] / 4));
+    f = 1 + PetscSinReal(2 * PETSC_PI * 3 * xq[i] / 4) + 0.5 * PetscCosReal(2 * PETSC_PI * 7 * xq[i] / 4);
+    e = PetscMax(e, PetscAbsReal(v - f));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "interp: trigonometric, band-limited function: max error %.2e\n", (double)e));
+  CHECK(e < 1e-13, "trigonometric interpolation error %g", (double)e);
+  e = 0;
+  for (int j = 0; j < 33; j++) zs[j] = 0.5 * (1 - PetscCosReal(PETSC_PI * j / 32)); /* Chebyshev-Gauss-Lobatto on [0, 1] */
+  for (int i = 0; i < 9; i++) zq[i] = (i + 0.5) / 9;
+  SgPodLstmBaryInterp(9, zq, 33, zs, Bm);
+  for (int i = 0; i < 9; i++) {
+    PetscReal v = 0;
+    for (int j = 0; j < 33; j++) v += Bm[i * 33 + j] * PetscPowRealInt(zs[j] - 0.3, 20);
+    e = PetscMax(e, PetscAbsReal(v - PetscPowRealInt(zq[i] - 0.3, 20)));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "interp: barycentric through 33 Chebyshev nodes, (z - 0.3)^20: max error %.2e\n", (double)e));
+  CHECK(e < 1e-12, "barycentric interpolation error %g", (double)e);
+  {
+    PetscReal err[3] = {0};
+    for (int lev = 0; lev < 3; lev++) {
+      int       n = 16 << lev;
+      PetscReal zu[64], C[9 * 64], ec = 0;
+      for (int k = 0; k < n; k++) zu[k] = (k + 0.5) / n; /* cell centres */
+      SgPodLstmCubicInterp(9, zq, n, zu, C);
+      for (int i = 0; i < 9; i++) {
+        PetscReal v = 0, c3 = 0;
+        for (int k = 0; k < n; k++) v += C[i * n + k] * PetscSinReal(3 * zu[k]), c3 += C[i * n + k] * (1 + zu[k] - 2 * PetscPowRealInt(zu[k], 3));
+        err[lev] = PetscMax(err[lev], PetscAbsReal(v - PetscSinReal(3 * zq[i])));
+        ec       = PetscMax(ec, PetscAbsReal(c3 - (1 + zq[i] - 2 * PetscPowRealInt(zq[i], 3))));
+      }
+      CHECK(ec < 1e-12, "cubic Lagrange is not exact for a cubic (%g)", (double)ec);
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "interp: cubic Lagrange on 16/32/64 cell centres, sin(3z): max errors %.2e %.2e %.2e (ratios %.1f %.1f)\n", (double)err[0], (double)err[1], (double)err[2], (double)(err[0] / err[1]), (double)(err[1] / err[2])));
+    CHECK(err[0] / err[1] > 12 && err[1] / err[2] > 12, "cubic Lagrange is not 4th order");
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the "solver" of the slot test: the true snapshots that follow the history */
+typedef struct {
+  const PetscReal *X; /* [nsnap][n] the data */
+  PetscInt         n, first;
+  PetscReal        t0, dt;
+} Replay;
+
+static PetscErrorCode ReplayAdvance(void *ctx, const SgFieldAdvanceInput *in, SgFieldAdvanceOutput *out)
+{
+  Replay  *r = (Replay *)ctx;
+  PetscInt j0 = (PetscInt)PetscFloorReal((in->tnext[0] - r->t0) / r->dt + 0.5);
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < in->nnext; k++) PetscCall(PetscArraycpy(out->v + k * r->n, r->X + (j0 + k) * r->n, r->n)); /* one channel */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AdvanceTest(const char model[], const char data[], const char field[], PetscInt skip, PetscInt ntrain)
+{
+  MPI_Comm                comm = PETSC_COMM_WORLD;
+  SgDataset               ds;
+  int64_t                 nall;
+  PetscInt                id, rd, nz, nx, n, L;
+  const PetscInt         *rs;
+  PetscReal              *X, *t, *zc, *xc, *blk, *v, sum = 0;
+  const char *const       chan[1] = {field};
+  SgFieldAdvanceProvider  p;
+  SgPodLstmModel          M;
+  SgnnBackend            *be;
+
+  PetscFunctionBegin;
+  PetscCall(SgSurrogateRegister("podlstm", SgSurrogateCreate_PodLstm));
+  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, data, SG_DATASET_READ, &ds));
+  PetscCall(SgDatasetGetNumSamples(ds, &nall));
+  PetscCall(SgDatasetFindField(ds, field, &id));
+  PetscCall(SgDatasetGetFieldInfo(ds, id, NULL, NULL, &rd, &rs, NULL));
+  nz = rs[0], nx = rs[1], n = nz * nx;
+  PetscCall(PetscMalloc4(nall * n, &X, nall, &t, nz, &zc, nx, &xc));
+  PetscCall(SgDatasetReadField(ds, field, 0, nall, SG_DTYPE_F64, X));
+  PetscCall(SgDatasetReadField(ds, "time", 0, nall, SG_DTYPE_F64, t));
+  PetscCall(SgDatasetClose(&ds));
+  for (PetscInt k = 0; k < nz; k++) zc[k] = -90 + (k + 0.5) * 180.0 / nz; /* the SST grid: latitude, longitude cell centres */
+  for (PetscInt i = 0; i < nx; i++) xc[i] = (i + 0.5) * 360.0 / nx;
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgPodLstmModelLoad(comm, model, be, &M));
+  L = M.L;
+  PetscCall(PetscOptionsSetValue(NULL, "-test_podlstm_model", model));
+  PetscCall(PetscOptionsSetValue(NULL, "-test_podlstm_resync_every", "16"));
+  {
+    SgFieldProviderInfo info = {comm, 1, chan, 0, NULL, NULL, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, "test_", NULL};
+    PetscOptionsBegin(comm, "test_", "field.advance test", NULL);
+    info.PetscOptionsObject = PetscOptionsObject;
+    PetscCall(SgFieldAdvanceProviderCreate("podlstm", &info, &p));
+    PetscOptionsEnd();
+  }
+  CHECK(p.history == L && p.nnext == L && p.dt == M.dt, "the provider needs %" PetscInt_FMT " snapshots %g apart", p.history, (double)p.dt);
+  PetscCall(PetscMalloc2(L * n, &blk, L * n, &v));
+  { /* (a) one call against the model's own forecast */
+    const PetscInt s0 = skip + ntrain - L; /* the history ends at the last training snapshot */
+    SgFieldBlock         B  = {1, chan, {L, nz, nx}, {t + s0, zc, xc}, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, X + s0 * n};
+    PetscReal            tn[64], spread, d = 0, *ref, *hist;
+    SgFieldAdvanceInput  in  = {&B, L, tn};
+    SgFieldAdvanceOutput out = {v};
+    SgSlot               slot;
+    PetscInt             nl = M.pod->nlocal;
+    for (PetscInt k = 0; k < L; k++) tn[k] = t[s0 + L - 1] + (k + 1) * M.dt;
+    PetscCall(SgSlotCreate("field.advance", &slot));
+    PetscCall(SgSlotSetFieldAdvanceProvider(slot, "replay", ReplayAdvance, NULL));
+    PetscCall(SgSlotSetFieldAdvanceSurrogate(slot, p.name, p.fn, p.uncertainty, p.ctx));
+    PetscCall(SgSlotSetPolicy(slot, SG_SWAP_STATIC, PETSC_TRUE, 0, 0, 0, 1e6));
+    PetscCall(SgSlotFieldAdvance(slot, &in, &out));
+    PetscCall(SgSlotDestroy(&slot));
+    PetscCall(PetscMalloc2(L * nl, &ref, L * nl, &hist));
+    for (PetscInt k = 0; k < L; k++) PetscCall(PetscArraycpy(hist + k * nl, X + (s0 + k) * n + M.pod->rstart, nl));
+    PetscCall(SgPodLstmModelAdvance(&M, hist, ref, &spread));
+    for (PetscInt k = 0; k < L; k++)
+      for (PetscInt i = 0; i < nl; i++) d = PetscMax(d, PetscAbsReal(v[k * n + M.pod->rstart + i] - ref[k * nl + i]));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPIU_REAL, MPIU_MAX, comm));
+    PetscCall(PetscPrintf(comm, "advance: one call through the slot vs SgPodLstmModelAdvance: max difference %.2e (spread %.4f)\n", (double)d, (double)spread));
+    CHECK(d < 1e-12, "the provider's forecast differs from the model's by %g", (double)d);
+    PetscCall(PetscFree2(ref, hist));
+  }
+  { /* (b) the adaptive policy, resync every 2L: replay the test period through the slot */
+    Replay       R = {X, n, 0, t[0], M.dt};
+    SgSlot       slot;
+    PetscInt     hist0 = skip + ntrain - 2 * L, ncall = 0, pattern[64], nsur = 0, nsol = 0;
+    PetscReal   *state, unc[64];
+    PetscCall(PetscMalloc1((skip + ntrain + 64 * L) * n, &state));
+    PetscCall(SgSlotCreate("field.advance", &slot));
+    PetscCall(SgSlotSetFieldAdvanceProvider(slot, "replay", ReplayAdvance, &R));
+    PetscCall(SgSlotSetFieldAdvanceSurrogate(slot, p.name, p.fn, p.uncertainty, p.ctx));
+    PetscCall(SgSlotSetPolicy(slot, SG_SWAP_ADAPTIVE, PETSC_TRUE, 0, 1e20, 1e20, 1e6));
+    /* the run's snapshots so far: the data up to hist0 + L, then whatever the slot returns */
+    PetscCall(PetscArraycpy(state, X, (hist0 + L) * n));
+    for (PetscInt end = hist0 + L; ncall < 7 && end + L <= (PetscInt)nall; ncall++, end += L) {
+      SgFieldBlock         B  = {1, chan, {L, nz, nx}, {t + end - L, zc, xc}, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, state + (end - L) * n};
+      PetscReal            tn[64], e2 = 0;
+      SgFieldAdvanceInput  in  = {&B, L, tn};
+      SgFieldAdvanceOutput out = {state + end * n};
+      PetscBool            sur;
+      for (PetscInt k = 0; k < L; k++) tn[k] = t[end + k];
+      PetscCall(SgSlotSetStep(slot, ncall));
+      PetscCall(SgSlotFieldAdvance(slot, &in, &out));
+      PetscCall(SgSlotGetLastCall(slot, &sur, NULL, &unc[ncall]));
+      pattern[ncall] = sur;
+      nsur += sur, nsol += !sur;
+      for (PetscInt q = 0; q < L * n; q++) e2 += PetscSqr(state[end * n + q] - X[end * n + q]), sum += state[end * n + q] * (q % 7 + 1);
+      PetscCall(PetscPrintf(comm, "advance: call %" PetscInt_FMT " served by %-8s uncertainty %.3e, RMSE vs the data %.4f\n", ncall, sur ? "podlstm" : "replay", (double)unc[ncall], (double)PetscSqrtReal(e2 / (L * n))));
+    }
+    PetscCall(SgSlotDestroy(&slot));
+    /* resync every 2L: surrogate, surrogate, solver, surrogate, surrogate, solver, ... */
+    for (PetscInt c = 0; c < ncall; c++) CHECK(pattern[c] == (c % 3 != 2), "call %" PetscInt_FMT " served by the %s", c, pattern[c] ? "surrogate" : "solver");
+    for (PetscInt c = 0; c < ncall; c++) CHECK(c % 3 == 2 ? unc[c] == 1e30 : (unc[c] >= 0 && unc[c] < 1e3), "uncertainty %g at call %" PetscInt_FMT, (double)unc[c], c);
+    PetscCall(PetscPrintf(comm, "advance: %" PetscInt_FMT " surrogate and %" PetscInt_FMT " solver calls; checksum %.12e\n", nsur, nsol, (double)sum));
+    PetscCall(PetscFree(state));
+  }
+  PetscCall(SgFieldAdvanceProviderDestroy(&p));
+  PetscCall(SgPodLstmModelFree(&M));
+  PetscCall(PetscFree2(blk, v));
+  PetscCall(PetscFree4(X, t, zc, xc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   PetscFunctionBeginUser;
@@ -243,6 +434,11 @@ int main(int argc, char **argv)
   if (!strcmp(argv[1], "pod")) PetscCall(PodTest());
   else if (!strcmp(argv[1], "grad")) PetscCall(GradTest());
   else if (!strcmp(argv[1], "arch")) PetscCall(ArchTest());
+  else if (!strcmp(argv[1], "interp")) PetscCall(InterpTest());
+  else if (!strcmp(argv[1], "advance")) {
+    PetscCheck(argc >= 7, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_podlstm advance MODEL.h5 DATA.h5 FIELD SKIP NTRAIN");
+    PetscCall(AdvanceTest(argv[2], argv[3], argv[4], atoi(argv[5]), atoi(argv[6])));
+  }
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s", argv[1]);
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAIL" : "PASS"));
