@@ -17,6 +17,8 @@
 
 #define SST_MAX_WEATHER 64
 
+typedef struct _n_SstAdvance SstAdvance; /* the field.advance slot (sst_advance.c) */
+
 typedef enum { SST_LAND_CONTINENTS, SST_LAND_CAPS, SST_LAND_NONE } SstLand;
 typedef enum { SST_FLOW_GYRES, SST_FLOW_SOLID, SST_FLOW_NONE } SstFlow;
 typedef enum { SST_INIT_EQUILIBRIUM, SST_INIT_HARMONIC } SstInit;
@@ -51,6 +53,7 @@ typedef struct {
   /* the exact solution, when one exists (harmonic initial state, no land, no forcing) */
   PetscBool  exact;
   PetscInt   d_mean, d_heat, d_budget, d_enso, d_err, d_amp;
+  SstAdvance *adv;
 } Sst;
 
 /* sst_grid.c: geometry, land, flow */
@@ -69,3 +72,15 @@ PETSC_INTERN PetscErrorCode SgSstExact(const Sst *, PetscInt i, PetscInt j, Pets
 /* sum of area x T over the ocean, the mean, and the sum of area x |T| (the scale of round-off) */
 PETSC_INTERN PetscErrorCode SgSstHeat(Sst *, Vec, MPI_Comm, PetscReal *heat, PetscReal *mean, PetscReal *absheat);
 PETSC_INTERN PetscErrorCode SgSstDiagnose(SgSolver, PetscReal, PetscReal[]);
+/* sst_solver.c: one SSP-RK3 step, and the largest stable step */
+PETSC_INTERN PetscErrorCode SgSstStep(SgSolver, PetscReal t, PetscReal dt);
+PETSC_INTERN PetscErrorCode SgSstStableStep(SgSolver, PetscReal *dt);
+/* sst_advance.c: the field.advance slot */
+PETSC_INTERN PetscErrorCode SgSstAdvanceSetFromOptions(SgSolver, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode SgSstAdvanceSetUp(SgSolver);
+PETSC_INTERN PetscErrorCode SgSstAdvanceStep(SgSolver, PetscReal t, PetscReal dt);
+PETSC_INTERN PetscErrorCode SgSstAdvanceCheckpoint(SgSolver, SgCheckpoint);
+PETSC_INTERN PetscErrorCode SgSstAdvanceReport(SgSolver, SgOutput);
+PETSC_INTERN PetscErrorCode SgSstAdvanceDestroy(Sst *);
+PETSC_INTERN PetscBool      SgSstAdvanceOn(const Sst *);
+PETSC_INTERN PetscReal      SgSstAdvanceSegment(const Sst *);

@@ -60,6 +60,7 @@ static PetscErrorCode SstSetFromOptions(SgSolver sv, PetscOptionItems *PetscOpti
   PetscCall(SgOptionsInt("-harmonic_m", "Zonal wave number of the harmonic initial state", s->harmonic_m, &s->harmonic_m, NULL, 0, 64));
   PetscCall(SgOptionsReal("-amplitude", "Amplitude of the harmonic initial state", "degC", s->amplitude, &s->amplitude, NULL, -1e6, 1e6));
   PetscCall(SgOptionsReal("-cfl", "Fraction of the SSP-RK3 stability bound sqrt(3) / max(Gershgorin radius) used as the step", "", s->cfl, &s->cfl, NULL, PETSC_SMALL, 1));
+  PetscCall(SgSstAdvanceSetFromOptions(sv, PetscOptionsObject));
   PetscOptionsHeadEnd();
   s->nlon = cells[0], s->nlat = cells[1];
   PetscCheck(2 * s->harmonic_m < s->nlon, comm, PETSC_ERR_USER_INPUT, "-sst_harmonic_m %" PetscInt_FMT " is not resolved by %" PetscInt_FMT " longitudes (need 2 m < nlon)", s->harmonic_m, s->nlon);
@@ -123,6 +124,7 @@ static PetscErrorCode SstSetUp(SgSolver sv)
     PetscCall(SgSolverAddDiagnostic(sv, "harmonic_amplitude", "area-weighted projection of T on the (rotated) initial harmonic, degC", &s->d_amp));
   }
   PetscCall(SgSolverSetProgressDiagnostic(sv, s->d_mean));
+  PetscCall(SgSstAdvanceSetUp(sv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -130,7 +132,7 @@ static PetscErrorCode SstSetUp(SgSolver sv)
    2 d_i + a_i + r_max of each cell (d: diffusive conductances over area, a: half the advective face
    fluxes over area; the diagonal's advective part vanishes with the divergence); SSP-RK3 is stable in
    the left half-disc of radius sqrt(3). */
-static PetscErrorCode SstTimeStep(SgSolver sv, PetscReal t, PetscReal *dt)
+PetscErrorCode SgSstStableStep(SgSolver sv, PetscReal *dt)
 {
   Sst      *s = (Sst *)sv->data;
   PetscReal rmax = s->tau > 0 ? (1 + s->relax_season) / s->tau : 0, r = rmax, g;
@@ -146,6 +148,17 @@ static PetscErrorCode SstTimeStep(SgSolver sv, PetscReal t, PetscReal *dt)
     }
   PetscCallMPI(MPI_Allreduce(&r, &g, 1, MPIU_REAL, MPIU_MAX, PetscObjectComm((PetscObject)sv)));
   *dt = g > 0 ? s->cfl * PetscSqrtReal(3.0) / g : PETSC_MAX_REAL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the driver's step: the stable step, or one field.advance segment (K snapshots) when the slot is in the loop */
+static PetscErrorCode SstTimeStep(SgSolver sv, PetscReal t, PetscReal *dt)
+{
+  Sst *s = (Sst *)sv->data;
+
+  PetscFunctionBegin;
+  if (SgSstAdvanceOn(s)) *dt = SgSstAdvanceSegment(s);
+  else PetscCall(SgSstStableStep(sv, dt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -189,7 +202,7 @@ static PetscErrorCode Rhs(Sst *s, Vec X, PetscReal t, Vec R, PetscReal *src)
 
 /* SSP-RK3 in Shu-Osher form; the forcing is evaluated once, from the stochastic state at t, and the
    sources' integral is accumulated with the method's weights (1/6, 1/6, 2/3). */
-static PetscErrorCode SstStep(SgSolver sv, PetscReal t, PetscReal dt)
+PetscErrorCode SgSstStep(SgSolver sv, PetscReal t, PetscReal dt)
 {
   Sst      *s = (Sst *)sv->data;
   PetscReal q[3], g[3];
@@ -208,6 +221,14 @@ static PetscErrorCode SstStep(SgSolver sv, PetscReal t, PetscReal dt)
   s->sources += dt * (g[0] / 6 + g[1] / 6 + 2 * g[2] / 3);
   PetscCall(SgSstForcingAdvance(s, dt));
   s->last_t = t + dt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SstStep(SgSolver sv, PetscReal t, PetscReal dt)
+{
+  PetscFunctionBegin;
+  if (SgSstAdvanceOn((Sst *)sv->data)) PetscCall(SgSstAdvanceStep(sv, t, dt));
+  else PetscCall(SgSstStep(sv, t, dt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -241,6 +262,7 @@ static PetscErrorCode SstCheckpoint(SgSolver sv, SgCheckpoint chk)
   PetscCall(SgCheckpointReals(chk, "sst_state", 7 + s->nweather, st));
   s->ex = st[0], s->ey = st[1], s->nsteps = (PetscInt)st[2], s->sources = st[3], s->heat0 = st[4], s->last_t = st[5], s->absheat0 = st[6];
   for (PetscInt k = 0; k < s->nweather; k++) s->a[k] = st[7 + k];
+  PetscCall(SgSstAdvanceCheckpoint(sv, chk));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -269,6 +291,7 @@ static PetscErrorCode SstReport(SgSolver sv, SgOutput out)
     PetscCall(PetscPrintf(comm, "sst: harmonic decay rate %.6e (scheme) vs %.6e (l(l+1) kappa / a^2) per day; max error %.3e degC\n", (double)rate[0], (double)rate[1], (double)v[s->d_err]));
     PetscCall(SgOutputWriteReport(out, "decay_rate", "1/day: [scheme, theory]", 2, rate));
   }
+  PetscCall(SgSstAdvanceReport(sv, out));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -286,6 +309,7 @@ static PetscErrorCode SstDestroy(SgSolver sv)
   PetscCall(PetscFree3(s->area, s->dx_e, s->dy_n));
   PetscCall(PetscFree5(s->U, s->V, s->Ge, s->Gn, s->ocean));
   PetscCall(PetscFree3(s->wmode, s->enso, s->forcing));
+  PetscCall(SgSstAdvanceDestroy(s));
   PetscCall(PetscFree(sv->data));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -6,8 +6,10 @@
 #   4. report.py: best validation R2 vs evaluations, worker utilisation, 1 vs 2 ranks, a model of the
 #      search on up to 512 ranks calibrated on the measured times, test RMSE of every method and lead,
 #      figures docs/podlstm_search.png, docs/podlstm_scaling.png, docs/podlstm_rmse.png
+#   5. swap.py: the aging search's model swapped in for the solver (field.advance) over the 700 test
+#      weeks: speed-up and error growth against the solver alone, docs/podlstm_swap.png (~12 min)
 # Runs resume from their logs (build/bench/podlstm/*.search): kill it and run it again to go on.
-# ~35 min niced on the 2 shared cores. PODLSTM_BENCH_EVALS changes the budget (e.g. 12 for a try).
+# ~50 min niced on the 2 shared cores. PODLSTM_BENCH_EVALS changes the budget (e.g. 12 for a try).
 set -e
 cd "$(dirname "$0")/../../.."
 make -s bin/surge >/dev/null || { echo "bench podlstm: cannot build bin/surge (run ./configure first)"; exit 2; }
@@ -34,3 +36,5 @@ run random2 "$M" -podlstm_search random -podlstm_baselines 0
 run random1 "$S" -podlstm_search random -podlstm_baselines 0
 cd - >/dev/null
 /usr/bin/python3 tests/bench/podlstm/report.py $W
+# 5. the swap: POD-LSTM (the aging search's model) in for the 1-degree solver over the 700 test weeks
+/usr/bin/python3 tests/bench/podlstm/swap.py $W $W/aging2.h5
