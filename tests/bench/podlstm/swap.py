@@ -26,7 +26,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-W, MODEL = sys.argv[1], os.path.abspath(sys.argv[2])
+W, MODEL = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 DOCS = sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs")
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SURGE = os.path.join(ROOT, "bin", "surge")
@@ -50,10 +50,11 @@ def run(name, *opts):
     return time.time() - t0, p.stdout
 
 
-if not os.path.exists(os.path.join(W, "warm.chk.h5")):
+if not os.path.exists(os.path.join(W, "warm_3360.h5")):
     print("== the solver to t = %g days (480 weeks), checkpoint" % WARM)
     run("warm", "-sim_t_end", str(WARM))
     shutil.copy(os.path.join(W, "warm.chk.h5"), os.path.join(W, "warm_3360.chk.h5"))
+    shutil.copy(os.path.join(W, "warm.h5"), os.path.join(W, "warm_3360.h5"))
 variants = {"solver": ["-sst_advance_swap_use", "solver"],
             "resync 24": ["-sst_advance_swap_policy", "adaptive", "-sst_podlstm_resync_every", "24", "-sst_advance_swap_trust_lo", "1e20", "-sst_advance_swap_trust_hi", "1e20"],
             "resync 56": ["-sst_advance_swap_policy", "adaptive", "-sst_podlstm_resync_every", "56", "-sst_advance_swap_trust_lo", "1e20", "-sst_advance_swap_trust_hi", "1e20"]}
@@ -73,6 +74,7 @@ def fields(name):
 def do(name, opts):
     tag = name.replace(" ", "")
     shutil.copy(os.path.join(W, "warm_3360.chk.h5"), os.path.join(W, tag + ".chk.h5"))
+    shutil.copy(os.path.join(W, "warm_3360.h5"), os.path.join(W, tag + ".h5"))  # a restart continues the run's output
     wall, out = run(tag, "-restart", tag + ".chk.h5", *opts)
     spreads = [float(x) for x in re.findall(r"uncertainty ([0-9.eE+-]+),", out)]
     res[name] = (wall, fields(tag), spreads, out)
