@@ -9,7 +9,9 @@
    stays 0) and the stochastic forcing is advanced over the same steps the solver would have taken,
    so the weather and ENSO go on exactly as in a run of the solver alone; the heat budget restarts
    from the imported state (a surrogate conserves nothing). The surrogate is held back while t is
-   before advance_warmup (the solver warms up) and while the history is shorter than it needs.
+   before advance_warmup (the solver warms up), while the history is shorter than it needs, and, with
+   advance_resync_every M, for the call after M of its snapshots in a row: the solver advances again
+   and the surrogate goes on from its snapshots (re-synchronisation; the count is checkpointed).
 
    Snapshots are T [nlat][nlon] on the solver's grid (cell centres, latitude then longitude, degrees),
    replicated on every rank. The history and the slot's counts are checkpointed. */
@@ -23,6 +25,7 @@ static const char *const Channels[1] = {"T"};
 struct _n_SstAdvance {
   PetscReal              dt, warmup;  /* snapshot spacing, days; 0: the slot is not in the loop */
   PetscInt               K, H, nh, nsub; /* snapshots per call, history kept and held, RK3 steps per snapshot */
+  PetscInt               resync, nsur;   /* re-synchronise after resync surrogate snapshots in a row; the count */
   char                   surname[64];
   SgFieldAdvanceProvider sur;
   SgSlot                 slot;
@@ -46,6 +49,7 @@ PetscErrorCode SgSstAdvanceSetFromOptions(SgSolver sv, PetscOptionItems *PetscOp
   PetscCall(SgOptionsInt("-advance_snapshots", "field.advance: snapshots K per slot call", A->K, &A->K, NULL, 1, 4096));
   PetscCall(SgOptionsInt("-advance_history", "field.advance: snapshots of history handed to the provider (at least what the surrogate needs)", A->H, &A->H, NULL, 1, 4096));
   PetscCall(SgOptionsReal("-advance_warmup", "field.advance: the solver serves every call that starts before this time", "days", A->warmup, &A->warmup, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsInt("-advance_resync_every", "field.advance: after this many snapshots of the surrogate in a row the solver serves the next call (re-synchronisation; 0: never)", A->resync, &A->resync, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsString("-advance_surrogate", "field.advance: surrogate type that may serve the slot (policy: advance_swap_policy)", A->surname, A->surname, sizeof A->surname, &set));
   PetscCall(SgFieldAdvanceProviderDestroy(&A->sur));
   if (A->surname[0]) {
@@ -198,11 +202,13 @@ PetscErrorCode SgSstAdvanceStep(SgSolver sv, PetscReal t, PetscReal dt)
     if (t < A->warmup) PetscCall(PetscSNPrintf(why, sizeof why, "warm-up until t = %g", (double)A->warmup));
     else if (A->nh < A->sur.history) PetscCall(PetscSNPrintf(why, sizeof why, "a history of %" PetscInt_FMT " of the %" PetscInt_FMT " snapshots %s needs", A->nh, A->sur.history, A->surname));
     else if (PetscAbsReal(A->tn[nt - 1] - t - nt * A->dt) > 1e-9 * A->dt) PetscCall(PetscSNPrintf(why, sizeof why, "a shortened last segment"));
+    else if (A->resync && A->nsur >= A->resync) PetscCall(PetscSNPrintf(why, sizeof why, "re-synchronisation after %" PetscInt_FMT " snapshots of %s", A->nsur, A->surname));
     PetscCall(SgSlotSetSurrogateAvailable(A->slot, why[0] ? PETSC_FALSE : PETSC_TRUE, why));
   }
   PetscCall(SgSlotSetStep(A->slot, (PetscInt)PetscFloorReal(t / (A->K * A->dt) + 0.5)));
   PetscCall(SgSlotFieldAdvance(A->slot, &in, &out));
   PetscCall(SgSlotGetLastCall(A->slot, &sur, NULL, NULL));
+  A->nsur = sur ? A->nsur + nt : 0;
   if (sur) { /* T from the surrogate's last snapshot; the forcing as the solver would have had it */
     PetscReal tt = t, heat, mean;
     for (PetscInt k = 0; k < nt; k++) PetscCall(StepTo(sv, &tt, A->tn[k], PETSC_TRUE));
@@ -220,7 +226,7 @@ PetscErrorCode SgSstAdvanceCheckpoint(SgSolver sv, SgCheckpoint chk)
 {
   Sst        *s = (Sst *)sv->data;
   SstAdvance *A = s->adv;
-  PetscReal   sc[2], st[SG_SLOT_NSTATE];
+  PetscReal   sc[3], st[SG_SLOT_NSTATE];
   PetscBool   reading;
 
   PetscFunctionBegin;
@@ -228,14 +234,14 @@ PetscErrorCode SgSstAdvanceCheckpoint(SgSolver sv, SgCheckpoint chk)
   PetscCall(SgCheckpointIsReading(chk, &reading));
   PetscCall(SgCheckpointLayoutReal(chk, "sst_advance_dt", A->dt));
   PetscCall(SgCheckpointLayoutInt(chk, "sst_advance_history", A->H));
-  sc[0] = A->nh, sc[1] = A->t;
+  sc[0] = A->nh, sc[1] = A->t, sc[2] = A->nsur;
   if (!reading) PetscCall(SgSlotGetState(A->slot, st));
-  PetscCall(SgCheckpointReals(chk, "sst_advance_scalars", 2, sc));
+  PetscCall(SgCheckpointReals(chk, "sst_advance_scalars", 3, sc));
   PetscCall(SgCheckpointReals(chk, "sst_advance_time", A->H, A->htime));
   PetscCall(SgCheckpointReals(chk, "sst_advance_history", A->H * s->nlon * s->nlat, A->hval));
   PetscCall(SgCheckpointReals(chk, "sst_advance_slot", SG_SLOT_NSTATE, st));
   if (reading) {
-    A->nh = (PetscInt)sc[0], A->t = sc[1];
+    A->nh = (PetscInt)sc[0], A->t = sc[1], A->nsur = (PetscInt)sc[2];
     PetscCall(SgSlotSetState(A->slot, st));
   }
   PetscFunctionReturn(PETSC_SUCCESS);

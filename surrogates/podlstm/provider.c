@@ -12,11 +12,9 @@
    beyond the outermost cell centres it extrapolates half a cell to the walls). Same grid: no
    interpolation.
 
-   Re-synchronisation. With resync_every M > 0 the provider reports an uncertainty of 1e30 once it has
-   produced M snapshots in a row since the last snapshot the solver produced, so an adaptive policy
-   (any trust_hi) hands the next call to the solver: the solver advances, and the surrogate goes on
-   from a history of its snapshots. Options, in the solver's options block:
-     <prefix>podlstm_model FILE, <prefix>podlstm_resync_every M. */
+   Options, in the solver's options block: <prefix>podlstm_model FILE. (Re-synchronisation every M
+   snapshots is the solver's business: it holds the surrogate back with SgSlotSetSurrogateAvailable,
+   and checkpoints the count; sst: {advance: {resync_every: M}}.) */
 #include "sgpodlstm.h"
 #include "sgsurrogateimpl.h"
 #include "sgfield.h"
@@ -25,12 +23,12 @@
 typedef struct {
   MPI_Comm       comm;
   SgPodLstmModel M;
-  PetscInt       nch, chfield[SG_FIELD_MAX_CHANNELS], resync, served;
+  PetscInt       nch, chfield[SG_FIELD_MAX_CHANNELS];
   PetscInt       nzb, nxb, nzm, nxm; /* block and model grids (all fields share one grid) */
   PetscBool      same;
   PetscReal     *Zin, *Xin, *Zout, *Xout, *tmp;
-  PetscReal     *full, *hist, *next, *last; /* model states; the last snapshot it produced [nch][nzb][nxb] */
-  PetscReal      last_t, spread, cached_t;  /* the forecast of the history ending at cached_t is cached */
+  PetscReal     *full, *hist, *next;       /* model states */
+  PetscReal      spread, cached_t;          /* the forecast of the history ending at cached_t is cached */
   PetscMPIInt   *cnt, *dsp;
 } PodLstmAdvance;
 
@@ -41,7 +39,7 @@ static PetscErrorCode Destroy(void *ctx)
   PetscFunctionBegin;
   PetscCall(SgPodLstmModelFree(&A->M));
   PetscCall(PetscFree4(A->Zin, A->Xin, A->Zout, A->Xout));
-  PetscCall(PetscFree2(A->tmp, A->last));
+  PetscCall(PetscFree(A->tmp));
   PetscCall(PetscFree3(A->full, A->hist, A->next));
   PetscCall(PetscFree2(A->cnt, A->dsp));
   PetscCall(PetscFree(A));
@@ -88,17 +86,8 @@ static PetscErrorCode Grids(PodLstmAdvance *A, const SgFieldBlock *B)
   SgPodLstmTrigInterp(A->nxm, xm, A->nxb, B->coord[2], Lx, A->Xin);
   SgPodLstmCubicInterp(A->nzb, B->coord[1], A->nzm, zm, A->Zout);
   SgPodLstmTrigInterp(A->nxb, B->coord[2], A->nxm, xm, Lx, A->Xout);
-  PetscCall(PetscMalloc2(PetscMax(A->nzb, A->nzm) * PetscMax(A->nxb, A->nxm), &A->tmp, A->nch * A->nzb * A->nxb, &A->last));
+  PetscCall(PetscMalloc1(PetscMax(A->nzb, A->nzm) * PetscMax(A->nxb, A->nxm), &A->tmp));
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* the snapshot count since the solver's last snapshot: is the history's newest snapshot ours? */
-static void Follow(PodLstmAdvance *A, const SgFieldBlock *B)
-{
-  const PetscInt nt = B->n[0], sz = A->nzb * A->nxb;
-  PetscBool      ours = (PetscBool)(A->served > 0 && B->coord[0][nt - 1] == A->last_t);
-  for (PetscInt c = 0; ours && c < A->nch; c++) ours = (PetscBool)!memcmp(B->v + (c * nt + nt - 1) * sz, A->last + c * sz, sizeof(PetscReal) * sz);
-  if (!ours) A->served = 0;
 }
 
 /* the forecast of the block's last L snapshots into A->next (model states, this rank's rows) */
@@ -141,7 +130,6 @@ static PetscErrorCode Advance(void *ctx, const SgFieldAdvanceInput *in, SgFieldA
   PetscCall(Grids(A, B)); /* the first call learns the block's grid */
   szb = A->nzb * A->nxb;
   PetscCheck(K <= M->L, A->comm, PETSC_ERR_ARG_SIZ, "podlstm field.advance: %" PetscInt_FMT " snapshots asked; the model forecasts %" PetscInt_FMT, K, M->L);
-  Follow(A, B);
   PetscCall(Forecast(A, B));
   A->cached_t = PETSC_MIN_REAL; /* a forecast serves one call */
   for (PetscInt k = 0; k < K; k++) {
@@ -154,11 +142,8 @@ static PetscErrorCode Advance(void *ctx, const SgFieldAdvanceInput *in, SgFieldA
       for (PetscInt q = 0; q < M->fsize[f]; q++) A->full[off + q] *= M->fscale[f];
       if (A->same) PetscCall(PetscArraycpy(dst, A->full + off, szb));
       else Map2(A->nzb, A->nzm, A->nxm, A->nxb, A->Zout, A->full + off, A->Xout, A->tmp, dst);
-      if (k == K - 1) PetscCall(PetscArraycpy(A->last + c * szb, dst, szb));
     }
   }
-  A->served += K;
-  A->last_t = in->tnext[K - 1];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -168,11 +153,6 @@ static PetscErrorCode Uncertainty(void *ctx, const SgFieldAdvanceInput *in, Pets
 
   PetscFunctionBegin;
   PetscCall(Grids(A, in->history));
-  Follow(A, in->history);
-  if (A->resync && A->served >= A->resync) { /* time to re-synchronise from the solver */
-    *unc = 1e30;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
   PetscCall(Forecast(A, in->history));
   *unc = A->spread;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -193,7 +173,6 @@ PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo
   PetscCall(PetscNew(&A));
   A->comm = info->comm, A->cached_t = PETSC_MIN_REAL;
   PetscCall(SgOptionsString("-podlstm_model", "field.advance by podlstm: the model file (surge train with surrogate podlstm; shipped: inputs/podlstm/models/)", path, path, sizeof path, &set));
-  PetscCall(SgOptionsInt("-podlstm_resync_every", "field.advance by podlstm: hand the call after this many snapshots of its own in a row back to the solver (uncertainty 1e30; needs the adaptive policy; 0: never)", A->resync, &A->resync, NULL, 0, PETSC_MAX_INT));
   PetscCheck(set && path[0], info->comm, PETSC_ERR_USER_INPUT, "podlstm serving field.advance needs its model file: set %spodlstm_model (e.g. boussinesq: {podlstm: {model: inputs/podlstm/models/rb_podlstm.h5}})", info->prefix);
   PetscCall(PetscTestFile(path, 'r', &readable));
   PetscCheck(readable, info->comm, PETSC_ERR_USER_INPUT, "podlstm: cannot read the model file '%s' (%spodlstm_model)", path, info->prefix);

@@ -38,7 +38,7 @@ sst:
   cells: [360, 180]
   seed: 1
   advance: {{dt: 7, snapshots: 8, warmup: {WARM:g}, surrogate: podlstm, swap_policy: static, swap_use: solver}}
-  podlstm: {{model: {MODEL}, resync_every: 0}}
+  podlstm: {{model: {MODEL}}}
 """)
 
 
@@ -56,8 +56,8 @@ if not os.path.exists(os.path.join(W, "warm_3360.h5")):
     shutil.copy(os.path.join(W, "warm.chk.h5"), os.path.join(W, "warm_3360.chk.h5"))
     shutil.copy(os.path.join(W, "warm.h5"), os.path.join(W, "warm_3360.h5"))
 variants = {"solver": ["-sst_advance_swap_use", "solver"],
-            "resync 24": ["-sst_advance_swap_policy", "adaptive", "-sst_podlstm_resync_every", "24", "-sst_advance_swap_trust_lo", "1e20", "-sst_advance_swap_trust_hi", "1e20"],
-            "resync 56": ["-sst_advance_swap_policy", "adaptive", "-sst_podlstm_resync_every", "56", "-sst_advance_swap_trust_lo", "1e20", "-sst_advance_swap_trust_hi", "1e20"]}
+            "resync 24": ["-sst_advance_swap_policy", "adaptive", "-sst_advance_resync_every", "24", "-sst_advance_swap_trust_lo", "1e20", "-sst_advance_swap_trust_hi", "1e20"],
+            "resync 56": ["-sst_advance_swap_policy", "adaptive", "-sst_advance_resync_every", "56", "-sst_advance_swap_trust_lo", "1e20", "-sst_advance_swap_trust_hi", "1e20"]}
 res = {}
 
 
@@ -86,7 +86,7 @@ for name, opts in variants.items():
 # the adaptive policy: a trust band from the spreads the resync-24 run saw (its log prints them at switches only: use the model on the run's own calls)
 sp = [x for x in res["resync 24"][2] if x < 1e29]
 lo, hi = (np.percentile(sp, 25), np.percentile(sp, 75)) if len(sp) >= 4 else (0.5, 1.0)
-do("adaptive", ["-sst_advance_swap_policy", "adaptive", "-sst_podlstm_resync_every", "56", "-sst_advance_swap_trust_lo", f"{lo:.4g}", "-sst_advance_swap_trust_hi", f"{hi:.4g}"])
+do("adaptive", ["-sst_advance_swap_policy", "adaptive", "-sst_advance_resync_every", "56", "-sst_advance_swap_trust_lo", f"{lo:.4g}", "-sst_advance_swap_trust_hi", f"{hi:.4g}"])
 
 tref, Tref, _ = res["solver"][1]
 land = Tref[0] == 0

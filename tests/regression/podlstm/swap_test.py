@@ -6,7 +6,7 @@ the shipped model inputs/podlstm/models/sst5_podlstm.h5), ~30 s:
    5-degree run without the slot, RK3 steps of 3.5 days) to round-off: max |T difference| < 1e-9
    degC at every 8-week output (measured: 0, bit for bit);
 2. the swap deck: the solver serves the 60 warm-up calls (480 weeks), then no more than 3 surrogate
-   calls in a row (resync_every 24 weeks) -- the switches counted in the report are the switches logged; the
+   calls in a row (advance resync_every 24 weeks) -- the switches counted in the report are the switches logged; the
    swapped run stays within 2 degC RMS of the solver alone at every output (it is a forecast that is
    re-synchronised, not a free run), and differs from it (the surrogate did serve);
 3. the same swap run on 2 ranks: T identical to 1e-9 at every output, the same counts;

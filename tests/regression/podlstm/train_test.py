@@ -8,7 +8,7 @@
    refitted by numpy least squares on numpy's coefficients and iterated, gives surge's RMSE to 1e-6;
    every POD-based method's RMSE is at least the POD floor (errors are orthogonal to the modes);
    its field.advance provider through the slot API (test_podlstm advance: equal to the model's own
-   forecast, re-synchronisation every 2L snapshots under the adaptive policy) gives the same
+   forecast, the adaptive policy with the surrogate held back every third call) gives the same
    forecasts on 1 and 2 ranks (checksum to 1e-10);
 2. the same run (search none) on 1 and 2 ranks: POD floor, persistence, climatology and VAR scores
    equal to 1e-10 relative (projection and reconstruction in parallel; sums in another order), the
