@@ -14,6 +14,26 @@ static PetscReal BaryWeight(PetscInt j, PetscInt N)
   return (j == 0 || j == N) ? 0.5 * w : w;
 }
 
+/* I (m x n, column-major): the values at zo[0..m-1] of the polynomial through the values at the n
+   Chebyshev-Lobatto nodes, barycentric form (exact at a node; valid slightly outside [0, Lz] too). */
+void SgBqChebInterpMatrix(const Bq *bq, PetscInt m, const PetscReal zo[], PetscReal *Imat)
+{
+  const PetscInt n = bq->n, N = n - 1;
+
+  for (PetscInt k = 0; k < m; k++) {
+    PetscReal den = 0;
+    PetscInt  hit = -1;
+    for (PetscInt j = 0; j < n; j++)
+      if (zo[k] == bq->z[j]) hit = j;
+    for (PetscInt j = 0; j < n; j++) {
+      PetscReal c = hit >= 0 ? (j == hit) : BaryWeight(j, N) / (zo[k] - bq->z[j]);
+      Imat[k + j * m] = c;
+      den += c;
+    }
+    for (PetscInt j = 0; j < n; j++) Imat[k + j * m] /= den;
+  }
+}
+
 PetscErrorCode SgBqChebSetUp(Bq *bq)
 {
   const PetscInt n = bq->n, N = n - 1;
@@ -60,17 +80,12 @@ PetscErrorCode SgBqChebSetUp(Bq *bq)
     bq->wq[j] = 2 * v / N * 0.5 * bq->Lz;
   }
   /* barycentric interpolation to the cell-centred uniform points (k + 1/2) Lz / out_nz */
-  for (PetscInt k = 0; k < bq->out_nz; k++) {
-    PetscReal zo = (k + 0.5) * bq->Lz / bq->out_nz, den = 0;
-    PetscInt  hit = -1;
-    for (PetscInt j = 0; j < n; j++)
-      if (zo == bq->z[j]) hit = j;
-    for (PetscInt j = 0; j < n; j++) {
-      PetscReal c = hit >= 0 ? (j == hit) : BaryWeight(j, N) / (zo - bq->z[j]);
-      bq->Iout[k + j * bq->out_nz] = c;
-      den += c;
-    }
-    for (PetscInt j = 0; j < n; j++) bq->Iout[k + j * bq->out_nz] /= den;
+  {
+    PetscReal *zo;
+    PetscCall(PetscMalloc1(bq->out_nz, &zo));
+    for (PetscInt k = 0; k < bq->out_nz; k++) zo[k] = (k + 0.5) * bq->Lz / bq->out_nz;
+    SgBqChebInterpMatrix(bq, bq->out_nz, zo, bq->Iout);
+    PetscCall(PetscFree(zo));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

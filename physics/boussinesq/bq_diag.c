@@ -79,6 +79,7 @@ PetscErrorCode SgBqDiagnose(SgSolver s, PetscReal t, PetscReal v[])
     const PetscInt jm = (n - 1) / 2;
     v[bq->d_bmid] = bq->nk > 1 ? PetscSqrtReal(PetscSqr(bq->b[2 * n + jm]) + PetscSqr(bq->b[3 * n + jm])) : 0;
   }
+  if (SgBqSuperresOn(bq)) SgBqSuperresDiagnose(bq, v);
   for (PetscInt i = 0; i < s->ndiag && i < 16; i++) bq->last[i] = v[i];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -128,5 +129,6 @@ PetscErrorCode SgBqWriteFields(SgSolver s, SgOutput out)
   PetscCall(SgBqVelocity(bq, 0, n, bq->work[0], bq->work[1], bq->work[2], bq->work[3]));
   PetscCall(WriteOne(bq, out, "u", bq->work[0]));
   PetscCall(WriteOne(bq, out, "w", bq->work[1]));
+  if (SgBqSuperresOn(bq)) PetscCall(SgBqSuperresWriteFields(bq, out));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -4,26 +4,6 @@
 #include "sgtrainer.h"
 #include <math.h>
 
-/* mean |residual| per equation of the field out(pts) */
-static PetscErrorCode ResidualMeans(const SgMFFNPhysics *ph, SgnnTensor out, SgnnTensor pts, PetscInt P, double acc[4])
-{
-  SgMFFNJet  J;
-  SgnnTensor r;
-  double    *v;
-
-  PetscFunctionBegin;
-  PetscCall(SgMFFNDerivatives(ph, out, pts, &J));
-  PetscCall(SgMFFNResidual(ph, &J, &r));
-  PetscCall(PetscMalloc1(4 * P, &v));
-  SgCallNN(sgnn_tensor_to_f64(r, v));
-  for (PetscInt p = 0; p < P; p++)
-    for (int e = 0; e < 4; e++) acc[e] += fabs(v[4 * p + e]);
-  PetscCall(PetscFree(v));
-  sgnn_tensor_free(&r);
-  SgMFFNJetFree(&J);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode SgMFFNEvaluate(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNData *D, const PetscInt crop[3], const PetscInt factor[3], PetscInt ncrops, PetscInt P, uint64_t seed, SgMFFNEval *E)
 {
   PetscInt lo[3], nlo;
@@ -50,7 +30,7 @@ PetscErrorCode SgMFFNEvaluate(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNDat
     SgCallNN(sgnn_reshape(o3, 2, os, &out[1]));
     for (int q = 0; q < 2; q++) {
       SgCallNN(sgnn_tensor_to_f64(out[q], pred[q] + (long)i * P * SG_MFFN_NCH));
-      PetscCall(ResidualMeans(ph, out[q], pt, P, pde[q]));
+      PetscCall(SgMFFNResidualSums(ph, out[q], pt, P, pde[q]));
       sgnn_tensor_free(&out[q]);
     }
     PetscCall(PetscArraycpy(truth + (long)i * P * SG_MFFN_NCH, tgt, SG_MFFN_NCH * P));

@@ -232,16 +232,18 @@ PetscErrorCode SgMFFNEncode(SgMFFN m, SgnnTensor x, SgnnTensor *latent)
 
 /* The 8 corners of the latent cell holding each point: for corner q = 4 a + 2 b + e (offsets a, b, e
    in t, z, x) its flat vertex index, its coordinates and the point's fraction in the cell. The cell
-   is clamped to the grid so a point on the last plane uses the cell below it (fraction 1). */
-static PetscErrorCode Corners(const int dims[3], PetscInt P, const double *pts, long *idx, double *corner, double *base)
+   is clamped to the grid so a point on the last plane uses the cell below it (fraction 1); a point
+   up to ext cells outside the grid (m->extrapolate, 0 in training) uses the edge cell, its fraction
+   beyond [0, 1]: the trilinear blend extrapolates linearly. */
+static PetscErrorCode Corners(const int dims[3], PetscReal ext, PetscInt P, const double *pts, long *idx, double *corner, double *base)
 {
   PetscFunctionBegin;
   for (PetscInt p = 0; p < P; p++) {
     int i0[3];
     for (int k = 0; k < 3; k++) {
       double v = pts[3 * p + k];
-      PetscCheck(v >= 0 && v <= dims[k] - 1, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn: query point %" PetscInt_FMT " coordinate %d is %g, outside the latent grid [0, %d]", p, k, v, dims[k] - 1);
-      i0[k] = PetscMin((int)floor(v), dims[k] - 2);
+      PetscCheck(v >= -ext && v <= dims[k] - 1 + ext, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn: query point %" PetscInt_FMT " coordinate %d is %g, outside the latent grid [0, %d]%s", p, k, v, dims[k] - 1, ext > 0 ? " and its extrapolation band" : "");
+      i0[k] = PetscMax(0, PetscMin((int)floor(v), dims[k] - 2));
       base[3 * p + k] = i0[k];
     }
     for (int q = 0; q < 8; q++) {
@@ -272,7 +274,7 @@ PetscErrorCode SgMFFNDecode(SgMFFN m, SgnnTensor latent, SgnnTensor pts, SgnnTen
   }
   PetscCall(PetscMalloc4(8 * (size_t)P, &idx, 3 * (size_t)P, &hp, 24 * (size_t)P, &corner, 3 * (size_t)P, &base));
   SgCallNN(sgnn_tensor_to_f64(pts, hp));
-  PetscCall(Corners(dims, P, hp, idx, corner, base));
+  PetscCall(Corners(dims, m->extrapolate, P, hp, idx, corner, base));
   { /* latent codes of the 8 corners: [8P, L] */
     int s2[2] = {L, dims[0] * dims[1] * dims[2]};
     SgCallNN(sgnn_reshape(latent, 2, s2, &lat2));

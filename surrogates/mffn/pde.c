@@ -126,3 +126,22 @@ PetscErrorCode SgMFFNResidual(const SgMFFNPhysics *ph, const SgMFFNJet *J, SgnnT
   for (int i = 0; i < 4; i++) sgnn_tensor_free(&r[i]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode SgMFFNResidualSums(const SgMFFNPhysics *ph, SgnnTensor out, SgnnTensor pts, PetscInt P, double acc[4])
+{
+  SgMFFNJet  J;
+  SgnnTensor r;
+  double    *v;
+
+  PetscFunctionBegin;
+  PetscCall(SgMFFNDerivatives(ph, out, pts, &J));
+  PetscCall(SgMFFNResidual(ph, &J, &r));
+  PetscCall(PetscMalloc1(4 * P, &v));
+  SgCallNN(sgnn_tensor_to_f64(r, v));
+  for (PetscInt p = 0; p < P; p++)
+    for (int e = 0; e < 4; e++) acc[e] += PetscAbsReal(v[4 * p + e]);
+  PetscCall(PetscFree(v));
+  sgnn_tensor_free(&r);
+  SgMFFNJetFree(&J);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

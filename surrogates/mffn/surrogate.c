@@ -324,6 +324,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   s->ops->train          = Train_MFFN;
   s->ops->save           = Save_MFFN;
   s->ops->load           = Load_MFFN;
+  s->ops->superresprovider = SgMFFNSuperresProvider; /* superres.c */
   s->ops->view           = View_MFFN;
   s->ops->destroy        = Destroy_MFFN;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -245,8 +245,11 @@ def run_case(seed, i, all_decks, classes, timeout, replay=""):
     work = os.path.join(LOGS, "work", f"{seed}_{i}")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    for d in ("inputs", "tests", "build"):  # decks name data files relative to the repository root
+    for d in ("inputs", "tests"):  # decks name data files relative to the repository root
         os.symlink(os.path.join(ROOT, d), os.path.join(work, d))
+    # build/ is private and empty, as in a fresh clone: a deck that writes under build/ (the water
+    # training writes build/deepmd/water_model.h5 and its lcurve) must never touch the user's own runs
+    os.makedirs(os.path.join(work, "build"))
     base = os.path.basename(deck)
     with open(os.path.join(work, base), "wb") as f:
         f.write(mutant)
@@ -301,7 +304,10 @@ def main():
         todo = [(a.seed, i) for i in range(a.start, a.start + a.n)]
     if a.reader:
         t0 = time.time()
-        batches = [[i for _, i in todo[k:k + 2000]] for k in range(0, len(todo), 2000)]
+        # 1000 files per process: Open MPI's singleton start-up (MPI_Init without mpiexec) fails when the
+        # command line passes ~128 KB, which 2000 paths under a longer checkout path (/work/wt-NAME) reach
+        B = 1000
+        batches = [[i for _, i in todo[k:k + B]] for k in range(0, len(todo), B)]
         total, msgs, lost = {"accept": 0, "refuse": 0}, [], 0
         with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
             for counts, m, nl in ex.map(lambda b: reader_batch(todo[0][0], b, all_decks, classes), batches):

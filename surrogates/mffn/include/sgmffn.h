@@ -14,6 +14,7 @@
 #pragma once
 #include <petscsys.h>
 #include "sgnn.h"
+#include "sgfield.h"
 
 #define SG_MFFN_MAXLEVELS 6
 #define SG_MFFN_MAXMLP    8
@@ -45,6 +46,7 @@ struct _n_SgMFFN {
   SgnnTensor     in_w, in_b, out_w, out_b;
   SgMFFNResBlock down[SG_MFFN_MAXLEVELS], up[SG_MFFN_MAXLEVELS];
   SgnnTensor     mlp_w[SG_MFFN_MAXMLP + 1], mlp_b[SG_MFFN_MAXMLP + 1];
+  PetscReal      extrapolate; /* SgMFFNDecode accepts points this many latent cells outside the grid (0: none) */
 };
 
 /* The paper's architecture. */
@@ -64,6 +66,7 @@ PETSC_EXTERN PetscErrorCode SgMFFNDestroy(SgMFFN *);
    statistics exist). T, Z, X must be multiples of SgMFFNConfigGridMultiple. */
 PETSC_EXTERN PetscErrorCode SgMFFNEncode(SgMFFN, SgnnTensor x, SgnnTensor *latent);
 /* latent [1, L, T, Z, X] (each of T, Z, X >= 2), pts [P, 3] in latent index units inside the grid
+   (or up to m->extrapolate cells outside it: the edge cell's blend extrapolates)
    -> out [P, out_channels]: differentiable with respect to the weights, the latent grid and pts. */
 PETSC_EXTERN PetscErrorCode SgMFFNDecode(SgMFFN, SgnnTensor latent, SgnnTensor pts, SgnnTensor *out);
 
@@ -91,12 +94,19 @@ PETSC_EXTERN void           SgMFFNJetFree(SgMFFNJet *);
      w_t + u w_x + w w_z + p_z - b - nu (w_xx + w_zz)
      u_x + w_z */
 PETSC_EXTERN PetscErrorCode SgMFFNResidual(const SgMFFNPhysics *, const SgMFFNJet *, SgnnTensor *res);
+/* acc[e] += sum over the P points of |residual e| of the decoded out(pts) (pts a leaf requiring grad) */
+PETSC_EXTERN PetscErrorCode SgMFFNResidualSums(const SgMFFNPhysics *, SgnnTensor out, SgnnTensor pts, PetscInt P, double acc[4]);
 
 /* MeshfreeFlowNet's loss on one crop: mean |out - target| over the P x 4 normalised values at the
    query points + gamma * mean |residual| over the P x 4 physical PDE residuals (SgMFFNResidual).
    lowres [1, 4, T, Z, X] normalised; pts [P, 3] latent index units; target [P, 4] normalised.
    reg and pde receive the two means (for monitoring). */
 PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
+
+/* The SgSurrogate op serving field.superres (superres.c): inference on a whole domain, the PDE
+   residual as uncertainty. */
+typedef struct _p_SgSurrogate *SgSurrogate;
+PETSC_EXTERN PetscErrorCode SgMFFNSuperresProvider(SgSurrogate, const SgFieldProviderInfo *, SgFieldSuperresProvider *);
 
 /* Model file (HDF5, written to PATH.tmp and renamed): the configuration, the physics of the data it
    was trained on (nu, kappa, latent-step scales, normalisation), the subsampling factors (t, z, x)

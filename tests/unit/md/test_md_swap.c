@@ -16,11 +16,9 @@
 
    It is not registered in src/cli/register.c: it is useful to tests only.
    Usage: test_md_swap DECK.yaml [-option value ...] (as surge run). */
-#include "sgsim.h"
+#include "../../lib/sgtestrun.h"
 #include "sgforces.h"
 #include "../../../physics/md/mdimpl.h" /* the engine's step counter (md->fstep) */
-
-PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 
 typedef struct {
   SgForcesProvider lj;
@@ -113,35 +111,14 @@ static PetscErrorCode CreateScaled(const SgForcesProviderInfo *info, SgForcesPro
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode Run(int argc, char **argv, const char deck[])
+static PetscErrorCode Register(void)
 {
-  SgSim sim;
-
   PetscFunctionBegin;
-  PetscCall(SgRegisterAll());
   PetscCall(SgForcesProviderRegister("lj_scaled", CreateScaled));
-  PetscCall(SgSimCreate(PETSC_COMM_WORLD, &sim));
-  PetscCall(SgSimSetDeck(sim, deck, argc, argv));
-  PetscCall(SgSimSetFromOptions(sim));
-  PetscCall(SgSimSetUp(sim));
-  PetscCall(SgSimRun(sim));
-  PetscCall(SgSimDestroy(&sim));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 int main(int argc, char **argv)
 {
-  PetscErrorCode ierr;
-
-  if (argc < 2) {
-    fprintf(stderr, "usage: test_md_swap DECK.yaml [-option value ...]\n");
-    return 1;
-  }
-  if (SgInitialize(&argc, &argv, argv[1], "test_md_swap DECK.yaml [-option value ...]")) return 1;
-  ierr = Run(argc, argv, argv[1]);
-  if (ierr) {
-    (void)PetscFinalize();
-    return 1;
-  }
-  return SgFinalize() ? 1 : 0;
+  return SgTestRun(argc, argv, "test_md_swap", Register);
 }

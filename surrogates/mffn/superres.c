@@ -1,0 +1,282 @@
+/* The mffn surrogate serving the field.superres slot (sgfield.h): inference on a whole domain.
+
+   A block of the solver's coarse fields (p, b, u, w on a uniform (t, z, x) grid whose spacing is the
+   model's latent step: factor x the fine data's spacing, checked) is normalised with the training
+   data's statistics, wrapped periodically in x by `halo` points on each side (so the encoder sees
+   the periodic domain, and points between the last and the first column lie inside the grid), and
+   encoded once — the encoder is fully convolutional, any size whose dimensions are multiples of the
+   poolings goes. Each rank then decodes its own query points, 4096 at a time, with recording off:
+   a query point (t, z, x) is at latent coordinates ((t - t0)/s_t, (z - z0)/s_z, (x - x0)/s_x + halo),
+   x taken modulo the period. Points up to `extrapolate` latent cells outside the block's z range
+   (the fine rows between the last block row and the wall) use the edge cell's blend, extrapolated.
+
+   Batch normalisation at inference: the model's own mode. A model trained with `batchnorm: false`
+   (BN's learned scale and shift only: the shipped one) computes exactly the function it was trained
+   as, on any domain. A model trained with per-crop batch statistics (`batchnorm: true`, the paper's
+   BN) normalises with the statistics of the whole block here — there are no running statistics (the
+   trainer normalises each crop by its own) — so its answer on a domain larger than its training
+   crops departs from the training-time function; prefer `batchnorm: false` models for the swap.
+
+   Uncertainty: the mean |PDE residual| of the super-resolved field (SgMFFNResidual: b transport,
+   both momentum equations, continuity, free-fall units) over `residual_points` points drawn
+   uniformly (a fixed counter-based sequence) in the block's domain at its last time, spread over
+   the ranks and summed: the same value on any rank count up to the order of a sum.
+
+   Options, read in the solver's options block (deck boussinesq: {mffn: {model: FILE, ...}}):
+   model, residual_points, extrapolate, halo, block_snapshots, baseline (trilinear: answer by trilinear
+   interpolation of the same block instead of the network, the paper's baseline, for comparisons). */
+#include "sgmffn.h"
+#include "sgsurrogateimpl.h"
+#include "sgtrainer.h" /* SgCallNN */
+#include "sgfield.h"
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+  SgMFFN        model;
+  SgMFFNPhysics ph;
+  PetscInt      factor[3], mult[3], halo, halo_opt, npts, nt, trilinear; /* halo: of the encoded block */
+  PetscReal     extrapolate;
+  MPI_Comm      comm;
+  /* the latest encoding and the block it came from */
+  SgnnTensor    lat, low;
+  double        key[6];
+  PetscInt      kn[3];
+} MFFNSuperres;
+
+static const char *const Baselines[] = {"none", "trilinear"};
+
+static PetscErrorCode Destroy(void *ctx)
+{
+  MFFNSuperres *m = (MFFNSuperres *)ctx;
+
+  PetscFunctionBegin;
+  sgnn_tensor_free(&m->lat);
+  sgnn_tensor_free(&m->low);
+  PetscCall(SgMFFNDestroy(&m->model));
+  PetscCall(PetscFree(m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A block is a cache hit when its sizes, first coordinates and a weighted sum of its values are those
+   of the encoded one (the uncertainty and the answer of one call read the same block). */
+static void BlockKey(const SgFieldBlock *B, double key[6])
+{
+  const PetscInt n = SgFieldBlockSize(B);
+  double         s = 0, w = 0;
+
+  for (PetscInt i = 0; i < n; i++) s += B->v[i], w += B->v[i] * (1 + (i % 97) * 1e-2);
+  key[0] = B->coord[0][0], key[1] = B->coord[0][B->n[0] - 1], key[2] = B->coord[1][0], key[3] = B->coord[2][0], key[4] = s, key[5] = w;
+}
+
+/* Check the block against the model and encode it (or reuse the last encoding). */
+static PetscErrorCode Encode(MFFNSuperres *m, const SgFieldBlock *B)
+{
+  const char *ax[3] = {"t", "z", "x"};
+  double      key[6];
+  PetscInt    T = B->n[0], Z = B->n[1], X = B->n[2], Xe;
+  double     *x;
+
+  PetscFunctionBegin;
+  PetscCheck(B->nch == SG_MFFN_NCH, m->comm, PETSC_ERR_ARG_SIZ, "mffn: the model reads p, b, u, w; the block has %" PetscInt_FMT " channels", B->nch);
+  for (int c = 0; c < SG_MFFN_NCH; c++) PetscCheck(!strcmp(B->channel[c], (const char *[]){"p", "b", "u", "w"}[c]), m->comm, PETSC_ERR_ARG_WRONG, "mffn: block channel %d is %s, the model reads p, b, u, w in this order", c, B->channel[c]);
+  PetscCheck(B->periodic[2], m->comm, PETSC_ERR_ARG_WRONG, "mffn: the model was trained on fields periodic in x; the block is not");
+  for (int a = 0; a < 3; a++) {
+    PetscBool uni;
+    PetscReal h;
+    PetscCall(SgFieldBlockSpacing(B, a, 1e-9, &uni, &h));
+    PetscCheck(B->n[a] >= 2 || a == 0, m->comm, PETSC_ERR_ARG_SIZ, "mffn: the block needs >= 2 points along %s", ax[a]);
+    if (B->n[a] < 2) continue;
+    PetscCheck(uni && PetscAbsReal(h - m->ph.scale[a]) <= 1e-6 * m->ph.scale[a], m->comm, PETSC_ERR_ARG_WRONG, "mffn: the block's %s spacing is %g%s; the model reads grids %g apart (its factor x the training data's spacing)", ax[a], (double)h, uni ? "" : " (not uniform)", (double)m->ph.scale[a]);
+  }
+  BlockKey(B, key);
+  if (m->lat && m->kn[0] == T && m->kn[1] == Z && m->kn[2] == X && !memcmp(key, m->key, sizeof key)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(T % m->mult[0] == 0 && Z % m->mult[1] == 0, m->comm, PETSC_ERR_ARG_SIZ, "mffn: a block of %" PetscInt_FMT " x %" PetscInt_FMT " (t, z) points; the poolings need multiples of %" PetscInt_FMT " x %" PetscInt_FMT, T, Z, m->mult[0], m->mult[1]);
+  m->halo = m->halo_opt;
+  if (!m->halo) /* the smallest halo >= 1 that makes the wrapped block a multiple of the x pooling */
+    for (m->halo = 1; m->halo < m->mult[2] && (X + 2 * m->halo) % m->mult[2]; m->halo++) {}
+  Xe = X + 2 * m->halo;
+  PetscCheck(Xe % m->mult[2] == 0, m->comm, PETSC_ERR_ARG_SIZ, "mffn: %" PetscInt_FMT " x points + 2 x halo %" PetscInt_FMT " is not a multiple of the poolings' %" PetscInt_FMT ": set mffn halo (or use a block whose x points are even)", X, m->halo, m->mult[2]);
+  sgnn_tensor_free(&m->lat);
+  sgnn_tensor_free(&m->low);
+  PetscCall(PetscMalloc1(SG_MFFN_NCH * T * Z * Xe, &x));
+  for (PetscInt c = 0; c < SG_MFFN_NCH; c++)
+    for (PetscInt k = 0; k < T * Z; k++)
+      for (PetscInt i = 0; i < Xe; i++) {
+        const PetscInt src = ((i - m->halo) % X + X) % X;
+        x[(c * T * Z + k) * Xe + i] = (B->v[(c * T * Z + k) * X + src] - m->ph.mean[c]) / m->ph.std[c];
+      }
+  {
+    int shape[5] = {1, SG_MFFN_NCH, (int)T, (int)Z, (int)Xe}, was = sgnn_set_grad_enabled(0);
+    SgCallNN(sgnn_tensor_from_f64(m->model->be, m->model->dt, 5, shape, x, &m->low));
+    if (!m->trilinear) PetscCall(SgMFFNEncode(m->model, m->low, &m->lat));
+    else m->lat = sgnn_tensor_ref(m->low); /* the baseline interpolates the block itself */
+    sgnn_set_grad_enabled(was);
+  }
+  PetscCall(PetscFree(x));
+  PetscCall(PetscArraycpy(m->key, key, 6));
+  m->kn[0] = T, m->kn[1] = Z, m->kn[2] = X;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* latent coordinates of physical point pt in block B */
+static PetscErrorCode Latent(MFFNSuperres *m, const SgFieldBlock *B, const PetscReal pt[3], double l[3])
+{
+  const PetscReal X = B->n[2], tol = 1e-9;
+  PetscReal       lx;
+
+  PetscFunctionBegin;
+  l[0] = B->n[0] > 1 ? (pt[0] - B->coord[0][0]) / m->ph.scale[0] : 0;
+  l[1] = (pt[1] - B->coord[1][0]) / m->ph.scale[1];
+  lx   = fmod((pt[2] - B->coord[2][0]) / m->ph.scale[2], X);
+  if (lx < 0) lx += X;
+  l[2] = lx + m->halo;
+  PetscCheck(l[0] >= -tol && l[0] <= B->n[0] - 1 + tol, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn: query time %g is outside the block's [%g, %g]", (double)pt[0], (double)B->coord[0][0], (double)B->coord[0][B->n[0] - 1]);
+  l[0] = PetscMin(PetscMax(l[0], 0), B->n[0] - 1);
+  if (m->trilinear) l[1] = PetscMin(PetscMax(l[1], 0), B->n[1] - 1); /* the baseline holds the edge value */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The network (or the trilinear baseline) at P latent points l[P][3] -> out [P, 4] normalised; with
+   record, the graph w.r.t. the points is kept (pts becomes a leaf requiring grad). */
+static PetscErrorCode Decode(MFFNSuperres *m, PetscInt P, const double *l, PetscBool record, SgnnTensor *pts, SgnnTensor *out)
+{
+  int ps[2] = {(int)P, 3};
+
+  PetscFunctionBegin;
+  if (m->lat && sgnn_tensor_shape(m->lat)[2] == 1) { /* one snapshot: the model needs two time levels */
+    SETERRQ(m->comm, PETSC_ERR_ARG_SIZ, "mffn: a block of one snapshot; the model interpolates between >= 2 time levels");
+  }
+  SgCallNN(sgnn_tensor_from_f64(m->model->be, m->model->dt, 2, ps, l, pts));
+  if (record) SgCallNN(sgnn_tensor_set_requires_grad(*pts, 1));
+  if (!m->trilinear) PetscCall(SgMFFNDecode(m->model, m->lat, *pts, out));
+  else {
+    int        p3[3] = {1, (int)P, 3}, os[2] = {(int)P, SG_MFFN_NCH};
+    SgnnTensor pt3, o3;
+    SgCallNN(sgnn_reshape(*pts, 3, p3, &pt3));
+    SgCallNN(sgnn_interp_trilinear(m->low, pt3, &o3));
+    SgCallNN(sgnn_reshape(o3, 2, os, out));
+    sgnn_tensor_free(&pt3), sgnn_tensor_free(&o3);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Superres(void *ctx, const SgFieldSuperresInput *in, SgFieldSuperresOutput *out)
+{
+  MFFNSuperres  *m     = (MFFNSuperres *)ctx;
+  const PetscInt nq    = SgFieldQueryCount(in->query), chunk = 4096;
+  double        *l, *o;
+  int            was;
+
+  PetscFunctionBegin;
+  PetscCall(Encode(m, in->coarse));
+  PetscCall(PetscMalloc2(3 * chunk, &l, SG_MFFN_NCH * chunk, &o));
+  was = sgnn_set_grad_enabled(0);
+  for (PetscInt p0 = 0; p0 < nq; p0 += chunk) {
+    const PetscInt P = PetscMin(chunk, nq - p0);
+    SgnnTensor     pts, y;
+    for (PetscInt p = 0; p < P; p++) {
+      PetscReal pt[3];
+      SgFieldQueryPoint(in->query, p0 + p, pt);
+      PetscCall(Latent(m, in->coarse, pt, l + 3 * p));
+    }
+    PetscCall(Decode(m, P, l, PETSC_FALSE, &pts, &y));
+    SgCallNN(sgnn_tensor_to_f64(y, o));
+    for (PetscInt p = 0; p < P; p++)
+      for (int c = 0; c < SG_MFFN_NCH; c++) out->v[c * nq + p0 + p] = m->ph.mean[c] + m->ph.std[c] * o[SG_MFFN_NCH * p + c];
+    sgnn_tensor_free(&pts), sgnn_tensor_free(&y);
+  }
+  sgnn_set_grad_enabled(was);
+  PetscCall(PetscFree2(l, o));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* mean |PDE residual| over npts points at the block's last time, uniform in its z range and in x */
+static PetscErrorCode Uncertainty(void *ctx, const SgFieldSuperresInput *in, PetscReal *unc)
+{
+  MFFNSuperres       *m = (MFFNSuperres *)ctx;
+  const SgFieldBlock *B = in->coarse;
+  PetscMPIInt         rank, size;
+  PetscInt            P = 0;
+  double             *l, acc[5] = {0, 0, 0, 0, 0}, g[5];
+  SgnnTensor          pts, y;
+
+  PetscFunctionBegin;
+  PetscCall(Encode(m, B));
+  PetscCallMPI(MPI_Comm_rank(m->comm, &rank));
+  PetscCallMPI(MPI_Comm_size(m->comm, &size));
+  PetscCall(PetscMalloc1(3 * (m->npts / size + 1), &l));
+  for (PetscInt i = rank; i < m->npts; i += size, P++) {
+    l[3 * P + 0] = B->n[0] - 1;
+    l[3 * P + 1] = (B->n[1] - 1) * SgRandomUniform(20200, 1, (uint64_t)i);
+    l[3 * P + 2] = m->halo + B->n[2] * SgRandomUniform(20200, 2, (uint64_t)i);
+  }
+  if (P) {
+    PetscCall(Decode(m, P, l, PETSC_TRUE, &pts, &y));
+    PetscCall(SgMFFNResidualSums(&m->ph, y, pts, P, acc));
+    sgnn_tensor_free(&pts), sgnn_tensor_free(&y);
+  }
+  acc[4] = P;
+  PetscCallMPI(MPI_Allreduce(acc, g, 5, MPI_DOUBLE, MPI_SUM, m->comm));
+  *unc = (g[0] + g[1] + g[2] + g[3]) / (4 * g[4]);
+  PetscCall(PetscFree(l));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNSuperresProvider(SgSurrogate s, const SgFieldProviderInfo *info, SgFieldSuperresProvider *p)
+{
+  PetscOptionItems *PetscOptionsObject = info->PetscOptionsObject;
+  MFFNSuperres     *m;
+  char              path[PETSC_MAX_PATH_LEN] = "";
+  PetscBool         set, readable;
+  PetscInt          base = 0;
+  SgnnBackend      *be;
+
+  PetscFunctionBegin;
+  (void)s;
+  PetscCheck(PetscOptionsObject, info->comm, PETSC_ERR_ARG_NULL, "mffn: the field.superres provider reads its options in the solver's options block");
+  PetscCall(PetscNew(&m));
+  m->comm = info->comm, m->npts = 512, m->extrapolate = 1;
+  PetscCall(SgOptionsString("-mffn_model", "field.superres by mffn: the model file (surge train with surrogate mffn; shipped: inputs/mffn/models/)", path, path, sizeof path, &set));
+  PetscCall(SgOptionsInt("-mffn_residual_points", "field.superres by mffn: points of the PDE-residual uncertainty (over all ranks)", m->npts, &m->npts, NULL, 1, 1 << 24));
+  PetscCall(SgOptionsReal("-mffn_extrapolate", "field.superres by mffn: query points may lie this many block cells outside the block's z range (the fine rows near the walls)", "block cells", m->extrapolate, &m->extrapolate, NULL, 0, 4));
+  PetscCall(SgOptionsInt("-mffn_halo", "field.superres by mffn: periodic x halo of the encoded block, in block points per side (0: the smallest that fits the poolings, >= 1)", m->halo_opt, &m->halo_opt, NULL, 0, 1 << 12));
+  PetscCall(SgOptionsInt("-mffn_block_snapshots", "field.superres by mffn: snapshots per block (0: the smallest the poolings allow, >= 2)", m->nt, &m->nt, NULL, 0, 64));
+  PetscCall(SgOptionsEList("-mffn_baseline", "field.superres by mffn: none (the network), or trilinear (interpolate the block: the paper's baseline, for comparisons)", Baselines, 2, Baselines[0], &base, NULL));
+  m->trilinear = base;
+  PetscCheck(set && path[0], info->comm, PETSC_ERR_USER_INPUT, "mffn serving field.superres needs its model file: set %smffn_model (e.g. boussinesq: {mffn: {model: inputs/mffn/models/mffn_rb.h5}})", info->prefix);
+  PetscCall(PetscTestFile(path, 'r', &readable));
+  PetscCheck(readable, info->comm, PETSC_ERR_USER_INPUT, "mffn: cannot read the model file '%s' (%smffn_model)", path, info->prefix);
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgMFFNLoad(path, be, &m->model, &m->ph, m->factor));
+  m->model->extrapolate = m->extrapolate;
+  PetscCall(SgMFFNConfigGridMultiple(&m->model->cfg, m->mult));
+  if (!m->nt) m->nt = PetscMax(2, m->mult[0]);
+  /* the solver's physics must be the model's */
+  PetscCheck(info->nch == SG_MFFN_NCH, info->comm, PETSC_ERR_USER_INPUT, "mffn: the model serves p, b, u, w; the solver offers %" PetscInt_FMT " channels", info->nch);
+  for (PetscInt k = 0; k < info->nparam; k++) {
+    PetscBool ra, pr;
+    PetscCall(PetscStrcmp(info->param_name[k], "rayleigh", &ra));
+    PetscCall(PetscStrcmp(info->param_name[k], "prandtl", &pr));
+    if (ra || pr) {
+      PetscReal Ra = ra ? info->param[k] : 0, Pr = pr ? info->param[k] : 0;
+      for (PetscInt j = 0; j < info->nparam; j++) {
+        if (ra && !strcmp(info->param_name[j], "prandtl")) Pr = info->param[j];
+        if (pr && !strcmp(info->param_name[j], "rayleigh")) Ra = info->param[j];
+      }
+      if (Ra > 0 && Pr > 0) {
+        const PetscReal nu = 1 / PetscSqrtReal(Ra / Pr), kappa = 1 / PetscSqrtReal(Ra * Pr);
+        PetscCheck(PetscAbsReal(nu - m->ph.nu) <= 1e-9 * nu && PetscAbsReal(kappa - m->ph.kappa) <= 1e-9 * kappa, info->comm, PETSC_ERR_USER_INPUT, "mffn: model %s was trained at nu = %g, kappa = %g; the solver has Ra = %g, Pr = %g (nu = %g, kappa = %g)", path, (double)m->ph.nu, (double)m->ph.kappa, (double)Ra, (double)Pr, (double)nu, (double)kappa);
+      }
+    }
+  }
+  p->fn          = Superres;
+  p->ctx         = m;
+  p->uncertainty = Uncertainty;
+  p->destroy     = Destroy;
+  p->block_nt    = m->nt;
+  for (int a = 0; a < 3; a++) p->block_spacing[a] = m->ph.scale[a];
+  PetscCall(PetscStrncpy(p->uncertainty_units, "mean |PDE residual|, free-fall units", sizeof p->uncertainty_units));
+  PetscCall(PetscStrncpy(p->name, m->trilinear ? "mffn_trilinear" : "mffn", sizeof p->name));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
