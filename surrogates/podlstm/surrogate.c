@@ -65,7 +65,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
     PetscInt idx = 0;
     for (PetscInt i = 0; i < 3; i++)
       if (!strcmp(d->svd, SgPODSolvers[i])) idx = i;
-    PetscCall(SgOptionsEList("-svd", "SLEPc SVD of the snapshots: cross (the method of snapshots: eigenvectors of A^T A), trlanczos or lanczos (thin bidiagonalisation)", SgPODSolvers, 3, SgPODSolvers[idx], &idx, NULL));
+    PetscCall(SgOptionsEList("-svd", "SLEPc SVD of the snapshots: trlanczos or lanczos (thin bidiagonalisation), or cross (the method of snapshots: eigenvectors of A^T A; it refuses when A^T A shows its zero eigenvalue -- the anomalies have rank m - 1 -- as a tiny negative one, which happens with few snapshots)", SgPODSolvers, 3, SgPODSolvers[idx], &idx, NULL));
     PetscCall(PetscStrncpy(d->svd, SgPODSolvers[idx], sizeof d->svd));
   }
   {
@@ -402,7 +402,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->batch = 32, d->lr = 1e-3;
   d->topk = 5, d->retrain_patience = 15, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE, d->head = SG_PODLSTM_HEAD_WINDOW;
   d->space.nlayers = 5, d->space.umin = 16, d->space.umax = 96, d->space.ustep = 16;
-  PetscCall(PetscStrncpy(d->svd, "cross", sizeof d->svd));
+  PetscCall(PetscStrncpy(d->svd, "trlanczos", sizeof d->svd));
   PetscCall(PetscStrncpy(d->arch, "L64 L64", sizeof d->arch));
   PetscCall(PetscStrncpy(d->hand, "L64 L64", sizeof d->hand));
   PetscCall(PetscStrncpy(d->prefix, "podlstm", sizeof d->prefix));
