@@ -22,7 +22,10 @@ NN_DIR  := surrogates/nn
 CFLAGS  ?= $(OPTFLAGS) -std=gnu11 -Wall -Wno-unused-function -fno-math-errno -pthread
 # libyaml reads the decks (src/base/deck.c); a config.mk written before it was probed lacks the line
 YAML_LIBS ?= -lyaml
-LDLIBS  := $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) $(YAML_LIBS) -lm -pthread
+# SLEPc (the POD of surrogates/podlstm); a config.mk written before it was probed lacks the lines
+SLEPC_CFLAGS ?= $(shell pkg-config --cflags SLEPc 2>/dev/null)
+SLEPC_LIBS   ?= $(shell pkg-config --libs-only-L SLEPc 2>/dev/null) -lslepc_real
+LDLIBS  := $(SLEPC_LIBS) $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) $(YAML_LIBS) -lm -pthread
 
 MAIN_SRC := src/cli/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(shell find src io physics surrogates -name '*.c' \
@@ -47,7 +50,7 @@ NN_INC     := -I$(NN_DIR)
 IO_INC     := $(BASE_INC) $(IO_PUB_INC) $(NN_INC) $(HDF5_CFLAGS)
 module_inc  = -I$(word 1,$(subst /, ,$1))/$(word 2,$(subst /, ,$1))/include
 PHYS_INC    = $(BASE_INC) $(IO_PUB_INC) $(call module_inc,$1) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
-SURR_INC    = $(BASE_INC) $(IO_PUB_INC) $(call module_inc,$1) $(NN_INC) -Isurrogates/parallel -Isurrogates/train/include $(BLAS_CFLAGS)
+SURR_INC    = $(BASE_INC) $(IO_PUB_INC) $(call module_inc,$1) $(NN_INC) -Isurrogates/parallel -Isurrogates/train/include $(BLAS_CFLAGS) $(SLEPC_CFLAGS)
 DRIVER_INC := $(BASE_INC) $(IO_PUB_INC) -Isrc/driver/include
 CLI_INC    := $(DRIVER_INC) $(patsubst %,-I%,$(wildcard physics/*/include surrogates/*/include)) $(NN_INC) -Isurrogates/parallel
 TEST_INC   := $(CLI_INC) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)

@@ -57,7 +57,8 @@ struct _p_SgTrainer {
   PetscInt  ckpt_every;
   PetscReal max_time;
   FILE     *lc;
-  PetscBool setupcalled;
+  PetscBool setupcalled, quiet;
+  char      stop_reason[128]; /* set by SgTrainerRequestStop: the loop ends after the current step */
 };
 
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate(SgTrainer, SgTrainerSync *);

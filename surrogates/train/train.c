@@ -31,7 +31,7 @@ static PetscErrorCode Monitor(SgTrainer t, PetscInt step, PetscReal sums[], Pets
     else PetscCall(PetscSNPrintf(cell, sizeof cell, " %12.4e", (double)cols[i]));
     PetscCall(PetscStrlcat(line, cell, sizeof line));
   }
-  PetscCall(PetscPrintf(comm, "%8" PetscInt_FMT "%s %10.3e %8.1f\n", step, line, (double)lr, wall));
+  if (!t->quiet) PetscCall(PetscPrintf(comm, "%8" PetscInt_FMT "%s %10.3e %8.1f\n", step, line, (double)lr, wall));
   if (t->lc) {
     fprintf(t->lc, "%" PetscInt_FMT, step);
     for (PetscInt i = 0; i < t->ncols; i++) fprintf(t->lc, " %.6e", (double)cols[i]);
@@ -48,6 +48,7 @@ static PetscErrorCode Header(SgTrainer t)
   char line[1024] = "", cell[64];
 
   PetscFunctionBegin;
+  if (t->quiet) PetscFunctionReturn(PETSC_SUCCESS);
   for (PetscInt i = 0; i < t->ncols; i++) {
     PetscCall(PetscSNPrintf(cell, sizeof cell, " %12s", t->cols[i]));
     PetscCall(PetscStrlcat(line, cell, sizeof line));
@@ -150,9 +151,13 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     }
     PetscCall(PetscLogEventEnd(SG_TRAINER_Step, t, 0, 0, 0));
     if ((step + 1) % t->disp == 0 || last || stop) PetscCall(Monitor(t, step + 1, sums, info.lr, MPI_Wtime() - t0));
+    /* the monitor may ask to stop (early stopping); so may the clock */
+    if (t->stop_reason[0] && !last) stop = PETSC_TRUE;
     if (t->ckpt[0] && ((t->ckpt_every > 0 && (step + 1) % t->ckpt_every == 0 && !last) || stop)) PetscCall(Checkpoint(t, step + 1));
     if (stop) {
-      PetscCall(PetscPrintf(comm, "%s: stopping after %" PetscInt_FMT " steps: max_time %g s reached\n", t->name, step + 1, (double)t->max_time));
+      if (t->stop_reason[0]) {
+        if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: stopping after %" PetscInt_FMT " steps: %s\n", t->name, step + 1, t->stop_reason));
+      } else PetscCall(PetscPrintf(comm, "%s: stopping after %" PetscInt_FMT " steps: max_time %g s reached\n", t->name, step + 1, (double)t->max_time));
       break;
     }
   }
@@ -163,6 +168,6 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     PetscCall(t->sync->describe(t->sync, line, sizeof line));
     PetscCall(PetscInfo(t, "%s", line));
   }
-  PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
+  if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -231,6 +231,22 @@ PetscErrorCode SgTrainerSetMaxTime(SgTrainer t, PetscReal s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgTrainerSetQuiet(SgTrainer t, PetscBool q)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(t, SG_TRAINER_CLASSID, 1);
+  t->quiet = q;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerRequestStop(SgTrainer t, const char reason[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(t, SG_TRAINER_CLASSID, 1);
+  PetscCall(PetscStrncpy(t->stop_reason, reason && reason[0] ? reason : "stop requested", sizeof t->stop_reason));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgTrainerSetOptionsPrefix(SgTrainer t, const char prefix[])
 {
   PetscFunctionBegin;

@@ -114,6 +114,13 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetLCurve(SgTrainer, const char path[]);
 PETSC_EXTERN PetscErrorCode SgTrainerSetCheckpoint(SgTrainer, const char path[], PetscInt every);
 PETSC_EXTERN PetscErrorCode SgTrainerSetRestart(SgTrainer, const char path[]);
 PETSC_EXTERN PetscErrorCode SgTrainerSetMaxTime(SgTrainer, PetscReal seconds);
+/* no progress lines on screen (the lcurve, if set, is still written): for many small trainings,
+   e.g. the candidates of an architecture search */
+PETSC_EXTERN PetscErrorCode SgTrainerSetQuiet(SgTrainer, PetscBool);
+/* From the surrogate's monitor: end the run after this step, as a max_time stop does (progress line,
+   checkpoint if one is configured), e.g. early stopping on a validation metric. Collective in effect:
+   every rank must ask at the same step (the monitor sees the same rank-summed values everywhere). */
+PETSC_EXTERN PetscErrorCode SgTrainerRequestStop(SgTrainer, const char reason[]);
 /* gradient sync by name (NULL/"": keep) and bucket size in bytes (<= 0: keep); options -PREFIX_sync
    bucketed|allreduce and -PREFIX_sync_bucket_kb, read by SgTrainerSetFromOptions or declared inside a
    surrogate's own options block by SgTrainerOptionsSync (sync "" and kb 0 in: the defaults) */

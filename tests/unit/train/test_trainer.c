@@ -12,6 +12,8 @@
         restores weights, Adam and the loaders' position), bit for bit; the lcurve has one line per
         progress step and no second header after the restart; a max_time stop after step 1 writes a
         checkpoint there, and its restart ends bit for bit where the uninterrupted run does;
+        a stop the monitor requests (early stopping) at the progress line of step 10 ends the run
+        there, with its checkpoint at step 10;
      3. a training set with a NaN label stops the run (the surrogate's check) with the error, and an
         unknown sync name is refused.
    test_trainer mpi DIR   (2 ranks)
@@ -117,6 +119,7 @@ typedef struct {
   SgnnBackend *be;
   SgnnParams   P;
   SgnnTensor   w, b;
+  PetscInt     stop_at, steps_done; /* the monitor asks to stop from step stop_at on (0: never); steps run */
 } Model;
 
 static PetscErrorCode ModelCreate(Model *m, double init)
@@ -126,6 +129,7 @@ static PetscErrorCode ModelCreate(Model *m, double init)
   double    v[NF + 1];
 
   PetscFunctionBegin;
+  m->stop_at = m->steps_done = 0;
   SgCallNN(sgnn_backend_get("cpu", &m->be));
   SgCallNN(sgnn_params_create(m->be, SGNN_F64, &m->P));
   SgCallNN(sgnn_params_add(m->P, "w", 2, sw, &m->w));
@@ -227,6 +231,7 @@ static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const Pets
   PetscFunctionBegin;
   cols[0] = sqrt(sums[0] / PetscMax(sums[1], 1));
   cols[1] = NAN; /* no validation: n/a */
+  if (((Model *)ctx)->stop_at && step >= ((Model *)ctx)->stop_at) PetscCall(SgTrainerRequestStop(tr, "early stop (test)"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -286,7 +291,9 @@ static PetscErrorCode Train(MPI_Comm comm, Model *m, const Run *r, char view[], 
     PetscCall(SgTrainerSetProcessGrid(tr, r->groups, r->spatial));
     PetscCall(SgTrainerSetFieldShard(tr, "x", 1, start, count));
   }
+  PetscCall(SgTrainerSetQuiet(tr, (PetscBool)(m->stop_at > 0)));
   PetscCall(SgTrainerTrain(tr));
+  PetscCall(SgTrainerGetStep(tr, &m->steps_done));
   if (view) { /* rank 0's view, through a file */
     char  fn[PETSC_MAX_PATH_LEN];
     FILE *fp;
@@ -419,6 +426,25 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "2b. max_time stop: checkpoint at step %" PetscInt_FMT "; restart to 30: %s\n", at, Same(va, vc) ? "bit-identical to the uninterrupted run" : "DIFFERENT"));
       CHECK(at == 1, "the max_time stop wrote its checkpoint at step %" PetscInt_FMT ", expected 1", at);
       CHECK(Same(va, vc), "the run stopped by max_time and restarted differs from the uninterrupted one");
+    }
+    { /* the monitor asks to stop at its progress line of step 10 (of 30): the run ends there and writes its checkpoint */
+      Run      stop = two;
+      PetscInt at   = -1, done;
+      stop.ckpt = ck;
+      (void)remove(ck);
+      PetscCall(ModelCreate(&m, 0.1));
+      m.stop_at = 8;
+      PetscCall(Train(PETSC_COMM_SELF, &m, &stop, NULL, 0));
+      done = m.steps_done;
+      {
+        long      s0 = -1;
+        SgNNState st = {0, NULL, NULL, m.P, NULL, 0, NULL, &s0};
+        PetscCall(SgNNCheckpointRead(PETSC_COMM_SELF, ck, &st));
+        at = (PetscInt)s0;
+      }
+      sgnn_params_destroy(&m.P);
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "2c. stop requested by the monitor from step 8: the run ended after %" PetscInt_FMT " steps (progress every 5), checkpoint at step %" PetscInt_FMT "\n", done, at));
+      CHECK(done == 10 && at == 10, "a stop requested at the progress line of step 10 ended the run at step %" PetscInt_FMT " (checkpoint %" PetscInt_FMT ")", done, at);
     }
     /* 3. a NaN label, an unknown sync */
     {

@@ -1,0 +1,238 @@
+/* POD-LSTM's data: one time series of field snapshots from field_snapshots datasets (surge ensemble of
+   the sst or boussinesq solver), its state vectors split over the ranks by rows, the periods, the
+   scaled POD coefficients and their windows.
+
+   Periods (Maulik et al.: train on the first 427 weeks, test on the next 700): after `skip`
+   snapshots (spin-up), ntrain snapshots train -- the last nvalid of them validate (early stopping,
+   the search's objective) -- and ntest test. The POD and the min-max scaling see the training period
+   only: nothing of the test period leaks into them (the tutorial behind the paper fits its scaler on
+   all data). */
+#include "sgpodlstm.h"
+#include "sgdataset.h"
+#include "sgtrainer.h"
+#include "sgsys.h"
+
+/* rows [lo, hi) of the concatenated state that field f covers */
+static void FieldRange(const SgPodLstmData *D, PetscInt f, PetscInt *lo, PetscInt *hi)
+{
+  *lo = 0;
+  for (PetscInt g = 0; g < f; g++) *lo += D->fsize[g];
+  *hi = *lo + D->fsize[f];
+}
+
+PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *const files[], PetscInt nfields, const char *const fields[], PetscInt member, PetscInt skip, PetscInt ntrain, PetscInt ntest, PetscReal valid_fraction, SgPodLstmData *D)
+{
+  int64_t   total = 0, first = -1, count = 0, *mem = NULL;
+  PetscReal *tall = NULL;
+  PetscInt  *file_of = NULL, *row_of = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(D, sizeof *D));
+  D->comm    = comm;
+  D->nfields = nfields;
+  PetscCheck(nfields >= 1 && nfields <= SG_PODLSTM_MAXFIELDS, comm, PETSC_ERR_USER_INPUT, "podlstm: %" PetscInt_FMT " fields: give 1 to %d (podlstm: {fields: [T]})", nfields, SG_PODLSTM_MAXFIELDS);
+  PetscCheck(nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "podlstm: no data: set podlstm: {data: [sst_weekly.h5]} (field_snapshots from surge ensemble, e.g. inputs/sst/ensemble_weekly.yaml)");
+  /* pass 1: shapes, sample counts, times and members of every file */
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    SgDataset ds;
+    int64_t   n;
+    PetscInt  id;
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetGetNumSamples(ds, &n));
+    for (PetscInt f = 0; f < nfields; f++) {
+      PetscInt        rd;
+      const PetscInt *rs;
+      int64_t         re;
+      PetscCall(SgDatasetFindField(ds, fields[f], &id));
+      PetscCheck(id >= 0, comm, PETSC_ERR_USER_INPUT, "podlstm: %s has no field '%s' (podlstm fields must name fields of the dataset: surge info %s)", files[fi], fields[f], files[fi]);
+      PetscCall(SgDatasetGetFieldInfo(ds, id, NULL, NULL, &rd, &rs, &re));
+      if (fi == 0) {
+        PetscCall(PetscStrncpy(D->field[f], fields[f], sizeof D->field[f]));
+        D->fsize[f]     = (PetscInt)re;
+        D->fshape[f][0] = rd >= 2 ? rs[0] : 1;
+        D->fshape[f][1] = rd >= 2 ? rs[1] : (PetscInt)re;
+      }
+      PetscCheck(re == D->fsize[f], comm, PETSC_ERR_USER_INPUT, "podlstm: field '%s' has %" PetscInt64_FMT " values per sample in %s but %" PetscInt_FMT " in %s: all data must share one grid", fields[f], (PetscInt64)re, files[fi], D->fsize[f], files[0]);
+    }
+    PetscCall(SgDatasetFindField(ds, "time", &id));
+    PetscCheck(id >= 0, comm, PETSC_ERR_USER_INPUT, "podlstm: %s has no field 'time': POD-LSTM needs a time series (a dataset of surge ensemble)", files[fi]);
+    PetscCall(PetscRealloc(sizeof(PetscReal) * (total + n), &tall));
+    PetscCall(PetscRealloc(sizeof(int64_t) * (total + n), &mem));
+    PetscCall(PetscRealloc(sizeof(PetscInt) * (total + n), &file_of));
+    PetscCall(PetscRealloc(sizeof(PetscInt) * (total + n), &row_of));
+    if (n) PetscCall(SgDatasetReadField(ds, "time", 0, n, SG_DTYPE_F64, tall + total));
+    PetscCall(SgDatasetFindField(ds, "member", &id));
+    for (int64_t i = 0; i < n; i++) mem[total + i] = 0, file_of[total + i] = fi, row_of[total + i] = (PetscInt)i;
+    if (id >= 0 && n) PetscCall(SgDatasetReadField(ds, "member", 0, n, SG_DTYPE_I64, mem + total));
+    PetscCall(SgDatasetClose(&ds));
+    total += n;
+  }
+  /* the member's samples: one contiguous run in file order */
+  if (member < 0 && total) member = (PetscInt)mem[0];
+  for (int64_t i = 0; i < total; i++)
+    if (mem[i] == member) {
+      if (first < 0) first = i;
+      PetscCheck(i == first + count, comm, PETSC_ERR_USER_INPUT, "podlstm: the samples of member %" PetscInt_FMT " are not contiguous in the data: give one member's time series", member);
+      count++;
+    }
+  PetscCheck(count > skip, comm, PETSC_ERR_USER_INPUT, "podlstm: member %" PetscInt_FMT " has %" PetscInt64_FMT " snapshots, not more than skip = %" PetscInt_FMT, member, (PetscInt64)count, skip);
+  if (!ntest) ntest = (PetscInt)(count - skip - ntrain);
+  PetscCheck(ntrain >= 1 && ntest >= 1 && skip + ntrain + ntest <= count, comm, PETSC_ERR_USER_INPUT, "podlstm: skip %" PetscInt_FMT " + ntrain %" PetscInt_FMT " + ntest %" PetscInt_FMT " snapshots, but member %" PetscInt_FMT " of the data has %" PetscInt64_FMT ": lower them", skip, ntrain, ntest, member, (PetscInt64)count);
+  D->nsnap  = ntrain + ntest;
+  D->ntrain = ntrain;
+  D->ntest  = ntest;
+  D->nvalid = (PetscInt)PetscFloorReal(valid_fraction * ntrain + 0.5);
+  PetscCall(PetscMalloc1(D->nsnap, &D->time));
+  for (PetscInt j = 0; j < D->nsnap; j++) D->time[j] = tall[first + skip + j];
+  D->dt = D->nsnap > 1 ? D->time[1] - D->time[0] : 0;
+  for (PetscInt j = 1; j < D->nsnap; j++) PetscCheck(PetscAbsReal(D->time[j] - D->time[j - 1] - D->dt) <= 1e-9 * PetscAbsReal(D->dt) && D->dt > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: snapshot %" PetscInt_FMT " of member %" PetscInt_FMT " is %g after the previous one, not %g: POD-LSTM needs uniformly spaced snapshots", skip + j, member, (double)(D->time[j] - D->time[j - 1]), (double)D->dt);
+  /* pass 2: this rank's rows of every kept snapshot, read in blocks of samples */
+  for (PetscInt f = 0; f < nfields; f++) D->n += D->fsize[f];
+  D->nlocal = PETSC_DECIDE;
+  PetscCall(PetscSplitOwnership(comm, &D->nlocal, &D->n));
+  PetscCallMPI(MPI_Scan(&D->nlocal, &D->rstart, 1, MPIU_INT, MPI_SUM, comm));
+  D->rstart -= D->nlocal;
+  PetscCall(SgCheckCount(comm, "-podlstm_ntrain", "snapshot values on this rank", (PetscReal)D->nlocal * D->nsnap, sizeof(PetscReal)));
+  PetscCall(PetscMalloc1((size_t)D->nlocal * D->nsnap, &D->X));
+  {
+    const PetscInt blk = 32;
+    PetscInt       maxf = 0;
+    PetscReal     *buf;
+    for (PetscInt f = 0; f < nfields; f++) maxf = PetscMax(maxf, D->fsize[f]);
+    PetscCall(PetscMalloc1((size_t)blk * maxf, &buf));
+    for (PetscInt j0 = 0; j0 < D->nsnap;) {
+      int64_t   g  = first + skip + j0;
+      PetscInt  fi = file_of[g], r0 = row_of[g], nb = 0;
+      SgDataset ds;
+      while (j0 + nb < D->nsnap && nb < blk && file_of[g + nb] == fi) nb++; /* a block within one file */
+      PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
+      for (PetscInt f = 0; f < nfields; f++) {
+        PetscInt lo, hi, a = PetscMax(D->rstart, 0), b;
+        FieldRange(D, f, &lo, &hi);
+        a = PetscMax(D->rstart, lo), b = PetscMin(D->rstart + D->nlocal, hi);
+        if (a >= b) continue;
+        PetscCall(SgDatasetReadField(ds, fields[f], r0, nb, SG_DTYPE_F64, buf));
+        for (PetscInt k = 0; k < nb; k++)
+          for (PetscInt i = a; i < b; i++) D->X[(size_t)(j0 + k) * D->nlocal + (i - D->rstart)] = buf[(size_t)k * D->fsize[f] + (i - lo)];
+      }
+      PetscCall(SgDatasetClose(&ds));
+      j0 += nb;
+    }
+    PetscCall(PetscFree(buf));
+  }
+  PetscCall(PetscFree(tall));
+  PetscCall(PetscFree(mem));
+  PetscCall(PetscFree(file_of));
+  PetscCall(PetscFree(row_of));
+  /* entries that vary over the training period (land does not), and the scale of each field */
+  PetscCall(PetscMalloc1(D->nlocal, &D->active));
+  {
+    PetscReal loc[SG_PODLSTM_MAXFIELDS + 1] = {0}, glob[SG_PODLSTM_MAXFIELDS + 1];
+    PetscInt  na = 0;
+    for (PetscInt i = 0; i < D->nlocal; i++) {
+      PetscReal mn = PETSC_MAX_REAL, mx = -PETSC_MAX_REAL, s = 0, s2 = 0;
+      PetscInt  f  = 0, lo, hi;
+      for (PetscInt j = 0; j < ntrain; j++) {
+        PetscReal v = D->X[(size_t)j * D->nlocal + i];
+        PetscCheck(!PetscIsInfOrNanReal(v), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "podlstm: the data is not finite at snapshot %" PetscInt_FMT, skip + j);
+        mn = PetscMin(mn, v), mx = PetscMax(mx, v), s += v, s2 += v * v;
+      }
+      D->active[i] = (PetscBool)(mx > mn);
+      na += D->active[i];
+      while (FieldRange(D, f, &lo, &hi), D->rstart + i >= hi) f++;
+      loc[f] += s2 - s * s / ntrain; /* sum of squared anomalies */
+    }
+    PetscCallMPI(MPI_Allreduce(&na, &D->nactive, 1, MPIU_INT, MPI_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(loc, glob, (PetscMPIInt)nfields, MPIU_REAL, MPIU_SUM, comm));
+    PetscCheck(D->nactive > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: the data does not change over the training period: nothing to forecast");
+    for (PetscInt f = 0; f < nfields; f++) {
+      PetscInt lo, hi;
+      FieldRange(D, f, &lo, &hi);
+      /* one field: its own units; several: each divided by its RMS anomaly, so each weighs alike in the POD */
+      D->fscale[f] = nfields == 1 || glob[f] <= 0 ? 1 : PetscSqrtReal(glob[f] / ((PetscReal)ntrain * D->fsize[f]));
+      for (PetscInt i = PetscMax(lo, D->rstart); i < PetscMin(hi, D->rstart + D->nlocal); i++)
+        for (PetscInt j = 0; j < D->nsnap; j++) D->X[(size_t)j * D->nlocal + (i - D->rstart)] /= D->fscale[f];
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmDataFree(SgPodLstmData *D)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(D->time));
+  PetscCall(PetscFree(D->X));
+  PetscCall(PetscFree(D->active));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *D, PetscInt K, PetscInt L, const PetscReal coef[], SgPodLstmSeries *S)
+{
+  const PetscInt nfit = D->ntrain - D->nvalid;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(S, sizeof *S));
+  S->K = K, S->L = L, S->nsnap = D->nsnap;
+  PetscCheck(nfit >= 2 * L && D->nvalid >= L && D->ntest >= L, D->comm, PETSC_ERR_USER_INPUT, "podlstm: windows of %" PetscInt_FMT " + %" PetscInt_FMT " steps need at least %" PetscInt_FMT " training, %" PetscInt_FMT " validation and %" PetscInt_FMT " test snapshots (have %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT "): lower -podlstm_window or use more data", L, L, 2 * L, L, L, nfit, D->nvalid, D->ntest);
+  PetscCall(PetscMalloc3(K, &S->lo, K, &S->hi, D->nsnap * K, &S->s));
+  for (PetscInt k = 0; k < K; k++) {
+    S->lo[k] = PETSC_MAX_REAL, S->hi[k] = -PETSC_MAX_REAL;
+    for (PetscInt j = 0; j < D->ntrain; j++) S->lo[k] = PetscMin(S->lo[k], coef[j * K + k]), S->hi[k] = PetscMax(S->hi[k], coef[j * K + k]);
+    if (S->hi[k] <= S->lo[k]) S->hi[k] = S->lo[k] + 1;
+    for (PetscInt j = 0; j < D->nsnap; j++) S->s[j * K + k] = (coef[j * K + k] - S->lo[k]) / (S->hi[k] - S->lo[k]);
+  }
+  /* a window starting at s has its targets in [s + L, s + 2L) */
+  S->s_tr0 = 0, S->ntr = nfit - 2 * L + 1;
+  S->s_va0 = nfit - L, S->nva = D->nvalid - L + 1;
+  S->s_te0 = D->ntrain - L, S->nte = D->ntest - L + 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+void SgPodLstmSeriesWindow(const SgPodLstmSeries *S, PetscInt s, PetscReal x[], PetscReal y[])
+{
+  const PetscInt n = S->L * S->K;
+  for (PetscInt i = 0; i < n; i++) {
+    if (x) x[i] = S->s[s * S->K + i];
+    if (y) y[i] = S->s[(s + S->L) * S->K + i];
+  }
+}
+
+void SgPodLstmSeriesUnscale(const SgPodLstmSeries *S, PetscInt n, const PetscReal s[], PetscReal a[])
+{
+  for (PetscInt j = 0; j < n; j++)
+    for (PetscInt k = 0; k < S->K; k++) a[j * S->K + k] = S->lo[k] + s[j * S->K + k] * (S->hi[k] - S->lo[k]);
+}
+
+PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm comm, const SgPodLstmSeries *S, const char path[])
+{
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    SgDataset  ds;
+    PetscInt   shape[2] = {S->L, S->K}, n = S->L * S->K;
+    PetscReal *x, *y;
+    PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
+    PetscCall(SgDatasetSetProvenance(ds, "", "podlstm: training windows of scaled POD coefficients (x: L steps in, y: the next L)"));
+    PetscCall(SgDatasetDefineField(ds, "x", SG_DTYPE_F64, 2, shape, "scaled POD coefficient", 0));
+    PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 2, shape, "scaled POD coefficient", 0));
+    PetscCall(PetscMalloc2(S->ntr * n, &x, S->ntr * n, &y));
+    for (PetscInt w = 0; w < S->ntr; w++) SgPodLstmSeriesWindow(S, S->s_tr0 + w, x + w * n, y + w * n);
+    PetscCall(SgDatasetAppendBegin(ds, S->ntr));
+    PetscCall(SgDatasetAppendField(ds, "x", SG_DTYPE_F64, x));
+    PetscCall(SgDatasetAppendField(ds, "y", SG_DTYPE_F64, y));
+    PetscCall(SgDatasetAppendCommit(ds));
+    PetscCall(SgDatasetClose(&ds));
+    PetscCall(PetscFree2(x, y));
+  }
+  PetscCallMPI(MPI_Barrier(comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmSeriesFree(SgPodLstmSeries *S)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree3(S->lo, S->hi, S->s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,125 @@
+/* Training one POD-LSTM network through SgTrainer (the one pipeline of every surrogate): the loss is
+   the mean squared error of the L x K scaled outputs of a window (summed over the local windows; the
+   trainer divides by the global count), Adam, one validation per epoch on the validation windows,
+   early stopping after `patience` epochs without a better validation R^2, the best weights kept
+   (Keras' EarlyStopping with restore_best_weights, as the paper's DeepHyper runs use). */
+#include "sgpodlstm.h"
+#include "sgtrainer.h"
+
+typedef struct {
+  SgPodLstmNet              net;
+  const SgPodLstmFitConfig *c;
+  PetscReal                 best, *best_w, *yhat;
+  PetscInt                  since, epochs, best_epoch;
+  long                      np;
+} Fit;
+
+PetscReal SgPodLstmR2(PetscInt n, PetscInt m, const PetscReal y[], const PetscReal yhat[])
+{
+  PetscReal res = 0, tot = 0;
+  for (PetscInt e = 0; e < m; e++) {
+    PetscReal mean = 0;
+    for (PetscInt w = 0; w < n; w++) mean += y[w * m + e];
+    mean /= n;
+    for (PetscInt w = 0; w < n; w++) {
+      res += PetscSqr(y[w * m + e] - yhat[w * m + e]);
+      tot += PetscSqr(y[w * m + e] - mean);
+    }
+  }
+  return tot > 0 ? 1 - res / tot : (res > 0 ? -PETSC_MAX_REAL : 1);
+}
+
+/* sum over the local windows of mean((yhat - y)^2) over their L K values; sums: that sum, windows */
+static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt stream, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
+{
+  Fit       *F = (Fit *)ctx;
+  int        shape[3] = {(int)b->nlocal, (int)F->c->L, (int)F->c->K};
+  SgnnTensor x, y, yh, d, d2, s;
+  double     v;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, shape, (const double *)b->data[0], &x));
+  SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, shape, (const double *)b->data[1], &y));
+  PetscCall(SgPodLstmNetForward(F->net, x, &yh));
+  SgCallNN(sgnn_sub(yh, y, &d));
+  SgCallNN(sgnn_mul(d, d, &d2));
+  SgCallNN(sgnn_sum(d2, 0, NULL, 0, &s));
+  SgCallNN(sgnn_affine(s, 1.0 / (F->c->L * F->c->K), 0.0, loss));
+  SgCallNN(sgnn_tensor_item(*loss, &v));
+  sums[0] += v, sums[1] += b->nlocal;
+  sgnn_tensor_free(&x), sgnn_tensor_free(&y), sgnn_tensor_free(&yh), sgnn_tensor_free(&d), sgnn_tensor_free(&d2), sgnn_tensor_free(&s);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* once per epoch: training MSE, validation R^2 (the same on every rank: the validation windows and
+   the weights are replicated), early stopping */
+static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
+{
+  Fit      *F = (Fit *)ctx;
+  PetscInt  m = F->c->L * F->c->K;
+  PetscReal r2;
+
+  PetscFunctionBegin;
+  F->epochs++;
+  PetscCall(SgPodLstmNetPredict(F->net, F->c->nvalid, F->c->L, F->c->vx, F->yhat));
+  r2      = SgPodLstmR2(F->c->nvalid, m, F->c->vy, F->yhat);
+  cols[0] = sums[1] > 0 ? sums[0] / sums[1] : NAN;
+  cols[1] = r2;
+  if (r2 > F->best || F->best_epoch < 0) {
+    F->best = r2, F->best_epoch = F->epochs, F->since = 0;
+    SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(F->net->P), F->best_w));
+  } else if (++F->since >= F->c->patience) {
+    char why[96];
+    PetscCall(PetscSNPrintf(why, sizeof why, "early stop: validation R2 not better than %.5f (epoch %" PetscInt_FMT ") for %" PetscInt_FMT " epochs", (double)F->best, F->best_epoch, F->c->patience));
+    PetscCall(SgTrainerRequestStop(tr, why));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitConfig *c, SgPodLstmFitResult *res)
+{
+  Fit             F = {net, c, -PETSC_MAX_REAL, NULL, NULL, 0, 0, -1, 0};
+  SgTrainer       tr;
+  SgTrainerOps    ops = {Loss, NULL, Monitor, NULL};
+  const char     *cols[2] = {"mse_train", "r2_valid"}, *fields[2] = {"x", "y"};
+  SgnnOptimConfig oc;
+  SgnnLRSchedule  sc = {0};
+  PetscMPIInt     size;
+  PetscInt        per_epoch;
+  double          t0 = MPI_Wtime();
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(c->ntrain >= 1 && c->nvalid >= 1, comm, PETSC_ERR_USER_INPUT, "podlstm: %" PetscInt_FMT " training and %" PetscInt_FMT " validation windows: need at least one of each", c->ntrain, c->nvalid);
+  per_epoch = (c->ntrain + c->batch - 1) / c->batch;
+  SgCallNN(sgnn_params_count(net->P, &F.np));
+  PetscCall(PetscMalloc2(F.np, &F.best_w, c->nvalid * c->L * c->K, &F.yhat));
+  PetscCall(SgTrainerCreate(comm, &tr));
+  PetscCall(SgTrainerSetName(tr, "podlstm"));
+  PetscCall(SgTrainerSetModel(tr, net->P));
+  PetscCall(SgTrainerSetOps(tr, &ops, &F));
+  PetscCall(SgTrainerSetMetrics(tr, 2, 2, cols, "# step mse_train r2_valid lr wall_s"));
+  PetscCall(SgTrainerSetFields(tr, 2, fields));
+  PetscCall(SgTrainerAddStream(tr, 1, &c->windows, c->ntrain, NULL));
+  PetscCall(SgTrainerSetBatchSize(tr, c->batch));
+  PetscCall(SgTrainerSetSeed(tr, c->seed));
+  PetscCall(SgTrainerSetNumSteps(tr, c->max_epochs * per_epoch));
+  sgnn_optim_defaults(SGNN_ADAM, &oc);
+  oc.lr = c->lr, sc.kind = SGNN_LR_CONST, sc.lr0 = c->lr;
+  PetscCall(SgTrainerSetOptimizer(tr, &oc));
+  PetscCall(SgTrainerSetSchedule(tr, &sc));
+  PetscCall(SgTrainerSetMonitorFrequency(tr, per_epoch));
+  if (c->lcurve) PetscCall(SgTrainerSetLCurve(tr, c->lcurve));
+  PetscCall(SgTrainerSetQuiet(tr, c->quiet));
+  PetscCall(SgTrainerSetSyncType(tr, "allreduce", 0)); /* small models: one message beats buckets */
+  ierr = SgTrainerTrain(tr);
+  PetscCall(SgTrainerDestroy(&tr));
+  PetscCall(ierr);
+  SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(net->P), F.best_w)); /* the best epoch's weights */
+  res->r2      = F.best;
+  res->epochs  = F.epochs;
+  res->seconds = MPI_Wtime() - t0;
+  PetscCall(PetscFree2(F.best_w, F.yhat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,274 @@
+/* POD-LSTM with neural architecture search (Maulik, Egele, Lusch, Balaprakash, SC20, "Recurrent neural
+   network architecture search for geophysical emulation"), on surge's NN engine (docs/podlstm.md).
+
+     field snapshots x_t --POD (SLEPc)--> coefficients a_t (first K modes) --min-max scaling-->
+     window of L steps --stacked LSTM (searched architecture)--> next L steps --> reconstruct x
+
+   Pieces, each its own file:
+     pod.c       SgPOD: the POD of distributed snapshots with SLEPc, projection, reconstruction
+     data.c      SgPodLstmData: snapshots of a field_snapshots dataset (rows split over ranks), the
+                 split into training / validation / test periods, scaling, windows
+     arch.c      SgPodLstmArch: the paper's search space, random architectures, mutations, text form
+     net.c       SgPodLstmNet: an architecture as a network of the engine (LSTM cells, projections)
+     fit.c       training one network through SgTrainer: MSE, Adam, early stopping on validation R^2
+     search.c    aging evolution and random search, asynchronous over MPI ranks, HDF5 log, resume
+     baselines.c persistence, climatology, vector autoregression; test RMSE of reconstructed fields
+     model.c     the model file (POD basis, scaler, top-k networks)
+     provider.c  serving the field.advance slot (grids, re-synchronisation, top-k spread)
+     surrogate.c the SgSurrogate type "podlstm" */
+#pragma once
+#include <petscsys.h>
+#include "sgcompat.h"
+#include "sgfield.h"
+#include "sgnn.h"
+
+/* ---------------------------------------------------------------- POD (pod.c) */
+typedef struct _n_SgPOD *SgPOD;
+struct _n_SgPOD {
+  MPI_Comm   comm;
+  PetscInt   n, nlocal, rstart, nmodes; /* state length, this rank's rows [rstart, rstart + nlocal) */
+  PetscReal *mean;                     /* [nlocal] temporal mean of the snapshots */
+  PetscReal *phi;                      /* [nmodes][nlocal] orthonormal modes, this rank's rows */
+  PetscReal *sigma;                    /* [nmodes] singular values of the anomaly matrix */
+  PetscReal  total;                    /* ||anomalies||_F^2: the energy of mode k is sigma_k^2 / total */
+};
+PETSC_EXTERN const char *const SgPODSolvers[]; /* cross (method of snapshots), trlanczos, lanczos */
+PETSC_EXTERN PetscErrorCode SgPODCreate(MPI_Comm, PetscInt nlocal, PetscInt nmodes, SgPOD *);
+/* X: m snapshots, this rank's rows, column-major (snapshot j at X + j nlocal); collective */
+PETSC_EXTERN PetscErrorCode SgPODCompute(SgPOD, PetscInt m, const PetscReal X[], const char solver[]);
+/* coef[j][k] = phi_k . (x_j - mean), replicated on every rank; collective */
+PETSC_EXTERN PetscErrorCode SgPODProject(SgPOD, PetscInt m, const PetscReal X[], PetscReal coef[]);
+/* x_j = mean + sum_k coef[j][k] phi_k on this rank's rows */
+PETSC_EXTERN PetscErrorCode SgPODReconstruct(SgPOD, PetscInt m, const PetscReal coef[], PetscReal X[]);
+PETSC_EXTERN PetscErrorCode SgPODView(SgPOD, const char who[]);
+PETSC_EXTERN PetscErrorCode SgPODDestroy(SgPOD *);
+
+/* ---------------------------------------------------------------- data (data.c) */
+#define SG_PODLSTM_MAXFIELDS 8
+typedef struct {
+  MPI_Comm   comm;
+  PetscInt   nfields;
+  char       field[SG_PODLSTM_MAXFIELDS][64];
+  PetscInt   fsize[SG_PODLSTM_MAXFIELDS];  /* values per snapshot of each field */
+  PetscInt   fshape[SG_PODLSTM_MAXFIELDS][2];
+  PetscReal  fscale[SG_PODLSTM_MAXFIELDS]; /* the state holds value / fscale (1 for a single field) */
+  PetscInt   n, nlocal, rstart;            /* the state: fields concatenated, rows split over ranks */
+  PetscInt   nsnap, ntrain, nvalid, ntest; /* snapshots kept (after skip) = ntrain + ntest */
+  PetscReal *time;                         /* [nsnap] */
+  PetscReal  dt;                           /* snapshot spacing */
+  PetscReal *X;                            /* [nsnap][nlocal] this rank's rows of every snapshot */
+  PetscInt   nactive;                      /* state entries that vary over the training period (not land) */
+  PetscBool *active;                       /* [nlocal] */
+} SgPodLstmData;
+/* Read `member` of the datasets (-1: the first member of the first file), skip its first `skip`
+   snapshots, keep ntrain + ntest (ntest 0: all the rest); the last valid_fraction of the training
+   period is for validation. Collective: each rank keeps its rows. */
+PETSC_EXTERN PetscErrorCode SgPodLstmDataLoad(MPI_Comm, PetscInt nfiles, const char *const files[], PetscInt nfields, const char *const fields[], PetscInt member, PetscInt skip, PetscInt ntrain, PetscInt ntest, PetscReal valid_fraction, SgPodLstmData *);
+PETSC_EXTERN PetscErrorCode SgPodLstmDataFree(SgPodLstmData *);
+
+/* Scaled coefficient series and their windows: L steps in, the next L out. */
+typedef struct {
+  PetscInt   K, L, nsnap;
+  PetscReal *lo, *hi;  /* [K] min and max of each coefficient over the training period only */
+  PetscReal *s;        /* [nsnap][K] scaled coefficients (a - lo) / (hi - lo) */
+  /* window starts: training windows have their targets in [0, ntrain - nvalid), validation windows
+     in [ntrain - nvalid, ntrain), test windows in [ntrain, ntrain + ntest) */
+  PetscInt   ntr, nva, nte, s_tr0, s_va0, s_te0;
+} SgPodLstmSeries;
+PETSC_EXTERN PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *, PetscInt K, PetscInt L, const PetscReal coef[], SgPodLstmSeries *);
+/* copy window starting at s: x [L][K] = s[s..s+L), y [L][K] = s[s+L..s+2L) */
+PETSC_EXTERN void           SgPodLstmSeriesWindow(const SgPodLstmSeries *, PetscInt s, PetscReal x[], PetscReal y[]);
+PETSC_EXTERN void           SgPodLstmSeriesUnscale(const SgPodLstmSeries *, PetscInt n, const PetscReal s[], PetscReal a[]);
+/* the training windows as a field_snapshots dataset (fields x, y [L, K]) for SgTrainer's loader; rank 0 writes */
+PETSC_EXTERN PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm, const SgPodLstmSeries *, const char path[]);
+PETSC_EXTERN PetscErrorCode SgPodLstmSeriesFree(SgPodLstmSeries *);
+
+/* ---------------------------------------------------------------- architectures (arch.c) */
+#define SG_PODLSTM_MAXLAYERS 8
+#define SG_PODLSTM_NSKIP     2 /* skip connections into node i may come from nodes i-2 and i-3 */
+/* Node 0 is the input; node i (1..nlayers) is layer i applied to node i-1: identity (units 0) or an
+   LSTM of `units` returning its whole sequence. Bit b of skip[i] adds a connection from node i-2-b;
+   a node with skips is ReLU(its layer's output + sum of linear projections of the skip sources). */
+typedef struct {
+  PetscInt nlayers;
+  PetscInt units[SG_PODLSTM_MAXLAYERS];
+  PetscInt skip[SG_PODLSTM_MAXLAYERS];
+} SgPodLstmArch;
+/* The search space: nlayers layers, each identity or LSTM of umin, umin + ustep, ..., umax units
+   (the paper: 5 layers, 16..96 by 16, skips from the previous 2 nodes). */
+typedef struct {
+  PetscInt nlayers, umin, umax, ustep;
+} SgPodLstmSpace;
+PETSC_EXTERN PetscErrorCode SgPodLstmArchRandom(const SgPodLstmSpace *, uint64_t seed, uint64_t key, SgPodLstmArch *);
+/* one decision of the parent (a layer's operation or a skip bit) changed to another value */
+PETSC_EXTERN PetscErrorCode SgPodLstmArchMutate(const SgPodLstmSpace *, const SgPodLstmArch *parent, uint64_t seed, uint64_t key, SgPodLstmArch *);
+/* text form, e.g. "L64 I L32+1 I L96+3": L<units> or I per layer, +<skip bits> */
+PETSC_EXTERN PetscErrorCode SgPodLstmArchToString(const SgPodLstmArch *, char buf[], size_t len);
+PETSC_EXTERN PetscErrorCode SgPodLstmArchFromString(MPI_Comm, const char str[], SgPodLstmArch *);
+PETSC_EXTERN PetscErrorCode SgPodLstmArchCheck(MPI_Comm, const SgPodLstmArch *);
+PETSC_EXTERN PetscBool      SgPodLstmArchEqual(const SgPodLstmArch *, const SgPodLstmArch *);
+
+/* ---------------------------------------------------------------- network (net.c) */
+/* The output head: `step` applies one linear map to every step of the last node (the paper's
+   time-distributed dense: output step t sees input steps <= t only); `window` maps the whole last
+   node [L, width] to the L x K outputs (every output step sees the whole input window). */
+typedef enum { SG_PODLSTM_HEAD_STEP, SG_PODLSTM_HEAD_WINDOW } SgPodLstmHead;
+PETSC_EXTERN const char *const SgPodLstmHeads[];
+typedef struct _n_SgPodLstmNet *SgPodLstmNet;
+struct _n_SgPodLstmNet {
+  SgPodLstmArch arch;
+  SgPodLstmHead head;
+  PetscInt      K, L;                             /* coefficients in and out per step, steps */
+  PetscInt      width[SG_PODLSTM_MAXLAYERS + 1];  /* node widths, width[0] = K */
+  SgnnBackend  *be;
+  SgnnDType     dt;
+  SgnnParams    P;
+  SgnnTensor    Wih[SG_PODLSTM_MAXLAYERS], Whh[SG_PODLSTM_MAXLAYERS], b[SG_PODLSTM_MAXLAYERS];
+  SgnnTensor    proj[SG_PODLSTM_MAXLAYERS][SG_PODLSTM_NSKIP];
+  SgnnTensor    Wout, bout;
+};
+PETSC_EXTERN PetscErrorCode SgPodLstmNetCreate(const SgPodLstmArch *, PetscInt K, PetscInt L, SgPodLstmHead, SgnnBackend *, SgnnDType, SgPodLstmNet *);
+/* PyTorch's LSTM initialisation (uniform +-1/sqrt(units)) with forget-gate bias 1 (Keras'), Xavier
+   for projections and output, zero output bias; from a Philox seed */
+PETSC_EXTERN PetscErrorCode SgPodLstmNetInit(SgPodLstmNet, unsigned long long seed);
+/* x [B, L, K] -> y [B, L, K], recorded on the tape */
+PETSC_EXTERN PetscErrorCode SgPodLstmNetForward(SgPodLstmNet, SgnnTensor x, SgnnTensor *y);
+/* host arrays, no tape: x [B][L][K] -> y [B][L][K] */
+PETSC_EXTERN PetscErrorCode SgPodLstmNetPredict(SgPodLstmNet, PetscInt B, PetscInt L, const PetscReal x[], PetscReal y[]);
+PETSC_EXTERN PetscErrorCode SgPodLstmNetNumParams(SgPodLstmNet, PetscInt *);
+PETSC_EXTERN PetscErrorCode SgPodLstmNetDestroy(SgPodLstmNet *);
+
+/* ---------------------------------------------------------------- training (fit.c) */
+typedef struct {
+  const char      *windows;       /* training windows file (SgPodLstmSeriesWriteWindows) */
+  PetscInt         ntrain;        /* its windows */
+  PetscInt         nvalid;        /* validation windows, [nvalid][L][K] scaled, in memory */
+  const PetscReal *vx, *vy;
+  PetscInt         L, K;
+  SgPodLstmHead    head;
+  PetscInt         max_epochs, patience, batch;
+  PetscReal        lr;
+  uint64_t         seed;
+  PetscBool        quiet;         /* no progress lines (search candidates) */
+  const char      *lcurve;        /* or NULL */
+} SgPodLstmFitConfig;
+typedef struct {
+  PetscReal r2, seconds; /* best validation R^2 (the weights kept), wall time */
+  PetscInt  epochs;      /* epochs run (early stopping may end before max_epochs) */
+} SgPodLstmFitResult;
+/* R^2 = 1 - sum (y - yhat)^2 / sum (y - mean_w y)^2 over n windows (the mean per output element over windows) */
+PETSC_EXTERN PetscReal      SgPodLstmR2(PetscInt n, PetscInt m, const PetscReal y[], const PetscReal yhat[]);
+/* Train net through SgTrainer on comm (data parallel over its ranks): MSE, Adam, one validation per
+   epoch, early stopping after `patience` epochs without a better validation R^2; the net ends with
+   the best weights. */
+PETSC_EXTERN PetscErrorCode SgPodLstmFit(MPI_Comm, SgPodLstmNet, const SgPodLstmFitConfig *, SgPodLstmFitResult *);
+
+/* ---------------------------------------------------------------- architecture search (search.c, naslog.c) */
+typedef enum { SG_PODLSTM_SEARCH_AGING, SG_PODLSTM_SEARCH_RANDOM } SgPodLstmSearchType;
+PETSC_EXTERN const char *const SgPodLstmSearchTypes[];
+/* One evaluated candidate, as logged and as sent between ranks. Times are seconds since the start of
+   the search (accumulated over resumed sessions). */
+typedef struct {
+  PetscInt      id, rank, session, epochs, nparams;
+  SgPodLstmArch arch;
+  PetscReal     r2, t_start, t_end, seconds;
+} SgPodLstmEval;
+#define SG_PODLSTM_EVAL_NREAL (10 + 2 * SG_PODLSTM_MAXLAYERS)
+PETSC_EXTERN void SgPodLstmEvalPack(const SgPodLstmEval *, PetscReal buf[SG_PODLSTM_EVAL_NREAL]);
+PETSC_EXTERN void SgPodLstmEvalUnpack(const PetscReal buf[SG_PODLSTM_EVAL_NREAL], SgPodLstmEval *);
+
+typedef struct {
+  SgPodLstmSearchType type;
+  PetscInt            evaluations;  /* completed evaluations the search stops at (over all sessions) */
+  PetscInt            population;   /* aging evolution: population size (also the random start) */
+  PetscInt            sample;       /* aging evolution: tournament size */
+  uint64_t            seed;
+  SgPodLstmSpace      space;
+  SgPodLstmFitConfig  fit;          /* how a candidate trains (quiet; its seed is set per candidate) */
+  char                logdir[PETSC_MAX_PATH_LEN]; /* LOGDIR/rank_R.h5 logs, LOGDIR/cand_ID.h5 weights */
+  char                fingerprint[256]; /* what must match to resume (data, windows, space, strategy) */
+  PetscBool           verbose;      /* one line per finished candidate */
+} SgPodLstmSearchConfig;
+typedef struct {
+  PetscInt       n;                 /* every evaluation known (all sessions), in order of completion */
+  SgPodLstmEval *evals;
+  PetscInt       resumed;           /* of them, found in the logs at the start */
+  PetscReal      wall, busy, utilisation; /* this session: wall time, summed training time of all ranks, busy / (ranks x wall) */
+  PetscReal     *rank_busy;         /* [size] training seconds per rank this session */
+} SgPodLstmSearchResult;
+/* The search, collective on comm: every rank runs its own loop (claim an evaluation from a shared
+   counter, propose, train on PETSC_COMM_SELF, log, send the result to every other rank, take in
+   whatever results have arrived) and never waits for another rank's candidate; the only waits are
+   the final exchange. Resumes from the logs in logdir (a kill -9 loses only the candidates in
+   training then). */
+PETSC_EXTERN PetscErrorCode SgPodLstmSearch(MPI_Comm, const SgPodLstmSearchConfig *, SgnnBackend *, SgPodLstmSearchResult *);
+PETSC_EXTERN PetscErrorCode SgPodLstmSearchResultFree(SgPodLstmSearchResult *);
+/* naslog.c: the per-rank logs (surge datasets, appended crash-safely) and the candidates' weights */
+PETSC_EXTERN PetscErrorCode SgPodLstmLogRead(MPI_Comm, const char logdir[], const char fingerprint[], PetscInt *n, SgPodLstmEval **evals);
+PETSC_EXTERN PetscErrorCode SgPodLstmLogAppend(const char logdir[], PetscMPIInt rank, const char fingerprint[], const SgPodLstmEval *);
+PETSC_EXTERN PetscErrorCode SgPodLstmWeightsWrite(const char path[], const SgPodLstmArch *, PetscInt K, SgPodLstmNet);
+PETSC_EXTERN PetscErrorCode SgPodLstmWeightsRead(const char path[], SgPodLstmNet);
+
+/* ---------------------------------------------------------------- forecasts and scores (baselines.c) */
+#define SG_PODLSTM_MAXMETHODS 12
+/* Test RMSE of the reconstructed fields, per method: over the test windows (each forecasts L steps
+   from the L true snapshots before them), the L leads and the active entries (land excluded), per
+   field in its physical units; also per lead. */
+typedef struct {
+  PetscInt  nmethods, nfields, L, nwindows;
+  char      method[SG_PODLSTM_MAXMETHODS][64];
+  PetscReal rmse[SG_PODLSTM_MAXMETHODS][SG_PODLSTM_MAXFIELDS];
+  PetscReal lead[SG_PODLSTM_MAXMETHODS][SG_PODLSTM_MAXFIELDS][64];
+} SgPodLstmScores;
+/* forecasts as coefficients: ahat [nwindows][L][K] (unscaled), for the test windows */
+PETSC_EXTERN PetscErrorCode SgPodLstmScoreCoefficients(const SgPodLstmData *, SgPOD, const SgPodLstmSeries *, const char name[], const PetscReal ahat[], SgPodLstmScores *);
+/* forecasts in field space: persistence (the last input snapshot), climatology (the training mean of
+   the same phase of a cycle of length `year`, in bins of one snapshot spacing) */
+PETSC_EXTERN PetscErrorCode SgPodLstmScorePersistence(const SgPodLstmData *, const SgPodLstmSeries *, SgPodLstmScores *);
+PETSC_EXTERN PetscErrorCode SgPodLstmScoreClimatology(const SgPodLstmData *, const SgPodLstmSeries *, PetscReal year, SgPodLstmScores *);
+/* a vector autoregression a_t = c + sum_{j<=p} A_j a_{t-j} of the coefficients, least squares on the
+   training period; p in 1..L chosen by the error on the validation windows; forecasts of the test
+   windows by iterating it L steps: ahat [nwindows][L][K] */
+PETSC_EXTERN PetscErrorCode SgPodLstmVAR(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscInt *order, PetscReal ahat[]);
+/* network forecasts of the test windows: unscaled ahat [nte][L][K] */
+PETSC_EXTERN PetscErrorCode SgPodLstmForecast(SgPodLstmNet, const SgPodLstmSeries *, PetscReal ahat[]);
+
+/* ---------------------------------------------------------------- the model (model.c) */
+#define SG_PODLSTM_MAXMODELS 16
+/* What a trained POD-LSTM is: the data layout, the POD basis (rows split over the comm's ranks), the
+   scaler, and the top-k searched networks (nets[0] the best: it forecasts; the others give the
+   spread that measures the forecast's uncertainty). */
+typedef struct {
+  SgPodLstmHead head;
+  PetscInt     K, L, nfields, fsize[SG_PODLSTM_MAXFIELDS], fshape[SG_PODLSTM_MAXFIELDS][2];
+  char         field[SG_PODLSTM_MAXFIELDS][64];
+  PetscReal    fscale[SG_PODLSTM_MAXFIELDS], dt;
+  PetscReal   *lo, *hi;  /* [K] */
+  SgPOD        pod;
+  PetscInt     nmodels;
+  SgPodLstmNet nets[SG_PODLSTM_MAXMODELS];
+} SgPodLstmModel;
+/* HDF5 model file (rank 0 writes; mean and modes gathered): configuration as attributes, /mean, /modes,
+   /params_i per network; optional /search (every evaluation: id, rank, R2, times, architecture) and
+   /scores (test RMSE per method and lead) for the record and the plots */
+PETSC_EXTERN PetscErrorCode SgPodLstmModelSave(MPI_Comm, const SgPodLstmModel *, const char path[], const SgPodLstmScores *, const SgPodLstmSearchResult *);
+/* every rank reads; the POD rows are split over comm's ranks as PetscSplitOwnership splits n */
+PETSC_EXTERN PetscErrorCode SgPodLstmModelLoad(MPI_Comm, const char path[], SgnnBackend *, SgPodLstmModel *);
+PETSC_EXTERN PetscErrorCode SgPodLstmModelFree(SgPodLstmModel *);
+/* The next L states from the last L (this rank's rows of the scaled state, [L][nlocal] each; the
+   field values divided by fscale): project, scale, forecast with every network, unscale,
+   reconstruct with nets[0]. *spread: the RMS over the state entries and leads of the networks'
+   standard deviation around their mean, in scaled-state units (0 with one network). Collective. */
+PETSC_EXTERN PetscErrorCode SgPodLstmModelAdvance(const SgPodLstmModel *, const PetscReal hist[], PetscReal next[], PetscReal *spread);
+
+/* ---------------------------------------------------------------- field.advance (provider.c) */
+/* the podlstm surrogate's provider of the field.advance slot kind (sgfield.h), with the options
+   <prefix>podlstm_model and <prefix>podlstm_resync_every read in the solver's options block */
+PETSC_EXTERN PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate, const SgFieldProviderInfo *, SgFieldAdvanceProvider *);
+/* grid.c: interpolation matrices (target = M source, M [nq][n] row-major):
+   trigonometric through n periodic samples at xs (period P) -- exact for the n lowest Fourier modes;
+   the polynomial through n nodes zs (barycentric; stable on Chebyshev-like nodes, at most 1024);
+   cubic Lagrange through the 4 nearest of n increasing nodes (extrapolating beyond the end ones) */
+PETSC_EXTERN void SgPodLstmTrigInterp(PetscInt nq, const PetscReal xq[], PetscInt n, const PetscReal xs[], PetscReal P, PetscReal M[]);
+PETSC_EXTERN void SgPodLstmBaryInterp(PetscInt nq, const PetscReal zq[], PetscInt n, const PetscReal zs[], PetscReal M[]);
+PETSC_EXTERN void SgPodLstmCubicInterp(PetscInt nq, const PetscReal zq[], PetscInt n, const PetscReal zs[], PetscReal M[]);

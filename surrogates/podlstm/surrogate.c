@@ -1,0 +1,419 @@
+/* SgSurrogate type "podlstm": POD-LSTM with architecture search (Maulik et al., SC20), trained by
+   `surge train` on a field_snapshots time series (docs/podlstm.md). Deck section `podlstm:`.
+
+   Train: read the series (rows over the ranks) -> POD of the training period (SLEPc) -> scaled
+   coefficients and windows -> architecture search over the ranks (aging evolution or random; or
+   one given architecture) -> the top-k networks (as searched, or retrained) and the hand-designed
+   baseline -> test RMSE of every method -> the model file. */
+#include "sgpodlstm.h"
+#include "sgsurrogateimpl.h"
+#include "sgtrainer.h"
+#include "sgnnbackend.h"
+#include <errno.h>
+#include <sys/stat.h>
+
+typedef struct {
+  char           files[16][PETSC_MAX_PATH_LEN], fields[SG_PODLSTM_MAXFIELDS][64], prefix[PETSC_MAX_PATH_LEN];
+  char           arch[256], hand[256], svd[32];
+  PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
+  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head;
+  PetscReal      valid_fraction, lr, year;
+  PetscBool      verbose, baselines;
+  SgPodLstmSpace space;
+  SgnnBackend   *be;
+  SgPodLstmModel M;
+  SgPodLstmScores scores;
+  SgPodLstmSearchResult sr;
+  PetscBool      have_model, have_search;
+} SgSurrogate_PodLstm;
+
+static const char *const SearchChoices[] = {"aging", "random", "none"};
+
+static PetscErrorCode StringList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], PetscInt cap, size_t len, char *out, PetscInt *n)
+{
+  char     *strs[16];
+  PetscInt  m = PetscMin(cap, 16);
+  PetscBool set;
+
+  PetscFunctionBegin;
+  PetscCall(SgOptionsStringArray(opt, help, strs, &m, &set));
+  if (!set) PetscFunctionReturn(PETSC_SUCCESS);
+  *n = m;
+  for (PetscInt i = 0; i < m; i++) {
+    PetscCall(PetscStrncpy(out + i * len, strs[i], len));
+    PetscCall(PetscFree(strs[i]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *PetscOptionsObject)
+{
+  SgSurrogate_PodLstm *d = (SgSurrogate_PodLstm *)s->data;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "POD-LSTM with architecture search (deck section podlstm:)");
+  PetscCall(StringList(PetscOptionsObject, "-data", "field_snapshots datasets holding the time series (surge ensemble of sst or boussinesq)", 16, PETSC_MAX_PATH_LEN, &d->files[0][0], &d->nfiles));
+  PetscCall(StringList(PetscOptionsObject, "-fields", "Fields of the state, concatenated (several: each scaled by its RMS anomaly)", SG_PODLSTM_MAXFIELDS, 64, &d->fields[0][0], &d->nfields));
+  PetscCall(SgOptionsInt("-member", "Ensemble member whose time series is used (-1: the first in the data)", d->member, &d->member, NULL, -1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-skip", "Snapshots skipped at the start (spin-up)", d->skip, &d->skip, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-ntrain", "Snapshots of the training period (POD, scaler and networks see only these)", d->ntrain, &d->ntrain, NULL, 1, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-ntest", "Snapshots of the test period after it (0: all the rest)", d->ntest, &d->ntest, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsReal("-valid_fraction", "Last fraction of the training period used for validation (early stopping, the search's objective)", "", d->valid_fraction, &d->valid_fraction, NULL, 0.01, 0.9));
+  PetscCall(SgOptionsInt("-modes", "POD modes K whose coefficients the networks forecast", d->K, &d->K, NULL, 1, 1000));
+  PetscCall(SgOptionsInt("-window", "Steps L in and L out of a forecast", d->L, &d->L, NULL, 1, 64));
+  {
+    PetscInt idx = 0;
+    for (PetscInt i = 0; i < 3; i++)
+      if (!strcmp(d->svd, SgPODSolvers[i])) idx = i;
+    PetscCall(SgOptionsEList("-svd", "SLEPc SVD of the snapshots: trlanczos or lanczos (thin bidiagonalisation), or cross (the method of snapshots: eigenvectors of A^T A; it refuses when A^T A shows its zero eigenvalue -- the anomalies have rank m - 1 -- as a tiny negative one, which happens with few snapshots)", SgPODSolvers, 3, SgPODSolvers[idx], &idx, NULL));
+    PetscCall(PetscStrncpy(d->svd, SgPODSolvers[idx], sizeof d->svd));
+  }
+  {
+    PetscInt idx = d->search;
+    PetscCall(SgOptionsEList("-search", "Architecture search: aging (regularised evolution), random, or none (train -podlstm_arch)", SearchChoices, 3, SearchChoices[d->search], &idx, NULL));
+    d->search = idx;
+  }
+  PetscCall(SgOptionsInt("-evaluations", "Candidates the search trains (over all ranks and resumed sessions)", d->evaluations, &d->evaluations, NULL, 1, 1000000));
+  PetscCall(SgOptionsInt("-population", "Aging evolution: population size (the first candidates are random)", d->population, &d->population, NULL, 2, 100000));
+  PetscCall(SgOptionsInt("-sample", "Aging evolution: candidates drawn from the population per tournament", d->sample, &d->sample, NULL, 1, 64));
+  PetscCall(SgOptionsInt("-layers", "Search space: variable layers (the paper: 5)", d->space.nlayers, &d->space.nlayers, NULL, 1, SG_PODLSTM_MAXLAYERS));
+  PetscCall(SgOptionsInt("-units_min", "Search space: fewest LSTM units", d->space.umin, &d->space.umin, NULL, 1, 4096));
+  PetscCall(SgOptionsInt("-units_max", "Search space: most LSTM units", d->space.umax, &d->space.umax, NULL, 1, 4096));
+  PetscCall(SgOptionsInt("-units_step", "Search space: step of the LSTM units", d->space.ustep, &d->space.ustep, NULL, 1, 4096));
+  {
+    PetscInt idx = d->head;
+    PetscCall(SgOptionsEList("-head", "Output head: step (one linear map per step, the paper's; output t sees inputs <= t) or window (all steps of the last layer -> all outputs)", SgPodLstmHeads, 2, SgPodLstmHeads[d->head], &idx, NULL));
+    d->head = idx;
+  }
+  PetscCall(SgOptionsString("-arch", "Architecture trained when search is none (layers L<units> or I, +<skip bits>)", d->arch, d->arch, sizeof d->arch, NULL));
+  PetscCall(SgOptionsString("-hand_arch", "The hand-designed LSTM baseline", d->hand, d->hand, sizeof d->hand, NULL));
+  PetscCall(SgOptionsInt("-epochs", "Most epochs a network trains (early stopping may end sooner)", d->epochs, &d->epochs, NULL, 1, 1000000));
+  PetscCall(SgOptionsInt("-patience", "Epochs without a better validation R2 before training stops", d->patience, &d->patience, NULL, 1, 1000000));
+  PetscCall(SgOptionsInt("-batch_size", "Windows per batch", d->batch, &d->batch, NULL, 1, 1 << 20));
+  PetscCall(SgOptionsReal("-start_lr", "Adam learning rate", "", d->lr, &d->lr, NULL, 1e-8, 1));
+  PetscCall(SgOptionsInt("-top_k", "Searched networks kept in the model (the best forecasts, all give the uncertainty)", d->topk, &d->topk, NULL, 1, SG_PODLSTM_MAXMODELS));
+  PetscCall(SgOptionsInt("-retrain_epochs", "Retrain the top-k and the baseline this many epochs after the search (0: keep the searched weights)", d->retrain_epochs, &d->retrain_epochs, NULL, 0, 1000000));
+  PetscCall(SgOptionsInt("-retrain_patience", "Patience (epochs) of the retraining", d->retrain_patience, &d->retrain_patience, NULL, 1, 1000000));
+  PetscCall(SgOptionsInt("-seed", "Seed of the search, the weights and the data order", d->seed, &d->seed, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsString("-prefix", "Work files: PREFIX.windows.h5, PREFIX.search/ (the resumable search log)", d->prefix, d->prefix, sizeof d->prefix, NULL));
+  PetscCall(SgOptionsReal("-year", "Period of the climatology baseline in the data's time units (0: no climatology)", "time units", d->year, &d->year, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsBool("-baselines", "Score persistence, climatology, VAR and the hand-designed LSTM on the test period too", d->baselines, &d->baselines, NULL));
+  PetscCall(SgOptionsBool("-verbose", "One line per search candidate", d->verbose, &d->verbose, NULL));
+  PetscOptionsHeadEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* everything the deck decides, checked before anything is read or written */
+static PetscErrorCode CheckOptions(SgSurrogate s)
+{
+  SgSurrogate_PodLstm *d    = (SgSurrogate_PodLstm *)s->data;
+  MPI_Comm             comm = PetscObjectComm((PetscObject)s);
+  SgPodLstmArch        a;
+
+  PetscFunctionBegin;
+  PetscCheck(d->nfiles > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: no data: set podlstm: {data: [sst_weekly.h5]} (field_snapshots from surge ensemble, e.g. inputs/sst/ensemble_weekly.yaml)");
+  PetscCheck(d->nfields > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: no fields: set podlstm: {fields: [T]} (the dataset's fields that make the state)");
+  PetscCheck(d->space.umin <= d->space.umax, comm, PETSC_ERR_USER_INPUT, "podlstm: units_min %" PetscInt_FMT " > units_max %" PetscInt_FMT, d->space.umin, d->space.umax);
+  PetscCheck(d->sample <= d->population, comm, PETSC_ERR_USER_INPUT, "podlstm: sample %" PetscInt_FMT " is larger than the population %" PetscInt_FMT, d->sample, d->population);
+  PetscCall(SgPodLstmArchFromString(comm, d->hand, &a));
+  if (d->search == 2) PetscCall(SgPodLstmArchFromString(comm, d->arch, &a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetUp_PodLstm(SgSurrogate s)
+{
+  SgSurrogate_PodLstm *d = (SgSurrogate_PodLstm *)s->data;
+
+  PetscFunctionBegin;
+  PetscCall(SgNNBackendFromOptions(PetscObjectComm((PetscObject)s), &d->be));
+  if (!d->have_model) PetscCall(CheckOptions(s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the windows of one period as arrays: x, y [n][L][K] */
+static PetscErrorCode Windows(const SgPodLstmSeries *S, PetscInt s0, PetscInt n, PetscReal **x, PetscReal **y)
+{
+  const PetscInt m = S->L * S->K;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(n * m, x, n * m, y));
+  for (PetscInt w = 0; w < n; w++) SgPodLstmSeriesWindow(S, s0 + w, *x + w * m, *y + w * m);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Train the networks of `archs` (task t on rank t mod size, PETSC_COMM_SELF) for retrain_epochs
+   with retrain_patience if retraining was asked for, else as the search's candidates; every rank
+   ends with every network (weights passed through files in the log directory). */
+static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, PetscInt n, const SgPodLstmArch archs[], SgPodLstmNet nets[], PetscReal r2[])
+{
+  SgSurrogate_PodLstm *d    = (SgSurrogate_PodLstm *)s->data;
+  MPI_Comm             comm = PetscObjectComm((PetscObject)s);
+  PetscMPIInt          rank, size;
+  PetscReal           *mine;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  if (!rank) { /* the weights travel through files next to the search log */
+    char dir[PETSC_MAX_PATH_LEN + 16];
+    int  e;
+    PetscCall(PetscSNPrintf(dir, sizeof dir, "%s.search", d->prefix));
+    e = mkdir(dir, 0777) ? errno : 0;
+    PetscCheck(!e || e == EEXIST, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "podlstm: cannot create %s: %s", dir, strerror(e));
+  }
+  PetscCallMPI(MPI_Barrier(comm));
+  PetscCall(PetscCalloc1(n, &mine));
+  for (PetscInt t = 0; t < n; t++) {
+    char path[PETSC_MAX_PATH_LEN + 64];
+    PetscCall(SgPodLstmNetCreate(&archs[t], d->K, d->L, (SgPodLstmHead)d->head, d->be, SGNN_F64, &nets[t]));
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s.search/final_%" PetscInt_FMT ".h5", d->prefix, t));
+    if (t % size == rank) {
+      SgPodLstmFitConfig fc = *fc0;
+      SgPodLstmFitResult fr;
+      if (d->retrain_epochs) fc.max_epochs = d->retrain_epochs, fc.patience = d->retrain_patience;
+      fc.seed = (uint64_t)d->seed * 31ULL + (uint64_t)t, fc.quiet = (PetscBool)(size > 1 || n > 1 || !d->verbose);
+      PetscCall(SgPodLstmNetInit(nets[t], (unsigned long long)d->seed * 131ULL + (unsigned long long)t));
+      PetscCall(SgPodLstmFit(PETSC_COMM_SELF, nets[t], &fc, &fr));
+      mine[t] = fr.r2;
+      PetscCall(SgPodLstmWeightsWrite(path, &archs[t], d->K, nets[t]));
+    }
+  }
+  PetscCallMPI(MPI_Allreduce(mine, r2, (PetscMPIInt)n, MPIU_REAL, MPIU_SUM, comm));
+  for (PetscInt t = 0; t < n; t++) {
+    char path[PETSC_MAX_PATH_LEN + 64];
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s.search/final_%" PetscInt_FMT ".h5", d->prefix, t));
+    if (t % size != rank) PetscCall(SgPodLstmWeightsRead(path, nets[t]));
+  }
+  PetscCall(PetscFree(mine));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the best validation R2 after each evaluation, as the search's progress */
+static PetscErrorCode ReportSearch(SgSurrogate s, const SgPodLstmSearchResult *sr)
+{
+  MPI_Comm  comm = PetscObjectComm((PetscObject)s);
+  PetscReal best = -PETSC_MAX_REAL;
+  PetscInt  every = PetscMax(1, sr->n / 10);
+
+  PetscFunctionBegin;
+  PetscCall(PetscPrintf(comm, "podlstm search: %" PetscInt_FMT " evaluations (%" PetscInt_FMT " from the log), wall %.1f s this session, worker utilisation %.3f (training time %.1f s over the ranks)\n", sr->n, sr->resumed, (double)sr->wall, (double)sr->utilisation, (double)sr->busy));
+  PetscCall(PetscPrintf(comm, "podlstm search:   evaluations  best validation R2  at time (s)\n"));
+  for (PetscInt i = 0; i < sr->n; i++) {
+    best = PetscMax(best, sr->evals[i].r2);
+    if ((i + 1) % every == 0 || i == sr->n - 1) PetscCall(PetscPrintf(comm, "podlstm search:   %11" PetscInt_FMT "  %18.5f  %11.1f\n", i + 1, (double)best, (double)sr->evals[i].t_end));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Train_PodLstm(SgSurrogate s)
+{
+  SgSurrogate_PodLstm *d    = (SgSurrogate_PodLstm *)s->data;
+  MPI_Comm             comm = PetscObjectComm((PetscObject)s);
+  const char          *files[16], *fields[SG_PODLSTM_MAXFIELDS];
+  SgPodLstmData        D;
+  SgPodLstmSeries      S;
+  SgPodLstmFitConfig   fc = {0};
+  SgPodLstmArch        top[SG_PODLSTM_MAXMODELS + 1];
+  SgPodLstmNet         nets[SG_PODLSTM_MAXMODELS + 1] = {NULL};
+  PetscReal           *coef, *vx, *vy, *ahat, r2[SG_PODLSTM_MAXMODELS + 1];
+  PetscInt             ntop = 0;
+  char                 windows[PETSC_MAX_PATH_LEN + 16], s1[256];
+  PetscMPIInt          size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  for (PetscInt i = 0; i < d->nfiles; i++) files[i] = d->files[i];
+  for (PetscInt i = 0; i < d->nfields; i++) fields[i] = d->fields[i];
+  PetscCall(SgPodLstmDataLoad(comm, d->nfiles, files, d->nfields, fields, d->member, d->skip, d->ntrain, d->ntest, d->valid_fraction, &D));
+  PetscCall(PetscPrintf(comm, "podlstm: %" PetscInt_FMT " snapshots of %" PetscInt_FMT " values (%" PetscInt_FMT " vary), every %g: %" PetscInt_FMT " train (the last %" PetscInt_FMT " validate), %" PetscInt_FMT " test; %d rank(s)\n", D.nsnap, D.n, D.nactive, (double)D.dt, D.ntrain, D.nvalid, D.ntest, (int)size));
+  /* POD of the training period, coefficients of every snapshot */
+  PetscCall(SgPODCreate(comm, D.nlocal, d->K, &d->M.pod));
+  PetscCall(SgPODCompute(d->M.pod, D.ntrain, D.X, d->svd));
+  PetscCall(SgPODView(d->M.pod, "podlstm"));
+  PetscCall(PetscMalloc1(D.nsnap * d->K, &coef));
+  PetscCall(SgPODProject(d->M.pod, D.nsnap, D.X, coef));
+  PetscCall(SgPodLstmSeriesCreate(&D, d->K, d->L, coef, &S));
+  PetscCall(PetscSNPrintf(windows, sizeof windows, "%s.windows.h5", d->prefix));
+  PetscCall(SgPodLstmSeriesWriteWindows(comm, &S, windows));
+  PetscCall(Windows(&S, S.s_va0, S.nva, &vx, &vy));
+  PetscCall(PetscPrintf(comm, "podlstm: windows of %" PetscInt_FMT " -> %" PetscInt_FMT " steps: %" PetscInt_FMT " train, %" PetscInt_FMT " validate, %" PetscInt_FMT " test\n", d->L, d->L, S.ntr, S.nva, S.nte));
+  fc.windows = windows, fc.ntrain = S.ntr, fc.nvalid = S.nva, fc.vx = vx, fc.vy = vy, fc.L = d->L, fc.K = d->K, fc.head = (SgPodLstmHead)d->head;
+  fc.max_epochs = d->epochs, fc.patience = d->patience, fc.batch = d->batch, fc.lr = d->lr;
+  /* the search, or the one architecture asked for */
+  if (d->search < 2) {
+    SgPodLstmSearchConfig sc;
+    PetscCall(PetscMemzero(&sc, sizeof sc));
+    sc.type = (SgPodLstmSearchType)d->search, sc.evaluations = d->evaluations, sc.population = d->population, sc.sample = d->sample;
+    sc.seed = (uint64_t)d->seed, sc.space = d->space, sc.fit = fc, sc.verbose = d->verbose;
+    PetscCall(PetscSNPrintf(sc.logdir, sizeof sc.logdir, "%s.search", d->prefix));
+    PetscCall(PetscSNPrintf(sc.fingerprint, sizeof sc.fingerprint, "podlstm search %s seed %" PetscInt_FMT ": n %" PetscInt_FMT " snapshots %" PetscInt_FMT "+%" PetscInt_FMT " K %" PetscInt_FMT " L %" PetscInt_FMT " head %s space %" PetscInt_FMT "x%" PetscInt_FMT "..%" PetscInt_FMT "/%" PetscInt_FMT " epochs %" PetscInt_FMT " patience %" PetscInt_FMT " batch %" PetscInt_FMT " lr %g pop %" PetscInt_FMT " sample %" PetscInt_FMT, SgPodLstmSearchTypes[d->search], d->seed, D.n, D.ntrain, D.ntest, d->K, d->L, SgPodLstmHeads[d->head], d->space.nlayers, d->space.umin, d->space.umax, d->space.ustep, d->epochs, d->patience, d->batch, (double)d->lr, d->population, d->sample));
+    PetscCall(SgPodLstmSearch(comm, &sc, d->be, &d->sr));
+    d->have_search = PETSC_TRUE;
+    PetscCall(ReportSearch(s, &d->sr));
+    { /* the top-k distinct architectures */
+      PetscInt *order;
+      PetscCall(PetscMalloc1(d->sr.n, &order));
+      for (PetscInt i = 0; i < d->sr.n; i++) order[i] = i;
+      for (PetscInt i = 1; i < d->sr.n; i++) { /* by R2, best first */
+        PetscInt x = order[i], j = i - 1;
+        while (j >= 0 && d->sr.evals[order[j]].r2 < d->sr.evals[x].r2) order[j + 1] = order[j], j--;
+        order[j + 1] = x;
+      }
+      for (PetscInt i = 0; i < d->sr.n && ntop < d->topk; i++) {
+        PetscBool dup = PETSC_FALSE;
+        for (PetscInt t = 0; t < ntop; t++) dup = (PetscBool)(dup || SgPodLstmArchEqual(&top[t], &d->sr.evals[order[i]].arch));
+        if (dup) continue;
+        top[ntop] = d->sr.evals[order[i]].arch;
+        if (!d->retrain_epochs) { /* the searched weights */
+          char path[PETSC_MAX_PATH_LEN + 64];
+          PetscCall(SgPodLstmNetCreate(&top[ntop], d->K, d->L, (SgPodLstmHead)d->head, d->be, SGNN_F64, &nets[ntop]));
+          PetscCall(PetscSNPrintf(path, sizeof path, "%s/cand_%" PetscInt_FMT ".h5", sc.logdir, d->sr.evals[order[i]].id));
+          PetscCall(SgPodLstmWeightsRead(path, nets[ntop]));
+          r2[ntop] = d->sr.evals[order[i]].r2;
+        }
+        ntop++;
+      }
+      PetscCall(PetscFree(order));
+    }
+    if (d->retrain_epochs) PetscCall(TrainTasks(s, &fc, ntop, top, nets, r2));
+  } else {
+    PetscCall(SgPodLstmArchFromString(comm, d->arch, &top[0]));
+    ntop = 1;
+    PetscCall(TrainTasks(s, &fc, 1, top, nets, r2));
+  }
+  for (PetscInt t = 0; t < ntop; t++) {
+    PetscCall(SgPodLstmArchToString(&top[t], s1, sizeof s1));
+    PetscCall(PetscPrintf(comm, "podlstm: model %" PetscInt_FMT ": '%s', validation R2 %.5f\n", t, s1, (double)r2[t]));
+  }
+  /* the model */
+  d->M.K = d->K, d->M.L = d->L, d->M.head = (SgPodLstmHead)d->head, d->M.nfields = D.nfields, d->M.dt = D.dt, d->M.nmodels = ntop;
+  for (PetscInt f = 0; f < D.nfields; f++) {
+    PetscCall(PetscStrncpy(d->M.field[f], D.field[f], sizeof d->M.field[f]));
+    d->M.fsize[f] = D.fsize[f], d->M.fshape[f][0] = D.fshape[f][0], d->M.fshape[f][1] = D.fshape[f][1], d->M.fscale[f] = D.fscale[f];
+  }
+  PetscCall(PetscMalloc2(d->K, &d->M.lo, d->K, &d->M.hi));
+  PetscCall(PetscArraycpy(d->M.lo, S.lo, d->K));
+  PetscCall(PetscArraycpy(d->M.hi, S.hi, d->K));
+  for (PetscInt t = 0; t < ntop; t++) d->M.nets[t] = nets[t];
+  d->have_model = PETSC_TRUE;
+  /* scores on the test period */
+  PetscCall(PetscMemzero(&d->scores, sizeof d->scores));
+  PetscCall(PetscMalloc1(S.nte * d->L * d->K, &ahat));
+  for (PetscInt w = 0; w < S.nte; w++) PetscCall(PetscArraycpy(ahat + w * d->L * d->K, coef + (S.s_te0 + w + d->L) * d->K, d->L * d->K));
+  PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, "POD truth (the floor)", ahat, &d->scores));
+  PetscCall(SgPodLstmForecast(nets[0], &S, ahat));
+  PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, d->search < 2 ? "POD-LSTM (searched)" : "POD-LSTM", ahat, &d->scores));
+  if (ntop > 1) { /* the mean of the top-k */
+    PetscReal *acc;
+    PetscCall(PetscCalloc1(S.nte * d->L * d->K, &acc));
+    for (PetscInt t = 0; t < ntop; t++) {
+      PetscCall(SgPodLstmForecast(nets[t], &S, ahat));
+      for (PetscInt i = 0; i < S.nte * d->L * d->K; i++) acc[i] += ahat[i] / ntop;
+    }
+    PetscCall(PetscSNPrintf(s1, sizeof s1, "POD-LSTM (top-%" PetscInt_FMT " mean)", ntop));
+    PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, s1, acc, &d->scores));
+    PetscCall(PetscFree(acc));
+  }
+  if (d->baselines) {
+    SgPodLstmArch hand;
+    SgPodLstmNet  hnet[1];
+    PetscReal     hr2;
+    PetscInt      p;
+    PetscCall(SgPodLstmArchFromString(comm, d->hand, &hand));
+    PetscCall(TrainTasks(s, &fc, 1, &hand, hnet, &hr2));
+    PetscCall(SgPodLstmForecast(hnet[0], &S, ahat));
+    PetscCall(PetscSNPrintf(s1, sizeof s1, "hand LSTM (%s)", d->hand));
+    PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, s1, ahat, &d->scores));
+    PetscCall(PetscPrintf(comm, "podlstm: hand-designed baseline '%s', validation R2 %.5f\n", d->hand, (double)hr2));
+    PetscCall(SgPodLstmNetDestroy(&hnet[0]));
+    PetscCall(SgPodLstmVAR(&D, &S, coef, &p, ahat));
+    PetscCall(PetscSNPrintf(s1, sizeof s1, "VAR(%" PetscInt_FMT ") on coefficients", p));
+    PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, s1, ahat, &d->scores));
+    PetscCall(SgPodLstmScorePersistence(&D, &S, &d->scores));
+    if (d->year > 0) PetscCall(SgPodLstmScoreClimatology(&D, &S, d->year, &d->scores));
+  }
+  {
+    const SgPodLstmScores *sc = &d->scores;
+    for (PetscInt f = 0; f < D.nfields; f++) {
+      PetscCall(PetscPrintf(comm, "podlstm: test RMSE of %s over %" PetscInt_FMT " windows x %" PetscInt_FMT " steps (its units):\n", D.field[f], sc->nwindows, sc->L));
+      PetscCall(PetscPrintf(comm, "podlstm:   %-34s %11s %11s %11s\n", "method", "all leads", "lead 1", "lead L"));
+      for (PetscInt m = 0; m < sc->nmethods; m++) PetscCall(PetscPrintf(comm, "podlstm:   %-34s %11.5f %11.5f %11.5f\n", sc->method[m], (double)sc->rmse[m][f], (double)sc->lead[m][f][0], (double)sc->lead[m][f][sc->L - 1]));
+    }
+  }
+  PetscCall(PetscFree(ahat));
+  PetscCall(PetscFree(coef));
+  PetscCall(PetscFree2(vx, vy));
+  PetscCall(SgPodLstmSeriesFree(&S));
+  PetscCall(SgPodLstmDataFree(&D));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Save_PodLstm(SgSurrogate s, const char path[])
+{
+  SgSurrogate_PodLstm *d = (SgSurrogate_PodLstm *)s->data;
+
+  PetscFunctionBegin;
+  PetscCheck(d->have_model, PetscObjectComm((PetscObject)s), PETSC_ERR_ORDER, "podlstm: nothing to save: train or load a model first");
+  PetscCall(SgPodLstmModelSave(PetscObjectComm((PetscObject)s), &d->M, path, d->scores.nmethods ? &d->scores : NULL, d->have_search ? &d->sr : NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Load_PodLstm(SgSurrogate s, const char path[])
+{
+  SgSurrogate_PodLstm *d = (SgSurrogate_PodLstm *)s->data;
+  SgnnBackend         *be;
+
+  PetscFunctionBegin;
+  if (d->have_model) PetscCall(SgPodLstmModelFree(&d->M));
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgPodLstmModelLoad(PetscObjectComm((PetscObject)s), path, d->be ? d->be : be, &d->M));
+  d->have_model = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode View_PodLstm(SgSurrogate s, PetscViewer v)
+{
+  SgSurrogate_PodLstm *d = (SgSurrogate_PodLstm *)s->data;
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(v, "POD-LSTM: %" PetscInt_FMT " modes, windows %" PetscInt_FMT " -> %" PetscInt_FMT ", search %s, %" PetscInt_FMT " network(s)\n", d->K, d->L, d->L, SearchChoices[d->search], d->have_model ? d->M.nmodels : 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Destroy_PodLstm(SgSurrogate s)
+{
+  SgSurrogate_PodLstm *d = (SgSurrogate_PodLstm *)s->data;
+
+  PetscFunctionBegin;
+  if (d->have_model) PetscCall(SgPodLstmModelFree(&d->M));
+  else PetscCall(SgPODDestroy(&d->M.pod));
+  if (d->have_search) PetscCall(SgPodLstmSearchResultFree(&d->sr));
+  PetscCall(PetscFree(s->data));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
+{
+  SgSurrogate_PodLstm *d;
+
+  PetscFunctionBegin;
+  PetscCall(PetscNew(&d));
+  d->member = -1, d->ntrain = 427, d->valid_fraction = 0.2, d->K = 5, d->L = 8;
+  d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->batch = 32, d->lr = 1e-3;
+  d->topk = 5, d->retrain_patience = 15, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE, d->head = SG_PODLSTM_HEAD_WINDOW;
+  d->space.nlayers = 5, d->space.umin = 16, d->space.umax = 96, d->space.ustep = 16;
+  PetscCall(PetscStrncpy(d->svd, "trlanczos", sizeof d->svd));
+  PetscCall(PetscStrncpy(d->arch, "L64 L64", sizeof d->arch));
+  PetscCall(PetscStrncpy(d->hand, "L64 L64", sizeof d->hand));
+  PetscCall(PetscStrncpy(d->prefix, "podlstm", sizeof d->prefix));
+  s->data                = d;
+  s->ops->setfromoptions = SetFromOptions_PodLstm;
+  s->ops->setup          = SetUp_PodLstm;
+  s->ops->train          = Train_PodLstm;
+  s->ops->save           = Save_PodLstm;
+  s->ops->load           = Load_PodLstm;
+  s->ops->view           = View_PodLstm;
+  s->ops->advanceprovider = SgPodLstmAdvanceProvider; /* provider.c */
+  s->ops->destroy        = Destroy_PodLstm;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""POD-LSTM swapped in for the Rayleigh-Benard solver (physics/boussinesq's field.advance slot) over the
+test period t = 150 .. 250 of inputs/podlstm/rb_swap.yaml, against the solver alone: the same run
+restarted from a checkpoint at t = 150 (written by the solver alone), with
+  solver     the solver alone
+  surrogate  POD-LSTM serves every call (the schedule policy from the checkpoint on): a free run
+  adaptive   the solver takes every call whose top-3 spread exceeds trust_hi (the median spread of
+             the free run) -- the provider's uncertainty at work
+Prints wall times, speed-ups, calls served, and the RMS difference of b from the solver alone at every
+call (2 free-fall times); figure docs/podlstm_rb_swap.png.
+Usage: rb_swap.py WORKDIR MODEL.h5 (WORKDIR holds or receives rbwarm.h5/.chk.h5) [DOCSDIR]"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import h5py
+import matplotlib
+import numpy as np
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+W, MODEL = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+DOCS = sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs")
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+SURGE = os.path.join(ROOT, "bin", "surge")
+DECK = os.path.join(ROOT, "inputs", "podlstm", "rb_swap.yaml")
+
+
+def run(name, *opts):
+    t0 = time.time()
+    p = subprocess.run(["nice", "-n", "5", SURGE, "run", DECK, "-sim_output", name, "-boussinesq_podlstm_model", MODEL, *opts], cwd=W, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if p.returncode:
+        sys.exit(f"rb swap bench: {name} failed:\n{p.stdout[-3000:]}")
+    return time.time() - t0, p.stdout
+
+
+if not os.path.exists(os.path.join(W, "rbwarm.chk.h5")):
+    print("== the solver to t = 150 (75 calls), checkpoint")
+    run("rbwarm", "-sim_t_end", "150", "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "solver")
+
+
+def do(name, *opts):
+    for ext in (".h5", ".chk.h5"):
+        shutil.copy(os.path.join(W, "rbwarm" + ext), os.path.join(W, name + ext))
+    wall, out = run(name, "-restart", name + ".chk.h5", *opts)
+    with h5py.File(os.path.join(W, name + ".h5"), "r") as f:
+        g = f["fields/b"]
+        ks = sorted(int(k) for k in g)
+        t = np.array([float(np.ravel(g[str(k)].attrs["time"])[0]) for k in ks])
+        b = np.array([g[str(k)][()] for k in ks])
+        cnt = [int(f["report/advance_" + k][()][0]) for k in ("solver_calls", "surrogate_calls")]
+    unc = [float(x) for x in re.findall(r"uncertainty ([0-9.eE+-]+),", out)]
+    print(f"   {name:10s} wall {wall:6.1f} s, solver {cnt[0]} calls, podlstm {cnt[1]}")
+    return wall, t, b, cnt, unc
+
+
+res = {"solver": do("solver", "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "solver")}
+res["surrogate"] = do("surrogate", "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "surrogate")
+# a trust band from the spreads of the free run (the provider's uncertainty is printed at a switch only: take the
+# spreads by a short adaptive pass with a band nothing leaves)
+probe = do("probe", "-boussinesq_advance_swap_policy", "adaptive", "-boussinesq_advance_swap_trust_lo", "1e9", "-boussinesq_advance_swap_trust_hi", "1e9", "-sim_t_end", "152")
+# the adaptive run with trust_hi at 1.5 x the first spread seen (the spread of a fresh history)
+first = probe[4][0] if probe[4] else 0.05
+lo, hi = first, 1.5 * first
+res["adaptive"] = do("adaptive", "-boussinesq_advance_swap_policy", "adaptive", "-boussinesq_advance_swap_trust_lo", f"{lo:.4g}", "-boussinesq_advance_swap_trust_hi", f"{hi:.4g}")
+tr, br = res["solver"][1], res["solver"][2]
+test = tr > 150 + 1e-9
+print(f"== t = 150 .. 250 (50 calls of 8 snapshots); adaptive trust band [{lo:.3g}, {hi:.3g}]")
+print("   variant     wall (s)  speed-up  solver calls  podlstm calls  RMS db vs solver: mean    at t = 250")
+fig, ax = plt.subplots(figsize=(7, 4))
+for name, (wall, t, b, cnt, _) in res.items():
+    rms = np.sqrt(np.mean((b - br) ** 2, axis=(1, 2)))
+    print(f"   {name:10s} {wall:9.1f}  {res['solver'][0] / wall:8.2f}  {cnt[0] - 75:12d}  {cnt[1]:13d}  {rms[test].mean():22.4f}  {rms[-1]:10.4f}")
+    if name != "solver":
+        ax.plot(t[test], rms[test], "o-", ms=2, label=f"{name} (speed-up {res['solver'][0] / wall:.1f})")
+ax.set_xlabel("free-fall time")
+ax.set_ylabel("RMS of b - b(solver alone)")
+ax.legend()
+ax.set_title("POD-LSTM in for the Rayleigh-Benard solver (Ra 5e5)")
+plt.tight_layout()
+plt.savefig(os.path.join(DOCS, "podlstm_rb_swap.png"), dpi=90)
+print("wrote docs/podlstm_rb_swap.png")

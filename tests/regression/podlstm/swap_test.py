@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""POD-LSTM swapped in for the sst solver through the field.advance slot (inputs/podlstm/sst5_swap.yaml,
+the shipped model inputs/podlstm/models/sst5_podlstm.h5), ~30 s:
+
+1. the slot in the loop with the solver serving every call reproduces the plain run (the same
+   5-degree run without the slot, RK3 steps of 3.5 days) to round-off: max |T difference| < 1e-9
+   degC at every 8-week output (measured: 0, bit for bit);
+2. the swap deck: the solver serves the 60 warm-up calls (480 weeks), then no more than 3 surrogate
+   calls in a row (advance resync_every 24 weeks) -- the switches counted in the report are the switches logged; the
+   swapped run stays within 2 degC RMS of the solver alone at every output (it is a forecast that is
+   re-synchronised, not a free run), and differs from it (the surrogate did serve);
+3. the same swap run on 2 ranks: T identical to 1e-9 at every output, the same counts;
+4. a restart from the checkpoint written half-way through the swapped period ends with the same
+   T (1e-12) and counts as the uninterrupted run;
+5. refused: a surrogate made for another snapshot spacing, a fixed sim dt with the slot in the loop,
+   a missing model file -- one "surge: error:" line, exit 1."""
+import os
+import sys
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
+from surgetest import ROOT, check, deck, surge, workdir  # noqa: E402
+
+w = workdir("podlstm_swap")
+D = deck("podlstm/sst5_swap.yaml")
+MODEL = os.path.join(ROOT, "inputs", "podlstm", "models", "sst5_podlstm.h5")
+base = ["-sst_podlstm_model", MODEL, "-sim_progress_every", "100000"]
+
+
+def fields(name):
+    with h5py.File(os.path.join(w, name + ".h5"), "r") as f:
+        g = f["fields/T"]
+        ks = sorted(int(k) for k in g)
+        return np.array([g[str(k)].attrs["time"] for k in ks]).ravel(), np.array([g[str(k)][()] for k in ks])
+
+
+def counts(name):
+    with h5py.File(os.path.join(w, name + ".h5"), "r") as f:
+        return f["report/advance_counts"][()]
+
+
+# 1. solver-served slot vs the plain run
+surge(["run", D, "-sst_advance_swap_policy", "static", "-sst_advance_swap_use", "solver", "-sim_output", "ref"] + base, w)
+with open(os.path.join(w, "plain.yaml"), "w") as f:  # the same run without the slot: RK3 steps of 3.5 days, output every 8 weeks
+    f.write("sim: {solver: sst, t_end: 8253, dt: 3.5, field_every: 16, diag_every: 16, progress_every: 100000}\nsst: {cells: [72, 36], seed: 1}\n")
+surge(["run", "plain.yaml"], w)
+tr, Tr = fields("ref")
+tp, Tp = fields("plain")
+n = min(len(tr), len(tp))
+check(np.allclose(tr[:n], tp[:n], rtol=0, atol=1e-6), f"outputs at the same times ({n} of them, every 8 weeks)")
+d = np.max(np.abs(Tr[:n] - Tp[:n]))
+check(d < 1e-9, f"the slot with the solver serving reproduces the plain run: max |dT| {d:.2e} degC")
+
+# 2. the swap deck
+_, out = surge(["run", D, "-sim_output", "swap"] + base, w)
+c = counts("swap")
+switches = out.count("field.advance: step")
+check(c[0] >= 60 and c[1] > 0 and c[0] + c[1] == np.ceil(8253 / 56), f"counts: solver {c[0]:.0f} calls (60 warm-up), surrogate {c[1]:.0f}, switches {c[2]:.0f}")
+check(switches == c[2], f"every switch is logged ({switches} lines for {c[2]:.0f} counted switches)")
+ts, Ts = fields("swap")
+land = Tr[0] == 0
+rms = np.sqrt(np.mean((Ts - Tr)[:, ~land] ** 2, axis=1))
+after = ts > 3360 + 1e-9
+check(np.all(rms[~after] == 0), "identical to the solver alone during the warm-up")
+check(rms[after].max() < 2.0 and rms[after].max() > 0, f"after the warm-up the swapped run stays within {rms[after].max():.3f} < 2 degC RMS of the solver alone (mean {rms[after].mean():.3f})")
+check(c[1] / max(1, c[0] - 60) <= 3 + 1e-9, f"at most 3 surrogate calls per solver call after the warm-up ({c[1]:.0f} vs {c[0] - 60:.0f})")
+
+# 3. 2 ranks
+surge(["run", D, "-sim_output", "swap2"] + base, w, ranks=2)
+t2, T2 = fields("swap2")
+check(np.max(np.abs(T2 - Ts)) < 1e-9 and np.array_equal(counts("swap2"), c), f"2 ranks: the same swapped run (max |dT| {np.max(np.abs(T2 - Ts)):.1e}) and counts")
+
+# 4. restart half-way through the swapped period
+surge(["run", D, "-sim_output", "half", "-sim_t_end", "5824"] + base, w)
+surge(["run", D, "-sim_output", "half", "-restart", "half.chk.h5"] + base, w)
+th, Th = fields("half")
+check(np.max(np.abs(Th[-1] - Ts[-1])) < 1e-12 and np.array_equal(counts("half"), c), "restart half-way: the same final T and counts")
+
+# 5. refused
+for extra, want in [(["-sst_advance_dt", "3.5"], "was made for snapshots 7"),
+                    (["-sim_dt", "7"], "sim dt (7.) cannot be set"),
+                    (["-sst_podlstm_model", "none.h5"], "cannot read the model file")]:
+    rc, out = surge(["run", D, "-sim_output", "bad"] + base + extra, w, expect_ok=False)
+    lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
+    check(rc == 1 and len(lines) == 1 and want in lines[0], f"refused {' '.join(extra)}: {lines[0][:130] if lines else out[-300:]}")
+print("podlstm swap checks passed")

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""surge train with podlstm on the small SST data (inputs/podlstm/sst_small.yaml), ~40 s:
+
+1. a random search of 6 candidates on 1 rank: the model file holds 6 evaluations (ids 0..5) and the
+   scores; numpy's SVD of the same training snapshots gives the singular values the model stores to
+   1e-9 relative and the same modes (|cos| > 1 - 1e-9); persistence and climatology test RMSE
+   recomputed by numpy equal surge's to 1e-9 relative; the VAR baseline of the order surge chose,
+   refitted by numpy least squares on numpy's coefficients and iterated, gives surge's RMSE to 1e-6;
+   every POD-based method's RMSE is at least the POD floor (errors are orthogonal to the modes);
+   its field.advance provider through the slot API (test_podlstm advance: equal to the model's own
+   forecast, the adaptive policy with the surrogate held back every third call) gives the same
+   forecasts on 1 and 2 ranks (checksum to 1e-10);
+2. the same run (search none) on 1 and 2 ranks: POD floor, persistence, climatology and VAR scores
+   equal to 1e-10 relative (projection and reconstruction in parallel; sums in another order), the
+   network's to 1e-6 (its training amplifies round-off differences of the windows);
+3. kill -9 of a 2-rank aging search after >= 3 logged candidates, then the same command again: it
+   resumes (says so), ends with exactly the budget of evaluations, unique ids, the entries logged
+   before the kill unchanged; a different search on the same log is refused;
+4. refused decks: missing data, unknown field, bad architecture, too few snapshots: one
+   "surge: error:" line, exit 1, no model file."""
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
+from surgetest import MPIEXEC, SURGE, check, deck, fail, surge, workdir  # noqa: E402
+
+w = workdir("podlstm_train")
+surge(["ensemble", deck("sst/ensemble_small.yaml")], w)
+D = deck("podlstm/sst_small.yaml")
+SKIP, NTRAIN, NTEST, K, L, YEAR = 5, 100, 52, 5, 8, 365.25
+
+
+def scores(path):
+    with h5py.File(path, "r") as f:
+        names = f["scores"].attrs["methods"].decode().split(";") if isinstance(f["scores"].attrs["methods"], bytes) else f["scores"].attrs["methods"].split(";")
+        return dict(zip(names, f["scores/rmse"][:, 0]))
+
+
+# 1. random search on 1 rank, checked against numpy
+_, out = surge(["train", D, "-podlstm_search", "random", "-train_output", "m1", "-podlstm_prefix", "r1"], w)
+with h5py.File(os.path.join(w, "m1.h5"), "r") as f:
+    sigma = f.attrs["sigma"][:]
+    modes = f["modes"][:]
+    ev = f["search/evals"][:]
+check(ev.shape[0] == 6 and sorted(ev[:, 0]) == list(range(6)), f"the model records 6 evaluations with ids 0..5 ({ev[:, 0]})")
+with h5py.File(os.path.join(w, "sst_small.h5"), "r") as f:
+    n = int(f.attrs["nsamples"])
+    mem = f["samples/member"][:n]
+    X = f["samples/T"][:n][mem == 0].reshape(int(np.sum(mem == 0)), -1)[SKIP:SKIP + NTRAIN + NTEST]
+    t = f["samples/time"][:n][mem == 0][SKIP:SKIP + NTRAIN + NTEST]
+mean = X[:NTRAIN].mean(0)
+U, S, Vt = np.linalg.svd((X[:NTRAIN] - mean).T, full_matrices=False)
+check(np.max(np.abs(sigma - S[:K]) / S[:K]) < 1e-9, f"singular values equal numpy's SVD (max rel. diff {np.max(np.abs(sigma - S[:K]) / S[:K]):.1e})")
+cosv = np.abs(np.sum(modes * U[:, :K].T, axis=1))
+check(np.min(cosv) > 1 - 1e-9, f"modes parallel to numpy's (min |cos| {np.min(cosv):.12f})")
+active = X[:NTRAIN].max(0) > X[:NTRAIN].min(0)
+te0 = NTRAIN - L
+nte = NTEST - L + 1
+sc = scores(os.path.join(w, "m1.h5"))
+
+
+def rmse(pred_of):
+    e = 0.0
+    for wdw in range(nte):
+        s = te0 + wdw
+        for lead in range(L):
+            d = pred_of(s, lead) - X[s + L + lead]
+            e += np.sum(d[active] ** 2)
+    return np.sqrt(e / (active.sum() * nte * L))
+
+
+per = rmse(lambda s, lead: X[s + L - 1])
+nb = int(round(YEAR / 7.0))
+binof = lambda tt: int(np.floor(np.fmod(tt, YEAR) / YEAR * nb + 0.5)) % nb  # noqa: E731
+clim = np.zeros((nb, X.shape[1]))
+cnt = np.zeros(nb)
+for j in range(NTRAIN):
+    clim[binof(t[j])] += X[j]
+    cnt[binof(t[j])] += 1
+for b in range(nb):
+    if cnt[b]:
+        clim[b] /= cnt[b]
+for b in range(nb):
+    d = 1
+    while not cnt[b] and d <= nb // 2:
+        src = (b + d) % nb if cnt[(b + d) % nb] else ((b - d) % nb if cnt[(b - d) % nb] else -1)
+        if src >= 0:
+            clim[b] = clim[src]
+            break
+        d += 1
+cl = rmse(lambda s, lead: clim[binof(t[s + L + lead])])
+check(abs(per - sc["persistence"]) < 1e-9 * per, f"persistence RMSE {sc['persistence']:.10f} equals numpy's {per:.10f}")
+check(abs(cl - sc["climatology"]) < 1e-9 * cl, f"climatology RMSE {sc['climatology']:.10f} equals numpy's {cl:.10f}")
+# VAR of the order surge chose, by numpy least squares on numpy's coefficients
+var_name = [m for m in sc if m.startswith("VAR(")][0]
+p = int(var_name[4:var_name.index(")")])
+Ug = U[:, :K] * np.sign(U[:, :K].sum(0))  # the sign convention of the model's modes
+a = (X - mean) @ Ug
+rows = [np.r_[1.0, np.concatenate([a[tt - j] for j in range(1, p + 1)])] for tt in range(p, NTRAIN)]
+G = np.array(rows)
+Wv = np.linalg.solve(G.T @ G + 1e-12 * np.trace(G.T @ G) / G.shape[1] * np.eye(G.shape[1]), G.T @ a[p:NTRAIN])
+fc = {}
+for wdw in range(nte):
+    s = te0 + wdw
+    hist = list(a[s:s + L])
+    for lead in range(L):
+        x = np.r_[1.0, np.concatenate([hist[-j] for j in range(1, p + 1)])]
+        hist.append(x @ Wv)
+        fc[(s, lead)] = mean + Ug @ hist[-1]
+vr = rmse(lambda s, lead: fc[(s, lead)])
+check(abs(vr - sc[var_name]) < 1e-6 * vr, f"{var_name} RMSE {sc[var_name]:.10f} equals numpy's refit {vr:.10f}")
+floor = sc["POD truth (the floor)"]
+pod_methods = [m for m in sc if m.startswith("POD-LSTM") or m.startswith("hand") or m.startswith("VAR")]
+check(all(sc[m] >= floor * (1 - 1e-12) for m in pod_methods), f"every POD-based RMSE >= the floor {floor:.5f}: " + ", ".join(f"{m} {sc[m]:.4f}" for m in pod_methods))
+
+# 1b. the field.advance provider of this model, driven through the slot API (1 and 2 ranks)
+adv = []
+for ranks in (1, 2):
+    cmd = ([*MPIEXEC] if ranks == 2 else []) + [os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", "m1.h5", "sst_small.h5", "T", str(SKIP), str(NTRAIN)]
+    r = subprocess.run(cmd, cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    print(r.stdout)
+    if r.returncode:
+        fail(f"test_podlstm advance on {ranks} rank(s) failed")
+    adv.append(float([ln for ln in r.stdout.splitlines() if "checksum" in ln][0].split()[-1]))
+check(abs(adv[0] - adv[1]) <= 1e-10 * abs(adv[0]), f"field.advance through the slot: the same forecasts on 1 and 2 ranks (checksums {adv[0]:.12e}, {adv[1]:.12e})")
+
+# 2. 1 vs 2 ranks
+args = ["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16 I+1", "-podlstm_epochs", "10"]
+surge(args + ["-train_output", "one", "-podlstm_prefix", "one"], w)
+surge(args + ["-train_output", "two", "-podlstm_prefix", "two"], w, ranks=2)
+s1, s2 = scores(os.path.join(w, "one.h5")), scores(os.path.join(w, "two.h5"))
+for m in s1:
+    tol = 1e-6 if m.startswith("POD-LSTM") or m.startswith("hand") else 1e-10
+    rel = abs(s1[m] - s2[m]) / s1[m]
+    check(rel < tol, f"1 vs 2 ranks, {m}: {s1[m]:.12f} vs {s2[m]:.12f} (rel. {rel:.1e} < {tol:.0e})")
+
+# 3. kill -9 and resume
+cmd = [*MPIEXEC, SURGE, "train", D, "-podlstm_search", "aging", "-podlstm_evaluations", "40", "-podlstm_epochs", "60", "-podlstm_patience", "60", "-podlstm_prefix", "k9", "-train_output", "k9", "-podlstm_baselines", "0"]
+logs = os.path.join(w, "k9.search")
+
+
+def logged():
+    out = []
+    for fn in sorted(glob.glob(os.path.join(logs, "rank_*.h5"))):
+        try:
+            with h5py.File(fn, "r") as f:
+                m = int(f.attrs["nsamples"])
+                out += [(int(i), float(r)) for i, r in zip(f["samples/id"][:m], f["samples/r2"][:m])]
+        except (OSError, KeyError):
+            pass  # being written right now
+    return sorted(out)
+
+
+p = subprocess.Popen(cmd, cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+t0 = time.time()
+while len(logged()) < 3 and p.poll() is None and time.time() - t0 < 120:
+    time.sleep(0.05)
+if p.poll() is not None:
+    fail(f"the search ended before it could be killed:\n{p.stdout.read().decode()[-2000:]}")
+os.killpg(p.pid, signal.SIGKILL)
+p.wait()
+before = logged()
+check(3 <= len(before) < 40, f"killed with kill -9 after {len(before)} logged evaluations")
+_, out = surge(cmd[len(MPIEXEC) + 1:], w, ranks=2)
+check("resuming from" in out, "the second run resumes from the log")
+after = logged()
+ids = [i for i, _ in after]
+check(len(after) == 40 and len(set(ids)) == 40, f"the search ends with the budget: {len(after)} evaluations, {len(set(ids))} distinct ids")
+check(all(e in after for e in before), "every evaluation logged before the kill is unchanged")
+rc, out = surge(cmd[len(MPIEXEC) + 1:] + ["-podlstm_seed", "9"], w, ranks=1, expect_ok=False)
+check(rc == 1 and "belongs to another search" in out, "a different search on the same log is refused")
+
+# 4. refused decks
+for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm_fields", "S"], "has no field 'S'"),
+                    (["-podlstm_search", "none", "-podlstm_arch", "L64 Q"], "neither I (identity) nor L<units>"),
+                    (["-podlstm_ntrain", "400"], "lower them")]:
+    rc, out = surge(["train", D, "-train_output", "bad"] + extra, w, expect_ok=False)
+    lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
+    check(rc == 1 and len(lines) == 1 and want in lines[0] and "PETSC ERROR" not in out, f"refused {' '.join(extra)}: {lines[0][:120] if lines else out[-300:]}")
+    check(not os.path.exists(os.path.join(w, "bad.h5")), "no model file written")
+print("podlstm training checks passed")
