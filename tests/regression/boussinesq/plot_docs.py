@@ -4,9 +4,11 @@
 Usage: /usr/bin/python3 tests/regression/boussinesq/plot_docs.py   (after make)
 1. growth rate of the critical mode vs Ra around onset, free-slip and no-slip (onset.yaml);
 2. Blankenbach et al. (1989) cases 1a, 1b (Ra = 1e4, 1e5, Pr = 1e4 for infinity);
-3. Pr = 1, no-slip: Ra = 1e4 and 1e5 (2 x 1, steady), Ra = 1e6 (4 x 1, 256 x 64, t = 150, time means
-   over t >= 50 of the five Nusselt estimates);
-writes docs/boussinesq_onset.png, docs/boussinesq_nu.png, docs/boussinesq_b.png and prints a summary."""
+3. Pr = 1, no-slip, 2 x 1: steady rolls at Ra = 1e4 and 1e5, and the Newton reference (steady_rolls.py)
+   on three grids each;
+4. resolution convergence of the steady Ra = 1e4 rolls in z and x (the runs of resolution_test.py);
+writes docs/boussinesq_onset.png, docs/boussinesq_resolution.png and prints a summary. The Ra = 1e6
+runs, Blankenbach 1c and the figures boussinesq_nu.png, boussinesq_b.png: ra1e6.py (long)."""
 import math
 import os
 import subprocess
@@ -67,43 +69,55 @@ fig.tight_layout()
 fig.savefig(os.path.join(DOCS, "boussinesq_onset.png"), dpi=110)
 
 # 2. Blankenbach
-# case 1c (Ra = 1e6) needs ~0.1 thermal times = 1e4 free-fall times at Pr = 1e4: left out for cost
+# case 1c (Ra = 1e6, ~0.3 thermal times = 3e4 free-fall times at Pr = 1e4) is in ra1e6.py (long)
 ref = {1e4: (4.884409, 42.864947), 1e5: (10.534095, 193.21454)}
-grids = {1e4: ("32,25", "8000"), 1e5: ("64,33", "4000"), 1e6: ("128,49", "4000")}
+grids = {1e4: ("32,25", "8000"), 1e5: ("64,41", "12000")}
 for ra, (nu_ref, v_ref) in ref.items():
     d = run("blankenbach.yaml", f"bb_{ra:g}", "-boussinesq_rayleigh", repr(ra), "-boussinesq_cells", grids[ra][0], "-sim_t_end", grids[ra][1])
     kappa = 1 / math.sqrt(ra * 1e4)
     vrms = math.sqrt(2 * d["kinetic_energy"][-1]) / kappa
     print(f"Blankenbach Ra={ra:g} ({grids[ra][0]}): " + ", ".join(f"{k} {d[k][-1]:.6f}" for k in NUS) + f"; ref {nu_ref}; v_rms {vrms:.4f} (ref {v_ref}); rel. Nu err {d['nu_bottom'][-1] / nu_ref - 1:+.2e}")
 
-# 3. Pr = 1
-for ra, cells in [(1e4, "32,25"), (1e5, "64,33")]:
-    d = run("rb_ra1e4.yaml", f"pr1_{ra:g}", "-boussinesq_rayleigh", repr(ra), "-boussinesq_cells", cells, "-sim_t_end", "300", "-boussinesq_max_dt", "0.05")
-    print(f"Pr=1 no-slip 2x1 Ra={ra:g} ({cells}): " + ", ".join(f"{k} {d[k][-1]:.6f}" for k in NUS))
-d = run("rb_ra1e4.yaml", "pr1_1e6", "-boussinesq_rayleigh", "1e6", "-boussinesq_length", "4,1", "-boussinesq_cells", "256,64",
-        "-sim_t_end", "150", "-boussinesq_max_dt", "0.05", "-sim_diag_every", "5", "-sim_field_every", "2000")
-s = d["time"] >= 50
-means = {k: d[k][s].mean() for k in NUS}
-print("Pr=1 no-slip 4x1 Ra=1e6 (256x64) time means t>=50: " + ", ".join(f"{k} {v:.4f}" for k, v in means.items())
-      + f"; max rel. spread {max(abs(v / means['nu_volume'] - 1) for v in means.values()):.2e}")
-fig, ax = plt.subplots(figsize=(9, 3.6))
-for k in NUS:
-    ax.plot(d["time"], d[k], lw=0.8, label=k)
-ax.set_xlabel("t (free-fall times)")
-ax.set_ylabel("Nu")
-ax.set_ylim(0, 30)
-ax.set_title("Ra = 1e6, Pr = 1, 4 x 1, no-slip, 256 x 64: five Nusselt estimates (means over t >= 50: %.3f .. %.3f)" % (min(means.values()), max(means.values())), fontsize=9)
-ax.legend(fontsize=7, ncol=5)
+# 3. Pr = 1, no-slip, 2 x 1: steady rolls at Ra = 1e4 and 1e5, the solver against the Newton reference
+sys.path.insert(0, os.path.dirname(__file__))
+import steady_rolls as sr  # noqa: E402
+
+for ra, cells, grids in [(1e4, "32,33", [(16, 25), (24, 33), (32, 41)]), (1e5, "64,49", [(32, 33), (40, 41), (48, 49)])]:
+    d = run("rb_ra1e4.yaml", f"pr1_{ra:g}", "-boussinesq_rayleigh", repr(ra), "-boussinesq_cells", cells, "-sim_t_end", "400", "-boussinesq_max_dt", "0.05")
+    print(f"Pr=1 no-slip 2x1 Ra={ra:g} ({cells}): " + ", ".join(f"{k} {d[k][-1]:.7f}" for k in NUS))
+    s, q = sr.solve(ra, 1, 2, *grids[0])
+    for M, nz in grids:
+        s2 = sr.Rolls(ra, 1, 2, M, nz)
+        q = s2.newton(s2.interpolate(q, s))
+        s = s2
+        print(f"  Newton reference M = {M}, nz = {nz}: Nu {s.nusselt(q)[0]:.9f}, kinetic energy {s.kinetic_energy(q):.9e}")
+
+# 4. resolution convergence (the runs of resolution_test.py): errors of Nu and of <b>_x(z)
+zu = (np.arange(100) + 0.5) / 100
+
+
+def steady(nx, nz):
+    d = run("rb_ra1e4.yaml", f"res_{nx}x{nz}", "-boussinesq_cells", f"{nx},{nz}", "-sim_t_end", "300")
+    with h5py.File(os.path.join(WORK, f"res_{nx}x{nz}.chk.h5"), "r") as f:
+        b0 = f["values/boussinesq_b"][()].reshape(-1, nz)[0]
+    z = np.sin(0.5 * np.pi * np.arange(nz) / (nz - 1)) ** 2
+    return d["nu_bottom"][-1], np.polynomial.chebyshev.chebval(2 * zu - 1, np.polynomial.chebyshev.chebfit(2 * z - 1, b0, nz - 1))
+
+
+fig, ax = plt.subplots(figsize=(6.5, 3.8))
+for label, grids, ref, n_of in [("z: nx = 32, nz", [(32, n) for n in (9, 13, 17, 21, 25, 29)], (32, 41), lambda g: g[1]),
+                                ("x: nz = 25, nx", [(n, 25) for n in (8, 12, 16, 20, 24)], (48, 25), lambda g: g[0])]:
+    nr, pr = steady(*ref)
+    res = [steady(*g) for g in grids]
+    ns = [n_of(g) for g in grids]
+    e_nu = [abs(nu - nr) for nu, _ in res]
+    e_pr = [np.abs(p - pr).max() for _, p in res]
+    print(f"resolution {label} = {ns}: Nu errors {['%.2e' % e for e in e_nu]}, <b>(z) errors {['%.2e' % e for e in e_pr]}")
+    ax.semilogy(ns, e_nu, "o-", label=f"Nu, {label}")
+    ax.semilogy(ns, e_pr, "s--", label=f"<b>_x(z), {label}")
+ax.set_xlabel("points (nz or nx)")
+ax.set_ylabel("error against the finest grid")
+ax.set_title("Steady rolls, Ra = 1e4, Pr = 1, no-slip, 2 x 1: spectral convergence", fontsize=9)
+ax.legend(fontsize=7)
 fig.tight_layout()
-fig.savefig(os.path.join(DOCS, "boussinesq_nu.png"), dpi=110)
-with h5py.File(os.path.join(WORK, "pr1_1e6.h5"), "r") as f:
-    g = f["fields/b"]
-    kk = max(int(x) for x in g)
-    b = g[str(kk)][()]
-    t = g[str(kk)].attrs.get("time", float("nan"))
-fig, ax = plt.subplots(figsize=(9, 2.6))
-im = ax.imshow(b, origin="lower", extent=[0, 4, 0, 1], cmap="RdBu_r", vmin=-0.5, vmax=0.5, aspect="equal")
-fig.colorbar(im, ax=ax, label="b")
-ax.set_title(f"b at t = {float(np.squeeze(t)):.1f}, Ra = 1e6, Pr = 1 (fields written on 256 x 64 uniform cells)", fontsize=9)
-fig.tight_layout()
-fig.savefig(os.path.join(DOCS, "boussinesq_b.png"), dpi=110)
+fig.savefig(os.path.join(DOCS, "boussinesq_resolution.png"), dpi=110)
