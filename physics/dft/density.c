@@ -19,6 +19,11 @@
 #include "sgtb.h"
 #include "pattern.h"
 #include "subsolve.h"
+#include <time.h>
+
+/* CPU seconds of this process: the phase profile stays meaningful on a shared, loaded machine where
+   wall time mostly measures the share of a core the process got. */
+static PetscReal Cpu(void) { return (PetscReal)clock() / CLOCKS_PER_SEC; }
 
 typedef struct {       /* one submatrix held on this rank */
   PetscInt   c;        /* cluster id */
@@ -71,19 +76,25 @@ static void Scatter(const Sub *u, const SgTBBlocks *b, const PetscInt *cs, const
   }
 }
 
-/* The level mu0 where the submatrix's weighted count best matches its share of the electrons, and
-   the levels either side of it. */
+/* A chemical potential mu0 for the submatrix alone, and the levels lo < mu0 <= hi either side of it:
+   the widest gap between consecutive levels where the weighted count 2 sum_{k' <= k} w_k' is within
+   half an electron of the submatrix's share (the count reaches the share inside the occupied band,
+   whose remaining levels carry almost no weight on the cluster, so the nearest count is no guide);
+   the level nearest the share if the count never comes that close. */
 static void LocalMu(const SgTBSub *e, PetscReal share, PetscReal *mu0, PetscReal *lo, PetscReal *hi)
 {
-  PetscInt  kbest = -1;
-  PetscReal c = 0, best = PetscAbsReal(share);
-  for (PetscInt k = 0; k < e->n; k++) {
-    c += 2 * e->w[k];
-    if (PetscAbsReal(c - share) < best) { best = PetscAbsReal(c - share); kbest = k; }
+  PetscInt  kbest = -1, n = e->n;
+  PetscReal c = 0, best = PetscAbsReal(share), gbest = -1;
+  for (PetscInt k = -1; k < n; k++) { /* k: the highest occupied level (-1: none) */
+    if (k >= 0) c += 2 * e->w[k];
+    PetscReal g = (k < 0 || k + 1 >= n) ? PETSC_MAX_REAL : e->lam[k + 1] - e->lam[k];
+    if (PetscAbsReal(c - share) <= 0.5) {
+      if (gbest < 0 || g > gbest) { gbest = g; kbest = k; }
+    } else if (gbest < 0 && PetscAbsReal(c - share) < best) { best = PetscAbsReal(c - share); kbest = k; }
   }
   *lo = kbest >= 0 ? e->lam[kbest] : PETSC_MIN_REAL;
-  *hi = kbest + 1 < e->n ? e->lam[kbest + 1] : PETSC_MAX_REAL;
-  *mu0 = kbest < 0 ? e->lam[0] - 1 : (kbest + 1 < e->n ? 0.5 * (*lo + *hi) : *lo + 1);
+  *hi = kbest + 1 < n ? e->lam[kbest + 1] : PETSC_MAX_REAL;
+  *mu0 = kbest < 0 ? e->lam[0] - 1 : (kbest + 1 < n ? 0.5 * (*lo + *hi) : *lo + 1);
 }
 
 /* Solve one submatrix (A, S gathered) and, unless its factors are kept (kT > 0), take its columns:
@@ -101,13 +112,13 @@ static PetscErrorCode SolveOne(Sub *u, const SgTBBlocks *b, const PetscInt *cs, 
   if (subS) PetscCall(Assemble(u, b, subS, subrow, pos, S));
   SetPos(u, b, pos, PETSC_FALSE);
   if (u->solved) PetscCall(SgTBSubDestroy(&u->e));
-  t0 = MPI_Wtime();
+  t0 = Cpu();
   if (mode == 0 && o->sign == SG_TB_SIGN_NS) {
     /* P_C = (I + sign(mu - A_C))/2 in full; band energy and count from the kept columns */
     PetscCall(PetscMemzero(&u->e, sizeof(u->e))); /* no levels: mu is given */
     PetscCall(PetscArraycpy(Pk, A + (size_t)(n - m) * n, (size_t)n * m)); /* kept columns of A */
     PetscCall(SgTBSubNewtonSchulz(n, A, mu));
-    *teig += MPI_Wtime() - t0; t0 = MPI_Wtime();
+    *teig += Cpu() - t0; t0 = Cpu();
     u->eb = u->ne = 0;
     for (PetscInt q = 0; q < m; q++)
       for (PetscInt r = 0; r < n; r++) {
@@ -118,7 +129,7 @@ static PetscErrorCode SolveOne(Sub *u, const SgTBBlocks *b, const PetscInt *cs, 
     for (PetscInt q = 0; q < m; q++) u->ne += 2 * Pk[(size_t)q * n + n - m + q];
   } else {
     PetscCall(SgTBSubSolve(n, m, A, S, o->precision == SG_TB_SINGLE && mode == 0 ? PETSC_TRUE : PETSC_FALSE, &u->e));
-    *teig += MPI_Wtime() - t0; t0 = MPI_Wtime();
+    *teig += Cpu() - t0; t0 = Cpu();
     u->stored = (mode == 0 && o->kT > 0) ? PETSC_TRUE : PETSC_FALSE;
     if (!u->stored) {
       if (mode == 1) {
@@ -138,7 +149,7 @@ static PetscErrorCode SolveOne(Sub *u, const SgTBBlocks *b, const PetscInt *cs, 
   }
   if (!u->stored) Scatter(u, b, cs, cm, Pk, dm);
   u->solved = PETSC_TRUE;
-  *tcol += MPI_Wtime() - t0;
+  *tcol += Cpu() - t0;
   PetscCall(PetscFree3(A, Pk, f));
   PetscCall(PetscFree(S));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -202,7 +213,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
   MPI_Comm    comm = PetscObjectComm((PetscObject)A);
   PetscMPIInt rank, size;
   PetscInt    nblk = b->nblk, N = b->off[nblk], *gs, *gi, *ps, *pi, nclus, *cs, *cm, *owner, *mark, *pos, ns = 0, *cl;
-  PetscReal  *cost, *load, t0 = MPI_Wtime(), tw = t0, teig = 0, tpat = 0, tgat = 0, tmu = 0, tcol = 0;
+  PetscReal  *cost, *load, t0 = MPI_Wtime(), c0 = Cpu(), tw = c0, teig = 0, tpat = 0, tgat = 0, tmu = 0, tcol = 0;
   Sub        *s = NULL;
   PetscBool   dense = (o->method == SG_TB_DENSE) ? PETSC_TRUE : PETSC_FALSE, ns_sign = (mode == 0 && o->sign == SG_TB_SIGN_NS) ? PETSC_TRUE : PETSC_FALSE;
   PetscInt    maxits = dense ? 0 : o->pattern_its, it;
@@ -315,7 +326,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
       }
     }
     PetscCall(PetscFree2(crows, cnr));
-    tpat += MPI_Wtime() - tw; tw = MPI_Wtime();
+    tpat += Cpu() - tw; tw = Cpu();
     /* gather the rows this rank needs in one call per matrix; solve */
     {
       IS       isr, isc;
@@ -334,7 +345,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
       if (S) PetscCall(MatCreateSubMatrices(S, 1, &isr, &isc, MAT_INITIAL_MATRIX, &subS));
       PetscCall(ISDestroy(&isr)); PetscCall(ISDestroy(&isc));
       for (PetscInt i = 0; i < ns; i++) PetscCall(SolveOne(&s[i], b, cs, cm, subA[0], subS ? subS[0] : NULL, subrow, pos, o, mode, p, share * s[i].m, ns_sign, o->mu, dm, &teig, &tcol));
-      tgat += MPI_Wtime() - tw - (teig - te0) - (tcol - tc0); tw = MPI_Wtime();
+      tgat += Cpu() - tw - (teig - te0) - (tcol - tc0); tw = Cpu();
       /* chemical potential; columns of the kept factors, or again where a level lies between */
       dm->nredo = 0;
       if (mode == 0) {
@@ -346,7 +357,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
           PetscCall(SgTBFindMu(comm, ns, e, o, dense, &dm->mu));
           PetscCall(PetscFree(e));
         }
-        tmu += MPI_Wtime() - tw; tw = MPI_Wtime(); te0 = teig; tc0 = tcol;
+        tmu += Cpu() - tw; tw = Cpu(); te0 = teig; tc0 = tcol;
         for (PetscInt i = 0; i < ns && !ns_sign; i++) {
           if (s[i].stored) PetscCall(StoredColumns(&s[i], b, cs, cm, dm->mu, o->kT, dm));
           else if (!(s[i].lo < dm->mu && dm->mu <= s[i].hi)) {
@@ -354,7 +365,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
             dm->nredo++;
           }
         }
-        tgat += MPI_Wtime() - tw - (teig - te0) - (tcol - tc0); tw = MPI_Wtime();
+        tgat += Cpu() - tw - (teig - te0) - (tcol - tc0); tw = Cpu();
       }
       PetscCall(PetscFree(subrow));
       PetscCall(MatDestroySubMatrices(1, &subA));
@@ -373,7 +384,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
       PetscBool changed;
       PetscCall(SgTBPatternRefine(comm, b, dm, o->eps_filter, gs, gi, mark, &ps, &pi, &changed));
       if (o->verbose) PetscCall(PetscPrintf(comm, "  submatrix pattern pass %" PetscInt_FMT ": largest submatrix %" PetscInt_FMT ", 2n^3 model %.3g flop, pattern %s\n", it, dm->maxn, (double)dm->flops, changed ? "grew" : "converged"));
-      tpat += MPI_Wtime() - tw; tw = MPI_Wtime();
+      tpat += Cpu() - tw; tw = Cpu();
       if (!changed) break;
     }
   }
@@ -385,7 +396,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
   PetscCall(PetscFree(mark)); PetscCall(PetscFree(pos));
   PetscCall(PetscFree3(cost, owner, load));
   dm->t_eig = teig; dm->t_pattern = tpat; dm->t_gather = tgat; dm->t_mu = tmu; dm->t_cols = tcol;
-  dm->t_total = MPI_Wtime() - t0;
+  dm->t_total = MPI_Wtime() - t0; dm->t_cpu = Cpu() - c0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

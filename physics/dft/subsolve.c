@@ -1,20 +1,25 @@
 /* One submatrix of the submatrix method, solved densely.
 
-   Standard problem (S = NULL): A = Z L Z^T (LAPACK syevd).  Pair (A, S) restricted to the same rows
-   (the non-orthogonal Kohn-Sham and overlap matrices): A c = l S c through the Cholesky factor
-   S = L L^T, the standard problem L^-1 A L^-T z = l z (sygst + syevd) and c = L^-T z; this is the
-   local problem of Yang's divide-and-conquer method (W. Yang, PRL 66, 1438 (1991)), i.e. the submatrix
-   method applied to the pair instead of S^-1/2 A S^-1/2.
+   Standard problem (S = NULL): A = Z L Z^T.  Pair (A, S) restricted to the same rows (the non-
+   orthogonal Kohn-Sham and overlap matrices): A c = l S c through the Cholesky factor S = L L^T, the
+   standard problem L^-1 A L^-T z = l z (potrf + sygst) and c = L^-T z; this is the local problem of
+   Yang's divide-and-conquer method (W. Yang, PRL 66, 1438 (1991)), i.e. the submatrix method applied
+   to the pair instead of to S^-1/2 A S^-1/2.
+
+   Only m columns of an n x n submatrix are kept, so the n x n eigenvectors are never formed: the
+   matrix is reduced to tridiagonal form, A' = Q T Q^T (sytrd; Q held as Householder reflectors),
+   T = Y L Y^T (stedc), and every use of Z = Q Y is an application of Q to m vectors (ormtr,
+   O(n^2 m)).  This drops the back-transformation of syevd (its ormtr on all n vectors, 2 n^3 flops).
 
    The caller orders the kept functions (the cluster's own columns) last.  Because L^-T is upper
    triangular, the kept rows of the eigenvectors are C[keep,:] = L22^-T Z[keep,:] (L22 the trailing
    m x m block of L) and (S C)[keep,:] = L[keep,:] Z, so the weights w_k = sum_{r in keep} C_rk (S C)_rk
    (the Mulliken weight of eigenvector k on the cluster, summing to m) and the kept columns
-   P[:,keep] = C f C[keep,:]^T = L^-T (Z f C[keep,:]^T) cost O(n^2 m) beyond the factorisations.
+   P[:,keep] = C f C[keep,:]^T = L^-T Q Y (f C[keep,:]^T) cost O(n^2 m) beyond the factorisations.
 
    Single precision (Lass et al. use reduced precision for the submatrices): the factorisations run
-   in float (spotrf, ssygst, ssyevd: twice the flop rate of double on AVX-512), the factors are
-   widened to double, and the kept columns are refined by one McWeeny step in the S metric,
+   in float (spotrf, ssygst, ssytrd, sstedc: twice the flop rate of double on AVX-512), the factors
+   are widened to double, and the kept columns are refined by one McWeeny step in the S metric,
    P' = 3 P S P - 2 P S P S P, applied to the kept columns only (O(n^2 m)).  The single-precision
    eigenvectors are orthonormal only to ~1e-7; the step makes P a projector again to second order,
    which removes the first-order energy error, and what is left (the rotation of the occupied
@@ -23,53 +28,95 @@
 #include "subsolve.h"
 #include <petscblaslapack.h>
 
-PETSC_EXTERN void dsyevd_(const char *, const char *, const PetscBLASInt *, double *, const PetscBLASInt *, double *, double *, const PetscBLASInt *, PetscBLASInt *, const PetscBLASInt *, PetscBLASInt *);
-PETSC_EXTERN void ssyevd_(const char *, const char *, const PetscBLASInt *, float *, const PetscBLASInt *, float *, float *, const PetscBLASInt *, PetscBLASInt *, const PetscBLASInt *, PetscBLASInt *);
-PETSC_EXTERN void dsygst_(const PetscBLASInt *, const char *, const PetscBLASInt *, double *, const PetscBLASInt *, const double *, const PetscBLASInt *, PetscBLASInt *);
-PETSC_EXTERN void ssygst_(const PetscBLASInt *, const char *, const PetscBLASInt *, float *, const PetscBLASInt *, const float *, const PetscBLASInt *, PetscBLASInt *);
-PETSC_EXTERN void dpotrf_(const char *, const PetscBLASInt *, double *, const PetscBLASInt *, PetscBLASInt *);
-PETSC_EXTERN void spotrf_(const char *, const PetscBLASInt *, float *, const PetscBLASInt *, PetscBLASInt *);
+typedef PetscBLASInt BI;
+PETSC_EXTERN void dsygst_(const BI *, const char *, const BI *, double *, const BI *, const double *, const BI *, BI *);
+PETSC_EXTERN void ssygst_(const BI *, const char *, const BI *, float *, const BI *, const float *, const BI *, BI *);
+PETSC_EXTERN void dpotrf_(const char *, const BI *, double *, const BI *, BI *);
+PETSC_EXTERN void spotrf_(const char *, const BI *, float *, const BI *, BI *);
+PETSC_EXTERN void dsytrd_(const char *, const BI *, double *, const BI *, double *, double *, double *, double *, const BI *, BI *);
+PETSC_EXTERN void ssytrd_(const char *, const BI *, float *, const BI *, float *, float *, float *, float *, const BI *, BI *);
+PETSC_EXTERN void dstedc_(const char *, const BI *, double *, double *, double *, const BI *, double *, const BI *, BI *, const BI *, BI *);
+PETSC_EXTERN void sstedc_(const char *, const BI *, float *, float *, float *, const BI *, float *, const BI *, BI *, const BI *, BI *);
+PETSC_EXTERN void dormtr_(const char *, const char *, const char *, const BI *, const BI *, const double *, const BI *, const double *, double *, const BI *, double *, const BI *, BI *);
 
-/* syevd in the requested precision; Z (n x n) holds the matrix on entry, eigenvectors on exit. */
-static PetscErrorCode Syevd(PetscInt n, PetscReal *Z, PetscReal *lam, float *Zs, float *lams)
+/* Householder tridiagonalisation and the eigenvectors of T by divide and conquer, in one precision:
+   M (n x n) holds the matrix on entry, the reflectors on exit; lam (n) the eigenvalues (ascending),
+   Y (n x n) the eigenvectors of T, tau (n).  (MRRR, stemr, is O(n^2) in theory but was 1.5x slower
+   than stedc on these submatrices of n ~ 250, whose deflation makes divide and conquer cheap.) */
+#define TRIDIAG_EIGEN(NAME, T, sytrd, stedc) \
+  static PetscErrorCode NAME(BI n, T *M, T *lam, T *tau, T *Y) \
+  { \
+    BI  info, lwork = -1, liwork = -1, iq, *iwork; \
+    T   wq, *e, *work; \
+    PetscFunctionBegin; \
+    PetscCall(PetscMalloc1(n + 1, &e)); \
+    sytrd("L", &n, M, &n, lam, e, tau, &wq, &lwork, &info); \
+    lwork = (BI)wq + 1; \
+    PetscCall(PetscMalloc1(lwork, &work)); \
+    sytrd("L", &n, M, &n, lam, e, tau, work, &lwork, &info); \
+    PetscCall(PetscFree(work)); \
+    PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, #sytrd " failed: info %d", (int)info); \
+    lwork = -1; \
+    stedc("I", &n, lam, e, Y, &n, &wq, &lwork, &iq, &liwork, &info); \
+    lwork = (BI)wq + 1; liwork = iq; \
+    PetscCall(PetscMalloc2(lwork, &work, liwork, &iwork)); \
+    stedc("I", &n, lam, e, Y, &n, work, &lwork, iwork, &liwork, &info); \
+    PetscCall(PetscFree2(work, iwork)); \
+    PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, #stedc " failed on a %dx%d submatrix: info %d", (int)n, (int)n, (int)info); \
+    PetscCall(PetscFree(e)); \
+    PetscFunctionReturn(PETSC_SUCCESS); \
+  }
+TRIDIAG_EIGEN(TridiagEigenD, double, dsytrd_, dstedc_)
+TRIDIAG_EIGEN(TridiagEigenS, float, ssytrd_, sstedc_)
+
+/* X (n x k) <- Q X (trans "N") or Q^T X (trans "T").  For a few vectors the reflectors are applied
+   one by one (workspace k makes ormtr unblocked): the blocked form rebuilds its n x 32 triangular
+   factors on every call, which costs more than the product itself when k is small. */
+static PetscErrorCode ApplyQ(const SgTBSub *u, const char *trans, PetscInt k, PetscReal *X)
 {
-  PetscBLASInt bn, lwork = -1, liwork = -1, info, iq, *iwork;
+  BI        n, bk, info, lwork = -1;
+  PetscReal wq, *work;
 
   PetscFunctionBegin;
-  PetscCall(PetscBLASIntCast(n, &bn));
-  if (Zs) {
-    float wq, *work;
-    ssyevd_("V", "L", &bn, Zs, &bn, lams, &wq, &lwork, &iq, &liwork, &info);
-    PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "ssyevd workspace query failed: info %d", (int)info);
-    lwork = (PetscBLASInt)wq + 1; liwork = iq;
-    PetscCall(PetscMalloc2(lwork, &work, liwork, &iwork));
-    ssyevd_("V", "L", &bn, Zs, &bn, lams, work, &lwork, iwork, &liwork, &info);
-    PetscCall(PetscFree2(work, iwork));
-  } else {
-    double wq, *work;
-    dsyevd_("V", "L", &bn, Z, &bn, lam, &wq, &lwork, &iq, &liwork, &info);
-    PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "dsyevd workspace query failed: info %d", (int)info);
-    lwork = (PetscBLASInt)wq + 1; liwork = iq;
-    PetscCall(PetscMalloc2(lwork, &work, liwork, &iwork));
-    dsyevd_("V", "L", &bn, Z, &bn, lam, work, &lwork, iwork, &liwork, &info);
-    PetscCall(PetscFree2(work, iwork));
+  if (!k) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscBLASIntCast(u->n, &n)); PetscCall(PetscBLASIntCast(k, &bk));
+  if (k < 32) lwork = bk;
+  else {
+    dormtr_("L", "L", trans, &n, &bk, u->Qr, &n, u->tau, X, &n, &wq, &lwork, &info);
+    lwork = (BI)wq + 1;
   }
-  PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "%ssyevd failed on a %" PetscInt_FMT "x%" PetscInt_FMT " submatrix: info %d", Zs ? "s" : "d", n, n, (int)info);
+  PetscCall(PetscMalloc1(lwork, &work));
+  dormtr_("L", "L", trans, &n, &bk, u->Qr, &n, u->tau, X, &n, work, &lwork, &info);
+  PetscCall(PetscFree(work));
+  PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "dormtr failed: info %d", (int)info);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* out (m x n) = R Z = (R Q) Y for an m x n matrix R given as its transpose Rt (n x m, destroyed). */
+static PetscErrorCode RowsTimesZ(const SgTBSub *u, PetscReal *Rt, PetscReal *out)
+{
+  BI        n, m;
+  PetscReal one = 1, zero = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscBLASIntCast(u->n, &n)); PetscCall(PetscBLASIntCast(u->m, &m));
+  PetscCall(ApplyQ(u, "T", u->m, Rt)); /* Q^T R^T */
+  BLASgemm_("T", "N", &m, &n, &n, &one, Rt, &n, u->Y, &n, &zero, out, &m); /* (R Q) Y */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgTBSubSolve(PetscInt n, PetscInt m, const PetscReal *A, const PetscReal *S, PetscBool single, SgTBSub *u)
 {
-  PetscBLASInt bn, bm, info;
-  PetscInt     n0 = n - m;
-  PetscReal    one = 1, zero = 0;
+  BI        bn, info, one_i = 1;
+  PetscInt  n0 = n - m;
+  PetscReal *Rt;
 
   PetscFunctionBegin;
-  PetscCall(PetscBLASIntCast(n, &bn)); PetscCall(PetscBLASIntCast(m, &bm));
+  PetscCall(PetscBLASIntCast(n, &bn));
+  PetscCall(PetscMemzero(u, sizeof(*u)));
   u->n = n; u->m = m; u->single = single;
   PetscCall(PetscMalloc2(n, &u->lam, n, &u->w));
-  PetscCall(PetscMalloc2((size_t)n * n, &u->Z, (size_t)m * n, &u->Ck));
-  u->L = NULL;
+  PetscCall(PetscMalloc4((size_t)n * n, &u->Qr, (size_t)n * n, &u->Y, n, &u->tau, (size_t)m * n, &u->Ck));
   PetscCall(PetscMalloc2((size_t)m * n, &u->Ak, (size_t)m * n, &u->Sk));
   /* kept rows of the input (the last m), for energies and counts from the columns */
   for (PetscInt j = 0; j < n; j++)
@@ -79,54 +126,54 @@ PetscErrorCode SgTBSubSolve(PetscInt n, PetscInt m, const PetscReal *A, const Pe
     }
   if (S) PetscCall(PetscMalloc1((size_t)n * n, &u->L));
   if (single) {
-    float *Zs, *Ls = NULL, *ls;
-    PetscCall(PetscMalloc2((size_t)n * n, &Zs, n, &ls));
-    for (size_t k = 0; k < (size_t)n * n; k++) Zs[k] = (float)A[k];
+    float *Ms, *Ls = NULL, *ds, *ts, *Ys;
+    PetscCall(PetscMalloc4((size_t)n * n, &Ms, n, &ds, n, &ts, (size_t)n * n, &Ys));
+    for (size_t k = 0; k < (size_t)n * n; k++) Ms[k] = (float)A[k];
     if (S) {
-      PetscBLASInt one_i = 1;
       PetscCall(PetscMalloc1((size_t)n * n, &Ls));
       for (size_t k = 0; k < (size_t)n * n; k++) Ls[k] = (float)S[k];
       spotrf_("L", &bn, Ls, &bn, &info);
       PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "The overlap submatrix (%" PetscInt_FMT "x%" PetscInt_FMT ") is not positive definite in single precision (spotrf info %d): check the S file or use precision double", n, n, (int)info);
-      ssygst_(&one_i, "L", &bn, Zs, &bn, Ls, &bn, &info);
+      ssygst_(&one_i, "L", &bn, Ms, &bn, Ls, &bn, &info);
       PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "ssygst failed: info %d", (int)info);
-    }
-    PetscCall(Syevd(n, NULL, NULL, Zs, ls));
-    for (size_t k = 0; k < (size_t)n * n; k++) u->Z[k] = Zs[k];
-    for (PetscInt k = 0; k < n; k++) u->lam[k] = ls[k];
-    if (S) {
       for (PetscInt j = 0; j < n; j++) for (PetscInt i = 0; i < n; i++) u->L[j * n + i] = i >= j ? Ls[j * n + i] : 0;
       PetscCall(PetscFree(Ls));
     }
-    PetscCall(PetscFree2(Zs, ls));
+    PetscCall(TridiagEigenS(bn, Ms, ds, ts, Ys));
+    for (size_t k = 0; k < (size_t)n * n; k++) { u->Qr[k] = Ms[k]; u->Y[k] = Ys[k]; }
+    for (PetscInt k = 0; k < n; k++) { u->lam[k] = ds[k]; u->tau[k] = ts[k]; }
+    PetscCall(PetscFree4(Ms, ds, ts, Ys));
   } else {
-    PetscCall(PetscArraycpy(u->Z, A, (size_t)n * n));
+    PetscCall(PetscArraycpy(u->Qr, A, (size_t)n * n));
     if (S) {
-      PetscBLASInt one_i = 1;
       PetscCall(PetscArraycpy(u->L, S, (size_t)n * n));
       dpotrf_("L", &bn, u->L, &bn, &info);
       PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "The overlap submatrix (%" PetscInt_FMT "x%" PetscInt_FMT ") is not positive definite (dpotrf info %d): check the S file", n, n, (int)info);
       for (PetscInt j = 0; j < n; j++) for (PetscInt i = 0; i < j; i++) u->L[j * n + i] = 0;
-      dsygst_(&one_i, "L", &bn, u->Z, &bn, u->L, &bn, &info);
+      dsygst_(&one_i, "L", &bn, u->Qr, &bn, u->L, &bn, &info);
       PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "dsygst failed: info %d", (int)info);
     }
-    PetscCall(Syevd(n, u->Z, u->lam, NULL, NULL));
+    PetscCall(TridiagEigenD(bn, u->Qr, u->lam, u->tau, u->Y));
   }
-  /* Ck = C[keep,:] (m x n) and the weights */
-  for (PetscInt k = 0; k < n; k++) for (PetscInt q = 0; q < m; q++) u->Ck[k * m + q] = u->Z[k * n + n0 + q];
+  /* Ck = Z[keep,:] = (E_keep^T Q) Y, then L22^-T Ck; weights with (S C)[keep,:] = (L[keep,:] Q) Y */
+  PetscCall(PetscCalloc1((size_t)n * m, &Rt));
+  for (PetscInt q = 0; q < m; q++) Rt[(size_t)q * n + n0 + q] = 1;
+  PetscCall(RowsTimesZ(u, Rt, u->Ck));
   if (S) {
-    PetscReal   *SC, *Lk;
-    PetscBLASInt ldl = bn;
-    PetscCall(PetscMalloc2((size_t)m * n, &SC, (size_t)m * n, &Lk));
-    for (PetscInt j = 0; j < n; j++) for (PetscInt q = 0; q < m; q++) Lk[j * m + q] = u->L[j * n + n0 + q];
-    BLASgemm_("N", "N", &bm, &bn, &bn, &one, Lk, &bm, u->Z, &bn, &zero, SC, &bm); /* (L Z)[keep,:] = (S C)[keep,:] */
+    PetscReal *SC;
+    BI         bm, ldl = bn;
+    PetscReal  one = 1;
+    PetscCall(PetscBLASIntCast(m, &bm));
+    PetscCall(PetscMalloc1((size_t)m * n, &SC));
+    for (PetscInt q = 0; q < m; q++) for (PetscInt j = 0; j < n; j++) Rt[(size_t)q * n + j] = u->L[(size_t)j * n + n0 + q];
+    PetscCall(RowsTimesZ(u, Rt, SC));
     BLAStrsm_("L", "L", "T", "N", &bm, &bn, &one, u->L + (size_t)n0 * n + n0, &ldl, u->Ck, &bm); /* L22^T Ck = Z[keep,:] */
     for (PetscInt k = 0; k < n; k++) {
       PetscReal wk = 0;
       for (PetscInt q = 0; q < m; q++) wk += u->Ck[k * m + q] * SC[k * m + q];
       u->w[k] = wk;
     }
-    PetscCall(PetscFree2(SC, Lk));
+    PetscCall(PetscFree(SC));
   } else {
     for (PetscInt k = 0; k < n; k++) {
       PetscReal wk = 0;
@@ -134,15 +181,16 @@ PetscErrorCode SgTBSubSolve(PetscInt n, PetscInt m, const PetscReal *A, const Pe
       u->w[k] = wk;
     }
   }
+  PetscCall(PetscFree(Rt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Y (n x m) <- P X for P = C diag(f) C^T in factored form: L^-T Z f Z^T L^-1 X. */
-static PetscErrorCode ApplyP(const SgTBSub *u, const PetscReal *f, PetscReal *X, PetscReal *T, PetscReal *Y)
+/* Y (n x m) <- P X for P = C diag(f) C^T in factored form: L^-T Q Y f Y^T Q^T L^-1 X (X destroyed). */
+static PetscErrorCode ApplyP(const SgTBSub *u, const PetscReal *f, PetscReal *X, PetscReal *T, PetscReal *out)
 {
-  PetscBLASInt bn, bm, bk;
-  PetscInt     n = u->n, m = u->m, nk = 0;
-  PetscReal    one = 1, zero = 0;
+  BI        bn, bm, bk;
+  PetscInt  n = u->n, m = u->m, nk = 0;
+  PetscReal one = 1, zero = 0;
 
   PetscFunctionBegin;
   PetscCall(PetscBLASIntCast(n, &bn)); PetscCall(PetscBLASIntCast(m, &bm));
@@ -150,31 +198,34 @@ static PetscErrorCode ApplyP(const SgTBSub *u, const PetscReal *f, PetscReal *X,
   for (PetscInt k = 0; k < n; k++) if (f[k] != 0) nk = k + 1; /* occupied eigenvectors come first (ascending) */
   PetscCall(PetscBLASIntCast(nk, &bk));
   if (nk) {
-    BLASgemm_("T", "N", &bk, &bm, &bn, &one, u->Z, &bn, X, &bn, &zero, T, &bk);
+    PetscCall(ApplyQ(u, "T", m, X));
+    BLASgemm_("T", "N", &bk, &bm, &bn, &one, u->Y, &bn, X, &bn, &zero, T, &bk);
     for (PetscInt q = 0; q < m; q++) for (PetscInt k = 0; k < nk; k++) T[q * nk + k] *= f[k];
-    BLASgemm_("N", "N", &bn, &bm, &bk, &one, u->Z, &bn, T, &bk, &zero, Y, &bn);
-  } else PetscCall(PetscArrayzero(Y, (size_t)n * m));
-  if (u->L) BLAStrsm_("L", "L", "T", "N", &bn, &bm, &one, u->L, &bn, Y, &bn); /* Y <- L^-T Y */
+    BLASgemm_("N", "N", &bn, &bm, &bk, &one, u->Y, &bn, T, &bk, &zero, out, &bn);
+    PetscCall(ApplyQ(u, "N", m, out));
+  } else PetscCall(PetscArrayzero(out, (size_t)n * m));
+  if (u->L) BLAStrsm_("L", "L", "T", "N", &bn, &bm, &one, u->L, &bn, out, &bn); /* out <- L^-T out */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgTBSubColumns(const SgTBSub *u, const PetscReal *f, const PetscReal *S, PetscReal *Pk, PetscReal *eband, PetscReal *ne)
 {
-  PetscInt     n = u->n, m = u->m, nk = 0;
-  PetscReal    one = 1, zero = 0, e = 0, c = 0;
-  PetscBLASInt bn, bm, bk;
+  PetscInt  n = u->n, m = u->m, nk = 0;
+  PetscReal one = 1, zero = 0, e = 0, c = 0;
+  BI        bn, bm, bk;
 
   PetscFunctionBegin;
   PetscCall(PetscBLASIntCast(n, &bn)); PetscCall(PetscBLASIntCast(m, &bm));
   for (PetscInt k = 0; k < n; k++) if (f[k] != 0) nk = k + 1;
   PetscCall(PetscBLASIntCast(nk, &bk));
-  /* P[:,keep] = L^-T (Z f Ck^T) */
+  /* P[:,keep] = L^-T Q Y (f Ck^T) */
   if (nk) {
     PetscReal *T;
     PetscCall(PetscMalloc1((size_t)nk * m, &T));
     for (PetscInt k = 0; k < nk; k++) for (PetscInt q = 0; q < m; q++) T[q * nk + k] = f[k] * u->Ck[k * m + q];
-    BLASgemm_("N", "N", &bn, &bm, &bk, &one, u->Z, &bn, T, &bk, &zero, Pk, &bn);
+    BLASgemm_("N", "N", &bn, &bm, &bk, &one, u->Y, &bn, T, &bk, &zero, Pk, &bn);
     PetscCall(PetscFree(T));
+    PetscCall(ApplyQ(u, "N", m, Pk));
     if (u->L) BLAStrsm_("L", "L", "T", "N", &bn, &bm, &one, u->L, &bn, Pk, &bn);
   } else PetscCall(PetscArrayzero(Pk, (size_t)n * m));
   if (u->single) {
@@ -234,7 +285,7 @@ PetscErrorCode SgTBSubNewtonSchulz(PetscInt n, PetscReal *A, PetscReal mu)
 PetscErrorCode SgTBSubFreeFactors(SgTBSub *u)
 {
   PetscFunctionBegin;
-  PetscCall(PetscFree2(u->Z, u->Ck));
+  PetscCall(PetscFree4(u->Qr, u->Y, u->tau, u->Ck));
   PetscCall(PetscFree2(u->Ak, u->Sk));
   PetscCall(PetscFree(u->L));
   PetscFunctionReturn(PETSC_SUCCESS);

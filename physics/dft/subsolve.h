@@ -6,7 +6,9 @@ typedef struct {
   PetscInt   n, m;     /* dimension; kept functions = the last m */
   PetscBool  single;   /* factorised in single precision (columns refined by a McWeeny step) */
   PetscReal *lam, *w;  /* eigenvalues (ascending), weights on the kept functions */
-  PetscReal *Z;        /* n x n eigenvectors of the standard problem (L^-1 A L^-T with S) */
+  PetscReal *Qr, *tau; /* Householder reflectors of the tridiagonal reduction A' = Q T Q^T (sytrd),
+                          A' = A, or L^-1 A L^-T with S */
+  PetscReal *Y;        /* n x n eigenvectors of T: those of A' are Z = Q Y */
   PetscReal *L;        /* n x n Cholesky factor of S (lower), NULL without S */
   PetscReal *Ck;       /* m x n: rows keep of the eigenvectors C = L^-T Z */
   PetscReal *Ak, *Sk;  /* m x n: rows keep of A and of S (identity rows without S) */

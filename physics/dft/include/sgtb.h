@@ -100,10 +100,11 @@ typedef struct {
   PetscInt  *cvoff;         /* offset of block (crow, J) in val */
   PetscReal *val;
   PetscReal  mu, ebandsum, entropy, nelec;  /* mu (eV), 2 Tr(PH), -TS term (eV, <= 0), 2 Tr P */
-  PetscReal  t_eig, t_total;                /* seconds in the local eigensolves, total */
-  PetscReal  t_pattern, t_gather, t_mu, t_cols; /* seconds (this rank): pattern and clusters, gathering
-                                                 the submatrices, chemical potential, kept columns */
-  PetscReal  t_orth;                        /* seconds forming S^-1/2 H S^-1/2 (non-orthogonal input) */
+  PetscReal  t_total, t_cpu;                /* wall seconds; CPU seconds of this rank */
+  PetscReal  t_pattern, t_gather, t_eig, t_mu, t_cols; /* CPU seconds of this rank by phase: pattern and
+                                               layout, gathering the submatrices, factorisations,
+                                               chemical potential, kept columns */
+  PetscReal  t_orth;                        /* CPU seconds forming S^-1/2 H S^-1/2 (orthogonalise) */
   PetscInt   nsub, maxn;                    /* submatrices evaluated globally, largest dimension */
   PetscReal  flops;                         /* 2 n^3 cost model summed over submatrices */
   PetscInt   its;                           /* pattern refinements used */
