@@ -102,10 +102,11 @@ static void LocalMu(const SgTBSub *e, PetscReal share, PetscReal *mu0, PetscReal
 static PetscErrorCode SolveOne(Sub *u, const SgTBBlocks *b, const PetscInt *cs, const PetscInt *cm, Mat subA, Mat subS, const PetscInt *subrow, PetscInt *pos, const SgTBDMOptions *o, PetscInt mode, PetscReal p, PetscReal share, PetscBool mu_given, PetscReal mu, SgTBDensity *dm, PetscReal *teig, PetscReal *tcol)
 {
   PetscInt   n = u->n, m = u->m;
-  PetscReal *A, *S = NULL, *Pk, *f, t0;
+  PetscReal *A, *S = NULL, *Pk = NULL, *f, t0;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc3((size_t)n * n, &A, (size_t)n * m, &Pk, n, &f));
+  PetscCall(PetscMalloc1((size_t)n * n, &A));
+  PetscCall(PetscMalloc1(n, &f));
   if (subS) PetscCall(PetscMalloc1((size_t)n * n, &S));
   SetPos(u, b, pos, PETSC_TRUE);
   PetscCall(Assemble(u, b, subA, subrow, pos, A));
@@ -116,6 +117,7 @@ static PetscErrorCode SolveOne(Sub *u, const SgTBBlocks *b, const PetscInt *cs, 
   if (mode == 0 && o->sign == SG_TB_SIGN_NS) {
     /* P_C = (I + sign(mu - A_C))/2 in full; band energy and count from the kept columns */
     PetscCall(PetscMemzero(&u->e, sizeof(u->e))); /* no levels: mu is given */
+    PetscCall(PetscMalloc1((size_t)n * m, &Pk));
     PetscCall(PetscArraycpy(Pk, A + (size_t)(n - m) * n, (size_t)n * m)); /* kept columns of A */
     PetscCall(SgTBSubNewtonSchulz(n, A, mu));
     *teig += Cpu() - t0; t0 = Cpu();
@@ -127,8 +129,9 @@ static PetscErrorCode SolveOne(Sub *u, const SgTBBlocks *b, const PetscInt *cs, 
         u->eb += 2 * Pk[(size_t)q * n + r] * a;
       }
     for (PetscInt q = 0; q < m; q++) u->ne += 2 * Pk[(size_t)q * n + n - m + q];
+    PetscCall(PetscFree(A));
   } else {
-    PetscCall(SgTBSubSolve(n, m, A, S, o->precision == SG_TB_SINGLE && mode == 0 ? PETSC_TRUE : PETSC_FALSE, &u->e));
+    PetscCall(SgTBSubSolve(n, m, A, S, o->precision == SG_TB_SINGLE && mode == 0 ? PETSC_TRUE : PETSC_FALSE, &u->e)); /* takes A, S */
     *teig += Cpu() - t0; t0 = Cpu();
     u->stored = (mode == 0 && o->kT > 0) ? PETSC_TRUE : PETSC_FALSE;
     if (!u->stored) {
@@ -143,15 +146,16 @@ static PetscErrorCode SolveOne(Sub *u, const SgTBBlocks *b, const PetscInt *cs, 
         if (mu_given) mu0 = mu;
         for (PetscInt k = 0; k < n; k++) f[k] = SgTBOcc(u->e.lam[k], mu0, 0);
       }
-      PetscCall(SgTBSubColumns(&u->e, f, S, Pk, &u->eb, &u->ne));
+      PetscCall(PetscMalloc1((size_t)n * m, &Pk));
+      PetscCall(SgTBSubColumns(&u->e, f, Pk, &u->eb, &u->ne));
       PetscCall(SgTBSubFreeFactors(&u->e));
     }
   }
   if (!u->stored) Scatter(u, b, cs, cm, Pk, dm);
   u->solved = PETSC_TRUE;
   *tcol += Cpu() - t0;
-  PetscCall(PetscFree3(A, Pk, f));
-  PetscCall(PetscFree(S));
+  PetscCall(PetscFree(Pk));
+  PetscCall(PetscFree(f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -168,7 +172,7 @@ static PetscErrorCode StoredColumns(Sub *u, const SgTBBlocks *b, const PetscInt 
     f[k] = SgTBOcc(u->e.lam[k], mu, kT);
     if (f[k] > 0 && f[k] < 1) u->ent += -2 * u->e.w[k] * (f[k] * PetscLogReal(f[k]) + (1 - f[k]) * PetscLogReal(1 - f[k]));
   }
-  PetscCall(SgTBSubColumns(&u->e, f, NULL, Pk, &u->eb, &u->ne));
+  PetscCall(SgTBSubColumns(&u->e, f, Pk, &u->eb, &u->ne));
   PetscCall(SgTBSubFreeFactors(&u->e));
   Scatter(u, b, cs, cm, Pk, dm);
   u->stored = PETSC_FALSE;
@@ -226,6 +230,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
     PetscCheck(o->kT == 0, comm, PETSC_ERR_USER_INPUT, "The Newton-Schulz sign method gives step occupations: use kt 0 or the eigendecomposition sign method");
     PetscCheck(!S, comm, PETSC_ERR_USER_INPUT, "The Newton-Schulz sign method works on an orthogonal basis: use overlap orthogonalise (S^-1/2 H S^-1/2) or the eigendecomposition sign method");
   }
+  PetscCheck(!(mode == 0 && o->precision == SG_TB_SINGLE && dense), comm, PETSC_ERR_USER_INPUT, "precision single is for the submatrix method (its McWeeny refinement of all columns would cost more than the double-precision diagonalisation): use precision double with method dense");
   PetscCheck(!(mode == 0 && o->precision == SG_TB_SINGLE && (o->kT > 0 || ns_sign)), comm, PETSC_ERR_USER_INPUT, "precision single refines the columns by a McWeeny step, which needs step occupations and the eigendecomposition sign method: use kt 0 and sign eig, or precision double");
   PetscCall(PetscMemzero(dm, sizeof(*dm)));
   dm->nblk = nblk;

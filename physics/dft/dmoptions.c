@@ -41,6 +41,9 @@ PetscErrorCode SgTBDMOptionsRead(PetscOptionItems *PetscOptionsObject, SgTBDMOpt
   o->sign   = (SgTBSign)is;
   o->precision = (SgTBPrecision)ip;
   o->overlap   = (SgTBOverlap)io;
+  /* refused combinations, here so that they stop a run before it writes anything */
+  PetscCheck(!(o->precision == SG_TB_SINGLE && o->method == SG_TB_DENSE), PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "precision single is for the submatrix method (its McWeeny refinement of all columns would cost more than the double-precision diagonalisation): use precision double with method dense");
+  PetscCheck(!(o->precision == SG_TB_SINGLE && (o->kT > 0 || o->sign == SG_TB_SIGN_NS)), PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "precision single refines the columns by a McWeeny step, which needs step occupations and the eigendecomposition sign method: use kt 0 and sign eig, or precision double");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

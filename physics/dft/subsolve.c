@@ -105,48 +105,52 @@ static PetscErrorCode RowsTimesZ(const SgTBSub *u, PetscReal *Rt, PetscReal *out
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgTBSubSolve(PetscInt n, PetscInt m, const PetscReal *A, const PetscReal *S, PetscBool single, SgTBSub *u)
+PetscErrorCode SgTBSubSolve(PetscInt n, PetscInt m, PetscReal *A, PetscReal *S, PetscBool single, SgTBSub *u)
 {
   BI        bn, info, one_i = 1;
   PetscInt  n0 = n - m;
-  PetscReal *Rt;
+  PetscBool all = (m == n && !single) ? PETSC_TRUE : PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(PetscBLASIntCast(n, &bn));
   PetscCall(PetscMemzero(u, sizeof(*u)));
   u->n = n; u->m = m; u->single = single;
   PetscCall(PetscMalloc2(n, &u->lam, n, &u->w));
-  PetscCall(PetscMalloc4((size_t)n * n, &u->Qr, (size_t)n * n, &u->Y, n, &u->tau, (size_t)m * n, &u->Ck));
-  PetscCall(PetscMalloc2((size_t)m * n, &u->Ak, (size_t)m * n, &u->Sk));
-  /* kept rows of the input (the last m), for energies and counts from the columns */
-  for (PetscInt j = 0; j < n; j++)
-    for (PetscInt q = 0; q < m; q++) {
-      u->Ak[j * m + q] = A[j * n + n0 + q];
-      u->Sk[j * m + q] = S ? S[j * n + n0 + q] : (n0 + q == j ? 1.0 : 0.0);
-    }
-  if (S) PetscCall(PetscMalloc1((size_t)n * n, &u->L));
+  PetscCall(PetscMalloc2((size_t)n * n, &u->Y, n, &u->tau));
+  u->Qr = A; u->L = S; /* taken over: factorised in place */
   if (single) {
-    float *Ms, *Ls = NULL, *ds, *ts, *Ys;
-    PetscCall(PetscMalloc4((size_t)n * n, &Ms, n, &ds, n, &ts, (size_t)n * n, &Ys));
-    for (size_t k = 0; k < (size_t)n * n; k++) Ms[k] = (float)A[k];
+    /* kept rows of A and S for energies and counts from the refined columns, and S itself */
+    PetscCall(PetscMalloc2((size_t)m * n, &u->Ak, (size_t)m * n, &u->Sk));
+    for (PetscInt j = 0; j < n; j++)
+      for (PetscInt q = 0; q < m; q++) {
+        u->Ak[j * m + q] = A[j * n + n0 + q];
+        u->Sk[j * m + q] = S ? S[j * n + n0 + q] : (n0 + q == j ? 1.0 : 0.0);
+      }
     if (S) {
-      PetscCall(PetscMalloc1((size_t)n * n, &Ls));
-      for (size_t k = 0; k < (size_t)n * n; k++) Ls[k] = (float)S[k];
-      spotrf_("L", &bn, Ls, &bn, &info);
-      PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "The overlap submatrix (%" PetscInt_FMT "x%" PetscInt_FMT ") is not positive definite in single precision (spotrf info %d): check the S file or use precision double", n, n, (int)info);
-      ssygst_(&one_i, "L", &bn, Ms, &bn, Ls, &bn, &info);
-      PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "ssygst failed: info %d", (int)info);
-      for (PetscInt j = 0; j < n; j++) for (PetscInt i = 0; i < n; i++) u->L[j * n + i] = i >= j ? Ls[j * n + i] : 0;
-      PetscCall(PetscFree(Ls));
+      PetscCall(PetscMalloc1((size_t)n * n, &u->S));
+      PetscCall(PetscArraycpy(u->S, S, (size_t)n * n));
     }
-    PetscCall(TridiagEigenS(bn, Ms, ds, ts, Ys));
-    for (size_t k = 0; k < (size_t)n * n; k++) { u->Qr[k] = Ms[k]; u->Y[k] = Ys[k]; }
-    for (PetscInt k = 0; k < n; k++) { u->lam[k] = ds[k]; u->tau[k] = ts[k]; }
-    PetscCall(PetscFree4(Ms, ds, ts, Ys));
+    {
+      float *Ms, *Ls = NULL, *ds, *ts, *Ys;
+      PetscCall(PetscMalloc4((size_t)n * n, &Ms, n, &ds, n, &ts, (size_t)n * n, &Ys));
+      for (size_t k = 0; k < (size_t)n * n; k++) Ms[k] = (float)A[k];
+      if (S) {
+        PetscCall(PetscMalloc1((size_t)n * n, &Ls));
+        for (size_t k = 0; k < (size_t)n * n; k++) Ls[k] = (float)S[k];
+        spotrf_("L", &bn, Ls, &bn, &info);
+        PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "The overlap submatrix (%" PetscInt_FMT "x%" PetscInt_FMT ") is not positive definite in single precision (spotrf info %d): check the S file or use precision double", n, n, (int)info);
+        ssygst_(&one_i, "L", &bn, Ms, &bn, Ls, &bn, &info);
+        PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "ssygst failed: info %d", (int)info);
+        for (PetscInt j = 0; j < n; j++) for (PetscInt i = 0; i < n; i++) u->L[j * n + i] = i >= j ? Ls[j * n + i] : 0;
+        PetscCall(PetscFree(Ls));
+      }
+      PetscCall(TridiagEigenS(bn, Ms, ds, ts, Ys));
+      for (size_t k = 0; k < (size_t)n * n; k++) { u->Qr[k] = Ms[k]; u->Y[k] = Ys[k]; }
+      for (PetscInt k = 0; k < n; k++) { u->lam[k] = ds[k]; u->tau[k] = ts[k]; }
+      PetscCall(PetscFree4(Ms, ds, ts, Ys));
+    }
   } else {
-    PetscCall(PetscArraycpy(u->Qr, A, (size_t)n * n));
     if (S) {
-      PetscCall(PetscArraycpy(u->L, S, (size_t)n * n));
       dpotrf_("L", &bn, u->L, &bn, &info);
       PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "The overlap submatrix (%" PetscInt_FMT "x%" PetscInt_FMT ") is not positive definite (dpotrf info %d): check the S file", n, n, (int)info);
       for (PetscInt j = 0; j < n; j++) for (PetscInt i = 0; i < j; i++) u->L[j * n + i] = 0;
@@ -155,33 +159,41 @@ PetscErrorCode SgTBSubSolve(PetscInt n, PetscInt m, const PetscReal *A, const Pe
     }
     PetscCall(TridiagEigenD(bn, u->Qr, u->lam, u->tau, u->Y));
   }
-  /* Ck = Z[keep,:] = (E_keep^T Q) Y, then L22^-T Ck; weights with (S C)[keep,:] = (L[keep,:] Q) Y */
-  PetscCall(PetscCalloc1((size_t)n * m, &Rt));
-  for (PetscInt q = 0; q < m; q++) Rt[(size_t)q * n + n0 + q] = 1;
-  PetscCall(RowsTimesZ(u, Rt, u->Ck));
-  if (S) {
-    PetscReal *SC;
-    BI         bm, ldl = bn;
-    PetscReal  one = 1;
-    PetscCall(PetscBLASIntCast(m, &bm));
-    PetscCall(PetscMalloc1((size_t)m * n, &SC));
-    for (PetscInt q = 0; q < m; q++) for (PetscInt j = 0; j < n; j++) Rt[(size_t)q * n + j] = u->L[(size_t)j * n + n0 + q];
-    PetscCall(RowsTimesZ(u, Rt, SC));
-    BLAStrsm_("L", "L", "T", "N", &bm, &bn, &one, u->L + (size_t)n0 * n + n0, &ldl, u->Ck, &bm); /* L22^T Ck = Z[keep,:] */
-    for (PetscInt k = 0; k < n; k++) {
-      PetscReal wk = 0;
-      for (PetscInt q = 0; q < m; q++) wk += u->Ck[k * m + q] * SC[k * m + q];
-      u->w[k] = wk;
-    }
-    PetscCall(PetscFree(SC));
-  } else {
-    for (PetscInt k = 0; k < n; k++) {
-      PetscReal wk = 0;
-      for (PetscInt q = 0; q < m; q++) wk += u->Ck[k * m + q] * u->Ck[k * m + q];
-      u->w[k] = wk;
-    }
+  if (all) { /* everything kept (dense): C^T S C = I, every weight is 1; columns by AllColumns */
+    for (PetscInt k = 0; k < n; k++) u->w[k] = 1;
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PetscFree(Rt));
+  /* Ck = Z[keep,:] = (E_keep^T Q) Y, then L22^-T Ck; weights with (S C)[keep,:] = (L[keep,:] Q) Y */
+  {
+    PetscReal *Rt;
+    PetscCall(PetscMalloc1((size_t)m * n, &u->Ck));
+    PetscCall(PetscCalloc1((size_t)n * m, &Rt));
+    for (PetscInt q = 0; q < m; q++) Rt[(size_t)q * n + n0 + q] = 1;
+    PetscCall(RowsTimesZ(u, Rt, u->Ck));
+    if (S) {
+      PetscReal *SC;
+      BI         bm, ldl = bn;
+      PetscReal  one = 1;
+      PetscCall(PetscBLASIntCast(m, &bm));
+      PetscCall(PetscMalloc1((size_t)m * n, &SC));
+      for (PetscInt q = 0; q < m; q++) for (PetscInt j = 0; j < n; j++) Rt[(size_t)q * n + j] = u->L[(size_t)j * n + n0 + q];
+      PetscCall(RowsTimesZ(u, Rt, SC));
+      BLAStrsm_("L", "L", "T", "N", &bm, &bn, &one, u->L + (size_t)n0 * n + n0, &ldl, u->Ck, &bm); /* L22^T Ck = Z[keep,:] */
+      for (PetscInt k = 0; k < n; k++) {
+        PetscReal wk = 0;
+        for (PetscInt q = 0; q < m; q++) wk += u->Ck[k * m + q] * SC[k * m + q];
+        u->w[k] = wk;
+      }
+      PetscCall(PetscFree(SC));
+    } else {
+      for (PetscInt k = 0; k < n; k++) {
+        PetscReal wk = 0;
+        for (PetscInt q = 0; q < m; q++) wk += u->Ck[k * m + q] * u->Ck[k * m + q];
+        u->w[k] = wk;
+      }
+    }
+    PetscCall(PetscFree(Rt));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -208,7 +220,35 @@ static PetscErrorCode ApplyP(const SgTBSub *u, const PetscReal *f, PetscReal *X,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgTBSubColumns(const SgTBSub *u, const PetscReal *f, const PetscReal *S, PetscReal *Pk, PetscReal *eband, PetscReal *ne)
+/* Everything kept (dense): P = C_o diag(f) C_o^T with C_o = L^-T Q Y[:, occupied] (n x nk). */
+static PetscErrorCode AllColumns(const SgTBSub *u, const PetscReal *f, PetscInt nk, PetscReal *P)
+{
+  BI         bn, bk;
+  PetscInt   n = u->n;
+  PetscReal *C, *Cf, one = 1, zero = 0;
+  PetscBool  step = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  PetscCall(PetscBLASIntCast(n, &bn)); PetscCall(PetscBLASIntCast(nk, &bk));
+  PetscCall(PetscMalloc1((size_t)n * nk, &C));
+  PetscCall(PetscArraycpy(C, u->Y, (size_t)n * nk));
+  PetscCall(ApplyQ(u, "N", nk, C));
+  if (u->L) BLAStrsm_("L", "L", "T", "N", &bn, &bk, &one, u->L, &bn, C, &bn);
+  for (PetscInt k = 0; k < nk; k++) if (f[k] != 1) step = PETSC_FALSE;
+  if (step) { /* projector: C_o C_o^T, one triangle, mirrored */
+    BLASsyrk_("L", "N", &bn, &bk, &one, C, &bn, &zero, P, &bn);
+    for (PetscInt j = 0; j < n; j++) for (PetscInt i = 0; i < j; i++) P[(size_t)j * n + i] = P[(size_t)i * n + j];
+  } else {
+    PetscCall(PetscMalloc1((size_t)n * nk, &Cf));
+    for (PetscInt k = 0; k < nk; k++) for (PetscInt r = 0; r < n; r++) Cf[(size_t)k * n + r] = f[k] * C[(size_t)k * n + r];
+    BLASgemm_("N", "T", &bn, &bn, &bk, &one, Cf, &bn, C, &bn, &zero, P, &bn);
+    PetscCall(PetscFree(Cf));
+  }
+  PetscCall(PetscFree(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTBSubColumns(const SgTBSub *u, const PetscReal *f, PetscReal *Pk, PetscReal *eband, PetscReal *ne)
 {
   PetscInt  n = u->n, m = u->m, nk = 0;
   PetscReal one = 1, zero = 0, e = 0, c = 0;
@@ -218,8 +258,8 @@ PetscErrorCode SgTBSubColumns(const SgTBSub *u, const PetscReal *f, const PetscR
   PetscCall(PetscBLASIntCast(n, &bn)); PetscCall(PetscBLASIntCast(m, &bm));
   for (PetscInt k = 0; k < n; k++) if (f[k] != 0) nk = k + 1;
   PetscCall(PetscBLASIntCast(nk, &bk));
-  /* P[:,keep] = L^-T Q Y (f Ck^T) */
-  if (nk) {
+  if (m == n && !u->single) PetscCall(AllColumns(u, f, nk, Pk));
+  else if (nk) { /* P[:,keep] = L^-T Q Y (f Ck^T) */
     PetscReal *T;
     PetscCall(PetscMalloc1((size_t)nk * m, &T));
     for (PetscInt k = 0; k < nk; k++) for (PetscInt q = 0; q < m; q++) T[q * nk + k] = f[k] * u->Ck[k * m + q];
@@ -228,26 +268,29 @@ PetscErrorCode SgTBSubColumns(const SgTBSub *u, const PetscReal *f, const PetscR
     PetscCall(ApplyQ(u, "N", m, Pk));
     if (u->L) BLAStrsm_("L", "L", "T", "N", &bn, &bm, &one, u->L, &bn, Pk, &bn);
   } else PetscCall(PetscArrayzero(Pk, (size_t)n * m));
-  if (u->single) {
-    /* one McWeeny step in the S metric on the kept columns: P' = 3 P S P - 2 P S P S P */
+  if (!u->single) {
+    /* exact eigenpairs: 2 Tr_keep(A P) = 2 sum_k f_k l_k w_k, 2 Tr_keep(S P) = 2 sum_k f_k w_k */
+    for (PetscInt k = 0; k < n; k++) { e += f[k] * u->lam[k] * u->w[k]; c += f[k] * u->w[k]; }
+  } else {
+    /* one McWeeny step in the S metric on the kept columns, P' = 3 P S P - 2 P S P S P; then the
+       energy and count from the refined columns and the kept rows of A and S */
     PetscReal *V, *W, *X, *T;
     PetscCall(PetscMalloc4((size_t)n * m, &V, (size_t)n * m, &W, (size_t)n * m, &X, (size_t)n * m, &T));
     for (int pass = 0; pass < 2; pass++) {
       const PetscReal *in = pass ? V : Pk;
       PetscReal       *out = pass ? W : V;
-      if (S) BLASgemm_("N", "N", &bn, &bm, &bn, &one, S, &bn, in, &bn, &zero, X, &bn);
+      if (u->S) BLASgemm_("N", "N", &bn, &bm, &bn, &one, u->S, &bn, in, &bn, &zero, X, &bn);
       else PetscCall(PetscArraycpy(X, in, (size_t)n * m));
       PetscCall(ApplyP(u, f, X, T, out));
     }
     for (size_t k = 0; k < (size_t)n * m; k++) Pk[k] = 3 * V[k] - 2 * W[k];
     PetscCall(PetscFree4(V, W, X, T));
+    for (PetscInt q = 0; q < m; q++)
+      for (PetscInt r = 0; r < n; r++) {
+        e += u->Ak[r * m + q] * Pk[q * n + r];
+        c += u->Sk[r * m + q] * Pk[q * n + r];
+      }
   }
-  /* 2 sum_{j in keep} (A P)_jj and 2 sum_{j in keep} (S P)_jj from the kept rows of A and S */
-  for (PetscInt q = 0; q < m; q++)
-    for (PetscInt r = 0; r < n; r++) {
-      e += u->Ak[r * m + q] * Pk[q * n + r];
-      c += u->Sk[r * m + q] * Pk[q * n + r];
-    }
   *eband = 2 * e;
   *ne = 2 * c;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -285,9 +328,10 @@ PetscErrorCode SgTBSubNewtonSchulz(PetscInt n, PetscReal *A, PetscReal mu)
 PetscErrorCode SgTBSubFreeFactors(SgTBSub *u)
 {
   PetscFunctionBegin;
-  PetscCall(PetscFree4(u->Qr, u->Y, u->tau, u->Ck));
+  PetscCall(PetscFree(u->Qr)); PetscCall(PetscFree(u->L)); PetscCall(PetscFree(u->S));
+  PetscCall(PetscFree2(u->Y, u->tau));
+  PetscCall(PetscFree(u->Ck));
   PetscCall(PetscFree2(u->Ak, u->Sk));
-  PetscCall(PetscFree(u->L));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

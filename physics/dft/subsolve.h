@@ -11,14 +11,16 @@ typedef struct {
   PetscReal *Y;        /* n x n eigenvectors of T: those of A' are Z = Q Y */
   PetscReal *L;        /* n x n Cholesky factor of S (lower), NULL without S */
   PetscReal *Ck;       /* m x n: rows keep of the eigenvectors C = L^-T Z */
-  PetscReal *Ak, *Sk;  /* m x n: rows keep of A and of S (identity rows without S) */
+  PetscReal *Ak, *Sk;  /* single: m x n, rows keep of A and of S (identity rows without S) */
+  PetscReal *S;        /* single: the n x n submatrix of S (for the McWeeny step), NULL without S */
 } SgTBSub;
 
-/* Factorise the n x n submatrix A (and S, may be NULL), column-major, kept functions last. */
-PetscErrorCode SgTBSubSolve(PetscInt n, PetscInt m, const PetscReal *A, const PetscReal *S, PetscBool single, SgTBSub *);
-/* Kept columns Pk (n x m) of C diag(f) C^T, refined if single (S: the submatrix of S again, NULL
-   without); 2 Tr over the kept functions of A P and of S P. */
-PetscErrorCode SgTBSubColumns(const SgTBSub *, const PetscReal *f, const PetscReal *S, PetscReal *Pk, PetscReal *eband, PetscReal *nelec);
+/* Factorise the n x n submatrix A (and S, may be NULL), column-major, kept functions last.  A and S
+   must come from PetscMalloc1: they are taken over (factorised in place, freed with the factors). */
+PetscErrorCode SgTBSubSolve(PetscInt n, PetscInt m, PetscReal *A, PetscReal *S, PetscBool single, SgTBSub *);
+/* Kept columns Pk (n x m) of C diag(f) C^T (refined if single); 2 Tr over the kept functions of A P
+   and of S P (band energy and electron count of the kept columns). */
+PetscErrorCode SgTBSubColumns(const SgTBSub *, const PetscReal *f, PetscReal *Pk, PetscReal *eband, PetscReal *nelec);
 /* Free the factors (Z, L, kept rows), keep the eigenvalues and weights (for the chemical potential). */
 PetscErrorCode SgTBSubFreeFactors(SgTBSub *);
 PetscErrorCode SgTBSubDestroy(SgTBSub *);
