@@ -4,7 +4,7 @@
 # dense diagonalisation, on the same matrices, 96 to 6,144 atoms, 1 rank each, niced.
 #   bash tests/bench/dft/cp2k_water.sh [SIZE ...]
 #   SIZE: N (N x N x N) or AxBxC replications of CP2K's 32-H2O cell (9.8528 A); default
-#         "1 2x1x1 2x2x1 2 3 4" = 96, 192, 384, 768, 2,592, 6,144 atoms.
+#         "1 2x1x1 2x2x1 2 2x2x3 3 4" = 96, 192, 384, 768, 1,152, 2,592, 6,144 atoms.
 # Environment: EPS (EPS_FILTER of CP2K and eps_filter of surge, 1e-5), PRECISION (surge submatrix
 #   factorisations, single), REPS (surge repetitions, median, 3), MAXSCF (CP2K SCF steps, 2),
 #   RANKS (surge ranks, 1), DENSE_MAX (largest atom count for surge dense, 6144), ERR_MAX (largest
@@ -23,14 +23,15 @@
 #  3. surge (bench driver build/tests/test_bench_water): dense = the generalised eigenproblem of the
 #     whole pair (H, S) with P formed; submatrix = the pair per molecule, eps_filter $EPS, $PRECISION.
 #     Median wall and CPU seconds of $REPS evaluations (dense above 3,000 atoms: one).
-# Prints a table and the ratios; writes tests/bench/dft/water_scaling.dat (plot: plot_water.py).
+# Prints a table and the ratios; updates tests/bench/dft/water_scaling.dat (the rows of the sizes measured
+# now are replaced, the others kept; surge rows on RANKS > 1 are labelled _rN) (plot: plot_water.py).
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 command -v cp2k.psmp > /dev/null || { echo "cp2k_water.sh: CP2K is not installed (Debian: apt-get install cp2k): nothing measured" >&2; exit 2; }
 DFTB=/usr/share/cp2k/DFTB/scc
 [ -f $DFTB/scc_parameter ] || { echo "cp2k_water.sh: CP2K's DFTB parameters are missing ($DFTB/scc_parameter; Debian package cp2k-data)" >&2; exit 2; }
 make -s -C "$root" bin/surge build/tests/test_bench_water > /dev/null || { echo "cp2k_water.sh: cannot build build/tests/test_bench_water (run ./configure first)" >&2; exit 2; }
-SIZES=${*:-1 2x1x1 2x2x1 2 3 4}
+SIZES=${*:-1 2x1x1 2x2x1 2 2x2x3 3 4}
 EPS=${EPS:-1e-5} PREC=${PRECISION:-single} REPS=${REPS:-3} MAXSCF=${MAXSCF:-2} RANKS=${RANKS:-1}
 DENSE_MAX=${DENSE_MAX:-6144} ERR_MAX=${ERR_MAX:-768}
 WORK=${WORK:-$root/build/bench/dft_water}
@@ -53,7 +54,8 @@ cp2k() {
   fi
 }
 scf1() { awk '$1 == "SCF" && $2 == 1 {print $3; exit}' "$WORK/$1.out"; }
-echo "# natoms method wall_s cpu_s err_meV_per_atom   (cp2k_water.sh $(date -u +%F); EPS $EPS, surge $PREC, $RANKS rank(s); err - = not measured)" > "$dat"
+new=$(mktemp); trap 'rm -f "$new"' EXIT
+sfx=; [ "$RANKS" -le 1 ] || sfx=_r$RANKS
 printf "%7s | %-28s | %9s | %9s | %-s\n" atoms method "wall s" "CPU s" "|dE| meV/atom vs exact"
 for size in $SIZES; do
   case $size in *x*x*) IFS=x read nx ny nz <<< "$size" ;; *) nx=$size ny=$size nz=$size ;; esac
@@ -73,7 +75,7 @@ for size in $SIZES; do
     errns=$(awk -v a=$e1 -v b=$e0 -v n=$n 'BEGIN { d = a - b; printf "%.5f", (d < 0 ? -d : d) / n * 27211.386 }')
   fi
   printf "%7d | %-28s | %9.3f | %9.3f | %s\n" $n "CP2K NEWTONSCHULZ $EPS" "$wns" "$cns" "$errns (vs EPS_FILTER 1e-9)"
-  echo "$n cp2k_ns $wns $cns $errns" >> "$dat"
+  echo "$n cp2k_ns $wns $cns $errns" >> "$new"
   ks=$WORK/$tag-ns-KS_SPIN_1-1_0.csr s=$WORK/$tag-ns-S_SPIN_1-1_0.csr
   [ -s "$ks" ] && [ -s "$s" ] || fail "CP2K wrote no KS/S matrices ($ks)"
   ed=
@@ -82,16 +84,21 @@ for size in $SIZES; do
     r=$(surge -ks "$ks" -s "$s" -method dense -reps "$dr" | grep '^BENCH') || fail "surge dense failed on $ks"
     read wd cdn ed <<< "$(echo "$r" | awk '{print $5, $6, $7}')"
     printf "%7d | %-28s | %9.3f | %9.3f | %s\n" $n "surge dense" "$wd" "$cdn" "0 (the reference)"
-    echo "$n surge_dense $wd $cdn 0" >> "$dat"
+    echo "$n surge_dense$sfx $wd $cdn 0" >> "$new"
   fi
   r=$(surge -ks "$ks" -s "$s" -eps "$EPS" -precision "$PREC" -reps "$REPS" | grep '^BENCH') || fail "surge submatrix failed on $ks"
   read ws cs es maxn <<< "$(echo "$r" | awk '{print $5, $6, $7, $14}')"
   errs=$( [ -n "$ed" ] && awk -v a=$es -v b=$ed -v n=$n 'BEGIN { d = a - b; printf "%.5f", (d < 0 ? -d : d) / n * 27211.386 }' || echo -)
   printf "%7d | %-28s | %9.3f | %9.3f | %s\n" $n "surge submatrix $EPS $PREC" "$ws" "$cs" "$errs (vs dense; largest submatrix $maxn)"
-  echo "$n surge_submatrix $ws $cs $errs" >> "$dat"
+  echo "$n surge_submatrix$sfx $ws $cs $errs" >> "$new"
   awk -v a=$wns -v b=$ws -v c=$cns -v d=$cs 'BEGIN { printf "        CP2K NEWTONSCHULZ / surge submatrix: %.1fx (wall), %.1fx (CPU)\n", a / b, c / d }'
   [ -z "$ed" ] || awk -v a=$wd -v b=$ws -v c=$cdn -v d=$cs 'BEGIN { printf "        surge dense / surge submatrix:        %.2fx (wall), %.2fx (CPU)\n", a / b, c / d }'
 done
+# the rows measured now replace those of the same size and method
+{
+  echo "# natoms method wall_s cpu_s err_meV_per_atom   (tests/bench/dft/cp2k_water.sh, last run $(date -u +%F): EPS $EPS, surge $PREC; err - = not measured)"
+  { awk 'NR == FNR {seen[$1 " " $2] = 1; next} !/^#/ && !(($1 " " $2) in seen)' "$new" "$dat" 2> /dev/null || true; cat "$new"; } | sort -n -k1,1 -s
+} > "$dat.tmp" && mv "$dat.tmp" "$dat"
 # crossover of dense and submatrix (CPU): log-log interpolation between the bracketing sizes
 /usr/bin/python3 - "$dat" <<'PY'
 import sys, math

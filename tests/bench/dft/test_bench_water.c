@@ -6,10 +6,11 @@
    and P formed in full).  -reps evaluations of one density matrix from the KS matrix; medians.
    Prints one line:
      BENCH natoms method/overlap/precision eps wall_s cpu_s E_band_Ha t_orth t_pattern t_gather t_eig
-           t_mu t_cols maxdim nsub nredo
+           t_mu t_cols maxdim nsub nredo cpu_rank_min cpu_rank_max
    wall_s: median wall seconds; cpu_s: median CPU seconds summed over the ranks (on a loaded machine
    wall time mostly measures the share of a core the process got); t_*: CPU seconds by phase, summed
-   over the ranks, of the last evaluation.
+   over the ranks, of the last evaluation; cpu_rank_min/max: the least and most CPU seconds one rank
+   spent outside the chemical potential's reductions in the last evaluation (the load balance).
    Options: -ks FILE -s FILE, -method dense|submatrix, -overlap pair|orthogonalise, -precision
    double|single, -eps e, -cluster m, -reps r, -block_size 6, -nelec_per_block 8. */
 #include <time.h>
@@ -22,7 +23,7 @@ int main(int argc, char **argv)
 {
   char          ks[PETSC_MAX_PATH_LEN] = "", sf[PETSC_MAX_PATH_LEN] = "", meth[32] = "submatrix", ov[32] = "pair", prec[32] = "double";
   PetscInt      bs = 6, reps = 3, N;
-  PetscReal     neb = 8, *t, *tc, ph[6] = {0}, E = 0;
+  PetscReal     neb = 8, *t, *tc, ph[6] = {0}, E = 0, rk[2] = {0, 0};
   Mat           H, S, X = NULL;
   SgTBBlocks    b;
   SgTBDMOptions o;
@@ -74,6 +75,9 @@ int main(int argc, char **argv)
       PetscReal g[7] = {tc[r], to, dm.t_pattern, dm.t_gather, dm.t_eig, dm.t_mu, dm.t_cols};
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 7, MPIU_REAL, MPIU_SUM, PETSC_COMM_WORLD));
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+      rk[0] = -(tc[r] - dm.t_mu); rk[1] = tc[r] - dm.t_mu; /* waiting in the reductions of mu spins the CPU */
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, rk, 2, MPIU_REAL, MPIU_MAX, PETSC_COMM_WORLD));
+      rk[0] = -rk[0];
       tc[r] = g[0];
       for (int q = 0; q < 6; q++) ph[q] = g[q + 1];
     }
@@ -83,7 +87,7 @@ int main(int argc, char **argv)
   }
   qsort(t, reps, sizeof *t, CmpReal);
   qsort(tc, reps, sizeof *tc, CmpReal);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "BENCH %" PetscInt_FMT " %s/%s/%s %.1e %.4f %.4f %.10f %.4f %.4f %.4f %.4f %.4f %.4f %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT "\n", 3 * b.nblk, meth, ov, prec, (double)o.eps_filter, (double)t[reps / 2], (double)tc[reps / 2], (double)E, (double)ph[0], (double)ph[1], (double)ph[2], (double)ph[3], (double)ph[4], (double)ph[5], dm.maxn, dm.nsub, dm.nredo));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "BENCH %" PetscInt_FMT " %s/%s/%s %.1e %.4f %.4f %.10f %.4f %.4f %.4f %.4f %.4f %.4f %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT " %.4f %.4f\n", 3 * b.nblk, meth, ov, prec, (double)o.eps_filter, (double)t[reps / 2], (double)tc[reps / 2], (double)E, (double)ph[0], (double)ph[1], (double)ph[2], (double)ph[3], (double)ph[4], (double)ph[5], dm.maxn, dm.nsub, dm.nredo, (double)rk[0], (double)rk[1]));
   PetscCall(SgTBDensityDestroy(&dm));
   PetscCall(PetscFree2(t, tc));
   PetscCall(PetscFree(b.off));
