@@ -67,6 +67,11 @@ PETSC_EXTERN PetscErrorCode SgTBHamiltonian(MPI_Comm, const SgTBModel *, const S
 /* ---- density matrix ------------------------------------------------------------------------- */
 typedef enum { SG_TB_DENSE = 0, SG_TB_SUBMATRIX = 1 } SgTBMethod;
 typedef enum { SG_TB_SIGN_EIG = 0, SG_TB_SIGN_NS = 1 } SgTBSign;
+typedef enum { SG_TB_DOUBLE = 0, SG_TB_SINGLE = 1 } SgTBPrecision;
+/* Non-orthogonal basis (CP2K matrices): the submatrix method on the pair (H, S) (generalised
+   eigenproblem per submatrix, P in the non-orthogonal basis directly), or on S^-1/2 H S^-1/2 as
+   CP2K's LS_SCF does (S^-1/2 by submatrices too). */
+typedef enum { SG_TB_OVERLAP_PAIR = 0, SG_TB_OVERLAP_ORTHOGONALISE = 1 } SgTBOverlap;
 
 typedef struct {
   SgTBMethod method;
@@ -77,6 +82,8 @@ typedef struct {
   PetscReal  kT;           /* electronic temperature (Fermi), eV; 0 = step occupations */
   PetscReal  nelec;        /* electrons */
   PetscReal  nelec_tol;    /* allowed |N(mu) - nelec|, per atom in options, total inside SgTBDensityCompute */
+  SgTBPrecision precision; /* submatrix factorisations in double, or single with a McWeeny refinement */
+  SgTBOverlap   overlap;   /* non-orthogonal basis: pair (H, S) or S^-1/2 H S^-1/2 */
   PetscReal  mu;           /* Newton-Schulz: chemical potential to use (from the previous eigen step) */
   PetscBool  mu_set;
   PetscBool  verbose;
@@ -93,15 +100,24 @@ typedef struct {
   PetscInt  *cvoff;         /* offset of block (crow, J) in val */
   PetscReal *val;
   PetscReal  mu, ebandsum, entropy, nelec;  /* mu (eV), 2 Tr(PH), -TS term (eV, <= 0), 2 Tr P */
-  PetscReal  t_eig, t_total;                /* seconds in the local eigensolves, total */
+  PetscReal  t_total, t_cpu;                /* wall seconds; CPU seconds of this rank */
+  PetscReal  t_pattern, t_gather, t_eig, t_mu, t_cols; /* CPU seconds of this rank by phase: pattern and
+                                               layout, gathering the submatrices, factorisations,
+                                               chemical potential, kept columns */
+  PetscReal  t_orth;                        /* CPU seconds forming S^-1/2 H S^-1/2 (orthogonalise) */
   PetscInt   nsub, maxn;                    /* submatrices evaluated globally, largest dimension */
   PetscReal  flops;                         /* 2 n^3 cost model summed over submatrices */
   PetscInt   its;                           /* pattern refinements used */
+  PetscInt   nredo;                         /* submatrices solved again (a level between their own
+                                               mid-gap and the global mu, kT = 0) */
 } SgTBDensity;
 
 /* Compute P for the symmetric MPIAIJ matrix A with the given blocks.  clus (optional, may be NULL):
    cluster id of every block (0..nclus-1); default: consecutive groups of opt->cluster blocks. */
 PETSC_EXTERN PetscErrorCode SgTBDensityCompute(Mat A, const SgTBBlocks *, const PetscInt *clus, const SgTBDMOptions *, SgTBDensity *);
+/* The same for a non-orthogonal basis: H c = e S c on every submatrix (the pair restricted to its
+   rows); P is the density matrix in that basis (2 Tr(P S) electrons, band energy 2 Tr(P H)). */
+PETSC_EXTERN PetscErrorCode SgTBDensityComputePair(Mat H, Mat S, const SgTBBlocks *, const PetscInt *clus, const SgTBDMOptions *, SgTBDensity *);
 PETSC_EXTERN PetscErrorCode SgTBDensityGetBlock(const SgTBDensity *, const SgTBBlocks *, PetscInt IB, PetscInt J, const PetscReal **blk);
 PETSC_EXTERN PetscErrorCode SgTBDensityToMat(MPI_Comm, const SgTBDensity *, const SgTBBlocks *, Mat A, Mat *P);
 PETSC_EXTERN PetscErrorCode SgTBDensityDestroy(SgTBDensity *);
@@ -127,7 +143,9 @@ PETSC_EXTERN PetscErrorCode SgTBCompute(MPI_Comm, const SgTBModel *, const SgTBG
 /* Read a CP2K `&KS_CSR_WRITE` / `&S_CSR_WRITE` text file (row col value, 1-based, upper triangle) into
    a symmetric MPIAIJ of size n (n <= 0: from the file's largest index).  Size mismatches are errors. */
 PETSC_EXTERN PetscErrorCode SgTBReadCSR(MPI_Comm, const char file[], PetscInt n, Mat *);
-/* Band energy 2 Tr(P H) for non-orthogonal H, S through S^(-1/2) H S^(-1/2) (both by submatrices). */
+/* Band energy 2 Tr(P H) for non-orthogonal H, S: by the pair (H, S) on every submatrix, or through
+   S^(-1/2) H S^(-1/2) (both by submatrices), as o->overlap says.  dm->t_orth: the time forming
+   S^-1/2 H S^-1/2 (0 for the pair). */
 PETSC_EXTERN PetscErrorCode SgTBNonOrthogonalEnergy(Mat H, Mat S, const SgTBBlocks *, const SgTBDMOptions *, PetscReal *eband, SgTBDensity *dm);
 
 /* ---- options -------------------------------------------------------------------------------- */

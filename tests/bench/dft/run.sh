@@ -4,8 +4,9 @@
 # 1. Time per density-matrix evaluation of diamond Si (Kwon TB) by the submatrix method, 512 -> 8192
 #    atoms (cluster 8, pattern of H), 1 rank; fitted exponent t ~ N^p.  8192 atoms again on 2 ranks.
 # 2. Dense diagonalisation (LAPACK dsyevd) at 512 and 1000 atoms; crossover size from the fits.
-# 3. --cp2k: CP2K 2023.1 LS_SCF (NEWTONSCHULZ and SUBMATRIX, eps_filter 1e-5) on SCC-DFTB water,
-#    768 atoms, vs our submatrix method on the KS/S matrices CP2K wrote (tests/bench/dft/cp2k_water.sh).
+# 3. --cp2k: CP2K 2023.1 LS_SCF NEWTONSCHULZ (EPS_FILTER 1e-5) on SCC-DFTB water, 96 and 768 atoms, vs
+#    our submatrix and dense methods on the KS/S matrices CP2K wrote (tests/bench/dft/cp2k_water.sh 1 2;
+#    the full scaling to 6,144 atoms, hours with CP2K: bash tests/bench/dft/cp2k_water.sh).
 # Writes tests/bench/dft/scaling.dat and prints the figures; docs/dft.md quotes them.
 set -e
 cd "$(dirname "$0")/../../.."
@@ -57,4 +58,4 @@ if len(den) >= 2:
     nx = ((t0 / n0) / cd) ** (1.0 / (ad - 1))
     print(f"crossover (dense slower beyond): N = {nx:.0f} atoms")
 PY
-if [ "${1:-}" = "--cp2k" ] || [ "${2:-}" = "--cp2k" ]; then bash tests/bench/dft/cp2k_water.sh; fi
+if [ "${1:-}" = "--cp2k" ] || [ "${2:-}" = "--cp2k" ]; then bash tests/bench/dft/cp2k_water.sh 1 2; fi
