@@ -5,8 +5,10 @@ under tests/logs/work/ so that parallel runs of different tests never share file
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import h5py
 import numpy as np
@@ -56,6 +58,45 @@ def last_field(path, name):
         g = f["fields"][name]
         k = max(int(s) for s in g)
         return g[str(k)][()]
+
+
+def session_pids(sid):
+    """Every live process of session sid (field 6 of /proc/PID/stat, after the command's parentheses)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # exited while we looked
+        if int(fields[3]) == sid and fields[0] != "Z":
+            pids.append(int(d))
+    return pids
+
+
+def kill_job(p, timeout=60):
+    """kill -9 a whole job started with Popen(..., start_new_session=True) and wait until it is gone.
+
+    Open MPI's mpiexec puts each rank in a process group of its own, so killing mpiexec's group
+    leaves the ranks running until they notice; a batch system kills them all. So do we: every process
+    of the session, again until none is left (a rank still holding an HDF5 file open would make the
+    next run's file creation fail on the file lock)."""
+    t0 = time.time()
+    while True:
+        pids = session_pids(p.pid)
+        if not pids:
+            break
+        if time.time() - t0 > timeout:
+            fail(f"processes {pids} of the killed job are still alive after {timeout} s")
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+    p.wait()
 
 
 def check(cond, msg):

@@ -20,7 +20,6 @@
    "surge: error:" line, exit 1, no model file."""
 import glob
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
-from surgetest import MPIEXEC, SURGE, check, deck, fail, surge, workdir  # noqa: E402
+from surgetest import MPIEXEC, SURGE, check, deck, fail, kill_job, surge, workdir  # noqa: E402
 
 w = workdir("podlstm_train")
 surge(["ensemble", deck("sst/ensemble_small.yaml")], w)
@@ -164,8 +163,7 @@ while len(logged()) < 3 and p.poll() is None and time.time() - t0 < 120:
     time.sleep(0.05)
 if p.poll() is not None:
     fail(f"the search ended before it could be killed:\n{p.stdout.read().decode()[-2000:]}")
-os.killpg(p.pid, signal.SIGKILL)
-p.wait()
+kill_job(p)
 before = logged()
 check(3 <= len(before) < 40, f"killed with kill -9 after {len(before)} logged evaluations")
 _, out = surge(cmd[len(MPIEXEC) + 1:], w, ranks=2)
