@@ -20,6 +20,8 @@ typedef struct {
   SgMFFNPhysics ph;
   SgMFFNData    data;
   PetscReal     first[3], last[3]; /* monitored means of the first and last progress lines */
+  SgTrainerPlateau plateau; /* the trainer's plateau decay and gradient clipping (off by default) */
+  PetscReal        clip;
   PetscBool     have_first;
 } SgSurrogate_MFFN;
 
@@ -94,6 +96,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsString("-restart", "Continue the run from this checkpoint (same deck and ranks)", d->restart, d->restart, sizeof d->restart, NULL));
   PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", d->lcurve, d->lcurve, sizeof d->lcurve, NULL));
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, d->sync, sizeof d->sync, &d->sync_kb)); /* -mffn_sync, -mffn_sync_bucket_kb */
+  PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &d->plateau, &d->clip));             /* -mffn_plateau_*, -mffn_clip_norm */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -252,6 +255,8 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetRestart(tr, d->restart));
   PetscCall(SgTrainerSetMaxTime(tr, d->max_time));
   PetscCall(SgTrainerSetSyncType(tr, d->sync, d->sync_kb * 1024));
+  PetscCall(SgTrainerSetPlateau(tr, &d->plateau));
+  PetscCall(SgTrainerSetClipNorm(tr, d->clip));
   ierr = SgTrainerTrain(tr);
   PetscCall(SgTrainerDestroy(&tr));
   PetscCall(ierr);
@@ -315,6 +320,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   PetscFunctionBegin;
   PetscCall(PetscNew(&d));
   PetscCall(SgMFFNConfigDefault(&d->cfg));
+  PetscCall(SgTrainerPlateauDefault(&d->plateau));
   d->rayleigh = 1e6, d->prandtl = 1, d->length[0] = 4, d->length[1] = 1;
   d->crop[0] = 16, d->crop[1] = 128, d->crop[2] = 128, d->factor[0] = 4, d->factor[1] = 8, d->factor[2] = 8;
   d->valid_crops = 16, d->valid_points = 1024, d->npoints = 512, d->gamma = 0.0125, d->seed = 1, d->numb_steps = 1000, d->batch = 8, d->lr = 1e-2, d->decay_rate = 0.5, d->decay_steps = 1000000, d->disp_freq = 100;
