@@ -31,8 +31,11 @@ PetscErrorCode SgMFFNConfigCheck(MPI_Comm comm, const SgMFFNConfig *c)
     for (int k = 0; k < 3; k++) PetscCheck(c->pool[l][k] >= 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_pool factor %" PetscInt_FMT " of level %" PetscInt_FMT " must be >= 1", c->pool[l][k], l);
   for (PetscInt l = 0; l < c->nmlp; l++) PetscCheck(c->mlp[l] >= 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_imnet width %" PetscInt_FMT " must be >= 1", c->mlp[l]);
   PetscCheck(c->latent >= 1 && c->neck_div >= 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_latent (%" PetscInt_FMT ") and -mffn_neck_div (%" PetscInt_FMT ") must be >= 1", c->latent, c->neck_div);
+  PetscCheck(!c->residual || c->in_channels == c->out_channels, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_residual needs as many output channels as input channels (%" PetscInt_FMT " vs %" PetscInt_FMT ")", c->out_channels, c->in_channels);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscInt SgMFFNLatentChannels(const SgMFFNConfig *c) { return c->latent + (c->residual ? c->in_channels : 0); }
 
 PetscErrorCode SgMFFNConfigGridMultiple(const SgMFFNConfig *c, PetscInt mult[3])
 {
@@ -109,7 +112,7 @@ PetscErrorCode SgMFFNCreate(const SgMFFNConfig *cfg, SgnnBackend *be, SgnnDType 
   PetscCall(AddConv(m->P, "out.w", c->latent, c->channels[0], 1, &m->out_w));
   PetscCall(AddVec(m->P, "out.b", c->latent, &m->out_b));
   for (PetscInt k = 0; k <= c->nmlp; k++) {
-    PetscInt nin = (k ? c->mlp[k - 1] : 0) + 3 + c->latent, nout = k < c->nmlp ? c->mlp[k] : c->out_channels;
+    PetscInt nin = (k ? c->mlp[k - 1] : 0) + 3 + SgMFFNLatentChannels(c), nout = k < c->nmlp ? c->mlp[k] : c->out_channels;
     int      s[2] = {(int)nout, (int)nin};
     PetscCall(PetscSNPrintf(nm, sizeof nm, "imnet%" PetscInt_FMT ".w", k));
     SgCallNN(sgnn_params_add(m->P, nm, 2, s, &m->mlp_w[k]));
@@ -134,6 +137,7 @@ PetscErrorCode SgMFFNInitWeights(SgMFFN m, unsigned long long seed)
     if (sgnn_tensor_ndim(t) > 1) SgCallNN(sgnn_init_he_normal(t, &r));
     else SgCallNN(sgnn_tensor_fill(t, leaf[0] == 'g' ? 1.0 : 0.0)); /* BN scales g*: 1; biases, BN shifts: 0 */
   }
+  if (m->cfg.residual) SgCallNN(sgnn_tensor_fill(m->mlp_w[m->cfg.nmlp], 0.0)); /* the correction starts at zero: trilinear interpolation */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -224,8 +228,13 @@ PetscErrorCode SgMFFNEncode(SgMFFN m, SgnnTensor x, SgnnTensor *latent)
     PetscCall(ResBlock(c->batchnorm, &m->up[l], t, &h));
     sgnn_tensor_free(&t);
   }
-  SgCallNN(sgnn_conv3d(h, m->out_w, m->out_b, one3, zero3, latent));
+  SgCallNN(sgnn_conv3d(h, m->out_w, m->out_b, one3, zero3, &t));
   sgnn_tensor_free(&h);
+  if (c->residual) { /* the input's channels after the codes: the decoder adds its correction to them */
+    SgnnTensor cat[2] = {t, x};
+    SgCallNN(sgnn_concat(2, cat, 1, latent));
+    sgnn_tensor_free(&t);
+  } else *latent = t;
   for (PetscInt l = 0; l <= c->nlevels; l++) sgnn_tensor_free(&skip[l]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -265,7 +274,7 @@ PetscErrorCode SgMFFNDecode(SgMFFN m, SgnnTensor latent, SgnnTensor pts, SgnnTen
   SgnnTensor          lat2, latT, codes, cor, rel, in0, h = NULL, y = NULL, bt, fr, fac, wq, prod, f1, f2;
 
   PetscFunctionBegin;
-  PetscCheck(sgnn_tensor_ndim(latent) == 5 && ls[0] == 1 && ls[1] == c->latent, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the decoder takes one latent grid [1, %" PetscInt_FMT ", T, Z, X]", c->latent);
+  PetscCheck(sgnn_tensor_ndim(latent) == 5 && ls[0] == 1 && ls[1] == SgMFFNLatentChannels(c), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the decoder takes one latent grid [1, %" PetscInt_FMT ", T, Z, X]", SgMFFNLatentChannels(c));
   PetscCheck(sgnn_tensor_ndim(pts) == 2 && sgnn_tensor_shape(pts)[1] == 3, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: query points are [P, 3]");
   L = ls[1], P = sgnn_tensor_shape(pts)[0];
   for (int k = 0; k < 3; k++) {
@@ -306,6 +315,13 @@ PetscErrorCode SgMFFNDecode(SgMFFN m, SgnnTensor latent, SgnnTensor pts, SgnnTen
       SgCallNN(sgnn_softplus(z, &h));
       sgnn_tensor_free(&z);
     } else y = z;
+  }
+  if (c->residual) { /* each corner's output corrects the input's value there: the blend is trilinear interpolation + a correction */
+    SgnnTensor xin, t;
+    SgCallNN(sgnn_slice(codes, 1, (int)c->latent, (int)(c->latent + c->in_channels), &xin));
+    SgCallNN(sgnn_add(y, xin, &t));
+    sgnn_tensor_free(&y), sgnn_tensor_free(&xin);
+    y = t;
   }
   { /* trilinear weights: prod_k (corner offset_k ? f_k : 1 - f_k), f = pts - cell base */
     int s3[3] = {P, 1, 3}, s8[3] = {P, 8, 3}, sc[2] = {8, 3}, so[3] = {P, 8, (int)c->out_channels};

@@ -80,6 +80,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsInt("-neck_div", "Bottleneck width of a residual block = output width / neck_div", c->neck_div, &c->neck_div, NULL, 1, 4096));
   PetscCall(SgOptionsBool("-batchnorm", "Normalise the residual blocks by each crop's batch statistics (the paper's BN); false: BN's learned scale and shift only", c->batchnorm, &c->batchnorm, NULL));
   PetscCall(SgOptionsInt("-latent", "Channels of the latent grid", c->latent, &c->latent, NULL, 1, 4096));
+  PetscCall(SgOptionsBool("-residual", "Decode a correction to trilinear interpolation of the low-res input (ImNet also sees the input at each corner; an untrained model is trilinear interpolation). Not in the paper", c->residual, &c->residual, NULL));
   n = SG_MFFN_MAXMLP;
   PetscCall(SgOptionsIntArray("-imnet", "ImNet hidden widths", c->mlp, &n, &set, 1, 8192));
   if (set) c->nmlp = n;
