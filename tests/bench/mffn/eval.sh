@@ -19,7 +19,7 @@ root=$(cd "$(dirname "$0")/../../.." && pwd)
 S=$root/bin/surge
 E=$root/build/tests/test_bench_mffn_eval
 W=${1:-$root/build/mffn_eval}
-PRE=${PRE:-2000}
+PRE=${PRE:-3000}
 FT=${FT:-400}
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
 mkdir -p "$W" && cd "$W"
@@ -40,6 +40,6 @@ for arm in "mffn_g0 0" "mffn 0.0125" "mffn_g01 0.1"; do
     -train_output "$1" -mffn_lcurve "$1.lc" > "$1.log"
 done
 [ -f unet.h5 ] || $N "$E" train-unet -unet_data rb6.h5 -unet_residual -unet_steps $((PRE + FT)) -unet_start_lr 3e-3 \
-  -unet_plateau_window 50 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-2 -unet_clip_norm 1 \
+  -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
   -unet_output unet.h5 > unet.log
 $N /usr/bin/python3 "$root/tests/bench/mffn/eval.py" "$W" --plot | tee eval.out
