@@ -35,6 +35,7 @@ PetscErrorCode SgMFFNSave(SgMFFN m, const SgMFFNPhysics *ph, const PetscInt fact
   WI("imnet", c->nmlp, c->mlp[_i]);
   WI("factor", 3, factor[_i]);
   WI("batchnorm", 1, c->batchnorm);
+  WI("residual", 1, c->residual);
 #undef WI
   PetscCall(SgH5FileWriteAttr(f, "/", "nu", SG_H5_DOUBLE, 0, &ph->nu));
   PetscCall(SgH5FileWriteAttr(f, "/", "kappa", SG_H5_DOUBLE, 0, &ph->kappa));
@@ -83,6 +84,11 @@ PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *out, SgMFF
   c.nmlp = n;
   RI("factor", 3, factor[_i] = iv[_i]);
   RI("batchnorm", 1, c.batchnorm = (PetscBool)(iv[_i] != 0));
+  {
+    PetscBool has;
+    PetscCall(SgH5FileHasAttr(f, "/", "residual", &has)); /* absent in files written before the option */
+    if (has) RI("residual", 1, c.residual = (PetscBool)(iv[_i] != 0));
+  }
 #undef RI
   PetscCall(SgH5FileReadAttr(f, "/", "nu", SG_H5_DOUBLE, 1, &ph->nu, NULL));
   PetscCall(SgH5FileReadAttr(f, "/", "kappa", SG_H5_DOUBLE, 1, &ph->kappa, NULL));

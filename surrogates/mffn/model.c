@@ -34,8 +34,11 @@ PetscErrorCode SgMFFNConfigCheck(MPI_Comm comm, const SgMFFNConfig *c)
     for (int k = 0; k < 3; k++) PetscCheck(c->pool[l][k] >= 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_pool factor %" PetscInt_FMT " of level %" PetscInt_FMT " must be >= 1", c->pool[l][k], l);
   for (PetscInt l = 0; l < c->nmlp; l++) PetscCheck(c->mlp[l] >= 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_imnet width %" PetscInt_FMT " must be >= 1", c->mlp[l]);
   PetscCheck(c->latent >= 1 && c->neck_div >= 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_latent (%" PetscInt_FMT ") and -mffn_neck_div (%" PetscInt_FMT ") must be >= 1", c->latent, c->neck_div);
+  PetscCheck(!c->residual || c->in_channels == c->out_channels, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_residual needs as many output channels as input channels (%" PetscInt_FMT " vs %" PetscInt_FMT ")", c->out_channels, c->in_channels);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscInt SgMFFNLatentChannels(const SgMFFNConfig *c) { return c->latent + (c->residual ? c->in_channels : 0); }
 
 PetscErrorCode SgMFFNConfigGridMultiple(const SgMFFNConfig *c, PetscInt mult[3])
 {
@@ -112,7 +115,7 @@ PetscErrorCode SgMFFNCreate(const SgMFFNConfig *cfg, SgnnBackend *be, SgnnDType 
   PetscCall(AddConv(m->P, "out.w", c->latent, c->channels[0], 1, &m->out_w));
   PetscCall(AddVec(m->P, "out.b", c->latent, &m->out_b));
   for (PetscInt k = 0; k <= c->nmlp; k++) {
-    PetscInt nin = (k ? c->mlp[k - 1] : 0) + 3 + c->latent, nout = k < c->nmlp ? c->mlp[k] : c->out_channels;
+    PetscInt nin = (k ? c->mlp[k - 1] : 0) + 3 + SgMFFNLatentChannels(c), nout = k < c->nmlp ? c->mlp[k] : c->out_channels;
     int      s[2] = {(int)nout, (int)nin};
     PetscCall(PetscSNPrintf(nm, sizeof nm, "imnet%" PetscInt_FMT ".w", k));
     SgCallNN(sgnn_params_add(m->P, nm, 2, s, &m->mlp_w[k]));
@@ -137,6 +140,7 @@ PetscErrorCode SgMFFNInitWeights(SgMFFN m, unsigned long long seed)
     if (sgnn_tensor_ndim(t) > 1) SgCallNN(sgnn_init_he_normal(t, &r));
     else SgCallNN(sgnn_tensor_fill(t, leaf[0] == 'g' ? 1.0 : 0.0)); /* BN scales g*: 1; biases, BN shifts: 0 */
   }
+  if (m->cfg.residual) SgCallNN(sgnn_tensor_fill(m->mlp_w[m->cfg.nmlp], 0.0)); /* the correction starts at zero: trilinear interpolation */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -294,8 +298,16 @@ PetscErrorCode SgMFFNEncodePart(SgMFFN m, const SgMFFNPart *part, SgnnTensor x, 
     PetscCall(ResBlock(&L, c->batchnorm, &m->up[l], t, &h));
     sgnn_tensor_free(&t);
   }
-  PetscCall(Conv(&L, h, m->out_w, m->out_b, 0, latent));
+  PetscCall(Conv(&L, h, m->out_w, m->out_b, 0, &t));
   sgnn_tensor_free(&h);
+  if (c->residual) { /* the input's channels after the codes: the decoder adds its correction to them */
+    SgnnTensor cat[2] = {t, x};
+    if (L.g) {
+      SgparSplit s2[2] = {L.s, ss[0]};
+      SgCallPar(sgpar_concat(2, s2, cat, latent));
+    } else SgCallNN(sgnn_concat(2, cat, 1, latent));
+    sgnn_tensor_free(&t);
+  } else *latent = t;
   for (PetscInt l = 0; l <= c->nlevels; l++) sgnn_tensor_free(&skip[l]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -317,7 +329,7 @@ PetscErrorCode SgMFFNLatentBlockCreate(SgMFFN m, const SgMFFNPart *part, SgnnTen
   Layers     L;
 
   PetscFunctionBegin;
-  PetscCheck(sgnn_tensor_ndim(latent) == 5 && ls[0] == 1 && ls[1] == m->cfg.latent, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the decoder takes one latent grid [1, %" PetscInt_FMT ", T, Z, X]", m->cfg.latent);
+  PetscCheck(sgnn_tensor_ndim(latent) == 5 && ls[0] == 1 && ls[1] == SgMFFNLatentChannels(&m->cfg), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the decoder takes one latent grid [1, %" PetscInt_FMT ", T, Z, X]", SgMFFNLatentChannels(&m->cfg));
   LayersInit(part, &L);
   B->t = sgnn_tensor_ref(latent);
   for (int k = 0; k < 3; k++) B->origin[k] = 0, B->gdims[k] = ls[2 + k];
@@ -429,6 +441,13 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
       SgCallNN(sgnn_softplus(z, &h));
       sgnn_tensor_free(&z);
     } else y = z;
+  }
+  if (c->residual) { /* each corner's output corrects the input's value there: the blend is trilinear interpolation + a correction */
+    SgnnTensor xin, t;
+    SgCallNN(sgnn_slice(codes, 1, (int)c->latent, (int)(c->latent + c->in_channels), &xin));
+    SgCallNN(sgnn_add(y, xin, &t));
+    sgnn_tensor_free(&y), sgnn_tensor_free(&xin);
+    y = t;
   }
   { /* trilinear weights: prod_k (corner offset_k ? f_k : 1 - f_k), f = pts - cell base */
     int s3[3] = {P, 1, 3}, s8[3] = {P, 8, 3}, sc[2] = {8, 3}, so[3] = {P, 8, (int)c->out_channels};

@@ -22,6 +22,8 @@ typedef struct {
   SgMFFNPhysics ph;
   SgMFFNData    data;
   PetscReal     first[3], last[3]; /* monitored means of the first and last progress lines */
+  SgTrainerPlateau plateau; /* the trainer's plateau decay and gradient clipping (off by default) */
+  PetscReal        clip;
   PetscBool     have_first;
   PetscInt        dgroups, sranks; /* process grid */
   SgMFFNSplitSpec split;           /* how a crop is cut over the spatial ranks */
@@ -83,6 +85,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsInt("-neck_div", "Bottleneck width of a residual block = output width / neck_div", c->neck_div, &c->neck_div, NULL, 1, 4096));
   PetscCall(SgOptionsBool("-batchnorm", "Normalise the residual blocks by each crop's batch statistics (the paper's BN); false: BN's learned scale and shift only", c->batchnorm, &c->batchnorm, NULL));
   PetscCall(SgOptionsInt("-latent", "Channels of the latent grid", c->latent, &c->latent, NULL, 1, 4096));
+  PetscCall(SgOptionsBool("-residual", "Decode a correction to trilinear interpolation of the low-res input (ImNet also sees the input at each corner; an untrained model is trilinear interpolation). Not in the paper", c->residual, &c->residual, NULL));
   n = SG_MFFN_MAXMLP;
   PetscCall(SgOptionsIntArray("-imnet", "ImNet hidden widths", c->mlp, &n, &set, 1, 8192));
   if (set) c->nmlp = n;
@@ -101,6 +104,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, d->sync, sizeof d->sync, &d->sync_kb)); /* -mffn_sync, -mffn_sync_bucket_kb */
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &d->dgroups, &d->sranks));              /* -mffn_data_groups, -mffn_spatial_ranks */
   PetscCall(SgMFFNSplitOptions(PetscOptionsObject, &d->split));                              /* -mffn_split_axes, _layout, _counts */
+  PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &d->plateau, &d->clip));             /* -mffn_plateau_*, -mffn_clip_norm */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -284,6 +288,8 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetMaxTime(tr, d->max_time));
   PetscCall(SgTrainerSetSyncType(tr, d->sync, d->sync_kb * 1024));
   PetscCall(SgTrainerSetProcessGrid(tr, d->dgroups, d->sranks));
+  PetscCall(SgTrainerSetPlateau(tr, &d->plateau));
+  PetscCall(SgTrainerSetClipNorm(tr, d->clip));
   ierr = SgTrainerTrain(tr);
   PetscCall(SgTrainerDestroy(&tr));
   d->part.grid = NULL; /* went with the trainer */
@@ -348,6 +354,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   PetscFunctionBegin;
   PetscCall(PetscNew(&d));
   PetscCall(SgMFFNConfigDefault(&d->cfg));
+  PetscCall(SgTrainerPlateauDefault(&d->plateau));
   d->rayleigh = 1e6, d->prandtl = 1, d->length[0] = 4, d->length[1] = 1;
   d->crop[0] = 16, d->crop[1] = 128, d->crop[2] = 128, d->factor[0] = 4, d->factor[1] = 8, d->factor[2] = 8;
   d->sranks = 1;

@@ -49,6 +49,12 @@ struct _p_SgTrainer {
   /* process grid: data groups x spatial ranks (0: ranks / spatial ranks) */
   PetscInt        dgroups, sranks;
   SgparGrid       grid;
+  SgTrainerPlateau plateau; /* plateau decay (window 0: off) and clipping (clip 0: off), plateau.c */
+  PetscReal        clip;
+  struct {
+    PetscReal scale, best, sum, maxnorm; /* lr factor, best windowed loss, running window sum, largest gradient norm */
+    PetscInt  nbad, n, ndecay, nclip;    /* windows without improvement, steps in the window, cuts, clipped steps */
+  } pl;
   /* progress, checkpoints */
   PetscInt  nsums, ncols, disp;
   char     *cols[SG_TRAINER_MAXCOLS];
@@ -67,3 +73,9 @@ PETSC_INTERN PetscErrorCode SgTrainerCheckpointDefault(SgTrainer, SgTrainerCkptM
 PETSC_INTERN PetscErrorCode SgTrainerStopStreams(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerGridSetUp(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerGridDescribe(SgTrainer, char buf[], size_t len);
+PETSC_INTERN PetscErrorCode SgTrainerPlateauReset(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerPlateauStep(SgTrainer, PetscInt step, double loss, int64_t nglobal);
+PETSC_INTERN PetscErrorCode SgTrainerClipStep(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerPlateauReport(SgTrainer, PetscInt steps);
+PETSC_INTERN PetscErrorCode SgTrainerPlateauEncode(SgTrainer, char buf[], size_t len);
+PETSC_INTERN PetscErrorCode SgTrainerPlateauDecode(SgTrainer, const char path[], const char buf[]);

@@ -4,7 +4,7 @@
    rank's share, maybe empty) -> the surrogate's loss -> sync begin -> backward (the bucketed sync
    starts allreduces from inside it) -> sync end (the slab holds the global gradient) -> the
    surrogate's data check and a finite-loss check, both collective, before anything is updated or
-   written -> optimizer step at the schedule's learning rate -> progress line (every disp steps, the
+   written -> plateau decay and gradient clipping (plateau.c, when on) -> optimizer step at the schedule's learning rate -> progress line (every disp steps, the
    last, and at a max_time stop) -> checkpoint (every ckpt_every steps and at a max_time stop; the
    end is the surrogate's model file, written by its caller). */
 #include <math.h>
@@ -59,12 +59,12 @@ static PetscErrorCode Header(SgTrainer t)
 
 /* One step's forward, loss and backward with the sync around backward. *bad: the loss or a metric is
    not finite on this rank. */
-static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, const SgTrainerStepInfo *info, PetscReal sums[], PetscBool *bad)
+static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, const SgTrainerStepInfo *info, PetscReal sums[], PetscBool *bad, double *lv)
 {
   SgnnTensor loss = NULL;
 
   PetscFunctionBegin;
-  *bad = PETSC_FALSE;
+  *bad = PETSC_FALSE, *lv = 0;
   SgCallNN(sgnn_params_zero_grad(t->P));
   if (b->nlocal > 0) {
     double v;
@@ -72,7 +72,7 @@ static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, cons
     PetscCall(t->ops_s.loss(t, t->ctx, k, b, info, &loss, sums));
     PetscCall(PetscLogEventEnd(SG_TRAINER_Loss, t, 0, 0, 0));
     SgCallNN(sgnn_tensor_item(loss, &v));
-    *bad = (PetscBool)!isfinite(v);
+    *bad = (PetscBool)!isfinite(v), *lv = v;
     for (PetscInt i = 0; i < t->nsums; i++) *bad = (PetscBool)(*bad || !isfinite(sums[i]));
   }
   /* begin after the loss: a surrogate's forward may itself differentiate (forces), and only the
@@ -112,20 +112,21 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
 
   PetscFunctionBegin;
   PetscCall(SgTrainerSetUp(t));
-  if (t->restart[0]) PetscCall(PetscPrintf(comm, "%s: restarting from %s after step %" PetscInt_FMT " of %" PetscInt_FMT " (lr %.4g)\n", t->name, t->restart, t->step0, t->nsteps, sgnn_lr_at(&t->sched, t->step0)));
+  if (t->restart[0]) PetscCall(PetscPrintf(comm, "%s: restarting from %s after step %" PetscInt_FMT " of %" PetscInt_FMT " (lr %.4g)\n", t->name, t->restart, t->step0, t->nsteps, sgnn_lr_at(&t->sched, t->step0) * t->pl.scale));
   PetscCall(PetscCalloc1(t->nsums + 1, &sums));
   PetscCall(Header(t));
   for (PetscInt step = t->step0; step < t->nsteps; step++) {
-    SgTrainerStepInfo info = {step, sgnn_lr_at(&t->sched, step), t->sched.lr0};
+    SgTrainerStepInfo info = {step, sgnn_lr_at(&t->sched, step) * t->pl.scale, t->sched.lr0}; /* plateau factor: 1 unless cut */
     SgLoaderBatch     b;
     PetscBool         done, bad, last = (PetscBool)(step == t->nsteps - 1), stop = PETSC_FALSE;
     PetscInt          k;
+    double            lv;
 
     PetscCall(PetscLogEventBegin(SG_TRAINER_Step, t, 0, 0, 0));
     PetscCall(SgTrainerStreamOfStep(t, step, &k));
     PetscCall(SgLoaderNext(t->streams[k].ld, &b, &done));
     PetscCheck(!done, comm, PETSC_ERR_PLIB, "%s: the loader of stream %" PetscInt_FMT " ran out of batches at step %" PetscInt_FMT, t->name, k, step);
-    PetscCall(Step(t, k, &b, &info, sums, &bad));
+    PetscCall(Step(t, k, &b, &info, sums, &bad, &lv));
     /* before the update: bad data, or a loss that is no longer finite, stop the run here (collective)
        so no checkpoint or model with NaN weights is written */
     {
@@ -139,6 +140,8 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
         SETERRQ(comm, PETSC_ERR_NOT_CONVERGED, "%s: the loss is not finite at step %" PetscInt_FMT " (lr %g): training diverged; the weights of the last checkpoint%s%s are intact: continue from it (restart) with a smaller start_lr, or check the model's statistics", t->name, step + 1, (double)info.lr, t->ckpt[0] ? " " : "", t->ckpt[0] ? t->ckpt : " (none written: set save_freq/save_ckpt)");
       }
     }
+    PetscCall(SgTrainerPlateauStep(t, step, lv, b.nglobal)); /* plateau.c: both off by default */
+    PetscCall(SgTrainerClipStep(t));
     PetscCall(PetscLogEventBegin(SG_TRAINER_Update, t, 0, 0, 0));
     SgCallNN(sgnn_optim_set_lr(t->opt, info.lr));
     SgCallNN(sgnn_optim_step(t->opt));
@@ -163,6 +166,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
   }
   PetscCall(PetscFree(sums));
   PetscCall(SgTrainerStopStreams(t));
+  PetscCall(SgTrainerPlateauReport(t, t->step));
   if (t->sync->describe) {
     char line[256];
     PetscCall(t->sync->describe(t->sync, line, sizeof line));

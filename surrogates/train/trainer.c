@@ -41,6 +41,8 @@ PetscErrorCode SgTrainerCreate(MPI_Comm comm, SgTrainer *out)
   t->sranks       = 1; /* and dgroups 0: every rank its own data group */
   sgnn_optim_defaults(SGNN_ADAM, &t->oc);
   t->sched.kind = SGNN_LR_CONST, t->sched.lr0 = t->oc.lr;
+  PetscCall(SgTrainerPlateauDefault(&t->plateau));
+  PetscCall(SgTrainerPlateauReset(t));
   *out = t;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -307,7 +309,9 @@ PetscErrorCode SgTrainerSetFromOptions(SgTrainer t)
   PetscObjectOptionsBegin((PetscObject)t);
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, t->synctype, sizeof t->synctype, &kb));
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &t->dgroups, &t->sranks));
+  PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &t->plateau, &t->clip));
   PetscOptionsEnd();
+  PetscCall(SgTrainerSetPlateau(t, &t->plateau)); /* its checks */
   t->bucket_bytes = (size_t)kb << 10;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -353,6 +357,8 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
   PetscCheck(!t->ckpt_every || t->ckpt[0], comm, PETSC_ERR_USER_INPUT, "%s: a checkpoint every %" PetscInt_FMT " steps needs a file name", t->name, t->ckpt_every);
   PetscCall(SgTrainerGridSetUp(t));
   for (PetscInt k = 0; k < t->nstreams; k++) PetscCall(SgTrainerGetStreamSteps(t, k, &t->streams[k].nsteps));
+  PetscCheck(!t->ops_s.checkpoint || !(t->plateau.window || t->clip > 0) || !(t->ckpt[0] || t->restart[0]), comm, PETSC_ERR_USER_INPUT, "%s: plateau decay and gradient clipping keep their state in the trainer's own checkpoint, and this surrogate writes its own: turn them off (plateau_window 0, clip_norm 0) or do not checkpoint", t->name);
+  PetscCall(SgTrainerPlateauReset(t));
   SgCallNN(sgnn_optim_create(t->P, &t->oc, &t->opt));
   if (t->restart[0]) { /* the optimizer's state and the step; the caller has restored the weights */
     PetscCall(PetscLogEventBegin(SG_TRAINER_Checkpoint, t, 0, 0, 0));

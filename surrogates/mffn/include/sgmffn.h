@@ -32,6 +32,10 @@ typedef struct {
   PetscInt mlp[SG_MFFN_MAXMLP];          /* 512 256 128 64 32 */
   PetscInt out_channels;                 /* 4 */
   PetscBool batchnorm;                   /* per-crop batch statistics in the residual blocks (the paper's BN); off: BN's scale and shift only */
+  PetscBool residual;                    /* decode a correction to trilinear interpolation of the low-res input (not in the paper):
+                                            the latent grid carries the input's channels after its own, ImNet sees them at each
+                                            corner, and each corner's output is added to them before the blend; the last ImNet
+                                            layer starts at zero, so an untrained model is trilinear interpolation */
 } SgMFFNConfig;
 
 typedef struct {
@@ -54,6 +58,8 @@ struct _n_SgMFFN {
 PETSC_EXTERN PetscErrorCode SgMFFNConfigDefault(SgMFFNConfig *);
 /* Refuses (PETSC_ERR_USER_INPUT, naming the option) a configuration that cannot be built. */
 PETSC_EXTERN PetscErrorCode SgMFFNConfigCheck(MPI_Comm, const SgMFFNConfig *);
+/* Channels of the latent grid SgMFFNEncode returns: latent, plus in_channels with residual. */
+PETSC_EXTERN PetscInt SgMFFNLatentChannels(const SgMFFNConfig *);
 /* The smallest low-res grid (t, z, x) the encoder accepts: the product of the pool factors. */
 PETSC_EXTERN PetscErrorCode SgMFFNConfigGridMultiple(const SgMFFNConfig *, PetscInt mult[3]);
 PETSC_EXTERN PetscErrorCode SgMFFNCreate(const SgMFFNConfig *, SgnnBackend *, SgnnDType, SgMFFN *);
@@ -61,7 +67,7 @@ PETSC_EXTERN PetscErrorCode SgMFFNCreate(const SgMFFNConfig *, SgnnBackend *, Sg
 PETSC_EXTERN PetscErrorCode SgMFFNInitWeights(SgMFFN, unsigned long long seed);
 PETSC_EXTERN PetscErrorCode SgMFFNDestroy(SgMFFN *);
 
-/* x [1, in_channels, T, Z, X] -> latent [1, latent, T, Z, X]. Batch normalisation uses the statistics
+/* x [1, in_channels, T, Z, X] -> latent [1, SgMFFNLatentChannels, T, Z, X]. Batch normalisation uses the statistics
    of this one crop (training and inference alike), so a result never depends on how a batch is split
    over ranks; where a level's grid is a single point it applies only BN's scale and shift (no
    statistics exist). T, Z, X must be multiples of SgMFFNConfigGridMultiple. */

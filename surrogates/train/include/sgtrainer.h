@@ -108,6 +108,23 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetSeed(SgTrainer, uint64_t seed);
 PETSC_EXTERN PetscErrorCode SgTrainerSetNumSteps(SgTrainer, PetscInt steps);
 PETSC_EXTERN PetscErrorCode SgTrainerSetOptimizer(SgTrainer, const SgnnOptimConfig *);
 PETSC_EXTERN PetscErrorCode SgTrainerSetSchedule(SgTrainer, const SgnnLRSchedule *);
+/* Plateau decay of the learning rate (PyTorch's ReduceLROnPlateau, mode min, relative threshold) on
+   the global mean training loss of each window of `window` steps: after more than `patience` windows
+   without a fall below best * (1 - threshold), the learning-rate factor is multiplied by `factor`
+   (lr = schedule(step) x factor, never below min_lr); window 0: off. Gradient clipping: the global
+   gradient is scaled to 2-norm max_norm when larger (0: off). Both are saved in the trainer's own
+   checkpoint (surrogates with their own checkpoint format cannot combine them with checkpoints).
+   Options -PREFIX_plateau_window, _patience, _factor, _threshold, _min_lr and -PREFIX_clip_norm, read
+   by SgTrainerSetFromOptions or declared in a surrogate's own block by SgTrainerOptionsPlateau. */
+typedef struct {
+  PetscInt  window, patience;
+  PetscReal factor, threshold, min_lr;
+} SgTrainerPlateau;
+PETSC_EXTERN PetscErrorCode SgTrainerPlateauDefault(SgTrainerPlateau *);
+PETSC_EXTERN PetscErrorCode SgTrainerSetPlateau(SgTrainer, const SgTrainerPlateau *);
+PETSC_EXTERN PetscErrorCode SgTrainerSetClipNorm(SgTrainer, PetscReal max_norm);
+PETSC_EXTERN PetscErrorCode SgTrainerOptionsPlateau(PetscOptionItems *, SgTrainerPlateau *, PetscReal *clip);
+PETSC_EXTERN PetscErrorCode SgTrainerGetLRFactor(SgTrainer, PetscReal *); /* the plateau factor now (1: no cut yet) */
 /* progress, checkpoints, stop */
 PETSC_EXTERN PetscErrorCode SgTrainerSetMonitorFrequency(SgTrainer, PetscInt steps);
 PETSC_EXTERN PetscErrorCode SgTrainerSetLCurve(SgTrainer, const char path[]);

@@ -135,7 +135,9 @@ if "--plot" in sys.argv:
     ax[0].legend()
     eu = out["error"]["mffn_unc"]
     ax[3].plot(eu["uncertainty"][1:], eu["b_rms_rel_per_answer"][1:], "ro")
-    ax[3].axvline(0.04, color="k", ls=":", label="adaptive trust_hi")
+    import yaml
+    hi = yaml.safe_load(open(ADAPT))["boussinesq"]["superres"]["swap_trust_hi"]
+    ax[3].axvline(hi, color="k", ls=":", label="adaptive trust_hi")
     ax[3].set(xlabel="MFFN mean |PDE residual|", ylabel="b rms error / rms (vs fine solve)", title="uncertainty vs error per answer")
     ax[3].legend()
     fig.tight_layout()

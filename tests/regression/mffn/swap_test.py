@@ -8,14 +8,16 @@ superres_adaptive.yaml as a user runs them from the repository root, with the sh
      counted in /report/superres_*; p_fine ... w_fine written with every snapshot (17, 32 x 128).
   2. Against the fine solve serving the same deck (swap_use solver): the coarse run is bit-identical
      (who serves the fine fields does not touch it), and the fine diagnostics of mffn are within the
-     tolerances the measurements justify (docs/mffn.md: max relative errors Nu 0.096, KE 0.083, KE
-     spectrum 0.069): Nu and KE 0.15, spectrum 0.12 -- a broken swap (a normalisation, an axis, an
-     offset) is off by O(1); and they are not the fine solve's (> 1e-3: mffn really served).
+     tolerances the measurements justify (docs/mffn.md: max relative errors Nu 0.020, KE 0.018, KE
+     spectrum 0.032 with the shipped residual model): Nu and KE 0.05, spectrum 0.06 -- a broken swap
+     (a normalisation, an axis, an offset) is off by O(1), the first landing's model (0.096, 0.083,
+     0.069) fails them; and they are not the fine solve's (> 1e-3: mffn really served).
   3. 2 ranks (each decodes its own rows) = 1 rank: series and fine fields to 1e-10.
   4. Restart at t = 2 continues the series bit for bit.
-  5. Adaptive deck (band [0.03, 0.04] on the mean |PDE residual|): an answer after t = 0 is mffn's exactly
-     when its recorded uncertainty is <= 0.04; both providers serve (the residual grows as the flow
-     develops), every switch is logged, and the counts in /report add up."""
+  5. Adaptive deck (band [0.006, 0.008] on the mean |PDE residual|): an answer after t = 0 is mffn's
+     exactly when its recorded uncertainty is <= 0.008; both providers serve (the residual is high in
+     the first answer's transient and grows again as the flow develops: measured 0.014, then 0.0044 ..
+     0.0099), every switch is logged, and the counts in /report add up."""
 import os
 import subprocess
 import sys
@@ -72,7 +74,7 @@ spec = lambda q: q["ke_spectrum"].reshape(len(q["time"]), -1)[live]
 e_nu = np.abs(s["nu_volume"] - r["nu_volume"]).max() / np.abs(r["nu_volume"]).max()
 e_ke = np.abs(s["kinetic_energy"] - r["kinetic_energy"]).max() / np.abs(r["kinetic_energy"]).max()
 e_sp = np.mean(np.abs(spec(s) - spec(r)).sum(1) / spec(r).sum(1))
-st.check(e_nu < 0.15 and e_ke < 0.15 and e_sp < 0.12, f"mffn vs the fine solve: Nu {e_nu:.3f}, KE {e_ke:.3f}, spectrum {e_sp:.3f} (tolerances 0.15, 0.15, 0.12)")
+st.check(e_nu < 0.05 and e_ke < 0.05 and e_sp < 0.06, f"mffn vs the fine solve: Nu {e_nu:.3f}, KE {e_ke:.3f}, spectrum {e_sp:.3f} (tolerances 0.05, 0.05, 0.06)")
 st.check(min(e_nu, e_ke, e_sp) > 1e-3, "and they are mffn's own answers, not the fine solve's")
 
 # 3. 2 ranks
@@ -93,8 +95,8 @@ st.check(all((sr[k] == s[k]).all() for k in ("time", "nu_volume", "kinetic_energ
 # 5. adaptive
 log_a = run([ADAPT, "-sim_output", out("ada")])
 a = series("ada")
-want = [0] + [1 if u <= 0.04 else 0 for u in a["uncertainty"][1:]]
+want = [0] + [1 if u <= 0.008 else 0 for u in a["uncertainty"][1:]]
 nsw = sum(1 for i in range(1, len(want)) if want[i] != want[i - 1])
-st.check(list(a["by_surrogate"]) == want and 0 < sum(want) < 16, f"adaptive: mffn served exactly the {sum(want)} answers with mean |PDE residual| <= 0.04; the fine solve the other {17 - sum(want)}")
+st.check(list(a["by_surrogate"]) == want and 0 < sum(want) < 16, f"adaptive: mffn served exactly the {sum(want)} answers with mean |PDE residual| <= 0.008; the fine solve the other {17 - sum(want)}")
 st.check(log_a.count("field.superres: step") == nsw == a["switches"][0] and a["solver_calls"][0] + a["surrogate_calls"][0] == 17, f"adaptive: {nsw} switches logged and counted, counts add up to 17")
 print("mffn swap: all checks passed")

@@ -10,7 +10,11 @@
         against central differences of the first ones (points kept 0.2 away from cell faces, where
         the trilinear blend's derivative jumps): relative error < 1e-6;
      3. d(sum W . residual)/d(weights) -- the PDE loss path, backward through the double-backward
-        graph -- against central differences: relative error < 1e-5.
+        graph -- against central differences: relative error < 1e-5;
+     3b. with residual (ImNet corrects trilinear interpolation of the input): a fresh model decodes
+        exactly sgnn_interp_trilinear of the input at the points (|d| < 1e-14: the last layer starts
+        at zero and the corners' input values are blended with the same weights), and after a
+        random last layer the weight gradients of the output and of the residual pass 1. and 3.
    test_mffn pde
      4. Taylor-Green vortex (u = sin kx cos kz F, w = -cos kx sin kz F, F = exp(-2 nu k^2 t),
         p = (cos 2kx + cos 2kz) F^2 / 4 + c z, b = c: an exact solution of the Boussinesq equations)
@@ -23,7 +27,7 @@
         largest term; with the pressure gradient 10% too large the x-momentum residual must be
         -0.2 nu A to 1e-11 -- a slip in any coordinate scaling or normalisation breaks one of them.
    test_mffn io DIR
-     6. a model saved (SgMFFNSave) and loaded back has the same weights bit for bit and decodes the
+     6. a model (with residual) saved (SgMFFNSave) and loaded back has the same weights bit for bit and decodes the
         same output bit for bit; the surrogate type's SgSurrogateLoad + SgSurrogateSave keep them too.
    test_mffn data DIR
      7. a field_snapshots dataset (2 members x 6 snapshots, 8 x 12) whose channels are distinct linear
@@ -62,7 +66,7 @@ typedef struct {
   SgMFFNPhysics ph;
 } Setup;
 
-static PetscErrorCode SetupCreate(Setup *s)
+static PetscErrorCode SetupCreate(Setup *s, PetscBool residual)
 {
   SgMFFNConfig c;
   SgnnBackend *be;
@@ -74,6 +78,7 @@ static PetscErrorCode SetupCreate(Setup *s)
   PetscCall(SgMFFNConfigDefault(&c));
   c.nlevels = 2, c.channels[0] = 2, c.channels[1] = 3, c.channels[2] = 4, c.neck_div = 2, c.latent = 3, c.nmlp = 2, c.mlp[0] = 5, c.mlp[1] = 4;
   c.pool[0][0] = 1, c.pool[0][1] = 2, c.pool[0][2] = 2, c.pool[1][0] = 1, c.pool[1][1] = 2, c.pool[1][2] = 2;
+  c.residual = residual;
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &s->m));
   PetscCall(SgMFFNInitWeights(s->m, 5));
@@ -217,7 +222,7 @@ static PetscErrorCode TestGrad(void)
   long   n;
 
   PetscFunctionBegin;
-  PetscCall(SetupCreate(&s));
+  PetscCall(SetupCreate(&s, PETSC_FALSE));
   SgCallNN(sgnn_params_count(s.m->P, &n));
   PetscCall(CheckWeightGradient(&s, 0, &e1));
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "1. %ld weights; d(W.out)/d(weights), backward vs central differences at 48 entries: max relative error %.2e\n", n, e1));
@@ -282,6 +287,31 @@ static PetscErrorCode TestGrad(void)
   CHECK(e3 < 1e-5, "weight gradient of the PDE residual: relative error %g", e3);
   sgnn_tensor_free(&s.x);
   PetscCall(SgMFFNDestroy(&s.m));
+  { /* 3b. residual: trilinear interpolation at the start, then the gradients */
+    double     o[NP * 4], tri[NP * 4], ea = 0, eo, er;
+    int        p3[3] = {1, NP, 3};
+    SgnnTensor pt;
+    SgnnRng    r;
+    PetscCall(SetupCreate(&s, PETSC_TRUE));
+    PetscCall(Decoded(&s, s.pts, o));
+    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 3, p3, s.pts, &pt));
+    {
+      SgnnTensor ti;
+      SgCallNN(sgnn_interp_trilinear(s.x, pt, &ti));
+      SgCallNN(sgnn_tensor_to_f64(ti, tri));
+      sgnn_tensor_free(&ti);
+    }
+    for (int i = 0; i < NP * 4; i++) ea = PetscMax(ea, fabs(o[i] - tri[i]));
+    sgnn_rng_init(&r, 23);
+    SgCallNN(sgnn_init_normal(s.m->mlp_w[s.m->cfg.nmlp], 0, 0.5, &r));
+    PetscCall(CheckWeightGradient(&s, 0, &eo));
+    PetscCall(CheckWeightGradient(&s, 1, &er));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3b. residual: a fresh model vs trilinear interpolation of the input: max |difference| %.1e; weight gradients of the output %.2e and of the PDE residual %.2e (relative)\n", ea, eo, er));
+    CHECK(ea < 1e-14, "a fresh residual model is not trilinear interpolation: %g", ea);
+    CHECK(eo < 1e-5 && er < 1e-5, "residual model: weight gradients off by %g, %g", eo, er);
+    sgnn_tensor_free(&pt), sgnn_tensor_free(&s.x);
+    PetscCall(SgMFFNDestroy(&s.m));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -477,7 +507,7 @@ static PetscErrorCode TestIO(const char dir[])
   SgSurrogate   sur;
 
   PetscFunctionBegin;
-  PetscCall(SetupCreate(&s));
+  PetscCall(SetupCreate(&s, PETSC_TRUE));
   PetscCall(PetscSNPrintf(a, sizeof a, "%s/io_a.h5", dir));
   PetscCall(PetscSNPrintf(b, sizeof b, "%s/io_b.h5", dir));
   PetscCall(SgMFFNSave(s.m, &s.ph, fac, a));
@@ -604,7 +634,7 @@ static PetscErrorCode TestData(const char dir[])
     Setup      s;
     SgMFFNEval E;
     double     worst = 0;
-    PetscCall(SetupCreate(&s)); /* any model: only the trilinear column is checked */
+    PetscCall(SetupCreate(&s, PETSC_FALSE)); /* any model: only the trilinear column is checked */
     for (int c = 0; c < 4; c++) s.ph.mean[c] = D.mean[c], s.ph.std[c] = D.std[c];
     {
       SgMFFNConfig c  = s.m->cfg;

@@ -15,7 +15,16 @@
         a stop the monitor requests (early stopping) at the progress line of step 10 ends the run
         there, with its checkpoint at step 10;
      3. a training set with a NaN label stops the run (the surrogate's check) with the error, and an
-        unknown sync name is refused.
+        unknown sync name is refused;
+     3b. gradient clipping and plateau decay of the learning rate (plateau.c): full-batch SGD (lr 0.3)
+        with the gradient clipped to norm 0.2 (torch's clip_grad_norm_: scale max/(norm + 1e-6)) and
+        the rule of PyTorch's ReduceLROnPlateau (mode min, relative threshold 1e-4; window 5 steps,
+        patience 1, factor 0.5) ends, after 150 steps, where a plain loop written here from PyTorch's
+        documented rules ends (|dw| < 1e-12). The run clips and cuts: 5 cuts, the first after step
+        105, when the loss stalls near the minimum; the closest decision is 2.8e-5 (relative) from its
+        threshold, far above round-off, and one cut a window late moves the weights by 1e-5. And the
+        150 steps equal 107 + a checkpoint taken mid-window (after the first cut) + a restart whose 4
+        cuts depend on the restored state (factor, best loss, counter, window sum), bit for bit.
    test_trainer mpi DIR   (2 ranks)
      4. the two-stream run on 2 ranks with the bucketed sync (1-parameter buckets, so both start during
         backward) equals the blocking allreduce sync bit for bit, and the 1-rank run (rank 0 on
@@ -82,20 +91,29 @@ static PetscErrorCode MakeData(const char path[], PetscInt n, PetscInt first, Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The least-squares solution of the file's samples: normal equations for (w, b), Gauss-Jordan. */
-static PetscErrorCode LeastSquares(const char path[], double sol[NF + 1])
+/* the file's samples: x [n][NF], y [n] (PetscFree2 them) */
+static PetscErrorCode ReadSamples(const char path[], int64_t *n, double **x, double **y)
 {
   SgDataset ds;
-  int64_t   n;
-  double   *x, *y, A[NF + 1][NF + 2] = {{0}};
 
   PetscFunctionBegin;
   PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
-  PetscCall(SgDatasetGetNumSamples(ds, &n));
-  PetscCall(PetscMalloc2(n * NF, &x, n, &y));
-  PetscCall(SgDatasetReadField(ds, "x", 0, n, SG_DTYPE_F64, x));
-  PetscCall(SgDatasetReadField(ds, "y", 0, n, SG_DTYPE_F64, y));
+  PetscCall(SgDatasetGetNumSamples(ds, n));
+  PetscCall(PetscMalloc2(*n * NF, x, *n, y));
+  PetscCall(SgDatasetReadField(ds, "x", 0, *n, SG_DTYPE_F64, *x));
+  PetscCall(SgDatasetReadField(ds, "y", 0, *n, SG_DTYPE_F64, *y));
   PetscCall(SgDatasetClose(&ds));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The least-squares solution of the file's samples: normal equations for (w, b), Gauss-Jordan. */
+static PetscErrorCode LeastSquares(const char path[], double sol[NF + 1])
+{
+  int64_t n;
+  double *x, *y, A[NF + 1][NF + 2] = {{0}};
+
+  PetscFunctionBegin;
+  PetscCall(ReadSamples(path, &n, &x, &y));
   for (int64_t i = 0; i < n; i++) {
     double a[NF + 1] = {x[i * NF], x[i * NF + 1], x[i * NF + 2], 1.0};
     for (int r = 0; r <= NF; r++) {
@@ -337,6 +355,51 @@ static PetscErrorCode TrainedValues(MPI_Comm comm, const Run *r, char view[], si
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The reference of 3b: full-batch gradient descent on the file's samples, loss 1/2 mean (pred - y)^2,
+   the gradient scaled to norm <= clip, and the learning rate cut by PyTorch's ReduceLROnPlateau rule
+   (torch.optim.lr_scheduler, mode "min", threshold_mode "rel", min_lr 0) applied to the mean loss of
+   every window of steps; *ncut: the cuts made. */
+static PetscErrorCode ClippedPlateauGD(const char path[], PetscInt steps, double lr, double clip, PetscInt window, PetscInt patience, double factor, double threshold, double w[NF + 1], PetscInt *ncut)
+{
+  int64_t  n;
+  double  *x, *y, best = INFINITY, wsum = 0;
+  PetscInt bad = 0, inwin = 0;
+
+  PetscFunctionBegin;
+  PetscCall(ReadSamples(path, &n, &x, &y));
+  *ncut = 0;
+  for (PetscInt k = 0; k < steps; k++) {
+    double g[NF + 1] = {0}, loss = 0, norm = 0;
+    for (int64_t i = 0; i < n; i++) {
+      double a[NF + 1] = {x[i * NF], x[i * NF + 1], x[i * NF + 2], 1.0}, r = -y[i];
+      for (int j = 0; j <= NF; j++) r += a[j] * w[j];
+      loss += 0.5 * r * r / n;
+      for (int j = 0; j <= NF; j++) g[j] += r * a[j] / n;
+    }
+    for (int j = 0; j <= NF; j++) norm += g[j] * g[j];
+    norm = sqrt(norm);
+    for (int j = 0; j <= NF; j++) w[j] -= lr * g[j] * (norm > clip ? clip / (norm + 1e-6) : 1);
+    wsum += loss;
+    if (++inwin == window) { /* scheduler.step(mean loss of the window) */
+      double m = wsum / window;
+      wsum = 0, inwin = 0;
+      if (m < best * (1 - threshold)) best = m, bad = 0;
+      else if (++bad > patience) lr *= factor, bad = 0, (*ncut)++;
+    }
+  }
+  PetscCall(PetscFree2(x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SetPlateauOptions(PetscBool on)
+{
+  const char *k[] = {"-plateau_window", "-plateau_patience", "-plateau_factor", "-plateau_threshold", "-clip_norm"}, *v[] = {"5", "1", "0.5", "1e-4", "0.2"};
+
+  PetscFunctionBegin;
+  for (int i = 0; i < 5; i++) PetscCall(on ? PetscOptionsSetValue(NULL, k[i], v[i]) : PetscOptionsClearValue(NULL, k[i]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscBool Same(const double *a, const double *b) { return (PetscBool)!memcmp(a, b, sizeof(double) * (NF + 1)); }
 
 int main(int argc, char **argv)
@@ -458,6 +521,31 @@ int main(int argc, char **argv)
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. NaN label: error %d (expected %d); sync 'magic': error %d (expected %d)\n", (int)e1, (int)PETSC_ERR_FILE_UNEXPECTED, (int)e2, (int)PETSC_ERR_USER_INPUT));
       CHECK(e1 == PETSC_ERR_FILE_UNEXPECTED, "a NaN label was not refused");
       CHECK(e2 == PETSC_ERR_USER_INPUT, "an unknown sync was not refused");
+    }
+    { /* 3b. clipping + plateau decay against the reference loop; restart with the plateau state */
+      Run      gd = {1, 40, 150, 0, {fa}, "allreduce", NULL, NULL, NULL, PETSC_TRUE}, half, rest;
+      double   ref[NF + 1], e = 0, pa[NF + 1], pb[NF + 1];
+      PetscInt ncut = 0;
+      PetscCall(SetPlateauOptions(PETSC_TRUE));
+      PetscCall(ModelCreate(&m, 0.1));
+      PetscCall(ModelValues(&m, ref)); /* the same start */
+      PetscCall(Train(PETSC_COMM_SELF, &m, &gd, NULL, 0));
+      PetscCall(ModelValues(&m, v));
+      sgnn_params_destroy(&m.P);
+      PetscCall(ClippedPlateauGD(fa, 150, 0.3, 0.2, 5, 1, 0.5, 1e-4, ref, &ncut));
+      for (int i = 0; i <= NF; i++) e = PetscMax(e, fabs(v[i] - ref[i]));
+      half = gd, rest = gd, half.ckpt = ck, half.ckpt_every = 107, rest.restart = ck;
+      (void)remove(ck);
+      for (int r = 0; r < 3; r++) { /* the whole run, the run that checkpoints at 107, its restart */
+        PetscCall(ModelCreate(&m, r < 2 ? 0.1 : -0.7));
+        PetscCall(Train(PETSC_COMM_SELF, &m, r == 0 ? &gd : r == 1 ? &half : &rest, NULL, 0));
+        PetscCall(ModelValues(&m, r == 0 ? pa : pb));
+        sgnn_params_destroy(&m.P);
+      }
+      PetscCall(SetPlateauOptions(PETSC_FALSE));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "3b. clipped SGD + plateau decay: %" PetscInt_FMT " learning-rate cuts in the reference; weights vs the reference loop: max difference %.1e; 150 steps vs 107 + checkpoint + restart 43: %s\n", ncut, e, Same(pa, pb) ? "bit-identical" : "DIFFERENT"));
+      CHECK(ncut == 5 && e < 1e-12, "clipping/plateau: %" PetscInt_FMT " cuts, weights differ from the reference by %g", ncut, e);
+      CHECK(Same(pa, pb), "the plateau run restarted from a checkpoint differs");
     }
   } else if (!strcmp(argv[1], "mpi")) {
     double bu[NF + 1], al[NF + 1], se[NF + 1], err = 0;

@@ -1,0 +1,229 @@
+#!/usr/bin/python3
+"""MeshfreeFlowNet's evaluation against the fine solution (figures, not pass/fail; docs/mffn.md
+"Evaluation"). Run by eval.sh in this folder, which makes the data and trains the models first.
+
+  eval.py WORK [--plot]
+
+WORK holds the held-out datasets (rb6_valid.h5: Ra = 1e6, seeds 31-32; rb6_ra5e5.h5: Ra = 5e5, seeds
+41-42; the training seeds are 7-12) and the model files (mffn*.h5, unet.h5). For every model this
+script has test_bench_mffn_eval predict the whole held-out domain (every fine snapshot of every run,
+from windows of 4 low-res snapshots: every 4th snapshot, z row and x column; mffn through the
+field.superres provider, the U-Net through its sub-pixel head) and computes here, for them and for
+trilinear interpolation of the same low-res data (numpy, periodic in x), against the fine truth:
+
+  fields     NMAE = mean |pred - truth| / (max - min of the truth) and R^2 = 1 - SS_res / SS_tot,
+             per channel (p, b, u, w), physical units;
+  statistics per snapshot, then over the snapshots: relative error mean_t |s - s_true| / mean_t |s_true|
+             of the kinetic energy 1/2 <u^2 + w^2>, the viscous dissipation nu <|grad u|^2 + |grad w|^2>,
+             the thermal dissipation kappa <|grad b|^2> and the Nusselt number 1 + Lz <w b> / kappa;
+             the KE spectrum in x (z-mean of |u_m|^2 + |w_m|^2): mean_t sum_m |E - E_true| / sum_m E_true;
+  PDE        mean |residual| of b transport, x-, z-momentum and continuity (free-fall units), every
+             derivative by second-order finite differences on the fine grid (central in x, periodic;
+             np.gradient in z and t, 0.25 apart) for every method alike, and for the truth itself
+             (the floor the differences leave on the exact solution).
+
+Region: every fine point inside the low-res hull in z (rows 0 .. 60 of 64: the rows above the last
+low-res row are no method's training ground) and every x column, every snapshot but t = 0 (the
+initial grid-scale noise, which no method can recover from every 4th point). Derivatives use rows
+0 .. 60 only. Writes WORK/eval.json and, with --plot, docs/mffn_eval.png (spectra, Nu(t), errors)."""
+import json
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+EVAL = os.path.join(ROOT, "build", "tests", "test_bench_mffn_eval")
+LX, LZ, F = 4.0, 1.0, 4  # the box and the subsampling factor (t, z, x alike)
+CH = "pbuw"
+NZ = 64  # rows of the data (set from the data in main)
+
+
+def load(path):
+    with h5py.File(path, "r") as f:
+        s = f["samples"]
+        return {c: s[c][()] for c in CH}, s["time"][()], s["member"][()]
+
+
+def runs(time, member):
+    """[(first, length)] of the member runs (consecutive samples of one member, increasing time)"""
+    out, s = [], 0
+    for i in range(1, len(time) + 1):
+        if i == len(time) or member[i] != member[i - 1] or not time[i] > time[i - 1]:
+            out.append((s, i - s))
+            s = i
+    return out
+
+
+def trilinear(truth, rr):
+    """trilinear interpolation of every F-th snapshot, row and column: linear in t and z, periodic in x"""
+    out = {}
+    for c in CH:
+        v = truth[c]
+        res = np.full_like(v, np.nan)
+        for s, n in rr:
+            lo = v[s:s + n:F, ::F, ::F]                     # [T, Z, X]
+            j = np.arange(n) / F
+            i0 = np.minimum(np.floor(j).astype(int), lo.shape[0] - 2)
+            a = (j - i0)[:, None, None]
+            vt = (1 - a) * lo[i0] + a * lo[i0 + 1]          # [n, Z, X]
+            k = np.arange(F * (lo.shape[1] - 1) + 1) / F
+            k0 = np.minimum(np.floor(k).astype(int), lo.shape[1] - 2)
+            b = (k - k0)[None, :, None]
+            vz = (1 - b) * vt[:, k0] + b * vt[:, k0 + 1]    # [n, rows, X]
+            x = np.arange(v.shape[2]) / F
+            x0 = np.floor(x).astype(int)
+            e = (x - x0)[None, None, :]
+            res[s:s + n, :vz.shape[1]] = (1 - e) * vz[:, :, x0 % lo.shape[2]] + e * vz[:, :, (x0 + 1) % lo.shape[2]]
+        out[c] = res
+    return out
+
+
+def predicted(path, shape):
+    a = np.fromfile(path, dtype=np.float64).reshape(shape[0], 4, shape[1], shape[2])
+    return {c: a[:, i] for i, c in enumerate(CH)}
+
+
+def derivs(v, dt, rows):
+    """d/dt, d/dz, d/dx, d2/dz2, d2/dx2 on [n, rows, nx] (uniform grid, x periodic)"""
+    dz, dx = LZ / NZ, LX / v.shape[2]
+    vx = (np.roll(v, -1, 2) - np.roll(v, 1, 2)) / (2 * dx)
+    vxx = (np.roll(v, -1, 2) - 2 * v + np.roll(v, 1, 2)) / dx ** 2
+    vz = np.gradient(v, dz, axis=1)
+    vzz = np.gradient(vz, dz, axis=1)
+    vt = np.gradient(v, dt, axis=0) if v.shape[0] > 1 else np.zeros_like(v)
+    return vt, vz, vx, vzz, vxx
+
+
+def statistics(f, rr, keep, nu, kappa, dt, rows):
+    """per-snapshot KE, dissipations, Nu, spectrum; mean |PDE residuals| over the kept snapshots"""
+    st = {k: [] for k in ("ke", "eps_v", "eps_t", "nu")}
+    spec, res, nres = [], np.zeros(4), 0
+    for s, n in rr:
+        v = {c: f[c][s:s + n, :rows] for c in CH}
+        d = {c: derivs(v[c], dt, rows) for c in CH}
+        k = keep[s:s + n]
+        u, w, b = v["u"], v["w"], v["b"]
+        st["ke"].append(0.5 * np.mean(u ** 2 + w ** 2, axis=(1, 2))[k])
+        st["eps_v"].append(nu * np.mean(d["u"][1] ** 2 + d["u"][2] ** 2 + d["w"][1] ** 2 + d["w"][2] ** 2, axis=(1, 2))[k])
+        st["eps_t"].append(kappa * np.mean(d["b"][1] ** 2 + d["b"][2] ** 2, axis=(1, 2))[k])
+        st["nu"].append((1 + LZ * np.mean(w * b, axis=(1, 2)) / kappa)[k])
+        uh, wh = np.fft.rfft(u, axis=2), np.fft.rfft(w, axis=2)
+        spec.append((np.mean(np.abs(uh) ** 2 + np.abs(wh) ** 2, axis=1) / u.shape[2] ** 2)[k])
+        (bt, bz, bx, bzz, bxx), (ut, uz, ux, uzz, uxx), (wt, wz, wx, wzz, wxx) = d["b"], d["u"], d["w"]
+        px, pz = d["p"][2], d["p"][1]
+        r = [bt + u * bx + w * bz - kappa * (bxx + bzz), ut + u * ux + w * uz + px - nu * (uxx + uzz),
+             wt + u * wx + w * wz + pz - b - nu * (wxx + wzz), ux + wz]
+        res += np.array([np.abs(q[k]).sum() for q in r])
+        nres += k.sum() * u.shape[1] * u.shape[2]
+    out = {k: np.concatenate(v) for k, v in st.items()}
+    out["spec"] = np.concatenate(spec)
+    out["pde"] = res / nres
+    return out
+
+
+def compare(pred, truth, st_pred, st_true, mask):
+    e = {}
+    for c in CH:
+        t, p = truth[c][mask], pred[c][mask]
+        e["nmae_" + c] = float(np.mean(np.abs(p - t)) / (t.max() - t.min()))
+        e["r2_" + c] = float(1 - np.sum((p - t) ** 2) / np.sum((t - t.mean()) ** 2))
+    for k in ("ke", "eps_v", "eps_t", "nu"):
+        e["rel_" + k] = float(np.mean(np.abs(st_pred[k] - st_true[k])) / np.mean(np.abs(st_true[k])))
+    e["rel_spec"] = float(np.mean(np.abs(st_pred["spec"] - st_true["spec"]).sum(1) / st_true["spec"].sum(1)))
+    e["pde"] = [float(x) for x in st_pred["pde"]]
+    return e
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    work = os.path.abspath(sys.argv[1])
+    if not os.path.exists(EVAL):
+        sys.exit("eval.py: build/tests/test_bench_mffn_eval is missing: make tests")
+    models = sorted(m[:-3] for m in os.listdir(work) if m.endswith(".h5") and (m.startswith("mffn") or m.startswith("unet")) and "ckpt" not in m)
+    sets = [("Ra1e6_heldout", "rb6_valid.h5", 1e6), ("Ra5e5", "rb6_ra5e5.h5", 5e5)]
+    result = {"models": models, "sets": {}}
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    for name, data, ra in sets:
+        path = os.path.join(work, data)
+        if not os.path.exists(path):
+            sys.exit(f"eval.py: {path} is missing (eval.sh makes it)")
+        truth, time, member = load(path)
+        rr = runs(time, member)
+        n, nz, nx = truth["b"].shape
+        global NZ
+        NZ = nz
+        rows = F * ((nz - 1) // F) + 1
+        dt = time[1] - time[0]
+        nu = kappa = 1 / np.sqrt(ra)
+        keep = time > 0
+        mask = np.zeros(truth["b"].shape, bool)
+        mask[keep, :rows] = True
+        st_true = statistics(truth, rr, keep, nu, kappa, dt, rows)
+        preds = {"trilinear": trilinear(truth, rr)}
+        for m in models:
+            out = os.path.join(work, f"{m}.{name}.f64")
+            if not os.path.exists(out):
+                kind = "unet" if m.startswith("unet") else "mffn"
+                extra = ["-unet_residual"] if kind == "unet" else []
+                subprocess.run(["nice", "-n", "5", EVAL, "predict", kind, os.path.join(work, m + ".h5"), path, out, *extra], check=True, env=env)
+            preds[m] = predicted(out, (n, nz, nx))
+        res = {"truth_pde": [float(x) for x in st_true["pde"]], "methods": {}}
+        stats = {"truth": st_true}
+        for m, p in preds.items():
+            stats[m] = statistics(p, rr, keep, nu, kappa, dt, rows)
+            res["methods"][m] = compare(p, truth, stats[m], st_true, mask)
+        result["sets"][name] = res
+        print(f"\n== {name} ({data}: {len(rr)} runs x {rr[0][1]} snapshots, Ra {ra:g}; rows 0..{rows - 1} of {nz}, t > 0)")
+        cols = [f"nmae_{c}" for c in CH] + [f"r2_{c}" for c in CH]
+        print(f"{'method':18s}" + "".join(f"{c:>10s}" for c in cols))
+        for m, e in res["methods"].items():
+            print(f"{m:18s}" + "".join(f"{e[c]:10.3e}" if c.startswith("nmae") else f"{e[c]:10.5f}" for c in cols))
+        cols = ["rel_ke", "rel_eps_v", "rel_eps_t", "rel_nu", "rel_spec"]
+        print(f"{'method':18s}" + "".join(f"{c:>11s}" for c in cols) + "   mean |PDE residual| (b, x-mom, z-mom, cont)")
+        print(f"{'truth (FD floor)':18s}" + " " * 55 + "  " + " ".join(f"{x:.3e}" for x in res["truth_pde"]))
+        for m, e in res["methods"].items():
+            print(f"{m:18s}" + "".join(f"{e[c]:11.3e}" for c in cols) + "  " + " ".join(f"{x:.3e}" for x in e["pde"]))
+        if "--plot" in sys.argv and name == "Ra1e6_heldout":
+            plot(stats, time[keep], rr, keep, res)
+    json.dump(result, open(os.path.join(work, "eval.json"), "w"), indent=1)
+    print(f"\nwrote {os.path.join(work, 'eval.json')}")
+
+
+def plot(stats, tkeep, rr, keep, res):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 3, figsize=(17, 4.5))
+    n0 = int(keep[:rr[0][1]].sum())  # the first held-out run's snapshots
+    late = tkeep[:n0] >= 10
+    styles = {"truth": "k-", "trilinear": "b:", "unet": "g-.", "mffn": "r--"}
+    for m, st in stats.items():
+        sty = styles.get(m, None)
+        if sty is None:
+            continue
+        e = st["spec"][:n0][late].mean(0)
+        ax[0].loglog(np.arange(1, len(e)), e[1:], sty, label=m)
+        ax[1].plot(tkeep[:n0], st["nu"][:n0], sty, label=m)
+    ax[0].set(xlabel="x-mode m", ylabel="E_m", title="KE spectrum, held-out run 1, mean over t >= 10")
+    ax[1].set(xlabel="t", ylabel="Nu = 1 + <w b>/kappa", title="Nusselt number, held-out run 1 (rows 0..60)")
+    ax[0].legend()
+    names = [m for m in res["methods"]]
+    keys = ["nmae_b", "nmae_u", "rel_ke", "rel_eps_v", "rel_eps_t", "rel_nu", "rel_spec"]
+    for i, m in enumerate(names):
+        ax[2].bar(np.arange(len(keys)) + 0.8 * i / len(names), [res["methods"][m][k] for k in keys], 0.8 / len(names), label=m)
+    ax[2].set_xticks(np.arange(len(keys)) + 0.4)
+    ax[2].set_xticklabels(keys, rotation=30)
+    ax[2].set_yscale("log")
+    ax[2].set(title="errors on the held-out Ra = 1e6 runs (lower is better)")
+    ax[2].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(ROOT, "docs", "mffn_eval.png"), dpi=90)
+    print("wrote docs/mffn_eval.png")
+
+
+if __name__ == "__main__":
+    main()

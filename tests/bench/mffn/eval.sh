@@ -1,0 +1,45 @@
+#!/bin/bash
+# MeshfreeFlowNet's evaluation, end to end (docs/mffn.md "Evaluation"): the Ra = 1e6 data, the models
+# (MeshfreeFlowNet with gamma 0, 0.0125 and 0.1, the plain U-Net), their whole-domain predictions on
+# the held-out data and the figures. Steps whose output exists are skipped, so an interrupted run
+# resumes; everything runs niced on one BLAS thread.
+#   bash tests/bench/mffn/eval.sh [WORK]          (default build/mffn_eval; ~3 core-hours in all)
+#
+# Data (inputs/mffn/ensemble_ra1e6.yaml): training seeds 7-12 (6 members x 81 snapshots, Ra = 1e6);
+# held out: seeds 31-32 at Ra = 1e6 and seeds 41-42 at Ra = 5e5 (generalisation to another Ra).
+# Training (inputs/mffn/ra1e6.yaml, two stages, because the PDE term costs ~10x a regression step):
+#   stage 1: gamma 0, PRE steps, 512 points per crop; the checkpoint at PRE is shared by the ablation;
+#   stage 2: from that checkpoint (weights, Adam, plateau state), FT more steps with 128 points per
+#            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's, the model of the evaluation) or
+#            0.1 (mffn_g01);
+#   U-Net: the same crops, points, learning rate, plateau decay and clipping, PRE + FT steps at 512
+#          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual).
+set -e
+root=$(cd "$(dirname "$0")/../../.." && pwd)
+S=$root/bin/surge
+E=$root/build/tests/test_bench_mffn_eval
+W=${1:-$root/build/mffn_eval}
+PRE=${PRE:-3000}
+FT=${FT:-400}
+[ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
+mkdir -p "$W" && cd "$W"
+export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
+N="nice -n 5"
+ENS=$root/inputs/mffn/ensemble_ra1e6.yaml
+D=$root/inputs/mffn/ra1e6.yaml
+[ -f rb6.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6 > ens_train.log
+[ -f rb6_valid.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6_valid -ensemble_seed 31 -ensemble_members 2 > ens_valid.log
+[ -f rb6_ra5e5.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6_ra5e5 -ensemble_seed 41 -ensemble_members 2 -boussinesq_rayleigh 5e5 > ens_ra5e5.log
+V="-mffn_valid_data rb6_valid.h5"
+# stage 1 (one step past PRE so that the checkpoint at PRE is written; its model is not used)
+[ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
+  -train_output stage1 -mffn_lcurve stage1.lc > stage1.log
+for arm in "mffn_g0 0" "mffn 0.0125" "mffn_g01 0.1"; do
+  set -- $arm
+  [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" $V \
+    -train_output "$1" -mffn_lcurve "$1.lc" > "$1.log"
+done
+[ -f unet.h5 ] || $N "$E" train-unet -unet_data rb6.h5 -unet_residual -unet_steps $((PRE + FT)) -unet_start_lr 3e-3 \
+  -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
+  -unet_output unet.h5 > unet.log
+$N /usr/bin/python3 "$root/tests/bench/mffn/eval.py" "$W" --plot | tee eval.out
