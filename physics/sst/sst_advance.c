@@ -78,7 +78,7 @@ static PetscErrorCode StepTo(SgSolver sv, PetscReal *t, PetscReal target, PetscB
   n = PetscMax(n, 1);
   h = (target - *t) / n;
   for (PetscInt k = 0; k < n; k++) {
-    if (forcing_only) PetscCall(SgSstForcingAdvance(s, h)); /* the weather goes on while the surrogate serves */
+    if (forcing_only) PetscCall(SgSstForcingAdvance(s, *t + k * h, h)); /* the weather goes on while the surrogate serves */
     else PetscCall(SgSstStep(sv, *t + k * h, h));
   }
   *t = target;
