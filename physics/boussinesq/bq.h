@@ -143,7 +143,6 @@ PETSC_INTERN PetscErrorCode SgBqInterpolateState(const Bq *from, const PetscReal
 PETSC_INTERN void           SgBqProviderInfo(Bq *, MPI_Comm, PetscOptionItems *, PetscReal param[2], SgFieldProviderInfo *);
 PETSC_INTERN PetscErrorCode SgBqAdvanceTo(Bq *, PetscReal *t, PetscReal target);
 PETSC_INTERN PetscErrorCode SgBqShiftOut(PetscReal *a, PetscInt n, PetscInt w);
-PETSC_INTERN PetscErrorCode SgBqSlotReport(MPI_Comm, SgSlot, const char label[], const char solver[], const char surrogate[], SgOutput);
 /* bq_advance.c: the field.advance slot (docs/boussinesq.md) */
 PETSC_INTERN PetscErrorCode SgBqAdvanceSetFromOptions(SgSolver, PetscOptionItems *);
 PETSC_INTERN PetscErrorCode SgBqAdvanceSetUp(SgSolver);

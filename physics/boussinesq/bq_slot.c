@@ -1,6 +1,6 @@
 /* What the two field slots of the solver (field.advance: bq_advance.c, field.superres: bq_superres.c)
    share: the description of the solver a surrogate provider is created with, the sub-stepping of
-   the solver to a given time, and the end-of-run report of a slot's counts. */
+   the solver to a given time (the end-of-run report of a slot's counts is io/slot's SgSlotReport). */
 #include <string.h>
 #include "bq.h"
 #include "sgslot.h"
@@ -48,26 +48,6 @@ PetscErrorCode SgBqAdvanceTo(Bq *bq, PetscReal *t, PetscReal target)
 /* "<label>: <solver> (solver) served N calls, <surrogate> (surrogate) M (fraction f); S switches, R
    surrogate answers rejected", and /report/<label>_{solver_calls, surrogate_calls, switches, rejected,
    surrogate_fraction}. */
-PetscErrorCode SgBqSlotReport(MPI_Comm comm, SgSlot slot, const char label[], const char solver[], const char surrogate[], SgOutput out)
-{
-  const char *keys[5] = {"solver_calls", "surrogate_calls", "switches", "rejected", "surrogate_fraction"};
-  PetscInt    ns, nu, nsw, nrej;
-  PetscReal   v[5];
-
-  PetscFunctionBegin;
-  PetscCall(SgSlotGetCounts(slot, &ns, &nu, &nsw, &nrej));
-  v[0] = ns, v[1] = nu, v[2] = nsw, v[3] = nrej, v[4] = ns + nu > 0 ? (PetscReal)nu / (ns + nu) : 0;
-  PetscCall(PetscPrintf(comm, "%s: %s (solver) served %" PetscInt_FMT " calls, %s (surrogate) %" PetscInt_FMT " (fraction %.4f); %" PetscInt_FMT " switches, %" PetscInt_FMT " surrogate answers rejected\n", label, solver, ns, surrogate[0] ? surrogate : "(none)", nu, (double)v[4], nsw, nrej));
-  for (int k = 0; k < 5 && out; k++) {
-    char name[96];
-    PetscCall(PetscSNPrintf(name, sizeof name, "%s_%s", label, keys[k]));
-    for (char *c = name; *c; c++)
-      if (*c == ' ' || *c == '.') *c = '_';
-    PetscCall(SgOutputWriteReport(out, name, "", 1, &v[k]));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Drop the first of n entries of width w (a ring of snapshots, oldest first): entries 1 .. n-1 move
    to 0 .. n-2. */
 PetscErrorCode SgBqShiftOut(PetscReal *a, PetscInt n, PetscInt w)

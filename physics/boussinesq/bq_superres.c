@@ -15,6 +15,7 @@
    on demand by the fine solve from the last block time). The held blocks, the series and the slot's
    counts are checkpointed, so a restart continues bit for bit. */
 #include "bq_superres.h"
+#include "sgslotio.h"
 #include "sgcheckpoint.h"
 #include "sgoutput.h"
 #include <math.h>
@@ -282,7 +283,7 @@ PetscErrorCode SgBqSuperresReport(SgSolver s, SgOutput out)
 
   PetscFunctionBegin;
   if (!SgBqSuperresOn(bq)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SgBqSlotReport(bq->comm, sr->slot, "superres", "fine_solve", sr->surname, out));
+  PetscCall(SgSlotReport(bq->comm, sr->slot, "superres", "fine_solve", sr->surname, out));
   PetscCall(PetscMalloc1(PetscMax(sr->ns * sr->nko, 1), &col));
   for (int k = 0; k < 5; k++) {
     for (PetscInt i = 0; i < sr->ns; i++) col[i] = sr->ser[i * W + k];

@@ -22,12 +22,20 @@ typedef struct _n_SstAdvance SstAdvance; /* the field.advance slot (sst_advance.
 typedef enum { SST_LAND_CONTINENTS, SST_LAND_CAPS, SST_LAND_NONE } SstLand;
 typedef enum { SST_FLOW_GYRES, SST_FLOW_SOLID, SST_FLOW_NONE } SstFlow;
 typedef enum { SST_INIT_EQUILIBRIUM, SST_INIT_HARMONIC } SstInit;
+typedef enum { SST_ENSO_OSCILLATOR, SST_ENSO_RECHARGE } SstEnsoModel;
+
+/* the nonlinear recharge oscillator of the ENSO index (sst_enso.c): rates per month (year / 12) */
+typedef struct {
+  PetscReal R0, Ra, peak, F1, F2, eps, bT, cT, bh, sT, sH, B, spinup, T0; /* peak in days, spinup in years, T0 in K */
+} SstRecharge;
 
 typedef struct {
   /* options */
   PetscInt  nlon, nlat, land, flow, init, nweather, seed, harmonic_m;
   PetscReal radius, kappa, speed, tau, relax_season, cfl, year, t_polar, t_equator, season_amp, season_peak;
   PetscReal w_amp, w_time, e_amp, e_period, e_damp, amplitude, cap_lat;
+  PetscInt  enso_model;
+  SstRecharge ro;
   /* geometry: global latitude rows */
   PetscReal dlon, dlat;          /* radians */
   PetscReal *area;               /* [nlat] cell area, km^2 */
@@ -46,7 +54,7 @@ typedef struct {
   Vec        T, Tl, R, T1, T2;   /* state, ghosted copy, stage right-hand side, RK stages */
   /* stochastic state (replicated; drawn from (seed, step)) */
   PetscReal  a[SST_MAX_WEATHER]; /* weather amplitudes, Ornstein-Uhlenbeck, unit variance */
-  PetscReal  ex, ey;             /* ENSO oscillator, unit variance per component */
+  PetscReal  ex, ey;             /* ENSO index: the linear oscillator (unit variance per component) or T (K), h of the recharge oscillator */
   PetscInt   nsteps;
   /* heat budget: integral of the sources since t = 0, and the heat at t = 0 (degC km^2) */
   PetscReal  sources, heat0, absheat0, last_t;
@@ -66,7 +74,12 @@ PETSC_INTERN PetscErrorCode SgSstMaxDivergence(Sst *, MPI_Comm, PetscReal *);
 PETSC_INTERN PetscReal      SgSstTeq(const Sst *, PetscReal lat, PetscReal t);
 PETSC_INTERN PetscErrorCode SgSstForcingSetUp(Sst *);
 PETSC_INTERN PetscErrorCode SgSstForcingEvaluate(Sst *);
-PETSC_INTERN PetscErrorCode SgSstForcingAdvance(Sst *, PetscReal dt);
+PETSC_INTERN PetscErrorCode SgSstForcingAdvance(Sst *, PetscReal t, PetscReal dt);
+PETSC_INTERN PetscReal      SgSstNormal(PetscInt seed, uint64_t stream, uint64_t k);
+/* sst_enso.c: the ENSO index */
+PETSC_INTERN const char *const SgSstEnsoModels[];
+PETSC_INTERN PetscErrorCode SgSstEnsoSetUp(Sst *);
+PETSC_INTERN PetscErrorCode SgSstEnsoAdvance(Sst *, PetscReal t, PetscReal dt, uint64_t stream);
 /* sst_diag.c: diagnostics and the exact solution */
 PETSC_INTERN PetscErrorCode SgSstExact(const Sst *, PetscInt i, PetscInt j, PetscReal t, PetscReal *v, PetscReal *shape);
 /* sum of area x T over the ocean, the mean, and the sum of area x |T| (the scale of round-off) */

@@ -1,70 +1,41 @@
 /* The sst solver's field.advance slot (sgfield.h): a history of H weekly (say) snapshots of T -> the
    next K snapshots, served by the solver or by a surrogate (POD-LSTM) as the slot's swap policy says.
+   The options, the history, the warm-up, the re-synchronisation every M snapshots and the checkpoint
+   are the shared SgAdvanceLoop's (io/slot, sgslotio.h); this file supplies the solver's provider and
+   what happens to T and the forcing when the surrogate serves.
 
    With sst: {advance: {dt: D}} (D > 0) every driver step is one slot call advancing K =
-   advance_snapshots snapshots D apart (the driver's step is K D, the last one shortened to t_end).
-   The solver's provider integrates: each interval D in the fewest equal RK3 steps the stability
-   bound allows (7/17 day for weekly snapshots on the 1-degree grid, so a solver-served run equals the
-   plain weekly run bit for bit). When the surrogate serves, T continues from its last snapshot (land
-   stays 0) and the stochastic forcing is advanced over the same steps the solver would have taken,
-   so the weather and ENSO go on exactly as in a run of the solver alone; the heat budget restarts
-   from the imported state (a surrogate conserves nothing). The surrogate is held back while t is
-   before advance_warmup (the solver warms up), while the history is shorter than it needs, and, with
-   advance_resync_every M, for the call after M of its snapshots in a row: the solver advances again
-   and the surrogate goes on from its snapshots (re-synchronisation; the count is checkpointed).
+   advance_snapshots snapshots D apart. The solver's provider integrates: each interval D in the
+   fewest equal RK3 steps the stability bound allows (7/17 day for weekly snapshots on the 1-degree
+   grid, so a solver-served run equals the plain weekly run bit for bit). When the surrogate serves,
+   T continues from its last snapshot (land stays 0) and the stochastic forcing is advanced over the
+   same steps the solver would have taken, so the weather and ENSO go on exactly as in a run of the
+   solver alone; the heat budget restarts from the imported state (a surrogate conserves nothing).
 
    Snapshots are T [nlat][nlon] on the solver's grid (cell centres, latitude then longitude, degrees),
-   replicated on every rank. The history and the slot's counts are checkpointed. */
+   replicated on every rank. */
 #include "sst.h"
-#include "sgslot.h"
-#include "sgoutput.h"
-#include "sgcheckpoint.h"
+#include "sgslotio.h"
 
 static const char *const Channels[1] = {"T"};
 
 struct _n_SstAdvance {
-  PetscReal              dt, warmup;  /* snapshot spacing, days; 0: the slot is not in the loop */
-  PetscInt               K, H, nh, nsub; /* snapshots per call, history kept and held, RK3 steps per snapshot */
-  PetscInt               resync, nsur;   /* re-synchronise after resync surrogate snapshots in a row; the count */
-  char                   surname[64];
-  SgFieldAdvanceProvider sur;
-  SgSlot                 slot;
-  PetscReal              t, *htime, *hval, *lat, *lon, *snap, *out, *tn;
+  SgAdvanceLoop loop;
+  PetscInt      nsub;                /* RK3 steps per snapshot interval */
+  PetscReal    *lat, *lon, *snap, *out;
 };
 
 PetscErrorCode SgSstAdvanceSetFromOptions(SgSolver sv, PetscOptionItems *PetscOptionsObject)
 {
-  Sst       *s    = (Sst *)sv->data;
-  MPI_Comm   comm = PetscObjectComm((PetscObject)sv);
-  SstAdvance *A;
-  PetscBool  set;
+  Sst                *s = (Sst *)sv->data;
+  SgFieldProviderInfo info = {PetscObjectComm((PetscObject)sv), 1, Channels, 0, NULL, NULL, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, "sst_", PetscOptionsObject};
 
   PetscFunctionBegin;
   if (!s->adv) {
     PetscCall(PetscNew(&s->adv));
-    s->adv->K = 8, s->adv->H = 8;
+    s->adv->loop.K = 8, s->adv->loop.H = 8;
   }
-  A = s->adv;
-  PetscCall(SgOptionsReal("-advance_dt", "field.advance slot: snapshot spacing; > 0 puts the slot in the loop (each driver step is one call of advance_snapshots snapshots)", "days", A->dt, &A->dt, NULL, 0, 1e6));
-  PetscCall(SgOptionsInt("-advance_snapshots", "field.advance: snapshots K per slot call", A->K, &A->K, NULL, 1, 4096));
-  PetscCall(SgOptionsInt("-advance_history", "field.advance: snapshots of history handed to the provider (at least what the surrogate needs)", A->H, &A->H, NULL, 1, 4096));
-  PetscCall(SgOptionsReal("-advance_warmup", "field.advance: the solver serves every call that starts before this time", "days", A->warmup, &A->warmup, NULL, 0, PETSC_MAX_REAL));
-  PetscCall(SgOptionsInt("-advance_resync_every", "field.advance: after this many snapshots of the surrogate in a row the solver serves the next call (re-synchronisation; 0: never)", A->resync, &A->resync, NULL, 0, PETSC_MAX_INT));
-  PetscCall(SgOptionsString("-advance_surrogate", "field.advance: surrogate type that may serve the slot (policy: advance_swap_policy)", A->surname, A->surname, sizeof A->surname, &set));
-  PetscCall(SgFieldAdvanceProviderDestroy(&A->sur));
-  if (A->surname[0]) {
-    SgFieldProviderInfo info = {comm, 1, Channels, 0, NULL, NULL, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, "sst_", PetscOptionsObject};
-    PetscCheck(A->dt > 0, comm, PETSC_ERR_USER_INPUT, "sst advance surrogate %s needs the slot in the loop: set sst: {advance: {dt: D}} (the snapshot spacing, days)", A->surname);
-    PetscCall(SgFieldAdvanceProviderCreate(A->surname, &info, &A->sur));
-    PetscCheck(!A->sur.dt || PetscAbsReal(A->sur.dt - A->dt) <= 1e-9 * A->dt, comm, PETSC_ERR_USER_INPUT, "sst advance dt %g: surrogate %s was made for snapshots %g apart; set advance: {dt: %g}", (double)A->dt, A->surname, (double)A->sur.dt, (double)A->sur.dt);
-    PetscCheck(!A->sur.nnext || A->K <= A->sur.nnext, comm, PETSC_ERR_USER_INPUT, "sst advance snapshots %" PetscInt_FMT ": surrogate %s answers at most %" PetscInt_FMT " per call", A->K, A->surname, A->sur.nnext);
-    A->H = PetscMax(A->H, A->sur.history);
-  }
-  if (A->dt > 0) {
-    PetscReal sdt = 0;
-    PetscCall(PetscOptionsGetReal(NULL, NULL, "-sim_dt", &sdt, &set));
-    PetscCheck(!set || sdt == 0, comm, PETSC_ERR_USER_INPUT, "sst advance dt %g puts the field.advance slot in the loop: the driver's step is advance_snapshots x advance_dt, so sim dt (%g) cannot be set", (double)A->dt, (double)sdt);
-  }
+  PetscCall(SgAdvanceLoopSetFromOptions(&s->adv->loop, PetscOptionsObject, "sst", "days", &info));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -99,15 +70,15 @@ static PetscErrorCode Import(Sst *s, const PetscReal *snap)
 /* RK3 steps from *t to target: the interval's share of nsub equal steps per snapshot spacing */
 static PetscErrorCode StepTo(SgSolver sv, PetscReal *t, PetscReal target, PetscBool forcing_only)
 {
-  Sst     *s = (Sst *)sv->data;
-  PetscInt n = (PetscInt)PetscCeilReal((target - *t) / s->adv->dt * s->adv->nsub - 1e-9);
+  Sst      *s = (Sst *)sv->data;
+  PetscInt  n = (PetscInt)PetscCeilReal((target - *t) / s->adv->loop.dt * s->adv->nsub - 1e-9);
   PetscReal h;
 
   PetscFunctionBegin;
   n = PetscMax(n, 1);
   h = (target - *t) / n;
   for (PetscInt k = 0; k < n; k++) {
-    if (forcing_only) PetscCall(SgSstForcingAdvance(s, h)); /* the weather goes on while the surrogate serves */
+    if (forcing_only) PetscCall(SgSstForcingAdvance(s, *t + k * h, h)); /* the weather goes on while the surrogate serves */
     else PetscCall(SgSstStep(sv, *t + k * h, h));
   }
   *t = target;
@@ -129,19 +100,6 @@ static PetscErrorCode AdvanceBySolver(void *ctx, const SgFieldAdvanceInput *in, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode Push(SstAdvance *A, PetscInt n, PetscReal t, const PetscReal *snap)
-{
-  PetscFunctionBegin;
-  if (A->nh == A->H) { /* drop the oldest */
-    if (A->H > 1) PetscCall(PetscArraymove(A->hval, A->hval + n, (A->H - 1) * n));
-    if (A->H > 1) PetscCall(PetscArraymove(A->htime, A->htime + 1, A->H - 1));
-    A->nh--;
-  }
-  PetscCall(PetscArraycpy(A->hval + A->nh * n, snap, n));
-  A->htime[A->nh++] = t;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode SgSstAdvanceSetUp(SgSolver sv)
 {
   Sst        *s    = (Sst *)sv->data;
@@ -151,115 +109,69 @@ PetscErrorCode SgSstAdvanceSetUp(SgSolver sv)
   PetscReal   stable;
 
   PetscFunctionBegin;
-  PetscCall(SgSlotCreate("field.advance", &A->slot));
-  PetscCall(SgSlotSetFieldAdvanceProvider(A->slot, "sst", AdvanceBySolver, sv));
-  if (A->sur.fn) PetscCall(SgSlotSetFieldAdvanceSurrogate(A->slot, A->sur.name, A->sur.fn, A->sur.uncertainty, A->sur.ctx));
-  PetscCall(SgSlotSetFromOptions(A->slot, comm, "sst_advance_")); /* -sst_advance_swap_policy, ... */
-  PetscCall(SgSolverDeclareSlot(sv, A->slot));
-  if (A->dt <= 0) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SgSstStableStep(sv, &stable));
-  A->nsub = (PetscInt)PetscCeilReal(A->dt / stable - 1e-9);
-  PetscCall(PetscCalloc5(A->H, &A->htime, A->H * n, &A->hval, s->nlat, &A->lat, s->nlon, &A->lon, n, &A->snap));
-  PetscCall(PetscMalloc2(A->K * n, &A->out, A->K + 1, &A->tn));
-  for (PetscInt j = 0; j < s->nlat; j++) A->lat[j] = -90 + (j + 0.5) * 180.0 / s->nlat;
-  for (PetscInt i = 0; i < s->nlon; i++) A->lon[i] = (i + 0.5) * 360.0 / s->nlon;
-  PetscCall(Export(s, comm, A->snap));
-  PetscCall(Push(A, n, 0, A->snap));
-  A->t = 0;
+  if (A->loop.dt > 0) {
+    PetscCall(SgSstStableStep(sv, &stable));
+    A->nsub = (PetscInt)PetscCeilReal(A->loop.dt / stable - 1e-9);
+    PetscCall(PetscCalloc4(s->nlat, &A->lat, s->nlon, &A->lon, n, &A->snap, A->loop.K * n, &A->out));
+    for (PetscInt j = 0; j < s->nlat; j++) A->lat[j] = -90 + (j + 0.5) * 180.0 / s->nlat;
+    for (PetscInt i = 0; i < s->nlon; i++) A->lon[i] = (i + 0.5) * 360.0 / s->nlon;
+    PetscCall(Export(s, comm, A->snap));
+  }
+  PetscCall(SgAdvanceLoopSetUp(&A->loop, comm, "sst", "sst_", AdvanceBySolver, sv, n, A->snap));
+  PetscCall(SgSolverDeclareSlot(sv, A->loop.slot));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscBool SgSstAdvanceOn(const Sst *s) { return s->adv && s->adv->dt > 0 ? PETSC_TRUE : PETSC_FALSE; }
-PetscReal SgSstAdvanceSegment(const Sst *s) { return s->adv->K * s->adv->dt; }
+PetscBool SgSstAdvanceOn(const Sst *s) { return s->adv ? SgAdvanceLoopOn(&s->adv->loop) : PETSC_FALSE; }
+PetscReal SgSstAdvanceSegment(const Sst *s) { return SgAdvanceLoopSegment(&s->adv->loop); }
 
 /* one driver step: one slot call from t to t + dt */
 PetscErrorCode SgSstAdvanceStep(SgSolver sv, PetscReal t, PetscReal dt)
 {
   Sst                 *s    = (Sst *)sv->data;
   SstAdvance          *A    = s->adv;
+  SgAdvanceLoop       *L    = &A->loop;
   MPI_Comm             comm = PetscObjectComm((PetscObject)sv);
-  const PetscReal      te   = t + dt;
   const PetscInt       n    = s->nlon * s->nlat;
-  PetscInt             nt   = 0;
   PetscBool            sur;
-  char                 why[128] = "";
   SgFieldBlock         hist;
   SgFieldAdvanceInput  in;
   SgFieldAdvanceOutput out = {A->out};
 
   PetscFunctionBegin;
-  for (PetscInt k = 1; k <= A->K; k++) {
-    const PetscReal tk = t + k * A->dt;
-    if (tk >= te - 1e-9 * A->dt) {
-      A->tn[nt++] = te;
-      break;
-    }
-    A->tn[nt++] = tk;
-  }
-  hist = (SgFieldBlock){1, Channels, {A->nh, s->nlat, s->nlon}, {A->htime, A->lat, A->lon}, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, A->hval};
-  in   = (SgFieldAdvanceInput){&hist, nt, A->tn};
-  if (A->sur.fn) {
-    if (t < A->warmup) PetscCall(PetscSNPrintf(why, sizeof why, "warm-up until t = %g", (double)A->warmup));
-    else if (A->nh < A->sur.history) PetscCall(PetscSNPrintf(why, sizeof why, "a history of %" PetscInt_FMT " of the %" PetscInt_FMT " snapshots %s needs", A->nh, A->sur.history, A->surname));
-    else if (PetscAbsReal(A->tn[nt - 1] - t - nt * A->dt) > 1e-9 * A->dt) PetscCall(PetscSNPrintf(why, sizeof why, "a shortened last segment"));
-    else if (A->resync && A->nsur >= A->resync) PetscCall(PetscSNPrintf(why, sizeof why, "re-synchronisation after %" PetscInt_FMT " snapshots of %s", A->nsur, A->surname));
-    PetscCall(SgSlotSetSurrogateAvailable(A->slot, why[0] ? PETSC_FALSE : PETSC_TRUE, why));
-  }
-  PetscCall(SgSlotSetStep(A->slot, (PetscInt)PetscFloorReal(t / (A->K * A->dt) + 0.5)));
-  PetscCall(SgSlotFieldAdvance(A->slot, &in, &out));
-  PetscCall(SgSlotGetLastCall(A->slot, &sur, NULL, NULL));
-  A->nsur = sur ? A->nsur + nt : 0;
+  PetscCall(SgAdvanceLoopBegin(L, t, dt));
+  hist = (SgFieldBlock){1, Channels, {L->nh, s->nlat, s->nlon}, {L->htime, A->lat, A->lon}, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, L->hval};
+  in   = (SgFieldAdvanceInput){&hist, L->nt, L->tn};
+  PetscCall(SgSlotSetStep(L->slot, (PetscInt)PetscFloorReal(t / (L->K * L->dt) + 0.5)));
+  PetscCall(SgSlotFieldAdvance(L->slot, &in, &out));
+  PetscCall(SgAdvanceLoopEnd(L, &sur));
   if (sur) { /* T from the surrogate's last snapshot; the forcing as the solver would have had it */
     PetscReal tt = t, heat, mean;
-    for (PetscInt k = 0; k < nt; k++) PetscCall(StepTo(sv, &tt, A->tn[k], PETSC_TRUE));
-    PetscCall(Import(s, A->out + (nt - 1) * n));
+    for (PetscInt k = 0; k < L->nt; k++) PetscCall(StepTo(sv, &tt, L->tn[k], PETSC_TRUE));
+    PetscCall(Import(s, A->out + (L->nt - 1) * n));
     PetscCall(SgSstHeat(s, s->T, comm, &heat, &mean, NULL));
-    s->heat0 = heat - s->sources; /* the budget restarts here */
-    s->last_t = te;
+    s->heat0  = heat - s->sources; /* the budget restarts here */
+    s->last_t = t + dt;
   }
-  for (PetscInt k = 0; k < nt; k++) PetscCall(Push(A, n, A->tn[k], A->out + k * n));
-  A->t = te;
+  for (PetscInt k = 0; k < L->nt; k++) PetscCall(SgAdvanceLoopPush(L, L->tn[k], A->out + k * n));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgSstAdvanceCheckpoint(SgSolver sv, SgCheckpoint chk)
 {
-  Sst        *s = (Sst *)sv->data;
-  SstAdvance *A = s->adv;
-  PetscReal   sc[3], st[SG_SLOT_NSTATE];
-  PetscBool   reading;
+  Sst *s = (Sst *)sv->data;
 
   PetscFunctionBegin;
-  if (!SgSstAdvanceOn(s)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SgCheckpointIsReading(chk, &reading));
-  PetscCall(SgCheckpointLayoutReal(chk, "sst_advance_dt", A->dt));
-  PetscCall(SgCheckpointLayoutInt(chk, "sst_advance_history", A->H));
-  sc[0] = A->nh, sc[1] = A->t, sc[2] = A->nsur;
-  if (!reading) PetscCall(SgSlotGetState(A->slot, st));
-  PetscCall(SgCheckpointReals(chk, "sst_advance_scalars", 3, sc));
-  PetscCall(SgCheckpointReals(chk, "sst_advance_time", A->H, A->htime));
-  PetscCall(SgCheckpointReals(chk, "sst_advance_history", A->H * s->nlon * s->nlat, A->hval));
-  PetscCall(SgCheckpointReals(chk, "sst_advance_slot", SG_SLOT_NSTATE, st));
-  if (reading) {
-    A->nh = (PetscInt)sc[0], A->t = sc[1], A->nsur = (PetscInt)sc[2];
-    PetscCall(SgSlotSetState(A->slot, st));
-  }
+  PetscCall(SgAdvanceLoopCheckpoint(&s->adv->loop, chk, "sst_"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgSstAdvanceReport(SgSolver sv, SgOutput out)
 {
-  Sst        *s = (Sst *)sv->data;
-  SstAdvance *A = s->adv;
-  PetscInt    ns, nu, nsw, nrej;
-  PetscReal   v[5];
+  Sst *s = (Sst *)sv->data;
 
   PetscFunctionBegin;
-  if (!SgSstAdvanceOn(s)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SgSlotGetCounts(A->slot, &ns, &nu, &nsw, &nrej));
-  v[0] = ns, v[1] = nu, v[2] = nsw, v[3] = nrej, v[4] = ns + nu ? (PetscReal)nu / (ns + nu) : 0;
-  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)sv), "sst advance: the solver served %" PetscInt_FMT " calls, %s %" PetscInt_FMT " (fraction %.4f); %" PetscInt_FMT " switches, %" PetscInt_FMT " surrogate answers rejected\n", ns, A->surname[0] ? A->surname : "(no surrogate)", nu, (double)v[4], nsw, nrej));
-  PetscCall(SgOutputWriteReport(out, "advance_counts", "solver calls, surrogate calls, switches, rejected, surrogate fraction", 5, v));
+  PetscCall(SgAdvanceLoopReport(&s->adv->loop, PetscObjectComm((PetscObject)sv), "sst", out));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -269,11 +181,8 @@ PetscErrorCode SgSstAdvanceDestroy(Sst *s)
 
   PetscFunctionBegin;
   if (!A) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SgFieldAdvanceProviderDestroy(&A->sur));
-  if (A->htime) {
-    PetscCall(PetscFree5(A->htime, A->hval, A->lat, A->lon, A->snap));
-    PetscCall(PetscFree2(A->out, A->tn));
-  }
+  PetscCall(SgAdvanceLoopDestroy(&A->loop));
+  PetscCall(PetscFree4(A->lat, A->lon, A->snap, A->out));
   PetscCall(PetscFree(s->adv)); /* the slot is the solver's (declared), destroyed with it */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

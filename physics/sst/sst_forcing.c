@@ -1,5 +1,5 @@
 /* SST forcing: the seasonal equilibrium temperature the mixed layer relaxes to, stochastic weather
-   and an ENSO-like oscillator.
+   and an ENSO index (sst_enso.c).
 
    Every random number is drawn from (seed, step, index) by the counter-based generator of
    src/base, and the stochastic state is replicated on every rank: a run gives the same forcing on
@@ -15,14 +15,14 @@ PetscReal SgSstTeq(const Sst *s, PetscReal lat, PetscReal t)
 }
 
 /* a standard normal number from (seed, stream, k) by Box-Muller */
-static PetscReal Normal(PetscInt seed, uint64_t stream, uint64_t k)
+PetscReal SgSstNormal(PetscInt seed, uint64_t stream, uint64_t k)
 {
   PetscReal u1 = 1 - SgRandomUniform((uint64_t)seed, stream, 2 * k), u2 = SgRandomUniform((uint64_t)seed, stream, 2 * k + 1);
   return PetscSqrtReal(-2 * PetscLogReal(u1)) * PetscCosReal(2 * PETSC_PI * u2);
 }
 
-/* Streams of the generator: 1 the weather patterns, 2 the initial amplitudes, 8 + step the noise of
-   a step. */
+/* Streams of the generator: 1 the weather patterns, 2 the initial amplitudes, 3 the spin-up of the
+   recharge oscillator, 8 + step the noise of a step. */
 PetscErrorCode SgSstForcingSetUp(Sst *s)
 {
   const PetscInt n = s->xm * s->ym;
@@ -43,7 +43,7 @@ PetscErrorCode SgSstForcingSetUp(Sst *s)
         s->wmode[k * n + j * s->xm + i] = 2 * PETSC_SQRT2 * PetscCosReal(m * lon + th) * PetscCosReal(lat) * PetscCosReal(l * lat + ch);
       }
     }
-    s->a[k] = Normal(s->seed, 2, (uint64_t)k); /* start in the stationary distribution */
+    s->a[k] = SgSstNormal(s->seed, 2, (uint64_t)k); /* start in the stationary distribution */
   }
   /* ENSO: a tongue along the equator in the eastern Pacific, 1 at its centre (235E, 0N) */
   for (PetscInt j = 0; j < s->ym; j++) {
@@ -53,8 +53,7 @@ PetscErrorCode SgSstForcingSetUp(Sst *s)
       s->enso[j * s->xm + i] = PetscExpReal(-PetscSqr(dl / 45) - PetscSqr(lat / 12));
     }
   }
-  s->ex = Normal(s->seed, 2, (uint64_t)SST_MAX_WEATHER);
-  s->ey = Normal(s->seed, 2, (uint64_t)SST_MAX_WEATHER + 1);
+  PetscCall(SgSstEnsoSetUp(s)); /* sst_enso.c */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -74,24 +73,19 @@ PetscErrorCode SgSstForcingEvaluate(Sst *s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Advance the stochastic state over dt, exactly in distribution: each weather amplitude is an
-   Ornstein-Uhlenbeck process of correlation time w_time, the ENSO pair (x, y) a damped rotation of
-   period e_period and damping time e_damp driven by white noise; all have unit stationary variance. */
-PetscErrorCode SgSstForcingAdvance(Sst *s, PetscReal dt)
+/* Advance the stochastic state over [t, t + dt]: each weather amplitude is an Ornstein-Uhlenbeck
+   process of correlation time w_time advanced exactly in distribution (unit stationary variance);
+   the ENSO index as sst_enso.c says. */
+PetscErrorCode SgSstForcingAdvance(Sst *s, PetscReal t, PetscReal dt)
 {
   const uint64_t stream = 8 + (uint64_t)s->nsteps;
 
   PetscFunctionBegin;
   if (s->nweather) {
     PetscReal r = PetscExpReal(-dt / s->w_time), q = PetscSqrtReal(1 - r * r);
-    for (PetscInt k = 0; k < s->nweather; k++) s->a[k] = r * s->a[k] + q * Normal(s->seed, stream, (uint64_t)k);
+    for (PetscInt k = 0; k < s->nweather; k++) s->a[k] = r * s->a[k] + q * SgSstNormal(s->seed, stream, (uint64_t)k);
   }
-  {
-    PetscReal r = PetscExpReal(-dt / s->e_damp), q = PetscSqrtReal(1 - r * r), w = 2 * PETSC_PI * dt / s->e_period;
-    PetscReal x = r * (PetscCosReal(w) * s->ex - PetscSinReal(w) * s->ey), y = r * (PetscSinReal(w) * s->ex + PetscCosReal(w) * s->ey);
-    s->ex = x + q * Normal(s->seed, stream, SST_MAX_WEATHER);
-    s->ey = y + q * Normal(s->seed, stream, SST_MAX_WEATHER + 1);
-  }
+  PetscCall(SgSstEnsoAdvance(s, t, dt, stream));
   s->nsteps++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -12,7 +12,8 @@
      r = (1 + relax_season sin(lat) cos(2 pi (t - season_peak)/year)) / tau: the mixed layer is shallow
      in summer (anomalies damp fast) and deep in winter (they persist), as in the real ocean.
    - F_weather: nweather large-scale patterns with Ornstein-Uhlenbeck amplitudes (5-day memory);
-     F_enso: an equatorial eastern-Pacific pattern times a noise-driven damped oscillator (4 years).
+     F_enso: an equatorial eastern-Pacific pattern times an ENSO index: a noise-driven damped linear
+     oscillator (4 years), or the nonlinear recharge oscillator (sst_enso.c).
    Finite volumes, second order: centred advective fluxes, two-point diffusive fluxes, each face's
    flux computed once from the same operands on both sides, so heat is conserved to round-off; the
    change of the total heat equals the integral of the sources (the budget diagnostic checks it).
@@ -52,9 +53,24 @@ static PetscErrorCode SstSetFromOptions(SgSolver sv, PetscOptionItems *PetscOpti
   PetscCall(SgOptionsInt("-weather_modes", "Number of large-scale stochastic weather patterns", s->nweather, &s->nweather, NULL, 0, SST_MAX_WEATHER));
   PetscCall(SgOptionsReal("-weather_amp", "RMS heating of the weather forcing", "degC/day", s->w_amp, &s->w_amp, NULL, 0, 1e3));
   PetscCall(SgOptionsReal("-weather_time", "Correlation time of the weather amplitudes", "days", s->w_time, &s->w_time, NULL, 1e-3, 1e6));
-  PetscCall(SgOptionsReal("-enso_amp", "Heating of the ENSO pattern per unit oscillator amplitude", "degC/day", s->e_amp, &s->e_amp, NULL, 0, 1e3));
-  PetscCall(SgOptionsReal("-enso_period", "Period of the ENSO oscillator", "days", s->e_period, &s->e_period, NULL, 1, 1e7));
-  PetscCall(SgOptionsReal("-enso_damp", "Damping time of the ENSO oscillator", "days", s->e_damp, &s->e_damp, NULL, 1, 1e7));
+  PetscCall(SgOptionsEList("-enso", "ENSO index: oscillator (linear, noise-driven damped rotation) or recharge (nonlinear recharge oscillator: seasonal growth rate, El Nino/La Nina asymmetry, state-dependent noise)", SgSstEnsoModels, 2, SgSstEnsoModels[s->enso_model], &s->enso_model, NULL));
+  PetscCall(SgOptionsReal("-enso_amp", "Heating of the ENSO pattern per unit of the index (oscillator: unit variance; recharge: 1 K of T)", "degC/day", s->e_amp, &s->e_amp, NULL, 0, 1e3));
+  PetscCall(SgOptionsReal("-enso_period", "oscillator: period of the ENSO oscillator", "days", s->e_period, &s->e_period, NULL, 1, 1e7));
+  PetscCall(SgOptionsReal("-enso_damp", "oscillator: damping time of the ENSO oscillator", "days", s->e_damp, &s->e_damp, NULL, 1, 1e7));
+  PetscCall(SgOptionsReal("-enso_growth", "recharge: annual-mean growth rate R0 of T", "1/month", s->ro.R0, &s->ro.R0, NULL, -10, 10));
+  PetscCall(SgOptionsReal("-enso_growth_season", "recharge: seasonal amplitude Ra of the growth rate, R = R0 + Ra cos(2 pi (t - enso_growth_peak) / year) (phase locking)", "1/month", s->ro.Ra, &s->ro.Ra, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-enso_growth_peak", "recharge: day of the year on which the growth rate peaks (the variance of T peaks about a season later)", "days", s->ro.peak, &s->ro.peak, NULL, 0, 1e4));
+  PetscCall(SgOptionsReal("-enso_f1", "recharge: F1, the effect of the heat content h on T", "1/month", s->ro.F1, &s->ro.F1, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-enso_f2", "recharge: F2, the discharge of h by T", "1/month", s->ro.F2, &s->ro.F2, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-enso_eps", "recharge: damping rate eps of h", "1/month", s->ro.eps, &s->ro.eps, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-enso_bt", "recharge: quadratic term bT T^2 of dT/dt (El Nino stronger than La Nina)", "1/(K month)", s->ro.bT, &s->ro.bT, NULL, -10, 10));
+  PetscCall(SgOptionsReal("-enso_ct", "recharge: cubic damping cT T^3 of dT/dt", "1/(K^2 month)", s->ro.cT, &s->ro.cT, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-enso_bh", "recharge: quadratic discharge bh T^2 of dh/dt", "1/(K month)", s->ro.bh, &s->ro.bh, NULL, -10, 10));
+  PetscCall(SgOptionsReal("-enso_sigma_t", "recharge: noise amplitude of T", "K/month^(1/2)", s->ro.sT, &s->ro.sT, NULL, 0, 100));
+  PetscCall(SgOptionsReal("-enso_sigma_h", "recharge: noise amplitude of h", "1/month^(1/2)", s->ro.sH, &s->ro.sH, NULL, 0, 100));
+  PetscCall(SgOptionsReal("-enso_mult", "recharge: state-dependent noise, sigma_T (1 + B T) for T > 0 (westerly wind bursts in El Nino)", "1/K", s->ro.B, &s->ro.B, NULL, 0, 100));
+  PetscCall(SgOptionsReal("-enso_spinup", "recharge: years the oscillator is spun up from rest before t = 0", "years", s->ro.spinup, &s->ro.spinup, NULL, 0, 1000));
+  PetscCall(SgOptionsReal("-enso_init", "recharge: added to T at t = 0, after the spin-up (with no noise and no spin-up: a deterministic trajectory)", "K", s->ro.T0, &s->ro.T0, NULL, -100, 100));
   PetscCall(SgOptionsInt("-seed", "Seed of the weather patterns and of all noise (ensembles vary it)", s->seed, &s->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsEList("-init", "Initial state: equilibrium (Teq at t = 0), harmonic (amplitude Y with Y = sin(lat) for harmonic_m 0, cos(m lon) cos^m(lat) otherwise: spherical harmonics, for tests)", Inits, 2, Inits[s->init], &s->init, NULL));
   PetscCall(SgOptionsInt("-harmonic_m", "Zonal wave number of the harmonic initial state", s->harmonic_m, &s->harmonic_m, NULL, 0, 64));
@@ -118,7 +134,7 @@ static PetscErrorCode SstSetUp(SgSolver sv)
   PetscCall(SgSolverAddDiagnostic(sv, "mean", "area-weighted ocean mean temperature, degC", &s->d_mean));
   PetscCall(SgSolverAddDiagnostic(sv, "heat", "sum over ocean cells of area x T, degC km^2", &s->d_heat));
   PetscCall(SgSolverAddDiagnostic(sv, "budget_residual", "heat - heat(0) - time integral of the sources, degC km^2 (round-off)", &s->d_budget));
-  PetscCall(SgSolverAddDiagnostic(sv, "enso", "ENSO oscillator amplitude x (unit variance)", &s->d_enso));
+  PetscCall(SgSolverAddDiagnostic(sv, "enso", "ENSO index: the linear oscillator's x (unit variance) or the recharge oscillator's T (K)", &s->d_enso));
   if (s->exact) {
     PetscCall(SgSolverAddDiagnostic(sv, "exact_error", "max over cells of |T - exact solution|, degC", &s->d_err));
     PetscCall(SgSolverAddDiagnostic(sv, "harmonic_amplitude", "area-weighted projection of T on the (rotated) initial harmonic, degC", &s->d_amp));
@@ -219,7 +235,7 @@ PetscErrorCode SgSstStep(SgSolver sv, PetscReal t, PetscReal dt)
   PetscCall(VecAXPBY(s->T, 2.0 / 3.0, 1.0 / 3.0, s->T2));
   PetscCallMPI(MPI_Allreduce(q, g, 3, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)sv)));
   s->sources += dt * (g[0] / 6 + g[1] / 6 + 2 * g[2] / 3);
-  PetscCall(SgSstForcingAdvance(s, dt));
+  PetscCall(SgSstForcingAdvance(s, t, dt));
   s->last_t = t + dt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -254,6 +270,7 @@ static PetscErrorCode SstCheckpoint(SgSolver sv, SgCheckpoint chk)
   PetscCall(SgCheckpointLayoutInt(chk, "sst_flow", s->flow));
   PetscCall(SgCheckpointLayoutInt(chk, "sst_weather_modes", s->nweather));
   PetscCall(SgCheckpointLayoutInt(chk, "sst_seed", s->seed));
+  PetscCall(SgCheckpointLayoutString(chk, "sst_enso", SgSstEnsoModels[s->enso_model]));
   PetscCall(SgCheckpointLayoutReal(chk, "sst_kappa", s->kappa));
   PetscCall(SgCheckpointLayoutReal(chk, "sst_speed", s->speed));
   PetscCall(SgCheckpointVec(chk, "T", s->T));
@@ -323,6 +340,7 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_SST(SgSolver sv)
   s->nlon = 360, s->nlat = 180, s->radius = 6371, s->kappa = 130, s->speed = 10, s->cap_lat = 75;
   s->tau = 60, s->relax_season = 0.8, s->t_equator = 28, s->t_polar = -1.8, s->season_amp = 6, s->season_peak = 220, s->year = 365.25;
   s->nweather = 24, s->w_amp = 0.05, s->w_time = 5, s->e_amp = 0.025, s->e_period = 1461, s->e_damp = 500;
+  s->ro = (SstRecharge){0.05, 0.16, 250, 0.14, 0.16, 0.13, 0.02, 0.001, 0.03, 0.2, 0.2, 0.4, 20, 0}; /* Han, Fedorov and Vialard (2025) */
   s->seed = 1, s->amplitude = 1, s->cfl = 0.9;
   sv->data                = s;
   sv->ops->setfromoptions = SstSetFromOptions;

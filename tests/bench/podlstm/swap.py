@@ -67,7 +67,7 @@ def fields(name):
         ks = sorted(int(k) for k in g)
         t = np.array([float(np.ravel(g[str(k)].attrs["time"])[0]) for k in ks])
         T = np.array([g[str(k)][()] for k in ks])
-        cnt = f["report/advance_counts"][()]
+        cnt = np.array([f["report/advance_" + k][()][0] for k in ("solver_calls", "surrogate_calls", "switches", "rejected", "surrogate_fraction")])
     return t, T, cnt
 
 

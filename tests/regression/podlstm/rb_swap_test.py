@@ -9,7 +9,13 @@
    grid (x_i = i Lx/nx, Chebyshev z) to the model's and back, and the solver continues from its
    answers -- every later diagnostic is finite and the run differs from the solver alone, yet stays
    near it (RMS of b within 0.2: the model's errors, not a broken mapping, which would be O(1));
-3. the same on 2 ranks: the same b to 1e-9 and the same counts."""
+3. the same on 2 ranks: the same b to 1e-9 and the same counts;
+4. re-synchronisation (advance warmup 2, resync_every 4, static policy: the surrogate whenever it may):
+   the solver serves the 4 warm-up calls, then every third call (after 4 surrogate snapshots in a
+   row) -- the pattern of the switch log and the counts (6 solver, 4 surrogate calls to t = 5); the
+   run equals the schedule run until the first re-synchronisation; a restart from the checkpoint
+   written at t = 3 (after 4 surrogate snapshots: the next call must be the solver's) ends with b
+   equal bit for bit at every output after it and the same counts as the uninterrupted run."""
 import os
 import sys
 
@@ -53,4 +59,20 @@ check(all(np.all(np.isfinite(v)) for v in d1.values()), "every diagnostic of the
 rms = np.sqrt(np.mean((b1 - br) ** 2, axis=(1, 2)))
 check(rms[-1] > 0 and rms.max() < 0.2, f"the swapped run differs from the solver alone, by RMS {rms.max():.4f} < 0.2 in b at most")
 check(np.max(np.abs(b2 - b1)) < 1e-9 and c2 == c1, f"2 ranks: the same b (max |db| {np.max(np.abs(b2 - b1)):.1e}) and counts")
+
+# 4. re-synchronisation every 4 snapshots, and a restart in the middle of it
+rs = args + ["-sim_t_end", "5", "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "surrogate",
+             "-boussinesq_advance_warmup", "2", "-boussinesq_advance_resync_every", "4"]
+_, out3 = surge(rs + ["-sim_output", "rs"], w)
+log = [ln for ln in out3.splitlines() if ln.startswith("field.advance: step")]
+steps = [int(ln.split()[2].rstrip(":")) for ln in log]
+check(steps == [4, 6, 7, 9] and all("re-synchronisation after 4 snapshots of podlstm" in log[i] for i in (1, 3)),
+      "switch log: surrogate at call 4, the solver (re-synchronisation) at calls 6 and 9: " + " | ".join(ln[:60] for ln in log))
+b3, d3, c3 = read("rs")
+check(c3 == (6, 4), f"counts with resync_every 4: solver {c3[0]}, podlstm {c3[1]} (expected 6, 4)")
+check(np.array_equal(b3[:7], b1[:7]) and not np.array_equal(b3[7], b1[7]), "the same as the schedule run until the first re-synchronisation (t = 3), not after it")
+surge(rs + ["-sim_output", "rsh", "-sim_t_end", "3"], w)
+surge(rs + ["-sim_output", "rsh", "-restart", "rsh.chk.h5"], w)
+bh, dh, ch = read("rsh")
+check(bh.shape == b3.shape and np.array_equal(bh, b3) and ch == c3, f"restart at t = 3 mid-swap: b bit for bit at all {len(bh)} outputs (max |db| {np.max(np.abs(bh - b3)):.1e}), counts {ch}")
 print("podlstm boussinesq swap checks passed")

@@ -38,7 +38,7 @@ def fields(name):
 
 def counts(name):
     with h5py.File(os.path.join(w, name + ".h5"), "r") as f:
-        return f["report/advance_counts"][()]
+        return np.array([f["report/advance_" + k][()][0] for k in ("solver_calls", "surrogate_calls", "switches", "rejected", "surrogate_fraction")])
 
 
 # 1. solver-served slot vs the plain run
