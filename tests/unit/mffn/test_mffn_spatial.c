@@ -4,7 +4,7 @@
    query point evaluated by the rank owning its cell, from its latent slab plus one neighbour plane)
    against the serial model on the whole crop, which every rank also runs.
 
-     mpiexec -n P test_mffn_spatial G [--fault halo|bn]     (P = G data groups x P/G spatial ranks)
+     mpiexec -n P test_mffn_spatial G [--fault halo|bn | --residual]   (P = G data groups x P/G spatial ranks)
 
    Tiny model in float64 (widths 2 3 4, poolings [1,2,2] twice, latent 3, ImNet 5 4, batch norm on),
    crops [1, 4, 5, 16, 8] (t, z, x), 40 query points per crop, some on cell faces and on the last
@@ -26,7 +26,9 @@
    statistics' and the weight gradients' sums over ranks and slab pieces), expected ~1e-14; a missing
    halo plane or statistics of one slab differ by O(1e-2..1).
    --fault halo|bn (>= 2 spatial ranks): the backward halo exchange or the batch-norm reduction is
-   switched off (sgpar_test_set_fault); the run passes only if some comparison FAILS. */
+   switched off (sgpar_test_set_fault); the run passes only if some comparison FAILS.
+   --residual: the same comparisons with the residual decoder (the latent slab carries the input's
+   channels, concatenated slab by slab; the decoder adds its correction to their trilinear blend). */
 #include <math.h>
 #include "sgmffn.h"
 #include "sgtrainer.h"
@@ -158,8 +160,9 @@ static PetscErrorCode AddTo(SgnnTensor *acc, SgnnTensor t)
 /* 1. forward and backward of every crop of the global batch (serial) or of the group (partitioned) */
 static PetscErrorCode ForwardBackward(const Spec *sp, const int *gn)
 {
-  const long nx = 4 * 5 * 16 * 8, nl = 3 * 5 * 16 * 8;
-  int        G = sgpar_grid_data_groups(grid), Nt = 0, first, nc, all[1] = {NPTS}, bs[5], ls[5] = {1, 3, 5, 16, 8};
+  const int  lc = (int)SgMFFNLatentChannels(&m->cfg); /* 3, or 3 + 4 input channels with --residual */
+  const long nl = lc * 5 * 16 * 8, nx = PetscMax(4 * 5 * 16 * 8, nl); /* slab buffers hold either */
+  int        G = sgpar_grid_data_groups(grid), Nt = 0, first, nc, all[1] = {NPTS}, bs[5], ls[5] = {1, lc, 5, 16, 8};
   long       np;
   double    *slab, *ref, *got, *gref, *gw, *lat[NCROP], *out[NCROP], *res[NCROP], *gx[NCROP], *gp[NCROP];
   SgMFFNPart part;
@@ -342,20 +345,23 @@ int main(int argc, char **argv)
   SgnnBackend *be;
   SgnnRng      r;
   int          G, S, fault = 0;
+  PetscBool    residual;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank_));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size_));
   G = argc > 1 ? atoi(argv[1]) : 1;
+  residual = (PetscBool)(argc > 2 && !strcmp(argv[2], "--residual"));
   if (argc > 3 && !strcmp(argv[2], "--fault")) fault = !strcmp(argv[3], "halo") ? SGPAR_FAULT_BWD_HALO : !strcmp(argv[3], "bn") ? SGPAR_FAULT_BN_REDUCE : -1;
-  PetscCheck(G >= 1 && size_ % G == 0 && size_ / G <= 4 && G <= 4 && fault >= 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn_spatial DATA_GROUPS [--fault halo|bn] (DATA_GROUPS divides the ranks, at most 4 per grid axis)");
+  PetscCheck(G >= 1 && size_ % G == 0 && size_ / G <= 4 && G <= 4 && fault >= 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn_spatial DATA_GROUPS [--fault halo|bn | --residual] (DATA_GROUPS divides the ranks, at most 4 per grid axis)");
   S = size_ / G;
   PetscCheck(!fault || S >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "--fault needs >= 2 spatial ranks");
   CALLPAR(sgpar_grid_create(PETSC_COMM_WORLD, G, S, &grid));
   PetscCall(SgMFFNConfigDefault(&c));
   c.nlevels = 2, c.channels[0] = 2, c.channels[1] = 3, c.channels[2] = 4, c.neck_div = 2, c.latent = 3, c.nmlp = 2, c.mlp[0] = 5, c.mlp[1] = 4;
   c.pool[0][0] = 1, c.pool[0][1] = 2, c.pool[0][2] = 2, c.pool[1][0] = 1, c.pool[1][1] = 2, c.pool[1][2] = 2;
+  c.residual = residual;
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &m));
   PetscCall(SgMFFNInitWeights(m, 5));
