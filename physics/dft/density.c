@@ -394,7 +394,7 @@ static PetscErrorCode SubmatrixCompute(Mat A, Mat S, const SgTBBlocks *b, const 
     }
   }
   dm->its = it;
-  if (mode == 0) PetscCheck(PetscAbsReal(dm->nelec - o->nelec) <= PetscMax(o->nelec_tol, 1e-6 * o->nelec), comm, PETSC_ERR_NOT_CONVERGED, "The chemical potential cannot reach the electron count %g: the submatrix density matrix holds %.8g electrons at mu = %g eV (tolerance nelec_tol %g); lower eps_filter, raise pattern_its, or set an electronic temperature (option kt)", (double)o->nelec, (double)dm->nelec, (double)dm->mu, (double)o->nelec_tol);
+  if (mode == 0) PetscCheck(PetscAbsReal(dm->nelec - o->nelec) <= PetscMax(o->nelec_tol, 1e-6 * o->nelec), comm, PETSC_ERR_USER_INPUT, "The chemical potential cannot reach the electron count %g: the submatrix density matrix holds %.8g electrons at mu = %g eV (tolerance nelec_tol %g); lower eps_filter, raise pattern_its, or set an electronic temperature (option kt)", (double)o->nelec, (double)dm->nelec, (double)dm->mu, (double)o->nelec_tol);
   PetscCall(SubFree(ns, s));
   PetscCall(PetscFree(cs)); PetscCall(PetscFree(cm));
   PetscCall(PetscFree(gs)); PetscCall(PetscFree(gi)); PetscCall(PetscFree(ps)); PetscCall(PetscFree(pi));

@@ -45,7 +45,7 @@ PetscErrorCode SgTBFindMu(MPI_Comm comm, PetscInt ns, SgTBSub *const *s, const S
     }
     *mu = 0.5 * (lo + hi);
     PetscCall(Count(comm, ns, s, *mu, o->kT, &N));
-    PetscCheck(PetscAbsReal(N - Ne) <= PetscMax(1e-6 * Ne, o->nelec_tol), comm, PETSC_ERR_NOT_CONVERGED, "Bisection for the chemical potential cannot reach the electron count %g: N(mu = %g eV) = %.10g", (double)Ne, (double)*mu, (double)N);
+    PetscCheck(PetscAbsReal(N - Ne) <= PetscMax(1e-6 * Ne, o->nelec_tol), comm, PETSC_ERR_USER_INPUT, "Bisection for the chemical potential cannot reach the electron count %g: N(mu = %g eV) = %.10g", (double)Ne, (double)*mu, (double)N);
   } else {
     /* step occupations: [mua, mub] is the plateau where |N - Ne| <= tol; mu at its middle (mid-gap) */
     PetscReal a0 = lo, a1 = hi, b0 = lo, b1 = hi, tol = o->nelec_tol, Na, Nb;
@@ -57,7 +57,7 @@ PetscErrorCode SgTBFindMu(MPI_Comm comm, PetscInt ns, SgTBSub *const *s, const S
     else {
       /* no plateau within tol: exact (dense) occupations are wrong here; approximate (submatrix)
          counts take the side nearer to Ne and are checked once the pattern is final */
-      PetscCheck(!strict, comm, PETSC_ERR_NOT_CONVERGED, "Bisection for the chemical potential cannot reach the electron count %g at zero electronic temperature: N(mu) jumps from %.8g to %.8g at mu = %g eV (a partly filled level or a closed gap); set an electronic temperature (option kt, e.g. 0.1 eV) or raise nelec_tol (now %g)", (double)Ne, (double)Na, (double)Nb, (double)a1, (double)tol);
+      PetscCheck(!strict, comm, PETSC_ERR_USER_INPUT, "Bisection for the chemical potential cannot reach the electron count %g at zero electronic temperature: N(mu) jumps from %.8g to %.8g at mu = %g eV (a partly filled level or a closed gap); set an electronic temperature (option kt, e.g. 0.1 eV) or raise nelec_tol (now %g)", (double)Ne, (double)Na, (double)Nb, (double)a1, (double)tol);
       *mu = PetscAbsReal(Na - Ne) < PetscAbsReal(Nb - Ne) ? a0 : a1;
     }
   }

@@ -47,6 +47,7 @@ static PetscErrorCode DFTSetFromOptions(SgSolver s, PetscOptionItems *PetscOptio
   PetscOptionsHeadEnd();
   d->csr = d->ks[0] ? PETSC_TRUE : PETSC_FALSE;
   PetscCheck(!d->csr || d->s[0], PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "dft ks_csr is set but s_csr is not: both CP2K matrices are needed");
+  PetscCheck(d->csr || !d->s[0], PetscObjectComm((PetscObject)s), PETSC_ERR_USER_INPUT, "dft s_csr is set but ks_csr is not: give both CP2K matrices, or neither for a tight-binding structure");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -31,6 +31,7 @@ head -c 1000 "$KS" > trunc.csr
 head -c 1234 "$KS" > cut.csr                                  # ends mid-line
 { head -3 "$KS"; echo "5 2 0.1"; } > lower.csr
 { head -3 "$KS"; echo "2 5 nan"; } > nan.csr
+grep -v '^  ks_csr:' "$I/dft/water_csr.yaml" > noks.yaml    # the overlap without the Kohn-Sham matrix
 head -c 2000 v.chk.h5 > trunc.chk.h5
 echo 'sim: {solver: heat, t_end: 1}' > nosuch_solver.yaml
 sed 's/lower: \[0.5, 0.2\]/lower: [-1, 0.2]/' "$I/heat/ensemble2d.yaml" > ens_bad.yaml
@@ -114,6 +115,7 @@ case_ 1 "holds no entries" -- run $D -dft_ks_csr /dev/null
 case_ 1 "has no mirror" -- run $D -dft_ks_csr lower.csr
 case_ 1 "not a finite number" -- run $D -dft_ks_csr nan.csr
 case_ 1 "not a multiple of dft block_size" -- run $D -dft_block_size 5
+case_ 1 "s_csr is set but ks_csr is not" -- run noks.yaml -sim_output d -dft_s_csr $I/dft/water32-S.csr
 # --- md (item 5)
 case_ 1 "index limit" -- run $M -md_lattice_cells 10000,10000,10000
 case_ 1 "md_lattice_constant" -- run $M -md_lattice_constant -1
