@@ -9,7 +9,7 @@ superres_adaptive.yaml as a user runs them from the repository root, with the sh
   2. Against the fine solve serving the same deck (swap_use solver): the coarse run is bit-identical
      (who serves the fine fields does not touch it), and the fine diagnostics of mffn are within the
      tolerances the measurements justify (docs/mffn.md: max relative errors Nu 0.020, KE 0.018, KE
-     spectrum 0.032 with the shipped residual model): Nu and KE 0.05, spectrum 0.06 -- a broken swap
+     spectrum 0.031 with the shipped residual model): Nu and KE 0.05, spectrum 0.06 -- a broken swap
      (a normalisation, an axis, an offset) is off by O(1), the first landing's model (0.096, 0.083,
      0.069) fails them; and they are not the fine solve's (> 1e-3: mffn really served).
   3. 2 ranks (each decodes its own rows) = 1 rank: series and fine fields to 1e-10.
