@@ -48,15 +48,7 @@
 
 PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate);
 
-static int fails;
-#define CHECK(c, ...) \
-  do { \
-    if (!(c)) { \
-      fails++; \
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: " __VA_ARGS__)); \
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n")); \
-    } \
-  } while (0)
+#include "../../lib/sgtestcheck.h"
 
 #define NP 5
 typedef struct {

@@ -41,15 +41,7 @@
 
 PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate);
 
-static int fails;
-#define CHECK(c, ...) \
-  do { \
-    if (!(c)) { \
-      fails++; \
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: " __VA_ARGS__)); \
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n")); \
-    } \
-  } while (0)
+#include "../../lib/sgtestcheck.h"
 
 #define NROW 600
 #define NCOL 48

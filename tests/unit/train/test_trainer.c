@@ -48,15 +48,7 @@
 #include "sgnncheckpoint.h"
 
 #define NF 3
-static int fails;
-#define CHECK(c, ...) \
-  do { \
-    if (!(c)) { \
-      fails++; \
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAIL: " __VA_ARGS__)); \
-      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n")); \
-    } \
-  } while (0)
+#include "../../lib/sgtestcheck.h"
 
 static const double wtrue[NF] = {1.5, -2.0, 0.5}, btrue = 0.25;
 
