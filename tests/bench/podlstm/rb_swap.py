@@ -35,7 +35,7 @@ DECK = os.path.join(ROOT, "inputs", "podlstm", "rb_swap.yaml")
 
 def run(name, *opts):
     t0 = time.time()
-    p = subprocess.run(["nice", "-n", "5", SURGE, "run", DECK, "-sim_output", name, "-boussinesq_podlstm_model", MODEL, *opts], cwd=W, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.run(["nice", "-n", "5", SURGE, "run", DECK, "-sim_output", name, "-boussinesq_podlstm_model", MODEL, "-boussinesq_advance_resync_every", "0", *opts], cwd=W, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode:
         sys.exit(f"rb swap bench: {name} failed:\n{p.stdout[-3000:]}")
     return time.time() - t0, p.stdout
