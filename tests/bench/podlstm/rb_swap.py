@@ -6,6 +6,9 @@ restarted from a checkpoint at t = 150 (written by the solver alone), with
   surrogate  POD-LSTM serves every call (the schedule policy from the checkpoint on): a free run
   adaptive   the solver takes every call whose top-3 spread exceeds trust_hi (the median spread of
              the free run) -- the provider's uncertainty at work
+  resyncM    POD-LSTM whenever it may, the solver re-synchronising after M surrogate snapshots in a row
+             (advance resync_every M, SgAdvanceLoop): M = 8 and 24, one and three surrogate calls of 8
+             snapshots per solver call
 Prints wall times, speed-ups, calls served, and the RMS difference of b from the solver alone at every
 call (2 free-fall times); figure docs/podlstm_rb_swap.png.
 Usage: rb_swap.py WORKDIR MODEL.h5 (WORKDIR holds or receives rbwarm.h5/.chk.h5) [DOCSDIR]"""
@@ -32,7 +35,7 @@ DECK = os.path.join(ROOT, "inputs", "podlstm", "rb_swap.yaml")
 
 def run(name, *opts):
     t0 = time.time()
-    p = subprocess.run(["nice", "-n", "5", SURGE, "run", DECK, "-sim_output", name, "-boussinesq_podlstm_model", MODEL, *opts], cwd=W, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    p = subprocess.run(["nice", "-n", "5", SURGE, "run", DECK, "-sim_output", name, "-boussinesq_podlstm_model", MODEL, "-boussinesq_advance_resync_every", "0", *opts], cwd=W, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode:
         sys.exit(f"rb swap bench: {name} failed:\n{p.stdout[-3000:]}")
     return time.time() - t0, p.stdout
@@ -67,6 +70,9 @@ probe = do("probe", "-boussinesq_advance_swap_policy", "adaptive", "-boussinesq_
 first = probe[4][0] if probe[4] else 0.05
 lo, hi = first, 1.5 * first
 res["adaptive"] = do("adaptive", "-boussinesq_advance_swap_policy", "adaptive", "-boussinesq_advance_swap_trust_lo", f"{lo:.4g}", "-boussinesq_advance_swap_trust_hi", f"{hi:.4g}")
+for m in (8, 24):
+    res[f"resync{m}"] = do(f"resync{m}", "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "surrogate",
+                           "-boussinesq_advance_resync_every", str(m))
 tr, br = res["solver"][1], res["solver"][2]
 test = tr > 150 + 1e-9
 print(f"== t = 150 .. 250 (50 calls of 8 snapshots); adaptive trust band [{lo:.3g}, {hi:.3g}]")

@@ -15,7 +15,14 @@
    row) -- the pattern of the switch log and the counts (6 solver, 4 surrogate calls to t = 5); the
    run equals the schedule run until the first re-synchronisation; a restart from the checkpoint
    written at t = 3 (after 4 surrogate snapshots: the next call must be the solver's) ends with b
-   equal bit for bit at every output after it and the same counts as the uninterrupted run."""
+   equal bit for bit at every output after it and the same counts as the uninterrupted run;
+5. the shipped model inputs/podlstm/models/rb4_podlstm.h5 in the shipped deck inputs/podlstm/rb_swap.yaml
+   (96 x 25 points, warm-up and resync_every 24 as written), shortened (warm-up to t = 2, t_end 10: ~2 s):
+   the model fits the deck's fields and grid, the counts (2 solver calls, 3 POD-LSTM calls: the
+   re-synchronisation after 24 snapshots), every diagnostic finite; and the scores recorded in the
+   model (its card, inputs/podlstm/models/README.md): the top-3 mean better than the hand LSTM and
+   persistence in every field, every POD method at or above the floor less 0.5 % (VAR may dip under
+   the floor of one field: the floor is optimal for the scaled sum of the fields)."""
 import os
 import sys
 
@@ -75,4 +82,23 @@ surge(rs + ["-sim_output", "rsh", "-sim_t_end", "3"], w)
 surge(rs + ["-sim_output", "rsh", "-restart", "rsh.chk.h5"], w)
 bh, dh, ch = read("rsh")
 check(bh.shape == b3.shape and np.array_equal(bh, b3) and ch == c3, f"restart at t = 3 mid-swap: b bit for bit at all {len(bh)} outputs (max |db| {np.max(np.abs(bh - b3)):.1e}), counts {ch}")
+
+# 5. the shipped model and deck
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+_, out5 = surge(["run", deck("podlstm/rb_swap.yaml"), "-sim_output", "shipped", "-sim_t_end", "10", "-boussinesq_advance_warmup", "2",
+                 "-boussinesq_podlstm_model", os.path.join(ROOT, "inputs", "podlstm", "models", "rb4_podlstm.h5")], w)
+_, d5, c5 = read("shipped")
+check(c5 == (2, 3), f"shipped deck and model: solver {c5[0]}, podlstm {c5[1]} calls (expected 2, 3: warm-up, 3 calls, re-synchronisation)")
+check(all(np.all(np.isfinite(v)) for v in d5.values()), "shipped deck and model: every diagnostic finite")
+with h5py.File(os.path.join(ROOT, "inputs", "podlstm", "models", "rb4_podlstm.h5"), "r") as f:
+    meth = f["scores"].attrs["methods"]
+    meth = (meth.decode() if isinstance(meth, bytes) else str(meth)).split(";")
+    rm = dict(zip(meth, f["scores/rmse"][()]))
+print("shipped model scores:", {k: np.round(v, 5).tolist() for k, v in rm.items()})
+top = next(k for k in meth if "mean" in k)
+hand = next(k for k in meth if "hand" in k)
+floor = next(k for k in meth if "truth" in k or "floor" in k)
+per = next(k for k in meth if "persist" in k)
+check(np.all(rm[top] < rm[hand]) and np.all(rm[top] < rm[per]), f"shipped model: top-3 mean {rm[top]} below the hand LSTM {rm[hand]} and persistence in every field")
+check(all(np.all(v >= 0.995 * rm[floor]) for v in rm.values()), "shipped model: every method at or above the POD floor (less 0.5 %)")
 print("podlstm boussinesq swap checks passed")
