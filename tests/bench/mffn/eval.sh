@@ -22,7 +22,7 @@ W=${1:-$root/build/mffn_eval}
 PRE=${PRE:-3000}
 FT=${FT:-400}
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
-mkdir -p "$W" && cd "$W"
+mkdir -p "$W" && cd "$W" && W=$(pwd) # absolute: eval.py runs from here
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
 N="nice -n 5"
 ENS=$root/inputs/mffn/ensemble_ra1e6.yaml
