@@ -13,7 +13,8 @@
 #            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's, the model of the evaluation) or
 #            0.1 (mffn_g01);
 #   U-Net: the same crops, points, learning rate, plateau decay and clipping, PRE + FT steps at 512
-#          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual).
+#          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual), and
+#          unet_long with ULONG (10) times the steps.
 set -e
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 S=$root/bin/surge
@@ -42,4 +43,10 @@ done
 [ -f unet.h5 ] || $N "$E" train-unet -unet_data rb6.h5 -unet_residual -unet_steps $((PRE + FT)) -unet_start_lr 3e-3 \
   -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
   -unet_output unet.h5 > unet.log
+# the U-Net again with ULONG (10) times the steps: one U-Net step costs ~1/15 of a stage-1 mffn step, so this is
+# about mffn's own training time (the comparison at equal cost rather than at equal steps)
+ULONG=${ULONG:-10}
+[ -f unet_long.h5 ] || $N "$E" train-unet -unet_data rb6.h5 -unet_residual -unet_steps $((ULONG * (PRE + FT))) -unet_start_lr 3e-3 \
+  -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
+  -unet_output unet_long.h5 > unet_long.log
 $N /usr/bin/python3 "$root/tests/bench/mffn/eval.py" "$W" --plot | tee eval.out
