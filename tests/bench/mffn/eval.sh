@@ -3,7 +3,9 @@
 # (MeshfreeFlowNet with gamma 0, 0.0125 and 0.1, the plain U-Net), their whole-domain predictions on
 # the held-out data and the figures. Steps whose output exists are skipped, so an interrupted run
 # resumes; everything runs niced on one BLAS thread.
-#   bash tests/bench/mffn/eval.sh [WORK]          (default build/mffn_eval; ~3 core-hours in all)
+#   bash tests/bench/mffn/eval.sh [WORK]          (default build/mffn_eval)
+# Cost (docs/mffn.md): PRE=1800 FT=300 took 40 min wall on the loaded 2-core VM, ~1300 s of CPU (training
+# ~750 s; each mffn model's whole-domain prediction of one data set ~160 s wall); the defaults' training ~1.6x.
 #
 # Data (inputs/mffn/ensemble_ra1e6.yaml): training seeds 7-12 (6 members x 81 snapshots, Ra = 1e6);
 # held out: seeds 31-32 at Ra = 1e6 and seeds 41-42 at Ra = 5e5 (generalisation to another Ra).
