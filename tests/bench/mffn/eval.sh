@@ -3,7 +3,9 @@
 # (MeshfreeFlowNet with gamma 0, 0.0125 and 0.1, the plain U-Net), their whole-domain predictions on
 # the held-out data and the figures. Steps whose output exists are skipped, so an interrupted run
 # resumes; everything runs niced on one BLAS thread.
-#   bash tests/bench/mffn/eval.sh [WORK]          (default build/mffn_eval; ~3 core-hours in all)
+#   bash tests/bench/mffn/eval.sh [WORK]          (default build/mffn_eval)
+# Cost (docs/mffn.md): PRE=1800 FT=300 took 40 min wall on the loaded 2-core VM, ~1300 s of CPU (training
+# ~750 s; each mffn model's whole-domain prediction of one data set ~160 s wall); the defaults' training ~1.6x.
 #
 # Data (inputs/mffn/ensemble_ra1e6.yaml): training seeds 7-12 (6 members x 81 snapshots, Ra = 1e6);
 # held out: seeds 31-32 at Ra = 1e6 and seeds 41-42 at Ra = 5e5 (generalisation to another Ra).
@@ -13,7 +15,8 @@
 #            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's, the model of the evaluation) or
 #            0.1 (mffn_g01);
 #   U-Net: the same crops, points, learning rate, plateau decay and clipping, PRE + FT steps at 512
-#          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual).
+#          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual), and
+#          unet_long with ULONG (10) times the steps.
 set -e
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 S=$root/bin/surge
@@ -22,7 +25,7 @@ W=${1:-$root/build/mffn_eval}
 PRE=${PRE:-3000}
 FT=${FT:-400}
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
-mkdir -p "$W" && cd "$W"
+mkdir -p "$W" && cd "$W" && W=$(pwd) # absolute: eval.py runs from here
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
 N="nice -n 5"
 ENS=$root/inputs/mffn/ensemble_ra1e6.yaml
@@ -42,4 +45,10 @@ done
 [ -f unet.h5 ] || $N "$E" train-unet -unet_data rb6.h5 -unet_residual -unet_steps $((PRE + FT)) -unet_start_lr 3e-3 \
   -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
   -unet_output unet.h5 > unet.log
+# the U-Net again with ULONG (10) times the steps: one U-Net step costs ~1/15 of a stage-1 mffn step, so this is
+# about mffn's own training time (the comparison at equal cost rather than at equal steps)
+ULONG=${ULONG:-10}
+[ -f unet_long.h5 ] || $N "$E" train-unet -unet_data rb6.h5 -unet_residual -unet_steps $((ULONG * (PRE + FT))) -unet_start_lr 3e-3 \
+  -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
+  -unet_output unet_long.h5 > unet_long.log
 $N /usr/bin/python3 "$root/tests/bench/mffn/eval.py" "$W" --plot | tee eval.out
