@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Write one frame of a DeePMD-kit system directory as an extended XYZ file for `md: {read_xyz: ...}`,
-replicated NX x NY x NZ times (the MD engine splits the cell over ranks into sub-domains at least
-rcut + skin thick, so the 12.4 Å water box needs two copies along a to run on two ranks).
+replicated NX x NY x NZ times (the MD engine needs a cell at least 2 (cutoff + skin) thick in every
+direction: the 12.44 Å water box holds rcut 6 Å with a skin up to 0.22 Å; a larger skin needs copies).
 
   water_frame.py SYSTEM_DIR FRAME NX NY NZ OUT.xyz
-  e.g. inputs/deepmd/water_frame.py tests/data/water_dft/data_3 0 2 1 1 inputs/deepmd/water_384.xyz
+  e.g. inputs/deepmd/water_frame.py tests/data/water_dft/data_3 0 1 1 1 inputs/deepmd/water_192.xyz
 
-Coordinates are written as stored (float32 in the .npy files, printed with 8 significant digits)."""
+Coordinates are written as stored (float32 in the .npy files, printed with 9 significant digits: exact)."""
 import sys, os
 import numpy as np
 
@@ -32,6 +32,6 @@ H = h * np.array(reps)[:, None]
 with open(out, "w") as f:
     f.write(f"{len(pos)}\n")
     f.write('Lattice="%s" Properties=species:S:1:pos:R:3 source="%s frame %d replicated %dx%dx%d"\n'
-            % (" ".join("%.8g" % v for v in H.ravel()), sysdir, frame, *reps))
+            % (" ".join("%.9g" % v for v in H.ravel()), sysdir, frame, *reps))
     for t, p in zip(typ, pos):
-        f.write("%s %.8g %.8g %.8g\n" % (names[t], p[0], p[1], p[2]))
+        f.write("%s %.9g %.9g %.9g\n" % (names[t], p[0], p[1], p[2]))
