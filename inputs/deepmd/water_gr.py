@@ -9,7 +9,8 @@ by the minimum-image convention (exact below half the smallest cell thickness, 6
 box), histogrammed on the MD file's bins, normalised as the MD engine and LAMMPS's compute rdf do:
 g_k = pairs_k / (frames N_O (N_O - 1)/V 4/3 pi (r_{k+1}^3 - r_k^3)) for ordered pairs.
 Prints the first-peak position and height of both (bin centre of the maximum, and a parabola through
-the maximum and its two neighbours), and the RMS and max |Δg| over r in [2.0 Å, rmax)."""
+the maximum and its two neighbours), and the RMS and max |Δg| over r in [2.0 Å, rmax); for scale, the
+same between the first and the second half of the DFT systems (their own sampling noise)."""
 import sys, os, glob
 import numpy as np
 
@@ -66,6 +67,10 @@ def main():
     m = r >= 2.0
     d = gmd[m] - gdft[m]
     print(f"MD - DFT over r in [2.0, {edges[-1]:.2f}) Å: RMS {np.sqrt(np.mean(d * d)):.4f}, max |Δg| {np.abs(d).max():.4f} at r = {r[m][np.argmax(np.abs(d))]:.3f} Å")
+    if len(dirs) >= 2:  # the DFT data's own sampling noise: its first half of systems against the second
+        h = len(dirs) // 2
+        dh = dft_gr(dirs[:h], edges)[m] - dft_gr(dirs[h:], edges)[m]
+        print(f"DFT noise scale: systems {', '.join(os.path.basename(os.path.normpath(x)) for x in dirs[:h])} against the rest: RMS {np.sqrt(np.mean(dh * dh)):.4f}, max |Δg| {np.abs(dh).max():.4f}")
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
