@@ -26,4 +26,5 @@ bin/surge model test build/deepmd/water_model_compressed.h5 build/deepmd/water_3
 # Before 2026-11-24 the model of docs/deepmd.md came from eight stages run across sessions (each continuing
 # from the previous model with init_model or restart, on 1 then 2 ranks, float64 then float32); their
 # commands are in this file's git history and their results in docs/deepmd.md ("Earlier staged runs").
-# Their models did not survive a machine change; the single run above replaces them.
+# Their models did not survive a machine change; the single run above replaces them. The model shipped in
+# inputs/deepmd/models/water.h5 is made from one of its checkpoints by inputs/deepmd/models/make_water.sh.

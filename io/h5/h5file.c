@@ -30,11 +30,11 @@ struct _n_SgH5File {
 
 static hid_t MemType(SgH5Type t)
 {
-  return t == SG_H5_INT ? H5T_NATIVE_INT : t == SG_H5_LONG ? H5T_NATIVE_LONG : H5T_NATIVE_DOUBLE;
+  return t == SG_H5_INT ? H5T_NATIVE_INT : t == SG_H5_LONG ? H5T_NATIVE_LONG : H5T_NATIVE_DOUBLE; /* DOUBLE, DOUBLE_AS_F32 */
 }
 static hid_t FileType(SgH5Type t)
 {
-  return t == SG_H5_DOUBLE ? H5T_IEEE_F64LE : MemType(t);
+  return t == SG_H5_DOUBLE ? H5T_IEEE_F64LE : t == SG_H5_DOUBLE_AS_F32 ? H5T_IEEE_F32LE : MemType(t);
 }
 
 PetscErrorCode SgH5FileCreate(const char path[], SgH5File *file)

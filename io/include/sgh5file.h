@@ -11,8 +11,11 @@
 #include "sgcompat.h"
 
 typedef struct _n_SgH5File *SgH5File;
-/* Element types of attributes and datasets: C int, C long, double (stored as little-endian IEEE f64). */
-typedef enum { SG_H5_INT, SG_H5_LONG, SG_H5_DOUBLE } SgH5Type;
+/* Element types of attributes and datasets: C int, C long, double (stored as little-endian IEEE f64).
+   SG_H5_DOUBLE_AS_F32: double in memory, stored as IEEE f32 -- for values the caller knows to be exact
+   in single precision (weights trained in float32), so the file is half the size and reads back as the
+   same doubles; reading any float dataset with SG_H5_DOUBLE converts it. */
+typedef enum { SG_H5_INT, SG_H5_LONG, SG_H5_DOUBLE, SG_H5_DOUBLE_AS_F32 } SgH5Type;
 #define SG_H5_MAXDIM 8
 
 PETSC_EXTERN PetscErrorCode SgH5FileCreate(const char path[], SgH5File *);

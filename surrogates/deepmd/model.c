@@ -197,7 +197,8 @@ PetscErrorCode SgDPModelDestroy(SgDPModel *mm)
              sel[], neuron[], axis_neuron, fitting_neuron[], resnet_dt_embedding, resnet_dt_fitting,
              type_one_side (1: embedding nets per neighbour type; 0: per (centre, neighbour) pair;
              absent in files before it: 1)
-   /params [np] f64   the parameter slab, in the order SgDPModelCreate declares it
+   /params [np] f64   the parameter slab, in the order SgDPModelCreate declares it; stored as f32 when
+             every value is exact in single precision (a float32 training), read back as the same f64
    /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64
    /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks; /training/adam_m,
              /training/adam_v [np] f64  -- what `restart` needs besides the model */
@@ -245,7 +246,9 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
   }
   {
     PetscInt64 d1[1] = {np}, d2[2] = {c->ntypes, 4}, d3[1] = {c->ntypes};
-    PetscCall(SgH5FileWrite(f, "params", SG_H5_DOUBLE, 1, d1, slab));
+    PetscBool single = PETSC_TRUE; /* weights of a float32 training are exact in f32: half the file */
+    for (long i = 0; i < np && single; i++) single = (double)(float)slab[i] == slab[i] ? PETSC_TRUE : PETSC_FALSE;
+    PetscCall(SgH5FileWrite(f, "params", single ? SG_H5_DOUBLE_AS_F32 : SG_H5_DOUBLE, 1, d1, slab));
     for (PetscInt t = 0; t < c->ntypes; t++)
       for (int k = 0; k < 4; k++) st[4 * t + k] = m->davg[t][k];
     PetscCall(SgH5FileWrite(f, "davg", SG_H5_DOUBLE, 2, d2, st));

@@ -14,7 +14,8 @@ torch.set_default_dtype(torch.float64)
 model, data, frame = sys.argv[1], sys.argv[2], int(sys.argv[3])
 with h5py.File(model, "r") as f:
     A = {k: f.attrs[k] for k in f.attrs}
-    slab = f["params"][()]; davg = torch.tensor(f["davg"][()]); dstd = torch.tensor(f["dstd"][()]); bias = f["bias_atom_e"][()]
+    slab = np.asarray(f["params"][()], dtype=np.float64)  # f32 on disk after a float32 training
+    davg = torch.tensor(f["davg"][()]); dstd = torch.tensor(f["dstd"][()]); bias = f["bias_atom_e"][()]
 with h5py.File(data, "r") as f:
     x = torch.tensor(f["samples/coord"][frame], dtype=torch.float64).reshape(-1, 3)
     box = np.asarray(f["samples/box"][frame], dtype=np.float64).reshape(3, 3)
