@@ -409,10 +409,11 @@ def main():
                 print(f"  {model:5s} {name:45s} {t1:7.3f} s -> {t2:7.3f} s   {100*t1/(p*t2):5.1f}%")
 
     Ps, curves = at_scale(mach, weights.get("mffn", 562032))
-    write_figures(out, eff, curves, Ps)
+    write_figures(out, eff, curves, Ps, f"load {max(loads):.1f}" if loads else "load ?")
 
 
-def write_figures(out, eff, curves, Ps):
+def write_figures(out, eff, curves, Ps, load):
+    """load: the largest load average during the rounds, shown with the measured points."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -438,9 +439,9 @@ def write_figures(out, eff, curves, Ps):
     axs[1].semilogx([128], [96.8], "k*", ms=12, base=2, label="MeshfreeFlowNet (SC20): 96.8%, 128 GPUs")
     for (model, name), e in eff.items():
         if name.startswith("weak, data"):
-            axs[1].semilogx([2], [100 * e], "x", ms=9, base=2, label=f"measured here (loaded): {model}, data 2x1")
+            axs[1].semilogx([2], [100 * e], "x", ms=9, base=2, label=f"measured here ({load}): {model}, data 2x1")
         if name.startswith("strong, batch 2, data"):
-            axs[0].semilogx([2], [100 * e], "x", ms=9, base=2, label=f"measured here (loaded): {model}, data 2x1")
+            axs[0].semilogx([2], [100 * e], "x", ms=9, base=2, label=f"measured here ({load}): {model}, data 2x1")
     for ax in axs:
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     fig.tight_layout()
