@@ -99,6 +99,7 @@ static PetscErrorCode SgDatasetCreate_Impl(MPI_Comm comm, const char path[], con
   PetscCall(DatasetAlloc(comm, path, &ds));
   PetscCall(PetscStrncpy(ds->kind, kind, sizeof ds->kind));
   ds->mode = SG_DATASET_APPEND;
+  if (overwrite) PetscCall(SgH5RemoveForCreate(comm, path));
   ds->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   SgH5Call(ds->file, path, "cannot create the dataset file");
   space = H5Screate(H5S_SCALAR);

@@ -1,5 +1,6 @@
 /* Small HDF5 helpers with checked return codes, the HDF5 lock, error-stack capture. */
 #define _GNU_SOURCE /* PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP */
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,34 @@ void SgH5LastError(char *buf, size_t len)
   ErrCapture c = {buf, len};
   snprintf(buf, len, "no detail");
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, WalkCb, &c);
+}
+
+static PetscBool IsLockFailure(const char msg[])
+{
+  return strstr(msg, "unable to lock file") ? PETSC_TRUE : PETSC_FALSE;
+}
+
+PetscErrorCode SgH5ErrorClass(const char msg[])
+{
+  return IsLockFailure(msg) ? PETSC_ERR_FILE_OPEN : PETSC_ERR_LIB;
+}
+
+const char *SgH5ErrorHint(const char msg[])
+{
+  return IsLockFailure(msg) ? ": another process has the file open (an earlier run still going, or the ranks of a killed mpiexec): stop it and run again" : "";
+}
+
+PetscErrorCode SgH5RemoveForCreate(MPI_Comm comm, const char path[])
+{
+  PetscMPIInt rank;
+  int         err = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank && unlink(path) && errno != ENOENT) err = errno;
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  PetscCheck(!err, comm, PETSC_ERR_FILE_OPEN, "%s exists and cannot be replaced (%s): check the permissions of its directory", path, strerror(err));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* HDF5 prints its whole error stack by default; we report one message through PETSc instead. */

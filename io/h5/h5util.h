@@ -38,13 +38,22 @@
       char sg_h5msg_[512], sg_what_[512]; \
       SgH5LastError(sg_h5msg_, sizeof sg_h5msg_); \
       snprintf(sg_what_, sizeof sg_what_, __VA_ARGS__); \
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "%s: %s (HDF5: %s)", path, sg_what_, sg_h5msg_); \
+      SETERRQ(PETSC_COMM_SELF, SgH5ErrorClass(sg_h5msg_), "%s: %s (HDF5: %s)%s", path, sg_what_, sg_h5msg_, SgH5ErrorHint(sg_h5msg_)); \
     } \
   } while (0)
 
 /* The innermost message of HDF5's error stack; and silencing HDF5's own stack printing. */
 PETSC_INTERN void SgH5LastError(char *buf, size_t len);
 PETSC_INTERN void SgH5Quiet(void);
+/* The PETSc class of an HDF5 failure and a hint for the user: a file another process holds (HDF5's
+   file lock) is the user's to fix (PETSC_ERR_FILE_OPEN: one line), anything else a library error. */
+PETSC_INTERN PetscErrorCode SgH5ErrorClass(const char msg[]);
+PETSC_INTERN const char    *SgH5ErrorHint(const char msg[]);
+/* Before creating `path` afresh (collective on comm; rank 0 acts): remove an existing file, so that a
+   process still reading it (a viewer, a rank of a killed job) keeps the old inode and the new file is
+   a new one. Creating with H5F_ACC_TRUNC instead truncates the old file under that reader first and
+   then fails on HDF5's file lock: the old data lost, the new file not written. */
+PETSC_INTERN PetscErrorCode SgH5RemoveForCreate(MPI_Comm comm, const char path[]);
 /* String attributes; path names the file in errors. Read returns a PetscMalloc'ed string and fails
    if the attribute is missing (check H5Aexists first where it is optional). */
 PETSC_INTERN PetscErrorCode SgH5WriteAttrString(const char path[], hid_t loc, const char name[], const char value[]);

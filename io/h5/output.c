@@ -120,6 +120,7 @@ PetscErrorCode SgOutputCreate(MPI_Comm comm, const char filename[], SgOutput *ou
   PetscCall(PetscNew(out));
   (*out)->comm = comm;
   PetscCall(PetscStrncpy((*out)->filename, filename, sizeof((*out)->filename)));
+  PetscCall(SgH5RemoveForCreate(comm, filename)); /* a reader of the previous run's file keeps it */
   PetscCall(OpenViewer(*out, FILE_MODE_WRITE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

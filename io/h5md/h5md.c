@@ -100,6 +100,7 @@ PetscErrorCode SgH5MDCreate(MPI_Comm comm, const char file[], PetscInt N, const 
     h->file = H5Fopen(file, H5F_ACC_RDWR, fapl);
     PetscCheck(h->file >= 0, comm, PETSC_ERR_FILE_OPEN, "md_traj_file: cannot reopen the H5MD trajectory '%s' to continue it", file);
   } else {
+    PetscCall(SgH5RemoveForCreate(comm, file));
     h->file = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     PetscCheck(h->file >= 0, comm, PETSC_ERR_FILE_OPEN, "md_traj_file: cannot create the H5MD trajectory '%s' (directory missing or not writable?)", file);
     {
