@@ -244,7 +244,7 @@ PetscErrorCode SgMFFNSuperresProvider(SgSurrogate s, const SgFieldProviderInfo *
   PetscCall(SgOptionsInt("-mffn_block_snapshots", "field.superres by mffn: snapshots per block (0: the smallest the poolings allow, >= 2)", m->nt, &m->nt, NULL, 0, 64));
   PetscCall(SgOptionsEList("-mffn_baseline", "field.superres by mffn: none (the network), or trilinear (interpolate the block: the paper's baseline, for comparisons)", Baselines, 2, Baselines[0], &base, NULL));
   m->trilinear = base;
-  PetscCheck(set && path[0], info->comm, PETSC_ERR_USER_INPUT, "mffn serving field.superres needs its model file: set %smffn_model (e.g. boussinesq: {mffn: {model: inputs/mffn/models/mffn_rb.h5}})", info->prefix);
+  PetscCheck(set && path[0], info->comm, PETSC_ERR_USER_INPUT, "mffn serving field.superres needs its model file: set %smffn_model (e.g. boussinesq: {mffn: {model: inputs/mffn/models/mffn_rb_superres.h5}})", info->prefix);
   PetscCall(PetscTestFile(path, 'r', &readable));
   PetscCheck(readable, info->comm, PETSC_ERR_USER_INPUT, "mffn: cannot read the model file '%s' (%smffn_model)", path, info->prefix);
   SgCallNN(sgnn_backend_get("cpu", &be));
