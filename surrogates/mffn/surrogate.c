@@ -26,6 +26,7 @@ typedef struct {
   PetscReal        clip;
   PetscBool     have_first;
   PetscInt        dgroups, sranks; /* process grid */
+  PetscInt        read;            /* SgMFFNRead: the data in memory or read crop by crop */
   SgMFFNSplitSpec split;           /* how a crop is cut over the spatial ranks */
   SgMFFNPart      part;            /* this rank's part of a crop (grid: the trainer's, while it trains) */
 } SgSurrogate_MFFN;
@@ -57,6 +58,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "MeshfreeFlowNet (deck section mffn:)");
   PetscCall(FileList(PetscOptionsObject, "-data", "Training field_snapshots datasets with p, b, u, w, time, member (surge ensemble of the boussinesq solver)", d->files, &d->nfiles));
+  PetscCall(SgOptionsEList("-data_read", "How the training data is read: memory (each rank holds its window of every sample), crops (the files stay open and every crop reads its hyperslabs: data larger than memory), auto (crops when the window would exceed 1 GiB)", SgMFFNReads, 3, SgMFFNReads[d->read], &d->read, NULL));
   PetscCall(FileList(PetscOptionsObject, "-valid_data", "Held-out field_snapshots datasets: after training, the model and trilinear interpolation are compared with the truth on them", d->valid, &d->nvalid));
   PetscCall(SgOptionsInt("-valid_crops", "Crops of valid_data evaluated (sample ids spread evenly)", d->valid_crops, &d->valid_crops, NULL, 1, 1 << 20));
   PetscCall(SgOptionsInt("-valid_points", "Query points per evaluated crop", d->valid_points, &d->valid_points, NULL, 1, 1 << 24));
@@ -151,7 +153,8 @@ static PetscErrorCode SetUp_MFFN(SgSurrogate s)
     PetscCall(SgMFFNConfigGridMultiple(&d->cfg, mult));
     PetscCheck(!sgpar_grid_create(comm, (int)d->dgroups, (int)d->sranks, &g), comm, PETSC_ERR_LIB, "mffn: %s", sgpar_last_error());
     PetscCall(SgMFFNPartCreate(g, &d->split, lo, mult, &part));
-    PetscCall(SgMFFNDataLoadPart(comm, d->nfiles, files, d->crop[0], &part, d->crop, d->factor, &d->data));
+    PetscCall(SgMFFNDataLoadPart(comm, d->nfiles, files, d->crop[0], &part, d->crop, d->factor, (SgMFFNRead)d->read, &d->data));
+    if (d->data.crops) PetscCall(PetscPrintf(comm, "mffn: reading the data crop by crop from the files (-mffn_data_read %s; the window of %" PetscInt_FMT " samples would take %.2f GiB per rank)\n", SgMFFNReads[d->read], d->data.nsamp, SG_MFFN_NCH * 8.0 * d->data.nsamp * d->data.nzw * d->data.nxw / (1024.0 * 1024.0 * 1024.0)));
     if (d->sranks > 1 && sgpar_grid_data_group(g) == 0) /* what each spatial rank holds (the same in every group) */
       PetscCall(PetscSynchronizedPrintf(comm, "mffn: spatial rank %d of %d reads z [%" PetscInt_FMT ", %" PetscInt_FMT ") x x [%" PetscInt_FMT ", %" PetscInt_FMT ") of the %" PetscInt_FMT " x %" PetscInt_FMT " grid (%.0f%%)\n", sgpar_grid_spatial_rank(g), (int)d->sranks, d->data.z0, d->data.z0 + d->data.nzw, d->data.x0, d->data.x0 + d->data.nxw, d->data.nz, d->data.nx, 100.0 * d->data.nzw * d->data.nxw / ((double)d->data.nz * d->data.nx)));
     PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));

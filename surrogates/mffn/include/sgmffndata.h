@@ -1,17 +1,33 @@
-/* Training data of the mffn surrogate: field_snapshots datasets held in memory, cut into
-   space-time crops, and the held-out evaluation (surrogates/mffn; tests use it directly). */
+/* Training data of the mffn surrogate: field_snapshots datasets cut into space-time crops, and the
+   held-out evaluation (surrogates/mffn; tests use it directly). The data is either held in memory
+   (this rank's window of every sample) or read crop by crop from the files (SG_MFFN_READ_CROPS: each
+   crop reads one hyperslab per channel, only the part of the crop this rank's slab needs), with the
+   same crops, statistics and checks to the bit either way. */
 #pragma once
 #include "sgmffn.h"
+#include "sgdataset.h"
+
+typedef enum { SG_MFFN_READ_AUTO, SG_MFFN_READ_MEMORY, SG_MFFN_READ_CROPS } SgMFFNRead;
+PETSC_EXTERN const char *const SgMFFNReads[];
+/* auto reads crops when this rank's window of the data would take more memory than this */
+#define SG_MFFN_READ_AUTO_BYTES (1024.0 * 1024.0 * 1024.0)
 
 typedef struct {
   PetscInt   nsamp, nz, nx;         /* samples (all files, in file order = the loader's global ids), grid */
-  PetscInt   z0, nzw, x0, nxw;      /* the window of the (z, x) grid held here: all of it, or a spatial rank's */
-  double    *f[SG_MFFN_NCH];        /* [nsamp][nzw][nxw] physical p, b, u, w (use SgMFFNDataAt) */
+  PetscInt   z0, nzw, x0, nxw;      /* the window of the (z, x) grid this rank's crops touch: all of it, or a spatial rank's */
+  double    *f[SG_MFFN_NCH];        /* in memory: [nsamp][nzw][nxw] physical p, b, u, w (use SgMFFNDataAt); NULL when reading crops */
   PetscInt   nruns;                 /* member runs: consecutive samples of one member of one file */
   PetscInt  *run_start, *run_len;   /* [nruns] */
   PetscInt  *run_of;                /* [nsamp] */
   PetscReal  dt;                    /* snapshot spacing, the same in every run */
   PetscReal  mean[SG_MFFN_NCH], std[SG_MFFN_NCH];
+  /* reading crops: the open files, the first global sample of each (file_start[nfiles] = nsamp),
+     and a buffer of one crop's hyperslabs */
+  PetscBool  crops;
+  PetscInt   nfiles, *file_start;
+  SgDataset *ds;
+  double    *buf;
+  size_t     nbuf;
 } SgMFFNData;
 
 /* Reads p, b, u, w, time, member of every file (each rank reads all: the crops need whole member
@@ -21,8 +37,11 @@ PETSC_EXTERN PetscErrorCode SgMFFNDataLoad(MPI_Comm, PetscInt nfiles, const char
 /* The same for a spatial rank of crops partitioned by part (crop, factor: the crops it will cut): it
    reads only the window of the (z, x) grid that its slab of any crop and the query points it owns can
    touch (one hyperslab per field and file); the statistics are those of the whole data, exactly (the
-   same bits as a serial load). Collective over comm. part NULL: SgMFFNDataLoad. */
-PETSC_EXTERN PetscErrorCode SgMFFNDataLoadPart(MPI_Comm, PetscInt nfiles, const char *const files[], PetscInt crop_t, const SgMFFNPart *part, const PetscInt crop[3], const PetscInt factor[3], SgMFFNData *);
+   same bits as a serial load). Collective over comm. part NULL: SgMFFNDataLoad. read: memory holds
+   the window; crops keeps the files open and reads each crop when it is cut (the checks and the
+   statistics stream through the window sample by sample); auto chooses crops above
+   SG_MFFN_READ_AUTO_BYTES of window. */
+PETSC_EXTERN PetscErrorCode SgMFFNDataLoadPart(MPI_Comm, PetscInt nfiles, const char *const files[], PetscInt crop_t, const SgMFFNPart *part, const PetscInt crop[3], const PetscInt factor[3], SgMFFNRead read, SgMFFNData *);
 /* value of channel c of sample i at grid point (z, x), which must lie in the window */
 #define SgMFFNDataAt(D, c, i, z, x) ((D)->f[c][((size_t)(i) * (D)->nzw + (size_t)((z) - (D)->z0)) * (D)->nxw + (size_t)((x) - (D)->x0)])
 PETSC_EXTERN PetscErrorCode SgMFFNDataFree(SgMFFNData *);

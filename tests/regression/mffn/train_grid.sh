@@ -7,6 +7,8 @@
 #       1 x 2 spatial ranks, x cut unevenly 8 + 4;   1 x 3, x cut 4 + 4 + 4 (odd);
 #       2 data groups x 2 spatial ranks, z cut 4 + 4 (hybrid);   1 x 4, z x x cut (4 + 4) x (8 + 4);
 #     only summation orders differ (measured ~2e-13); a lost halo or batch statistic is off by O(1e-3);
+#     and reading the data crop by crop from the file (-mffn_data_read crops) gives the same bits as
+#     holding it in memory, on 1 rank and on the 2 x 2 grid;
 #  2. the progress lines (losses summed over the ranks) equal the 1-rank run's to their 5 printed digits;
 #  3. a grid that does not cover the ranks, and slabs that are not multiples of the poolings, are each
 #     refused with one "surge: error:" line naming the options, exit 1, no model file.
@@ -34,6 +36,17 @@ run sp3 3 -mffn_spatial_ranks 3 -mffn_split_axes x
 run hy4 4 -mffn_data_groups 2 -mffn_spatial_ranks 2
 run zx4 4 -mffn_spatial_ranks 4 -mffn_split_axes z,x -mffn_split_layout 2,2 -mffn_split_counts 4,4,8,4
 grep "reads z" sp2.log | sed 's/^/   /'
+# the data read crop by crop from the file (-mffn_data_read crops) trains to the same bits as the data
+# held in memory, on 1 rank and on the 2 x 2 grid of z x x slabs
+run onecr 1 -mffn_data_read crops
+run zx4cr 4 -mffn_spatial_ranks 4 -mffn_split_axes z,x -mffn_split_layout 2,2 -mffn_split_counts 4,4,8,4 -mffn_data_read crops
+for p in "one onecr" "zx4 zx4cr"; do
+  set -- $p
+  cmp=$($ROOT/build/tests/test_mffn compare $1.h5 $2.h5)
+  echo "1. $2 (reading crops) vs $1 (in memory): $cmp"
+  [ "$cmp" = identical ] || { echo "FAIL: reading crops changed the training ($2 vs $1: $cmp)"; exit 1; }
+  grep -q "reading the data crop by crop" $2.log || { echo "FAIL: $2 does not say it reads crops"; cat $2.log; exit 1; }
+done
 echo "2. progress lines of every grid = the 1-rank run's: $(grep -v '^#' one.lc | tail -1 | awk '{print "loss", $4, "at step", $1}')"
 refused() { # name ranks options...
   local name=$1 n=$2; shift 2

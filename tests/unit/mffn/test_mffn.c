@@ -40,6 +40,7 @@
         prints "identical" or the largest weight difference relative to the largest weight (for
         tests/regression/mffn/train.sh). */
 #include <math.h>
+#include <string.h>
 #include "sgmffn.h"
 #include "sgtrainer.h"
 #include "sgsurrogate.h"
@@ -587,17 +588,58 @@ static PetscErrorCode TestData(const char dir[])
         for (int x = 0; x < NX; x++)
           for (int c = 0; c < 4; c++) f[c][(i * NZ + z) * NX + x] = Lin(c, tm[i], z, x) + 3.0 * m; /* members differ */
     }
-  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
-  PetscCall(SgDatasetSetProvenance(ds, NULL, "test_mffn linear fields"));
-  for (int c = 0; c < 4; c++) PetscCall(SgDatasetDefineField(ds, nm[c], SG_DTYPE_F64, 2, shape, "1", 1));
-  PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "1", 16));
-  PetscCall(SgDatasetDefineField(ds, "member", SG_DTYPE_I64, 0, NULL, "1", 16));
-  PetscCall(SgDatasetAppendBegin(ds, NM * NS));
-  for (int c = 0; c < 4; c++) PetscCall(SgDatasetAppendField(ds, nm[c], SG_DTYPE_F64, f[c]));
-  PetscCall(SgDatasetAppendField(ds, "time", SG_DTYPE_F64, tm));
-  PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, mem));
-  PetscCall(SgDatasetAppendCommit(ds));
-  PetscCall(SgDatasetClose(&ds));
+  for (int bad = 0; bad < 2; bad++) { /* lin.h5, and linbad.h5 with a NaN in u at sample 7 */
+    char bpath[PETSC_MAX_PATH_LEN];
+    PetscCall(PetscSNPrintf(bpath, sizeof bpath, "%s/linbad.h5", dir));
+    PetscCall(SgDatasetCreate(PETSC_COMM_SELF, bad ? bpath : path, "field_snapshots", PETSC_TRUE, &ds));
+    PetscCall(SgDatasetSetProvenance(ds, NULL, "test_mffn linear fields"));
+    for (int c = 0; c < 4; c++) PetscCall(SgDatasetDefineField(ds, nm[c], SG_DTYPE_F64, 2, shape, "1", 1));
+    PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "1", 16));
+    PetscCall(SgDatasetDefineField(ds, "member", SG_DTYPE_I64, 0, NULL, "1", 16));
+    PetscCall(SgDatasetAppendBegin(ds, NM * NS));
+    if (bad) f[2][(7 * NZ + 3) * NX + 5] = NAN;
+    for (int c = 0; c < 4; c++) PetscCall(SgDatasetAppendField(ds, nm[c], SG_DTYPE_F64, f[c]));
+    if (bad) f[2][(7 * NZ + 3) * NX + 5] = Lin(2, tm[7], 3, 5) + 3.0;
+    PetscCall(SgDatasetAppendField(ds, "time", SG_DTYPE_F64, tm));
+    PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, mem));
+    PetscCall(SgDatasetAppendCommit(ds));
+    PetscCall(SgDatasetClose(&ds));
+  }
+  { /* the data read crop by crop from the files (SG_MFFN_READ_CROPS) is the data held in memory: the
+       same statistics and crops to the bit, over two files (lin.h5 twice: the runs restart at the
+       second file's first sample) */
+    const char *files[2] = {path, path};
+    SgMFFNData  Dm, Dc;
+    double      low2[4 * 2 * 2 * 2], pts2[3 * 40], tgt2[4 * 40];
+    PetscInt    ndiff = 0, ncrops = 0, pown, pown2;
+    PetscCall(SgMFFNDataLoadPart(PETSC_COMM_SELF, 2, files, crop[0], NULL, crop, factor, SG_MFFN_READ_MEMORY, &Dm));
+    PetscCall(SgMFFNDataLoadPart(PETSC_COMM_SELF, 2, files, crop[0], NULL, crop, factor, SG_MFFN_READ_CROPS, &Dc));
+    CHECK(!Dm.crops && Dc.crops && !Dc.f[0], "read modes: memory %d, crops %d", (int)Dm.crops, (int)Dc.crops);
+    for (int c = 0; c < 4; c++) ndiff += (Dm.mean[c] != Dc.mean[c]) + (Dm.std[c] != Dc.std[c]);
+    for (int64_t id = 0; id < 2 * NM * NS; id++)
+      for (PetscInt step = 0; step < 3; step++, ncrops++) {
+        PetscCall(SgMFFNDataCropPart(&Dm, crop, factor, P, 5, step, id, NULL, low, &pown, pts, tgt));
+        PetscCall(SgMFFNDataCropPart(&Dc, crop, factor, P, 5, step, id, NULL, low2, &pown2, pts2, tgt2));
+        ndiff += pown != pown2 || memcmp(low, low2, sizeof low) || memcmp(pts, pts2, sizeof pts) || memcmp(tgt, tgt2, sizeof tgt);
+      }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. reading crops from the files: statistics and %" PetscInt_FMT " crops of 2 files vs the data in memory: %" PetscInt_FMT " differences (bit for bit)\n", ncrops, ndiff));
+    CHECK(ndiff == 0, "crops read from the files differ from the data in memory in %" PetscInt_FMT " places", ndiff);
+    PetscCall(SgMFFNDataFree(&Dm));
+    PetscCall(SgMFFNDataFree(&Dc));
+  }
+  for (int mode = SG_MFFN_READ_MEMORY; mode <= SG_MFFN_READ_CROPS; mode++) { /* a NaN is refused either way */
+    char           bpath[PETSC_MAX_PATH_LEN];
+    const char    *files[1] = {bpath};
+    PetscErrorCode e;
+    SgMFFNData     Db;
+    PetscCall(PetscSNPrintf(bpath, sizeof bpath, "%s/linbad.h5", dir));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    e = SgMFFNDataLoadPart(PETSC_COMM_SELF, 1, files, crop[0], NULL, crop, factor, (SgMFFNRead)mode, &Db);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "   a NaN in u at sample 7, reading %s: error %d (expected %d)\n", SgMFFNReads[mode], (int)e, (int)PETSC_ERR_USER_INPUT));
+    CHECK(e == PETSC_ERR_USER_INPUT, "a NaN in the data was accepted (reading %s)", SgMFFNReads[mode]);
+    if (!e) PetscCall(SgMFFNDataFree(&Db));
+  }
   {
     const char *files[1] = {path};
     PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, crop[0], &D));
