@@ -70,6 +70,90 @@ done:;
   return rc;
 }
 
+/* Two split axes A, B (halo widths hA, hB >= 1). The halo along A travels while the deep interior
+ * (output planes at least hA, hB from every slab face) is convolved in `chunks` pieces along A; then
+ * the halo along B -- sent from the slab padded with A's halo, so the corner blocks come with it,
+ * as in the blocking path -- travels while the two A-edge strips of the B-interior are convolved
+ * (they need A's halo, which has arrived, but not B's); then the two B-edge strips (the full padded
+ * A extent). The output is assembled as [B-edge | [A-edge | interior | A-edge] | B-edge]. The
+ * messages and their order are those of the blocking path, forward and backward (the engine runs
+ * the tape in reverse: B's gradient travels during the A-edge strips' backward, A's during the
+ * interior's), so a neighbour that takes the blocking path (a thin slab) still matches. */
+static int conv_overlap2(SgparGrid g, const SgparSplit *s, const int h[2], SgnnTensor x, SgnnTensor w, SgnnTensor bias,
+                         const int stride[3], const int p2[3], SgnnTensor *out)
+{
+  const SgparAxisSplit *sa = &s->ax[0], *sb = &s->ax[1];
+  int A = sa->axis, B = sb->axis, hA = h[0], hB = h[1], nA = sa->n, nB = sb->n, niA = nA - 2 * hA, rc;
+  int K = sgpar_grid_overlap_chunks(g);
+  SgparHalo HA = NULL, HB = NULL;
+  SgnnTensor xa = NULL, hlA = NULL, loA = NULL, hiA = NULL, xpA = NULL, xb = NULL, hlB = NULL, loB = NULL,
+             hiB = NULL, t0 = NULL, t1 = NULL, band = NULL, in = NULL, eb[2] = {NULL, NULL},
+             parts[SGPAR_MAXCHUNKS + 2] = {NULL};
+  if (K > SGPAR_MAXCHUNKS) K = SGPAR_MAXCHUNKS;
+  if (K > niA) K = niA;
+  rc = sgpar_halo_begin(g, sa, x, hA, &HA);
+  if (rc) return rc;
+  xa = sgnn_tensor_ref(sgpar_halo_source(HA));
+  /* the deep interior, in K pieces along A, while A's halo travels */
+  for (int j = 0; j < K && !rc; j++) {
+    int o0 = hA + niA * j / K, o1 = hA + niA * (j + 1) / K;
+    SgnnTensor y = NULL;
+    if (sgnn_slice(xa, A, o0 - hA, o1 + hA, &in) || sgnn_conv3d(in, w, bias, stride, p2, &y))
+      rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
+    if (!rc) rc = sgpar_halo_progress(HA, y, &parts[1 + j]);
+    sgnn_tensor_free(&in), sgnn_tensor_free(&y);
+  }
+  { /* complete A's exchange even after an error: the neighbours take part in it */
+    int e = sgpar_halo_end(&HA, &hlA);
+    if (!rc) rc = e;
+  }
+  if (rc) goto done;
+  NNTRYG("sgpar_conv3d", sgnn_slice(hlA, A, 0, hA, &loA));
+  NNTRYG("sgpar_conv3d", sgnn_slice(hlA, A, hA, 2 * hA, &hiA));
+  {
+    SgnnTensor p3[3] = {loA, xa, hiA};
+    NNTRYG("sgpar_conv3d", sgnn_concat(3, p3, A, &xpA)); /* [hA + nA + hA] along A */
+  }
+  rc = sgpar_halo_begin(g, sb, xpA, hB, &HB);
+  if (rc) goto done;
+  xb = sgnn_tensor_ref(sgpar_halo_source(HB));
+  /* the A-edge strips of the B-interior (input: 2 hA + hA planes of the padded slab), while B's halo travels */
+  for (int e = 0; e < 2 && !rc; e++) {
+    SgnnTensor y = NULL;
+    int a0 = e ? nA - hA : 0; /* output planes [a0, a0 + hA) = padded input [a0, a0 + 3 hA) */
+    if (sgnn_slice(xb, A, a0, a0 + 3 * hA, &in) || sgnn_conv3d(in, w, bias, stride, p2, &y))
+      rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
+    if (!rc) rc = sgpar_halo_progress(HB, y, &parts[e ? K + 1 : 0]);
+    sgnn_tensor_free(&in), sgnn_tensor_free(&y);
+  }
+  {
+    int e = sgpar_halo_end(&HB, &hlB);
+    if (!rc) rc = e;
+  }
+  if (rc) goto done;
+  NNTRYG("sgpar_conv3d", sgnn_concat(K + 2, parts, A, &band)); /* output B-interior, all of A */
+  NNTRYG("sgpar_conv3d", sgnn_slice(hlB, B, 0, hB, &loB));
+  NNTRYG("sgpar_conv3d", sgnn_slice(hlB, B, hB, 2 * hB, &hiB));
+  /* the B-edge strips over the padded A extent: (halo, 2 hB own planes) and (2 hB own planes, halo) */
+  NNTRYG("sgpar_conv3d", sgnn_slice(xb, B, 0, 2 * hB, &t0));
+  NNTRYG("sgpar_conv3d", sgnn_slice(xb, B, nB - 2 * hB, nB, &t1));
+  for (int e = 0; e < 2; e++) {
+    SgnnTensor c2[2] = {e ? t1 : loB, e ? hiB : t0};
+    NNTRYG("sgpar_conv3d", sgnn_concat(2, c2, B, &in));
+    NNTRYG("sgpar_conv3d", sgnn_conv3d(in, w, bias, stride, p2, &eb[e]));
+    sgnn_tensor_free(&in);
+  }
+  {
+    SgnnTensor p3[3] = {eb[0], band, eb[1]};
+    NNTRYG("sgpar_conv3d", sgnn_concat(3, p3, B, out));
+  }
+done:;
+  SgnnTensor *tmp[] = {&xa, &hlA, &loA, &hiA, &xpA, &xb, &hlB, &loB, &hiB, &t0, &t1, &band, &in, &eb[0], &eb[1]};
+  for (size_t j = 0; j < sizeof tmp / sizeof *tmp; j++) sgnn_tensor_free(tmp[j]);
+  for (int j = 0; j < K + 2; j++) sgnn_tensor_free(&parts[j]);
+  return rc;
+}
+
 int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, SgnnTensor bias, const int stride[3],
                  const int pad[3], SgnnTensor *out)
 {
@@ -101,7 +185,13 @@ int sgpar_conv3d(SgparGrid g, const SgparSplit *s, SgnnTensor x, SgnnTensor w, S
     sgpar_trace_add(trace, layer, SGPAR_EV_CONV_FWD, t0, MPI_Wtime());
     return rc;
   }
-  /* two axes: halo along the first, then along the second on the padded
+  /* two axes, both with a halo and slabs thick enough for an interior: overlapped */
+  if (h[0] && h[1] && sgpar_grid_overlap_chunks(g) > 0 && s->ax[0].n > 2 * h[0] && s->ax[1].n > 2 * h[1]) {
+    rc = conv_overlap2(g, s, h, x, w, bias, stride, p2, out);
+    sgpar_trace_add(trace, layer, SGPAR_EV_CONV_FWD, t0, MPI_Wtime());
+    return rc;
+  }
+  /* blocking: halo along the first, then along the second on the padded
    * slab (it carries the first halo's planes: the corners arrive too) */
   SgnnTensor xp = sgnn_tensor_ref(x);
   for (int k = 0; k < 2 && !rc; k++) {
