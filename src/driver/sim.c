@@ -26,7 +26,7 @@ struct _p_SgSim {
   PetscReal t, t_end, dt_fixed;
   PetscInt  step, max_steps, field_every, diag_every, checkpoint_every, progress_every;
   PetscBool help, restarted, quiet, complete;
-  PetscInt  ndiag, progress_diag;
+  PetscInt  ndiag, progress_diag, diag_step; /* diag_step: the step diag[] was computed at */
   PetscReal *diag;
   PetscLogDouble wall0;
 };
@@ -42,6 +42,7 @@ PetscErrorCode SgSimCreate(MPI_Comm comm, SgSim *sim)
   s->max_steps        = PETSC_MAX_INT;
   s->diag_every       = 1;
   s->progress_every   = 0;
+  s->diag_step        = -1; /* no diagnostics yet (a restart computes its first at diag_every) */
   *sim                = s;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -263,6 +264,7 @@ static PetscErrorCode Diagnose(SgSim sim)
   for (PetscInt i = 0; i < sim->ndiag; i++)
     PetscCheck(!PetscIsInfOrNanReal(sim->diag[i]), PetscObjectComm((PetscObject)sim), PETSC_ERR_FP, "Diagnostic %s is %g at step %" PetscInt_FMT " (t = %g): the solution has blown up. Output up to the previous record is intact; reduce the time step (CFL) or check the deck", names[i], (double)sim->diag[i], sim->step, (double)sim->t);
   PetscCall(SgOutputAppendDiagnostics(sim->out, sim->step, sim->t, sim->diag));
+  sim->diag_step = sim->step;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -295,10 +297,12 @@ static PetscErrorCode Progress(SgSim sim, PetscReal dt, PetscReal t0, PetscInt s
   if (sim->quiet) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscTime(&now));
   if (frac > 0) eta = (PetscReal)(now - sim->wall0) * (1 - frac) / frac;
-  if (sim->progress_diag >= 0) {
+  if (sim->progress_diag >= 0 && sim->diag_step >= 0) {
     const char *const *names;
     PetscCall(SgSolverGetDiagnostics(sim->solver, NULL, &names, NULL));
-    PetscCall(PetscSNPrintf(fig, sizeof fig, "  %s %.6e", names[sim->progress_diag], (double)sim->diag[sim->progress_diag]));
+    char at[48] = ""; /* the diagnostic is computed every diag_every steps: say when it is older than the line */
+    if (sim->diag_step != sim->step) PetscCall(PetscSNPrintf(at, sizeof at, " (step %" PetscInt_FMT ")", sim->diag_step));
+    PetscCall(PetscSNPrintf(fig, sizeof fig, "  %s %.6e%s", names[sim->progress_diag], (double)sim->diag[sim->progress_diag], at));
   }
   PetscCall(PetscPrintf(PetscObjectComm((PetscObject)sim), "step %8" PetscInt_FMT "  t %.6e  dt %.3e%s  wall %.2fs  ETA %.1fs\n", sim->step, (double)sim->t, (double)dt, fig, (double)(now - sim->wall0), (double)PetscMax(eta, 0)));
   PetscFunctionReturn(PETSC_SUCCESS);

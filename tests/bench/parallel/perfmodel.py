@@ -83,7 +83,8 @@ def key(l):
 # the benchmarked configurations (run.sh): model, G, S, batch, dims, chunks
 def bench_shapes():
     out = set()
-    for model, dims in (("stack", (64, 64, 64)), ("stack", (128, 64, 64)), ("mffn", (8, 64, 64)), ("mffn", (8, 128, 64))):
+    for model, dims in (("stack", (64, 64, 64)), ("stack", (128, 64, 64)), ("mffn", (8, 64, 64)), ("mffn", (8, 128, 64)),
+                        ("mffn", (64, 64, 64))):
         for S in (1, 2):
             for l in layers_of(model, dims, S):
                 out.add(key(l))
@@ -395,7 +396,8 @@ def main():
 
     print("\nefficiency on 2 cores (strong: T1 / (2 T2); weak: T1 / T2; hybrid 2x2: 4 processes on 2 cores)")
     eff = {}
-    for model, base, deep in (("stack", "64x64x64", "128x64x64"), ("mffn", "8x64x64", "8x128x64")):
+    for model, base, deep in (("stack", "64x64x64", "128x64x64"), ("mffn", "8x64x64", "8x128x64"), ("mffn", "64x64x64", None)):
+        label = model if model == "stack" or base == "8x64x64" else f"{model} {base}"
         rows = [("strong, batch 2, data 2x1", m(model, 1, 1, 2, base), m(model, 2, 1, 2, base), 2),
                 ("strong, batch 2, spatial 1x2", m(model, 1, 1, 2, base), m(model, 1, 2, 2, base), 2),
                 ("strong, batch 2, spatial 1x2 blocking", m(model, 1, 1, 2, base), m(model, 1, 2, 2, base, 0), 2),
@@ -405,8 +407,8 @@ def main():
                 ("strong, batch 4, hybrid 2x2", m(model, 1, 1, 4, base), m(model, 2, 2, 4, base), 2)]
         for name, t1, t2, p in rows:
             if t1 and t2:
-                eff[(model, name)] = t1 / (p * t2)
-                print(f"  {model:5s} {name:45s} {t1:7.3f} s -> {t2:7.3f} s   {100*t1/(p*t2):5.1f}%")
+                eff[(label, name)] = t1 / (p * t2)
+                print(f"  {label:14s} {name:45s} {t1:7.3f} s -> {t2:7.3f} s   {100*t1/(p*t2):5.1f}%")
 
     Ps, curves = at_scale(mach, weights.get("mffn", 562032))
     write_figures(out, eff, curves, Ps, f"load {max(loads):.1f}" if loads else "load ?")

@@ -2,7 +2,8 @@
 # Scaling of hybrid data x spatial training on this machine (figures, not pass/fail; docs/parallel.md).
 #   tests/bench/parallel/run.sh [ROUNDS] [OUT]      (default 5 rounds, OUT build/bench/parallel)
 # Two models (tests/bench/parallel/test_bench_grid.c): the 3-layer conv stack on 64^3 samples (float32)
-# and the MeshfreeFlowNet encoder at the paper's widths on low-res crops 8 x 64 x 64 (float64). For each:
+# and the MeshfreeFlowNet encoder at the paper's widths on low-res crops 8 x 64 x 64 (float64), and the
+# encoder on a larger 64^3 crop (strong scaling, batch 2: 1x1 | 2x1 | 1x2 overlapped | 1x2 blocking). For each:
 #   strong scaling, global batch 2:  1x1 | 2x1 data | 1x2 spatial (overlapped halo) | 1x2 blocking halo
 #   strong scaling, one sample:      1x1 | 1x2 spatial
 #   weak scaling:                    1x1 one sample -> 2x1 two samples (data) | 1x2 one sample twice as
@@ -30,6 +31,7 @@ CONFIGS=(
   "1 mffn 1 1 2 8 64 64" "2 mffn 2 1 2 8 64 64" "2 mffn 1 2 2 8 64 64" "2 mffn 1 2 2 8 64 64 -chunks 0"
   "1 mffn 1 1 1 8 64 64" "2 mffn 1 2 1 8 64 64" "2 mffn 1 2 1 8 128 64"
   "1 mffn 1 1 4 8 64 64" "4 mffn 2 2 4 8 64 64"
+  "1 mffn 1 1 2 64 64 64" "2 mffn 2 1 2 64 64 64" "2 mffn 1 2 2 64 64 64" "2 mffn 1 2 2 64 64 64 -chunks 0"
 )
 RES=$OUT/results.txt
 : > $RES
