@@ -174,27 +174,52 @@ static void IterateVAR(const PetscReal a[], PetscInt K, PetscInt L, PetscInt p, 
     }
 }
 
-PetscErrorCode SgPodLstmVAR(const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], PetscInt *order, PetscReal ahat[])
+PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], PetscBool whole, SgPodLstmVARModel *V)
 {
   const PetscInt K = S->K, L = S->L, nfit = D->ntrain - D->nvalid;
-  PetscReal      best = PETSC_MAX_REAL, *W, *f;
+  PetscReal      best = PETSC_MAX_REAL, *f;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc2((1 + L * K) * K, &W, L * K, &f));
-  *order = 1;
+  V->K = K, V->p = 1;
+  PetscCall(PetscMalloc1((1 + L * K) * K, &V->W));
+  PetscCall(PetscMalloc1(L * K, &f));
   for (PetscInt p = 1; p <= L; p++) { /* the order with the smallest validation error */
     PetscReal e = 0;
     if (nfit - p < 2 * (1 + p * K)) break; /* too few rows for so many unknowns */
-    PetscCall(FitVAR(coef, K, p, nfit, W));
+    PetscCall(FitVAR(coef, K, p, nfit, V->W));
     for (PetscInt w = 0; w < S->nva; w++) {
-      IterateVAR(coef, K, L, p, W, S->s_va0 + w, f);
+      IterateVAR(coef, K, L, p, V->W, S->s_va0 + w, f);
       for (PetscInt i = 0; i < L * K; i++) e += PetscSqr(f[i] - coef[(S->s_va0 + w + L) * K + i]);
     }
-    if (e < best) best = e, *order = p;
+    if (e < best) best = e, V->p = p;
   }
-  PetscCall(FitVAR(coef, K, *order, D->ntrain, W)); /* refit on the whole training period */
-  for (PetscInt w = 0; w < S->nte; w++) IterateVAR(coef, K, L, *order, W, S->s_te0 + w, ahat + w * L * K);
-  PetscCall(PetscFree2(W, f));
+  PetscCall(FitVAR(coef, K, V->p, whole ? D->ntrain : nfit, V->W));
+  PetscCall(PetscFree(f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+void SgPodLstmVARIterate(const SgPodLstmVARModel *V, PetscInt L, const PetscReal in[], PetscReal out[])
+{
+  IterateVAR(in, V->K, L, V->p, V->W, 0, out);
+}
+
+PetscErrorCode SgPodLstmVARFree(SgPodLstmVARModel *V)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(V->W));
+  V->p = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmVAR(const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], PetscInt *order, PetscReal ahat[])
+{
+  SgPodLstmVARModel V;
+
+  PetscFunctionBegin;
+  PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_TRUE, &V)); /* refitted on the whole training period */
+  for (PetscInt w = 0; w < S->nte; w++) IterateVAR(coef, S->K, S->L, V.p, V.W, S->s_te0 + w, ahat + w * S->L * S->K);
+  *order = V.p;
+  PetscCall(SgPodLstmVARFree(&V));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -207,6 +232,9 @@ PetscErrorCode SgPodLstmForecast(SgPodLstmNet net, const SgPodLstmSeries *S, Pet
   PetscCall(PetscMalloc2(S->nte * n, &x, S->nte * n, &y));
   for (PetscInt w = 0; w < S->nte; w++) SgPodLstmSeriesWindow(S, S->s_te0 + w, x + w * n, NULL);
   PetscCall(SgPodLstmNetPredict(net, S->nte, S->L, x, y));
+  if (S->fb) /* a residual network: add the base's forecast (scaled) */
+    for (PetscInt w = 0; w < S->nte; w++)
+      for (PetscInt i = 0; i < n; i++) y[w * n + i] += S->fb[(size_t)(S->s_te0 + w) * n + i];
   SgPodLstmSeriesUnscale(S, S->nte * S->L, y, ahat);
   PetscCall(PetscFree2(x, y));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -174,7 +174,8 @@ PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *D, PetscInt K, PetscIn
   PetscCall(PetscMemzero(S, sizeof *S));
   S->K = K, S->L = L, S->nsnap = D->nsnap;
   PetscCheck(nfit >= 2 * L && D->nvalid >= L && D->ntest >= L, D->comm, PETSC_ERR_USER_INPUT, "podlstm: windows of %" PetscInt_FMT " + %" PetscInt_FMT " steps need at least %" PetscInt_FMT " training, %" PetscInt_FMT " validation and %" PetscInt_FMT " test snapshots (have %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT "): lower -podlstm_window or use more data", L, L, 2 * L, L, L, nfit, D->nvalid, D->ntest);
-  PetscCall(PetscMalloc3(K, &S->lo, K, &S->hi, D->nsnap * K, &S->s));
+  PetscCall(PetscMalloc4(K, &S->lo, K, &S->hi, D->nsnap * K, &S->s, D->nsnap * K, &S->a));
+  PetscCall(PetscArraycpy(S->a, coef, D->nsnap * K));
   for (PetscInt k = 0; k < K; k++) {
     S->lo[k] = PETSC_MAX_REAL, S->hi[k] = -PETSC_MAX_REAL;
     for (PetscInt j = 0; j < D->ntrain; j++) S->lo[k] = PetscMin(S->lo[k], coef[j * K + k]), S->hi[k] = PetscMax(S->hi[k], coef[j * K + k]);
@@ -193,8 +194,24 @@ void SgPodLstmSeriesWindow(const SgPodLstmSeries *S, PetscInt s, PetscReal x[], 
   const PetscInt n = S->L * S->K;
   for (PetscInt i = 0; i < n; i++) {
     if (x) x[i] = S->s[s * S->K + i];
-    if (y) y[i] = S->s[(s + S->L) * S->K + i];
+    if (y) y[i] = S->s[(s + S->L) * S->K + i] - (S->fb ? S->fb[(size_t)s * n + i] : 0);
   }
+}
+
+PetscErrorCode SgPodLstmSeriesSetBase(SgPodLstmSeries *S, const SgPodLstmVARModel *V)
+{
+  const PetscInt n = S->L * S->K, nw = S->nsnap - 2 * S->L + 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscFree(S->fb));
+  if (!V || !V->p) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscMalloc1((size_t)nw * n, &S->fb));
+  for (PetscInt w = 0; w < nw; w++) {
+    PetscReal *f = S->fb + (size_t)w * n;
+    SgPodLstmVARIterate(V, S->L, S->a + w * S->K, f);
+    for (PetscInt i = 0; i < n; i++) f[i] = (f[i] - S->lo[i % S->K]) / (S->hi[i % S->K] - S->lo[i % S->K]);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 void SgPodLstmSeriesUnscale(const SgPodLstmSeries *S, PetscInt n, const PetscReal s[], PetscReal a[])
@@ -214,7 +231,7 @@ PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm comm, const SgPodLstmSeries 
     PetscInt   shape[2] = {S->L, S->K}, n = S->L * S->K;
     PetscReal *x, *y;
     PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
-    PetscCall(SgDatasetSetProvenance(ds, "", "podlstm: training windows of scaled POD coefficients (x: L steps in, y: the next L)"));
+    PetscCall(SgDatasetSetProvenance(ds, "", S->fb ? "podlstm: training windows of scaled POD coefficients (x: L steps in, y: the next L less the base's forecast of them)" : "podlstm: training windows of scaled POD coefficients (x: L steps in, y: the next L)"));
     PetscCall(SgDatasetDefineField(ds, "x", SG_DTYPE_F64, 2, shape, "scaled POD coefficient", 0));
     PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 2, shape, "scaled POD coefficient", 0));
     PetscCall(PetscMalloc2(S->ntr * n, &x, S->ntr * n, &y));
@@ -233,6 +250,7 @@ PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm comm, const SgPodLstmSeries 
 PetscErrorCode SgPodLstmSeriesFree(SgPodLstmSeries *S)
 {
   PetscFunctionBegin;
-  PetscCall(PetscFree3(S->lo, S->hi, S->s));
+  PetscCall(PetscFree4(S->lo, S->hi, S->s, S->a));
+  PetscCall(PetscFree(S->fb));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -95,6 +95,16 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   per_epoch = (c->ntrain + c->batch - 1) / c->batch;
   SgCallNN(sgnn_params_count(net->P, &F.np));
   PetscCall(PetscMalloc2(F.np, &F.best_w, c->nvalid * c->L * c->K, &F.yhat));
+  if (c->residual) { /* the output layer starts at zero: the untrained network adds nothing to the base,
+                        and it is the first candidate of early stopping (a network that never beats the
+                        base on the validation windows ends as the base) */
+    SgCallNN(sgnn_tensor_fill(net->Wout, 0.0));
+    SgCallNN(sgnn_tensor_fill(net->bout, 0.0));
+    PetscCall(SgPodLstmNetPredict(net, c->nvalid, c->L, c->vx, F.yhat));
+    F.best       = SgPodLstmR2(c->nvalid, c->L * c->K, c->vy, F.yhat);
+    F.best_epoch = 0;
+    SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(net->P), F.best_w));
+  }
   PetscCall(SgTrainerCreate(comm, &tr));
   PetscCall(SgTrainerSetName(tr, "podlstm"));
   PetscCall(SgTrainerSetModel(tr, net->P));

@@ -3,8 +3,9 @@
    File (HDF5 through SgH5File, written to PATH.tmp and renamed): attributes of "/": surge_model =
    "podlstm", version, K, L, n, fields (comma-separated), fsize, fshape, fscale, dt, lo, hi (the
    scaler), sigma, energy_total, archs (';'-separated, best first); datasets /mean [n], /modes [K][n],
-   /params_i [np_i]; optionally /search/... (every evaluation of the search) and /scores/... (test
-   RMSE per method, field and lead). */
+   /params_i [np_i]; for residual networks (base: var) /var_weights [K][1 + pK] (the VAR's W, see
+   SgPodLstmVARModel) with attribute var_order p; optionally /search/... (every evaluation of the
+   search) and /scores/... (test RMSE per method, field and lead). */
 #include "sgpodlstm.h"
 #include "sgh5file.h"
 #include "sgtrainer.h"
@@ -141,6 +142,12 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
       PetscCall(SgH5FileWrite(f, name, SG_H5_DOUBLE, 1, d, w));
       PetscCall(PetscFree(w));
     }
+    if (M->base.p) {
+      PetscInt64 dv[2] = {K, 1 + M->base.p * K};
+      PetscCall(SgH5FileWrite(f, "var_weights", SG_H5_DOUBLE, 2, dv, M->base.W));
+      PetscCall(SgH5FileWriteAttr(f, "var_weights", "var_order", SG_H5_INT, 0, &(int){(int)M->base.p}));
+      PetscCall(SgH5FileWriteAttrString(f, "var_weights", "meaning", "the networks forecast the residual on this VAR: a_t = W[k][0] + sum_j sum_k' W[k][1 + (j-1) K + k'] a_{t-j}[k'], j = 1..var_order"));
+    }
     if (sr) PetscCall(WriteSearch(f, sr));
     if (sc) PetscCall(WriteScores(f, sc));
     PetscCall(SgH5FileClose(&f));
@@ -195,6 +202,18 @@ PetscErrorCode SgPodLstmModelLoad(MPI_Comm comm, const char path[], SgnnBackend 
   PetscCall(SgH5FileRead(f, "modes", SG_H5_DOUBLE, (PetscInt64)k * n, all));
   for (PetscInt q = 0; q < k; q++) PetscCall(PetscArraycpy(M->pod->phi + q * nlocal, all + (size_t)q * n + rstart, nlocal));
   PetscCall(PetscFree(all));
+  { /* residual networks: their base */
+    PetscBool has;
+    PetscCall(SgH5FileHas(f, "var_weights", &has));
+    if (has) {
+      int p;
+      PetscCall(SgH5FileReadAttr(f, "var_weights", "var_order", SG_H5_INT, 1, &p, NULL));
+      PetscCheck(p >= 1 && p <= L, comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: var_order %d is not in 1..%d", path, p, L);
+      M->base.p = p, M->base.K = k;
+      PetscCall(PetscMalloc1((size_t)(1 + p * k) * k, &M->base.W));
+      PetscCall(SgH5FileRead(f, "var_weights", SG_H5_DOUBLE, (PetscInt64)(1 + p * k) * k, M->base.W));
+    }
+  }
   PetscCall(SgH5FileReadAttrString(f, "/", "archs", archs, sizeof archs));
   for (tok = strtok_r(archs, ";", &save); tok && M->nmodels < SG_PODLSTM_MAXMODELS; tok = strtok_r(NULL, ";", &save)) {
     SgPodLstmArch a;
@@ -221,6 +240,7 @@ PetscErrorCode SgPodLstmModelFree(SgPodLstmModel *M)
   for (PetscInt m = 0; m < M->nmodels; m++) PetscCall(SgPodLstmNetDestroy(&M->nets[m]));
   PetscCall(SgPODDestroy(&M->pod));
   PetscCall(PetscFree2(M->lo, M->hi));
+  PetscCall(SgPodLstmVARFree(&M->base));
   M->nmodels = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -228,16 +248,20 @@ PetscErrorCode SgPodLstmModelFree(SgPodLstmModel *M)
 PetscErrorCode SgPodLstmModelAdvance(const SgPodLstmModel *M, const PetscReal hist[], PetscReal next[], PetscReal *spread)
 {
   const PetscInt K = M->K, L = M->L, nm = M->nmodels;
-  PetscReal     *a, *x, *y, *mean, s2 = 0;
+  PetscReal     *a, *x, *y, *mean, *fb, s2 = 0;
 
   PetscFunctionBegin;
   PetscCheck(nm >= 1, M->pod->comm, PETSC_ERR_ORDER, "podlstm: the model has no network");
-  PetscCall(PetscMalloc4(L * K, &a, L * K, &x, nm * L * K, &y, L * K, &mean));
+  PetscCall(PetscMalloc5(L * K, &a, L * K, &x, nm * L * K, &y, L * K, &mean, L * K, &fb));
   PetscCall(SgPODProject(M->pod, L, hist, a));
   for (PetscInt i = 0; i < L * K; i++) x[i] = (a[i] - M->lo[i % K]) / (M->hi[i % K] - M->lo[i % K]);
+  if (M->base.p) { /* residual networks: the base's forecast, scaled as the series' (SgPodLstmSeriesSetBase) */
+    SgPodLstmVARIterate(&M->base, L, a, fb);
+    for (PetscInt i = 0; i < L * K; i++) fb[i] = (fb[i] - M->lo[i % K]) / (M->hi[i % K] - M->lo[i % K]);
+  }
   for (PetscInt m = 0; m < nm; m++) {
     PetscCall(SgPodLstmNetPredict(M->nets[m], 1, L, x, y + m * L * K));
-    for (PetscInt i = 0; i < L * K; i++) y[m * L * K + i] = M->lo[i % K] + y[m * L * K + i] * (M->hi[i % K] - M->lo[i % K]);
+    for (PetscInt i = 0; i < L * K; i++) y[m * L * K + i] = M->lo[i % K] + (y[m * L * K + i] + (M->base.p ? fb[i] : 0)) * (M->hi[i % K] - M->lo[i % K]);
   }
   for (PetscInt i = 0; i < L * K; i++) {
     mean[i] = 0;
@@ -247,6 +271,6 @@ PetscErrorCode SgPodLstmModelAdvance(const SgPodLstmModel *M, const PetscReal hi
   /* the modes are orthonormal: the spread of the reconstructed states is that of the coefficients */
   *spread = PetscSqrtReal(s2 / ((PetscReal)nm * L * M->pod->n));
   PetscCall(SgPODReconstruct(M->pod, L, y, next)); /* the best network's forecast */
-  PetscCall(PetscFree4(a, x, y, mean));
+  PetscCall(PetscFree5(a, x, y, mean, fb));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -16,7 +16,7 @@ typedef struct {
   char           files[16][PETSC_MAX_PATH_LEN], fields[SG_PODLSTM_MAXFIELDS][64], prefix[PETSC_MAX_PATH_LEN];
   char           arch[256], hand[256], svd[32];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
-  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head;
+  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head, base;
   PetscReal      valid_fraction, lr, year;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
@@ -28,6 +28,7 @@ typedef struct {
 } SgSurrogate_PodLstm;
 
 static const char *const SearchChoices[] = {"aging", "random", "none"};
+static const char *const BaseChoices[]   = {"none", "var"};
 
 static PetscErrorCode StringList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], PetscInt cap, size_t len, char *out, PetscInt *n)
 {
@@ -84,6 +85,11 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
     PetscInt idx = d->head;
     PetscCall(SgOptionsEList("-head", "Output head: step (one linear map per step, the paper's; output t sees inputs <= t) or window (all steps of the last layer -> all outputs)", SgPodLstmHeads, 2, SgPodLstmHeads[d->head], &idx, NULL));
     d->head = idx;
+  }
+  {
+    PetscInt idx = d->base;
+    PetscCall(SgOptionsEList("-base", "What the networks forecast: none (the coefficients, the paper's form) or var (the residual on the VAR's forecast: the VAR baseline fitted on the training period less its validation part; the output layer starts at zero, so an untrained network is the VAR, and one that does not beat it on the validation windows stays the VAR). Not in the paper", BaseChoices, 2, BaseChoices[d->base], &idx, NULL));
+    d->base = idx;
   }
   PetscCall(SgOptionsString("-arch", "Architecture trained when search is none (layers L<units> or I, +<skip bits>)", d->arch, d->arch, sizeof d->arch, NULL));
   PetscCall(SgOptionsString("-hand_arch", "The hand-designed LSTM baseline", d->hand, d->hand, sizeof d->hand, NULL));
@@ -233,12 +239,17 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCall(PetscMalloc1(D.nsnap * d->K, &coef));
   PetscCall(SgPODProject(d->M.pod, D.nsnap, D.X, coef));
   PetscCall(SgPodLstmSeriesCreate(&D, d->K, d->L, coef, &S));
+  if (d->base) { /* residual networks: the VAR fitted on the fitting period only (validation stays unseen) */
+    PetscCall(SgPodLstmVARFit(&D, &S, coef, PETSC_FALSE, &d->M.base));
+    PetscCall(SgPodLstmSeriesSetBase(&S, &d->M.base));
+    PetscCall(PetscPrintf(comm, "podlstm: the networks forecast the residual on VAR(%" PetscInt_FMT ") (fitted on the %" PetscInt_FMT " snapshots before the validation part)\n", d->M.base.p, D.ntrain - D.nvalid));
+  }
   PetscCall(PetscSNPrintf(windows, sizeof windows, "%s.windows.h5", d->prefix));
   PetscCall(SgPodLstmSeriesWriteWindows(comm, &S, windows));
   PetscCall(Windows(&S, S.s_va0, S.nva, &vx, &vy));
   PetscCall(PetscPrintf(comm, "podlstm: windows of %" PetscInt_FMT " -> %" PetscInt_FMT " steps: %" PetscInt_FMT " train, %" PetscInt_FMT " validate, %" PetscInt_FMT " test\n", d->L, d->L, S.ntr, S.nva, S.nte));
   fc.windows = windows, fc.ntrain = S.ntr, fc.nvalid = S.nva, fc.vx = vx, fc.vy = vy, fc.L = d->L, fc.K = d->K, fc.head = (SgPodLstmHead)d->head;
-  fc.max_epochs = d->epochs, fc.patience = d->patience, fc.batch = d->batch, fc.lr = d->lr;
+  fc.max_epochs = d->epochs, fc.patience = d->patience, fc.batch = d->batch, fc.lr = d->lr, fc.residual = (PetscBool)(d->base > 0);
   /* the search, or the one architecture asked for */
   if (d->search < 2) {
     SgPodLstmSearchConfig sc;
@@ -246,7 +257,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     sc.type = (SgPodLstmSearchType)d->search, sc.evaluations = d->evaluations, sc.population = d->population, sc.sample = d->sample;
     sc.seed = (uint64_t)d->seed, sc.space = d->space, sc.fit = fc, sc.verbose = d->verbose;
     PetscCall(PetscSNPrintf(sc.logdir, sizeof sc.logdir, "%s.search", d->prefix));
-    PetscCall(PetscSNPrintf(sc.fingerprint, sizeof sc.fingerprint, "podlstm search %s seed %" PetscInt_FMT ": n %" PetscInt_FMT " snapshots %" PetscInt_FMT "+%" PetscInt_FMT " K %" PetscInt_FMT " L %" PetscInt_FMT " head %s space %" PetscInt_FMT "x%" PetscInt_FMT "..%" PetscInt_FMT "/%" PetscInt_FMT " epochs %" PetscInt_FMT " patience %" PetscInt_FMT " batch %" PetscInt_FMT " lr %g pop %" PetscInt_FMT " sample %" PetscInt_FMT, SgPodLstmSearchTypes[d->search], d->seed, D.n, D.ntrain, D.ntest, d->K, d->L, SgPodLstmHeads[d->head], d->space.nlayers, d->space.umin, d->space.umax, d->space.ustep, d->epochs, d->patience, d->batch, (double)d->lr, d->population, d->sample));
+    PetscCall(PetscSNPrintf(sc.fingerprint, sizeof sc.fingerprint, "podlstm search %s seed %" PetscInt_FMT ": n %" PetscInt_FMT " snapshots %" PetscInt_FMT "+%" PetscInt_FMT " K %" PetscInt_FMT " L %" PetscInt_FMT " head %s space %" PetscInt_FMT "x%" PetscInt_FMT "..%" PetscInt_FMT "/%" PetscInt_FMT " epochs %" PetscInt_FMT " patience %" PetscInt_FMT " batch %" PetscInt_FMT " lr %g pop %" PetscInt_FMT " sample %" PetscInt_FMT "%s", SgPodLstmSearchTypes[d->search], d->seed, D.n, D.ntrain, D.ntest, d->K, d->L, SgPodLstmHeads[d->head], d->space.nlayers, d->space.umin, d->space.umax, d->space.ustep, d->epochs, d->patience, d->batch, (double)d->lr, d->population, d->sample, d->base ? " base var" : ""));
     PetscCall(SgPodLstmSearch(comm, &sc, d->be, &d->sr));
     d->have_search = PETSC_TRUE;
     PetscCall(ReportSearch(s, &d->sr));
@@ -386,7 +397,10 @@ static PetscErrorCode Destroy_PodLstm(SgSurrogate s)
 
   PetscFunctionBegin;
   if (d->have_model) PetscCall(SgPodLstmModelFree(&d->M));
-  else PetscCall(SgPODDestroy(&d->M.pod));
+  else {
+    PetscCall(SgPODDestroy(&d->M.pod));
+    PetscCall(SgPodLstmVARFree(&d->M.base));
+  }
   if (d->have_search) PetscCall(SgPodLstmSearchResultFree(&d->sr));
   PetscCall(PetscFree(s->data));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -71,17 +71,41 @@ typedef struct {
   PetscInt   K, L, nsnap;
   PetscReal *lo, *hi;  /* [K] min and max of each coefficient over the training period only */
   PetscReal *s;        /* [nsnap][K] scaled coefficients (a - lo) / (hi - lo) */
+  PetscReal *a;        /* [nsnap][K] the coefficients themselves */
+  PetscReal *fb;       /* residual networks (SgPodLstmSeriesSetBase): [nsnap - 2L + 1][L][K] the base's
+                          forecast of every window, scaled like s; NULL otherwise */
   /* window starts: training windows have their targets in [0, ntrain - nvalid), validation windows
      in [ntrain - nvalid, ntrain), test windows in [ntrain, ntrain + ntest) */
   PetscInt   ntr, nva, nte, s_tr0, s_va0, s_te0;
 } SgPodLstmSeries;
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *, PetscInt K, PetscInt L, const PetscReal coef[], SgPodLstmSeries *);
-/* copy window starting at s: x [L][K] = s[s..s+L), y [L][K] = s[s+L..s+2L) */
+/* copy window starting at s: x [L][K] = s[s..s+L), y [L][K] = s[s+L..s+2L), less the base's forecast
+   of the window when the series has a base (what a residual network learns) */
 PETSC_EXTERN void           SgPodLstmSeriesWindow(const SgPodLstmSeries *, PetscInt s, PetscReal x[], PetscReal y[]);
 PETSC_EXTERN void           SgPodLstmSeriesUnscale(const SgPodLstmSeries *, PetscInt n, const PetscReal s[], PetscReal a[]);
 /* the training windows as a field_snapshots dataset (fields x, y [L, K]) for SgTrainer's loader; rank 0 writes */
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm, const SgPodLstmSeries *, const char path[]);
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesFree(SgPodLstmSeries *);
+
+/* ---------------------------------------------------------------- the linear model (baselines.c) */
+/* A vector autoregression a_t = c + sum_{j<=p} A_j a_{t-j} of the (unscaled) coefficients: W [1 + pK][K]
+   column-major, the constant first. It is the VAR baseline, and the base of a residual POD-LSTM
+   (option base: var): its networks learn the scaled difference between the truth and the VAR's
+   forecast, start at zero (an untrained network is the VAR) and are kept only when they beat it on
+   the validation windows. */
+typedef struct {
+  PetscInt   p, K;
+  PetscReal *W;
+} SgPodLstmVARModel;
+/* p in 1..L chosen by the error of the L-step forecasts of the validation windows when fitted on the
+   fitting period (the training period less its validation part); then refitted on the whole training
+   period (whole: the baseline) or kept as fitted (the base: the validation stays unseen) */
+PETSC_EXTERN PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscBool whole, SgPodLstmVARModel *);
+/* the next L steps out [L][K] from the last L in [L][K] (lags beyond the inputs are earlier forecasts) */
+PETSC_EXTERN void           SgPodLstmVARIterate(const SgPodLstmVARModel *, PetscInt L, const PetscReal in[], PetscReal out[]);
+PETSC_EXTERN PetscErrorCode SgPodLstmVARFree(SgPodLstmVARModel *);
+/* make the series' windows residual on the base's forecasts (S->fb); NULL: none */
+PETSC_EXTERN PetscErrorCode SgPodLstmSeriesSetBase(SgPodLstmSeries *, const SgPodLstmVARModel *);
 
 /* ---------------------------------------------------------------- architectures (arch.c) */
 #define SG_PODLSTM_MAXLAYERS 8
@@ -150,6 +174,9 @@ typedef struct {
   PetscReal        lr;
   uint64_t         seed;
   PetscBool        quiet;         /* no progress lines (search candidates) */
+  PetscBool        residual;      /* the targets are residuals on a base: the output layer starts at zero
+                                     and the untrained network (the base alone) is the first candidate
+                                     of early stopping */
   const char      *lcurve;        /* or NULL */
 } SgPodLstmFitConfig;
 typedef struct {
@@ -230,7 +257,7 @@ PETSC_EXTERN PetscErrorCode SgPodLstmScoreClimatology(const SgPodLstmData *, con
    training period; p in 1..L chosen by the error on the validation windows; forecasts of the test
    windows by iterating it L steps: ahat [nwindows][L][K] */
 PETSC_EXTERN PetscErrorCode SgPodLstmVAR(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscInt *order, PetscReal ahat[]);
-/* network forecasts of the test windows: unscaled ahat [nte][L][K] */
+/* network forecasts of the test windows (plus the base's when the series has one): unscaled ahat [nte][L][K] */
 PETSC_EXTERN PetscErrorCode SgPodLstmForecast(SgPodLstmNet, const SgPodLstmSeries *, PetscReal ahat[]);
 
 /* ---------------------------------------------------------------- the model (model.c) */
@@ -244,6 +271,7 @@ typedef struct {
   char         field[SG_PODLSTM_MAXFIELDS][64];
   PetscReal    fscale[SG_PODLSTM_MAXFIELDS], dt;
   PetscReal   *lo, *hi;  /* [K] */
+  SgPodLstmVARModel base; /* the networks' base (p = 0: none): they forecast the residual on its forecast */
   SgPOD        pod;
   PetscInt     nmodels;
   SgPodLstmNet nets[SG_PODLSTM_MAXMODELS];

@@ -17,7 +17,12 @@
    resumes (says so), ends with exactly the budget of evaluations, unique ids, the entries logged
    before the kill unchanged; a different search on the same log is refused;
 4. refused decks: missing data, unknown field, bad architecture, too few snapshots: one
-   "surge: error:" line, exit 1, no model file."""
+   "surge: error:" line, exit 1, no model file;
+5. residual networks (base: var): the model file's var_weights equal numpy's least-squares VAR of the
+   stored order fitted on the training period less its validation part (1e-8 relative); a network
+   trained one epoch at learning rate 1e-8 forecasts the test period as that VAR does (numpy's RMSE
+   to 1e-6: the output layer starts at zero, the base is added in scaled units and unscaled); the
+   field.advance provider of a searched residual model gives the same forecasts on 1 and 2 ranks."""
 import glob
 import os
 import subprocess
@@ -183,4 +188,38 @@ for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm
     lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
     check(rc == 1 and len(lines) == 1 and want in lines[0] and "PETSC ERROR" not in out, f"refused {' '.join(extra)}: {lines[0][:120] if lines else out[-300:]}")
     check(not os.path.exists(os.path.join(w, "bad.h5")), "no model file written")
+# 5. residual networks on the VAR
+_, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16", "-podlstm_base", "var", "-podlstm_epochs", "1",
+                "-podlstm_patience", "1", "-podlstm_start_lr", "1e-8", "-podlstm_baselines", "0", "-train_output", "rv", "-podlstm_prefix", "rv"], w)
+line = [ln for ln in out.splitlines() if "forecast the residual on VAR(" in ln][0]
+nfit = int(line.split("fitted on the ")[1].split()[0])
+with h5py.File(os.path.join(w, "rv.h5"), "r") as f:
+    pb = int(f["var_weights"].attrs["var_order"])
+    Wf = f["var_weights"][:]  # [K][1 + pK]: column k of the q x K least-squares solution
+rows = [np.r_[1.0, np.concatenate([a[tt - j] for j in range(1, pb + 1)])] for tt in range(pb, nfit)]
+G = np.array(rows)
+Wb = np.linalg.solve(G.T @ G + 1e-12 * np.trace(G.T @ G) / G.shape[1] * np.eye(G.shape[1]), G.T @ a[pb:nfit])
+dW = np.max(np.abs(Wf.T - Wb)) / np.max(np.abs(Wb))
+check(dW < 1e-8, f"var_weights (order {pb}, fitted on the first {nfit} snapshots) equal numpy's least squares (max rel. diff {dW:.1e})")
+fb = {}
+for wdw in range(nte):
+    s = te0 + wdw
+    hist = list(a[s:s + L])
+    for lead in range(L):
+        x = np.r_[1.0, np.concatenate([hist[-j] for j in range(1, pb + 1)])]
+        hist.append(x @ Wb)
+        fb[(s, lead)] = mean + Ug @ hist[-1]
+vb = rmse(lambda s, lead: fb[(s, lead)])
+sv = scores(os.path.join(w, "rv.h5"))["POD-LSTM"]
+check(abs(vb - sv) < 1e-6 * vb, f"a residual network trained 1 epoch at lr 1e-8 forecasts as its base: RMSE {sv:.10f} vs numpy's VAR({pb}) {vb:.10f}")
+surge(["train", D, "-podlstm_search", "random", "-podlstm_base", "var", "-podlstm_baselines", "0", "-train_output", "mv", "-podlstm_prefix", "mv"], w)
+adv = []
+for ranks in (1, 2):
+    cmd = ([*MPIEXEC] if ranks == 2 else []) + [os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", "mv.h5", "sst_small.h5", "T", str(SKIP), str(NTRAIN)]
+    r = subprocess.run(cmd, cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    print(r.stdout)
+    if r.returncode:
+        fail(f"test_podlstm advance of the residual model on {ranks} rank(s) failed")
+    adv.append(float([ln for ln in r.stdout.splitlines() if "checksum" in ln][0].split()[-1]))
+check(abs(adv[0] - adv[1]) <= 1e-10 * abs(adv[0]), f"residual model through the slot: the same forecasts on 1 and 2 ranks (checksums {adv[0]:.12e}, {adv[1]:.12e})")
 print("podlstm training checks passed")
