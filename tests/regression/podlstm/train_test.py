@@ -107,17 +107,40 @@ var_name = [m for m in sc if m.startswith("VAR(")][0]
 p = int(var_name[4:var_name.index(")")])
 Ug = U[:, :K] * np.sign(U[:, :K].sum(0))  # the sign convention of the model's modes
 a = (X - mean) @ Ug
-rows = [np.r_[1.0, np.concatenate([a[tt - j] for j in range(1, p + 1)])] for tt in range(p, NTRAIN)]
-G = np.array(rows)
-Wv = np.linalg.solve(G.T @ G + 1e-12 * np.trace(G.T @ G) / G.shape[1] * np.eye(G.shape[1]), G.T @ a[p:NTRAIN])
-fc = {}
-for wdw in range(nte):
-    s = te0 + wdw
-    hist = list(a[s:s + L])
-    for lead in range(L):
-        x = np.r_[1.0, np.concatenate([hist[-j] for j in range(1, p + 1)])]
-        hist.append(x @ Wv)
-        fc[(s, lead)] = mean + Ug @ hist[-1]
+
+
+def var_fit(p, nrows):
+    """least squares of a_t on [1, a_{t-1} .. a_{t-p}] for t in [p, nrows), surge's regularisation"""
+    G = np.array([np.r_[1.0, np.concatenate([a[tt - j] for j in range(1, p + 1)])] for tt in range(p, nrows)])
+    return np.linalg.solve(G.T @ G + 1e-12 * np.trace(G.T @ G) / G.shape[1] * np.eye(G.shape[1]), G.T @ a[p:nrows])
+
+
+def var_forecasts(W, p):
+    """the VAR iterated L steps from every test window's L true coefficients, reconstructed"""
+    out = {}
+    for wdw in range(nte):
+        s = te0 + wdw
+        hist = list(a[s:s + L])
+        for lead in range(L):
+            hist.append(np.r_[1.0, np.concatenate([hist[-j] for j in range(1, p + 1)])] @ W)
+            out[(s, lead)] = mean + Ug @ hist[-1]
+    return out
+
+
+def advance_checksums(model):
+    """the model's field.advance provider through the slot API (test_podlstm advance) on 1 and 2 ranks"""
+    sums = []
+    for ranks in (1, 2):
+        cmd = ([*MPIEXEC] if ranks == 2 else []) + [os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", model, "sst_small.h5", "T", str(SKIP), str(NTRAIN)]
+        r = subprocess.run(cmd, cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        print(r.stdout)
+        if r.returncode:
+            fail(f"test_podlstm advance of {model} on {ranks} rank(s) failed")
+        sums.append(float([ln for ln in r.stdout.splitlines() if "checksum" in ln][0].split()[-1]))
+    return sums
+
+
+fc = var_forecasts(var_fit(p, NTRAIN), p)
 vr = rmse(lambda s, lead: fc[(s, lead)])
 check(abs(vr - sc[var_name]) < 1e-6 * vr, f"{var_name} RMSE {sc[var_name]:.10f} equals numpy's refit {vr:.10f}")
 floor = sc["POD truth (the floor)"]
@@ -125,14 +148,7 @@ pod_methods = [m for m in sc if m.startswith("POD-LSTM") or m.startswith("hand")
 check(all(sc[m] >= floor * (1 - 1e-12) for m in pod_methods), f"every POD-based RMSE >= the floor {floor:.5f}: " + ", ".join(f"{m} {sc[m]:.4f}" for m in pod_methods))
 
 # 1b. the field.advance provider of this model, driven through the slot API (1 and 2 ranks)
-adv = []
-for ranks in (1, 2):
-    cmd = ([*MPIEXEC] if ranks == 2 else []) + [os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", "m1.h5", "sst_small.h5", "T", str(SKIP), str(NTRAIN)]
-    r = subprocess.run(cmd, cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    print(r.stdout)
-    if r.returncode:
-        fail(f"test_podlstm advance on {ranks} rank(s) failed")
-    adv.append(float([ln for ln in r.stdout.splitlines() if "checksum" in ln][0].split()[-1]))
+adv = advance_checksums("m1.h5")
 check(abs(adv[0] - adv[1]) <= 1e-10 * abs(adv[0]), f"field.advance through the slot: the same forecasts on 1 and 2 ranks (checksums {adv[0]:.12e}, {adv[1]:.12e})")
 
 # 2. 1 vs 2 ranks
@@ -188,6 +204,7 @@ for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm
     lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
     check(rc == 1 and len(lines) == 1 and want in lines[0] and "PETSC ERROR" not in out, f"refused {' '.join(extra)}: {lines[0][:120] if lines else out[-300:]}")
     check(not os.path.exists(os.path.join(w, "bad.h5")), "no model file written")
+
 # 5. residual networks on the VAR
 _, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16", "-podlstm_base", "var", "-podlstm_epochs", "1",
                 "-podlstm_patience", "1", "-podlstm_start_lr", "1e-8", "-podlstm_baselines", "0", "-train_output", "rv", "-podlstm_prefix", "rv"], w)
@@ -196,30 +213,14 @@ nfit = int(line.split("fitted on the ")[1].split()[0])
 with h5py.File(os.path.join(w, "rv.h5"), "r") as f:
     pb = int(f["var_weights"].attrs["var_order"])
     Wf = f["var_weights"][:]  # [K][1 + pK]: column k of the q x K least-squares solution
-rows = [np.r_[1.0, np.concatenate([a[tt - j] for j in range(1, pb + 1)])] for tt in range(pb, nfit)]
-G = np.array(rows)
-Wb = np.linalg.solve(G.T @ G + 1e-12 * np.trace(G.T @ G) / G.shape[1] * np.eye(G.shape[1]), G.T @ a[pb:nfit])
+Wb = var_fit(pb, nfit)
 dW = np.max(np.abs(Wf.T - Wb)) / np.max(np.abs(Wb))
 check(dW < 1e-8, f"var_weights (order {pb}, fitted on the first {nfit} snapshots) equal numpy's least squares (max rel. diff {dW:.1e})")
-fb = {}
-for wdw in range(nte):
-    s = te0 + wdw
-    hist = list(a[s:s + L])
-    for lead in range(L):
-        x = np.r_[1.0, np.concatenate([hist[-j] for j in range(1, pb + 1)])]
-        hist.append(x @ Wb)
-        fb[(s, lead)] = mean + Ug @ hist[-1]
+fb = var_forecasts(Wb, pb)
 vb = rmse(lambda s, lead: fb[(s, lead)])
 sv = scores(os.path.join(w, "rv.h5"))["POD-LSTM"]
 check(abs(vb - sv) < 1e-6 * vb, f"a residual network trained 1 epoch at lr 1e-8 forecasts as its base: RMSE {sv:.10f} vs numpy's VAR({pb}) {vb:.10f}")
 surge(["train", D, "-podlstm_search", "random", "-podlstm_base", "var", "-podlstm_baselines", "0", "-train_output", "mv", "-podlstm_prefix", "mv"], w)
-adv = []
-for ranks in (1, 2):
-    cmd = ([*MPIEXEC] if ranks == 2 else []) + [os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", "mv.h5", "sst_small.h5", "T", str(SKIP), str(NTRAIN)]
-    r = subprocess.run(cmd, cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
-    print(r.stdout)
-    if r.returncode:
-        fail(f"test_podlstm advance of the residual model on {ranks} rank(s) failed")
-    adv.append(float([ln for ln in r.stdout.splitlines() if "checksum" in ln][0].split()[-1]))
+adv = advance_checksums("mv.h5")
 check(abs(adv[0] - adv[1]) <= 1e-10 * abs(adv[0]), f"residual model through the slot: the same forecasts on 1 and 2 ranks (checksums {adv[0]:.12e}, {adv[1]:.12e})")
 print("podlstm training checks passed")
