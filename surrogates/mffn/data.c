@@ -35,7 +35,7 @@ typedef struct {
 } View;
 #define ViewAt(V, c, i, z, x) ((V)->f[c][((size_t)((i) - (V)->i0) * (V)->nz + (size_t)((z) - (V)->z0)) * (V)->nx + (size_t)((x) - (V)->x0)])
 
-/* The file holding global sample i, and its first sample */
+/* The file holding global sample i */
 static PetscInt FileOf(const SgMFFNData *D, PetscInt i)
 {
   PetscInt f = 0;
