@@ -196,9 +196,11 @@ def main():
 
 def style(m):
     """line style and legend label of a method: by its kind and gamma, so that every trained arm is
-    drawn (mffn = gamma 0.0125, mffn_g0, mffn_g01 = 0.1, unet*, and any other model file's name)"""
+    drawn (mffn = gamma 0.0125, mffn_g0, mffn_g01 = 0.1, mffn_g03 = 0.3, mffn_g1 = 1, unet*, and any other
+    model file's name)"""
     known = {"truth": ("k-", "truth"), "trilinear": ("b:", "trilinear"), "mffn": ("r--", "mffn, gamma 0.0125"),
-             "mffn_g0": ("m-", "mffn, gamma 0"), "mffn_g01": ("c-", "mffn, gamma 0.1"), "unet_long": ("y-.", "unet, 10x steps")}
+             "mffn_g0": ("m-", "mffn, gamma 0"), "mffn_g01": ("c-", "mffn, gamma 0.1"), "mffn_g03": ("b--", "mffn, gamma 0.3"),
+             "mffn_g1": ("k--", "mffn, gamma 1"), "unet_long": ("y-.", "unet, 10x steps")}
     if m in known:
         return known[m]
     return ("g-." if m.startswith("unet") else "y--"), m

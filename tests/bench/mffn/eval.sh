@@ -12,8 +12,8 @@
 # Training (inputs/mffn/ra1e6.yaml, two stages, because the PDE term costs ~10x a regression step):
 #   stage 1: gamma 0, PRE steps, 512 points per crop; the checkpoint at PRE is shared by the ablation;
 #   stage 2: from that checkpoint (weights, Adam, plateau state), FT more steps with 128 points per
-#            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's, the model of the evaluation) or
-#            0.1 (mffn_g01);
+#            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's, the model of the evaluation), 0.1
+#            (mffn_g01), 0.3 (mffn_g03) or 1 (mffn_g1);
 #   U-Net: the same crops, points, learning rate, plateau decay and clipping, PRE + FT steps at 512
 #          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual), and
 #          unet_long with ULONG (10) times the steps.
@@ -37,7 +37,7 @@ V="-mffn_valid_data rb6_valid.h5"
 # stage 1 (one step past PRE so that the checkpoint at PRE is written; its model is not used)
 [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
   -train_output stage1 -mffn_lcurve stage1.lc > stage1.log
-for arm in "mffn_g0 0" "mffn 0.0125" "mffn_g01 0.1"; do
+for arm in "mffn_g0 0" "mffn 0.0125" "mffn_g01 0.1" "mffn_g03 0.3" "mffn_g1 1"; do
   set -- $arm
   [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" $V \
     -train_output "$1" -mffn_lcurve "$1.lc" > "$1.log"
