@@ -1,11 +1,12 @@
 #!/bin/bash
 # MeshfreeFlowNet's evaluation, end to end (docs/mffn.md "Evaluation"): the Ra = 1e6 data, the models
-# (MeshfreeFlowNet with gamma 0, 0.0125 and 0.1, the plain U-Net), their whole-domain predictions on
-# the held-out data and the figures. Steps whose output exists are skipped, so an interrupted run
-# resumes; everything runs niced on one BLAS thread.
+# (MeshfreeFlowNet with gamma 0, 0.0125, 0.1, 0.3 and 1, the plain U-Net), their whole-domain
+# predictions on the held-out data and the figures. Steps whose output exists are skipped, so an
+# interrupted run resumes; everything runs niced on one BLAS thread.
 #   bash tests/bench/mffn/eval.sh [WORK]          (default build/mffn_eval)
-# Cost (docs/mffn.md): PRE=1800 FT=300 took 40 min wall on the loaded 2-core VM, ~1300 s of CPU (training
-# ~750 s; each mffn model's whole-domain prediction of one data set ~160 s wall); the defaults' training ~1.6x.
+# Cost on the 2-core VM at load 3-4 (docs/mffn.md): stage 1 ~5.8 steps/s (3000 steps ~9 min), each
+# stage-2 arm with the PDE term ~2.5-3 min (20 s for gamma 0), the U-Nets 2 + 9.5 min, each mffn
+# model's whole-domain prediction of one data set ~155 s (5 arms x 2 sets ~26 min): about an hour.
 #
 # Data (inputs/mffn/ensemble_ra1e6.yaml): training seeds 7-12 (6 members x 81 snapshots, Ra = 1e6);
 # held out: seeds 31-32 at Ra = 1e6 and seeds 41-42 at Ra = 5e5 (generalisation to another Ra).
