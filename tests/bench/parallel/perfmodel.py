@@ -50,7 +50,7 @@ def mffn_layers(T, Z, X, zsplit=1, ch=MFFN_CH, pools=MFFN_POOL, latent=32, dt="f
     dims = [tuple(d0)]
     for p in pools:
         dims.append(tuple(dims[-1][a] // p[a] for a in range(3)))
-    L = [("convb", 4, ch[0], 3, dims[0], dt)]
+    L = [("convb_in", 4, ch[0], 3, dims[0], dt)]  # on the network's input: no input gradient
     for l in range(len(pools)):
         L.append(("pool", ch[l], 0, pools[l][0], dims[l], dt))
         resblock(L, ch[l], ch[l + 1], dims[l + 1], dt)
@@ -64,8 +64,8 @@ def mffn_layers(T, Z, X, zsplit=1, ch=MFFN_CH, pools=MFFN_POOL, latent=32, dt="f
 def stack_layers(D, H, W, S=1, dt="f32"):
     d = (D // S, H, W)
     L = []
-    for _ in range(3):
-        L += [("convb", 8, 8, 3, d, dt), ("relu", 8, 0, 0, d, dt)]
+    for i in range(3):  # the first convolution reads the network's input: no input gradient
+        L += [("convb_in" if i == 0 else "convb", 8, 8, 3, d, dt), ("relu", 8, 0, 0, d, dt)]
     return L + [("sumsq", 8, 0, 0, d, dt)]
 
 
@@ -210,6 +210,8 @@ def rate_tables(mach):
         c1, c2, kk, v = int(c1), int(c2), int(kk), int(d0) * int(d1) * int(d2)
         if dt != "f64" or t <= 0:
             continue
+        if op.endswith("_in"):
+            continue  # forward and weight gradient only
         if op.startswith("conv"):
             conv[kk].append(3.0 * c1 * c2 * kk**3 * v / t)
         else:
@@ -224,8 +226,8 @@ def big_layers(n=512):
 def layer_time(l, crates, erates, vol_frac, speed=1.0):
     op, c1, c2, k, d, dt = l
     v = d[0] * d[1] * d[2] * vol_frac
-    if op.startswith("conv"):
-        return 3.0 * c1 * c2 * k**3 * v / crates[k] / speed
+    if op.startswith("conv"):  # forward, input gradient (not for the network's input), weight gradient
+        return (2.0 if op.endswith("_in") else 3.0) * c1 * c2 * k**3 * v / crates[k] / speed
     return (c1 + c2) * v * 8 / erates.get(op, median(list(erates.values()))) / speed
 
 

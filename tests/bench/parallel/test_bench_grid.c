@@ -221,7 +221,8 @@ static PetscErrorCode RunGrid(int mffn, int G, int S, int NG, const int dims[3],
 /* ---- layer times for the performance model (1 rank, or several side by side: the time each gets
    under that contention) ---------------------------------------------------------------------------
    The model (perfmodel.py) writes the layers of the architectures it predicts, one per line:
-     OP DTYPE C1 C2 K D H W      OP: conv (no bias) | convb (bias) | bnrelu | bn | addrelu | relu |
+     OP DTYPE C1 C2 K D H W      OP: conv (no bias) | convb (bias) | conv_in, convb_in (the network's
+                                 first layer: no input gradient) | bnrelu | bn | addrelu | relu |
                                  pool (max, 1x2x2 or 2x2x2: K = 1 or 2 in D) | upcat (nearest x2 of C1
                                  channels at the coarse D H W, concatenated with C2 fine channels) |
                                  sumsq (the loss)
@@ -246,13 +247,14 @@ static PetscErrorCode TimeLayer(SgnnBackend *be, const char *op, SgnnDType dt, i
   sgnn_rng_init(&r, 3);
   SgCallNN(sgnn_tensor_zeros(be, dt, 5, xs, &x));
   SgCallNN(sgnn_init_uniform(x, -1, 1, &r));
-  SgCallNN(sgnn_tensor_set_requires_grad(x, 1));
+  /* "conv_in", "convb_in": the first layer of a network reads its input, which needs no gradient */
+  SgCallNN(sgnn_tensor_set_requires_grad(x, !strstr(op, "_in")));
   if (!strncmp(op, "conv", 4)) {
     int ws[5] = {c2, c1, k, k, k};
     SgCallNN(sgnn_tensor_zeros(be, dt, 5, ws, &w));
     SgCallNN(sgnn_init_uniform(w, -1, 1, &r));
     SgCallNN(sgnn_tensor_set_requires_grad(w, 1));
-    if (!strcmp(op, "convb")) {
+    if (!strncmp(op, "convb", 5)) {
       SgCallNN(sgnn_tensor_zeros(be, dt, 1, &c2, &bias));
       SgCallNN(sgnn_tensor_set_requires_grad(bias, 1));
     }
