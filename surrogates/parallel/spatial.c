@@ -18,6 +18,22 @@
  * its padding). Everything reads the halo's anchored alias of x, so in backward
  * the halo's gradient travels while the interior's backward runs too. */
 #define SGPAR_MAXCHUNKS 64
+
+/* Output planes [o0, o1) along axis a of the convolution of xa, whose padding along a is the halo
+ * (input planes [o0 - h, o1 + h) are read), passed through a progress node of the exchange H in
+ * flight (so it moves forward and backward while this piece computes). */
+static int conv_piece(SgparHalo H, SgnnTensor xa, int a, int h, int o0, int o1, SgnnTensor w, SgnnTensor bias,
+                      const int stride[3], const int p2[3], SgnnTensor *out)
+{
+  SgnnTensor in = NULL, y = NULL;
+  int rc = 0;
+  if (sgnn_slice(xa, a, o0 - h, o1 + h, &in) || sgnn_conv3d(in, w, bias, stride, p2, &y))
+    rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
+  if (!rc) rc = sgpar_halo_progress(H, y, out);
+  sgnn_tensor_free(&in), sgnn_tensor_free(&y);
+  return rc;
+}
+
 static int conv_overlap(SgparGrid g, const SgparAxisSplit *s, int h, SgnnTensor x, SgnnTensor w, SgnnTensor bias,
                         const int stride[3], const int p2[3], SgnnTensor *out)
 {
@@ -31,12 +47,7 @@ static int conv_overlap(SgparGrid g, const SgparAxisSplit *s, int h, SgnnTensor 
   if (rc) return rc;
   xa = sgnn_tensor_ref(sgpar_halo_source(H));
   for (int j = 0; j < K; j++) {
-    int o0 = h + ni * j / K, o1 = h + ni * (j + 1) / K; /* output planes [o0, o1) need input [o0 - h, o1 + h) */
-    SgnnTensor in = NULL, y = NULL;
-    if (sgnn_slice(xa, a, o0 - h, o1 + h, &in) || sgnn_conv3d(in, w, bias, stride, p2, &y))
-      rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
-    if (!rc) rc = sgpar_halo_progress(H, y, &parts[1 + j]);
-    sgnn_tensor_free(&in), sgnn_tensor_free(&y);
+    rc = conv_piece(H, xa, a, h, h + ni * j / K, h + ni * (j + 1) / K, w, bias, stride, p2, &parts[1 + j]);
     if (rc) { /* still complete the exchange the neighbours take part in */
       SgnnTensor dummy = NULL;
       sgpar_halo_end(&H, &dummy);
@@ -95,14 +106,7 @@ static int conv_overlap2(SgparGrid g, const SgparSplit *s, const int h[2], SgnnT
   if (rc) return rc;
   xa = sgnn_tensor_ref(sgpar_halo_source(HA));
   /* the deep interior, in K pieces along A, while A's halo travels */
-  for (int j = 0; j < K && !rc; j++) {
-    int o0 = hA + niA * j / K, o1 = hA + niA * (j + 1) / K;
-    SgnnTensor y = NULL;
-    if (sgnn_slice(xa, A, o0 - hA, o1 + hA, &in) || sgnn_conv3d(in, w, bias, stride, p2, &y))
-      rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
-    if (!rc) rc = sgpar_halo_progress(HA, y, &parts[1 + j]);
-    sgnn_tensor_free(&in), sgnn_tensor_free(&y);
-  }
+  for (int j = 0; j < K && !rc; j++) rc = conv_piece(HA, xa, A, hA, hA + niA * j / K, hA + niA * (j + 1) / K, w, bias, stride, p2, &parts[1 + j]);
   { /* complete A's exchange even after an error: the neighbours take part in it */
     int e = sgpar_halo_end(&HA, &hlA);
     if (!rc) rc = e;
@@ -118,13 +122,9 @@ static int conv_overlap2(SgparGrid g, const SgparSplit *s, const int h[2], SgnnT
   if (rc) goto done;
   xb = sgnn_tensor_ref(sgpar_halo_source(HB));
   /* the A-edge strips of the B-interior (input: 2 hA + hA planes of the padded slab), while B's halo travels */
-  for (int e = 0; e < 2 && !rc; e++) {
-    SgnnTensor y = NULL;
-    int a0 = e ? nA - hA : 0; /* output planes [a0, a0 + hA) = padded input [a0, a0 + 3 hA) */
-    if (sgnn_slice(xb, A, a0, a0 + 3 * hA, &in) || sgnn_conv3d(in, w, bias, stride, p2, &y))
-      rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
-    if (!rc) rc = sgpar_halo_progress(HB, y, &parts[e ? K + 1 : 0]);
-    sgnn_tensor_free(&in), sgnn_tensor_free(&y);
+  for (int e = 0; e < 2 && !rc; e++) { /* output planes [a0, a0 + hA) = planes [a0 + hA, a0 + 2 hA) of the padded slab */
+    int a0 = e ? nA - hA : 0;
+    rc = conv_piece(HB, xb, A, hA, a0 + hA, a0 + 2 * hA, w, bias, stride, p2, &parts[e ? K + 1 : 0]);
   }
   {
     int e = sgpar_halo_end(&HB, &hlB);
