@@ -15,7 +15,7 @@ PETSC_EXTERN const char *const SgMFFNReads[];
 typedef struct {
   PetscInt   nsamp, nz, nx;         /* samples (all files, in file order = the loader's global ids), grid */
   PetscInt   z0, nzw, x0, nxw;      /* the window of the (z, x) grid this rank's crops touch: all of it, or a spatial rank's */
-  double    *f[SG_MFFN_NCH];        /* in memory: [nsamp][nzw][nxw] physical p, b, u, w (use SgMFFNDataAt); NULL when reading crops */
+  double    *f[SG_MFFN_NCH];        /* in memory: [nsamp][nzw][nxw] physical p, b, u, w; NULL when reading crops */
   PetscInt   nruns;                 /* member runs: consecutive samples of one member of one file */
   PetscInt  *run_start, *run_len;   /* [nruns] */
   PetscInt  *run_of;                /* [nsamp] */
@@ -42,8 +42,6 @@ PETSC_EXTERN PetscErrorCode SgMFFNDataLoad(MPI_Comm, PetscInt nfiles, const char
    statistics stream through the window sample by sample); auto chooses crops above
    SG_MFFN_READ_AUTO_BYTES of window. */
 PETSC_EXTERN PetscErrorCode SgMFFNDataLoadPart(MPI_Comm, PetscInt nfiles, const char *const files[], PetscInt crop_t, const SgMFFNPart *part, const PetscInt crop[3], const PetscInt factor[3], SgMFFNRead read, SgMFFNData *);
-/* value of channel c of sample i at grid point (z, x), which must lie in the window */
-#define SgMFFNDataAt(D, c, i, z, x) ((D)->f[c][((size_t)(i) * (D)->nzw + (size_t)((z) - (D)->z0)) * (D)->nxw + (size_t)((x) - (D)->x0)])
 PETSC_EXTERN PetscErrorCode SgMFFNDataFree(SgMFFNData *);
 
 /* One crop for global sample id and step: a deterministic function of (seed, step, id), so the
