@@ -1,6 +1,7 @@
 /* MeshfreeFlowNet's training loss on one crop (sgmffn.h): the L1 regression of the decoded fields at
    the query points plus gamma times the L1 norm of the Boussinesq residuals there (the paper's
-   eq. 4 with its gamma = 0.0125; the residual terms in physical free-fall units, pde.c).
+   eq. 4 with its gamma = 0.0125; the residual terms in physical free-fall units, pde.c), each
+   equation's residual optionally weighted (not in the paper: -mffn_pde_weights).
 
    On a crop partitioned over spatial ranks each rank decodes the query points it owns (owner-local
    8-corner decoding, no gather) and its loss is its share: the means over its points times its share
@@ -8,10 +9,10 @@
 #include "sgmffn.h"
 #include "sgtrainer.h"
 
-PetscErrorCode SgMFFNCropLoss(SgMFFN m, const SgMFFNPhysics *ph, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde)
+PetscErrorCode SgMFFNCropLoss(SgMFFN m, const SgMFFNPhysics *ph, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde)
 {
   PetscFunctionBegin;
-  PetscCall(SgMFFNCropLossPart(m, ph, NULL, lowres, P, P, pts, target, gamma, loss, reg, pde));
+  PetscCall(SgMFFNCropLossPart(m, ph, NULL, lowres, P, P, pts, target, gamma, weight, loss, reg, pde));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -28,7 +29,7 @@ static PetscErrorCode Share(PetscInt P, PetscInt Pown, SgnnTensor *t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde)
+PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde)
 {
   SgnnTensor        lat, pt, out, tg, lreg, lpde = NULL, res, zero;
   SgMFFNLatentBlock B;
@@ -60,7 +61,7 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
   if (gamma > 0) {
     SgMFFNJet J;
     PetscCall(SgMFFNDerivatives(ph, out, pt, &J));
-    PetscCall(SgMFFNResidual(ph, &J, &res));
+    PetscCall(SgMFFNResidualWeighted(ph, &J, weight, &res));
     SgMFFNJetFree(&J);
     SgCallNN(sgnn_tensor_zeros(m->be, m->dt, 2, ts, &zero));
     SgCallNN(sgnn_l1_loss(res, zero, &lpde));

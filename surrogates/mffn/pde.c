@@ -112,6 +112,13 @@ static PetscErrorCode Transport(const SgMFFNJet *J, int q, double diff, SgnnTens
 
 PetscErrorCode SgMFFNResidual(const SgMFFNPhysics *ph, const SgMFFNJet *J, SgnnTensor *res)
 {
+  PetscFunctionBegin;
+  PetscCall(SgMFFNResidualWeighted(ph, J, NULL, res));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNResidualWeighted(const SgMFFNPhysics *ph, const SgMFFNJet *J, const PetscReal weight[4], SgnnTensor *res)
+{
   SgnnTensor r[4];
 
   PetscFunctionBegin;
@@ -122,6 +129,13 @@ PetscErrorCode SgMFFNResidual(const SgMFFNPhysics *ph, const SgMFFNJet *J, SgnnT
   PetscCall(AxpyT(&r[2], 1, J->d1[CP][KZ]));
   PetscCall(AxpyT(&r[2], -1, J->val[CB]));
   SgCallNN(sgnn_add(J->d1[CU][KX], J->d1[CW][KZ], &r[3]));
+  for (int e = 0; weight && e < 4; e++)
+    if (weight[e] != 1) {
+      SgnnTensor s;
+      SgCallNN(sgnn_affine(r[e], weight[e], 0, &s));
+      sgnn_tensor_free(&r[e]);
+      r[e] = s;
+    }
   SgCallNN(sgnn_concat(4, r, 1, res));
   for (int i = 0; i < 4; i++) sgnn_tensor_free(&r[i]);
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -14,7 +14,7 @@ typedef struct {
   SgMFFNConfig  cfg;
   char          files[16][PETSC_MAX_PATH_LEN], valid[16][PETSC_MAX_PATH_LEN];
   PetscInt      nfiles, nvalid, valid_crops, valid_points;
-  PetscReal     rayleigh, prandtl, length[2], gamma, lr, decay_rate, max_time;
+  PetscReal     rayleigh, prandtl, length[2], gamma, pde_weight[4], lr, decay_rate, max_time;
   PetscInt      crop[3], factor[3], npoints, seed, numb_steps, batch, disp_freq, decay_steps, save_freq, sync_kb;
   char          save_ckpt[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN], lcurve[PETSC_MAX_PATH_LEN], sync[32];
   SgnnBackend  *be;
@@ -75,6 +75,9 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCheck(!set || n == 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "mffn: -mffn_factor takes 3 values (t, z, x), got %" PetscInt_FMT, n);
   PetscCall(SgOptionsInt("-points", "Query points per crop", d->npoints, &d->npoints, NULL, 1, 1 << 24));
   PetscCall(SgOptionsReal("-gamma", "Weight of the L1 PDE residual in the loss (0: regression only)", "", d->gamma, &d->gamma, NULL, 0, 1e6));
+  n = 4;
+  PetscCall(SgOptionsRealArray("-pde_weights", "Relative weight of each residual in the PDE term: b transport, x-momentum, z-momentum, continuity (the paper's: 1 1 1 1)", "", d->pde_weight, &n, &set, 0, 1e6));
+  PetscCheck(!set || n == 4, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "mffn: -mffn_pde_weights takes 4 values (b transport, x-momentum, z-momentum, continuity), got %" PetscInt_FMT, n);
   n = SG_MFFN_MAXLEVELS + 1;
   PetscCall(SgOptionsIntArray("-channels", "U-Net widths, one per level (levels - 1 poolings)", c->channels, &n, &set, 1, 4096));
   if (set) c->nlevels = n - 1;
@@ -198,7 +201,7 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
     PetscInt   pown;
     PetscCall(SgMFFNDataCropPart(&d->data, d->crop, d->factor, d->npoints, (uint64_t)d->seed, info->step, b->ids[i], &d->part, low, &pown, pts, tgt));
     SgCallNN(sgnn_tensor_from_f64(d->be, SGNN_F64, 5, ls, low, &x));
-    PetscCall(SgMFFNCropLossPart(d->model, &d->ph, &d->part, x, d->npoints, pown, pts, tgt, d->gamma, &l, &reg, &pde));
+    PetscCall(SgMFFNCropLossPart(d->model, &d->ph, &d->part, x, d->npoints, pown, pts, tgt, d->gamma, d->pde_weight, &l, &reg, &pde));
     v = reg + d->gamma * pde; /* this rank's shares: summed over the grid they are the crop's */
     sums[0] += reg, sums[1] += pde, sums[2] += v, sums[3] += sgpar_grid_spatial_rank(d->part.grid) == 0;
     if (acc) {
@@ -336,6 +339,8 @@ static PetscErrorCode View_MFFN(SgSurrogate s, PetscViewer v)
 
   PetscFunctionBegin;
   PetscCall(PetscViewerASCIIPrintf(v, "MeshfreeFlowNet: U-Net %" PetscInt_FMT " levels (%" PetscInt_FMT " .. %" PetscInt_FMT " channels), latent %" PetscInt_FMT ", ImNet %" PetscInt_FMT " hidden layers (first %" PetscInt_FMT "), factors %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", gamma %g\n", c->nlevels + 1, c->channels[0], c->channels[c->nlevels], c->latent, c->nmlp, c->mlp[0], d->factor[0], d->factor[1], d->factor[2], (double)d->gamma));
+  if (d->pde_weight[0] != 1 || d->pde_weight[1] != 1 || d->pde_weight[2] != 1 || d->pde_weight[3] != 1)
+    PetscCall(PetscViewerASCIIPrintf(v, "  PDE weights: b %g, x-momentum %g, z-momentum %g, continuity %g\n", (double)d->pde_weight[0], (double)d->pde_weight[1], (double)d->pde_weight[2], (double)d->pde_weight[3]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -361,6 +366,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   d->rayleigh = 1e6, d->prandtl = 1, d->length[0] = 4, d->length[1] = 1;
   d->crop[0] = 16, d->crop[1] = 128, d->crop[2] = 128, d->factor[0] = 4, d->factor[1] = 8, d->factor[2] = 8;
   d->sranks = 1;
+  for (int e = 0; e < 4; e++) d->pde_weight[e] = 1;
   d->valid_crops = 16, d->valid_points = 1024, d->npoints = 512, d->gamma = 0.0125, d->seed = 1, d->numb_steps = 1000, d->batch = 8, d->lr = 1e-2, d->decay_rate = 0.5, d->decay_steps = 1000000, d->disp_freq = 100;
   s->data                = d;
   s->ops->setfromoptions = SetFromOptions_MFFN;

@@ -133,19 +133,22 @@ PETSC_EXTERN void           SgMFFNJetFree(SgMFFNJet *);
      w_t + u w_x + w w_z + p_z - b - nu (w_xx + w_zz)
      u_x + w_z */
 PETSC_EXTERN PetscErrorCode SgMFFNResidual(const SgMFFNPhysics *, const SgMFFNJet *, SgnnTensor *res);
+/* The same with column e multiplied by weight[e] (NULL: all 1): the loss's weight per equation */
+PETSC_EXTERN PetscErrorCode SgMFFNResidualWeighted(const SgMFFNPhysics *, const SgMFFNJet *, const PetscReal weight[4], SgnnTensor *res);
 /* acc[e] += sum over the P points of |residual e| of the decoded out(pts) (pts a leaf requiring grad) */
 PETSC_EXTERN PetscErrorCode SgMFFNResidualSums(const SgMFFNPhysics *, SgnnTensor out, SgnnTensor pts, PetscInt P, double acc[4]);
 
 /* MeshfreeFlowNet's loss on one crop: mean |out - target| over the P x 4 normalised values at the
-   query points + gamma * mean |residual| over the P x 4 physical PDE residuals (SgMFFNResidual).
-   lowres [1, 4, T, Z, X] normalised; pts [P, 3] latent index units; target [P, 4] normalised.
-   reg and pde receive the two means (for monitoring). */
-PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
+   query points + gamma * mean |weight[e] residual_e| over the P x 4 physical PDE residuals
+   (SgMFFNResidualWeighted; weight NULL: the paper's, all 1). lowres [1, 4, T, Z, X] normalised;
+   pts [P, 3] latent index units; target [P, 4] normalised. reg and pde receive the two means (for
+   monitoring; loss = reg + gamma pde). */
+PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
 /* The same on a partitioned crop: lowres is this rank's slab, pts/target the Pown of the crop's P query
    points this rank owns (SgMFFNPartOwns; Pown may be 0). The loss, reg and pde are this rank's shares:
    sums over its points divided by the crop's P x 4, so they add up over the spatial group to the
    crop's values. Collective over the spatial group, forward and backward. */
-PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
+PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde);
 
 /* The SgSurrogate op serving field.superres (superres.c): inference on a whole domain, the PDE
    residual as uncertainty. */

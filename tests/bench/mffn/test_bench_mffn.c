@@ -117,7 +117,7 @@ int main(int argc, char **argv)
       PetscReal  reg, pde;
       double     t0 = Now(), t1, t2, lv;
       SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 5, xs, x, &X));
-      PetscCall(SgMFFNCropLoss(m, &ph, X, P, pts, tgt, gam ? 0.0125 : 0, &L, &reg, &pde));
+      PetscCall(SgMFFNCropLoss(m, &ph, X, P, pts, tgt, gam ? 0.0125 : 0, NULL, &L, &reg, &pde));
       t1 = Now();
       SgCallNN(sgnn_params_zero_grad(m->P));
       SgCallNN(sgnn_backward(L));

@@ -444,6 +444,18 @@ static PetscErrorCode TestPDE(void)
   for (int q = 0; q < NQ; q++) ref[q] = -ph.nu * M_PI * M_PI / 4 * wex[q];
   PetscCall(MaxAbsCol(res, 2, ref, &rw));
   PetscCall(MaxAbsCol(res, 1, NULL, &r[1]));
+  { /* the loss's weight per equation (-mffn_pde_weights) scales exactly its own column */
+    const PetscReal wt[4] = {2, 0.5, 3, 10};
+    SgnnTensor      rw4;
+    double          a[4 * NQ], b[4 * NQ], off = 0;
+    PetscCall(SgMFFNResidualWeighted(&ph, &J, wt, &rw4));
+    SgCallNN(sgnn_tensor_to_f64(res, a));
+    SgCallNN(sgnn_tensor_to_f64(rw4, b));
+    for (int q = 0; q < 4 * NQ; q++) off = PetscMax(off, fabs(b[q] - wt[q % 4] * a[q]));
+    sgnn_tensor_free(&rw4);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "   weighted residual (2, 0.5, 3, 10): off weight x residual by %.1e\n", off));
+    CHECK(off < 1e-15, "SgMFFNResidualWeighted: column e is not weight[e] x residual (off by %g)", off);
+  }
   sgnn_tensor_free(&res), SgMFFNJetFree(&J);
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "   decay 1.5x too fast: max |x-momentum residual| %.2e; differs from -nu k^2 u by %.1e, z-momentum from -nu k^2 w by %.1e\n", r[1], ru, rw));
   CHECK(r[1] > 1e-4 && ru < 1e-14 && rw < 1e-14, "perturbed Taylor-Green: residual %g, off the analytic value by %g, %g", r[1], ru, rw);
