@@ -1,20 +1,23 @@
 #!/bin/bash
 # MeshfreeFlowNet's evaluation, end to end (docs/mffn.md "Evaluation"): the Ra = 1e6 data, the models
-# (MeshfreeFlowNet with gamma 0, 0.0125, 0.1, 0.3 and 1, the plain U-Net), their whole-domain
-# predictions on the held-out data and the figures. Steps whose output exists are skipped, so an
-# interrupted run resumes; everything runs niced on one BLAS thread.
+# (MeshfreeFlowNet with gamma 0, 0.0125, 0.1, 0.3, and 0.0125 with the continuity residual weighted
+# 24x; the plain U-Net), their whole-domain predictions on the held-out data and the figures. Steps
+# whose output exists are skipped, so an interrupted run resumes; everything runs niced on one BLAS
+# thread.
 #   bash tests/bench/mffn/eval.sh [WORK]          (default build/mffn_eval)
-# Cost on the 2-core VM at load 3-4 (docs/mffn.md): stage 1 ~5.8 steps/s (3000 steps ~9 min), each
-# stage-2 arm with the PDE term ~2.5-3 min (20 s for gamma 0), the U-Nets 2 + 9.5 min, each mffn
-# model's whole-domain prediction of one data set ~155 s (5 arms x 2 sets ~26 min): about an hour.
+#   SEED=2 ARMS="mffn mffn_c24" bash tests/bench/mffn/eval.sh WORK2   (another seed of some arms)
+# Cost on the 2-core VM (docs/mffn.md): stage 1 ~5.8 steps/s (3000 steps ~9 min), each stage-2 arm
+# with the PDE term ~0.35 s/step (1200 steps ~7 min; 1 min for gamma 0), the U-Nets 1 + 9.5 min,
+# each mffn model's whole-domain prediction of one data set ~155 s: about 1 h 40 min for all arms.
 #
 # Data (inputs/mffn/ensemble_ra1e6.yaml): training seeds 7-12 (6 members x 81 snapshots, Ra = 1e6);
 # held out: seeds 31-32 at Ra = 1e6 and seeds 41-42 at Ra = 5e5 (generalisation to another Ra).
 # Training (inputs/mffn/ra1e6.yaml, two stages, because the PDE term costs ~10x a regression step):
 #   stage 1: gamma 0, PRE steps, 512 points per crop; the checkpoint at PRE is shared by the ablation;
 #   stage 2: from that checkpoint (weights, Adam, plateau state), FT more steps with 128 points per
-#            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's, the model of the evaluation), 0.1
-#            (mffn_g01), 0.3 (mffn_g03) or 1 (mffn_g1);
+#            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's), 0.1 (mffn_g01), 0.3 (mffn_g03),
+#            or 0.0125 with -mffn_pde_weights 1,1,1,24 (mffn_c24: continuity at 0.3, the rest at 0.0125);
+#            gamma 1 (mffn_g1) when ARMS names it;
 #   U-Net: the same crops, points, learning rate, plateau decay and clipping, PRE + FT steps at 512
 #          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual), and
 #          unet_long with ULONG (10) times the steps.
@@ -24,7 +27,10 @@ S=$root/bin/surge
 E=$root/build/tests/test_bench_mffn_eval
 W=${1:-$root/build/mffn_eval}
 PRE=${PRE:-3000}
-FT=${FT:-400}
+FT=${FT:-1200}
+SEED=${SEED:-1}
+ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 unet unet_long}
+want() { [[ " $ARMS " == *" $1 "* ]]; }
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
 mkdir -p "$W" && cd "$W" && W=$(pwd) # absolute: eval.py runs from here
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
@@ -34,22 +40,23 @@ D=$root/inputs/mffn/ra1e6.yaml
 [ -f rb6.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6 > ens_train.log
 [ -f rb6_valid.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6_valid -ensemble_seed 31 -ensemble_members 2 > ens_valid.log
 [ -f rb6_ra5e5.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6_ra5e5 -ensemble_seed 41 -ensemble_members 2 -boussinesq_rayleigh 5e5 > ens_ra5e5.log
-V="-mffn_valid_data rb6_valid.h5"
+V="-mffn_valid_data rb6_valid.h5 -mffn_seed $SEED"
 # stage 1 (one step past PRE so that the checkpoint at PRE is written; its model is not used)
 [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
   -train_output stage1 -mffn_lcurve stage1.lc > stage1.log
-for arm in "mffn_g0 0" "mffn 0.0125" "mffn_g01 0.1" "mffn_g03 0.3" "mffn_g1 1"; do
+for arm in "mffn_g0 0 1,1,1,1" "mffn 0.0125 1,1,1,1" "mffn_g01 0.1 1,1,1,1" "mffn_g03 0.3 1,1,1,1" "mffn_g1 1 1,1,1,1" "mffn_c24 0.0125 1,1,1,24"; do
   set -- $arm
-  [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" $V \
+  want "$1" || continue
+  [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" $V \
     -train_output "$1" -mffn_lcurve "$1.lc" > "$1.log"
 done
-[ -f unet.h5 ] || $N "$E" train-unet -unet_data rb6.h5 -unet_residual -unet_steps $((PRE + FT)) -unet_start_lr 3e-3 \
+! want unet || [ -f unet.h5 ] || $N "$E" train-unet -unet_seed $SEED -unet_data rb6.h5 -unet_residual -unet_steps $((PRE + FT)) -unet_start_lr 3e-3 \
   -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
   -unet_output unet.h5 > unet.log
 # the U-Net again with ULONG (10) times the steps: one U-Net step costs ~1/15 of a stage-1 mffn step, so this is
 # about mffn's own training time (the comparison at equal cost rather than at equal steps)
 ULONG=${ULONG:-10}
-[ -f unet_long.h5 ] || $N "$E" train-unet -unet_data rb6.h5 -unet_residual -unet_steps $((ULONG * (PRE + FT))) -unet_start_lr 3e-3 \
+! want unet_long || [ -f unet_long.h5 ] || $N "$E" train-unet -unet_seed $SEED -unet_data rb6.h5 -unet_residual -unet_steps $((ULONG * (PRE + FT))) -unet_start_lr 3e-3 \
   -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
   -unet_output unet_long.h5 > unet_long.log
 $N /usr/bin/python3 "$root/tests/bench/mffn/eval.py" "$W" --plot | tee eval.out
