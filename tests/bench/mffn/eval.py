@@ -199,6 +199,11 @@ def main():
     print(f"\nwrote {os.path.join(work, 'eval.json')}")
 
 
+def metric(e, k):
+    """metric k of one method's entry in eval.json: a key of it, or pde_b, pde_x, pde_z, pde_c"""
+    return e["pde"]["bxzc".index(k[4])] if k.startswith("pde_") else e[k]
+
+
 def style(m):
     """line style and legend label of a method: by its kind and gamma, so that every trained arm is
     drawn (mffn = gamma 0.0125, mffn_g0, mffn_g01 = 0.1, mffn_g03 = 0.3, mffn_g1 = 1, mffn_c24 = 0.0125 with
@@ -210,6 +215,11 @@ def style(m):
     if m in known:
         return known[m]
     return ("g-." if m.startswith("unet") else "y--"), m
+
+
+def colour(fmt):
+    """the colour of a matplotlib format string: "C1" or one letter"""
+    return fmt[:2] if fmt[0] == "C" else fmt[0]
 
 
 def plot(panels):
@@ -234,10 +244,9 @@ def plot(panels):
         names = [m for m in res["methods"] if m != "trilinear"]
         keys = [f"nmae_{c}" for c in CH] + ["rel_ke", "rel_eps_v", "rel_eps_t", "rel_nu", "rel_spec", "rel_spec_snap"] + [f"pde_{q}" for q in ("b", "x", "z", "c")]
         tri = res["methods"]["trilinear"]
-        val = lambda e, k: e["pde"]["bxzc".index(k[4])] if k.startswith("pde") else e[k]
         for i, m in enumerate(names):
-            ax[2].bar(np.arange(len(keys)) + 0.8 * i / len(names), [val(res["methods"][m], k) / val(tri, k) for k in keys], 0.8 / len(names),
-                      label=style(m)[1], color=style(m)[0][:2] if style(m)[0][0] == "C" else style(m)[0][0])
+            ax[2].bar(np.arange(len(keys)) + 0.8 * i / len(names), [metric(res["methods"][m], k) / metric(tri, k) for k in keys], 0.8 / len(names),
+                      label=style(m)[1], color=colour(style(m)[0]))
         ax[2].axhline(1, color="b", ls=":", lw=1)
         ax[2].set_xticks(np.arange(len(keys)) + 0.4 - 0.4 / len(names))
         ax[2].set_xticklabels(keys, rotation=40, fontsize=8)

@@ -14,13 +14,12 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from eval import metric  # noqa: E402  (this folder's eval.py: pde_b .. pde_c from the pde list)
+
 STATS = ["rel_ke", "rel_eps_v", "rel_eps_t", "rel_nu", "rel_spec", "rel_spec_snap"]
 FIELDS = [f"nmae_{c}" for c in "pbuw"]
 PDE = ["pde_b", "pde_x", "pde_z", "pde_c"]
-
-
-def metric(e, k):
-    return e["pde"][PDE.index(k)] if k in PDE else e[k]
 
 
 def main():
