@@ -93,14 +93,14 @@ static int cpu_fill(SgnnDType dt, long n, void *x, double v)
     T v = X[i];                                                                                       \
     Y[i] = (EXPR);                                                                                    \
   }
-#define UNARY_ALL(T, EXPF, LOGF, TANHF, SQRTF, POWF, LOG1PF, FABSF)                                    \
+#define UNARY_ALL(T, LOGF, SQRTF, POWF, FABSF)                                                          \
   switch (op) {                                                                                       \
   case SGNN_U_AFFINE: UNARY_LOOP(T, a * v + b) break;                                                 \
   case SGNN_U_POW: UNARY_LOOP(T, POWF(v, a)) break;                                                   \
   case SGNN_U_TANH: UNARY_LOOP(T, (T)sg_tanh(v)) break;                                                    \
   case SGNN_U_SIGMOID: UNARY_LOOP(T, (T)sg_sigmoid(v)) break;                                 \
   case SGNN_U_RELU: UNARY_LOOP(T, v > 0 ? v : (T)0) break;                                            \
-  case SGNN_U_SOFTPLUS: UNARY_LOOP(T, v > 0 ? v + LOG1PF(EXPF(-v)) : LOG1PF(EXPF(v))) break;          \
+  case SGNN_U_SOFTPLUS: UNARY_LOOP(T, (T)sg_softplus(v)) break;                                      \
   case SGNN_U_EXP: UNARY_LOOP(T, (T)sg_exp(v)) break;                                                      \
   case SGNN_U_LOG: UNARY_LOOP(T, LOGF(v)) break;                                                      \
   case SGNN_U_SQRT: UNARY_LOOP(T, SQRTF(v)) break;                                                    \
@@ -115,11 +115,11 @@ static int unary_serial(int op, SgnnDType dt, long n, const void *x, void *y, do
   if (dt == SGNN_F64) {
     const double *X = x;
     double *Y = y, a = p0, b = p1;
-    UNARY_ALL(double, exp, log, _, sqrt, pow, log1p, fabs)
+    UNARY_ALL(double, log, sqrt, pow, fabs)
   } else {
     const float *X = x;
     float *Y = y, a = (float)p0, b = (float)p1;
-    UNARY_ALL(float, expf, logf, _, sqrtf, powf, log1pf, fabsf)
+    UNARY_ALL(float, logf, sqrtf, powf, fabsf)
   }
   return 0;
 }
