@@ -8,7 +8,11 @@
    factor is multiplied by `factor` (not below min_lr / lr0) and the counter restarts. The learning
    rate of a step is the schedule's times that factor, so plateau decay combines with warm-up or a
    staircase. The state (factor, best, counter, the running window) is part of the trainer's own
-   checkpoint, so a restart continues bit for bit.
+   checkpoint, so a restart continues bit for bit — unless fresh_on_restart: then the restart keeps
+   the factor and the counts of cuts and clipped steps and starts the best, the bad-window counter
+   and the window afresh, as a new scheduler would (a restart that changes the loss: MeshfreeFlowNet's
+   second stage adds the PDE term, and stage 1's best is out of its reach, so every `patience`
+   windows would cut the rate).
 
    Clipping: after the gradient sync (the slab holds the global gradient, the same on every rank)
    the slab is scaled so that its 2-norm is at most max_norm (sgnn_clip_grad_norm); the steps that
@@ -58,6 +62,7 @@ PetscErrorCode SgTrainerOptionsPlateau(PetscOptionItems *PetscOptionsObject, SgT
   PetscCall(SgOptionsReal("-plateau_factor", "Plateau decay: factor applied to the learning rate at a plateau", "", p->factor, &p->factor, NULL, 1e-6, 1 - 1e-12));
   PetscCall(SgOptionsReal("-plateau_threshold", "Plateau decay: relative fall of the windowed loss below its best that counts as an improvement", "", p->threshold, &p->threshold, NULL, 0, 1 - 1e-12));
   PetscCall(SgOptionsReal("-plateau_min_lr", "Plateau decay: the learning rate is never cut below this", "", p->min_lr, &p->min_lr, NULL, 0, 10));
+  PetscCall(SgOptionsBool("-plateau_fresh_on_restart", "Plateau decay: a restart keeps the learning-rate factor but forgets the best windowed loss (for a restart that changes the loss)", p->fresh_on_restart, &p->fresh_on_restart, NULL));
   PetscCall(SgOptionsReal("-clip_norm", "Scale the global gradient to this 2-norm when it is larger (0: no clipping)", "", *clip, clip, NULL, 0, 1e300));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -66,7 +71,7 @@ PetscErrorCode SgTrainerOptionsPlateau(PetscOptionItems *PetscOptionsObject, SgT
 PetscErrorCode SgTrainerPlateauDefault(SgTrainerPlateau *p)
 {
   PetscFunctionBegin;
-  p->window = 0, p->patience = 10, p->factor = 0.1, p->threshold = 1e-4, p->min_lr = 0;
+  p->window = 0, p->patience = 10, p->factor = 0.1, p->threshold = 1e-4, p->min_lr = 0, p->fresh_on_restart = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -147,5 +152,6 @@ PetscErrorCode SgTrainerPlateauDecode(SgTrainer t, const char path[], const char
   PetscFunctionBegin;
   PetscCheck(sscanf(buf, "%lg %lg %ld %lg %ld %ld %ld %lg", &scale, &best, &nbad, &sum, &n, &ndecay, &nclip, &maxnorm) == 8, PetscObjectComm((PetscObject)t), PETSC_ERR_FILE_UNEXPECTED, "%s: restart: %s has a damaged trainer_schedule entry '%s'", t->name, path, buf);
   t->pl.scale = scale, t->pl.best = best, t->pl.nbad = nbad, t->pl.sum = sum, t->pl.n = n, t->pl.ndecay = ndecay, t->pl.nclip = nclip, t->pl.maxnorm = maxnorm;
+  if (t->plateau.fresh_on_restart) t->pl.best = PETSC_MAX_REAL, t->pl.nbad = 0, t->pl.sum = 0, t->pl.n = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -114,11 +114,15 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetSchedule(SgTrainer, const SgnnLRSchedule
    (lr = schedule(step) x factor, never below min_lr); window 0: off. Gradient clipping: the global
    gradient is scaled to 2-norm max_norm when larger (0: off). Both are saved in the trainer's own
    checkpoint (surrogates with their own checkpoint format cannot combine them with checkpoints).
-   Options -PREFIX_plateau_window, _patience, _factor, _threshold, _min_lr and -PREFIX_clip_norm, read
-   by SgTrainerSetFromOptions or declared in a surrogate's own block by SgTrainerOptionsPlateau. */
+   fresh_on_restart: a restart keeps the learning-rate factor but forgets the best windowed loss, the
+   count of bad windows and the partial window (for a restart that changes the loss, whose values do
+   not compare with the checkpoint's best). Options -PREFIX_plateau_window, _patience, _factor,
+   _threshold, _min_lr, _fresh_on_restart and -PREFIX_clip_norm, read by SgTrainerSetFromOptions or
+   declared in a surrogate's own block by SgTrainerOptionsPlateau. */
 typedef struct {
   PetscInt  window, patience;
   PetscReal factor, threshold, min_lr;
+  PetscBool fresh_on_restart;
 } SgTrainerPlateau;
 PETSC_EXTERN PetscErrorCode SgTrainerPlateauDefault(SgTrainerPlateau *);
 PETSC_EXTERN PetscErrorCode SgTrainerSetPlateau(SgTrainer, const SgTrainerPlateau *);

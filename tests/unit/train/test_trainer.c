@@ -25,6 +25,9 @@
         threshold, far above round-off, and one cut a window late moves the weights by 1e-5. And the
         150 steps equal 107 + a checkpoint taken mid-window (after the first cut) + a restart whose 4
         cuts depend on the restored state (factor, best loss, counter, window sum), bit for bit.
+        The same restart with -plateau_fresh_on_restart ends where the reference loop ends whose
+        scheduler starts afresh at step 107 (best, counter and window reset, the rate kept), and not
+        where the plain restart ends.
    test_trainer mpi DIR   (2 ranks)
      4. the two-stream run on 2 ranks with the bucketed sync (1-parameter buckets, so both start during
         backward) equals the blocking allreduce sync bit for bit, and the 1-rank run (rank 0 on
@@ -350,8 +353,9 @@ static PetscErrorCode TrainedValues(MPI_Comm comm, const Run *r, char view[], si
 /* The reference of 3b: full-batch gradient descent on the file's samples, loss 1/2 mean (pred - y)^2,
    the gradient scaled to norm <= clip, and the learning rate cut by PyTorch's ReduceLROnPlateau rule
    (torch.optim.lr_scheduler, mode "min", threshold_mode "rel", min_lr 0) applied to the mean loss of
-   every window of steps; *ncut: the cuts made. */
-static PetscErrorCode ClippedPlateauGD(const char path[], PetscInt steps, double lr, double clip, PetscInt window, PetscInt patience, double factor, double threshold, double w[NF + 1], PetscInt *ncut)
+   every window of steps; *ncut: the cuts made. fresh_at >= 0: before that step the scheduler's
+   best, bad-window count and window start afresh (the learning rate kept): a new scheduler. */
+static PetscErrorCode ClippedPlateauGD(const char path[], PetscInt steps, double lr, double clip, PetscInt window, PetscInt patience, double factor, double threshold, PetscInt fresh_at, double w[NF + 1], PetscInt *ncut)
 {
   int64_t  n;
   double  *x, *y, best = INFINITY, wsum = 0;
@@ -362,6 +366,7 @@ static PetscErrorCode ClippedPlateauGD(const char path[], PetscInt steps, double
   *ncut = 0;
   for (PetscInt k = 0; k < steps; k++) {
     double g[NF + 1] = {0}, loss = 0, norm = 0;
+    if (k == fresh_at) best = INFINITY, bad = 0, wsum = 0, inwin = 0;
     for (int64_t i = 0; i < n; i++) {
       double a[NF + 1] = {x[i * NF], x[i * NF + 1], x[i * NF + 2], 1.0}, r = -y[i];
       for (int j = 0; j <= NF; j++) r += a[j] * w[j];
@@ -516,15 +521,17 @@ int main(int argc, char **argv)
     }
     { /* 3b. clipping + plateau decay against the reference loop; restart with the plateau state */
       Run      gd = {1, 40, 150, 0, {fa}, "allreduce", NULL, NULL, NULL, PETSC_TRUE}, half, rest;
-      double   ref[NF + 1], e = 0, pa[NF + 1], pb[NF + 1];
-      PetscInt ncut = 0;
+      double   ref[NF + 1], ref2[NF + 1], e = 0, e2 = 0, pa[NF + 1], pb[NF + 1], pc[NF + 1];
+      PetscInt ncut = 0, ncut2 = 0;
       PetscCall(SetPlateauOptions(PETSC_TRUE));
       PetscCall(ModelCreate(&m, 0.1));
       PetscCall(ModelValues(&m, ref)); /* the same start */
       PetscCall(Train(PETSC_COMM_SELF, &m, &gd, NULL, 0));
       PetscCall(ModelValues(&m, v));
       sgnn_params_destroy(&m.P);
-      PetscCall(ClippedPlateauGD(fa, 150, 0.3, 0.2, 5, 1, 0.5, 1e-4, ref, &ncut));
+      PetscCall(PetscArraycpy(ref2, ref, NF + 1));
+      PetscCall(ClippedPlateauGD(fa, 150, 0.3, 0.2, 5, 1, 0.5, 1e-4, -1, ref, &ncut));
+      PetscCall(ClippedPlateauGD(fa, 150, 0.3, 0.2, 5, 1, 0.5, 1e-4, 107, ref2, &ncut2));
       for (int i = 0; i <= NF; i++) e = PetscMax(e, fabs(v[i] - ref[i]));
       half = gd, rest = gd, half.ckpt = ck, half.ckpt_every = 107, rest.restart = ck;
       (void)remove(ck);
@@ -534,10 +541,20 @@ int main(int argc, char **argv)
         PetscCall(ModelValues(&m, r == 0 ? pa : pb));
         sgnn_params_destroy(&m.P);
       }
+      /* the restart again with -plateau_fresh_on_restart: the reference scheduler started afresh at step 107 */
+      PetscCall(PetscOptionsSetValue(NULL, "-plateau_fresh_on_restart", "1"));
+      PetscCall(ModelCreate(&m, -0.7));
+      PetscCall(Train(PETSC_COMM_SELF, &m, &rest, NULL, 0));
+      PetscCall(ModelValues(&m, pc));
+      sgnn_params_destroy(&m.P);
+      PetscCall(PetscOptionsClearValue(NULL, "-plateau_fresh_on_restart"));
+      for (int i = 0; i <= NF; i++) e2 = PetscMax(e2, fabs(pc[i] - ref2[i]));
       PetscCall(SetPlateauOptions(PETSC_FALSE));
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "3b. clipped SGD + plateau decay: %" PetscInt_FMT " learning-rate cuts in the reference; weights vs the reference loop: max difference %.1e; 150 steps vs 107 + checkpoint + restart 43: %s\n", ncut, e, Same(pa, pb) ? "bit-identical" : "DIFFERENT"));
       CHECK(ncut == 5 && e < 1e-12, "clipping/plateau: %" PetscInt_FMT " cuts, weights differ from the reference by %g", ncut, e);
       CHECK(Same(pa, pb), "the plateau run restarted from a checkpoint differs");
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "3b. restart at 107 with plateau_fresh_on_restart: %" PetscInt_FMT " cuts in its reference (a scheduler started afresh at 107); weights vs it: max difference %.1e; vs the plain restart: %s\n", ncut2, e2, Same(pb, pc) ? "the same" : "different"));
+      CHECK(e2 < 1e-12 && !Same(pb, pc), "plateau_fresh_on_restart: weights differ from its reference by %g, or equal the plain restart's", e2);
     }
   } else if (!strcmp(argv[1], "mpi")) {
     double bu[NF + 1], al[NF + 1], se[NF + 1], err = 0;
