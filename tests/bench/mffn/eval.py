@@ -2,7 +2,7 @@
 """MeshfreeFlowNet's evaluation against the fine solution (figures, not pass/fail; docs/mffn.md
 "Evaluation"). Run by eval.sh in this folder, which makes the data and trains the models first.
 
-  eval.py WORK [--plot]
+  eval.py WORK [--plot | --plot-docs]
 
 WORK holds the held-out datasets (rb6_valid.h5: Ra = 1e6, seeds 31-32; rb6_ra5e5.h5: Ra = 5e5, seeds
 41-42; the training seeds are 7-12) and the model files (mffn*.h5, unet.h5). For every model this
@@ -28,7 +28,8 @@ trilinear interpolation of the same low-res data (numpy, periodic in x), against
 Region: every fine point inside the low-res hull in z (rows 0 .. 60 of 64: the rows above the last
 low-res row are no method's training ground) and every x column, every snapshot but t = 0 (the
 initial grid-scale noise, which no method can recover from every 4th point). Derivatives use rows
-0 .. 60 only. Writes WORK/eval.json and, with --plot, docs/mffn_eval.png (per set: spectra, Nu(t), errors relative to trilinear)."""
+0 .. 60 only. Writes WORK/eval.json and, with --plot, WORK/mffn_eval.png (per set: spectra, Nu(t), errors relative to trilinear);
+--plot-docs writes that figure as docs/mffn_eval.png, the one docs/mffn.md shows."""
 import json
 import os
 import subprocess
@@ -193,8 +194,8 @@ def main():
         for m, e in res["methods"].items():
             print(f"{m:18s}" + "".join(f"{e[c]:11.3e}" for c in cols) + "  " + " ".join(f"{x:.3e}" for x in e["pde"]))
         panels[name] = ({m: {k: st[k] for k in ("nu", "spec")} for m, st in stats.items()}, time[keep], rr, keep, res)
-    if "--plot" in sys.argv:
-        plot(panels)
+    if "--plot" in sys.argv or "--plot-docs" in sys.argv:
+        plot(panels, os.path.join(ROOT, "docs") if "--plot-docs" in sys.argv else work)
     json.dump(result, open(os.path.join(work, "eval.json"), "w"), indent=1)
     print(f"\nwrote {os.path.join(work, 'eval.json')}")
 
@@ -222,7 +223,7 @@ def colour(fmt):
     return fmt[:2] if fmt[0] == "C" else fmt[0]
 
 
-def plot(panels):
+def plot(panels, folder):
     """one row per evaluated set: KE spectrum and Nu(t) of its first run, errors relative to trilinear"""
     import matplotlib
     matplotlib.use("Agg")
@@ -254,8 +255,8 @@ def plot(panels):
         ax[2].set(ylabel="error / trilinear's", title=f"{name}: errors relative to trilinear (below 1 beats it)")
         ax[2].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(os.path.join(ROOT, "docs", "mffn_eval.png"), dpi=80)
-    print("wrote docs/mffn_eval.png")
+    fig.savefig(os.path.join(folder, "mffn_eval.png"), dpi=80)
+    print(f"wrote {os.path.join(folder, 'mffn_eval.png')}")
 
 
 if __name__ == "__main__":
