@@ -751,6 +751,28 @@ PetscErrorCode SgDatasetCreate(MPI_Comm comm, const char path[], const char kind
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgDatasetCheckNotOverwritten(MPI_Comm comm, const char option[], const char file[])
+{
+  PetscMPIInt rank;
+  int         is = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank && !access(file, F_OK)) {
+    hid_t f = -1;
+    H5E_BEGIN_TRY
+    {
+      if (H5Fis_hdf5(file) > 0) f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+      if (f >= 0) is = H5Aexists(f, "surge_dataset_version") > 0;
+      if (f >= 0) H5Fclose(f);
+    }
+    H5E_END_TRY
+  }
+  PetscCallMPI(MPI_Bcast(&is, 1, MPI_INT, 0, comm));
+  PetscCheck(!is, comm, PETSC_ERR_USER_INPUT, "%s would overwrite %s, a surge dataset (training data?): choose another output name", option, file);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDatasetSetProvenance(SgDataset ds, const char deck[], const char source[])
 {
   PetscFunctionBegin;

@@ -127,8 +127,9 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
     PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, deck));
     /* the model is written after training: a bad path must not cost the whole training */
     PetscCall(SgOutputCheckPath(PETSC_COMM_WORLD, "-train_output", output, 1, suffix));
-    PetscCall(SgSurrogateTrain(sur));
     PetscCall(PetscSNPrintf(path, sizeof path, "%s.h5", output));
+    PetscCall(SgDatasetCheckNotOverwritten(PETSC_COMM_WORLD, "-train_output", path)); /* e.g. the data itself */
+    PetscCall(SgSurrogateTrain(sur));
     PetscCall(SgSurrogateSave(sur, path));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Wrote model %s\n", path));
   }

@@ -8,6 +8,7 @@
 #include "sgsim.h"
 #include "sgoutput.h"
 #include "sgcheckpoint.h"
+#include "sgdataset.h" /* SgDatasetCheckNotOverwritten */
 
 PetscClassId SG_SIM_CLASSID;
 
@@ -243,6 +244,7 @@ PetscErrorCode SgSimSetUp(SgSim sim)
   }
   PetscCall(CheckFixedStep(sim));
   PetscCall(SgOutputCheckPath(comm, "-sim_output", sim->output, 3, suffix));
+  PetscCall(SgDatasetCheckNotOverwritten(comm, "-sim_output", file));
   PetscCall(RemoveStaleTemporaries(sim, 3, suffix));
   if (sim->restarted) PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
   else {

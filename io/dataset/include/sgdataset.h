@@ -46,6 +46,9 @@ typedef enum { SG_DATASET_READ = 0, SG_DATASET_APPEND = 1 } SgDatasetMode;
    SgDatasetAppend*. provenance: deck text (or NULL) and a free-text source. */
 PETSC_EXTERN PetscErrorCode SgDatasetCreate(MPI_Comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *);
 PETSC_EXTERN PetscErrorCode SgDatasetSetProvenance(SgDataset, const char deck[], const char source[]);
+/* Refuses (one error naming `option`) when `file` exists and is a surge dataset: an output that is
+   not a dataset (a run's fields, a model) must never replace one, e.g. the training data. */
+PETSC_EXTERN PetscErrorCode SgDatasetCheckNotOverwritten(MPI_Comm, const char option[], const char file[]);
 /* A per-sample field: rows of shape rowshape[0..rowdim-1] (rowdim 0 = scalar per sample).
    chunk_rows 0 picks about 16 KiB per chunk (at least 1, at most 4096 rows). */
 PETSC_EXTERN PetscErrorCode SgDatasetDefineField(SgDataset, const char name[], SgDType, PetscInt rowdim, const PetscInt rowshape[], const char units[], PetscInt chunk_rows);

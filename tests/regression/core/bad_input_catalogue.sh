@@ -147,6 +147,8 @@ case_ 2 "index limit" -- run $M -md_lattice_cells 10000,10000,10000
 case_ 2 "not an HDF5 file" -- run $V -restart garbage.bin
 case_ 1 "directory 'nodir' does not exist" -- ensemble $I/heat/ensemble2d.yaml -ensemble_output nodir/x
 case_ 1 "directory 'nodir' does not exist" -- train $I/deepmd/pair.yaml -train_output nodir/model
+case_ 1 "would overwrite set.h5, a surge dataset" -- train $I/deepmd/pair.yaml -train_output set
+case_ 2 "would overwrite set.h5, a surge dataset" -- run $H -sim_output set
 case_ 2 "ensemble member" -- ensemble ens_bad.yaml
 # --- and inputs that must run (they used to crash): a dilute MD system (neighbour bins capped)
 n=$((n + 1))
