@@ -1,7 +1,10 @@
 /* MeshfreeFlowNet's training loss on one crop (sgmffn.h): the L1 regression of the decoded fields at
    the query points plus gamma times the L1 norm of the Boussinesq residuals there (the paper's
    eq. 4 with its gamma = 0.0125; the residual terms in physical free-fall units, pde.c), each
-   equation's residual optionally weighted (not in the paper: -mffn_pde_weights).
+   equation's residual optionally weighted (not in the paper: -mffn_pde_weights), plus optionally
+   grad_weight times the L1 misfit of the velocity gradients (a Sobolev term, not in the paper: the
+   viscous dissipation is a mean of squared velocity gradients, and a fit of the values alone leaves
+   them low).
 
    On a crop partitioned over spatial ranks each rank decodes the query points it owns (owner-local
    8-corner decoding, no gather) and its loss is its share: the means over its points times its share
@@ -12,7 +15,7 @@
 PetscErrorCode SgMFFNCropLoss(SgMFFN m, const SgMFFNPhysics *ph, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde)
 {
   PetscFunctionBegin;
-  PetscCall(SgMFFNCropLossPart(m, ph, NULL, lowres, P, P, pts, target, gamma, weight, loss, reg, pde));
+  PetscCall(SgMFFNCropLossPart(m, ph, NULL, lowres, P, P, pts, target, gamma, weight, NULL, 0, loss, reg, pde, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -29,9 +32,27 @@ static PetscErrorCode Share(PetscInt P, PetscInt Pown, SgnnTensor *t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde)
+/* mean |d out_c / d l_k - grad| over the points and (u_z, u_x, w_z, w_x), in normalised units per latent
+   index step: the jet's physical derivatives times scale_k / std_c */
+static PetscErrorCode GradientMisfit(const SgMFFNPhysics *ph, const SgMFFNJet *J, PetscInt Pown, const double grad[], SgnnTensor *out)
 {
-  SgnnTensor        lat, pt, out, tg, lreg, lpde = NULL, res, zero;
+  SgnnTensor d[4], all, tg;
+  int        gs[2] = {(int)Pown, 4};
+
+  PetscFunctionBegin;
+  for (int c = 0; c < 2; c++)
+    for (int k = 1; k <= 2; k++) SgCallNN(sgnn_affine(J->d1[2 + c][k], ph->scale[k] / ph->std[2 + c], 0, &d[2 * c + k - 1]));
+  SgCallNN(sgnn_concat(4, d, 1, &all));
+  SgCallNN(sgnn_tensor_from_f64(sgnn_tensor_backend(all), sgnn_tensor_dtype(all), 2, gs, grad, &tg));
+  SgCallNN(sgnn_l1_loss(all, tg, out));
+  for (int i = 0; i < 4; i++) sgnn_tensor_free(&d[i]);
+  sgnn_tensor_free(&all), sgnn_tensor_free(&tg);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], PetscReal grad_weight, SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal *gmis)
+{
+  SgnnTensor        lat, pt, out, tg, lreg, res, zero;
   SgMFFNLatentBlock B;
   int               ps[2] = {(int)Pown, 3}, ts[2] = {(int)Pown, SG_MFFN_NCH};
   double            v;
@@ -40,6 +61,8 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
   PetscCall(SgMFFNEncodePart(m, part, lowres, &lat));
   PetscCall(SgMFFNLatentBlockCreate(m, part, lat, &B));
   *reg = 0, *pde = 0;
+  if (gmis) *gmis = 0;
+  PetscCheck(!(grad_weight > 0) || grad, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "mffn: grad_weight %g without gradient targets", (double)grad_weight);
   if (!Pown) {
     /* no point here, but the encoder's backward (halo exchanges, batch statistics) is collective:
        the loss must reach every node of this rank's tape, with a zero gradient */
@@ -58,21 +81,32 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
   PetscCall(Share(P, Pown, &lreg));
   SgCallNN(sgnn_tensor_item(lreg, &v));
   *reg = v;
-  if (gamma > 0) {
-    SgMFFNJet J;
+  *loss = sgnn_tensor_ref(lreg);
+  if (gamma > 0 || grad_weight > 0) {
+    SgMFFNJet  J;
+    SgnnTensor terms[2] = {NULL, NULL};
+    PetscReal  w[2]     = {gamma, grad_weight}, *val[2] = {pde, gmis};
     PetscCall(SgMFFNDerivatives(ph, out, pt, &J));
-    PetscCall(SgMFFNResidualWeighted(ph, &J, weight, &res));
+    if (gamma > 0) {
+      SgCallNN(sgnn_tensor_zeros(m->be, m->dt, 2, ts, &zero));
+      PetscCall(SgMFFNResidualWeighted(ph, &J, weight, &res));
+      SgCallNN(sgnn_l1_loss(res, zero, &terms[0]));
+      sgnn_tensor_free(&res), sgnn_tensor_free(&zero);
+    }
+    if (grad_weight > 0) PetscCall(GradientMisfit(ph, &J, Pown, grad, &terms[1]));
     SgMFFNJetFree(&J);
-    SgCallNN(sgnn_tensor_zeros(m->be, m->dt, 2, ts, &zero));
-    SgCallNN(sgnn_l1_loss(res, zero, &lpde));
-    PetscCall(Share(P, Pown, &lpde));
-    SgCallNN(sgnn_tensor_item(lpde, &v));
-    *pde = v;
-    SgnnTensor sc;
-    SgCallNN(sgnn_affine(lpde, gamma, 0, &sc));
-    SgCallNN(sgnn_add(lreg, sc, loss));
-    sgnn_tensor_free(&sc), sgnn_tensor_free(&res), sgnn_tensor_free(&zero), sgnn_tensor_free(&lpde);
-  } else *loss = sgnn_tensor_ref(lreg);
+    for (int i = 0; i < 2; i++) {
+      SgnnTensor sc, sum;
+      if (!terms[i]) continue;
+      PetscCall(Share(P, Pown, &terms[i]));
+      SgCallNN(sgnn_tensor_item(terms[i], &v));
+      if (val[i]) *val[i] = v;
+      SgCallNN(sgnn_affine(terms[i], w[i], 0, &sc));
+      SgCallNN(sgnn_add(*loss, sc, &sum));
+      sgnn_tensor_free(&sc), sgnn_tensor_free(loss), sgnn_tensor_free(&terms[i]);
+      *loss = sum;
+    }
+  }
   SgMFFNLatentBlockFree(&B);
   sgnn_tensor_free(&lat), sgnn_tensor_free(&pt), sgnn_tensor_free(&out), sgnn_tensor_free(&tg), sgnn_tensor_free(&lreg);
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -51,8 +51,11 @@ PETSC_EXTERN PetscErrorCode SgMFFNDataFree(SgMFFNData *);
    lowres: [4][crop/factor] normalised; pts [P][3] latent index units; target [P][4] normalised. */
 PETSC_EXTERN PetscErrorCode SgMFFNDataCrop(const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, PetscInt step, int64_t id, double *lowres, double *pts, double *target);
 /* The same crop on a spatial rank: lowres is its slab of the low-res crop ([4][slab] C order), and of
-   the P query points (the same draws) the *Pown it owns (SgMFFNPartOwns), in order, with targets. */
-PETSC_EXTERN PetscErrorCode SgMFFNDataCropPart(const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, PetscInt step, int64_t id, const SgMFFNPart *part, double *lowres, PetscInt *Pown, double *pts, double *target);
+   the P query points (the same draws) the *Pown it owns (SgMFFNPartOwns), in order, with targets.
+   grad (NULL: not wanted; only on an unpartitioned crop, whose hull the differences stay inside):
+   [Pown][4] the high-res velocity gradients u_z, u_x, w_z, w_x at the points, normalised and per
+   latent index step (finite differences of the high-res grid), the targets of -mffn_grad_weight. */
+PETSC_EXTERN PetscErrorCode SgMFFNDataCropPart(const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, PetscInt step, int64_t id, const SgMFFNPart *part, double *lowres, PetscInt *Pown, double *pts, double *target, double *grad);
 
 /* Held-out evaluation: ncrops crops of D (ids spread evenly, crop draws from step -1), P points each.
    Per channel (p, b, u, w), for the model and for trilinear interpolation of the low-res crop:

@@ -15,6 +15,10 @@
         exactly sgnn_interp_trilinear of the input at the points (|d| < 1e-14: the last layer starts
         at zero and the corners' input values are blended with the same weights), and after a
         random last layer the weight gradients of the output and of the residual pass 1. and 3.
+     3c. the velocity-gradient (Sobolev) loss term with targets = the model's own normalised
+        derivatives + offsets (0.5, -0.25, 0.125, -0.75): the misfit is their mean |.| 0.40625 to
+        1e-12 whatever the physical scales and normalisation (a wrong channel, axis or unit
+        conversion moves it at O(1)), and its weight gradient passes 1.'s check;
    test_mffn pde
      4. Taylor-Green vortex (u = sin kx cos kz F, w = -cos kx sin kz F, F = exp(-2 nu k^2 t),
         p = (cos 2kx + cos 2kz) F^2 / 4 + c z, b = c: an exact solution of the Boussinesq equations)
@@ -34,8 +38,10 @@
         functions of (t, z, x): the per-channel mean and standard deviation equal the closed-form
         ones (1e-12), and for every crop trilinear interpolation of the low-res input at the query
         points reproduces the high-res targets (1e-12; exact for linear data -- a slip in an axis,
-        an offset or a factor breaks it), and SgMFFNEvaluate's trilinear NMAE is ~0 (< 1e-12) while
-        a member run shorter than the crop is refused.
+        an offset or a factor breaks it), the velocity-gradient targets equal the slopes x factor / std
+        (1e-12: central and one-sided differences are exact on linear data), and SgMFFNEvaluate's
+        trilinear NMAE is ~0 (< 1e-12) while a member run shorter than the crop is refused; crops
+        read from the files equal those in memory bit for bit, gradient targets included.
    test_mffn compare A.h5 B.h5
         prints "identical" or the largest weight difference relative to the largest weight (for
         tests/regression/mffn/train.sh). */
@@ -56,6 +62,7 @@ typedef struct {
   SgMFFN        m;
   SgnnTensor    x;
   double        pts[NP * 3], wout[NP * 4];
+  double        tgt[NP * 4], gtgt[NP * 4]; /* mode 2: field and velocity-gradient targets */
   SgMFFNPhysics ph;
 } Setup;
 
@@ -89,13 +96,20 @@ static PetscErrorCode SetupCreate(Setup *s, PetscBool residual)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* mode 0: L = sum W . out; mode 1: L = sum W . residual */
+/* mode 0: L = sum W . out; mode 1: L = sum W . residual; mode 2: the training loss with the
+   velocity-gradient term alone (SgMFFNCropLossPart, gamma 0, grad_weight 1, targets tgt and gtgt) */
 static PetscErrorCode Loss(Setup *s, int mode, const double *pts, SgnnTensor *L, SgnnTensor *ptsT)
 {
   SgnnTensor lat, out, W, prod, res = NULL;
   int        ps[2] = {NP, 3}, ws[2] = {NP, 4};
 
   PetscFunctionBegin;
+  if (mode == 2) {
+    PetscReal reg, pde, gmis;
+    *ptsT = NULL;
+    PetscCall(SgMFFNCropLossPart(s->m, &s->ph, NULL, s->x, NP, NP, pts, s->tgt, 0, NULL, s->gtgt, 1, L, &reg, &pde, &gmis));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   SgCallNN(sgnn_tensor_from_f64(s->m->be, SGNN_F64, 2, ps, pts, ptsT));
   SgCallNN(sgnn_tensor_set_requires_grad(*ptsT, 1));
   PetscCall(SgMFFNEncode(s->m, s->x, &lat));
@@ -278,6 +292,28 @@ static PetscErrorCode TestGrad(void)
   }
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. d(W.residual)/d(weights) through the double-backward graph vs central differences: max relative error %.2e\n", e3));
   CHECK(e3 < 1e-5, "weight gradient of the PDE residual: relative error %g", e3);
+  { /* 3c. the velocity-gradient (Sobolev) term: targets = the model's own normalised derivatives
+       (the unit jet d1, checked in 2.) + known offsets, so the misfit is exactly the offsets' mean |.|
+       whatever ph's scales and normalisation -- a wrong channel, axis or unit conversion in the loss
+       changes it at O(1); then its weight gradient against central differences (the offsets keep
+       every L1 term 0.1 or more from its kink) */
+    const double off[4] = {0.5, -0.25, 0.125, -0.75}; /* u_z, u_x, w_z, w_x */
+    double       o[NP * 4], e4;
+    PetscReal    reg, pde, gmis;
+    SgnnTensor   L;
+    PetscCall(Jet(&s, s.pts, d1, d2));
+    PetscCall(Decoded(&s, s.pts, o));
+    for (int p = 0; p < NP; p++)
+      for (int c = 0; c < 2; c++)
+        for (int k = 1; k <= 2; k++) s.gtgt[4 * p + 2 * c + k - 1] = d1[2 + c][k][p] + off[2 * c + k - 1];
+    for (int i = 0; i < NP * 4; i++) s.tgt[i] = o[i] + (i % 2 ? 1 : -1);
+    PetscCall(SgMFFNCropLossPart(s.m, &s.ph, NULL, s.x, NP, NP, s.pts, s.tgt, 0, NULL, s.gtgt, 1, &L, &reg, &pde, &gmis));
+    sgnn_tensor_free(&L);
+    PetscCall(CheckWeightGradient(&s, 2, &e4));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. velocity-gradient term: misfit %.15f (expected 0.40625), regression %.15f (expected 1); its weight gradient vs central differences: max relative error %.2e\n", (double)gmis, (double)reg, e4));
+    CHECK(fabs(gmis - 0.40625) < 1e-12 && fabs(reg - 1) < 1e-12 && pde == 0, "velocity-gradient term: misfit %g, regression %g, pde %g", (double)gmis, (double)reg, (double)pde);
+    CHECK(e4 < 1e-5, "weight gradient of the velocity-gradient term: relative error %g", e4);
+  }
   sgnn_tensor_free(&s.x);
   PetscCall(SgMFFNDestroy(&s.m));
   { /* 3b. residual: trilinear interpolation at the start, then the gradients */
@@ -585,7 +621,7 @@ static PetscErrorCode TestData(const char dir[])
   SgDataset   ds;
   PetscInt    shape[2] = {NZ, NX}, crop[3] = {4, 4, 8}, factor[3] = {2, 2, 4}, P = 40;
   const char *nm[4]    = {"p", "b", "u", "w"};
-  double     *f[4], tm[NM * NS], low[4 * 2 * 2 * 2], pts[3 * 40], tgt[4 * 40], err = 0, emean = 0;
+  double     *f[4], tm[NM * NS], low[4 * 2 * 2 * 2], pts[3 * 40], tgt[4 * 40], err = 0, emean = 0, gerr = 0;
   int64_t     mem[NM * NS];
   SgMFFNData  D;
 
@@ -622,7 +658,7 @@ static PetscErrorCode TestData(const char dir[])
        second file's first sample) */
     const char *files[2] = {path, path};
     SgMFFNData  Dm, Dc;
-    double      low2[4 * 2 * 2 * 2], pts2[3 * 40], tgt2[4 * 40];
+    double      low2[4 * 2 * 2 * 2], pts2[3 * 40], tgt2[4 * 40], g[4 * 40], g2[4 * 40];
     PetscInt    ndiff = 0, ncrops = 0, pown, pown2;
     PetscCall(SgMFFNDataLoadPart(PETSC_COMM_SELF, 2, files, crop[0], NULL, crop, factor, SG_MFFN_READ_MEMORY, &Dm));
     PetscCall(SgMFFNDataLoadPart(PETSC_COMM_SELF, 2, files, crop[0], NULL, crop, factor, SG_MFFN_READ_CROPS, &Dc));
@@ -630,11 +666,11 @@ static PetscErrorCode TestData(const char dir[])
     for (int c = 0; c < 4; c++) ndiff += (Dm.mean[c] != Dc.mean[c]) + (Dm.std[c] != Dc.std[c]);
     for (int64_t id = 0; id < 2 * NM * NS; id++)
       for (PetscInt step = 0; step < 3; step++, ncrops++) {
-        PetscCall(SgMFFNDataCropPart(&Dm, crop, factor, P, 5, step, id, NULL, low, &pown, pts, tgt));
-        PetscCall(SgMFFNDataCropPart(&Dc, crop, factor, P, 5, step, id, NULL, low2, &pown2, pts2, tgt2));
-        ndiff += pown != pown2 || memcmp(low, low2, sizeof low) || memcmp(pts, pts2, sizeof pts) || memcmp(tgt, tgt2, sizeof tgt);
+        PetscCall(SgMFFNDataCropPart(&Dm, crop, factor, P, 5, step, id, NULL, low, &pown, pts, tgt, g));
+        PetscCall(SgMFFNDataCropPart(&Dc, crop, factor, P, 5, step, id, NULL, low2, &pown2, pts2, tgt2, g2));
+        ndiff += pown != pown2 || memcmp(low, low2, sizeof low) || memcmp(pts, pts2, sizeof pts) || memcmp(tgt, tgt2, sizeof tgt) || memcmp(g, g2, sizeof g);
       }
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. reading crops from the files: statistics and %" PetscInt_FMT " crops of 2 files vs the data in memory: %" PetscInt_FMT " differences (bit for bit)\n", ncrops, ndiff));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. reading crops from the files: statistics and %" PetscInt_FMT " crops of 2 files (with velocity-gradient targets) vs the data in memory: %" PetscInt_FMT " differences (bit for bit)\n", ncrops, ndiff));
     CHECK(ndiff == 0, "crops read from the files differ from the data in memory in %" PetscInt_FMT " places", ndiff);
     PetscCall(SgMFFNDataFree(&Dm));
     PetscCall(SgMFFNDataFree(&Dc));
@@ -666,8 +702,15 @@ static PetscErrorCode TestData(const char dir[])
       SgnnBackend *be;
       SgnnTensor   g, p, o;
       int          gs[5] = {1, 4, 2, 2, 2}, ps[3] = {1, (int)P, 3};
-      double       ov[4 * 40];
-      PetscCall(SgMFFNDataCrop(&D, crop, factor, P, 5, step, id, low, pts, tgt));
+      double       ov[4 * 40], gt[4 * 40];
+      PetscInt     pown;
+      PetscCall(SgMFFNDataCropPart(&D, crop, factor, P, 5, step, id, NULL, low, &pown, pts, tgt, gt));
+      for (int q = 0; q < P; q++) /* exact for linear data, central or one-sided: slope per index x factor / std */
+        for (int c = 0; c < 2; c++)
+          for (int k = 1; k <= 2; k++) {
+            double slope = k == 1 ? Lin(2 + c, 0, 1, 0) - Lin(2 + c, 0, 0, 0) : Lin(2 + c, 0, 0, 1) - Lin(2 + c, 0, 0, 0);
+            gerr = PetscMax(gerr, fabs(gt[4 * q + 2 * c + k - 1] - slope * factor[k] / D.std[2 + c]));
+          }
       SgCallNN(sgnn_backend_get("cpu", &be));
       SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 5, gs, low, &g));
       SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, ps, pts, &p));
@@ -692,8 +735,8 @@ static PetscErrorCode TestData(const char dir[])
     }
     PetscCall(SgMFFNEvaluate(s.m, &s.ph, &D, crop, factor, 4, 32, 9, &E));
     for (int c = 0; c < 4; c++) worst = PetscMax(worst, E.nmae[1][c]);
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. linear fields: mean/std vs closed form %.1e; trilinear of the low-res crops vs targets %.1e (36 crops x %" PetscInt_FMT " points); evaluation's trilinear NMAE %.1e, R2 %.15f\n", emean, err, P, worst, (double)E.r2[1][0]));
-    CHECK(emean < 1e-12 && err < 1e-12 && worst < 1e-12, "linear data: statistics %g, crops %g, evaluation %g", emean, err, worst);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. linear fields: mean/std vs closed form %.1e; trilinear of the low-res crops vs targets %.1e (36 crops x %" PetscInt_FMT " points); velocity-gradient targets vs the slopes %.1e; evaluation's trilinear NMAE %.1e, R2 %.15f\n", emean, err, P, gerr, worst, (double)E.r2[1][0]));
+    CHECK(emean < 1e-12 && err < 1e-12 && gerr < 1e-12 && worst < 1e-12, "linear data: statistics %g, crops %g, gradient targets %g, evaluation %g", emean, err, gerr, worst);
     sgnn_tensor_free(&s.x);
     PetscCall(SgMFFNDestroy(&s.m));
   }
