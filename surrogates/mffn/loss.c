@@ -2,9 +2,8 @@
    the query points plus gamma times the L1 norm of the Boussinesq residuals there (the paper's
    eq. 4 with its gamma = 0.0125; the residual terms in physical free-fall units, pde.c), each
    equation's residual optionally weighted (not in the paper: -mffn_pde_weights), plus optionally
-   grad_weight times the L1 misfit of the velocity gradients (a Sobolev term, not in the paper: the
-   viscous dissipation is a mean of squared velocity gradients, and a fit of the values alone leaves
-   them low).
+   grad_weight[0] times the L1 misfit of the velocity gradients (a Sobolev term) and grad_weight[1]
+   times the mismatch of their mean square (the crop's viscous dissipation), neither in the paper.
 
    On a crop partitioned over spatial ranks each rank decodes the query points it owns (owner-local
    8-corner decoding, no gather) and its loss is its share: the means over its points times its share
@@ -15,7 +14,7 @@
 PetscErrorCode SgMFFNCropLoss(SgMFFN m, const SgMFFNPhysics *ph, SgnnTensor lowres, PetscInt P, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde)
 {
   PetscFunctionBegin;
-  PetscCall(SgMFFNCropLossPart(m, ph, NULL, lowres, P, P, pts, target, gamma, weight, NULL, 0, loss, reg, pde, NULL));
+  PetscCall(SgMFFNCropLossPart(m, ph, NULL, lowres, P, P, pts, target, gamma, weight, NULL, NULL, loss, reg, pde, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -32,9 +31,13 @@ static PetscErrorCode Share(PetscInt P, PetscInt Pown, SgnnTensor *t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* mean |d out_c / d l_k - grad| over the points and (u_z, u_x, w_z, w_x), in normalised units per latent
-   index step: the jet's physical derivatives times scale_k / std_c */
-static PetscErrorCode GradientMisfit(const SgMFFNPhysics *ph, const SgMFFNJet *J, PetscInt Pown, const double grad[], SgnnTensor *out)
+/* The velocity-gradient terms, in normalised units per latent index step (the jet's physical
+   derivatives times scale_k / std_c), over the points and (u_z, u_x, w_z, w_x): l1 = mean |d out_c /
+   d l_k - grad|; energy (NULL: not wanted) = |mean (d out_c / d l_k)^2 - mean grad^2|, the mismatch of
+   the crop's gradient energy -- its viscous dissipation up to a constant -- which a point-wise fit
+   leaves low wherever the high-res detail is not predictable from the low-res input (a conditional
+   mean is smoother than any one realisation). */
+static PetscErrorCode GradientTerms(const SgMFFNPhysics *ph, const SgMFFNJet *J, PetscInt Pown, const double grad[], SgnnTensor *l1, SgnnTensor *energy)
 {
   SgnnTensor d[4], all, tg;
   int        gs[2] = {(int)Pown, 4};
@@ -44,25 +47,36 @@ static PetscErrorCode GradientMisfit(const SgMFFNPhysics *ph, const SgMFFNJet *J
     for (int k = 1; k <= 2; k++) SgCallNN(sgnn_affine(J->d1[2 + c][k], ph->scale[k] / ph->std[2 + c], 0, &d[2 * c + k - 1]));
   SgCallNN(sgnn_concat(4, d, 1, &all));
   SgCallNN(sgnn_tensor_from_f64(sgnn_tensor_backend(all), sgnn_tensor_dtype(all), 2, gs, grad, &tg));
-  SgCallNN(sgnn_l1_loss(all, tg, out));
+  SgCallNN(sgnn_l1_loss(all, tg, l1));
+  if (energy) {
+    SgnnTensor sq, e, de;
+    double     et = 0;
+    for (PetscInt i = 0; i < 4 * Pown; i++) et += grad[i] * grad[i];
+    SgCallNN(sgnn_mul(all, all, &sq));
+    SgCallNN(sgnn_sum(sq, 0, NULL, 0, &e));
+    SgCallNN(sgnn_affine(e, 1.0 / (4.0 * Pown), -et / (4.0 * Pown), &de));
+    SgCallNN(sgnn_abs(de, energy));
+    sgnn_tensor_free(&sq), sgnn_tensor_free(&e), sgnn_tensor_free(&de);
+  }
   for (int i = 0; i < 4; i++) sgnn_tensor_free(&d[i]);
   sgnn_tensor_free(&all), sgnn_tensor_free(&tg);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], PetscReal grad_weight, SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal *gmis)
+PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[2], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[2])
 {
   SgnnTensor        lat, pt, out, tg, lreg, res, zero;
   SgMFFNLatentBlock B;
   int               ps[2] = {(int)Pown, 3}, ts[2] = {(int)Pown, SG_MFFN_NCH};
   double            v;
+  const PetscBool   gw = grad_weight && (grad_weight[0] > 0 || grad_weight[1] > 0);
 
   PetscFunctionBegin;
   PetscCall(SgMFFNEncodePart(m, part, lowres, &lat));
   PetscCall(SgMFFNLatentBlockCreate(m, part, lat, &B));
   *reg = 0, *pde = 0;
-  if (gmis) *gmis = 0;
-  PetscCheck(!(grad_weight > 0) || grad, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "mffn: grad_weight %g without gradient targets", (double)grad_weight);
+  if (gterm) gterm[0] = gterm[1] = 0;
+  PetscCheck(!gw || grad, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "mffn: velocity-gradient weights without gradient targets");
   if (!Pown) {
     /* no point here, but the encoder's backward (halo exchanges, batch statistics) is collective:
        the loss must reach every node of this rank's tape, with a zero gradient */
@@ -82,10 +96,10 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
   SgCallNN(sgnn_tensor_item(lreg, &v));
   *reg = v;
   *loss = sgnn_tensor_ref(lreg);
-  if (gamma > 0 || grad_weight > 0) {
+  if (gamma > 0 || gw) {
     SgMFFNJet  J;
-    SgnnTensor terms[2] = {NULL, NULL};
-    PetscReal  w[2]     = {gamma, grad_weight}, *val[2] = {pde, gmis};
+    SgnnTensor terms[3] = {NULL, NULL, NULL};
+    PetscReal  w[3]     = {gamma, gw ? grad_weight[0] : 0, gw ? grad_weight[1] : 0}, *val[3] = {pde, gterm ? &gterm[0] : NULL, gterm ? &gterm[1] : NULL};
     PetscCall(SgMFFNDerivatives(ph, out, pt, &J));
     if (gamma > 0) {
       SgCallNN(sgnn_tensor_zeros(m->be, m->dt, 2, ts, &zero));
@@ -93,14 +107,18 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
       SgCallNN(sgnn_l1_loss(res, zero, &terms[0]));
       sgnn_tensor_free(&res), sgnn_tensor_free(&zero);
     }
-    if (grad_weight > 0) PetscCall(GradientMisfit(ph, &J, Pown, grad, &terms[1]));
+    if (gw) PetscCall(GradientTerms(ph, &J, Pown, grad, &terms[1], w[2] > 0 ? &terms[2] : NULL));
     SgMFFNJetFree(&J);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
       SgnnTensor sc, sum;
       if (!terms[i]) continue;
       PetscCall(Share(P, Pown, &terms[i]));
       SgCallNN(sgnn_tensor_item(terms[i], &v));
       if (val[i]) *val[i] = v;
+      if (!(w[i] > 0)) { /* monitored only: the l1 misfit beside the energy term */
+        sgnn_tensor_free(&terms[i]);
+        continue;
+      }
       SgCallNN(sgnn_affine(terms[i], w[i], 0, &sc));
       SgCallNN(sgnn_add(*loss, sc, &sum));
       sgnn_tensor_free(&sc), sgnn_tensor_free(loss), sgnn_tensor_free(&terms[i]);

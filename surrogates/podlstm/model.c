@@ -270,7 +270,7 @@ PetscErrorCode SgPodLstmModelAdvance(const SgPodLstmModel *M, const PetscReal hi
   }
   /* the modes are orthonormal: the spread of the reconstructed states is that of the coefficients */
   *spread = PetscSqrtReal(s2 / ((PetscReal)nm * L * M->pod->n));
-  PetscCall(SgPODReconstruct(M->pod, L, y, next)); /* the best network's forecast */
+  PetscCall(SgPODReconstruct(M->pod, L, M->mean_forecast ? mean : y, next)); /* the mean's, or the best network's */
   PetscCall(PetscFree5(a, x, y, mean, fb));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -178,6 +178,12 @@ PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo
   PetscCheck(readable, info->comm, PETSC_ERR_USER_INPUT, "podlstm: cannot read the model file '%s' (%spodlstm_model)", path, info->prefix);
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgPodLstmModelLoad(info->comm, path, be, &A->M));
+  {
+    static const char *const forecasts[] = {"best", "mean"};
+    PetscInt                 kind        = 0;
+    PetscCall(SgOptionsEList("-podlstm_forecast", "field.advance by podlstm: the forecast served: the best searched network's (best), or the mean of the model's top-k networks' (mean: 'POD-LSTM (top-k mean)' in surge train's scores)", forecasts, 2, forecasts[0], &kind, NULL));
+    A->M.mean_forecast = (PetscBool)(kind == 1);
+  }
   /* every channel the solver hands must be a field of the model, all on one grid */
   A->nch = info->nch;
   for (PetscInt c = 0; c < info->nch; c++) {

@@ -148,10 +148,12 @@ PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTe
    points this rank owns (SgMFFNPartOwns; Pown may be 0). The loss, reg and pde are this rank's shares:
    sums over its points divided by the crop's P x 4, so they add up over the spatial group to the
    crop's values. Collective over the spatial group, forward and backward.
-   grad_weight > 0 adds grad_weight * mean |d out / d l - grad| over the Pown x 4 velocity gradients
-   (u_z, u_x, w_z, w_x, normalised per latent index step: SgMFFNDataCropPart's grad [Pown][4]); gmis
-   (NULL: not wanted) receives that mean, as reg and pde theirs. */
-PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], PetscReal grad_weight, SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal *gmis);
+   grad_weight (NULL: none) adds grad_weight[0] * mean |d out / d l - grad| over the Pown x 4 velocity
+   gradients (u_z, u_x, w_z, w_x, normalised per latent index step: SgMFFNDataCropPart's grad
+   [Pown][4]) and grad_weight[1] * |mean (d out / d l)^2 - mean grad^2| (the crop's gradient energy);
+   gterm (NULL: not wanted) receives those two means, as reg and pde theirs. Both need an
+   unpartitioned crop (Pown = P). */
+PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[2], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[2]);
 
 /* The SgSurrogate op serving field.superres (superres.c): inference on a whole domain, the PDE
    residual as uncertainty. */

@@ -263,8 +263,8 @@ PETSC_EXTERN PetscErrorCode SgPodLstmForecast(SgPodLstmNet, const SgPodLstmSerie
 /* ---------------------------------------------------------------- the model (model.c) */
 #define SG_PODLSTM_MAXMODELS 16
 /* What a trained POD-LSTM is: the data layout, the POD basis (rows split over the comm's ranks), the
-   scaler, and the top-k searched networks (nets[0] the best: it forecasts; the others give the
-   spread that measures the forecast's uncertainty). */
+   scaler, and the top-k searched networks (nets[0] the best: it forecasts, or with mean_forecast the
+   mean of all k does; their spread measures the forecast's uncertainty). */
 typedef struct {
   SgPodLstmHead head;
   PetscInt     K, L, nfields, fsize[SG_PODLSTM_MAXFIELDS], fshape[SG_PODLSTM_MAXFIELDS][2];
@@ -275,6 +275,7 @@ typedef struct {
   SgPOD        pod;
   PetscInt     nmodels;
   SgPodLstmNet nets[SG_PODLSTM_MAXMODELS];
+  PetscBool    mean_forecast; /* serve the mean of the k networks' forecasts (default: the best's) */
 } SgPodLstmModel;
 /* HDF5 model file (rank 0 writes; mean and modes gathered): configuration as attributes, /mean, /modes,
    /params_i per network; optional /search (every evaluation: id, rank, R2, times, architecture) and

@@ -15,10 +15,11 @@
         exactly sgnn_interp_trilinear of the input at the points (|d| < 1e-14: the last layer starts
         at zero and the corners' input values are blended with the same weights), and after a
         random last layer the weight gradients of the output and of the residual pass 1. and 3.
-     3c. the velocity-gradient (Sobolev) loss term with targets = the model's own normalised
-        derivatives + offsets (0.5, -0.25, 0.125, -0.75): the misfit is their mean |.| 0.40625 to
-        1e-12 whatever the physical scales and normalisation (a wrong channel, axis or unit
-        conversion moves it at O(1)), and its weight gradient passes 1.'s check;
+     3c. the velocity-gradient loss terms with targets = the model's own normalised derivatives +
+        offsets (0.5, -0.25, 0.125, -0.75): the l1 misfit is their mean |.| 0.40625 and the energy
+        mismatch |mean d^2 - mean (d + off)^2| its closed form, to 1e-12, whatever the physical
+        scales and normalisation (a wrong channel, axis or unit conversion moves them at O(1)); each
+        term's weight gradient passes 1.'s check;
    test_mffn pde
      4. Taylor-Green vortex (u = sin kx cos kz F, w = -cos kx sin kz F, F = exp(-2 nu k^2 t),
         p = (cos 2kx + cos 2kz) F^2 / 4 + c z, b = c: an exact solution of the Boussinesq equations)
@@ -63,6 +64,7 @@ typedef struct {
   SgnnTensor    x;
   double        pts[NP * 3], wout[NP * 4];
   double        tgt[NP * 4], gtgt[NP * 4]; /* mode 2: field and velocity-gradient targets */
+  PetscReal     gw[2];                     /* mode 2: the velocity-gradient weights (l1, energy) */
   SgMFFNPhysics ph;
 } Setup;
 
@@ -97,7 +99,7 @@ static PetscErrorCode SetupCreate(Setup *s, PetscBool residual)
 }
 
 /* mode 0: L = sum W . out; mode 1: L = sum W . residual; mode 2: the training loss with the
-   velocity-gradient term alone (SgMFFNCropLossPart, gamma 0, grad_weight 1, targets tgt and gtgt) */
+   velocity-gradient terms alone (SgMFFNCropLossPart, gamma 0, weights gw, targets tgt and gtgt) */
 static PetscErrorCode Loss(Setup *s, int mode, const double *pts, SgnnTensor *L, SgnnTensor *ptsT)
 {
   SgnnTensor lat, out, W, prod, res = NULL;
@@ -105,9 +107,9 @@ static PetscErrorCode Loss(Setup *s, int mode, const double *pts, SgnnTensor *L,
 
   PetscFunctionBegin;
   if (mode == 2) {
-    PetscReal reg, pde, gmis;
+    PetscReal reg, pde, gt[2];
     *ptsT = NULL;
-    PetscCall(SgMFFNCropLossPart(s->m, &s->ph, NULL, s->x, NP, NP, pts, s->tgt, 0, NULL, s->gtgt, 1, L, &reg, &pde, &gmis));
+    PetscCall(SgMFFNCropLossPart(s->m, &s->ph, NULL, s->x, NP, NP, pts, s->tgt, 0, NULL, s->gtgt, s->gw, L, &reg, &pde, gt));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   SgCallNN(sgnn_tensor_from_f64(s->m->be, SGNN_F64, 2, ps, pts, ptsT));
@@ -292,27 +294,36 @@ static PetscErrorCode TestGrad(void)
   }
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. d(W.residual)/d(weights) through the double-backward graph vs central differences: max relative error %.2e\n", e3));
   CHECK(e3 < 1e-5, "weight gradient of the PDE residual: relative error %g", e3);
-  { /* 3c. the velocity-gradient (Sobolev) term: targets = the model's own normalised derivatives
-       (the unit jet d1, checked in 2.) + known offsets, so the misfit is exactly the offsets' mean |.|
-       whatever ph's scales and normalisation -- a wrong channel, axis or unit conversion in the loss
-       changes it at O(1); then its weight gradient against central differences (the offsets keep
-       every L1 term 0.1 or more from its kink) */
+  { /* 3c. the velocity-gradient terms: targets = the model's own normalised derivatives (the unit
+       jet d1, checked in 2.) + known offsets, so the l1 misfit is exactly the offsets' mean |.| and
+       the energy mismatch |mean d^2 - mean (d + off)^2| is known, whatever ph's scales and
+       normalisation -- a wrong channel, axis or unit conversion in the loss changes them at O(1);
+       then the weight gradient of each term against central differences (the offsets keep every
+       L1 term 0.1 or more from its kink, and the energy mismatch away from zero) */
     const double off[4] = {0.5, -0.25, 0.125, -0.75}; /* u_z, u_x, w_z, w_x */
-    double       o[NP * 4], e4;
-    PetscReal    reg, pde, gmis;
+    double       o[NP * 4], e4[2], em = 0;
+    PetscReal    reg, pde, gt[2];
     SgnnTensor   L;
     PetscCall(Jet(&s, s.pts, d1, d2));
     PetscCall(Decoded(&s, s.pts, o));
     for (int p = 0; p < NP; p++)
       for (int c = 0; c < 2; c++)
-        for (int k = 1; k <= 2; k++) s.gtgt[4 * p + 2 * c + k - 1] = d1[2 + c][k][p] + off[2 * c + k - 1];
+        for (int k = 1; k <= 2; k++) {
+          double g = d1[2 + c][k][p];
+          s.gtgt[4 * p + 2 * c + k - 1] = g + off[2 * c + k - 1];
+          em += (g * g - (g + off[2 * c + k - 1]) * (g + off[2 * c + k - 1])) / (4.0 * NP);
+        }
     for (int i = 0; i < NP * 4; i++) s.tgt[i] = o[i] + (i % 2 ? 1 : -1);
-    PetscCall(SgMFFNCropLossPart(s.m, &s.ph, NULL, s.x, NP, NP, s.pts, s.tgt, 0, NULL, s.gtgt, 1, &L, &reg, &pde, &gmis));
+    s.gw[0] = 1, s.gw[1] = 1;
+    PetscCall(SgMFFNCropLossPart(s.m, &s.ph, NULL, s.x, NP, NP, s.pts, s.tgt, 0, NULL, s.gtgt, s.gw, &L, &reg, &pde, gt));
     sgnn_tensor_free(&L);
-    PetscCall(CheckWeightGradient(&s, 2, &e4));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. velocity-gradient term: misfit %.15f (expected 0.40625), regression %.15f (expected 1); its weight gradient vs central differences: max relative error %.2e\n", (double)gmis, (double)reg, e4));
-    CHECK(fabs(gmis - 0.40625) < 1e-12 && fabs(reg - 1) < 1e-12 && pde == 0, "velocity-gradient term: misfit %g, regression %g, pde %g", (double)gmis, (double)reg, (double)pde);
-    CHECK(e4 < 1e-5, "weight gradient of the velocity-gradient term: relative error %g", e4);
+    for (int t = 0; t < 2; t++) {
+      s.gw[0] = t == 0, s.gw[1] = t == 1;
+      PetscCall(CheckWeightGradient(&s, 2, &e4[t]));
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. velocity-gradient terms: l1 misfit %.15f (expected 0.40625), energy mismatch %.15f (expected %.15f), regression %.15f (expected 1); weight gradients vs central differences: l1 %.2e, energy %.2e (max relative)\n", (double)gt[0], (double)gt[1], fabs(em), (double)reg, e4[0], e4[1]));
+    CHECK(fabs(gt[0] - 0.40625) < 1e-12 && fabs(gt[1] - fabs(em)) < 1e-12 * (1 + fabs(em)) && fabs(reg - 1) < 1e-12 && pde == 0, "velocity-gradient terms: l1 %g, energy %g (expected %g), regression %g, pde %g", (double)gt[0], (double)gt[1], fabs(em), (double)reg, (double)pde);
+    CHECK(e4[0] < 1e-5 && e4[1] < 1e-5, "weight gradients of the velocity-gradient terms: relative errors %g, %g", e4[0], e4[1]);
   }
   sgnn_tensor_free(&s.x);
   PetscCall(SgMFFNDestroy(&s.m));

@@ -313,7 +313,7 @@ static PetscErrorCode Training(const Spec *sp, const int *gn)
           Box(X[c], XS, &part.split, slab, xb);
           SgCallNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 5, xb, slab, &x));
         } else SgCallNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 5, XS, X[c], &x));
-        PetscCall(SgMFFNCropLossPart(m, &ph, mode ? &part : NULL, x, NPTS, n, pts, tg, 0.1, NULL, NULL, 0, &l, &reg, &pde, NULL));
+        PetscCall(SgMFFNCropLossPart(m, &ph, mode ? &part : NULL, x, NPTS, n, pts, tg, 0.1, NULL, NULL, NULL, &l, &reg, &pde, NULL));
         PetscCall(AddTo(&acc, l));
         sgnn_tensor_free(&x), sgnn_tensor_free(&l);
       }

@@ -25,7 +25,8 @@
                          the slot API, options in an options block) on the test period of the
                          dataset it was trained on, served through an SgSlot whose "solver" replays the
                          data: (a) static surrogate, one call: equal to SgPodLstmModelAdvance on the
-                         same snapshots to 1e-12; (b) the adaptive policy (a trust band the spread never
+                         same snapshots to 1e-12; (a2) with -podlstm_forecast mean the model's and the
+                         provider's forecast is the average of the k networks' own to 1e-12; (b) the adaptive policy (a trust band the spread never
                          leaves) with the surrogate held back every third call as a solver re-syncs:
                          exactly that pattern, finite spreads where the surrogate serves; prints the RMSE against the data per call and a checksum that the
                          2-rank run must reproduce. */
@@ -374,6 +375,42 @@ static PetscErrorCode AdvanceTest(const char model[], const char data[], const c
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPIU_REAL, MPIU_MAX, comm));
     PetscCall(PetscPrintf(comm, "advance: one call through the slot vs SgPodLstmModelAdvance: max difference %.2e (spread %.4f)\n", (double)d, (double)spread));
     CHECK(d < 1e-12, "the provider's forecast differs from the model's by %g", (double)d);
+    { /* (a2) forecast: mean -- the mean of the k networks' forecasts (each one's through a one-network
+         copy of the model: the reconstruction is linear), and the provider serves it when asked */
+      SgPodLstmModel         M1 = M;
+      SgFieldAdvanceProvider p2;
+      PetscReal             *avg, *one, dm = 0, dp = 0, sp;
+      PetscCall(PetscCalloc2(L * nl, &avg, L * nl, &one));
+      M1.nmodels = 1;
+      for (PetscInt m = 0; m < M.nmodels; m++) {
+        M1.nets[0] = M.nets[m];
+        PetscCall(SgPodLstmModelAdvance(&M1, hist, one, &sp));
+        for (PetscInt i = 0; i < L * nl; i++) avg[i] += one[i] / M.nmodels;
+      }
+      M.mean_forecast = PETSC_TRUE;
+      PetscCall(SgPodLstmModelAdvance(&M, hist, ref, &spread));
+      M.mean_forecast = PETSC_FALSE;
+      for (PetscInt i = 0; i < L * nl; i++) dm = PetscMax(dm, PetscAbsReal(ref[i] - avg[i]));
+      PetscCall(PetscOptionsSetValue(NULL, "-test_podlstm_forecast", "mean"));
+      {
+        SgFieldProviderInfo info = {comm, 1, chan, 0, NULL, NULL, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, "test_", NULL};
+        PetscOptionsBegin(comm, "test_", "field.advance test", NULL);
+        info.PetscOptionsObject = PetscOptionsObject;
+        PetscCall(SgFieldAdvanceProviderCreate("podlstm", &info, &p2));
+        PetscOptionsEnd();
+      }
+      PetscCall(PetscOptionsClearValue(NULL, "-test_podlstm_forecast"));
+      PetscCall(p2.fn(p2.ctx, &in, &out));
+      for (PetscInt k = 0; k < L; k++)
+        for (PetscInt i = 0; i < nl; i++) dp = PetscMax(dp, PetscAbsReal(v[k * n + M.pod->rstart + i] - avg[k * nl + i]));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &dm, 1, MPIU_REAL, MPIU_MAX, comm));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &dp, 1, MPIU_REAL, MPIU_MAX, comm));
+      PetscCall(PetscPrintf(comm, "advance: forecast mean of %" PetscInt_FMT " networks vs the average of their own forecasts: max difference %.2e; through the provider (-podlstm_forecast mean) %.2e\n", M.nmodels, (double)dm, (double)dp));
+      CHECK(M.nmodels >= 2, "the model has %" PetscInt_FMT " network(s): the mean forecast is not tested", M.nmodels);
+      CHECK(dm < 1e-12 && dp < 1e-12, "the mean forecast differs from the average of the networks' by %g (model), %g (provider)", (double)dm, (double)dp);
+      PetscCall(SgFieldAdvanceProviderDestroy(&p2));
+      PetscCall(PetscFree2(avg, one));
+    }
     PetscCall(PetscFree2(ref, hist));
   }
   { /* (b) the adaptive policy, resync every 2L: replay the test period through the slot */
