@@ -58,6 +58,7 @@ def main():
             ax.set_title(f"{label}: floor {f0:.4f}", fontsize=9)
             ax.legend(fontsize=7)
             ax.grid(alpha=0.3)
+            ax.set_ylim(bottom=0)
     if fig is not None:
         fig.suptitle("POD-LSTM on chaotic Rayleigh–Bénard (Ra = 1e7): test forecast error beyond the 5-mode POD floor", fontsize=10)
         fig.tight_layout()
