@@ -67,5 +67,5 @@ refused() { # "fragment the line must hold" name ranks options...
 }
 refused "-mffn_data_groups 3 x -mffn_spatial_ranks 2" badgrid 2 -mffn_data_groups 3 -mffn_spatial_ranks 2
 refused "-mffn_split_counts" badsplit 2 -mffn_spatial_ranks 2 -mffn_split_axes x -mffn_split_counts 6,6
-refused "-mffn_grad_weight with -mffn_spatial_ranks 2" gwsp 2 -mffn_spatial_ranks 2 -mffn_grad_weight 0.5
+refused "-mffn_grad_weight or -mffn_grad_energy_weight with -mffn_spatial_ranks 2" gwsp 2 -mffn_spatial_ranks 2 -mffn_grad_weight 0.5
 echo PASS
