@@ -9,7 +9,7 @@
 #     only summation orders differ (measured ~2e-13); a lost halo or batch statistic is off by O(1e-3);
 #     and reading the data crop by crop from the file (-mffn_data_read crops) gives the same bits as
 #     holding it in memory, on 1 rank and on the 2 x 2 grid;
-#     and with the velocity-gradient term (-mffn_grad_weight 0.5) 2 data groups end within 1e-9 of
+#     and with the velocity-gradient terms (-mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5) 2 data groups end within 1e-9 of
 #     its 1-rank run (a lost or doubled gradient target is off by O(1e-3));
 #  2. the progress lines (losses summed over the ranks) equal the 1-rank run's to their 5 printed digits;
 #  3. a grid that does not cover the ranks, slabs that are not multiples of the poolings, and the
@@ -51,11 +51,11 @@ for p in "one onecr" "zx4 zx4cr"; do
   grep -q "reading the data crop by crop" $2.log || { echo "FAIL: $2 does not say it reads crops"; cat $2.log; exit 1; }
 done
 # the velocity-gradient term on 2 data groups against its own 1-rank run
-$SURGE train $A onegw.lc -train_output onegw -mffn_grad_weight 0.5 > onegw.log
-grep -q "l1_grad" onegw.lc || { echo "FAIL: the learning curve has no l1_grad column"; head -2 onegw.lc; exit 1; }
+$SURGE train $A onegw.lc -train_output onegw -mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5 > onegw.log
+grep -q "l1_grad energy_grad" onegw.lc || { echo "FAIL: the learning curve has no l1_grad, energy_grad columns"; head -2 onegw.lc; exit 1; }
 cmp=$($ROOT/build/tests/test_mffn compare one.h5 onegw.h5)
 [ "$cmp" != identical ] || { echo "FAIL: -mffn_grad_weight 0.5 did not change the training"; exit 1; }
-REF=onegw run dp2gw 2 -mffn_data_groups 2 -mffn_grad_weight 0.5
+REF=onegw run dp2gw 2 -mffn_data_groups 2 -mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5
 echo "2. progress lines of every grid = the 1-rank run's: $(grep -v '^#' one.lc | tail -1 | awk '{print "loss", $4, "at step", $1}')"
 refused() { # "fragment the line must hold" name ranks options...
   local want=$1 name=$2 n=$3; shift 3
