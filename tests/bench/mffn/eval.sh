@@ -8,7 +8,8 @@
 #   SEED=2 ARMS="mffn mffn_c24" bash tests/bench/mffn/eval.sh WORK2   (another seed of some arms)
 # Cost on the 2-core VM (docs/mffn.md): stage 1 ~5.8 steps/s (3000 steps ~9 min), each stage-2 arm
 # with the PDE term ~0.35 s/step (1200 steps ~7 min; 1 min for gamma 0), the U-Nets 1 + 9.5 min,
-# each mffn model's whole-domain prediction of one data set ~155 s: about 1 h 40 min for all arms.
+# each mffn model's whole-domain prediction of one data set ~155 s (~45 s since the softplus kernel):
+# about 1 h 50 min for all arms.
 #
 # Data (inputs/mffn/ensemble_ra1e6.yaml): training seeds 7-12 (6 members x 81 snapshots, Ra = 1e6);
 # held out: seeds 31-32 at Ra = 1e6 and seeds 41-42 at Ra = 5e5 (generalisation to another Ra).
@@ -16,7 +17,9 @@
 #   stage 1: gamma 0, PRE steps, 512 points per crop; the checkpoint at PRE is shared by the ablation;
 #   stage 2: from that checkpoint (weights, Adam, plateau state), FT more steps with 128 points per
 #            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's), 0.1 (mffn_g01), 0.3 (mffn_g03),
-#            or 0.0125 with -mffn_pde_weights 1,1,1,24 (mffn_c24: continuity at 0.3, the rest at 0.0125);
+#            or 0.0125 with -mffn_pde_weights 1,1,1,24 (mffn_c24: continuity at 0.3, the rest at 0.0125),
+#            and that with -mffn_grad_energy_weight 0.5 (mffn_c24e: the crop's mean-square velocity
+#            gradient matched, docs/mffn.md "A dissipation term");
 #            gamma 1 (mffn_g1) when ARMS names it;
 #   U-Net: the same crops, points, learning rate, plateau decay and clipping, PRE + FT steps at 512
 #          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual), and
@@ -29,7 +32,7 @@ W=${1:-$root/build/mffn_eval}
 PRE=${PRE:-3000}
 FT=${FT:-1200}
 SEED=${SEED:-1}
-ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 unet unet_long}
+ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 mffn_c24e unet unet_long}
 want() { [[ " $ARMS " == *" $1 "* ]]; }
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
 mkdir -p "$W" && cd "$W" && W=$(pwd) # absolute: eval.py runs from here
@@ -44,10 +47,10 @@ V="-mffn_valid_data rb6_valid.h5 -mffn_seed $SEED"
 # stage 1 (one step past PRE so that the checkpoint at PRE is written; its model is not used)
 [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
   -train_output stage1 -mffn_lcurve stage1.lc > stage1.log
-for arm in "mffn_g0 0 1,1,1,1" "mffn 0.0125 1,1,1,1" "mffn_g01 0.1 1,1,1,1" "mffn_g03 0.3 1,1,1,1" "mffn_g1 1 1,1,1,1" "mffn_c24 0.0125 1,1,1,24"; do
+for arm in "mffn_g0 0 1,1,1,1 0" "mffn 0.0125 1,1,1,1 0" "mffn_g01 0.1 1,1,1,1 0" "mffn_g03 0.3 1,1,1,1 0" "mffn_g1 1 1,1,1,1 0" "mffn_c24 0.0125 1,1,1,24 0" "mffn_c24e 0.0125 1,1,1,24 0.5"; do
   set -- $arm
   want "$1" || continue
-  [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" $V \
+  [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" -mffn_grad_energy_weight "$4" $V \
     -train_output "$1" -mffn_lcurve "$1.lc" > "$1.log"
 done
 ! want unet || [ -f unet.h5 ] || $N "$E" train-unet -unet_seed $SEED -unet_data rb6.h5 -unet_residual -unet_steps $((PRE + FT)) -unet_start_lr 3e-3 \
