@@ -156,10 +156,25 @@ static inline PetscInt OwnerCoord(const SgMDDomain *dom, int d, PetscReal s)
   return PetscMin(PetscMax(c, 0), dom->pgrid[d] - 1);
 }
 
+/* Whether fractional coordinates s lie in (-lim, 1 + lim) in every direction: false for NaN/Inf. Wrapping
+   counts whole box lengths in a PetscInt image and the owner is an integer of s, so a position far
+   outside (or not a number) must be refused before either is formed. */
+static PetscBool FracWithin(const PetscReal s[3], PetscReal lim)
+{
+  for (int d = 0; d < 3; d++)
+    if (!(s[d] > -lim && s[d] < 1 + lim)) return PETSC_FALSE;
+  return PETSC_TRUE;
+}
+
 PetscErrorCode SgMDDomainDistribute(SgMDDomain *dom, const SgMDSystem *sys)
 {
   PetscFunctionBegin;
   dom->nlocal = dom->nghost = 0;
+  for (PetscInt i = 0; i < sys->n; i++) { /* every rank sees the whole system: the check is collective */
+    PetscReal s[3];
+    SgMDBoxFrac(&dom->box, &sys->x[3 * i], s);
+    PetscCheck(FracWithin(s, 1e6), dom->comm, PETSC_ERR_USER_INPUT, "md: atom %" PetscInt_FMT " is at (%g, %g, %g), not a number or more than 1e6 box lengths from the box: check the structure file", i + 1, (double)sys->x[3 * i], (double)sys->x[3 * i + 1], (double)sys->x[3 * i + 2]);
+  }
   for (PetscInt i = 0; i < sys->n; i++) {
     PetscReal x[3] = {sys->x[3 * i], sys->x[3 * i + 1], sys->x[3 * i + 2]}, s[3];
     PetscInt  img[3] = {0, 0, 0}, n;
@@ -198,10 +213,17 @@ static PetscErrorCode Exchange(SgMDDomain *dom, PetscMPIInt to, PetscMPIInt from
 
 PetscErrorCode SgMDDomainMigrate(SgMDDomain *dom)
 {
-  PetscInt bad = 0, gbad;
+  PetscInt bad = 0, gbad, far = 0, gfar;
 
   PetscFunctionBegin;
   dom->nghost = 0;
+  for (PetscInt i = 0; i < dom->nlocal; i++) { /* wrapped at the last build: a stable step moves an atom a fraction of the skin */
+    PetscReal s[3];
+    SgMDBoxFrac(&dom->box, &dom->x[3 * i], s);
+    far += !FracWithin(s, 1);
+  }
+  PetscCall(MPIU_Allreduce(&far, &gfar, 1, MPIU_INT, MPI_SUM, dom->comm));
+  PetscCheck(gfar == 0, dom->comm, PETSC_ERR_USER_INPUT, "md: %" PetscInt_FMT " atoms moved more than a box length between neighbour-list builds, or their positions are not numbers; the run is unstable: reduce md_dt", gfar);
   for (PetscInt i = 0; i < dom->nlocal; i++) SgMDBoxWrap(&dom->box, &dom->x[3 * i], &dom->img[3 * i]);
   for (int d = 0; d < 3; d++) {
     if (dom->pgrid[d] == 1) continue;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bad input fails with a clear message naming the cause (and the run writes no output file):
 # overlapping atoms, a cell thinner than 2 (cutoff + skin), an unknown element, an unknown atom type
-# in a data file, negative step counts/cadences, an unregistered force provider.
+# in a data file, negative step counts/cadences, an unregistered force provider, an atom far outside
+# the box; and a step so large the atoms leave the box fails with one line at run time.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 SURGE=${SURGE:-$root/bin/surge}
@@ -28,5 +29,13 @@ expect "md_thermo_every.*out of range"         $deck -sim_output bad -md_thermo_
 expect "md_neigh_every.*out of range"          $deck -sim_output bad -md_neigh_every 0
 expect "no force provider 'nosuch' is registered" $deck -sim_output bad -md_forces nosuch
 expect "md_lj_sigma: 2 values given for 1 atom types" $deck -sim_output bad -md_lj_sigma 1,2
+printf '2\nLattice="10 0 0 0 10 0 0 0 10" Properties=species:S:1:pos:R:3\n1 1 1 1\n1 1e300 5 5\n' > far.xyz
+expect "atom 2 is at .*more than 1e6 box lengths" $deck -sim_output bad -md_lattice none -md_read_xyz far.xyz
+# a step so large that the atoms leave the box (dt 1e12): one clear line at the next neighbour-list
+# build, not an integer overflow in the image counters (UBSan found it through the deck fuzzer)
+"$SURGE" run $deck -sim_output big -sim_max_steps 3 -md_dt 1e12 > out.log 2>&1; rc=$?
+if [ $rc -ne 1 ] || [ "$(grep -c '^surge: error:' out.log)" != 1 ] || ! grep -q "moved more than a box length" out.log || grep -qE "runtime error|PETSC ERROR|MPI_ABORT" out.log; then
+  echo "FAIL (dt 1e12): rc $rc"; tail -3 out.log; fails=$((fails+1))
+else echo "ok: $(grep -m1 '^surge: error:' out.log | cut -c1-150)"; fi
 [ $fails -eq 0 ] || { echo "$fails bad-input case(s) failed"; exit 1; }
 echo "all bad-input cases fail cleanly"
