@@ -220,11 +220,11 @@ PetscErrorCode SgMDDomainMigrate(SgMDDomain *dom)
   for (PetscInt i = 0; i < dom->nlocal; i++) { /* wrapped at the last build: a stable step moves an atom a fraction of the skin */
     PetscReal s[3];
     SgMDBoxFrac(&dom->box, &dom->x[3 * i], s);
-    far += !FracWithin(s, 1);
+    if (FracWithin(s, 1)) SgMDBoxWrap(&dom->box, &dom->x[3 * i], &dom->img[3 * i]);
+    else far++; /* left as it is: the run stops below */
   }
   PetscCall(MPIU_Allreduce(&far, &gfar, 1, MPIU_INT, MPI_SUM, dom->comm));
   PetscCheck(gfar == 0, dom->comm, PETSC_ERR_USER_INPUT, "md: %" PetscInt_FMT " atoms moved more than a box length between neighbour-list builds, or their positions are not numbers; the run is unstable: reduce md_dt", gfar);
-  for (PetscInt i = 0; i < dom->nlocal; i++) SgMDBoxWrap(&dom->box, &dom->x[3 * i], &dom->img[3 * i]);
   for (int d = 0; d < 3; d++) {
     if (dom->pgrid[d] == 1) continue;
     for (int dir = 0; dir < 2; dir++) {

@@ -31,6 +31,10 @@ typedef struct {
   SgMFFNPart      part;            /* this rank's part of a crop (grid: the trainer's, while it trains) */
 } SgSurrogate_MFFN;
 
+/* whether the velocity-gradient terms are on: the crops then carry gradient targets, and the learning
+   curve two more columns (l1_grad, energy_grad) before the crop count */
+static PetscBool GradTerms(const SgSurrogate_MFFN *d) { return (PetscBool)(d->grad_weight[0] > 0 || d->grad_weight[1] > 0); }
+
 /* a list of up to 16 file names */
 static PetscErrorCode FileList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], char files[16][PETSC_MAX_PATH_LEN], PetscInt *nfiles)
 {
@@ -134,7 +138,7 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
     PetscCheck(lo % mult[k] == 0, comm, PETSC_ERR_USER_INPUT, "mffn: the low-res crop's %" PetscInt_FMT " points in %s are not a multiple of the poolings' %" PetscInt_FMT ": change -mffn_crop or -mffn_pool", lo, ax[k], mult[k]);
   }
   PetscCall(SgTrainerCheckProcessGrid(comm, "mffn_", d->dgroups, d->sranks, &d->dgroups));
-  PetscCheck(!(d->grad_weight[0] > 0 || d->grad_weight[1] > 0) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_grad_weight or -mffn_grad_energy_weight with -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the gradient targets need the high-res neighbours of points on a slab's edge): train it on data groups only (-mffn_spatial_ranks 1)", d->sranks);
+  PetscCheck(!GradTerms(d) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_grad_weight or -mffn_grad_energy_weight with -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the gradient targets need the high-res neighbours of points on a slab's edge): train it on data groups only (-mffn_spatial_ranks 1)", d->sranks);
   PetscCheck(d->nfiles > 0, comm, PETSC_ERR_USER_INPUT, "mffn: no training data: set mffn: {data: [rb.h5]} (field_snapshots from surge ensemble, e.g. inputs/boussinesq/ensemble_small.yaml)");
   PetscCheck(!d->save_freq || d->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "mffn: save_freq %" PetscInt_FMT " needs a file: set mffn: {save_ckpt: mffn_ckpt.h5}", d->save_freq);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -185,8 +189,7 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
   int               ls[5] = {1, SG_MFFN_NCH, (int)(d->crop[0] / d->factor[0]), (int)(d->crop[1] / d->factor[1]), (int)(d->crop[2] / d->factor[2])};
   double           *low, *pts, *tgt, *grad = NULL;
   SgnnTensor        acc = NULL;
-  const PetscBool   gw   = d->grad_weight[0] > 0 || d->grad_weight[1] > 0;
-  const int         ncnt = gw ? 5 : 3; /* sums[ncnt] counts the crops */
+  const int         ncnt = GradTerms(d) ? 5 : 3; /* sums[ncnt] counts the crops */
 
   PetscFunctionBegin;
   if (!d->part.grid) { /* the trainer's grid: this rank's slab of every crop */
@@ -200,7 +203,7 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
   if (sgpar_grid_spatial_size(d->part.grid) > 1)
     for (int k = 0; k < d->part.split.naxes; k++) ls[d->part.split.ax[k].axis] = d->part.split.ax[k].n;
   PetscCall(PetscMalloc3(SG_MFFN_NCH * lo, &low, 3 * d->npoints, &pts, SG_MFFN_NCH * d->npoints, &tgt));
-  if (gw) PetscCall(PetscMalloc1(4 * d->npoints, &grad));
+  if (GradTerms(d)) PetscCall(PetscMalloc1(4 * d->npoints, &grad));
   for (PetscInt i = 0; i < b->nlocal; i++) {
     SgnnTensor x, l, t;
     PetscReal  reg, pde, gt[2], v;
@@ -227,7 +230,7 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
 static PetscErrorCode Monitor_MFFN(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
 {
   SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)ctx;
-  const int         ncnt = d->grad_weight[0] > 0 || d->grad_weight[1] > 0 ? 5 : 3; /* the crop count's slot (Loss_MFFN) */
+  const int         ncnt = GradTerms(d) ? 5 : 3; /* the crop count's slot (Loss_MFFN) */
 
   PetscFunctionBegin;
   for (int k = 0; k < ncnt; k++) cols[k] = sums[ncnt] > 0 ? sums[k] / sums[ncnt] : NAN;
@@ -285,7 +288,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetName(tr, "mffn"));
   PetscCall(SgTrainerSetModel(tr, d->model->P));
   PetscCall(SgTrainerSetOps(tr, &ops, d));
-  if (d->grad_weight[0] > 0 || d->grad_weight[1] > 0) PetscCall(SgTrainerSetMetrics(tr, 6, 5, cols, "# step l1_fields l1_pde loss l1_grad energy_grad lr wall_s"));
+  if (GradTerms(d)) PetscCall(SgTrainerSetMetrics(tr, 6, 5, cols, "# step l1_fields l1_pde loss l1_grad energy_grad lr wall_s"));
   else PetscCall(SgTrainerSetMetrics(tr, 4, 3, cols, "# step l1_fields l1_pde loss lr wall_s"));
   PetscCall(SgTrainerSetFields(tr, 1, fields));
   PetscCall(SgTrainerAddStream(tr, d->nfiles, files, d->data.nsamp, NULL));
@@ -351,7 +354,7 @@ static PetscErrorCode View_MFFN(SgSurrogate s, PetscViewer v)
   PetscCall(PetscViewerASCIIPrintf(v, "MeshfreeFlowNet: U-Net %" PetscInt_FMT " levels (%" PetscInt_FMT " .. %" PetscInt_FMT " channels), latent %" PetscInt_FMT ", ImNet %" PetscInt_FMT " hidden layers (first %" PetscInt_FMT "), factors %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", gamma %g\n", c->nlevels + 1, c->channels[0], c->channels[c->nlevels], c->latent, c->nmlp, c->mlp[0], d->factor[0], d->factor[1], d->factor[2], (double)d->gamma));
   if (d->pde_weight[0] != 1 || d->pde_weight[1] != 1 || d->pde_weight[2] != 1 || d->pde_weight[3] != 1)
     PetscCall(PetscViewerASCIIPrintf(v, "  PDE weights: b %g, x-momentum %g, z-momentum %g, continuity %g\n", (double)d->pde_weight[0], (double)d->pde_weight[1], (double)d->pde_weight[2], (double)d->pde_weight[3]));
-  if (d->grad_weight[0] > 0 || d->grad_weight[1] > 0) PetscCall(PetscViewerASCIIPrintf(v, "  velocity-gradient weights: l1 %g, energy %g\n", (double)d->grad_weight[0], (double)d->grad_weight[1]));
+  if (GradTerms(d)) PetscCall(PetscViewerASCIIPrintf(v, "  velocity-gradient weights: l1 %g, energy %g\n", (double)d->grad_weight[0], (double)d->grad_weight[1]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
