@@ -36,6 +36,7 @@ PetscErrorCode SgMFFNSave(SgMFFN m, const SgMFFNPhysics *ph, const PetscInt fact
   WI("factor", 3, factor[_i]);
   WI("batchnorm", 1, c->batchnorm);
   WI("residual", 1, c->residual);
+  WI("stream_function", 1, c->stream);
 #undef WI
   PetscCall(SgH5FileWriteAttr(f, "/", "nu", SG_H5_DOUBLE, 0, &ph->nu));
   PetscCall(SgH5FileWriteAttr(f, "/", "kappa", SG_H5_DOUBLE, 0, &ph->kappa));
@@ -88,6 +89,8 @@ PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *out, SgMFF
     PetscBool has;
     PetscCall(SgH5FileHasAttr(f, "/", "residual", &has)); /* absent in files written before the option */
     if (has) RI("residual", 1, c.residual = (PetscBool)(iv[_i] != 0));
+    PetscCall(SgH5FileHasAttr(f, "/", "stream_function", &has)); /* likewise */
+    if (has) RI("stream_function", 1, c.stream = (PetscBool)(iv[_i] != 0));
   }
 #undef RI
   PetscCall(SgH5FileReadAttr(f, "/", "nu", SG_H5_DOUBLE, 1, &ph->nu, NULL));
@@ -102,5 +105,6 @@ PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *out, SgMFF
   SgCallNN(sgnn_tensor_set_f64(sgnn_params_values((*out)->P), slab));
   PetscCall(PetscFree(slab));
   PetscCall(SgH5FileClose(&f));
+  PetscCall(SgMFFNSetPhysics(*out, ph));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

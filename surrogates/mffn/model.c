@@ -35,6 +35,7 @@ PetscErrorCode SgMFFNConfigCheck(MPI_Comm comm, const SgMFFNConfig *c)
   for (PetscInt l = 0; l < c->nmlp; l++) PetscCheck(c->mlp[l] >= 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_imnet width %" PetscInt_FMT " must be >= 1", c->mlp[l]);
   PetscCheck(c->latent >= 1 && c->neck_div >= 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_latent (%" PetscInt_FMT ") and -mffn_neck_div (%" PetscInt_FMT ") must be >= 1", c->latent, c->neck_div);
   PetscCheck(!c->residual || c->in_channels == c->out_channels, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_residual needs as many output channels as input channels (%" PetscInt_FMT " vs %" PetscInt_FMT ")", c->out_channels, c->in_channels);
+  PetscCheck(!c->stream || c->out_channels == SG_MFFN_NCH, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_stream_function needs the %d channels p, b, u, w (out_channels %" PetscInt_FMT ")", SG_MFFN_NCH, c->out_channels);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -115,7 +116,7 @@ PetscErrorCode SgMFFNCreate(const SgMFFNConfig *cfg, SgnnBackend *be, SgnnDType 
   PetscCall(AddConv(m->P, "out.w", c->latent, c->channels[0], 1, &m->out_w));
   PetscCall(AddVec(m->P, "out.b", c->latent, &m->out_b));
   for (PetscInt k = 0; k <= c->nmlp; k++) {
-    PetscInt nin = (k ? c->mlp[k - 1] : 0) + 3 + SgMFFNLatentChannels(c), nout = k < c->nmlp ? c->mlp[k] : c->out_channels;
+    PetscInt nin = (k ? c->mlp[k - 1] : 0) + 3 + SgMFFNLatentChannels(c), nout = k < c->nmlp ? c->mlp[k] : c->out_channels - (c->stream ? 1 : 0); /* stream: psi for u and w */
     int      s[2] = {(int)nout, (int)nin};
     PetscCall(PetscSNPrintf(nm, sizeof nm, "imnet%" PetscInt_FMT ".w", k));
     SgCallNN(sgnn_params_add(m->P, nm, 2, s, &m->mlp_w[k]));
@@ -124,6 +125,24 @@ PetscErrorCode SgMFFNCreate(const SgMFFNConfig *cfg, SgnnBackend *be, SgnnDType 
   }
   SgCallNN(sgnn_params_setup(m->P));
   *out = m;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNSetPhysics(SgMFFN m, const SgMFFNPhysics *ph)
+{
+  enum { CU = 2, CW = 3, KZ = 1, KX = 2 };
+
+  PetscFunctionBegin;
+  if (!m->cfg.stream) PetscFunctionReturn(PETSC_SUCCESS);
+  for (int k = 1; k < 3; k++) PetscCheck(ph->scale[k] > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn: latent step %d is %g: a stream-function model needs positive steps", k, (double)ph->scale[k]);
+  PetscCheck(ph->std[CU] > 0 && ph->std[CW] > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn: the velocity's normalisation (std u %g, w %g) must be positive", (double)ph->std[CU], (double)ph->std[CW]);
+  /* psi in units of std_u x (z step): u = d psi / dz gives u_hat + mean_u / std_u = d psi_hat / d l_z, and
+     w = -d psi / dx gives w_hat = -(std_u scale_z) / (std_w scale_x) d psi_hat / d l_x - mean_w / std_w */
+  m->vel[0]  = 1;
+  m->vel[1]  = -ph->std[CU] * ph->scale[KZ] / (ph->std[CW] * ph->scale[KX]);
+  m->vel[2]  = -ph->mean[CU] / ph->std[CU];
+  m->vel[3]  = -ph->mean[CW] / ph->std[CW];
+  m->vel_set = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -394,17 +413,102 @@ PetscErrorCode SgMFFNDecode(SgMFFN m, SgnnTensor latent, SgnnTensor pts, SgnnTen
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTensor pts, SgnnTensor *out)
+/* The blend weights [P, 8, 1] of the corners q = 4 a + 2 b + e: prod_k (offset_k ? w_k : 1 - w_k) of
+   per-axis weights w_k of the fraction f_k = pts_k - base_k, differentiable in pts. hp NULL: w = f
+   (trilinear; beyond the cell it extrapolates linearly). hp (the points on the host): w_t = f_t and
+   the smoothstep w = s(f) = f^2 (3 - 2 f) in z and x, whose s' = 0 at the vertices makes a blended
+   field C1 across cells (s(1 - f) = 1 - s(f): the same form serves both ends); beyond the cell f is
+   held at 0 or 1, where the smoothstep would turn back. */
+static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const double *base, const double *hp, SgnnTensor *wq)
+{
+  int        s3[3] = {(int)P, 1, 3}, s8[3] = {(int)P, 8, 3}, sc[2] = {8, 3};
+  double     sel[24], off[24], *fmul, *fadd;
+  SgnnTensor fm, fa, fp, fr, fv, fx, S, O, fs, fac, fz, f1, f2, prod;
+
+  PetscFunctionBegin;
+  for (int q = 0; q < 8; q++)
+    for (int k = 0; k < 3; k++) {
+      int a = (q >> (2 - k)) & 1;
+      sel[3 * q + k] = 2 * a - 1, off[3 * q + k] = 1 - a;
+    }
+  PetscCall(PetscMalloc2(3 * (size_t)P, &fmul, 3 * (size_t)P, &fadd));
+  for (PetscInt p = 0; p < 3 * P; p++) {
+    double f = hp ? hp[p] - base[p] : 0.5;
+    if (p % 3 && (f < 0 || f > 1)) fmul[p] = 0, fadd[p] = f < 0 ? 0 : 1;
+    else fmul[p] = 1, fadd[p] = -base[p];
+  }
+  SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, (int[]){(int)P, 3}, fmul, &fm));
+  SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, (int[]){(int)P, 3}, fadd, &fa));
+  SgCallNN(sgnn_mul(pts, fm, &fp));
+  SgCallNN(sgnn_add(fp, fa, &fr));
+  SgCallNN(sgnn_reshape(fr, 3, s3, &fv));
+  SgCallNN(sgnn_expand(fv, 3, s8, &fx));
+  SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, sc, sel, &S));
+  SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, sc, off, &O));
+  SgCallNN(sgnn_mul(fx, S, &fs));
+  SgCallNN(sgnn_add(fs, O, &fac)); /* f or 1 - f */
+  if (hp) {
+    SgnnTensor zx, sq, lin;
+    SgCallNN(sgnn_slice(fac, 2, 1, 3, &zx));
+    SgCallNN(sgnn_mul(zx, zx, &sq));
+    SgCallNN(sgnn_affine(zx, -2, 3, &lin));
+    SgCallNN(sgnn_mul(sq, lin, &fz));
+    sgnn_tensor_free(&zx), sgnn_tensor_free(&sq), sgnn_tensor_free(&lin);
+  } else SgCallNN(sgnn_slice(fac, 2, 1, 3, &fz));
+  SgCallNN(sgnn_slice(fac, 2, 0, 1, &f1));
+  SgCallNN(sgnn_slice(fz, 2, 0, 1, &f2));
+  SgCallNN(sgnn_mul(f1, f2, &prod));
+  sgnn_tensor_free(&f1), sgnn_tensor_free(&f2);
+  SgCallNN(sgnn_slice(fz, 2, 1, 2, &f1));
+  SgCallNN(sgnn_mul(prod, f1, wq));
+  SgnnTensor *frs[] = {&fm, &fa, &fp, &fr, &fv, &fx, &S, &O, &fs, &fac, &fz, &f1, &prod};
+  for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
+  PetscCall(PetscFree2(fmul, fadd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A stream model's velocity: u_hat, w_hat from the gradient of psi = the last of the blended outputs
+   (y [P, 3] = p, b, psi) with respect to the leaf pts -> out [P, 4]. create_graph keeps u and w
+   differentiable (in the weights for the loss, in pts for the PDE residual's derivatives). */
+static PetscErrorCode VelocityFromStream(SgMFFN m, SgnnTensor y, SgnnTensor pts, int create_graph, SgnnTensor *out)
+{
+  SgnnTensor psi, g, gz, gx, pb, uw[4];
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_slice(y, 1, 2, 3, &psi));
+  SgCallNN(sgnn_grad(1, &psi, NULL, 1, &pts, create_graph, &g)); /* points do not interact: row p is psi_p's gradient */
+  SgCallNN(sgnn_slice(g, 1, 1, 2, &gz));
+  SgCallNN(sgnn_slice(g, 1, 2, 3, &gx));
+  SgCallNN(sgnn_slice(y, 1, 0, 2, &pb));
+  uw[0] = pb;
+  SgCallNN(sgnn_affine(gz, m->vel[0], m->vel[2], &uw[1]));
+  SgCallNN(sgnn_affine(gx, m->vel[1], m->vel[3], &uw[2]));
+  SgCallNN(sgnn_concat(3, uw, 1, out));
+  SgnnTensor *frs[] = {&psi, &g, &gz, &gx, &pb, &uw[1], &uw[2]};
+  for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTensor pts_in, SgnnTensor *out)
 {
   const SgMFFNConfig *c  = &m->cfg;
   const int          *ls = sgnn_tensor_shape(B->t);
-  int                 dims[3], L, P;
+  const int           nout = (int)(c->out_channels - (c->stream ? 1 : 0));
+  int                 dims[3], L, P, was = 1;
   long               *idx;
-  double             *hp, *corner, *base, sel[24], off[24];
-  SgnnTensor          lat2, latT, codes, cor, rel, in0, h = NULL, y = NULL, bt, fr, fac, wq, prod, f1, f2;
+  double             *hp, *corner, *base;
+  SgnnTensor          pts = pts_in, lat2, latT, codes, cor, rel, in0, h = NULL, y = NULL, yb = NULL;
 
   PetscFunctionBegin;
   PetscCheck(sgnn_tensor_ndim(pts) == 2 && sgnn_tensor_shape(pts)[1] == 3, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: query points are [P, 3]");
+  PetscCheck(!c->stream || m->vel_set, PETSC_COMM_SELF, PETSC_ERR_ORDER, "mffn: a stream-function model needs its data's physics (SgMFFNSetPhysics) before decoding");
+  if (c->stream) { /* u and w are derivatives in pts: record even at inference, on a leaf of our own if the caller's is not one */
+    was = sgnn_set_grad_enabled(1);
+    if (!sgnn_tensor_requires_grad(pts)) {
+      SgCallNN(sgnn_tensor_clone(pts_in, &pts));
+      SgCallNN(sgnn_tensor_set_requires_grad(pts, 1));
+    } else pts = sgnn_tensor_ref(pts_in);
+  }
   L = ls[1], P = sgnn_tensor_shape(pts)[0];
   for (int k = 0; k < 3; k++) dims[k] = ls[2 + k];
   PetscCall(PetscMalloc4(8 * (size_t)P, &idx, 3 * (size_t)P, &hp, 24 * (size_t)P, &corner, 3 * (size_t)P, &base));
@@ -442,43 +546,54 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
       sgnn_tensor_free(&z);
     } else y = z;
   }
-  if (c->residual) { /* each corner's output corrects the input's value there: the blend is trilinear interpolation + a correction */
+  if (c->residual) { /* each corner's output corrects the input's value there: the blend is trilinear interpolation + a correction
+                        (a stream model corrects p and b; psi has no input to correct) */
     SgnnTensor xin, t;
-    SgCallNN(sgnn_slice(codes, 1, (int)c->latent, (int)(c->latent + c->in_channels), &xin));
-    SgCallNN(sgnn_add(y, xin, &t));
+    SgCallNN(sgnn_slice(codes, 1, (int)c->latent, (int)(c->latent + (c->stream ? 2 : c->in_channels)), &xin));
+    if (c->stream) {
+      SgnnTensor pb, psi, cat[2];
+      SgCallNN(sgnn_slice(y, 1, 0, 2, &pb));
+      SgCallNN(sgnn_slice(y, 1, 2, 3, &psi));
+      SgCallNN(sgnn_add(pb, xin, &cat[0]));
+      cat[1] = psi;
+      SgCallNN(sgnn_concat(2, cat, 1, &t));
+      sgnn_tensor_free(&pb), sgnn_tensor_free(&psi), sgnn_tensor_free(&cat[0]);
+    } else SgCallNN(sgnn_add(y, xin, &t));
     sgnn_tensor_free(&y), sgnn_tensor_free(&xin);
     y = t;
   }
-  { /* trilinear weights: prod_k (corner offset_k ? f_k : 1 - f_k), f = pts - cell base */
-    int s3[3] = {P, 1, 3}, s8[3] = {P, 8, 3}, sc[2] = {8, 3}, so[3] = {P, 8, (int)c->out_channels};
-    for (int q = 0; q < 8; q++)
-      for (int k = 0; k < 3; k++) {
-        int a = (q >> (2 - k)) & 1;
-        sel[3 * q + k] = 2 * a - 1, off[3 * q + k] = 1 - a;
-      }
-    SgnnTensor S, O, fv, fx, fs, ywr, yw3;
-    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, (int[]){P, 3}, base, &bt));
-    SgCallNN(sgnn_sub(pts, bt, &fr));
-    SgCallNN(sgnn_reshape(fr, 3, s3, &fv));
-    SgCallNN(sgnn_expand(fv, 3, s8, &fx));
-    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, sc, sel, &S));
-    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, sc, off, &O));
-    SgCallNN(sgnn_mul(fx, S, &fs));
-    SgCallNN(sgnn_add(fs, O, &fac));
-    SgCallNN(sgnn_slice(fac, 2, 0, 1, &f1));
-    SgCallNN(sgnn_slice(fac, 2, 1, 2, &f2));
-    SgCallNN(sgnn_mul(f1, f2, &prod));
-    sgnn_tensor_free(&f1), sgnn_tensor_free(&f2);
-    SgCallNN(sgnn_slice(fac, 2, 2, 3, &f1));
-    SgCallNN(sgnn_mul(prod, f1, &wq)); /* [P, 8, 1] */
+  { /* blend the 8 corners' outputs: trilinear weights, and for a stream model's psi the C1 ones */
+    int        so[3] = {P, 8, nout};
+    SgnnTensor ywr, yw3, wl;
     SgCallNN(sgnn_reshape(y, 3, so, &ywr));
-    SgCallNN(sgnn_mul(ywr, wq, &yw3));
-    SgCallNN(sgnn_sum(yw3, 1, (int[]){1}, 0, out)); /* [P, out_channels] */
-    SgnnTensor *frs[] = {&S, &O, &fv, &fx, &fs, &ywr, &yw3};
-    for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
+    PetscCall(BlendWeights(m, P, pts, base, NULL, &wl));
+    if (c->stream) {
+      SgnnTensor ws, pb, psi, cat[2];
+      PetscCall(BlendWeights(m, P, pts, base, hp, &ws));
+      SgCallNN(sgnn_slice(ywr, 2, 0, 2, &pb));
+      SgCallNN(sgnn_slice(ywr, 2, 2, 3, &psi));
+      SgCallNN(sgnn_mul(pb, wl, &cat[0]));
+      SgCallNN(sgnn_mul(psi, ws, &cat[1]));
+      SgCallNN(sgnn_concat(2, cat, 2, &yw3));
+      SgnnTensor *frs[] = {&ws, &pb, &psi, &cat[0], &cat[1]};
+      for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
+    } else SgCallNN(sgnn_mul(ywr, wl, &yw3));
+    SgCallNN(sgnn_sum(yw3, 1, (int[]){1}, 0, &yb)); /* [P, nout] */
+    sgnn_tensor_free(&ywr), sgnn_tensor_free(&yw3), sgnn_tensor_free(&wl);
   }
-  SgnnTensor *frs[] = {&lat2, &latT, &codes, &cor, &rel, &in0, &y, &bt, &fr, &fac, &prod, &f1, &wq};
+  if (c->stream) {
+    SgnnTensor o;
+    PetscCall(VelocityFromStream(m, yb, pts, was, &o));
+    if (!was) { /* the caller records nothing: hand back plain values */
+      SgCallNN(sgnn_tensor_detach(o, out));
+      sgnn_tensor_free(&o);
+    } else *out = o;
+    sgnn_tensor_free(&yb);
+    sgnn_set_grad_enabled(was);
+  } else *out = yb;
+  SgnnTensor *frs[] = {&lat2, &latT, &codes, &cor, &rel, &in0, &y};
   for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
+  if (c->stream) sgnn_tensor_free(&pts);
   PetscCall(PetscFree4(idx, hp, corner, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

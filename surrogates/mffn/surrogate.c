@@ -97,6 +97,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsBool("-batchnorm", "Normalise the residual blocks by each crop's batch statistics (the paper's BN); false: BN's learned scale and shift only", c->batchnorm, &c->batchnorm, NULL));
   PetscCall(SgOptionsInt("-latent", "Channels of the latent grid", c->latent, &c->latent, NULL, 1, 4096));
   PetscCall(SgOptionsBool("-residual", "Decode a correction to trilinear interpolation of the low-res input (ImNet also sees the input at each corner; an untrained model is trilinear interpolation). Not in the paper", c->residual, &c->residual, NULL));
+  PetscCall(SgOptionsBool("-stream_function", "Decode a stream function psi in place of u and w: u = dpsi/dz, w = -dpsi/dx (divergence-free by construction), psi blended with C1 smoothstep weights in z and x (with -mffn_residual, p and b are corrections to the input's, psi is not). Not in the paper; costs one more derivative order in training", c->stream, &c->stream, NULL));
   n = SG_MFFN_MAXMLP;
   PetscCall(SgOptionsIntArray("-imnet", "ImNet hidden widths", c->mlp, &n, &set, 1, 8192));
   if (set) c->nmlp = n;
@@ -177,6 +178,7 @@ static PetscErrorCode SetUp_MFFN(SgSurrogate s)
   d->ph.scale[2] = d->factor[2] * d->length[0] / d->data.nx;
   for (int c = 0; c < SG_MFFN_NCH; c++) d->ph.mean[c] = d->data.mean[c], d->ph.std[c] = d->data.std[c];
   PetscCall(SgMFFNCreate(&d->cfg, d->be, SGNN_F64, &d->model));
+  PetscCall(SgMFFNSetPhysics(d->model, &d->ph));
   PetscCall(SgMFFNInitWeights(d->model, (unsigned long long)d->seed * 7919ULL + 1));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

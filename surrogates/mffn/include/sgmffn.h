@@ -36,6 +36,13 @@ typedef struct {
                                             the latent grid carries the input's channels after its own, ImNet sees them at each
                                             corner, and each corner's output is added to them before the blend; the last ImNet
                                             layer starts at zero, so an untrained model is trilinear interpolation */
+  PetscBool stream;                      /* decode a stream function psi in place of u and w (not in the paper): ImNet gives
+                                            p, b, psi, blended with C1 (cubic smoothstep) weights in z and x, and
+                                            u = d psi / dz, w = -d psi / dx by the engine's backward: continuity holds by
+                                            construction and the velocity is continuous across latent cells (with
+                                            residual, p and b are corrections to the input's; psi is not). Needs the
+                                            data's physics (SgMFFNSetPhysics) to convert psi's derivatives to the
+                                            normalised u and w */
 } SgMFFNConfig;
 
 typedef struct {
@@ -52,6 +59,8 @@ struct _n_SgMFFN {
   SgMFFNResBlock down[SG_MFFN_MAXLEVELS], up[SG_MFFN_MAXLEVELS];
   SgnnTensor     mlp_w[SG_MFFN_MAXMLP + 1], mlp_b[SG_MFFN_MAXMLP + 1];
   PetscReal      extrapolate; /* SgMFFNDecode accepts points this many latent cells outside the grid (0: none) */
+  PetscBool      vel_set;     /* stream models: vel holds u_hat = vel[0] psi_l_z + vel[2], w_hat = vel[1] psi_l_x + vel[3] */
+  PetscReal      vel[4];
 };
 
 /* The paper's architecture. */
@@ -74,7 +83,9 @@ PETSC_EXTERN PetscErrorCode SgMFFNDestroy(SgMFFN *);
 PETSC_EXTERN PetscErrorCode SgMFFNEncode(SgMFFN, SgnnTensor x, SgnnTensor *latent);
 /* latent [1, L, T, Z, X] (each of T, Z, X >= 2), pts [P, 3] in latent index units inside the grid
    (or up to m->extrapolate cells outside it: the edge cell's blend extrapolates)
-   -> out [P, out_channels]: differentiable with respect to the weights, the latent grid and pts. */
+   -> out [P, out_channels]: differentiable with respect to the weights, the latent grid and pts (a
+   stream model's u and w are first derivatives of psi: differentiating them again goes one order
+   deeper through the decoder, which the engine does to any order). */
 PETSC_EXTERN PetscErrorCode SgMFFNDecode(SgMFFN, SgnnTensor latent, SgnnTensor pts, SgnnTensor *out);
 
 /* ---- spatially partitioned crops (issue 18, docs/parallel.md) ------------------------------------
@@ -115,6 +126,11 @@ typedef struct {
   PetscReal scale[3];           /* physical length of one latent index step in t, z, x (factor x spacing) */
   PetscReal mean[SG_MFFN_NCH], std[SG_MFFN_NCH]; /* physical = mean + std * normalised */
 } SgMFFNPhysics;
+
+/* A stream-function model (cfg.stream) decodes normalised u and w from psi's derivatives in latent
+   index units, so it needs the latent steps and the normalisation of its data: set once after
+   SgMFFNCreate (SgMFFNLoad does it from the file); a no-op for the other models. */
+PETSC_EXTERN PetscErrorCode SgMFFNSetPhysics(SgMFFN, const SgMFFNPhysics *);
 
 /* Physical fields and their derivatives at P points: val[c] [P, 1]; d1[c][k] [P, 1] for k = t, z, x;
    d2[c][k] [P, 1] for k = zz, xx (c = b, u, w; p's entries are NULL). */

@@ -21,6 +21,10 @@
 #            and that with -mffn_grad_energy_weight 0.5 (mffn_c24e: the crop's mean-square velocity
 #            gradient matched, docs/mffn.md "A dissipation term");
 #            gamma 1 (mffn_g1) when ARMS names it;
+#   mffn_sfe: the stream-function decoder (-mffn_stream_function 1: u, w from a stream function,
+#            divergence-free by construction; docs/mffn.md "A divergence-free decoder"), its own stage 1
+#            (PRE steps, gamma 0) and stage 2 (FT steps, gamma 0.0125, -mffn_grad_energy_weight 0.5);
+#            only when ARMS names it (a step costs ~2x);
 #   U-Net: the same crops, points, learning rate, plateau decay and clipping, PRE + FT steps at 512
 #          points (test_bench_mffn_eval train-unet: encoder 16 32 64 + sub-pixel head, residual), and
 #          unet_long with ULONG (10) times the steps.
@@ -32,8 +36,9 @@ W=${1:-$root/build/mffn_eval}
 PRE=${PRE:-3000}
 FT=${FT:-1200}
 SEED=${SEED:-1}
-ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 mffn_c24e unet unet_long}
+ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 mffn_c24e mffn_sfe unet unet_long}
 want() { [[ " $ARMS " == *" $1 "* ]]; }
+want_any() { for a in "$@"; do want "$a" && return 0; done; return 1; }
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
 mkdir -p "$W" && cd "$W" && W=$(pwd) # absolute: eval.py runs from here
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
@@ -45,7 +50,7 @@ D=$root/inputs/mffn/ra1e6.yaml
 [ -f rb6_ra5e5.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6_ra5e5 -ensemble_seed 41 -ensemble_members 2 -boussinesq_rayleigh 5e5 > ens_ra5e5.log
 V="-mffn_valid_data rb6_valid.h5 -mffn_seed $SEED"
 # stage 1 (one step past PRE so that the checkpoint at PRE is written; its model is not used)
-[ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
+! want_any mffn_g0 mffn mffn_g01 mffn_g03 mffn_g1 mffn_c24 mffn_c24e || [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
   -train_output stage1 -mffn_lcurve stage1.lc > stage1.log
 for arm in "mffn_g0 0 1,1,1,1 0" "mffn 0.0125 1,1,1,1 0" "mffn_g01 0.1 1,1,1,1 0" "mffn_g03 0.3 1,1,1,1 0" "mffn_g1 1 1,1,1,1 0" "mffn_c24 0.0125 1,1,1,24 0" "mffn_c24e 0.0125 1,1,1,24 0.5"; do
   set -- $arm
@@ -53,6 +58,14 @@ for arm in "mffn_g0 0 1,1,1,1 0" "mffn 0.0125 1,1,1,1 0" "mffn_g01 0.1 1,1,1,1 0
   [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" -mffn_grad_energy_weight "$4" $V \
     -train_output "$1" -mffn_lcurve "$1.lc" > "$1.log"
 done
+# the stream-function arm: ImNet decodes p, b, psi, so it cannot start from the shared checkpoint
+if want mffn_sfe; then
+  SF="-mffn_stream_function 1"
+  [ -f pre_sf_ckpt.h5 ] || $N "$S" train "$D" $SF -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_sf_ckpt.h5 $V \
+    -train_output stage1_sf -mffn_lcurve stage1_sf.lc > stage1_sf.log
+  [ -f mffn_sfe.h5 ] || $N "$S" train "$D" $SF -mffn_restart pre_sf_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma 0.0125 -mffn_grad_energy_weight 0.5 $V \
+    -train_output mffn_sfe -mffn_lcurve mffn_sfe.lc > mffn_sfe.log
+fi
 ! want unet || [ -f unet.h5 ] || $N "$E" train-unet -unet_seed $SEED -unet_data rb6.h5 -unet_residual -unet_steps $((PRE + FT)) -unet_start_lr 3e-3 \
   -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
   -unet_output unet.h5 > unet.log

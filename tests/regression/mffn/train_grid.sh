@@ -11,6 +11,8 @@
 #     holding it in memory, on 1 rank and on the 2 x 2 grid;
 #     and with the velocity-gradient terms (-mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5) 2 data groups end within 1e-9 of
 #     its 1-rank run (a lost or doubled gradient target is off by O(1e-3));
+#     and the stream-function decoder (-mffn_stream_function 1) on 1 x 2 spatial ranks (x cut 8 + 4) and
+#     2 data groups x 2 spatial ranks ends within 1e-9 of its 1-rank run;
 #  2. the progress lines (losses summed over the ranks) equal the 1-rank run's to their 5 printed digits;
 #  3. a grid that does not cover the ranks, slabs that are not multiples of the poolings, and the
 #     velocity-gradient term on spatial ranks (not implemented) are each refused with one
@@ -56,6 +58,12 @@ grep -q "l1_grad energy_grad" onegw.lc || { echo "FAIL: the learning curve has n
 cmp=$($ROOT/build/tests/test_mffn compare one.h5 onegw.h5)
 [ "$cmp" != identical ] || { echo "FAIL: -mffn_grad_weight 0.5 did not change the training"; exit 1; }
 REF=onegw run dp2gw 2 -mffn_data_groups 2 -mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5
+# the stream-function decoder against its own 1-rank run
+$SURGE train $A onesf.lc -train_output onesf -mffn_stream_function 1 > onesf.log
+cmp=$($ROOT/build/tests/test_mffn compare one.h5 onesf.h5)
+[ "$cmp" = "different architectures" ] || { echo "FAIL: -mffn_stream_function 1 did not change the architecture ($cmp)"; exit 1; }
+REF=onesf run sp2sf 2 -mffn_spatial_ranks 2 -mffn_split_axes x -mffn_split_counts 8,4 -mffn_stream_function 1
+REF=onesf run hy4sf 4 -mffn_data_groups 2 -mffn_spatial_ranks 2 -mffn_stream_function 1
 echo "2. progress lines of every grid = the 1-rank run's: $(grep -v '^#' one.lc | tail -1 | awk '{print "loss", $4, "at step", $1}')"
 refused() { # "fragment the line must hold" name ranks options...
   local want=$1 name=$2 n=$3; shift 3

@@ -68,7 +68,7 @@ typedef struct {
   SgMFFNPhysics ph;
 } Setup;
 
-static PetscErrorCode SetupCreate(Setup *s, PetscBool residual)
+static PetscErrorCode SetupCreate(Setup *s, PetscBool residual, PetscBool stream)
 {
   SgMFFNConfig c;
   SgnnBackend *be;
@@ -80,7 +80,7 @@ static PetscErrorCode SetupCreate(Setup *s, PetscBool residual)
   PetscCall(SgMFFNConfigDefault(&c));
   c.nlevels = 2, c.channels[0] = 2, c.channels[1] = 3, c.channels[2] = 4, c.neck_div = 2, c.latent = 3, c.nmlp = 2, c.mlp[0] = 5, c.mlp[1] = 4;
   c.pool[0][0] = 1, c.pool[0][1] = 2, c.pool[0][2] = 2, c.pool[1][0] = 1, c.pool[1][1] = 2, c.pool[1][2] = 2;
-  c.residual = residual;
+  c.residual = residual, c.stream = stream;
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &s->m));
   PetscCall(SgMFFNInitWeights(s->m, 5));
@@ -95,6 +95,7 @@ static PetscErrorCode SetupCreate(Setup *s, PetscBool residual)
   s->ph.nu = 0.03, s->ph.kappa = 0.02; /* large enough that the diffusion terms matter in test 3 */
   for (int k = 0; k < 3; k++) s->ph.scale[k] = 0.5 + 0.25 * k;
   for (int c = 0; c < 4; c++) s->ph.mean[c] = 0.1 * c, s->ph.std[c] = 1 + 0.5 * c;
+  PetscCall(SgMFFNSetPhysics(s->m, &s->ph));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -223,15 +224,48 @@ static PetscErrorCode Jet(Setup *s, const double *pts, double d1[4][3][NP], doub
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* first (t, z, x) and second (zz, xx) query-coordinate derivatives of the unit jet against central
+   differences of the decoded output and of the first derivatives; errors relative to the largest */
+static PetscErrorCode CheckJet(Setup *s, double *e2a, double *e2b)
+{
+  double d1[4][3][NP], d2[4][2][NP], d1p[4][3][NP], d1m[4][3][NP], d2x[4][2][NP], op[NP * 4], om[NP * 4], pp[NP * 3], s1 = 0, s2 = 0;
+
+  PetscFunctionBegin;
+  *e2a = *e2b = 0;
+  PetscCall(Jet(s, s->pts, d1, d2));
+  for (int c = 0; c < 4; c++)
+    for (int k = 0; k < 3; k++)
+      for (int p = 0; p < NP; p++) s1 = PetscMax(s1, fabs(d1[c][k][p]));
+  for (int c = 1; c < 4; c++)
+    for (int k = 0; k < 2; k++)
+      for (int p = 0; p < NP; p++) s2 = PetscMax(s2, fabs(d2[c][k][p]));
+  for (int k = 0; k < 3; k++) {
+    double h = 1e-5;
+    PetscCall(PetscArraycpy(pp, s->pts, NP * 3));
+    for (int p = 0; p < NP; p++) pp[3 * p + k] = s->pts[3 * p + k] + h;
+    PetscCall(Decoded(s, pp, op));
+    if (k) PetscCall(Jet(s, pp, d1p, d2x));
+    for (int p = 0; p < NP; p++) pp[3 * p + k] = s->pts[3 * p + k] - h;
+    PetscCall(Decoded(s, pp, om));
+    if (k) PetscCall(Jet(s, pp, d1m, d2x));
+    for (int c = 0; c < 4; c++)
+      for (int p = 0; p < NP; p++) {
+        *e2a = PetscMax(*e2a, fabs((op[4 * p + c] - om[4 * p + c]) / (2 * h) - d1[c][k][p]) / s1);
+        if (k && c) *e2b = PetscMax(*e2b, fabs((d1p[c][k][p] - d1m[c][k][p]) / (2 * h) - d2[c][k - 1][p]) / s2);
+      }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode TestGrad(void)
 {
   Setup  s;
-  double e1, e3, e2a = 0, e2b = 0, s1 = 0, s2 = 0;
-  double d1[4][3][NP], d2[4][2][NP], d1p[4][3][NP], d1m[4][3][NP], d2x[4][2][NP], op[NP * 4], om[NP * 4], pp[NP * 3];
+  double e1, e3, e2a, e2b;
+  double d1[4][3][NP], d2[4][2][NP];
   long   n;
 
   PetscFunctionBegin;
-  PetscCall(SetupCreate(&s, PETSC_FALSE));
+  PetscCall(SetupCreate(&s, PETSC_FALSE, PETSC_FALSE));
   SgCallNN(sgnn_params_count(s.m->P, &n));
   PetscCall(CheckWeightGradient(&s, 0, &e1));
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "1. %ld weights; d(W.out)/d(weights), backward vs central differences at 48 entries: max relative error %.2e\n", n, e1));
@@ -249,28 +283,7 @@ static PetscErrorCode TestGrad(void)
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "   the same with batchnorm off (BN's scale and shift only): %.2e\n", e1));
   CHECK(e1 < 1e-5, "weight gradient with batchnorm off: relative error %g", e1);
   /* 2. coordinate derivatives */
-  PetscCall(Jet(&s, s.pts, d1, d2));
-  for (int c = 0; c < 4; c++)
-    for (int k = 0; k < 3; k++)
-      for (int p = 0; p < NP; p++) s1 = PetscMax(s1, fabs(d1[c][k][p]));
-  for (int c = 1; c < 4; c++)
-    for (int k = 0; k < 2; k++)
-      for (int p = 0; p < NP; p++) s2 = PetscMax(s2, fabs(d2[c][k][p]));
-  for (int k = 0; k < 3; k++) {
-    double h = 1e-5;
-    PetscCall(PetscArraycpy(pp, s.pts, NP * 3));
-    for (int p = 0; p < NP; p++) pp[3 * p + k] = s.pts[3 * p + k] + h;
-    PetscCall(Decoded(&s, pp, op));
-    if (k) PetscCall(Jet(&s, pp, d1p, d2x));
-    for (int p = 0; p < NP; p++) pp[3 * p + k] = s.pts[3 * p + k] - h;
-    PetscCall(Decoded(&s, pp, om));
-    if (k) PetscCall(Jet(&s, pp, d1m, d2x));
-    for (int c = 0; c < 4; c++)
-      for (int p = 0; p < NP; p++) {
-        e2a = PetscMax(e2a, fabs((op[4 * p + c] - om[4 * p + c]) / (2 * h) - d1[c][k][p]) / s1);
-        if (k && c) e2b = PetscMax(e2b, fabs((d1p[c][k][p] - d1m[c][k][p]) / (2 * h) - d2[c][k - 1][p]) / s2);
-      }
-  }
+  PetscCall(CheckJet(&s, &e2a, &e2b));
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "2. query-coordinate derivatives vs central differences: first (t, z, x) %.2e, second (zz, xx, double backward) %.2e (relative to the largest)\n", e2a, e2b));
   CHECK(e2a < 1e-6 && e2b < 1e-6, "coordinate derivatives: first %g, second %g", e2a, e2b);
   PetscCall(CheckWeightGradient(&s, 1, &e3));
@@ -332,7 +345,7 @@ static PetscErrorCode TestGrad(void)
     int        p3[3] = {1, NP, 3};
     SgnnTensor pt;
     SgnnRng    r;
-    PetscCall(SetupCreate(&s, PETSC_TRUE));
+    PetscCall(SetupCreate(&s, PETSC_TRUE, PETSC_FALSE));
     PetscCall(Decoded(&s, s.pts, o));
     SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 3, p3, s.pts, &pt));
     {
@@ -559,7 +572,7 @@ static PetscErrorCode TestIO(const char dir[])
   SgSurrogate   sur;
 
   PetscFunctionBegin;
-  PetscCall(SetupCreate(&s, PETSC_TRUE));
+  PetscCall(SetupCreate(&s, PETSC_TRUE, PETSC_FALSE));
   PetscCall(PetscSNPrintf(a, sizeof a, "%s/io_a.h5", dir));
   PetscCall(PetscSNPrintf(b, sizeof b, "%s/io_b.h5", dir));
   PetscCall(SgMFFNSave(s.m, &s.ph, fac, a));
@@ -611,10 +624,12 @@ static PetscErrorCode Compare(const char a[], const char b[])
   PetscCall(SgMFFNLoad(b, be, &mb, &pb, fb));
   PetscCall(Slab(ma, &va, &na));
   PetscCall(Slab(mb, &vb, &nb));
-  PetscCheck(na == nb, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "%s and %s hold different models", a, b);
-  for (long i = 0; i < na; i++) dmax = PetscMax(dmax, fabs(va[i] - vb[i])), vmax = PetscMax(vmax, fabs(va[i]));
-  if (!memcmp(va, vb, na * sizeof *va)) PetscCall(PetscPrintf(PETSC_COMM_SELF, "identical\n"));
-  else PetscCall(PetscPrintf(PETSC_COMM_SELF, "differ %.3e\n", dmax / vmax));
+  if (na != nb || ma->cfg.stream != mb->cfg.stream) PetscCall(PetscPrintf(PETSC_COMM_SELF, "different architectures\n"));
+  else {
+    for (long i = 0; i < na; i++) dmax = PetscMax(dmax, fabs(va[i] - vb[i])), vmax = PetscMax(vmax, fabs(va[i]));
+    if (!memcmp(va, vb, na * sizeof *va)) PetscCall(PetscPrintf(PETSC_COMM_SELF, "identical\n"));
+    else PetscCall(PetscPrintf(PETSC_COMM_SELF, "differ %.3e\n", dmax / vmax));
+  }
   PetscCall(PetscFree(va));
   PetscCall(PetscFree(vb));
   PetscCall(SgMFFNDestroy(&ma));
@@ -734,7 +749,7 @@ static PetscErrorCode TestData(const char dir[])
     Setup      s;
     SgMFFNEval E;
     double     worst = 0;
-    PetscCall(SetupCreate(&s, PETSC_FALSE)); /* any model: only the trilinear column is checked */
+    PetscCall(SetupCreate(&s, PETSC_FALSE, PETSC_FALSE)); /* any model: only the trilinear column is checked */
     for (int c = 0; c < 4; c++) s.ph.mean[c] = D.mean[c], s.ph.std[c] = D.std[c];
     {
       SgMFFNConfig c  = s.m->cfg;
@@ -766,21 +781,138 @@ static PetscErrorCode TestData(const char dir[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The stream-function decoder (cfg.stream, -mffn_stream_function): u = d psi / dz, w = -d psi / dx */
+static PetscErrorCode TestStream(const char dir[])
+{
+  Setup         s;
+  double        e2a, e2b, eo, er, cont = 0, ux = 0, jump = 0, oscale = 0, ext = 0, noglue = 0;
+  double        o[NP * 4], o2[NP * 4], pp[NP * 3];
+  const double  d = 1e-9;
+  SgMFFN        m2;
+  SgMFFNPhysics ph2;
+  PetscInt      fac[3] = {4, 8, 8}, f2[3];
+  char          a[PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(SetupCreate(&s, PETSC_FALSE, PETSC_TRUE));
+  { /* 1. continuity in physical units: u_x + w_z from the double backward, against u_x's size */
+    SgnnTensor lat, out, p, res;
+    SgMFFNJet  J;
+    double     r[NP * 4], uxv[NP];
+    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 2, (int[]){NP, 3}, s.pts, &p));
+    SgCallNN(sgnn_tensor_set_requires_grad(p, 1));
+    PetscCall(SgMFFNEncode(s.m, s.x, &lat));
+    PetscCall(SgMFFNDecode(s.m, lat, p, &out));
+    PetscCall(SgMFFNDerivatives(&s.ph, out, p, &J));
+    PetscCall(SgMFFNResidual(&s.ph, &J, &res));
+    SgCallNN(sgnn_tensor_to_f64(res, r));
+    SgCallNN(sgnn_tensor_to_f64(J.d1[2][2], uxv));
+    for (int q = 0; q < NP; q++) cont = PetscMax(cont, fabs(r[4 * q + 3])), ux = PetscMax(ux, fabs(uxv[q]));
+    SgMFFNJetFree(&J);
+    sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p), sgnn_tensor_free(&res);
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "1. stream function: max |u_x + w_z| = %.2e with max |u_x| = %.2e (physical units)\n", cont, ux));
+  CHECK(ux > 1e-3 && cont < 1e-12 * ux, "the stream model's velocity is not divergence-free: |u_x + w_z| %g against |u_x| %g", cont, ux);
+  /* 2. u and w are now first derivatives of psi: their first and second coordinate derivatives
+     (psi's second and third) against central differences */
+  PetscCall(CheckJet(&s, &e2a, &e2b));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "2. coordinate derivatives vs central differences: first %.2e, second %.2e (u, w: psi's third)\n", e2a, e2b));
+  CHECK(e2a < 1e-6 && e2b < 1e-6, "stream model, coordinate derivatives: first %g, second %g", e2a, e2b);
+  /* 3. the velocity is continuous across latent cells (psi is C1: smoothstep weights; with
+     trilinear ones u and w jump by O(1) at every face) and into the extrapolation band */
+  {
+    const double pair[5][3] = {{0.5, 2 - d, 3.37}, {0.5, 1.41, 4 - d}, {0.7, 3 - d, 5.2}, {0.3, 0.6, d}, {0.5, 1.5, 6.5}};
+    for (int q = 0; q < NP; q++)
+      for (int k = 0; k < 3; k++) pp[3 * q + k] = pair[q][k];
+    PetscCall(Decoded(&s, pp, o));
+    for (int q = 0; q < 2; q++) pp[3 * q + 1 + q] += 2 * d; /* across a z face, an x face */
+    s.m->extrapolate = 0.5;
+    pp[3 * 2 + 1] += 2 * d, pp[3 * 3 + 2] -= 2 * d; /* out of the grid at the top, on the left */
+    PetscCall(Decoded(&s, pp, o2));
+    for (int i = 0; i < NP * 4; i++) oscale = PetscMax(oscale, fabs(o[i]));
+    for (int q = 0; q < 4; q++)
+      for (int c = 0; c < 4; c++) jump = PetscMax(jump, fabs(o2[4 * q + c] - o[4 * q + c]));
+    pp[3 * 3 + 2] = -0.45, pp[3 * 2 + 1] = 3.45; /* deep in the band: finite */
+    PetscCall(Decoded(&s, pp, o2));
+    for (int i = 0; i < NP * 4; i++) ext = PetscMax(ext, PetscIsInfOrNanReal(o2[i]) ? PETSC_INFINITY : fabs(o2[i]));
+    s.m->extrapolate = 0;
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. p, b, u, w across latent faces and the grid's edge (2e-9 apart): max jump %.2e (values up to %.2e); 0.45 cells out: max |value| %.2e\n", jump, oscale, ext));
+  CHECK(jump < 1e-6 * oscale && ext < 1e3 * oscale, "stream model: the fields jump by %g across a face (values %g) or blow up outside (%g)", jump, oscale, ext);
+  { /* 4. with recording off (inference) the same values, and no graph */
+    int was = sgnn_set_grad_enabled(0);
+    SgnnTensor lat, out, p;
+    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 2, (int[]){NP, 3}, s.pts, &p));
+    PetscCall(SgMFFNEncode(s.m, s.x, &lat));
+    PetscCall(SgMFFNDecode(s.m, lat, p, &out));
+    SgCallNN(sgnn_tensor_to_f64(out, o2));
+    PetscBool graph = (PetscBool)sgnn_tensor_requires_grad(out);
+    sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p);
+    sgnn_set_grad_enabled(was);
+    PetscCall(Decoded(&s, s.pts, o));
+    for (int i = 0; i < NP * 4; i++) noglue = PetscMax(noglue, fabs(o2[i] - o[i]));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "4. decoding with recording off: max |difference| %.1e, output %s\n", noglue, graph ? "ON THE TAPE" : "off the tape"));
+    CHECK(noglue < 1e-13 * oscale && !graph, "stream model with recording off: difference %g, graph %d", noglue, (int)graph);
+  }
+  PetscCall(CheckWeightGradient(&s, 0, &eo));
+  PetscCall(CheckWeightGradient(&s, 1, &er));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "5. weight gradients vs central differences: of the output %.2e, of the PDE residual (fourth order through the decoder) %.2e\n", eo, er));
+  CHECK(eo < 1e-5 && er < 1e-5, "stream model: weight gradients off by %g, %g", eo, er);
+  { /* 6. the model file keeps the flag (and Load sets the physics) */
+    PetscCall(PetscSNPrintf(a, sizeof a, "%s/stream.h5", dir));
+    PetscCall(SgMFFNSave(s.m, &s.ph, fac, a));
+    PetscCall(SgMFFNLoad(a, s.m->be, &m2, &ph2, f2));
+    PetscCall(Decoded(&s, s.pts, o));
+    SgMFFN keep = s.m;
+    s.m = m2;
+    PetscCall(Decoded(&s, s.pts, o2));
+    s.m = keep;
+    PetscBool same = (PetscBool)(m2->cfg.stream && !memcmp(o, o2, sizeof o));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "6. model file round trip: %s\n", same ? "a stream model, decoded output bit-identical" : "DIFFERENT"));
+    CHECK(same, "the stream model does not round-trip");
+    PetscCall(SgMFFNDestroy(&m2));
+  }
+  sgnn_tensor_free(&s.x);
+  PetscCall(SgMFFNDestroy(&s.m));
+  { /* 7. with the residual option: a fresh model's p and b are trilinear interpolation of the input's
+       (psi starts at zero: u and w are the mean flow), still divergence-free; weight gradients */
+    double     tri[NP * 4], ea = 0;
+    SgnnTensor pt, ti;
+    SgnnRng    r;
+    PetscCall(SetupCreate(&s, PETSC_TRUE, PETSC_TRUE));
+    PetscCall(Decoded(&s, s.pts, o));
+    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 3, (int[]){1, NP, 3}, s.pts, &pt));
+    SgCallNN(sgnn_interp_trilinear(s.x, pt, &ti));
+    SgCallNN(sgnn_tensor_to_f64(ti, tri));
+    sgnn_tensor_free(&ti), sgnn_tensor_free(&pt);
+    for (int q = 0; q < NP; q++)
+      for (int c = 0; c < 2; c++) ea = PetscMax(ea, fabs(o[4 * q + c] - tri[4 * q + c]));
+    sgnn_rng_init(&r, 23);
+    SgCallNN(sgnn_init_normal(s.m->mlp_w[s.m->cfg.nmlp], 0, 0.5, &r));
+    PetscCall(CheckWeightGradient(&s, 0, &eo));
+    PetscCall(CheckWeightGradient(&s, 1, &er));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. with the residual option: a fresh model's p, b vs trilinear interpolation of the input: max |difference| %.1e; weight gradients of the output %.2e and of the PDE residual %.2e\n", ea, eo, er));
+    CHECK(ea < 1e-14 && eo < 1e-5 && er < 1e-5, "stream + residual: p, b differ from trilinear by %g, weight gradients %g, %g", ea, eo, er);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
-  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde|io DIR|data DIR|compare A.h5 B.h5");
+  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde|io DIR|stream DIR|data DIR|compare A.h5 B.h5");
   if (!strcmp(argv[1], "grad")) PetscCall(TestGrad());
   else if (!strcmp(argv[1], "pde")) PetscCall(TestPDE());
   else if (!strcmp(argv[1], "io") && argc >= 3) PetscCall(TestIO(argv[2]));
+  else if (!strcmp(argv[1], "stream") && argc >= 3) PetscCall(TestStream(argv[2]));
   else if (!strcmp(argv[1], "data") && argc >= 3) PetscCall(TestData(argv[2]));
   else if (!strcmp(argv[1], "compare") && argc >= 4) {
     PetscCall(Compare(argv[2], argv[3]));
     PetscCall(PetscFinalize());
     return 0;
   }
-  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: grad, pde, io DIR or compare A B", argv[1]);
+  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: grad, pde, io DIR, stream DIR, data DIR or compare A B", argv[1]);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAIL" : "PASS"));
   PetscCall(PetscFinalize());
   return fails ? 1 : 0;
