@@ -1,5 +1,5 @@
 #!/bin/bash
-# Rebuild the shipped models inputs/podlstm/models/sst5_podlstm.h5 and rb4_podlstm.h5 (model cards:
+# Rebuild the shipped models inputs/podlstm/models/sst5_podlstm.h5, rb4_podlstm.h5 and (RB1E7=1) rb1e7_podlstm.h5 (model cards:
 # models/README.md):
 #   inputs/podlstm/make_models.sh [WORKDIR]     (default build/podlstm_models; ~5 min for sst5 and
 #                                                ~15 min for rb4 on two loaded cores)
@@ -20,3 +20,9 @@ grep -A9 "test RMSE" train.log
   -train_output rb4_podlstm -podlstm_prefix rb4 \
   -podlstm_evaluations 44 -podlstm_population 16 -podlstm_units_max 96 -podlstm_epochs 150 -podlstm_patience 20 > rb_train.log
 grep -A7 "test RMSE" rb_train.log
+# the Ra = 1e7 model (rb1e7_podlstm.h5): only with RB1E7=1 (the data is 525 MB and takes ~16 min, the search ~20 min)
+if [ "${RB1E7:-0}" = 1 ]; then
+  [ -f rb1e7_podlstm_data.h5 ] || "$SURGE" ensemble "$root/inputs/podlstm/rb1e7_ensemble.yaml" > rb1e7_ensemble.log
+  [ -f rb1e7_podlstm.h5 ] || "$SURGE" train "$root/inputs/podlstm/rb1e7_train.yaml" -podlstm_fields p,b,u,w -train_output rb1e7_podlstm > rb1e7_train.log
+  grep -A7 "test RMSE" rb1e7_train.log
+fi

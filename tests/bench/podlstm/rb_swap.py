@@ -11,7 +11,11 @@ restarted from a checkpoint at t = 150 (written by the solver alone), with
              snapshots per solver call
 Prints wall times, speed-ups, calls served, and the RMS difference of b from the solver alone at every
 call (2 free-fall times); figure docs/podlstm_rb_swap.png.
-Usage: rb_swap.py WORKDIR MODEL.h5 (WORKDIR holds or receives rbwarm.h5/.chk.h5) [DOCSDIR]"""
+With --ra1e7 the same for chaotic convection, inputs/podlstm/rb1e7_swap.yaml: the solver to t = 2300
+(the model's test period starts there; ~10 min), the variants over t = 2300 .. 2400 (12 calls of 8
+free-fall times and one of 4); figure docs/podlstm_rb1e7_swap.png.
+Usage: rb_swap.py WORKDIR MODEL.h5 [DOCSDIR] [--ra1e7]   (WORKDIR holds or receives rbwarm.h5/.chk.h5;
+SURGE=path overrides bin/surge)"""
 import os
 import re
 import shutil
@@ -26,11 +30,16 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-W, MODEL = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-DOCS = sys.argv[3] if len(sys.argv) > 3 else os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs")
+RA1E7 = "--ra1e7" in sys.argv
+args = [a for a in sys.argv[1:] if a != "--ra1e7"]
+W, MODEL = os.path.abspath(args[0]), os.path.abspath(args[1])
+DOCS = args[2] if len(args) > 2 else os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs")
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-SURGE = os.path.join(ROOT, "bin", "surge")
-DECK = os.path.join(ROOT, "inputs", "podlstm", "rb_swap.yaml")
+SURGE = os.environ.get("SURGE", os.path.join(ROOT, "bin", "surge"))
+DECK = os.path.join(ROOT, "inputs", "podlstm", "rb1e7_swap.yaml" if RA1E7 else "rb_swap.yaml")
+# the warm-up end, the run's end, the free-fall time of one call (8 snapshots), the figure
+T0, T1, CALL, PNG, RA = (2300, 2400, 8.0, "podlstm_rb1e7_swap.png", "1e7") if RA1E7 else (150, 250, 2.0, "podlstm_rb_swap.png", "5e5")
+WARM = int(round(T0 / CALL))  # solver calls of the warm-up
 
 
 def run(name, *opts):
@@ -42,8 +51,8 @@ def run(name, *opts):
 
 
 if not os.path.exists(os.path.join(W, "rbwarm.chk.h5")):
-    print("== the solver to t = 150 (75 calls), checkpoint")
-    run("rbwarm", "-sim_t_end", "150", "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "solver")
+    print(f"== the solver to t = {T0} ({WARM} calls), checkpoint")
+    run("rbwarm", "-sim_t_end", str(T0), "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "solver")
 
 
 def do(name, *opts):
@@ -65,7 +74,7 @@ res = {"solver": do("solver", "-boussinesq_advance_swap_policy", "static", "-bou
 res["surrogate"] = do("surrogate", "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "surrogate")
 # a trust band from the spreads of the free run (the provider's uncertainty is printed at a switch only: take the
 # spreads by a short adaptive pass with a band nothing leaves)
-probe = do("probe", "-boussinesq_advance_swap_policy", "adaptive", "-boussinesq_advance_swap_trust_lo", "1e9", "-boussinesq_advance_swap_trust_hi", "1e9", "-sim_t_end", "152")
+probe = do("probe", "-boussinesq_advance_swap_policy", "adaptive", "-boussinesq_advance_swap_trust_lo", "1e9", "-boussinesq_advance_swap_trust_hi", "1e9", "-sim_t_end", f"{T0 + CALL:g}")
 # the adaptive run with trust_hi at 1.5 x the first spread seen (the spread of a fresh history)
 first = probe[4][0] if probe[4] else 0.05
 lo, hi = first, 1.5 * first
@@ -74,19 +83,19 @@ for m in (8, 24):
     res[f"resync{m}"] = do(f"resync{m}", "-boussinesq_advance_swap_policy", "static", "-boussinesq_advance_swap_use", "surrogate",
                            "-boussinesq_advance_resync_every", str(m))
 tr, br = res["solver"][1], res["solver"][2]
-test = tr > 150 + 1e-9
-print(f"== t = 150 .. 250 (50 calls of 8 snapshots); adaptive trust band [{lo:.3g}, {hi:.3g}]")
-print("   variant     wall (s)  speed-up  solver calls  podlstm calls  RMS db vs solver: mean    at t = 250")
+test = tr > T0 + 1e-9
+print(f"== t = {T0} .. {T1} ({(T1 - T0) / CALL:g} calls of 8 snapshots); adaptive trust band [{lo:.3g}, {hi:.3g}]")
+print(f"   variant     wall (s)  speed-up  solver calls  podlstm calls  RMS db vs solver: mean    at t = {T1}")
 fig, ax = plt.subplots(figsize=(7, 4))
 for name, (wall, t, b, cnt, _) in res.items():
     rms = np.sqrt(np.mean((b - br) ** 2, axis=(1, 2)))
-    print(f"   {name:10s} {wall:9.1f}  {res['solver'][0] / wall:8.2f}  {cnt[0] - 75:12d}  {cnt[1]:13d}  {rms[test].mean():22.4f}  {rms[-1]:10.4f}")
+    print(f"   {name:10s} {wall:9.1f}  {res['solver'][0] / wall:8.2f}  {cnt[0] - WARM:12d}  {cnt[1]:13d}  {rms[test].mean():22.4f}  {rms[-1]:10.4f}")
     if name != "solver":
         ax.plot(t[test], rms[test], "o-", ms=2, label=f"{name} (speed-up {res['solver'][0] / wall:.1f})")
 ax.set_xlabel("free-fall time")
 ax.set_ylabel("RMS of b - b(solver alone)")
 ax.legend()
-ax.set_title("POD-LSTM in for the Rayleigh-Benard solver (Ra 5e5)")
+ax.set_title(f"POD-LSTM in for the Rayleigh-Benard solver (Ra {RA})")
 plt.tight_layout()
-plt.savefig(os.path.join(DOCS, "podlstm_rb_swap.png"), dpi=90)
-print("wrote docs/podlstm_rb_swap.png")
+plt.savefig(os.path.join(DOCS, PNG), dpi=90)
+print(f"wrote {os.path.join(DOCS, PNG)}")
