@@ -39,7 +39,7 @@ PetscErrorCode SgMFFNConfigCheck(MPI_Comm comm, const SgMFFNConfig *c)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscInt SgMFFNLatentChannels(const SgMFFNConfig *c) { return c->latent + (c->residual ? c->in_channels : 0); }
+PetscInt SgMFFNLatentChannels(const SgMFFNConfig *c) { return c->latent + (c->residual ? c->in_channels + (c->stream ? 1 : 0) : 0); }
 
 PetscErrorCode SgMFFNConfigGridMultiple(const SgMFFNConfig *c, PetscInt mult[3])
 {
@@ -276,6 +276,35 @@ static PetscErrorCode UpCat(Layers *L, SgnnTensor h, const int k[3], SgnnTensor 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The low-res input's stream function in psi's units (sgmffn.h, cfg.stream), psi_hat with
+   d psi_hat / d l_z = (u_hat - vel[2]) / vel[0] and d psi_hat / d l_x = (w_hat - vel[3]) / vel[1]: 0 at the first
+   point of the bottom row of each time level, a running trapezoidal sum of the latter along that row,
+   then of the former up each column. x [1, 4, T, Z, X] -> [1, 1, T, Z, X], data only (no graph). */
+static PetscErrorCode InputStream(SgMFFN m, SgnnTensor x, SgnnTensor *psi)
+{
+  const int *sh = sgnn_tensor_shape(x);
+  int        T = sh[2], Z = sh[3], X = sh[4], s1[5] = {1, 1, sh[2], sh[3], sh[4]};
+  long       n = (long)T * Z * X;
+  double    *v, *q;
+
+  PetscFunctionBegin;
+  PetscCheck(m->vel_set, PETSC_COMM_SELF, PETSC_ERR_ORDER, "mffn: a stream-function model needs its data's physics (SgMFFNSetPhysics) before encoding");
+  PetscCall(PetscMalloc2(4 * n, &v, n, &q));
+  SgCallNN(sgnn_tensor_to_f64(x, v));
+  const double *u = v + 2 * n, *w = v + 3 * n;
+  for (int t = 0; t < T; t++) {
+    double *qt = q + (long)t * Z * X;
+    const double *ut = u + (long)t * Z * X, *wt = w + (long)t * Z * X;
+    qt[0] = 0;
+    for (int k = 1; k < X; k++) qt[k] = qt[k - 1] + (0.5 * (wt[k - 1] + wt[k]) - m->vel[3]) / m->vel[1];
+    for (int j = 1; j < Z; j++)
+      for (int k = 0; k < X; k++) qt[j * X + k] = qt[(j - 1) * X + k] + (0.5 * (ut[(j - 1) * X + k] + ut[j * X + k]) - m->vel[2]) / m->vel[0];
+  }
+  SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 5, s1, q, psi));
+  PetscCall(PetscFree2(v, q));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgMFFNEncode(SgMFFN m, SgnnTensor x, SgnnTensor *latent)
 {
   PetscFunctionBegin;
@@ -319,7 +348,13 @@ PetscErrorCode SgMFFNEncodePart(SgMFFN m, const SgMFFNPart *part, SgnnTensor x, 
   }
   PetscCall(Conv(&L, h, m->out_w, m->out_b, 0, &t));
   sgnn_tensor_free(&h);
-  if (c->residual) { /* the input's channels after the codes: the decoder adds its correction to them */
+  if (c->residual && c->stream) { /* the input's channels and its stream function after the codes */
+    SgnnTensor cat[3] = {t, x, NULL};
+    PetscCheck(!L.g || sgpar_grid_spatial_size(L.g) == 1, PETSC_COMM_SELF, PETSC_ERR_SUP, "mffn: a residual stream-function model on spatial ranks is not implemented (the input's stream function is a running sum across the slabs)");
+    PetscCall(InputStream(m, x, &cat[2]));
+    SgCallNN(sgnn_concat(3, cat, 1, latent));
+    sgnn_tensor_free(&t), sgnn_tensor_free(&cat[2]);
+  } else if (c->residual) { /* the input's channels after the codes: the decoder adds its correction to them */
     SgnnTensor cat[2] = {t, x};
     if (L.g) {
       SgparSplit s2[2] = {L.s, ss[0]};
@@ -418,8 +453,9 @@ PetscErrorCode SgMFFNDecode(SgMFFN m, SgnnTensor latent, SgnnTensor pts, SgnnTen
    (trilinear; beyond the cell it extrapolates linearly). hp (the points on the host): w_t = f_t and
    the smoothstep w = s(f) = f^2 (3 - 2 f) in z and x, whose s' = 0 at the vertices makes a blended
    field C1 across cells (s(1 - f) = 1 - s(f): the same form serves both ends); beyond the cell f is
-   held at 0 or 1, where the smoothstep would turn back. */
-static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const double *base, const double *hp, SgnnTensor *wq)
+   held at 0 or 1, where the smoothstep would turn back. fac_out, w_out (NULL: not wanted): the
+   per-corner fractions [P, 8, 3] (f or 1 - f) and the z, x weights [P, 8, 2]. */
+static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const double *base, const double *hp, SgnnTensor *wq, SgnnTensor *fac_out, SgnnTensor *w_out)
 {
   int        s3[3] = {(int)P, 1, 3}, s8[3] = {(int)P, 8, 3}, sc[2] = {8, 3};
   double     sel[24], off[24], *fmul, *fadd;
@@ -461,9 +497,66 @@ static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const d
   sgnn_tensor_free(&f1), sgnn_tensor_free(&f2);
   SgCallNN(sgnn_slice(fz, 2, 1, 2, &f1));
   SgCallNN(sgnn_mul(prod, f1, wq));
+  if (fac_out) *fac_out = sgnn_tensor_ref(fac);
+  if (w_out) *w_out = sgnn_tensor_ref(fz);
   SgnnTensor *frs[] = {&fm, &fa, &fp, &fr, &fv, &fx, &S, &O, &fs, &fac, &fz, &f1, &prod};
   for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
   PetscCall(PetscFree2(fmul, fadd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A residual stream model's baseline per corner [P, 8, 1] (summed with the corrections by the blend):
+   the input's stream function interpolated by cubic Hermite in z and x (linear in t) from its values
+   psi_in and its slopes A = d psi / d l_z = (u_hat - vel[2]) / vel[0], B = d psi / d l_x = (w_hat -
+   vel[3]) / vel[1] at the corners:
+     w_t [S_z S_x psi_in + r_z F_z^2 S_x A + S_z r_x F_x^2 B]
+   with F = f or 1 - f the corner's fraction (fac), S = F^2 (3 - 2 F) (wzx: the value basis) and r the
+   signed offset point - corner (rel: r F^2 is the slope basis f (1 - f)^2 or -f^2 (1 - f)). Since
+   psi_in's increments are the trapezoidal sums of the slopes, the baseline's u is linear in z on the
+   input's x columns and w linear in x on its z rows; it is C1 across cells (a face's values and
+   normal slopes come from its own corners only) and divergence-free like any psi. */
+static PetscErrorCode HermiteBase(SgMFFN m, PetscInt P, SgnnTensor fac, SgnnTensor wzx, SgnnTensor rel, SgnnTensor in3, SgnnTensor *hb)
+{
+  int        s8[3] = {(int)P, 8, 3};
+  SgnnTensor r3, i3, rz, rx, uh, wh, pin, A, B, wt, Fz, Fx, Sz, Sx, t1, t2, t3, a1, a2, sum;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_reshape(rel, 3, s8, &r3));
+  SgCallNN(sgnn_reshape(in3, 3, s8, &i3));
+  SgCallNN(sgnn_slice(r3, 2, 1, 2, &rz));
+  SgCallNN(sgnn_slice(r3, 2, 2, 3, &rx));
+  SgCallNN(sgnn_slice(i3, 2, 0, 1, &uh));
+  SgCallNN(sgnn_slice(i3, 2, 1, 2, &wh));
+  SgCallNN(sgnn_slice(i3, 2, 2, 3, &pin));
+  SgCallNN(sgnn_affine(uh, 1 / m->vel[0], -m->vel[2] / m->vel[0], &A));
+  SgCallNN(sgnn_affine(wh, 1 / m->vel[1], -m->vel[3] / m->vel[1], &B));
+  SgCallNN(sgnn_slice(fac, 2, 0, 1, &wt));
+  SgCallNN(sgnn_slice(fac, 2, 1, 2, &Fz));
+  SgCallNN(sgnn_slice(fac, 2, 2, 3, &Fx));
+  SgCallNN(sgnn_slice(wzx, 2, 0, 1, &Sz));
+  SgCallNN(sgnn_slice(wzx, 2, 1, 2, &Sx));
+  /* S_z S_x psi_in */
+  SgCallNN(sgnn_mul(Sz, Sx, &t1));
+  SgCallNN(sgnn_mul(t1, pin, &sum));
+  sgnn_tensor_free(&t1);
+  /* + r_z F_z^2 S_x A */
+  SgCallNN(sgnn_mul(Fz, Fz, &t1));
+  SgCallNN(sgnn_mul(t1, rz, &t2));
+  SgCallNN(sgnn_mul(t2, Sx, &t3));
+  SgCallNN(sgnn_mul(t3, A, &a1));
+  sgnn_tensor_free(&t1), sgnn_tensor_free(&t2), sgnn_tensor_free(&t3);
+  SgCallNN(sgnn_add(sum, a1, &a2));
+  sgnn_tensor_free(&sum), sgnn_tensor_free(&a1);
+  /* + S_z r_x F_x^2 B */
+  SgCallNN(sgnn_mul(Fx, Fx, &t1));
+  SgCallNN(sgnn_mul(t1, rx, &t2));
+  SgCallNN(sgnn_mul(t2, Sz, &t3));
+  SgCallNN(sgnn_mul(t3, B, &a1));
+  sgnn_tensor_free(&t1), sgnn_tensor_free(&t2), sgnn_tensor_free(&t3);
+  SgCallNN(sgnn_add(a2, a1, &sum));
+  SgCallNN(sgnn_mul(sum, wt, hb));
+  SgnnTensor *frs[] = {&r3, &i3, &rz, &rx, &uh, &wh, &pin, &A, &B, &wt, &Fz, &Fx, &Sz, &Sx, &a1, &a2, &sum};
+  for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -547,10 +640,10 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
     } else y = z;
   }
   if (c->residual) { /* each corner's output corrects the input's value there: the blend is trilinear interpolation + a correction
-                        (a stream model corrects p and b; psi has no input to correct) */
+                        (a stream model's p and b; its psi corrects the input's stream function, HermiteBase) */
     SgnnTensor xin, t;
     SgCallNN(sgnn_slice(codes, 1, (int)c->latent, (int)(c->latent + (c->stream ? 2 : c->in_channels)), &xin));
-    if (c->stream) {
+    if (c->stream) { /* p and b; psi's baseline is the input's stream function, added after the blend (HermiteBase) */
       SgnnTensor pb, psi, cat[2];
       SgCallNN(sgnn_slice(y, 1, 0, 2, &pb));
       SgCallNN(sgnn_slice(y, 1, 2, 3, &psi));
@@ -566,16 +659,24 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
     int        so[3] = {P, 8, nout};
     SgnnTensor ywr, yw3, wl;
     SgCallNN(sgnn_reshape(y, 3, so, &ywr));
-    PetscCall(BlendWeights(m, P, pts, base, NULL, &wl));
+    PetscCall(BlendWeights(m, P, pts, base, NULL, &wl, NULL, NULL));
     if (c->stream) {
-      SgnnTensor ws, pb, psi, cat[2];
-      PetscCall(BlendWeights(m, P, pts, base, hp, &ws));
+      SgnnTensor ws, pb, psi, cat[2], fac = NULL, wzx = NULL;
+      PetscCall(BlendWeights(m, P, pts, base, hp, &ws, c->residual ? &fac : NULL, c->residual ? &wzx : NULL));
       SgCallNN(sgnn_slice(ywr, 2, 0, 2, &pb));
       SgCallNN(sgnn_slice(ywr, 2, 2, 3, &psi));
       SgCallNN(sgnn_mul(pb, wl, &cat[0]));
       SgCallNN(sgnn_mul(psi, ws, &cat[1]));
+      if (c->residual) { /* + the input's stream function, interpolated (Hermite) on its own */
+        SgnnTensor in3, hb, t2;
+        SgCallNN(sgnn_slice(codes, 1, (int)c->latent + 2, (int)c->latent + 5, &in3)); /* u_hat, w_hat, psi_in */
+        PetscCall(HermiteBase(m, P, fac, wzx, rel, in3, &hb));
+        SgCallNN(sgnn_add(cat[1], hb, &t2));
+        sgnn_tensor_free(&cat[1]), sgnn_tensor_free(&in3), sgnn_tensor_free(&hb);
+        cat[1] = t2;
+      }
       SgCallNN(sgnn_concat(2, cat, 2, &yw3));
-      SgnnTensor *frs[] = {&ws, &pb, &psi, &cat[0], &cat[1]};
+      SgnnTensor *frs[] = {&ws, &pb, &psi, &cat[0], &cat[1], &fac, &wzx};
       for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
     } else SgCallNN(sgnn_mul(ywr, wl, &yw3));
     SgCallNN(sgnn_sum(yw3, 1, (int[]){1}, 0, &yb)); /* [P, nout] */

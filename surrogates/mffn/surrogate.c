@@ -97,7 +97,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsBool("-batchnorm", "Normalise the residual blocks by each crop's batch statistics (the paper's BN); false: BN's learned scale and shift only", c->batchnorm, &c->batchnorm, NULL));
   PetscCall(SgOptionsInt("-latent", "Channels of the latent grid", c->latent, &c->latent, NULL, 1, 4096));
   PetscCall(SgOptionsBool("-residual", "Decode a correction to trilinear interpolation of the low-res input (ImNet also sees the input at each corner; an untrained model is trilinear interpolation). Not in the paper", c->residual, &c->residual, NULL));
-  PetscCall(SgOptionsBool("-stream_function", "Decode a stream function psi in place of u and w: u = dpsi/dz, w = -dpsi/dx (divergence-free by construction), psi blended with C1 smoothstep weights in z and x (with -mffn_residual, p and b are corrections to the input's, psi is not). Not in the paper; costs one more derivative order in training", c->stream, &c->stream, NULL));
+  PetscCall(SgOptionsBool("-stream_function", "Decode a stream function psi in place of u and w: u = dpsi/dz, w = -dpsi/dx (divergence-free by construction), psi blended with C1 smoothstep weights in z and x (with -mffn_residual every corner's psi corrects the input's: its stream function there plus the input's u, w as slopes, so an untrained model interpolates u linearly in z and w in x). Not in the paper; costs one more derivative order in training", c->stream, &c->stream, NULL));
   n = SG_MFFN_MAXMLP;
   PetscCall(SgOptionsIntArray("-imnet", "ImNet hidden widths", c->mlp, &n, &set, 1, 8192));
   if (set) c->nmlp = n;
@@ -139,6 +139,7 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
     PetscCheck(lo % mult[k] == 0, comm, PETSC_ERR_USER_INPUT, "mffn: the low-res crop's %" PetscInt_FMT " points in %s are not a multiple of the poolings' %" PetscInt_FMT ": change -mffn_crop or -mffn_pool", lo, ax[k], mult[k]);
   }
   PetscCall(SgTrainerCheckProcessGrid(comm, "mffn_", d->dgroups, d->sranks, &d->dgroups));
+  PetscCheck(!(d->cfg.stream && d->cfg.residual) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_stream_function with -mffn_residual on -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the input's stream function is a running sum across the slabs): train it on data groups only (-mffn_spatial_ranks 1), or without -mffn_residual", d->sranks);
   PetscCheck(!GradTerms(d) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_grad_weight or -mffn_grad_energy_weight with -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the gradient targets need the high-res neighbours of points on a slab's edge): train it on data groups only (-mffn_spatial_ranks 1)", d->sranks);
   PetscCheck(d->nfiles > 0, comm, PETSC_ERR_USER_INPUT, "mffn: no training data: set mffn: {data: [rb.h5]} (field_snapshots from surge ensemble, e.g. inputs/boussinesq/ensemble_small.yaml)");
   PetscCheck(!d->save_freq || d->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "mffn: save_freq %" PetscInt_FMT " needs a file: set mffn: {save_ckpt: mffn_ckpt.h5}", d->save_freq);

@@ -39,8 +39,12 @@ typedef struct {
   PetscBool stream;                      /* decode a stream function psi in place of u and w (not in the paper): ImNet gives
                                             p, b, psi, blended with C1 (cubic smoothstep) weights in z and x, and
                                             u = d psi / dz, w = -d psi / dx by the engine's backward: continuity holds by
-                                            construction and the velocity is continuous across latent cells (with
-                                            residual, p and b are corrections to the input's; psi is not). Needs the
+                                            construction and the velocity is continuous across latent cells. With
+                                            residual, p and b are corrections to the input's, and each corner's psi
+                                            corrects the input's there (its stream function, a running sum of the
+                                            input's w along the bottom row and u up each column, plus u and w as the
+                                            slopes of a first-order expansion about the corner): an untrained model's
+                                            u is linear in z and w linear in x between the input's points. Needs the
                                             data's physics (SgMFFNSetPhysics) to convert psi's derivatives to the
                                             normalised u and w */
 } SgMFFNConfig;
@@ -67,7 +71,8 @@ struct _n_SgMFFN {
 PETSC_EXTERN PetscErrorCode SgMFFNConfigDefault(SgMFFNConfig *);
 /* Refuses (PETSC_ERR_USER_INPUT, naming the option) a configuration that cannot be built. */
 PETSC_EXTERN PetscErrorCode SgMFFNConfigCheck(MPI_Comm, const SgMFFNConfig *);
-/* Channels of the latent grid SgMFFNEncode returns: latent, plus in_channels with residual. */
+/* Channels of the latent grid SgMFFNEncode returns: latent, plus in_channels with residual, plus the
+   input's stream function with residual and stream. */
 PETSC_EXTERN PetscInt SgMFFNLatentChannels(const SgMFFNConfig *);
 /* The smallest low-res grid (t, z, x) the encoder accepts: the product of the pool factors. */
 PETSC_EXTERN PetscErrorCode SgMFFNConfigGridMultiple(const SgMFFNConfig *, PetscInt mult[3]);

@@ -15,7 +15,7 @@
 #     2 data groups x 2 spatial ranks ends within 1e-9 of its 1-rank run;
 #  2. the progress lines (losses summed over the ranks) equal the 1-rank run's to their 5 printed digits;
 #  3. a grid that does not cover the ranks, slabs that are not multiples of the poolings, and the
-#     velocity-gradient term on spatial ranks (not implemented) are each refused with one
+#     velocity-gradient term or a residual stream-function model on spatial ranks (not implemented) are each refused with one
 #     "surge: error:" line naming the options, exit 1, no model file.
 set -e
 cd "$(dirname "$0")/../../.."
@@ -76,4 +76,5 @@ refused() { # "fragment the line must hold" name ranks options...
 refused "-mffn_data_groups 3 x -mffn_spatial_ranks 2" badgrid 2 -mffn_data_groups 3 -mffn_spatial_ranks 2
 refused "-mffn_split_counts" badsplit 2 -mffn_spatial_ranks 2 -mffn_split_axes x -mffn_split_counts 6,6
 refused "-mffn_grad_weight or -mffn_grad_energy_weight with -mffn_spatial_ranks 2" gwsp 2 -mffn_spatial_ranks 2 -mffn_grad_weight 0.5
+refused "-mffn_stream_function with -mffn_residual on -mffn_spatial_ranks 2" sfressp 2 -mffn_spatial_ranks 2 -mffn_stream_function 1 -mffn_residual 1
 echo PASS

@@ -874,25 +874,66 @@ static PetscErrorCode TestStream(const char dir[])
   }
   sgnn_tensor_free(&s.x);
   PetscCall(SgMFFNDestroy(&s.m));
-  { /* 7. with the residual option: a fresh model's p and b are trilinear interpolation of the input's
-       (psi starts at zero: u and w are the mean flow), still divergence-free; weight gradients */
-    double     tri[NP * 4], ea = 0;
+  { /* 7. with the residual option, a fresh model (last ImNet layer zero): p and b are trilinear
+       interpolation of the input's; psi is cubic Hermite interpolation of the input's stream function
+       with the input's u, w as slopes, whose increments are the slopes' trapezoidal sums up each
+       column and along the bottom row: u is linear in z on an input column, w linear in x on the
+       bottom row (on other rows its increments differ by the input's discrete divergence: random
+       here), and u, w equal the input's at its points; then continuity, and the weight gradients */
+    double     tri[NP * 4], xv[4 * 2 * 4 * 8], ea = 0, eu = 0, cont7 = 0;
     SgnnTensor pt, ti;
     SgnnRng    r;
+    const double q7[NP][3] = {{1, 1.3, 2}, {0, 0, 4.6}, {1, 0.25, 7}, {0, 3, 5}, {1, 1, 2}};
     PetscCall(SetupCreate(&s, PETSC_TRUE, PETSC_TRUE));
-    PetscCall(Decoded(&s, s.pts, o));
-    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 3, (int[]){1, NP, 3}, s.pts, &pt));
+    for (int q = 0; q < NP; q++)
+      for (int k = 0; k < 3; k++) pp[3 * q + k] = q7[q][k];
+    PetscCall(Decoded(&s, pp, o));
+    SgCallNN(sgnn_tensor_to_f64(s.x, xv));
+    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 3, (int[]){1, NP, 3}, pp, &pt));
     SgCallNN(sgnn_interp_trilinear(s.x, pt, &ti));
     SgCallNN(sgnn_tensor_to_f64(ti, tri));
     sgnn_tensor_free(&ti), sgnn_tensor_free(&pt);
     for (int q = 0; q < NP; q++)
       for (int c = 0; c < 2; c++) ea = PetscMax(ea, fabs(o[4 * q + c] - tri[4 * q + c]));
+#define XV(c, t, z, x) xv[(((c) * 2 + (t)) * 4 + (z)) * 8 + (x)]
+    eu = PetscMax(eu, fabs(o[4 * 0 + 2] - (0.7 * XV(2, 1, 1, 2) + 0.3 * XV(2, 1, 2, 2))));  /* u, linear in z */
+    eu = PetscMax(eu, fabs(o[4 * 2 + 2] - (0.75 * XV(2, 1, 0, 7) + 0.25 * XV(2, 1, 1, 7)))); /* on the last column */
+    eu = PetscMax(eu, fabs(o[4 * 1 + 3] - (0.4 * XV(3, 0, 0, 4) + 0.6 * XV(3, 0, 0, 5))));  /* w, linear in x on the bottom row */
+    for (int q = 3; q < 5; q++) /* at the input's points: its u and w */
+      for (int c = 2; c < 4; c++) eu = PetscMax(eu, fabs(o[4 * q + c] - XV(c, (int)q7[q][0], (int)q7[q][1], (int)q7[q][2])));
+#undef XV
     sgnn_rng_init(&r, 23);
     SgCallNN(sgnn_init_normal(s.m->mlp_w[s.m->cfg.nmlp], 0, 0.5, &r));
+    { /* continuity with the correction on */
+      SgnnTensor lat, out, p, res;
+      SgMFFNJet  J;
+      double     rr[NP * 4];
+      SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 2, (int[]){NP, 3}, s.pts, &p));
+      SgCallNN(sgnn_tensor_set_requires_grad(p, 1));
+      PetscCall(SgMFFNEncode(s.m, s.x, &lat));
+      PetscCall(SgMFFNDecode(s.m, lat, p, &out));
+      PetscCall(SgMFFNDerivatives(&s.ph, out, p, &J));
+      PetscCall(SgMFFNResidual(&s.ph, &J, &res));
+      SgCallNN(sgnn_tensor_to_f64(res, rr));
+      for (int q = 0; q < NP; q++) cont7 = PetscMax(cont7, fabs(rr[4 * q + 3]));
+      SgMFFNJetFree(&J);
+      sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p), sgnn_tensor_free(&res);
+    }
+    { /* the baseline is C1 across cells: the fields on both sides of a z face and an x face */
+      double jp[NP * 3] = {0.5, 2 - d, 3.37, 0.5, 1.41, 4 - d, 0.5, 2 + d, 3.37, 0.5, 1.41, 4 + d, 0.2, 0.5, 0.5}, oj[NP * 4];
+      PetscCall(Decoded(&s, jp, oj));
+      for (int q = 0; q < 2; q++)
+        for (int c = 0; c < 4; c++) jump = PetscMax(jump, fabs(oj[4 * (q + 2) + c] - oj[4 * q + c]));
+    }
+    PetscCall(CheckJet(&s, &e2a, &e2b));
     PetscCall(CheckWeightGradient(&s, 0, &eo));
     PetscCall(CheckWeightGradient(&s, 1, &er));
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. with the residual option: a fresh model's p, b vs trilinear interpolation of the input: max |difference| %.1e; weight gradients of the output %.2e and of the PDE residual %.2e\n", ea, eo, er));
-    CHECK(ea < 1e-14 && eo < 1e-5 && er < 1e-5, "stream + residual: p, b differ from trilinear by %g, weight gradients %g, %g", ea, eo, er);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7a. residual stream model, last layer random: max jump across a z and an x face (2e-9 apart) %.1e; coordinate derivatives vs central differences: first %.2e, second %.2e\n", jump, e2a, e2b));
+    CHECK(jump < 1e-6 * oscale && e2a < 1e-6 && e2b < 1e-6, "stream + residual: jump %g, coordinate derivatives %g, %g", jump, e2a, e2b);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7b. with the residual option, a fresh model: p, b vs trilinear interpolation of the input: max |difference| %.1e; u linear in z, w linear in x on the bottom row, both the input's at its points: %.1e; trained-like (last layer random): |u_x + w_z| %.1e, weight gradients of the output %.2e and of the PDE residual %.2e\n", ea, eu, cont7, eo, er));
+    CHECK(ea < 1e-14 && eu < 1e-12 && cont7 < 1e-12 * ux && eo < 1e-5 && er < 1e-5, "stream + residual: p, b differ from trilinear by %g, u, w from linear by %g, continuity %g, weight gradients %g, %g", ea, eu, cont7, eo, er);
+    sgnn_tensor_free(&s.x);
+    PetscCall(SgMFFNDestroy(&s.m));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
