@@ -41,6 +41,11 @@ PetscErrorCode SgMFFNConfigCheck(MPI_Comm comm, const SgMFFNConfig *c)
 
 PetscInt SgMFFNLatentChannels(const SgMFFNConfig *c) { return c->latent + (c->residual ? c->in_channels + (c->stream ? 1 : 0) : 0); }
 
+/* The latent channels ImNet sees: not the input's stream function (a residual stream model's last
+   channel), whose level is arbitrary (it depends on where the crop or domain starts) and only its
+   Hermite interpolation uses */
+static PetscInt ImNetCodes(const SgMFFNConfig *c) { return c->latent + (c->residual ? c->in_channels : 0); }
+
 PetscErrorCode SgMFFNConfigGridMultiple(const SgMFFNConfig *c, PetscInt mult[3])
 {
   PetscFunctionBegin;
@@ -116,7 +121,7 @@ PetscErrorCode SgMFFNCreate(const SgMFFNConfig *cfg, SgnnBackend *be, SgnnDType 
   PetscCall(AddConv(m->P, "out.w", c->latent, c->channels[0], 1, &m->out_w));
   PetscCall(AddVec(m->P, "out.b", c->latent, &m->out_b));
   for (PetscInt k = 0; k <= c->nmlp; k++) {
-    PetscInt nin = (k ? c->mlp[k - 1] : 0) + 3 + SgMFFNLatentChannels(c), nout = k < c->nmlp ? c->mlp[k] : c->out_channels - (c->stream ? 1 : 0); /* stream: psi for u and w */
+    PetscInt nin = (k ? c->mlp[k - 1] : 0) + 3 + ImNetCodes(c), nout = k < c->nmlp ? c->mlp[k] : c->out_channels - (c->stream ? 1 : 0); /* stream: psi for u and w */
     int      s[2] = {(int)nout, (int)nin};
     PetscCall(PetscSNPrintf(nm, sizeof nm, "imnet%" PetscInt_FMT ".w", k));
     SgCallNN(sgnn_params_add(m->P, nm, 2, s, &m->mlp_w[k]));
@@ -276,32 +281,87 @@ static PetscErrorCode UpCat(Layers *L, SgnnTensor h, const int k[3], SgnnTensor 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The low-res input's stream function in psi's units (sgmffn.h, cfg.stream), psi_hat with
-   d psi_hat / d l_z = (u_hat - vel[2]) / vel[0] and d psi_hat / d l_x = (w_hat - vel[3]) / vel[1]: 0 at the first
-   point of the bottom row of each time level, a running trapezoidal sum of the latter along that row,
-   then of the former up each column. x [1, 4, T, Z, X] -> [1, 1, T, Z, X], data only (no graph). */
+/* The low-res input's stream function in psi's units (sgmffn.h, cfg.stream): per time level, the
+   psi on the Z x X input points whose differences along every z edge and x edge best match (least
+   squares) the trapezoidal averages of the slopes d psi_hat / d l_z = (u_hat - vel[2]) / vel[0] and
+   d psi_hat / d l_x = (w_hat - vel[3]) / vel[1] -- the input's discrete divergence is not zero, so no
+   psi matches both exactly; a path sum up the columns would put the whole mismatch into w. The normal
+   equations are the grid's graph Laplacian (5-point, Neumann at the edges), solved by conjugate
+   gradients from the path sum (the Laplacian's null space, a constant, is projected out: psi's level
+   is arbitrary, ImNet never sees it). x [1, 4, T, Z, X] -> [1, 1, T, Z, X], data only (no graph). */
+static void GridLaplacian(int Z, int X, const double *q, double *Lq)
+{
+  for (int j = 0; j < Z; j++)
+    for (int k = 0; k < X; k++) {
+      double v = q[j * X + k], a = 0;
+      if (j > 0) a += v - q[(j - 1) * X + k];
+      if (j < Z - 1) a += v - q[(j + 1) * X + k];
+      if (k > 0) a += v - q[j * X + k - 1];
+      if (k < X - 1) a += v - q[j * X + k + 1];
+      Lq[j * X + k] = a;
+    }
+}
+
+static void RemoveMean(long n, double *v)
+{
+  double m = 0;
+  for (long i = 0; i < n; i++) m += v[i];
+  m /= n;
+  for (long i = 0; i < n; i++) v[i] -= m;
+}
+
 static PetscErrorCode InputStream(SgMFFN m, SgnnTensor x, SgnnTensor *psi)
 {
   const int *sh = sgnn_tensor_shape(x);
   int        T = sh[2], Z = sh[3], X = sh[4], s1[5] = {1, 1, sh[2], sh[3], sh[4]};
-  long       n = (long)T * Z * X;
-  double    *v, *q;
+  long       n = (long)Z * X;
+  double    *v, *q, *rhs, *r, *d, *Ld;
 
   PetscFunctionBegin;
   PetscCheck(m->vel_set, PETSC_COMM_SELF, PETSC_ERR_ORDER, "mffn: a stream-function model needs its data's physics (SgMFFNSetPhysics) before encoding");
-  PetscCall(PetscMalloc2(4 * n, &v, n, &q));
+  PetscCall(PetscMalloc6(4 * n * T, &v, n * T, &q, n, &rhs, n, &r, n, &d, n, &Ld));
   SgCallNN(sgnn_tensor_to_f64(x, v));
-  const double *u = v + 2 * n, *w = v + 3 * n;
   for (int t = 0; t < T; t++) {
-    double *qt = q + (long)t * Z * X;
-    const double *ut = u + (long)t * Z * X, *wt = w + (long)t * Z * X;
+    const double *u = v + (2L * T + t) * n, *w = v + (3L * T + t) * n;
+    double       *qt = q + t * n, rr = 0, rr0, bb = 0;
+    /* right-hand side D^T g: g = the edge averages of the slopes */
+    PetscCall(PetscArrayzero(rhs, n));
+    for (int j = 0; j < Z; j++)
+      for (int k = 0; k < X; k++) {
+        long i = (long)j * X + k;
+        if (j < Z - 1) {
+          double g = (0.5 * (u[i] + u[i + X]) - m->vel[2]) / m->vel[0];
+          rhs[i + X] += g, rhs[i] -= g;
+        }
+        if (k < X - 1) {
+          double g = (0.5 * (w[i] + w[i + 1]) - m->vel[3]) / m->vel[1];
+          rhs[i + 1] += g, rhs[i] -= g;
+        }
+      }
+    /* the start: the path sum along the bottom row, then up each column */
     qt[0] = 0;
-    for (int k = 1; k < X; k++) qt[k] = qt[k - 1] + (0.5 * (wt[k - 1] + wt[k]) - m->vel[3]) / m->vel[1];
+    for (int k = 1; k < X; k++) qt[k] = qt[k - 1] + (0.5 * (w[k - 1] + w[k]) - m->vel[3]) / m->vel[1];
     for (int j = 1; j < Z; j++)
-      for (int k = 0; k < X; k++) qt[j * X + k] = qt[(j - 1) * X + k] + (0.5 * (ut[(j - 1) * X + k] + ut[j * X + k]) - m->vel[2]) / m->vel[0];
+      for (int k = 0; k < X; k++) qt[j * X + k] = qt[(j - 1) * X + k] + (0.5 * (u[(j - 1) * X + k] + u[j * X + k]) - m->vel[2]) / m->vel[0];
+    GridLaplacian(Z, X, qt, Ld);
+    for (long i = 0; i < n; i++) r[i] = rhs[i] - Ld[i], bb += rhs[i] * rhs[i];
+    RemoveMean(n, r); /* rhs and L q sum to zero: keep round-off out of the null space */
+    for (long i = 0; i < n; i++) d[i] = r[i], rr += r[i] * r[i];
+    rr0 = rr;
+    for (long it = 0; it < 4 * n && rr > 1e-28 * PetscMax(bb, rr0); it++) {
+      double dLd = 0, a, rn = 0;
+      GridLaplacian(Z, X, d, Ld);
+      for (long i = 0; i < n; i++) dLd += d[i] * Ld[i];
+      if (dLd <= 0) break;
+      a = rr / dLd;
+      for (long i = 0; i < n; i++) qt[i] += a * d[i], r[i] -= a * Ld[i], rn += r[i] * r[i];
+      for (long i = 0; i < n; i++) d[i] = r[i] + (rn / rr) * d[i];
+      rr = rn;
+    }
+    RemoveMean(n, qt);
   }
   SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 5, s1, q, psi));
-  PetscCall(PetscFree2(v, q));
+  PetscCall(PetscFree6(v, q, rhs, r, d, Ld));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -621,8 +681,11 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
     SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 3, s8, corner, &cor));
     SgCallNN(sgnn_sub(px, cor, &rr));
     SgCallNN(sgnn_reshape(rr, 2, s2, &rel));
-    SgnnTensor cat[2] = {rel, codes};
+    SgnnTensor cat[2] = {rel, NULL};
+    if (ImNetCodes(c) < L) SgCallNN(sgnn_slice(codes, 1, 0, (int)ImNetCodes(c), &cat[1]));
+    else cat[1] = sgnn_tensor_ref(codes);
     SgCallNN(sgnn_concat(2, cat, 1, &in0));
+    sgnn_tensor_free(&cat[1]);
     sgnn_tensor_free(&pv), sgnn_tensor_free(&px), sgnn_tensor_free(&rr);
   }
   for (PetscInt k = 0; k <= c->nmlp; k++) { /* ImNet: softplus hidden layers, the input re-fed to each */

@@ -884,29 +884,47 @@ static PetscErrorCode TestStream(const char dir[])
   PetscCall(SgMFFNDestroy(&s.m));
   { /* 7. with the residual option, a fresh model (last ImNet layer zero): p and b are trilinear
        interpolation of the input's; psi is cubic Hermite interpolation of the input's stream function
-       with the input's u, w as slopes, whose increments are the slopes' trapezoidal sums up each
-       column and along the bottom row: u is linear in z on an input column, w linear in x on the
-       bottom row (on other rows its increments differ by the input's discrete divergence: random
-       here), and u, w equal the input's at its points; then continuity, and the weight gradients */
+       (least squares on the edges) with the input's u, w as slopes. On an input whose edge averages
+       of the slopes are the differences of some psi0 (discretely divergence-free: built so here) the
+       least squares recover psi0, and then u is linear in z on every input column, w linear in x on
+       every input row, both the input's at its points; then continuity, and the weight gradients */
     double     tri[NP * 4], xv[4 * 2 * 4 * 8], ea = 0, eu = 0, cont7, ux7;
     SgnnTensor pt, ti;
     SgnnRng    r;
-    const double q7[NP][3] = {{1, 1.3, 2}, {0, 0, 4.6}, {1, 0.25, 7}, {0, 3, 5}, {1, 1, 2}};
+    const double q7[NP][3] = {{1, 1.3, 2}, {0, 2, 4.6}, {1, 0.25, 7}, {0, 3, 5}, {1, 1, 2}};
     PetscCall(SetupCreate(&s, PETSC_TRUE, PETSC_TRUE));
+    SgCallNN(sgnn_tensor_to_f64(s.x, xv));
+#define XV(c, t, z, x) xv[(((c) * 2 + (t)) * 4 + (z)) * 8 + (x)]
+    sgnn_rng_init(&r, 31);
+    for (int t = 0; t < 2; t++) { /* psi0 random; slopes A (z), B (x) with edge averages = its differences */
+      double p0[4][8], A[4][8], B[4][8];
+      for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 8; k++) p0[j][k] = sgnn_rng_normal(&r);
+      for (int k = 0; k < 8; k++) {
+        A[0][k] = sgnn_rng_normal(&r);
+        for (int j = 0; j < 3; j++) A[j + 1][k] = 2 * (p0[j + 1][k] - p0[j][k]) - A[j][k];
+      }
+      for (int j = 0; j < 4; j++) {
+        B[j][0] = sgnn_rng_normal(&r);
+        for (int k = 0; k < 7; k++) B[j][k + 1] = 2 * (p0[j][k + 1] - p0[j][k]) - B[j][k];
+      }
+      for (int j = 0; j < 4; j++)
+        for (int k = 0; k < 8; k++) XV(2, t, j, k) = s.m->vel[0] * A[j][k] + s.m->vel[2], XV(3, t, j, k) = s.m->vel[1] * B[j][k] + s.m->vel[3];
+    }
+    sgnn_tensor_free(&s.x);
+    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 5, (int[]){1, 4, 2, 4, 8}, xv, &s.x));
     for (int q = 0; q < NP; q++)
       for (int k = 0; k < 3; k++) pp[3 * q + k] = q7[q][k];
     PetscCall(Decoded(&s, pp, o));
-    SgCallNN(sgnn_tensor_to_f64(s.x, xv));
     SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 3, (int[]){1, NP, 3}, pp, &pt));
     SgCallNN(sgnn_interp_trilinear(s.x, pt, &ti));
     SgCallNN(sgnn_tensor_to_f64(ti, tri));
     sgnn_tensor_free(&ti), sgnn_tensor_free(&pt);
     for (int q = 0; q < NP; q++)
       for (int c = 0; c < 2; c++) ea = PetscMax(ea, fabs(o[4 * q + c] - tri[4 * q + c]));
-#define XV(c, t, z, x) xv[(((c) * 2 + (t)) * 4 + (z)) * 8 + (x)]
     eu = PetscMax(eu, fabs(o[4 * 0 + 2] - (0.7 * XV(2, 1, 1, 2) + 0.3 * XV(2, 1, 2, 2))));  /* u, linear in z */
     eu = PetscMax(eu, fabs(o[4 * 2 + 2] - (0.75 * XV(2, 1, 0, 7) + 0.25 * XV(2, 1, 1, 7)))); /* on the last column */
-    eu = PetscMax(eu, fabs(o[4 * 1 + 3] - (0.4 * XV(3, 0, 0, 4) + 0.6 * XV(3, 0, 0, 5))));  /* w, linear in x on the bottom row */
+    eu = PetscMax(eu, fabs(o[4 * 1 + 3] - (0.4 * XV(3, 0, 2, 4) + 0.6 * XV(3, 0, 2, 5))));  /* w, linear in x on an inner row */
     for (int q = 3; q < 5; q++) /* at the input's points: its u and w */
       for (int c = 2; c < 4; c++) eu = PetscMax(eu, fabs(o[4 * q + c] - XV(c, (int)q7[q][0], (int)q7[q][1], (int)q7[q][2])));
 #undef XV
@@ -924,8 +942,41 @@ static PetscErrorCode TestStream(const char dir[])
     PetscCall(CheckWeightGradient(&s, 1, &er));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "7a. residual stream model, last layer random: max jump across a z and an x face (2e-9 apart) %.1e; coordinate derivatives vs central differences: first %.2e, second %.2e\n", jump, e2a, e2b));
     CHECK(jump < 1e-6 * oscale && e2a < 1e-6 && e2b < 1e-6, "stream + residual: jump %g, coordinate derivatives %g, %g", jump, e2a, e2b);
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7b. with the residual option, a fresh model: p, b vs trilinear interpolation of the input: max |difference| %.1e; u linear in z, w linear in x on the bottom row, both the input's at its points: %.1e; trained-like (last layer random): |u_x + w_z| %.1e, weight gradients of the output %.2e and of the PDE residual %.2e\n", ea, eu, cont7, eo, er));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7b. with the residual option, a fresh model: p, b vs trilinear interpolation of the input: max |difference| %.1e; on a discretely divergence-free input u linear in z, w linear in x, both the input's at its points: %.1e; trained-like (last layer random): |u_x + w_z| %.1e, weight gradients of the output %.2e and of the PDE residual %.2e\n", ea, eu, cont7, eo, er));
     CHECK(ea < 1e-14 && eu < 1e-12 && cont7 < 1e-12 * ux7 && eo < 1e-5 && er < 1e-5, "stream + residual: p, b differ from trilinear by %g, u, w from linear by %g, continuity %g, weight gradients %g, %g", ea, eu, cont7, eo, er);
+    { /* 7c. the input's stream function (the latent grid's last channel) on a random input, whose
+         divergence is not zero: the edge mismatches e = (psi difference - slope average) satisfy the
+         normal equations D^T e = 0 at every point (least squares), and psi's mean is zero */
+      SgnnTensor lat, x0;
+      double     lv[(3 + 4 + 1) * 2 * 4 * 8], x7[4 * 2 * 4 * 8], nrm = 0, res = 0, mean = 0;
+      SgnnRng    r2;
+      sgnn_rng_init(&r2, 41);
+      for (size_t i = 0; i < sizeof x7 / sizeof *x7; i++) x7[i] = sgnn_rng_normal(&r2);
+      SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 5, (int[]){1, 4, 2, 4, 8}, x7, &x0));
+      PetscCall(SgMFFNEncode(s.m, x0, &lat));
+      SgCallNN(sgnn_tensor_to_f64(lat, lv));
+      for (int t = 0; t < 2; t++) {
+        const double *q = lv + (7 * 2 + t) * 32, *u = x7 + (2 * 2 + t) * 32, *w = x7 + (3 * 2 + t) * 32;
+        double        dte[32] = {0};
+        for (int j = 0; j < 4; j++)
+          for (int k = 0; k < 8; k++) {
+            int i = j * 8 + k;
+            mean += q[i] / 64;
+            if (j < 3) {
+              double e = q[i + 8] - q[i] - (0.5 * (u[i] + u[i + 8]) - s.m->vel[2]) / s.m->vel[0];
+              dte[i + 8] += e, dte[i] -= e, nrm = PetscMax(nrm, fabs(q[i + 8] - q[i]));
+            }
+            if (k < 7) {
+              double e = q[i + 1] - q[i] - (0.5 * (w[i] + w[i + 1]) - s.m->vel[3]) / s.m->vel[1];
+              dte[i + 1] += e, dte[i] -= e, nrm = PetscMax(nrm, fabs(q[i + 1] - q[i]));
+            }
+          }
+        for (int i = 0; i < 32; i++) res = PetscMax(res, fabs(dte[i]));
+      }
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "7c. the input's stream function (least squares on the edges) of a random input: max |D^T e| %.1e (psi differences up to %.1e), mean %.1e\n", res, nrm, mean));
+      CHECK(res < 1e-10 * nrm && fabs(mean) < 1e-12 * nrm, "the input's stream function is not the least-squares one: |D^T e| %g, mean %g (differences %g)", res, mean, nrm);
+      sgnn_tensor_free(&lat), sgnn_tensor_free(&x0);
+    }
     sgnn_tensor_free(&s.x);
     PetscCall(SgMFFNDestroy(&s.m));
   }
