@@ -36,7 +36,7 @@ W=${1:-$root/build/mffn_eval}
 PRE=${PRE:-3000}
 FT=${FT:-1200}
 SEED=${SEED:-1}
-ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 mffn_c24e mffn_sfe unet unet_long}
+ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 mffn_c24e unet unet_long}
 want() { [[ " $ARMS " == *" $1 "* ]]; }
 want_any() { for a in "$@"; do want "$a" && return 0; done; return 1; }
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
