@@ -281,14 +281,8 @@ static PetscErrorCode UpCat(Layers *L, SgnnTensor h, const int k[3], SgnnTensor 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The low-res input's stream function in psi's units (sgmffn.h, cfg.stream): per time level, the
-   psi on the Z x X input points whose differences along every z edge and x edge best match (least
-   squares) the trapezoidal averages of the slopes d psi_hat / d l_z = (u_hat - vel[2]) / vel[0] and
-   d psi_hat / d l_x = (w_hat - vel[3]) / vel[1] -- the input's discrete divergence is not zero, so no
-   psi matches both exactly; a path sum up the columns would put the whole mismatch into w. The normal
-   equations are the grid's graph Laplacian (5-point, Neumann at the edges), solved by conjugate
-   gradients from the path sum (the Laplacian's null space, a constant, is projected out: psi's level
-   is arbitrary, ImNet never sees it). x [1, 4, T, Z, X] -> [1, 1, T, Z, X], data only (no graph). */
+/* L q = D^T D q for the differences D along the z and x edges of a Z x X grid: the 5-point graph
+   Laplacian, Neumann at the grid's edges */
 static void GridLaplacian(int Z, int X, const double *q, double *Lq)
 {
   for (int j = 0; j < Z; j++)
@@ -310,6 +304,14 @@ static void RemoveMean(long n, double *v)
   for (long i = 0; i < n; i++) v[i] -= m;
 }
 
+/* The low-res input's stream function in psi's units (sgmffn.h, cfg.stream): per time level, the
+   psi on the Z x X input points whose differences along every z edge and x edge best match (least
+   squares) the trapezoidal averages of the slopes d psi_hat / d l_z = (u_hat - vel[2]) / vel[0] and
+   d psi_hat / d l_x = (w_hat - vel[3]) / vel[1] -- the input's discrete divergence is not zero, so no
+   psi matches both exactly; a path sum up the columns would put the whole mismatch into w. The normal
+   equations are the grid's graph Laplacian (5-point, Neumann at the edges), solved by conjugate
+   gradients from the path sum (the Laplacian's null space, a constant, is projected out: psi's level
+   is arbitrary, ImNet never sees it). x [1, 4, T, Z, X] -> [1, 1, T, Z, X], data only (no graph). */
 static PetscErrorCode InputStream(SgMFFN m, SgnnTensor x, SgnnTensor *psi)
 {
   const int *sh = sgnn_tensor_shape(x);
@@ -410,7 +412,7 @@ PetscErrorCode SgMFFNEncodePart(SgMFFN m, const SgMFFNPart *part, SgnnTensor x, 
   sgnn_tensor_free(&h);
   if (c->residual && c->stream) { /* the input's channels and its stream function after the codes */
     SgnnTensor cat[3] = {t, x, NULL};
-    PetscCheck(!L.g || sgpar_grid_spatial_size(L.g) == 1, PETSC_COMM_SELF, PETSC_ERR_SUP, "mffn: a residual stream-function model on spatial ranks is not implemented (the input's stream function is a running sum across the slabs)");
+    PetscCheck(!L.g || sgpar_grid_spatial_size(L.g) == 1, PETSC_COMM_SELF, PETSC_ERR_SUP, "mffn: a residual stream-function model on spatial ranks is not implemented (the input's stream function is a least-squares solve over the whole crop)");
     PetscCall(InputStream(m, x, &cat[2]));
     SgCallNN(sgnn_concat(3, cat, 1, latent));
     sgnn_tensor_free(&t), sgnn_tensor_free(&cat[2]);
@@ -571,9 +573,10 @@ static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const d
    vel[3]) / vel[1] at the corners:
      w_t [S_z S_x psi_in + r_z F_z^2 S_x A + S_z r_x F_x^2 B]
    with F = f or 1 - f the corner's fraction (fac), S = F^2 (3 - 2 F) (wzx: the value basis) and r the
-   signed offset point - corner (rel: r F^2 is the slope basis f (1 - f)^2 or -f^2 (1 - f)). Since
-   psi_in's increments are the trapezoidal sums of the slopes, the baseline's u is linear in z on the
-   input's x columns and w linear in x on its z rows; it is C1 across cells (a face's values and
+   signed offset point - corner (rel: r F^2 is the slope basis f (1 - f)^2 or -f^2 (1 - f)). u and w
+   are the input's at its points; where psi_in's increments equal the slopes' trapezoidal averages (a
+   discretely divergence-free input), u is linear in z on the input's x columns and w linear in x on
+   its z rows. It is C1 across cells (a face's values and
    normal slopes come from its own corners only) and divergence-free like any psi. */
 static PetscErrorCode HermiteBase(SgMFFN m, PetscInt P, SgnnTensor fac, SgnnTensor wzx, SgnnTensor rel, SgnnTensor in3, SgnnTensor *hb)
 {

@@ -40,11 +40,10 @@ typedef struct {
                                             p, b, psi, blended with C1 (cubic smoothstep) weights in z and x, and
                                             u = d psi / dz, w = -d psi / dx by the engine's backward: continuity holds by
                                             construction and the velocity is continuous across latent cells. With
-                                            residual, p and b are corrections to the input's, and each corner's psi
-                                            corrects the input's there (its stream function, a running sum of the
-                                            input's w along the bottom row and u up each column, plus u and w as the
-                                            slopes of a first-order expansion about the corner): an untrained model's
-                                            u is linear in z and w linear in x between the input's points. Needs the
+                                            residual, p and b are corrections to the input's, and psi corrects the
+                                            input's stream function (least squares on the input's z and x edges, an
+                                            extra latent channel ImNet does not see, interpolated by cubic Hermite
+                                            with the input's u and w as slopes). Needs the
                                             data's physics (SgMFFNSetPhysics) to convert psi's derivatives to the
                                             normalised u and w */
 } SgMFFNConfig;
