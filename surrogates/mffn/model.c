@@ -531,8 +531,8 @@ static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const d
     }
   PetscCall(PetscMalloc2(3 * (size_t)P, &fmul, 3 * (size_t)P, &fadd));
   for (PetscInt p = 0; p < 3 * P; p++) {
-    double f = hp ? hp[p] - base[p] : 0.5;
-    if (p % 3 && (f < 0 || f > 1)) fmul[p] = 0, fadd[p] = f < 0 ? 0 : 1;
+    double f = hp ? hp[p] - base[p] : 0; /* trilinear weights are never clamped */
+    if (hp && p % 3 && (f < 0 || f > 1)) fmul[p] = 0, fadd[p] = f < 0 ? 0 : 1;
     else fmul[p] = 1, fadd[p] = -base[p];
   }
   SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, (int[]){(int)P, 3}, fmul, &fm));
@@ -567,6 +567,22 @@ static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const d
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* out = f[0] f[1] ... f[n-1] (elementwise, broadcasting; n >= 2) */
+static PetscErrorCode Product(int n, const SgnnTensor *f, SgnnTensor *out)
+{
+  SgnnTensor acc, t;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_mul(f[0], f[1], &acc));
+  for (int i = 2; i < n; i++) {
+    SgCallNN(sgnn_mul(acc, f[i], &t));
+    sgnn_tensor_free(&acc);
+    acc = t;
+  }
+  *out = acc;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* A residual stream model's baseline per corner [P, 8, 1] (summed with the corrections by the blend):
    the input's stream function interpolated by cubic Hermite in z and x (linear in t) from its values
    psi_in and its slopes A = d psi / d l_z = (u_hat - vel[2]) / vel[0], B = d psi / d l_x = (w_hat -
@@ -581,7 +597,7 @@ static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const d
 static PetscErrorCode HermiteBase(SgMFFN m, PetscInt P, SgnnTensor fac, SgnnTensor wzx, SgnnTensor rel, SgnnTensor in3, SgnnTensor *hb)
 {
   int        s8[3] = {(int)P, 8, 3};
-  SgnnTensor r3, i3, rz, rx, uh, wh, pin, A, B, wt, Fz, Fx, Sz, Sx, t1, t2, t3, a1, a2, sum;
+  SgnnTensor r3, i3, rz, rx, uh, wh, pin, A, B, wt, Fz, Fx, Sz, Sx, t1, t2, t3, a1, sum;
 
   PetscFunctionBegin;
   SgCallNN(sgnn_reshape(rel, 3, s8, &r3));
@@ -598,27 +614,17 @@ static PetscErrorCode HermiteBase(SgMFFN m, PetscInt P, SgnnTensor fac, SgnnTens
   SgCallNN(sgnn_slice(fac, 2, 2, 3, &Fx));
   SgCallNN(sgnn_slice(wzx, 2, 0, 1, &Sz));
   SgCallNN(sgnn_slice(wzx, 2, 1, 2, &Sx));
-  /* S_z S_x psi_in */
-  SgCallNN(sgnn_mul(Sz, Sx, &t1));
-  SgCallNN(sgnn_mul(t1, pin, &sum));
-  sgnn_tensor_free(&t1);
-  /* + r_z F_z^2 S_x A */
-  SgCallNN(sgnn_mul(Fz, Fz, &t1));
-  SgCallNN(sgnn_mul(t1, rz, &t2));
-  SgCallNN(sgnn_mul(t2, Sx, &t3));
-  SgCallNN(sgnn_mul(t3, A, &a1));
-  sgnn_tensor_free(&t1), sgnn_tensor_free(&t2), sgnn_tensor_free(&t3);
-  SgCallNN(sgnn_add(sum, a1, &a2));
-  sgnn_tensor_free(&sum), sgnn_tensor_free(&a1);
-  /* + S_z r_x F_x^2 B */
-  SgCallNN(sgnn_mul(Fx, Fx, &t1));
-  SgCallNN(sgnn_mul(t1, rx, &t2));
-  SgCallNN(sgnn_mul(t2, Sz, &t3));
-  SgCallNN(sgnn_mul(t3, B, &a1));
-  sgnn_tensor_free(&t1), sgnn_tensor_free(&t2), sgnn_tensor_free(&t3);
-  SgCallNN(sgnn_add(a2, a1, &sum));
+  { /* S_z S_x psi_in + r_z F_z^2 S_x A + S_z r_x F_x^2 B */
+    SgnnTensor v[] = {Sz, Sx, pin}, za[] = {rz, Fz, Fz, Sx, A}, xb[] = {Sz, rx, Fx, Fx, B};
+    PetscCall(Product(3, v, &t1));
+    PetscCall(Product(5, za, &t2));
+    PetscCall(Product(5, xb, &t3));
+    SgCallNN(sgnn_add(t1, t2, &a1));
+    SgCallNN(sgnn_add(a1, t3, &sum));
+    sgnn_tensor_free(&t1), sgnn_tensor_free(&t2), sgnn_tensor_free(&t3), sgnn_tensor_free(&a1);
+  }
   SgCallNN(sgnn_mul(sum, wt, hb));
-  SgnnTensor *frs[] = {&r3, &i3, &rz, &rx, &uh, &wh, &pin, &A, &B, &wt, &Fz, &Fx, &Sz, &Sx, &a1, &a2, &sum};
+  SgnnTensor *frs[] = {&r3, &i3, &rz, &rx, &uh, &wh, &pin, &A, &B, &wt, &Fz, &Fx, &Sz, &Sx, &sum};
   for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
