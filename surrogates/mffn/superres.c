@@ -22,9 +22,16 @@
    uniformly (a fixed counter-based sequence) in the block's domain at its last time, spread over
    the ranks and summed: the same value on any rank count up to the order of a sum.
 
+   Projection (option project, not in the paper): the answer's u, w replaced by the nearest
+   divergence-free field on the query grid (project.c: a least-squares stream function, Fourier in x,
+   fourth-order differences in z), as the solver's own fields are; p and b are untouched, and so is
+   the uncertainty (the residual of the network's own field). The rows of a column are coupled, so
+   the ranks' rows are gathered; the answer is the same on any rank count.
+
    Options, read in the solver's options block (deck boussinesq: {mffn: {model: FILE, ...}}):
    model, residual_points, extrapolate, halo, block_snapshots, baseline (trilinear: answer by trilinear
-   interpolation of the same block instead of the network, the paper's baseline, for comparisons). */
+   interpolation of the same block instead of the network, the paper's baseline, for comparisons),
+   project. */
 #include "sgmffn.h"
 #include "sgsurrogateimpl.h"
 #include "sgtrainer.h" /* SgCallNN */
@@ -37,6 +44,10 @@ typedef struct {
   SgMFFNPhysics ph;
   PetscInt      factor[3], mult[3], halo, halo_opt, npts, nt, trilinear; /* halo: of the encoded block */
   PetscReal     extrapolate;
+  PetscBool       project;   /* project the answer's u, w onto divergence-free fields (project.c) */
+  SgMFFNProjector proj;      /* the projector of the last grid: */
+  PetscInt        pn[2];     /* its rows and columns, */
+  PetscReal       pspace[2]; /* its z spacing and x period */
   MPI_Comm      comm;
   /* the latest encoding and the block it came from */
   SgnnTensor    lat, low;
@@ -53,6 +64,7 @@ static PetscErrorCode Destroy(void *ctx)
   PetscFunctionBegin;
   sgnn_tensor_free(&m->lat);
   sgnn_tensor_free(&m->low);
+  PetscCall(SgMFFNProjectorDestroy(&m->proj));
   PetscCall(SgMFFNDestroy(&m->model));
   PetscCall(PetscFree(m));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -161,6 +173,82 @@ static PetscErrorCode Decode(MFFNSuperres *m, PetscInt P, const double *l, Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Project the answer's u, w (out: [c][t][z][x], this rank's rows of a grid query) onto divergence-free
+   fields. The projection couples the rows of a column, so every rank gathers all ranks' rows (each
+   rank's query is a set of whole rows: the same t levels and x points on every rank, rows anywhere),
+   sorts them by z, projects the whole grid and keeps its own rows: the answer does not depend on how
+   the rows are spread over the ranks. The grid must span the x period uniformly and its rows be
+   uniform in z. Collective on the provider's communicator. */
+static PetscErrorCode Project(MFFNSuperres *m, const SgFieldSuperresInput *in, PetscReal *v)
+{
+  const SgFieldQuery *Q = in->query;
+  const PetscReal     period = in->coarse->hi[2] - in->coarse->lo[2];
+  const PetscInt      nzl = Q->n[1], nq = Q->n[0] * nzl * Q->n[2];
+  PetscMPIInt         size, *cnt, *off, *vcnt, *voff, nzl_mpi;
+  PetscInt            nz = 0, *order, nt, nx;
+  PetscReal          *z, *gu, *uw, hz = 0;
+  PetscBool           bad = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCheck(Q->grid, m->comm, PETSC_ERR_ARG_WRONG, "mffn project: the divergence-free projection needs grid queries (whole rows of x points), not scattered points");
+  PetscCallMPI(MPI_Comm_size(m->comm, &size));
+  /* the t levels and x points must be every rank's; the x points must span the period uniformly */
+  nt = Q->n[0], nx = Q->n[2]; /* a rank without rows may say anything about these */
+  {
+    PetscInt g[2] = {nzl ? nt : 0, nzl ? nx : 0};
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPIU_INT, MPI_MAX, m->comm));
+    bad = nzl > 0 && (g[0] != nt || g[1] != nx);
+    nt = g[0], nx = g[1];
+  }
+  for (PetscInt i = 1; i < nx && nzl && !bad; i++) bad = PetscAbsReal(Q->coord[2][i] - Q->coord[2][i - 1] - period / nx) > 1e-9 * period;
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_BOOL, MPI_LOR, m->comm));
+  PetscCheck(!bad, m->comm, PETSC_ERR_ARG_WRONG, "mffn project: every rank's query must hold the same t levels and %" PetscInt_FMT " x points %g apart, spanning the x period %g", nx, (double)(period / nx), (double)period);
+  PetscCall(PetscMalloc4(size, &cnt, size, &off, size, &vcnt, size, &voff));
+  PetscCall(PetscMPIIntCast(nzl, &nzl_mpi));
+  PetscCallMPI(MPI_Allgather(&nzl_mpi, 1, MPI_INT, cnt, 1, MPI_INT, m->comm));
+  for (PetscMPIInt r = 0; r < size; r++) off[r] = nz, nz += cnt[r];
+  for (PetscMPIInt r = 0; r < size; r++) vcnt[r] = 2 * cnt[r] * nt * nx, voff[r] = 2 * off[r] * nt * nx;
+  PetscCall(PetscMalloc4(nz, &z, nz, &order, 2 * nz * nt * nx, &gu, 2 * nz * nt * nx, &uw));
+  PetscCallMPI(MPI_Allgatherv(Q->coord[1], nzl_mpi, MPIU_REAL, z, cnt, off, MPIU_REAL, m->comm));
+  /* this rank's u, w as [c][t][z][x] -> gathered by rank: [rank block][c][t][zl][x] */
+  PetscCall(PetscArraycpy(uw, v + 2 * nq, 2 * nq));
+  PetscCallMPI(MPI_Allgatherv(uw, (PetscMPIInt)(2 * nq), MPIU_REAL, gu, vcnt, voff, MPIU_REAL, m->comm));
+  for (PetscInt i = 0; i < nz; i++) order[i] = i;
+  PetscCall(PetscSortRealWithPermutation(nz, z, order));
+  if (nz > 1) hz = z[order[1]] - z[order[0]];
+  for (PetscInt i = 1; i < nz && !bad; i++) bad = PetscAbsReal(z[order[i]] - z[order[i - 1]] - hz) > 1e-9 * hz;
+  PetscCheck(!bad && hz > 0, m->comm, PETSC_ERR_ARG_WRONG, "mffn project: the %" PetscInt_FMT " queried rows (all ranks) must be distinct and uniformly spaced in z", nz);
+  if (!m->proj || m->pn[0] != nz || m->pn[1] != nx || m->pspace[0] != hz || m->pspace[1] != period) {
+    PetscCall(SgMFFNProjectorDestroy(&m->proj));
+    PetscCall(SgMFFNProjectorCreate(nz, nx, hz, period, &m->proj));
+    m->pn[0] = nz, m->pn[1] = nx, m->pspace[0] = hz, m->pspace[1] = period;
+  }
+  { /* gathered row order[i] of rank r -> row i of the whole grid, [c][t][z][x] */
+    PetscMPIInt r = 0;
+    for (PetscInt i = 0; i < nz; i++) {
+      const PetscInt g = order[i];
+      while (g >= off[r] + cnt[r]) r++;
+      while (g < off[r]) r--;
+      for (int c = 0; c < 2; c++)
+        for (PetscInt t = 0; t < nt; t++) PetscCall(PetscArraycpy(uw + ((c * nt + t) * nz + i) * nx, gu + voff[r] + ((c * nt + t) * cnt[r] + g - off[r]) * nx, nx));
+    }
+  }
+  PetscCall(SgMFFNProjectorApply(m->proj, nt, uw, uw + nt * nz * nx));
+  { /* this rank's rows back */
+    PetscMPIInt rank;
+    PetscCallMPI(MPI_Comm_rank(m->comm, &rank));
+    for (PetscInt i = 0; i < nz; i++) {
+      const PetscInt g = order[i];
+      if (g < off[rank] || g >= off[rank] + cnt[rank]) continue;
+      for (int c = 0; c < 2; c++)
+        for (PetscInt t = 0; t < nt; t++) PetscCall(PetscArraycpy(v + (2 + c) * nq + (t * nzl + g - off[rank]) * nx, uw + ((c * nt + t) * nz + i) * nx, nx));
+    }
+  }
+  PetscCall(PetscFree4(z, order, gu, uw));
+  PetscCall(PetscFree4(cnt, off, vcnt, voff));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Superres(void *ctx, const SgFieldSuperresInput *in, SgFieldSuperresOutput *out)
 {
   MFFNSuperres  *m     = (MFFNSuperres *)ctx;
@@ -188,6 +276,7 @@ static PetscErrorCode Superres(void *ctx, const SgFieldSuperresInput *in, SgFiel
   }
   sgnn_set_grad_enabled(was);
   PetscCall(PetscFree2(l, o));
+  if (m->project) PetscCall(Project(m, in, out->v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -243,6 +332,7 @@ PetscErrorCode SgMFFNSuperresProvider(SgSurrogate s, const SgFieldProviderInfo *
   PetscCall(SgOptionsInt("-mffn_halo", "field.superres by mffn: periodic x halo of the encoded block, in block points per side (0: the smallest that fits the poolings, >= 1)", m->halo_opt, &m->halo_opt, NULL, 0, 1 << 12));
   PetscCall(SgOptionsInt("-mffn_block_snapshots", "field.superres by mffn: snapshots per block (0: the smallest the poolings allow, >= 2)", m->nt, &m->nt, NULL, 0, 64));
   PetscCall(SgOptionsEList("-mffn_baseline", "field.superres by mffn: none (the network), or trilinear (interpolate the block: the paper's baseline, for comparisons)", Baselines, 2, Baselines[0], &base, NULL));
+  PetscCall(SgOptionsBool("-mffn_project", "field.superres by mffn: make the served u, w divergence-free: replaced by (d psi/dz, -d psi/dx) for the least-squares stream function psi (Fourier in x, fourth-order differences in z); grid queries spanning the x period on uniform z rows only", m->project, &m->project, NULL));
   m->trilinear = base;
   PetscCheck(set && path[0], info->comm, PETSC_ERR_USER_INPUT, "mffn serving field.superres needs its model file: set %smffn_model (e.g. boussinesq: {mffn: {model: inputs/mffn/models/mffn_rb_superres.h5}})", info->prefix);
   PetscCall(PetscTestFile(path, 'r', &readable));

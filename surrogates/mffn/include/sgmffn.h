@@ -178,6 +178,15 @@ PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, co
 /* The SgSurrogate op serving field.superres (superres.c): inference on a whole domain, the PDE
    residual as uncertainty. */
 typedef struct _p_SgSurrogate *SgSurrogate;
+/* The divergence-free projection of a velocity on a grid periodic in x (nx points, period Lx) and
+   uniform in z (nz rows hz apart): (u, w) <- (D psi, -d_x psi) for the least-squares psi, Fourier in
+   x, fourth-order differences D in z (project.c). u, w, div: [nt][nz][nx]. Divergence: d_x u + D w,
+   the operator the projection zeroes. */
+typedef struct _p_SgMFFNProjector *SgMFFNProjector;
+PETSC_EXTERN PetscErrorCode SgMFFNProjectorCreate(PetscInt nz, PetscInt nx, PetscReal hz, PetscReal Lx, SgMFFNProjector *);
+PETSC_EXTERN PetscErrorCode SgMFFNProjectorApply(SgMFFNProjector, PetscInt nt, PetscReal *u, PetscReal *w);
+PETSC_EXTERN PetscErrorCode SgMFFNProjectorDivergence(SgMFFNProjector, PetscInt nt, const PetscReal *u, const PetscReal *w, PetscReal *div);
+PETSC_EXTERN PetscErrorCode SgMFFNProjectorDestroy(SgMFFNProjector *);
 PETSC_EXTERN PetscErrorCode SgMFFNSuperresProvider(SgSurrogate, const SgFieldProviderInfo *, SgFieldSuperresProvider *);
 
 /* Model file (HDF5, written to PATH.tmp and renamed): the configuration, the physics of the data it

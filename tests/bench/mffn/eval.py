@@ -2,7 +2,7 @@
 """MeshfreeFlowNet's evaluation against the fine solution (figures, not pass/fail; docs/mffn.md
 "Evaluation"). Run by eval.sh in this folder, which makes the data and trains the models first.
 
-  eval.py WORK [--plot | --plot-docs]
+  eval.py WORK [--plot | --plot-docs] [--project]
 
 WORK holds the held-out datasets (rb6_valid.h5: Ra = 1e6, seeds 31-32; rb6_ra5e5.h5: Ra = 5e5, seeds
 41-42; the training seeds are 7-12) and the model files (mffn*.h5, unet.h5). For every model this
@@ -24,6 +24,11 @@ trilinear interpolation of the same low-res data (numpy, periodic in x), against
              derivative by second-order finite differences on the fine grid (central in x, periodic;
              np.gradient in z and t, 0.25 apart) for every method alike, and for the truth itself
              (the floor the differences leave on the exact solution).
+
+--project adds, for every method, its answer with u, w projected onto divergence-free fields
+(method name + "+proj"; test_bench_mffn_eval project: SgMFFNProjector, what `mffn project` applies to
+the served field; docs/mffn.md "Projecting the velocity"), so that the projection's effect is seen
+on every method alike, trilinear interpolation and the U-Net included.
 
 Region: every fine point inside the low-res hull in z (rows 0 .. 60 of 64: the rows above the last
 low-res row are no method's training ground) and every x column, every snapshot but t = 0 (the
@@ -88,6 +93,19 @@ def trilinear(truth, rr):
 def predicted(path, shape):
     a = np.fromfile(path, dtype=np.float64).reshape(shape[0], 4, shape[1], shape[2])
     return {c: a[:, i] for i, c in enumerate(CH)}
+
+
+def projected(work, m, name, pred, shape, rows):
+    """m's prediction with u, w projected (rows 0 .. rows - 1) by test_bench_mffn_eval project; the
+    projected file WORK/m.name.proj.f64 is kept and redone when the prediction is newer"""
+    src, dst = os.path.join(work, f"{m}.{name}.f64"), os.path.join(work, f"{m}.{name}.proj.f64")
+    if m == "trilinear":
+        np.stack([pred[c] for c in CH], axis=1).astype(np.float64).tofile(src)
+    if not os.path.exists(dst) or os.path.getmtime(dst) < os.path.getmtime(src):
+        subprocess.run([EVAL, "project", src, dst, *map(str, (*shape, rows, LZ, LX))], check=True)
+    if m == "trilinear":
+        os.remove(src)
+    return predicted(dst, shape)
 
 
 def derivs(v, dt, rows):
@@ -177,6 +195,9 @@ def main():
                 extra = ["-unet_residual"] if kind == "unet" else []
                 subprocess.run(["nice", "-n", "5", EVAL, "predict", kind, os.path.join(work, m + ".h5"), path, out, *extra], check=True, env=env)
             preds[m] = predicted(out, (n, nz, nx))
+        if "--project" in sys.argv:
+            for m in list(preds):
+                preds[m + "+proj"] = projected(work, m, name, preds[m], (n, nz, nx), rows)
         res = {"truth_pde": [float(x) for x in st_true["pde"]], "methods": {}}
         stats = {"truth": st_true}
         for m, p in preds.items():
@@ -185,14 +206,14 @@ def main():
         result["sets"][name] = res
         print(f"\n== {name} ({data}: {len(rr)} runs x {rr[0][1]} snapshots, Ra {ra:g}; rows 0..{rows - 1} of {nz}, t > 0)")
         cols = [f"nmae_{c}" for c in CH] + [f"r2_{c}" for c in CH]
-        print(f"{'method':18s}" + "".join(f"{c:>10s}" for c in cols))
+        print(f"{'method':24s}" + "".join(f"{c:>10s}" for c in cols))
         for m, e in res["methods"].items():
-            print(f"{m:18s}" + "".join(f"{e[c]:10.3e}" if c.startswith("nmae") else f"{e[c]:10.5f}" for c in cols))
+            print(f"{m:24s}" + "".join(f"{e[c]:10.3e}" if c.startswith("nmae") else f"{e[c]:10.5f}" for c in cols))
         cols = ["rel_ke", "rel_eps_v", "rel_eps_t", "rel_nu", "rel_spec", "rel_spec_snap"]
-        print(f"{'method':18s}" + "".join(f"{c[4:]:>11s}" for c in cols) + "   mean |PDE residual| (b, x-mom, z-mom, cont)")
-        print(f"{'truth (FD floor)':18s}" + " " * 66 + "  " + " ".join(f"{x:.3e}" for x in res["truth_pde"]))
+        print(f"{'method':24s}" + "".join(f"{c[4:]:>11s}" for c in cols) + "   mean |PDE residual| (b, x-mom, z-mom, cont)")
+        print(f"{'truth (FD floor)':24s}" + " " * 66 + "  " + " ".join(f"{x:.3e}" for x in res["truth_pde"]))
         for m, e in res["methods"].items():
-            print(f"{m:18s}" + "".join(f"{e[c]:11.3e}" for c in cols) + "  " + " ".join(f"{x:.3e}" for x in e["pde"]))
+            print(f"{m:24s}" + "".join(f"{e[c]:11.3e}" for c in cols) + "  " + " ".join(f"{x:.3e}" for x in e["pde"]))
         panels[name] = ({m: {k: st[k] for k in ("nu", "spec")} for m, st in stats.items()}, time[keep], rr, keep, res)
     if "--plot" in sys.argv or "--plot-docs" in sys.argv:
         plot(panels, os.path.join(ROOT, "docs") if "--plot-docs" in sys.argv else work)

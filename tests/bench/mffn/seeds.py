@@ -7,7 +7,8 @@ Each WORK is an eval.sh directory of one seed (SEED=s ARMS="..." bash eval.sh WO
 eval.py has written. For every method present in all of them and every metric: the mean over the
 seeds and the range, per evaluated set; then, per set, which metrics the mean of each mffn arm wins
 against trilinear interpolation and against the U-Net at equal steps (`unet`), and where the
-seeds' ranges overlap (a difference the seeds do not resolve)."""
+seeds' ranges overlap (a difference the seeds do not resolve); an arm evaluated with --project
+("+proj") also against the projected baselines."""
 import json
 import os
 import sys
@@ -37,13 +38,16 @@ def main():
         val = {m: {k: np.array([metric(r["sets"][name]["methods"][m], k) for r in runs]) for k in keys} for m in meth}
         print(f"\n== {name}: mean over {len(runs)} seeds [min, max]")
         for i, part in enumerate((keys[:5], keys[5:10], keys[10:])):
-            print(f"{'method' if i == 0 else '':12s}" + "".join(f"{k:>27s}" for k in part))
+            print(f"{'method' if i == 0 else '':24s}" + "".join(f"{k:>27s}" for k in part))
             for m in meth:
-                print(f"{m:12s}" + "".join(f"  {val[m][k].mean():.3e} [{val[m][k].min():.2e},{val[m][k].max():.2e}]" for k in part))
+                print(f"{m:24s}" + "".join(f"  {val[m][k].mean():.3e} [{val[m][k].min():.2e},{val[m][k].max():.2e}]" for k in part))
         for m in meth:
             if not m.startswith("mffn"):
                 continue
-            for ref, ks in (("trilinear", keys), ("unet", STATS + PDE)):
+            refs = [("trilinear", keys), ("unet", STATS + PDE)]
+            if m.endswith("+proj"):  # also against the same projection of the baselines
+                refs += [("trilinear+proj", keys), ("unet+proj", STATS + PDE)]
+            for ref, ks in refs:
                 if ref not in val:
                     continue
                 lost = [k for k in ks if val[m][k].mean() >= val[ref][k].mean()]

@@ -5,6 +5,7 @@
      test_bench_mffn_eval predict mffn MODEL.h5 DATA.h5 OUT.f64
      test_bench_mffn_eval predict unet MODEL.h5 DATA.h5 OUT.f64 [-unet_residual]
      test_bench_mffn_eval train-unet -unet_data A.h5 [-unet_* options] -unet_output MODEL.h5
+     test_bench_mffn_eval project IN.f64 OUT.f64 SAMPLES NZ NX ROWS LZ LX
 
    predict: every member run of DATA (field_snapshots, the grid of the training data) is cut into
    windows of 4 low-res snapshots (every factor-th fine snapshot, z row and x column, the whole
@@ -23,7 +24,11 @@
    -unet_residual the output is added to trilinear interpolation of the low-res input and the last
    convolution starts at zero, as mffn's residual option. Trained with SgTrainer on mffn's own crops
    (SgMFFNDataCrop: the same high-res crops, low-res inputs, query points and L1 loss, no PDE term);
-   the model file is an mffn file (SgMFFNSave) whose ImNet is unused. */
+   the model file is an mffn file (SgMFFNSave) whose ImNet is unused.
+
+   project: the divergence-free projection of a prediction's u, w (SgMFFNProjector, the one `mffn
+   project` applies to the served field), so that every method's answer, trilinear's and the U-Net's
+   included, can be evaluated projected too. */
 #include <math.h>
 #include "sgmffn.h"
 #include "sgmffndata.h"
@@ -410,6 +415,40 @@ static PetscErrorCode PredictMain(const char method[], const char model[], const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* project: the divergence-free projection (SgMFFNProjector, what `mffn project` applies to the served
+   field) of every snapshot's u, w in a prediction file [samples][4][nz][nx], rows 0 .. rows - 1 (the
+   evaluated region; the rows above are copied as they are), z spacing lz / nz, x period lx */
+static PetscErrorCode ProjectMain(const char *in, const char *out, PetscInt ns, PetscInt nz, PetscInt nx, PetscInt rows, PetscReal lz, PetscReal lx)
+{
+  SgMFFNProjector P;
+  PetscReal      *a, *u, *w;
+  FILE           *f;
+  size_t          n = (size_t)ns * 4 * nz * nx;
+
+  PetscFunctionBegin;
+  PetscCheck(ns > 0 && nz > 0 && nx > 0 && rows > 0 && rows <= nz && lz > 0 && lx > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "project: samples, nz, nx, rows (<= nz), lz and lx must be positive");
+  PetscCall(PetscMalloc3(n, &a, rows * nx, &u, rows * nx, &w));
+  f = fopen(in, "rb");
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "project: cannot read %s", in);
+  PetscCheck(fread(a, sizeof *a, n, f) == n && fgetc(f) == EOF, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "project: %s does not hold %" PetscInt_FMT " x 4 x %" PetscInt_FMT " x %" PetscInt_FMT " doubles", in, ns, nz, nx);
+  fclose(f);
+  PetscCall(SgMFFNProjectorCreate(rows, nx, lz / nz, lx, &P));
+  for (PetscInt s = 0; s < ns; s++) {
+    PetscReal *us = a + (s * 4 + 2) * nz * nx, *ws = a + (s * 4 + 3) * nz * nx;
+    PetscCall(PetscArraycpy(u, us, rows * nx));
+    PetscCall(PetscArraycpy(w, ws, rows * nx));
+    PetscCall(SgMFFNProjectorApply(P, 1, u, w));
+    PetscCall(PetscArraycpy(us, u, rows * nx));
+    PetscCall(PetscArraycpy(ws, w, rows * nx));
+  }
+  PetscCall(SgMFFNProjectorDestroy(&P));
+  f = fopen(out, "wb");
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "project: cannot write %s", out);
+  PetscCheck(fwrite(a, sizeof *a, n, f) == n && !fclose(f), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "project: writing %s failed", out);
+  PetscCall(PetscFree3(a, u, w));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   PetscFunctionBeginUser;
@@ -420,7 +459,10 @@ int main(int argc, char **argv)
     PetscCheck(argc >= 6, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_mffn_eval predict mffn|unet MODEL.h5 DATA.h5 OUT.f64");
     PetscCall(PredictMain(argv[2], argv[3], argv[4], argv[5]));
   } else if (!strcmp(argv[1], "train-unet")) PetscCall(TrainUNet());
-  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: predict or train-unet", argv[1]);
+  else if (!strcmp(argv[1], "project")) {
+    PetscCheck(argc >= 10, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_mffn_eval project IN.f64 OUT.f64 SAMPLES NZ NX ROWS LZ LX");
+    PetscCall(ProjectMain(argv[2], argv[3], atol(argv[4]), atol(argv[5]), atol(argv[6]), atol(argv[7]), atof(argv[8]), atof(argv[9])));
+  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: predict, train-unet or project", argv[1]);
   PetscCall(PetscFinalize());
   return 0;
 }
