@@ -266,21 +266,21 @@ PetscErrorCode SgMFFNDataCrop(const SgMFFNData *D, const PetscInt crop[3], const
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The high-res velocity gradients at crop point h (crop-relative high-res indices) in normalised units
-   per latent index step: u_z, u_x, w_z, w_x. Central differences inside the crop's hull [0, factor
-   (lo - 1)], one-sided at its faces (np.gradient's rule, which the evaluation's statistics use): the
-   hull is all a crop read crop by crop holds, so both read modes give the same bits. */
-static void VelocityGradient(const SgMFFNData *D, const View *V, const PetscInt factor[3], const PetscInt lo[3], PetscInt s, PetscInt z0, PetscInt x0, const PetscInt h[3], double g[4])
+/* The high-res gradients at crop point h (crop-relative high-res indices) in normalised units per
+   latent index step: u_z, u_x, w_z, w_x, b_z, b_x. Central differences inside the crop's hull [0,
+   factor (lo - 1)], one-sided at its faces (np.gradient's rule, which the evaluation's statistics
+   use): the hull is all a crop read crop by crop holds, so both read modes give the same bits. */
+static void FieldGradients(const SgMFFNData *D, const View *V, const PetscInt factor[3], const PetscInt lo[3], PetscInt s, PetscInt z0, PetscInt x0, const PetscInt h[3], double g[SG_MFFN_NGRAD])
 {
-  const int vel[2] = {2, 3}; /* u, w */
+  const int ch[3] = {2, 3, 1}; /* u, w, b */
 
-  for (int c = 0; c < 2; c++)
+  for (int c = 0; c < 3; c++)
     for (int k = 1; k <= 2; k++) {
       PetscInt m[3] = {h[0], h[1], h[2]}, p[3] = {h[0], h[1], h[2]};
       if (m[k] > 0) m[k]--;
       if (p[k] < factor[k] * (lo[k] - 1)) p[k]++;
-      double fp = ViewAt(V, vel[c], s + p[0], z0 + p[1], x0 + p[2]), fm = ViewAt(V, vel[c], s + m[0], z0 + m[1], x0 + m[2]);
-      g[2 * c + k - 1] = (fp - fm) / (double)(p[k] - m[k]) * (double)factor[k] / D->std[vel[c]];
+      double fp = ViewAt(V, ch[c], s + p[0], z0 + p[1], x0 + p[2]), fm = ViewAt(V, ch[c], s + m[0], z0 + m[1], x0 + m[2]);
+      g[2 * c + k - 1] = (fp - fm) / (double)(p[k] - m[k]) * (double)factor[k] / D->std[ch[c]];
     }
 }
 
@@ -292,7 +292,7 @@ PetscErrorCode SgMFFNDataCropPart(const SgMFFNData *D, const PetscInt crop[3], c
 
   PetscFunctionBegin;
   for (int k = 0; k < 3; k++) lo[k] = n[k] = crop[k] / factor[k];
-  PetscCheck(!grad || !part || !part->grid || sgpar_grid_spatial_size(part->grid) == 1, PETSC_COMM_SELF, PETSC_ERR_SUP, "mffn: velocity-gradient targets on a crop split over spatial ranks are not implemented");
+  PetscCheck(!grad || !part || !part->grid || sgpar_grid_spatial_size(part->grid) == 1, PETSC_COMM_SELF, PETSC_ERR_SUP, "mffn: gradient targets on a crop split over spatial ranks are not implemented");
   if (part && part->grid && sgpar_grid_spatial_size(part->grid) > 1) /* this rank's slab of the low-res crop */
     for (int a = 0; a < part->split.naxes; a++) o[part->split.ax[a].axis - 2] = part->split.ax[a].offset, n[part->split.ax[a].axis - 2] = part->split.ax[a].n;
   /* a counter-based stream per (seed, step, sample): no state to checkpoint, no rank dependence */
@@ -324,7 +324,7 @@ PetscErrorCode SgMFFNDataCropPart(const SgMFFNData *D, const PetscInt crop[3], c
     if (!SgMFFNPartOwns(part, q)) continue;
     for (int k = 0; k < 3; k++) pts[3 * *Pown + k] = q[k];
     for (int c = 0; c < SG_MFFN_NCH; c++) target[SG_MFFN_NCH * *Pown + c] = (ViewAt(&V, c, s0 + h[0], z0 + h[1], x0 + h[2]) - D->mean[c]) / D->std[c];
-    if (grad) VelocityGradient(D, &V, factor, lo, s0, z0, x0, h, &grad[4 * *Pown]);
+    if (grad) FieldGradients(D, &V, factor, lo, s0, z0, x0, h, &grad[SG_MFFN_NGRAD * *Pown]);
     (*Pown)++;
   }
   PetscFunctionReturn(PETSC_SUCCESS);

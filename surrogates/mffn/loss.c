@@ -2,8 +2,9 @@
    the query points plus gamma times the L1 norm of the Boussinesq residuals there (the paper's
    eq. 4 with its gamma = 0.0125; the residual terms in physical free-fall units, pde.c), each
    equation's residual optionally weighted (not in the paper: -mffn_pde_weights), plus optionally
-   grad_weight[0] times the L1 misfit of the velocity gradients (a Sobolev term) and grad_weight[1]
-   times the mismatch of their mean square (the crop's viscous dissipation), neither in the paper.
+   grad_weight[0] times the L1 misfit of the velocity gradients (a Sobolev term), grad_weight[1]
+   times the mismatch of their mean square (the crop's viscous dissipation) and grad_weight[2] that of
+   the buoyancy gradients' (its thermal dissipation), none in the paper.
 
    On a crop partitioned over spatial ranks each rank decodes the query points it owns (owner-local
    8-corner decoding, no gather) and its loss is its share: the means over its points times its share
@@ -31,52 +32,75 @@ static PetscErrorCode Share(PetscInt P, PetscInt Pown, SgnnTensor *t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The velocity-gradient terms, in normalised units per latent index step (the jet's physical
-   derivatives times scale_k / std_c), over the points and (u_z, u_x, w_z, w_x): l1 = mean |d out_c /
-   d l_k - grad|; energy (NULL: not wanted) = |mean (d out_c / d l_k)^2 - mean grad^2|, the mismatch of
-   the crop's gradient energy -- its viscous dissipation up to a constant -- which a point-wise fit
-   leaves low wherever the high-res detail is not predictable from the low-res input (a conditional
-   mean is smoother than any one realisation). */
-static PetscErrorCode GradientTerms(const SgMFFNPhysics *ph, const SgMFFNJet *J, PetscInt Pown, const double grad[], SgnnTensor *l1, SgnnTensor *energy)
+/* |mean of the squares of g [Pown, n] - mean of the squares of the targets t [Pown][n]|: the mismatch
+   of the crop's gradient energy */
+static PetscErrorCode EnergyMismatch(SgnnTensor g, PetscInt Pown, int n, const double *t, SgnnTensor *energy)
 {
-  SgnnTensor d[4], all, tg;
-  int        gs[2] = {(int)Pown, 4};
+  SgnnTensor sq, e, de;
+  double     et = 0;
 
   PetscFunctionBegin;
-  for (int c = 0; c < 2; c++)
-    for (int k = 1; k <= 2; k++) SgCallNN(sgnn_affine(J->d1[2 + c][k], ph->scale[k] / ph->std[2 + c], 0, &d[2 * c + k - 1]));
-  SgCallNN(sgnn_concat(4, d, 1, &all));
-  SgCallNN(sgnn_tensor_from_f64(sgnn_tensor_backend(all), sgnn_tensor_dtype(all), 2, gs, grad, &tg));
-  SgCallNN(sgnn_l1_loss(all, tg, l1));
-  if (energy) {
-    SgnnTensor sq, e, de;
-    double     et = 0;
-    for (PetscInt i = 0; i < 4 * Pown; i++) et += grad[i] * grad[i];
-    SgCallNN(sgnn_mul(all, all, &sq));
-    SgCallNN(sgnn_sum(sq, 0, NULL, 0, &e));
-    SgCallNN(sgnn_affine(e, 1.0 / (4.0 * Pown), -et / (4.0 * Pown), &de));
-    SgCallNN(sgnn_abs(de, energy));
-    sgnn_tensor_free(&sq), sgnn_tensor_free(&e), sgnn_tensor_free(&de);
-  }
-  for (int i = 0; i < 4; i++) sgnn_tensor_free(&d[i]);
-  sgnn_tensor_free(&all), sgnn_tensor_free(&tg);
+  for (PetscInt i = 0; i < n * Pown; i++) et += t[i] * t[i];
+  SgCallNN(sgnn_mul(g, g, &sq));
+  SgCallNN(sgnn_sum(sq, 0, NULL, 0, &e));
+  SgCallNN(sgnn_affine(e, 1.0 / (n * Pown), -et / (n * Pown), &de));
+  SgCallNN(sgnn_abs(de, energy));
+  sgnn_tensor_free(&sq), sgnn_tensor_free(&e), sgnn_tensor_free(&de);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[2], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[2])
+/* The gradient terms, in normalised units per latent index step (the jet's physical derivatives
+   times scale_k / std_c), over the points: l1 = mean |d out_c / d l_k - grad| over (u_z, u_x, w_z,
+   w_x); energy (NULL: not wanted) = |mean (d out_c / d l_k)^2 - mean grad^2| over the same, the
+   mismatch of the crop's gradient energy -- its viscous dissipation up to a constant -- which a
+   point-wise fit leaves low wherever the high-res detail is not predictable from the low-res input
+   (a conditional mean is smoother than any one realisation); thermal (NULL: not wanted) the same
+   over (b_z, b_x), the crop's thermal dissipation. grad: [Pown][SG_MFFN_NGRAD]. */
+static PetscErrorCode GradientTerms(const SgMFFNPhysics *ph, const SgMFFNJet *J, PetscInt Pown, const double grad[], SgnnTensor *l1, SgnnTensor *energy, SgnnTensor *thermal)
+{
+  const int  ch[3] = {2, 3, 1}; /* u, w, b: grad's order */
+  SgnnTensor d[6], vel, tg;
+  int        gs[2] = {(int)Pown, 4};
+  double    *tv, *tb;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(4 * Pown, &tv, 2 * Pown, &tb));
+  for (PetscInt p = 0; p < Pown; p++) {
+    for (int i = 0; i < 4; i++) tv[4 * p + i] = grad[SG_MFFN_NGRAD * p + i];
+    for (int i = 0; i < 2; i++) tb[2 * p + i] = grad[SG_MFFN_NGRAD * p + 4 + i];
+  }
+  for (int c = 0; c < 3; c++)
+    for (int k = 1; k <= 2; k++) SgCallNN(sgnn_affine(J->d1[ch[c]][k], ph->scale[k] / ph->std[ch[c]], 0, &d[2 * c + k - 1]));
+  SgCallNN(sgnn_concat(4, d, 1, &vel));
+  SgCallNN(sgnn_tensor_from_f64(sgnn_tensor_backend(vel), sgnn_tensor_dtype(vel), 2, gs, tv, &tg));
+  SgCallNN(sgnn_l1_loss(vel, tg, l1));
+  if (energy) PetscCall(EnergyMismatch(vel, Pown, 4, tv, energy));
+  if (thermal) {
+    SgnnTensor b;
+    SgCallNN(sgnn_concat(2, d + 4, 1, &b));
+    PetscCall(EnergyMismatch(b, Pown, 2, tb, thermal));
+    sgnn_tensor_free(&b);
+  }
+  for (int i = 0; i < 6; i++) sgnn_tensor_free(&d[i]);
+  sgnn_tensor_free(&vel), sgnn_tensor_free(&tg);
+  PetscCall(PetscFree2(tv, tb));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[3], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[3])
 {
   SgnnTensor        lat, pt, out, tg, lreg, res, zero;
   SgMFFNLatentBlock B;
   int               ps[2] = {(int)Pown, 3}, ts[2] = {(int)Pown, SG_MFFN_NCH};
   double            v;
-  const PetscBool   gw = grad_weight && (grad_weight[0] > 0 || grad_weight[1] > 0);
+  const PetscBool   gw = grad_weight && (grad_weight[0] > 0 || grad_weight[1] > 0 || grad_weight[2] > 0);
 
   PetscFunctionBegin;
   PetscCall(SgMFFNEncodePart(m, part, lowres, &lat));
   PetscCall(SgMFFNLatentBlockCreate(m, part, lat, &B));
   *reg = 0, *pde = 0;
-  if (gterm) gterm[0] = gterm[1] = 0;
-  PetscCheck(!gw || grad, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "mffn: velocity-gradient weights without gradient targets");
+  if (gterm) gterm[0] = gterm[1] = gterm[2] = 0;
+  PetscCheck(!gw || grad, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "mffn: gradient weights without gradient targets");
   if (!Pown) {
     /* no point here, but the encoder's backward (halo exchanges, batch statistics) is collective:
        the loss must reach every node of this rank's tape, with a zero gradient */
@@ -98,8 +122,8 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
   *loss = sgnn_tensor_ref(lreg);
   if (gamma > 0 || gw) {
     SgMFFNJet  J;
-    SgnnTensor terms[3] = {NULL, NULL, NULL};
-    PetscReal  w[3]     = {gamma, gw ? grad_weight[0] : 0, gw ? grad_weight[1] : 0}, *val[3] = {pde, gterm ? &gterm[0] : NULL, gterm ? &gterm[1] : NULL};
+    SgnnTensor terms[4] = {NULL, NULL, NULL, NULL};
+    PetscReal  w[4]     = {gamma, gw ? grad_weight[0] : 0, gw ? grad_weight[1] : 0, gw ? grad_weight[2] : 0}, *val[4] = {pde, gterm ? &gterm[0] : NULL, gterm ? &gterm[1] : NULL, gterm ? &gterm[2] : NULL};
     PetscCall(SgMFFNDerivatives(ph, out, pt, &J));
     if (gamma > 0) {
       SgCallNN(sgnn_tensor_zeros(m->be, m->dt, 2, ts, &zero));
@@ -107,9 +131,9 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
       SgCallNN(sgnn_l1_loss(res, zero, &terms[0]));
       sgnn_tensor_free(&res), sgnn_tensor_free(&zero);
     }
-    if (gw) PetscCall(GradientTerms(ph, &J, Pown, grad, &terms[1], w[2] > 0 ? &terms[2] : NULL));
+    if (gw) PetscCall(GradientTerms(ph, &J, Pown, grad, &terms[1], w[2] > 0 ? &terms[2] : NULL, w[3] > 0 ? &terms[3] : NULL));
     SgMFFNJetFree(&J);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
       SgnnTensor sc, sum;
       if (!terms[i]) continue;
       PetscCall(Share(P, Pown, &terms[i]));

@@ -20,6 +20,7 @@
 #define SG_MFFN_MAXLEVELS 6
 #define SG_MFFN_MAXMLP    8
 #define SG_MFFN_NCH       4 /* p, b, u, w: the order of the solver's fields and of every channel axis */
+#define SG_MFFN_NGRAD     6 /* gradient targets per query point: u_z, u_x, w_z, w_x, b_z, b_x */
 
 typedef struct {
   PetscInt in_channels;                  /* 4 */
@@ -170,10 +171,11 @@ PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTe
    crop's values. Collective over the spatial group, forward and backward.
    grad_weight (NULL: none) adds grad_weight[0] * mean |d out / d l - grad| over the Pown x 4 velocity
    gradients (u_z, u_x, w_z, w_x, normalised per latent index step: SgMFFNDataCropPart's grad
-   [Pown][4]) and grad_weight[1] * |mean (d out / d l)^2 - mean grad^2| (the crop's gradient energy);
-   gterm (NULL: not wanted) receives those two means, as reg and pde theirs. Both need an
-   unpartitioned crop (Pown = P). */
-PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[2], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[2]);
+   [Pown][SG_MFFN_NGRAD]), grad_weight[1] * |mean (d out / d l)^2 - mean grad^2| over the same (the
+   crop's viscous dissipation) and grad_weight[2] * the same over b_z, b_x (its thermal
+   dissipation); gterm (NULL: not wanted) receives those three means, as reg and pde theirs. They
+   need an unpartitioned crop (Pown = P). */
+PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[3], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[3]);
 
 /* The SgSurrogate op serving field.superres (superres.c): inference on a whole domain, the PDE
    residual as uncertainty. */

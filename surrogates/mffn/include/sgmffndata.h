@@ -53,9 +53,9 @@ PETSC_EXTERN PetscErrorCode SgMFFNDataCrop(const SgMFFNData *, const PetscInt cr
 /* The same crop on a spatial rank: lowres is its slab of the low-res crop ([4][slab] C order), and of
    the P query points (the same draws) the *Pown it owns (SgMFFNPartOwns), in order, with targets.
    grad (NULL: not wanted; only on an unpartitioned crop, whose hull the differences stay inside):
-   [Pown][4] the high-res velocity gradients u_z, u_x, w_z, w_x at the points, normalised and per
-   latent index step (finite differences of the high-res grid), the targets of -mffn_grad_weight and
-   -mffn_grad_energy_weight. */
+   [Pown][SG_MFFN_NGRAD] the high-res gradients u_z, u_x, w_z, w_x, b_z, b_x at the points, normalised
+   and per latent index step (finite differences of the high-res grid), the targets of
+   -mffn_grad_weight, -mffn_grad_energy_weight and -mffn_thermal_energy_weight. */
 PETSC_EXTERN PetscErrorCode SgMFFNDataCropPart(const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, PetscInt step, int64_t id, const SgMFFNPart *part, double *lowres, PetscInt *Pown, double *pts, double *target, double *grad);
 
 /* Held-out evaluation: ncrops crops of D (ids spread evenly, crop draws from step -1), P points each.

@@ -15,9 +15,10 @@
         exactly sgnn_interp_trilinear of the input at the points (|d| < 1e-14: the last layer starts
         at zero and the corners' input values are blended with the same weights), and after a
         random last layer the weight gradients of the output and of the residual pass 1. and 3.
-     3c. the velocity-gradient loss terms with targets = the model's own normalised derivatives +
-        offsets (0.5, -0.25, 0.125, -0.75): the l1 misfit is their mean |.| 0.40625 and the energy
-        mismatch |mean d^2 - mean (d + off)^2| its closed form, to 1e-12, whatever the physical
+     3c. the gradient loss terms with targets = the model's own normalised derivatives + offsets
+        (u, w: 0.5, -0.25, 0.125, -0.75; b: 0.375, -0.5): the l1 misfit is the velocity offsets' mean
+        |.| 0.40625 and the energy mismatches |mean d^2 - mean (d + off)^2| of the velocity and of
+        the buoyancy gradients their closed forms, to 1e-12, whatever the physical
         scales and normalisation (a wrong channel, axis or unit conversion moves them at O(1)); each
         term's weight gradient passes 1.'s check;
    test_mffn pde
@@ -39,7 +40,7 @@
         functions of (t, z, x): the per-channel mean and standard deviation equal the closed-form
         ones (1e-12), and for every crop trilinear interpolation of the low-res input at the query
         points reproduces the high-res targets (1e-12; exact for linear data -- a slip in an axis,
-        an offset or a factor breaks it), the velocity-gradient targets equal the slopes x factor / std
+        an offset or a factor breaks it), the gradient targets (u, w, b) equal the slopes x factor / std
         (1e-12: central and one-sided differences are exact on linear data), and SgMFFNEvaluate's
         trilinear NMAE is ~0 (< 1e-12) while a member run shorter than the crop is refused; crops
         read from the files equal those in memory bit for bit, gradient targets included.
@@ -63,8 +64,8 @@ typedef struct {
   SgMFFN        m;
   SgnnTensor    x;
   double        pts[NP * 3], wout[NP * 4];
-  double        tgt[NP * 4], gtgt[NP * 4]; /* mode 2: field and velocity-gradient targets */
-  PetscReal     gw[2];                     /* mode 2: the velocity-gradient weights (l1, energy) */
+  double        tgt[NP * 4], gtgt[NP * SG_MFFN_NGRAD]; /* mode 2: field and gradient targets */
+  PetscReal     gw[3];                     /* mode 2: the gradient weights (velocity l1, velocity energy, buoyancy energy) */
   SgMFFNPhysics ph;
 } Setup;
 
@@ -100,7 +101,7 @@ static PetscErrorCode SetupCreate(Setup *s, PetscBool residual, PetscBool stream
 }
 
 /* mode 0: L = sum W . out; mode 1: L = sum W . residual; mode 2: the training loss with the
-   velocity-gradient terms alone (SgMFFNCropLossPart, gamma 0, weights gw, targets tgt and gtgt) */
+   gradient terms alone (SgMFFNCropLossPart, gamma 0, weights gw, targets tgt and gtgt) */
 static PetscErrorCode Loss(Setup *s, int mode, const double *pts, SgnnTensor *L, SgnnTensor *ptsT)
 {
   SgnnTensor lat, out, W, prod, res = NULL;
@@ -108,7 +109,7 @@ static PetscErrorCode Loss(Setup *s, int mode, const double *pts, SgnnTensor *L,
 
   PetscFunctionBegin;
   if (mode == 2) {
-    PetscReal reg, pde, gt[2];
+    PetscReal reg, pde, gt[3];
     *ptsT = NULL;
     PetscCall(SgMFFNCropLossPart(s->m, &s->ph, NULL, s->x, NP, NP, pts, s->tgt, 0, NULL, s->gtgt, s->gw, L, &reg, &pde, gt));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -307,36 +308,37 @@ static PetscErrorCode TestGrad(void)
   }
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. d(W.residual)/d(weights) through the double-backward graph vs central differences: max relative error %.2e\n", e3));
   CHECK(e3 < 1e-5, "weight gradient of the PDE residual: relative error %g", e3);
-  { /* 3c. the velocity-gradient terms: targets = the model's own normalised derivatives (the unit
-       jet d1, checked in 2.) + known offsets, so the l1 misfit is exactly the offsets' mean |.| and
-       the energy mismatch |mean d^2 - mean (d + off)^2| is known, whatever ph's scales and
-       normalisation -- a wrong channel, axis or unit conversion in the loss changes them at O(1);
-       then the weight gradient of each term against central differences (the offsets keep every
-       L1 term 0.1 or more from its kink, and the energy mismatch away from zero) */
-    const double off[4] = {0.5, -0.25, 0.125, -0.75}; /* u_z, u_x, w_z, w_x */
-    double       o[NP * 4], e4[2], em = 0;
-    PetscReal    reg, pde, gt[2];
+  { /* 3c. the gradient terms: targets = the model's own normalised derivatives (the unit jet d1,
+       checked in 2.) + known offsets, so the l1 misfit is exactly the velocity offsets' mean |.| and
+       the energy mismatches |mean d^2 - mean (d + off)^2| (velocity; buoyancy) are known, whatever
+       ph's scales and normalisation -- a wrong channel, axis or unit conversion in the loss changes
+       them at O(1); then the weight gradient of each term against central differences (the offsets
+       keep every L1 term 0.1 or more from its kink, and the energy mismatches away from zero) */
+    const double off[6] = {0.5, -0.25, 0.125, -0.75, 0.375, -0.5}; /* u_z, u_x, w_z, w_x, b_z, b_x */
+    const int    ch[3]  = {2, 3, 1};
+    double       o[NP * 4], e4[3], em[2] = {0, 0};
+    PetscReal    reg, pde, gt[3];
     SgnnTensor   L;
     PetscCall(Jet(&s, s.pts, d1, d2));
     PetscCall(Decoded(&s, s.pts, o));
     for (int p = 0; p < NP; p++)
-      for (int c = 0; c < 2; c++)
+      for (int c = 0; c < 3; c++)
         for (int k = 1; k <= 2; k++) {
-          double g = d1[2 + c][k][p];
-          s.gtgt[4 * p + 2 * c + k - 1] = g + off[2 * c + k - 1];
-          em += (g * g - (g + off[2 * c + k - 1]) * (g + off[2 * c + k - 1])) / (4.0 * NP);
+          double g = d1[ch[c]][k][p], t = g + off[2 * c + k - 1];
+          s.gtgt[SG_MFFN_NGRAD * p + 2 * c + k - 1] = t;
+          em[c / 2] += (g * g - t * t) / ((c < 2 ? 4.0 : 2.0) * NP);
         }
     for (int i = 0; i < NP * 4; i++) s.tgt[i] = o[i] + (i % 2 ? 1 : -1);
-    s.gw[0] = 1, s.gw[1] = 1;
+    s.gw[0] = 1, s.gw[1] = 1, s.gw[2] = 1;
     PetscCall(SgMFFNCropLossPart(s.m, &s.ph, NULL, s.x, NP, NP, s.pts, s.tgt, 0, NULL, s.gtgt, s.gw, &L, &reg, &pde, gt));
     sgnn_tensor_free(&L);
-    for (int t = 0; t < 2; t++) {
-      s.gw[0] = t == 0, s.gw[1] = t == 1;
+    for (int t = 0; t < 3; t++) {
+      s.gw[0] = t == 0, s.gw[1] = t == 1, s.gw[2] = t == 2;
       PetscCall(CheckWeightGradient(&s, 2, &e4[t]));
     }
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. velocity-gradient terms: l1 misfit %.15f (expected 0.40625), energy mismatch %.15f (expected %.15f), regression %.15f (expected 1); weight gradients vs central differences: l1 %.2e, energy %.2e (max relative)\n", (double)gt[0], (double)gt[1], fabs(em), (double)reg, e4[0], e4[1]));
-    CHECK(fabs(gt[0] - 0.40625) < 1e-12 && fabs(gt[1] - fabs(em)) < 1e-12 * (1 + fabs(em)) && fabs(reg - 1) < 1e-12 && pde == 0, "velocity-gradient terms: l1 %g, energy %g (expected %g), regression %g, pde %g", (double)gt[0], (double)gt[1], fabs(em), (double)reg, (double)pde);
-    CHECK(e4[0] < 1e-5 && e4[1] < 1e-5, "weight gradients of the velocity-gradient terms: relative errors %g, %g", e4[0], e4[1]);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. gradient terms: l1 misfit %.15f (expected 0.40625), velocity energy mismatch %.15f (expected %.15f), buoyancy %.15f (expected %.15f), regression %.15f (expected 1); weight gradients vs central differences: l1 %.2e, energy %.2e, buoyancy energy %.2e (max relative)\n", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)reg, e4[0], e4[1], e4[2]));
+    CHECK(fabs(gt[0] - 0.40625) < 1e-12 && fabs(gt[1] - fabs(em[0])) < 1e-12 * (1 + fabs(em[0])) && fabs(gt[2] - fabs(em[1])) < 1e-12 * (1 + fabs(em[1])) && fabs(reg - 1) < 1e-12 && pde == 0, "gradient terms: l1 %g, energy %g (expected %g), buoyancy energy %g (expected %g), regression %g, pde %g", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)reg, (double)pde);
+    CHECK(e4[0] < 1e-5 && e4[1] < 1e-5 && e4[2] < 1e-5, "weight gradients of the gradient terms: relative errors %g, %g, %g", e4[0], e4[1], e4[2]);
   }
   sgnn_tensor_free(&s.x);
   PetscCall(SgMFFNDestroy(&s.m));
@@ -684,7 +686,7 @@ static PetscErrorCode TestData(const char dir[])
        second file's first sample) */
     const char *files[2] = {path, path};
     SgMFFNData  Dm, Dc;
-    double      low2[4 * 2 * 2 * 2], pts2[3 * 40], tgt2[4 * 40], g[4 * 40], g2[4 * 40];
+    double      low2[4 * 2 * 2 * 2], pts2[3 * 40], tgt2[4 * 40], g[SG_MFFN_NGRAD * 40], g2[SG_MFFN_NGRAD * 40];
     PetscInt    ndiff = 0, ncrops = 0, pown, pown2;
     PetscCall(SgMFFNDataLoadPart(PETSC_COMM_SELF, 2, files, crop[0], NULL, crop, factor, SG_MFFN_READ_MEMORY, &Dm));
     PetscCall(SgMFFNDataLoadPart(PETSC_COMM_SELF, 2, files, crop[0], NULL, crop, factor, SG_MFFN_READ_CROPS, &Dc));
@@ -696,7 +698,7 @@ static PetscErrorCode TestData(const char dir[])
         PetscCall(SgMFFNDataCropPart(&Dc, crop, factor, P, 5, step, id, NULL, low2, &pown2, pts2, tgt2, g2));
         ndiff += pown != pown2 || memcmp(low, low2, sizeof low) || memcmp(pts, pts2, sizeof pts) || memcmp(tgt, tgt2, sizeof tgt) || memcmp(g, g2, sizeof g);
       }
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. reading crops from the files: statistics and %" PetscInt_FMT " crops of 2 files (with velocity-gradient targets) vs the data in memory: %" PetscInt_FMT " differences (bit for bit)\n", ncrops, ndiff));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. reading crops from the files: statistics and %" PetscInt_FMT " crops of 2 files (with gradient targets) vs the data in memory: %" PetscInt_FMT " differences (bit for bit)\n", ncrops, ndiff));
     CHECK(ndiff == 0, "crops read from the files differ from the data in memory in %" PetscInt_FMT " places", ndiff);
     PetscCall(SgMFFNDataFree(&Dm));
     PetscCall(SgMFFNDataFree(&Dc));
@@ -728,14 +730,15 @@ static PetscErrorCode TestData(const char dir[])
       SgnnBackend *be;
       SgnnTensor   g, p, o;
       int          gs[5] = {1, 4, 2, 2, 2}, ps[3] = {1, (int)P, 3};
-      double       ov[4 * 40], gt[4 * 40];
+      double       ov[4 * 40], gt[SG_MFFN_NGRAD * 40];
       PetscInt     pown;
       PetscCall(SgMFFNDataCropPart(&D, crop, factor, P, 5, step, id, NULL, low, &pown, pts, tgt, gt));
       for (int q = 0; q < P; q++) /* exact for linear data, central or one-sided: slope per index x factor / std */
-        for (int c = 0; c < 2; c++)
+        for (int c = 0; c < 3; c++)
           for (int k = 1; k <= 2; k++) {
-            double slope = k == 1 ? Lin(2 + c, 0, 1, 0) - Lin(2 + c, 0, 0, 0) : Lin(2 + c, 0, 0, 1) - Lin(2 + c, 0, 0, 0);
-            gerr = PetscMax(gerr, fabs(gt[4 * q + 2 * c + k - 1] - slope * factor[k] / D.std[2 + c]));
+            const int ch = (int[]){2, 3, 1}[c]; /* u, w, b: the targets' order */
+            double    slope = k == 1 ? Lin(ch, 0, 1, 0) - Lin(ch, 0, 0, 0) : Lin(ch, 0, 0, 1) - Lin(ch, 0, 0, 0);
+            gerr = PetscMax(gerr, fabs(gt[SG_MFFN_NGRAD * q + 2 * c + k - 1] - slope * factor[k] / D.std[ch]));
           }
       SgCallNN(sgnn_backend_get("cpu", &be));
       SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 5, gs, low, &g));
@@ -761,7 +764,7 @@ static PetscErrorCode TestData(const char dir[])
     }
     PetscCall(SgMFFNEvaluate(s.m, &s.ph, &D, crop, factor, 4, 32, 9, &E));
     for (int c = 0; c < 4; c++) worst = PetscMax(worst, E.nmae[1][c]);
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. linear fields: mean/std vs closed form %.1e; trilinear of the low-res crops vs targets %.1e (36 crops x %" PetscInt_FMT " points); velocity-gradient targets vs the slopes %.1e; evaluation's trilinear NMAE %.1e, R2 %.15f\n", emean, err, P, gerr, worst, (double)E.r2[1][0]));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "7. linear fields: mean/std vs closed form %.1e; trilinear of the low-res crops vs targets %.1e (36 crops x %" PetscInt_FMT " points); gradient targets (u, w, b) vs the slopes %.1e; evaluation's trilinear NMAE %.1e, R2 %.15f\n", emean, err, P, gerr, worst, (double)E.r2[1][0]));
     CHECK(emean < 1e-12 && err < 1e-12 && gerr < 1e-12 && worst < 1e-12, "linear data: statistics %g, crops %g, gradient targets %g, evaluation %g", emean, err, gerr, worst);
     sgnn_tensor_free(&s.x);
     PetscCall(SgMFFNDestroy(&s.m));
