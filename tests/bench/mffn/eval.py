@@ -33,8 +33,9 @@ on every method alike, trilinear interpolation and the U-Net included.
 Region: every fine point inside the low-res hull in z (rows 0 .. 60 of 64: the rows above the last
 low-res row are no method's training ground) and every x column, every snapshot but t = 0 (the
 initial grid-scale noise, which no method can recover from every 4th point). Derivatives use rows
-0 .. 60 only. Writes WORK/eval.json and, with --plot, WORK/mffn_eval.png (per set: spectra, Nu(t), errors relative to trilinear);
---plot-docs writes that figure as docs/mffn_eval.png, the one docs/mffn.md shows."""
+0 .. 60 only. Writes WORK/eval.json and, with --plot, WORK/mffn_eval.png (per set: spectra, Nu(t),
+errors relative to trilinear; the unprojected answers only); --plot-docs writes that figure as
+docs/mffn_eval.png, the one docs/mffn.md shows."""
 import json
 import os
 import subprocess
@@ -229,12 +230,13 @@ def metric(e, k):
 def style(m):
     """line style and legend label of a method: by its kind and gamma, so that every trained arm is
     drawn (mffn = gamma 0.0125, mffn_g0, mffn_g01 = 0.1, mffn_g03 = 0.3, mffn_g1 = 1, mffn_c24 = 0.0125 with
-    the continuity residual weighted 24x, mffn_c24e = that with the dissipation term, mffn_sfe = the
+    the continuity residual weighted 24x, mffn_c24e = that with the dissipation term, mffn_c24et = with the
+    thermal one too, mffn_sfe = the
     stream-function decoder with it, unet*, and any other model file's name)"""
     known = {"truth": ("k-", "truth"), "trilinear": ("b:", "trilinear"), "mffn": ("r--", "mffn, gamma 0.0125"),
              "mffn_g0": ("m-", "mffn, gamma 0"), "mffn_g01": ("c-", "mffn, gamma 0.1"), "mffn_g03": ("b--", "mffn, gamma 0.3"),
              "mffn_g1": ("k--", "mffn, gamma 1"), "mffn_c24": ("C1-", "mffn, gamma 0.0125, continuity x24"),
-             "mffn_c24e": ("C2-", "mffn_c24 + dissipation 0.5"), "mffn_sfe": ("C3-", "mffn, stream function + dissipation 0.5"),
+             "mffn_c24e": ("C2-", "mffn_c24 + dissipation 0.5"), "mffn_c24et": ("C4-", "mffn_c24e + thermal dissipation 0.5"), "mffn_sfe": ("C3-", "mffn, stream function + dissipation 0.5"),
              "unet_long": ("y-.", "unet, 10x steps")}
     if m in known:
         return known[m]
@@ -253,6 +255,7 @@ def plot(panels, folder):
     import matplotlib.pyplot as plt
     fig, axs = plt.subplots(len(panels), 3, figsize=(18, 4.6 * len(panels)), squeeze=False)
     for ax, (name, (stats, tkeep, rr, keep, res)) in zip(axs, panels.items()):
+        stats = {m: st for m, st in stats.items() if not m.endswith("+proj")}  # the figure shows the answers as served unprojected
         n0 = int(keep[:rr[0][1]].sum())  # the first run's snapshots
         late = tkeep[:n0] >= 10
         for m, st in stats.items():
@@ -265,7 +268,7 @@ def plot(panels, folder):
         ax[0].set(xlabel="x-mode m", ylabel="E_m", title=f"{name}: KE spectrum, run 1, mean over t >= 10")
         ax[1].set(xlabel="t", ylabel="Nu = 1 + <w b>/kappa", title=f"{name}: Nusselt number, run 1 (rows 0..60)")
         ax[0].legend(fontsize=8)
-        names = [m for m in res["methods"] if m != "trilinear"]
+        names = [m for m in res["methods"] if m != "trilinear" and not m.endswith("+proj")]
         keys = [f"nmae_{c}" for c in CH] + ["rel_ke", "rel_eps_v", "rel_eps_t", "rel_nu", "rel_spec", "rel_spec_snap"] + [f"pde_{q}" for q in ("b", "x", "z", "c")]
         tri = res["methods"]["trilinear"]
         for i, m in enumerate(names):

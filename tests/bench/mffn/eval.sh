@@ -13,13 +13,16 @@
 #
 # Data (inputs/mffn/ensemble_ra1e6.yaml): training seeds 7-12 (6 members x 81 snapshots, Ra = 1e6);
 # held out: seeds 31-32 at Ra = 1e6 and seeds 41-42 at Ra = 5e5 (generalisation to another Ra).
+# eval.py evaluates every method also with its velocity projected onto divergence-free fields (--project).
 # Training (inputs/mffn/ra1e6.yaml, two stages, because the PDE term costs ~10x a regression step):
 #   stage 1: gamma 0, PRE steps, 512 points per crop; the checkpoint at PRE is shared by the ablation;
 #   stage 2: from that checkpoint (weights, Adam, plateau state), FT more steps with 128 points per
 #            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's), 0.1 (mffn_g01), 0.3 (mffn_g03),
 #            or 0.0125 with -mffn_pde_weights 1,1,1,24 (mffn_c24: continuity at 0.3, the rest at 0.0125),
 #            and that with -mffn_grad_energy_weight 0.5 (mffn_c24e: the crop's mean-square velocity
-#            gradient matched, docs/mffn.md "A dissipation term");
+#            gradient matched, docs/mffn.md "A dissipation term"), and that with
+#            -mffn_thermal_energy_weight 0.5 as well (mffn_c24et: the buoyancy gradient's too, "The thermal
+#            dissipation term");
 #            gamma 1 (mffn_g1) when ARMS names it;
 #   mffn_sfe: the stream-function decoder (-mffn_stream_function 1: u, w from a stream function,
 #            divergence-free by construction; docs/mffn.md "A divergence-free decoder"), its own stage 1
@@ -50,12 +53,13 @@ D=$root/inputs/mffn/ra1e6.yaml
 [ -f rb6_ra5e5.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6_ra5e5 -ensemble_seed 41 -ensemble_members 2 -boussinesq_rayleigh 5e5 > ens_ra5e5.log
 V="-mffn_valid_data rb6_valid.h5 -mffn_seed $SEED"
 # stage 1 (one step past PRE so that the checkpoint at PRE is written; its model is not used)
-! want_any mffn_g0 mffn mffn_g01 mffn_g03 mffn_g1 mffn_c24 mffn_c24e || [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
+! want_any mffn_g0 mffn mffn_g01 mffn_g03 mffn_g1 mffn_c24 mffn_c24e mffn_c24et || [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
   -train_output stage1 -mffn_lcurve stage1.lc > stage1.log
-for arm in "mffn_g0 0 1,1,1,1 0" "mffn 0.0125 1,1,1,1 0" "mffn_g01 0.1 1,1,1,1 0" "mffn_g03 0.3 1,1,1,1 0" "mffn_g1 1 1,1,1,1 0" "mffn_c24 0.0125 1,1,1,24 0" "mffn_c24e 0.0125 1,1,1,24 0.5"; do
+for arm in "mffn_g0 0 1,1,1,1 0 0" "mffn 0.0125 1,1,1,1 0 0" "mffn_g01 0.1 1,1,1,1 0 0" "mffn_g03 0.3 1,1,1,1 0 0" "mffn_g1 1 1,1,1,1 0 0" "mffn_c24 0.0125 1,1,1,24 0 0" \
+  "mffn_c24e 0.0125 1,1,1,24 0.5 0" "mffn_c24et 0.0125 1,1,1,24 0.5 0.5"; do
   set -- $arm
   want "$1" || continue
-  [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" -mffn_grad_energy_weight "$4" $V \
+  [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" -mffn_grad_energy_weight "$4" -mffn_thermal_energy_weight "$5" $V \
     -train_output "$1" -mffn_lcurve "$1.lc" > "$1.log"
 done
 # the stream-function arm: ImNet decodes p, b, psi, so it cannot start from the shared checkpoint
@@ -75,4 +79,4 @@ ULONG=${ULONG:-10}
 ! want unet_long || [ -f unet_long.h5 ] || $N "$E" train-unet -unet_seed $SEED -unet_data rb6.h5 -unet_residual -unet_steps $((ULONG * (PRE + FT))) -unet_start_lr 3e-3 \
   -unet_plateau_window 122 -unet_plateau_patience 2 -unet_plateau_factor 0.5 -unet_plateau_threshold 1e-3 -unet_clip_norm 1 \
   -unet_output unet_long.h5 > unet_long.log
-$N /usr/bin/python3 "$root/tests/bench/mffn/eval.py" "$W" --plot | tee eval.out
+$N /usr/bin/python3 "$root/tests/bench/mffn/eval.py" "$W" --plot --project | tee eval.out
