@@ -236,7 +236,7 @@ def style(m):
     known = {"truth": ("k-", "truth"), "trilinear": ("b:", "trilinear"), "mffn": ("r--", "mffn, gamma 0.0125"),
              "mffn_g0": ("m-", "mffn, gamma 0"), "mffn_g01": ("c-", "mffn, gamma 0.1"), "mffn_g03": ("b--", "mffn, gamma 0.3"),
              "mffn_g1": ("k--", "mffn, gamma 1"), "mffn_c24": ("C1-", "mffn, gamma 0.0125, continuity x24"),
-             "mffn_c24e": ("C2-", "mffn_c24 + dissipation 0.5"), "mffn_c24et": ("C4-", "mffn_c24e + thermal dissipation 0.5"), "mffn_sfe": ("C3-", "mffn, stream function + dissipation 0.5"),
+             "mffn_c24e": ("C2-", "mffn_c24 + dissipation 0.5"), "mffn_c24et": ("C4-", "mffn_c24e + thermal dissipation 0.1"), "mffn_sfe": ("C3-", "mffn, stream function + dissipation 0.5"),
              "unet_long": ("y-.", "unet, 10x steps")}
     if m in known:
         return known[m]

@@ -21,7 +21,7 @@
 #            or 0.0125 with -mffn_pde_weights 1,1,1,24 (mffn_c24: continuity at 0.3, the rest at 0.0125),
 #            and that with -mffn_grad_energy_weight 0.5 (mffn_c24e: the crop's mean-square velocity
 #            gradient matched, docs/mffn.md "A dissipation term"), and that with
-#            -mffn_thermal_energy_weight 0.5 as well (mffn_c24et: the buoyancy gradient's too, "The thermal
+#            -mffn_thermal_energy_weight 0.1 as well (mffn_c24et: the buoyancy gradient's too, "The thermal
 #            dissipation term");
 #            gamma 1 (mffn_g1) when ARMS names it;
 #   mffn_sfe: the stream-function decoder (-mffn_stream_function 1: u, w from a stream function,
@@ -56,7 +56,7 @@ V="-mffn_valid_data rb6_valid.h5 -mffn_seed $SEED"
 ! want_any mffn_g0 mffn mffn_g01 mffn_g03 mffn_g1 mffn_c24 mffn_c24e mffn_c24et || [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
   -train_output stage1 -mffn_lcurve stage1.lc > stage1.log
 for arm in "mffn_g0 0 1,1,1,1 0 0" "mffn 0.0125 1,1,1,1 0 0" "mffn_g01 0.1 1,1,1,1 0 0" "mffn_g03 0.3 1,1,1,1 0 0" "mffn_g1 1 1,1,1,1 0 0" "mffn_c24 0.0125 1,1,1,24 0 0" \
-  "mffn_c24e 0.0125 1,1,1,24 0.5 0" "mffn_c24et 0.0125 1,1,1,24 0.5 0.5"; do
+  "mffn_c24e 0.0125 1,1,1,24 0.5 0" "mffn_c24et 0.0125 1,1,1,24 0.5 0.1"; do
   set -- $arm
   want "$1" || continue
   [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" -mffn_grad_energy_weight "$4" -mffn_thermal_energy_weight "$5" $V \
