@@ -13,6 +13,7 @@ Runs:
   fine_solve   the slot served by its own provider, a fine solve of each segment from the coarse state
                (the reference of the per-answer errors below);
   mffn         MeshfreeFlowNet serves (the deck);
+  mffn_project MeshfreeFlowNet with its velocity projected onto divergence-free fields (mffn project);
   trilinear    trilinear interpolation of the same block (mffn baseline trilinear);
   coarse_eval  the coarse solution itself evaluated on the fine grid (a "fine solve" on the coarse grid:
                superres cells = the coarse cells; spectral interpolation of the coarse run);
@@ -116,6 +117,7 @@ runs = {}
 runs["fine_solve"] = run("fine_solve", DECK, "-boussinesq_superres_swap_use", "solver")
 runs["mffn"] = run("mffn", DECK)
 runs["trilinear"] = run("trilinear", DECK, "-boussinesq_mffn_baseline", "trilinear")
+runs["mffn_project"] = run("mffn_project", DECK, "-boussinesq_mffn_project", "true")
 runs["coarse_eval"] = run("coarse_eval", DECK, "-boussinesq_superres_swap_use", "solver", *CEVAL)
 runs["adaptive"] = run("adaptive", *ADAPT)
 # MFFN on every block with its uncertainty evaluated (an adaptive band nothing exceeds): the residual
@@ -128,7 +130,7 @@ if A.case == "ra1e6":  # the fine run's own trajectory through the slot (costs a
 
 ref = series("fine_solve")
 out = {"case": A.case, "cost": {k: {"cpu_s": round(v[0], 3), "wall_s": round(v[1], 3), "cpu_ratio_to_fine": round(v[0] / runs["fine"][0], 4)} for k, v in runs.items()}, "error": {}}
-for name in ("mffn", "trilinear", "coarse_eval", "adaptive", "mffn_unc"):
+for name in ("mffn", "mffn_project", "trilinear", "coarse_eval", "adaptive", "mffn_unc"):
     s = series(name)
     e = {}
     served = s["by_surrogate"] > 0 if name != "coarse_eval" else series("mffn")["by_surrogate"] > 0
@@ -149,7 +151,7 @@ for name in ("mffn", "trilinear", "coarse_eval", "adaptive", "mffn_unc"):
 if A.case == "ra1e6":  # time means over the developed flow against the fine run's own
     fs = series("fine_stats")
     out["stats"] = {}
-    for name in ("fine_stats", "fine_solve", "mffn", "trilinear", "coarse_eval", "adaptive"):
+    for name in ("fine_stats", "fine_solve", "mffn", "mffn_project", "trilinear", "coarse_eval", "adaptive"):
         s = series(name)
         late = s["time"] >= 15
         m = {q: float(s[q][late].mean()) for q in ("nu_volume", "kinetic_energy")}
