@@ -3,8 +3,9 @@
    eq. 4 with its gamma = 0.0125; the residual terms in physical free-fall units, pde.c), each
    equation's residual optionally weighted (not in the paper: -mffn_pde_weights), plus optionally
    grad_weight[0] times the L1 misfit of the velocity gradients (a Sobolev term), grad_weight[1]
-   times the mismatch of their mean square (the crop's viscous dissipation) and grad_weight[2] that of
-   the buoyancy gradients' (its thermal dissipation), none in the paper.
+   times the mismatch of their mean square (the crop's viscous dissipation), grad_weight[2] that of
+   the buoyancy gradients' (its thermal dissipation) and grad_weight[3] the mismatch of the mean of
+   w b (its convective heat flux), none in the paper.
 
    On a crop partitioned over spatial ranks each rank decodes the query points it owns (owner-local
    8-corner decoding, no gather) and its loss is its share: the means over its points times its share
@@ -49,6 +50,24 @@ static PetscErrorCode EnergyMismatch(SgnnTensor g, PetscInt Pown, int n, const d
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* |mean (w b) - mean (w* b*)| / (std_w std_b) over the points: the mismatch of the crop's convective
+   heat flux (the Nusselt number's <w b>), decoded (the jet's physical values) against the targets */
+static PetscErrorCode FluxMismatch(const SgMFFNPhysics *ph, const SgMFFNJet *J, PetscInt Pown, const double target[], SgnnTensor *flux)
+{
+  const double sc = 1.0 / (Pown * ph->std[1] * ph->std[3]);
+  SgnnTensor   wb, s, d;
+  double       ft = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt p = 0; p < Pown; p++) ft += (ph->mean[3] + ph->std[3] * target[SG_MFFN_NCH * p + 3]) * (ph->mean[1] + ph->std[1] * target[SG_MFFN_NCH * p + 1]);
+  SgCallNN(sgnn_mul(J->val[3], J->val[1], &wb));
+  SgCallNN(sgnn_sum(wb, 0, NULL, 0, &s));
+  SgCallNN(sgnn_affine(s, sc, -ft * sc, &d));
+  SgCallNN(sgnn_abs(d, flux));
+  sgnn_tensor_free(&wb), sgnn_tensor_free(&s), sgnn_tensor_free(&d);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The gradient terms, in normalised units per latent index step (the jet's physical derivatives
    times scale_k / std_c), over the points: l1 = mean |d out_c / d l_k - grad| over (u_z, u_x, w_z,
    w_x); energy (NULL: not wanted) = |mean (d out_c / d l_k)^2 - mean grad^2| over the same, the
@@ -87,19 +106,19 @@ static PetscErrorCode GradientTerms(const SgMFFNPhysics *ph, const SgMFFNJet *J,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[3], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[3])
+PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[4])
 {
   SgnnTensor        lat, pt, out, tg, lreg, res, zero;
   SgMFFNLatentBlock B;
   int               ps[2] = {(int)Pown, 3}, ts[2] = {(int)Pown, SG_MFFN_NCH};
   double            v;
-  const PetscBool   gw = grad_weight && (grad_weight[0] > 0 || grad_weight[1] > 0 || grad_weight[2] > 0);
+  const PetscBool   gw = grad_weight && (grad_weight[0] > 0 || grad_weight[1] > 0 || grad_weight[2] > 0 || grad_weight[3] > 0);
 
   PetscFunctionBegin;
   PetscCall(SgMFFNEncodePart(m, part, lowres, &lat));
   PetscCall(SgMFFNLatentBlockCreate(m, part, lat, &B));
   *reg = 0, *pde = 0;
-  if (gterm) gterm[0] = gterm[1] = gterm[2] = 0;
+  if (gterm) gterm[0] = gterm[1] = gterm[2] = gterm[3] = 0;
   PetscCheck(!gw || grad, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "mffn: gradient weights without gradient targets");
   if (!Pown) {
     /* no point here, but the encoder's backward (halo exchanges, batch statistics) is collective:
@@ -122,8 +141,9 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
   *loss = sgnn_tensor_ref(lreg);
   if (gamma > 0 || gw) {
     SgMFFNJet  J;
-    SgnnTensor terms[4] = {NULL, NULL, NULL, NULL};
-    PetscReal  w[4]     = {gamma, gw ? grad_weight[0] : 0, gw ? grad_weight[1] : 0, gw ? grad_weight[2] : 0}, *val[4] = {pde, gterm ? &gterm[0] : NULL, gterm ? &gterm[1] : NULL, gterm ? &gterm[2] : NULL};
+    SgnnTensor terms[5] = {NULL, NULL, NULL, NULL, NULL};
+    PetscReal  w[5]     = {gamma, gw ? grad_weight[0] : 0, gw ? grad_weight[1] : 0, gw ? grad_weight[2] : 0, gw ? grad_weight[3] : 0};
+    PetscReal *val[5]   = {pde, gterm ? &gterm[0] : NULL, gterm ? &gterm[1] : NULL, gterm ? &gterm[2] : NULL, gterm ? &gterm[3] : NULL};
     PetscCall(SgMFFNDerivatives(ph, out, pt, &J));
     if (gamma > 0) {
       SgCallNN(sgnn_tensor_zeros(m->be, m->dt, 2, ts, &zero));
@@ -132,8 +152,9 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
       sgnn_tensor_free(&res), sgnn_tensor_free(&zero);
     }
     if (gw) PetscCall(GradientTerms(ph, &J, Pown, grad, &terms[1], w[2] > 0 ? &terms[2] : NULL, w[3] > 0 ? &terms[3] : NULL));
+    if (w[4] > 0) PetscCall(FluxMismatch(ph, &J, Pown, target, &terms[4]));
     SgMFFNJetFree(&J);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
       SgnnTensor sc, sum;
       if (!terms[i]) continue;
       PetscCall(Share(P, Pown, &terms[i]));

@@ -172,10 +172,11 @@ PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTe
    grad_weight (NULL: none) adds grad_weight[0] * mean |d out / d l - grad| over the Pown x 4 velocity
    gradients (u_z, u_x, w_z, w_x, normalised per latent index step: SgMFFNDataCropPart's grad
    [Pown][SG_MFFN_NGRAD]), grad_weight[1] * |mean (d out / d l)^2 - mean grad^2| over the same (the
-   crop's viscous dissipation) and grad_weight[2] * the same over b_z, b_x (its thermal
-   dissipation); gterm (NULL: not wanted) receives those three means, as reg and pde theirs. They
-   need an unpartitioned crop (Pown = P). */
-PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[3], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[3]);
+   crop's viscous dissipation), grad_weight[2] * the same over b_z, b_x (its thermal
+   dissipation) and grad_weight[3] * |mean w b - mean w* b*| / (std_w std_b) (its convective heat
+   flux); gterm (NULL: not wanted) receives those four, as reg and pde theirs. They need an
+   unpartitioned crop (Pown = P). */
+PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[4]);
 
 /* The SgSurrogate op serving field.superres (superres.c): inference on a whole domain, the PDE
    residual as uncertainty. */

@@ -17,8 +17,9 @@
         random last layer the weight gradients of the output and of the residual pass 1. and 3.
      3c. the gradient loss terms with targets = the model's own normalised derivatives + offsets
         (u, w: 0.5, -0.25, 0.125, -0.75; b: 0.375, -0.5): the l1 misfit is the velocity offsets' mean
-        |.| 0.40625 and the energy mismatches |mean d^2 - mean (d + off)^2| of the velocity and of
-        the buoyancy gradients their closed forms, to 1e-12, whatever the physical
+        |.| 0.40625, the energy mismatches |mean d^2 - mean (d + off)^2| of the velocity and of
+        the buoyancy gradients and the heat-flux mismatch |mean w b - mean w* b*| / (std_w std_b)
+        (field targets offset by one std) their closed forms, to 1e-12, whatever the physical
         scales and normalisation (a wrong channel, axis or unit conversion moves them at O(1)); each
         term's weight gradient passes 1.'s check;
    test_mffn pde
@@ -65,7 +66,7 @@ typedef struct {
   SgnnTensor    x;
   double        pts[NP * 3], wout[NP * 4];
   double        tgt[NP * 4], gtgt[NP * SG_MFFN_NGRAD]; /* mode 2: field and gradient targets */
-  PetscReal     gw[3];                     /* mode 2: the gradient weights (velocity l1, velocity energy, buoyancy energy) */
+  PetscReal     gw[4];                     /* mode 2: the weights beyond the paper's (velocity-gradient l1, velocity energy, buoyancy energy, heat flux) */
   SgMFFNPhysics ph;
 } Setup;
 
@@ -109,7 +110,7 @@ static PetscErrorCode Loss(Setup *s, int mode, const double *pts, SgnnTensor *L,
 
   PetscFunctionBegin;
   if (mode == 2) {
-    PetscReal reg, pde, gt[3];
+    PetscReal reg, pde, gt[4];
     *ptsT = NULL;
     PetscCall(SgMFFNCropLossPart(s->m, &s->ph, NULL, s->x, NP, NP, pts, s->tgt, 0, NULL, s->gtgt, s->gw, L, &reg, &pde, gt));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -316,8 +317,8 @@ static PetscErrorCode TestGrad(void)
        keep every L1 term 0.1 or more from its kink, and the energy mismatches away from zero) */
     const double off[6] = {0.5, -0.25, 0.125, -0.75, 0.375, -0.5}; /* u_z, u_x, w_z, w_x, b_z, b_x */
     const int    ch[3]  = {2, 3, 1};
-    double       o[NP * 4], e4[3], em[2] = {0, 0};
-    PetscReal    reg, pde, gt[3];
+    double       o[NP * 4], e4[4], em[2] = {0, 0}, fl = 0;
+    PetscReal    reg, pde, gt[4];
     SgnnTensor   L;
     PetscCall(Jet(&s, s.pts, d1, d2));
     PetscCall(Decoded(&s, s.pts, o));
@@ -329,16 +330,21 @@ static PetscErrorCode TestGrad(void)
           em[c / 2] += (g * g - t * t) / ((c < 2 ? 4.0 : 2.0) * NP);
         }
     for (int i = 0; i < NP * 4; i++) s.tgt[i] = o[i] + (i % 2 ? 1 : -1);
-    s.gw[0] = 1, s.gw[1] = 1, s.gw[2] = 1;
+    for (int p = 0; p < NP; p++) { /* the heat-flux mismatch: physical w b decoded against the targets' */
+      const double *m = s.ph.mean, *sd = s.ph.std;
+      fl += ((m[3] + sd[3] * o[4 * p + 3]) * (m[1] + sd[1] * o[4 * p + 1]) - (m[3] + sd[3] * s.tgt[4 * p + 3]) * (m[1] + sd[1] * s.tgt[4 * p + 1])) / (NP * sd[1] * sd[3]);
+    }
+    s.gw[0] = 1, s.gw[1] = 1, s.gw[2] = 1, s.gw[3] = 1;
     PetscCall(SgMFFNCropLossPart(s.m, &s.ph, NULL, s.x, NP, NP, s.pts, s.tgt, 0, NULL, s.gtgt, s.gw, &L, &reg, &pde, gt));
     sgnn_tensor_free(&L);
-    for (int t = 0; t < 3; t++) {
-      s.gw[0] = t == 0, s.gw[1] = t == 1, s.gw[2] = t == 2;
+    for (int t = 0; t < 4; t++) {
+      s.gw[0] = t == 0, s.gw[1] = t == 1, s.gw[2] = t == 2, s.gw[3] = t == 3;
       PetscCall(CheckWeightGradient(&s, 2, &e4[t]));
     }
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. gradient terms: l1 misfit %.15f (expected 0.40625), velocity energy mismatch %.15f (expected %.15f), buoyancy %.15f (expected %.15f), regression %.15f (expected 1); weight gradients vs central differences: l1 %.2e, energy %.2e, buoyancy energy %.2e (max relative)\n", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)reg, e4[0], e4[1], e4[2]));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. terms beyond the paper's: l1 misfit %.15f (expected 0.40625), velocity energy mismatch %.15f (expected %.15f), buoyancy %.15f (expected %.15f), heat flux %.15f (expected %.15f), regression %.15f (expected 1); weight gradients vs central differences: l1 %.2e, energy %.2e, buoyancy energy %.2e, heat flux %.2e (max relative)\n", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)gt[3], fabs(fl), (double)reg, e4[0], e4[1], e4[2], e4[3]));
+    CHECK(fabs(gt[3] - fabs(fl)) < 1e-12 * (1 + fabs(fl)) && fabs(fl) > 0.1, "heat-flux term %g (expected %g, away from 0)", (double)gt[3], fabs(fl));
     CHECK(fabs(gt[0] - 0.40625) < 1e-12 && fabs(gt[1] - fabs(em[0])) < 1e-12 * (1 + fabs(em[0])) && fabs(gt[2] - fabs(em[1])) < 1e-12 * (1 + fabs(em[1])) && fabs(reg - 1) < 1e-12 && pde == 0, "gradient terms: l1 %g, energy %g (expected %g), buoyancy energy %g (expected %g), regression %g, pde %g", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)reg, (double)pde);
-    CHECK(e4[0] < 1e-5 && e4[1] < 1e-5 && e4[2] < 1e-5, "weight gradients of the gradient terms: relative errors %g, %g, %g", e4[0], e4[1], e4[2]);
+    CHECK(e4[0] < 1e-5 && e4[1] < 1e-5 && e4[2] < 1e-5 && e4[3] < 1e-5, "weight gradients of the terms: relative errors %g, %g, %g, %g", e4[0], e4[1], e4[2], e4[3]);
   }
   sgnn_tensor_free(&s.x);
   PetscCall(SgMFFNDestroy(&s.m));
