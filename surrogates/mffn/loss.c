@@ -78,7 +78,7 @@ static PetscErrorCode FluxMismatch(const SgMFFNPhysics *ph, const SgMFFNJet *J, 
 static PetscErrorCode GradientTerms(const SgMFFNPhysics *ph, const SgMFFNJet *J, PetscInt Pown, const double grad[], SgnnTensor *l1, SgnnTensor *energy, SgnnTensor *thermal)
 {
   const int  ch[3] = {2, 3, 1}; /* u, w, b: grad's order */
-  SgnnTensor d[6], vel, tg;
+  SgnnTensor d[6] = {NULL, NULL, NULL, NULL, NULL, NULL}, vel, tg;
   int        gs[2] = {(int)Pown, 4};
   double    *tv, *tb;
 
@@ -88,7 +88,7 @@ static PetscErrorCode GradientTerms(const SgMFFNPhysics *ph, const SgMFFNJet *J,
     for (int i = 0; i < 4; i++) tv[4 * p + i] = grad[SG_MFFN_NGRAD * p + i];
     for (int i = 0; i < 2; i++) tb[2 * p + i] = grad[SG_MFFN_NGRAD * p + 4 + i];
   }
-  for (int c = 0; c < 3; c++)
+  for (int c = 0; c < (thermal ? 3 : 2); c++) /* b's gradients only for the thermal term */
     for (int k = 1; k <= 2; k++) SgCallNN(sgnn_affine(J->d1[ch[c]][k], ph->scale[k] / ph->std[ch[c]], 0, &d[2 * c + k - 1]));
   SgCallNN(sgnn_concat(4, d, 1, &vel));
   SgCallNN(sgnn_tensor_from_f64(sgnn_tensor_backend(vel), sgnn_tensor_dtype(vel), 2, gs, tv, &tg));
