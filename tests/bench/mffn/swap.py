@@ -7,17 +7,19 @@ Two cases, each all runs in one script, one rank each, one BLAS thread:
          inputs/mffn/superres_adaptive.yaml.
   ra1e6  (--case ra1e6) inputs/mffn/superres_ra1e6.yaml: Ra = 1e6, coarse 64 x 17, fine fields on
          256 x 64 every 1.0 (blocks of 4 coarse snapshots) up to t = T_END (--t-end, default 40),
-         seed 51, model inputs/mffn/models/mffn_rb_ra1e6.h5 (the evaluation's continuity-weighted
-         model); the adaptive policy by options, with the band --band LO,HI.
+         seed 51, model inputs/mffn/models/mffn_rb_ra1e6.h5 (the evaluation's arm mffn_c24etf,
+         seed 1), its velocity projected; the adaptive policy by options, with the band --band LO,HI.
 Runs:
   fine_solve   the slot served by its own provider, a fine solve of each segment from the coarse state
                (the reference of the per-answer errors below);
-  mffn         MeshfreeFlowNet serves (the deck);
-  mffn_project MeshfreeFlowNet with its velocity projected onto divergence-free fields (mffn project);
-  trilinear    trilinear interpolation of the same block (mffn baseline trilinear);
+  mffn         MeshfreeFlowNet serves (the deck with its velocity not projected: mffn project false);
+  mffn_project MeshfreeFlowNet with its velocity projected onto divergence-free fields (mffn project
+               true: the ra1e6 deck's own setting);
+  trilinear    trilinear interpolation of the same block (mffn baseline trilinear), not projected;
+  trilinear_project  the same, its velocity projected as mffn_project's;
   coarse_eval  the coarse solution itself evaluated on the fine grid (a "fine solve" on the coarse grid:
                superres cells = the coarse cells; spectral interpolation of the coarse run);
-  adaptive     MFFN while its PDE residual is in the band, else the fine solve;
+  adaptive     MFFN while its PDE residual is in the band, else the fine solve (the deck's projection);
   mffn_unc     MFFN on every block with its uncertainty evaluated (a band nothing exceeds);
   coarse       the coarse run alone (no slot), and fine: a plain fine run over the same time — what the
                swap replaces; with ra1e6 also fine_stats: the fine run with its own solution served
@@ -115,8 +117,9 @@ def series(name):
 PLAIN = plain_deck()
 runs = {}
 runs["fine_solve"] = run("fine_solve", DECK, "-boussinesq_superres_swap_use", "solver")
-runs["mffn"] = run("mffn", DECK)
-runs["trilinear"] = run("trilinear", DECK, "-boussinesq_mffn_baseline", "trilinear")
+runs["mffn"] = run("mffn", DECK, "-boussinesq_mffn_project", "false")
+runs["trilinear"] = run("trilinear", DECK, "-boussinesq_mffn_baseline", "trilinear", "-boussinesq_mffn_project", "false")
+runs["trilinear_project"] = run("trilinear_project", DECK, "-boussinesq_mffn_baseline", "trilinear", "-boussinesq_mffn_project", "true")
 runs["mffn_project"] = run("mffn_project", DECK, "-boussinesq_mffn_project", "true")
 runs["coarse_eval"] = run("coarse_eval", DECK, "-boussinesq_superres_swap_use", "solver", *CEVAL)
 runs["adaptive"] = run("adaptive", *ADAPT)
@@ -130,7 +133,7 @@ if A.case == "ra1e6":  # the fine run's own trajectory through the slot (costs a
 
 ref = series("fine_solve")
 out = {"case": A.case, "cost": {k: {"cpu_s": round(v[0], 3), "wall_s": round(v[1], 3), "cpu_ratio_to_fine": round(v[0] / runs["fine"][0], 4)} for k, v in runs.items()}, "error": {}}
-for name in ("mffn", "mffn_project", "trilinear", "coarse_eval", "adaptive", "mffn_unc"):
+for name in ("mffn", "mffn_project", "trilinear", "trilinear_project", "coarse_eval", "adaptive", "mffn_unc"):
     s = series(name)
     e = {}
     served = s["by_surrogate"] > 0 if name != "coarse_eval" else series("mffn")["by_surrogate"] > 0
@@ -151,7 +154,7 @@ for name in ("mffn", "mffn_project", "trilinear", "coarse_eval", "adaptive", "mf
 if A.case == "ra1e6":  # time means over the developed flow against the fine run's own
     fs = series("fine_stats")
     out["stats"] = {}
-    for name in ("fine_stats", "fine_solve", "mffn", "mffn_project", "trilinear", "coarse_eval", "adaptive"):
+    for name in ("fine_stats", "fine_solve", "mffn", "mffn_project", "trilinear", "trilinear_project", "coarse_eval", "adaptive"):
         s = series(name)
         late = s["time"] >= 15
         m = {q: float(s[q][late].mean()) for q in ("nu_volume", "kinetic_energy")}
@@ -163,12 +166,12 @@ if A.case == "ra1e6":  # time means over the developed flow against the fine run
                               "ke_rel": abs(m["kinetic_energy"] - r["kinetic_energy"]) / r["kinetic_energy"], "spectrum_rel": float(np.abs(m["spectrum"] - rs).sum() / rs.sum())}
 json.dump(out, open(os.path.join(WORK, "swap.json"), "w"), indent=1)
 print(f"{A.case}: {os.path.relpath(DECK, ROOT)} {' '.join(LEN)}")
-print(f"{'run':12s} {'cpu s':>8s} {'wall s':>8s} {'cpu / fine':>10s}")
+print(f"{'run':17s} {'cpu s':>8s} {'wall s':>8s} {'cpu / fine':>10s}")
 for k, v in out["cost"].items():
-    print(f"{k:12s} {v['cpu_s']:8.2f} {v['wall_s']:8.2f} {v['cpu_ratio_to_fine']:10.3f}")
-print(f"\n{'vs fine_solve':12s} {'Nu':>9s} {'KE':>9s} {'Nu mean':>9s} {'KE mean':>9s} {'spectrum':>9s} {'b rms':>9s} {'u rms':>9s} {'w rms':>9s} {'by sur.':>8s}")
+    print(f"{k:17s} {v['cpu_s']:8.2f} {v['wall_s']:8.2f} {v['cpu_ratio_to_fine']:10.3f}")
+print(f"\n{'vs fine_solve':17s} {'Nu':>9s} {'KE':>9s} {'Nu mean':>9s} {'KE mean':>9s} {'spectrum':>9s} {'b rms':>9s} {'u rms':>9s} {'w rms':>9s} {'by sur.':>8s}")
 for k, e in out["error"].items():
-    print(f"{k:12s} {e['nu_volume']:9.2e} {e['kinetic_energy']:9.2e} {e['nu_volume_mean_rel_served'] or 0:9.2e} {e['kinetic_energy_mean_rel_served'] or 0:9.2e} "
+    print(f"{k:17s} {e['nu_volume']:9.2e} {e['kinetic_energy']:9.2e} {e['nu_volume_mean_rel_served'] or 0:9.2e} {e['kinetic_energy_mean_rel_served'] or 0:9.2e} "
           f"{e['ke_spectrum']:9.2e} {e['b_rms_rel']:9.2e} {e['u_rms_rel']:9.2e} {e['w_rms_rel']:9.2e} {e['surrogate_answers']:4d}/{e['answers']}")
 print("(Nu mean, KE mean: over the answers mffn serves)")
 if "stats" in out:

@@ -21,8 +21,9 @@ superres_adaptive.yaml as a user runs them from the repository root, with the sh
   6. The Ra = 1e6 deck (inputs/mffn/superres_ra1e6.yaml with the model inputs/mffn/models/mffn_rb_ra1e6.h5),
      short (t = 0 .. 4): answers every 1.0 on 256 x 64 from blocks of 4 coarse snapshots; t = 0, 1, 2
      by the fine solve (fewer than 4 held), t = 3, 4 by mffn, one switch. Against the fine solve serving:
-     the coarse run bit-identical; mffn's Nu and KE at t = 3, 4 within 0.03 relative (measured 0.0063 at
-     most: the convection's onset; a wrong axis, spacing or normalisation is off by O(1)) and not the fine
+     the coarse run bit-identical; mffn's Nu and KE at t = 3, 4 within 0.05 relative (measured 0.022 at
+     most with the shipped model, its velocity projected as the deck asks: the convection's onset, which
+     the model's training crops hold little of; a wrong axis, spacing or normalisation is off by O(1)) and not the fine
      solve's. The fine solve of a 4-snapshot block starts one block time before the asked time, so its
      answers are those of 2-snapshot blocks bit for bit (not a 3-unit solve from the block's first time)."""
 import os
@@ -117,7 +118,7 @@ log6s = run([D6, "-sim_output", out("r6s"), "-sim_t_end", "4", "-boussinesq_supe
 r6 = series("r6s")
 st.check(coarse(log6) == coarse(log6s), "Ra = 1e6: the coarse run is bit-identical whoever serves")
 e6 = max((np.abs(s6[q] - r6[q]) / np.abs(r6[q]))[3:].max() for q in ("nu_volume", "kinetic_energy"))
-st.check(1e-4 < e6 < 0.03, f"Ra = 1e6: mffn's Nu and KE at t = 3, 4 within {e6:.4f} of the fine solve's (tolerance 0.03), and mffn's own")
+st.check(1e-4 < e6 < 0.05, f"Ra = 1e6: mffn's Nu and KE at t = 3, 4 within {e6:.4f} of the fine solve's (tolerance 0.05), and mffn's own")
 run([D6, "-sim_output", out("r6s2"), "-sim_t_end", "4", "-boussinesq_superres_swap_use", "solver", "-boussinesq_superres_snapshots", "2"])
 r62 = series("r6s2")
 st.check(all((r62[k] == r6[k]).all() for k in ("nu_volume", "kinetic_energy", "ke_spectrum")), "Ra = 1e6: the fine solve of 4-snapshot blocks = of 2-snapshot blocks, bit for bit (one segment back)")
