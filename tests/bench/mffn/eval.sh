@@ -9,7 +9,7 @@
 # Cost on the 2-core VM (docs/mffn.md): stage 1 ~5.8 steps/s (3000 steps ~9 min), each stage-2 arm
 # with the PDE term ~0.35 s/step (1200 steps ~7 min; 1 min for gamma 0), the U-Nets 1 + 9.5 min,
 # each mffn model's whole-domain prediction of one data set ~155 s (~45 s since the softplus kernel):
-# about 1 h 50 min for all arms.
+# about 2 h for the default arms.
 #
 # Data (inputs/mffn/ensemble_ra1e6.yaml): training seeds 7-12 (6 members x 81 snapshots, Ra = 1e6);
 # held out: seeds 31-32 at Ra = 1e6 and seeds 41-42 at Ra = 5e5 (generalisation to another Ra).
@@ -23,7 +23,8 @@
 #            gradient matched, docs/mffn.md "A dissipation term"), and that with
 #            -mffn_thermal_energy_weight 0.1 as well (mffn_c24et: the buoyancy gradient's too, "The thermal
 #            dissipation term"), and that with -mffn_heat_flux_weight 0.1 (mffn_c24etf: the crop's mean w b
-#            matched) when ARMS names it;
+#            matched, "The heat-flux term": the arm that meets the bars, and the shipped model's) by
+#            default, mffn_c24et when ARMS names it;
 #            gamma 1 (mffn_g1) when ARMS names it;
 #   mffn_sfe: the stream-function decoder (-mffn_stream_function 1: u, w from a stream function,
 #            divergence-free by construction; docs/mffn.md "A divergence-free decoder"), its own stage 1
@@ -40,7 +41,7 @@ W=${1:-$root/build/mffn_eval}
 PRE=${PRE:-3000}
 FT=${FT:-1200}
 SEED=${SEED:-1}
-ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 mffn_c24e unet unet_long}
+ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 mffn_c24e mffn_c24etf unet unet_long}
 want() { [[ " $ARMS " == *" $1 "* ]]; }
 want_any() { for a in "$@"; do want "$a" && return 0; done; return 1; }
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
