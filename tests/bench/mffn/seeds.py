@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """The spread over training seeds of MeshfreeFlowNet's evaluation (docs/mffn.md "Seeds").
 
-  seeds.py WORK1 WORK2 ...
+  seeds.py WORK1 WORK2 ... [--plot PNG ARM]
 
 Each WORK is an eval.sh directory of one seed (SEED=s ARMS="..." bash eval.sh WORK) whose eval.json
 eval.py has written. For every method present in all of them and every metric: the mean over the
 seeds and the range, per evaluated set; then, per set, which metrics the mean of each mffn arm wins
 against trilinear interpolation and against the U-Net at equal steps (`unet`), and where the
 seeds' ranges overlap (a difference the seeds do not resolve); an arm evaluated with --project
-("+proj") also against the projected baselines."""
+("+proj") also against the projected baselines. --plot draws, per set, every metric of ARM (e.g.
+mffn_c24etf+proj) and of trilinear interpolation divided by the U-Net's, the seeds' mean with
+one standard error of the ratio (docs/mffn_seeds.png)."""
 import json
 import os
 import sys
@@ -26,8 +28,14 @@ PDE = ["pde_b", "pde_x", "pde_z", "pde_c"]
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    runs = []
-    for w in sys.argv[1:]:
+    args, plot = sys.argv[1:], None
+    if "--plot" in args:
+        i = args.index("--plot")
+        plot, args = args[i + 1:i + 3], args[:i] + args[i + 3:]
+        if len(plot) < 2:
+            sys.exit("seeds.py: --plot needs PNG and ARM")
+    runs, panels = [], {}
+    for w in args:
         path = os.path.join(w, "eval.json")
         if not os.path.exists(path):
             sys.exit(f"seeds.py: {path} is missing (run eval.py {w} first)")
@@ -36,6 +44,7 @@ def main():
         meth = [m for m in runs[0]["sets"][name]["methods"] if all(m in r["sets"][name]["methods"] for r in runs)]
         keys = FIELDS + STATS + PDE
         val = {m: {k: np.array([metric(r["sets"][name]["methods"][m], k) for r in runs]) for k in keys} for m in meth}
+        panels[name] = val
         print(f"\n== {name}: mean over {len(runs)} seeds [min, max]")
         for i, part in enumerate((keys[:5], keys[5:10], keys[10:])):
             print(f"{'method' if i == 0 else '':24s}" + "".join(f"{k:>27s}" for k in part))
@@ -54,6 +63,40 @@ def main():
                 overlap = [k for k in ks if val[m][k].max() >= val[ref][k].min() and val[m][k].min() <= val[ref][k].max()]
                 print(f"{m} against {ref}: mean wins {len(ks) - len(lost)} of {len(ks)}"
                       + (f"; loses {', '.join(lost)}" if lost else "") + (f"; ranges overlap on {', '.join(overlap)}" if overlap else ""))
+    if plot:
+        draw(panels, *plot, len(runs))
+
+
+def draw(panels, png, arm, nseeds):
+    """ARM's and trilinear's metrics over the U-Net's, per set: mean ratio and one standard error"""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    keys = FIELDS + STATS + PDE
+    fig, ax = plt.subplots(len(panels), 1, figsize=(12, 3.6 * len(panels)), squeeze=False)
+    for a, (name, val) in zip(ax[:, 0], panels.items()):
+        if arm not in val or "unet" not in val:
+            sys.exit(f"seeds.py: --plot: {arm} or unet is not in every run of {name}")
+        x = np.arange(len(keys))
+        for j, (m, col) in enumerate(((arm, "C3"), ("trilinear", "C0"))):
+            r, e = [], []
+            for k in keys:
+                u, v = val["unet"][k], val[m][k]
+                q = v.mean() / u.mean()
+                se = lambda y: y.std(ddof=1) / np.sqrt(len(y)) / y.mean() if len(y) > 1 else 0.0  # noqa: E731
+                r.append(q)
+                e.append(q * np.hypot(se(u), se(v)))
+            a.bar(x + (j - 0.5) * 0.38, r, 0.38, yerr=e, color=col, label=m, capsize=2)
+        a.axhline(1, color="k", lw=0.8)
+        a.set_yscale("log")
+        a.set_xticks(x)
+        a.set_xticklabels([k.replace("rel_", "").replace("nmae_", "NMAE ") for k in keys], rotation=30, fontsize=8)
+        a.set_ylabel("metric / U-Net's")
+        a.set_title(f"{name}: mean of {nseeds} seeds, error bars one standard error (below 1: better than the plain U-Net)")
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    print("wrote", png)
 
 
 if __name__ == "__main__":
