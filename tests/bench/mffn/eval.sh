@@ -23,7 +23,7 @@
 #            gradient matched, docs/mffn.md "A dissipation term"), and that with
 #            -mffn_thermal_energy_weight 0.1 as well (mffn_c24et: the buoyancy gradient's too, "The thermal
 #            dissipation term"), and that with -mffn_heat_flux_weight 0.1 (mffn_c24etf: the crop's mean w b
-#            matched, "The heat-flux term": the arm that meets the bars, and the shipped model's) by
+#            matched, "The heat-flux term": the arm closest to the bars, and the shipped model's) by
 #            default, mffn_c24et when ARMS names it;
 #            gamma 1 (mffn_g1) when ARMS names it;
 #   mffn_sfe: the stream-function decoder (-mffn_stream_function 1: u, w from a stream function,
