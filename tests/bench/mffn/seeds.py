@@ -67,6 +67,11 @@ def main():
         draw(panels, *plot, len(runs))
 
 
+def rel_se(y):
+    """the standard error of the mean of the seeds' values y, relative to the mean"""
+    return y.std(ddof=1) / np.sqrt(len(y)) / y.mean() if len(y) > 1 else 0.0
+
+
 def draw(panels, png, arm, nseeds):
     """ARM's and trilinear's metrics over the U-Net's, per set: mean ratio and one standard error"""
     import matplotlib
@@ -83,9 +88,8 @@ def draw(panels, png, arm, nseeds):
             for k in keys:
                 u, v = val["unet"][k], val[m][k]
                 q = v.mean() / u.mean()
-                se = lambda y: y.std(ddof=1) / np.sqrt(len(y)) / y.mean() if len(y) > 1 else 0.0  # noqa: E731
                 r.append(q)
-                e.append(q * np.hypot(se(u), se(v)))
+                e.append(q * np.hypot(rel_se(u), rel_se(v)))
             a.bar(x + (j - 0.5) * 0.38, r, 0.38, yerr=e, color=col, label=m, capsize=2)
         a.axhline(1, color="k", lw=0.8)
         a.set_yscale("log")
