@@ -4,8 +4,9 @@
    equation's residual optionally weighted (not in the paper: -mffn_pde_weights), plus optionally
    grad_weight[0] times the L1 misfit of the velocity gradients (a Sobolev term), grad_weight[1]
    times the mismatch of their mean square (the crop's viscous dissipation), grad_weight[2] that of
-   the buoyancy gradients' (its thermal dissipation) and grad_weight[3] the mismatch of the mean of
-   w b (its convective heat flux), none in the paper.
+   the buoyancy gradients' (its thermal dissipation), grad_weight[3] the mismatch of the mean of
+   w b (its convective heat flux) and grad_weight[4] that of the mean square vorticity (its
+   enstrophy), none in the paper.
 
    On a crop partitioned over spatial ranks each rank decodes the query points it owns (owner-local
    8-corner decoding, no gather) and its loss is its share: the means over its points times its share
@@ -68,6 +69,38 @@ static PetscErrorCode FluxMismatch(const SgMFFNPhysics *ph, const SgMFFNJet *J, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* |mean om^2 - mean om*^2| over the points, om = (u_z - w_x) h / (2 sqrt(std_u std_w)) with
+   h = sqrt(scale_z scale_x): the mismatch of the crop's enstrophy. Why beside the gradient energy:
+   the answer's velocity is projected onto divergence-free fields before use (project.c), which
+   removes a gradient field grad phi; that removes (div u)^2 from the mean square velocity gradient
+   but leaves the vorticity as it is (curl grad phi = 0), and for a divergence-free field with
+   no-slip walls and periodic x the mean square vorticity equals the mean square velocity gradient.
+   So matching the enstrophy matches the viscous dissipation of the projected answer, where matching
+   the gradient energy counts the divergent part the projection takes away. The scale makes it the
+   gradient energy's size (that term averages 4 squares) when std_u = std_w and scale_z = scale_x.
+   grad: the targets [Pown][SG_MFFN_NGRAD], normalised per latent index step. */
+static PetscErrorCode VorticityMismatch(const SgMFFNPhysics *ph, const SgMFFNJet *J, PetscInt Pown, const double grad[], SgnnTensor *enstrophy)
+{
+  const double h  = PetscSqrtReal(ph->scale[1] * ph->scale[2]);
+  const double sc = h / (2 * PetscSqrtReal(ph->std[2] * ph->std[3]));
+  SgnnTensor   uz, wx, om;
+  double      *t;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(Pown, &t));
+  for (PetscInt p = 0; p < Pown; p++) { /* the targets back to physical u_z, w_x, then scaled */
+    const double *g = &grad[SG_MFFN_NGRAD * p];
+    t[p]            = sc * (g[0] * ph->std[2] / ph->scale[1] - g[3] * ph->std[3] / ph->scale[2]);
+  }
+  SgCallNN(sgnn_affine(J->d1[2][1], sc, 0, &uz));
+  SgCallNN(sgnn_affine(J->d1[3][2], -sc, 0, &wx));
+  SgCallNN(sgnn_add(uz, wx, &om));
+  PetscCall(EnergyMismatch(om, Pown, 1, t, enstrophy));
+  sgnn_tensor_free(&uz), sgnn_tensor_free(&wx), sgnn_tensor_free(&om);
+  PetscCall(PetscFree(t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The gradient terms, in normalised units per latent index step (the jet's physical derivatives
    times scale_k / std_c), over the points: l1 = mean |d out_c / d l_k - grad| over (u_z, u_x, w_z,
    w_x); energy (NULL: not wanted) = |mean (d out_c / d l_k)^2 - mean grad^2| over the same, the
@@ -106,19 +139,20 @@ static PetscErrorCode GradientTerms(const SgMFFNPhysics *ph, const SgMFFNJet *J,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[4])
+PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNPart *part, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[SG_MFFN_NGW], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[SG_MFFN_NGW])
 {
   SgnnTensor        lat, pt, out, tg, lreg, res, zero;
   SgMFFNLatentBlock B;
   int               ps[2] = {(int)Pown, 3}, ts[2] = {(int)Pown, SG_MFFN_NCH};
   double            v;
-  const PetscBool   gw = grad_weight && (grad_weight[0] > 0 || grad_weight[1] > 0 || grad_weight[2] > 0 || grad_weight[3] > 0);
+  PetscBool         gw = PETSC_FALSE;
 
   PetscFunctionBegin;
+  for (int i = 0; grad_weight && i < SG_MFFN_NGW; i++) gw = (PetscBool)(gw || grad_weight[i] > 0);
   PetscCall(SgMFFNEncodePart(m, part, lowres, &lat));
   PetscCall(SgMFFNLatentBlockCreate(m, part, lat, &B));
   *reg = 0, *pde = 0;
-  if (gterm) gterm[0] = gterm[1] = gterm[2] = gterm[3] = 0;
+  for (int i = 0; gterm && i < SG_MFFN_NGW; i++) gterm[i] = 0;
   PetscCheck(!gw || grad, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "mffn: gradient weights without gradient targets");
   if (!Pown) {
     /* no point here, but the encoder's backward (halo exchanges, batch statistics) is collective:
@@ -141,9 +175,10 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
   *loss = sgnn_tensor_ref(lreg);
   if (gamma > 0 || gw) {
     SgMFFNJet  J;
-    SgnnTensor terms[5] = {NULL, NULL, NULL, NULL, NULL};
-    PetscReal  w[5]     = {gamma, gw ? grad_weight[0] : 0, gw ? grad_weight[1] : 0, gw ? grad_weight[2] : 0, gw ? grad_weight[3] : 0};
-    PetscReal *val[5]   = {pde, gterm ? &gterm[0] : NULL, gterm ? &gterm[1] : NULL, gterm ? &gterm[2] : NULL, gterm ? &gterm[3] : NULL};
+    SgnnTensor terms[1 + SG_MFFN_NGW] = {NULL}; /* the PDE term, then the terms beyond the paper's */
+    PetscReal  w[1 + SG_MFFN_NGW]     = {gamma};
+    PetscReal *val[1 + SG_MFFN_NGW]   = {pde};
+    for (int i = 0; i < SG_MFFN_NGW; i++) w[1 + i] = gw ? grad_weight[i] : 0, val[1 + i] = gterm ? &gterm[i] : NULL;
     PetscCall(SgMFFNDerivatives(ph, out, pt, &J));
     if (gamma > 0) {
       SgCallNN(sgnn_tensor_zeros(m->be, m->dt, 2, ts, &zero));
@@ -153,8 +188,9 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
     }
     if (gw) PetscCall(GradientTerms(ph, &J, Pown, grad, &terms[1], w[2] > 0 ? &terms[2] : NULL, w[3] > 0 ? &terms[3] : NULL));
     if (w[4] > 0) PetscCall(FluxMismatch(ph, &J, Pown, target, &terms[4]));
+    if (w[5] > 0) PetscCall(VorticityMismatch(ph, &J, Pown, grad, &terms[5]));
     SgMFFNJetFree(&J);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 1 + SG_MFFN_NGW; i++) {
       SgnnTensor sc, sum;
       if (!terms[i]) continue;
       PetscCall(Share(P, Pown, &terms[i]));

@@ -14,7 +14,7 @@ typedef struct {
   SgMFFNConfig  cfg;
   char          files[16][PETSC_MAX_PATH_LEN], valid[16][PETSC_MAX_PATH_LEN];
   PetscInt      nfiles, nvalid, valid_crops, valid_points;
-  PetscReal     rayleigh, prandtl, length[2], gamma, pde_weight[4], grad_weight[4], lr, decay_rate, max_time;
+  PetscReal     rayleigh, prandtl, length[2], gamma, pde_weight[4], grad_weight[SG_MFFN_NGW], lr, decay_rate, max_time;
   PetscInt      crop[3], factor[3], npoints, seed, numb_steps, batch, disp_freq, decay_steps, save_freq, sync_kb;
   char          save_ckpt[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN], lcurve[PETSC_MAX_PATH_LEN], sync[32];
   SgnnBackend  *be;
@@ -32,8 +32,14 @@ typedef struct {
 } SgSurrogate_MFFN;
 
 /* whether the terms beyond the paper's are on: the crops then carry gradient targets, and the
-   learning curve four more columns (l1_grad, energy_grad, energy_b, flux_wb) before the crop count */
-static PetscBool GradTerms(const SgSurrogate_MFFN *d) { return (PetscBool)(d->grad_weight[0] > 0 || d->grad_weight[1] > 0 || d->grad_weight[2] > 0 || d->grad_weight[3] > 0); }
+   learning curve SG_MFFN_NGW more columns (l1_grad, energy_grad, energy_b, flux_wb, enstrophy)
+   before the crop count */
+static PetscBool GradTerms(const SgSurrogate_MFFN *d)
+{
+  for (int i = 0; i < SG_MFFN_NGW; i++)
+    if (d->grad_weight[i] > 0) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
 
 /* a list of up to 16 file names */
 static PetscErrorCode FileList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], char files[16][PETSC_MAX_PATH_LEN], PetscInt *nfiles)
@@ -86,6 +92,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsReal("-grad_energy_weight", "Weight of |mean square of the decoded velocity gradients - the truth's| per crop (the crop's viscous dissipation, normalised) in the loss: not in the paper (0: off)", "", d->grad_weight[1], &d->grad_weight[1], NULL, 0, 1e6));
   PetscCall(SgOptionsReal("-thermal_energy_weight", "Weight of |mean square of the decoded buoyancy gradients - the truth's| per crop (the crop's thermal dissipation, normalised) in the loss: not in the paper (0: off)", "", d->grad_weight[2], &d->grad_weight[2], NULL, 0, 1e6));
   PetscCall(SgOptionsReal("-heat_flux_weight", "Weight of |mean of the decoded w b - the truth's| / (std_w std_b) per crop (the crop's convective heat flux, Nu's <w b>) in the loss: not in the paper (0: off)", "", d->grad_weight[3], &d->grad_weight[3], NULL, 0, 1e6));
+  PetscCall(SgOptionsReal("-vorticity_energy_weight", "Weight of |mean square of the decoded vorticity u_z - w_x - the truth's| per crop (the crop's enstrophy, normalised; unchanged by -mffn_project, which the velocity energy is not) in the loss: not in the paper (0: off)", "", d->grad_weight[4], &d->grad_weight[4], NULL, 0, 1e6));
   n = SG_MFFN_MAXLEVELS + 1;
   PetscCall(SgOptionsIntArray("-channels", "U-Net widths, one per level (levels - 1 poolings)", c->channels, &n, &set, 1, 4096));
   if (set) c->nlevels = n - 1;
@@ -142,7 +149,7 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
   }
   PetscCall(SgTrainerCheckProcessGrid(comm, "mffn_", d->dgroups, d->sranks, &d->dgroups));
   PetscCheck(!(d->cfg.stream && d->cfg.residual) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_stream_function with -mffn_residual on -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the input's stream function is a least-squares solve over the whole crop): train it on data groups only (-mffn_spatial_ranks 1), or without -mffn_residual", d->sranks);
-  PetscCheck(!GradTerms(d) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_grad_weight, -mffn_grad_energy_weight, -mffn_thermal_energy_weight or -mffn_heat_flux_weight with -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the gradient targets need the high-res neighbours of points on a slab's edge): train it on data groups only (-mffn_spatial_ranks 1)", d->sranks);
+  PetscCheck(!GradTerms(d) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_grad_weight, -mffn_grad_energy_weight, -mffn_thermal_energy_weight, -mffn_heat_flux_weight or -mffn_vorticity_energy_weight with -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the gradient targets need the high-res neighbours of points on a slab's edge): train it on data groups only (-mffn_spatial_ranks 1)", d->sranks);
   PetscCheck(d->nfiles > 0, comm, PETSC_ERR_USER_INPUT, "mffn: no training data: set mffn: {data: [rb.h5]} (field_snapshots from surge ensemble, e.g. inputs/boussinesq/ensemble_small.yaml)");
   PetscCheck(!d->save_freq || d->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "mffn: save_freq %" PetscInt_FMT " needs a file: set mffn: {save_ckpt: mffn_ckpt.h5}", d->save_freq);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -194,7 +201,7 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
   int               ls[5] = {1, SG_MFFN_NCH, (int)(d->crop[0] / d->factor[0]), (int)(d->crop[1] / d->factor[1]), (int)(d->crop[2] / d->factor[2])};
   double           *low, *pts, *tgt, *grad = NULL;
   SgnnTensor        acc = NULL;
-  const int         ncnt = GradTerms(d) ? 7 : 3; /* sums[ncnt] counts the crops */
+  const int         ncnt = GradTerms(d) ? 3 + SG_MFFN_NGW : 3; /* sums[ncnt] counts the crops */
 
   PetscFunctionBegin;
   if (!d->part.grid) { /* the trainer's grid: this rank's slab of every crop */
@@ -211,14 +218,14 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
   if (GradTerms(d)) PetscCall(PetscMalloc1(SG_MFFN_NGRAD * d->npoints, &grad));
   for (PetscInt i = 0; i < b->nlocal; i++) {
     SgnnTensor x, l, t;
-    PetscReal  reg, pde, gt[4], v;
+    PetscReal  reg, pde, gt[SG_MFFN_NGW], v;
     PetscInt   pown;
     PetscCall(SgMFFNDataCropPart(&d->data, d->crop, d->factor, d->npoints, (uint64_t)d->seed, info->step, b->ids[i], &d->part, low, &pown, pts, tgt, grad));
     SgCallNN(sgnn_tensor_from_f64(d->be, SGNN_F64, 5, ls, low, &x));
     PetscCall(SgMFFNCropLossPart(d->model, &d->ph, &d->part, x, d->npoints, pown, pts, tgt, d->gamma, d->pde_weight, grad, d->grad_weight, &l, &reg, &pde, gt));
-    v = reg + d->gamma * pde + d->grad_weight[0] * gt[0] + d->grad_weight[1] * gt[1] + d->grad_weight[2] * gt[2] + d->grad_weight[3] * gt[3]; /* this rank's shares: summed over the grid they are the crop's */
+    v = reg + d->gamma * pde; /* this rank's shares: summed over the grid they are the crop's */
+    for (int k = 0; grad && k < SG_MFFN_NGW; k++) v += d->grad_weight[k] * gt[k], sums[3 + k] += gt[k];
     sums[0] += reg, sums[1] += pde, sums[2] += v, sums[ncnt] += sgpar_grid_spatial_rank(d->part.grid) == 0;
-    if (grad) sums[3] += gt[0], sums[4] += gt[1], sums[5] += gt[2], sums[6] += gt[3];
     if (acc) {
       SgCallNN(sgnn_add(acc, l, &t));
       sgnn_tensor_free(&acc), sgnn_tensor_free(&l);
@@ -235,7 +242,7 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
 static PetscErrorCode Monitor_MFFN(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
 {
   SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)ctx;
-  const int         ncnt = GradTerms(d) ? 7 : 3; /* the crop count's slot (Loss_MFFN) */
+  const int         ncnt = GradTerms(d) ? 3 + SG_MFFN_NGW : 3; /* the crop count's slot (Loss_MFFN) */
 
   PetscFunctionBegin;
   for (int k = 0; k < ncnt; k++) cols[k] = sums[ncnt] > 0 ? sums[k] / sums[ncnt] : NAN;
@@ -275,7 +282,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
 {
   SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
   MPI_Comm          comm = PetscObjectComm((PetscObject)s);
-  const char       *cols[7] = {"l1_fields", "l1_pde", "loss", "l1_grad", "energy_grad", "energy_b", "flux_wb"}, *fields[1] = {"time"}, *files[16];
+  const char       *cols[3 + SG_MFFN_NGW] = {"l1_fields", "l1_pde", "loss", "l1_grad", "energy_grad", "energy_b", "flux_wb", "enstrophy"}, *fields[1] = {"time"}, *files[16];
   SgTrainerOps      ops = {Loss_MFFN, NULL, Monitor_MFFN, NULL};
   SgnnOptimConfig   oc;
   SgnnLRSchedule    sc = {0};
@@ -293,7 +300,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetName(tr, "mffn"));
   PetscCall(SgTrainerSetModel(tr, d->model->P));
   PetscCall(SgTrainerSetOps(tr, &ops, d));
-  if (GradTerms(d)) PetscCall(SgTrainerSetMetrics(tr, 8, 7, cols, "# step l1_fields l1_pde loss l1_grad energy_grad energy_b flux_wb lr wall_s"));
+  if (GradTerms(d)) PetscCall(SgTrainerSetMetrics(tr, 4 + SG_MFFN_NGW, 3 + SG_MFFN_NGW, cols, "# step l1_fields l1_pde loss l1_grad energy_grad energy_b flux_wb enstrophy lr wall_s"));
   else PetscCall(SgTrainerSetMetrics(tr, 4, 3, cols, "# step l1_fields l1_pde loss lr wall_s"));
   PetscCall(SgTrainerSetFields(tr, 1, fields));
   PetscCall(SgTrainerAddStream(tr, d->nfiles, files, d->data.nsamp, NULL));
@@ -359,7 +366,7 @@ static PetscErrorCode View_MFFN(SgSurrogate s, PetscViewer v)
   PetscCall(PetscViewerASCIIPrintf(v, "MeshfreeFlowNet: U-Net %" PetscInt_FMT " levels (%" PetscInt_FMT " .. %" PetscInt_FMT " channels), latent %" PetscInt_FMT ", ImNet %" PetscInt_FMT " hidden layers (first %" PetscInt_FMT "), factors %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ", gamma %g\n", c->nlevels + 1, c->channels[0], c->channels[c->nlevels], c->latent, c->nmlp, c->mlp[0], d->factor[0], d->factor[1], d->factor[2], (double)d->gamma));
   if (d->pde_weight[0] != 1 || d->pde_weight[1] != 1 || d->pde_weight[2] != 1 || d->pde_weight[3] != 1)
     PetscCall(PetscViewerASCIIPrintf(v, "  PDE weights: b %g, x-momentum %g, z-momentum %g, continuity %g\n", (double)d->pde_weight[0], (double)d->pde_weight[1], (double)d->pde_weight[2], (double)d->pde_weight[3]));
-  if (GradTerms(d)) PetscCall(PetscViewerASCIIPrintf(v, "  weights beyond the paper's: velocity-gradient l1 %g, velocity energy %g, buoyancy energy %g, heat flux %g\n", (double)d->grad_weight[0], (double)d->grad_weight[1], (double)d->grad_weight[2], (double)d->grad_weight[3]));
+  if (GradTerms(d)) PetscCall(PetscViewerASCIIPrintf(v, "  weights beyond the paper's: velocity-gradient l1 %g, velocity energy %g, buoyancy energy %g, heat flux %g, vorticity energy %g\n", (double)d->grad_weight[0], (double)d->grad_weight[1], (double)d->grad_weight[2], (double)d->grad_weight[3], (double)d->grad_weight[4]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -21,6 +21,8 @@
 #define SG_MFFN_MAXMLP    8
 #define SG_MFFN_NCH       4 /* p, b, u, w: the order of the solver's fields and of every channel axis */
 #define SG_MFFN_NGRAD     6 /* gradient targets per query point: u_z, u_x, w_z, w_x, b_z, b_x */
+#define SG_MFFN_NGW       5 /* loss terms beyond the paper's (SgMFFNCropLossPart's grad_weight): velocity-gradient l1,
+                               velocity energy, buoyancy energy, heat flux, vorticity energy */
 
 typedef struct {
   PetscInt in_channels;                  /* 4 */
@@ -173,10 +175,12 @@ PETSC_EXTERN PetscErrorCode SgMFFNCropLoss(SgMFFN, const SgMFFNPhysics *, SgnnTe
    gradients (u_z, u_x, w_z, w_x, normalised per latent index step: SgMFFNDataCropPart's grad
    [Pown][SG_MFFN_NGRAD]), grad_weight[1] * |mean (d out / d l)^2 - mean grad^2| over the same (the
    crop's viscous dissipation), grad_weight[2] * the same over b_z, b_x (its thermal
-   dissipation) and grad_weight[3] * |mean w b - mean w* b*| / (std_w std_b) (its convective heat
-   flux); gterm (NULL: not wanted) receives those four, as reg and pde theirs. They need an
-   unpartitioned crop (Pown = P). */
-PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[4], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[4]);
+   dissipation), grad_weight[3] * |mean w b - mean w* b*| / (std_w std_b) (its convective heat
+   flux) and grad_weight[4] * |mean om^2 - mean om*^2| (the vorticity om = u_z - w_x, scaled by
+   h / (2 sqrt(std_u std_w)), h = sqrt(scale_z scale_x): the crop's enstrophy, which a
+   divergence-free projection of the answer leaves unchanged); gterm (NULL: not wanted) receives
+   those SG_MFFN_NGW, as reg and pde theirs. They need an unpartitioned crop (Pown = P). */
+PETSC_EXTERN PetscErrorCode SgMFFNCropLossPart(SgMFFN, const SgMFFNPhysics *, const SgMFFNPart *, SgnnTensor lowres, PetscInt P, PetscInt Pown, const double pts[], const double target[], PetscReal gamma, const PetscReal weight[4], const double grad[], const PetscReal grad_weight[SG_MFFN_NGW], SgnnTensor *loss, PetscReal *reg, PetscReal *pde, PetscReal gterm[SG_MFFN_NGW]);
 
 /* The SgSurrogate op serving field.superres (superres.c): inference on a whole domain, the PDE
    residual as uncertainty. */

@@ -10,7 +10,7 @@
 #     and reading the data crop by crop from the file (-mffn_data_read crops) gives the same bits as
 #     holding it in memory, on 1 rank and on the 2 x 2 grid;
 #     and with the gradient terms (-mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5 -mffn_thermal_energy_weight 0.5
-#     -mffn_heat_flux_weight 0.5) 2 data groups end within 1e-9 of
+#     -mffn_heat_flux_weight 0.5 -mffn_vorticity_energy_weight 0.5) 2 data groups end within 1e-9 of
 #     its 1-rank run (a lost or doubled gradient target is off by O(1e-3));
 #     and the stream-function decoder (-mffn_stream_function 1) on 1 x 2 spatial ranks (x cut 8 + 4) and
 #     2 data groups x 2 spatial ranks ends within 1e-9 of its 1-rank run;
@@ -54,11 +54,11 @@ for p in "one onecr" "zx4 zx4cr"; do
   grep -q "reading the data crop by crop" $2.log || { echo "FAIL: $2 does not say it reads crops"; cat $2.log; exit 1; }
 done
 # the gradient terms on 2 data groups against their own 1-rank run
-$SURGE train $A onegw.lc -train_output onegw -mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5 -mffn_thermal_energy_weight 0.5 -mffn_heat_flux_weight 0.5 > onegw.log
-grep -q "l1_grad energy_grad energy_b flux_wb" onegw.lc || { echo "FAIL: the learning curve has no l1_grad, energy_grad, energy_b, flux_wb columns"; head -2 onegw.lc; exit 1; }
+$SURGE train $A onegw.lc -train_output onegw -mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5 -mffn_thermal_energy_weight 0.5 -mffn_heat_flux_weight 0.5 -mffn_vorticity_energy_weight 0.5 > onegw.log
+grep -q "l1_grad energy_grad energy_b flux_wb enstrophy" onegw.lc || { echo "FAIL: the learning curve has no l1_grad, energy_grad, energy_b, flux_wb, enstrophy columns"; head -2 onegw.lc; exit 1; }
 cmp=$($ROOT/build/tests/test_mffn compare one.h5 onegw.h5)
 [ "$cmp" != identical ] || { echo "FAIL: -mffn_grad_weight 0.5 did not change the training"; exit 1; }
-REF=onegw run dp2gw 2 -mffn_data_groups 2 -mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5 -mffn_thermal_energy_weight 0.5 -mffn_heat_flux_weight 0.5
+REF=onegw run dp2gw 2 -mffn_data_groups 2 -mffn_grad_weight 0.5 -mffn_grad_energy_weight 0.5 -mffn_thermal_energy_weight 0.5 -mffn_heat_flux_weight 0.5 -mffn_vorticity_energy_weight 0.5
 # the stream-function decoder against its own 1-rank run
 $SURGE train $A onesf.lc -train_output onesf -mffn_stream_function 1 > onesf.log
 cmp=$($ROOT/build/tests/test_mffn compare one.h5 onesf.h5)
@@ -76,6 +76,6 @@ refused() { # "fragment the line must hold" name ranks options...
 }
 refused "-mffn_data_groups 3 x -mffn_spatial_ranks 2" badgrid 2 -mffn_data_groups 3 -mffn_spatial_ranks 2
 refused "-mffn_split_counts" badsplit 2 -mffn_spatial_ranks 2 -mffn_split_axes x -mffn_split_counts 6,6
-refused "-mffn_thermal_energy_weight or -mffn_heat_flux_weight with -mffn_spatial_ranks 2" gwsp 2 -mffn_spatial_ranks 2 -mffn_heat_flux_weight 0.5
+refused "-mffn_heat_flux_weight or -mffn_vorticity_energy_weight with -mffn_spatial_ranks 2" gwsp 2 -mffn_spatial_ranks 2 -mffn_heat_flux_weight 0.5
 refused "-mffn_stream_function with -mffn_residual on -mffn_spatial_ranks 2" sfressp 2 -mffn_spatial_ranks 2 -mffn_stream_function 1 -mffn_residual 1
 echo PASS

@@ -66,7 +66,7 @@ typedef struct {
   SgnnTensor    x;
   double        pts[NP * 3], wout[NP * 4];
   double        tgt[NP * 4], gtgt[NP * SG_MFFN_NGRAD]; /* mode 2: field and gradient targets */
-  PetscReal     gw[4];                     /* mode 2: the weights beyond the paper's (velocity-gradient l1, velocity energy, buoyancy energy, heat flux) */
+  PetscReal     gw[SG_MFFN_NGW];           /* mode 2: the weights beyond the paper's (velocity-gradient l1, velocity energy, buoyancy energy, heat flux, vorticity energy) */
   SgMFFNPhysics ph;
 } Setup;
 
@@ -110,7 +110,7 @@ static PetscErrorCode Loss(Setup *s, int mode, const double *pts, SgnnTensor *L,
 
   PetscFunctionBegin;
   if (mode == 2) {
-    PetscReal reg, pde, gt[4];
+    PetscReal reg, pde, gt[SG_MFFN_NGW];
     *ptsT = NULL;
     PetscCall(SgMFFNCropLossPart(s->m, &s->ph, NULL, s->x, NP, NP, pts, s->tgt, 0, NULL, s->gtgt, s->gw, L, &reg, &pde, gt));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -313,12 +313,15 @@ static PetscErrorCode TestGrad(void)
        checked in 2.) + known offsets, so the l1 misfit is exactly the velocity offsets' mean |.| and
        the energy mismatches |mean d^2 - mean (d + off)^2| (velocity; buoyancy) are known, whatever
        ph's scales and normalisation -- a wrong channel, axis or unit conversion in the loss changes
-       them at O(1); then the weight gradient of each term against central differences (the offsets
-       keep every L1 term 0.1 or more from its kink, and the energy mismatches away from zero) */
+       them at O(1); the enstrophy mismatch |mean om^2 - mean om*^2|, om = (u_z - w_x) h / (2 sqrt(std_u
+       std_w)) in physical units, likewise; then the weight gradient of each term against central
+       differences (the offsets keep every L1 term 0.1 or more from its kink, and the energy
+       mismatches away from zero) */
     const double off[6] = {0.5, -0.25, 0.125, -0.75, 0.375, -0.5}; /* u_z, u_x, w_z, w_x, b_z, b_x */
     const int    ch[3]  = {2, 3, 1};
-    double       o[NP * 4], e4[4], em[2] = {0, 0}, fl = 0;
-    PetscReal    reg, pde, gt[4];
+    const double *sd = s.ph.std, *sk = s.ph.scale, so = PetscSqrtReal(sk[1] * sk[2]) / (2 * PetscSqrtReal(sd[2] * sd[3]));
+    double       o[NP * 4], e4[SG_MFFN_NGW], em[2] = {0, 0}, fl = 0, ens = 0, ensg, eng;
+    PetscReal    reg, pde, gt[SG_MFFN_NGW];
     SgnnTensor   L;
     PetscCall(Jet(&s, s.pts, d1, d2));
     PetscCall(Decoded(&s, s.pts, o));
@@ -329,22 +332,42 @@ static PetscErrorCode TestGrad(void)
           s.gtgt[SG_MFFN_NGRAD * p + 2 * c + k - 1] = t;
           em[c / 2] += (g * g - t * t) / ((c < 2 ? 4.0 : 2.0) * NP);
         }
+    for (int p = 0; p < NP; p++) { /* physical u_z - w_x of the model's and of the targets' normalised gradients */
+      const double *t = &s.gtgt[SG_MFFN_NGRAD * p];
+      double        om = so * (d1[2][1][p] * sd[2] / sk[1] - d1[3][2][p] * sd[3] / sk[2]), omt = so * (t[0] * sd[2] / sk[1] - t[3] * sd[3] / sk[2]);
+      ens += (om * om - omt * omt) / NP;
+    }
     for (int i = 0; i < NP * 4; i++) s.tgt[i] = o[i] + (i % 2 ? 1 : -1);
     for (int p = 0; p < NP; p++) { /* the heat-flux mismatch: physical w b decoded against the targets' */
-      const double *m = s.ph.mean, *sd = s.ph.std;
+      const double *m = s.ph.mean;
       fl += ((m[3] + sd[3] * o[4 * p + 3]) * (m[1] + sd[1] * o[4 * p + 1]) - (m[3] + sd[3] * s.tgt[4 * p + 3]) * (m[1] + sd[1] * s.tgt[4 * p + 1])) / (NP * sd[1] * sd[3]);
     }
-    s.gw[0] = 1, s.gw[1] = 1, s.gw[2] = 1, s.gw[3] = 1;
+    for (int t = 0; t < SG_MFFN_NGW; t++) s.gw[t] = 1;
     PetscCall(SgMFFNCropLossPart(s.m, &s.ph, NULL, s.x, NP, NP, s.pts, s.tgt, 0, NULL, s.gtgt, s.gw, &L, &reg, &pde, gt));
     sgnn_tensor_free(&L);
-    for (int t = 0; t < 4; t++) {
-      s.gw[0] = t == 0, s.gw[1] = t == 1, s.gw[2] = t == 2, s.gw[3] = t == 3;
+    for (int t = 0; t < SG_MFFN_NGW; t++) {
+      for (int k = 0; k < SG_MFFN_NGW; k++) s.gw[k] = k == t;
       PetscCall(CheckWeightGradient(&s, 2, &e4[t]));
     }
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. terms beyond the paper's: l1 misfit %.15f (expected 0.40625), velocity energy mismatch %.15f (expected %.15f), buoyancy %.15f (expected %.15f), heat flux %.15f (expected %.15f), regression %.15f (expected 1); weight gradients vs central differences: l1 %.2e, energy %.2e, buoyancy energy %.2e, heat flux %.2e (max relative)\n", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)gt[3], fabs(fl), (double)reg, e4[0], e4[1], e4[2], e4[3]));
+    CHECK(fabs(gt[4] - fabs(ens)) < 1e-12 * (1 + fabs(ens)) && fabs(ens) > 0.01, "enstrophy term %g (expected %g, away from 0)", (double)gt[4], fabs(ens));
+    { /* the targets differ from the model by a gradient field (phys u_z, w_x offset by the same
+         phi_xz; u_x, w_z by anything): the enstrophy term is 0 to round-off, the gradient energy's not */
+      const double a = 0.7;
+      for (int p = 0; p < NP; p++) {
+        double *t = &s.gtgt[SG_MFFN_NGRAD * p];
+        t[0] = d1[2][1][p] + a * sk[1] / sd[2], t[1] = d1[2][2][p] + 0.3, t[2] = d1[3][1][p] - 0.4, t[3] = d1[3][2][p] + a * sk[2] / sd[3];
+      }
+      PetscReal gtg[SG_MFFN_NGW], rg, pg;
+      for (int t = 0; t < SG_MFFN_NGW; t++) s.gw[t] = 1;
+      PetscCall(SgMFFNCropLossPart(s.m, &s.ph, NULL, s.x, NP, NP, s.pts, s.tgt, 0, NULL, s.gtgt, s.gw, &L, &rg, &pg, gtg));
+      sgnn_tensor_free(&L);
+      ensg = gtg[4], eng = gtg[1];
+    }
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. terms beyond the paper's: l1 misfit %.15f (expected 0.40625), velocity energy mismatch %.15f (expected %.15f), buoyancy %.15f (expected %.15f), heat flux %.15f (expected %.15f), regression %.15f (expected 1); weight gradients vs central differences: l1 %.2e, energy %.2e, buoyancy energy %.2e, heat flux %.2e, enstrophy %.2e (max relative); enstrophy mismatch %.15f (expected %.15f), against targets off by a gradient field %.1e (velocity energy %.3f)\n", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)gt[3], fabs(fl), (double)reg, e4[0], e4[1], e4[2], e4[3], e4[4], (double)gt[4], fabs(ens), ensg, eng));
     CHECK(fabs(gt[3] - fabs(fl)) < 1e-12 * (1 + fabs(fl)) && fabs(fl) > 0.1, "heat-flux term %g (expected %g, away from 0)", (double)gt[3], fabs(fl));
     CHECK(fabs(gt[0] - 0.40625) < 1e-12 && fabs(gt[1] - fabs(em[0])) < 1e-12 * (1 + fabs(em[0])) && fabs(gt[2] - fabs(em[1])) < 1e-12 * (1 + fabs(em[1])) && fabs(reg - 1) < 1e-12 && pde == 0, "gradient terms: l1 %g, energy %g (expected %g), buoyancy energy %g (expected %g), regression %g, pde %g", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)reg, (double)pde);
-    CHECK(e4[0] < 1e-5 && e4[1] < 1e-5 && e4[2] < 1e-5 && e4[3] < 1e-5, "weight gradients of the terms: relative errors %g, %g, %g, %g", e4[0], e4[1], e4[2], e4[3]);
+    CHECK(e4[0] < 1e-5 && e4[1] < 1e-5 && e4[2] < 1e-5 && e4[3] < 1e-5 && e4[4] < 1e-5, "weight gradients of the terms: relative errors %g, %g, %g, %g, %g", e4[0], e4[1], e4[2], e4[3], e4[4]);
+    CHECK(ensg < 1e-12 && eng > 0.01, "targets off by a gradient field: enstrophy mismatch %g (expected 0: a projection keeps the vorticity), velocity energy %g (expected away from 0)", ensg, eng);
   }
   sgnn_tensor_free(&s.x);
   PetscCall(SgMFFNDestroy(&s.m));
