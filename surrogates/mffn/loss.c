@@ -73,9 +73,10 @@ static PetscErrorCode FluxMismatch(const SgMFFNPhysics *ph, const SgMFFNJet *J, 
    h = sqrt(scale_z scale_x): the mismatch of the crop's enstrophy. Why beside the gradient energy:
    the answer's velocity is projected onto divergence-free fields before use (project.c), which
    removes a gradient field grad phi; that removes (div u)^2 from the mean square velocity gradient
-   but leaves the vorticity as it is (curl grad phi = 0), and for a divergence-free field with
-   no-slip walls and periodic x the mean square vorticity equals the mean square velocity gradient.
-   So matching the enstrophy matches the viscous dissipation of the projected answer, where matching
+   but leaves the vorticity as it is (curl grad phi = 0), and for a divergence-free field the mean
+   square vorticity over a domain periodic in x with no-slip walls equals the mean square velocity
+   gradient (over a crop, up to boundary terms). So matching the enstrophy matches the viscous
+   dissipation of the projected answer, where matching
    the gradient energy counts the divergent part the projection takes away. The scale makes it the
    gradient energy's size (that term averages 4 squares) when std_u = std_w and scale_z = scale_x.
    grad: the targets [Pown][SG_MFFN_NGRAD], normalised per latent index step. */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The Ra = 1e6 design runs of docs/mffn.md "Evaluation" (runs A..G): why the paper's MeshfreeFlowNet
+# The Ra = 1e6 design runs of docs/mffn_experiments.md "Design runs" (A..G): why the paper's MeshfreeFlowNet
 # loses to trilinear interpolation on a few snapshots, and what the residual option changes. gamma 0
 # (regression only), 600 steps unless noted, held-out evaluation on rb6_valid.h5 (seeds 31-32) printed
 # at the end of each log; then ablation_plot.py draws docs/mffn_ablation.png from the logs.

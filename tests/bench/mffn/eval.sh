@@ -20,16 +20,16 @@
 #            crop and gamma 0 (mffn_g0), 0.0125 (mffn: the paper's), 0.1 (mffn_g01), 0.3 (mffn_g03),
 #            or 0.0125 with -mffn_pde_weights 1,1,1,24 (mffn_c24: continuity at 0.3, the rest at 0.0125),
 #            and that with -mffn_grad_energy_weight 0.5 (mffn_c24e: the crop's mean-square velocity
-#            gradient matched, docs/mffn.md "A dissipation term"), and that with
+#            gradient matched, docs/mffn_experiments.md "A dissipation term"), and that with
 #            -mffn_thermal_energy_weight 0.1 as well (mffn_c24et: the buoyancy gradient's too, "The thermal
-#            dissipation term"), and that with -mffn_heat_flux_weight 0.1 (mffn_c24etf: the crop's mean w b
+#            dissipation term" in docs/mffn_experiments.md), and that with -mffn_heat_flux_weight 0.1 (mffn_c24etf: the crop's mean w b
 #            matched, "The heat-flux term": the arm closest to the bars, and the shipped model's) by
 #            default, mffn_c24et when ARMS names it; and mffn_c24vtf when ARMS names it: mffn_c24etf with
 #            the velocity energy term replaced by -mffn_vorticity_energy_weight 0.5 (the crop's enstrophy,
 #            which the projection keeps: "The enstrophy term");
 #            gamma 1 (mffn_g1) when ARMS names it;
 #   mffn_sfe: the stream-function decoder (-mffn_stream_function 1: u, w from a stream function,
-#            divergence-free by construction; docs/mffn.md "A divergence-free decoder"), its own stage 1
+#            divergence-free by construction; docs/mffn_experiments.md "A divergence-free decoder"), its own stage 1
 #            (PRE steps, gamma 0) and stage 2 (FT steps, gamma 0.0125, -mffn_grad_energy_weight 0.5);
 #            only when ARMS names it (a step costs ~2x);
 #   U-Net: the same crops, points, learning rate, plateau decay and clipping, PRE + FT steps at 512

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Where the viscous dissipation of a super-resolved field falls short (docs/mffn.md "A dissipation
+"""Where the viscous dissipation of a super-resolved field falls short (docs/mffn_experiments.md "A dissipation
 term"): per fine row z, the mean over the held-out snapshots (t > 0) and the x columns of
 |grad u|^2 + |grad w|^2 (the same finite differences as eval.py's ε_v) for each model's prediction,
 relative to the truth's, on the Ra = 1e6 held-out set of an eval.sh directory.

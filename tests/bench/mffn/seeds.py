@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""The spread over training seeds of MeshfreeFlowNet's evaluation (docs/mffn.md "Seeds").
+"""The spread over training seeds of MeshfreeFlowNet's evaluation (docs/mffn.md "The result: ten seeds").
 
-  seeds.py WORK1 WORK2 ... [--plot PNG ARM]
+  seeds.py WORK1 WORK2 ... [--plot PNG ARM] [--keep-untrained]
 
 Each WORK is an eval.sh directory of one seed (SEED=s ARMS="..." bash eval.sh WORK) whose eval.json
 eval.py has written. For every method present in all of them and every metric: the mean over the
@@ -10,7 +10,10 @@ against trilinear interpolation and against the U-Net at equal steps (`unet`), a
 seeds' ranges overlap (a difference the seeds do not resolve); an arm evaluated with --project
 ("+proj") also against the projected baselines. --plot draws, per set, every metric of ARM (e.g.
 mffn_c24etf+proj) and of trilinear interpolation divided by the U-Net's, the seeds' mean with
-one standard error of the ratio (docs/mffn_seeds.png)."""
+one standard error of the ratio (docs/mffn_seeds.png). A seed whose U-Net did not train (every
+physical statistic within 5 % of trilinear interpolation's on the first set: the plateau rule can
+freeze it at the starting level) would decide every mean against the baseline: it is named and
+left out unless --keep-untrained."""
 import json
 import os
 import sys
@@ -34,12 +37,20 @@ def main():
         plot, args = args[i + 1:i + 3], args[:i] + args[i + 3:]
         if len(plot) < 2:
             sys.exit("seeds.py: --plot needs PNG and ARM")
+    keep = "--keep-untrained" in args
+    args = [a for a in args if a != "--keep-untrained"]
     runs, panels = [], {}
     for w in args:
         path = os.path.join(w, "eval.json")
         if not os.path.exists(path):
             sys.exit(f"seeds.py: {path} is missing (run eval.py {w} first)")
-        runs.append(json.load(open(path)))
+        r = json.load(open(path))
+        if untrained(r) and not keep:
+            print(f"seeds.py: {w}: the U-Net did not train (its statistics are trilinear's to 5 %): left out (--keep-untrained keeps it)")
+            continue
+        runs.append(r)
+    if not runs:
+        sys.exit("seeds.py: no run left")
     for name in runs[0]["sets"]:
         meth = [m for m in runs[0]["sets"][name]["methods"] if all(m in r["sets"][name]["methods"] for r in runs)]
         keys = FIELDS + STATS + PDE
@@ -63,8 +74,19 @@ def main():
                 overlap = [k for k in ks if val[m][k].max() >= val[ref][k].min() and val[m][k].min() <= val[ref][k].max()]
                 print(f"{m} against {ref}: mean wins {len(ks) - len(lost)} of {len(ks)}"
                       + (f"; loses {', '.join(lost)}" if lost else "") + (f"; ranges overlap on {', '.join(overlap)}" if overlap else ""))
+                if ref.startswith("unet"):  # paired by seed: how often each seed's model wins
+                    print(f"{'':4s}won per seed: " + ", ".join(f"{k.replace('rel_', '')} {int((val[m][k] < val[ref][k]).sum())}/{len(runs)}" for k in ks))
     if plot:
         draw(panels, *plot, len(runs))
+
+
+def untrained(run):
+    """whether run's U-Net (if any) answers like trilinear interpolation: every physical statistic
+    within 5 % of trilinear's on the first evaluated set"""
+    first = next(iter(run["sets"].values()))["methods"]
+    if "unet" not in first or "trilinear" not in first:
+        return False
+    return all(abs(metric(first["unet"], k) / metric(first["trilinear"], k) - 1) < 0.05 for k in STATS)
 
 
 def rel_se(y):

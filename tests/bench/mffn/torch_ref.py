@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """MeshfreeFlowNet's training step on surge's NN engine against the same network in PyTorch (Debian's
-python3-torch 1.13, CPU): figures, not pass/fail (docs/mffn.md "Training cost").
+python3-torch 1.13, CPU): figures, not pass/fail (docs/mffn.md "Training cost" and "Against PyTorch 1.13").
 
   torch_ref.py [--config deck|paper] [--points P] [--steps N]
 
