@@ -56,12 +56,15 @@ D=$root/inputs/mffn/ra1e6.yaml
 [ -f rb6_valid.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6_valid -ensemble_seed 31 -ensemble_members 2 > ens_valid.log
 [ -f rb6_ra5e5.h5 ] || $N "$S" ensemble "$ENS" -ensemble_output rb6_ra5e5 -ensemble_seed 41 -ensemble_members 2 -boussinesq_rayleigh 5e5 > ens_ra5e5.log
 V="-mffn_valid_data rb6_valid.h5 -mffn_seed $SEED"
-# stage 1 (one step past PRE so that the checkpoint at PRE is written; its model is not used)
-! want_any mffn_g0 mffn mffn_g01 mffn_g03 mffn_g1 mffn_c24 mffn_c24e mffn_c24et mffn_c24etf mffn_c24vtf mffn_c24v1tf || [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
+# the stage-2 arms from the shared stage-1 checkpoint: name, gamma, pde weights, the grad-energy,
+# thermal-energy, heat-flux and vorticity-energy weights
+STAGE2=("mffn_g0 0 1,1,1,1 0 0 0 0" "mffn 0.0125 1,1,1,1 0 0 0 0" "mffn_g01 0.1 1,1,1,1 0 0 0 0" "mffn_g03 0.3 1,1,1,1 0 0 0 0" "mffn_g1 1 1,1,1,1 0 0 0 0"
+  "mffn_c24 0.0125 1,1,1,24 0 0 0 0" "mffn_c24e 0.0125 1,1,1,24 0.5 0 0 0" "mffn_c24et 0.0125 1,1,1,24 0.5 0.1 0 0" "mffn_c24etf 0.0125 1,1,1,24 0.5 0.1 0.1 0"
+  "mffn_c24vtf 0.0125 1,1,1,24 0 0.1 0.1 0.5" "mffn_c24v1tf 0.0125 1,1,1,24 0 0.1 0.1 1")
+# stage 1 (one step past PRE so that the checkpoint at PRE is written; its model is not used), when any stage-2 arm is wanted
+! want_any "${STAGE2[@]%% *}" || [ -f pre_ckpt.h5 ] || $N "$S" train "$D" -mffn_gamma 0 -mffn_numb_steps $((PRE + 1)) -mffn_save_freq $PRE -mffn_save_ckpt pre_ckpt.h5 $V \
   -train_output stage1 -mffn_lcurve stage1.lc > stage1.log
-for arm in "mffn_g0 0 1,1,1,1 0 0 0 0" "mffn 0.0125 1,1,1,1 0 0 0 0" "mffn_g01 0.1 1,1,1,1 0 0 0 0" "mffn_g03 0.3 1,1,1,1 0 0 0 0" "mffn_g1 1 1,1,1,1 0 0 0 0" \
-  "mffn_c24 0.0125 1,1,1,24 0 0 0 0" "mffn_c24e 0.0125 1,1,1,24 0.5 0 0 0" "mffn_c24et 0.0125 1,1,1,24 0.5 0.1 0 0" "mffn_c24etf 0.0125 1,1,1,24 0.5 0.1 0.1 0" \
-  "mffn_c24vtf 0.0125 1,1,1,24 0 0.1 0.1 0.5" "mffn_c24v1tf 0.0125 1,1,1,24 0 0.1 0.1 1"; do
+for arm in "${STAGE2[@]}"; do
   set -- $arm
   want "$1" || continue
   [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" -mffn_grad_energy_weight "$4" -mffn_thermal_energy_weight "$5" -mffn_heat_flux_weight "$6" -mffn_vorticity_energy_weight "$7" $V \
