@@ -7,7 +7,9 @@
  * kernels (SGNN_CONV_WINOGRAD=1/0): lines "convpass C Co algo forward_ms
  * backward_ms" (backward = input + weight + bias gradient), best of reps.
  * Thread count comes from OPENBLAS_NUM_THREADS (set by run.sh). Compare
- * with bench_torch.py, which builds the same models in PyTorch. */
+ * with bench_torch.py, which builds the same models in PyTorch.
+ * SGNN_BACKEND=cuda runs on the GPU (the binary from make -C surrogates/nn
+ * cuda: build/cuda/bench_nn; tests/bench/nn/run_cuda.sh against PyTorch CUDA). */
 #include "sgnn.h"
 #include <math.h>
 #include <stdio.h>
@@ -285,6 +287,10 @@ int main(int argc, char **argv)
     OK(sgnn_params_zero_grad(P));
     OK(sgnn_backward(L));
     OK(sgnn_optim_step(opt));
+    /* reading the loss waits for the device (CUDA kernels are asynchronous and run in order on one
+     * stream), so the time is the step's, not its launch's; on the CPU it costs nothing */
+    double lv;
+    OK(sgnn_tensor_item(L, &lv));
     drop(&L);
     double dt_ = now() - t0;
     if (it >= 0) t[it] = dt_;

@@ -2,7 +2,9 @@
 """bench_torch.py -- the same four training steps as bench_nn.c in PyTorch
 (CPU). Usage: bench_torch.py BENCH [steps] ; prints "BENCH median_ms - maxrss_MB".
 Threads: torch.set_num_threads(int(env SGNN_BENCH_THREADS)) (run.sh sets it,
-and OPENBLAS_NUM_THREADS, to the same value for both engines)."""
+and OPENBLAS_NUM_THREADS, to the same value for both engines).
+SGNN_BENCH_DEVICE=cuda runs on the GPU (run_cuda.sh); each step ends by reading
+the loss, which waits for the device, as bench_nn.c does."""
 import os, resource, sys, time
 import torch
 
@@ -10,6 +12,9 @@ name = sys.argv[1] if len(sys.argv) > 1 else "dp"
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 torch.set_num_threads(int(os.environ.get("SGNN_BENCH_THREADS", "1")))
 torch.manual_seed(1)
+dev = torch.device(os.environ.get("SGNN_BENCH_DEVICE", "cpu"))
+if dev.type != "cpu":
+    torch.set_default_device(dev)  # torch >= 2.0; Debian's 1.13 runs the CPU path only
 mse = torch.nn.functional.mse_loss
 
 def mlp(dims, dtype):
@@ -60,6 +65,7 @@ for it in range(-3, steps):
     opt.zero_grad()
     L.backward()
     opt.step()
+    L.item()
     dt = time.perf_counter() - t0
     if it >= 0:
         ts.append(dt)
