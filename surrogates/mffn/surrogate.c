@@ -13,7 +13,7 @@
 typedef struct {
   SgMFFNConfig  cfg;
   char          files[16][PETSC_MAX_PATH_LEN], valid[16][PETSC_MAX_PATH_LEN];
-  PetscInt      nfiles, nvalid, valid_crops, valid_points;
+  PetscInt      nfiles, nvalid, valid_crops, valid_points, calibrate_crops;
   PetscReal     rayleigh, prandtl, length[2], gamma, pde_weight[4], grad_weight[SG_MFFN_NGW], lr, decay_rate, max_time;
   PetscInt      crop[3], factor[3], npoints, seed, numb_steps, batch, disp_freq, decay_steps, save_freq, sync_kb;
   char          save_ckpt[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN], lcurve[PETSC_MAX_PATH_LEN], sync[32];
@@ -72,6 +72,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(FileList(PetscOptionsObject, "-valid_data", "Held-out field_snapshots datasets: after training, the model and trilinear interpolation are compared with the truth on them", d->valid, &d->nvalid));
   PetscCall(SgOptionsInt("-valid_crops", "Crops of valid_data evaluated (sample ids spread evenly)", d->valid_crops, &d->valid_crops, NULL, 1, 1 << 20));
   PetscCall(SgOptionsInt("-valid_points", "Query points per evaluated crop", d->valid_points, &d->valid_points, NULL, 1, 1 << 24));
+  PetscCall(SgOptionsInt("-calibrate_crops", "After training, fit the gain of the learned correction by least squares on this many training crops (valid_points points each; one gain for p, one for b, one for u and w) and fold it into ImNet's last layer: the model then decodes trilinear + gain * correction. Residual models; not in the paper (0: off)", d->calibrate_crops, &d->calibrate_crops, NULL, 0, 1 << 20));
   PetscCall(SgOptionsReal("-rayleigh", "Rayleigh number of the data (nu = (Ra/Pr)^-1/2, kappa = (Ra Pr)^-1/2 in the PDE loss)", "", d->rayleigh, &d->rayleigh, NULL, 1, 1e15));
   PetscCall(SgOptionsReal("-prandtl", "Prandtl number of the data", "", d->prandtl, &d->prandtl, NULL, 1e-6, 1e6));
   n = 2;
@@ -150,6 +151,8 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
   PetscCall(SgTrainerCheckProcessGrid(comm, "mffn_", d->dgroups, d->sranks, &d->dgroups));
   PetscCheck(!(d->cfg.stream && d->cfg.residual) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_stream_function with -mffn_residual on -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the input's stream function is a least-squares solve over the whole crop): train it on data groups only (-mffn_spatial_ranks 1), or without -mffn_residual", d->sranks);
   PetscCheck(!GradTerms(d) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_grad_weight, -mffn_grad_energy_weight, -mffn_thermal_energy_weight, -mffn_heat_flux_weight or -mffn_vorticity_energy_weight with -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the gradient targets need the high-res neighbours of points on a slab's edge): train it on data groups only (-mffn_spatial_ranks 1)", d->sranks);
+  PetscCheck(!d->calibrate_crops || (d->cfg.residual && !d->cfg.stream), comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_calibrate_crops %" PetscInt_FMT " scales the correction of a residual model: set -mffn_residual 1 (and -mffn_stream_function 0), or -mffn_calibrate_crops 0", d->calibrate_crops);
+  PetscCheck(!d->calibrate_crops || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_calibrate_crops with -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the gain is fitted on whole crops, and a spatial rank holds only its window of the data): calibrate on data groups only (-mffn_spatial_ranks 1)", d->sranks);
   PetscCheck(d->nfiles > 0, comm, PETSC_ERR_USER_INPUT, "mffn: no training data: set mffn: {data: [rb.h5]} (field_snapshots from surge ensemble, e.g. inputs/boussinesq/ensemble_small.yaml)");
   PetscCheck(!d->save_freq || d->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "mffn: save_freq %" PetscInt_FMT " needs a file: set mffn: {save_ckpt: mffn_ckpt.h5}", d->save_freq);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -326,6 +329,16 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   d->part.grid = NULL; /* went with the trainer */
   PetscCall(ierr);
   if (d->have_first) PetscCall(PetscPrintf(comm, "mffn: loss %.6g -> %.6g (L1 fields %.6g -> %.6g, L1 PDE %.6g -> %.6g) from the first to the last progress line\n", (double)d->first[2], (double)d->last[2], (double)d->first[0], (double)d->last[0], (double)d->first[1], (double)d->last[1]));
+  if (d->calibrate_crops) { /* every rank fits the same gains on the same crops: no communication */
+    PetscReal g[SG_MFFN_NGAIN];
+    PetscCall(SgMFFNCorrectionGain(d->model, &d->data, d->crop, d->factor, d->calibrate_crops, d->valid_points, (uint64_t)d->seed, g));
+    PetscBool ok = PETSC_TRUE;
+    for (int k = 0; k < SG_MFFN_NGAIN; k++) ok = ok && g[k] > 0.1; /* a correction that barely points towards the truth is not worth scaling */
+    if (ok) {
+      PetscCall(SgMFFNScaleCorrection(d->model, g));
+      PetscCall(PetscPrintf(comm, "mffn: the correction's gain on %" PetscInt_FMT " training crops x %" PetscInt_FMT " points (least squares, folded into ImNet's last layer): p %.4f, b %.4f, u and w %.4f\n", d->calibrate_crops, d->valid_points, (double)g[0], (double)g[1], (double)g[2]));
+    } else PetscCall(PetscPrintf(comm, "mffn: warning: the model is saved uncalibrated: its correction barely predicts the truth on %" PetscInt_FMT " training crops (least-squares gains p %.4f, b %.4f, u and w %.4f; at most 0.1): train longer\n", d->calibrate_crops, (double)g[0], (double)g[1], (double)g[2]));
+  }
   if (d->nvalid) PetscCall(Validate(s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -68,6 +68,14 @@ typedef struct {
 } SgMFFNEval;
 PETSC_EXTERN PetscErrorCode SgMFFNEvaluate(SgMFFN, const SgMFFNPhysics *, const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt ncrops, PetscInt P, uint64_t seed, SgMFFNEval *);
 
+/* The least-squares gain of a residual model's learned correction on ncrops crops (ids spread over D as
+   SgMFFNEvaluate spreads them) x P points: gain[g] = sum r.t / sum r.r over the points' channels of group g
+   (p, b, and u with w), r = decoded - trilinear, t = truth - trilinear (calibrate.c). */
+#define SG_MFFN_NGAIN 3
+PETSC_EXTERN PetscErrorCode SgMFFNCorrectionGain(SgMFFN, const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt ncrops, PetscInt P, uint64_t seed, PetscReal gain[SG_MFFN_NGAIN]);
+/* Folds the gains into ImNet's last layer: the model then decodes trilinear + gain * correction. */
+PETSC_EXTERN PetscErrorCode SgMFFNScaleCorrection(SgMFFN, const PetscReal gain[SG_MFFN_NGAIN]);
+
 /* How the surrogate's crops are cut over the spatial ranks (split.c; deck keys split_axes,
    split_layout, split_counts of the mffn section). */
 #define SG_MFFN_MAXSPLIT 64

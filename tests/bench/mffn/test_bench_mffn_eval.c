@@ -6,6 +6,7 @@
      test_bench_mffn_eval predict unet MODEL.h5 DATA.h5 OUT.f64 [-unet_residual]
      test_bench_mffn_eval train-unet -unet_data A.h5 [-unet_* options] -unet_output MODEL.h5
      test_bench_mffn_eval project IN.f64 OUT.f64 SAMPLES NZ NX ROWS LZ LX
+     test_bench_mffn_eval calibrate MODEL.h5 DATA.h5 OUT.h5 CT CZ CX CROPS POINTS SEED
 
    predict: every member run of DATA (field_snapshots, the grid of the training data) is cut into
    windows of 4 low-res snapshots (every factor-th fine snapshot, z row and x column, the whole
@@ -28,7 +29,11 @@
 
    project: the divergence-free projection of a prediction's u, w (SgMFFNProjector, the one `mffn
    project` applies to the served field), so that every method's answer, trilinear's and the U-Net's
-   included, can be evaluated projected too. */
+   included, can be evaluated projected too.
+
+   calibrate: what -mffn_calibrate_crops does at the end of training (calibrate.c), applied to a model
+   already trained: the least-squares gain of its correction on CROPS crops (CT x CZ x CX, the training
+   crop) x POINTS points of DATA (the training data), folded into ImNet's last layer, saved as OUT. */
 #include <math.h>
 #include "sgmffn.h"
 #include "sgmffndata.h"
@@ -418,6 +423,30 @@ static PetscErrorCode PredictMain(const char method[], const char model[], const
 /* project: the divergence-free projection (SgMFFNProjector, what `mffn project` applies to the served
    field) of every snapshot's u, w in a prediction file [samples][4][nz][nx], rows 0 .. rows - 1 (the
    evaluated region; the rows above are copied as they are), z spacing lz / nz, x period lx */
+static PetscErrorCode CalibrateMain(char **a)
+{
+  SgnnBackend  *be;
+  SgMFFN        m;
+  SgMFFNPhysics ph;
+  SgMFFNData    D;
+  PetscInt      factor[3], crop[3] = {atol(a[3]), atol(a[4]), atol(a[5])};
+  PetscReal     g[SG_MFFN_NGAIN];
+  const char   *files[1] = {a[1]};
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgMFFNLoad(a[0], be, &m, &ph, factor));
+  PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, crop[0], &D));
+  for (int c = 0; c < SG_MFFN_NCH; c++) D.mean[c] = ph.mean[c], D.std[c] = ph.std[c]; /* the model's normalisation */
+  PetscCall(SgMFFNCorrectionGain(m, &D, crop, factor, atol(a[6]), atol(a[7]), (uint64_t)atol(a[8]), g));
+  PetscCall(SgMFFNScaleCorrection(m, g));
+  PetscCall(SgMFFNSave(m, &ph, factor, a[2]));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "calibrate %s on %s (%s crops x %s points): gains p %.4f, b %.4f, u and w %.4f -> %s\n", a[0], a[1], a[6], a[7], (double)g[0], (double)g[1], (double)g[2], a[2]));
+  PetscCall(SgMFFNDataFree(&D));
+  PetscCall(SgMFFNDestroy(&m));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode ProjectMain(const char *in, const char *out, PetscInt ns, PetscInt nz, PetscInt nx, PetscInt rows, PetscReal lz, PetscReal lx)
 {
   SgMFFNProjector P;
@@ -462,7 +491,10 @@ int main(int argc, char **argv)
   else if (!strcmp(argv[1], "project")) {
     PetscCheck(argc >= 10, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_mffn_eval project IN.f64 OUT.f64 SAMPLES NZ NX ROWS LZ LX");
     PetscCall(ProjectMain(argv[2], argv[3], atol(argv[4]), atol(argv[5]), atol(argv[6]), atol(argv[7]), atof(argv[8]), atof(argv[9])));
-  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: predict, train-unet or project", argv[1]);
+  } else if (!strcmp(argv[1], "calibrate")) {
+    PetscCheck(argc >= 11, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_mffn_eval calibrate MODEL.h5 DATA.h5 OUT.h5 CT CZ CX CROPS POINTS SEED");
+    PetscCall(CalibrateMain(argv + 2));
+  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: predict, train-unet, project or calibrate", argv[1]);
   PetscCall(PetscFinalize());
   return 0;
 }

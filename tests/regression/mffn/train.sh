@@ -8,7 +8,10 @@
 #  3. 10 steps equal 5 steps + checkpoint + restart for 5, bit for bit (io/nn checkpoint: weights,
 #     Adam, step; the crops are a function of (seed, step, sample) and need no state);
 #  4. a crop that is not a multiple of its factor is refused with one "surge: error:" line naming
-#     -mffn_crop, exit 1, no model file.
+#     -mffn_crop, exit 1, no model file;
+#  5. -mffn_calibrate_crops on a residual model: 1 and 2 ranks fit the same gains (printed to 4
+#     digits) and end with weights within 1e-9 of each other (every rank fits on the same crops);
+#     on a model without -mffn_residual it is refused with one line naming the option, no model file.
 set -e
 cd "$(dirname "$0")/../../.."
 ROOT=$PWD
@@ -39,4 +42,16 @@ if $SURGE train $A -mffn_crop 4,15,32 -train_output bad > bad.log 2>&1; then ech
 line=$(grep "^surge: error:" bad.log | head -1)
 echo "4. $line"
 [ "$(grep -c '^surge: error:' bad.log)" = 1 ] && echo "$line" | grep -q -- "-mffn_crop" && [ ! -e bad.h5 ] || { echo "FAIL: not one clear line"; cat bad.log; exit 1; }
+C="$A -mffn_residual 1 -mffn_calibrate_crops 8 -mffn_valid_points 256"
+$SURGE train $C -train_output cal1 > cal1.log
+$MPI $SURGE train $C -train_output cal2 > cal2.log
+g1=$(grep "correction's gain" cal1.log || true); g2=$(grep "correction's gain" cal2.log || true)
+cmp=$($ROOT/build/tests/test_mffn compare cal1.h5 cal2.h5)
+echo "5. ${g1#mffn: }; 2 ranks: weights $cmp"
+[ -n "$g1" ] && [ "$g1" = "$g2" ] || { echo "FAIL: no gain line, or 1 and 2 ranks differ"; cat cal1.log cal2.log; exit 1; }
+[ "$cmp" = identical ] || awk -v c="${cmp#differ }" 'BEGIN{exit !(c+0 < 1e-9)}' || { echo "FAIL: calibrated 2 ranks differ"; exit 1; }
+if $SURGE train $A -mffn_calibrate_crops 8 -train_output badcal > badcal.log 2>&1; then echo "FAIL: calibrate_crops accepted without residual"; exit 1; fi
+line=$(grep "^surge: error:" badcal.log | head -1)
+echo "   $line"
+[ "$(grep -c '^surge: error:' badcal.log)" = 1 ] && echo "$line" | grep -q -- "-mffn_calibrate_crops" && [ ! -e badcal.h5 ] || { echo "FAIL: not one clear line"; cat badcal.log; exit 1; }
 echo PASS

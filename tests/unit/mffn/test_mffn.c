@@ -813,6 +813,107 @@ static PetscErrorCode TestData(const char dir[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The correction's gain (calibrate.c) on sinusoidal data that trilinear interpolation does not
+   reproduce, with a residual model whose last layer is random (a non-zero correction):
+   (a) folding the gains into the last layer makes the model decode trilinear + gain * correction,
+       group by group (p, b, u and w), at points of crops it was not fitted on;
+   (b) the gains are the least-squares scales: fitted again on the scaled model they are 1;
+   (c) a model without residual decoding is refused. */
+static double Wave(int c, double t, double z, double x) { return sin(0.9 * t + 0.7 * (c + 1) * z + 0.4 * x) + 0.3 * cos(1.3 * x - 0.5 * c * t); }
+
+static PetscErrorCode TestGain(const char dir[])
+{
+  enum { NM = 2, NS = 8, NZ = 16, NX = 32 };
+  char        path[PETSC_MAX_PATH_LEN];
+  const char *nm[4] = {"p", "b", "u", "w"}, *files[1] = {path};
+  PetscInt    shape[2] = {NZ, NX}, crop[3] = {4, 8, 16}, factor[3] = {2, 2, 2}, P = 30;
+  double     *f[4], tm[NM * NS], low[4 * 2 * 4 * 8], pts[3 * 30], tgt[4 * 30], o0[4 * 30], o1[4 * 30], ob[4 * 30], efold = 0;
+  int64_t     mem[NM * NS];
+  PetscReal   g[SG_MFFN_NGAIN], g2[SG_MFFN_NGAIN], eone = 0;
+  SgDataset   ds;
+  SgMFFNData  D;
+  Setup       s;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(path, sizeof path, "%s/wave.h5", dir));
+  for (int c = 0; c < 4; c++) PetscCall(PetscMalloc1(NM * NS * NZ * NX, &f[c]));
+  for (int m = 0; m < NM; m++)
+    for (int t = 0; t < NS; t++) {
+      int i = m * NS + t;
+      tm[i] = 0.25 * t, mem[i] = m;
+      for (int z = 0; z < NZ; z++)
+        for (int x = 0; x < NX; x++)
+          for (int c = 0; c < 4; c++) f[c][(i * NZ + z) * NX + x] = Wave(c, tm[i] + m, z, x);
+    }
+  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
+  PetscCall(SgDatasetSetProvenance(ds, NULL, "test_mffn gain: sinusoidal fields"));
+  for (int c = 0; c < 4; c++) PetscCall(SgDatasetDefineField(ds, nm[c], SG_DTYPE_F64, 2, shape, "1", 1));
+  PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "1", 16));
+  PetscCall(SgDatasetDefineField(ds, "member", SG_DTYPE_I64, 0, NULL, "1", 16));
+  PetscCall(SgDatasetAppendBegin(ds, NM * NS));
+  for (int c = 0; c < 4; c++) PetscCall(SgDatasetAppendField(ds, nm[c], SG_DTYPE_F64, f[c]));
+  PetscCall(SgDatasetAppendField(ds, "time", SG_DTYPE_F64, tm));
+  PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, mem));
+  PetscCall(SgDatasetAppendCommit(ds));
+  PetscCall(SgDatasetClose(&ds));
+  PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, crop[0], &D));
+  PetscCall(SetupCreate(&s, PETSC_TRUE, PETSC_FALSE)); /* input 2 x 4 x 8: the low-res crop */
+  {                                                    /* a random correction (a fresh residual model's is zero) */
+    SgnnTensor W = s.m->mlp_w[s.m->cfg.nmlp], b = s.m->mlp_b[s.m->cfg.nmlp];
+    long       nw = sgnn_tensor_numel(W);
+    double     wv[4 * 64], bv[4];
+    SgnnRng    r;
+    PetscCheck(nw <= 4 * 64, PETSC_COMM_SELF, PETSC_ERR_PLIB, "test: last layer of %ld weights", nw);
+    sgnn_rng_init(&r, 17);
+    for (long i = 0; i < nw; i++) wv[i] = 0.2 * sgnn_rng_normal(&r);
+    for (int i = 0; i < 4; i++) bv[i] = 0.05 * sgnn_rng_normal(&r);
+    SgCallNN(sgnn_tensor_set_f64(W, wv));
+    SgCallNN(sgnn_tensor_set_f64(b, bv));
+  }
+  PetscCall(SgMFFNCorrectionGain(s.m, &D, crop, factor, 6, P, 3, g));
+  { /* (a): a crop of another seed, before and after the fold */
+    int        ls[5] = {1, 4, 2, 4, 8}, ps[2] = {(int)P, 3}, p3[3] = {1, (int)P, 3};
+    SgnnTensor x, lat, pt, pt3, y, yb;
+    PetscCall(SgMFFNDataCrop(&D, crop, factor, P, 11, -1, 5, low, pts, tgt));
+    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 5, ls, low, &x));
+    SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 2, ps, pts, &pt));
+    SgCallNN(sgnn_reshape(pt, 3, p3, &pt3));
+    SgCallNN(sgnn_interp_trilinear(x, pt3, &yb));
+    SgCallNN(sgnn_tensor_to_f64(yb, ob));
+    for (int pass = 0; pass < 2; pass++) {
+      if (pass) PetscCall(SgMFFNScaleCorrection(s.m, g));
+      PetscCall(SgMFFNEncode(s.m, x, &lat));
+      PetscCall(SgMFFNDecode(s.m, lat, pt, &y));
+      SgCallNN(sgnn_tensor_to_f64(y, pass ? o1 : o0));
+      sgnn_tensor_free(&lat), sgnn_tensor_free(&y);
+    }
+    for (int j = 0; j < 4 * P; j++) efold = PetscMax(efold, fabs(o1[j] - (ob[j] + g[(int[]){0, 1, 2, 2}[j % 4]] * (o0[j] - ob[j]))));
+    sgnn_tensor_free(&x), sgnn_tensor_free(&pt), sgnn_tensor_free(&pt3), sgnn_tensor_free(&yb);
+  }
+  PetscCall(SgMFFNCorrectionGain(s.m, &D, crop, factor, 6, P, 3, g2)); /* (b) */
+  for (int k = 0; k < SG_MFFN_NGAIN; k++) eone = PetscMax(eone, PetscAbsReal(g2[k] - 1));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "8. correction gain on 6 crops x %" PetscInt_FMT " points: p %.4f, b %.4f, u and w %.4f; folded model vs trilinear + gain * correction %.1e; gains refitted on the folded model - 1: %.1e\n", P, (double)g[0], (double)g[1], (double)g[2], efold, (double)eone));
+  CHECK(efold < 1e-12 && eone < 1e-12, "correction gain: fold %g, refit %g", efold, (double)eone);
+  CHECK(PetscAbsReal(g[0] - 1) > 1e-3 && PetscAbsReal(g[2] - 1) > 1e-3, "correction gain: a random correction fitted gains %g, %g: the test does not exercise the fold", (double)g[0], (double)g[2]);
+  {
+    PetscErrorCode e;
+    Setup          s2;
+    PetscCall(SetupCreate(&s2, PETSC_FALSE, PETSC_FALSE));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    e = SgMFFNCorrectionGain(s2.m, &D, crop, factor, 6, P, 3, g2);
+    PetscCall(PetscPopErrorHandler());
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "   a model without residual decoding: error %d (expected %d)\n", (int)e, (int)PETSC_ERR_SUP));
+    CHECK(e == PETSC_ERR_SUP, "the correction gain of a non-residual model was accepted");
+    sgnn_tensor_free(&s2.x);
+    PetscCall(SgMFFNDestroy(&s2.m));
+  }
+  sgnn_tensor_free(&s.x);
+  PetscCall(SgMFFNDestroy(&s.m));
+  PetscCall(SgMFFNDataFree(&D));
+  for (int c = 0; c < 4; c++) PetscCall(PetscFree(f[c]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* max |u_x + w_z| (physical units, through SgMFFNDerivatives) and max |u_x| at the setup's points */
 static PetscErrorCode Continuity(Setup *s, double *cont, double *ux)
 {
@@ -1019,18 +1120,19 @@ int main(int argc, char **argv)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
-  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde|io DIR|stream DIR|data DIR|compare A.h5 B.h5");
+  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde|io DIR|stream DIR|data DIR|gain DIR|compare A.h5 B.h5");
   if (!strcmp(argv[1], "grad")) PetscCall(TestGrad());
   else if (!strcmp(argv[1], "pde")) PetscCall(TestPDE());
   else if (!strcmp(argv[1], "io") && argc >= 3) PetscCall(TestIO(argv[2]));
   else if (!strcmp(argv[1], "stream") && argc >= 3) PetscCall(TestStream(argv[2]));
   else if (!strcmp(argv[1], "data") && argc >= 3) PetscCall(TestData(argv[2]));
+  else if (!strcmp(argv[1], "gain") && argc >= 3) PetscCall(TestGain(argv[2]));
   else if (!strcmp(argv[1], "compare") && argc >= 4) {
     PetscCall(Compare(argv[2], argv[3]));
     PetscCall(PetscFinalize());
     return 0;
   }
-  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: grad, pde, io DIR, stream DIR, data DIR or compare A B", argv[1]);
+  else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: grad, pde, io DIR, stream DIR, data DIR, gain DIR or compare A B", argv[1]);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAIL" : "PASS"));
   PetscCall(PetscFinalize());
   return fails ? 1 : 0;
