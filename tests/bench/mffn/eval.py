@@ -232,14 +232,15 @@ def style(m):
     drawn (mffn = gamma 0.0125, mffn_g0, mffn_g01 = 0.1, mffn_g03 = 0.3, mffn_g1 = 1, mffn_c24 = 0.0125 with
     the continuity residual weighted 24x, mffn_c24e = that with the dissipation term, mffn_c24et = with the
     thermal one too, mffn_c24etf = the heat-flux one too, mffn_c24vtf and mffn_c24v1tf = the enstrophy term in
-    place of the dissipation term, mffn_sfe = the
+    place of the dissipation term, mffn_c24etfg = mffn_c24etf with its correction's gain, mffn_sfe = the
     stream-function decoder with it, unet*, and any other model file's name)"""
     known = {"truth": ("k-", "truth"), "trilinear": ("b:", "trilinear"), "mffn": ("r--", "mffn, gamma 0.0125"),
              "mffn_g0": ("m-", "mffn, gamma 0"), "mffn_g01": ("c-", "mffn, gamma 0.1"), "mffn_g03": ("b--", "mffn, gamma 0.3"),
              "mffn_g1": ("k--", "mffn, gamma 1"), "mffn_c24": ("C1-", "mffn, gamma 0.0125, continuity x24"),
              "mffn_c24e": ("C2-", "mffn_c24 + dissipation 0.5"), "mffn_c24et": ("C4-", "mffn_c24e + thermal dissipation 0.1"),
              "mffn_c24etf": ("C5-", "mffn_c24et + heat flux 0.1"), "mffn_c24vtf": ("C6-", "mffn_c24etf, enstrophy 0.5 for dissipation"),
-             "mffn_c24v1tf": ("C7--", "mffn_c24etf, enstrophy 1 for dissipation"), "mffn_sfe": ("C3-", "mffn, stream function + dissipation 0.5"),
+             "mffn_c24v1tf": ("C7--", "mffn_c24etf, enstrophy 1 for dissipation"),
+             "mffn_c24etfg": ("C8-", "mffn_c24etf + the correction's gain"), "mffn_sfe": ("C3-", "mffn, stream function + dissipation 0.5"),
              "unet_long": ("y-.", "unet, 10x steps")}
     if m in known:
         return known[m]

@@ -28,6 +28,10 @@
 #            the velocity energy term replaced by -mffn_vorticity_energy_weight 0.5 (the crop's enstrophy,
 #            which the projection keeps: "The enstrophy term"), mffn_c24v1tf that at weight 1;
 #            gamma 1 (mffn_g1) when ARMS names it;
+#   mffn_c24etfg: mffn_c24etf with its correction's gain fitted on 256 training crops x 1024 points and
+#            folded into ImNet's last layer (test_bench_mffn_eval calibrate, ~7 s: the same model as
+#            training mffn_c24etf with -mffn_calibrate_crops 256 -mffn_valid_points 1024; docs/mffn.md
+#            "The correction's gain"); trains mffn_c24etf when ARMS names only it;
 #   mffn_sfe: the stream-function decoder (-mffn_stream_function 1: u, w from a stream function,
 #            divergence-free by construction; docs/mffn_experiments.md "A divergence-free decoder"), its own stage 1
 #            (PRE steps, gamma 0) and stage 2 (FT steps, gamma 0.0125, -mffn_grad_energy_weight 0.5);
@@ -44,7 +48,7 @@ PRE=${PRE:-3000}
 FT=${FT:-1200}
 SEED=${SEED:-1}
 ARMS=${ARMS:-mffn_g0 mffn mffn_g01 mffn_g03 mffn_c24 mffn_c24e mffn_c24etf unet unet_long}
-want() { [[ " $ARMS " == *" $1 "* ]]; }
+want() { [[ " $ARMS " == *" $1 "* ]] || { [ "$1" = mffn_c24etf ] && [[ " $ARMS " == *" mffn_c24etfg "* ]]; }; }
 want_any() { for a in "$@"; do want "$a" && return 0; done; return 1; }
 [ -x "$S" ] && [ -x "$E" ] || { echo "eval.sh: $S or $E is missing: make tests"; exit 1; }
 mkdir -p "$W" && cd "$W" && W=$(pwd) # absolute: eval.py runs from here
@@ -70,6 +74,7 @@ for arm in "${STAGE2[@]}"; do
   [ -f "$1.h5" ] || $N "$S" train "$D" -mffn_restart pre_ckpt.h5 -mffn_numb_steps $((PRE + FT)) -mffn_points 128 -mffn_gamma "$2" -mffn_pde_weights "$3" -mffn_grad_energy_weight "$4" -mffn_thermal_energy_weight "$5" -mffn_heat_flux_weight "$6" -mffn_vorticity_energy_weight "$7" $V \
     -train_output "$1" -mffn_lcurve "$1.lc" > "$1.log"
 done
+! want mffn_c24etfg || [ -f mffn_c24etfg.h5 ] || $N "$E" calibrate mffn_c24etf.h5 rb6.h5 mffn_c24etfg.h5 16 64 64 256 1024 "$SEED" > mffn_c24etfg.log
 # the stream-function arm: ImNet decodes p, b, psi, so it cannot start from the shared checkpoint
 if want mffn_sfe; then
   SF="-mffn_stream_function 1"

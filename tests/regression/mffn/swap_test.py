@@ -21,7 +21,7 @@ superres_adaptive.yaml as a user runs them from the repository root, with the sh
   6. The Ra = 1e6 deck (inputs/mffn/superres_ra1e6.yaml with the model inputs/mffn/models/mffn_rb_ra1e6.h5),
      short (t = 0 .. 4): answers every 1.0 on 256 x 64 from blocks of 4 coarse snapshots; t = 0, 1, 2
      by the fine solve (fewer than 4 held), t = 3, 4 by mffn, one switch. Against the fine solve serving:
-     the coarse run bit-identical; mffn's Nu and KE at t = 3, 4 within 0.05 relative (measured 0.022 at
+     the coarse run bit-identical; mffn's Nu and KE at t = 3, 4 within 0.05 relative (measured 0.013 at
      most with the shipped model, its velocity projected as the deck asks: the convection's onset, which
      the model's training crops hold little of; a wrong axis, spacing or normalisation is off by O(1)) and not the fine
      solve's. The fine solve of a 4-snapshot block starts one block time before the asked time, so its

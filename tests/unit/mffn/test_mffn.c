@@ -671,13 +671,46 @@ static PetscErrorCode Compare(const char a[], const char b[])
 /* channel c at (time t, z index, x index): linear */
 static double Lin(int c, double t, double z, double x) { return 0.1 * c - 0.3 + (0.5 + c) * t + (0.2 - 0.07 * c) * z + 0.03 * (c + 1) * x; }
 
+/* nm member runs of ns snapshots 0.25 apart on nz x nx: f[c] = fn(c, member, t, z, x) */
+static void FillSnapshots(int nm, int ns, int nz, int nx, double (*fn)(int, int, double, int, int), double *const f[4], double *tm, int64_t *mem)
+{
+  for (int m = 0; m < nm; m++)
+    for (int s = 0; s < ns; s++) {
+      int i = m * ns + s;
+      tm[i] = 0.25 * s, mem[i] = m;
+      for (int z = 0; z < nz; z++)
+        for (int x = 0; x < nx; x++)
+          for (int c = 0; c < 4; c++) f[c][((long)i * nz + z) * nx + x] = fn(c, m, tm[i], z, x);
+    }
+}
+static double LinMember(int c, int m, double t, int z, int x) { return Lin(c, t, z, x) + 3.0 * m; } /* members differ */
+
+/* a field_snapshots file of n samples: p, b, u, w on shape[0] x shape[1], time, member */
+static PetscErrorCode WriteSnapshots(const char path[], const char what[], PetscInt n, const PetscInt shape[2], double *const f[4], const double *tm, const int64_t *mem)
+{
+  const char *nm[4] = {"p", "b", "u", "w"};
+  SgDataset   ds;
+
+  PetscFunctionBegin;
+  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
+  PetscCall(SgDatasetSetProvenance(ds, NULL, what));
+  for (int c = 0; c < 4; c++) PetscCall(SgDatasetDefineField(ds, nm[c], SG_DTYPE_F64, 2, shape, "1", 1));
+  PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "1", 16));
+  PetscCall(SgDatasetDefineField(ds, "member", SG_DTYPE_I64, 0, NULL, "1", 16));
+  PetscCall(SgDatasetAppendBegin(ds, n));
+  for (int c = 0; c < 4; c++) PetscCall(SgDatasetAppendField(ds, nm[c], SG_DTYPE_F64, f[c]));
+  PetscCall(SgDatasetAppendField(ds, "time", SG_DTYPE_F64, tm));
+  PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, mem));
+  PetscCall(SgDatasetAppendCommit(ds));
+  PetscCall(SgDatasetClose(&ds));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode TestData(const char dir[])
 {
   enum { NM = 2, NS = 6, NZ = 8, NX = 12 };
   char        path[PETSC_MAX_PATH_LEN];
-  SgDataset   ds;
   PetscInt    shape[2] = {NZ, NX}, crop[3] = {4, 4, 8}, factor[3] = {2, 2, 4}, P = 40;
-  const char *nm[4]    = {"p", "b", "u", "w"};
   double     *f[4], tm[NM * NS], low[4 * 2 * 2 * 2], pts[3 * 40], tgt[4 * 40], err = 0, emean = 0, gerr = 0;
   int64_t     mem[NM * NS];
   SgMFFNData  D;
@@ -685,30 +718,13 @@ static PetscErrorCode TestData(const char dir[])
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(path, sizeof path, "%s/lin.h5", dir));
   for (int c = 0; c < 4; c++) PetscCall(PetscMalloc1(NM * NS * NZ * NX, &f[c]));
-  for (int m = 0; m < NM; m++)
-    for (int s = 0; s < NS; s++) {
-      int i = m * NS + s;
-      tm[i] = 0.25 * s, mem[i] = m;
-      for (int z = 0; z < NZ; z++)
-        for (int x = 0; x < NX; x++)
-          for (int c = 0; c < 4; c++) f[c][(i * NZ + z) * NX + x] = Lin(c, tm[i], z, x) + 3.0 * m; /* members differ */
-    }
+  FillSnapshots(NM, NS, NZ, NX, LinMember, f, tm, mem);
   for (int bad = 0; bad < 2; bad++) { /* lin.h5, and linbad.h5 with a NaN in u at sample 7 */
     char bpath[PETSC_MAX_PATH_LEN];
     PetscCall(PetscSNPrintf(bpath, sizeof bpath, "%s/linbad.h5", dir));
-    PetscCall(SgDatasetCreate(PETSC_COMM_SELF, bad ? bpath : path, "field_snapshots", PETSC_TRUE, &ds));
-    PetscCall(SgDatasetSetProvenance(ds, NULL, "test_mffn linear fields"));
-    for (int c = 0; c < 4; c++) PetscCall(SgDatasetDefineField(ds, nm[c], SG_DTYPE_F64, 2, shape, "1", 1));
-    PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "1", 16));
-    PetscCall(SgDatasetDefineField(ds, "member", SG_DTYPE_I64, 0, NULL, "1", 16));
-    PetscCall(SgDatasetAppendBegin(ds, NM * NS));
     if (bad) f[2][(7 * NZ + 3) * NX + 5] = NAN;
-    for (int c = 0; c < 4; c++) PetscCall(SgDatasetAppendField(ds, nm[c], SG_DTYPE_F64, f[c]));
+    PetscCall(WriteSnapshots(bad ? bpath : path, "test_mffn linear fields", NM * NS, shape, f, tm, mem));
     if (bad) f[2][(7 * NZ + 3) * NX + 5] = Lin(2, tm[7], 3, 5) + 3.0;
-    PetscCall(SgDatasetAppendField(ds, "time", SG_DTYPE_F64, tm));
-    PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, mem));
-    PetscCall(SgDatasetAppendCommit(ds));
-    PetscCall(SgDatasetClose(&ds));
   }
   { /* the data read crop by crop from the files (SG_MFFN_READ_CROPS) is the data held in memory: the
        same statistics and crops to the bit, over two files (lin.h5 twice: the runs restart at the
@@ -820,42 +836,25 @@ static PetscErrorCode TestData(const char dir[])
    (b) the gains are the least-squares scales: fitted again on the scaled model they are 1;
    (c) a model without residual decoding is refused. */
 static double Wave(int c, double t, double z, double x) { return sin(0.9 * t + 0.7 * (c + 1) * z + 0.4 * x) + 0.3 * cos(1.3 * x - 0.5 * c * t); }
+static double WaveMember(int c, int m, double t, int z, int x) { return Wave(c, t + m, z, x); }
 
 static PetscErrorCode TestGain(const char dir[])
 {
   enum { NM = 2, NS = 8, NZ = 16, NX = 32 };
   char        path[PETSC_MAX_PATH_LEN];
-  const char *nm[4] = {"p", "b", "u", "w"}, *files[1] = {path};
+  const char *files[1] = {path};
   PetscInt    shape[2] = {NZ, NX}, crop[3] = {4, 8, 16}, factor[3] = {2, 2, 2}, P = 30;
   double     *f[4], tm[NM * NS], low[4 * 2 * 4 * 8], pts[3 * 30], tgt[4 * 30], o0[4 * 30], o1[4 * 30], ob[4 * 30], efold = 0;
   int64_t     mem[NM * NS];
   PetscReal   g[SG_MFFN_NGAIN], g2[SG_MFFN_NGAIN], eone = 0;
-  SgDataset   ds;
   SgMFFNData  D;
   Setup       s;
 
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(path, sizeof path, "%s/wave.h5", dir));
   for (int c = 0; c < 4; c++) PetscCall(PetscMalloc1(NM * NS * NZ * NX, &f[c]));
-  for (int m = 0; m < NM; m++)
-    for (int t = 0; t < NS; t++) {
-      int i = m * NS + t;
-      tm[i] = 0.25 * t, mem[i] = m;
-      for (int z = 0; z < NZ; z++)
-        for (int x = 0; x < NX; x++)
-          for (int c = 0; c < 4; c++) f[c][(i * NZ + z) * NX + x] = Wave(c, tm[i] + m, z, x);
-    }
-  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
-  PetscCall(SgDatasetSetProvenance(ds, NULL, "test_mffn gain: sinusoidal fields"));
-  for (int c = 0; c < 4; c++) PetscCall(SgDatasetDefineField(ds, nm[c], SG_DTYPE_F64, 2, shape, "1", 1));
-  PetscCall(SgDatasetDefineField(ds, "time", SG_DTYPE_F64, 0, NULL, "1", 16));
-  PetscCall(SgDatasetDefineField(ds, "member", SG_DTYPE_I64, 0, NULL, "1", 16));
-  PetscCall(SgDatasetAppendBegin(ds, NM * NS));
-  for (int c = 0; c < 4; c++) PetscCall(SgDatasetAppendField(ds, nm[c], SG_DTYPE_F64, f[c]));
-  PetscCall(SgDatasetAppendField(ds, "time", SG_DTYPE_F64, tm));
-  PetscCall(SgDatasetAppendField(ds, "member", SG_DTYPE_I64, mem));
-  PetscCall(SgDatasetAppendCommit(ds));
-  PetscCall(SgDatasetClose(&ds));
+  FillSnapshots(NM, NS, NZ, NX, WaveMember, f, tm, mem);
+  PetscCall(WriteSnapshots(path, "test_mffn gain: sinusoidal fields", NM * NS, shape, f, tm, mem));
   PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, crop[0], &D));
   PetscCall(SetupCreate(&s, PETSC_TRUE, PETSC_FALSE)); /* input 2 x 4 x 8: the low-res crop */
   {                                                    /* a random correction (a fresh residual model's is zero) */
