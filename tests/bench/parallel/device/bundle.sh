@@ -1,12 +1,13 @@
 #!/bin/bash
 # bundle.sh -- pack build/tests/test_bench_grid with what it needs to run on a machine that has no
-# PETSc and no MPI (the lent GPU machines: 16 cores; docs/parallel.md "On 16 cores"):
+# PETSc and no MPI (such as a GPU box with 16 cores; docs/parallel.md, "the bar met by the encoder,
+# here and on 16 cores"):
 #   tests/bench/parallel/device/bundle.sh [DIR]      (default .devbundle, at the repository root)
 # DIR gets bench.tar.gz: the binary; petsc_shim.c built as libpetsc_real.so.3.18 (the PETSc
 # calls and variables the benchmark uses); every shared library the binary, Open MPI's mpiexec and its plugins
 # load, except the C runtime's (libc, libm, libstdc++, libgcc_s: the host's newer ones serve); Open
 # MPI's plugin, PMIx and help-file trees at their Debian paths. run.sh beside this file unpacks and
-# runs it there. Put DIR in .git/info/exclude and name it in the device tool's carry.
+# runs it there: copy DIR to that machine (list DIR in .git/info/exclude to keep it out of git).
 set -e
 cd "$(dirname "$0")/../../../.."
 DIR=${1:-.devbundle}
