@@ -6,7 +6,7 @@
    predicts: on held-out Rayleigh-Benard data the least-squares scale of the velocity correction,
    sum r.t / sum r.r with t = truth - trilinear, was 1.05-1.29 (docs/mffn.md, "The correction's gain"),
    and the velocity-gradient energy fell 5-6 % short. The gain here is that least-squares scale, fitted
-   on the training data (crops drawn as the held-out evaluation draws them, SgMFFNEvaluate), one for p,
+   on the training data (crops drawn as the held-out evaluation draws them, SgMFFNCropAnswers), one for p,
    one for b and one shared by u and w (a common scale keeps the correction's direction, so the
    divergence-free projection, linear, commutes with it). Folding it into the last layer (row c of its
    weight and its bias times the gain) makes the model decode trilinear + gain * r exactly, with no new
@@ -28,24 +28,16 @@ PetscErrorCode SgMFFNCorrectionGain(SgMFFN m, const SgMFFNData *D, const PetscIn
   nlo = lo[0] * lo[1] * lo[2];
   PetscCall(PetscMalloc5(SG_MFFN_NCH * nlo, &low, 3 * P, &pts, SG_MFFN_NCH * P, &tgt, SG_MFFN_NCH * P, &out, SG_MFFN_NCH * P, &base));
   for (PetscInt i = 0; i < ncrops; i++) {
-    int        ls[5] = {1, SG_MFFN_NCH, (int)lo[0], (int)lo[1], (int)lo[2]}, ps[2] = {(int)P, 3}, p3[3] = {1, (int)P, 3};
-    SgnnTensor x, lat, pt, pt3, y, yb;
-    int64_t    id = (int64_t)i * D->nsamp / ncrops;
-    PetscCall(SgMFFNDataCrop(D, crop, factor, P, seed, -1, id, low, pts, tgt));
-    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 5, ls, low, &x));
-    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, ps, pts, &pt));
-    PetscCall(SgMFFNEncode(m, x, &lat));
-    PetscCall(SgMFFNDecode(m, lat, pt, &y));
-    SgCallNN(sgnn_reshape(pt, 3, p3, &pt3));
-    SgCallNN(sgnn_interp_trilinear(x, pt3, &yb)); /* a residual model's baseline, exactly (mffn_grad 3b) */
-    SgCallNN(sgnn_tensor_to_f64(y, out));
-    SgCallNN(sgnn_tensor_to_f64(yb, base));
+    SgnnTensor pt, y[2];
+    PetscCall(SgMFFNCropAnswers(m, D, crop, factor, P, seed, (int64_t)i * D->nsamp / ncrops, PETSC_FALSE, low, pts, tgt, &pt, y));
+    SgCallNN(sgnn_tensor_to_f64(y[0], out));
+    SgCallNN(sgnn_tensor_to_f64(y[1], base)); /* trilinear: a residual model's baseline */
     for (PetscInt j = 0; j < SG_MFFN_NCH * P; j++) {
       double r = out[j] - base[j], t = tgt[j] - base[j];
       int    g = gain_group[j % SG_MFFN_NCH];
       rt[g] += r * t, rr[g] += r * r;
     }
-    sgnn_tensor_free(&x), sgnn_tensor_free(&lat), sgnn_tensor_free(&pt), sgnn_tensor_free(&pt3), sgnn_tensor_free(&y), sgnn_tensor_free(&yb);
+    sgnn_tensor_free(&pt), sgnn_tensor_free(&y[0]), sgnn_tensor_free(&y[1]);
   }
   for (int g = 0; g < SG_MFFN_NGAIN; g++) gain[g] = rr[g] > 0 ? rt[g] / rr[g] : 1; /* no correction at all: nothing to scale */
   PetscCall(PetscFree5(low, pts, tgt, out, base));

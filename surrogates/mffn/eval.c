@@ -4,6 +4,29 @@
 #include "sgtrainer.h"
 #include <math.h>
 
+/* Crop id of D (points drawn from seed, as the trainer's held-out check draws them): the model's answers
+   and trilinear interpolation of the same low-res input at its P points, out[0] and out[1], both [P, 4]
+   normalised; pt [P, 3] the points, recording derivatives when grad (for the PDE residuals). low, pts,
+   tgt are the caller's buffers (SgMFFNDataCrop). */
+PetscErrorCode SgMFFNCropAnswers(SgMFFN m, const SgMFFNData *D, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, int64_t id, PetscBool grad, double *low, double *pts, double *tgt, SgnnTensor *pt, SgnnTensor out[2])
+{
+  int        ls[5] = {1, SG_MFFN_NCH, (int)(crop[0] / factor[0]), (int)(crop[1] / factor[1]), (int)(crop[2] / factor[2])}, ps[2] = {(int)P, 3}, p3[3] = {1, (int)P, 3}, os[2] = {(int)P, SG_MFFN_NCH};
+  SgnnTensor x, lat, pt3, o3;
+
+  PetscFunctionBegin;
+  PetscCall(SgMFFNDataCrop(D, crop, factor, P, seed, -1, id, low, pts, tgt));
+  SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 5, ls, low, &x));
+  SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, ps, pts, pt));
+  if (grad) SgCallNN(sgnn_tensor_set_requires_grad(*pt, 1));
+  PetscCall(SgMFFNEncode(m, x, &lat));
+  PetscCall(SgMFFNDecode(m, lat, *pt, &out[0]));
+  SgCallNN(sgnn_reshape(*pt, 3, p3, &pt3));
+  SgCallNN(sgnn_interp_trilinear(x, pt3, &o3)); /* [1, P, 4]; a residual model's baseline exactly (mffn_grad 3b) */
+  SgCallNN(sgnn_reshape(o3, 2, os, &out[1]));
+  sgnn_tensor_free(&x), sgnn_tensor_free(&lat), sgnn_tensor_free(&pt3), sgnn_tensor_free(&o3);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgMFFNEvaluate(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNData *D, const PetscInt crop[3], const PetscInt factor[3], PetscInt ncrops, PetscInt P, uint64_t seed, SgMFFNEval *E)
 {
   PetscInt lo[3], nlo;
@@ -16,25 +39,15 @@ PetscErrorCode SgMFFNEvaluate(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNDat
   nlo = lo[0] * lo[1] * lo[2];
   PetscCall(PetscMalloc6(SG_MFFN_NCH * nlo, &low, 3 * P, &pts, SG_MFFN_NCH * P, &tgt, SG_MFFN_NCH * N, &pred[0], SG_MFFN_NCH * N, &pred[1], SG_MFFN_NCH * N, &truth));
   for (PetscInt i = 0; i < ncrops; i++) {
-    int        ls[5] = {1, SG_MFFN_NCH, (int)lo[0], (int)lo[1], (int)lo[2]}, ps[2] = {(int)P, 3}, p3[3] = {1, (int)P, 3}, os[2] = {(int)P, SG_MFFN_NCH};
-    SgnnTensor x, lat, pt, pt3, out[2], o3;
-    int64_t    id = (int64_t)i * D->nsamp / ncrops;
-    PetscCall(SgMFFNDataCrop(D, crop, factor, P, seed, -1, id, low, pts, tgt));
-    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 5, ls, low, &x));
-    SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, ps, pts, &pt));
-    SgCallNN(sgnn_tensor_set_requires_grad(pt, 1));
-    PetscCall(SgMFFNEncode(m, x, &lat));
-    PetscCall(SgMFFNDecode(m, lat, pt, &out[0]));
-    SgCallNN(sgnn_reshape(pt, 3, p3, &pt3));
-    SgCallNN(sgnn_interp_trilinear(x, pt3, &o3)); /* [1, P, 4] */
-    SgCallNN(sgnn_reshape(o3, 2, os, &out[1]));
+    SgnnTensor pt, out[2];
+    PetscCall(SgMFFNCropAnswers(m, D, crop, factor, P, seed, (int64_t)i * D->nsamp / ncrops, PETSC_TRUE, low, pts, tgt, &pt, out));
     for (int q = 0; q < 2; q++) {
       SgCallNN(sgnn_tensor_to_f64(out[q], pred[q] + (long)i * P * SG_MFFN_NCH));
       PetscCall(SgMFFNResidualSums(ph, out[q], pt, P, pde[q]));
       sgnn_tensor_free(&out[q]);
     }
     PetscCall(PetscArraycpy(truth + (long)i * P * SG_MFFN_NCH, tgt, SG_MFFN_NCH * P));
-    sgnn_tensor_free(&x), sgnn_tensor_free(&lat), sgnn_tensor_free(&pt), sgnn_tensor_free(&pt3), sgnn_tensor_free(&o3);
+    sgnn_tensor_free(&pt);
   }
   for (int c = 0; c < SG_MFFN_NCH; c++) tmin[c] = PETSC_MAX_REAL, tmax[c] = -PETSC_MAX_REAL;
   for (long j = 0; j < N; j++) /* physical units */

@@ -66,6 +66,8 @@ typedef struct {
   PetscReal nmae[2][SG_MFFN_NCH], r2[2][SG_MFFN_NCH], pde[2][4]; /* [0] model, [1] trilinear */
   PetscInt  ncrops, npoints;
 } SgMFFNEval;
+/* One evaluation crop: the model's answers (out[0]) and trilinear interpolation (out[1]) at its P points, [P, 4] (eval.c) */
+PETSC_EXTERN PetscErrorCode SgMFFNCropAnswers(SgMFFN, const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt P, uint64_t seed, int64_t id, PetscBool grad, double *low, double *pts, double *tgt, SgnnTensor *pt, SgnnTensor out[2]);
 PETSC_EXTERN PetscErrorCode SgMFFNEvaluate(SgMFFN, const SgMFFNPhysics *, const SgMFFNData *, const PetscInt crop[3], const PetscInt factor[3], PetscInt ncrops, PetscInt P, uint64_t seed, SgMFFNEval *);
 
 /* The least-squares gain of a residual model's learned correction on ncrops crops (ids spread over D as

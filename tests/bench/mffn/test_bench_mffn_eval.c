@@ -423,30 +423,6 @@ static PetscErrorCode PredictMain(const char method[], const char model[], const
 /* project: the divergence-free projection (SgMFFNProjector, what `mffn project` applies to the served
    field) of every snapshot's u, w in a prediction file [samples][4][nz][nx], rows 0 .. rows - 1 (the
    evaluated region; the rows above are copied as they are), z spacing lz / nz, x period lx */
-static PetscErrorCode CalibrateMain(char **a)
-{
-  SgnnBackend  *be;
-  SgMFFN        m;
-  SgMFFNPhysics ph;
-  SgMFFNData    D;
-  PetscInt      factor[3], crop[3] = {atol(a[3]), atol(a[4]), atol(a[5])};
-  PetscReal     g[SG_MFFN_NGAIN];
-  const char   *files[1] = {a[1]};
-
-  PetscFunctionBegin;
-  SgCallNN(sgnn_backend_get("cpu", &be));
-  PetscCall(SgMFFNLoad(a[0], be, &m, &ph, factor));
-  PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, crop[0], &D));
-  for (int c = 0; c < SG_MFFN_NCH; c++) D.mean[c] = ph.mean[c], D.std[c] = ph.std[c]; /* the model's normalisation */
-  PetscCall(SgMFFNCorrectionGain(m, &D, crop, factor, atol(a[6]), atol(a[7]), (uint64_t)atol(a[8]), g));
-  PetscCall(SgMFFNScaleCorrection(m, g));
-  PetscCall(SgMFFNSave(m, &ph, factor, a[2]));
-  PetscCall(PetscPrintf(PETSC_COMM_SELF, "calibrate %s on %s (%s crops x %s points): gains p %.4f, b %.4f, u and w %.4f -> %s\n", a[0], a[1], a[6], a[7], (double)g[0], (double)g[1], (double)g[2], a[2]));
-  PetscCall(SgMFFNDataFree(&D));
-  PetscCall(SgMFFNDestroy(&m));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode ProjectMain(const char *in, const char *out, PetscInt ns, PetscInt nz, PetscInt nx, PetscInt rows, PetscReal lz, PetscReal lx)
 {
   SgMFFNProjector P;
@@ -475,6 +451,32 @@ static PetscErrorCode ProjectMain(const char *in, const char *out, PetscInt ns, 
   PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "project: cannot write %s", out);
   PetscCheck(fwrite(a, sizeof *a, n, f) == n && !fclose(f), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "project: writing %s failed", out);
   PetscCall(PetscFree3(a, u, w));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* calibrate: the correction's gain of a trained model on its training data (calibrate.c), saved as a new
+   model file; a[] = MODEL DATA OUT CT CZ CX CROPS POINTS SEED */
+static PetscErrorCode CalibrateMain(char **a)
+{
+  SgnnBackend  *be;
+  SgMFFN        m;
+  SgMFFNPhysics ph;
+  SgMFFNData    D;
+  PetscInt      factor[3], crop[3] = {atol(a[3]), atol(a[4]), atol(a[5])};
+  PetscReal     g[SG_MFFN_NGAIN];
+  const char   *files[1] = {a[1]};
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_backend_get("cpu", &be));
+  PetscCall(SgMFFNLoad(a[0], be, &m, &ph, factor));
+  PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, crop[0], &D));
+  for (int c = 0; c < SG_MFFN_NCH; c++) D.mean[c] = ph.mean[c], D.std[c] = ph.std[c]; /* the model's normalisation */
+  PetscCall(SgMFFNCorrectionGain(m, &D, crop, factor, atol(a[6]), atol(a[7]), (uint64_t)atol(a[8]), g));
+  PetscCall(SgMFFNScaleCorrection(m, g));
+  PetscCall(SgMFFNSave(m, &ph, factor, a[2]));
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "calibrate %s on %s (%s crops x %s points): gains p %.4f, b %.4f, u and w %.4f -> %s\n", a[0], a[1], a[6], a[7], (double)g[0], (double)g[1], (double)g[2], a[2]));
+  PetscCall(SgMFFNDataFree(&D));
+  PetscCall(SgMFFNDestroy(&m));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
