@@ -351,6 +351,19 @@ def at_scale(mach, nweights):
 # ---- main --------------------------------------------------------------------------------------------------------
 
 
+def efficiency_rows(model, base, deep=None):
+    """the efficiencies the benchmark reports: (name, one-rank configuration, configuration on p cores, p),
+    configurations as config_of gives them; strong T1 / (p T2), weak (p = 1) T1 / T2"""
+    c = lambda G, S, B, dims, chunks=4: (model, G, S, B, dims, chunks)  # noqa: E731
+    return [("strong, batch 2, data 2x1", c(1, 1, 2, base), c(2, 1, 2, base), 2),
+            ("strong, batch 2, spatial 1x2", c(1, 1, 2, base), c(1, 2, 2, base), 2),
+            ("strong, batch 2, spatial 1x2 blocking", c(1, 1, 2, base), c(1, 2, 2, base, 0), 2),
+            ("strong, one sample, spatial 1x2", c(1, 1, 1, base), c(1, 2, 1, base), 2),
+            ("weak, data 2x1 (1 -> 2 samples)", c(1, 1, 1, base), c(2, 1, 2, base), 1),
+            (f"weak, spatial 1x2 ({base} -> {deep})", c(1, 1, 1, base), c(1, 2, 1, deep), 1),
+            ("strong, batch 4, hybrid 2x2", c(1, 1, 4, base), c(2, 2, 4, base), 2)]
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "layers":
         with open(sys.argv[2], "w") as f:
@@ -393,21 +406,12 @@ def main():
         print(f"model vs measured: median |error| {100*median(errs):.1f}%, largest {100*max(errs):.1f}%, "
               f"{sum(e <= 0.15 for e in errs)} of {len(errs)} within 15%, {inside} inside the spread of the rounds")
 
-    def m(model, G, S, B, dims, chunks=4):
-        return med.get((model, G, S, B, dims, chunks))
-
     print("\nefficiency on 2 cores (strong: T1 / (2 T2); weak: T1 / T2; hybrid 2x2: 4 processes on 2 cores)")
     eff = {}
     for model, base, deep in (("stack", "64x64x64", "128x64x64"), ("mffn", "8x64x64", "8x128x64"), ("mffn", "64x64x64", None)):
         label = model if model == "stack" or base == "8x64x64" else f"{model} {base}"
-        rows = [("strong, batch 2, data 2x1", m(model, 1, 1, 2, base), m(model, 2, 1, 2, base), 2),
-                ("strong, batch 2, spatial 1x2", m(model, 1, 1, 2, base), m(model, 1, 2, 2, base), 2),
-                ("strong, batch 2, spatial 1x2 blocking", m(model, 1, 1, 2, base), m(model, 1, 2, 2, base, 0), 2),
-                ("strong, one sample, spatial 1x2", m(model, 1, 1, 1, base), m(model, 1, 2, 1, base), 2),
-                ("weak, data 2x1 (1 -> 2 samples)", m(model, 1, 1, 1, base), m(model, 2, 1, 2, base), 1),
-                (f"weak, spatial 1x2 ({base} -> {deep})", m(model, 1, 1, 1, base), m(model, 1, 2, 1, deep), 1),
-                ("strong, batch 4, hybrid 2x2", m(model, 1, 1, 4, base), m(model, 2, 2, 4, base), 2)]
-        for name, t1, t2, p in rows:
+        for name, c1, c2, p in efficiency_rows(model, base, deep):
+            t1, t2 = med.get(c1), med.get(c2)
             if t1 and t2:
                 eff[(label, name)] = t1 / (p * t2)
                 print(f"  {label:14s} {name:45s} {t1:7.3f} s -> {t2:7.3f} s   {100*t1/(p*t2):5.1f}%")

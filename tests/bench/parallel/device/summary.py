@@ -9,7 +9,7 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from perfmodel import config_of, median  # noqa: E402
+from perfmodel import config_of, efficiency_rows, median  # noqa: E402
 
 times, by_round = defaultdict(list), defaultdict(dict)
 for n, path in enumerate(sys.argv[1:]):
@@ -29,11 +29,7 @@ if not times:
 rounds = len(by_round)
 print(f"\nefficiency on 2 ranks, {rounds} rounds: from the medians | from the best times | [range of the per-round ratios]")
 for model, dims in (("mffn", "64x64x64"), ("mffn", "8x64x64"), ("stack", "64x64x64")):
-    rows = [("strong, batch 2, data 2x1", (model, 1, 1, 2, dims, 4), (model, 2, 1, 2, dims, 4), 2),
-            ("strong, batch 2, spatial 1x2 overlapped", (model, 1, 1, 2, dims, 4), (model, 1, 2, 2, dims, 4), 2),
-            ("strong, batch 2, spatial 1x2 blocking", (model, 1, 1, 2, dims, 4), (model, 1, 2, 2, dims, 0), 2),
-            ("weak, data 2x1 (1 -> 2 samples)", (model, 1, 1, 1, dims, 4), (model, 2, 1, 2, dims, 4), 1)]
-    for name, c1, c2, p in rows:
+    for name, c1, c2, p in efficiency_rows(model, dims):
         if c1 not in times or c2 not in times:
             continue
         t1, t2 = median(times[c1]), median(times[c2])
