@@ -4,7 +4,8 @@
 # and runs Open MPI from the archive, relocated by OPAL_PREFIX and PMIX_* (nothing is written outside
 # DIR); where the smoke command (run by eval, e.g. a 2-rank start) fails with it and the machine has an
 # mpiexec of its own, that one runs with the archive's other libraries (Open MPI 4.1 keeps its ABI).
-# Call the binaries by their paths under DIR/b/bin. It sets SG_MPI_MODE to the Open MPI in use and returns non-zero when neither starts.
+# Call the binaries by their paths under DIR/b/bin. sg_mpi sets SG_MPI_MODE to the Open MPI in use and
+# returns non-zero when neither starts.
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 sg_unpack() {

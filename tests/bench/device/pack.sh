@@ -2,9 +2,10 @@
 # pack.sh -- pack binaries with what they need to run on a machine that has no PETSc and no MPI (such as
 # a GPU box with 16 cores) into one archive; mpienv.sh beside this file sets them up there.
 #   tests/bench/device/pack.sh ARCHIVE [-l LIB]... BINARY...
-# ARCHIVE (.tar.xz, the smallest xz makes: the device copies at most 64 MiB with the repository) holds b/bin: the binaries and Open MPI's mpiexec; b/lib: each -l LIB (taking the
-# place of the system's library of that name, e.g. a stand-in for PETSc) and every shared library the
-# binaries, mpiexec and Open MPI's plugins load, except the C runtime's (libc, libm, libstdc++, libgcc_s:
+# ARCHIVE (.tar.xz, as small as xz makes it: a lent machine takes at most 64 MiB with the repository)
+# holds b/bin: the binaries and Open MPI's mpiexec; b/lib: each -l LIB (taking the place of the system's
+# library of that name, e.g. a stand-in for PETSc) and every shared library the binaries, mpiexec and
+# Open MPI's plugins load, except the C runtime's (libc, libm, libstdc++, libgcc_s:
 # the host's newer ones serve); b/root: Open MPI's plugin, PMIx and help-file trees at their Debian paths.
 # Run from anywhere; the paths given are taken as they are.
 set -e
