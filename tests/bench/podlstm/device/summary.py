@@ -42,10 +42,14 @@ def load_any(name):
     return r
 
 
+if not os.path.exists(os.path.join(OUT, "machine.txt")):
+    sys.exit(f"summary.py: {OUT} has no machine.txt: give the OUTDIR of device/run.sh")
 with open(os.path.join(OUT, "machine.txt")) as f:
     print(f.readline().strip())
 names = sorted({os.path.basename(p)[:-4] for p in glob.glob(os.path.join(OUT, "*.log"))})
 runs = {n: r for n in names if (r := load_any(n)) is not None}
+if not runs:
+    sys.exit(f"summary.py: no search finished or logged in {OUT} (see its *.log)")
 P = max(int(r["rank"].max()) + 1 for r in runs.values())
 aging, rand, var, one = runs.get(f"aging{P}"), runs.get(f"random{P}"), runs.get(f"agingvar{P}"), runs.get("random1")
 
