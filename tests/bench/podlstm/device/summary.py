@@ -51,7 +51,7 @@ runs = {n: r for n in names if (r := load_any(n)) is not None}
 if not runs:
     sys.exit(f"summary.py: no search finished or logged in {OUT} (see its *.log)")
 P = max(int(r["rank"].max()) + 1 for r in runs.values())
-aging, rand, var, one = runs.get(f"aging{P}"), runs.get(f"random{P}"), runs.get(f"agingvar{P}"), runs.get("random1")
+aging, rand, one = runs.get(f"aging{P}"), runs.get(f"random{P}"), runs.get("random1")
 
 print("== best validation R2 after n evaluations (completion order)")
 marks = (10, 20, 40, 80, 160, 320, 640, 1280)
@@ -89,10 +89,10 @@ if one is not None and rand is not None:
 
 if FIG:
     fig, ax = plt.subplots(1, 2, figsize=(12, 4))
-    for name, r, style in ((f"aging{P}", aging, "-"), (f"random{P}", rand, "--"), (f"agingvar{P}", var, ":")):
-        if r is not None and name != f"agingvar{P}":
+    for r, style, label in ((aging, "-", "aging evolution"), (rand, "--", "random search")):
+        if r is not None:
             b = best_curve(r)
-            ax[0].plot(np.arange(1, len(b) + 1), b, style, label={"-": "aging evolution", "--": "random search"}[style] + f" ({P} ranks)")
+            ax[0].plot(np.arange(1, len(b) + 1), b, style, label=f"{label} ({P} ranks)")
     ax[0].set_xscale("log")
     ax[0].set_xlabel("evaluations")
     ax[0].set_ylabel("best validation R$^2$")
