@@ -1,7 +1,7 @@
 # surge top-level build. Run ./configure first (it writes config.mk).
 #
 #   make            build/libsurge.a and bin/surge
-#   make check      build everything, run every test list (tests/lists/*.list); ends "N passed, N failed"
+#   make check      build everything, run every test list (tests/lists/*.list); ends "N passed, N failed, N skipped"
 #   make check-sanitize  the same suite built with ASan + UBSan into build-san/ and bin-san/ (tests/sanitize.sh)
 #   make demo       run the README demo deck (Landau damping)
 #   make bench      run the benchmarks in tests/bench (figures, not pass/fail)

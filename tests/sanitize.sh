@@ -38,6 +38,8 @@ ln -s "$root/surrogates/nn/build-san" "$san/surrogates/nn/build"
 # tests that compare against bits stored from the optimised build (-O3 -march=native) check their
 # numbers to a tolerance in this -O1 build instead (see tests/regression/deepmd/trainer_ref.sh)
 export SURGE_SANITIZED=1
+# the -O1 sanitized build runs several times slower: every test's time limit (tests/runner.sh) x 4
+export SURGE_TEST_TIMEOUT_SCALE=${SURGE_TEST_TIMEOUT_SCALE:-4}
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=0:log_path=$reports/asan:print_summary=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
 start=$(date +%s)

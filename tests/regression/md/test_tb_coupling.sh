@@ -2,8 +2,8 @@
 # MD with the tight-binding provider "tb" (physics/dft) through the md.forces slot: 64 Si atoms,
 # NVE from 1000 K, metal units.  Velocity Verlet's energy error over 20 fs must scale as dt^2
 # (dt = 1 and 0.5 fs: ratio in [3.2, 4.8]; measured 4.0), which checks the coupling (forces
-# consistent with the energy, eV/A -> A/ps^2 conversion, masses).  Skipped when no "tb" provider is
-# registered in this build.
+# consistent with the energy, eV/A -> A/ps^2 conversion, masses).  Fails when no "tb" provider is
+# registered (every build registers it: src/cli/register.c).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 SURGE=${SURGE:-$root/bin/surge}
