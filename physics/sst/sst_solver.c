@@ -21,6 +21,7 @@
 #include "sst.h"
 #include "sgoutput.h"
 #include "sgcheckpoint.h"
+#include "sgssprk.h"
 
 static const char *const Lands[] = {"continents", "caps", "none"};
 static const char *const Flows[] = {"gyres", "solid", "none"};
@@ -216,25 +217,35 @@ static PetscErrorCode Rhs(Sst *s, Vec X, PetscReal t, Vec R, PetscReal *src)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* SSP-RK3 in Shu-Osher form; the forcing is evaluated once, from the stochastic state at t, and the
-   sources' integral is accumulated with the method's weights (1/6, 1/6, 2/3). */
+/* One SSP-RK3 stage (sgssprk.h): the right-hand side, and the stage's source integral kept for the
+   heat budget. */
+typedef struct {
+  Sst      *s;
+  PetscReal q[3];
+} StageCtx;
+
+static PetscErrorCode StageRHS(void *ctx, PetscInt stage, PetscReal t, Vec x[], Vec r[])
+{
+  StageCtx *c = (StageCtx *)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(Rhs(c->s, x[0], t, r[0], &c->q[stage]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SSP-RK3; the forcing is evaluated once, from the stochastic state at t, and the sources' integral
+   is accumulated with the method's weights. */
 PetscErrorCode SgSstStep(SgSolver sv, PetscReal t, PetscReal dt)
 {
   Sst      *s = (Sst *)sv->data;
-  PetscReal q[3], g[3];
+  StageCtx  c = {s, {0, 0, 0}};
+  PetscReal g[3];
 
   PetscFunctionBegin;
   PetscCall(SgSstForcingEvaluate(s));
-  PetscCall(Rhs(s, s->T, t, s->R, &q[0]));
-  PetscCall(VecWAXPY(s->T1, dt, s->R, s->T)); /* T1 = T + dt R(T) */
-  PetscCall(Rhs(s, s->T1, t + dt, s->R, &q[1]));
-  PetscCall(VecAXPY(s->T1, dt, s->R)); /* T2 = 3/4 T + 1/4 (T1 + dt R(T1)) */
-  PetscCall(VecAXPBYPCZ(s->T2, 0.75, 0.25, 0, s->T, s->T1));
-  PetscCall(Rhs(s, s->T2, t + 0.5 * dt, s->R, &q[2]));
-  PetscCall(VecAXPY(s->T2, dt, s->R)); /* T = 1/3 T + 2/3 (T2 + dt R(T2)) */
-  PetscCall(VecAXPBY(s->T, 2.0 / 3.0, 1.0 / 3.0, s->T2));
-  PetscCallMPI(MPI_Allreduce(q, g, 3, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)sv)));
-  s->sources += dt * (g[0] / 6 + g[1] / 6 + 2 * g[2] / 3);
+  PetscCall(SgSSPRK3Step(1, &s->T, &s->T1, &s->T2, &s->R, t, dt, StageRHS, &c));
+  PetscCallMPI(MPI_Allreduce(c.q, g, 3, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)sv)));
+  for (PetscInt k = 0; k < 3; k++) s->sources += dt * SgSSPRK3Weight[k] * g[k];
   PetscCall(SgSstForcingAdvance(s, t, dt));
   s->last_t = t + dt;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -7,6 +7,7 @@
    computes the same flux from the same data, so the update stays conservative to round-off.
    Outer velocity faces carry no flux (zero-flux boundary). */
 #include "vlasov.h"
+#include "sgssprk.h"
 
 typedef struct {
   PetscInt gstr[5], ostr[5]; /* strides (doubles) of one cell step along each phase dimension */
@@ -164,39 +165,38 @@ PetscErrorCode SgVlasovTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* SSP-RK3 (Shu & Osher 1988), each stage one fused vector update:
-     f1 = f + dt L(f)
-     f2 = 3/4 f + 1/4 f1 + dt/4 L(f1)          (written into the rhs vector, which then swaps with f2)
-     f  = 1/3 f + 2/3 f2 + 2 dt/3 L(f2)                                                              */
+/* One SSP-RK3 stage's right-hand side (sgssprk.h) of all species: the field from the stage's
+   distributions first (at stage 0 the current one, recorded in the energy history), then each L(f). */
+static PetscErrorCode StageRHS(void *ctx, PetscInt stage, PetscReal t, Vec x[], Vec r[])
+{
+  SgSolver  solver = (SgSolver)ctx;
+  SgVlasov *v      = (SgVlasov *)solver->data;
+
+  PetscFunctionBegin;
+  if (stage == 0) {
+    PetscCall(EnsureField(solver, t));
+    if (v->field == 0) PetscCall(SgVlasovHistoryAppend(v, t, SgVlasovFieldEnergy(v)));
+  } else PetscCall(SgVlasovComputeField(solver, x));
+  for (PetscInt is = 0; is < v->nspecies; is++) PetscCall(SgVlasovRHS(v, &v->sp[is], x[is], r[is]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgVlasovStep(SgSolver solver, PetscReal t, PetscReal dt)
 {
   SgVlasov *v = (SgVlasov *)solver->data;
-  Vec       x[SG_VLASOV_MAX_SPECIES];
-  PetscInt  ns = v->nspecies;
+  Vec       f[SG_VLASOV_MAX_SPECIES], f1[SG_VLASOV_MAX_SPECIES], f2[SG_VLASOV_MAX_SPECIES], rhs[SG_VLASOV_MAX_SPECIES];
 
   PetscFunctionBegin;
-  PetscCall(EnsureField(solver, t));
-  if (v->field == 0) PetscCall(SgVlasovHistoryAppend(v, t, SgVlasovFieldEnergy(v)));
-  for (PetscInt is = 0; is < ns; is++) {
-    SgVlasovSpecies *s = &v->sp[is];
-    PetscCall(SgVlasovRHS(v, s, s->f, s->rhs));
-    PetscCall(VecWAXPY(s->f1, dt, s->rhs, s->f));
-    x[is] = s->f1;
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    f[is]   = v->sp[is].f;
+    f1[is]  = v->sp[is].f1;
+    f2[is]  = v->sp[is].f2;
+    rhs[is] = v->sp[is].rhs;
   }
-  PetscCall(SgVlasovComputeField(solver, x));
-  for (PetscInt is = 0; is < ns; is++) {
-    SgVlasovSpecies *s = &v->sp[is];
-    Vec              tmp;
-    PetscCall(SgVlasovRHS(v, s, s->f1, s->rhs));
-    PetscCall(VecAXPBYPCZ(s->rhs, 0.75, 0.25, 0.25 * dt, s->f, s->f1));
-    tmp = s->f2; s->f2 = s->rhs; s->rhs = tmp;
-    x[is] = s->f2;
-  }
-  PetscCall(SgVlasovComputeField(solver, x));
-  for (PetscInt is = 0; is < ns; is++) {
-    SgVlasovSpecies *s = &v->sp[is];
-    PetscCall(SgVlasovRHS(v, s, s->f2, s->rhs));
-    PetscCall(VecAXPBYPCZ(s->f, 2.0 / 3.0, 2.0 * dt / 3.0, 1.0 / 3.0, s->f2, s->rhs));
+  PetscCall(SgSSPRK3Step(v->nspecies, f, f1, f2, rhs, t, dt, StageRHS, solver));
+  for (PetscInt is = 0; is < v->nspecies; is++) { /* the step may have exchanged the work vectors */
+    v->sp[is].f2  = f2[is];
+    v->sp[is].rhs = rhs[is];
   }
   v->field_valid = PETSC_FALSE;
   v->t_now       = t + dt;
