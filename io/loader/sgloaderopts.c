@@ -17,7 +17,7 @@ PetscErrorCode SgLoaderSetFromOptions(SgLoader l)
   PetscFunctionBegin;
   PetscCheck(!l->setupcalled, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_WRONGSTATE, "SgLoaderSetFromOptions after SgLoaderSetUp");
   PetscObjectOptionsBegin((PetscObject)l);
-  PetscCall(SgOptionsStringArray("-files", "Dataset files (surge dataset schema, docs/datasets.md), comma separated", files, &nfiles, &set));
+  PetscCall(SgOptionsPathArray("-files", "Dataset files (surge dataset schema, docs/datasets.md), comma separated", SG_PATH_IN, files, &nfiles, &set));
   if (set) {
     PetscCall(SgLoaderSetFiles(l, nfiles, (const char *const *)files));
     for (PetscInt i = 0; i < nfiles; i++) PetscCall(PetscFree(files[i]));

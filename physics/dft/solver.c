@@ -38,9 +38,9 @@ static PetscErrorCode DFTSetFromOptions(SgSolver s, PetscOptionItems *PetscOptio
   PetscCall(SgOptionsIntArray("-cells", "Conventional cells of the diamond builder along x, y, z", d->cells, &nc, NULL, 1, 1000));
   PetscCall(SgOptionsReal("-displace", "Random displacement amplitude (uniform in [-a, a] per coordinate)", "A", d->displace, &d->displace, NULL, 0, 1.0));
   PetscCall(SgOptionsInt("-seed", "Seed of the displacements", d->seed, &d->seed, NULL, 0, PETSC_MAX_INT));
-  PetscCall(SgOptionsString("-xyz", "Extended XYZ structure (Lattice=\"ax ay az bx by bz cx cy cz\" on the comment line)", d->xyz, d->xyz, sizeof d->xyz, NULL));
-  PetscCall(SgOptionsString("-ks_csr", "CP2K Kohn-Sham matrix (KS_CSR_WRITE: text, full or the upper triangle, or BINARY T)", d->ks, d->ks, sizeof d->ks, NULL));
-  PetscCall(SgOptionsString("-s_csr", "CP2K overlap matrix (S_CSR_WRITE: text, full or the upper triangle, or BINARY T)", d->s, d->s, sizeof d->s, NULL));
+  PetscCall(SgOptionsPath("-xyz", "Extended XYZ structure (Lattice=\"ax ay az bx by bz cx cy cz\" on the comment line)", SG_PATH_IN, d->xyz, d->xyz, sizeof d->xyz, NULL));
+  PetscCall(SgOptionsPath("-ks_csr", "CP2K Kohn-Sham matrix (KS_CSR_WRITE: text, full or the upper triangle, or BINARY T)", SG_PATH_IN, d->ks, d->ks, sizeof d->ks, NULL));
+  PetscCall(SgOptionsPath("-s_csr", "CP2K overlap matrix (S_CSR_WRITE: text, full or the upper triangle, or BINARY T)", SG_PATH_IN, d->s, d->s, sizeof d->s, NULL));
   PetscCall(SgOptionsInt("-block_size", "CP2K matrices: functions per block (molecule), e.g. 6 for DFTB water", d->block_size, &d->block_size, NULL, 1, 64));
   PetscCall(SgOptionsReal("-nelec_per_block", "CP2K matrices: electrons per block, e.g. 8 for water", "electrons", d->nelec_per_block, &d->nelec_per_block, NULL, 0, 128));
   PetscCall(SgTBDMOptionsRead(PetscOptionsObject, &d->o));

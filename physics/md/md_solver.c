@@ -54,8 +54,8 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   PetscCall(SgOptionsReal("-lattice_density", "number density fixing the lattice constant (lj units)", "1/length^3", rho, &rho, &setrho, PETSC_SMALL, PETSC_MAX_REAL));
   PetscCall(SgOptionsReal("-lattice_constant", "cubic lattice constant", md->units.u_length, alat, &alat, &seta, PETSC_SMALL, PETSC_MAX_REAL));
   PetscCall(SgOptionsString("-lattice_type", "atom type (element symbol in metal units) of lattice atoms", ltype, ltype, sizeof ltype, NULL));
-  PetscCall(SgOptionsString("-read_xyz", "read the structure from an extended XYZ file", xyz, xyz, sizeof xyz, &setxyz));
-  PetscCall(SgOptionsString("-read_data", "read the structure from a LAMMPS data file (atom_style atomic)", data, data, sizeof data, &setdata));
+  PetscCall(SgOptionsPath("-read_xyz", "read the structure from an extended XYZ file", SG_PATH_IN, xyz, xyz, sizeof xyz, &setxyz));
+  PetscCall(SgOptionsPath("-read_data", "read the structure from a LAMMPS data file (atom_style atomic)", SG_PATH_IN, data, data, sizeof data, &setdata));
   PetscCheck((ilat > 0) + setxyz + setdata == 1, comm, PETSC_ERR_USER_INPUT, "md: give exactly one start structure: md_lattice (fcc, bcc, diamond), md_read_xyz or md_read_data (got %d)", (int)((ilat > 0) + setxyz + setdata));
   PetscCheck(!(ilat > 0) || nc == 3 || !setcells, comm, PETSC_ERR_USER_INPUT, "md_lattice_cells: give three counts (nx,ny,nz), got %" PetscInt_FMT, nc);
   PetscCall(SgMDSystemDestroy(sys));
@@ -141,7 +141,7 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   md->norm = md->units.style == SG_MD_UNITS_LJ ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(SgOptionsBool("-thermo_norm", "energies per atom (LAMMPS default: yes in lj, no in metal units)", md->norm, &md->norm, NULL));
   md->traj_every = 0;
-  PetscCall(SgOptionsString("-traj_file", "H5MD trajectory file", md->traj_file, md->traj_file, sizeof md->traj_file, NULL));
+  PetscCall(SgOptionsPath("-traj_file", "H5MD trajectory file", SG_PATH_OUT, md->traj_file, md->traj_file, sizeof md->traj_file, NULL));
   PetscCall(SgOptionsInt("-traj_every", "trajectory frame every K steps (0: none)", md->traj_every, &md->traj_every, NULL, 0, PETSC_MAX_INT));
   md->traj_pos = md->traj_vel = md->traj_frc = PETSC_TRUE;
   PetscCall(SgOptionsBool("-traj_velocities", "write velocities to the trajectory", md->traj_vel, &md->traj_vel, NULL));
@@ -152,7 +152,7 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
   PetscCall(SgOptionsInt("-rdf_every", "sample g(r) every K steps (0: never)", md->rdf_every, &md->rdf_every, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-rdf_start", "first step at which g(r) is sampled (skip equilibration)", md->rdf_start, &md->rdf_start, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-rdf_bins", "g(r) bins on [0, cutoff)", md->rdf_nbins, &md->rdf_nbins, NULL, 1, 100000));
-  PetscCall(SgOptionsString("-rdf_file", "write g(r) as text (r g) at the end of the run", md->rdf_file, md->rdf_file, sizeof md->rdf_file, NULL));
+  PetscCall(SgOptionsPath("-rdf_file", "write g(r) as text (r g) at the end of the run", SG_PATH_OUT, md->rdf_file, md->rdf_file, sizeof md->rdf_file, NULL));
   PetscCheck(!md->rdf_file[0] || md->rdf_every, comm, PETSC_ERR_USER_INPUT, "md_rdf_file needs md_rdf_every > 0");
   {
     char    *tn[2] = {NULL, NULL};
@@ -196,13 +196,13 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
       /* default <sim output>.retrain.h5 (the driver's output base, when it is in the options) */
       PetscCall(PetscOptionsGetString(NULL, NULL, "-sim_output", rbase, sizeof rbase, &oset));
       PetscCall(PetscSNPrintf(md->retrain_file, sizeof md->retrain_file, "%s.retrain.h5", rbase));
-      PetscCall(SgOptionsString("-retrain_file", "md_frames dataset receiving the solver's frames that the swap policy flagged (default: <sim output>.retrain.h5)", md->retrain_file, md->retrain_file, sizeof md->retrain_file, NULL));
+      PetscCall(SgOptionsPath("-retrain_file", "md_frames dataset receiving the solver's frames that the swap policy flagged (default: <sim output>.retrain.h5)", SG_PATH_OUT, md->retrain_file, md->retrain_file, sizeof md->retrain_file, NULL));
     }
   }
   /* DeePMD-kit's model_devi.out (LAMMPS pair_style deepmd ... out_freq N out_file F), which DP-GEN reads */
   PetscCall(PetscStrncpy(md->devi_file, "model_devi.out", sizeof md->devi_file));
   PetscCall(SgOptionsInt("-model_devi_every", "write the ensemble's model deviation every K steps (0: never), DeePMD-kit's model_devi.out format; needs a provider with several models (deepmd_models: [m1, m2, ...])", md->devi_every, &md->devi_every, NULL, 0, PETSC_MAX_INT));
-  PetscCall(SgOptionsString("-model_devi_file", "model deviation file (text: step, max/min/avg virial deviation per atom, max/min/avg force deviation)", md->devi_file, md->devi_file, sizeof md->devi_file, NULL));
+  PetscCall(SgOptionsPath("-model_devi_file", "model deviation file (text: step, max/min/avg virial deviation per atom, max/min/avg force deviation)", SG_PATH_OUT, md->devi_file, md->devi_file, sizeof md->devi_file, NULL));
   md->devi_prov = NULL;
   if (md->devi_every) {
     md->devi_prov = md->has_sur && md->sprov.model_devi ? &md->sprov : (md->prov.model_devi ? &md->prov : NULL);

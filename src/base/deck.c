@@ -494,6 +494,7 @@ PetscErrorCode SgDeckInsert(MPI_Comm comm, const char deck[])
 
   PetscFunctionBegin;
   PetscCall(ReadDeck(comm, deck, &text, &n));
+  PetscCall(SgInputRegister(deck, SG_PATH_IN)); /* no output may replace the deck */
   memset(&P, 0, sizeof P);
   P.comm = comm;
   P.file = deck;

@@ -52,6 +52,7 @@ PetscErrorCode SgFinalize(void)
 {
   PetscFunctionBegin;
   PetscCall(SgOptionsCatalogDestroy());
+  PetscCall(SgInputsDestroy());
   PetscCall(SgDeckDestroy());
   PetscCall(PetscFinalize());
   PetscFunctionReturn(PETSC_SUCCESS);

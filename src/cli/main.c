@@ -112,7 +112,7 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
   PetscCall(PetscOptionsHasHelp(NULL, &help));
   PetscOptionsBegin(PETSC_COMM_WORLD, "train_", "Surrogate training (deck section train:)", "SgSurrogate");
   PetscCall(SgOptionsString("-surrogate", "Surrogate type to train (e.g. deepmd)", type, type, sizeof type, &set));
-  PetscCall(SgOptionsString("-output", "Model file base name: writes BASE.h5", "model", output, sizeof output, NULL));
+  PetscCall(SgOptionsPath("-output", "Model file base name: writes BASE.h5", SG_PATH_OUT_BASE, "model", output, sizeof output, NULL));
   PetscOptionsEnd();
   PetscCheck(help || type[0], PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "No surrogate chosen: set 'train: {surrogate: TYPE}' in the deck (or -train_surrogate TYPE)");
   PetscCall(SgSurrogateCreate(PETSC_COMM_WORLD, &sur));
@@ -192,7 +192,7 @@ static PetscErrorCode Model(int argc, char **argv)
     paths[npaths++] = argv[i];
   }
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "surge model", "SgSurrogate");
-  PetscCall(SgOptionsString("-detail", "test: prefix of DeePMD-kit's dp test -d files (PREFIX.e.out, .e_peratom.out, .f.out, .v.out, .v_peratom.out)", detail, detail, sizeof detail, NULL));
+  PetscCall(SgOptionsPath("-detail", "test: prefix of DeePMD-kit's dp test -d files (PREFIX.e.out, .e_peratom.out, .f.out, .v.out, .v_peratom.out)", SG_PATH_OUT_BASE, detail, detail, sizeof detail, NULL));
   PetscCall(SgOptionsReal("-compress", "test: tabulate the embedding with this step first (0: the model as it is)", "", tstep, &tstep, NULL, 0, 1));
   PetscCall(SgOptionsReal("-step", "compress: table step in the normalised embedding input (dp compress -s)", "", step, &step, NULL, 1e-5, 1));
   PetscCall(SgOptionsReal("-rmin", "compress: smallest distance the table covers; below it the nets serve", "length", rmin, &rmin, NULL, 1e-3, 100));

@@ -95,7 +95,7 @@ PetscErrorCode SgEnsembleSetFromOptions(SgEnsemble e)
   PetscCall(SgOptionsRealArray("-upper", "Upper end of each varied option's range", "the option's units", e->hi, &nhi, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCall(SgOptionsIntArray("-points", "Grid sampler: points per varied option (members = their product)", e->points, &e->npoints, &points_set, 1, 1 << 20));
   PetscCall(SgOptionsString("-seed_option", "Option (without dash) that receives a distinct seed per member, e.g. md_seed", e->seed_option, e->seed_option, sizeof e->seed_option, NULL));
-  PetscCall(SgOptionsString("-output", "Dataset base name: writes BASE.h5 and member files under BASE.members/", base, e->output, sizeof e->output, &set));
+  PetscCall(SgOptionsPath("-output", "Dataset base name: writes BASE.h5 and member files under BASE.members/", SG_PATH_OUT_BASE, base, e->output, sizeof e->output, &set));
   if (!set) PetscCall(PetscStrncpy(e->output, base, sizeof e->output));
   PetscCall(SgOptionsEList("-contribute", "What each member adds to the dataset: fields (every field snapshot) or md_frames (every MD trajectory frame)", contributions, 2, contributions[0], &cidx, NULL));
   e->contribution = (SgContribution)cidx;

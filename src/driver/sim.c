@@ -84,7 +84,7 @@ PetscErrorCode SgSimSetFromOptions(SgSim sim)
   PetscCall(SgOptionsReal("-t_end", "Final simulation time", "solver time units", sim->t_end, &sim->t_end, NULL, 0, PETSC_MAX_REAL));
   PetscCall(SgOptionsInt("-max_steps", "Maximum number of steps", sim->max_steps, &sim->max_steps, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-dt", "Fixed time step (0: the solver's stable step; a fixed step larger than the stable one is an error)", "solver time units", sim->dt_fixed, &sim->dt_fixed, NULL, 0, PETSC_MAX_REAL));
-  PetscCall(SgOptionsString("-output", "Output base name: writes BASE.h5 and BASE.xmf (default: deck name)", base, sim->output, sizeof sim->output, &set));
+  PetscCall(SgOptionsPath("-output", "Output base name: writes BASE.h5 and BASE.xmf (default: deck name)", SG_PATH_OUT_BASE, base, sim->output, sizeof sim->output, &set));
   if (!set) PetscCall(PetscStrncpy(sim->output, base, sizeof sim->output));
   PetscCall(SgOptionsInt("-field_every", "Write field snapshots every K steps (0: first and last only)", sim->field_every, &sim->field_every, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-diag_every", "Record diagnostics every K steps", sim->diag_every, &sim->diag_every, NULL, 1, PETSC_MAX_INT));
@@ -92,7 +92,7 @@ PetscErrorCode SgSimSetFromOptions(SgSim sim)
   PetscCall(SgOptionsInt("-progress_every", "Print a progress line every K steps (0: about 20 lines per run)", sim->progress_every, &sim->progress_every, NULL, 0, PETSC_MAX_INT));
   PetscOptionsEnd();
   PetscOptionsBegin(comm, NULL, "Restart", "SgSim");
-  PetscCall(SgOptionsString("-restart", "Continue the run from this checkpoint file (written by the same deck)", sim->restart, sim->restart, sizeof sim->restart, NULL));
+  PetscCall(SgOptionsPath("-restart", "Continue the run from this checkpoint file (written by the same deck)", SG_PATH_RESUME, sim->restart, sim->restart, sizeof sim->restart, NULL));
   PetscOptionsEnd();
 
   /* a misspelled sim key (t_ned) must be reported as such, not as the missing value it was meant to set */

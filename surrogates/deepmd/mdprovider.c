@@ -216,7 +216,7 @@ PetscErrorCode SgDeepmdForcesProviderCreate(const SgForcesProviderInfo *info, Sg
   SgDeepmdForces   *c;
 
   PetscFunctionBegin;
-  PetscCall(SgOptionsStringArray("-deepmd_models", "Deep Potential model files (HDF5); forces from the first, deviation from all", paths, &K, &set));
+  PetscCall(SgOptionsPathArray("-deepmd_models", "Deep Potential model files (HDF5); forces from the first, deviation from all", SG_PATH_IN, paths, &K, &set));
   PetscCheck(set && K >= 1, info->comm, PETSC_ERR_USER_INPUT, "md forces 'deepmd' needs model files: md: {deepmd_models: [model.h5, ...]}");
   PetscCall(SgOptionsBool("-deepmd_compress", "Tabulate the embedding nets (compressed model)", compress, &compress, NULL));
   PetscCall(SgOptionsReal("-deepmd_compress_step", "Table step in the normalised embedding input", "", step, &step, NULL, 1e-5, 1));

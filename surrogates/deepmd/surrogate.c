@@ -32,14 +32,14 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Deep Potential se_e2_a (deck section deepmd:)");
   n = 16;
-  PetscCall(SgOptionsStringArray("-data", "Training md_frames datasets (HDF5) or DeePMD-kit system directories (imported); files with different atom lists are separate systems, trained together", strs, &n, &set));
+  PetscCall(SgOptionsPathArray("-data", "Training md_frames datasets (HDF5) or DeePMD-kit system directories (imported); files with different atom lists are separate systems, trained together", SG_PATH_IN, strs, &n, &set));
   o->nfiles = set ? n : 0;
   for (PetscInt i = 0; i < o->nfiles; i++) {
     PetscCall(PetscStrncpy(o->files[i], strs[i], PETSC_MAX_PATH_LEN));
     PetscCall(PetscFree(strs[i]));
   }
   n = 16;
-  PetscCall(SgOptionsStringArray("-valid_data", "Validation md_frames datasets or DeePMD-kit directories (dp test at the end)", strs, &n, &set));
+  PetscCall(SgOptionsPathArray("-valid_data", "Validation md_frames datasets or DeePMD-kit directories (dp test at the end)", SG_PATH_IN, strs, &n, &set));
   o->nvalid = set ? n : 0;
   for (PetscInt i = 0; i < o->nvalid; i++) {
     PetscCall(PetscStrncpy(o->valid[i], strs[i], PETSC_MAX_PATH_LEN));
@@ -94,12 +94,12 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsInt("-valid_frames", "Validation frames used at each progress line, shared among the valid_data files in proportion to their sizes (0 = all)", o->valid_frames, &o->valid_frames, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-max_time", "Stop training after this wall time (0 = no limit)", "s", o->max_time, &o->max_time, NULL, 0, 1e9));
   PetscCall(SgOptionsInt("-save_freq", "Write a checkpoint (model + step, Adam state: restart continues from it) to save_ckpt every this many steps (0 = only at a max_time stop)", o->save_freq, &o->save_freq, NULL, 0, PETSC_MAX_INT));
-  PetscCall(SgOptionsString("-save_ckpt", "Checkpoint file written every save_freq steps (continue the run with restart, or start a new one from it with init_model)", o->save_ckpt, o->save_ckpt, sizeof o->save_ckpt, NULL));
-  PetscCall(SgOptionsString("-init_model", "Start from this model file (weights and statistics; its architecture wins over the deck's)", o->init_model, o->init_model, sizeof o->init_model, NULL));
+  PetscCall(SgOptionsPath("-save_ckpt", "Checkpoint file written every save_freq steps (continue the run with restart, or start a new one from it with init_model)", SG_PATH_OUT, o->save_ckpt, o->save_ckpt, sizeof o->save_ckpt, NULL));
+  PetscCall(SgOptionsPath("-init_model", "Start from this model file (weights and statistics; its architecture wins over the deck's)", SG_PATH_IN, o->init_model, o->init_model, sizeof o->init_model, NULL));
   PetscCall(SgOptionsBool("-change_bias", "Do not train: shift init_model's per-type energy bias to fit the energies of data by least squares (DeePMD-kit's dp change-bias) and write it to the output", o->change_bias, &o->change_bias, NULL));
-  PetscCall(SgOptionsString("-restart", "Continue an interrupted run from its save_ckpt checkpoint (step, Adam state, data position; same deck and ranks)", o->restart, o->restart, sizeof o->restart, NULL));
-  PetscCall(SgOptionsString("-test_detail", "Prefix of dp test's detail files for valid_data at the end (PREFIX.e.out, .e_peratom.out, .f.out, .v.out, .v_peratom.out, DeePMD-kit's format)", o->test_detail, o->test_detail, sizeof o->test_detail, NULL));
-  PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
+  PetscCall(SgOptionsPath("-restart", "Continue an interrupted run from its save_ckpt checkpoint (step, Adam state, data position; same deck and ranks)", SG_PATH_RESUME, o->restart, o->restart, sizeof o->restart, NULL));
+  PetscCall(SgOptionsPath("-test_detail", "Prefix of dp test's detail files for valid_data at the end (PREFIX.e.out, .e_peratom.out, .f.out, .v.out, .v_peratom.out, DeePMD-kit's format)", SG_PATH_OUT_BASE, o->test_detail, o->test_detail, sizeof o->test_detail, NULL));
+  PetscCall(SgOptionsPath("-lcurve", "Learning-curve file written by rank 0 (empty = none)", SG_PATH_OUT, o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, o->sync, sizeof o->sync, &o->sync_bucket_kb)); /* -deepmd_sync, -deepmd_sync_bucket_kb */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -326,7 +326,7 @@ PetscErrorCode SgMFFNSuperresProvider(SgSurrogate s, const SgFieldProviderInfo *
   PetscCheck(PetscOptionsObject, info->comm, PETSC_ERR_ARG_NULL, "mffn: the field.superres provider reads its options in the solver's options block");
   PetscCall(PetscNew(&m));
   m->comm = info->comm, m->npts = 512, m->extrapolate = 1;
-  PetscCall(SgOptionsString("-mffn_model", "field.superres by mffn: the model file (surge train with surrogate mffn; shipped: inputs/mffn/models/)", path, path, sizeof path, &set));
+  PetscCall(SgOptionsPath("-mffn_model", "field.superres by mffn: the model file (surge train with surrogate mffn; shipped: inputs/mffn/models/)", SG_PATH_IN, path, path, sizeof path, &set));
   PetscCall(SgOptionsInt("-mffn_residual_points", "field.superres by mffn: points of the PDE-residual uncertainty (over all ranks)", m->npts, &m->npts, NULL, 1, 1 << 24));
   PetscCall(SgOptionsReal("-mffn_extrapolate", "field.superres by mffn: query points may lie this many block cells outside the block's z range (the fine rows near the walls)", "block cells", m->extrapolate, &m->extrapolate, NULL, 0, 4));
   PetscCall(SgOptionsInt("-mffn_halo", "field.superres by mffn: periodic x halo of the encoded block, in block points per side (0: the smallest that fits the poolings, >= 1)", m->halo_opt, &m->halo_opt, NULL, 0, 1 << 12));

@@ -41,7 +41,7 @@ static PetscBool GradTerms(const SgSurrogate_MFFN *d)
   return PETSC_FALSE;
 }
 
-/* a list of up to 16 file names */
+/* a list of up to 16 input file names (catalogued as input paths) */
 static PetscErrorCode FileList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], char files[16][PETSC_MAX_PATH_LEN], PetscInt *nfiles)
 {
   char     *strs[16];
@@ -49,7 +49,7 @@ static PetscErrorCode FileList(PetscOptionItems *PetscOptionsObject, const char 
   PetscBool set;
 
   PetscFunctionBegin;
-  PetscCall(SgOptionsStringArray(opt, help, strs, &n, &set));
+  PetscCall(SgOptionsPathArray(opt, help, SG_PATH_IN, strs, &n, &set));
   *nfiles = set ? n : 0;
   for (PetscInt i = 0; i < *nfiles; i++) {
     PetscCall(PetscStrncpy(files[i], strs[i], PETSC_MAX_PATH_LEN));
@@ -120,9 +120,9 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsInt("-disp_freq", "Steps between progress lines", d->disp_freq, &d->disp_freq, NULL, 1, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-max_time", "Stop training after this wall time (0 = no limit)", "s", d->max_time, &d->max_time, NULL, 0, 1e9));
   PetscCall(SgOptionsInt("-save_freq", "Checkpoint to save_ckpt every this many steps (0 = only at a max_time stop)", d->save_freq, &d->save_freq, NULL, 0, PETSC_MAX_INT));
-  PetscCall(SgOptionsString("-save_ckpt", "Training checkpoint file (weights, Adam state, step)", d->save_ckpt, d->save_ckpt, sizeof d->save_ckpt, NULL));
-  PetscCall(SgOptionsString("-restart", "Continue the run from this checkpoint (same deck and ranks)", d->restart, d->restart, sizeof d->restart, NULL));
-  PetscCall(SgOptionsString("-lcurve", "Learning-curve file written by rank 0 (empty = none)", d->lcurve, d->lcurve, sizeof d->lcurve, NULL));
+  PetscCall(SgOptionsPath("-save_ckpt", "Training checkpoint file (weights, Adam state, step)", SG_PATH_OUT, d->save_ckpt, d->save_ckpt, sizeof d->save_ckpt, NULL));
+  PetscCall(SgOptionsPath("-restart", "Continue the run from this checkpoint (same deck and ranks)", SG_PATH_RESUME, d->restart, d->restart, sizeof d->restart, NULL));
+  PetscCall(SgOptionsPath("-lcurve", "Learning-curve file written by rank 0 (empty = none)", SG_PATH_OUT, d->lcurve, d->lcurve, sizeof d->lcurve, NULL));
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, d->sync, sizeof d->sync, &d->sync_kb)); /* -mffn_sync, -mffn_sync_bucket_kb */
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &d->dgroups, &d->sranks));              /* -mffn_data_groups, -mffn_spatial_ranks */
   PetscCall(SgMFFNSplitOptions(PetscOptionsObject, &d->split));                              /* -mffn_split_axes, _layout, _counts */

@@ -172,7 +172,7 @@ PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo
   PetscCheck(PetscOptionsObject, info->comm, PETSC_ERR_ARG_NULL, "podlstm: the field.advance provider reads its options in the solver's options block");
   PetscCall(PetscNew(&A));
   A->comm = info->comm, A->cached_t = PETSC_MIN_REAL;
-  PetscCall(SgOptionsString("-podlstm_model", "field.advance by podlstm: the model file (surge train with surrogate podlstm; shipped: inputs/podlstm/models/)", path, path, sizeof path, &set));
+  PetscCall(SgOptionsPath("-podlstm_model", "field.advance by podlstm: the model file (surge train with surrogate podlstm; shipped: inputs/podlstm/models/)", SG_PATH_IN, path, path, sizeof path, &set));
   PetscCheck(set && path[0], info->comm, PETSC_ERR_USER_INPUT, "podlstm serving field.advance needs its model file: set %spodlstm_model (e.g. boussinesq: {podlstm: {model: inputs/podlstm/models/rb4_podlstm.h5}})", info->prefix);
   PetscCall(PetscTestFile(path, 'r', &readable));
   PetscCheck(readable, info->comm, PETSC_ERR_USER_INPUT, "podlstm: cannot read the model file '%s' (%spodlstm_model)", path, info->prefix);

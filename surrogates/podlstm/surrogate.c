@@ -30,14 +30,16 @@ typedef struct {
 static const char *const SearchChoices[] = {"aging", "random", "none"};
 static const char *const BaseChoices[]   = {"none", "var"};
 
-static PetscErrorCode StringList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], PetscInt cap, size_t len, char *out, PetscInt *n)
+/* A list of strings; isfile: they name the run's input files (catalogued as input paths). */
+static PetscErrorCode StringList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], PetscBool isfile, PetscInt cap, size_t len, char *out, PetscInt *n)
 {
   char     *strs[16];
   PetscInt  m = PetscMin(cap, 16);
   PetscBool set;
 
   PetscFunctionBegin;
-  PetscCall(SgOptionsStringArray(opt, help, strs, &m, &set));
+  if (isfile) PetscCall(SgOptionsPathArray(opt, help, SG_PATH_IN, strs, &m, &set));
+  else PetscCall(SgOptionsStringArray(opt, help, strs, &m, &set));
   if (!set) PetscFunctionReturn(PETSC_SUCCESS);
   *n = m;
   for (PetscInt i = 0; i < m; i++) {
@@ -53,8 +55,8 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "POD-LSTM with architecture search (deck section podlstm:)");
-  PetscCall(StringList(PetscOptionsObject, "-data", "field_snapshots datasets holding the time series (surge ensemble of sst or boussinesq)", 16, PETSC_MAX_PATH_LEN, &d->files[0][0], &d->nfiles));
-  PetscCall(StringList(PetscOptionsObject, "-fields", "Fields of the state, concatenated (several: each scaled by its RMS anomaly)", SG_PODLSTM_MAXFIELDS, 64, &d->fields[0][0], &d->nfields));
+  PetscCall(StringList(PetscOptionsObject, "-data", "field_snapshots datasets holding the time series (surge ensemble of sst or boussinesq)", PETSC_TRUE, 16, PETSC_MAX_PATH_LEN, &d->files[0][0], &d->nfiles));
+  PetscCall(StringList(PetscOptionsObject, "-fields", "Fields of the state, concatenated (several: each scaled by its RMS anomaly)", PETSC_FALSE, SG_PODLSTM_MAXFIELDS, 64, &d->fields[0][0], &d->nfields));
   PetscCall(SgOptionsInt("-member", "Ensemble member whose time series is used (-1: the first in the data)", d->member, &d->member, NULL, -1, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-skip", "Snapshots skipped at the start (spin-up)", d->skip, &d->skip, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-ntrain", "Snapshots of the training period (POD, scaler and networks see only these)", d->ntrain, &d->ntrain, NULL, 1, PETSC_MAX_INT));
@@ -101,7 +103,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsInt("-retrain_epochs", "Retrain the top-k and the baseline this many epochs after the search (0: keep the searched weights)", d->retrain_epochs, &d->retrain_epochs, NULL, 0, 1000000));
   PetscCall(SgOptionsInt("-retrain_patience", "Patience (epochs) of the retraining", d->retrain_patience, &d->retrain_patience, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-seed", "Seed of the search, the weights and the data order", d->seed, &d->seed, NULL, 0, PETSC_MAX_INT));
-  PetscCall(SgOptionsString("-prefix", "Work files: PREFIX.windows.h5, PREFIX.search/ (the resumable search log)", d->prefix, d->prefix, sizeof d->prefix, NULL));
+  PetscCall(SgOptionsPath("-prefix", "Work files: PREFIX.windows.h5, PREFIX.search/ (the resumable search log)", SG_PATH_OUT_BASE, d->prefix, d->prefix, sizeof d->prefix, NULL));
   PetscCall(SgOptionsReal("-year", "Period of the climatology baseline in the data's time units (0: no climatology)", "time units", d->year, &d->year, NULL, 0, PETSC_MAX_REAL));
   PetscCall(SgOptionsBool("-baselines", "Score persistence, climatology, VAR and the hand-designed LSTM on the test period too", d->baselines, &d->baselines, NULL));
   PetscCall(SgOptionsBool("-verbose", "One line per search candidate", d->verbose, &d->verbose, NULL));

@@ -66,6 +66,37 @@ PETSC_EXTERN PetscErrorCode SgOptionsIntArray_Private(PetscOptionItems *, const 
 /* Strings are PetscMalloc'ed; free each with PetscFree. */
 #define SgOptionsStringArray(opt, text, vals, n, set)               SgOptionsStringArray_Private(PetscOptionsObject, opt, text, vals, n, set)
 
+/* ---- path options and the run's inputs (paths.c) -------------------------------------------- */
+/* What a path option names, so the write path (io/include/sgwrite.h) and the file-safety fuzzer know
+   which options are files the run reads and which are files it writes:
+     SG_PATH_IN       a file (or DeePMD-kit directory) the run reads and never writes;
+     SG_PATH_RESUME   a checkpoint the run continues from and may replace with its own newer state
+                      (only by the same kind of file, e.g. -restart X.chk.h5 with output X);
+     SG_PATH_OUT      a file the run creates or replaces;
+     SG_PATH_OUT_BASE a base name or prefix the run appends suffixes to (BASE.h5, BASE.xmf, ...). */
+typedef enum { SG_PATH_IN, SG_PATH_RESUME, SG_PATH_OUT, SG_PATH_OUT_BASE } SgPathRole;
+PETSC_EXTERN const char *const SgPathRoles[];
+PETSC_EXTERN PetscErrorCode SgOptionsPath_Private(PetscOptionItems *, const char[], const char[], SgPathRole, const char[], char *, size_t, PetscBool *);
+PETSC_EXTERN PetscErrorCode SgOptionsPathArray_Private(PetscOptionItems *, const char[], const char[], SgPathRole, char *[], PetscInt *, PetscBool *);
+/* SgOptionsPath(name, help, role, default, buf, len, &set): a string option that names a file. The
+   catalogue records the role, -help shows it ("[input path]", "[output path]", ...), and an input's
+   value (IN, RESUME) is registered as one of the run's inputs (SgInputRegister) when it is set. */
+#define SgOptionsPath(opt, text, role, cur, buf, len, set)   SgOptionsPath_Private(PetscOptionsObject, opt, text, role, cur, buf, len, set)
+/* Comma-separated list of paths (strings PetscMalloc'ed, as SgOptionsStringArray). */
+#define SgOptionsPathArray(opt, text, role, vals, n, set)    SgOptionsPathArray_Private(PetscOptionsObject, opt, text, role, vals, n, set)
+/* Whether the catalogued option `name` (full name, with or without the dash) is a path, and its role. */
+PETSC_EXTERN PetscErrorCode SgOptionsCatalogGetPathRole(const char name[], PetscBool *ispath, SgPathRole *role);
+
+/* The run's inputs: every file the run reads is registered (by the path options, the deck, and the
+   io/ readers as they open files), so the write path can refuse an output that is one of them --
+   the same file by device and inode, or by canonical path when it does not exist yet. Not collective:
+   every rank registers the same names. role is SG_PATH_IN or SG_PATH_RESUME. */
+PETSC_EXTERN PetscErrorCode SgInputRegister(const char path[], SgPathRole role);
+/* Is path one of the registered inputs? *found, and (if found, may be NULL) its role and the name it
+   was registered under. */
+PETSC_EXTERN PetscErrorCode SgInputFind(const char path[], PetscBool *found, SgPathRole *role, const char **name);
+PETSC_EXTERN PetscErrorCode SgInputsDestroy(void);
+
 /* Register surge's classes and log events (idempotent); called by SgInitialize. */
 PETSC_EXTERN PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[]);
 PETSC_EXTERN PetscErrorCode SgFinalize(void);

@@ -1,0 +1,187 @@
+/* Path options and the run's inputs.
+
+   A path option is a string option whose value names a file; SgOptionsPath records what the file is
+   to the run (an input it reads, a checkpoint it resumes, an output it writes, an output base name),
+   so that -help says so, the file-safety fuzzer can find every output option, and every input is
+   known to the write path (io/include/sgwrite.h) before anything is written. The two lists here are
+   registries of names, like the option catalogue. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "sgsys.h"
+
+const char *const SgPathRoles[] = {"input path", "resumed checkpoint path", "output path", "output base name", "SgPathRole", "SG_PATH_", NULL};
+
+typedef struct {
+  char      *name;
+  SgPathRole role;
+} PathOption;
+
+typedef struct {
+  char      *name, *canon; /* as given; canonical (real directory + base name) */
+  SgPathRole role;
+  dev_t      dev;
+  ino_t      ino;
+  PetscBool  exists;
+} Input;
+
+static struct {
+  PathOption *opt;
+  PetscInt    nopt, capopt;
+  Input      *in;
+  PetscInt    nin, capin;
+} reg;
+
+static PetscErrorCode Grow(void **p, PetscInt *cap, PetscInt n, size_t size)
+{
+  PetscFunctionBegin;
+  if (n < *cap) PetscFunctionReturn(PETSC_SUCCESS);
+  *cap = *cap ? 2 * *cap : 32;
+  *p   = realloc(*p, (size_t)*cap * size);
+  PetscCheck(*p, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of memory growing a path registry");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode AddPathOption(const char prefix[], const char opt[], SgPathRole role)
+{
+  char full[256];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(full, sizeof full, "%s%s", prefix ? prefix : "", opt[0] == '-' ? opt + 1 : opt));
+  for (PetscInt i = 0; i < reg.nopt; i++)
+    if (!strcmp(reg.opt[i].name, full)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(Grow((void **)&reg.opt, &reg.capopt, reg.nopt, sizeof *reg.opt));
+  reg.opt[reg.nopt].name = strdup(full);
+  reg.opt[reg.nopt].role = role;
+  reg.nopt++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOptionsCatalogGetPathRole(const char name[], PetscBool *ispath, SgPathRole *role)
+{
+  const char *n = name[0] == '-' ? name + 1 : name;
+
+  PetscFunctionBegin;
+  *ispath = PETSC_FALSE;
+  for (PetscInt i = 0; i < reg.nopt; i++)
+    if (!strcmp(reg.opt[i].name, n)) {
+      *ispath = PETSC_TRUE;
+      if (role) *role = reg.opt[i].role;
+    }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode TaggedHelp(const char text[], SgPathRole role, char help[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(help, len, "%s [%s]", text, SgPathRoles[role]));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOptionsPath_Private(PetscOptionItems *po, const char opt[], const char text[], SgPathRole role, const char cur[], char *buf, size_t len, PetscBool *set)
+{
+  char      help[600];
+  PetscBool flg;
+
+  PetscFunctionBegin;
+  PetscCall(AddPathOption(po->prefix, opt, role));
+  PetscCall(TaggedHelp(text, role, help, sizeof help));
+  PetscCall(SgOptionsString_Private(po, opt, help, cur, buf, len, &flg));
+  if (set) *set = flg;
+  if ((role == SG_PATH_IN || role == SG_PATH_RESUME) && buf[0]) PetscCall(SgInputRegister(buf, role));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOptionsPathArray_Private(PetscOptionItems *po, const char opt[], const char text[], SgPathRole role, char *vals[], PetscInt *n, PetscBool *set)
+{
+  char      help[600];
+  PetscBool flg;
+
+  PetscFunctionBegin;
+  PetscCall(AddPathOption(po->prefix, opt, role));
+  PetscCall(TaggedHelp(text, role, help, sizeof help));
+  PetscCall(SgOptionsStringArray_Private(po, opt, help, vals, n, &flg));
+  if (set) *set = flg;
+  if (flg && (role == SG_PATH_IN || role == SG_PATH_RESUME))
+    for (PetscInt i = 0; i < *n; i++)
+      if (vals[i] && vals[i][0]) PetscCall(SgInputRegister(vals[i], role));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The real directory of path joined with its base name: two spellings of one file (./a.h5, a.h5,
+   dir/../a.h5) become one string even when the file does not exist yet. Empty if the directory
+   does not resolve. */
+static void Canonical(const char path[], char out[], size_t len)
+{
+  char copy1[PATH_MAX], copy2[PATH_MAX], real[PATH_MAX];
+
+  out[0] = 0;
+  snprintf(copy1, sizeof copy1, "%s", path);
+  snprintf(copy2, sizeof copy2, "%s", path);
+  if (!realpath(dirname(copy1), real)) return;
+  snprintf(out, len, "%s/%s", strcmp(real, "/") ? real : "", basename(copy2));
+}
+
+PetscErrorCode SgInputRegister(const char path[], SgPathRole role)
+{
+  char        canon[2 * PATH_MAX];
+  struct stat st;
+  PetscBool   found;
+
+  PetscFunctionBegin;
+  if (!path || !path[0]) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SgInputFind(path, &found, NULL, NULL));
+  if (found) PetscFunctionReturn(PETSC_SUCCESS);
+  Canonical(path, canon, sizeof canon);
+  PetscCall(Grow((void **)&reg.in, &reg.capin, reg.nin, sizeof *reg.in));
+  memset(&reg.in[reg.nin], 0, sizeof reg.in[reg.nin]);
+  reg.in[reg.nin].name  = strdup(path);
+  reg.in[reg.nin].canon = strdup(canon);
+  reg.in[reg.nin].role  = role;
+  if (!stat(path, &st)) {
+    reg.in[reg.nin].exists = PETSC_TRUE;
+    reg.in[reg.nin].dev    = st.st_dev;
+    reg.in[reg.nin].ino    = st.st_ino;
+  }
+  reg.nin++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgInputFind(const char path[], PetscBool *found, SgPathRole *role, const char **name)
+{
+  char        canon[2 * PATH_MAX];
+  struct stat st;
+  PetscBool   exists;
+
+  PetscFunctionBegin;
+  *found = PETSC_FALSE;
+  if (!path || !path[0]) PetscFunctionReturn(PETSC_SUCCESS);
+  exists = stat(path, &st) ? PETSC_FALSE : PETSC_TRUE;
+  Canonical(path, canon, sizeof canon);
+  for (PetscInt i = 0; i < reg.nin && !*found; i++) {
+    const Input *in = &reg.in[i];
+    if ((exists && in->exists && in->dev == st.st_dev && in->ino == st.st_ino) || !strcmp(in->name, path) || (canon[0] && !strcmp(in->canon, canon))) {
+      *found = PETSC_TRUE;
+      if (role) *role = in->role;
+      if (name) *name = in->name;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgInputsDestroy(void)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < reg.nin; i++) {
+    free(reg.in[i].name);
+    free(reg.in[i].canon);
+  }
+  for (PetscInt i = 0; i < reg.nopt; i++) free(reg.opt[i].name);
+  free(reg.in);
+  free(reg.opt);
+  memset(&reg, 0, sizeof reg);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
