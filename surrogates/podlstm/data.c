@@ -173,7 +173,9 @@ PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *D, PetscInt K, PetscIn
   PetscFunctionBegin;
   PetscCall(PetscMemzero(S, sizeof *S));
   S->K = K, S->L = L, S->nsnap = D->nsnap;
-  PetscCheck(nfit >= 2 * L && D->nvalid >= L && D->ntest >= L, D->comm, PETSC_ERR_USER_INPUT, "podlstm: windows of %" PetscInt_FMT " + %" PetscInt_FMT " steps need at least %" PetscInt_FMT " training, %" PetscInt_FMT " validation and %" PetscInt_FMT " test snapshots (have %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT "): lower -podlstm_window or use more data", L, L, 2 * L, L, L, nfit, D->nvalid, D->ntest);
+  /* validation R2 compares each target with its mean over the validation windows: with one window it
+     is undefined (every epoch scores -inf and early stopping keeps the first epoch), hence L + 1 */
+  PetscCheck(nfit >= 2 * L && D->nvalid >= L + 1 && D->ntest >= L, D->comm, PETSC_ERR_USER_INPUT, "podlstm: windows of %" PetscInt_FMT " + %" PetscInt_FMT " steps need at least %" PetscInt_FMT " training, %" PetscInt_FMT " validation (2 validation windows) and %" PetscInt_FMT " test snapshots (have %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT "): lower -podlstm_window, raise -podlstm_valid_fraction or use more data", L, L, 2 * L, L + 1, L, nfit, D->nvalid, D->ntest);
   PetscCall(PetscMalloc4(K, &S->lo, K, &S->hi, D->nsnap * K, &S->s, D->nsnap * K, &S->a));
   PetscCall(PetscArraycpy(S->a, coef, D->nsnap * K));
   for (PetscInt k = 0; k < K; k++) {

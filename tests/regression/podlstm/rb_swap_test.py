@@ -2,13 +2,23 @@
 """POD-LSTM serving physics/boussinesq's field.advance slot end to end, on the small field-slot case
 (inputs/boussinesq/slots.yaml: Ra 1e5, 64 x 17 Chebyshev points, written on 64 x 16), ~20 s:
 
-1. data: the case's ensemble (2 seeds, t <= 4, snapshots every 0.25: the output grid, uniform cell
-   centres), a model of p, b, u, w with L = 2, K = 3 modes (search none, one small network);
+1. data: the deck's own trajectory (an ensemble of one member, the deck as written: t <= 4,
+   snapshots every 0.25 on the output grid, uniform cell centres), a model of p, b, u, w with L = 2,
+   K = 3 modes, the first 11 snapshots to train (the last 3 validate: 2 validation windows, the
+   fewest for which validation R2 is defined), residual on a VAR (base: var; search none, one small
+   network);
 2. the slot in the loop (advance dt 0.25, 2 snapshots per call), the solver for the first 4 calls,
    then POD-LSTM (schedule policy): the counts in the report; the provider maps the solver's native
    grid (x_i = i Lx/nx, Chebyshev z) to the model's and back, and the solver continues from its
-   answers -- every later diagnostic is finite and the run differs from the solver alone, yet stays
-   near it (RMS of b within 0.2: the model's errors, not a broken mapping, which would be O(1));
+   answers -- every later diagnostic is finite, and at every output after the switch (t = 2.5 .. 4)
+   the served forecast is closer to the solver alone than persistence (b frozen at t = 2, computed
+   here) -- measured 0.0006 .. 0.0080 against 0.0036 .. 0.0245 RMS in b; a broken grid mapping would
+   be O(0.01 - 1). Why this case and not the one this test used before: a model trained on another
+   member of an ensemble (other initial noise) cannot beat persistence here -- this trajectory's
+   distance from that member's 3 modes (0.015 - 0.037 in b) is already above persistence's error
+   (0.004 - 0.025); and with 5 training windows no network learns anything (validation R2 -8.8:
+   the network without a base ends as good as persistence), so the network forecasts the residual
+   on the VAR and, not beating it on validation, stays at it (an untrained network is its base);
 3. the same on 2 ranks: the same b to 1e-9 and the same counts;
 4. re-synchronisation (advance warmup 2, resync_every 4, static policy: the surrogate whenever it may):
    the solver serves the 4 warm-up calls, then every third call (after 4 surrogate snapshots in a
@@ -39,13 +49,13 @@ from surgetest import check, deck, surge, workdir  # noqa: E402
 
 w = workdir("podlstm_rb_swap")
 S = deck("boussinesq/slots.yaml")
-with open(os.path.join(w, "ens.yaml"), "w") as f:
-    f.write(open(S).read() + "ensemble: {members: 2, sampler: uniform, seed: 4, seed_option: boussinesq_seed, output: rb, contribute: fields, fields: [p, b, u, w]}\n")
+with open(os.path.join(w, "ens.yaml"), "w") as f:  # one member: the deck as written (noise varied from 0.1 to 0.1: its own value)
+    f.write(open(S).read() + "ensemble: {members: 1, sampler: uniform, vary: [boussinesq_noise], lower: [0.1], upper: [0.1], output: rb, contribute: fields, fields: [p, b, u, w]}\n")
 surge(["ensemble", "ens.yaml", "-sim_t_end", "4", "-sim_field_every", "32"], w)
 with open(os.path.join(w, "train.yaml"), "w") as f:
     f.write("train: {surrogate: podlstm, output: rbm}\n"
-            "podlstm: {data: [rb.h5], fields: [p, b, u, w], skip: 0, ntrain: 11, ntest: 6, valid_fraction: 0.2, modes: 3, window: 2,\n"
-            "          search: none, arch: L8, epochs: 30, patience: 30, batch_size: 4, baselines: false, prefix: rbm}\n")
+            "podlstm: {data: [rb.h5], fields: [p, b, u, w], skip: 0, ntrain: 11, ntest: 6, valid_fraction: 0.3, modes: 3, window: 2,\n"
+            "          search: none, arch: L8, base: var, epochs: 30, patience: 30, batch_size: 4, baselines: false, prefix: rbm}\n")
 surge(["train", "train.yaml"], w)
 args = ["run", S, "-sim_t_end", "4", "-sim_field_every", "1", "-boussinesq_advance_dt", "0.25", "-boussinesq_advance_snapshots", "2",
         "-boussinesq_advance_surrogate", "podlstm", "-boussinesq_podlstm_model", "rbm.h5"]
@@ -69,7 +79,12 @@ b2, d2, c2 = read("sw2")
 check(cr == (8, 0) and c1 == (4, 4), f"counts: the solver alone 8 calls; the swap: solver {c1[0]}, podlstm {c1[1]}")
 check(all(np.all(np.isfinite(v)) for v in d1.values()), "every diagnostic of the swapped run is finite")
 rms = np.sqrt(np.mean((b1 - br) ** 2, axis=(1, 2)))
-check(rms[-1] > 0 and rms.max() < 0.2, f"the swapped run differs from the solver alone, by RMS {rms.max():.4f} < 0.2 in b at most")
+with h5py.File(os.path.join(w, "ref.h5"), "r") as f:  # output times (every 0.5: one per slot call)
+    t_ref = np.array([f["fields/b"][str(k)].attrs["time"] for k in sorted(int(k) for k in f["fields/b"])]).ravel()
+swapped = t_ref > 2 + 1e-12
+persist = np.sqrt(np.mean((br - br[np.argmin(np.abs(t_ref - 2))]) ** 2, axis=(1, 2)))  # b frozen at the switch, t = 2
+check(np.all(rms[~swapped] == 0) and np.all(rms[swapped] > 0), f"the swapped run equals the solver alone until t = 2 and differs after ({rms.round(4).tolist()})")
+check(np.all(rms[swapped] < persist[swapped]), f"the served forecast beats persistence at every output after the switch: RMS in b {rms[swapped].round(4).tolist()} against {persist[swapped].round(4).tolist()}")
 check(np.max(np.abs(b2 - b1)) < 1e-9 and c2 == c1, f"2 ranks: the same b (max |db| {np.max(np.abs(b2 - b1)):.1e}) and counts")
 
 # 4. re-synchronisation every 4 snapshots, and a restart in the middle of it

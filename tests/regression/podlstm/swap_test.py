@@ -8,7 +8,10 @@ the shipped model inputs/podlstm/models/sst5_podlstm.h5), ~30 s:
 2. the swap deck: the solver serves the 60 warm-up calls (480 weeks), then no more than 3 surrogate
    calls in a row (advance resync_every 24 weeks) -- the switches counted in the report are the switches logged; the
    swapped run stays within 2 degC RMS of the solver alone at every output (it is a forecast that is
-   re-synchronised, not a free run), and differs from it (the surrogate did serve);
+   re-synchronised, not a free run), and differs from it (the surrogate did serve); on average over
+   the outputs after the warm-up it is closer to the solver alone than climatology (the mean and 3
+   harmonics of the calendar year fitted per cell to the warm-up's outputs, computed here): measured
+   0.780 against 1.014 degC RMS;
 3. the same swap run on 2 ranks: T identical to 1e-9 at every output, the same counts;
 4. a restart from the checkpoint written half-way through the swapped period ends with the same
    T (1e-12) and counts as the uninterrupted run;
@@ -65,6 +68,22 @@ rms = np.sqrt(np.mean((Ts - Tr)[:, ~land] ** 2, axis=1))
 after = ts > 3360 + 1e-9
 check(np.all(rms[~after] == 0), "identical to the solver alone during the warm-up")
 check(rms[after].max() < 2.0 and rms[after].max() > 0, f"after the warm-up the swapped run stays within {rms[after].max():.3f} < 2 degC RMS of the solver alone (mean {rms[after].mean():.3f})")
+# climatology, computed here: per ocean cell the mean and 3 harmonics of the calendar year (365.25 days:
+# in phase however long the run) fitted by least squares to the solver alone's outputs of the warm-up
+# (t <= 3360: 61 outputs, 8 weeks apart), evaluated at the outputs after it. A forecast that is
+# re-synchronised every 24 weeks must beat it on average (measured 0.780 against 1.014 degC RMS;
+# at single outputs -- the ends of 24-week free runs -- it need not, and does not at ~45 % of them).
+
+
+def harmonics(t):
+    return np.column_stack([np.ones_like(t)] + [f(2 * np.pi * k * t / 365.25) for k in (1, 2, 3) for f in (np.cos, np.sin)])
+
+
+warm = tr <= 3360 + 1e-9
+coef, *_ = np.linalg.lstsq(harmonics(tr[warm]), Tr[warm][:, ~land], rcond=None)
+clim = np.sqrt(np.mean((harmonics(tr) @ coef - Tr[:, ~land]) ** 2, axis=1))
+check(np.allclose(ts, tr), "the swapped and the solver-alone runs write the same output times")
+check(rms[after].mean() < clim[after].mean(), f"the swapped run beats climatology (3 annual harmonics of the warm-up, computed here) on average after the warm-up: mean RMS {rms[after].mean():.3f} < {clim[after].mean():.3f} degC (better at {np.mean(rms[after] < clim[after]):.0%} of the outputs)")
 check(c[1] / max(1, c[0] - 60) <= 3 + 1e-9, f"at most 3 surrogate calls per solver call after the warm-up ({c[1]:.0f} vs {c[0] - 60:.0f})")
 
 # 3. 2 ranks

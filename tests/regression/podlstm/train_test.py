@@ -11,8 +11,9 @@
    forecast, the adaptive policy with the surrogate held back every third call) gives the same
    forecasts on 1 and 2 ranks (checksum to 1e-10);
 2. the same run (search none) on 1 and 2 ranks: POD floor, persistence, climatology and VAR scores
-   equal to 1e-10 relative (projection and reconstruction in parallel; sums in another order), the
-   network's to 1e-6 (its training amplifies round-off differences of the windows);
+   equal to 1e-12 relative (projection and reconstruction in parallel; sums in another order;
+   measured <= 6.5e-14), the networks' to 1e-13 (measured 2.1e-15 and 2.6e-15: the windows differ by
+   round-off only, and 10 epochs do not amplify it measurably);
 3. kill -9 of a 2-rank aging search after >= 3 logged candidates, then the same command again: it
    resumes (says so), ends with exactly the budget of evaluations, unique ids, the entries logged
    before the kill unchanged; a different search on the same log is refused;
@@ -157,7 +158,10 @@ surge(args + ["-train_output", "one", "-podlstm_prefix", "one"], w)
 surge(args + ["-train_output", "two", "-podlstm_prefix", "two"], w, ranks=2)
 s1, s2 = scores(os.path.join(w, "one.h5")), scores(os.path.join(w, "two.h5"))
 for m in s1:
-    tol = 1e-6 if m.startswith("POD-LSTM") or m.startswith("hand") else 1e-10
+    # the networks: each trains on one rank from the same seed, on windows equal to round-off (the
+    # projection's allreduce), and 10 epochs do not amplify it measurably (2.1e-15, 2.6e-15); the
+    # rest: sums over the rows in another order (VAR 6.5e-14: its least squares amplifies them)
+    tol = 1e-13 if m.startswith("POD-LSTM") or m.startswith("hand") else 1e-12
     rel = abs(s1[m] - s2[m]) / s1[m]
     check(rel < tol, f"1 vs 2 ranks, {m}: {s1[m]:.12f} vs {s2[m]:.12f} (rel. {rel:.1e} < {tol:.0e})")
 
