@@ -4,6 +4,10 @@
    database, so the deck (read and checked by SgDeckInsert, deck.c) is inserted next (it would
    override argv) and argv is inserted once more on top. tests/regression/core/options_test.py
    checks the precedence. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <signal.h>
 #include "sgsys.h"
 #include "sgsolver.h"
 
@@ -40,6 +44,16 @@ PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const ch
   PETSC_MPI_THREAD_REQUIRED = MPI_THREAD_MULTIPLE;
   PetscCall(PetscInitialize(argc, argv, NULL, help));
   PetscCall(PetscPushErrorHandler(SgErrorHandler, NULL));
+  /* 'surge info X | head -1': the reader closing the pipe is no error of the run. PETSc's handler
+     turned SIGPIPE into a traceback and MPI_ABORT. Blocked (not ignored: PetscFinalize puts the
+     default action back, and exit() flushes stdout after it), a write to the closed pipe fails
+     quietly and the job ends as it would have, its files written. */
+  {
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, NULL);
+  }
   if (deck) {
     PetscCall(SgDeckInsert(PETSC_COMM_WORLD, deck));
     PetscCall(PetscOptionsInsertArgs(NULL, *argc - 1, *argv + 1));
@@ -48,9 +62,19 @@ PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const ch
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Standard output whose reader has gone (SIGPIPE is blocked, see SgInitialize): PetscFinalize checks
+   its own fflush of stdout, so point the stream at /dev/null first; what the reader no longer
+   wanted is dropped, as it would have been. */
+static void DetachClosedStdout(void)
+{
+  if (fflush(stdout) == 0 || errno != EPIPE) return;
+  if (!freopen("/dev/null", "w", stdout)) clearerr(stdout);
+}
+
 PetscErrorCode SgFinalize(void)
 {
   PetscFunctionBegin;
+  DetachClosedStdout();
   PetscCall(SgOptionsCatalogDestroy());
   PetscCall(SgInputsDestroy());
   PetscCall(SgDeckDestroy());

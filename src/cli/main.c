@@ -19,6 +19,7 @@
 #include "sgdataset.h"
 #include "sgdeepmd.h" /* surge model: the Deep Potential tools */
 #include "sgoutput.h"
+#include "sgcli.h"
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
 PETSC_EXTERN PetscErrorCode SgInfoFile(MPI_Comm, const char file[]);
@@ -262,9 +263,60 @@ static void FastSingletonMPI(void)
   setenv("OMPI_MCA_orte_create_session_dirs", "0", 0);
 }
 
+/* A mistake on the command line, found before PETSc starts: one line from one rank. Under a launcher
+   every rank reaches this; MPI is started just long enough that rank 0 prints before any rank exits
+   (mpiexec stops the job at the first non-zero exit, which could otherwise be before the line). */
+static int UsageError(const char fmt[], const char a[], const char b[])
+{
+  char        line[2048];
+  int         rank = 0;
+  const char *launched[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "SLURM_STEP_ID"};
+  PetscBool   mpi = PETSC_FALSE;
+
+  for (size_t k = 0; k < sizeof launched / sizeof launched[0]; k++)
+    if (getenv(launched[k])) mpi = PETSC_TRUE;
+  if (mpi && MPI_Init(NULL, NULL) == MPI_SUCCESS) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  else mpi = PETSC_FALSE;
+  snprintf(line, sizeof line, fmt, a, b);
+  if (!rank) {
+    fprintf(stderr, "surge: error: %s\n", line); /* one write: nothing interleaves with it */
+    fflush(stderr);
+  }
+  if (mpi) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Finalize();
+  }
+  return 1;
+}
+
+/* Words that are neither options nor option values: argv[first] is the one positional argument a job
+   takes; a second word that follows it (or another positional word) is refused. A word after an
+   option is that option's value (PETSc's rule), so '-log_view x' is not a positional word. */
+static const char *ExtraPositional(int argc, char **argv, int first)
+{
+  for (int i = first + 1; i < argc; i++) {
+    if (argv[i][0] == '-') continue;
+    if (argv[i - 1][0] != '-' || i - 1 == first) return argv[i];
+  }
+  return NULL;
+}
+
+static const char jobs_help[] = "surge: simulation with in-process neural surrogates (docs: README.md, docs/run.md; man surge)\n\n"
+                                "jobs:\n"
+                                "  run DECK.yaml        one simulation; writes BASE.h5, BASE.xmf, BASE.chk.h5 and BASE.log\n"
+                                "  ensemble DECK.yaml   perturbed members of a run gathered into one dataset (resumable)\n"
+                                "  train DECK.yaml      train a surrogate (deepmd, mffn, podlstm) on datasets; writes BASE.h5\n"
+                                "  info FILE.h5         what an output, checkpoint, dataset, model or trajectory holds\n"
+                                "  dataset import|export   DeePMD-kit data directories to and from surge datasets\n"
+                                "  model test|compress|info|devi   the Deep Potential model tools\n\n"
+                                "Every option of a deck, with units, ranges and defaults, by section:\n"
+                                "  surge run DECK.yaml -help        (also surge ensemble|train DECK.yaml -help)\n"
+                                "  surge run DECK.yaml -help_petsc  the same followed by PETSc's generic options\n\n";
+
 int main(int argc, char **argv)
 {
   const char *job = argc > 1 ? argv[1] : "";
+  const char *extra;
 
   FixOpenBLASCore(argv);
   FastSingletonMPI();
@@ -272,38 +324,46 @@ int main(int argc, char **argv)
     printf("surge %s (OpenBLAS kernels: %s)\n", SURGE_VERSION, openblas_get_corename());
     return 0;
   }
+  if (!strcmp(job, "--help") || !strcmp(job, "-help") || !strcmp(job, "help") || !strcmp(job, "-h")) {
+    printf("%s%s", jobs_help, usage);
+    return 0;
+  }
+  const char *help = SgHelpBegin(argc, argv, usage);
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "-help_petsc")) argv[i] = (char *)"-help"; /* PETSc's own printer (SgHelpBegin) */
   if (!strcmp(job, "run") || !strcmp(job, "ensemble") || !strcmp(job, "train")) {
-    if (argc < 3 || argv[2][0] == '-') {
-      fprintf(stderr, "surge %s: missing deck file\n%s", job, usage);
-      return 1;
-    }
-    PetscErrorCode ierr = SgInitialize(&argc, &argv, argv[2], usage);
+    if (argc < 3 || argv[2][0] == '-') return UsageError("surge %s needs a deck: surge %s DECK.yaml [-option value ...] (surge --help lists the jobs)", job, job);
+    if ((extra = ExtraPositional(argc, argv, 2))) return UsageError("surge %s takes one deck; '%s' is a second one (options start with '-'; run the decks one after the other)", job, extra);
+    PetscErrorCode ierr = SgInitialize(&argc, &argv, argv[2], help);
     if (ierr) { /* a bad deck: PETSc and MPI are up, so shut them down like any other user error */
       PetscBool up = PETSC_FALSE;
       (void)PetscInitialized(&up);
       return up ? Finish(ierr) : 1;
     }
+    if ((ierr = SgHelpOpen(job, argv[2]))) return Finish(ierr);
     if (!strcmp(job, "run")) return Finish(Run(&argc, &argv, argv[2]));
     if (!strcmp(job, "ensemble")) return Finish(Ensemble(&argc, &argv, argv[2]));
     return Finish(Train(&argc, &argv, argv[2]));
   }
   if (!strcmp(job, "dataset")) {
-    if (SgInitialize(&argc, &argv, NULL, usage)) return 1;
+    if (SgInitialize(&argc, &argv, NULL, help)) return 1;
+    if (SgHelpOpen(job, argc > 2 ? argv[2] : "")) return Finish(1);
     return Finish(Dataset(argc, argv));
   }
   if (!strcmp(job, "model")) {
-    if (SgInitialize(&argc, &argv, NULL, usage)) return 1;
+    if (SgInitialize(&argc, &argv, NULL, help)) return 1;
+    if (SgHelpOpen(job, argc > 2 ? argv[2] : "")) return Finish(1);
     return Finish(Model(argc, argv));
   }
   if (!strcmp(job, "info")) {
-    if (argc < 3) {
-      fprintf(stderr, "surge info: missing file\n%s", usage);
-      return 1;
-    }
-    if (SgInitialize(&argc, &argv, NULL, usage)) return 1;
+    if (argc < 3 || argv[2][0] == '-') return UsageError("surge info needs a file: surge info FILE.h5 (an output, checkpoint, dataset, model or .h5md trajectory)%s%s", "", "");
+    if ((extra = ExtraPositional(argc, argv, 2))) return UsageError("surge info takes one file; '%s' is a second one (run surge info once per file)%s", extra, "");
+    if (SgInitialize(&argc, &argv, NULL, help)) return 1;
     return Finish(SgInfoFile(PETSC_COMM_WORLD, argv[2]));
   }
-  fprintf(stderr, "%s%s", job[0] ? "surge: unknown job '" : "", job[0] ? job : "");
-  fprintf(stderr, "%s%s", job[0] ? "'\n" : "", usage);
-  return 1;
+  if (!job[0]) {
+    fprintf(stderr, "%s%s", jobs_help, usage);
+    return 1;
+  }
+  return UsageError("unknown job '%s': the jobs are run, ensemble, train, info, dataset, model (surge --help)%s", job, "");
 }

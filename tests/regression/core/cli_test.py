@@ -1,0 +1,67 @@
+"""The command line itself (issues 33 and 36): usage mistakes are one 'surge: error:' line with exit 1
+(on 1 and 2 ranks), help shows surge's options first and PETSc's generic ones only behind
+-help_petsc, a deck that cannot be read is reported before any help, and a closed output pipe
+(surge info X | head -1) ends the job quietly instead of in PETSc's signal traceback and MPI_ABORT."""
+import os
+import subprocess
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
+from surgetest import *
+
+w = workdir("core_cli")
+landau = deck("vlasov/landau.yaml")
+
+
+def run(args, ranks=1, stdout=subprocess.PIPE):
+    cmd = ([*MPIEXEC] if ranks == 2 else []) + [SURGE] + list(args)
+    p = subprocess.run(cmd, cwd=w, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=300)
+    return p.returncode, p.stdout or "", p.stderr
+
+
+def one_line_error(args, fragment, ranks=1):
+    rc, out, err = run(args, ranks)
+    lines = [l for l in err.splitlines() if l.startswith("surge: error:")]
+    check(rc == 1 and len(lines) == 1 and fragment in lines[0] and "PETSC ERROR" not in err and "usage:" not in err,
+          f"surge {' '.join(args)} on {ranks} rank(s): exit 1 and one error line naming '{fragment}' (rc {rc}, {err.strip()[:300]!r})")
+
+
+for ranks in (1, 2):
+    one_line_error(["runn"], "unknown job 'runn'", ranks)
+    one_line_error(["run"], "surge run needs a deck", ranks)
+    one_line_error(["train", "-help"], "surge train needs a deck", ranks)
+    one_line_error(["info"], "surge info needs a file", ranks)
+    one_line_error(["run", landau, "other.yaml"], "'other.yaml' is a second one", ranks)
+    one_line_error(["info", "a.h5", "b.h5"], "'b.h5' is a second one", ranks)
+# an option's value is not a second positional argument
+rc, out, err = run(["run", landau, "-sim_t_end", "0.1", "-sim_output", "v"])
+check(rc == 0, f"options with values after the deck run (rc {rc}: {err[-300:]})")
+
+# help
+for h in ("--help", "-help", "help"):
+    rc, out, err = run([h])
+    check(rc == 0 and "jobs:" in out and "surge run DECK.yaml -help" in out, f"surge {h}: the jobs and where the options are, exit 0")
+rc, out, err = run(["run", landau, "-help"])
+first = out.splitlines()[0] if out else ""
+check(rc == 0 and first.startswith("surge run ") and "the options this run reads" in first, f"surge run DECK -help begins with surge's own header ({first!r})")
+check("-sim_t_end <25 : none>" in out and "[solver time units; >= 0]" in out, "the run options show current value, default, units and range")
+check("-vlasov_cfl" in out and "Options for all PETSc programs" not in out and "PetscDevice" not in out and "(None)" not in out,
+      "the solver's options are listed; PETSc's generic block, device options and manual-page stubs are not")
+check(out.index("Run control") < out.index("-vlasov_cells"), "grouped by section: run control, then the solver")
+rc, out, err = run(["run", landau, "-help_petsc"])
+check(rc == 0 and "Options for all PETSc programs" in out and "-vlasov_cfl" in out, "-help_petsc adds PETSc's generic options")
+rc, out, err = run(["run", "missing.yaml", "-help"])
+check(rc == 1 and err.startswith("surge: error: Cannot read deck 'missing.yaml'") and out == "",
+      f"an unreadable deck is reported first, before any help (out {out[:200]!r})")
+rc, out, err = run(["--version"])
+check(rc == 0 and out.startswith("surge ") and "OpenBLAS kernels" in out, "surge --version")
+
+# a reader that has gone away: stdout is a pipe whose read end is already closed
+for args in (["info", "v.h5"], ["run", landau, "-sim_t_end", "0.5", "-sim_output", "p"]):
+    r, wr = os.pipe()
+    os.close(r)
+    rc, out, err = run(args, stdout=wr)
+    os.close(wr)
+    check(rc == 0 and "PETSC ERROR" not in err and "MPI_ABORT" not in err and err.strip() == "",
+          f"surge {args[0]} writing into a closed pipe ends quietly with exit 0 (rc {rc}, {err.strip()[:200]!r})")
+check(os.path.exists(f"{w}/p.h5"), "and the run behind the closed pipe still wrote its output")
+print("cli: all checks passed")
