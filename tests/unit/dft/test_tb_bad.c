@@ -1,4 +1,4 @@
-/* Bad input must fail with a clear message (the list greps for it):
+/* Bad input must fail with a clear message (tests/lists/dft.list checks the exit status, 95 or 79, and the words):
    -case overlap : two Si atoms 0.5 A apart                    -> "Overlapping atoms"
    -case element : element "Xx"                                 -> "Unknown element"
    -case csr     : CSR file read with the wrong expected size   -> "does not match"

@@ -45,9 +45,14 @@
         (1e-12: central and one-sided differences are exact on linear data), and SgMFFNEvaluate's
         trilinear NMAE is ~0 (< 1e-12) while a member run shorter than the crop is refused; crops
         read from the files equal those in memory bit for bit, gradient targets included.
-   test_mffn compare A.h5 B.h5
-        prints "identical" or the largest weight difference relative to the largest weight (for
-        tests/regression/mffn/train.sh). */
+   test_mffn compare A.h5 B.h5 [TOL | --changed | --other-architecture]
+        for tests/regression/mffn/train.sh and train_grid.sh: prints one line ("identical", "differ R"
+        with R the largest weight difference relative to the largest weight, or "different
+        architectures") and decides by its exit status, so no script has to read a number back:
+          TOL (default 0: bit for bit)  exit 0 only for the same architecture and R <= TOL;
+          --changed                     exit 0 only for the same architecture and weights not identical;
+          --other-architecture          exit 0 only when the architectures differ.
+        Any other outcome (a NaN R, a file that does not load) exits non-zero. */
 #include <math.h>
 #include <string.h>
 #include "sgmffn.h"
@@ -640,7 +645,10 @@ static PetscErrorCode TestIO(const char dir[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode Compare(const char a[], const char b[])
+typedef enum { CMP_WITHIN, CMP_CHANGED, CMP_OTHER_ARCH } CompareWant;
+
+/* sets *ok to whether A and B stand in the relation `want` (tolerance tol for CMP_WITHIN) */
+static PetscErrorCode Compare(const char a[], const char b[], CompareWant want, double tol, PetscBool *ok)
 {
   SgnnBackend  *be;
   SgMFFN        ma, mb;
@@ -655,11 +663,22 @@ static PetscErrorCode Compare(const char a[], const char b[])
   PetscCall(SgMFFNLoad(b, be, &mb, &pb, fb));
   PetscCall(Slab(ma, &va, &na));
   PetscCall(Slab(mb, &vb, &nb));
-  if (na != nb || ma->cfg.stream != mb->cfg.stream) PetscCall(PetscPrintf(PETSC_COMM_SELF, "different architectures\n"));
-  else {
-    for (long i = 0; i < na; i++) dmax = PetscMax(dmax, fabs(va[i] - vb[i])), vmax = PetscMax(vmax, fabs(va[i]));
-    if (!memcmp(va, vb, na * sizeof *va)) PetscCall(PetscPrintf(PETSC_COMM_SELF, "identical\n"));
-    else PetscCall(PetscPrintf(PETSC_COMM_SELF, "differ %.3e\n", dmax / vmax));
+  *ok = PETSC_FALSE;
+  if (na != nb || ma->cfg.stream != mb->cfg.stream) {
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "different architectures (%ld vs %ld weights, stream function %d vs %d)\n", na, nb, (int)ma->cfg.stream, (int)mb->cfg.stream));
+    *ok = (PetscBool)(want == CMP_OTHER_ARCH);
+  } else if (!memcmp(va, vb, na * sizeof *va)) {
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "identical (%ld weights)\n", na));
+    *ok = (PetscBool)(want == CMP_WITHIN);
+  } else {
+    for (long i = 0; i < na; i++) {
+      dmax = PetscMax(dmax, fabs(va[i] - vb[i]));
+      vmax = PetscMax(vmax, fabs(va[i]));
+    }
+    double r = dmax / vmax; /* NaN when a weight is NaN or all of A's are 0: then no relation holds */
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "differ %.3e (%ld weights)\n", r, na));
+    if (want == CMP_WITHIN) *ok = (PetscBool)(r <= tol);
+    else if (want == CMP_CHANGED) *ok = (PetscBool)(r > 0);
   }
   PetscCall(PetscFree(va));
   PetscCall(PetscFree(vb));
@@ -1119,17 +1138,27 @@ int main(int argc, char **argv)
 {
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
-  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde|io DIR|stream DIR|data DIR|gain DIR|compare A.h5 B.h5");
+  PetscCheck(argc >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_mffn grad|pde|io DIR|stream DIR|data DIR|gain DIR|compare A.h5 B.h5 [TOL|--changed|--other-architecture]");
   if (!strcmp(argv[1], "grad")) PetscCall(TestGrad());
   else if (!strcmp(argv[1], "pde")) PetscCall(TestPDE());
   else if (!strcmp(argv[1], "io") && argc >= 3) PetscCall(TestIO(argv[2]));
   else if (!strcmp(argv[1], "stream") && argc >= 3) PetscCall(TestStream(argv[2]));
   else if (!strcmp(argv[1], "data") && argc >= 3) PetscCall(TestData(argv[2]));
   else if (!strcmp(argv[1], "gain") && argc >= 3) PetscCall(TestGain(argv[2]));
-  else if (!strcmp(argv[1], "compare") && argc >= 4) {
-    PetscCall(Compare(argv[2], argv[3]));
+  else if (!strcmp(argv[1], "compare") && (argc == 4 || argc == 5)) {
+    CompareWant want = CMP_WITHIN;
+    double      tol  = 0;
+    PetscBool   ok;
+    if (argc == 5 && !strcmp(argv[4], "--changed")) want = CMP_CHANGED;
+    else if (argc == 5 && !strcmp(argv[4], "--other-architecture")) want = CMP_OTHER_ARCH;
+    else if (argc == 5) {
+      char *end;
+      tol = strtod(argv[4], &end);
+      PetscCheck(end != argv[4] && !*end && tol >= 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "compare: '%s' is not a tolerance (a number >= 0), --changed or --other-architecture", argv[4]);
+    }
+    PetscCall(Compare(argv[2], argv[3], want, tol, &ok));
     PetscCall(PetscFinalize());
-    return 0;
+    return ok ? 0 : 1;
   }
   else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown mode %s: grad, pde, io DIR, stream DIR, data DIR, gain DIR or compare A B", argv[1]);
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAIL" : "PASS"));
