@@ -35,8 +35,10 @@ static PetscErrorCode WriteTensor(hid_t loc, const char name[], SgnnTensor t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Read a 1D dataset into a tensor in place; f32 travels through double exactly. */
-static PetscErrorCode ReadTensor(hid_t loc, const char name[], SgnnTensor t, const char path[])
+/* Read a 1D dataset into a tensor in place; f32 travels through double exactly. Every value is
+   checked before it is trusted: finite (a checkpoint of a diverged run must not train on), and
+   not negative where nonneg (Adam's second moments: their square root is taken). */
+static PetscErrorCode ReadTensor(hid_t loc, const char group[], const char name[], SgnnTensor t, const char path[], PetscBool nonneg)
 {
   hsize_t n = 0;
   double *buf;
@@ -44,12 +46,18 @@ static PetscErrorCode ReadTensor(hid_t loc, const char name[], SgnnTensor t, con
 
   PetscFunctionBegin;
   PetscCheck(H5Lexists(loc, name, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has no dataset %s", path, name);
-  dset  = H5Dopen2(loc, name, H5P_DEFAULT);
-  space = H5Dget_space(dset);
+  dset = H5Dopen2(loc, name, H5P_DEFAULT);
+  space = dset >= 0 ? H5Dget_space(dset) : -1;
+  PetscCheck(space >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s cannot be read: the file is damaged or truncated", path, name);
+  PetscCheck(H5Sget_simple_extent_ndims(space) == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s is not a 1-D dataset: damaged, or not a surge NN checkpoint", path, name);
   SgCallH5(H5Sget_simple_extent_dims(space, &n, NULL));
   PetscCheck((long)n == sgnn_tensor_numel(t), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s holds %llu values, the model has %ld: it was written by another architecture", path, name, (unsigned long long)n, sgnn_tensor_numel(t));
   PetscCall(PetscMalloc1(n, &buf));
   SgCallH5(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+  for (hsize_t i = 0; i < n; i++) {
+    PetscCheck(!PetscIsInfOrNanReal(buf[i]), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s/%s[%llu] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, group, name, (unsigned long long)i, PetscIsNanReal(buf[i]) ? "NaN" : "infinite");
+    PetscCheck(!nonneg || buf[i] >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s/%s[%llu] = %g is negative, but it holds squared gradients: the file is damaged; restart from an earlier checkpoint", path, group, name, (unsigned long long)i, (double)buf[i]);
+  }
   CHECK_SGNN(sgnn_tensor_set_f64(t, buf));
   PetscCall(PetscFree(buf));
   SgCallH5(H5Sclose(space));
@@ -192,7 +200,7 @@ static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[]
   PetscCall(PetscMalloc1(np, &scounts));
   PetscCall(SgH5ReadReals(g, "counts", np, scounts, path));
   for (PetscInt i = 0; i < np; i++) PetscCheck(scounts[i] == counts[i], comm, PETSC_ERR_USER_INPUT, "NN checkpoint %s: parameter %s has %g values, the model has %g", path, sgnn_params_name(st->params, (int)i), (double)scounts[i], (double)counts[i]);
-  PetscCall(ReadTensor(g, "values", sgnn_params_values(st->params), path));
+  PetscCall(ReadTensor(g, "/params", "values", sgnn_params_values(st->params), path, PETSC_FALSE));
   PetscCall(PetscFree(scounts));
   PetscCall(PetscFree(names));
   PetscCall(PetscFree(counts));
@@ -205,9 +213,10 @@ static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[]
     CHECK_SGNN(sgnn_optim_state(st->optim, &m, &vv, &step));
     g = H5Gopen2(f, "/optim", H5P_DEFAULT);
     PetscCall(SgH5ReadAttrReals(g, "step", 1, &v, &found));
+    PetscCheck(found && v >= 0 && v <= 1e15 && v == PetscFloorReal(v), comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s: the optimizer's step %g is not a count: the file is damaged", path, (double)v);
     *step = (long)v;
-    if (m) PetscCall(ReadTensor(g, "m", m, path));
-    if (vv) PetscCall(ReadTensor(g, "v", vv, path));
+    if (m) PetscCall(ReadTensor(g, "/optim", "m", m, path, PETSC_FALSE));
+    if (vv) PetscCall(ReadTensor(g, "/optim", "v", vv, path, PETSC_TRUE));
     SgCallH5(H5Gclose(g));
   }
   if (st->nrng) {

@@ -44,9 +44,7 @@ static PetscErrorCode BqSetFromOptions(SgSolver s, PetscOptionItems *PetscOption
   PetscCall(SgOptionsInt("-seed", "Seed of the initial noise (ensembles vary it)", bq->seed, &bq->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsBool("-conductive", "Start from the conductive profile b = 1/2 - z/Lz (else b = 0 inside, +-1/2 at the walls)", bq->conductive, &bq->conductive, NULL));
   PetscCall(SgOptionsInt("-output_nz", "Uniform cell-centred z points of the written fields (0: nz); Chebyshev values are interpolated to them", bq->out_nz, &bq->out_nz, NULL, 0, 1 << 16));
-  PetscCall(SgBqAdvanceSetFromOptions(s, PetscOptionsObject));
-  PetscCall(SgBqSuperresSetFromOptions(s, PetscOptionsObject));
-  PetscOptionsHeadEnd();
+  /* the grid first: the slots' options are checked against it (superres factors divide by out_nz) */
   bq->nx = nxz[0];
   bq->nz = nxz[1];
   bq->Lx = len[0];
@@ -62,6 +60,9 @@ static PetscErrorCode BqSetFromOptions(SgSolver s, PetscOptionItems *PetscOption
     PetscCheck(gb <= 16, comm, PETSC_ERR_USER_INPUT, "-boussinesq_cells %" PetscInt_FMT ",%" PetscInt_FMT ": the dense per-mode z-operators need %.1f GB per rank (over 16): use fewer z points or more ranks", bq->nx, bq->nz, (double)gb);
   }
   if (!bq->out_nz) bq->out_nz = bq->nz;
+  PetscCall(SgBqAdvanceSetFromOptions(s, PetscOptionsObject));
+  PetscCall(SgBqSuperresSetFromOptions(s, PetscOptionsObject));
+  PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

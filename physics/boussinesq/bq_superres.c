@@ -59,6 +59,10 @@ PetscErrorCode SgBqSuperresSetFromOptions(SgSolver s, PetscOptionItems *PetscOpt
   PetscCheck(!SgBqAdvanceOn(bq), comm, PETSC_ERR_USER_INPUT, "boussinesq: the field.superres and field.advance slots cannot both be in the loop of one run; drop advance dt or superres cells");
   PetscCheck(sr->out[0] % 2 == 0, comm, PETSC_ERR_USER_INPUT, "boussinesq superres output_nx %" PetscInt_FMT " must be even (the KE spectrum runs to nx/2)", sr->out[0]);
   PetscCheck(sr->cells[0] % 2 == 0 && sr->cells[1] >= 6, comm, PETSC_ERR_USER_INPUT, "boussinesq superres cells [%" PetscInt_FMT ", %" PetscInt_FMT "]: nx must be even and nz >= 6 (as boussinesq cells)", sr->cells[0], sr->cells[1]);
+  /* before anything is allocated: the fine solve's two dense n x n factors per x-mode (as the
+     coarse solve's), and the fine fields (4 channels, the answer, the written copy, the diagnostics) */
+  PetscCall(SgCheckCount(comm, "-boussinesq_superres_cells", "fine-solve operator entries", 2.0 * sr->cells[1] * (PetscReal)sr->cells[1] * PetscCeilReal(0.5 * sr->cells[0]), 8));
+  PetscCall(SgCheckCount(comm, "-boussinesq_superres_output_nx/nz", "fine field values", 3.0 * SG_BQ_NCH * sr->out[0] * (PetscReal)sr->out[1], 8));
   if (sr->surname[0]) {
     SgFieldProviderInfo info;
     PetscReal           par[2];

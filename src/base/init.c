@@ -22,13 +22,18 @@ static PetscErrorCode SgErrorHandler(MPI_Comm comm, int line, const char *fun, c
 
   if (!user) return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
   if (p == PETSC_ERROR_INITIAL) {
+    /* raised before the unknown-key check ran: a misspelled key is the cause to report (its
+       consequence, e.g. "the run has no end", is what tripped) */
+    char      near[1024];
+    PetscBool miss = PETSC_FALSE;
+    PetscMPIInt wrank = 0;
     if (comm != MPI_COMM_NULL) MPI_Comm_rank(comm, &rank);
-    if (!rank) {
-      /* raised before the unknown-key check ran: a misspelled key is the cause to report (its
-         consequence, e.g. "the run has no end", is what tripped) */
-      char      near[1024];
-      PetscBool miss = PETSC_FALSE;
-      if (SgOptionsNearMiss(near, sizeof near, &miss)) miss = PETSC_FALSE;
+    MPI_Comm_rank(PETSC_COMM_WORLD, &wrank);
+    if (SgOptionsNearMiss(near, sizeof near, &miss)) miss = PETSC_FALSE;
+    /* kept for the ranks' agreement (agree.c). Printed now by world rank 0 when it is its
+       communicator's rank 0; raised elsewhere (a rank's own check on PETSC_COMM_SELF, a sub-group)
+       it is printed once by SgErrorFinish, so every rank failing alike still gives one line */
+    if (SgErrorRecord(miss ? near : mess, rank || wrank ? PETSC_FALSE : PETSC_TRUE)) {
       fprintf(stderr, "surge: error: %s\n", miss ? near : mess);
       fflush(stderr);
     }
@@ -54,6 +59,7 @@ PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const ch
     sigaddset(&pipe, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe, NULL);
   }
+  PetscCall(SgAgreeSetUp());
   if (deck) {
     PetscCall(SgDeckInsert(PETSC_COMM_WORLD, deck));
     PetscCall(PetscOptionsInsertArgs(NULL, *argc - 1, *argv + 1));

@@ -66,19 +66,16 @@ static PetscErrorCode Run(int *argc, char ***argv, const char deck[])
   PetscFunctionReturn(ierr);
 }
 
-/* A user-input error is raised on every rank of the run's communicator, so every rank can shut
-   down cleanly with a plain message; anything else may have stopped one rank only, and only an
-   abort is safe then. */
+/* A user-input error ends with one line on every rank, even one raised on a single rank while the
+   others wait in a collective (SgErrorFinish, src/base/agree.c); anything else is a bug that may
+   have stopped one rank only, and only an abort is safe then. */
 static int Finish(PetscErrorCode ierr)
 {
   if (!ierr) {
     ierr = SgFinalize();
     return ierr ? 1 : 0;
   }
-  if (ierr == PETSC_ERR_USER_INPUT || ierr == PETSC_ERR_FILE_OPEN || ierr == PETSC_ERR_FILE_UNEXPECTED || ierr == PETSC_ERR_FILE_READ || ierr == PETSC_ERR_FP) {
-    (void)PetscFinalize();
-    return 1;
-  }
+  if (ierr == PETSC_ERR_USER_INPUT || ierr == PETSC_ERR_FILE_OPEN || ierr == PETSC_ERR_FILE_UNEXPECTED || ierr == PETSC_ERR_FILE_READ || ierr == PETSC_ERR_FP) return SgErrorFinish(); /* one line, no rank left waiting */
   PETSCABORT(PETSC_COMM_WORLD, ierr);
   return 1;
 }

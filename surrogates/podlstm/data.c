@@ -20,6 +20,43 @@ static void FieldRange(const SgPodLstmData *D, PetscInt f, PetscInt *lo, PetscIn
   *hi = *lo + D->fsize[f];
 }
 
+/* Pass 2: this rank's rows of every kept snapshot (global sample first + j), read in blocks of
+   samples; every value is checked finite as it is read, naming the file, field, row and entry. */
+static PetscErrorCode ReadRows(SgPodLstmData *D, const char *const files[], PetscInt nfields, const char *const fields[], const PetscInt file_of[], const PetscInt row_of[], int64_t first)
+{
+  const PetscInt blk  = 32;
+  PetscInt       maxf = 0;
+  PetscReal     *buf;
+
+  PetscFunctionBegin;
+  for (PetscInt f = 0; f < nfields; f++) maxf = PetscMax(maxf, D->fsize[f]);
+  PetscCall(PetscMalloc1((size_t)blk * maxf, &buf));
+  for (PetscInt j0 = 0; j0 < D->nsnap;) {
+    int64_t   g  = first + j0;
+    PetscInt  fi = file_of[g], r0 = row_of[g], nb = 0;
+    SgDataset ds;
+    while (j0 + nb < D->nsnap && nb < blk && file_of[g + nb] == fi) nb++; /* a block within one file */
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
+    for (PetscInt f = 0; f < nfields; f++) {
+      PetscInt lo, hi, a, b;
+      FieldRange(D, f, &lo, &hi);
+      a = PetscMax(D->rstart, lo), b = PetscMin(D->rstart + D->nlocal, hi);
+      if (a >= b) continue;
+      PetscCall(SgDatasetReadField(ds, fields[f], r0, nb, SG_DTYPE_F64, buf));
+      for (PetscInt k = 0; k < nb; k++)
+        for (PetscInt i = a; i < b; i++) {
+          const PetscReal v = buf[(size_t)k * D->fsize[f] + (i - lo)];
+          PetscCheck(!PetscIsInfOrNanReal(v), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "podlstm: %s: field '%s' is NaN or Inf at sample %" PetscInt_FMT ", entry %" PetscInt_FMT ": the data must be finite (regenerate it, or choose skip/ntrain/ntest around the damaged samples)", files[fi], fields[f], r0 + k, i - lo);
+          D->X[(size_t)(j0 + k) * D->nlocal + (i - D->rstart)] = v;
+        }
+    }
+    PetscCall(SgDatasetClose(&ds));
+    j0 += nb;
+  }
+  PetscCall(PetscFree(buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *const files[], PetscInt nfields, const char *const fields[], PetscInt member, PetscInt skip, PetscInt ntrain, PetscInt ntest, PetscReal valid_fraction, SgPodLstmData *D)
 {
   int64_t   total = 0, first = -1, count = 0, *mem = NULL;
@@ -94,31 +131,11 @@ PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *con
   D->rstart -= D->nlocal;
   PetscCall(SgCheckCount(comm, "-podlstm_ntrain", "snapshot values on this rank", (PetscReal)D->nlocal * D->nsnap, sizeof(PetscReal)));
   PetscCall(PetscMalloc1((size_t)D->nlocal * D->nsnap, &D->X));
-  {
-    const PetscInt blk = 32;
-    PetscInt       maxf = 0;
-    PetscReal     *buf;
-    for (PetscInt f = 0; f < nfields; f++) maxf = PetscMax(maxf, D->fsize[f]);
-    PetscCall(PetscMalloc1((size_t)blk * maxf, &buf));
-    for (PetscInt j0 = 0; j0 < D->nsnap;) {
-      int64_t   g  = first + skip + j0;
-      PetscInt  fi = file_of[g], r0 = row_of[g], nb = 0;
-      SgDataset ds;
-      while (j0 + nb < D->nsnap && nb < blk && file_of[g + nb] == fi) nb++; /* a block within one file */
-      PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
-      for (PetscInt f = 0; f < nfields; f++) {
-        PetscInt lo, hi, a = PetscMax(D->rstart, 0), b;
-        FieldRange(D, f, &lo, &hi);
-        a = PetscMax(D->rstart, lo), b = PetscMin(D->rstart + D->nlocal, hi);
-        if (a >= b) continue;
-        PetscCall(SgDatasetReadField(ds, fields[f], r0, nb, SG_DTYPE_F64, buf));
-        for (PetscInt k = 0; k < nb; k++)
-          for (PetscInt i = a; i < b; i++) D->X[(size_t)(j0 + k) * D->nlocal + (i - D->rstart)] = buf[(size_t)k * D->fsize[f] + (i - lo)];
-      }
-      PetscCall(SgDatasetClose(&ds));
-      j0 += nb;
-    }
-    PetscCall(PetscFree(buf));
+  { /* a rank's rows are its own: a bad value or an unreadable block is agreed over the ranks */
+    PetscErrorCode ierr;
+    PetscCall(SgAgreeBegin());
+    ierr = ReadRows(D, files, nfields, fields, file_of, row_of, first + skip);
+    PetscCall(SgAgreeEnd(comm, ierr));
   }
   PetscCall(PetscFree(tall));
   PetscCall(PetscFree(mem));
@@ -134,7 +151,6 @@ PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *con
       PetscInt  f  = 0, lo, hi;
       for (PetscInt j = 0; j < ntrain; j++) {
         PetscReal v = D->X[(size_t)j * D->nlocal + i];
-        PetscCheck(!PetscIsInfOrNanReal(v), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "podlstm: the data is not finite at snapshot %" PetscInt_FMT, skip + j);
         mn = PetscMin(mn, v), mx = PetscMax(mx, v), s += v, s2 += v * v;
       }
       D->active[i] = (PetscBool)(mx > mn);

@@ -101,6 +101,20 @@ PETSC_EXTERN PetscErrorCode SgInputsDestroy(void);
 PETSC_EXTERN PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[]);
 PETSC_EXTERN PetscErrorCode SgFinalize(void);
 
+/* Errors agreed across ranks (agree.c). Local checks go between SgAgreeBegin() and
+   SgAgreeEnd(comm, ierr): errors raised there are kept quiet, and SgAgreeEnd (collective) raises the
+   first failing rank's error on every rank of comm, printed once:
+       PetscCall(SgAgreeBegin());
+       ierr = ReadMyPart(...);
+       PetscCall(SgAgreeEnd(comm, ierr));
+   SgErrorFinish() ends a run with a user-class error without deadlocking ranks that did not fail
+   (one line, exit status returned); SgErrorRecord is the error handler's hook. */
+PETSC_EXTERN PetscErrorCode SgAgreeSetUp(void);
+PETSC_EXTERN PetscErrorCode SgAgreeBegin(void);
+PETSC_EXTERN PetscErrorCode SgAgreeEnd(MPI_Comm comm, PetscErrorCode ierr);
+PETSC_EXTERN int            SgErrorFinish(void);
+PETSC_EXTERN PetscBool      SgErrorRecord(const char mess[], PetscBool rank0);
+
 /* The names in a type registry, comma-separated ("(none)" when empty): for "unknown type" errors. */
 PETSC_EXTERN PetscErrorCode SgFunctionListNames(PetscFunctionList, char names[], size_t len);
 /* Levenshtein distance, for "did you mean" suggestions. */
