@@ -22,10 +22,12 @@ NN_DIR  := surrogates/nn
 CFLAGS  ?= $(OPTFLAGS) -std=gnu11 -Wall -Wno-unused-function -fno-math-errno -pthread
 # libyaml reads the decks (src/base/deck.c); a config.mk written before it was probed lacks the line
 YAML_LIBS ?= -lyaml
+# Jansson reads and writes JSON (src/base/tree.c: DeePMD-kit .dp model dictionaries)
+JSON_LIBS ?= -ljansson
 # SLEPc (the POD of surrogates/podlstm); a config.mk written before it was probed lacks the lines
 SLEPC_CFLAGS ?= $(shell pkg-config --cflags SLEPc 2>/dev/null)
 SLEPC_LIBS   ?= $(shell pkg-config --libs-only-L SLEPc 2>/dev/null) -lslepc_real
-LDLIBS  := $(SLEPC_LIBS) $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) $(YAML_LIBS) -lm -pthread
+LDLIBS  := $(SLEPC_LIBS) $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) $(YAML_LIBS) $(JSON_LIBS) -lm -pthread
 
 MAIN_SRC := src/cli/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(shell find src io physics surrogates -name '*.c' \
@@ -44,7 +46,7 @@ LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
 # only, so a forbidden #include does not compile; <hdf5.h> is on the path of io/ alone. The NN engine
 # (surrogates/nn, no dependencies) is a library io/nn and the surrogates use. tests/unit/core/
 # layering.py checks the same rules by name (make check runs it).
-BASE_INC   := -Isrc/base/include $(PETSC_CFLAGS) $(YAML_CFLAGS)
+BASE_INC   := -Isrc/base/include $(PETSC_CFLAGS) $(YAML_CFLAGS) $(JSON_CFLAGS)
 IO_PUB_INC := -Iio/include $(patsubst %,-I%,$(wildcard io/*/include))
 NN_INC     := -I$(NN_DIR)
 IO_INC     := $(BASE_INC) $(IO_PUB_INC) $(NN_INC) $(HDF5_CFLAGS)

@@ -270,13 +270,17 @@ PetscErrorCode SgH5FileReadAttrString(SgH5File f, const char obj[], const char n
 PetscErrorCode SgH5FileWrite(SgH5File f, const char path[], SgH5Type t, PetscInt rank, const PetscInt64 dims[], const void *v)
 {
   hsize_t hd[SG_H5_MAXDIM];
-  hid_t   sp, d;
+  hid_t   sp, d, dc;
 
   PetscFunctionBegin;
   PetscCheck(rank >= 1 && rank <= SG_H5_MAXDIM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: dataset %s of rank %" PetscInt_FMT, f->path, path, rank);
   for (PetscInt k = 0; k < rank; k++) hd[k] = (hsize_t)dims[k];
   Locked(sp = H5Screate_simple((int)rank, hd, NULL), f, "cannot make the space of %s", path);
-  Locked(d = H5Dcreate2(f->id, path, FileType(t), sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), f, "cannot create dataset %s", path);
+  /* no object timestamps: the same content gives the same bytes (surge model export/import round trips) */
+  Locked(dc = H5Pcreate(H5P_DATASET_CREATE), f, "cannot make a dataset property list");
+  Locked(H5Pset_obj_track_times(dc, 0), f, "H5Pset_obj_track_times");
+  Locked(d = H5Dcreate2(f->id, path, FileType(t), sp, H5P_DEFAULT, dc, H5P_DEFAULT), f, "cannot create dataset %s", path);
+  Locked(H5Pclose(dc), f, "H5Pclose");
   Locked(H5Dwrite(d, MemType(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, v), f, "cannot write dataset %s", path);
   Locked(H5Dclose(d), f, "cannot close dataset %s", path);
   Locked(H5Sclose(sp), f, "cannot close a dataspace");
@@ -326,5 +330,67 @@ PetscErrorCode SgH5FileRead(SgH5File f, const char path[], SgH5Type t, PetscInt6
   PetscCall(OpenData(f, path, &d));
   Locked(H5Dread(d, MemType(t), H5S_ALL, H5S_ALL, H5P_DEFAULT, v), f, "cannot read dataset %s", path);
   Locked(H5Dclose(d), f, "cannot close dataset %s", path);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A text attribute of any length, stored as h5py stores a Python str (variable-length UTF-8): how
+   DeePMD-kit keeps the JSON dictionary of a .dp model. */
+PetscErrorCode SgH5FileWriteAttrText(SgH5File f, const char obj[], const char name[], const char value[])
+{
+  hid_t s;
+
+  PetscFunctionBegin;
+  Locked(s = H5Tcopy(H5T_C_S1), f, "H5Tcopy");
+  Locked(H5Tset_size(s, H5T_VARIABLE), f, "H5Tset_size");
+  Locked(H5Tset_cset(s, H5T_CSET_UTF8), f, "H5Tset_cset");
+  PetscCall(WriteAttrTyped(f, obj, name, s, s, 0, &value));
+  Locked(H5Tclose(s), f, "H5Tclose");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Reads a fixed- or variable-length scalar string attribute of at most maxlen bytes into *text
+   (PetscFree it). */
+PetscErrorCode SgH5FileReadAttrText(SgH5File f, const char obj[], const char name[], size_t maxlen, char **text)
+{
+  hid_t       a, t, sp, m;
+  PetscInt64  np;
+  size_t      sz;
+  htri_t      isvar;
+  H5T_class_t cls;
+
+  PetscFunctionBegin;
+  *text = NULL;
+  PetscCall(OpenAttr(f, obj, name, &a, &np));
+  Locked(t = H5Aget_type(a), f, "cannot read the type of attribute %s", name);
+  SgHDF5Lock();
+  sz = H5Tget_size(t), isvar = H5Tis_variable_str(t), cls = H5Tget_class(t);
+  SgHDF5Unlock();
+  if (cls != H5T_STRING || np != 1 || (isvar <= 0 && sz > maxlen)) {
+    SgHDF5Lock(), H5Tclose(t), H5Aclose(a), SgHDF5Unlock();
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: attribute '%s' of %s is not one string of at most %zu bytes", f->path, name, obj, maxlen);
+  }
+  if (isvar > 0) {
+    char *v = NULL;
+    Locked(m = H5Tcopy(H5T_C_S1), f, "H5Tcopy");
+    Locked(H5Tset_size(m, H5T_VARIABLE), f, "H5Tset_size");
+    Locked(H5Tset_cset(m, H5Tget_cset(t)), f, "H5Tset_cset");
+    Locked(H5Aread(a, m, &v), f, "cannot read attribute %s of %s", name, obj);
+    if (v && strlen(v) <= maxlen) PetscCall(PetscStrallocpy(v, text));
+    Locked(sp = H5Aget_space(a), f, "cannot read the space of attribute %s", name);
+    SgHDF5Lock();
+    if (v) H5Dvlen_reclaim(m, sp, H5P_DEFAULT, &v);
+    H5Sclose(sp);
+    SgHDF5Unlock();
+    Locked(H5Tclose(m), f, "H5Tclose");
+  } else {
+    PetscCall(PetscCalloc1(sz + 1, text));
+    Locked(m = H5Tcopy(H5T_C_S1), f, "H5Tcopy");
+    Locked(H5Tset_size(m, sz + 1), f, "H5Tset_size");
+    Locked(H5Aread(a, m, *text), f, "cannot read attribute %s of %s", name, obj);
+    Locked(H5Tclose(m), f, "H5Tclose");
+  }
+  Locked(H5Tclose(t), f, "H5Tclose");
+  Locked(H5Aclose(a), f, "cannot close attribute %s", name);
+  PetscCheck(*text, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: attribute '%s' of %s is empty or longer than %zu bytes", f->path, name, obj, maxlen);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -36,6 +36,10 @@ PETSC_EXTERN PetscErrorCode SgH5FileReadAttr(SgH5File, const char obj[], const c
 /* Fixed-length string attributes (length + 1 bytes, NUL-terminated); reading fails if len is too short. */
 PETSC_EXTERN PetscErrorCode SgH5FileWriteAttrString(SgH5File, const char obj[], const char name[], const char value[]);
 PETSC_EXTERN PetscErrorCode SgH5FileReadAttrString(SgH5File, const char obj[], const char name[], char value[], size_t len);
+/* Text of any length: written as a variable-length UTF-8 string (as h5py writes a str), read from a
+   fixed- or variable-length string of at most maxlen bytes into *text (PetscFree). */
+PETSC_EXTERN PetscErrorCode SgH5FileWriteAttrText(SgH5File, const char obj[], const char name[], const char value[]);
+PETSC_EXTERN PetscErrorCode SgH5FileReadAttrText(SgH5File, const char obj[], const char name[], size_t maxlen, char **text);
 
 /* Datasets written whole: rank and dims as given. Reading checks the element count (n) and converts
    to the memory type. */

@@ -7,6 +7,7 @@
      surge ensemble DECK.yaml [-opt value ...]   run perturbed members, gather one dataset
      surge train    DECK.yaml [-opt value ...]   train a surrogate on datasets, write its model file
      surge model    test|compress|info|devi ...  what dp test / dp compress / dp model_devi do, on model files
+                    import|export ...            DeePMD-kit's .dp/.yaml models in and out (dp convert-backend)
 
    All jobs run under mpiexec -n P; rank 0 prints. */
 #include <stdlib.h>
@@ -32,6 +33,7 @@ static const char usage[] = "usage: surge run DECK.yaml [-option value ...]\n"
                             "       surge dataset export IN.h5 DEEPMD_DIR [-set_size N]\n"
                             "       surge model test MODEL.h5 DATA.h5 ... [-detail PREFIX] | compress MODEL.h5 OUT.h5 [-step S]\n"
                             "       surge model info MODEL.h5 | devi MODEL1.h5 MODEL2.h5 ... TRAJ.h5md OUT\n"
+                            "       surge model import IN.dp|IN.yaml OUT.h5 | export IN.h5 OUT.dp|OUT.yaml  (DeePMD-kit's format)\n"
                             "       surge --version\n"
                             "Options come from the deck (YAML; section 'vlasov: {cfl: 0.8}' is -vlasov_cfl 0.8) and\n"
                             "the command line, which wins. 'surge run DECK.yaml -help' lists every option.\n";
@@ -208,7 +210,11 @@ static PetscErrorCode Model(int argc, char **argv)
   } else if (!strcmp(verb, "devi")) {
     PetscCheck(npaths >= 4, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model devi MODEL1.h5 MODEL2.h5 [...] TRAJ.h5md OUT: give at least two models, an H5MD trajectory and the output file (model_devi.out format)");
     PetscCall(SgDeepmdModelDevi(PETSC_COMM_WORLD, npaths - 2, (const char *const *)paths, paths[npaths - 2], paths[npaths - 1]));
-  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model: unknown verb '%s' (use test, compress, info or devi)", verb);
+  } else if (!strcmp(verb, "import") || !strcmp(verb, "export")) { /* DeePMD-kit's dp convert-backend formats */
+    PetscBool imp = (PetscBool)!strcmp(verb, "import");
+    PetscCheck(npaths == 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "%s: give the input and the output file", imp ? "surge model import IN.dp|IN.yaml OUT.h5" : "surge model export IN.h5 OUT.dp|OUT.yaml");
+    PetscCall((imp ? SgDeepmdModelImport : SgDeepmdModelExport)(PETSC_COMM_WORLD, paths[0], paths[1]));
+  } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model: unknown verb '%s' (use test, compress, info, devi, import or export)", verb);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -49,6 +49,18 @@ PetscErrorCode SgDeepmdComputeGhosts(SgDeepmd m, PetscInt n, PetscInt nall, cons
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgDeepmdComputeGhostsAtomic(SgDeepmd m, PetscInt n, PetscInt nall, const PetscReal x[], const PetscInt type[], PetscReal *energy, PetscReal f[], PetscReal virial[], PetscReal eatom[], PetscReal avirial[])
+{
+  PetscReal v[9];
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < nall; i++) PetscCheck(type[i] >= 0 && type[i] < m->cfg.ntypes, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: atom %" PetscInt_FMT " has type %" PetscInt_FMT "; the model has %" PetscInt_FMT " types", i, type[i], m->cfg.ntypes);
+  PetscCall(SgDPEvalOpenAtomic(m, n, nall, x, type, energy, f, v, eatom, avirial));
+  if (virial)
+    for (int k = 0; k < 9; k++) virial[k] = v[k];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDeepmdCompute(SgDeepmd m, PetscInt n, const PetscReal x[], const PetscInt type[], const PetscReal box[], PetscReal *energy, PetscReal f[], PetscReal virial[], PetscReal eatom[])
 {
   PetscReal v[9];

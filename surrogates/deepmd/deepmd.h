@@ -35,7 +35,26 @@ typedef struct {
                                       type_one_side false; PETSC_FALSE: per neighbour type only */
   PetscInt  seed;
   PetscInt  precision;             /* 64 (default) or 32: the training graph's floats (DeePMD-kit's precision) */
+  /* DeePMD-kit model features surge evaluates (imported models, surge model import); training
+     supports the defaults only (tanh, no exclusions, per-type statistics) */
+  PetscInt  act, fit_act;          /* activation of the embedding and of the fitting nets: SgDPAct */
+  PetscBool excl[SG_DP_MAXT][SG_DP_MAXT]; /* excluded (centre, neighbour) type pairs (symmetric):
+                                      their neighbours contribute a zero row (DeePMD-kit exclude_types) */
 } SgDPConfig;
+
+/* DeePMD-kit's activation functions (deepmd/dpmodel/utils/network.py: get_activation_fn); gelu is its
+   tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+typedef enum { SG_DP_TANH, SG_DP_GELU, SG_DP_RELU, SG_DP_SOFTPLUS, SG_DP_SIGMOID, SG_DP_LINEAR, SG_DP_NACT } SgDPAct;
+PETSC_INTERN const char *const SgDPActNames[];
+/* value a and derivatives d1, d2 of the activation at z */
+PETSC_INTERN void SgDPActivate(PetscInt fn, PetscReal z, PetscReal *a, PetscReal *d1, PetscReal *d2);
+static inline PetscBool SgDPHasExclusions(const SgDPConfig *c)
+{
+  for (PetscInt a = 0; a < c->ntypes; a++)
+    for (PetscInt b = 0; b < c->ntypes; b++)
+      if (c->excl[a][b]) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
 
 /* embedding nets of a configuration, and the one that embeds neighbours of type t of a centre of type ct */
 static inline PetscInt SgDPNumEmbed(const SgDPConfig *c) { return c->type_pair ? c->ntypes * c->ntypes : c->ntypes; }
@@ -45,7 +64,8 @@ static inline PetscInt SgDPEmbedIndex(const SgDPConfig *c, PetscInt ct, PetscInt
 typedef struct {
   PetscInt         in, out, res;
   const PetscReal *W, *b, *idt;
-  PetscBool        act; /* tanh */
+  PetscBool        act; /* activated (the fitting's output layer is linear) */
+  PetscInt         fn;  /* SgDPAct */
 } SgDPLayer;
 
 typedef struct {
@@ -74,6 +94,8 @@ typedef struct _SgDPModel {
   PetscReal   *host;
   SgDPNet      enet[SG_DP_MAXE], fnet[SG_DP_MAXT];
   PetscReal    davg[SG_DP_MAXT][4], dstd[SG_DP_MAXT][4], bias[SG_DP_MAXT];
+  PetscReal   *sdavg, *sdstd; /* per-slot statistics [ntypes][nnei][4] (an imported DeePMD-kit model
+                                 whose slots differ), else NULL: davg/dstd per centre type */
   SgDPTable    tab;
 } *SgDPModel;
 
@@ -131,6 +153,7 @@ PETSC_INTERN PetscErrorCode SgDPConfigFinish(SgDPConfig *);
 
 /* ---- inference (infer.c): energy of centres 0..n-1, forces on all nall atoms, virial ---- */
 PETSC_INTERN PetscErrorCode SgDPEvalOpen(SgDPModel, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom);
+PETSC_INTERN PetscErrorCode SgDPEvalOpenAtomic(SgDPModel, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom, PetscReal *avir);
 /* embedding net value (and derivatives to order `order`) at npt inputs: G [npt][M] ... */
 PETSC_INTERN void SgDPEmbedEval(const SgDPNet *, PetscInt npt, const PetscReal *x, PetscInt order, PetscReal *G, PetscReal *dG, PetscReal *d2G, PetscReal *work);
 

@@ -412,6 +412,9 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
   SgnnTensor Rn, T = NULL, E = NULL;
 
   PetscFunctionBegin;
+  /* the training graph has tanh nets, per-type statistics and no exclusions; an imported DeePMD-kit
+     model with other features is evaluated (infer.c) but not trained */
+  PetscCheck(m->cfg.act == SG_DP_TANH && m->cfg.fit_act == SG_DP_TANH && !m->sdavg && !SgDPHasExclusions(&m->cfg), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: this model (activation %s/%s%s%s) can be evaluated but not trained by surge: training needs tanh nets, per-type davg/dstd and no exclude_types", SgDPActNames[m->cfg.act], SgDPActNames[m->cfg.fit_act], m->sdavg ? ", per-slot davg/dstd" : "", SgDPHasExclusions(&m->cfg) ? ", exclude_types" : "");
   {
     int s[3] = {A, nnei, 4};
     SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, s, bt->envn, &Rn));

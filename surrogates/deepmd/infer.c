@@ -12,6 +12,37 @@
 #include "deepmd.h"
 #include "vmath.h" /* surrogates/nn: branch-free vectorisable tanh (a few ulp) */
 
+const char *const SgDPActNames[] = {"tanh", "gelu", "relu", "softplus", "sigmoid", "linear"};
+
+void SgDPActivate(PetscInt fn, PetscReal z, PetscReal *a, PetscReal *d1, PetscReal *d2)
+{
+  switch (fn) {
+  case SG_DP_TANH:
+    *a = sg_tanh(z), *d1 = 1 - *a * *a, *d2 = -2 * *a * *d1;
+    break;
+  case SG_DP_GELU: {
+    const PetscReal c = 0.7978845608028654, k = 0.044715; /* sqrt(2/pi) */
+    PetscReal       u = c * (z + k * z * z * z), du = c * (1 + 3 * k * z * z), d2u = c * 6 * k * z, t = tanh(u), s = 1 - t * t;
+    *a  = 0.5 * z * (1 + t);
+    *d1 = 0.5 * (1 + t) + 0.5 * z * s * du;
+    *d2 = s * du + 0.5 * z * (s * d2u - 2 * t * s * du * du);
+  } break;
+  case SG_DP_RELU:
+    *a = z > 0 ? z : 0, *d1 = z > 0 ? 1 : 0, *d2 = 0;
+    break;
+  case SG_DP_SOFTPLUS: { /* stable: max(z,0) + log(1 + exp(-|z|)) */
+    PetscReal e = exp(-fabs(z)), sg = z > 0 ? 1 / (1 + e) : e / (1 + e);
+    *a = (z > 0 ? z : 0) + log1p(e), *d1 = sg, *d2 = sg * (1 - sg);
+  } break;
+  case SG_DP_SIGMOID: {
+    PetscReal e = exp(-fabs(z)), sg = z > 0 ? 1 / (1 + e) : e / (1 + e);
+    *a = sg, *d1 = sg * (1 - sg), *d2 = *d1 * (1 - 2 * sg);
+  } break;
+  default:
+    *a = z, *d1 = 1, *d2 = 0;
+  }
+}
+
 /* G, dG, d2G: [npt][M] (dG, d2G may be NULL when order is lower) */
 void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscInt order, PetscReal *G, PetscReal *dG, PetscReal *d2G, PetscReal *work)
 {
@@ -36,10 +67,17 @@ void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscIn
     for (PetscInt p = 0; p < npt; p++) {
       PetscReal *z0 = z[0] + p * out, *z1 = z[1] + p * out, *z2 = z[2] + p * out;
       for (PetscInt o = 0; o < out; o++) {
-        PetscReal a = sg_tanh(z0[o] + L->b[o]), da = 1 - a * a, s = L->idt ? L->idt[o] : 1;
+        PetscReal a, da, dda, s = L->idt ? L->idt[o] : 1;
         PetscReal a1 = 0, a2 = 0;
-        if (order >= 1) a1 = da * z1[o];
-        if (order >= 2) a2 = da * (z2[o] - 2 * a * z1[o] * z1[o]);
+        if (L->fn == SG_DP_TANH) {
+          a = sg_tanh(z0[o] + L->b[o]), da = 1 - a * a;
+          if (order >= 1) a1 = da * z1[o];
+          if (order >= 2) a2 = da * (z2[o] - 2 * a * z1[o] * z1[o]);
+        } else {
+          SgDPActivate(L->fn, z0[o] + L->b[o], &a, &da, &dda);
+          if (order >= 1) a1 = da * z1[o];
+          if (order >= 2) a2 = da * z2[o] + dda * z1[o] * z1[o];
+        }
         z0[o] = s * a, z1[o] = s * a1, z2[o] = s * a2;
       }
     }
@@ -78,9 +116,12 @@ static void FitBatch(const SgDPNet *net, PetscInt nr, const PetscReal *d, PetscR
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr, (int)L->out, (int)L->in, 1.0, hs[l], (int)L->in, L->W, (int)L->in, 1.0, act[l], (int)L->out);
     for (PetscInt r = 0; r < nr; r++) {
       PetscReal *a = act[l] + r * L->out, *h = hs[l + 1] + r * L->out, *hp = hs[l] + r * L->in;
-      for (PetscInt o = 0; o < L->out; o++) {
-        a[o] = sg_tanh(a[o]);
-        h[o] = (L->idt ? L->idt[o] : 1) * a[o] + (L->res ? hp[o] : 0);
+      for (PetscInt o = 0; o < L->out; o++) { /* a[] keeps the activation's derivative for the backward pass */
+        PetscReal v, d1, d2;
+        if (L->fn == SG_DP_TANH) v = sg_tanh(a[o]), d1 = 1 - v * v;
+        else SgDPActivate(L->fn, a[o], &v, &d1, &d2);
+        a[o] = d1;
+        h[o] = (L->idt ? L->idt[o] : 1) * v + (L->res ? hp[o] : 0);
       }
     }
     in = L->out;
@@ -97,8 +138,7 @@ static void FitBatch(const SgDPNet *net, PetscInt nr, const PetscReal *d, PetscR
     PetscReal       *dst = l == 0 ? gd : buf;
     for (PetscInt r = 0; r < nr; r++)
       for (PetscInt o = 0; o < L->out; o++) {
-        PetscReal a          = act[l][r * L->out + o];
-        tmp[r * L->out + o] = g[r * L->out + o] * (L->idt ? L->idt[o] : 1) * (1 - a * a);
+        tmp[r * L->out + o] = g[r * L->out + o] * (L->idt ? L->idt[o] : 1) * act[l][r * L->out + o];
       }
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nr, (int)L->in, (int)L->out, 1.0, tmp, (int)L->out, L->W, (int)L->in, 0.0, dst, (int)L->in);
     if (L->res)
@@ -131,6 +171,16 @@ static void EmbedTable(const SgDPModel m, PetscInt t, PetscInt npt, const PetscR
 
 PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom)
 {
+  PetscFunctionBegin;
+  PetscCall(SgDPEvalOpenAtomic(m, n, nall, x, type, energy, f, virial, eatom, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* avir [nall][9] (may be NULL): DeePMD-kit's atomic virial, -sum over the centres i that have atom j
+   as a neighbour of (dE/dr_ij)_a (r_ij)_c at [9j + 3a + c]; summed over atoms it is the virial's
+   transpose (DeePMD-kit's pt backend: F_j (x) x_j plus its correction sum_i x_i (x) dE_i/dx_j) */
+PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom, PetscReal *avir)
+{
   const SgDPConfig *c = &m->cfg;
   SgDPEnv           env = {0};
   const PetscInt    CH = 64; /* centres per chunk: bounds memory for any n, feeds BLAS-3 */
@@ -149,6 +199,7 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
   PetscCall(PetscMalloc4(CH * MD, &Dc, CH * MD, &gDc, CH, &ec, CH, &rows));
   PetscCall(PetscMalloc4(SG_DP_MAXT * CH, &start, SG_DP_MAXT * CH, &nreal, SG_DP_MAXT * SG_DP_MAXT * M, &Gpad, M, &dGpad));
   PetscCall(PetscArrayzero(f, 3 * nall));
+  if (avir) PetscCall(PetscArrayzero(avir, 9 * nall));
   for (int k = 0; k < 9; k++) virial[k] = 0;
   for (PetscInt c0 = 0; c0 < n; c0 += CH) {
     PetscInt nc = PetscMin(CH, n - c0);
@@ -157,8 +208,12 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
       PetscInt         ci = type[c0 + i];
       const PetscReal *R = env.env + 4 * i * nnei, *davg = m->davg[ci], *dstd = m->dstd[ci];
       PetscReal       *rn = Rn + 4 * i * nnei;
-      for (PetscInt s = 0; s < nnei; s++)
-        for (int k = 0; k < 4; k++) rn[4 * s + k] = (R[4 * s + k] - davg[k]) / dstd[k];
+      if (m->sdavg) { /* per-slot statistics of an imported model */
+        const PetscReal *sa = m->sdavg + 4 * ci * nnei, *sd = m->sdstd + 4 * ci * nnei;
+        for (PetscInt s = 0; s < 4 * nnei; s++) rn[s] = (R[s] - sa[s]) / sd[s];
+      } else
+        for (PetscInt s = 0; s < nnei; s++)
+          for (int k = 0; k < 4; k++) rn[4 * s + k] = (R[4 * s + k] - davg[k]) / dstd[k];
     }
     /* embedding of the real neighbours of the chunk, one net at a time, compact rows
        [t][i][first nreal slots] (with type pairs the centres of one type together, so each net
@@ -192,9 +247,19 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
       PetscArrayzero(Ti, 4 * M);
       for (PetscInt t = 0; t < c->ntypes; t++) {
         PetscInt o = c->sec[t], k = c->sel[t], nr = nreal[t * CH + i], npad = k - nr;
-        /* real rows are the first nr slots of the section: Rn rows i*nnei+o .. +nr */
-        if (nr) cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, 4, (int)nr, 1.0 / nnei, G + ((size_t)nc * o + start[t * CH + i]) * M, (int)M, Rn + 4 * (i * nnei + o), 4, 1.0, Ti, 4);
-        if (npad) {
+        /* real rows are the first nr slots of the section: Rn rows i*nnei+o .. +nr; the neighbours
+           of an excluded type pair keep their slots but contribute zero rows */
+        if (nr && !c->excl[ci][t]) cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, 4, (int)nr, 1.0 / nnei, G + ((size_t)nc * o + start[t * CH + i]) * M, (int)M, Rn + 4 * (i * nnei + o), 4, 1.0, Ti, 4);
+        if (npad && m->sdavg) { /* per-slot statistics: each padding slot has its own constant row */
+          PetscInt e = SgDPEmbedIndex(c, ci, t);
+          for (PetscInt sl = nr; sl < k; sl++) {
+            const PetscReal *rp = Rn + 4 * (i * nnei + o + sl);
+            if (m->tab.on) EmbedTable(m, e, 1, rp, Gpad, dGpad, work);
+            else SgDPEmbedEval(&m->enet[e], 1, rp, 0, Gpad, NULL, NULL, work);
+            for (PetscInt q = 0; q < M; q++)
+              for (int kk = 0; kk < 4; kk++) Ti[4 * q + kk] += Gpad[q] * rp[kk] / nnei;
+          }
+        } else if (npad) {
           const PetscReal *gp = Gpad + (ci * c->ntypes + t) * M, *rp = Rn + 4 * (i * nnei + o + nr);
           for (PetscInt q = 0; q < M; q++)
             for (int kk = 0; kk < 4; kk++) Ti[4 * q + kk] += (PetscReal)npad / nnei * gp[q] * rp[kk];
@@ -226,6 +291,7 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
       cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M2, 4, (int)M, 1.0, gDi, (int)M2, Ti, 4, 1.0, gTi, 4);
       for (PetscInt t = 0; t < c->ntypes; t++) {
         PetscInt o = c->sec[t];
+        if (c->excl[ci][t]) continue; /* zero rows: no force */
         for (PetscInt s = 0; s < nreal[t * CH + i]; s++) { /* padding rows are constants: no force */
           PetscInt         q = i * nnei + o + s, j = env.nlist[q];
           const PetscReal *g = G + ((size_t)nc * o + start[t * CH + i] + s) * M, *dg = dG + ((size_t)nc * o + start[t * CH + i] + s) * M, *rn = Rn + 4 * q, *dR = env.denv + 12 * q, *d = env.rij + 3 * q;
@@ -236,8 +302,9 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
             gx += dg[p] * (rn[0] * t0 + rn[1] * t1 + rn[2] * t2 + rn[3] * t3);
           }
           PetscReal gR[4] = {gR0 + gx, gR1, gR2, gR3}, gv[3] = {0, 0, 0};
+          const PetscReal *sd = m->sdstd ? m->sdstd + 4 * (ci * nnei + o + s) : dstd;
           for (int kk = 0; kk < 4; kk++) {
-            PetscReal w = gR[kk] / (nnei * dstd[kk]);
+            PetscReal w = gR[kk] / (nnei * sd[kk]);
             for (int a = 0; a < 3; a++) gv[a] += w * dR[3 * kk + a];
           }
           for (int a = 0; a < 3; a++) {
@@ -245,6 +312,9 @@ PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscR
             f[3 * ai + a] += gv[a];
             for (int b = 0; b < 3; b++) virial[3 * a + b] -= d[a] * gv[b];
           }
+          if (avir)
+            for (int a = 0; a < 3; a++)
+              for (int b = 0; b < 3; b++) avir[9 * j + 3 * a + b] -= gv[a] * d[b];
         }
       }
     }

@@ -20,6 +20,7 @@ PetscErrorCode SgDPConfigFinish(SgDPConfig *c)
     c->sec[t + 1] = c->sec[t] + c->sel[t];
   }
   c->nnei = c->sec[c->ntypes];
+  PetscCheck(c->act >= 0 && c->act < SG_DP_NACT && c->fit_act >= 0 && c->fit_act < SG_DP_NACT, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: unknown activation function");
   if (!c->precision) c->precision = 64;
   PetscCheck(c->precision == 32 || c->precision == 64, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: precision %" PetscInt_FMT " bits: use float64 or float32", c->precision);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -153,7 +154,7 @@ PetscErrorCode SgDPModelSync(SgDPModel m)
     m->enet[t].nl = c->nemb;
     for (PetscInt l = 0; l < c->nemb; l++) {
       SgDPLayer *L = &m->enet[t].l[l];
-      L->in = in, L->out = c->emb[l], L->res = ResKind(in, c->emb[l]), L->act = PETSC_TRUE;
+      L->in = in, L->out = c->emb[l], L->res = ResKind(in, c->emb[l]), L->act = PETSC_TRUE, L->fn = c->act;
       L->W = TAKE(m->eW[t][l]);
       L->b = TAKE(m->eb[t][l]);
       L->idt = TAKE(m->eidt[t][l]);
@@ -166,7 +167,7 @@ PetscErrorCode SgDPModelSync(SgDPModel m)
     for (PetscInt l = 0; l <= c->nfit; l++) {
       SgDPLayer *L = &m->fnet[t].l[l];
       PetscInt   out = l < c->nfit ? c->fit[l] : 1;
-      L->in = in, L->out = out, L->res = (l > 0 && l < c->nfit && out == in) ? 1 : 0, L->act = l < c->nfit;
+      L->in = in, L->out = out, L->res = (l > 0 && l < c->nfit && out == in) ? 1 : 0, L->act = l < c->nfit, L->fn = l < c->nfit ? c->fit_act : SG_DP_LINEAR;
       L->W = TAKE(m->fW[t][l]);
       L->b = TAKE(m->fb[t][l]);
       L->idt = TAKE(m->fidt[t][l]);
@@ -186,6 +187,7 @@ PetscErrorCode SgDPModelDestroy(SgDPModel *mm)
   if (!m) PetscFunctionReturn(PETSC_SUCCESS);
   sgnn_params_destroy(&m->P);
   PetscCall(PetscFree(m->host));
+  PetscCall(PetscFree2(m->sdavg, m->sdstd));
   for (PetscInt t = 0; t < SG_DP_MAXE; t++) PetscCall(PetscFree(m->tab.c[t]));
   PetscCall(PetscFree(m));
   *mm = NULL;
@@ -239,6 +241,17 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
     PetscCall(SgH5FileWriteAttr(f, "/", "resnet_dt_fitting", SG_H5_INT, 0, &r2));
     PetscCall(SgH5FileWriteAttr(f, "/", "seed", SG_H5_INT, 0, &seed));
     PetscCall(SgH5FileWriteAttr(f, "/", "type_one_side", SG_H5_INT, 0, &one_side));
+    /* DeePMD-kit features of imported models, written only where they differ from surge's defaults
+       (a file without them is read as before) */
+    if (c->act != SG_DP_TANH) PetscCall(SgH5FileWriteAttrString(f, "/", "activation_function", SgDPActNames[c->act]));
+    if (c->fit_act != SG_DP_TANH) PetscCall(SgH5FileWriteAttrString(f, "/", "fitting_activation_function", SgDPActNames[c->fit_act]));
+    if (SgDPHasExclusions(c)) {
+      int ex[2 * SG_DP_MAXT * SG_DP_MAXT], ne = 0;
+      for (PetscInt a = 0; a < c->ntypes; a++)
+        for (PetscInt b = a; b < c->ntypes; b++)
+          if (c->excl[a][b]) ex[2 * ne] = (int)a, ex[2 * ne + 1] = (int)b, ne++;
+      PetscCall(SgH5FileWriteAttr(f, "/", "exclude_types", SG_H5_INT, 2 * ne, ex));
+    }
     if (m->tab.on) { /* a compressed model (surge model compress): the table is rebuilt from these on load */
       double cs[2] = {m->tab.step, m->tab.rmin};
       PetscCall(SgH5FileWriteAttr(f, "/", "compress", SG_H5_DOUBLE, 2, cs));
@@ -249,12 +262,18 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
     PetscBool single = PETSC_TRUE; /* weights of a float32 training are exact in f32: half the file */
     for (long i = 0; i < np && single; i++) single = (double)(float)slab[i] == slab[i] ? PETSC_TRUE : PETSC_FALSE;
     PetscCall(SgH5FileWrite(f, "params", single ? SG_H5_DOUBLE_AS_F32 : SG_H5_DOUBLE, 1, d1, slab));
-    for (PetscInt t = 0; t < c->ntypes; t++)
-      for (int k = 0; k < 4; k++) st[4 * t + k] = m->davg[t][k];
-    PetscCall(SgH5FileWrite(f, "davg", SG_H5_DOUBLE, 2, d2, st));
-    for (PetscInt t = 0; t < c->ntypes; t++)
-      for (int k = 0; k < 4; k++) st[4 * t + k] = m->dstd[t][k];
-    PetscCall(SgH5FileWrite(f, "dstd", SG_H5_DOUBLE, 2, d2, st));
+    if (m->sdavg) { /* per-slot statistics [ntypes, nnei, 4] */
+      PetscInt64 d3s[3] = {c->ntypes, c->nnei, 4};
+      PetscCall(SgH5FileWrite(f, "davg", SG_H5_DOUBLE, 3, d3s, m->sdavg));
+      PetscCall(SgH5FileWrite(f, "dstd", SG_H5_DOUBLE, 3, d3s, m->sdstd));
+    } else {
+      for (PetscInt t = 0; t < c->ntypes; t++)
+        for (int k = 0; k < 4; k++) st[4 * t + k] = m->davg[t][k];
+      PetscCall(SgH5FileWrite(f, "davg", SG_H5_DOUBLE, 2, d2, st));
+      for (PetscInt t = 0; t < c->ntypes; t++)
+        for (int k = 0; k < 4; k++) st[4 * t + k] = m->dstd[t][k];
+      PetscCall(SgH5FileWrite(f, "dstd", SG_H5_DOUBLE, 2, d2, st));
+    }
     PetscCall(SgH5FileWrite(f, "bias_atom_e", SG_H5_DOUBLE, 1, d3, m->bias));
   }
   if (ts) {
@@ -332,6 +351,29 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
     c.type_pair = (PetscBool)!one_side;
   }
   c.axis = ax, c.emb_resnet_dt = (PetscBool)r1, c.fit_resnet_dt = (PetscBool)r2, c.seed = seed;
+  for (int w = 0; w < 2; w++) { /* activations other than tanh (imported models) */
+    const char *key = w ? "fitting_activation_function" : "activation_function";
+    char        an[32];
+    PetscInt    fn = -1;
+    PetscCall(SgH5FileHasAttr(f, "/", key, &has));
+    if (!has) continue;
+    PetscCall(SgH5FileReadAttrString(f, "/", key, an, sizeof an));
+    for (PetscInt q = 0; q < SG_DP_NACT; q++)
+      if (!strcmp(an, SgDPActNames[q])) fn = q;
+    PetscCheck(fn >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s: unknown %s '%s'", path, key, an);
+    if (w) c.fit_act = fn;
+    else c.act = fn;
+  }
+  PetscCall(SgH5FileHasAttr(f, "/", "exclude_types", &has));
+  if (has) {
+    int      ex[2 * SG_DP_MAXT * SG_DP_MAXT];
+    PetscInt ne;
+    PetscCall(SgH5FileReadAttr(f, "/", "exclude_types", SG_H5_INT, 2 * SG_DP_MAXT * SG_DP_MAXT, ex, &ne));
+    for (PetscInt q = 0; q + 1 < ne; q += 2) {
+      PetscCheck(ex[q] >= 0 && ex[q] < c.ntypes && ex[q + 1] >= 0 && ex[q + 1] < c.ntypes, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s: exclude_types names a type outside 0..%" PetscInt_FMT, path, c.ntypes - 1);
+      c.excl[ex[q]][ex[q + 1]] = c.excl[ex[q + 1]][ex[q]] = PETSC_TRUE;
+    }
+  }
   {
     char *tok = tm, *p;
     for (PetscInt t = 0; t < c.ntypes; t++) {
@@ -345,12 +387,24 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   SgNN(sgnn_params_count(m->P, &np));
   PetscCall(PetscMalloc1(np, &slab));
   PetscCall(SgH5FileRead(f, "params", SG_H5_DOUBLE, np, slab));
-  PetscCall(SgH5FileRead(f, "davg", SG_H5_DOUBLE, 4 * c.ntypes, st));
-  for (PetscInt t = 0; t < c.ntypes; t++)
-    for (int k = 0; k < 4; k++) m->davg[t][k] = st[4 * t + k];
-  PetscCall(SgH5FileRead(f, "dstd", SG_H5_DOUBLE, 4 * c.ntypes, st));
-  for (PetscInt t = 0; t < c.ntypes; t++)
-    for (int k = 0; k < 4; k++) m->dstd[t][k] = st[4 * t + k];
+  {
+    PetscInt   rk;
+    PetscInt64 dd[SG_H5_MAXDIM];
+    PetscCall(SgH5FileGetDims(f, "davg", &rk, dd));
+    if (rk == 3) { /* per-slot statistics of an imported model */
+      PetscInt64 nv = 4 * c.ntypes * m->cfg.nnei;
+      PetscCall(PetscMalloc2(nv, &m->sdavg, nv, &m->sdstd));
+      PetscCall(SgH5FileRead(f, "davg", SG_H5_DOUBLE, nv, m->sdavg));
+      PetscCall(SgH5FileRead(f, "dstd", SG_H5_DOUBLE, nv, m->sdstd));
+    } else {
+      PetscCall(SgH5FileRead(f, "davg", SG_H5_DOUBLE, 4 * c.ntypes, st));
+      for (PetscInt t = 0; t < c.ntypes; t++)
+        for (int k = 0; k < 4; k++) m->davg[t][k] = st[4 * t + k];
+      PetscCall(SgH5FileRead(f, "dstd", SG_H5_DOUBLE, 4 * c.ntypes, st));
+      for (PetscInt t = 0; t < c.ntypes; t++)
+        for (int k = 0; k < 4; k++) m->dstd[t][k] = st[4 * t + k];
+    }
+  }
   PetscCall(SgH5FileRead(f, "bias_atom_e", SG_H5_DOUBLE, c.ntypes, m->bias));
   PetscCall(SgH5FileHasAttr(f, "/", "compress", &has));
   if (has) {

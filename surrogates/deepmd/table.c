@@ -15,6 +15,7 @@ PetscErrorCode SgDeepmdCompress(SgDeepmd m, PetscReal step, PetscReal rmin)
 
   PetscFunctionBegin;
   PetscCheck(step > 0 && rmin > 0 && rmin < c->rcut, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd compress: need step > 0 (got %g) and 0 < rmin (%g) < rcut", (double)step, (double)rmin);
+  PetscCheck(!m->sdavg, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd compress: this imported model has per-slot davg/dstd (DeePMD-kit's [ntypes, nnei, 4] statistics differ between slots); the table is built for per-type statistics: use the model uncompressed");
   SgDPSwitch(rmin, c->rcut_smth, c->rcut, &sw, &dsw);
   for (PetscInt t = 0; t < c->ntypes; t++) { /* the input range over all centre types */
     PetscReal a = (0 - m->davg[t][0]) / m->dstd[t][0], b = (sw / rmin - m->davg[t][0]) / m->dstd[t][0];

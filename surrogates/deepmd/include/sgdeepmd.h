@@ -24,6 +24,9 @@ PETSC_EXTERN PetscErrorCode SgDeepmdCompute(SgDeepmd, PetscInt n, const PetscRea
 /* Open system with explicit ghosts: energy of atoms 0..n-1 whose neighbours are any of the nall
    atoms; forces on all nall atoms (ghost forces belong to their owners: Newton's third law). */
 PETSC_EXTERN PetscErrorCode SgDeepmdComputeGhosts(SgDeepmd, PetscInt n, PetscInt nall, const PetscReal x[], const PetscInt type[], PetscReal *energy, PetscReal f[], PetscReal virial[]);
+/* the same with the atomic energies of the n centres (eatom[n]) and DeePMD-kit's atomic virials of all
+   nall atoms (avirial[nall][9], row-major; summed over atoms it is the transpose of virial) */
+PETSC_EXTERN PetscErrorCode SgDeepmdComputeGhostsAtomic(SgDeepmd, PetscInt n, PetscInt nall, const PetscReal x[], const PetscInt type[], PetscReal *energy, PetscReal f[], PetscReal virial[], PetscReal eatom[], PetscReal avirial[]);
 /* Tabulate the embedding nets ("compressed" model): quintic Hermite pieces of width `step` in the
    normalised input, from r = rmin (length units) to the cutoff; beyond the table the nets are used. */
 PETSC_EXTERN PetscErrorCode SgDeepmdCompress(SgDeepmd, PetscReal step, PetscReal rmin);
@@ -71,4 +74,11 @@ PETSC_EXTERN PetscErrorCode SgDeepmdForcesProviderCreate(const SgForcesProviderI
 PETSC_EXTERN PetscErrorCode SgDeepmdModelTest(MPI_Comm, const char model[], PetscInt ndata, const char *const data[], const char detail[], PetscReal compress_step);
 PETSC_EXTERN PetscErrorCode SgDeepmdModelCompress(MPI_Comm, const char model[], const char out[], PetscReal step, PetscReal rmin);
 PETSC_EXTERN PetscErrorCode SgDeepmdModelInfo(MPI_Comm, const char model[]);
+/* DeePMD-kit's backend-independent serialized model (dp convert-backend's .dp / .yaml), both ways
+   (interop.c; mapping table in docs/deepmd.md): import writes a surge model file, export the DeePMD-kit
+   file chosen by the suffix. Collective; every rank reads, rank 0 writes. */
+PETSC_EXTERN PetscErrorCode SgDeepmdModelImport(MPI_Comm, const char in[], const char out[]);
+PETSC_EXTERN PetscErrorCode SgDeepmdModelExport(MPI_Comm, const char in[], const char out[]);
+/* a DeePMD-kit .dp/.yaml model read straight into memory (no file written) */
+PETSC_EXTERN PetscErrorCode SgDeepmdReadDeePMDKit(const char in[], SgDeepmd *);
 PETSC_EXTERN PetscErrorCode SgDeepmdModelDevi(MPI_Comm, PetscInt K, const char *const models[], const char traj[], const char out[]);

@@ -1,0 +1,88 @@
+#!/bin/bash
+# surge model import | export: DeePMD-kit's backend-independent serialized model (.dp, .yaml).
+#   fixtures  DeePMD-kit's own se_e2_a model (tests/data/deepmd_kit/deeppot_sea.yaml) imported, then
+#             every reference atomic energy, force and atomic virial (periodic and open) reproduced to
+#             1e-10 (DeePMD-kit's EPSILON in double), on 1 and 2 ranks (test_deepmd_interop);
+#   round trip  export -> import gives the same model file bit for bit (.dp and .yaml), for the
+#             fixture and for models surge trained (one-side and type-pair embedding nets); the
+#             trained model's dp test lines are identical before and after;
+#   refusals  truncated .dp, damaged .yaml, a JSON attribute that is no model, a mismatched array
+#             shape, an unknown descriptor, a NaN weight, fparam, an existing foreign output, the
+#             input as output: one surge: error: line each, exit 1, no output file.
+set -e
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+cd "$(dirname "$0")/../../.."
+SURGE=${SURGE:-bin/surge}
+MPI=${MPIEXEC:-mpiexec -n 2 --oversubscribe}
+FIX=tests/data/deepmd_kit
+D=build/tmp/deepmd_interop
+rm -rf $D; mkdir -p $D
+# fixtures
+$SURGE model import $FIX/deeppot_sea.yaml $D/sea.h5
+build/tests/test_deepmd_interop fixture $D/sea.h5 $FIX/deeppot-testcase.yaml
+$MPI build/tests/test_deepmd_interop fixture $D/sea.h5 $FIX/deeppot-testcase.yaml
+$MPI $SURGE model import $FIX/deeppot_sea.yaml $D/sea_2ranks.h5 > /dev/null
+cmp $D/sea.h5 $D/sea_2ranks.h5
+echo "ok    deeppot_sea.yaml reproduces DeePMD-kit's reference values to 1e-10 on 1 and 2 ranks"
+# round trips
+roundtrip() { # MODEL.h5 NAME
+  $SURGE model export $1 $D/$2.dp > /dev/null
+  $SURGE model export $1 $D/$2.yaml > /dev/null
+  $SURGE model import $D/$2.dp $D/$2_dp.h5 > /dev/null
+  $SURGE model import $D/$2.yaml $D/$2_yaml.h5 > /dev/null
+  cmp $1 $D/$2_dp.h5
+  cmp $1 $D/$2_yaml.h5
+}
+roundtrip $D/sea.h5 sea
+build/tests/test_deepmd_train data $D > /dev/null
+for side in true false; do
+  $SURGE train inputs/deepmd/pair.yaml -deepmd_data $D/pair_train.h5 -deepmd_valid_data $D/pair_valid.h5 \
+    -deepmd_numb_steps 20 -deepmd_type_one_side $side -train_output $D/pair_$side > $D/train_$side.log
+  roundtrip $D/pair_$side.h5 pair_$side
+  $SURGE model test $D/pair_$side.h5 $D/pair_valid.h5 > $D/test_a.log
+  $SURGE model test $D/pair_${side}_dp.h5 $D/pair_valid.h5 > $D/test_b.log
+  diff <(grep -i "rmse\|mae" $D/test_a.log) <(grep -i "rmse\|mae" $D/test_b.log)
+done
+echo "ok    export -> import: identical model files (.dp, .yaml; fixture, trained one-side and type-pair); same dp test lines"
+# refusals: one line, exit 1, no output
+refuse() { # EXPECTED-TEXT ARGS...
+  local want=$1; shift
+  local out=${@: -1}
+  rm -f $out.tmp
+  if $SURGE model "$@" > $D/refuse.log 2>&1; then echo "FAIL: accepted: $*"; exit 1; fi
+  if [ "$(grep -c . $D/refuse.log)" != 1 ] || ! grep -q "^surge: error: .*$want" $D/refuse.log; then
+    echo "FAIL: $*: expected one 'surge: error: ...$want' line, got:"; cat $D/refuse.log; exit 1
+  fi
+  if [ -e $out.tmp ] || { [ "${KEEP:-}" != 1 ] && [ -e $out ]; }; then echo "FAIL: $*: left an output file"; exit 1; fi
+  echo "      refused: $(cat $D/refuse.log)"
+}
+head -c 4000 $D/sea.dp > $D/trunc.dp
+refuse "trunc.dp" import $D/trunc.dp $D/out.h5
+python3 - $FIX/deeppot_sea.yaml $D <<'PY'
+import sys, yaml
+src, d = sys.argv[1], sys.argv[2]
+text = open(src).read()
+open(d + '/damaged.yaml', 'w').write(text[:len(text) // 2] + "\n  - [unclosed\n")
+def edit(name, fn):
+    m = yaml.safe_load(text); fn(m['model']); yaml.safe_dump(m, open(d + '/' + name, 'w'))
+edit('shape.yaml', lambda m: m['fitting']['nets']['networks'][1]['layers'][0]['@variables']['w']['value'].pop())
+edit('desc.yaml', lambda m: m['descriptor'].__setitem__('type', 'se_e3'))
+def nan(m): m['descriptor']['embeddings']['networks'][0]['layers'][1]['@variables']['w']['value'][2][3] = float('nan')
+edit('nan.yaml', nan)
+edit('fparam.yaml', lambda m: m['fitting'].__setitem__('numb_fparam', 2))
+PY
+build/tests/test_deepmd_interop mkdp $D/notmodel.dp '{"software": "x", "data": [1, 2, 3]}'
+build/tests/test_deepmd_interop mkdp $D/badjson.dp '{"model": {"type": "standard", '
+refuse "JSON" import $D/badjson.dp $D/out.h5
+refuse "YAML" import $D/damaged.yaml $D/out.h5
+refuse "no 'model' mapping" import $D/notmodel.dp $D/out.h5
+refuse "model.fitting.nets.networks\[1\].layers\[0\].w has shape \[23, 10\]" import $D/shape.yaml $D/out.h5
+refuse "model.descriptor.type is 'se_e3'" import $D/desc.yaml $D/out.h5
+refuse "non-finite value" import $D/nan.yaml $D/out.h5
+refuse "model.fitting.numb_fparam is set" import $D/fparam.yaml $D/out.h5
+echo "not a model" > $D/foreign.h5
+KEEP=1 refuse "exists and is not a model surge wrote" import $FIX/deeppot_sea.yaml $D/foreign.h5
+grep -q "not a model" $D/foreign.h5
+KEEP=1 refuse "exists and is not a model surge wrote" export $D/sea.h5 $D/damaged.yaml
+refuse "ending in .dp or .yaml" import $D/sea.h5 $D/out.h5
+echo "ok    bad input: one surge: error: line each, no output file, foreign files untouched"
