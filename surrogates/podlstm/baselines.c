@@ -223,19 +223,26 @@ PetscErrorCode SgPodLstmVAR(const SgPodLstmData *D, const SgPodLstmSeries *S, co
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgPodLstmForecast(SgPodLstmNet net, const SgPodLstmSeries *S, PetscReal ahat[])
+PetscErrorCode SgPodLstmForecastWindows(SgPodLstmNet net, const SgPodLstmSeries *S, PetscInt s0, PetscInt nw, PetscReal ahat[])
 {
   const PetscInt n = S->L * S->K;
   PetscReal     *x, *y;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc2(S->nte * n, &x, S->nte * n, &y));
-  for (PetscInt w = 0; w < S->nte; w++) SgPodLstmSeriesWindow(S, S->s_te0 + w, x + w * n, NULL);
-  PetscCall(SgPodLstmNetPredict(net, S->nte, S->L, x, y));
+  PetscCall(PetscMalloc2(nw * n, &x, nw * n, &y));
+  for (PetscInt w = 0; w < nw; w++) SgPodLstmSeriesWindow(S, s0 + w, x + w * n, NULL);
+  PetscCall(SgPodLstmNetPredict(net, nw, S->L, x, y));
   if (S->fb) /* a residual network: add the base's forecast (scaled) */
-    for (PetscInt w = 0; w < S->nte; w++)
-      for (PetscInt i = 0; i < n; i++) y[w * n + i] += S->fb[(size_t)(S->s_te0 + w) * n + i];
-  SgPodLstmSeriesUnscale(S, S->nte * S->L, y, ahat);
+    for (PetscInt w = 0; w < nw; w++)
+      for (PetscInt i = 0; i < n; i++) y[w * n + i] += S->fb[(size_t)(s0 + w) * n + i];
+  SgPodLstmSeriesUnscale(S, nw * S->L, y, ahat);
   PetscCall(PetscFree2(x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmForecast(SgPodLstmNet net, const SgPodLstmSeries *S, PetscReal ahat[])
+{
+  PetscFunctionBegin;
+  PetscCall(SgPodLstmForecastWindows(net, S, S->s_te0, S->nte, ahat));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

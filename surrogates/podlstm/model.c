@@ -4,7 +4,8 @@
    "podlstm", version, K, L, n, fields (comma-separated), fsize, fshape, fscale, dt, lo, hi (the
    scaler), sigma, energy_total, archs (';'-separated, best first); datasets /mean [n], /modes [K][n],
    /params_i [np_i]; for residual networks (base: var) /var_weights [K][1 + pK] (the VAR's W, see
-   SgPodLstmVARModel) with attribute var_order p; optionally /search/... (every evaluation of the
+   SgPodLstmVARModel) with attribute var_order p; /fallback_var (the same form) when the networks lost
+   to that VAR on validation and it serves instead (fallback: baseline); optionally /search/... (every evaluation of the
    search) and /scores/... (test RMSE per method, field and lead). */
 #include "sgpodlstm.h"
 #include "sgh5file.h"
@@ -148,12 +149,36 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
       PetscCall(SgH5FileWriteAttr(f, "var_weights", "var_order", SG_H5_INT, 0, &(int){(int)M->base.p}));
       PetscCall(SgH5FileWriteAttrString(f, "var_weights", "meaning", "the networks forecast the residual on this VAR: a_t = W[k][0] + sum_j sum_k' W[k][1 + (j-1) K + k'] a_{t-j}[k'], j = 1..var_order"));
     }
+    if (M->fallback.p) {
+      PetscInt64 dv[2] = {K, 1 + M->fallback.p * K};
+      PetscCall(SgH5FileWrite(f, "fallback_var", SG_H5_DOUBLE, 2, dv, M->fallback.W));
+      PetscCall(SgH5FileWriteAttr(f, "fallback_var", "var_order", SG_H5_INT, 0, &(int){(int)M->fallback.p}));
+      PetscCall(SgH5FileWriteAttrString(f, "fallback_var", "meaning", "the networks lost to this VAR on the validation windows and the model serves it instead (fallback: baseline); W as var_weights"));
+    }
     if (sr) PetscCall(WriteSearch(f, sr));
     if (sc) PetscCall(WriteScores(f, sc));
     PetscCall(SgH5FileClose(&f));
     PetscCall(PetscFree2(mean, modes));
   }
   PetscCallMPI(MPI_Barrier(comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a VAR stored as `name` [K][1 + pK] with attribute var_order p, if the file has it */
+static PetscErrorCode ReadVAR(MPI_Comm comm, SgH5File f, const char path[], const char name[], PetscInt k, PetscInt L, SgPodLstmVARModel *V)
+{
+  PetscBool has;
+  int       p;
+
+  PetscFunctionBegin;
+  PetscCall(SgH5FileHas(f, name, &has));
+  if (!has) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SgH5FileReadAttr(f, name, "var_order", SG_H5_INT, 1, &p, NULL));
+  PetscCheck(p >= 1 && p <= L, comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: %s var_order %d is not in 1..%" PetscInt_FMT, path, name, p, L);
+  V->p = p, V->K = k;
+  PetscCall(PetscMalloc1((size_t)(1 + p * k) * k, &V->W));
+  PetscCall(SgH5FileRead(f, name, SG_H5_DOUBLE, (PetscInt64)(1 + p * k) * k, V->W));
+  for (PetscInt i = 0; i < (1 + p * k) * k; i++) PetscCheck(!PetscIsInfOrNanReal(V->W[i]), comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: %s holds NaN or Inf: retrain the model", path, name);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -202,18 +227,8 @@ PetscErrorCode SgPodLstmModelLoad(MPI_Comm comm, const char path[], SgnnBackend 
   PetscCall(SgH5FileRead(f, "modes", SG_H5_DOUBLE, (PetscInt64)k * n, all));
   for (PetscInt q = 0; q < k; q++) PetscCall(PetscArraycpy(M->pod->phi + q * nlocal, all + (size_t)q * n + rstart, nlocal));
   PetscCall(PetscFree(all));
-  { /* residual networks: their base */
-    PetscBool has;
-    PetscCall(SgH5FileHas(f, "var_weights", &has));
-    if (has) {
-      int p;
-      PetscCall(SgH5FileReadAttr(f, "var_weights", "var_order", SG_H5_INT, 1, &p, NULL));
-      PetscCheck(p >= 1 && p <= L, comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: var_order %d is not in 1..%d", path, p, L);
-      M->base.p = p, M->base.K = k;
-      PetscCall(PetscMalloc1((size_t)(1 + p * k) * k, &M->base.W));
-      PetscCall(SgH5FileRead(f, "var_weights", SG_H5_DOUBLE, (PetscInt64)(1 + p * k) * k, M->base.W));
-    }
-  }
+  PetscCall(ReadVAR(comm, f, path, "var_weights", k, L, &M->base));    /* residual networks: their base */
+  PetscCall(ReadVAR(comm, f, path, "fallback_var", k, L, &M->fallback)); /* a VAR served instead of the networks */
   PetscCall(SgH5FileReadAttrString(f, "/", "archs", archs, sizeof archs));
   for (tok = strtok_r(archs, ";", &save); tok && M->nmodels < SG_PODLSTM_MAXMODELS; tok = strtok_r(NULL, ";", &save)) {
     SgPodLstmArch a;
@@ -241,6 +256,7 @@ PetscErrorCode SgPodLstmModelFree(SgPodLstmModel *M)
   PetscCall(SgPODDestroy(&M->pod));
   PetscCall(PetscFree2(M->lo, M->hi));
   PetscCall(SgPodLstmVARFree(&M->base));
+  PetscCall(SgPodLstmVARFree(&M->fallback));
   M->nmodels = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -251,6 +267,15 @@ PetscErrorCode SgPodLstmModelAdvance(const SgPodLstmModel *M, const PetscReal hi
   PetscReal     *a, *x, *y, *mean, *fb, s2 = 0;
 
   PetscFunctionBegin;
+  if (M->fallback.p) { /* the networks lost to this VAR on validation: it serves, one forecast, no spread */
+    PetscCall(PetscMalloc2(L * K, &a, L * K, &y));
+    PetscCall(SgPODProject(M->pod, L, hist, a));
+    SgPodLstmVARIterate(&M->fallback, L, a, y);
+    PetscCall(SgPODReconstruct(M->pod, L, y, next));
+    *spread = 0;
+    PetscCall(PetscFree2(a, y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCheck(nm >= 1, M->pod->comm, PETSC_ERR_ORDER, "podlstm: the model has no network");
   PetscCall(PetscMalloc5(L * K, &a, L * K, &x, nm * L * K, &y, L * K, &mean, L * K, &fb));
   PetscCall(SgPODProject(M->pod, L, hist, a));

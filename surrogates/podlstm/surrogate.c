@@ -16,7 +16,7 @@ typedef struct {
   char           files[16][PETSC_MAX_PATH_LEN], fields[SG_PODLSTM_MAXFIELDS][64], prefix[PETSC_MAX_PATH_LEN];
   char           arch[256], hand[256], svd[32];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
-  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head, base;
+  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head, base, fallback;
   PetscReal      valid_fraction, lr, year;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
@@ -29,6 +29,7 @@ typedef struct {
 
 static const char *const SearchChoices[] = {"aging", "random", "none"};
 static const char *const BaseChoices[]   = {"none", "var"};
+static const char *const FallbackChoices[] = {"none", "baseline"};
 
 /* A list of strings; isfile: they name the run's input files (catalogued as input paths). */
 static PetscErrorCode StringList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], PetscBool isfile, PetscInt cap, size_t len, char *out, PetscInt *n)
@@ -92,6 +93,11 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
     PetscInt idx = d->base;
     PetscCall(SgOptionsEList("-base", "What the networks forecast: none (the coefficients, the paper's form) or var (the residual on the VAR's forecast: the VAR baseline fitted on the training period less its validation part; the output layer starts at zero, so an untrained network is the VAR, and one that does not beat it on the validation windows stays the VAR). Not in the paper", BaseChoices, 2, BaseChoices[d->base], &idx, NULL));
     d->base = idx;
+  }
+  {
+    PetscInt idx = d->fallback;
+    PetscCall(SgOptionsEList("-fallback", "Where the served network loses to the VAR baseline on the validation windows: none (serve it anyway; the comparison is printed) or baseline (the model serves the VAR, refitted on the whole training period, instead)", FallbackChoices, 2, FallbackChoices[d->fallback], &idx, NULL));
+    d->fallback = idx;
   }
   PetscCall(SgOptionsString("-arch", "Architecture trained when search is none (layers L<units> or I, +<skip bits>)", d->arch, d->arch, sizeof d->arch, NULL));
   PetscCall(SgOptionsString("-hand_arch", "The hand-designed LSTM baseline", d->hand, d->hand, sizeof d->hand, NULL));
@@ -193,6 +199,45 @@ static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, P
     if (t % size != rank) PetscCall(SgPodLstmWeightsRead(path, nets[t]));
   }
   PetscCall(PetscFree(mine));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The served network (nets[0]) against the VAR baseline on the validation windows: the VAR of the
+   order chosen there, fitted on the fitting period (neither has seen the validation windows);
+   coefficient RMSE over the windows, leads and modes (the modes are orthonormal: the field error
+   beyond the POD floor, in the scaled state's units). One line says who wins; with fallback:
+   baseline a losing network is replaced by the VAR refitted on the whole training period. */
+static PetscErrorCode Fallback(SgSurrogate s, const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], SgPodLstmNet net)
+{
+  SgSurrogate_PodLstm *d    = (SgSurrogate_PodLstm *)s->data;
+  MPI_Comm             comm = PetscObjectComm((PetscObject)s);
+  const PetscInt       n    = S->L * S->K;
+  SgPodLstmVARModel    V;
+  PetscReal           *fn, *fv, en = 0, ev = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(S->nva * n, &fn, n, &fv));
+  PetscCall(SgPodLstmForecastWindows(net, S, S->s_va0, S->nva, fn));
+  PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_FALSE, &V));
+  for (PetscInt w = 0; w < S->nva; w++) {
+    const PetscReal *truth = coef + (S->s_va0 + w + S->L) * S->K;
+    SgPodLstmVARIterate(&V, S->L, coef + (S->s_va0 + w) * S->K, fv);
+    for (PetscInt i = 0; i < n; i++) {
+      en += PetscSqr(fn[w * n + i] - truth[i]);
+      ev += PetscSqr(fv[i] - truth[i]);
+    }
+  }
+  en = PetscSqrtReal(en / (S->nva * n)), ev = PetscSqrtReal(ev / (S->nva * n));
+  if (en <= ev) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network beats VAR(%" PetscInt_FMT "): coefficient RMSE %.6g against %.6g; it is served\n", S->nva, V.p, (double)en, (double)ev));
+  else if (!d->fallback) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to VAR(%" PetscInt_FMT "): coefficient RMSE %.6g against %.6g (+%.1f %%); it is served anyway (podlstm: {fallback: baseline} would serve the VAR)\n", S->nva, V.p, (double)en, (double)ev, (double)(100 * (en / ev - 1))));
+  else {
+    const PetscInt p = V.p;
+    PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to VAR(%" PetscInt_FMT "): coefficient RMSE %.6g against %.6g (+%.1f %%); fallback: the model serves VAR(%" PetscInt_FMT ") refitted on the whole training period\n", S->nva, p, (double)en, (double)ev, (double)(100 * (en / ev - 1)), p));
+    PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_TRUE, &d->M.fallback)); /* the same order (chosen on validation), all training snapshots */
+    PetscCheck(d->M.fallback.p == p, comm, PETSC_ERR_PLIB, "podlstm: the VAR order changed on refitting");
+  }
+  PetscCall(SgPodLstmVARFree(&V));
+  PetscCall(PetscFree2(fn, fv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -298,6 +343,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     PetscCall(SgPodLstmArchToString(&top[t], s1, sizeof s1));
     PetscCall(PetscPrintf(comm, "podlstm: model %" PetscInt_FMT ": '%s', validation R2 %.5f\n", t, s1, (double)r2[t]));
   }
+  PetscCall(Fallback(s, &D, &S, coef, nets[0]));
   /* the model */
   d->M.K = d->K, d->M.L = d->L, d->M.head = (SgPodLstmHead)d->head, d->M.nfields = D.nfields, d->M.dt = D.dt, d->M.nmodels = ntop;
   for (PetscInt f = 0; f < D.nfields; f++) {
@@ -402,6 +448,7 @@ static PetscErrorCode Destroy_PodLstm(SgSurrogate s)
   else {
     PetscCall(SgPODDestroy(&d->M.pod));
     PetscCall(SgPodLstmVARFree(&d->M.base));
+    PetscCall(SgPodLstmVARFree(&d->M.fallback));
   }
   if (d->have_search) PetscCall(SgPodLstmSearchResultFree(&d->sr));
   PetscCall(PetscFree(s->data));

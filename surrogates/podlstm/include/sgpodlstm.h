@@ -259,6 +259,8 @@ PETSC_EXTERN PetscErrorCode SgPodLstmScoreClimatology(const SgPodLstmData *, con
 PETSC_EXTERN PetscErrorCode SgPodLstmVAR(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscInt *order, PetscReal ahat[]);
 /* network forecasts of the test windows (plus the base's when the series has one): unscaled ahat [nte][L][K] */
 PETSC_EXTERN PetscErrorCode SgPodLstmForecast(SgPodLstmNet, const SgPodLstmSeries *, PetscReal ahat[]);
+/* the same for the n windows starting at snapshots s0 .. s0 + n - 1 (e.g. the validation windows) */
+PETSC_EXTERN PetscErrorCode SgPodLstmForecastWindows(SgPodLstmNet, const SgPodLstmSeries *, PetscInt s0, PetscInt n, PetscReal ahat[]);
 
 /* ---------------------------------------------------------------- the model (model.c) */
 #define SG_PODLSTM_MAXMODELS 16
@@ -272,6 +274,8 @@ typedef struct {
   PetscReal    fscale[SG_PODLSTM_MAXFIELDS], dt;
   PetscReal   *lo, *hi;  /* [K] */
   SgPodLstmVARModel base; /* the networks' base (p = 0: none): they forecast the residual on its forecast */
+  SgPodLstmVARModel fallback; /* p > 0: the networks lost to this VAR on validation and it is served
+                                 instead (podlstm: {fallback: baseline}); the networks stay for the record */
   SgPOD        pod;
   PetscInt     nmodels;
   SgPodLstmNet nets[SG_PODLSTM_MAXMODELS];

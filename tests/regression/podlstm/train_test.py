@@ -23,7 +23,12 @@
    stored order fitted on the training period less its validation part (1e-8 relative); a network
    trained one epoch at learning rate 1e-8 forecasts the test period as that VAR does (numpy's RMSE
    to 1e-6: the output layer starts at zero, the base is added in scaled units and unscaled); the
-   field.advance provider of a searched residual model gives the same forecasts on 1 and 2 ranks."""
+   field.advance provider of a searched residual model gives the same forecasts on 1 and 2 ranks;
+6. the fallback: networks trained one epoch lose to the VAR on the validation windows; surge train
+   says so in one line (served anyway without fallback, no fallback VAR in the file); with
+   fallback: baseline the line says the VAR serves, the file's fallback_var equals numpy's least
+   squares of the printed order on the whole training period (1e-8 relative), and the field.advance
+   provider serves numpy's VAR forecast of the last training window (weighted checksum to 1e-9)."""
 import glob
 import os
 import subprocess
@@ -227,4 +232,35 @@ check(abs(vb - sv) < 1e-6 * vb, f"a residual network trained 1 epoch at lr 1e-8 
 surge(["train", D, "-podlstm_search", "random", "-podlstm_base", "var", "-podlstm_baselines", "0", "-train_output", "mv", "-podlstm_prefix", "mv"], w)
 adv = advance_checksums("mv.h5")
 check(abs(adv[0] - adv[1]) <= 1e-10 * abs(adv[0]), f"residual model through the slot: the same forecasts on 1 and 2 ranks (checksums {adv[0]:.12e}, {adv[1]:.12e})")
+
+# 6. the fallback: networks trained one epoch lose to the VAR on validation
+fbargs = ["train", D, "-podlstm_search", "random", "-podlstm_epochs", "1", "-podlstm_patience", "1", "-podlstm_baselines", "0"]
+_, out = surge(fbargs + ["-train_output", "nf", "-podlstm_prefix", "nf"], w)
+lines = [ln for ln in out.splitlines() if "validation windows the served network" in ln]
+check(len(lines) == 1 and "loses to VAR(" in lines[0] and "served anyway" in lines[0], f"without fallback: one line says the network loses to the VAR and is served anyway: {lines}")
+with h5py.File(os.path.join(w, "nf.h5"), "r") as f:
+    check("fallback_var" not in f, "without fallback: no fallback VAR in the model file")
+_, out = surge(fbargs + ["-train_output", "fb", "-podlstm_prefix", "fb", "-podlstm_fallback", "baseline"], w)
+lines = [ln for ln in out.splitlines() if "validation windows the served network" in ln]
+check(len(lines) == 1 and "fallback: the model serves VAR(" in lines[0], f"fallback: baseline: one line says the model serves the VAR: {lines}")
+pf = int(lines[0].split("loses to VAR(")[1].split(")")[0])
+with h5py.File(os.path.join(w, "fb.h5"), "r") as f:
+    check(int(f["fallback_var"].attrs["var_order"]) == pf, "the model file holds the fallback VAR of the order printed")
+    Wf = f["fallback_var"][:]
+Wn = var_fit(pf, NTRAIN)  # the whole training period
+dW = np.max(np.abs(Wf.T - Wn)) / np.max(np.abs(Wn))
+check(dW < 1e-8, f"fallback_var (order {pf}) equals numpy's least squares on the whole training period (max rel. diff {dW:.1e})")
+# the served forecast through the field.advance provider: numpy's VAR iterated from the last L training
+# snapshots' coefficients, reconstructed, and summed with the weights test_podlstm prints it with
+r = subprocess.run([os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", "fb.h5", "sst_small.h5", "T", str(SKIP), str(NTRAIN)],
+                   cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+csl = [ln for ln in r.stdout.splitlines() if "weighted forecast sum" in ln]
+check(r.returncode == 0 and len(csl) == 1 and "serves its fallback VAR" in csl[0], f"test_podlstm advance of the fallback model: {csl or r.stdout[-500:]}")
+cs = float(csl[0].split("weighted forecast sum ")[1].split()[0])
+hist = list(a[NTRAIN - L:NTRAIN])
+for lead in range(L):
+    hist.append(np.r_[1.0, np.concatenate([hist[-j] for j in range(1, pf + 1)])] @ Wn)
+fv = np.concatenate([mean + Ug @ h for h in hist[L:]])
+csn = np.sum(fv * (np.arange(fv.size) % 7 + 1))
+check(abs(cs - csn) < 1e-9 * abs(csn), f"the provider serves numpy's VAR({pf}): weighted forecast sum {cs:.12e} vs {csn:.12e}")
 print("podlstm training checks passed")

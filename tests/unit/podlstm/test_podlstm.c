@@ -25,7 +25,7 @@
                          the slot API, options in an options block) on the test period of the
                          dataset it was trained on, served through an SgSlot whose "solver" replays the
                          data: (a) static surrogate, one call: equal to SgPodLstmModelAdvance on the
-                         same snapshots to 1e-12; (a2) with -podlstm_forecast mean the model's and the
+                         same snapshots to 1e-12, and its checksum printed (for numpy); (a2) with -podlstm_forecast mean the model's and the
                          provider's forecast is the average of the k networks' own to 1e-12; (b) the adaptive policy (a trust band the spread never
                          leaves) with the surrogate held back every third call as a solver re-syncs:
                          exactly that pattern, finite spreads where the surrogate serves; prints the RMSE against the data per call and a checksum that the
@@ -375,6 +375,13 @@ static PetscErrorCode AdvanceTest(const char model[], const char data[], const c
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &d, 1, MPIU_REAL, MPIU_MAX, comm));
     PetscCall(PetscPrintf(comm, "advance: one call through the slot vs SgPodLstmModelAdvance: max difference %.2e (spread %.4f)\n", (double)d, (double)spread));
     CHECK(d < 1e-12, "the provider's forecast differs from the model's by %g", (double)d);
+    { /* a weighted sum of this forecast, for a check by numpy (e.g. of a fallback VAR) */
+      PetscReal cs = 0;
+      for (PetscInt k = 0; k < L; k++)
+        for (PetscInt i = 0; i < nl; i++) cs += v[k * n + M.pod->rstart + i] * ((k * n + M.pod->rstart + i) % 7 + 1);
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &cs, 1, MPIU_REAL, MPIU_SUM, comm));
+      PetscCall(PetscPrintf(comm, "advance: one call from the history ending at snapshot %" PetscInt_FMT ": weighted forecast sum %.15e (v[k n + i] ((k n + i) mod 7 + 1))%s\n", s0 + L - 1, (double)cs, M.fallback.p ? " -- the model serves its fallback VAR" : ""));
+    }
     { /* (a2) forecast: mean -- the mean of the k networks' forecasts (each one's through a one-network
          copy of the model: the reconstruction is linear), and the provider serves it when asked */
       SgPodLstmModel         M1 = M;
