@@ -3,9 +3,11 @@
 
 static const char *const family_names[] = {"serendipity", "tensor"};
 static const char *const flux_names[]   = {"upwind", "central"};
-static const char *const field_names[]  = {"poisson", "none"};
+static const char *const field_names[]  = {"poisson", "none", "maxwell"};
+static const char *const mflux_names[]  = {"central", "upwind"};
+static const char *const fitf_names[]   = {"electric", "magnetic"};
 static const char *const fit_names[]    = {"none", "landau", "growth"};
-static const char *const exact_names[]  = {"none", "freestream"};
+static const char *const exact_names[]  = {"none", "freestream", "planewave"};
 static const char *const init_names[]   = {"maxwellian", "twostream", "bumpontail"};
 
 /* SSP-RK3 stability limit of p-th order DG for |a| dt / dx (Cockburn & Shu, J. Sci. Comput. 16,
@@ -150,8 +152,26 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscCall(SgOptionsEList("-flux", "Numerical flux: upwind (dissipative) or central", flux_names, 2, flux_names[0], &idx, NULL));
   v->flux = idx;
   idx = 0;
-  PetscCall(SgOptionsEList("-field", "Field model: poisson (self-consistent E) or none (free streaming)", field_names, 2, field_names[0], &idx, NULL));
+  PetscCall(SgOptionsEList("-field", "Field model: poisson (self-consistent electrostatic E), none (free streaming) or maxwell (E and B from Maxwell's equations with the plasma current)", field_names, 3, field_names[0], &idx, NULL));
   v->field = idx;
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    PetscBool cset;
+    PetscInt  ne = 3, nb = 3, nk = 2;
+    v->c_light = 1;
+    PetscCall(SgOptionsReal("-c", "Speed of light (field: maxwell), in the deck's velocity unit (eps0 = 1, mu0 = 1/c^2; see docs/vlasov.md)", "velocity unit", v->c_light, &v->c_light, &cset, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCheck(v->c_light > 0 && PetscIsNormalReal(v->c_light), comm, PETSC_ERR_USER_INPUT, "vlasov_c = %g: the speed of light must be a positive number (in the deck's velocity unit, e.g. c: 1)", (double)v->c_light);
+    idx = 0;
+    PetscCall(SgOptionsEList("-maxwell_flux", "Face flux of Maxwell's equations: central (conserves field energy) or upwind (dissipative)", mflux_names, 2, mflux_names[0], &idx, NULL));
+    v->mflux = idx;
+    for (PetscInt i = 0; i < 3; i++) v->em_E0[i] = v->em_B0[i] = 0;
+    v->em_k[0] = v->em_k[1] = 0;
+    PetscCall(SgOptionsRealArray("-maxwell_E0", "Initial electric plane wave E0 cos(k.x), added to the Poisson field of the initial charge: [Ex, Ey, Ez]", "m_e v0 omega_pe / e", v->em_E0, &ne, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCall(SgOptionsRealArray("-maxwell_B0", "Initial magnetic plane wave B0 cos(k.x): [Bx, By, Bz]", "m_e omega_pe / e", v->em_B0, &nb, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCall(SgOptionsRealArray("-maxwell_k", "Wavenumber of the initial plane wave, one per configuration dimension", "omega_pe / v0", v->em_k, &nk, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    idx = 0;
+    PetscCall(SgOptionsEList("-fit_field", "Energy the end-of-run fit follows (field: maxwell): electric (1/2 int |E|^2) or magnetic (c^2/2 int |B|^2)", fitf_names, 2, fitf_names[0], &idx, NULL));
+    v->fit_field = idx;
+  }
   v->cfl   = 0.9;
   PetscCall(SgOptionsReal("-cfl", "CFL number: dt = cfl / max sum_d (2p+1)|a_d|/dx_d; the SSP-RK3 limit is 1.23 (p=1), 1.04 (p=2), 0.91 (p=3)", NULL, v->cfl, &v->cfl, NULL, PETSC_SMALL, PETSC_MAX_REAL));
   idx = 0;
@@ -162,7 +182,7 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscCall(SgOptionsRealArray("-fit_window", "Time window [t0, t1] of the fit", "1/omega_pe", v->fit_window, &n, &set, 0, PETSC_MAX_REAL));
   PetscCheck(!set || (n == 2 && v->fit_window[1] > v->fit_window[0]), comm, PETSC_ERR_USER_INPUT, "Option -vlasov_fit_window needs two increasing times [t0, t1]");
   idx = 0;
-  PetscCall(SgOptionsEList("-exact", "Compare with an exact solution at the end: freestream (field none, 1x1v)", exact_names, 2, exact_names[0], &idx, NULL));
+  PetscCall(SgOptionsEList("-exact", "Compare with an exact solution at the end: freestream (field none, 1x1v) or planewave (field maxwell, uncharged species: the vacuum wave moved by c t along x)", exact_names, 3, exact_names[0], &idx, NULL));
   v->exact = idx;
   PetscCall(SgOptionsString("-species", "Comma-separated species names; each reads options -vlasov_NAME_*", species, species, sizeof species, NULL));
   {
@@ -205,8 +225,31 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
     /* per species: f, two Runge-Kutta stages, the right-hand side and a ghosted copy */
     PetscCall(SgCheckCount(comm, "-vlasov_cells", "phase-space unknowns per species", unknowns, 5.0 * sizeof(PetscScalar) * v->nspecies));
   }
-  PetscCheck(v->exact == 0 || (v->field == 1 && v->cdim == 1 && v->vdim == 1 && v->nspecies == 1), comm, PETSC_ERR_USER_INPUT, "vlasov_exact freestream needs field: none, a 1x1v phase space and one species");
-  PetscCheck(v->fit == 0 || v->field == 0, comm, PETSC_ERR_USER_INPUT, "vlasov_fit needs the self-consistent field (field: poisson)");
+  PetscCheck(v->exact != 1 || (v->field == 1 && v->cdim == 1 && v->vdim == 1 && v->nspecies == 1), comm, PETSC_ERR_USER_INPUT, "vlasov_exact freestream needs field: none, a 1x1v phase space and one species");
+  PetscCheck(v->fit == 0 || v->field != SG_VLASOV_FIELD_NONE, comm, PETSC_ERR_USER_INPUT, "vlasov_fit needs a self-consistent field (field: poisson or maxwell)");
+  v->emk = NULL;
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    for (const SgVlasovEMKernels *const *k = sg_vlasov_em_kernel_list; *k; k++)
+      if ((*k)->cdim == v->cdim && (*k)->vdim == v->vdim && (*k)->family == v->family && (*k)->p == v->order) v->emk = *k;
+    if (!v->emk) {
+      char avail[1024] = "";
+      for (const SgVlasovEMKernels *const *k = sg_vlasov_em_kernel_list; *k; k++) {
+        char one[64];
+        PetscCall(PetscSNPrintf(one, sizeof one, " %dx%dv %s p=%d", (*k)->cdim, (*k)->vdim, family_names[(*k)->family], (*k)->p));
+        PetscCall(PetscStrlcat(avail, one, sizeof avail));
+      }
+      SETERRQ(comm, PETSC_ERR_USER_INPUT, "No generated Vlasov-Maxwell kernels for %" PetscInt_FMT "x%" PetscInt_FMT "v %s p=%" PetscInt_FMT " (field: maxwell); available:%s (add the case to EM_CONFIGS in physics/vlasov/gen/gen_kernels.py and run make kernels)", v->cdim, v->vdim, family_names[v->family], v->order, avail);
+    }
+  }
+  PetscCheck(v->exact != 2 || v->field == SG_VLASOV_FIELD_MAXWELL, comm, PETSC_ERR_USER_INPUT, "vlasov_exact planewave needs field: maxwell");
+  if (v->exact == 2) {
+    PetscBool uncharged = PETSC_TRUE;
+    for (PetscInt s = 0; s < v->nspecies; s++)
+      if (v->sp[s].charge != 0) uncharged = PETSC_FALSE;
+    PetscCheck(uncharged && v->cdim == 1, comm, PETSC_ERR_USER_INPUT, "vlasov_exact planewave is the vacuum solution: it needs cdim 1 and uncharged species (charge: 0)");
+    PetscCheck(PetscAbsReal(v->em_B0[2] - v->em_E0[1] / v->c_light) <= 1e-12 * (PetscAbsReal(v->em_E0[1]) + 1e-300) + 1e-300 && PetscAbsReal(v->em_B0[1] + v->em_E0[2] / v->c_light) <= 1e-12 * (PetscAbsReal(v->em_E0[2]) + 1e-300) + 1e-300 && v->em_E0[0] == 0 && v->em_B0[0] == 0,
+               comm, PETSC_ERR_USER_INPUT, "vlasov_exact planewave compares with a wave moving along +x: it needs maxwell_E0 = [0, Ey, Ez] and maxwell_B0 = [0, -Ez/c, Ey/c]");
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -249,12 +292,23 @@ static PetscErrorCode SetUp_Vlasov(SgSolver solver)
   if (v->fit != 0) { /* the fit compares with the dispersion root at the perturbation's k: find it now, not after the run */
     PetscReal k2 = 0;
     for (PetscInt d = 0; d < v->cdim; d++) k2 += PetscSqr(v->sp[0].k[d]);
-    PetscCheck(k2 > 0 && v->sp[0].pert != 0, comm, PETSC_ERR_USER_INPUT, "vlasov_fit %s needs a perturbed mode: set vlasov_%s_k (e.g. k: [0.5]) and vlasov_%s_perturbation (e.g. 1e-4), or fit: none", fit_names[v->fit], v->sp[0].name, v->sp[0].name);
-    PetscCall(SgVlasovDispersionRoot(v, v->sp[0].k, &v->fit_root[0], &v->fit_root[1]));
+    if (v->field == SG_VLASOV_FIELD_MAXWELL && v->fit_field == 1) k2 = 1; /* the magnetic fit follows the deck's maxwell_k mode */
+    PetscCheck(k2 > 0 && (v->sp[0].pert != 0 || (v->field == SG_VLASOV_FIELD_MAXWELL && v->fit_field == 1)), comm, PETSC_ERR_USER_INPUT, "vlasov_fit %s needs a perturbed mode: set vlasov_%s_k (e.g. k: [0.5]) and vlasov_%s_perturbation (e.g. 1e-4), or fit: none", fit_names[v->fit], v->sp[0].name, v->sp[0].name);
+    if (v->field == SG_VLASOV_FIELD_MAXWELL && v->fit_field == 1) { /* transverse (Weibel) root: magnetic energy */
+      v->fit_root[0] = 0;
+      PetscCall(SgVlasovWeibelRoot(v, v->em_k[0], &v->fit_root[1]));
+    } else PetscCall(SgVlasovDispersionRoot(v, v->sp[0].k, &v->fit_root[0], &v->fit_root[1]));
   }
   PetscCall(SgVlasovSetUpGrid(solver, v));
   PetscCall(SgVlasovFieldSetUp(v));
   for (PetscInt s = 0; s < v->nspecies; s++) PetscCall(SgVlasovProject(v, &v->sp[s], v->sp[s].f));
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    Vec f[SG_VLASOV_MAX_SPECIES];
+    for (PetscInt s = 0; s < v->nspecies; s++) f[s] = v->sp[s].f;
+    PetscCall(SgVlasovMaxwellSetUp(solver, v));
+    PetscCall(SgVlasovComputeField(solver, f)); /* Poisson solve of the initial charge: E at t = 0 */
+    PetscCall(SgVlasovMaxwellInit(solver));
+  }
   PetscCall(SgVlasovDeclareDiagnostics(solver));
   v->t_now = 0;
   PetscCall(SgVlasovDiagnose(solver, 0, v->diag0));
@@ -269,8 +323,9 @@ static PetscErrorCode View_Vlasov(SgSolver solver, PetscViewer viewer)
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &iascii));
   if (!iascii) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscViewerASCIIPrintf(viewer, "Vlasov-Poisson DG: %" PetscInt_FMT "x%" PetscInt_FMT "v, %s p=%" PetscInt_FMT " (%" PetscInt_FMT " basis functions), %s flux, field %s, cfl %g\n", v->cdim, v->vdim, family_names[v->family], v->order, v->np, flux_names[v->flux],
+  PetscCall(PetscViewerASCIIPrintf(viewer, "Vlasov DG: %" PetscInt_FMT "x%" PetscInt_FMT "v, %s p=%" PetscInt_FMT " (%" PetscInt_FMT " basis functions), %s flux, field %s, cfl %g\n", v->cdim, v->vdim, family_names[v->family], v->order, v->np, flux_names[v->flux],
                                    field_names[v->field], (double)v->cfl));
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) PetscCall(PetscViewerASCIIPrintf(viewer, "  Maxwell: c = %g, %s flux\n", (double)v->c_light, mflux_names[v->mflux]));
   for (PetscInt s = 0; s < v->nspecies; s++) {
     SgVlasovSpecies *sp = &v->sp[s];
     PetscCall(PetscViewerASCIIPrintf(viewer, "  species %s: q %g m %g init %s, cells", sp->name, (double)sp->charge, (double)sp->mass, init_names[sp->init]));
@@ -300,6 +355,7 @@ static PetscErrorCode Destroy_Vlasov(SgSolver solver)
   }
   PetscCall(DMDestroy(&v->dac));
   PetscCall(SgVlasovFieldDestroy(v));
+  PetscCall(SgVlasovMaxwellDestroy(v));
   PetscCall(PetscFree(v->kofm));
   PetscCall(PetscFree3(v->rho, v->E, v->work));
   PetscCall(PetscFree2(v->hist_t, v->hist_W));

@@ -39,6 +39,9 @@
 
 typedef enum { SG_VLASOV_INIT_MAXWELLIAN, SG_VLASOV_INIT_TWOSTREAM, SG_VLASOV_INIT_BUMPONTAIL } SgVlasovInit;
 typedef enum { SG_VLASOV_FIT_NONE, SG_VLASOV_FIT_LANDAU, SG_VLASOV_FIT_GROWTH } SgVlasovFit;
+/* field models: the index is the position in the deck's list (poisson, none, maxwell) */
+typedef enum { SG_VLASOV_FIELD_POISSON, SG_VLASOV_FIELD_NONE, SG_VLASOV_FIELD_MAXWELL } SgVlasovField;
+#define SG_VLASOV_EM_NC 6 /* Ex, Ey, Ez, Bx, By, Bz */
 
 /* A drifting Maxwellian component of the initial distribution:
    n(x) = density (1 + perturbation cos(k . x)), f = n(x) exp(-|v-u|^2/(2 vt^2)) / (2 pi vt^2)^(vdim/2). */
@@ -60,7 +63,7 @@ typedef struct {
   PetscInt  dadim, nfd, nfold, foldN[2], bs; /* folded velocity dims kept whole; bs = np*nfold */
   PetscInt  s[3], m[3], gs[3], gm[3];   /* owned / ghosted corners and widths of the DMDA axes */
   Vec       f, f1, f2, rhs, floc;
-  PetscReal *acc, *tau;                 /* [ncx][cdim*npx] (q/m) E, [ncx][cdim] max |acc| bound */
+  PetscReal *acc, *tau;                 /* [ncx][cdim*npx] (q/m) E, [ncx][cdim] max |acc| bound (Poisson only) */
   PetscReal vmax[3];                    /* max |v_j| on the grid */
 } SgVlasovSpecies;
 
@@ -91,6 +94,21 @@ typedef struct {
   fftw_complex  *fft_c;       /* [ncomp][nhat] */
   fftw_plan      plan_f, plan_b;
   double        *kinv_re, *kinv_im; /* [nhat][ncomp][ncomp] inverse symbols */
+  /* Maxwell field (field: maxwell): replicated configuration arrays [ncx][6][npx] of E and B */
+  const SgVlasovEMKernels *emk;
+  PetscReal  c_light;                  /* speed of light in the velocity unit */
+  PetscInt   mflux;                    /* Maxwell face flux: 0 central, 1 upwind */
+  PetscInt   fit_field;                /* energy the fit follows: 0 electric, 1 magnetic */
+  PetscReal  em_E0[3], em_B0[3];       /* initial plane-wave amplitudes: E0 cos(k.x), B0 cos(k.x) */
+  PetscReal  em_k[2];
+  PetscReal *em, *em1, *em2, *emrhs;   /* state, two RK stages, right-hand side */
+  Vec        emv[4];                   /* sequential Vecs over those arrays (the step may exchange [2] and [3]) */
+  PetscReal *emcur;                    /* the field that goes with the distributions being advanced */
+  PetscBool  em_ready;                 /* E and B initialised (before: SgVlasovComputeField solves Poisson for the initial E) */
+  PetscReal *cur;                      /* [ncx][3][npx] current density sum_s q_s int v f_s dv */
+  PetscReal *embound;                  /* [ncx][6] bound of |E_i|, |B_i| on the cell */
+  PetscInt  *k1ofm;                    /* [3][npx] phase index of Phi_m L_1(eta_vj), -1 if absent */
+  PetscInt   di_emc[SG_VLASOV_EM_NC], di_fe_e, di_fe_b;
   /* energy history for the fit (every step) */
   PetscReal  t_now;                             /* time of the current state */
   PetscReal  diag0[SG_SOLVER_MAX_DIAG];          /* diagnostics at t = 0 */
@@ -117,6 +135,15 @@ PETSC_INTERN PetscErrorCode SgVlasovFieldSetUp(SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovFieldDestroy(SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovComputeField(SgSolver, Vec f[]);
 PETSC_INTERN PetscReal      SgVlasovFieldEnergy(SgVlasov *);
+/* vlasov_maxwell.c */
+PETSC_INTERN PetscErrorCode SgVlasovMaxwellSetUp(SgSolver, SgVlasov *);
+PETSC_INTERN PetscErrorCode SgVlasovMaxwellDestroy(SgVlasov *);
+PETSC_INTERN PetscErrorCode SgVlasovMaxwellInit(SgSolver);
+PETSC_INTERN void           SgVlasovMaxwellBounds(SgVlasov *);
+PETSC_INTERN PetscErrorCode SgVlasovMaxwellRHS(SgSolver, Vec f[], const PetscReal *em, PetscReal *rhs);
+PETSC_INTERN void           SgVlasovMaxwellEnergies(SgVlasov *, const PetscReal *em, PetscReal W[SG_VLASOV_EM_NC]);
+PETSC_INTERN PetscErrorCode SgVlasovPlaneWaveError(SgVlasov *, PetscReal t, PetscReal *relerr, PetscReal *omega);
+PETSC_INTERN void           SgVlasovGaussLegendre(PetscInt n, PetscReal x[], PetscReal w[]);
 /* vlasov_rhs.c */
 PETSC_INTERN PetscErrorCode SgVlasovRHS(SgVlasov *, SgVlasovSpecies *, Vec f, Vec rhs);
 PETSC_INTERN PetscErrorCode SgVlasovStep(SgSolver, PetscReal, PetscReal);
@@ -132,3 +159,4 @@ PETSC_INTERN PetscErrorCode SgVlasovHistoryAppend(SgVlasov *, PetscReal t, Petsc
 /* vlasov_dispersion.c: kinetic dispersion relation of a sum of drifting Maxwellians */
 PETSC_INTERN void           SgVlasovFaddeeva(double zr, double zi, double *wr, double *wi);
 PETSC_INTERN PetscErrorCode SgVlasovDispersionRoot(SgVlasov *, const PetscReal k[], PetscReal *omega_r, PetscReal *gamma);
+PETSC_INTERN PetscErrorCode SgVlasovWeibelRoot(SgVlasov *, PetscReal k, PetscReal *gamma);

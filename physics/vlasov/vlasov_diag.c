@@ -44,6 +44,12 @@ PetscErrorCode SgVlasovDeclareDiagnostics(SgSolver solver)
   PetscCall(SgSolverAddDiagnostic(solver, "field_energy", "n_0 T_e lambda_D^cdim", &v->di_fe));
   PetscCall(SgSolverAddDiagnostic(solver, "total_energy", "n_0 T_e lambda_D^cdim", &v->di_te));
   PetscCall(SgSolverAddDiagnostic(solver, "l2_f", "(sum_s int f_s^2 dx dv)", &v->di_l2));
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* field energy per component: (1/2) int E_i^2, (c^2/2) int B_i^2 */
+    const char *const en[SG_VLASOV_EM_NC] = {"energy_Ex", "energy_Ey", "energy_Ez", "energy_Bx", "energy_By", "energy_Bz"};
+    PetscCall(SgSolverAddDiagnostic(solver, "electric_energy", "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_fe_e));
+    PetscCall(SgSolverAddDiagnostic(solver, "magnetic_energy", "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_fe_b));
+    for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) PetscCall(SgSolverAddDiagnostic(solver, en[i], "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_emc[i]));
+  }
   PetscCall(SgSolverSetProgressDiagnostic(solver, v->di_fe));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -106,6 +112,13 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
   values[v->di_fe] = SgVlasovFieldEnergy(v);
   values[v->di_te] = values[v->di_ke] + values[v->di_fe];
   values[v->di_l2] = glob[ns + v->vdim + 1];
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    PetscReal W[SG_VLASOV_EM_NC];
+    SgVlasovMaxwellEnergies(v, v->emcur, W);
+    for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) values[v->di_emc[i]] = W[i];
+    values[v->di_fe_e] = W[0] + W[1] + W[2];
+    values[v->di_fe_b] = W[3] + W[4] + W[5];
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -196,6 +209,17 @@ PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
     }
     f[is] = v->sp[is].f;
   }
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    const char *const En[SG_VLASOV_EM_NC] = {"Ex", "Ey", "Ez", "Bx", "By", "Bz"};
+    for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) {
+      PetscScalar *a;
+      PetscCall(VecGetArray(g, &a));
+      for (PetscInt j = 0, q = 0; j < xm[1]; j++)
+        for (PetscInt k = 0; k < xm[0]; k++, q++) a[q] = c0 * v->em[(((xs[1] + j) * v->Nx[0] + xs[0] + k) * SG_VLASOV_EM_NC + i) * v->npx];
+      PetscCall(VecRestoreArray(g, &a));
+      PetscCall(SgOutputWriteField(out, En[i], g, lo, hi));
+    }
+  }
   if (v->field == 0) {
     const char *const En[2] = {"Ex", "Ey"};
     PetscCall(SgVlasovComputeField(solver, f));
@@ -249,6 +273,7 @@ static PetscErrorCode Layout(SgVlasov *v, SgCheckpoint chk)
   PetscCall(SgCheckpointLayoutInt(chk, "vlasov_order", v->order));
   PetscCall(SgCheckpointLayoutInt(chk, "vlasov_basis", v->family));
   PetscCall(SgCheckpointLayoutInt(chk, "vlasov_nspecies", v->nspecies));
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) PetscCall(SgCheckpointLayoutInt(chk, "vlasov_field", v->field));
   for (PetscInt is = 0; is < v->nspecies; is++) {
     SgVlasovSpecies *s = &v->sp[is];
     PetscCall(PetscSNPrintf(key, sizeof key, "vlasov_species_%" PetscInt_FMT, is));
@@ -281,6 +306,10 @@ PetscErrorCode SgVlasovCheckpoint(SgSolver solver, SgCheckpoint chk)
     PetscCall(SgCheckpointVec(chk, key, v->sp[is].f));
   }
   PetscCall(SgCheckpointReals(chk, "vlasov_t", 1, &v->t_now));
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* E and B are state (replicated: every rank holds the same) */
+    PetscCall(SgCheckpointReals(chk, "vlasov_em", v->ncx * SG_VLASOV_EM_NC * v->npx, v->em));
+    v->emcur = v->em;
+  }
   PetscCall(SgCheckpointReals(chk, "vlasov_diag0", solver->ndiag, v->diag0));
   PetscCall(SgCheckpointInts(chk, "vlasov_nhist", 1, &n));
   if (reading && n) { /* room for the history of the rest of the run */

@@ -112,3 +112,48 @@ PetscErrorCode SgVlasovDispersionRoot(SgVlasov *v, const PetscReal k[], PetscRea
   *gamma   = best_i;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* Transverse (Weibel) mode of counter-streaming Maxwellians, k along x, E = E_y, B = B_z, purely
+   growing omega = i gamma. Linearising the Vlasov-Maxwell system (units of vlasov_maxwell.c) for
+   components with density n_c, thermal speed vt_c and drift u_c along y gives
+     D(omega) = omega^2 - c^2 k^2 - sum_c w_c^2 [1 - ((vt_c^2 + u_c^2)/vt_c^2) (1 + zeta_c Z(zeta_c))] = 0,
+   w_c^2 = n_c q^2/m, zeta_c = omega/(sqrt2 k vt_c) (Weibel 1959; Davidson's review in the Handbook
+   of Plasma Physics, 1983; for an isotropic plasma it reduces to omega^2 = c^2 k^2 - w^2 zeta Z).
+   For omega = i gamma, zeta Z(zeta) = -sqrt(pi) y erfcx(y) with y = gamma/(sqrt2 k vt) (w(iy) is
+   real), so D is real; D(0+) > 0 when the plasma is unstable and D -> -inf, so the root is
+   bracketed and found by bisection to round-off. Drifts along k are not part of this relation:
+   they are refused. */
+static double WeibelD(SgVlasov *v, double k, double g)
+{
+  double D = -g * g - v->c_light * v->c_light * k * k;
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    SgVlasovSpecies *s = &v->sp[is];
+    for (PetscInt c = 0; c < s->ncomp; c++) {
+      double vt = s->comp[c].vt, u = v->vdim > 1 ? s->comp[c].drift[1] : 0, y = g / (sqrt(2.0) * k * vt), wr, wi;
+      SgVlasovFaddeeva(0, y, &wr, &wi);
+      double zZ = -sqrt(M_PI) * y * wr;
+      D -= s->comp[c].density * s->charge * s->charge / s->mass * (1 - (vt * vt + u * u) / (vt * vt) * (1 + zZ));
+    }
+  }
+  return D;
+}
+
+PetscErrorCode SgVlasovWeibelRoot(SgVlasov *v, PetscReal k, PetscReal *gamma)
+{
+  double lo = 1e-12, hi = 10;
+
+  PetscFunctionBegin;
+  PetscCheck(k > 0 && v->vdim >= 2 && v->cdim == 1, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "vlasov_fit_field magnetic compares with the transverse (Weibel) root: it needs cdim 1, vdim >= 2 and maxwell_k > 0 (the mode of the initial B)");
+  for (PetscInt is = 0; is < v->nspecies; is++)
+    for (PetscInt c = 0; c < v->sp[is].ncomp; c++)
+      PetscCheck(v->sp[is].comp[c].drift[0] == 0 && (v->vdim < 3 || v->sp[is].comp[c].drift[2] == 0), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "vlasov_fit_field magnetic: the Weibel relation here has drifts along vy only; species %s has a drift along vx or vz", v->sp[is].name);
+  PetscCheck(WeibelD(v, k, lo) > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "vlasov_fit_field magnetic: the plasma is Weibel-stable at k = %g (no growing transverse root): set fit: none", (double)k);
+  while (WeibelD(v, k, hi) > 0) hi *= 2;
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * hi; it++) {
+    double mid = 0.5 * (lo + hi);
+    if (WeibelD(v, k, mid) > 0) lo = mid;
+    else hi = mid;
+  }
+  *gamma = 0.5 * (lo + hi);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -75,7 +75,7 @@ PetscErrorCode SgVlasovFieldSetUp(SgVlasov *v)
   int                    dims[2], h1;
 
   PetscFunctionBegin;
-  if (v->field != 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (v->field == SG_VLASOV_FIELD_NONE) PetscFunctionReturn(PETSC_SUCCESS); /* maxwell: the initial E is a Poisson solution */
   for (PetscInt d = 0; d < cd; d++) J *= 0.5 * v->dxc[d];
   h1 = (int)(v->Nx[0] / 2 + 1);
   if (cd == 1) { dims[0] = (int)v->Nx[0]; v->nhat = h1; }
@@ -202,7 +202,11 @@ PetscErrorCode SgVlasovComputeField(SgSolver solver, Vec f[])
   MPI_Comm       comm = PetscObjectComm((PetscObject)solver);
 
   PetscFunctionBegin;
-  if (v->field != 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (v->field == SG_VLASOV_FIELD_NONE) PetscFunctionReturn(PETSC_SUCCESS);
+  if (v->field == SG_VLASOV_FIELD_MAXWELL && v->em_ready) { /* E, B are state: only the bounds of the current field */
+    SgVlasovMaxwellBounds(v);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscLogEventBegin(v->ev_field, 0, 0, 0, 0));
   PetscCall(PetscArrayzero(v->work, v->ncx * nl));
   for (PetscInt is = 0; is < v->nspecies; is++) {
@@ -252,6 +256,12 @@ PetscErrorCode SgVlasovComputeField(SgSolver solver, Vec f[])
 PetscReal SgVlasovFieldEnergy(SgVlasov *v)
 {
   PetscReal J = 1, W = 0;
+  if (v->field == SG_VLASOV_FIELD_MAXWELL && v->em_ready) {
+    PetscReal Wc[SG_VLASOV_EM_NC];
+    SgVlasovMaxwellEnergies(v, v->emcur, Wc);
+    for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) W += Wc[i];
+    return W;
+  }
   for (PetscInt d = 0; d < v->cdim; d++) J *= 0.5 * v->dxc[d];
   for (PetscInt i = 0; i < v->ncx * v->cdim * v->npx; i++) W += v->E[i] * v->E[i];
   return 0.5 * J * W;

@@ -22,7 +22,7 @@ PetscReal SgVlasovLegendre(PetscInt n, PetscReal x)
 }
 
 /* Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n). */
-static void GaussLegendre(PetscInt n, PetscReal x[], PetscReal w[])
+void SgVlasovGaussLegendre(PetscInt n, PetscReal x[], PetscReal w[])
 {
   for (PetscInt i = 0; i < n; i++) {
     PetscReal z = PetscCosReal(PETSC_PI * (i + 0.75) / (n + 0.5)), dp = 1;
@@ -64,7 +64,7 @@ PetscErrorCode SgVlasovProject(SgVlasov *v, SgVlasovSpecies *s, Vec f)
   PetscInt               mofk[256];
 
   PetscFunctionBegin;
-  GaussLegendre(NQ, xq, wq);
+  SgVlasovGaussLegendre(NQ, xq, wq);
   for (PetscInt n = 0; n <= p; n++)
     for (PetscInt q = 0; q < NQ; q++) Lq[n][q] = SgVlasovLegendre(n, xq[q]);
   /* config index of each phase basis function */
@@ -135,7 +135,7 @@ PetscErrorCode SgVlasovFreeStreamError(SgVlasov *v, SgVlasovSpecies *s, PetscRea
   const PetscScalar     *fa;
 
   PetscFunctionBegin;
-  GaussLegendre(nq, xq, wq);
+  SgVlasovGaussLegendre(nq, xq, wq);
   for (PetscInt n = 0; n <= v->order; n++)
     for (PetscInt q = 0; q < nq; q++) L[n][q] = SgVlasovLegendre(n, xq[q]);
   PetscCall(VecGetArrayRead(s->f, &fa));

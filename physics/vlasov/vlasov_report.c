@@ -124,7 +124,15 @@ PetscErrorCode SgVlasovReport(SgSolver solver, SgOutput out)
     val[0] = g; val[1] = wi;
     PetscCall(SgOutputWriteReport(out, "gamma_measured_theory", "omega_pe", 2, val));
   }
-  if (v->exact) {
+  if (v->exact == 2) {
+    PetscReal err, om, val[2];
+    PetscCall(SgVlasovPlaneWaveError(v, v->t_now, &err, &om));
+    PetscCall(PetscPrintf(comm, "vlasov exact planewave: relative L2 error %.10e at t = %g\n", (double)err, (double)v->t_now));
+    PetscCall(PetscPrintf(comm, "vlasov exact planewave: omega measured %.12f  theory c k = %.12f  (rel. error %.2e)\n", (double)om, (double)(v->c_light * PetscAbsReal(v->em_k[0])), (double)PetscAbsReal(om / (v->c_light * PetscAbsReal(v->em_k[0])) - 1)));
+    PetscCall(SgOutputWriteReport(out, "planewave_l2_error", "", 1, &err));
+    val[0] = om; val[1] = v->c_light * PetscAbsReal(v->em_k[0]);
+    PetscCall(SgOutputWriteReport(out, "planewave_omega_measured_theory", "omega_pe", 2, val));
+  } else if (v->exact) {
     PetscReal err;
     PetscCall(SgVlasovFreeStreamError(v, &v->sp[0], v->t_now, comm, &err));
     PetscCall(PetscPrintf(comm, "vlasov exact freestream: relative L2 error %.10e at t = %g\n", (double)err, (double)v->t_now));

@@ -62,7 +62,8 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
   PetscReal              w[5];
   Strides                st;
   double                 scratch[256];
-  const PetscInt         nax = v->cdim * v->npx;
+  const PetscInt         nax = v->cdim * v->npx, nem = SG_VLASOV_EM_NC * v->npx;
+  const SgVlasovEMKernels *EK = v->field == SG_VLASOV_FIELD_MAXWELL ? v->emk : NULL;
 
   PetscFunctionBegin;
   PetscCall(DMGlobalToLocal(s->da, f, INSERT_VALUES, s->floc));
@@ -75,9 +76,10 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
   /* the volume sweep also clears the cell's RHS (saves a separate pass over the vector) */
   FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
     for (PetscInt k_ = 0; k_ < v->np; k_++) out[ooff + k_] = 0;
-    K->vol(w, s->dx, s->acc + cx * nax, fl + goff, out + ooff);
+    if (EK) EK->vol(w, s->dx, s->qbym, v->emcur + cx * nem, fl + goff, out + ooff);
+    else K->vol(w, s->dx, s->acc + cx * nax, fl + goff, out + ooff);
   });
-  PetscCall(PetscLogFlops((PetscLogDouble)K->flops_vol * s->m[0] * s->m[1] * s->m[2] * s->nfold));
+  PetscCall(PetscLogFlops((PetscLogDouble)(EK ? EK->flops_vol : K->flops_vol) * s->m[0] * s->m[1] * s->m[2] * s->nfold));
   PetscCall(PetscLogEventEnd(v->ev_vol, 0, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(v->ev_surf, 0, 0, 0, 0));
@@ -86,7 +88,7 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
     PetscInt       ndir = 0, dirs[5];
     PetscLogDouble nf[5] = {0, 0, 0, 0, 0};
     for (PetscInt d = 0; d < v->pdim; d++)
-      if (d < v->cdim || d - v->cdim < v->cdim) dirs[ndir++] = d; /* no acceleration along v_j, j >= cdim */
+      if (d < v->cdim || d - v->cdim < v->cdim || EK) dirs[ndir++] = d; /* electrostatic: no acceleration along v_j, j >= cdim */
     FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
       const double *fc = fl + goff;
       double       *oc = out + ooff;
@@ -107,6 +109,19 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
           }
           if (lower) K->surfx[d](w, s->dx, cL, cR, c0, fc - st.gstr[d], fc, (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch, oc);
           if (upper) K->surfx[d](w, s->dx, cL, cR, c0, fc, fc + st.gstr[d], oc, scratch);
+        } else if (EK) {
+          /* Lorentz force: |alpha_j| <= |q/m| (|E_j| + sum_{k,l} |eps_jkl| |v_k| |B_l|) on the cell (upwind penalty) */
+          const PetscInt   j  = d - v->cdim;
+          const PetscReal *bd = v->embound + cx * SG_VLASOV_EM_NC;
+          PetscReal        tau = 0;
+          if (v->flux == 0) {
+            tau = bd[j];
+            for (PetscInt k = 0; k < v->vdim; k++)
+              if (k != j) tau += (PetscAbsReal(w[v->cdim + k]) + 0.5 * s->dx[v->cdim + k]) * bd[3 + 3 - j - k];
+            tau *= PetscAbsReal(s->qbym);
+          }
+          if (lower) EK->surfv[j](w, s->dx, s->qbym, v->emcur + cx * nem, tau, fc - st.gstr[d], fc, (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch, oc);
+          if (upper) EK->surfv[j](w, s->dx, s->qbym, v->emcur + cx * nem, tau, fc, fc + st.gstr[d], oc, scratch);
         } else {
           const PetscInt  j   = d - v->cdim;
           const double   *acc = s->acc + cx * nax + j * v->npx;
@@ -119,7 +134,7 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
     });
     for (PetscInt q = 0; q < ndir; q++) {
       const PetscInt d = dirs[q];
-      PetscCall(PetscLogFlops(nf[q] * (d < v->cdim ? K->flops_surfx[d] : K->flops_surfv[d - v->cdim])));
+      PetscCall(PetscLogFlops(nf[q] * (d < v->cdim ? K->flops_surfx[d] : (EK ? EK->flops_surfv[d - v->cdim] : K->flops_surfv[d - v->cdim]))));
     }
   }
   PetscCall(PetscLogEventEnd(v->ev_surf, 0, 0, 0, 0));
@@ -156,35 +171,70 @@ PetscErrorCode SgVlasovTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
     for (PetscInt d = 0; d < v->cdim; d++) fx += c * s->vmax[d] / s->dx[d];
     for (PetscInt cx = 0; cx < v->ncx; cx++) {
       PetscReal a = 0;
-      for (PetscInt j = 0; j < v->cdim; j++) a += c * s->tau[cx * v->cdim + j] / s->dx[v->cdim + j];
+      if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+        const PetscReal *bd = v->embound + cx * SG_VLASOV_EM_NC;
+        for (PetscInt j = 0; j < v->vdim; j++) {
+          PetscReal aj = bd[j];
+          for (PetscInt k = 0; k < v->vdim; k++)
+            if (k != j) aj += s->vmax[k] * bd[3 + 3 - j - k];
+          a += c * PetscAbsReal(s->qbym) * aj / s->dx[v->cdim + j];
+        }
+      } else
+        for (PetscInt j = 0; j < v->cdim; j++) a += c * s->tau[cx * v->cdim + j] / s->dx[v->cdim + j];
       fv = PetscMax(fv, a);
     }
     fmax = PetscMax(fmax, fx + fv);
+  }
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* light waves: (2p+1) c / dx per configuration direction */
+    PetscReal fm = 0;
+    for (PetscInt d = 0; d < v->cdim; d++) fm += c * v->c_light / v->dxc[d];
+    fmax = PetscMax(fmax, fm);
   }
   *dtmax = fmax > 0 ? v->cfl / fmax : PETSC_MAX_REAL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* One SSP-RK3 stage's right-hand side (sgssprk.h) of all species: the field from the stage's
-   distributions first (at stage 0 the current one, recorded in the energy history), then each L(f). */
+   distributions first (at stage 0 the current one, recorded in the energy history), then each L(f).
+   With field: maxwell the field (E, B) is one more vector of the step (x[nspecies], replicated on
+   every rank): its right-hand side is Maxwell's operator minus the current of the stage's f. */
 static PetscErrorCode StageRHS(void *ctx, PetscInt stage, PetscReal t, Vec x[], Vec r[])
 {
-  SgSolver  solver = (SgSolver)ctx;
-  SgVlasov *v      = (SgVlasov *)solver->data;
+  SgSolver       solver = (SgSolver)ctx;
+  SgVlasov      *v      = (SgVlasov *)solver->data;
+  const PetscInt ns     = v->nspecies;
 
   PetscFunctionBegin;
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    const PetscScalar *a;
+    PetscCall(VecGetArrayRead(x[ns], &a));
+    v->emcur = (PetscReal *)a; /* a Vec over our own array: the pointer stays valid */
+    PetscCall(VecRestoreArrayRead(x[ns], &a));
+  }
   if (stage == 0) {
     PetscCall(EnsureField(solver, t));
     if (v->field == 0) PetscCall(SgVlasovHistoryAppend(v, t, SgVlasovFieldEnergy(v)));
+    if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+      PetscReal W[SG_VLASOV_EM_NC];
+      SgVlasovMaxwellEnergies(v, v->emcur, W);
+      PetscCall(SgVlasovHistoryAppend(v, t, v->fit_field ? W[3] + W[4] + W[5] : W[0] + W[1] + W[2]));
+    }
   } else PetscCall(SgVlasovComputeField(solver, x));
-  for (PetscInt is = 0; is < v->nspecies; is++) PetscCall(SgVlasovRHS(v, &v->sp[is], x[is], r[is]));
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    PetscScalar *ra;
+    PetscCall(VecGetArray(r[ns], &ra));
+    PetscCall(SgVlasovMaxwellRHS(solver, x, v->emcur, ra));
+    PetscCall(VecRestoreArray(r[ns], &ra));
+  }
+  for (PetscInt is = 0; is < ns; is++) PetscCall(SgVlasovRHS(v, &v->sp[is], x[is], r[is]));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgVlasovStep(SgSolver solver, PetscReal t, PetscReal dt)
 {
   SgVlasov *v = (SgVlasov *)solver->data;
-  Vec       f[SG_VLASOV_MAX_SPECIES], f1[SG_VLASOV_MAX_SPECIES], f2[SG_VLASOV_MAX_SPECIES], rhs[SG_VLASOV_MAX_SPECIES];
+  Vec       f[SG_VLASOV_MAX_SPECIES + 1], f1[SG_VLASOV_MAX_SPECIES + 1], f2[SG_VLASOV_MAX_SPECIES + 1], rhs[SG_VLASOV_MAX_SPECIES + 1];
+  PetscInt  n = v->nspecies;
 
   PetscFunctionBegin;
   for (PetscInt is = 0; is < v->nspecies; is++) {
@@ -193,11 +243,30 @@ PetscErrorCode SgVlasovStep(SgSolver solver, PetscReal t, PetscReal dt)
     f2[is]  = v->sp[is].f2;
     rhs[is] = v->sp[is].rhs;
   }
-  PetscCall(SgSSPRK3Step(v->nspecies, f, f1, f2, rhs, t, dt, StageRHS, solver));
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    f[n]   = v->emv[0];
+    f1[n]  = v->emv[1];
+    f2[n]  = v->emv[2];
+    rhs[n] = v->emv[3];
+    n++;
+  }
+  PetscCall(SgSSPRK3Step(n, f, f1, f2, rhs, t, dt, StageRHS, solver));
   for (PetscInt is = 0; is < v->nspecies; is++) { /* the step may have exchanged the work vectors */
     v->sp[is].f2  = f2[is];
     v->sp[is].rhs = rhs[is];
   }
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) {
+    v->emv[2] = f2[v->nspecies];
+    v->emv[3] = rhs[v->nspecies];
+  }
+  v->emcur       = v->em;
+  v->field_valid = PETSC_FALSE;
+  v->t_now       = t + dt;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+  }
+  if (mx) PetscCall(PetscArraycpy(v->em, v->em1, v->ncx * SG_VLASOV_EM_NC * v->npx));
+  v->emcur       = v->em;
   v->field_valid = PETSC_FALSE;
   v->t_now       = t + dt;
   PetscFunctionReturn(PETSC_SUCCESS);

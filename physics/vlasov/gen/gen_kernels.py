@@ -107,6 +107,11 @@ def basis_set(d, p, fam):
     return out
 
 
+def levi(i, j, k):
+    """Levi-Civita symbol eps_ijk of three indices in 0..2."""
+    return (i - j) * (j - k) * (k - i) // 2
+
+
 def fmt(x):
     s = repr(float(x))
     return s
@@ -158,6 +163,30 @@ class Gen:
         fs = sorted({a[:d] + a[d + 1:] for a in self.B}, key=lambda a: (sum(a), [-x for x in a]))
         return fs, {a: i for i, a in enumerate(fs)}
 
+    def stream_terms(self, ak):
+        """Streaming volume terms of test function ak: (2/dx_d) int dpsi_k/deta_d (w_v + dv/2 eta_v) f."""
+        cd, pd, B = self.cdim, self.pdim, self.B
+        exprs, nfl = [], 0
+        for d in range(cd):
+            v = cd + d
+            t0, t1_ = [], []
+            for l, al in enumerate(B):
+                # w term: D2 in d, delta elsewhere
+                if all(ak[i] == al[i] for i in range(pd) if i != d):
+                    c = C(t1('D2', ak[d], al[d]), nrm2(ak[d]) * nrm2(al[d]))
+                    t0.append((c.val(), 'f[%d]' % l))
+                # h term: D2 in d, E1 in v, delta elsewhere
+                if all(ak[i] == al[i] for i in range(pd) if i != d and i != v):
+                    c = C(t1('D2', ak[d], al[d]) * t1('E1', ak[v], al[v]),
+                          nrm2(ak[d]) * nrm2(al[d]) * nrm2(ak[v]) * nrm2(al[v]))
+                    t1_.append((c.val(), 'f[%d]' % l))
+            e0, e1 = emit_sum(t0), emit_sum(t1_)
+            if e0:
+                exprs.append('sw%d*(%s)' % (d, e0)); nfl += 2 * len(t0)
+            if e1:
+                exprs.append('sh%d*(%s)' % (d, e1)); nfl += 2 * len(t1_)
+        return exprs, nfl
+
     # ---- volume ------------------------------------------------------------------------------
     def gen_vol(self):
         cd, pd, B = self.cdim, self.pdim, self.B
@@ -172,25 +201,8 @@ class Gen:
             L.append('  const double rv%d = 2.0/dxv[%d];' % (d, cd + d))
         nfl = 0
         for k, ak in enumerate(B):
-            exprs = []
-            for d in range(cd):
-                v = cd + d
-                t0, t1_ = [], []
-                for l, al in enumerate(B):
-                    # w term: D2 in d, delta elsewhere
-                    if all(ak[i] == al[i] for i in range(pd) if i != d):
-                        c = C(t1('D2', ak[d], al[d]), nrm2(ak[d]) * nrm2(al[d]))
-                        t0.append((c.val(), 'f[%d]' % l))
-                    # h term: D2 in d, E1 in v, delta elsewhere
-                    if all(ak[i] == al[i] for i in range(pd) if i != d and i != v):
-                        c = C(t1('D2', ak[d], al[d]) * t1('E1', ak[v], al[v]),
-                              nrm2(ak[d]) * nrm2(al[d]) * nrm2(ak[v]) * nrm2(al[v]))
-                        t1_.append((c.val(), 'f[%d]' % l))
-                e0, e1 = emit_sum(t0), emit_sum(t1_)
-                if e0:
-                    exprs.append('sw%d*(%s)' % (d, e0)); nfl += 2 * len(t0)
-                if e1:
-                    exprs.append('sh%d*(%s)' % (d, e1)); nfl += 2 * len(t1_)
+            exprs, n = self.stream_terms(ak)
+            nfl += n
             # acceleration in v_j (j < cdim): (2/dv_j) int dpsi_k/deta_vj (sum_m acc_jm Phi_m) f
             for j in range(cd):
                 v = cd + j
@@ -316,6 +328,276 @@ class Gen:
         self.nflops['surfv%d' % j] = nfl
         return '\n'.join(L)
 
+    # ---- Vlasov-Maxwell: Lorentz force ---------------------------------------------------------
+    # alpha_j = (q/m)(E_j + (v x B)_j) for every velocity direction j < vdim. In a cell,
+    # v_k = w_k + h_k eta_k (h = dv/2), so alpha_j = sum_m Phi_m(x) [A_jm + sum_{k != j} A_jkm eta_k]
+    # with A_jm = qm (E_jm + sum_{k,l} eps_jkl w_k B_lm) and A_jkm = qm sum_l eps_jkl h_k B_lm
+    # (velocity components k >= vdim are zero). alpha_j does not depend on v_j, so it is continuous
+    # across a v_j face and div_v alpha = 0. The kernels form these coefficients from em =
+    # [Ex, Ey, Ez, Bx, By, Bz] (each npx configuration coefficients) and then integrate exactly.
+    def lorentz_coefs(self, L, only=None):
+        cd, vd, nx = self.cdim, self.vdim, len(self.Bx)
+        L.append('  const double *E = em, *Bf = em + %d;' % (3 * nx))
+        L.append('  (void)Bf; (void)w;')
+        nfl = 0
+        for j in range(vd):
+            if only is not None and j != only:
+                continue
+            for m in range(nx):
+                terms = ['E[%d]' % (j * nx + m)]
+                for k in range(vd):
+                    for l in range(3):
+                        e = levi(j, k, l)
+                        if e:
+                            terms.append('%sw[%d]*Bf[%d]' % ('+' if e > 0 else '-', cd + k, l * nx + m)); nfl += 2
+                L.append('  const double A%d_%d = qm*(%s);' % (j, m, ''.join([terms[0]] + terms[1:]))); nfl += 1
+            for k in range(vd):
+                if k == j:
+                    continue
+                for m in range(nx):
+                    terms = []
+                    for l in range(3):
+                        e = levi(j, k, l)
+                        if e:
+                            terms.append('%sBf[%d]' % ('+' if e > 0 else '-', l * nx + m))
+                    if terms:
+                        t = ''.join(terms)
+                        L.append('  const double A%d_%d_%d = qm*0.5*dxv[%d]*(%s);' % (j, k, m, cd + k, t[1:] if t[0] == '+' else t)); nfl += 3
+        return nfl
+
+    def lorentz_has(self, j, k):
+        return any(levi(j, k, l) for l in range(3)) and k != j
+
+    def gen_volem(self):
+        cd, vd, pd, B = self.cdim, self.vdim, self.pdim, self.B
+        L = []
+        L.append('void sg_vlasov_volem_%s(const double *restrict w, const double *restrict dxv, double qm, '
+                 'const double *restrict em, const double *restrict f, double *restrict out)\n{' % self.tag)
+        for d in range(cd):
+            v = cd + d
+            L.append('  const double sw%d = 2.0*w[%d]/dxv[%d], sh%d = dxv[%d]/dxv[%d];' % (d, v, d, d, v, d))
+        for j in range(vd):
+            L.append('  const double rv%d = 2.0/dxv[%d];' % (j, cd + j))
+        nfl = self.lorentz_coefs(L)
+        for k, ak in enumerate(B):
+            exprs, n = self.stream_terms(ak)
+            nfl += n
+            for j in range(vd):
+                v = cd + j
+                bym = {}
+                for l, al in enumerate(B):
+                    dv = t1('D2', ak[v], al[v])
+                    if dv == 0:
+                        continue
+                    # velocity factor: 1 (key None) or eta_k (key k)
+                    for kk in [None] + [kk for kk in range(vd) if self.lorentz_has(j, kk)]:
+                        r, s = dv, nrm2(ak[v]) * nrm2(al[v])
+                        for i in range(cd, pd):
+                            if i == v:
+                                continue
+                            if kk is not None and i == cd + kk:
+                                r *= t1('E1', ak[i], al[i]); s *= nrm2(ak[i]) * nrm2(al[i])
+                            elif ak[i] != al[i]:
+                                r = 0
+                            if r == 0:
+                                break
+                        if r == 0:
+                            continue
+                        for m, am in enumerate(self.Bx):
+                            rr, ss = r, s
+                            for i in range(cd):
+                                rr *= t1('I3', ak[i], am[i], al[i])
+                                ss *= nrm2(ak[i]) * nrm2(am[i]) * nrm2(al[i])
+                                if rr == 0:
+                                    break
+                            if rr != 0:
+                                key = ('A%d_%d' % (j, m)) if kk is None else ('A%d_%d_%d' % (j, kk, m))
+                                bym.setdefault(key, []).append((C(rr, ss).val(), 'f[%d]' % l))
+                inner = []
+                for key in sorted(bym):
+                    e = emit_sum(bym[key])
+                    if e:
+                        inner.append('%s*(%s)' % (key, e)); nfl += 2 * len(bym[key]) + 1
+                if inner:
+                    exprs.append('rv%d*(%s)' % (j, '+'.join(inner)))
+            if exprs:
+                L.append('  out[%d] += %s;' % (k, '+'.join(exprs)))
+        L.append('}\n')
+        self.nflops['volem'] = nfl
+        return '\n'.join(L)
+
+    def gen_surfvem(self, j):
+        cd, vd = self.cdim, self.vdim
+        v = cd + j
+        fs, fidx = self.face_set(v)
+        L = []
+        L.append('void sg_vlasov_surfvem%d_%s(const double *restrict w, const double *restrict dxv, double qm, '
+                 'const double *restrict em, double tau, const double *restrict fL, const double *restrict fR, '
+                 'double *restrict outL, double *restrict outR)\n{' % (j, self.tag))
+        nfl = self.lorentz_coefs(L, j)
+        nfl += self.traces(v, fs, fidx, L, 1, 'fL', 'l')
+        nfl += self.traces(v, fs, fidx, L, -1, 'fR', 'r')
+        L.append('  const double rv = 2.0/dxv[%d], ht = 0.5*tau;' % v)
+        for b in range(len(fs)):
+            L.append('  const double a%d = 0.5*(l%d + r%d), j%d = r%d - l%d;' % (b, b, b, b, b, b))
+            nfl += 3
+
+        def fi(i):  # phase dim i -> index in the face multi-index
+            return i if i < v else i - 1
+        for b, ab in enumerate(fs):
+            bym = {}
+            for g, ag in enumerate(fs):
+                for kk in [None] + [kk for kk in range(vd) if self.lorentz_has(j, kk)]:
+                    r, s = Fr(1), Fr(1)
+                    for i in range(cd, cd + vd):
+                        if i == v:
+                            continue
+                        if kk is not None and i == cd + kk:
+                            r *= t1('E1', ab[fi(i)], ag[fi(i)]); s *= nrm2(ab[fi(i)]) * nrm2(ag[fi(i)])
+                        elif ab[fi(i)] != ag[fi(i)]:
+                            r = 0
+                        if r == 0:
+                            break
+                    if r == 0:
+                        continue
+                    for m, am in enumerate(self.Bx):
+                        rr, ss = r, s
+                        for i in range(cd):
+                            rr *= t1('I3', ab[i], am[i], ag[i])
+                            ss *= nrm2(ab[i]) * nrm2(am[i]) * nrm2(ag[i])
+                            if rr == 0:
+                                break
+                        if rr != 0:
+                            key = ('A%d_%d' % (j, m)) if kk is None else ('A%d_%d_%d' % (j, kk, m))
+                            bym.setdefault(key, []).append((C(rr, ss).val(), 'a%d' % g))
+            inner = []
+            for key in sorted(bym):
+                e = emit_sum(bym[key])
+                if e:
+                    inner.append('%s*(%s)' % (key, e)); nfl += 2 * len(bym[key]) + 1
+            L.append('  const double G%d = rv*(%s - ht*j%d);' % (b, '+'.join(inner) if inner else '0.0', b))
+            nfl += 3
+        nfl += self.scatter(v, fidx, L, 'G')
+        L.append('}\n')
+        self.nflops['surfvem%d' % j] = nfl
+        return '\n'.join(L)
+
+    # ---- Maxwell's equations in the configuration DG space ----------------------------------------
+    # dE/dt = c^2 curl B - J, dB/dt = -curl E (eps0 = 1, mu0 = 1/c^2 in these units). Flux of E_i along
+    # x_d: -c^2 eps_idk B_k; of B_i: eps_idk E_k. Face flux: central average, minus tau/2 times the jump of
+    # the tangential components (tau = c: exact upwind, the Roe flux of this linear system; tau = 0:
+    # central, which conserves the discrete field energy).
+    def gen_maxwell(self):
+        cd, Bx = self.cdim, self.Bx
+        nx = len(Bx)
+        ctag = '%s_%s' % (self.tag, 'mx')
+        out = []
+
+        def flux(i, d, src):  # list of (sign*coef string, component) for the flux of comp i along d
+            t = []
+            for k in range(3):
+                e = levi(i % 3, d, k)
+                if not e:
+                    continue
+                if i < 3:   # E_i: -c^2 eps_idk B_k
+                    t.append((-e, 'c2', 3 + k))
+                else:       # B_i: eps_idk E_k
+                    t.append((e, None, k))
+            return t
+        L = ['static void maxwell_vol_%s(const double *restrict dx, double c, const double *restrict em, double *restrict out)\n{' % ctag,
+             '  const double c2 = c*c;']
+        nfl = 0
+        for d in range(cd):
+            L.append('  const double rx%d = 2.0/dx[%d];' % (d, d))
+        for i in range(6):
+            for k, ak in enumerate(Bx):
+                exprs = []
+                for d in range(cd):
+                    terms = []
+                    for l, al in enumerate(Bx):
+                        if not all(ak[q] == al[q] for q in range(cd) if q != d):
+                            continue
+                        cc = C(t1('D2', ak[d], al[d]), nrm2(ak[d]) * nrm2(al[d])).val()
+                        if cc == 0:
+                            continue
+                        for sg, fac, comp in flux(i, d, 'em'):
+                            sym = 'em[%d]' % (comp * nx + l)
+                            if fac:
+                                sym = 'c2*' + sym
+                            terms.append((sg * cc, sym)); nfl += 3
+                    e = emit_sum(terms)
+                    if e:
+                        exprs.append('rx%d*(%s)' % (d, e))
+                if exprs:
+                    L.append('  out[%d] += %s;' % (i * nx + k, '+'.join(exprs)))
+        L.append('}\n')
+        out.append('\n'.join(L))
+        flm = [nfl]
+        for d in range(cd):
+            fs = sorted({a[:d] + a[d + 1:] for a in Bx}, key=lambda a: (sum(a), [-x for x in a]))
+            fidx = {a: q for q, a in enumerate(fs)}
+            L = ['static void maxwell_surf%d_%s(const double *restrict dx, double c, double tau, const double *restrict emL, '
+                 'const double *restrict emR, double *restrict outL, double *restrict outR)\n{' % (d, ctag),
+                 '  const double c2 = c*c, rx = 2.0/dx[%d], ht = 0.5*tau;' % d]
+            nfl = 0
+            for i in range(6):
+                if i % 3 == d:  # normal components: no flux along d, no penalty
+                    continue
+                for side, src, dst in ((1, 'emL', 'l'), (-1, 'emR', 'r')):
+                    acc = {}
+                    for k, ak in enumerate(Bx):
+                        acc.setdefault(fidx[ak[:d] + ak[d + 1:]], []).append((Lval(ak[d], side).val(), '%s[%d]' % (src, i * nx + k)))
+                    for b in range(len(fs)):
+                        L.append('  const double %s%d_%d = %s;' % (dst, i, b, emit_sum(acc[b]))); nfl += 2 * len(acc[b])
+                if any(comp == i for q in range(6) for _, _, comp in flux(q, d, None)):
+                    for b in range(len(fs)):
+                        L.append('  const double a%d_%d = 0.5*(l%d_%d + r%d_%d);' % (i, b, i, b, i, b)); nfl += 2
+            # the normal components (i % 3 == d) have no flux along d and no penalty: nothing to add
+            for i in range(6):
+                if i % 3 == d:
+                    continue
+                for b in range(len(fs)):
+                    terms = []
+                    for sg, fac, comp in flux(i, d, None):
+                        terms.append('%s%sa%d_%d' % ('+' if sg > 0 else '-', 'c2*' if fac else '', comp, b)); nfl += 2
+                    tang = (i % 3) != d
+                    expr = ''.join(terms) if terms else '0.0'
+                    if expr[0] == '+':
+                        expr = expr[1:]
+                    if tang:
+                        expr += ' - ht*(r%d_%d - l%d_%d)' % (i, b, i, b); nfl += 3
+                    L.append('  const double G%d_%d = rx*(%s);' % (i, b, expr))
+            for i in range(6):
+                if i % 3 == d:
+                    continue
+                for k, ak in enumerate(Bx):
+                    b = fidx[ak[:d] + ak[d + 1:]]
+                    L.append('  outL[%d] -= %s*G%d_%d; outR[%d] += %s*G%d_%d;' % (i * nx + k, fmt(Lval(ak[d], 1).val()), i, b,
+                                                                               i * nx + k, fmt(Lval(ak[d], -1).val()), i, b)); nfl += 4
+            L.append('}\n')
+            out.append('\n'.join(L))
+            flm.append(nfl)
+        return out, ctag, flm
+
+    def gen_em_all(self):
+        parts = ['/* Generated by physics/vlasov/gen/gen_kernels.py -- do not edit. */',
+                 '#include "vlasov_kernels.h"', SLP_GUARD]
+        parts.append(self.gen_volem())
+        for j in range(self.vdim):
+            parts.append(self.gen_surfvem(j))
+        mx, ctag, flm = self.gen_maxwell()
+        parts.extend(mx)
+        t = self.tag
+        sv = ', '.join('sg_vlasov_surfvem%d_%s' % (j, t) for j in range(self.vdim))
+        ms = ', '.join('maxwell_surf%d_%s' % (d, ctag) for d in range(self.cdim))
+        fl = self.nflops
+        parts.append('const SgVlasovEMKernels sg_vlasov_em_kernels_%s = {\n  %d, %d, %d, %d,\n'
+                     '  sg_vlasov_volem_%s,\n  {%s},\n  maxwell_vol_%s,\n  {%s},\n  %d, {%s}, %d, {%s}\n};\n' % (
+                         t, self.cdim, self.vdim, 0 if self.fam == 'serendipity' else 1, self.p,
+                         t, sv, ctag, ms, fl['volem'], ', '.join(str(fl['surfvem%d' % j]) for j in range(self.vdim)),
+                         flm[0], ', '.join(str(x) for x in flm[1:])))
+        return '\n'.join(parts)
+
     # ---- continuous FE tables for the Poisson solve ---------------------------------------------
     def fem_tables(self):
         cd, p = self.cdim, self.p
@@ -418,6 +700,13 @@ CONFIGS = [
     (2, 3, 'serendipity', 1), (2, 3, 'serendipity', 2),
 ]
 
+# Vlasov-Maxwell sets (Lorentz force + Maxwell kernels), kept to what the tests verify.
+EM_CONFIGS = [
+    (1, 1, 'serendipity', 1), (1, 1, 'serendipity', 2),
+    (1, 2, 'serendipity', 1), (1, 2, 'serendipity', 2),
+    (1, 3, 'serendipity', 1), (1, 3, 'serendipity', 2),
+]
+
 
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'kernels')
@@ -440,6 +729,23 @@ def main():
         fh.write('\nconst SgVlasovKernels *const sg_vlasov_kernel_list[] = {\n')
         for n in names:
             fh.write('  &sg_vlasov_kernels_%s,\n' % n)
+        fh.write('  NULL\n};\n')
+    emnames = []
+    for cfg in EM_CONFIGS:
+        g = Gen(*cfg)
+        src = g.gen_em_all()
+        with open(os.path.join(outdir, 'vlasov_em_kernels_%s.c' % g.tag), 'w') as fh:
+            fh.write(src)
+        emnames.append(g.tag)
+        print('%-24s em flops vol=%d surfv=%s' % (g.tag, g.nflops['volem'], [g.nflops[k] for k in sorted(g.nflops) if k.startswith('surfvem')]))
+    with open(os.path.join(outdir, 'vlasov_em_kernel_list.c'), 'w') as fh:
+        fh.write('/* Generated by physics/vlasov/gen/gen_kernels.py -- do not edit. */\n')
+        fh.write('#include "vlasov_kernels.h"\n\n')
+        for n in emnames:
+            fh.write('extern const SgVlasovEMKernels sg_vlasov_em_kernels_%s;\n' % n)
+        fh.write('\nconst SgVlasovEMKernels *const sg_vlasov_em_kernel_list[] = {\n')
+        for n in emnames:
+            fh.write('  &sg_vlasov_em_kernels_%s,\n' % n)
         fh.write('  NULL\n};\n')
 
 

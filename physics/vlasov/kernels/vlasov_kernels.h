@@ -42,3 +42,28 @@ typedef struct {
 
 /* NULL-terminated list of every generated kernel set. */
 extern const SgVlasovKernels *const sg_vlasov_kernel_list[];
+
+/* Vlasov-Maxwell kernels (vlasov_em_kernels_*.c), beside the Vlasov-Poisson set of the same phase space:
+   - vol:      streaming (x_d, d < cdim) + Lorentz-force acceleration (q/m)(E + v x B) in every v_j, j < vdim;
+               em = [Ex, Ey, Ez, Bx, By, Bz], npx configuration coefficients each; w, dxv: cell centre, widths.
+   - surfv[j]: face normal to v_j: flux = P(alpha_j avg f) - tau/2 (f_R - f_L) (alpha_j is continuous there).
+   - mvol, msurf[d]: Maxwell's equations dE/dt = c^2 curl B, dB/dt = -curl E in the configuration DG space
+               (the current -J is added by the caller); face flux central - tau/2 jump of the tangential
+               components (tau = c: upwind, 0: central). */
+typedef void (*SgVlasovVolEMFn)(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em,
+                                const double *restrict f, double *restrict out);
+typedef void (*SgVlasovSurfVEMFn)(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, double tau,
+                                  const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR);
+typedef void (*SgVlasovMaxwellVolFn)(const double *restrict dx, double c, const double *restrict em, double *restrict out);
+typedef void (*SgVlasovMaxwellSurfFn)(const double *restrict dx, double c, double tau, const double *restrict emL, const double *restrict emR,
+                                      double *restrict outL, double *restrict outR);
+typedef struct {
+  int                   cdim, vdim, family, p;
+  SgVlasovVolEMFn       vol;
+  SgVlasovSurfVEMFn     surfv[3];
+  SgVlasovMaxwellVolFn  mvol;
+  SgVlasovMaxwellSurfFn msurf[2];
+  int                   flops_vol, flops_surfv[3], flops_mvol, flops_msurf[2];
+} SgVlasovEMKernels;
+
+extern const SgVlasovEMKernels *const sg_vlasov_em_kernel_list[];

@@ -34,3 +34,16 @@ cp a.h5 a_before.h5
 expect_fail "truncated or damaged" $D -restart trunc.chk.h5 -sim_output a
 cmp a.h5 a_before.h5 || { echo "FAIL  a.h5 was modified by a refused restart"; exit 1; }
 echo "ok    refused restart left a.h5 untouched"
+# Vlasov-Maxwell (field: maxwell): one error line, before any file is written
+W=$DECKS/weibel.yaml
+expect_fail "is not one of: poisson, none, maxwell" $W -vlasov_field maxwel -sim_output bad_field
+expect_fail "the speed of light must be a positive number" $W -vlasov_c 0 -sim_output bad_c
+expect_fail "the speed of light must be a positive number" $W -vlasov_c -1 -sim_output bad_c
+expect_fail "No generated Vlasov-Maxwell kernels for 2x2v serendipity p=2" $DECKS/landau2d.yaml -vlasov_field maxwell -sim_output bad_k
+expect_fail "is not one of: central, upwind" $W -vlasov_maxwell_flux roe -sim_output bad_f
+expect_fail "needs cdim 1 and uncharged species" $W -vlasov_exact planewave -sim_output bad_e
+for o in bad_field bad_c bad_k bad_f bad_e; do
+  [ ! -e $o.h5 ] && [ ! -e $o.xmf ] && [ ! -e $o.chk.h5 ] || { echo "FAIL  a refused deck wrote $o.*"; exit 1; }
+done
+[ "$(grep -c 'surge: error:' out.log)" = 1 ] || { echo "FAIL  not exactly one error line"; cat out.log; exit 1; }
+echo "ok    refused Vlasov-Maxwell decks wrote no file"
