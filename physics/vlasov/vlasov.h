@@ -25,7 +25,11 @@
    dimensions (x, [y], vx, [vy]); any remaining velocity dimensions are kept whole on every rank
    and folded into the DMDA's dof (dof = np * cells of the folded dimensions). Configuration-space
    moments are summed over all ranks and the (small) configuration-space field is replicated, so
-   every rank computes the same field. */
+   every rank computes the same field.
+
+   field: maxwell (vlasov_maxwell.c) replaces the Poisson solve by Maxwell's equations for E and B
+   (three components each) coupled through the current, with the Lorentz force (q/m)(E + v x B) in
+   every velocity direction; units there. */
 #pragma once
 #include <petscdmda.h>
 #include <fftw3.h>

@@ -264,10 +264,3 @@ PetscErrorCode SgVlasovStep(SgSolver solver, PetscReal t, PetscReal dt)
   v->t_now       = t + dt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-  }
-  if (mx) PetscCall(PetscArraycpy(v->em, v->em1, v->ncx * SG_VLASOV_EM_NC * v->npx));
-  v->emcur       = v->em;
-  v->field_valid = PETSC_FALSE;
-  v->t_now       = t + dt;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}

@@ -107,6 +107,16 @@ def basis_set(d, p, fam):
     return out
 
 
+def emit_keyed(bym):
+    """['KEY*(sum)', ...] for the groups of terms bym[KEY], and their flop count."""
+    inner, nfl = [], 0
+    for key in sorted(bym):
+        e = emit_sum(bym[key])
+        if e:
+            inner.append('%s*(%s)' % (key, e)); nfl += 2 * len(bym[key]) + 1
+    return inner, nfl
+
+
 def levi(i, j, k):
     """Levi-Civita symbol eps_ijk of three indices in 0..2."""
     return (i - j) * (j - k) * (k - i) // 2
@@ -187,18 +197,23 @@ class Gen:
                 exprs.append('sh%d*(%s)' % (d, e1)); nfl += 2 * len(t1_)
         return exprs, nfl
 
+    def vol_scales(self, L, nacc):
+        """Scale factors of the volume kernels: streaming in x_d, (2/dx_d) int dpsi_k/deta_d
+        (w_v + dv/2 eta_v) f, and 2/dv_j for the first nacc acceleration directions."""
+        cd = self.cdim
+        for d in range(cd):
+            v = cd + d
+            L.append('  const double sw%d = 2.0*w[%d]/dxv[%d], sh%d = dxv[%d]/dxv[%d];' % (d, v, d, d, v, d))
+        for j in range(nacc):
+            L.append('  const double rv%d = 2.0/dxv[%d];' % (j, cd + j))
+
     # ---- volume ------------------------------------------------------------------------------
     def gen_vol(self):
         cd, pd, B = self.cdim, self.pdim, self.B
         L = []
         L.append('void sg_vlasov_vol_%s(const double *restrict w, const double *restrict dxv, '
                  'const double *restrict acc, const double *restrict f, double *restrict out)\n{' % self.tag)
-        # streaming in x_d: (2/dx_d) int dpsi_k/deta_d (w_v + dv/2 eta_v) f
-        for d in range(cd):
-            v = cd + d
-            L.append('  const double sw%d = 2.0*w[%d]/dxv[%d], sh%d = dxv[%d]/dxv[%d];' % (d, v, d, d, v, d))
-        for d in range(cd):
-            L.append('  const double rv%d = 2.0/dxv[%d];' % (d, cd + d))
+        self.vol_scales(L, cd)
         nfl = 0
         for k, ak in enumerate(B):
             exprs, n = self.stream_terms(ak)
@@ -368,16 +383,40 @@ class Gen:
     def lorentz_has(self, j, k):
         return any(levi(j, k, l) for l in range(3)) and k != j
 
+    def lorentz_pair(self, j, ak, al, vel, r0, s0, sym, bym):
+        """Exact coefficients of the pair of basis functions (ak, al) against Phi_m (config) times 1 or
+        eta_k (the v x B part): r0*sqrt(s0) is the factor of the v_j position already integrated;
+        vel lists (position in the multi-indices, velocity direction k) of the other velocity positions.
+        Appends (coefficient, sym) to bym[A-name]."""
+        cd = self.cdim
+        for kk in [None] + [kk for kk in range(self.vdim) if self.lorentz_has(j, kk)]:
+            r, s = r0, s0
+            for pos, kv in vel:
+                if kk is not None and kv == kk:
+                    r *= t1('E1', ak[pos], al[pos]); s *= nrm2(ak[pos]) * nrm2(al[pos])
+                elif ak[pos] != al[pos]:
+                    r = 0
+                if r == 0:
+                    break
+            if r == 0:
+                continue
+            for m, am in enumerate(self.Bx):
+                rr, ss = r, s
+                for i in range(cd):
+                    rr *= t1('I3', ak[i], am[i], al[i])
+                    ss *= nrm2(ak[i]) * nrm2(am[i]) * nrm2(al[i])
+                    if rr == 0:
+                        break
+                if rr != 0:
+                    key = ('A%d_%d' % (j, m)) if kk is None else ('A%d_%d_%d' % (j, kk, m))
+                    bym.setdefault(key, []).append((C(rr, ss).val(), sym))
+
     def gen_volem(self):
         cd, vd, pd, B = self.cdim, self.vdim, self.pdim, self.B
         L = []
         L.append('void sg_vlasov_volem_%s(const double *restrict w, const double *restrict dxv, double qm, '
                  'const double *restrict em, const double *restrict f, double *restrict out)\n{' % self.tag)
-        for d in range(cd):
-            v = cd + d
-            L.append('  const double sw%d = 2.0*w[%d]/dxv[%d], sh%d = dxv[%d]/dxv[%d];' % (d, v, d, d, v, d))
-        for j in range(vd):
-            L.append('  const double rv%d = 2.0/dxv[%d];' % (j, cd + j))
+        self.vol_scales(L, vd)
         nfl = self.lorentz_coefs(L)
         for k, ak in enumerate(B):
             exprs, n = self.stream_terms(ak)
@@ -385,39 +424,13 @@ class Gen:
             for j in range(vd):
                 v = cd + j
                 bym = {}
+                vel = [(i, i - cd) for i in range(cd, pd) if i != v]
                 for l, al in enumerate(B):
                     dv = t1('D2', ak[v], al[v])
-                    if dv == 0:
-                        continue
-                    # velocity factor: 1 (key None) or eta_k (key k)
-                    for kk in [None] + [kk for kk in range(vd) if self.lorentz_has(j, kk)]:
-                        r, s = dv, nrm2(ak[v]) * nrm2(al[v])
-                        for i in range(cd, pd):
-                            if i == v:
-                                continue
-                            if kk is not None and i == cd + kk:
-                                r *= t1('E1', ak[i], al[i]); s *= nrm2(ak[i]) * nrm2(al[i])
-                            elif ak[i] != al[i]:
-                                r = 0
-                            if r == 0:
-                                break
-                        if r == 0:
-                            continue
-                        for m, am in enumerate(self.Bx):
-                            rr, ss = r, s
-                            for i in range(cd):
-                                rr *= t1('I3', ak[i], am[i], al[i])
-                                ss *= nrm2(ak[i]) * nrm2(am[i]) * nrm2(al[i])
-                                if rr == 0:
-                                    break
-                            if rr != 0:
-                                key = ('A%d_%d' % (j, m)) if kk is None else ('A%d_%d_%d' % (j, kk, m))
-                                bym.setdefault(key, []).append((C(rr, ss).val(), 'f[%d]' % l))
-                inner = []
-                for key in sorted(bym):
-                    e = emit_sum(bym[key])
-                    if e:
-                        inner.append('%s*(%s)' % (key, e)); nfl += 2 * len(bym[key]) + 1
+                    if dv != 0:
+                        self.lorentz_pair(j, ak, al, vel, dv, nrm2(ak[v]) * nrm2(al[v]), 'f[%d]' % l, bym)
+                inner, n = emit_keyed(bym)
+                nfl += n
                 if inner:
                     exprs.append('rv%d*(%s)' % (j, '+'.join(inner)))
             if exprs:
@@ -444,37 +457,13 @@ class Gen:
 
         def fi(i):  # phase dim i -> index in the face multi-index
             return i if i < v else i - 1
+        vel = [(fi(i), i - cd) for i in range(cd, cd + vd) if i != v]
         for b, ab in enumerate(fs):
             bym = {}
             for g, ag in enumerate(fs):
-                for kk in [None] + [kk for kk in range(vd) if self.lorentz_has(j, kk)]:
-                    r, s = Fr(1), Fr(1)
-                    for i in range(cd, cd + vd):
-                        if i == v:
-                            continue
-                        if kk is not None and i == cd + kk:
-                            r *= t1('E1', ab[fi(i)], ag[fi(i)]); s *= nrm2(ab[fi(i)]) * nrm2(ag[fi(i)])
-                        elif ab[fi(i)] != ag[fi(i)]:
-                            r = 0
-                        if r == 0:
-                            break
-                    if r == 0:
-                        continue
-                    for m, am in enumerate(self.Bx):
-                        rr, ss = r, s
-                        for i in range(cd):
-                            rr *= t1('I3', ab[i], am[i], ag[i])
-                            ss *= nrm2(ab[i]) * nrm2(am[i]) * nrm2(ag[i])
-                            if rr == 0:
-                                break
-                        if rr != 0:
-                            key = ('A%d_%d' % (j, m)) if kk is None else ('A%d_%d_%d' % (j, kk, m))
-                            bym.setdefault(key, []).append((C(rr, ss).val(), 'a%d' % g))
-            inner = []
-            for key in sorted(bym):
-                e = emit_sum(bym[key])
-                if e:
-                    inner.append('%s*(%s)' % (key, e)); nfl += 2 * len(bym[key]) + 1
+                self.lorentz_pair(j, ab, ag, vel, Fr(1), Fr(1), 'a%d' % g, bym)
+            inner, n = emit_keyed(bym)
+            nfl += n
             L.append('  const double G%d = rv*(%s - ht*j%d);' % (b, '+'.join(inner) if inner else '0.0', b))
             nfl += 3
         nfl += self.scatter(v, fidx, L, 'G')
@@ -708,6 +697,19 @@ EM_CONFIGS = [
 ]
 
 
+def write_list(fn, typ, prefix, names):
+    """The NULL-terminated table PREFIX_list[] of the generated sets."""
+    with open(fn, 'w') as fh:
+        fh.write('/* Generated by physics/vlasov/gen/gen_kernels.py -- do not edit. */\n')
+        fh.write('#include "vlasov_kernels.h"\n\n')
+        for n in names:
+            fh.write('extern const %s %s_%s;\n' % (typ, prefix, n))
+        fh.write('\nconst %s *const %s_list[] = {\n' % (typ, prefix[:-1] if prefix.endswith('s') else prefix))
+        for n in names:
+            fh.write('  &%s_%s,\n' % (prefix, n))
+        fh.write('  NULL\n};\n')
+
+
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), '..', 'kernels')
     os.makedirs(outdir, exist_ok=True)
@@ -721,15 +723,7 @@ def main():
         names.append(g.tag)
         print('%-24s Np=%3d  flops vol=%d surf=%s' % (g.tag, len(g.B), g.nflops['vol'],
               [g.nflops[k] for k in sorted(g.nflops) if k != 'vol']))
-    with open(os.path.join(outdir, 'vlasov_kernel_list.c'), 'w') as fh:
-        fh.write('/* Generated by physics/vlasov/gen/gen_kernels.py -- do not edit. */\n')
-        fh.write('#include "vlasov_kernels.h"\n\n')
-        for n in names:
-            fh.write('extern const SgVlasovKernels sg_vlasov_kernels_%s;\n' % n)
-        fh.write('\nconst SgVlasovKernels *const sg_vlasov_kernel_list[] = {\n')
-        for n in names:
-            fh.write('  &sg_vlasov_kernels_%s,\n' % n)
-        fh.write('  NULL\n};\n')
+    write_list(os.path.join(outdir, 'vlasov_kernel_list.c'), 'SgVlasovKernels', 'sg_vlasov_kernels', names)
     emnames = []
     for cfg in EM_CONFIGS:
         g = Gen(*cfg)
@@ -738,15 +732,7 @@ def main():
             fh.write(src)
         emnames.append(g.tag)
         print('%-24s em flops vol=%d surfv=%s' % (g.tag, g.nflops['volem'], [g.nflops[k] for k in sorted(g.nflops) if k.startswith('surfvem')]))
-    with open(os.path.join(outdir, 'vlasov_em_kernel_list.c'), 'w') as fh:
-        fh.write('/* Generated by physics/vlasov/gen/gen_kernels.py -- do not edit. */\n')
-        fh.write('#include "vlasov_kernels.h"\n\n')
-        for n in emnames:
-            fh.write('extern const SgVlasovEMKernels sg_vlasov_em_kernels_%s;\n' % n)
-        fh.write('\nconst SgVlasovEMKernels *const sg_vlasov_em_kernel_list[] = {\n')
-        for n in emnames:
-            fh.write('  &sg_vlasov_em_kernels_%s,\n' % n)
-        fh.write('  NULL\n};\n')
+    write_list(os.path.join(outdir, 'vlasov_em_kernel_list.c'), 'SgVlasovEMKernels', 'sg_vlasov_em_kernels', emnames)
 
 
 if __name__ == '__main__':
