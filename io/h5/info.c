@@ -5,6 +5,55 @@
 #include "h5util.h"
 #include "sgdataset.h"
 
+/* A string attribute, fixed or variable length (H5MD writes arrays of variable-length strings, e.g.
+   boundary = periodic x 3), scalar or a short array: its values, the first line of each (a deck is
+   shown by its first line). A value HDF5 cannot convert is named, never an HDF5 error stack. */
+static void PrintStringAttr(hid_t a, hid_t type, hssize_t n, const char *name, const char *indent)
+{
+  htri_t vlen = H5Tis_variable_str(type);
+  size_t sz   = H5Tget_size(type);
+  hid_t  m    = H5Tcopy(H5T_C_S1);
+  char **vv   = NULL, *fixed = NULL;
+  herr_t err  = -1;
+
+  if (n < 1 || n > 16 || vlen < 0) {
+    printf("%s@%s [%lld strings]\n", indent, name, (long long)n);
+    H5Tclose(m);
+    return;
+  }
+  H5E_BEGIN_TRY
+  {
+    if (vlen) {
+      H5Tset_size(m, H5T_VARIABLE);
+      vv = (char **)calloc((size_t)n, sizeof(char *));
+      if (vv) err = H5Aread(a, m, vv);
+    } else {
+      H5Tset_size(m, sz + 1); /* room for the terminator: null-padded strings fill all sz bytes */
+      fixed = (char *)calloc((size_t)n, sz + 1);
+      if (fixed) err = H5Aread(a, m, fixed);
+    }
+  }
+  H5E_END_TRY;
+  if (err < 0) printf("%s@%s (a string HDF5 cannot read)\n", indent, name);
+  else {
+    printf("%s@%s =", indent, name);
+    for (hssize_t k = 0; k < n; k++) {
+      char *v  = vlen ? vv[k] : fixed + k * (sz + 1);
+      char *nl = v ? strchr(v, '\n') : NULL;
+      printf(" \"%.*s\"%s", nl ? (int)(nl - v) : (int)(v ? strlen(v) : 0), v ? v : "", nl ? " ..." : "");
+    }
+    printf("\n");
+  }
+  if (vv && err >= 0) {
+    hid_t s = H5Screate_simple(1, (hsize_t[]){(hsize_t)n}, NULL);
+    H5Dvlen_reclaim(m, s, H5P_DEFAULT, vv);
+    H5Sclose(s);
+  }
+  free(vv);
+  free(fixed);
+  H5Tclose(m);
+}
+
 static void PrintAttrs(hid_t obj, const char *indent)
 {
   H5O_info_t info;
@@ -15,21 +64,16 @@ static void PrintAttrs(hid_t obj, const char *indent)
     hid_t   type = H5Aget_type(a), space = H5Aget_space(a);
     hssize_t n   = H5Sget_simple_extent_npoints(space);
     H5Aget_name(a, sizeof name, name);
-    if (H5Tget_class(type) == H5T_STRING) {
-      size_t sz = H5Tget_size(type);
-      char  *v  = (char *)calloc(sz + 1, 1);
-      hid_t  m  = H5Tcopy(H5T_C_S1);
-      H5Tset_size(m, sz + 1); /* room for the terminator: null-padded strings fill all sz bytes */
-      H5Aread(a, m, v);
-      /* multi-line strings (a deck) are shown by their first line */
-      char *nl = strchr(v, '\n');
-      if (nl) strcpy(nl, " ...");
-      printf("%s@%s = \"%s\"\n", indent, name, v);
-      H5Tclose(m);
-      free(v);
-    } else if (H5Tget_class(type) == H5T_FLOAT || H5Tget_class(type) == H5T_INTEGER) {
+    if (H5Tget_class(type) == H5T_STRING) PrintStringAttr(a, type, n, name, indent);
+    else if (H5Tget_class(type) == H5T_FLOAT || H5Tget_class(type) == H5T_INTEGER) {
       double v[8];
-      if (n <= 8 && H5Aread(a, H5T_NATIVE_DOUBLE, v) >= 0) {
+      herr_t err = -1;
+      H5E_BEGIN_TRY
+      {
+        if (n <= 8) err = H5Aread(a, H5T_NATIVE_DOUBLE, v);
+      }
+      H5E_END_TRY;
+      if (err >= 0) {
         printf("%s@%s =", indent, name);
         for (hssize_t k = 0; k < n; k++) printf(" %.10g", v[k]);
         printf("\n");

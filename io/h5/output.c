@@ -404,7 +404,9 @@ static PetscErrorCode WriteXdmf(SgOutput out)
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(out->comm, &rank));
-  if (rank) PetscFunctionReturn(PETSC_SUCCESS);
+  /* a run without field snapshots (MD: its particles are in the H5MD trajectory) gets no sidecar:
+     an XDMF file with an empty Domain is one ParaView opens to nothing */
+  if (rank || !out->nrecords) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscStrncpy(xmf, out->filename, sizeof xmf));
   {
     size_t l = strlen(xmf);
@@ -464,6 +466,13 @@ static PetscErrorCode WriteXdmf(SgOutput out)
   fprintf(fp, " </Domain>\n</Xdmf>\n");
   PetscCheck(!fclose(fp), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Error writing %s (disk full?)", tmp);
   PetscCheck(!rename(tmp, xmf), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s", tmp, xmf);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputHasFields(SgOutput out, PetscBool *has)
+{
+  PetscFunctionBegin;
+  *has = out->nrecords ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

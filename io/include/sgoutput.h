@@ -32,6 +32,8 @@ PETSC_EXTERN PetscErrorCode SgOutputBeginSnapshot(SgOutput, PetscInt step, Petsc
    dimension (cell-centred data: the DMDA point i sits at lo + (i + 1/2) (hi - lo) / N). */
 PETSC_EXTERN PetscErrorCode SgOutputWriteField(SgOutput, const char name[], Vec v, const PetscReal lo[], const PetscReal hi[]);
 PETSC_EXTERN PetscErrorCode SgOutputEndSnapshot(SgOutput);
+/* Whether the run wrote field snapshots, and so an XDMF sidecar BASE.xmf (MD runs write none). */
+PETSC_EXTERN PetscErrorCode SgOutputHasFields(SgOutput, PetscBool *has);
 PETSC_EXTERN PetscErrorCode SgOutputWriteReport(SgOutput, const char name[], const char units[], PetscInt n, const PetscReal values[]);
 PETSC_EXTERN PetscErrorCode SgOutputFlush(SgOutput);
 PETSC_EXTERN PetscErrorCode SgOutputDestroy(SgOutput *);

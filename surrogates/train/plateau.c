@@ -131,7 +131,9 @@ PetscErrorCode SgTrainerPlateauReport(SgTrainer t, PetscInt steps)
   MPI_Comm comm = PetscObjectComm((PetscObject)t);
 
   PetscFunctionBegin;
-  if (t->plateau.window) PetscCall(PetscPrintf(comm, "%s: plateau decay: %" PetscInt_FMT " cut(s), learning-rate factor %g (best windowed loss %g)\n", t->name, t->pl.ndecay, (double)t->pl.scale, (double)t->pl.best));
+  /* best stays at PETSC_MAX_REAL until a whole window has been seen (a run shorter than one window) */
+  if (t->plateau.window && t->pl.best < PETSC_MAX_REAL) PetscCall(PetscPrintf(comm, "%s: plateau decay: %" PetscInt_FMT " cut(s), learning-rate factor %g (best windowed loss %g)\n", t->name, t->pl.ndecay, (double)t->pl.scale, (double)t->pl.best));
+  else if (t->plateau.window) PetscCall(PetscPrintf(comm, "%s: plateau decay: %" PetscInt_FMT " cut(s), learning-rate factor %g (no window of %" PetscInt_FMT " steps completed yet)\n", t->name, t->pl.ndecay, (double)t->pl.scale, t->plateau.window));
   if (t->clip > 0) PetscCall(PetscPrintf(comm, "%s: gradient clipped to norm %g at %" PetscInt_FMT " of %" PetscInt_FMT " steps (largest norm %g)\n", t->name, (double)t->clip, t->pl.nclip, steps, (double)t->pl.maxnorm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -64,4 +64,15 @@ for args in (["info", "v.h5"], ["run", landau, "-sim_t_end", "0.5", "-sim_output
     check(rc == 0 and "PETSC ERROR" not in err and "MPI_ABORT" not in err and err.strip() == "",
           f"surge {args[0]} writing into a closed pipe ends quietly with exit 0 (rc {rc}, {err.strip()[:200]!r})")
 check(os.path.exists(f"{w}/p.h5"), "and the run behind the closed pipe still wrote its output")
+
+# small things of everyday use (issue 36, item 8)
+rc, out, err = run(["run", deck("md/ar_metal.yaml"), "-sim_max_steps", "5", "-sim_output", "m", "-md_traj_file", "m.h5md", "-md_traj_every", "1"])
+check(rc == 0 and not os.path.exists(f"{w}/m.xmf") and "Wrote m.h5 and checkpoint m.chk.h5" in out,
+      "an MD run (no field snapshots) writes no empty XDMF sidecar and does not claim one")
+steps = [l for l in out.splitlines() if l.startswith("step ")]
+check(steps and steps[0].endswith("ETA -") and all("ETA -" not in l for l in steps[1:]),
+      f"the first progress line gives no ETA (the first step carries the set-up), later ones do ({steps[:2]})")
+rc, out, err = run(["info", "m.h5md"])
+check(rc == 0 and "HDF5-DIAG" not in err + out and '@boundary = "periodic" "periodic" "periodic"' in out,
+      f"surge info on an H5MD trajectory: its variable-length string attributes, no HDF5 error stack ({err[:200]!r})")
 print("cli: all checks passed")
