@@ -24,6 +24,21 @@ $MPI build/tests/test_deepmd_interop fixture $D/sea.h5 $FIX/deeppot-testcase.yam
 $MPI $SURGE model import $FIX/deeppot_sea.yaml $D/sea_2ranks.h5 > /dev/null
 cmp $D/sea.h5 $D/sea_2ranks.h5
 echo "ok    deeppot_sea.yaml reproduces DeePMD-kit's reference values to 1e-10 on 1 and 2 ranks"
+# what no DeePMD-kit fixture covers, against an independent PyTorch evaluation of the same DeePMD-kit
+# dictionaries (dp_reference.py, written from dpmodel's semantics; it reproduces deeppot-testcase.yaml
+# itself): type-pair nets, the other activations with an out_bias, exclude_types, per-slot davg/dstd
+V="pairs act_gelu_softplus act_sigmoid_relu act_softplus_gelu act_linear_tanh excl slots"
+/usr/bin/python3 tests/regression/deepmd/dp_reference.py variants $FIX/deeppot_sea.yaml $D
+cp $FIX/deeppot_sea.yaml $D/fixture_sea.yaml
+/usr/bin/python3 tests/regression/deepmd/dp_reference.py eval $FIX/deeppot-testcase.yaml $D/fixture_sea.yaml $(for v in $V; do echo $D/$v.yaml; done)
+build/tests/test_deepmd_interop fixture $D/sea.h5 $D/fixture_sea_ref.yaml | tail -1   # the reference itself = DeePMD-kit
+for v in $V; do
+  $SURGE model import $D/$v.yaml $D/$v.h5 | cut -c1-160
+  build/tests/test_deepmd_interop fixture $D/$v.h5 $D/${v}_ref.yaml
+done
+$MPI build/tests/test_deepmd_interop fixture $D/pairs.h5 $D/pairs_ref.yaml | tail -1
+$MPI build/tests/test_deepmd_interop fixture $D/slots.h5 $D/slots_ref.yaml | tail -1
+echo "ok    type pairs, activations, out_bias, exclude_types, per-slot statistics = the PyTorch reference to 1e-10"
 # round trips
 roundtrip() { # MODEL.h5 NAME
   $SURGE model export $1 $D/$2.dp > /dev/null
@@ -43,7 +58,12 @@ for side in true false; do
   $SURGE model test $D/pair_${side}_dp.h5 $D/pair_valid.h5 > $D/test_b.log
   diff <(grep -i "rmse\|mae" $D/test_a.log) <(grep -i "rmse\|mae" $D/test_b.log)
 done
-echo "ok    export -> import: identical model files (.dp, .yaml; fixture, trained one-side and type-pair); same dp test lines"
+# the shipped water model in DeePMD-kit's format: re-exported identically, imported back to the same model
+$SURGE model export inputs/deepmd/models/water.h5 $D/water.dp > /dev/null
+cmp $D/water.dp inputs/deepmd/models/water.dp
+$SURGE model import inputs/deepmd/models/water.dp $D/water.h5 > /dev/null
+h5diff inputs/deepmd/models/water.h5 $D/water.h5
+echo "ok    export -> import: identical model files (.dp, .yaml; fixture, trained one-side and type-pair; shipped water.dp); same dp test lines"
 # refusals: one line, exit 1, no output
 refuse() { # EXPECTED-TEXT ARGS...
   local want=$1; shift
@@ -58,7 +78,7 @@ refuse() { # EXPECTED-TEXT ARGS...
 }
 head -c 4000 $D/sea.dp > $D/trunc.dp
 refuse "trunc.dp" import $D/trunc.dp $D/out.h5
-python3 - $FIX/deeppot_sea.yaml $D <<'PY'
+/usr/bin/python3 - $FIX/deeppot_sea.yaml $D <<'PY'
 import sys, yaml
 src, d = sys.argv[1], sys.argv[2]
 text = open(src).read()
