@@ -45,7 +45,8 @@ LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
 # <- src/cli. A file is compiled with the public headers of its own module and of the layers below it
 # only, so a forbidden #include does not compile; <hdf5.h> is on the path of io/ alone. The NN engine
 # (surrogates/nn, no dependencies) is a library io/nn and the surrogates use. tests/unit/core/
-# layering.py checks the same rules by name (make check runs it).
+# layering.py checks every include by the file it resolves to ("../" ones too); the build runs it
+# ($(BUILD)/layering.ok below) and make check runs it again.
 BASE_INC   := -Isrc/base/include $(PETSC_CFLAGS) $(YAML_CFLAGS) $(JSON_CFLAGS)
 IO_PUB_INC := -Iio/include $(patsubst %,-I%,$(wildcard io/*/include))
 NN_INC     := -I$(NN_DIR)
@@ -71,9 +72,18 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(call layer_inc,$<) -MMD -MP -c $< -o $@
 
-$(LIBSURGE): $(LIB_OBJS)
+# The layering check runs before the library is archived: the -I paths cannot stop a quoted "../x/y.h",
+# tests/unit/core/layering.py resolves every include to its file and fails the build on a forbidden one.
+LAYER_FILES := $(shell find src io physics surrogates \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) \
+                 -not -path '*/build*' -not -path '*/tests/*' -not -path '*/gen/*')
+$(BUILD)/layering.ok: tests/unit/core/layering.py $(LAYER_FILES)
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	@python3 tests/unit/core/layering.py . > $@.log || { cat $@.log; echo "build stopped: forbidden #include (docs/architecture.md, layering)"; exit 1; }
+	@touch $@
+
+$(LIBSURGE): $(LIB_OBJS) | $(BUILD)/layering.ok
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $(LIB_OBJS)
 
 $(BIN)/surge: $(BUILD)/src/cli/main.o $(LIBSURGE) $(NN_ARCHIVE)
 	@mkdir -p $(@D)

@@ -4,7 +4,7 @@
 #ifndef SGNN_IMPL_H
 #define SGNN_IMPL_H
 
-#include "sgnn.h"
+#include "sgnn_op.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -13,17 +13,7 @@ extern "C" {
 #endif
 
 /* ---- errors ---------------------------------------------------------- */
-int sgnn_seterr(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sgnn_logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-#define SGNN_CHECK(cond, code, ...)                                                                     \
-  do {                                                                                                \
-    if (!(cond)) return sgnn_seterr((code), __VA_ARGS__);                                              \
-  } while (0)
-#define SGNN_TRY(call)                                                                                  \
-  do {                                                                                                \
-    int sgnn_rc_ = (call);                                                                            \
-    if (sgnn_rc_) return sgnn_rc_;                                                                    \
-  } while (0)
 /* TRY that jumps to a cleanup label (for functions holding temporaries) */
 #define SGNN_TRYG(call)                                                                                 \
   do {                                                                                                \
@@ -31,8 +21,6 @@ void sgnn_logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
     if (rc) goto done;                                                                                \
   } while (0)
 
-/* shape to text for messages; uses a small rotating set of static buffers */
-const char *sgnn_shape_str(int ndim, const int *shape);
 #define SHP(t) sgnn_shape_str((t)->ndim, (t)->shape)
 static inline size_t sgnn_esize(SgnnDType d) { return d == SGNN_F64 ? 8 : 4; }
 static inline const char *sgnn_dtype_name(SgnnDType d) { return d == SGNN_F64 ? "f64" : "f32"; }
@@ -45,7 +33,6 @@ typedef struct {
   int refcount;
 } SgnnStorage;
 
-typedef struct SgnnNode SgnnNode;
 
 struct SgnnTensor_ {
   int refcount;
@@ -64,8 +51,6 @@ struct SgnnTensor_ {
 static inline void *sgnn_ptr(SgnnTensor t) { return (char *)t->st->ptr + (size_t)t->offset * sgnn_esize(t->dtype); }
 static inline SgnnBackend *sgnn_be(SgnnTensor t) { return t->st->be; }
 long sgnn_numel_of(int ndim, const int *shape);
-int sgnn_tensor_new(SgnnBackend *be, SgnnDType dt, int ndim, const int *shape, int zero, SgnnTensor *out);
-int sgnn_tensor_view(SgnnTensor base, long offset, int ndim, const int *shape, SgnnTensor *out);
 int sgnn_same_shape(SgnnTensor a, SgnnTensor b);
 /* common input checks; op names the op in the message */
 int sgnn_check_in(const char *op, SgnnTensor t, const char *what);
@@ -93,11 +78,6 @@ typedef struct {
   SgnnTensor leaf;   /* the input itself if it is a leaf requiring grad */
 } SgnnEdge;
 
-/* Compute gin[i] for inputs with need[i]; g is the gradient of the output.
- * Runs with recording on iff create_graph, so a backward written with sgnn_*
- * ops is itself differentiable. */
-typedef int (*SgnnBackwardFn)(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, int create_graph);
-
 #define SGNN_MAX_SAVED 4
 struct SgnnNode {
   const char *name;
@@ -122,10 +102,6 @@ struct SgnnNode {
 };
 
 int sgnn_recording(void);
-/* Attach a node to a fresh result if recording and any input needs grad.
- * Returns the node (to save tensors on) or NULL. */
-SgnnNode *sgnn_record(SgnnTensor out, const char *name, int nin, SgnnTensor *in, SgnnBackwardFn bw);
-void sgnn_node_save(SgnnNode *n, int slot, SgnnTensor t);
 void sgnn_node_save_output(SgnnNode *n, SgnnTensor out);
 /* The op's output as seen from its backward: differentiable (pointing back at
  * this node) when create_graph, plain data otherwise. New reference. */

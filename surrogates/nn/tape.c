@@ -101,6 +101,9 @@ void sgnn_node_save(SgnnNode *n, int slot, SgnnTensor t)
   n->saved[slot] = sgnn_tensor_ref(t);
 }
 
+SgnnTensor sgnn_node_saved(SgnnNode *n, int slot) { return n && slot >= 0 && slot < SGNN_MAX_SAVED ? n->saved[slot] : NULL; }
+const int *sgnn_node_in_shape(SgnnNode *n, int i) { return n && i >= 0 && i < n->nin ? n->in_shape[i] : NULL; }
+
 /* Saving the output itself would be a reference cycle (output -> node ->
  * output). Keep a node-less alias of its data instead and rebuild a
  * differentiable handle on demand (PyTorch's SavedVariable does the same). */

@@ -3,7 +3,7 @@
  * backward: the halo's gradient goes back to the rank that owns those planes)
  * and the allreduce sum (backward: allreduce of the output gradients).
  *
- * Both need the engine's node interface (sgnn_impl.h): a backward that talks
+ * Both need the engine's interface for ops of their own (sgnn_op.h): a backward that talks
  * to other ranks cannot be composed from public ops. What a backward needs
  * (communicator, buffers, requests) lives in the data of a small tensor the
  * node saves, so the engine frees it with the node.
@@ -19,8 +19,9 @@
  * Blocking calls inside backward are matched because every rank of the group
  * reaches the same nodes in the same tape order. */
 #include "sgpar_impl.h"
-#include "sgnn_impl.h"
+#include "sgnn_op.h"
 #include <stdlib.h>
+#include <string.h>
 
 static int fault_mask;
 void sgpar_test_set_fault(int mask) { fault_mask = mask; }
@@ -66,8 +67,8 @@ static int check_cpu(const char *op, SgnnTensor x)
 
 static int check_axis(const char *op, const SgparAxisSplit *s, SgnnTensor x)
 {
-  if (x->ndim != 5 || x->shape[s->axis] != s->n)
-    return sgpar_fail(SGNN_ERR_SHAPE, "%s: input %s is not a [N,C,D,H,W] slab of %d planes on axis %d", op, SHP(x), s->n,
+  if (sgnn_tensor_ndim(x) != 5 || sgnn_tensor_shape(x)[s->axis] != s->n)
+    return sgpar_fail(SGNN_ERR_SHAPE, "%s: input %s is not a [N,C,D,H,W] slab of %d planes on axis %d", op, sgnn_shape_str(sgnn_tensor_ndim(x), sgnn_tensor_shape(x)), s->n,
                       s->axis);
   return 0;
 }
@@ -130,7 +131,7 @@ static int anchor_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor *gi
 {
   if (!need[0]) return 0;
   if (cg) return sgnn_seterr(SGNN_ERR_UNSUPPORTED, "sgpar_halo: second derivatives through a halo exchange are not implemented");
-  BwdState *S = state_of(nd->saved[0]);
+  BwdState *S = state_of(sgnn_node_saved(nd, 0));
   if (!S->posted) { /* nothing sent (no neighbours, or the test-only fault) */
     gin[0] = sgnn_tensor_ref(g);
     return 0;
@@ -142,11 +143,11 @@ static int anchor_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor *gi
   SGNN_CHECK(!e, SGNN_ERR_BACKEND, "sgpar_halo backward: MPI error %d", e);
   sgpar_trace_add(S->trace, S->layer, SGPAR_EV_HALO_WAIT_BWD, t0, t1);
   sgpar_trace_add(S->trace, S->layer, SGPAR_EV_CONV_BWD, S->t_post, t1);
-  SGNN_TRY(sgnn_tensor_new(sgnn_be(g), g->dtype, 5, nd->in_shape[0], 0, &gin[0]));
-  memcpy(sgnn_ptr(gin[0]), sgnn_ptr(g), (size_t)g->numel * S->es);
-  char *rl = state_buf(nd->saved[0]) + 2 * S->blk * S->es, *rh = rl + S->blk * S->es, *d = sgnn_ptr(gin[0]);
-  if (S->lo != MPI_PROC_NULL) unpack_add(rl, S->outer, S->n, S->inner, g->dtype, 0, S->h, d);
-  if (S->hi != MPI_PROC_NULL) unpack_add(rh, S->outer, S->n, S->inner, g->dtype, S->n - S->h, S->h, d);
+  SGNN_TRY(sgnn_tensor_new(sgnn_tensor_backend(g), sgnn_tensor_dtype(g), 5, sgnn_node_in_shape(nd, 0), 0, &gin[0]));
+  memcpy(sgnn_tensor_data(gin[0]), sgnn_tensor_data(g), (size_t)sgnn_tensor_numel(g) * S->es);
+  char *rl = state_buf(sgnn_node_saved(nd, 0)) + 2 * S->blk * S->es, *rh = rl + S->blk * S->es, *d = sgnn_tensor_data(gin[0]);
+  if (S->lo != MPI_PROC_NULL) unpack_add(rl, S->outer, S->n, S->inner, sgnn_tensor_dtype(g), 0, S->h, d);
+  if (S->hi != MPI_PROC_NULL) unpack_add(rh, S->outer, S->n, S->inner, sgnn_tensor_dtype(g), S->n - S->h, S->h, d);
   return 0;
 }
 
@@ -176,7 +177,7 @@ int sgpar_halo_begin(SgparGrid g, const SgparAxisSplit *s, SgnnTensor x, int h, 
   H->hi = s->hi;
   H->trace = sgpar_grid_trace_ptr(g);
   H->layer = sgpar_trace_layer(H->trace);
-  H->es = sgnn_esize(sgnn_tensor_dtype(x));
+  H->es = (sgnn_tensor_dtype(x) == SGNN_F64 ? 8 : 4);
   outer_inner(ndim, shape, a, &H->outer, &H->inner);
   H->blk = (size_t)H->outer * h * H->inner;
   H->buf = calloc(4 * H->blk + 1, H->es); /* zeros: the halo beyond the sample's edge */
@@ -228,11 +229,11 @@ static int halo_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor *gin,
     return sgnn_seterr(SGNN_ERR_UNSUPPORTED, "sgpar_halo: second derivatives through a halo exchange are not implemented");
   (void)gin; /* the halo's contribution to x's gradient arrives through the anchor */
   if (fault_mask & SGPAR_FAULT_BWD_HALO) return 0; /* test-only: the halo's gradient is lost */
-  BwdState *S = state_of(nd->saved[0]);
-  char *sl = state_buf(nd->saved[0]), *sh = sl + S->blk * S->es, *rl = sh + S->blk * S->es, *rh = rl + S->blk * S->es;
-  pack(sgnn_ptr(g), S->outer, 2 * S->h, S->inner, S->es, 0, S->h, sl);
-  pack(sgnn_ptr(g), S->outer, 2 * S->h, S->inner, S->es, S->h, S->h, sh);
-  MPI_Datatype T = mpi_type(g->dtype);
+  BwdState *S = state_of(sgnn_node_saved(nd, 0));
+  char *sl = state_buf(sgnn_node_saved(nd, 0)), *sh = sl + S->blk * S->es, *rl = sh + S->blk * S->es, *rh = rl + S->blk * S->es;
+  pack(sgnn_tensor_data(g), S->outer, 2 * S->h, S->inner, S->es, 0, S->h, sl);
+  pack(sgnn_tensor_data(g), S->outer, 2 * S->h, S->inner, S->es, S->h, S->h, sh);
+  MPI_Datatype T = mpi_type(sgnn_tensor_dtype(g));
   int e = MPI_Irecv(rl, (int)S->blk, T, S->lo, TAG_BWD, S->comm, &S->req[0]);
   if (!e) e = MPI_Irecv(rh, (int)S->blk, T, S->hi, TAG_BWD, S->comm, &S->req[1]);
   if (!e) e = MPI_Isend(sl, (int)S->blk, T, S->lo, TAG_BWD, S->comm, &S->req[2]);
@@ -249,7 +250,7 @@ static int progress_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor *
 {
   if (!need[0]) return 0;
   if (cg) return sgnn_seterr(SGNN_ERR_UNSUPPORTED, "sgpar_halo: second derivatives through a halo exchange are not implemented");
-  BwdState *S = state_of(nd->saved[0]);
+  BwdState *S = state_of(sgnn_node_saved(nd, 0));
   int flag;
   if (S->posted) MPI_Testall(4, S->req, &flag, MPI_STATUSES_IGNORE);
   gin[0] = sgnn_tensor_ref(g);
@@ -337,10 +338,10 @@ static int allreduce_bw(SgnnNode *nd, SgnnTensor g, const int *need, SgnnTensor 
   if (!need[0]) return 0;
   if (cg)
     return sgnn_seterr(SGNN_ERR_UNSUPPORTED, "sgpar_allreduce_sum: second derivatives are not implemented");
-  ArState *A = (ArState *)sgnn_tensor_data(nd->saved[0]);
-  SGNN_TRY(sgnn_tensor_new(sgnn_be(g), g->dtype, g->ndim, g->shape, 0, &gin[0]));
+  ArState *A = (ArState *)sgnn_tensor_data(sgnn_node_saved(nd, 0));
+  SGNN_TRY(sgnn_tensor_new(sgnn_tensor_backend(g), sgnn_tensor_dtype(g), sgnn_tensor_ndim(g), sgnn_tensor_shape(g), 0, &gin[0]));
   double t0 = MPI_Wtime();
-  int e = MPI_Allreduce(sgnn_ptr(g), sgnn_ptr(gin[0]), (int)g->numel, mpi_type(g->dtype), MPI_SUM, A->comm);
+  int e = MPI_Allreduce(sgnn_tensor_data(g), sgnn_tensor_data(gin[0]), (int)sgnn_tensor_numel(g), mpi_type(sgnn_tensor_dtype(g)), MPI_SUM, A->comm);
   sgpar_trace_add(A->trace, A->layer, SGPAR_EV_ALLREDUCE_BWD, t0, MPI_Wtime());
   SGNN_CHECK(!e, SGNN_ERR_BACKEND, "sgpar_allreduce_sum backward: MPI error %d", e);
   return 0;
@@ -352,9 +353,9 @@ int sgpar_allreduce_sum_traced(MPI_Comm comm, SgparTrace *trace, int layer, Sgnn
   int rc = check_cpu("sgpar_allreduce_sum", x);
   if (rc) return rc;
   SgnnTensor o;
-  NNCHK("sgpar_allreduce_sum", sgnn_tensor_new(sgnn_tensor_backend(x), x->dtype, x->ndim, x->shape, 0, &o));
+  NNCHK("sgpar_allreduce_sum", sgnn_tensor_new(sgnn_tensor_backend(x), sgnn_tensor_dtype(x), sgnn_tensor_ndim(x), sgnn_tensor_shape(x), 0, &o));
   double t0 = MPI_Wtime();
-  int e = MPI_Allreduce(sgnn_ptr(x), sgnn_ptr(o), (int)x->numel, mpi_type(x->dtype), MPI_SUM, comm);
+  int e = MPI_Allreduce(sgnn_tensor_data(x), sgnn_tensor_data(o), (int)sgnn_tensor_numel(x), mpi_type(sgnn_tensor_dtype(x)), MPI_SUM, comm);
   sgpar_trace_add(trace, layer, SGPAR_EV_ALLREDUCE_FWD, t0, MPI_Wtime());
   if (e) {
     sgnn_tensor_free(&o);

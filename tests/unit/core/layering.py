@@ -1,23 +1,38 @@
 #!/usr/bin/env python3
-"""The layering of docs/architecture.md, checked by name on every #include of the tree.
+"""The layering of docs/architecture.md, checked on every #include of the tree by the file it names.
 
 Layers: src/base <- io <- physics/*, surrogates/* <- src/driver <- src/cli. A file may include headers of
 its own module and of the layers below it; physics and surrogates never include each other, one physics
-module never includes another, surrogates/nn needs nothing but libc/libm/BLAS/CUDA, and <hdf5.h> is
-included in io/ alone. The Makefile's per-layer include paths make a violation fail to compile; this
-test names it. Usage: layering.py [ROOT]  (exit 1 and one line per violation)."""
+module never includes another, surrogates/nn needs nothing but libc/libm/BLAS/CUDA, and HDF5's headers
+(hdf5*.h, H5*.h) are included in io/ alone.
+
+Every #include is resolved to the file it names, as the compiler would find it: "name" relative to the
+including file first, then the project's include folders; <name> in the project's include folders (a
+project header must be included with quotes: <...> would hide it from this check's first step and from
+-iquote). Then, on the file found:
+  - its module must be one the including module may depend on (the rules above);
+  - a header outside an include/ folder is private to its module (io/ is one module: its folders share
+    io/h5/h5util.h), except the flat public headers of the libraries without include/ folders
+    (PUBLIC_FLAT); so a private *impl.h is used only inside its own module.
+The Makefile's per-layer -I paths already make a forbidden "name" fail to compile; "../x/y.h" they cannot
+stop, so `make` runs this script before it links (build/layering.ok) and make check runs it again.
+Usage: layering.py [ROOT]  (exit 1 and one line per violation)."""
+import glob
 import os
 import re
 import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-SKIP = ("build", ".git", "tests", "bin")
+TOP = ("src", "io", "physics", "surrogates")
 inc_re = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+HDF5_RE = re.compile(r"(hdf5[A-Za-z0-9_]*|H5[A-Za-z0-9_]*)\.h$")
+# public headers of the two libraries that keep them at their top (their own Makefiles, -I of the folder)
+PUBLIC_FLAT = {"surrogates/nn/sgnn.h", "surrogates/nn/sgnn_op.h", "surrogates/nn/vmath.h", "surrogates/parallel/sgpar.h"}
 
 
 def module_of(rel):
     """The layer and module of a path: ('base', 'base'), ('io', 'io'), ('physics', 'md'), ..."""
-    p = rel.split(os.sep)
+    p = rel.split("/")
     if p[0] == "src":
         return (p[1], p[1])  # base, driver, cli
     if p[0] in ("physics", "surrogates"):
@@ -25,20 +40,34 @@ def module_of(rel):
     return (p[0], p[0])
 
 
-# every header of the tree by file name -> its module(s)
-headers = {}
+def skipped(rel):
+    p = rel.split("/")
+    return "build" in p or "tests" in p or "gen" in p
+
+
 sources = []
-for d, dirs, files in os.walk(ROOT):
-    rel_d = os.path.relpath(d, ROOT)
-    if rel_d.split(os.sep)[0] in SKIP or "/build" in rel_d or rel_d.endswith("/tests") or "/tests/" in rel_d + "/":
-        dirs[:] = []
-        continue
-    for f in files:
-        rel = os.path.normpath(os.path.join(rel_d, f))
-        if f.endswith((".h", ".cuh")):
-            headers.setdefault(f, set()).add(module_of(rel))
-        if f.endswith((".c", ".h", ".cu", ".cuh")):
-            sources.append(rel)
+for top in TOP:
+    for d, dirs, files in os.walk(os.path.join(ROOT, top)):
+        rel_d = os.path.relpath(d, ROOT)
+        if skipped(rel_d):
+            dirs[:] = []
+            continue
+        sources += [os.path.join(rel_d, f) for f in files if f.endswith((".c", ".h", ".cu", ".cuh"))]
+
+# the project's include folders: every include/ folder, and the flat libraries' folders
+INC_DIRS = sorted({os.path.relpath(d, ROOT) for top in TOP for d in glob.glob(os.path.join(ROOT, top, "**", "include"), recursive=True)
+                   if not skipped(os.path.relpath(d, ROOT))}) + ["surrogates/nn", "surrogates/parallel"]
+
+
+def resolve(rel, kind, name):
+    """The project file an include names (relative to ROOT), or None for a system header."""
+    cands = ([os.path.join(os.path.dirname(rel), name)] if kind == '"' else []) + [os.path.join(d, name) for d in INC_DIRS]
+    for c in cands:
+        c = os.path.normpath(c)
+        if os.path.isfile(os.path.join(ROOT, c)):
+            return c
+    return None
+
 
 ORDER = {"base": 0, "io": 1, "physics": 2, "surrogates": 2, "driver": 3, "cli": 4}
 SHARED_SURROGATE_LIBS = {"nn", "parallel", "train"}  # libraries every surrogate builds on
@@ -59,26 +88,38 @@ def allowed(src, dst):
     return ORDER.get(dl, 99) < ORDER.get(sl, -1)
 
 
+def public(rel):
+    return "include" in rel.split("/") or rel in PUBLIC_FLAT
+
+
+def check(rel, kind, name):
+    """The violations of one #include of file rel."""
+    src = module_of(rel)
+    base = os.path.basename(name)
+    shown = f"<{name}>" if kind == "<" else f'"{name}"'
+    out = []
+    if HDF5_RE.match(base) and src[0] != "io":
+        out.append(f"{rel}: includes {shown}: HDF5 belongs to io/ (use sgh5file.h, sgdataset.h, ...)")
+    if src == ("surrogates", "nn") and (base.startswith(("petsc", "slepc", "yaml")) or base == "mpi.h" or HDF5_RE.match(base)):
+        out.append(f"{rel}: includes {shown}: surrogates/nn depends on no PETSc, MPI, HDF5 or libyaml")
+    dst = resolve(rel, kind, name)
+    if dst is None:
+        return out  # a system header
+    if kind == "<":
+        out.append(f"{rel}: includes <{name}>, the project header {dst}: include project headers with quotes")
+    to = module_of(dst)
+    if not allowed(src, to):
+        out.append(f"{rel}: includes {shown} ({dst}) of {to[0]}/{to[1]}: {src[0]}/{src[1]} may not depend on it")
+    elif to != src and not public(dst):
+        out.append(f"{rel}: includes {shown} ({dst}), a private header of {to[0]}/{to[1]}: use the module's public header")
+    return out
+
+
 bad = []
 for rel in sorted(sources):
-    src = module_of(rel)
     text = open(os.path.join(ROOT, rel), errors="replace").read()
     for kind, name in inc_re.findall(text):
-        base = os.path.basename(name)
-        if kind == "<":
-            if (base == "hdf5.h" or re.match(r"H5[A-Za-z]*\.h$", base)) and src[0] != "io":
-                bad.append(f"{rel}: includes <{name}>: HDF5 belongs to io/ (use sgh5file.h, sgdataset.h, ...)")
-            if src == ("surrogates", "nn") and (base.startswith("petsc") or base in ("mpi.h", "hdf5.h")):
-                bad.append(f"{rel}: includes <{name}>: surrogates/nn depends on no PETSc, MPI or HDF5")
-            continue
-        owners = headers.get(base)
-        if not owners:
-            continue  # generated or relative to the file itself (kernels/, ../h5/...): same module
-        if name.startswith("../") and any(o[0] == src[0] for o in owners):
-            continue  # a private header of a sibling folder of the same layer
-        if not any(allowed(src, o) for o in owners):
-            o = sorted(owners)[0]
-            bad.append(f"{rel}: includes \"{name}\" of {o[0]}/{o[1]}: {src[0]}/{src[1]} may not depend on it")
+        bad += check(rel, kind, name)
 
 for b in bad:
     print("layering:", b)
