@@ -38,6 +38,8 @@ typedef struct {
   /* DeePMD-kit model features surge evaluates (imported models, surge model import); training
      supports the defaults only (tanh, no exclusions, per-type statistics) */
   PetscInt  act, fit_act;          /* activation of the embedding and of the fitting nets: SgDPAct */
+  PetscBool radial;                /* se_e2_r (DeePMD-kit's se_r): D_i = (1/(5 nnei)) sum_j G(Rn_ij[0]), an
+                                      M-vector; evaluated (imported models), not yet trained here */
   PetscBool excl[SG_DP_MAXT][SG_DP_MAXT]; /* excluded (centre, neighbour) type pairs (symmetric):
                                       their neighbours contribute a zero row (DeePMD-kit exclude_types) */
 } SgDPConfig;
@@ -48,6 +50,8 @@ typedef enum { SG_DP_TANH, SG_DP_GELU, SG_DP_RELU, SG_DP_SOFTPLUS, SG_DP_SIGMOID
 PETSC_INTERN const char *const SgDPActNames[];
 /* value a and derivatives d1, d2 of the activation at z */
 PETSC_INTERN void SgDPActivate(PetscInt fn, PetscReal z, PetscReal *a, PetscReal *d1, PetscReal *d2);
+/* width of the descriptor the fitting nets read */
+static inline PetscInt SgDPDescDim(const SgDPConfig *c) { return c->radial ? c->emb[c->nemb - 1] : c->emb[c->nemb - 1] * c->axis; }
 static inline PetscBool SgDPHasExclusions(const SgDPConfig *c)
 {
   for (PetscInt a = 0; a < c->ntypes; a++)

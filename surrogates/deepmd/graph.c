@@ -414,6 +414,7 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
   PetscFunctionBegin;
   /* the training graph has tanh nets, per-type statistics and no exclusions; an imported DeePMD-kit
      model with other features is evaluated (infer.c) but not trained */
+  PetscCheck(!m->cfg.radial, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: se_e2_r models are evaluated but not yet trained by surge");
   PetscCheck(m->cfg.act == SG_DP_TANH && m->cfg.fit_act == SG_DP_TANH && !m->sdavg && !SgDPHasExclusions(&m->cfg), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: this model (activation %s/%s%s%s) can be evaluated but not trained by surge: training needs tanh nets, per-type davg/dstd and no exclude_types", SgDPActNames[m->cfg.act], SgDPActNames[m->cfg.fit_act], m->sdavg ? ", per-slot davg/dstd" : "", SgDPHasExclusions(&m->cfg) ? ", exclude_types" : "");
   {
     int s[3] = {A, nnei, 4};

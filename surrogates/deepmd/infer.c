@@ -184,7 +184,7 @@ PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const 
   const SgDPConfig *c = &m->cfg;
   SgDPEnv           env = {0};
   const PetscInt    CH = 64; /* centres per chunk: bounds memory for any n, feeds BLAS-3 */
-  PetscInt          nnei = c->nnei, M = c->emb[c->nemb - 1], M2 = c->axis, MD = M * M2, maxw = 1, fw = 0, maxsel = 0;
+  PetscInt          nnei = c->nnei, M = c->emb[c->nemb - 1], M2 = c->axis, MD = SgDPDescDim(c), maxw = 1, fw = 0, maxsel = 0;
   PetscReal        *xs, *G, *dG, *work, *fwork, *T, *gT, *D, *gD, *Dc, *gDc, *ec, *Rn, E = 0;
   PetscInt         *rows, *start, *nreal;
   PetscReal        *Gpad, *dGpad;
@@ -240,8 +240,33 @@ PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const 
         else SgDPEmbedEval(&m->enet[e], 1, &xp, 0, Gpad + (ct * c->ntypes + t) * M, NULL, NULL, work);
       }
     }
+    /* se_e2_r: D_i = (sum_t sum_slots G) / (5 nnei), padding slots included (DeePMD-kit's se_r
+       scales its descriptor by 1/5) */
+    if (c->radial)
+      for (PetscInt i = 0; i < nc; i++) {
+        PetscReal *Di = D + MD * i;
+        PetscInt   ci = type[c0 + i];
+        PetscArrayzero(Di, M);
+        for (PetscInt t = 0; t < c->ntypes; t++) {
+          PetscInt o = c->sec[t], nr = nreal[t * CH + i], npad = c->sel[t] - nr;
+          const PetscReal *g = G + ((size_t)nc * o + start[t * CH + i]) * M;
+          for (PetscInt s = 0; s < nr; s++)
+            for (PetscInt q = 0; q < M; q++) Di[q] += g[s * M + q];
+          if (npad && m->sdavg) {
+            PetscInt e = SgDPEmbedIndex(c, ci, t);
+            for (PetscInt sl = nr; sl < c->sel[t]; sl++) {
+              const PetscReal *rp = Rn + 4 * (i * nnei + o + sl);
+              if (m->tab.on) EmbedTable(m, e, 1, rp, Gpad, dGpad, work);
+              else SgDPEmbedEval(&m->enet[e], 1, rp, 0, Gpad, NULL, NULL, work);
+              for (PetscInt q = 0; q < M; q++) Di[q] += Gpad[q];
+            }
+          } else if (npad)
+            for (PetscInt q = 0; q < M; q++) Di[q] += npad * Gpad[(ci * c->ntypes + t) * M + q];
+        }
+        for (PetscInt q = 0; q < M; q++) Di[q] /= 5.0 * nnei;
+      }
     /* T_i = sum_t (G_ti^T Rn_ti + npad G_pad Rn_pad^T) / nnei,  D_i = T_i T_i<^T */
-    for (PetscInt i = 0; i < nc; i++) {
+    for (PetscInt i = 0; i < nc && !c->radial; i++) {
       PetscReal *Ti = T + 4 * M * i;
       PetscInt   ci = type[c0 + i];
       PetscArrayzero(Ti, 4 * M);
@@ -287,8 +312,13 @@ PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const 
       PetscInt         ci = type[c0 + i], ai = c0 + i;
       const PetscReal *dstd = m->dstd[ci], *Ti = T + 4 * M * i, *gDi = gD + MD * i;
       PetscReal       *gTi  = gT + 4 * M * i;
-      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, 4, (int)M2, 1.0, gDi, (int)M2, Ti, 4, 0.0, gTi, 4);
-      cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M2, 4, (int)M, 1.0, gDi, (int)M2, Ti, 4, 1.0, gTi, 4);
+      if (c->radial) { /* dE/dx_ij = gD . dG/dx / (5 nnei): carried in gT's first column, the rest 0 */
+        PetscArrayzero(gTi, 4 * M);
+        for (PetscInt q = 0; q < M; q++) gTi[4 * q] = gDi[q] / 5.0;
+      } else {
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, 4, (int)M2, 1.0, gDi, (int)M2, Ti, 4, 0.0, gTi, 4);
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M2, 4, (int)M, 1.0, gDi, (int)M2, Ti, 4, 1.0, gTi, 4);
+      }
       for (PetscInt t = 0; t < c->ntypes; t++) {
         PetscInt o = c->sec[t];
         if (c->excl[ci][t]) continue; /* zero rows: no force */
@@ -300,6 +330,10 @@ PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const 
             PetscReal t0 = gTi[4 * p], t1 = gTi[4 * p + 1], t2 = gTi[4 * p + 2], t3 = gTi[4 * p + 3];
             gR0 += g[p] * t0, gR1 += g[p] * t1, gR2 += g[p] * t2, gR3 += g[p] * t3;
             gx += dg[p] * (rn[0] * t0 + rn[1] * t1 + rn[2] * t2 + rn[3] * t3);
+          }
+          if (c->radial) { /* D depends on the row only through G(Rn_0) */
+            gR0 = gR1 = gR2 = gR3 = gx = 0;
+            for (PetscInt p = 0; p < M; p++) gx += dg[p] * gTi[4 * p];
           }
           PetscReal gR[4] = {gR0 + gx, gR1, gR2, gR3}, gv[3] = {0, 0, 0};
           const PetscReal *sd = m->sdstd ? m->sdstd + 4 * (ci * nnei + o + s) : dstd;

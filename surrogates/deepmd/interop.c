@@ -119,6 +119,19 @@ static PetscErrorCode Arr(Ctx *x, SgTree d, const char path[], const char key[],
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* b and idt are raveled by DeePMD-kit (its TensorFlow backend writes b as [1, out]): any shape with
+   out values */
+static PetscErrorCode Vec(Ctx *x, SgTree d, const char path[], const char key[], PetscInt64 n, const double **v)
+{
+  SgTree a;
+
+  PetscFunctionBegin;
+  PetscCall(Need(x, d, path, key, SG_TREE_ARRAY, &a));
+  PetscCheck(a->numel == n, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %s.%s has %lld values, the model's sizes need %lld", x->file, path, key, (long long)a->numel, (long long)n);
+  PetscCall(Arr(x, d, path, key, a->rank, a->dims, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* One net of a NetworkCollection into surge's slab at *off: layer shapes, residual and timestep
    as surge's net of this place has them (else refused), W transposed. */
 static PetscErrorCode Net(Ctx *x, SgTree net, const char path[], PetscInt nl, const PetscInt *ins, const PetscInt *outs, const PetscBool *res, const PetscBool *idt, const PetscInt *fn, double *slab, long *off)
@@ -132,7 +145,7 @@ static PetscErrorCode Net(Ctx *x, SgTree net, const char path[], PetscInt nl, co
   for (PetscInt l = 0; l < nl; l++) {
     SgTree      L = layers->items[l], vars, rs, ts, bs;
     PetscInt    in = ins[l], out = outs[l], f;
-    PetscInt64  dw[2] = {in, out}, db[1] = {out};
+    PetscInt64  dw[2] = {in, out};
     const double *w, *b, *it;
     PetscCall(PetscSNPrintf(lp, sizeof lp, "%s.layers[%" PetscInt_FMT "]", path, l));
     PetscCheck(L->kind == SG_TREE_DICT, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %s is not a mapping", x->file, lp);
@@ -147,14 +160,14 @@ static PetscErrorCode Net(Ctx *x, SgTree net, const char path[], PetscInt nl, co
     PetscCheck((PetscBool)ts->b == idt[l], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %s.use_timestep is %s where surge's net %s a timestep", x->file, lp, ts->b ? "true" : "false", idt[l] ? "has" : "has no");
     PetscCheck(f == fn[l], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %s.activation_function %s differs from its net's %s", x->file, lp, SgDPActNames[f], SgDPActNames[fn[l]]);
     PetscCall(Arr(x, vars, lp, "w", 2, dw, &w));
-    PetscCall(Arr(x, vars, lp, "b", 1, db, &b));
+    PetscCall(Vec(x, vars, lp, "b", out, &b));
     for (PetscInt o = 0; o < out; o++)
       for (PetscInt i = 0; i < in; i++) slab[*off + o * in + i] = w[i * out + o];
     *off += in * out;
     PetscCall(PetscArraycpy(slab + *off, b, out));
     *off += out;
     if (idt[l]) {
-      PetscCall(Arr(x, vars, lp, "idt", 1, db, &it));
+      PetscCall(Vec(x, vars, lp, "idt", out, &it));
       PetscCall(PetscArraycpy(slab + *off, it, out));
       *off += out;
     } else {
@@ -220,7 +233,8 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
   PetscCall(Need(x, model, "model", "descriptor", SG_TREE_DICT, &desc));
   PetscCall(Need(x, model, "model", "fitting", SG_TREE_DICT, &fit));
   PetscCall(Need(x, desc, "model.descriptor", "type", SG_TREE_STRING, &v));
-  PetscCheck(!strcmp(v->s, "se_e2_a"), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.descriptor.type is '%s': surge imports se_e2_a models", file, v->s);
+  PetscCheck(!strcmp(v->s, "se_e2_a") || !strcmp(v->s, "se_r") || !strcmp(v->s, "se_e2_r"), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.descriptor.type is '%s': surge imports se_e2_a and se_e2_r (se_r) models", file, v->s);
+  c.radial = (PetscBool)strcmp(v->s, "se_e2_a");
   PetscCall(NeedStr(x, fit, "model.fitting", "type", "ener"));
   PetscCall(Unset(x, model, "model", "atom_exclude_types", "atom exclusions"));
   PetscCall(Unset(x, model, "model", "preset_out_bias", "a preset output bias"));
@@ -253,8 +267,11 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
   PetscCall(IntList(x, desc, "model.descriptor", "sel", SG_DP_MAXT, c.sel, &n));
   PetscCheck(n == nt, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.descriptor.sel has %" PetscInt_FMT " entries for %" PetscInt_FMT " types", file, n, nt);
   PetscCall(IntList(x, desc, "model.descriptor", "neuron", SG_DP_MAXL, c.emb, &c.nemb));
-  PetscCall(Need(x, desc, "model.descriptor", "axis_neuron", SG_TREE_INT, &v));
-  c.axis = (PetscInt)v->i;
+  if (c.radial) c.axis = 1; /* no second factor: D is the mean embedding */
+  else {
+    PetscCall(Need(x, desc, "model.descriptor", "axis_neuron", SG_TREE_INT, &v));
+    c.axis = (PetscInt)v->i;
+  }
   PetscCheck(c.axis >= 1 && c.axis <= c.emb[c.nemb - 1], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.descriptor.axis_neuron %lld is outside 1..%" PetscInt_FMT, file, v->i, c.emb[c.nemb - 1]);
   PetscCall(Need(x, desc, "model.descriptor", "resnet_dt", SG_TREE_BOOL, &v));
   c.emb_resnet_dt = v->b;
@@ -263,6 +280,8 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
   PetscCall(Activation(x, desc, "model.descriptor", "activation_function", &c.act));
   PetscCall(Exclusions(x, desc, "model.descriptor", "exclude_types", &c));
   PetscCall(Exclusions(x, model, "model", "pair_exclude_types", &c));
+  /* se_r embeds an excluded neighbour's zeroed row (G(0) != 0): not the zero contribution surge gives */
+  PetscCheck(!c.radial || !SgDPHasExclusions(&c), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.descriptor.exclude_types with se_r: surge cannot evaluate it exactly; the model is not imported", file);
   /* fitting */
   PetscCall(IntList(x, fit, "model.fitting", "neuron", SG_DP_MAXL, c.fit, &c.nfit));
   PetscCall(Need(x, fit, "model.fitting", "resnet_dt", SG_TREE_BOOL, &v));
@@ -271,7 +290,7 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
   v = SgTreeGet(fit, "dim_out");
   PetscCheck(!v || (v->kind == SG_TREE_INT && v->i == 1), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.fitting.dim_out is not 1: not an energy fitting", file);
   v = SgTreeGet(fit, "dim_descrpt");
-  PetscCheck(!v || (v->kind == SG_TREE_INT && v->i == c.emb[c.nemb - 1] * c.axis), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.fitting.dim_descrpt is not neuron[-1] * axis_neuron = %" PetscInt_FMT, file, c.emb[c.nemb - 1] * c.axis);
+  PetscCheck(!v || (v->kind == SG_TREE_INT && v->i == SgDPDescDim(&c)), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.fitting.dim_descrpt is not the descriptor's width %" PetscInt_FMT, file, SgDPDescDim(&c));
   /* seed: kept when the file's model_def_script has one (surge writes it there) */
   mds = SgTreeGet(root, "model_def_script");
   if (mds && mds->kind == SG_TREE_DICT) {
@@ -299,7 +318,7 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
     PetscCall(Net(x, enets->items[dpi], np_, cc->nemb, ins, cc->emb, res, idt, fn, slab, &off));
   }
   for (PetscInt t = 0; t < nt; t++) {
-    PetscInt  ins[SG_DP_MAXL + 1], outs[SG_DP_MAXL + 1], fn[SG_DP_MAXL + 1], in = cc->emb[cc->nemb - 1] * cc->axis;
+    PetscInt  ins[SG_DP_MAXL + 1], outs[SG_DP_MAXL + 1], fn[SG_DP_MAXL + 1], in = SgDPDescDim(cc);
     PetscBool res[SG_DP_MAXL + 1], idt[SG_DP_MAXL + 1];
     char      np_[96];
     for (PetscInt l = 0; l <= cc->nfit; l++) {
@@ -318,12 +337,21 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
   PetscCall(SgDPModelSync(m));
   /* statistics: [ntypes, nnei, 4]; equal slots within a type -> per-type form, else per slot */
   {
-    PetscInt64    ds[3] = {nt, cc->nnei, 4};
+    PetscInt64    ds[3] = {nt, cc->nnei, cc->radial ? 1 : 4};
     const double *da, *dd;
+    double       *ea = NULL, *ed = NULL;
     PetscBool     uniform = PETSC_TRUE;
     PetscCall(Need(x, desc, "model.descriptor", "@variables", SG_TREE_DICT, &dvars));
     PetscCall(Arr(x, dvars, "model.descriptor.@variables", "davg", 3, ds, &da));
     PetscCall(Arr(x, dvars, "model.descriptor.@variables", "dstd", 3, ds, &dd));
+    if (cc->radial) { /* se_r's one column -> surge's rows of 4 (the angular columns unused: 0 and 1) */
+      PetscCall(PetscMalloc2(nt * cc->nnei * 4, &ea, nt * cc->nnei * 4, &ed));
+      for (PetscInt64 q = 0; q < nt * cc->nnei; q++) {
+        ea[4 * q] = da[q], ed[4 * q] = dd[q];
+        for (int k = 1; k < 4; k++) ea[4 * q + k] = 0, ed[4 * q + k] = 1;
+      }
+      da = ea, dd = ed, ds[2] = 4;
+    }
     for (PetscInt64 i = 0; i < ds[0] * ds[1] * 4; i++) PetscCheck(dd[i] != 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.descriptor.@variables.dstd has a zero at element %lld", file, (long long)i);
     for (PetscInt t = 0; t < nt; t++)
       for (PetscInt s = 1; s < cc->nnei; s++)
@@ -339,6 +367,7 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
       PetscCall(PetscArraycpy(m->sdavg, da, ds[0] * ds[1] * 4));
       PetscCall(PetscArraycpy(m->sdstd, dd, ds[0] * ds[1] * 4));
     }
+    PetscCall(PetscFree2(ea, ed));
   }
   /* energy bias: bias_atom_e [ntypes, 1] of the fitting + out_bias [1, ntypes, 1] of the model */
   {
@@ -473,9 +502,10 @@ static PetscErrorCode Collection(SgTree owner, const char key[], const char type
 static PetscErrorCode ToTree(SgDPModel m, SgTree *out)
 {
   const SgDPConfig *c = &m->cfg;
-  PetscInt          nt = c->ntypes, nnei = c->nnei, M = c->emb[c->nemb - 1];
+  PetscInt          nt = c->ntypes, nnei = c->nnei;
   SgTree            root, model, vars, desc, fit, nets, net, layers, envm, mds, dd, ff, l;
-  PetscInt64        d3[3] = {1, nt, 1}, ds[3] = {nt, nnei, 4}, d2[2] = {nt, 1};
+  PetscInt64        d3[3] = {1, nt, 1}, ds[3] = {nt, nnei, c->radial ? 1 : 4}, d2[2] = {nt, 1};
+  const PetscInt    nk = c->radial ? 1 : 4; /* columns of the statistics */
   double           *buf;
 
   PetscFunctionBegin;
@@ -500,16 +530,16 @@ static PetscErrorCode ToTree(SgDPModel m, SgTree *out)
   for (int w = 0; w < 2; w++) {
     for (PetscInt t = 0; t < nt; t++)
       for (PetscInt s = 0; s < nnei; s++)
-        for (int k = 0; k < 4; k++) {
-          size_t a = 4 * (t * nnei + s) + k;
-          if (m->sdavg) buf[a] = w ? m->sdstd[a] : m->sdavg[a];
-          else buf[a] = w ? m->dstd[t][k] : m->davg[t][k];
+        for (int k = 0; k < nk; k++) {
+          size_t a = 4 * (t * nnei + s) + k, b = nk * (t * nnei + s) + k;
+          if (m->sdavg) buf[b] = w ? m->sdstd[a] : m->sdavg[a];
+          else buf[b] = w ? m->dstd[t][k] : m->davg[t][k];
         }
     PetscCall(SgTreeDictAddArray(vars, w ? "dstd" : "davg", "float64", 3, ds, buf));
   }
   PetscCall(SgTreeDictAddInt(desc, "@version", 2));
   PetscCall(SgTreeDictAddString(desc, "activation_function", SgDPActNames[c->act]));
-  PetscCall(SgTreeDictAddInt(desc, "axis_neuron", c->axis));
+  if (!c->radial) PetscCall(SgTreeDictAddInt(desc, "axis_neuron", c->axis));
   PetscCall(Collection(desc, "embeddings", "embedding_network", c->type_pair ? 2 : 1, nt, &nets));
   for (PetscInt dpi = 0; dpi < SgDPNumEmbed(c); dpi++) { /* DeePMD-kit's order: (ti, tt) at ti + nt * tt */
     PetscInt       e = c->type_pair ? (dpi % nt) * nt + dpi / nt : dpi;
@@ -540,7 +570,7 @@ static PetscErrorCode ToTree(SgDPModel m, SgTree *out)
   PetscCall(SgTreeDictAddBool(desc, "set_davg_zero", PETSC_FALSE));
   PetscCall(SgTreeDictAddNull(desc, "spin"));
   PetscCall(SgTreeDictAddBool(desc, "trainable", PETSC_TRUE));
-  PetscCall(SgTreeDictAddString(desc, "type", "se_e2_a"));
+  PetscCall(SgTreeDictAddString(desc, "type", c->radial ? "se_r" : "se_e2_a"));
   PetscCall(Strings(desc, "type_map", nt, (char(*)[16])c->type_map));
   PetscCall(SgTreeDictAddBool(desc, "type_one_side", c->type_pair ? PETSC_FALSE : PETSC_TRUE));
   /* fitting */
@@ -555,7 +585,7 @@ static PetscErrorCode ToTree(SgDPModel m, SgTree *out)
   PetscCall(SgTreeDictAddInt(fit, "@version", 2));
   PetscCall(SgTreeDictAddString(fit, "activation_function", SgDPActNames[c->fit_act]));
   PetscCall(SgTreeDictAddNull(fit, "atom_ener"));
-  PetscCall(SgTreeDictAddInt(fit, "dim_descrpt", M * c->axis));
+  PetscCall(SgTreeDictAddInt(fit, "dim_descrpt", SgDPDescDim(c)));
   PetscCall(SgTreeDictAddInt(fit, "dim_out", 1));
   PetscCall(SgTreeDictAdd(fit, "exclude_types", SG_TREE_LIST, &l));
   PetscCall(SgTreeDictAddNull(fit, "layer_name"));
@@ -568,7 +598,7 @@ static PetscErrorCode ToTree(SgDPModel m, SgTree *out)
     PetscCall(SgTreeDictAddInt(net, "@version", 1));
     PetscCall(SgTreeDictAddString(net, "activation_function", SgDPActNames[c->fit_act]));
     PetscCall(SgTreeDictAddBool(net, "bias_out", PETSC_TRUE));
-    PetscCall(SgTreeDictAddInt(net, "in_dim", M * c->axis));
+    PetscCall(SgTreeDictAddInt(net, "in_dim", SgDPDescDim(c)));
     PetscCall(SgTreeDictAdd(net, "layers", SG_TREE_LIST, &layers));
     for (PetscInt q = 0; q < N->nl; q++) PetscCall(LayerTree(layers, &N->l[q], q < N->nl - 1 ? PETSC_TRUE : PETSC_FALSE));
     PetscCall(Ints(net, "neuron", c->nfit, c->fit));
@@ -604,13 +634,13 @@ static PetscErrorCode ToTree(SgDPModel m, SgTree *out)
   PetscCall(SgTreeDictAdd(root, "model_def_script", SG_TREE_DICT, &mds));
   PetscCall(Strings(mds, "type_map", nt, (char(*)[16])c->type_map));
   PetscCall(SgTreeDictAdd(mds, "descriptor", SG_TREE_DICT, &dd));
-  PetscCall(SgTreeDictAddString(dd, "type", "se_e2_a"));
+  PetscCall(SgTreeDictAddString(dd, "type", c->radial ? "se_e2_r" : "se_e2_a"));
   PetscCall(Ints(dd, "sel", nt, c->sel));
   PetscCall(SgTreeDictAddReal(dd, "rcut_smth", c->rcut_smth));
   PetscCall(SgTreeDictAddReal(dd, "rcut", c->rcut));
   PetscCall(Ints(dd, "neuron", c->nemb, c->emb));
   PetscCall(SgTreeDictAddBool(dd, "resnet_dt", c->emb_resnet_dt));
-  PetscCall(SgTreeDictAddInt(dd, "axis_neuron", c->axis));
+  if (!c->radial) PetscCall(SgTreeDictAddInt(dd, "axis_neuron", c->axis));
   PetscCall(SgTreeDictAddBool(dd, "type_one_side", c->type_pair ? PETSC_FALSE : PETSC_TRUE));
   PetscCall(SgTreeDictAddString(dd, "activation_function", SgDPActNames[c->act]));
   PetscCall(Pairs(dd, "exclude_types", c));
@@ -634,7 +664,7 @@ static PetscErrorCode ToTree(SgDPModel m, SgTree *out)
 static PetscErrorCode CheckExportable(SgDPModel m, const char in[])
 {
   const SgDPConfig *c = &m->cfg;
-  PetscInt          w = c->emb[c->nemb - 1] * c->axis;
+  PetscInt          w = SgDPDescDim(c);
 
   PetscFunctionBegin;
   for (PetscInt l = 0; l < c->nfit; l++) {
@@ -705,7 +735,7 @@ PetscErrorCode SgDeepmdModelImport(MPI_Comm comm, const char in[], const char ou
       if (t) PetscCall(PetscStrlcat(tm, ", ", sizeof tm));
       PetscCall(PetscStrlcat(tm, m->cfg.type_map[t], sizeof tm));
     }
-    PetscCall(PetscPrintf(comm, "surge model import: %s -> %s (se_e2_a, type_map [%s], rcut %g, %s embedding nets, activation %s/%s%s%s)\n", in, out, tm, (double)m->cfg.rcut, m->cfg.type_pair ? "type-pair" : "one-side", SgDPActNames[m->cfg.act], SgDPActNames[m->cfg.fit_act], m->sdavg ? ", per-slot davg/dstd" : "", SgDPHasExclusions(&m->cfg) ? ", exclude_types" : ""));
+    PetscCall(PetscPrintf(comm, "surge model import: %s -> %s (%s, type_map [%s], rcut %g, %s embedding nets, activation %s/%s%s%s)\n", in, out, m->cfg.radial ? "se_e2_r" : "se_e2_a", tm, (double)m->cfg.rcut, m->cfg.type_pair ? "type-pair" : "one-side", SgDPActNames[m->cfg.act], SgDPActNames[m->cfg.fit_act], m->sdavg ? ", per-slot davg/dstd" : "", SgDPHasExclusions(&m->cfg) ? ", exclude_types" : ""));
   }
   PetscCall(SgDPModelDestroy(&m));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -743,7 +773,7 @@ PetscErrorCode SgDeepmdModelExport(MPI_Comm comm, const char in[], const char ou
     }
     PetscCall(SgTreeDestroy(&t));
   }
-  PetscCall(PetscPrintf(comm, "surge model export: %s -> %s (DeePMD-kit %s, se_e2_a, %" PetscInt_FMT " types)%s\n", in, out, dp ? ".dp" : ".yaml", m->cfg.ntypes, m->tab.on ? "; the tabulation is not exported (dp compress makes DeePMD-kit's own)" : ""));
+  PetscCall(PetscPrintf(comm, "surge model export: %s -> %s (DeePMD-kit %s, %s, %" PetscInt_FMT " types)%s\n", in, out, dp ? ".dp" : ".yaml", m->cfg.radial ? "se_r" : "se_e2_a", m->cfg.ntypes, m->tab.on ? "; the tabulation is not exported (dp compress makes DeePMD-kit's own)" : ""));
   PetscCall(SgDPModelDestroy(&m));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

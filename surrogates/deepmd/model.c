@@ -60,7 +60,7 @@ PetscErrorCode SgDPModelCreate(const SgDPConfig *cfg, SgDPModel *mm)
     }
   }
   for (PetscInt t = 0; t < c->ntypes; t++) {
-    PetscInt in = c->emb[c->nemb - 1] * c->axis;
+    PetscInt in = SgDPDescDim(c);
     for (PetscInt l = 0; l <= c->nfit; l++) {
       PetscInt out = l < c->nfit ? c->fit[l] : 1;
       int      ws[2] = {(int)out, (int)in}, bs[1] = {(int)out};
@@ -162,7 +162,7 @@ PetscErrorCode SgDPModelSync(SgDPModel m)
     }
   }
   for (PetscInt t = 0; t < c->ntypes; t++) {
-    PetscInt in = c->emb[c->nemb - 1] * c->axis;
+    PetscInt in = SgDPDescDim(c);
     m->fnet[t].nl = c->nfit + 1;
     for (PetscInt l = 0; l <= c->nfit; l++) {
       SgDPLayer *L = &m->fnet[t].l[l];
@@ -223,7 +223,7 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
   }
   PetscCall(SgH5FileCreate(path, &f)); /* PATH.tmp, renamed at close: never a broken model */
   PetscCall(SgH5FileWriteAttrString(f, "/", "type_map", tm));
-  PetscCall(SgH5FileWriteAttrString(f, "/", "surge_model", "deepmd_se_e2_a"));
+  PetscCall(SgH5FileWriteAttrString(f, "/", "surge_model", c->radial ? "deepmd_se_e2_r" : "deepmd_se_e2_a"));
   {
     int    ver = 1, ax = (int)c->axis, r1 = c->emb_resnet_dt, r2 = c->fit_resnet_dt, seed = (int)c->seed, one_side = !c->type_pair;
     double rc = c->rcut, rs = c->rcut_smth;
@@ -327,7 +327,8 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   }
   PetscCall(SgH5FileReadAttrString(f, "/", "surge_model", kind, sizeof kind));
   PetscCall(SgH5FileReadAttr(f, "/", "version", SG_H5_INT, 1, &ver, NULL));
-  PetscCheck(!strcmp(kind, "deepmd_se_e2_a") && ver == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s holds model '%s' version %d, expected deepmd_se_e2_a version 1", path, kind, ver);
+  PetscCheck((!strcmp(kind, "deepmd_se_e2_a") || !strcmp(kind, "deepmd_se_e2_r")) && ver == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "deepmd: %s holds model '%s' version %d, expected deepmd_se_e2_a or deepmd_se_e2_r version 1", path, kind, ver);
+  c.radial = (PetscBool)!strcmp(kind, "deepmd_se_e2_r");
   PetscCall(SgH5FileReadAttrString(f, "/", "type_map", tm, sizeof tm));
   PetscCall(SgH5FileReadAttr(f, "/", "rcut", SG_H5_DOUBLE, 1, &c.rcut, NULL));
   PetscCall(SgH5FileReadAttr(f, "/", "rcut_smth", SG_H5_DOUBLE, 1, &c.rcut_smth, NULL));

@@ -23,7 +23,16 @@ build/tests/test_deepmd_interop fixture $D/sea.h5 $FIX/deeppot-testcase.yaml
 $MPI build/tests/test_deepmd_interop fixture $D/sea.h5 $FIX/deeppot-testcase.yaml
 $MPI $SURGE model import $FIX/deeppot_sea.yaml $D/sea_2ranks.h5 > /dev/null
 cmp $D/sea.h5 $D/sea_2ranks.h5
-echo "ok    deeppot_sea.yaml reproduces DeePMD-kit's reference values to 1e-10 on 1 and 2 ranks"
+# se_e2_r: DeePMD-kit's deeppot-r.yaml (written by its TensorFlow backend: type-pair nets, b as [1, out])
+$SURGE model import $FIX/deeppot-r.yaml $D/r.h5
+build/tests/test_deepmd_interop fixture $D/r.h5 $FIX/deeppot-r-testcase.yaml
+$MPI build/tests/test_deepmd_interop fixture $D/r.h5 $FIX/deeppot-r-testcase.yaml | tail -1
+# the tabulated embedding (surge model compress, step 0.002) of both, against the same references
+for m in sea:deeppot-testcase r:deeppot-r-testcase; do
+  $SURGE model compress $D/${m%%:*}.h5 $D/${m%%:*}_c.h5 -step 0.002 > /dev/null
+  build/tests/test_deepmd_interop fixture $D/${m%%:*}_c.h5 $FIX/${m##*:}.yaml
+done
+echo "ok    deeppot_sea.yaml (se_e2_a) and deeppot-r.yaml (se_e2_r) reproduce DeePMD-kit's reference values to 1e-10 on 1 and 2 ranks, tabulated too"
 # what no DeePMD-kit fixture covers, against an independent PyTorch evaluation of the same DeePMD-kit
 # dictionaries (dp_reference.py, written from dpmodel's semantics; it reproduces deeppot-testcase.yaml
 # itself): type-pair nets, the other activations with an out_bias, exclude_types, per-slot davg/dstd
@@ -49,6 +58,7 @@ roundtrip() { # MODEL.h5 NAME
   cmp $1 $D/$2_yaml.h5
 }
 roundtrip $D/sea.h5 sea
+roundtrip $D/r.h5 r
 build/tests/test_deepmd_train data $D > /dev/null
 for side in true false; do
   $SURGE train inputs/deepmd/pair.yaml -deepmd_data $D/pair_train.h5 -deepmd_valid_data $D/pair_valid.h5 \
