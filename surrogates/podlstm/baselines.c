@@ -14,14 +14,29 @@
 #include "sgpodlstm.h"
 #include <petscblaslapack.h>
 
-/* squared errors of one predicted state (this rank's rows, scaled as D->X) against snapshot j, per field and lead */
+/* the sums of one predicted state (this rank's rows, scaled as D->X) against snapshot j, per field and
+   lead: acc[(c nfields + f) L + lead], c = 0: squared error; with a harmonic climatology c = 1, 2, 3:
+   f'o', f'^2, o'^2 of the anomalies (prediction and truth less the climatology at the truth's time) */
+#define ACC_SUMS 4
 static void Accumulate(const SgPodLstmData *D, const PetscReal pred[], PetscInt j, PetscInt lead, PetscReal acc[], PetscInt L)
 {
   const PetscReal *x = D->X + (size_t)j * D->nlocal;
+  const PetscInt   F = D->nfields;
   PetscInt         f = 0, hi = D->fsize[0];
+  PetscReal        h[2 * 16 + 1];
+  if (D->nharm) SgPodLstmHarmonics(D, D->time[j], h);
   for (PetscInt i = 0; i < D->nlocal; i++) {
     while (D->rstart + i >= hi) hi += D->fsize[++f];
-    if (D->active[i]) acc[f * L + lead] += PetscSqr((pred[i] - x[i]) * D->fscale[f]);
+    if (!D->active[i]) continue;
+    acc[f * L + lead] += PetscSqr((pred[i] - x[i]) * D->fscale[f]);
+    if (D->nharm) {
+      PetscReal c = 0, fa, oa;
+      for (PetscInt q = 0; q < D->nharm; q++) c += D->harm[(size_t)i * D->nharm + q] * h[q];
+      fa = (pred[i] - c) * D->fscale[f], oa = (x[i] - c) * D->fscale[f];
+      acc[(1 * F + f) * L + lead] += fa * oa;
+      acc[(2 * F + f) * L + lead] += fa * fa;
+      acc[(3 * F + f) * L + lead] += oa * oa;
+    }
   }
 }
 
@@ -48,8 +63,8 @@ static PetscErrorCode Finish(const SgPodLstmData *D, const SgPodLstmSeries *S, c
   PetscFunctionBegin;
   PetscCheck(m < SG_PODLSTM_MAXMETHODS, D->comm, PETSC_ERR_SUP, "podlstm: more than %d scored methods", SG_PODLSTM_MAXMETHODS);
   PetscCheck(L <= 64, D->comm, PETSC_ERR_SUP, "podlstm: scores of at most 64 leads");
-  PetscCall(PetscMalloc1(D->nfields * L, &g));
-  PetscCallMPI(MPI_Allreduce(acc, g, (PetscMPIInt)(D->nfields * L), MPIU_REAL, MPIU_SUM, D->comm));
+  PetscCall(PetscMalloc1(ACC_SUMS * D->nfields * L, &g));
+  PetscCallMPI(MPI_Allreduce(acc, g, (PetscMPIInt)(ACC_SUMS * D->nfields * L), MPIU_REAL, MPIU_SUM, D->comm));
   PetscCall(ActiveCounts(D, cnt));
   PetscCall(PetscStrncpy(sc->method[m], name, sizeof sc->method[m]));
   sc->nfields = D->nfields, sc->L = L, sc->nwindows = S->nte;
@@ -60,6 +75,20 @@ static PetscErrorCode Finish(const SgPodLstmData *D, const SgPodLstmSeries *S, c
       all += g[f * L + l];
     }
     sc->rmse[m][f] = PetscSqrtReal(all / (cnt[f] * S->nte * L));
+    sc->has_acc = (PetscBool)(D->nharm > 0);
+    if (D->nharm) {
+      const PetscInt F = D->nfields;
+      PetscReal      s[3] = {0, 0, 0};
+      for (PetscInt l = 0; l < L; l++) {
+        for (PetscInt c = 0; c < 3; c++) s[c] += g[((c + 1) * F + f) * L + l];
+        sc->acc[m][f][l] = g[(1 * F + f) * L + l] / PetscSqrtReal(g[(2 * F + f) * L + l] * g[(3 * F + f) * L + l] + 1e-300);
+      }
+      sc->accall[m][f] = s[0] / PetscSqrtReal(s[1] * s[2] + 1e-300);
+      if (s[1] <= 1e-20 * s[2]) { /* a forecast without anomalies (the climatology): its correlation is 0, not that of round-off */
+        sc->accall[m][f] = 0;
+        for (PetscInt l = 0; l < L; l++) sc->acc[m][f][l] = 0;
+      }
+    }
   }
   sc->nmethods++;
   PetscCall(PetscFree(g));
@@ -72,7 +101,7 @@ PetscErrorCode SgPodLstmScoreCoefficients(const SgPodLstmData *D, SgPOD pod, con
   PetscReal     *acc, *pred;
 
   PetscFunctionBegin;
-  PetscCall(PetscCalloc2(D->nfields * L, &acc, D->nlocal, &pred));
+  PetscCall(PetscCalloc2(ACC_SUMS * D->nfields * L, &acc, D->nlocal, &pred));
   for (PetscInt w = 0; w < S->nte; w++)
     for (PetscInt l = 0; l < L; l++) {
       PetscCall(SgPODReconstruct(pod, 1, ahat + (w * L + l) * K, pred));
@@ -89,7 +118,7 @@ PetscErrorCode SgPodLstmScorePersistence(const SgPodLstmData *D, const SgPodLstm
   PetscReal     *acc;
 
   PetscFunctionBegin;
-  PetscCall(PetscCalloc1(D->nfields * L, &acc));
+  PetscCall(PetscCalloc1(ACC_SUMS * D->nfields * L, &acc));
   for (PetscInt w = 0; w < S->nte; w++)
     for (PetscInt l = 0; l < L; l++) Accumulate(D, D->X + (size_t)(S->s_te0 + w + L - 1) * D->nlocal, S->s_te0 + w + L + l, l, acc, L);
   PetscCall(Finish(D, S, "persistence", acc, sc));
@@ -103,7 +132,26 @@ PetscErrorCode SgPodLstmScoreClimatology(const SgPodLstmData *D, const SgPodLstm
   PetscReal     *clim, *acc, *cnt;
 
   PetscFunctionBegin;
-  PetscCall(PetscCalloc3((size_t)nb * D->nlocal, &clim, nb, &cnt, D->nfields * L, &acc));
+  if (D->nharm) { /* the harmonic climatology: in phase at any time */
+    PetscReal h[2 * 16 + 1], *pred;
+    char      name[64];
+    PetscCall(PetscCalloc2(ACC_SUMS * D->nfields * L, &acc, D->nlocal, &pred));
+    for (PetscInt w = 0; w < S->nte; w++)
+      for (PetscInt l = 0; l < L; l++) {
+        const PetscInt j = S->s_te0 + w + L + l;
+        SgPodLstmHarmonics(D, D->time[j], h);
+        for (PetscInt i = 0; i < D->nlocal; i++) {
+          pred[i] = 0;
+          for (PetscInt q = 0; q < D->nharm; q++) pred[i] += D->harm[(size_t)i * D->nharm + q] * h[q];
+        }
+        Accumulate(D, pred, j, l, acc, L);
+      }
+    PetscCall(PetscSNPrintf(name, sizeof name, "climatology (%" PetscInt_FMT " annual harmonics)", (D->nharm - 1) / 2));
+    PetscCall(Finish(D, S, name, acc, sc));
+    PetscCall(PetscFree2(acc, pred));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscCalloc3((size_t)nb * D->nlocal, &clim, nb, &cnt, ACC_SUMS * D->nfields * L, &acc));
 #define BIN(t) (((PetscInt)PetscFloorReal(PetscFmodReal((t), year) / year * nb + 0.5)) % nb)
   for (PetscInt j = 0; j < D->ntrain; j++) { /* the training period only */
     PetscInt b = BIN(D->time[j]);
@@ -131,11 +179,69 @@ PetscErrorCode SgPodLstmScoreClimatology(const SgPodLstmData *D, const SgPodLstm
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* solve the normal equations G W = R in place (G q x q column-major, R q x nrhs column-major -> W),
+   with a ridge of 1e-12 of G's mean diagonal that keeps them defined if a regressor is constant */
+static PetscErrorCode SolveNormal(PetscInt q0, PetscInt nrhs0, PetscReal G[], PetscReal W[], const char what[])
+{
+  PetscBLASInt q = (PetscBLASInt)q0, nrhs = (PetscBLASInt)nrhs0, info;
+  PetscReal    tr = 0;
+
+  PetscFunctionBegin;
+  for (PetscInt r = 0; r < q0; r++) tr += G[r * q0 + r];
+  for (PetscInt r = 0; r < q0; r++) G[r * q0 + r] += 1e-12 * tr / q0;
+  LAPACKpotrf_("L", &q, G, &q, &info);
+  PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "podlstm: the %s normal equations are singular (LAPACK potrf info %d)", what, (int)info);
+  LAPACKpotrs_("L", &q, &nrhs, G, &q, W, &q, &info);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* add x x^T to G and x y^T to R (q regressors, nrhs targets, column-major) */
+static void AddRow(PetscInt q, PetscInt nrhs, const PetscReal x[], const PetscReal y[], PetscReal G[], PetscReal R[])
+{
+  for (PetscInt r = 0; r < q; r++) {
+    for (PetscInt c = 0; c < q; c++) G[c * q + r] += x[r] * x[c];
+    for (PetscInt k = 0; k < nrhs; k++) R[k * q + r] += x[r] * y[k];
+  }
+}
+
+void SgPodLstmHarmonics(const SgPodLstmData *D, PetscReal t, PetscReal h[])
+{
+  h[0] = 1;
+  for (PetscInt i = 1; 2 * i < D->nharm; i++) {
+    h[2 * i - 1] = PetscCosReal(2 * PETSC_PI * i * t / D->year);
+    h[2 * i]     = PetscSinReal(2 * PETSC_PI * i * t / D->year);
+  }
+}
+
+PetscErrorCode SgPodLstmHarmonicsFit(SgPodLstmData *D, PetscInt H, PetscReal year)
+{
+  const PetscInt q = 2 * H + 1;
+  PetscReal      h[2 * 16 + 1], *G;
+
+  PetscFunctionBegin;
+  PetscCheck(H >= 0 && H <= 16 && year > 0, D->comm, PETSC_ERR_USER_INPUT, "podlstm: harmonics %" PetscInt_FMT " of a year of %g: give 0 to 16 harmonics and year > 0", H, (double)year);
+  PetscCall(PetscFree(D->harm));
+  D->nharm = q, D->year = year;
+  PetscCall(PetscCalloc1(q * q, &G));
+  PetscCall(PetscCalloc1((size_t)D->nlocal * q + 1, &D->harm));
+  /* one Gram matrix for every entry: the regressors are the same; right-hand sides per entry */
+  for (PetscInt j = 0; j < D->ntrain; j++) {
+    SgPodLstmHarmonics(D, D->time[j], h);
+    for (PetscInt r = 0; r < q; r++) {
+      for (PetscInt c = 0; c < q; c++) G[c * q + r] += h[r] * h[c];
+      for (PetscInt i = 0; i < D->nlocal; i++) D->harm[(size_t)i * q + r] += h[r] * D->X[(size_t)j * D->nlocal + i];
+    }
+  }
+  if (D->nlocal) PetscCall(SolveNormal(q, D->nlocal, G, D->harm, "harmonic climatology"));
+  PetscCall(PetscFree(G));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* least squares of a_t on [1, a_{t-1} .. a_{t-p}] for targets t in [p, nt): W [1 + pK][K] */
 static PetscErrorCode FitVAR(const PetscReal a[], PetscInt K, PetscInt p, PetscInt nt, PetscReal W[])
 {
-  PetscBLASInt q = (PetscBLASInt)(1 + p * K), nrhs = (PetscBLASInt)K, info;
-  PetscReal   *G, *x, tr = 0;
+  const PetscInt q = 1 + p * K;
+  PetscReal     *G, *x;
 
   PetscFunctionBegin;
   PetscCall(PetscCalloc2(q * q, &G, q, &x));
@@ -144,16 +250,9 @@ static PetscErrorCode FitVAR(const PetscReal a[], PetscInt K, PetscInt p, PetscI
     x[0] = 1;
     for (PetscInt j = 1; j <= p; j++)
       for (PetscInt k = 0; k < K; k++) x[1 + (j - 1) * K + k] = a[(t - j) * K + k];
-    for (PetscInt r = 0; r < q; r++) {
-      for (PetscInt c = 0; c < q; c++) G[c * q + r] += x[r] * x[c];
-      for (PetscInt k = 0; k < K; k++) W[k * q + r] += x[r] * a[t * K + k]; /* column-major q x K right-hand sides */
-    }
+    AddRow(q, K, x, a + t * K, G, W); /* column-major q x K right-hand sides */
   }
-  for (PetscInt r = 0; r < q; r++) tr += G[r * q + r];
-  for (PetscInt r = 0; r < q; r++) G[r * q + r] += 1e-12 * tr / q; /* keeps the solve defined if a lag is constant */
-  LAPACKpotrf_("L", &q, G, &q, &info);
-  PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "podlstm: the VAR(%" PetscInt_FMT ") normal equations are singular (LAPACK potrf info %d)", p, (int)info);
-  LAPACKpotrs_("L", &q, &nrhs, G, &q, W, &q, &info);
+  PetscCall(SolveNormal(q, K, G, W, "VAR"));
   PetscCall(PetscFree2(G, x));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -220,6 +319,69 @@ PetscErrorCode SgPodLstmVAR(const SgPodLstmData *D, const SgPodLstmSeries *S, co
   for (PetscInt w = 0; w < S->nte; w++) IterateVAR(coef, S->K, S->L, V.p, V.W, S->s_te0 + w, ahat + w * S->L * S->K);
   *order = V.p;
   PetscCall(SgPodLstmVARFree(&V));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmLIM(const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], PetscInt *order, PetscReal fvar[], PetscReal fmap[])
+{
+  const PetscInt K = S->K, L = S->L, nh = D->nharm, q = 1 + L * K + nh - 1;
+  PetscReal      h[2 * 16 + 1], *C, *Gh, *G, *anom, *clim, *x, *Wl;
+  SgPodLstmVARModel V;
+
+  PetscFunctionBegin;
+  PetscCheck(nh > 0, D->comm, PETSC_ERR_ORDER, "podlstm: the LIM baselines need the harmonic climatology (podlstm: {harmonics: 3})");
+  PetscCall(PetscCalloc5(nh * nh, &Gh, nh * K, &C, (size_t)D->nsnap * K, &anom, (size_t)D->nsnap * K, &clim, q, &x));
+  /* the coefficients' harmonic climatology, least squares over the training period */
+  for (PetscInt j = 0; j < D->ntrain; j++) {
+    SgPodLstmHarmonics(D, D->time[j], h);
+    AddRow(nh, K, h, coef + j * K, Gh, C);
+  }
+  PetscCall(SolveNormal(nh, K, Gh, C, "coefficient climatology"));
+  for (PetscInt j = 0; j < D->nsnap; j++) {
+    SgPodLstmHarmonics(D, D->time[j], h);
+    for (PetscInt k = 0; k < K; k++) {
+      clim[j * K + k] = 0;
+      for (PetscInt r = 0; r < nh; r++) clim[j * K + k] += C[k * nh + r] * h[r];
+      anom[j * K + k] = coef[j * K + k] - clim[j * K + k];
+    }
+  }
+  /* (a) climatology + VAR of the anomalies */
+  PetscCall(SgPodLstmVARFit(D, S, anom, PETSC_TRUE, &V));
+  for (PetscInt w = 0; w < S->nte; w++) {
+    PetscReal *o = fvar + w * L * K;
+    SgPodLstmVARIterate(&V, L, anom + (S->s_te0 + w) * K, o);
+    for (PetscInt i = 0; i < L * K; i++) o[i] += clim[(S->s_te0 + w + L) * K + i];
+  }
+  *order = V.p;
+  PetscCall(SgPodLstmVARFree(&V));
+  /* (b) per lead: the anomaly at s + L + l from [1, the L anomalies of the window, the target's season] */
+  PetscCall(PetscMalloc2(q * q, &G, q * K, &Wl));
+  for (PetscInt l = 0; l < L; l++) {
+    PetscCall(PetscArrayzero(G, q * q));
+    PetscCall(PetscArrayzero(Wl, q * K));
+    for (PetscInt s = 0; s + 2 * L <= D->ntrain; s++) { /* windows whose targets lie in the training period */
+      x[0] = 1;
+      PetscCall(PetscArraycpy(x + 1, anom + s * K, L * K));
+      SgPodLstmHarmonics(D, D->time[s + L + l], h);
+      for (PetscInt r = 1; r < nh; r++) x[L * K + r] = h[r];
+      AddRow(q, K, x, anom + (s + L + l) * K, G, Wl);
+    }
+    PetscCall(SolveNormal(q, K, G, Wl, "LIM map"));
+    for (PetscInt w = 0; w < S->nte; w++) {
+      const PetscInt s = S->s_te0 + w;
+      x[0] = 1;
+      PetscCall(PetscArraycpy(x + 1, anom + s * K, L * K));
+      SgPodLstmHarmonics(D, D->time[s + L + l], h);
+      for (PetscInt r = 1; r < nh; r++) x[L * K + r] = h[r];
+      for (PetscInt k = 0; k < K; k++) {
+        PetscReal v = clim[(s + L + l) * K + k];
+        for (PetscInt r = 0; r < q; r++) v += Wl[k * q + r] * x[r];
+        fmap[(w * L + l) * K + k] = v;
+      }
+    }
+  }
+  PetscCall(PetscFree2(G, Wl));
+  PetscCall(PetscFree5(Gh, C, anom, clim, x));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

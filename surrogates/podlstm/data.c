@@ -11,6 +11,7 @@
 #include "sgdataset.h"
 #include "sgtrainer.h"
 #include "sgsys.h"
+#include "sgnpy.h"
 
 /* rows [lo, hi) of the concatenated state that field f covers */
 static void FieldRange(const SgPodLstmData *D, PetscInt f, PetscInt *lo, PetscInt *hi)
@@ -57,7 +58,97 @@ static PetscErrorCode ReadRows(SgPodLstmData *D, const char *const files[], Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *const files[], PetscInt nfields, const char *const fields[], PetscInt member, PetscInt skip, PetscInt ntrain, PetscInt ntest, PetscReal valid_fraction, SgPodLstmData *D)
+static PetscBool IsNpy(const char path[])
+{
+  size_t n = strlen(path);
+  return (PetscBool)(n > 4 && !strcmp(path + n - 4, ".npy"));
+}
+
+/* Coefficient series: .npy files [modes][steps] (e.g. the POD coefficients of NOAA OI SST v2 of the
+   paper), one after the other in time, snapshots `dt` apart; the state is the coefficient vector, one
+   field "a" of `modes` entries (the POD of a full-rank series of a few entries is a rotation). */
+static PetscErrorCode LoadNpy(MPI_Comm comm, PetscInt nfiles, const char *const files[], PetscReal dt, PetscInt skip, PetscInt ntrain, PetscInt *ntest, PetscReal **all, SgPodLstmData *D)
+{
+  PetscInt nm = 0, nt = 0;
+
+  PetscFunctionBegin;
+  *all = NULL;
+  for (PetscInt fi = 0; fi < nfiles; fi++) {
+    SgNpyInfo info;
+    void     *v;
+    PetscCheck(IsNpy(files[fi]), comm, PETSC_ERR_USER_INPUT, "podlstm: %s: data of coefficient series are .npy files only (do not mix them with datasets)", files[fi]);
+    PetscCall(SgNpyRead(files[fi], &info, &v));
+    PetscCheck(info.ndim == 2 && info.esize == 8 && info.shape[0] >= 1 && info.shape[0] <= 1024 && info.shape[1] >= 1, comm, PETSC_ERR_USER_INPUT, "podlstm: %s: a coefficient series must be a float64 array [modes][steps] with 1 to 1024 modes (this one: %d dimensions, %d-byte values, %" PetscInt64_FMT " rows)", files[fi], info.ndim, info.esize, (PetscInt64)info.shape[0]);
+    PetscCheck(!fi || info.shape[0] == nm, comm, PETSC_ERR_USER_INPUT, "podlstm: %s has %" PetscInt64_FMT " modes but %s has %" PetscInt_FMT ": give series of the same modes", files[fi], (PetscInt64)info.shape[0], files[0], nm);
+    nm = (PetscInt)info.shape[0];
+    PetscCall(PetscRealloc(sizeof(PetscReal) * (size_t)nm * (nt + info.shape[1]), all));
+    for (int64_t j = 0; j < info.shape[1]; j++)
+      for (PetscInt k = 0; k < nm; k++) {
+        const PetscReal x = ((const double *)v)[k * info.shape[1] + j];
+        PetscCheck(!PetscIsInfOrNanReal(x), comm, PETSC_ERR_USER_INPUT, "podlstm: %s: mode %" PetscInt_FMT " is NaN or Inf at step %" PetscInt64_FMT ": the data must be finite", files[fi], k, (PetscInt64)j);
+        (*all)[(size_t)(nt + j) * nm + k] = x;
+      }
+    nt += (PetscInt)info.shape[1];
+    PetscCall(PetscFree(v));
+  }
+  if (!*ntest) *ntest = nt - skip - ntrain;
+  PetscCheck(ntrain >= 1 && *ntest >= 1 && skip + ntrain + *ntest <= nt, comm, PETSC_ERR_USER_INPUT, "podlstm: skip %" PetscInt_FMT " + ntrain %" PetscInt_FMT " + ntest %" PetscInt_FMT " steps, but the coefficient series have %" PetscInt_FMT ": lower them", skip, ntrain, *ntest, nt);
+  D->nfields = 1;
+  PetscCall(PetscStrncpy(D->field[0], "a", sizeof D->field[0]));
+  D->fsize[0] = nm, D->fshape[0][0] = 1, D->fshape[0][1] = nm;
+  D->nsnap = ntrain + *ntest, D->ntrain = ntrain, D->ntest = *ntest, D->dt = dt;
+  PetscCall(PetscMalloc1(D->nsnap, &D->time));
+  for (PetscInt j = 0; j < D->nsnap; j++) D->time[j] = (skip + j) * dt;
+  D->n      = nm;
+  D->nlocal = PETSC_DECIDE;
+  PetscCall(PetscSplitOwnership(comm, &D->nlocal, &D->n));
+  PetscCallMPI(MPI_Scan(&D->nlocal, &D->rstart, 1, MPIU_INT, MPI_SUM, comm));
+  D->rstart -= D->nlocal;
+  PetscCall(PetscMalloc1((size_t)D->nlocal * D->nsnap + 1, &D->X));
+  for (PetscInt j = 0; j < D->nsnap; j++)
+    for (PetscInt i = 0; i < D->nlocal; i++) D->X[(size_t)j * D->nlocal + i] = (*all)[(size_t)(skip + j) * nm + D->rstart + i];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* entries that vary over the training period (land does not), and the scale of each field */
+static PetscErrorCode ActiveAndScale(SgPodLstmData *D, PetscInt ntrain)
+{
+  MPI_Comm       comm    = D->comm;
+  const PetscInt nfields = D->nfields;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(D->nlocal, &D->active));
+  {
+    PetscReal loc[SG_PODLSTM_MAXFIELDS + 1] = {0}, glob[SG_PODLSTM_MAXFIELDS + 1];
+    PetscInt  na = 0;
+    for (PetscInt i = 0; i < D->nlocal; i++) {
+      PetscReal mn = PETSC_MAX_REAL, mx = -PETSC_MAX_REAL, s = 0, s2 = 0;
+      PetscInt  f  = 0, lo, hi;
+      for (PetscInt j = 0; j < ntrain; j++) {
+        PetscReal v = D->X[(size_t)j * D->nlocal + i];
+        mn = PetscMin(mn, v), mx = PetscMax(mx, v), s += v, s2 += v * v;
+      }
+      D->active[i] = (PetscBool)(mx > mn);
+      na += D->active[i];
+      while (FieldRange(D, f, &lo, &hi), D->rstart + i >= hi) f++;
+      loc[f] += s2 - s * s / ntrain; /* sum of squared anomalies */
+    }
+    PetscCallMPI(MPI_Allreduce(&na, &D->nactive, 1, MPIU_INT, MPI_SUM, comm));
+    PetscCallMPI(MPI_Allreduce(loc, glob, (PetscMPIInt)nfields, MPIU_REAL, MPIU_SUM, comm));
+    PetscCheck(D->nactive > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: the data does not change over the training period: nothing to forecast");
+    for (PetscInt f = 0; f < nfields; f++) {
+      PetscInt lo, hi;
+      FieldRange(D, f, &lo, &hi);
+      /* one field: its own units; several: each divided by its RMS anomaly, so each weighs alike in the POD */
+      D->fscale[f] = nfields == 1 || glob[f] <= 0 ? 1 : PetscSqrtReal(glob[f] / ((PetscReal)ntrain * D->fsize[f]));
+      for (PetscInt i = PetscMax(lo, D->rstart); i < PetscMin(hi, D->rstart + D->nlocal); i++)
+        for (PetscInt j = 0; j < D->nsnap; j++) D->X[(size_t)j * D->nlocal + (i - D->rstart)] /= D->fscale[f];
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *const files[], PetscInt nfields, const char *const fields[], PetscInt member, PetscInt skip, PetscInt ntrain, PetscInt ntest, PetscReal valid_fraction, PetscReal npy_dt, SgPodLstmData *D)
 {
   int64_t   total = 0, first = -1, count = 0, *mem = NULL;
   PetscReal *tall = NULL;
@@ -66,6 +157,13 @@ PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *con
   PetscFunctionBegin;
   PetscCall(PetscMemzero(D, sizeof *D));
   D->comm    = comm;
+  if (nfiles >= 1 && IsNpy(files[0])) {
+    PetscCall(LoadNpy(comm, nfiles, files, npy_dt, skip, ntrain, &ntest, &tall, D));
+    D->nvalid = (PetscInt)PetscFloorReal(valid_fraction * ntrain + 0.5);
+    PetscCall(PetscFree(tall));
+    PetscCall(ActiveAndScale(D, ntrain));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   D->nfields = nfields;
   PetscCheck(nfields >= 1 && nfields <= SG_PODLSTM_MAXFIELDS, comm, PETSC_ERR_USER_INPUT, "podlstm: %" PetscInt_FMT " fields: give 1 to %d (podlstm: {fields: [T]})", nfields, SG_PODLSTM_MAXFIELDS);
   PetscCheck(nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "podlstm: no data: set podlstm: {data: [sst_weekly.h5]} (field_snapshots from surge ensemble, e.g. inputs/sst/ensemble_weekly.yaml)");
@@ -141,35 +239,7 @@ PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *con
   PetscCall(PetscFree(mem));
   PetscCall(PetscFree(file_of));
   PetscCall(PetscFree(row_of));
-  /* entries that vary over the training period (land does not), and the scale of each field */
-  PetscCall(PetscMalloc1(D->nlocal, &D->active));
-  {
-    PetscReal loc[SG_PODLSTM_MAXFIELDS + 1] = {0}, glob[SG_PODLSTM_MAXFIELDS + 1];
-    PetscInt  na = 0;
-    for (PetscInt i = 0; i < D->nlocal; i++) {
-      PetscReal mn = PETSC_MAX_REAL, mx = -PETSC_MAX_REAL, s = 0, s2 = 0;
-      PetscInt  f  = 0, lo, hi;
-      for (PetscInt j = 0; j < ntrain; j++) {
-        PetscReal v = D->X[(size_t)j * D->nlocal + i];
-        mn = PetscMin(mn, v), mx = PetscMax(mx, v), s += v, s2 += v * v;
-      }
-      D->active[i] = (PetscBool)(mx > mn);
-      na += D->active[i];
-      while (FieldRange(D, f, &lo, &hi), D->rstart + i >= hi) f++;
-      loc[f] += s2 - s * s / ntrain; /* sum of squared anomalies */
-    }
-    PetscCallMPI(MPI_Allreduce(&na, &D->nactive, 1, MPIU_INT, MPI_SUM, comm));
-    PetscCallMPI(MPI_Allreduce(loc, glob, (PetscMPIInt)nfields, MPIU_REAL, MPIU_SUM, comm));
-    PetscCheck(D->nactive > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: the data does not change over the training period: nothing to forecast");
-    for (PetscInt f = 0; f < nfields; f++) {
-      PetscInt lo, hi;
-      FieldRange(D, f, &lo, &hi);
-      /* one field: its own units; several: each divided by its RMS anomaly, so each weighs alike in the POD */
-      D->fscale[f] = nfields == 1 || glob[f] <= 0 ? 1 : PetscSqrtReal(glob[f] / ((PetscReal)ntrain * D->fsize[f]));
-      for (PetscInt i = PetscMax(lo, D->rstart); i < PetscMin(hi, D->rstart + D->nlocal); i++)
-        for (PetscInt j = 0; j < D->nsnap; j++) D->X[(size_t)j * D->nlocal + (i - D->rstart)] /= D->fscale[f];
-    }
-  }
+  PetscCall(ActiveAndScale(D, ntrain));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -179,6 +249,7 @@ PetscErrorCode SgPodLstmDataFree(SgPodLstmData *D)
   PetscCall(PetscFree(D->time));
   PetscCall(PetscFree(D->X));
   PetscCall(PetscFree(D->active));
+  PetscCall(PetscFree(D->harm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -6,7 +6,7 @@
    /params_i [np_i]; for residual networks (base: var) /var_weights [K][1 + pK] (the VAR's W, see
    SgPodLstmVARModel) with attribute var_order p; /fallback_var (the same form) when the networks lost
    to that VAR on validation and it serves instead (fallback: baseline); optionally /search/... (every evaluation of the
-   search) and /scores/... (test RMSE per method, field and lead). */
+   search) and /scores/... (test RMSE per method, field and lead; acc_lead: anomaly correlations). */
 #include "sgpodlstm.h"
 #include "sgh5file.h"
 #include "sgtrainer.h"
@@ -79,6 +79,12 @@ static PetscErrorCode WriteScores(SgH5File f, const SgPodLstmScores *sc)
   PetscCall(SgH5FileWriteAttr(f, "scores", "windows", SG_H5_INT, 0, &(int){(int)sc->nwindows}));
   PetscCall(SgH5FileWrite(f, "scores/rmse", SG_H5_DOUBLE, 2, d, rm));
   PetscCall(SgH5FileWrite(f, "scores/rmse_lead", SG_H5_DOUBLE, 3, d, ld));
+  if (sc->has_acc) { /* anomaly correlations per lead (the harmonic climatology's anomalies) */
+    for (PetscInt m = 0; m < sc->nmethods; m++)
+      for (PetscInt fi = 0; fi < sc->nfields; fi++)
+        for (PetscInt l = 0; l < sc->L; l++) ld[(m * sc->nfields + fi) * sc->L + l] = sc->acc[m][fi][l];
+    PetscCall(SgH5FileWrite(f, "scores/acc_lead", SG_H5_DOUBLE, 3, d, ld));
+  }
   PetscCall(PetscFree2(rm, ld));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -16,8 +16,8 @@ typedef struct {
   char           files[16][PETSC_MAX_PATH_LEN], fields[SG_PODLSTM_MAXFIELDS][64], prefix[PETSC_MAX_PATH_LEN];
   char           arch[256], hand[256], svd[32];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
-  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head, base, fallback;
-  PetscReal      valid_fraction, lr, year;
+  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head, base, fallback, harmonics;
+  PetscReal      valid_fraction, lr, year, step, field_points;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
   SgnnBackend   *be;
@@ -111,6 +111,9 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsInt("-seed", "Seed of the search, the weights and the data order", d->seed, &d->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsPath("-prefix", "Work files: PREFIX.windows.h5, PREFIX.search/ (the resumable search log)", SG_PATH_OUT_BASE, d->prefix, d->prefix, sizeof d->prefix, NULL));
   PetscCall(SgOptionsReal("-year", "Period of the climatology baseline in the data's time units (0: no climatology)", "time units", d->year, &d->year, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(SgOptionsInt("-harmonics", "Climatology from this many harmonics of the year (in phase however long the test period; 0: the mean of snapshot-spaced bins of the year); > 0 also scores the linear inverse models and anomaly correlations", d->harmonics, &d->harmonics, NULL, 0, 16));
+  PetscCall(SgOptionsReal("-step", "Spacing of the steps of .npy coefficient series (data: [a.npy, ...], float64 [modes][steps]) in the time units of year", "time units", d->step, &d->step, NULL, 1e-300, PETSC_MAX_REAL));
+  PetscCall(SgOptionsReal("-field_points", "The data are POD coefficients of a field of this many points (orthonormal modes): scores by lead are also printed as the field RMSE beyond the modes' floor, RMSE x sqrt(entries / field_points) (0: not)", "", d->field_points, &d->field_points, NULL, 0, PETSC_MAX_REAL));
   PetscCall(SgOptionsBool("-baselines", "Score persistence, climatology, VAR and the hand-designed LSTM on the test period too", d->baselines, &d->baselines, NULL));
   PetscCall(SgOptionsBool("-verbose", "One line per search candidate", d->verbose, &d->verbose, NULL));
   PetscOptionsHeadEnd();
@@ -126,7 +129,11 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
 
   PetscFunctionBegin;
   PetscCheck(d->nfiles > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: no data: set podlstm: {data: [sst_weekly.h5]} (field_snapshots from surge ensemble, e.g. inputs/sst/ensemble_weekly.yaml)");
-  PetscCheck(d->nfields > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: no fields: set podlstm: {fields: [T]} (the dataset's fields that make the state)");
+  { /* coefficient series (.npy) have one state, "a"; datasets need their fields named */
+    size_t n = strlen(d->files[0]);
+    PetscCheck(d->nfields > 0 || (n > 4 && !strcmp(d->files[0] + n - 4, ".npy")), comm, PETSC_ERR_USER_INPUT, "podlstm: no fields: set podlstm: {fields: [T]} (the dataset's fields that make the state)");
+  }
+  PetscCheck(!d->harmonics || d->year > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: harmonics %" PetscInt_FMT " need the year's length: set podlstm: {year: 365.25}", d->harmonics);
   PetscCheck(d->space.umin <= d->space.umax, comm, PETSC_ERR_USER_INPUT, "podlstm: units_min %" PetscInt_FMT " > units_max %" PetscInt_FMT, d->space.umin, d->space.umax);
   PetscCheck(d->sample <= d->population, comm, PETSC_ERR_USER_INPUT, "podlstm: sample %" PetscInt_FMT " is larger than the population %" PetscInt_FMT, d->sample, d->population);
   PetscCall(SgPodLstmArchFromString(comm, d->hand, &a));
@@ -241,6 +248,27 @@ static PetscErrorCode Fallback(SgSurrogate s, const SgPodLstmData *D, const SgPo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* every lead's score: RMSE (or, for POD coefficients of a field of N points, the field RMSE beyond
+   the floor: RMSE x sqrt(entries / N)), then the anomaly correlation when there is a climatology */
+static PetscErrorCode PrintLeads(MPI_Comm comm, const SgPodLstmScores *sc, PetscInt f, const char field[], PetscReal scale, PetscBool beyond)
+{
+  char line[1024];
+
+  PetscFunctionBegin;
+  for (PetscInt what = 0; what < (sc->has_acc ? 2 : 1); what++) {
+    PetscCall(PetscPrintf(comm, "podlstm: %s of %s by lead%s:\n", what ? "anomaly correlation" : beyond ? "RMSE beyond the POD floor (field units)" : "test RMSE", field, what ? " (anomalies from the harmonic climatology)" : ""));
+    PetscCall(PetscSNPrintf(line, sizeof line, "podlstm:   %-40s %8s", "method", "all"));
+    for (PetscInt l = 0; l < sc->L; l++) PetscCall(PetscSNPrintf(line + strlen(line), sizeof line - strlen(line), " %7" PetscInt_FMT, l + 1));
+    PetscCall(PetscPrintf(comm, "%s\n", line));
+    for (PetscInt m = 0; m < sc->nmethods; m++) {
+      PetscCall(PetscSNPrintf(line, sizeof line, "podlstm:   %-40s %8.4f", sc->method[m], (double)(what ? sc->accall[m][f] : sc->rmse[m][f] * scale)));
+      for (PetscInt l = 0; l < sc->L; l++) PetscCall(PetscSNPrintf(line + strlen(line), sizeof line - strlen(line), " %7.4f", (double)(what ? sc->acc[m][f][l] : sc->lead[m][f][l] * scale)));
+      PetscCall(PetscPrintf(comm, "%s\n", line));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the best validation R2 after each evaluation, as the search's progress */
 static PetscErrorCode ReportSearch(SgSurrogate s, const SgPodLstmSearchResult *sr)
 {
@@ -277,7 +305,8 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   for (PetscInt i = 0; i < d->nfiles; i++) files[i] = d->files[i];
   for (PetscInt i = 0; i < d->nfields; i++) fields[i] = d->fields[i];
-  PetscCall(SgPodLstmDataLoad(comm, d->nfiles, files, d->nfields, fields, d->member, d->skip, d->ntrain, d->ntest, d->valid_fraction, &D));
+  PetscCall(SgPodLstmDataLoad(comm, d->nfiles, files, d->nfields, fields, d->member, d->skip, d->ntrain, d->ntest, d->valid_fraction, d->step, &D));
+  if (d->harmonics) PetscCall(SgPodLstmHarmonicsFit(&D, d->harmonics, d->year));
   PetscCall(PetscPrintf(comm, "podlstm: %" PetscInt_FMT " snapshots of %" PetscInt_FMT " values (%" PetscInt_FMT " vary), every %g: %" PetscInt_FMT " train (the last %" PetscInt_FMT " validate), %" PetscInt_FMT " test; %d rank(s)\n", D.nsnap, D.n, D.nactive, (double)D.dt, D.ntrain, D.nvalid, D.ntest, (int)size));
   /* POD of the training period, coefficients of every snapshot */
   PetscCall(SgPODCreate(comm, D.nlocal, d->K, &d->M.pod));
@@ -390,6 +419,15 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, s1, ahat, &d->scores));
     PetscCall(SgPodLstmScorePersistence(&D, &S, &d->scores));
     if (d->year > 0) PetscCall(SgPodLstmScoreClimatology(&D, &S, d->year, &d->scores));
+    if (d->harmonics) { /* the linear inverse models */
+      PetscReal *amap;
+      PetscCall(PetscMalloc1(S.nte * d->L * d->K, &amap));
+      PetscCall(SgPodLstmLIM(&D, &S, coef, &p, ahat, amap));
+      PetscCall(PetscSNPrintf(s1, sizeof s1, "LIM: climatology + VAR(%" PetscInt_FMT ") of anomalies", p));
+      PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, s1, ahat, &d->scores));
+      PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, "LIM: map of anomalies + season", amap, &d->scores));
+      PetscCall(PetscFree(amap));
+    }
   }
   {
     const SgPodLstmScores *sc = &d->scores;
@@ -397,6 +435,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
       PetscCall(PetscPrintf(comm, "podlstm: test RMSE of %s over %" PetscInt_FMT " windows x %" PetscInt_FMT " steps (its units):\n", D.field[f], sc->nwindows, sc->L));
       PetscCall(PetscPrintf(comm, "podlstm:   %-34s %11s %11s %11s\n", "method", "all leads", "lead 1", "lead L"));
       for (PetscInt m = 0; m < sc->nmethods; m++) PetscCall(PetscPrintf(comm, "podlstm:   %-34s %11.5f %11.5f %11.5f\n", sc->method[m], (double)sc->rmse[m][f], (double)sc->lead[m][f][0], (double)sc->lead[m][f][sc->L - 1]));
+      if (sc->L <= 16) PetscCall(PrintLeads(comm, sc, f, D.field[f], d->field_points > 0 ? PetscSqrtReal(D.nactive / d->field_points) : 1, d->field_points > 0));
     }
   }
   PetscCall(PetscFree(ahat));
@@ -463,6 +502,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   PetscCall(PetscNew(&d));
   d->member = -1, d->ntrain = 427, d->valid_fraction = 0.2, d->K = 5, d->L = 8;
   d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->batch = 32, d->lr = 1e-3;
+  d->step = 7;
   d->topk = 5, d->retrain_patience = 15, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE, d->head = SG_PODLSTM_HEAD_WINDOW;
   d->space.nlayers = 5, d->space.umin = 16, d->space.umax = 96, d->space.ustep = 16;
   PetscCall(PetscStrncpy(d->svd, "trlanczos", sizeof d->svd));

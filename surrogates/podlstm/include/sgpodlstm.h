@@ -59,11 +59,21 @@ typedef struct {
   PetscReal *X;                            /* [nsnap][nlocal] this rank's rows of every snapshot */
   PetscInt   nactive;                      /* state entries that vary over the training period (not land) */
   PetscBool *active;                       /* [nlocal] */
+  PetscInt   nharm;                        /* 2H + 1 with a harmonic climatology (SgPodLstmHarmonicsFit), else 0 */
+  PetscReal  year;                         /* its period */
+  PetscReal *harm;                         /* [nlocal][nharm]: per entry, the mean and H cos/sin pairs */
 } SgPodLstmData;
+/* The climatology of each entry: its mean and H harmonics of the calendar year (period `year`, in the
+   data's time units), least squares over the training period. It stays in phase however long the
+   test period (a climatology of snapshot-spaced bins of a 365.25-day year drifts: 52 weeks are 364
+   days). Used by the climatology baseline, the LIM baselines and the anomaly correlations. */
+PETSC_EXTERN PetscErrorCode SgPodLstmHarmonicsFit(SgPodLstmData *, PetscInt H, PetscReal year);
+/* the harmonic regressors at time t: h[0] = 1, h[2i-1], h[2i] = cos, sin(2 pi i t / year), i = 1..H */
+PETSC_EXTERN void           SgPodLstmHarmonics(const SgPodLstmData *, PetscReal t, PetscReal h[]);
 /* Read `member` of the datasets (-1: the first member of the first file), skip its first `skip`
    snapshots, keep ntrain + ntest (ntest 0: all the rest); the last valid_fraction of the training
    period is for validation. Collective: each rank keeps its rows. */
-PETSC_EXTERN PetscErrorCode SgPodLstmDataLoad(MPI_Comm, PetscInt nfiles, const char *const files[], PetscInt nfields, const char *const fields[], PetscInt member, PetscInt skip, PetscInt ntrain, PetscInt ntest, PetscReal valid_fraction, SgPodLstmData *);
+PETSC_EXTERN PetscErrorCode SgPodLstmDataLoad(MPI_Comm, PetscInt nfiles, const char *const files[], PetscInt nfields, const char *const fields[], PetscInt member, PetscInt skip, PetscInt ntrain, PetscInt ntest, PetscReal valid_fraction, PetscReal npy_dt, SgPodLstmData *);
 PETSC_EXTERN PetscErrorCode SgPodLstmDataFree(SgPodLstmData *);
 
 /* Scaled coefficient series and their windows: L steps in, the next L out. */
@@ -246,6 +256,9 @@ typedef struct {
   char      method[SG_PODLSTM_MAXMETHODS][64];
   PetscReal rmse[SG_PODLSTM_MAXMETHODS][SG_PODLSTM_MAXFIELDS];
   PetscReal lead[SG_PODLSTM_MAXMETHODS][SG_PODLSTM_MAXFIELDS][64];
+  PetscBool has_acc; /* the data have a harmonic climatology: anomaly correlations are scored */
+  PetscReal acc[SG_PODLSTM_MAXMETHODS][SG_PODLSTM_MAXFIELDS][64]; /* per lead: sum f'o' / sqrt(sum f'^2 sum o'^2), anomalies from the climatology, over windows and entries */
+  PetscReal accall[SG_PODLSTM_MAXMETHODS][SG_PODLSTM_MAXFIELDS];    /* the same over all leads */
 } SgPodLstmScores;
 /* forecasts as coefficients: ahat [nwindows][L][K] (unscaled), for the test windows */
 PETSC_EXTERN PetscErrorCode SgPodLstmScoreCoefficients(const SgPodLstmData *, SgPOD, const SgPodLstmSeries *, const char name[], const PetscReal ahat[], SgPodLstmScores *);
@@ -257,6 +270,11 @@ PETSC_EXTERN PetscErrorCode SgPodLstmScoreClimatology(const SgPodLstmData *, con
    training period; p in 1..L chosen by the error on the validation windows; forecasts of the test
    windows by iterating it L steps: ahat [nwindows][L][K] */
 PETSC_EXTERN PetscErrorCode SgPodLstmVAR(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscInt *order, PetscReal ahat[]);
+/* the linear inverse model family (needs SgPodLstmHarmonicsFit): the coefficients' harmonic
+   climatology plus (a) a VAR of the anomalies, order chosen on validation, refitted on the training
+   period (*order); (b) a direct linear map per lead from the last L anomalies and the target's season
+   (the harmonics of its time), least squares over the training windows. ahat [nte][L][K] each */
+PETSC_EXTERN PetscErrorCode SgPodLstmLIM(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscInt *order, PetscReal ahat_var[], PetscReal ahat_map[]);
 /* network forecasts of the test windows (plus the base's when the series has one): unscaled ahat [nte][L][K] */
 PETSC_EXTERN PetscErrorCode SgPodLstmForecast(SgPodLstmNet, const SgPodLstmSeries *, PetscReal ahat[]);
 /* the same for the n windows starting at snapshots s0 .. s0 + n - 1 (e.g. the validation windows) */
