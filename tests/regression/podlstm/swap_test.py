@@ -16,7 +16,10 @@ the shipped model inputs/podlstm/models/sst5_podlstm.h5), ~30 s:
 4. a restart from the checkpoint written half-way through the swapped period ends with the same
    T (1e-12) and counts as the uninterrupted run;
 5. refused: a surrogate made for another snapshot spacing, a fixed sim dt with the slot in the loop,
-   a missing model file -- one "surge: error:" line, exit 1."""
+   a missing model file -- one "surge: error:" line, exit 1;
+6. the scores stored in the shipped model recomputed: its data regenerated (inputs/sst/ensemble_weekly_5deg.yaml,
+   ~10 s), numpy's persistence and POD floor (the model's own mean and modes) over the 693 test
+   windows equal the stored ones to 1e-9 relative."""
 import os
 import sys
 
@@ -104,4 +107,25 @@ for extra, want in [(["-sst_advance_dt", "3.5"], "was made for snapshots 7"),
     rc, out = surge(["run", D, "-sim_output", "bad"] + base + extra, w, expect_ok=False)
     lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
     check(rc == 1 and len(lines) == 1 and want in lines[0], f"refused {' '.join(extra)}: {lines[0][:130] if lines else out[-300:]}")
+
+# 6. the scores stored in the shipped model, recomputed: the data it was made of (~10 s), numpy
+surge(["ensemble", deck("sst/ensemble_weekly_5deg.yaml")], w)
+SKIP, NTR, NTE, L = 53, 427, 700, 8
+with h5py.File(os.path.join(w, "sst_weekly_5deg.h5"), "r") as f:
+    n = int(f.attrs["nsamples"])
+    mem = f["samples/member"][:n].ravel()
+    X = f["samples/T"][:n][mem == mem[0]].reshape(int(np.sum(mem == mem[0])), -1)[SKIP:SKIP + NTR + NTE]
+with h5py.File(MODEL, "r") as f:
+    meth = f["scores"].attrs["methods"]
+    meth = (meth.decode() if isinstance(meth, bytes) else str(meth)).split(";")
+    stored = dict(zip(meth, f["scores/rmse"][:, 0]))
+    mean, modes = f["mean"][:], f["modes"][:]
+active = X[:NTR].max(0) > X[:NTR].min(0)
+starts = NTR - L + np.arange(NTE - L + 1)
+tg = np.concatenate([X[s + L:s + 2 * L] for s in starts])
+per = np.concatenate([np.repeat(X[s + L - 1][None], L, axis=0) for s in starts])
+rec = mean + ((tg - mean) @ modes.T) @ modes  # the targets' own 5-mode reconstruction
+for name, pred in (("persistence", per), ("POD truth (the floor)", rec)):
+    r = np.sqrt(np.mean((pred - tg)[:, active] ** 2))
+    check(abs(r - stored[name]) < 1e-9 * r, f"shipped model: its stored {name} score {stored[name]:.10f} degC equals numpy's from the regenerated data {r:.10f}")
 print("podlstm swap checks passed")
