@@ -10,7 +10,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "sgsys.h"
 
 const char *const SgPathRoles[] = {"input path", "resumed checkpoint path", "output path", "output base name", "SgPathRole", "SG_PATH_", NULL};
@@ -81,6 +83,67 @@ static PetscErrorCode TaggedHelp(const char text[], SgPathRole role, char help[]
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether option `full` (no dash) was given on the command line, which beats the deck. */
+static PetscBool OnCommandLine(const char full[])
+{
+  int    argc = 0;
+  char **args = NULL;
+
+  if (PetscGetArgs(&argc, &args)) return PETSC_FALSE;
+  for (int i = 1; i < argc; i++)
+    if (args[i][0] == '-' && !strcasecmp(args[i] + 1, full)) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
+
+/* A relative input path written in a deck names a file next to the deck (a model, a structure, a
+   matrix shipped beside it), so a deck copied into a job directory, or run from anywhere, finds
+   them: it is looked up in the deck's directory first and, when not there, in the working directory
+   (data an earlier job wrote there, as the recipes in the decks' comments do). Paths given on the
+   command line, outputs and absolute paths are taken as they are. Rank 0 looks, every rank agrees. */
+static PetscErrorCode ResolveDeckPath(PetscOptionItems *po, const char opt[], char *buf, size_t len)
+{
+  char        full[256], cand[PATH_MAX], dir[PATH_MAX];
+  const char *deck;
+  PetscInt    line, col;
+  PetscMPIInt rank;
+  int         use = 0;
+
+  PetscFunctionBegin;
+  if (!buf[0] || buf[0] == '/') PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscSNPrintf(full, sizeof full, "%s%s", po->prefix ? po->prefix : "", opt[0] == '-' ? opt + 1 : opt));
+  PetscCall(SgDeckKeyLocation(full, &deck, &line, &col));
+  if (line < 0 || !deck || !deck[0] || OnCommandLine(full)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscStrncpy(dir, deck, sizeof dir));
+  {
+    char *slash = strrchr(dir, '/');
+    if (!slash) PetscFunctionReturn(PETSC_SUCCESS); /* the deck is in the working directory */
+    *slash = 0;
+  }
+  PetscCall(PetscSNPrintf(cand, sizeof cand, "%s/%s", dir[0] ? dir : "/", buf));
+  PetscCallMPI(MPI_Comm_rank(po->comm, &rank));
+  if (!rank) use = !access(cand, F_OK) && strlen(cand) < len;
+  PetscCallMPI(MPI_Bcast(&use, 1, MPI_INT, 0, po->comm));
+  if (use) PetscCall(PetscStrncpy(buf, cand, len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The same for the entries of a list option (PetscMalloc'ed strings, replaced when resolved). */
+static PetscErrorCode ResolveDeckPaths(PetscOptionItems *po, const char opt[], char *vals[], PetscInt n)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < n; i++) {
+    char path[PATH_MAX];
+    if (!vals[i] || !vals[i][0]) continue;
+    PetscCall(PetscStrncpy(path, vals[i], sizeof path));
+    PetscCall(ResolveDeckPath(po, opt, path, sizeof path));
+    if (strcmp(path, vals[i])) {
+      PetscCall(PetscFree(vals[i]));
+      PetscCall(PetscStrallocpy(path, &vals[i]));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgOptionsPath_Private(PetscOptionItems *po, const char opt[], const char text[], SgPathRole role, const char cur[], char *buf, size_t len, PetscBool *set)
 {
   char      help[600];
@@ -91,6 +154,7 @@ PetscErrorCode SgOptionsPath_Private(PetscOptionItems *po, const char opt[], con
   PetscCall(TaggedHelp(text, role, help, sizeof help));
   PetscCall(SgOptionsString_Private(po, opt, help, cur, buf, len, &flg));
   if (set) *set = flg;
+  if (flg && (role == SG_PATH_IN || role == SG_PATH_RESUME)) PetscCall(ResolveDeckPath(po, opt, buf, len));
   if ((role == SG_PATH_IN || role == SG_PATH_RESUME) && buf[0]) PetscCall(SgInputRegister(buf, role));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -105,6 +169,7 @@ PetscErrorCode SgOptionsPathArray_Private(PetscOptionItems *po, const char opt[]
   PetscCall(TaggedHelp(text, role, help, sizeof help));
   PetscCall(SgOptionsStringArray_Private(po, opt, help, vals, n, &flg));
   if (set) *set = flg;
+  if (flg && (role == SG_PATH_IN || role == SG_PATH_RESUME)) PetscCall(ResolveDeckPaths(po, opt, vals, *n));
   if (flg && (role == SG_PATH_IN || role == SG_PATH_RESUME))
     for (PetscInt i = 0; i < *n; i++)
       if (vals[i] && vals[i][0]) PetscCall(SgInputRegister(vals[i], role));

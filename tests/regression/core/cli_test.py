@@ -75,4 +75,23 @@ check(steps and steps[0].endswith("ETA -") and all("ETA -" not in l for l in ste
 rc, out, err = run(["info", "m.h5md"])
 check(rc == 0 and "HDF5-DIAG" not in err + out and '@boundary = "periodic" "periodic" "periodic"' in out,
       f"surge info on an H5MD trajectory: its variable-length string attributes, no HDF5 error stack ({err[:200]!r})")
+
+# decks work from any directory (issue 36, item 3): a relative input path in a deck is found next to
+# the deck; outputs go to the working directory; a path on the command line is the working directory's
+import shutil
+import tempfile
+job = tempfile.mkdtemp(prefix="surge_job_")  # outside the clone
+try:
+    p = subprocess.run([SURGE, "run", deck("dft/water_csr.yaml"), "-sim_output", "shipped"], cwd=job, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    check(p.returncode == 0 and os.path.exists(f"{job}/shipped.h5") and not os.path.exists(deck("dft/shipped.h5")),
+          "the shipped deck run from another directory finds its matrices beside it and writes to the working directory")
+    for f in ("water_csr.yaml", "water32-KS.csr", "water32-S.csr"):
+        shutil.copy(deck(f"dft/{f}"), job)
+    p = subprocess.run([SURGE, "run", "water_csr.yaml", "-sim_output", "copied"], cwd=job, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    check(p.returncode == 0 and os.path.exists(f"{job}/copied.h5"), f"a deck copied with its files into {job} runs there ({p.stdout[-300:]!r})")
+    os.rename(f"{job}/water32-S.csr", f"{job}/renamed-S.csr")
+    p = subprocess.run([SURGE, "run", deck("dft/water_csr.yaml"), "-sim_output", "cli", "-dft_s_csr", "water32-S.csr"], cwd=job, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    check(p.returncode == 1 and "water32-S.csr" in p.stdout, "a path given on the command line is the working directory's, not the deck's")
+finally:
+    shutil.rmtree(job, ignore_errors=True)
 print("cli: all checks passed")
