@@ -2,7 +2,10 @@
      mkmodel DATA.h5 OUT.h5 [small|pair]         a water-sized model with random weights (pair: type_one_side false)
      infer  MODEL.h5 DATA.h5 NREP NSTEPS [STEP]  inference us/step/atom on frame 0 replicated
                                                NREPxNREPxNREP, plain and (STEP > 0) tabulated; peak RSS
-     train  DATA.h5 NSTEPS BATCH [small|f32]   training steps/s (frames/s) of the water model (f32: float32 graph)
+     train  DATA.h5 NSTEPS BATCH [small|f32]   training steps/s (frames/s) of the water model (f32: float32 graph):
+                                               the loss dp_torch.py times (DeePMD-kit's water start prefactors,
+                                               0.02/N dE^2 + 1000/(3N) |dF|^2), each step timed alone, the
+                                               median of steps 2..NSTEPS reported as dp_torch.py does
      parts  DATA.h5                            time of the training-step parts (graph, grad, backward) */
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -115,33 +118,54 @@ int main(int argc, char **argv)
     sgnn_optim_defaults(SGNN_ADAM, &oc);
     oc.lr = 1e-3;
     SgNN(sgnn_optim_create(m->P, &oc, &o));
-    double tenv = 0, tfwd = 0, tbwd = 0, t0 = MPI_Wtime();
+    double tenv = 0, tfwd = 0, tbwd = 0, *tstep;
+    PetscCall(PetscMalloc1(ns, &tstep));
     for (int s = 0; s < ns; s++) {
       double     ta = MPI_Wtime();
-      SgnnTensor Et, Ft, Fl, dF, sq, loss;
+      SgnnTensor Et, Ft, El, Fl, dE, dF, sq, se, sf, le, lf, loss;
       for (int b = 0; b < B; b++) PetscCall(SgDPBatchSetFrame(m, &bt, b, x, box));
       double tb = MPI_Wtime();
       PetscCall(SgDPGraph(m, &bt, PETSC_FALSE, 1, &Et, &Ft, NULL));
-      int sF[2] = {(int)(B * N), 3};
-      PetscReal *fl;
-      PetscCall(PetscMalloc1(3 * B * N, &fl));
+      int sB[1] = {(int)B}, sF[2] = {(int)(B * N), 3};
+      PetscReal *fl, *el;
+      PetscCall(PetscMalloc2(3 * B * N, &fl, B, &el));
       for (int b = 0; b < B; b++) PetscCall(PetscArraycpy(fl + 3 * N * b, f, 3 * N));
+      for (int b = 0; b < B; b++) el[b] = E;
+      SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 1, sB, el, &El));
       SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 2, sF, fl, &Fl));
-      PetscCall(PetscFree(fl));
+      PetscCall(PetscFree2(fl, el));
+      /* the energy and the force term of DeePMD-kit's ener loss, as surrogates/deepmd/train.c builds them */
+      SgNN(sgnn_sub(Et, El, &dE));
+      SgNN(sgnn_mul(dE, dE, &sq));
+      SgNN(sgnn_sum(sq, 0, NULL, 0, &se));
+      sgnn_tensor_free(&sq);
+      SgNN(sgnn_affine(se, 0.02 / N / B, 0.0, &le));
       SgNN(sgnn_sub(Ft, Fl, &dF));
       SgNN(sgnn_mul(dF, dF, &sq));
-      SgNN(sgnn_sum(sq, 0, NULL, 0, &loss));
+      SgNN(sgnn_sum(sq, 0, NULL, 0, &sf));
+      SgNN(sgnn_affine(sf, 1000.0 / (3.0 * N) / B, 0.0, &lf));
+      SgNN(sgnn_add(le, lf, &loss));
       double tc = MPI_Wtime();
       SgNN(sgnn_params_zero_grad(m->P));
       SgNN(sgnn_backward(loss));
       SgNN(sgnn_optim_step(o));
       double td = MPI_Wtime();
-      tenv += tb - ta, tfwd += tc - tb, tbwd += td - tc;
-      SgnnTensor *all[] = {&Et, &Ft, &Fl, &dF, &sq, &loss};
-      for (int q = 0; q < 6; q++) sgnn_tensor_free(all[q]);
+      tstep[s] = td - ta;
+      if (s > 0 || ns == 1) {
+        tenv += tb - ta;
+        tfwd += tc - tb;
+        tbwd += td - tc;
+      }
+      SgnnTensor *all[] = {&Et, &Ft, &El, &Fl, &dE, &dF, &sq, &se, &sf, &le, &lf, &loss};
+      for (int q = 0; q < 12; q++) sgnn_tensor_free(all[q]);
     }
-    double dt = MPI_Wtime() - t0;
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "train %s%s batch %" PetscInt_FMT ": %.3f s/step, %.3f frames/s  (env %.3f, forward+forces %.3f, backward+adam %.3f s/step)\n", argc > 5 && strcmp(argv[5], "f32") ? argv[5] : "full", m->cfg.precision == 32 ? " f32" : "", B, dt / ns, ns * B / dt, tenv / ns, tfwd / ns, tbwd / ns));
+    /* the median of steps 2..ns (the first step sizes the engine's buffers; dp_torch.py skips it too) */
+    PetscInt nt = ns > 1 ? ns - 1 : 1;
+    double  *tt = ns > 1 ? tstep + 1 : tstep, dt;
+    PetscCall(PetscSortReal(nt, tt));
+    dt = nt % 2 ? tt[nt / 2] : 0.5 * (tt[nt / 2 - 1] + tt[nt / 2]);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "train %s%s batch %" PetscInt_FMT ": %.3f s/step, %.3f frames/s (median of %" PetscInt_FMT " steps after the first; energy + force loss; means: env %.3f, forward+forces %.3f, backward+adam %.3f s/step)\n", argc > 5 && strcmp(argv[5], "f32") ? argv[5] : "full", m->cfg.precision == 32 ? " f32" : "", B, dt, B / dt, nt, tenv / nt, tfwd / nt, tbwd / nt));
+    PetscCall(PetscFree(tstep));
     sgnn_optim_destroy(&o);
     PetscCall(SgDPBatchFree(&bt));
     PetscCall(SgDPModelDestroy(&m));

@@ -10,9 +10,11 @@ python3-torch 1.13, CPU): figures, not pass/fail (docs/mffn.md "Training cost" a
 2. here the same network is built in torch from that model file (its weights in the slab order of
    SgMFFNCreate), the loss and the gradient of the same crop are computed and compared with surge's
    (they must agree to round-off: the same function, the same derivative), then N steps are timed;
-3. the ratio surge / torch of the CPU time per step (one thread each: OPENBLAS_NUM_THREADS=1 and
-   torch.set_num_threads(1); float64 both; CPU seconds of each process, not wall time: the machine
-   is shared).
+3. the ratio surge / torch of the CPU time per step (one thread each: both processes run with
+   OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=1 -- this script re-executes itself with them, since PyTorch's
+   GEMMs are OpenBLAS's and a second OpenBLAS thread would add its CPU seconds to torch's -- plus
+   torch.set_num_threads(1), and the allocator settings of tests/bench/engine_env.sh; float64 both;
+   CPU seconds of each process, not wall time: the machine is shared).
 
 configs: deck = inputs/mffn/ra1e6.yaml (U-Net 16 32 64, two [1,2,2] poolings, latent 32, ImNet
 128 64 32, BN scale/shift only, residual); paper = the paper's (16..256, four poolings, latent 32,
@@ -24,9 +26,14 @@ import sys
 import tempfile
 import time
 
-import h5py
-import numpy as np
-import torch
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from engine_env import same_env  # noqa: E402
+
+same_env(1)  # before torch and OpenBLAS are loaded
+
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
 import torch.nn.functional as Fn
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
@@ -177,11 +184,12 @@ def main():
     if not os.path.exists(BENCH):
         sys.exit("torch_ref.py: build/tests/test_bench_mffn is missing: make tests")
     torch.set_num_threads(1)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", SGNN_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as d:
-        out = subprocess.run([BENCH, str(P), str(N), *CONFIGS[cfg], "-dump", d], env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+        out = subprocess.run([BENCH, str(P), str(N), *CONFIGS[cfg], "-dump", d], check=True, stdout=subprocess.PIPE, text=True).stdout
         print(out.strip())
         m = re.search(r"gamma 0.0125: loss ([\d.]+) s \+ backward ([\d.]+) s = ([\d.]+) s/crop; gamma 0: ([\d.]+) \+ ([\d.]+) = ([\d.]+)", out)
+        if not m:
+            sys.exit("torch_ref.py: test_bench_mffn printed no timing line: stopping rather than printing a ratio of nothing")
         ours = [float(v) for v in m.groups()]
         net = MFFN(os.path.join(d, "model.h5"), exact_softplus=True)
         raw = np.fromfile(os.path.join(d, "crop.f64"))

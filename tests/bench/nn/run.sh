@@ -11,6 +11,10 @@
 # kernels: 4.8 instead of 24 GFLOP/s DGEMM). With AVX-512 present we set
 # OPENBLAS_CORETYPE=SkylakeX for BOTH engines (Debian's torch does its GEMMs
 # in the same libopenblas). SGNN_BENCH_CORETYPE=default skips that.
+# Both engines also run with the allocator settings of tests/bench/engine_env.sh (without them
+# PyTorch 1.13 page-faults every fresh large tensor in again on these VMs).
+# PyTorch is the reference: without it, or when bench_torch.py gives no time, the benchmark stops
+# with a message instead of printing ratios of nothing.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 steps=${1:-30}
@@ -18,27 +22,27 @@ rounds=${2:-3}
 bin="$here/../../../surrogates/nn/build/bench_nn"
 make -s -C "$here/../../../surrogates/nn" build/bench_nn >/dev/null || { echo "bench nn: cannot build $bin"; exit 2; }
 py=/usr/bin/python3
+. "$here/../engine_env.sh"
 if [ "${SGNN_BENCH_CORETYPE:-auto}" = auto ] && grep -q avx512f /proc/cpuinfo; then
   export OPENBLAS_CORETYPE=SkylakeX
 fi
-have_torch=1
-$py -c 'import torch' 2>/dev/null || have_torch=0
-echo "# surge nn vs PyTorch $($py -c 'import torch;print(torch.__version__)' 2>/dev/null || echo absent);" \
+$py -c 'import torch' 2>/dev/null || { echo "bench nn: PyTorch (the reference) is not installed: apt-get install python3-torch, then run again"; exit 2; }
+echo "# surge nn vs PyTorch $($py -c 'import torch;print(torch.__version__)');" \
      "best of $rounds medians of $steps steps (forward+backward+Adam); $(nproc) cores;" \
-     "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+     "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}; MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_=$MALLOC_TRIM_THRESHOLD_; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 declare -A ms peak rss all
-min() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "" || a == "nan") print b; else if (b+0 < a+0) print b; else print a }'; }
+min() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a == "") print b; else if (b+0 < a+0) print b; else print a }'; }
 for r in $(seq "$rounds"); do
   for b in dp conv lstm force; do
     for t in 1 2; do
       read -r _ sms speak srss <<< "$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t "$bin" "$b" "$steps")"
       [[ "$sms" =~ ^[0-9.]+$ ]] || { echo "bench nn: $bin $b gave no time ('$sms'): stopping rather than printing a ratio of nothing"; exit 2; }
       ms[$b,s,$t]=$(min "${ms[$b,s,$t]:-}" "$sms"); peak[$b]=$speak; rss[$b,s]=$srss; all[$b,s,$t]+=" $sms"
-      if [ $have_torch = 1 ]; then
-        read -r _ pms _ prss <<< "$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t SGNN_BENCH_THREADS=$t $py "$here/bench_torch.py" "$b" "$steps")"
-      else
-        pms=nan prss=nan
-      fi
+      out=$(OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t SGNN_BENCH_THREADS=$t $py "$here/bench_torch.py" "$b" "$steps" 2>&1)
+      read -r _ pms _ prss <<< "$out"
+      [[ "$pms" =~ ^[0-9.]+$ ]] && [ $(awk -v v="$pms" 'BEGIN{print (v > 0)}') = 1 ] || {
+        echo "$out" | tail -n 5
+        echo "bench nn: the reference bench_torch.py $b ($t threads) gave no time ('$pms'): stopping rather than printing a ratio of nothing"; exit 2; }
       ms[$b,p,$t]=$(min "${ms[$b,p,$t]:-}" "$pms"); rss[$b,p]=$prss; all[$b,p,$t]+=" $pms"
     done
   done

@@ -23,8 +23,9 @@ rm -rf $D && mkdir -p $D && cd $D
 $SURGE ensemble $ROOT/inputs/boussinesq/ensemble_small.yaml -ensemble_output rb_small > ens.log
 A="$ROOT/inputs/mffn/small.yaml -mffn_numb_steps 40 -mffn_disp_freq 10 -mffn_points 64"
 $SURGE train $A -train_output one -mffn_lcurve one.lc > one.log
-first=$(grep -v '^#' one.lc | head -1 | awk '{print $4}')
-last=$(grep -v '^#' one.lc | tail -1 | awk '{print $4}')
+. $ROOT/tests/lib/num.sh
+first=$(sg_num "loss of the first progress line" "$(grep -v '^#' one.lc | head -1 | awk '{print $4}')")
+last=$(sg_num "loss of the last progress line" "$(grep -v '^#' one.lc | tail -1 | awk '{print $4}')")
 echo "1. loss at step 10: $first, at step 40: $last ($(grep 'training took' one.log))"
 awk -v a="$first" -v b="$last" 'BEGIN{exit !(b <= 0.7*a)}' || { echo "FAIL: the loss did not fall to 0.7x"; exit 1; }
 $MPI $SURGE train $A -train_output two -mffn_lcurve two.lc > two.log
