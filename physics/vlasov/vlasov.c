@@ -6,6 +6,7 @@ static const char *const flux_names[]   = {"upwind", "central"};
 static const char *const field_names[]  = {"poisson", "none", "maxwell"};
 static const char *const mflux_names[]  = {"central", "upwind"};
 static const char *const fitf_names[]   = {"electric", "magnetic"};
+static const char *const coll_names[]   = {"none", "bgk"};
 static const char *const fit_names[]    = {"none", "landau", "growth"};
 static const char *const exact_names[]  = {"none", "freestream", "planewave"};
 static const char *const init_names[]   = {"maxwellian", "twostream", "bumpontail"};
@@ -32,6 +33,11 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
   PetscCall(SgOptionsReal(OPT("charge"), "Charge of the species", "e", s->charge, &s->charge, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCall(SgOptionsReal(OPT("mass"), "Mass of the species", "m_e", s->mass, &s->mass, NULL, PETSC_SMALL, PETSC_MAX_REAL));
   s->qbym = s->charge / s->mass;
+  s->nu   = 0;
+  if (v->collisions) {
+    PetscCall(SgOptionsReal(OPT("nu"), "BGK collision frequency of the species (self-collisions; collisions: bgk)", "omega_pe", s->nu, &s->nu, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCheck(s->nu >= 0 && PetscIsNormalReal(s->nu + 1), PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "vlasov_%s_nu = %g: a collision frequency must be >= 0 (units omega_pe)", s->name, (double)s->nu);
+  }
   idx = 0;
   PetscCall(SgOptionsEList(OPT("init"), "Initial distribution: maxwellian, twostream (two counter-drifting Maxwellians, +-drift) or bumpontail", init_names, 3, init_names[0], &idx, NULL));
   s->init = (SgVlasovInit)idx;
@@ -184,6 +190,9 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   idx = 0;
   PetscCall(SgOptionsEList("-exact", "Compare with an exact solution at the end: freestream (field none, 1x1v) or planewave (field maxwell, uncharged species: the vacuum wave moved by c t along x)", exact_names, 3, exact_names[0], &idx, NULL));
   v->exact = idx;
+  idx = 0;
+  PetscCall(SgOptionsEList("-collisions", "Collision operator: none or bgk (relaxation to the Maxwellian with the same discrete moments, frequency NAME_nu per species)", coll_names, 2, coll_names[0], &idx, NULL));
+  v->collisions = idx;
   PetscCall(SgOptionsString("-species", "Comma-separated species names; each reads options -vlasov_NAME_*", species, species, sizeof species, NULL));
   {
     char *tok, *save;
@@ -309,6 +318,7 @@ static PetscErrorCode SetUp_Vlasov(SgSolver solver)
     PetscCall(SgVlasovComputeField(solver, f)); /* Poisson solve of the initial charge: E at t = 0 */
     PetscCall(SgVlasovMaxwellInit(solver));
   }
+  PetscCall(SgVlasovCollisionsSetUp(solver, v));
   PetscCall(SgVlasovDeclareDiagnostics(solver));
   v->t_now = 0;
   PetscCall(SgVlasovDiagnose(solver, 0, v->diag0));
@@ -356,6 +366,7 @@ static PetscErrorCode Destroy_Vlasov(SgSolver solver)
   PetscCall(DMDestroy(&v->dac));
   PetscCall(SgVlasovFieldDestroy(v));
   PetscCall(SgVlasovMaxwellDestroy(v));
+  PetscCall(SgVlasovCollisionsDestroy(v));
   PetscCall(PetscFree(v->kofm));
   PetscCall(PetscFree3(v->rho, v->E, v->work));
   PetscCall(PetscFree2(v->hist_t, v->hist_W));

@@ -69,6 +69,8 @@ typedef struct {
   Vec       f, f1, f2, rhs, floc;
   PetscReal *acc, *tau;                 /* [ncx][cdim*npx] (q/m) E, [ncx][cdim] max |acc| bound (Poisson only) */
   PetscReal vmax[3];                    /* max |v_j| on the grid */
+  PetscReal nu;                         /* BGK collision frequency (collisions: bgk), 1/omega_pe */
+  Vec       fM;                         /* work: the corrected Maxwellian of a stage's f */
 } SgVlasovSpecies;
 
 typedef struct {
@@ -113,6 +115,12 @@ typedef struct {
   PetscReal *embound;                  /* [ncx][6] bound of |E_i|, |B_i| on the cell */
   PetscInt  *k1ofm;                    /* [3][npx] phase index of Phi_m L_1(eta_vj), -1 if absent */
   PetscInt   di_emc[SG_VLASOV_EM_NC], di_fe_e, di_fe_b;
+  /* collisions (vlasov_collisions.c) */
+  PetscInt   collisions;               /* 0 none, 1 bgk */
+  PetscReal *bgk_tgt, *bgk_cur, *bgk_got, *bgk_work; /* [ncx][vdim+2][npx] moments: of f, used, of the projection; scratch */
+  PetscInt  *mofk;                     /* [np] configuration index of each phase basis function */
+  PetscInt   di_kej[3];                /* kinetic energy per velocity direction (collisions on) */
+  PetscLogEvent ev_coll;
   /* energy history for the fit (every step) */
   PetscReal  t_now;                             /* time of the current state */
   PetscReal  diag0[SG_SOLVER_MAX_DIAG];          /* diagnostics at t = 0 */
@@ -127,12 +135,29 @@ typedef struct {
 
 PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver);
 
+/* Visit the owned phase cells of species s in storage order (DMDA axes, x fastest, then the folded
+   velocity dims): idx counts the cells (coefficients at idx * np of the owned array), n[5] are the
+   global cell indices (folded dims decoded) and cx is the configuration cell. */
+#define SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, ...) \
+  do { \
+    PetscInt idx = 0; \
+    for (PetscInt i2_ = (s)->s[2]; i2_ < (s)->s[2] + (s)->m[2]; i2_++) \
+      for (PetscInt i1_ = (s)->s[1]; i1_ < (s)->s[1] + (s)->m[1]; i1_++) \
+        for (PetscInt i0_ = (s)->s[0]; i0_ < (s)->s[0] + (s)->m[0]; i0_++) \
+          for (PetscInt fi_ = 0; fi_ < (s)->nfold; fi_++, idx++) { \
+            PetscInt n[5] = {i0_, i1_, i2_, 0, 0}, r_ = fi_, cx = i0_ + ((v)->cdim > 1 ? (v)->Nx[0] * i1_ : 0); \
+            for (PetscInt ff_ = 0; ff_ < (s)->nfd; ff_++) { n[(s)->dadim + ff_] = r_ % (s)->foldN[ff_]; r_ /= (s)->foldN[ff_]; } \
+            __VA_ARGS__ \
+          } \
+  } while (0)
+
 /* vlasov_grid.c */
 PETSC_INTERN PetscErrorCode SgVlasovSetUpGrid(SgSolver, SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovCellOffset(const SgVlasovSpecies *, const PetscInt n[], PetscBool ghosted, PetscInt *off);
 /* vlasov_init.c */
 PETSC_INTERN PetscErrorCode SgVlasovProject(SgVlasov *, SgVlasovSpecies *, Vec);
 PETSC_INTERN PetscReal      SgVlasovLegendre(PetscInt n, PetscReal x);
+PETSC_INTERN PetscReal      SgVlasovLegendreMoment(PetscInt n, PetscInt q);
 PETSC_INTERN PetscErrorCode SgVlasovFreeStreamError(SgVlasov *, SgVlasovSpecies *, PetscReal t, MPI_Comm, PetscReal *relerr);
 /* vlasov_field.c */
 PETSC_INTERN PetscErrorCode SgVlasovFieldSetUp(SgVlasov *);
@@ -148,6 +173,12 @@ PETSC_INTERN PetscErrorCode SgVlasovMaxwellRHS(SgSolver, Vec f[], const PetscRea
 PETSC_INTERN void           SgVlasovMaxwellEnergies(SgVlasov *, const PetscReal *em, PetscReal W[SG_VLASOV_EM_NC]);
 PETSC_INTERN PetscErrorCode SgVlasovPlaneWaveError(SgVlasov *, PetscReal t, PetscReal *relerr, PetscReal *omega);
 PETSC_INTERN void           SgVlasovGaussLegendre(PetscInt n, PetscReal x[], PetscReal w[]);
+/* vlasov_collisions.c */
+PETSC_INTERN PetscErrorCode SgVlasovCollisionsSetUp(SgSolver, SgVlasov *);
+PETSC_INTERN PetscErrorCode SgVlasovCollisionsDestroy(SgVlasov *);
+PETSC_INTERN PetscErrorCode SgVlasovCollisionsRHS(SgSolver, Vec x[], Vec r[]);
+PETSC_INTERN PetscErrorCode SgVlasovCorrectedMaxwellian(SgSolver, SgVlasovSpecies *, Vec g, Vec fM, PetscInt *iters, PetscReal *err);
+PETSC_INTERN PetscErrorCode SgVlasovMaxwellianDistance(SgSolver, SgVlasovSpecies *, PetscReal *dist);
 /* vlasov_rhs.c */
 PETSC_INTERN PetscErrorCode SgVlasovRHS(SgVlasov *, SgVlasovSpecies *, Vec f, Vec rhs);
 PETSC_INTERN PetscErrorCode SgVlasovStep(SgSolver, PetscReal, PetscReal);

@@ -5,7 +5,7 @@
 #include "vlasov.h"
 
 /* int_{-1}^{1} L_n(eta) eta^q deta for n <= 3, q <= 2 (L_n normalised Legendre). */
-static PetscReal I1(PetscInt n, PetscInt q)
+PetscReal SgVlasovLegendreMoment(PetscInt n, PetscInt q)
 {
   if (n == 0 && q == 0) return PETSC_SQRT2;
   if (n == 0 && q == 2) return PETSC_SQRT2 / 3;
@@ -20,7 +20,7 @@ static void MomentWeights(const SgVlasov *v, PetscInt d, PetscReal c[3][256])
   for (PetscInt q = 0; q < 3; q++)
     for (PetscInt k = 0; k < v->np; k++) {
       PetscReal val = 1;
-      for (PetscInt e = 0; e < v->pdim; e++) val *= I1(v->kern->alpha[k * v->pdim + e], e == d ? q : 0);
+      for (PetscInt e = 0; e < v->pdim; e++) val *= SgVlasovLegendreMoment(v->kern->alpha[k * v->pdim + e], e == d ? q : 0);
       c[q][k] = val;
     }
 }
@@ -44,6 +44,10 @@ PetscErrorCode SgVlasovDeclareDiagnostics(SgSolver solver)
   PetscCall(SgSolverAddDiagnostic(solver, "field_energy", "n_0 T_e lambda_D^cdim", &v->di_fe));
   PetscCall(SgSolverAddDiagnostic(solver, "total_energy", "n_0 T_e lambda_D^cdim", &v->di_te));
   PetscCall(SgSolverAddDiagnostic(solver, "l2_f", "(sum_s int f_s^2 dx dv)", &v->di_l2));
+  if (v->collisions) { /* kinetic energy per velocity direction: temperature anisotropy */
+    const char *const kn[3] = {"kinetic_energy_x", "kinetic_energy_y", "kinetic_energy_z"};
+    for (PetscInt j = 0; j < v->vdim; j++) PetscCall(SgSolverAddDiagnostic(solver, kn[j], "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_kej[j]));
+  }
   if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* field energy per component: (1/2) int E_i^2, (c^2/2) int B_i^2 */
     const char *const en[SG_VLASOV_EM_NC] = {"energy_Ex", "energy_Ey", "energy_Ez", "energy_Bx", "energy_By", "energy_Bz"};
     PetscCall(SgSolverAddDiagnostic(solver, "electric_energy", "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_fe_e));
@@ -58,10 +62,10 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
 {
   SgVlasov *v    = (SgVlasov *)solver->data;
   MPI_Comm  comm = PetscObjectComm((PetscObject)solver);
-  PetscReal loc[SG_VLASOV_MAX_SPECIES + 6], glob[SG_VLASOV_MAX_SPECIES + 6];
+  PetscReal loc[SG_VLASOV_MAX_SPECIES + 9], glob[SG_VLASOV_MAX_SPECIES + 9];
   PetscReal (*c)[3][256];
   Vec       f[SG_VLASOV_MAX_SPECIES];
-  PetscInt  ns = v->nspecies, nv = ns + v->vdim + 2; /* number, momentum, ke, l2 */
+  PetscInt  ns = v->nspecies, nv = ns + v->vdim + 2 + (v->collisions ? v->vdim : 0); /* number, momentum, ke, l2[, ke_j] */
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(v->ev_moments, 0, 0, 0, 0));
@@ -95,6 +99,7 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
               }
               loc[ns + j] += s->mass * J * m1;
               loc[ns + v->vdim] += 0.5 * s->mass * J * m2;
+              if (v->collisions) loc[ns + v->vdim + 2 + j] += 0.5 * s->mass * J * m2;
             }
           }
     PetscCall(VecRestoreArrayRead(s->f, &fa));
@@ -112,6 +117,8 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
   values[v->di_fe] = SgVlasovFieldEnergy(v);
   values[v->di_te] = values[v->di_ke] + values[v->di_fe];
   values[v->di_l2] = glob[ns + v->vdim + 1];
+  if (v->collisions)
+    for (PetscInt j = 0; j < v->vdim; j++) values[v->di_kej[j]] = glob[ns + v->vdim + 2 + j];
   if (v->field == SG_VLASOV_FIELD_MAXWELL) {
     PetscReal W[SG_VLASOV_EM_NC];
     SgVlasovMaxwellEnergies(v, v->emcur, W);

@@ -150,24 +150,18 @@ PetscErrorCode SgVlasovMaxwellRHS(SgSolver solver, Vec f[], const PetscReal *em,
     if (s->charge == 0) continue;
     for (PetscInt j = 0; j < v->vdim; j++) fac *= 0.5 * s->dx[cd + j];
     PetscCall(VecGetArrayRead(f[is], &fa));
-    PetscInt idx = 0;
-    for (PetscInt i2 = s->s[2]; i2 < s->s[2] + s->m[2]; i2++)
-      for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
-        for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
-          for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
-            PetscInt           n[5] = {i0, i1, i2, 0, 0}, r = fi, cx = i0 + (cd > 1 ? v->Nx[0] * i1 : 0);
-            const PetscScalar *fc = fa + idx * v->np;
-            for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
-            for (PetscInt j = 0; j < v->vdim; j++) {
-              PetscInt   d = cd + j;
-              PetscReal  w = s->lower[d] + (n[d] + 0.5) * s->dx[d], h = 0.5 * s->dx[d];
-              PetscReal *J = v->work + (cx * 3 + j) * nl;
-              for (PetscInt m = 0; m < nl; m++) {
-                PetscInt k1 = v->k1ofm[j * nl + m];
-                J[m] += fac * (w * s0 * fc[v->kofm[m]] + (k1 >= 0 ? h * s1 * fc[k1] : 0));
-              }
-            }
-          }
+    SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, {
+      const PetscScalar *fc = fa + idx * v->np;
+      for (PetscInt j = 0; j < v->vdim; j++) {
+        PetscInt   d = cd + j;
+        PetscReal  w = s->lower[d] + (n[d] + 0.5) * s->dx[d], h = 0.5 * s->dx[d];
+        PetscReal *J = v->work + (cx * 3 + j) * nl;
+        for (PetscInt m = 0; m < nl; m++) {
+          PetscInt k1 = v->k1ofm[j * nl + m];
+          J[m] += fac * (w * s0 * fc[v->kofm[m]] + (k1 >= 0 ? h * s1 * fc[k1] : 0));
+        }
+      }
+    });
     PetscCall(VecRestoreArrayRead(f[is], &fa));
   }
   PetscCall(MPIU_Allreduce(v->work, v->cur, (PetscMPIInt)(v->ncx * 3 * nl), MPIU_REAL, MPIU_SUM, comm));

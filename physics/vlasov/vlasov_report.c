@@ -139,6 +139,13 @@ PetscErrorCode SgVlasovReport(SgSolver solver, SgOutput out)
     PetscCall(SgOutputWriteReport(out, "freestream_l2_error", "", 1, &err));
   }
 final:
+  if (v->collisions) /* how far each colliding species is from the Maxwellian of its moments */
+    for (PetscInt is = 0; is < v->nspecies; is++) {
+      PetscReal dist;
+      if (v->sp[is].nu == 0) continue;
+      PetscCall(SgVlasovMaxwellianDistance(solver, &v->sp[is], &dist));
+      PetscCall(PetscPrintf(comm, "vlasov bgk: %s: relative L2 distance to the Maxwellian of its moments %.6e at t = %g\n", v->sp[is].name, (double)dist, (double)v->t_now));
+    }
   /* final conserved quantities and their drift since t = 0 */
   PetscCall(SgSolverGetDiagnostics(solver, &nd, &names, NULL));
   PetscCall(PetscMalloc1(nd, &vals));

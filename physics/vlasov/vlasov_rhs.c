@@ -183,7 +183,7 @@ PetscErrorCode SgVlasovTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
         for (PetscInt j = 0; j < v->cdim; j++) a += c * s->tau[cx * v->cdim + j] / s->dx[v->cdim + j];
       fv = PetscMax(fv, a);
     }
-    fmax = PetscMax(fmax, fx + fv);
+    fmax = PetscMax(fmax, fx + fv + s->nu); /* BGK: explicit relaxation, nu dt <= cfl */
   }
   if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* light waves: (2p+1) c / dx per configuration direction */
     PetscReal fm = 0;
@@ -227,6 +227,7 @@ static PetscErrorCode StageRHS(void *ctx, PetscInt stage, PetscReal t, Vec x[], 
     PetscCall(VecRestoreArray(r[ns], &ra));
   }
   for (PetscInt is = 0; is < ns; is++) PetscCall(SgVlasovRHS(v, &v->sp[is], x[is], r[is]));
+  PetscCall(SgVlasovCollisionsRHS(solver, x, r));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -47,3 +47,8 @@ for o in bad_field bad_c bad_k bad_f bad_e; do
 done
 [ "$(grep -c 'surge: error:' out.log)" = 1 ] || { echo "FAIL  not exactly one error line"; cat out.log; exit 1; }
 echo "ok    refused Vlasov-Maxwell decks wrote no file"
+# BGK collisions
+expect_fail "a collision frequency must be >= 0" $DECKS/bgk_relax.yaml -vlasov_elc_nu -1 -sim_output bad_nu
+expect_fail "is not one of: none, bgk" $DECKS/bgk_relax.yaml -vlasov_collisions lbo -sim_output bad_coll
+for o in bad_nu bad_coll; do [ ! -e $o.h5 ] && [ ! -e $o.chk.h5 ] || { echo "FAIL  a refused deck wrote $o.*"; exit 1; }; done
+echo "ok    refused collision decks wrote no file"
