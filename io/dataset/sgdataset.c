@@ -4,6 +4,7 @@
    foreign file wastes hours, so every mismatch is an error naming the file and the field. */
 #include "sgdataset_h5.h"
 #include "sgsys.h"
+#include "sgwrite.h"
 #include <petscviewer.h>
 #include <string.h>
 #include <time.h>
@@ -25,6 +26,7 @@ typedef struct {
 struct _p_SgDataset {
   MPI_Comm      comm;
   char          path[PETSC_MAX_PATH_LEN];
+  char          tmp[PETSC_MAX_PATH_LEN + 8]; /* a created file is written here and committed at close */
   char          kind[NAMELEN];
   hid_t         file, gsamples, gstatic, gprov;
   SgDatasetMode mode;
@@ -78,8 +80,9 @@ static PetscErrorCode DatasetAlloc(MPI_Comm comm, const char path[], SgDataset *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SgDatasetCreate_Impl(MPI_Comm comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *out)
+static PetscErrorCode SgDatasetCreate_Impl(MPI_Comm comm, const char path[], const char kind[], const char filekind[], PetscBool overwrite, SgDataset *out)
 {
+  char        msg[2 * PETSC_MAX_PATH_LEN];
   SgDataset   ds;
   PetscMPIInt size;
   PetscBool   known;
@@ -95,13 +98,18 @@ static PetscErrorCode SgDatasetCreate_Impl(MPI_Comm comm, const char path[], con
   PetscCall(KindKnown(kind, &known));
   PetscCheck(known, comm, PETSC_ERR_USER_INPUT, "%s: unknown dataset kind '%s' (md_frames, field_snapshots)", path, kind);
   PetscCheck(overwrite || access(path, F_OK) != 0, comm, PETSC_ERR_FILE_OPEN, "%s exists and would be replaced: remove it, or allow it (surge dataset import -overwrite)", path);
+  /* the write path (sgwrite.h): never an input of the run, never another kind of file */
+  PetscCall(SgWriteCheckMessage("the dataset output", path, filekind, msg, sizeof msg));
+  PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
   SgH5Quiet();
   PetscCall(DatasetAlloc(comm, path, &ds));
   PetscCall(PetscStrncpy(ds->kind, kind, sizeof ds->kind));
+  PetscCall(SgWriteTempName(path, ds->tmp, sizeof ds->tmp));
   ds->mode = SG_DATASET_APPEND;
-  if (overwrite) PetscCall(SgH5RemoveForCreate(comm, path));
-  ds->file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  PetscCall(SgH5RemoveForCreate(comm, ds->tmp)); /* a reader of a stale temporary keeps its inode */
+  ds->file = H5Fcreate(ds->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   SgH5Call(ds->file, path, "cannot create the dataset file");
+  PetscCall(SgH5MarkKind(path, ds->file, filekind));
   space = H5Screate(H5S_SCALAR);
   attr  = H5Acreate2(ds->file, "surge_dataset_version", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
   SgH5Call(attr, path, "cannot create surge_dataset_version");
@@ -472,7 +480,13 @@ static PetscErrorCode SgDatasetClose_Impl(SgDataset *ds)
   if ((*ds)->gsamples >= 0) H5Gclose((*ds)->gsamples);
   if ((*ds)->gstatic >= 0) H5Gclose((*ds)->gstatic);
   if ((*ds)->gprov >= 0) H5Gclose((*ds)->gprov);
-  if ((*ds)->file >= 0) SgH5Call(H5Fclose((*ds)->file), (*ds)->path, "cannot close the dataset file");
+  if ((*ds)->file >= 0 && H5Fclose((*ds)->file) < 0) {
+    char msg[512];
+    SgH5LastError(msg, sizeof msg);
+    if ((*ds)->tmp[0]) (void)SgWriteDiscard((*ds)->tmp);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "%s: cannot close the dataset file (HDF5: %s; disk full?)", (*ds)->path, msg);
+  }
+  if ((*ds)->tmp[0]) PetscCall(SgWriteCommit((*ds)->tmp, (*ds)->path)); /* fsync and rename the created file into place */
   PetscCall(PetscFree(*ds));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -747,7 +761,14 @@ static PetscErrorCode SgDatasetAppendCommit_Impl(SgDataset ds)
 PetscErrorCode SgDatasetCreate(MPI_Comm comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *out)
 {
   PetscFunctionBegin;
-  SgH5Locked(SgDatasetCreate_Impl(comm, path, kind, overwrite, out));
+  SgH5Locked(SgDatasetCreate_Impl(comm, path, kind, SG_FILE_DATASET, overwrite, out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetCreateAs(MPI_Comm comm, const char path[], const char kind[], const char filekind[], PetscBool overwrite, SgDataset *out)
+{
+  PetscFunctionBegin;
+  SgH5Locked(SgDatasetCreate_Impl(comm, path, kind, filekind, overwrite, out));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

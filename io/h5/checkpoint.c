@@ -3,11 +3,13 @@
    Layout quantities are attributes of the group /layout; the restart side compares each one with
    its own value and fails with both values named, so a checkpoint from another deck is refused
    before any state is touched. Vectors go through PETSc's HDF5 viewer (bit-exact doubles). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <petscviewerhdf5.h>
 #include "sgcheckpoint.h"
 #include "h5util.h"
+#include "sgwrite.h"
 
 struct _n_SgCheckpoint {
   MPI_Comm         comm;
@@ -30,6 +32,7 @@ PetscErrorCode SgCheckpointOpen(MPI_Comm comm, const char filename[], SgCheckpoi
   if (mode == SG_CHECKPOINT_WRITE) {
     PetscCall(PetscViewerHDF5Open(comm, chk->tmpname, FILE_MODE_WRITE, &chk->viewer));
     PetscCall(PetscViewerHDF5GetFileId(chk->viewer, &chk->file));
+    PetscCall(SgH5MarkKind(chk->tmpname, chk->file, SG_FILE_RUN_CHECKPOINT));
     PetscCall(SgH5OpenOrCreateGroup(chk->file, "/layout", &chk->layout));
     PetscCall(SgH5WriteAttrString(chk->tmpname, chk->layout, "surge_version", SURGE_VERSION));
   } else {
@@ -241,9 +244,41 @@ PetscErrorCode SgCheckpointClose(SgCheckpoint *chkp)
   if (chk->mode == SG_CHECKPOINT_WRITE) {
     PetscCallMPI(MPI_Barrier(chk->comm));
     PetscCallMPI(MPI_Comm_rank(chk->comm, &rank));
-    if (!rank) PetscCheck(!rename(chk->tmpname, chk->filename), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename checkpoint %s to %s", chk->tmpname, chk->filename);
-    PetscCallMPI(MPI_Barrier(chk->comm));
+    {
+      int err = 0; /* fsync + rename on rank 0 (sgwrite.h); every rank learns the outcome */
+      if (!rank) err = SgWriteCommitErrno(chk->tmpname, chk->filename);
+      PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, chk->comm));
+      PetscCheck(!err, chk->comm, PETSC_ERR_FILE_OPEN, "cannot write the checkpoint %s (%s%s): the earlier checkpoint is unchanged", chk->filename, strerror(err), err == ENOSPC ? ", disk full" : "");
+    }
   }
   PetscCall(PetscFree(*chkp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgCheckpointWriteString(SgCheckpoint chk, const char name[], const char value[])
+{
+  hid_t root;
+
+  PetscFunctionBegin;
+  root = H5Gopen2(chk->file, "/", H5P_DEFAULT);
+  SgCheckH5Id(root, "/");
+  PetscCall(SgH5WriteAttrString(chk->tmpname, root, name, value));
+  SgCallH5(H5Gclose(root));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgCheckpointReadString(SgCheckpoint chk, const char name[], char value[], size_t len)
+{
+  hid_t root;
+  char *v = NULL;
+
+  PetscFunctionBegin;
+  value[0] = 0;
+  root     = H5Gopen2(chk->file, "/", H5P_DEFAULT);
+  SgCheckH5Id(root, "/");
+  if (H5Aexists(root, name) > 0) PetscCall(SgH5ReadAttrString(chk->filename, root, name, &v));
+  if (v) PetscCall(PetscStrncpy(value, v, len));
+  PetscCall(PetscFree(v));
+  SgCallH5(H5Gclose(root));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -7,6 +7,7 @@
 #include "sgh5file.h"
 #include "sghdf5.h"
 #include "h5util.h"
+#include "sgwrite.h"
 
 struct _n_SgH5File {
   hid_t     id;
@@ -37,11 +38,14 @@ static hid_t FileType(SgH5Type t)
   return t == SG_H5_DOUBLE ? H5T_IEEE_F64LE : t == SG_H5_DOUBLE_AS_F32 ? H5T_IEEE_F32LE : MemType(t);
 }
 
-PetscErrorCode SgH5FileCreate(const char path[], SgH5File *file)
+PetscErrorCode SgH5FileCreate(const char path[], const char kind[], SgH5File *file)
 {
   SgH5File f;
+  char     msg[2 * PETSC_MAX_PATH_LEN];
 
   PetscFunctionBegin;
+  PetscCall(SgWriteCheckMessage("the output", path, kind, msg, sizeof msg));
+  PetscCheck(!msg[0], PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s", msg);
   PetscCall(PetscNew(&f));
   PetscCall(PetscStrncpy(f->path, path, sizeof f->path));
   PetscCall(PetscSNPrintf(f->tmp, sizeof f->tmp, "%s.tmp", path));
@@ -55,6 +59,7 @@ PetscErrorCode SgH5FileCreate(const char path[], SgH5File *file)
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot create %s.tmp: check that the directory exists and is writable", path);
   }
   *file = f;
+  PetscCall(SgH5FileWriteAttrString(f, "/", "surge_file", kind));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -92,8 +97,13 @@ static PetscErrorCode Finish(SgH5File *file, PetscBool keep)
   e = H5Fclose(f->id);
   SgHDF5Unlock();
   if (f->writing) {
-    if (e >= 0 && keep) PetscCheck(!rename(f->tmp, f->path), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s", f->tmp, f->path);
-    else (void)remove(f->tmp);
+    if (e >= 0 && keep) {
+      PetscErrorCode ierr = SgWriteCommit(f->tmp, f->path); /* fsync + rename; removes the temporary on failure */
+      if (ierr) PetscCall(PetscFree(f));
+      PetscCall(ierr);
+      PetscCall(PetscFree(f));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    } else (void)remove(f->tmp);
   }
   PetscCheck(e >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "%s: closing the file failed (disk full?)", f->path);
   PetscCall(PetscFree(f));

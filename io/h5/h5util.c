@@ -261,3 +261,15 @@ PetscErrorCode SgH5OpenOrCreateGroup(hid_t file, const char path[], hid_t *group
   SgCheckH5Id(*group, path);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode SgH5MarkKind(const char path[], hid_t file, const char kind[])
+{
+  hid_t root;
+
+  PetscFunctionBegin;
+  root = H5Gopen2(file, "/", H5P_DEFAULT);
+  SgH5Call(root, path, "cannot open the root group");
+  PetscCall(SgH5WriteAttrString(path, root, "surge_file", kind));
+  H5Gclose(root);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -71,3 +71,5 @@ PETSC_INTERN PetscErrorCode SgH5ReadReals(hid_t loc, const char name[], PetscInt
 PETSC_INTERN PetscErrorCode SgH5CheckReadable(MPI_Comm, const char file[], const char what[]);
 /* Ensure a group path exists (creating intermediate groups). Returns an open group id. */
 PETSC_INTERN PetscErrorCode SgH5OpenOrCreateGroup(hid_t file, const char path[], hid_t *group);
+/* Mark an HDF5 file as surge's file of `kind` (sgwrite.h): the root attribute surge_file. */
+PETSC_INTERN PetscErrorCode SgH5MarkKind(const char path[], hid_t file, const char kind[]);

@@ -13,6 +13,7 @@
 #include <petscviewerhdf5.h>
 #include "sgoutput.h"
 #include "h5util.h"
+#include "sgwrite.h"
 
 #define SG_OUT_MAX_DIAG 80
 
@@ -24,7 +25,9 @@ typedef struct {
 
 struct _n_SgOutput {
   MPI_Comm      comm;
-  char          filename[PETSC_MAX_PATH_LEN];
+  char          filename[PETSC_MAX_PATH_LEN]; /* the file written: FINAL.tmp when staged */
+  char          final[PETSC_MAX_PATH_LEN];    /* its name once committed (the XDMF refers to it) */
+  PetscBool     staged;
   PetscViewer   viewer;
   hid_t         file;
   PetscInt      ndiag, nrec, nsnap;
@@ -114,14 +117,76 @@ PetscErrorCode SgOutputCheckPath(MPI_Comm comm, const char option[], const char 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgOutputCreate(MPI_Comm comm, const char filename[], SgOutput *out)
+PetscErrorCode SgOutputCreate(MPI_Comm comm, const char filename[], PetscBool staged, SgOutput *out)
 {
   PetscFunctionBegin;
   PetscCall(PetscNew(out));
-  (*out)->comm = comm;
-  PetscCall(PetscStrncpy((*out)->filename, filename, sizeof((*out)->filename)));
-  PetscCall(SgH5RemoveForCreate(comm, filename)); /* a reader of the previous run's file keeps it */
+  (*out)->comm   = comm;
+  (*out)->staged = staged;
+  PetscCall(PetscStrncpy((*out)->final, filename, sizeof((*out)->final)));
+  if (staged) PetscCall(SgWriteTempName(filename, (*out)->filename, sizeof((*out)->filename)));
+  else PetscCall(PetscStrncpy((*out)->filename, filename, sizeof((*out)->filename)));
+  SgH5Quiet(); /* failures (a full disk) are reported as one PETSc error, not HDF5's stack */
+  PetscCall(SgH5RemoveForCreate(comm, (*out)->filename)); /* a reader of the previous run's file keeps it */
   PetscCall(OpenViewer(*out, FILE_MODE_WRITE));
+  PetscCall(SgH5MarkKind((*out)->filename, (*out)->file, SG_FILE_RUN_OUTPUT));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputXdmfName(const char filename[], PetscBool staged, char xmf[], size_t len)
+{
+  size_t l;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(xmf, filename, len));
+  l = strlen(xmf);
+  if (l > 3 && !strcmp(xmf + l - 3, ".h5")) xmf[l - 3] = 0;
+  PetscCall(PetscStrlcat(xmf, staged ? ".xmf.tmp" : ".xmf", len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputSetIdentity(SgOutput out, const char solver[], const char run_id[])
+{
+  hid_t root;
+
+  PetscFunctionBegin;
+  root = H5Gopen2(out->file, "/", H5P_DEFAULT);
+  SgCheckH5Id(root, "/");
+  PetscCall(SgH5WriteAttrString(out->filename, root, "solver", solver));
+  PetscCall(SgH5WriteAttrString(out->filename, root, "run_id", run_id));
+  SgCallH5(H5Gclose(root));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputGetIdentity(MPI_Comm comm, const char filename[], char solver[], char run_id[], size_t len)
+{
+  PetscMPIInt rank;
+  char        buf[2][256] = {"", ""};
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    hid_t f;
+    SgHDF5Lock();
+    H5E_BEGIN_TRY
+    {
+      f = H5Fopen(filename, H5F_ACC_RDONLY, H5P_DEFAULT);
+      if (f >= 0) {
+        const char *names[2] = {"solver", "run_id"};
+        for (int i = 0; i < 2; i++) {
+          char *v = NULL;
+          if (H5Aexists(f, names[i]) > 0 && !SgH5ReadAttrString(filename, f, names[i], &v) && v) snprintf(buf[i], sizeof buf[i], "%s", v);
+          if (v) PetscFree(v);
+        }
+        H5Fclose(f);
+      }
+    }
+    H5E_END_TRY
+    SgHDF5Unlock();
+  }
+  PetscCallMPI(MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, 0, comm));
+  PetscCall(PetscStrncpy(solver, buf[0], len));
+  PetscCall(PetscStrncpy(run_id, buf[1], len));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -407,17 +472,12 @@ static PetscErrorCode WriteXdmf(SgOutput out)
   /* a run without field snapshots (MD: its particles are in the H5MD trajectory) gets no sidecar:
      an XDMF file with an empty Domain is one ParaView opens to nothing */
   if (rank || !out->nrecords) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscStrncpy(xmf, out->filename, sizeof xmf));
-  {
-    size_t l = strlen(xmf);
-    if (l > 3 && !strcmp(xmf + l - 3, ".h5")) xmf[l - 3] = 0;
-    PetscCall(PetscStrlcat(xmf, ".xmf", sizeof xmf));
-  }
-  h5base = strrchr(out->filename, '/') ? strrchr(out->filename, '/') + 1 : out->filename;
+  PetscCall(SgOutputXdmfName(out->final, out->staged, xmf, sizeof xmf));
+  h5base = strrchr(out->final, '/') ? strrchr(out->final, '/') + 1 : out->final;
   PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", xmf));
   fp = fopen(tmp, "w");
   PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write %s", tmp);
-  fprintf(fp, "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n <Domain>\n");
+  fprintf(fp, "<?xml version=\"1.0\" ?>\n<!-- surge-file: %s -->\n<Xdmf Version=\"3.0\">\n <Domain>\n", SG_FILE_RUN_XDMF);
   for (PetscInt i = 0; i < out->nrecords; i++) {
     PetscBool first = PETSC_TRUE;
     for (PetscInt j = 0; j < i; j++)
@@ -464,8 +524,15 @@ static PetscErrorCode WriteXdmf(SgOutput out)
     fprintf(fp, "  </Grid>\n");
   }
   fprintf(fp, " </Domain>\n</Xdmf>\n");
-  PetscCheck(!fclose(fp), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Error writing %s (disk full?)", tmp);
-  PetscCheck(!rename(tmp, xmf), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s", tmp, xmf);
+  {
+    int bad = fflush(fp) != 0 || ferror(fp);
+    bad     = fclose(fp) != 0 || bad;
+    if (bad) {
+      (void)SgWriteDiscard(tmp);
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Error writing %s (disk full?)", tmp);
+    }
+  }
+  PetscCall(SgWriteCommit(tmp, xmf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -579,6 +646,7 @@ PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nre
   PetscCall(PetscNew(&out));
   out->comm = comm;
   PetscCall(PetscStrncpy(out->filename, filename, sizeof out->filename));
+  PetscCall(PetscStrncpy(out->final, filename, sizeof out->final));
   PetscCall(OpenViewer(out, FILE_MODE_APPEND));
   /* diagnostics: drop records written after the checkpoint */
   if (H5Lexists(out->file, "/diagnostics", H5P_DEFAULT) > 0) {

@@ -31,4 +31,7 @@ PETSC_EXTERN PetscErrorCode SgCheckpointVec(SgCheckpoint, const char name[], Vec
 PETSC_EXTERN PetscErrorCode SgCheckpointReals(SgCheckpoint, const char name[], PetscInt n, PetscReal[]);
 PETSC_EXTERN PetscErrorCode SgCheckpointInts(SgCheckpoint, const char name[], PetscInt n, PetscInt[]);
 PETSC_EXTERN PetscErrorCode SgCheckpointIsReading(SgCheckpoint, PetscBool *);
+/* A string on the checkpoint (e.g. the run id): written in write mode; read returns "" if absent. */
+PETSC_EXTERN PetscErrorCode SgCheckpointWriteString(SgCheckpoint, const char name[], const char value[]);
+PETSC_EXTERN PetscErrorCode SgCheckpointReadString(SgCheckpoint, const char name[], char value[], size_t len);
 PETSC_EXTERN PetscErrorCode SgCheckpointClose(SgCheckpoint *);

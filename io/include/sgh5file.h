@@ -2,13 +2,14 @@
    trajectories -- for layers that must not include <hdf5.h> (only io/ does).
 
    Objects are named by path ("/", "training", "/fields/b/00003"); attributes hang on an object.
-   A created file is written to PATH.tmp and renamed to PATH by SgH5FileClose, so a crash never leaves
+   A created file is written to PATH.tmp and committed (fsync, rename) to PATH by SgH5FileClose, so a crash never leaves
    a broken file; SgH5FileDiscard removes the temporary instead. Every call holds the process-wide
    HDF5 lock (sghdf5.h) and turns an HDF5 failure into one PETSc error naming the file, the object
    and HDF5's innermost message. Not collective: call it on the rank that owns the file. */
 #pragma once
 #include <petscsys.h>
 #include "sgcompat.h"
+#include "sgwrite.h"
 
 typedef struct _n_SgH5File *SgH5File;
 /* Element types of attributes and datasets: C int, C long, double (stored as little-endian IEEE f64).
@@ -18,7 +19,10 @@ typedef struct _n_SgH5File *SgH5File;
 typedef enum { SG_H5_INT, SG_H5_LONG, SG_H5_DOUBLE, SG_H5_DOUBLE_AS_F32 } SgH5Type;
 #define SG_H5_MAXDIM 8
 
-PETSC_EXTERN PetscErrorCode SgH5FileCreate(const char path[], SgH5File *);
+/* Create through the write path (sgwrite.h): refused if path is an input of the run or an existing
+   file that is not surge's file of `kind` (SG_FILE_MODEL, ...; -overwrite allows the latter); the
+   file is marked with its kind, written to PATH.tmp, and committed (fsync, rename) by Close. */
+PETSC_EXTERN PetscErrorCode SgH5FileCreate(const char path[], const char kind[], SgH5File *);
 PETSC_EXTERN PetscErrorCode SgH5FileOpen(const char path[], SgH5File *);
 PETSC_EXTERN PetscErrorCode SgH5FileClose(SgH5File *);
 PETSC_EXTERN PetscErrorCode SgH5FileDiscard(SgH5File *);

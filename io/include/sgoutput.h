@@ -17,7 +17,17 @@
    PETSC_ERR_FILE_OPEN error on every rank naming `option` (e.g. "sim output") and the path if not
    (missing or unwritable directory, a directory in the way, an empty base). Touches no file. */
 PETSC_EXTERN PetscErrorCode SgOutputCheckPath(MPI_Comm, const char option[], const char base[], PetscInt n, const char *const suffix[]);
-PETSC_EXTERN PetscErrorCode SgOutputCreate(MPI_Comm, const char filename[], SgOutput *);
+/* Create the output (marked as a surge run output, sgwrite.h). staged: the run replaces an earlier
+   output, so everything is written to FILE.tmp and BASE.xmf.tmp (the XDMF refers to FILE) and the
+   driver renames the set into place when the run has finished (SgWriteCommit): a failure at any
+   point leaves the earlier run's files whole. */
+PETSC_EXTERN PetscErrorCode SgOutputCreate(MPI_Comm, const char filename[], PetscBool staged, SgOutput *);
+/* BASE.xmf (or BASE.xmf.tmp when staged) for the output file BASE.h5. */
+PETSC_EXTERN PetscErrorCode SgOutputXdmfName(const char filename[], PetscBool staged, char xmf[], size_t len);
+/* Which run wrote an output: its solver and a run id that its checkpoints carry too, so a restart
+   never continues into the output of another run or solver. Get: collective; "" when absent. */
+PETSC_EXTERN PetscErrorCode SgOutputSetIdentity(SgOutput, const char solver[], const char run_id[]);
+PETSC_EXTERN PetscErrorCode SgOutputGetIdentity(MPI_Comm, const char filename[], char solver[], char run_id[], size_t len);
 /* Reopen an existing output for a restarted run: keep the first nrec diagnostics records and the
    first nsnap field snapshots, drop the rest and the end-of-run report (they belong to the
    interrupted future). */

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <hdf5.h>
 #include "sgnncheckpoint.h"
+#include "sgwrite.h"
 #include "../h5/h5util.h"
 #include "sgdataset.h" /* SgHDF5Lock: Debian's HDF5 is not thread-safe, the loader reads on a thread */
 
@@ -86,7 +87,7 @@ static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[
 {
   PetscMPIInt rank;
   char        tmp[PETSC_MAX_PATH_LEN + 8];
-  int         ok = 1;
+  int         ok = 0; /* errno of a failed write (rank 0) */
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
@@ -99,6 +100,7 @@ static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[
     PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", path));
     f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     PetscCheck(f >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot create checkpoint %s", tmp);
+    PetscCall(SgH5MarkKind(tmp, f, SG_FILE_NN_CHECKPOINT));
     v = 1;
     PetscCall(SgH5WriteAttrReals(f, "sgnn_checkpoint_version", 1, &v));
     PetscCall(SgH5OpenOrCreateGroup(f, "/config", &g));
@@ -145,11 +147,13 @@ static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[
     v = st->step ? (PetscReal)*st->step : 0;
     PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
     SgCallH5(H5Gclose(g));
-    SgCallH5(H5Fclose(f));
-    ok = rename(tmp, path) == 0;
+    if (H5Fclose(f) < 0) {
+      (void)SgWriteDiscard(tmp);
+      ok = EIO;
+    } else ok = SgWriteCommitErrno(tmp, path); /* fsync, rename; removes tmp on failure */
   }
   PetscCallMPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
-  PetscCheck(ok, comm, PETSC_ERR_FILE_WRITE, "Cannot rename the checkpoint into %s", path);
+  PetscCheck(!ok, comm, PETSC_ERR_FILE_OPEN, "cannot write the checkpoint %s (%s): the earlier checkpoint is unchanged", path, strerror(ok));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

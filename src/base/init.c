@@ -64,6 +64,7 @@ PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const ch
     PetscCall(SgDeckInsert(PETSC_COMM_WORLD, deck));
     PetscCall(PetscOptionsInsertArgs(NULL, *argc - 1, *argv + 1));
   }
+  PetscCall(SgPathsSetFromOptions(PETSC_COMM_WORLD));
   PetscCall(SgSolverInitializePackage());
   PetscFunctionReturn(PETSC_SUCCESS);
 }

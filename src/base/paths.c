@@ -31,6 +31,7 @@ typedef struct {
 } Input;
 
 static struct {
+  PetscBool   overwrite;
   PathOption *opt;
   PetscInt    nopt, capopt;
   Input      *in;
@@ -248,5 +249,21 @@ PetscErrorCode SgInputsDestroy(void)
   free(reg.in);
   free(reg.opt);
   memset(&reg, 0, sizeof reg);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPathsSetFromOptions(MPI_Comm comm)
+{
+  PetscFunctionBegin;
+  PetscOptionsBegin(comm, NULL, "Files", "SgWrite");
+  PetscCall(SgOptionsBool("-overwrite", "Replace an existing file that is not surge's output of the same kind (the run's inputs are never replaced)", reg.overwrite, &reg.overwrite, NULL));
+  PetscOptionsEnd();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPathsGetOverwrite(PetscBool *overwrite)
+{
+  PetscFunctionBegin;
+  *overwrite = reg.overwrite;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -2,13 +2,17 @@
 
    Bit-identical restarts: the loop's only state is (t, step, output record counts), all stored in
    the checkpoint; dt is recomputed from the restored solver state exactly as the original run did. */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <petsc/private/petscimpl.h>
 #include "sgsim.h"
 #include "sgoutput.h"
 #include "sgcheckpoint.h"
 #include "sgdataset.h" /* SgDatasetCheckNotOverwritten */
+#include "sgwrite.h"
 
 PetscClassId SG_SIM_CLASSID;
 
@@ -27,6 +31,9 @@ struct _p_SgSim {
   PetscReal t, t_end, dt_fixed;
   PetscInt  step, max_steps, field_every, diag_every, checkpoint_every, progress_every;
   PetscBool help, restarted, quiet, complete;
+  PetscBool failed;   /* an output operation failed (reported once) */
+  PetscBool staged;   /* replacing an earlier output: the set is written to *.tmp and renamed at the end */
+  char      run_id[64]; /* carried by the output and its checkpoints: a restart continues its own run only */
   PetscInt  ndiag, progress_diag, diag_step; /* diag_step: the step diag[] was computed at */
   PetscReal *diag;
   PetscLogDouble wall0, eta_wall; /* eta_wall, eta_frac: wall time and run fraction at the first progress line */
@@ -125,7 +132,7 @@ PetscErrorCode SgSimHelpOnly(SgSim sim, PetscBool *help)
 static PetscErrorCode CheckpointName(SgSim sim, char name[], size_t len)
 {
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(name, len, "%s.chk.h5", sim->output));
+  PetscCall(PetscSNPrintf(name, len, "%s.chk.h5%s", sim->output, sim->staged ? ".tmp" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -146,9 +153,11 @@ static PetscErrorCode CheckpointDriver(SgSim sim, SgCheckpoint chk)
     v[2] = (PetscReal)nrec;
     v[3] = (PetscReal)nsnap;
     PetscCall(SgCheckpointWriteReals(chk, "driver", 4, v));
+    PetscCall(SgCheckpointWriteString(chk, "run_id", sim->run_id));
     PetscCall(SgSolverCheckpoint(sim->solver, chk));
   } else {
     PetscCall(SgCheckpointReadReals(chk, "driver", 4, v));
+    PetscCall(SgCheckpointReadString(chk, "run_id", sim->run_id, sizeof sim->run_id));
     sim->t    = v[0];
     sim->step = (PetscInt)v[1];
     PetscCall(SgSolverRestart(sim->solver, chk));
@@ -200,12 +209,172 @@ static PetscErrorCode RemoveStaleTemporaries(SgSim sim, PetscInt n, const char *
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)sim), &rank));
   if (rank) PetscFunctionReturn(PETSC_SUCCESS);
-  for (PetscInt i = 0; i < n; i++) {
-    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, suffix[i]));
+  for (PetscInt i = 0; i <= n; i++) { /* and BASE.chk.h5.tmp.tmp, the temporary of a staged checkpoint */
+    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, i < n ? suffix[i] : ".chk.h5.tmp"));
     if (!access(tmp, F_OK) && !unlink(tmp) && !sim->quiet) PetscCall(PetscPrintf(PETSC_COMM_SELF, "Removed %s, left by an interrupted run\n", tmp));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* The run's set of files through the write path (sgwrite.h), before the first step: none may be an
+   input of the run or a file of another kind (-overwrite for the latter). A fresh run over an
+   existing output writes the whole set under temporary names and renames it at the end (staged),
+   so a failure -- a full disk included -- leaves the earlier run's files whole. */
+static PetscErrorCode CheckOutputSet(SgSim sim, PetscInt n, const char *const suffix[])
+{
+  MPI_Comm          comm    = PetscObjectComm((PetscObject)sim);
+  const char *const kinds[] = {SG_FILE_RUN_OUTPUT, SG_FILE_RUN_XDMF, SG_FILE_RUN_CHECKPOINT};
+  char              file[PETSC_MAX_PATH_LEN + 16];
+  PetscMPIInt       rank;
+  int               exists = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  for (PetscInt i = 0; i < n; i++) {
+    PetscCall(PetscSNPrintf(file, sizeof file, "%s%s", sim->output, suffix[i]));
+    PetscCall(SgWriteCheck(comm, "-sim_output", file, kinds[i]));
+    if (!rank && !access(file, F_OK)) exists = 1;
+  }
+  PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, comm));
+  sim->staged = (!sim->restarted && exists) ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A restart continues its own output only: the output must carry the checkpoint's run id (outputs and
+   checkpoints written before run ids existed are compared by solver, when the output names one). */
+static PetscErrorCode CheckSameRun(SgSim sim, const char file[])
+{
+  MPI_Comm comm = PetscObjectComm((PetscObject)sim);
+  char     solver[256], id[256];
+
+  PetscFunctionBegin;
+  PetscCall(SgOutputGetIdentity(comm, file, solver, id, sizeof id));
+  PetscCheck(!solver[0] || !strcmp(solver, sim->solver_type), comm, PETSC_ERR_FILE_OPEN, "-sim_output '%s' is the output of a %s run, and the checkpoint %s is of a %s run: restart with the -sim_output the checkpoint's run wrote, or start a fresh run", file, solver, sim->restart, sim->solver_type);
+  PetscCheck(!id[0] || !sim->run_id[0] || !strcmp(id, sim->run_id), comm, PETSC_ERR_FILE_OPEN, "-sim_output '%s' is the output of another run (run id %s) than the checkpoint %s (run id %s): restart with the -sim_output that run wrote, or start a fresh run", file, id, sim->restart, sim->run_id);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A run id: rank 0's host, process id and start time, the same on every rank. */
+static PetscErrorCode NewRunId(SgSim sim)
+{
+  char host[64] = "";
+
+  PetscFunctionBegin;
+  (void)gethostname(host, sizeof host - 1);
+  PetscCall(PetscSNPrintf(sim->run_id, sizeof sim->run_id, "%.24s-%ld-%ld", host, (long)getpid(), (long)time(NULL)));
+  PetscCallMPI(MPI_Bcast(sim->run_id, (int)sizeof sim->run_id, MPI_CHAR, 0, PetscObjectComm((PetscObject)sim)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The end of a staged run: the complete set replaces the earlier one, h5 and xmf first, the
+   checkpoint last (a restart from the new checkpoint finds the new output). */
+static PetscErrorCode CommitStaged(SgSim sim)
+{
+  MPI_Comm          comm     = PetscObjectComm((PetscObject)sim);
+  const char *const suffix[] = {".h5", ".xmf", ".chk.h5"};
+  PetscMPIInt       rank;
+  int               err = 0;
+  char              file[PETSC_MAX_PATH_LEN + 16], tmp[PETSC_MAX_PATH_LEN + 32];
+
+  PetscFunctionBegin;
+  if (!sim->staged) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SgOutputDestroy(&sim->out)); /* closes the HDF5 file */
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) { /* fsync the set before the first rename: no rename unless the whole set is on disk */
+    PetscBool has[3];
+    for (PetscInt i = 0; i < 3 && !err; i++) {
+      int fd;
+      PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, suffix[i]));
+      fd     = open(tmp, O_RDONLY);
+      has[i] = fd >= 0 ? PETSC_TRUE : PETSC_FALSE;
+      if (fd < 0 && (errno != ENOENT || i != 1)) err = errno; /* only the XDMF may be absent (no field snapshots) */
+      if (fd >= 0 && fsync(fd)) err = errno;
+      if (fd >= 0) close(fd);
+    }
+    for (PetscInt i = 0; i < 3 && !err; i++) {
+      PetscCall(PetscSNPrintf(file, sizeof file, "%s%s", sim->output, suffix[i]));
+      PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", file));
+      if (has[i]) err = SgWriteCommitErrno(tmp, file);
+      else (void)unlink(file); /* the earlier run's sidecar would describe fields this output lacks */
+    }
+  }
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  sim->staged = PETSC_FALSE;
+  PetscCheck(!err, comm, PETSC_ERR_FILE_OPEN, "cannot write the output %s (%s%s): the earlier output is unchanged", sim->output, strerror(err), err == ENOSPC ? ", disk full: free space and run again" : "");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A staged run that failed: its temporaries go, the earlier files stay (rank 0, or any rank when
+   that rank alone knows of the failure). */
+static void DiscardStaged(SgSim sim, PetscBool anyrank)
+{
+  const char *const suffix[] = {".h5.tmp", ".xmf.tmp", ".xmf.tmp.tmp", ".chk.h5.tmp", ".chk.h5.tmp.tmp"};
+  PetscMPIInt       rank = 0;
+  char              tmp[PETSC_MAX_PATH_LEN + 32];
+
+  if (!sim->staged) return;
+  MPI_Comm_rank(PetscObjectComm((PetscObject)sim), &rank);
+  if (rank && !anyrank) return;
+  for (int i = 0; i < 5; i++) {
+    (void)snprintf(tmp, sizeof tmp, "%s%s", sim->output, suffix[i]);
+    (void)unlink(tmp);
+  }
+}
+
+/* Writing the output can fail for reasons outside the run (a full disk, a quota): such a failure is
+   one line, not a traceback. Output operations run with PETSc's error printing held back; a user-class
+   error (agreed on every rank) is raised again as it was, anything else becomes one line naming the
+   output. One rank may be alone in knowing (an MPI-IO write that failed on it): with several ranks it
+   removes the staged temporaries and aborts the job (the others may be waiting in a collective). */
+typedef struct {
+  char           msg[1024];
+  PetscErrorCode code;
+} HeldError;
+
+static PetscErrorCode HoldError(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
+{
+  HeldError *h = (HeldError *)ctx;
+  (void)comm;
+  (void)line;
+  (void)fun;
+  (void)file;
+  if (p == PETSC_ERROR_INITIAL && !h->code) {
+    (void)snprintf(h->msg, sizeof h->msg, "%s", mess ? mess : "");
+    h->msg[strcspn(h->msg, "\n")] = 0;
+    h->code = n;
+  }
+  return n;
+}
+
+static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const HeldError *h)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)sim);
+  PetscMPIInt size;
+  char        line[1400];
+
+  PetscFunctionBegin;
+  if (code == PETSC_ERR_USER_INPUT || code == PETSC_ERR_FP || code == PETSC_ERR_FILE_OPEN || code == PETSC_ERR_FILE_UNEXPECTED || code == PETSC_ERR_FILE_READ) SETERRQ(comm, code, "%s", h->msg);
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(PetscSNPrintf(line, sizeof line, "cannot write the output %s (%s; disk full?): %s", sim->output, h->msg, sim->staged ? "the earlier output is unchanged; free space and run again" : "free space and restart from the last checkpoint"));
+  DiscardStaged(sim, PETSC_TRUE);
+  sim->staged = PETSC_FALSE;
+  sim->failed = PETSC_TRUE;
+  if (size == 1) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s", line);
+  (void)fprintf(stderr, "surge: error: %s\n", line);
+  (void)fflush(stderr);
+  (void)MPI_Abort(PETSC_COMM_WORLD, 1);
+  PetscFunctionReturn(PETSC_ERR_FILE_WRITE);
+}
+
+#define OutputCall(sim, call) \
+  do { \
+    HeldError      held_ = {"", 0}; \
+    PetscErrorCode e_; \
+    PetscCall(PetscPushErrorHandler(HoldError, &held_)); \
+    e_ = (call); \
+    PetscCall(PetscPopErrorHandler()); \
+    if (e_) PetscCall(OutputFailed(sim, e_, &held_)); \
+  } while (0)
 
 /* Everything that can be checked is checked before the output is created or reopened, so a refused
    run leaves every existing file byte-identical: solver set-up (inputs read), unused options, the
@@ -246,10 +415,14 @@ PetscErrorCode SgSimSetUp(SgSim sim)
   PetscCall(CheckFixedStep(sim));
   PetscCall(SgOutputCheckPath(comm, "-sim_output", sim->output, 3, suffix));
   PetscCall(SgDatasetCheckNotOverwritten(comm, "-sim_output", file));
+  PetscCall(CheckOutputSet(sim, 3, suffix));
+  if (sim->restarted) PetscCall(CheckSameRun(sim, file));
   PetscCall(RemoveStaleTemporaries(sim, 3, suffix));
   if (sim->restarted) PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
   else {
-    PetscCall(SgOutputCreate(comm, file, &sim->out));
+    PetscCall(NewRunId(sim));
+    PetscCall(SgOutputCreate(comm, file, sim->staged, &sim->out));
+    PetscCall(SgOutputSetIdentity(sim->out, sim->solver_type, sim->run_id));
     PetscCall(SgOutputWriteProvenance(sim->out, sim->deck[0] ? sim->deck : NULL, sim->argc, sim->argv));
   }
   PetscCall(SgOutputDeclareDiagnostics(sim->out, sim->ndiag, names, units));
@@ -337,8 +510,8 @@ PetscErrorCode SgSimRun(SgSim sim)
   t0    = sim->t;
   step0 = sim->step;
   if (!sim->restarted) {
-    PetscCall(Diagnose(sim));
-    PetscCall(WriteFields(sim));
+    OutputCall(sim, Diagnose(sim));
+    OutputCall(sim, WriteFields(sim));
     fields_fresh = diag_fresh = PETSC_TRUE;
   } else PetscCall(PetscPrintf(comm, "Restarted from %s at step %" PetscInt_FMT ", t = %.6e\n", sim->restart, sim->step, (double)sim->t));
   next_progress = 0;
@@ -362,14 +535,14 @@ PetscErrorCode SgSimRun(SgSim sim)
     sim->step++;
     diag_fresh = fields_fresh = PETSC_FALSE;
     if (sim->step % sim->diag_every == 0) {
-      PetscCall(Diagnose(sim));
+      OutputCall(sim, Diagnose(sim));
       diag_fresh = PETSC_TRUE;
     }
     if (sim->field_every && sim->step % sim->field_every == 0) {
-      PetscCall(WriteFields(sim));
+      OutputCall(sim, WriteFields(sim));
       fields_fresh = PETSC_TRUE;
     }
-    if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0) PetscCall(WriteCheckpoint(sim));
+    if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0) OutputCall(sim, WriteCheckpoint(sim));
     /* the last step's line is printed after the loop, with the final diagnostics: one line, not two */
     if ((sim->progress_every ? sim->step % sim->progress_every == 0 : 1) && !AtEnd(sim)) {
       PetscReal frac = RunFraction(sim, t0, step0);
@@ -379,15 +552,16 @@ PetscErrorCode SgSimRun(SgSim sim)
       }
     }
   }
-  if (!diag_fresh) PetscCall(Diagnose(sim));
-  if (!fields_fresh) PetscCall(WriteFields(sim));
+  if (!diag_fresh) OutputCall(sim, Diagnose(sim));
+  if (!fields_fresh) OutputCall(sim, WriteFields(sim));
   PetscCall(Progress(sim, dt, t0, step0));
-  PetscCall(SgOutputFlush(sim->out));
-  PetscCall(SgSolverReport(sim->solver, sim->out));
-  PetscCall(SgOutputFlush(sim->out));
+  OutputCall(sim, SgOutputFlush(sim->out));
+  OutputCall(sim, SgSolverReport(sim->solver, sim->out));
+  OutputCall(sim, SgOutputFlush(sim->out));
   /* the final checkpoint comes last: a run killed before it restarts from an earlier one and
      redoes the report, and a restart from it ("already complete") finds the report written */
-  PetscCall(WriteCheckpoint(sim));
+  OutputCall(sim, WriteCheckpoint(sim));
+  OutputCall(sim, CommitStaged(sim));
   if (!sim->quiet) {
     char chk[PETSC_MAX_PATH_LEN];
     PetscCall(CheckpointName(sim, chk, sizeof chk));
@@ -422,7 +596,15 @@ PetscErrorCode SgSimDestroy(SgSim *sim)
     *sim = NULL;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(SgOutputDestroy(&(*sim)->out));
+  if ((*sim)->out) { /* closing flushes: on a full disk that fails too, and is reported once */
+    HeldError      held = {"", 0};
+    PetscErrorCode ierr;
+    PetscCall(PetscPushErrorHandler(HoldError, &held));
+    ierr = SgOutputDestroy(&(*sim)->out);
+    PetscCall(PetscPopErrorHandler());
+    if (ierr && !(*sim)->failed) PetscCall(OutputFailed(*sim, ierr, &held));
+  }
+  DiscardStaged(*sim, PETSC_FALSE); /* an error ended a staged run: the earlier output stays, its temporaries go */
   PetscCall(SgSolverDestroy(&(*sim)->solver));
   PetscCall(PetscFree((*sim)->diag));
   PetscCall(PetscHeaderDestroy(sim));

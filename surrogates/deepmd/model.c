@@ -221,7 +221,7 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
     if (t) PetscCall(PetscStrlcat(tm, ",", sizeof tm));
     PetscCall(PetscStrlcat(tm, c->type_map[t], sizeof tm));
   }
-  PetscCall(SgH5FileCreate(path, &f)); /* PATH.tmp, renamed at close: never a broken model */
+  PetscCall(SgH5FileCreate(path, ts ? SG_FILE_NN_CHECKPOINT : SG_FILE_MODEL, &f)); /* PATH.tmp, committed at close: never a broken model */
   PetscCall(SgH5FileWriteAttrString(f, "/", "type_map", tm));
   PetscCall(SgH5FileWriteAttrString(f, "/", "surge_model", c->radial ? "deepmd_se_e2_r" : "deepmd_se_e2_a"));
   {

@@ -18,7 +18,7 @@ PetscErrorCode SgMFFNSave(SgMFFN m, const SgMFFNPhysics *ph, const PetscInt fact
   SgCallNN(sgnn_params_count(m->P, &n));
   PetscCall(PetscMalloc1(n, &slab));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), slab));
-  PetscCall(SgH5FileCreate(path, &f));
+  PetscCall(SgH5FileCreate(path, SG_FILE_MODEL, &f));
   PetscCall(SgH5FileWriteAttrString(f, "/", "surge_model", "mffn"));
   PetscCall(SgH5FileWriteAttr(f, "/", "version", SG_H5_INT, 0, &ver));
 #define WI(name, cnt, expr) \

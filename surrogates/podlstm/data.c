@@ -319,7 +319,7 @@ PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm comm, const SgPodLstmSeries 
     SgDataset  ds;
     PetscInt   shape[2] = {S->L, S->K}, n = S->L * S->K;
     PetscReal *x, *y;
-    PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
+    PetscCall(SgDatasetCreateAs(PETSC_COMM_SELF, path, "field_snapshots", SG_FILE_WINDOWS, PETSC_TRUE, &ds));
     PetscCall(SgDatasetSetProvenance(ds, "", S->fb ? "podlstm: training windows of scaled POD coefficients (x: L steps in, y: the next L less the base's forecast of them)" : "podlstm: training windows of scaled POD coefficients (x: L steps in, y: the next L)"));
     PetscCall(SgDatasetDefineField(ds, "x", SG_DTYPE_F64, 2, shape, "scaled POD coefficient", 0));
     PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 2, shape, "scaled POD coefficient", 0));

@@ -115,7 +115,7 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
       PetscCall(PetscStrlcat(archs, m ? ";" : "", sizeof archs));
       PetscCall(PetscStrlcat(archs, s, sizeof archs));
     }
-    PetscCall(SgH5FileCreate(path, &f));
+    PetscCall(SgH5FileCreate(path, SG_FILE_MODEL, &f));
     PetscCall(SgH5FileWriteAttrString(f, "/", "surge_model", "podlstm"));
     PetscCall(SgH5FileWriteAttr(f, "/", "version", SG_H5_INT, 0, &ver));
     PetscCall(SgH5FileWriteAttr(f, "/", "K", SG_H5_INT, 0, &(int){(int)K}));

@@ -63,7 +63,7 @@ PetscErrorCode SgPodLstmLogAppend(const char logdir[], PetscMPIInt rank, const c
   PetscCall(PetscSNPrintf(path, sizeof path, "%s/rank_%d.h5", logdir, (int)rank));
   if (access(path, F_OK)) {
     PetscInt na = NARCH;
-    PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_FALSE, &ds));
+    PetscCall(SgDatasetCreateAs(PETSC_COMM_SELF, path, "field_snapshots", SG_FILE_SEARCH_LOG, PETSC_FALSE, &ds));
     PetscCall(SgDatasetSetProvenance(ds, "", fingerprint));
     for (int f = 0; f < 5; f++) PetscCall(SgDatasetDefineField(ds, IntFields[f], SG_DTYPE_I64, 0, NULL, "", 0));
     PetscCall(SgDatasetDefineField(ds, "arch", SG_DTYPE_I64, 1, &na, "nlayers, units of each layer (0: identity), skip bits of each layer", 0));
@@ -147,7 +147,7 @@ PetscErrorCode SgPodLstmWeightsWrite(const char path[], const SgPodLstmArch *a, 
   PetscCall(SgPodLstmNetNumParams(net, &np));
   PetscCall(PetscMalloc1(np, &w));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(net->P), w));
-  PetscCall(SgH5FileCreate(path, &f));
+  PetscCall(SgH5FileCreate(path, SG_FILE_SEARCH_LOG, &f));
   PetscCall(SgH5FileWriteAttrString(f, "/", "arch", s));
   PetscCall(SgH5FileWriteAttr(f, "/", "K", SG_H5_INT, 0, &k));
   {

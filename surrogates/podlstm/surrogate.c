@@ -8,6 +8,7 @@
 #include "sgpodlstm.h"
 #include "sgsurrogateimpl.h"
 #include "sgtrainer.h"
+#include "sgwrite.h"
 #include "sgnnbackend.h"
 #include <errno.h>
 #include <sys/stat.h>
@@ -305,6 +306,9 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   for (PetscInt i = 0; i < d->nfiles; i++) files[i] = d->files[i];
   for (PetscInt i = 0; i < d->nfields; i++) fields[i] = d->fields[i];
+  /* the work file is checked on every rank before anything is computed or written (sgwrite.h) */
+  PetscCall(PetscSNPrintf(windows, sizeof windows, "%s.windows.h5", d->prefix));
+  PetscCall(SgWriteCheck(comm, "-podlstm_prefix", windows, SG_FILE_WINDOWS));
   PetscCall(SgPodLstmDataLoad(comm, d->nfiles, files, d->nfields, fields, d->member, d->skip, d->ntrain, d->ntest, d->valid_fraction, d->step, &D));
   if (d->harmonics) PetscCall(SgPodLstmHarmonicsFit(&D, d->harmonics, d->year));
   PetscCall(PetscPrintf(comm, "podlstm: %" PetscInt_FMT " snapshots of %" PetscInt_FMT " values (%" PetscInt_FMT " vary), every %g: %" PetscInt_FMT " train (the last %" PetscInt_FMT " validate), %" PetscInt_FMT " test; %d rank(s)\n", D.nsnap, D.n, D.nactive, (double)D.dt, D.ntrain, D.nvalid, D.ntest, (int)size));

@@ -1,5 +1,6 @@
 /* Private definition of SgTrainer (surrogates/train only). */
 #pragma once
+#include "sgwrite.h"
 #include <petsc/private/petscimpl.h>
 #include <stdio.h>
 #include "sgtrainer.h"
@@ -62,7 +63,8 @@ struct _p_SgTrainer {
   char      lcurve[PETSC_MAX_PATH_LEN], ckpt[PETSC_MAX_PATH_LEN], restart[PETSC_MAX_PATH_LEN];
   PetscInt  ckpt_every;
   PetscReal max_time;
-  FILE     *lc;
+  FILE     *lc;   /* the learning curve being written (PATH.tmp, committed when the streams stop) */
+  SgTextFile lctf;
   PetscBool setupcalled, quiet;
   char      stop_reason[128]; /* set by SgTrainerRequestStop: the loop ends after the current step */
 };

@@ -355,6 +355,13 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
   PetscCheck(t->ops_s.loss, comm, PETSC_ERR_ORDER, "%s: SgTrainerSetOps() with a loss before SgTrainerSetUp()", t->name);
   PetscCheck(t->nstreams >= 1 && t->nfields >= 1, comm, PETSC_ERR_USER_INPUT, "%s: no training data: add a data stream and its fields", t->name);
   PetscCheck(!t->ckpt_every || t->ckpt[0], comm, PETSC_ERR_USER_INPUT, "%s: a checkpoint every %" PetscInt_FMT " steps needs a file name", t->name, t->ckpt_every);
+  { /* the files this training writes, checked on every rank before it starts (sgwrite.h) */
+    char opt[96];
+    PetscCall(PetscSNPrintf(opt, sizeof opt, "-%s_lcurve", t->name));
+    if (t->lcurve[0]) PetscCall(SgWriteCheck(comm, opt, t->lcurve, SG_FILE_LCURVE));
+    PetscCall(PetscSNPrintf(opt, sizeof opt, "-%s_save_ckpt", t->name));
+    if (t->ckpt[0]) PetscCall(SgWriteCheck(comm, opt, t->ckpt, SG_FILE_NN_CHECKPOINT));
+  }
   PetscCall(SgTrainerGridSetUp(t));
   for (PetscInt k = 0; k < t->nstreams; k++) PetscCall(SgTrainerGetStreamSteps(t, k, &t->streams[k].nsteps));
   PetscCheck(!t->ops_s.checkpoint || !(t->plateau.window || t->clip > 0) || !(t->ckpt[0] || t->restart[0]), comm, PETSC_ERR_USER_INPUT, "%s: plateau decay and gradient clipping keep their state in the trainer's own checkpoint, and this surrogate writes its own: turn them off (plateau_window 0, clip_norm 0) or do not checkpoint", t->name);
@@ -393,8 +400,10 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
   }
   PetscCall(SgTrainerSyncCreate(t, &t->sync));
   if (!rank && t->lcurve[0]) { /* a restart appends, like DeePMD-kit's lcurve.out */
-    t->lc = fopen(t->lcurve, t->step0 ? "a" : "w");
-    PetscCheck(t->lc, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot write the learning-curve file %s", t->name, t->lcurve);
+    char opt[96];
+    PetscCall(PetscSNPrintf(opt, sizeof opt, "-%s_lcurve", t->name));
+    PetscCall(SgTextFileOpen(opt, t->lcurve, SG_FILE_LCURVE, "#", t->step0 ? PETSC_TRUE : PETSC_FALSE, &t->lctf));
+    PetscCall(SgTextFileGetFILE(t->lctf, &t->lc));
     if (!t->step0 && t->lcurve_header) fprintf(t->lc, "%s\n", t->lcurve_header);
   }
   t->setupcalled = PETSC_TRUE;
@@ -407,8 +416,8 @@ PetscErrorCode SgTrainerStopStreams(SgTrainer t)
 {
   PetscFunctionBegin;
   for (PetscInt k = 0; k < t->nstreams; k++) PetscCall(SgLoaderDestroy(&t->streams[k].ld));
-  if (t->lc) fclose(t->lc);
   t->lc = NULL;
+  PetscCall(SgTextFileClose(&t->lctf)); /* commit: flush, fsync, rename over the earlier curve */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -24,6 +24,7 @@
 #include <petscviewer.h>
 #include <stdint.h>
 #include "sgcompat.h"
+#include "sgwrite.h"
 
 #define SG_DATASET_VERSION 1
 #define SG_DATASET_MAXDIM  6
@@ -45,6 +46,11 @@ typedef enum { SG_DATASET_READ = 0, SG_DATASET_APPEND = 1 } SgDatasetMode;
 /* Creates a new file (fails if it exists unless overwrite). Then define fields and statics, then
    SgDatasetAppend*. provenance: deck text (or NULL) and a free-text source. */
 PETSC_EXTERN PetscErrorCode SgDatasetCreate(MPI_Comm, const char path[], const char kind[], PetscBool overwrite, SgDataset *);
+/* The same for a file that is not training data but holds samples in the dataset layout (podlstm's
+   windows, its search log): filekind (sgwrite.h SG_FILE_*) says what it is, so neither may replace
+   the other. A created dataset is written to PATH.tmp and committed at SgDatasetClose; it is refused
+   if PATH is an input of the run or another kind of file (sgwrite.h). */
+PETSC_EXTERN PetscErrorCode SgDatasetCreateAs(MPI_Comm, const char path[], const char kind[], const char filekind[], PetscBool overwrite, SgDataset *);
 PETSC_EXTERN PetscErrorCode SgDatasetSetProvenance(SgDataset, const char deck[], const char source[]);
 /* Refuses (one error naming `option`) when `file` exists and is a surge dataset: an output that is
    not a dataset (a run's fields, a model) must never replace one, e.g. the training data. */

@@ -96,6 +96,10 @@ PETSC_EXTERN PetscErrorCode SgInputRegister(const char path[], SgPathRole role);
    was registered under. */
 PETSC_EXTERN PetscErrorCode SgInputFind(const char path[], PetscBool *found, SgPathRole *role, const char **name);
 PETSC_EXTERN PetscErrorCode SgInputsDestroy(void);
+/* -overwrite (read once by SgInitialize): the user allows replacing an existing file that is not
+   surge's output of the same kind (never one of the run's inputs). */
+PETSC_EXTERN PetscErrorCode SgPathsSetFromOptions(MPI_Comm comm);
+PETSC_EXTERN PetscErrorCode SgPathsGetOverwrite(PetscBool *);
 
 /* Register surge's classes and log events (idempotent); called by SgInitialize. */
 PETSC_EXTERN PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[]);

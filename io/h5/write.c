@@ -1,0 +1,280 @@
+/* The one write path (sgwrite.h): what a file is, whether it may be replaced, and the
+   temporary-flush-rename that replaces it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "sgwrite.h"
+#include "sgsys.h"
+#include "h5util.h"
+
+#define SG_KIND_LEN 64
+
+/* Recognise an HDF5 file: the surge_file attribute, else the layout of files written before it. */
+static void H5Kind(const char path[], char kind[], size_t len)
+{
+  hid_t f;
+
+  snprintf(kind, len, "foreign");
+  SgHDF5Lock();
+  H5E_BEGIN_TRY
+  {
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f >= 0) {
+      if (H5Aexists(f, "surge_file") > 0) {
+        hid_t a = H5Aopen(f, "surge_file", H5P_DEFAULT), t = a >= 0 ? H5Aget_type(a) : -1;
+        char  v[SG_KIND_LEN] = "";
+        if (t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) <= 0 && H5Tget_size(t) < sizeof v) {
+          hid_t m = H5Tcopy(H5T_C_S1);
+          H5Tset_size(m, H5Tget_size(t));
+          H5Tset_strpad(m, H5T_STR_NULLPAD);
+          if (H5Aread(a, m, v) >= 0) snprintf(kind, len, "%s", v);
+          H5Tclose(m);
+        }
+        if (t >= 0) H5Tclose(t);
+        if (a >= 0) H5Aclose(a);
+      } else if (H5Aexists(f, "surge_dataset_version") > 0) snprintf(kind, len, SG_FILE_DATASET);
+      else if (H5Aexists(f, "sgnn_checkpoint_version") > 0) snprintf(kind, len, SG_FILE_NN_CHECKPOINT);
+      else if (H5Lexists(f, "/layout", H5P_DEFAULT) > 0) snprintf(kind, len, SG_FILE_RUN_CHECKPOINT);
+      else if (H5Lexists(f, "/provenance", H5P_DEFAULT) > 0) snprintf(kind, len, SG_FILE_RUN_OUTPUT);
+      H5Fclose(f);
+    } else snprintf(kind, len, "busy"); /* HDF5 but cannot be opened: another process holds it */
+  }
+  H5E_END_TRY
+  SgHDF5Unlock();
+}
+
+PetscErrorCode SgFileKind(const char path[], char kind[], size_t len)
+{
+  struct stat st;
+  char        head[256];
+  FILE       *fp;
+  size_t      n;
+  const char *tok;
+
+  PetscFunctionBegin;
+  kind[0] = 0;
+  if (stat(path, &st)) PetscFunctionReturn(PETSC_SUCCESS);
+  (void)snprintf(kind, len, "foreign");
+  if (!S_ISREG(st.st_mode) || !(fp = fopen(path, "rb"))) PetscFunctionReturn(PETSC_SUCCESS);
+  n = fread(head, 1, sizeof head - 1, fp);
+  fclose(fp);
+  head[n] = 0;
+  if (n >= 8 && !memcmp(head, "\x89HDF\r\n\x1a\n", 8)) {
+    H5Kind(path, kind, len);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  /* text: the token in the first line (XDMF: the second, after the XML declaration) */
+  if ((tok = strstr(head, "surge-file: "))) {
+    const char *end = tok + 12;
+    size_t      k   = strcspn(end, "\n"); /* kinds hold spaces: up to the line's end, less a comment's close */
+    while (k && (end[k - 1] == ' ' || end[k - 1] == '>' || end[k - 1] == '-')) k--;
+    (void)snprintf(kind, len, "%.*s", (int)k, end);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Can a file be created in path's directory (probe: root passes access() on any directory)? */
+static void DirectoryReason(const char path[], char msg[], size_t len)
+{
+  char        dir[PETSC_MAX_PATH_LEN], probe[PETSC_MAX_PATH_LEN + 64];
+  const char *slash = strrchr(path, '/');
+  struct stat st;
+  int         fd;
+
+  if (slash) (void)snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  else (void)snprintf(dir, sizeof dir, ".");
+  if (!dir[0]) (void)snprintf(dir, sizeof dir, "/");
+  if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+    (void)snprintf(msg, len, "directory '%s' does not exist: create it (mkdir -p %s)", dir, dir);
+    return;
+  }
+  (void)snprintf(probe, sizeof probe, "%s/.surge-probe-%ld.tmp", dir, (long)getpid());
+  fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) {
+    (void)snprintf(msg, len, "cannot create files in directory '%s' (%s)", dir, strerror(errno));
+    return;
+  }
+  close(fd);
+  unlink(probe);
+}
+
+PetscErrorCode SgWriteCheckMessage(const char option[], const char path[], const char kind[], char msg[], size_t len)
+{
+  PetscBool   isin, overwrite;
+  SgPathRole  role;
+  const char *name;
+  char        have[SG_KIND_LEN];
+  struct stat st;
+
+  PetscFunctionBegin;
+  msg[0] = 0;
+  if (!path || !path[0]) {
+    (void)snprintf(msg, len, "%s is empty: name the file to write", option);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(SgPathsGetOverwrite(&overwrite));
+  PetscCall(SgInputFind(path, &isin, &role, &name));
+  PetscCall(SgFileKind(path, have, sizeof have));
+  if (isin && !(role == SG_PATH_RESUME && !strcmp(have, kind))) {
+    (void)snprintf(msg, len, "%s '%s' is %s, an input of this run: choose another name for %s", option, path, name, option);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!stat(path, &st)) {
+    if (S_ISDIR(st.st_mode)) (void)snprintf(msg, len, "%s '%s' is a directory: choose a file name", option, path);
+    else if (!S_ISREG(st.st_mode)) (void)snprintf(msg, len, "%s '%s' exists and is not a regular file: choose another name", option, path);
+    else if (!strcmp(have, "busy")) (void)snprintf(msg, len, "%s '%s' is open in another process (another run writing it?): wait for it or choose another name", option, path);
+    else if (strcmp(have, kind) && !overwrite) {
+      if (!strcmp(have, "foreign")) (void)snprintf(msg, len, "%s '%s' exists and is not a file surge wrote: choose another name, remove it, or pass -overwrite to replace it", option, path);
+      else (void)snprintf(msg, len, "%s '%s' is a surge %s, not a %s: choose another name, remove it, or pass -overwrite to replace it", option, path, have, kind);
+    }
+    if (msg[0]) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  DirectoryReason(path, msg, len);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgWriteCheck(MPI_Comm comm, const char option[], const char path[], const char kind[])
+{
+  PetscMPIInt rank;
+  char        msg[2 * PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  msg[0] = 0;
+  if (!rank) PetscCall(SgWriteCheckMessage(option, path, kind, msg, sizeof msg));
+  PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+  PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgWriteTempName(const char path[], char tmp[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(tmp, len, "%s.tmp", path));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgWriteDiscard(const char tmp[])
+{
+  PetscFunctionBegin;
+  if (tmp && tmp[0]) (void)unlink(tmp);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* SURGE_TEST_ENOSPC=N: the N-th commit of this process fails as if the disk were full. */
+static int InjectedENOSPC(void)
+{
+  static int  count;
+  const char *v = getenv("SURGE_TEST_ENOSPC");
+  return v && atoi(v) > 0 && ++count == atoi(v);
+}
+
+int SgWriteCommitErrno(const char tmp[], const char path[])
+{
+  int fd, err = 0;
+
+  fd = open(tmp, O_RDONLY);
+  if (fd < 0) err = errno;
+  else {
+    if (fsync(fd)) err = errno;
+    if (close(fd) && !err) err = errno;
+  }
+  if (!err && InjectedENOSPC()) err = ENOSPC;
+  if (!err && rename(tmp, path)) err = errno;
+  if (err) (void)unlink(tmp);
+  return err;
+}
+
+PetscErrorCode SgWriteCommit(const char tmp[], const char path[])
+{
+  int err;
+
+  PetscFunctionBegin;
+  err = SgWriteCommitErrno(tmp, path);
+  if (err) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s: %s%s; the earlier file (if any) is unchanged", path, strerror(err), err == ENOSPC ? " (disk full: free space and run again)" : "");
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+struct _n_SgTextFile {
+  FILE *fp;
+  char  path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
+};
+
+PetscErrorCode SgTextFileOpen(const char option[], const char path[], const char kind[], const char comment[], PetscBool append, SgTextFile *tf)
+{
+  SgTextFile t;
+  char       msg[2 * PETSC_MAX_PATH_LEN], have[SG_KIND_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(SgWriteCheckMessage(option, path, kind, msg, sizeof msg));
+  PetscCheck(!msg[0], PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s", msg);
+  PetscCall(SgFileKind(path, have, sizeof have));
+  PetscCall(PetscNew(&t));
+  PetscCall(PetscStrncpy(t->path, path, sizeof t->path));
+  PetscCall(SgWriteTempName(path, t->tmp, sizeof t->tmp));
+  t->fp = fopen(t->tmp, "w");
+  if (!t->fp) {
+    int e = errno;
+    PetscCall(PetscFree(t));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot create %s.tmp (%s)", option, path, strerror(e));
+  }
+  if (append && !strcmp(have, kind)) { /* continue the earlier file: copy it, first line included */
+    FILE  *in = fopen(path, "r");
+    char   buf[8192];
+    size_t n;
+    while (in && (n = fread(buf, 1, sizeof buf, in)) > 0) (void)fwrite(buf, 1, n, t->fp);
+    if (in) fclose(in);
+  } else fprintf(t->fp, "%s surge-file: %s\n", comment, kind);
+  *tf = t;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTextFileGetFILE(SgTextFile t, FILE **fp)
+{
+  PetscFunctionBegin;
+  *fp = t->fp;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTextFileClose(SgTextFile *tf)
+{
+  SgTextFile t = *tf;
+  int        bad;
+
+  PetscFunctionBegin;
+  if (!t) PetscFunctionReturn(PETSC_SUCCESS);
+  *tf = NULL;
+  bad = fflush(t->fp) != 0 || ferror(t->fp);
+  bad = (fclose(t->fp) != 0) || bad;
+  if (bad) {
+    char path[PETSC_MAX_PATH_LEN];
+    (void)unlink(t->tmp);
+    PetscCall(PetscStrncpy(path, t->path, sizeof path));
+    PetscCall(PetscFree(t));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s (disk full?); the earlier file (if any) is unchanged", path);
+  }
+  {
+    PetscErrorCode ierr = SgWriteCommit(t->tmp, t->path);
+    PetscCall(PetscFree(t));
+    PetscCall(ierr);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTextFileDiscard(SgTextFile *tf)
+{
+  SgTextFile t = *tf;
+
+  PetscFunctionBegin;
+  if (!t) PetscFunctionReturn(PETSC_SUCCESS);
+  *tf = NULL;
+  (void)fclose(t->fp);
+  (void)unlink(t->tmp);
+  PetscCall(PetscFree(t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

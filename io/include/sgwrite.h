@@ -1,0 +1,74 @@
+/* The one write path: every file surge creates or replaces is checked and committed here.
+
+   A file surge writes has a kind (SgFileKind: "run output", "run checkpoint", "model", ...), stored
+   in the file: HDF5 files carry the root attribute surge_file = KIND, text files the token
+   "surge-file: KIND" in their first line (a comment in the file's own syntax). Then:
+
+   (a) SgWriteCheck refuses a path that is one of the run's inputs (registered by SgOptionsPath and
+       the deck, src/base sgsys.h: same device and inode, or the same canonical path);
+   (b) it refuses an existing file that is not surge's file of the same kind, unless the user passed
+       -overwrite (an input is refused even then);
+   (c) the file is written to PATH.tmp in the same directory and SgWriteCommit flushes it to disk
+       (fsync), checks the close, and renames it over PATH; any failure -- disk full included --
+       removes PATH.tmp and leaves PATH as it was (SgWriteDiscard does the same on an error path);
+   (d) drivers call SgWriteCheck for every file of the run before the first step (SgSimSetUp,
+       SgEnsembleRun, the trainers' set-up), so a refused run has written nothing.
+
+   Every refusal is one PETSC_ERR_FILE_OPEN error, agreed on every rank of comm, naming the option,
+   the path, what is wrong and the fix. */
+#pragma once
+#include <stdio.h>
+#include <petscsys.h>
+#include "sgcompat.h"
+
+/* Kinds of file surge writes (the value of the surge_file attribute / text token). */
+#define SG_FILE_RUN_OUTPUT     "run output"
+#define SG_FILE_RUN_XDMF       "run xdmf"
+#define SG_FILE_RUN_CHECKPOINT "run checkpoint"
+#define SG_FILE_NN_CHECKPOINT  "training checkpoint"
+#define SG_FILE_MODEL          "model"
+#define SG_FILE_DATASET        "dataset"
+#define SG_FILE_WINDOWS        "podlstm windows"
+#define SG_FILE_SEARCH_LOG     "podlstm search log"
+#define SG_FILE_LCURVE         "learning curve"
+#define SG_FILE_TRAJECTORY     "md trajectory"
+#define SG_FILE_MODEL_DEVI     "model deviation"
+#define SG_FILE_RDF            "rdf"
+#define SG_FILE_TEXT           "text report"
+
+/* The kind of the surge file at path (not collective): "" when it does not exist, and "foreign"
+   when it is not a file surge wrote. Files written before the surge_file attribute existed are
+   recognised by their layout (a dataset's surge_dataset_version, a checkpoint's /layout, ...). */
+PETSC_EXTERN PetscErrorCode SgFileKind(const char path[], char kind[], size_t len);
+
+/* (a), (b) and writability of the directory, for one file; collective on comm (rank 0 decides).
+   option names the option in the message (e.g. "-sim_output"); kind is what will be written. */
+PETSC_EXTERN PetscErrorCode SgWriteCheck(MPI_Comm comm, const char option[], const char path[], const char kind[]);
+/* The same check done on one rank only (for files one rank owns); returns the refusal in msg
+   (empty: allowed) instead of raising it, so the caller can agree on it across its ranks. */
+PETSC_EXTERN PetscErrorCode SgWriteCheckMessage(const char option[], const char path[], const char kind[], char msg[], size_t len);
+
+/* (c) for a temporary a caller has written and closed: fsync tmp, then rename it over path; on
+   any failure tmp is removed and one error names path (and "disk full" for ENOSPC). Not collective. */
+PETSC_EXTERN PetscErrorCode SgWriteCommit(const char tmp[], const char path[]);
+/* The same without raising (for one rank of a collective operation, which then agrees on the
+   result): 0 or the errno of the failure (ENOSPC: disk full); tmp is gone either way. */
+PETSC_EXTERN int SgWriteCommitErrno(const char tmp[], const char path[]);
+/* Remove a temporary (error paths); missing is fine. */
+PETSC_EXTERN PetscErrorCode SgWriteDiscard(const char tmp[]);
+/* The temporary name of path: PATH.tmp. */
+PETSC_EXTERN PetscErrorCode SgWriteTempName(const char path[], char tmp[], size_t len);
+
+/* Text files through the write path: SgTextFileOpen checks (a)/(b) on this rank, opens PATH.tmp
+   and writes the first line "<comment> surge-file: KIND" (comment: "#" for column files); with
+   append, the existing file's content (if it is surge's file of this kind) is copied first, so a
+   resumed run continues it. SgTextFileClose commits (c); SgTextFileDiscard removes the temporary. */
+typedef struct _n_SgTextFile *SgTextFile;
+PETSC_EXTERN PetscErrorCode SgTextFileOpen(const char option[], const char path[], const char kind[], const char comment[], PetscBool append, SgTextFile *);
+PETSC_EXTERN PetscErrorCode SgTextFileGetFILE(SgTextFile, FILE **);
+PETSC_EXTERN PetscErrorCode SgTextFileClose(SgTextFile *);
+PETSC_EXTERN PetscErrorCode SgTextFileDiscard(SgTextFile *);
+
+/* Test builds: SURGE_TEST_ENOSPC=N makes the N-th SgWriteCommit of the process (1-based) fail
+   as a full disk would, after the data was written, so tests can check that a failure at the last
+   moment leaves the earlier file whole (the tmpfs tests cover real ENOSPC where mounting works). */
