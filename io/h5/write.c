@@ -40,7 +40,11 @@ static void H5Kind(const char path[], char kind[], size_t len)
       else if (H5Lexists(f, "/layout", H5P_DEFAULT) > 0) snprintf(kind, len, SG_FILE_RUN_CHECKPOINT);
       else if (H5Lexists(f, "/provenance", H5P_DEFAULT) > 0) snprintf(kind, len, SG_FILE_RUN_OUTPUT);
       H5Fclose(f);
-    } else snprintf(kind, len, "busy"); /* HDF5 but cannot be opened: another process holds it */
+    } else { /* HDF5's signature but cannot be opened: another process holds it, or it is damaged */
+      char msg[512];
+      SgH5LastError(msg, sizeof msg);
+      snprintf(kind, len, "%s", strstr(msg, "lock") ? "busy" : "damaged");
+    }
   }
   H5E_END_TRY
   SgHDF5Unlock();
@@ -127,7 +131,8 @@ PetscErrorCode SgWriteCheckMessage(const char option[], const char path[], const
     else if (!S_ISREG(st.st_mode)) (void)snprintf(msg, len, "%s '%s' exists and is not a regular file: choose another name", option, path);
     else if (!strcmp(have, "busy")) (void)snprintf(msg, len, "%s '%s' is open in another process (another run writing it?): wait for it or choose another name", option, path);
     else if (strcmp(have, kind) && !overwrite) {
-      if (!strcmp(have, "foreign")) (void)snprintf(msg, len, "%s '%s' exists and is not a file surge wrote: choose another name, remove it, or pass -overwrite to replace it", option, path);
+      if (!strcmp(have, "damaged")) (void)snprintf(msg, len, "%s '%s' exists and is a damaged HDF5 file, not a complete surge %s: choose another name, remove it, or pass -overwrite to replace it", option, path, kind);
+      else if (!strcmp(have, "foreign")) (void)snprintf(msg, len, "%s '%s' exists and is not a file surge wrote: choose another name, remove it, or pass -overwrite to replace it", option, path);
       else (void)snprintf(msg, len, "%s '%s' is a surge %s, not a %s: choose another name, remove it, or pass -overwrite to replace it", option, path, have, kind);
     }
     if (msg[0]) PetscFunctionReturn(PETSC_SUCCESS);

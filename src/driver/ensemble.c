@@ -11,6 +11,7 @@
 #include "sgh5file.h"
 #include "sgh5md.h"
 #include "sgoutput.h"
+#include "sgwrite.h"
 
 #define SG_ENS_MAX_PARAMS 16
 #define SG_ENS_MAX_FIELDS 16
@@ -37,6 +38,8 @@ struct _p_SgEnsemble {
   char           output[PETSC_MAX_PATH_LEN], memberdir[PETSC_MAX_PATH_LEN + 16], seed_option[256];
   SgContribution contribution;
   PetscReal     *params; /* members x nvary */
+  char           fingerprint[32]; /* of the options that fix the members' content (Fingerprint) */
+  PetscBool      rerun_stale;
 };
 
 PetscErrorCode SgEnsembleCreate(MPI_Comm comm, SgEnsemble *ens)
@@ -60,6 +63,37 @@ PetscErrorCode SgEnsembleSetDeck(SgEnsemble e, const char deck[], int argc, char
   PetscCall(PetscStrncpy(e->deck, deck, sizeof e->deck));
   e->argc = argc;
   e->argv = argv;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Options that do not change what a member computes or where the ensemble's members live. */
+static PetscBool NotContent(const char name[])
+{
+  const char *const skip[] = {"ensemble_output", "ensemble_ranks_per_member", "ensemble_rerun_stale", "overwrite", "log_", "options_", "malloc", "memory_", "objects_", "help", "version", NULL};
+  for (const char *const *p = skip; *p; p++)
+    if (!strncmp(name, *p, strlen(*p))) return PETSC_TRUE;
+  return PETSC_FALSE;
+}
+
+/* FNV-1a over every option in the database (the deck after the command line's overrides, seeds
+   included) except NotContent ones: a member marked done is reused only by a rerun whose fingerprint
+   is the same. */
+static PetscErrorCode Fingerprint(SgEnsemble e)
+{
+  char         *all, *tok, *save = NULL;
+  unsigned long h    = 1469598103934665603UL;
+  PetscBool     keep = PETSC_TRUE;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetAll(NULL, &all));
+  for (tok = strtok_r(all, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+    if (tok[0] == '-' && ((tok[1] >= 'a' && tok[1] <= 'z') || (tok[1] >= 'A' && tok[1] <= 'Z'))) keep = NotContent(tok + 1) ? PETSC_FALSE : PETSC_TRUE;
+    if (!keep) continue;
+    for (const char *c = tok; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211UL;
+    h = (h ^ ' ') * 1099511628211UL;
+  }
+  PetscCall(PetscFree(all));
+  PetscCall(PetscSNPrintf(e->fingerprint, sizeof e->fingerprint, "%016lx", h));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -101,7 +135,9 @@ PetscErrorCode SgEnsembleSetFromOptions(SgEnsemble e)
   e->contribution = (SgContribution)cidx;
   PetscCall(SgOptionsStringArray("-fields", "Fields whose snapshots become samples (names as in the run's /fields)", e->fields, &e->nfields, &set));
   if (!set) e->nfields = 0;
+  PetscCall(SgOptionsBool("-rerun_stale", "Rerun members done under other options (deck, overrides, seeds) instead of refusing to mix them", e->rerun_stale, &e->rerun_stale, NULL));
   PetscOptionsEnd();
+  PetscCall(Fingerprint(e));
 
   PetscCheck(nlo == e->nvary && nhi == e->nvary, comm, PETSC_ERR_USER_INPUT, "ensemble vary has %" PetscInt_FMT " options but lower has %" PetscInt_FMT " and upper %" PetscInt_FMT " values: give one range per varied option", e->nvary, nlo, nhi);
   for (PetscInt j = 0; j < e->nvary; j++) {
@@ -224,7 +260,7 @@ static PetscErrorCode WriteMarker(SgEnsemble e, PetscInt m, PetscReal seconds)
   PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot write %s: %s", tmp, strerror(errno));
   fprintf(fp, "member %" PetscInt_FMT " seconds %.3f params", m, (double)seconds);
   for (PetscInt j = 0; j < e->nvary; j++) fprintf(fp, " %s=%.17g", e->vary[j], (double)e->params[m * e->nvary + j]);
-  fprintf(fp, "\n");
+  fprintf(fp, " fingerprint %s\n", e->fingerprint);
   PetscCheck(!fclose(fp) && !rename(tmp, path), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot finish marker %s", path);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -259,7 +295,8 @@ static PetscErrorCode Merge(SgEnsemble e)
       fclose(fp);
     }
   }
-  PetscCall(PetscSNPrintf(source, sizeof source, "surge ensemble: %" PetscInt_FMT " members, sampler %s, seed %" PetscInt_FMT, e->members, SgSamplerTypes[e->sampler], e->seed));
+  PetscCall(PetscSNPrintf(source, sizeof source, "surge ensemble: %" PetscInt_FMT " members, sampler %s, seed %" PetscInt_FMT ", fingerprint %s", e->members, SgSamplerTypes[e->sampler], e->seed, e->fingerprint));
+  (void)unlink(tmp); /* a temporary left by an interrupted merge is this ensemble's own */
   if (e->contribution == SG_CONTRIB_MD_FRAMES) {
     PetscCall(MergeMDFrames(e, tmp, decktext, source));
     PetscCall(PetscFree(decktext));
@@ -428,6 +465,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   PetscErrorCode fail_code   = 0;
   char           fail_msg[1024] = "";
   const char *const out_suffix[] = {".h5"}; /* BASE.members/ sits in the same folder */
+  char              stale[PETSC_MAX_PATH_LEN + 64] = ""; /* the first member done under other options */
 
   PetscFunctionBegin;
   PetscCall(SgOutputCheckPath(comm, "-ensemble_output", e->output, 1, out_suffix));
@@ -435,13 +473,60 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   PetscCallMPI(MPI_Comm_size(comm, &size));
   ngroups = size / e->ranks_per_member;
   PetscCall(PetscMalloc1(e->members, &todo));
-  if (!rank) { /* resume: members with a marker are done */
+  if (!rank) { /* resume: members with a marker are done -- if their fingerprint is this run's */
     PetscCheck(!mkdir(e->memberdir, 0775) || errno == EEXIST, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot create %s: %s", e->memberdir, strerror(errno));
     for (PetscInt m = 0; m < e->members; m++) {
-      char marker[PETSC_MAX_PATH_LEN + 32];
+      char  marker[PETSC_MAX_PATH_LEN + 32], line[4096] = "";
+      FILE *fp = NULL;
       PetscCall(MemberPath(e, m, ".done", marker, sizeof marker));
-      if (access(marker, F_OK)) todo[ntodo++] = m;
+      if (access(marker, F_OK)) {
+        todo[ntodo++] = m;
+        continue;
+      }
+      if ((fp = fopen(marker, "r"))) {
+        if (!fgets(line, sizeof line, fp)) line[0] = 0;
+        fclose(fp);
+      }
+      { /* the marker's own fingerprint, compared exactly */
+        const char *f = strstr(line, " fingerprint ");
+        if (f && !strncmp(f + 13, e->fingerprint, strlen(e->fingerprint))) continue;
+      }
+      if (e->rerun_stale) {
+        (void)unlink(marker);
+        todo[ntodo++] = m;
+      } else if (!stale[0]) PetscCall(PetscSNPrintf(stale, sizeof stale, "%s", marker));
     }
+    for (PetscInt i = 0; i < ntodo && !stale[0]; i++) { /* an unfinished member's files are the ensemble's own leftovers */
+      const char *const ext[] = {".h5", ".xmf", ".chk.h5", ".h5.tmp", ".xmf.tmp", ".chk.h5.tmp"};
+      for (int k = 0; k < 6; k++) {
+        char f[PETSC_MAX_PATH_LEN + 32];
+        PetscCall(MemberPath(e, todo[i], ext[k], f, sizeof f));
+        (void)unlink(f);
+      }
+    }
+  }
+  PetscCallMPI(MPI_Bcast(stale, (int)sizeof stale, MPI_CHAR, 0, comm));
+  if (stale[0]) PetscCall(PetscFree(todo));
+  PetscCheck(!stale[0], comm, PETSC_ERR_FILE_OPEN, "member %s was computed with other options (deck, command-line overrides or seeds) than this run: remove %s or choose another -ensemble_output to keep both, or pass -ensemble_rerun_stale to redo such members", stale, e->memberdir);
+  { /* the dataset: never an input, never another kind of file, and an existing ensemble dataset only
+       if it is this ensemble's (same fingerprint; -overwrite replaces any) */
+    char out[PETSC_MAX_PATH_LEN + 8], msg[2 * PETSC_MAX_PATH_LEN] = "";
+    PetscCall(PetscSNPrintf(out, sizeof out, "%s.h5", e->output));
+    PetscCall(SgWriteCheck(comm, "-ensemble_output", out, SG_FILE_DATASET));
+    if (!rank && !access(out, F_OK)) {
+      PetscBool overwrite;
+      SgDataset ds;
+      char     *src = NULL;
+      PetscCall(SgPathsGetOverwrite(&overwrite));
+      PetscCall(SgDatasetOpen(PETSC_COMM_SELF, out, SG_DATASET_READ, &ds));
+      PetscCall(SgDatasetGetProvenance(ds, "source", &src));
+      PetscCall(SgDatasetClose(&ds));
+      if (!overwrite && (!src || !strstr(src, e->fingerprint)) && !(e->rerun_stale && src && !strncmp(src, "surge ensemble:", 15))) PetscCall(PetscSNPrintf(msg, sizeof msg, "-ensemble_output '%s' is a dataset this ensemble did not write (other deck, options or seed): choose another -ensemble_output, remove it, or pass -overwrite to replace it", out));
+      PetscCall(PetscFree(src));
+    }
+    PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+    if (msg[0]) PetscCall(PetscFree(todo));
+    PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
   }
   PetscCallMPI(MPI_Bcast(&ntodo, 1, MPIU_INT, 0, comm));
   PetscCallMPI(MPI_Bcast(todo, (PetscMPIInt)ntodo, MPIU_INT, 0, comm));
