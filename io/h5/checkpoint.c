@@ -257,13 +257,8 @@ PetscErrorCode SgCheckpointClose(SgCheckpoint *chkp)
 
 PetscErrorCode SgCheckpointWriteString(SgCheckpoint chk, const char name[], const char value[])
 {
-  hid_t root;
-
   PetscFunctionBegin;
-  root = H5Gopen2(chk->file, "/", H5P_DEFAULT);
-  SgCheckH5Id(root, "/");
-  PetscCall(SgH5WriteAttrString(chk->tmpname, root, name, value));
-  SgCallH5(H5Gclose(root));
+  PetscCall(SgH5WriteRootString(chk->tmpname, chk->file, name, value));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

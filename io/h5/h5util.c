@@ -262,14 +262,21 @@ PetscErrorCode SgH5OpenOrCreateGroup(hid_t file, const char path[], hid_t *group
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgH5MarkKind(const char path[], hid_t file, const char kind[])
+PetscErrorCode SgH5WriteRootString(const char path[], hid_t file, const char name[], const char value[])
 {
   hid_t root;
 
   PetscFunctionBegin;
   root = H5Gopen2(file, "/", H5P_DEFAULT);
   SgH5Call(root, path, "cannot open the root group");
-  PetscCall(SgH5WriteAttrString(path, root, "surge_file", kind));
+  PetscCall(SgH5WriteAttrString(path, root, name, value));
   H5Gclose(root);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MarkKind(const char path[], hid_t file, const char kind[])
+{
+  PetscFunctionBegin;
+  PetscCall(SgH5WriteRootString(path, file, "surge_file", kind));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -73,3 +73,5 @@ PETSC_INTERN PetscErrorCode SgH5CheckReadable(MPI_Comm, const char file[], const
 PETSC_INTERN PetscErrorCode SgH5OpenOrCreateGroup(hid_t file, const char path[], hid_t *group);
 /* Mark an HDF5 file as surge's file of `kind` (sgwrite.h): the root attribute surge_file. */
 PETSC_INTERN PetscErrorCode SgH5MarkKind(const char path[], hid_t file, const char kind[]);
+/* A string attribute of the root group. */
+PETSC_INTERN PetscErrorCode SgH5WriteRootString(const char path[], hid_t file, const char name[], const char value[]);

@@ -147,14 +147,9 @@ PetscErrorCode SgOutputXdmfName(const char filename[], PetscBool staged, char xm
 
 PetscErrorCode SgOutputSetIdentity(SgOutput out, const char solver[], const char run_id[])
 {
-  hid_t root;
-
   PetscFunctionBegin;
-  root = H5Gopen2(out->file, "/", H5P_DEFAULT);
-  SgCheckH5Id(root, "/");
-  PetscCall(SgH5WriteAttrString(out->filename, root, "solver", solver));
-  PetscCall(SgH5WriteAttrString(out->filename, root, "run_id", run_id));
-  SgCallH5(H5Gclose(root));
+  PetscCall(SgH5WriteRootString(out->filename, out->file, "solver", solver));
+  PetscCall(SgH5WriteRootString(out->filename, out->file, "run_id", run_id));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
