@@ -87,7 +87,7 @@ PetscErrorCode SgDPFileWrite(const char path[], SgTree t)
   char    *json;
 
   PetscFunctionBegin;
-  PetscCall(SgH5FileCreate(path, &f));
+  PetscCall(SgH5FileCreate(path, SG_FILE_DP, &f));
   PetscCall(Store(f, t, &counter));
   PetscCall(SgTreeEmitJSON(t, &json));
   PetscCall(SgH5FileWriteAttrText(f, "/", "json", json));

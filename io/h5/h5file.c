@@ -59,7 +59,7 @@ PetscErrorCode SgH5FileCreate(const char path[], const char kind[], SgH5File *fi
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot create %s.tmp: check that the directory exists and is writable", path);
   }
   *file = f;
-  PetscCall(SgH5FileWriteAttrString(f, "/", "surge_file", kind));
+  if (strcmp(kind, SG_FILE_DP)) PetscCall(SgH5FileWriteAttrString(f, "/", "surge_file", kind)); /* .dp stays DeePMD-kit's format */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

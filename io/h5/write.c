@@ -39,6 +39,7 @@ static void H5Kind(const char path[], char kind[], size_t len)
       else if (H5Aexists(f, "sgnn_checkpoint_version") > 0) snprintf(kind, len, SG_FILE_NN_CHECKPOINT);
       else if (H5Lexists(f, "/layout", H5P_DEFAULT) > 0) snprintf(kind, len, SG_FILE_RUN_CHECKPOINT);
       else if (H5Lexists(f, "/provenance", H5P_DEFAULT) > 0) snprintf(kind, len, SG_FILE_RUN_OUTPUT);
+      else if (H5Aexists(f, "json") > 0) snprintf(kind, len, SG_FILE_DP);
       H5Fclose(f);
     } else { /* HDF5's signature but cannot be opened: another process holds it, or it is damaged */
       char msg[512];

@@ -35,6 +35,8 @@
 #define SG_FILE_MODEL_DEVI     "model deviation"
 #define SG_FILE_RDF            "rdf"
 #define SG_FILE_TEXT           "text report"
+/* DeePMD-kit's own .dp format: left unmarked (byte-identical to DeePMD-kit's), recognised by its json attribute */
+#define SG_FILE_DP             "deepmd-kit model"
 
 /* The kind of the surge file at path (not collective): "" when it does not exist, and "foreign"
    when it is not a file surge wrote. Files written before the surge_file attribute existed are

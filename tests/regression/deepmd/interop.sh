@@ -72,7 +72,9 @@ done
 $SURGE model export inputs/deepmd/models/water.h5 $D/water.dp > /dev/null
 cmp $D/water.dp inputs/deepmd/models/water.dp
 $SURGE model import inputs/deepmd/models/water.dp $D/water.h5 > /dev/null
-h5diff inputs/deepmd/models/water.h5 $D/water.h5
+# every dataset and shared attribute equal; the import also carries surge_file (the write path's
+# kind mark, io/include/sgwrite.h), which the shipped file predates
+h5diff -v inputs/deepmd/models/water.h5 $D/water.h5 | awk '/differences found/ && $1 != 0 {bad = 1} END {exit bad}'
 echo "ok    export -> import: identical model files (.dp, .yaml; fixture, trained one-side and type-pair; shipped water.dp); same dp test lines"
 # refusals: one line, exit 1, no output
 refuse() { # EXPECTED-TEXT ARGS...

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   if (argc == 4 && !strcmp(argv[1], "mkdp")) { /* mkdp OUT.dp JSON: an HDF5 file with that root attribute json (bad-input tests) */
     SgH5File f;
-    PetscCall(SgH5FileCreate(argv[2], &f));
+    PetscCall(SgH5FileCreate(argv[2], SG_FILE_MODEL, &f));
     PetscCall(SgH5FileWriteAttrText(f, "/", "json", argv[3]));
     PetscCall(SgH5FileClose(&f));
     PetscCall(PetscFinalize());
