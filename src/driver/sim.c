@@ -561,12 +561,13 @@ PetscErrorCode SgSimRun(SgSim sim)
   /* the final checkpoint comes last: a run killed before it restarts from an earlier one and
      redoes the report, and a restart from it ("already complete") finds the report written */
   OutputCall(sim, WriteCheckpoint(sim));
+  /* ask before committing: a staged output is closed (sim->out destroyed) when it is renamed over an earlier one */
+  PetscBool xmf = PETSC_FALSE;
+  if (sim->out) PetscCall(SgOutputHasFields(sim->out, &xmf));
   OutputCall(sim, CommitStaged(sim));
   if (!sim->quiet) {
     char chk[PETSC_MAX_PATH_LEN];
     PetscCall(CheckpointName(sim, chk, sizeof chk));
-    PetscBool xmf;
-    PetscCall(SgOutputHasFields(sim->out, &xmf));
     if (xmf) PetscCall(PetscPrintf(comm, "Wrote %s.h5 (+ %s.xmf for ParaView) and checkpoint %s\n", sim->output, sim->output, chk));
     else PetscCall(PetscPrintf(comm, "Wrote %s.h5 and checkpoint %s\n", sim->output, chk));
   }
