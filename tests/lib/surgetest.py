@@ -99,6 +99,14 @@ def kill_job(p, timeout=60):
     p.wait()
 
 
+def same_arrays(a, b):
+    """a and b (dicts of arrays) hold the same non-empty set of names, every array non-empty and
+    equal bit for bit (shape included). all() over an empty dict is True: an output that lost its
+    records must not pass a bit-for-bit comparison."""
+    return (len(b) > 0 and set(a) == set(b) and all(np.size(b[k]) > 0 for k in b)
+            and all(np.array_equal(a[k], b[k]) for k in b))
+
+
 def check(cond, msg):
     if not cond:
         fail(msg)

@@ -41,7 +41,7 @@ check(abs(np.abs(u0).max() - s2["params"][0, 1] * np.abs(shape).max()) < 1e-14, 
 # 1 rank: the same members with the same parameters give the same dataset bit for bit.
 surge(["ensemble", d, "-ensemble_output", "one"], w)
 s1 = samples(f"{w}/one.h5")
-check(all(np.array_equal(s1[k], s2[k]) for k in s2), "1-rank and 2-rank ensembles give identical datasets")
+check(same_arrays(s1, s2), "1-rank and 2-rank ensembles give identical datasets")
 
 # Resume: lose two members (markers and files) and the dataset, as if killed mid-run; also leave a
 # half-written member file without its marker. The rerun redoes exactly those and nothing else.
@@ -56,7 +56,7 @@ rc, out = surge(["ensemble", d, "-ensemble_output", "two"], w, ranks=2)
 check("(2 to run, 4 already done)" in out, "rerun runs only the 2 missing members")
 check(all(os.path.getmtime(f"{w}/two.members/member_0000{m}.done") == t for m, t in before.items()), "finished members are not rerun")
 s2b = samples(f"{w}/two.h5")
-check(all(np.array_equal(s2b[k], s2[k]) for k in s2), "resumed ensemble's dataset equals the uninterrupted one")
+check(same_arrays(s2b, s2), "resumed ensemble's dataset equals the uninterrupted one")
 check(not os.path.exists(f"{w}/two.h5.tmp"), "no temporary dataset left behind")
 
 # Bad ensemble sections are rejected before anything runs.

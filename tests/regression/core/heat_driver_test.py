@@ -45,7 +45,7 @@ surge(["run", d, "-sim_output", "rst", "-sim_max_steps", "30"], w)
 surge(["run", d, "-sim_output", "rst", "-restart", "rst.chk.h5"], w)
 gr = diagnostics(f"{w}/rst.h5")
 check(len(gr["time"]) == len(g["time"]), f"restarted run has {len(gr['time'])} records like the uninterrupted one")
-check(all(np.array_equal(gr[k], g[k]) for k in g), "restarted diagnostics bit-identical")
+check(same_arrays(gr, g), "restarted diagnostics bit-identical")
 check(np.array_equal(last_field(f"{w}/rst.h5", "u"), f1), "restarted final field bit-identical")
 
 # Restart from a checkpoint of a different deck: refused, naming what differs.

@@ -70,7 +70,7 @@ check(err < 1e-9, f"energies are the LJ energies of the stored positions (max re
 # 1 rank: the same dataset bit for bit
 surge(["ensemble", d, "-ensemble_output", "one"], w)
 s1 = samples(f"{w}/one.h5")
-check(all(np.array_equal(s1[k], s2[k]) for k in s2), "1-rank and 2-rank md_frames datasets are identical")
+check(same_arrays(s1, s2), "1-rank and 2-rank md_frames datasets are identical")
 
 # resume: lose members 1 and 3 and the dataset; member 3's trajectory is left truncated
 for m in (1, 3):
@@ -82,7 +82,7 @@ with open(f"{w}/two.members/member_00003.h5md", "wb") as fp:
 rc, out = surge(["ensemble", d, "-ensemble_output", "two"], w, ranks=2)
 check("(2 to run, 2 already done)" in out, "rerun runs only the 2 missing members")
 s2b = samples(f"{w}/two.h5")
-check(all(np.array_equal(s2b[k], s2[k]) for k in s2), "resumed md_frames dataset equals the uninterrupted one")
+check(same_arrays(s2b, s2), "resumed md_frames dataset equals the uninterrupted one")
 
 # members must share their atoms: give member 2 another type and merge again (all members done)
 with h5py.File(f"{w}/two.members/member_00002.h5md", "r+") as f:
