@@ -66,6 +66,8 @@ for side in true false; do
   roundtrip $D/pair_$side.h5 pair_$side
   $SURGE model test $D/pair_$side.h5 $D/pair_valid.h5 > $D/test_a.log
   $SURGE model test $D/pair_${side}_dp.h5 $D/pair_valid.h5 > $D/test_b.log
+  # the scores must exist (two empty greps are equal)
+  grep -qi "rmse" $D/test_a.log || { echo "FAIL: surge model test printed no RMSE"; cat $D/test_a.log; exit 1; }
   diff <(grep -i "rmse\|mae" $D/test_a.log) <(grep -i "rmse\|mae" $D/test_b.log)
 done
 # the shipped water model in DeePMD-kit's format: re-exported identically, imported back to the same model

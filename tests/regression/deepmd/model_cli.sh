@@ -34,6 +34,7 @@ echo "ok    model test = library dp test (lines and detail files), 1 = 2 ranks"
 $SURGE model compress $D/m3.h5 $D/m3c.h5 -step 0.002
 $SURGE model test $D/m3c.h5 $D/pair_valid.h5 > $D/testc.log
 build/tests/test_deepmd_tool dptest $D/m3.h5 -compress 0.002 $D/pair_valid.h5 > $D/toolc.log
+grep -qi "rmse" $D/testc.log || { echo "FAIL: model test of the compressed model printed no RMSE"; cat $D/testc.log; exit 1; }
 diff <(grep -i "rmse\|mae" $D/testc.log) <(grep -i "rmse\|mae" $D/toolc.log)
 $SURGE model info $D/m3c.h5 | tee $D/info.log | grep -q "compressed     table step 0.002"
 $SURGE model info $D/m3.h5 | grep -q "type_map"

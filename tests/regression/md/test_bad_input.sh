@@ -10,10 +10,13 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 deck=$root/inputs/md/lj_nve.yaml
 fails=0
-expect() { # message-regex, args...
-  local re=$1; shift
-  if "$SURGE" run "$@" > out.log 2>&1; then echo "FAIL (ran): $*"; fails=$((fails+1)); return; fi
-  if ! grep -Eq "$re" out.log; then echo "FAIL (message): $* -> $(grep -m1 error out.log)"; fails=$((fails+1)); return; fi
+expect() { # message-regex, args...: exit 1, exactly one "surge: error:" line holding the message, no traceback
+  local re=$1 rc; shift
+  "$SURGE" run "$@" > out.log 2>&1; rc=$?
+  if [ $rc -eq 0 ]; then echo "FAIL (ran): $*"; fails=$((fails+1)); return; fi
+  if [ $rc -ne 1 ] || [ "$(grep -c '^surge: error:' out.log)" != 1 ] || grep -qE "PETSC ERROR|runtime error|MPI_ABORT" out.log; then
+    echo "FAIL (exit $rc, $(grep -c '^surge: error:' out.log) error lines; want exit 1 and one line): $*"; tail -3 out.log; fails=$((fails+1)); return; fi
+  if ! grep '^surge: error:' out.log | grep -Eq "$re"; then echo "FAIL (message): $* -> $(grep -m1 error out.log)"; fails=$((fails+1)); return; fi
   if [ -e bad.h5 ]; then echo "FAIL (wrote output): $*"; fails=$((fails+1)); rm -f bad.h5; return; fi
   echo "ok: $(grep -m1 -E "$re" out.log | cut -c1-150)"
 }

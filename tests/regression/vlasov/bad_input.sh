@@ -2,10 +2,13 @@
 # Bad decks fail before any work with a message that names the problem and the fix.
 source "$(dirname "$0")/common.sh"
 scratch bad_input
-expect_fail() { # expect_fail "PATTERN" ARGS...: run must fail and print PATTERN
-  local pat=$1; shift
-  if $SURGE run "$@" > out.log 2>&1; then echo "FAIL  accepted: $*"; exit 1; fi
-  grep -q -- "$pat" out.log || { echo "FAIL  no '$pat' in the error for: $*"; tail -5 out.log; exit 1; }
+expect_fail() { # expect_fail "PATTERN" ARGS...: exit 1 with one "surge: error:" line holding PATTERN, no traceback
+  local pat=$1 rc=0; shift
+  $SURGE run "$@" > out.log 2>&1 || rc=$?
+  [ $rc -ne 0 ] || { echo "FAIL  accepted: $*"; exit 1; }
+  [ $rc -eq 1 ] && [ "$(grep -c '^surge: error:' out.log)" = 1 ] && ! grep -qE "PETSC ERROR|runtime error|MPI_ABORT" out.log || {
+    echo "FAIL  exit $rc with $(grep -c '^surge: error:' out.log) error lines (want exit 1, one line) for: $*"; tail -5 out.log; exit 1; }
+  grep '^surge: error:' out.log | grep -q -- "$pat" || { echo "FAIL  no '$pat' in the error for: $*"; tail -5 out.log; exit 1; }
   echo "ok    rejected ($pat): ${*:2}"
 }
 D=$DECKS/landau.yaml
