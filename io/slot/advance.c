@@ -4,7 +4,7 @@
 #include "sgslotio.h"
 #include "sgsys.h"
 
-PetscErrorCode SgAdvanceLoopSetFromOptions(SgAdvanceLoop *A, PetscOptionItems *PetscOptionsObject, const char solver[], const char units[], const SgFieldProviderInfo *info)
+PetscErrorCode SgAdvanceLoopSetFromOptions(SgAdvanceLoop *A, PetscOptionItems *PetscOptionsObject, const char solver[], const char units[], const SgFieldProviderInfo *info, PetscReal sim_dt)
 {
   MPI_Comm  comm = info->comm;
   PetscBool set;
@@ -25,9 +25,7 @@ PetscErrorCode SgAdvanceLoopSetFromOptions(SgAdvanceLoop *A, PetscOptionItems *P
     A->H = PetscMax(A->H, A->sur.history);
   }
   if (A->dt > 0) {
-    PetscReal sdt = 0;
-    PetscCall(PetscOptionsGetReal(NULL, NULL, "-sim_dt", &sdt, &set));
-    PetscCheck(!set || sdt == 0, comm, PETSC_ERR_USER_INPUT, "%s advance dt %g puts the field.advance slot in the loop: the driver's step is advance_snapshots x advance_dt, so sim dt (%g) cannot be set", solver, (double)A->dt, (double)sdt);
+    PetscCheck(sim_dt == 0, comm, PETSC_ERR_USER_INPUT, "%s advance dt %g puts the field.advance slot in the loop: the driver's step is advance_snapshots x advance_dt, so sim dt (%g) cannot be set", solver, (double)A->dt, (double)sim_dt);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -35,6 +35,7 @@ PetscErrorCode SgBqAdvanceSetFromOptions(SgSolver s, PetscOptionItems *PetscOpti
   BqAdvance          *A;
   SgFieldProviderInfo info;
   PetscReal           par[2];
+  const SgSolverRunInfo *run;
 
   PetscFunctionBegin;
   if (!bq->adv) {
@@ -45,7 +46,8 @@ PetscErrorCode SgBqAdvanceSetFromOptions(SgSolver s, PetscOptionItems *PetscOpti
   A = bq->adv;
   PetscCall(SgOptionsEList("-advance_grid", "field.advance: the grid of the snapshots: native (x_i = i Lx/nx, the Chebyshev nodes; exact) or output (the written uniform grid, output_nz; read back by interpolation in z)", Grids, 2, Grids[A->grid], &A->grid, NULL));
   SgBqProviderInfo(bq, PetscObjectComm((PetscObject)s), PetscOptionsObject, par, &info);
-  PetscCall(SgAdvanceLoopSetFromOptions(&A->loop, PetscOptionsObject, "boussinesq", "free-fall times", &info));
+  PetscCall(SgSolverGetRunInfo(s, &run));
+  PetscCall(SgAdvanceLoopSetFromOptions(&A->loop, PetscOptionsObject, "boussinesq", "free-fall times", &info, run->dt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

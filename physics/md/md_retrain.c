@@ -53,9 +53,8 @@ PetscErrorCode SgMDRetrainFrame(SgMD *md)
         force[3 * i + k] = all[NPER * i + 3 + k];
       }
     if (!ds) {
-      PetscBool exists = PETSC_FALSE, restarting;
-      PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
-      if (restarting) PetscCall(PetscTestFile(md->retrain_file, 'r', &exists));
+      PetscBool exists = PETSC_FALSE;
+      if (md->restarting) PetscCall(PetscTestFile(md->retrain_file, 'r', &exists));
       if (exists) PetscCall(SgDatasetOpen(PETSC_COMM_SELF, md->retrain_file, SG_DATASET_APPEND, &ds));
       else {
         PetscInt   *type;

@@ -191,11 +191,10 @@ static PetscErrorCode MDSetFromOptions(SgSolver solver, PetscOptionItems *PetscO
       PetscCall(PetscStrncpy(md->sprovname, sname, sizeof md->sprovname));
     }
     {
-      char      rbase[PETSC_MAX_PATH_LEN] = "md";
-      PetscBool oset;
-      /* default <sim output>.retrain.h5 (the driver's output base, when it is in the options) */
-      PetscCall(PetscOptionsGetString(NULL, NULL, "-sim_output", rbase, sizeof rbase, &oset));
-      PetscCall(PetscSNPrintf(md->retrain_file, sizeof md->retrain_file, "%s.retrain.h5", rbase));
+      const SgSolverRunInfo *run;
+      /* default <sim output>.retrain.h5 (the run's output base; md.retrain.h5 outside a run) */
+      PetscCall(SgSolverGetRunInfo(solver, &run));
+      PetscCall(PetscSNPrintf(md->retrain_file, sizeof md->retrain_file, "%s.retrain.h5", run->output[0] ? run->output : "md"));
       PetscCall(SgOptionsPath("-retrain_file", "md_frames dataset receiving the solver's frames that the swap policy flagged (default: <sim output>.retrain.h5)", SG_PATH_OUT, md->retrain_file, md->retrain_file, sizeof md->retrain_file, NULL));
     }
   }
@@ -320,10 +319,11 @@ static PetscErrorCode MDSetUp(SgSolver solver)
                         (double)md->cutoff, (double)md->neigh.skin, md->neigh.half ? "half (Newton)" : "full", ensembles[md->ens], (double)md->dt, md->dom->pgrid[0], md->dom->pgrid[1], md->dom->pgrid[2]));
   if (md->has_sur) PetscCall(PetscPrintf(comm, "md: surrogate '%s' (cutoff %g, %s) may serve the md.forces slot; retraining frames go to %s\n", md->sprovname, (double)md->sprov.cutoff, md->sprov.uncertainty ? "with an uncertainty estimate" : "no uncertainty estimate", md->retrain_file));
   {
-    PetscBool restarting;
-    PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
+    const SgSolverRunInfo *run;
+    PetscCall(SgSolverGetRunInfo(solver, &run));
+    md->restarting = run->restarting;
     /* a restarted run prints its first thermo line after the state is read (restart op) */
-    if (md->thermo_every && !restarting) PetscCall(ThermoLine(solver, PETSC_TRUE));
+    if (md->thermo_every && !md->restarting) PetscCall(ThermoLine(solver, PETSC_TRUE));
   }
   { /* the files MDOpenFiles will write: their paths are checked now, before any output exists */
     const char *const none[] = {""};
@@ -369,30 +369,28 @@ static PetscErrorCode MDOpenFiles(SgSolver solver)
   SolverData *sd = (SolverData *)solver->data;
   SgMD       *md = &sd->md;
   MPI_Comm    comm = PetscObjectComm((PetscObject)solver);
-  PetscBool   restarting;
 
   PetscFunctionBegin;
   if (sd->files_open) PetscFunctionReturn(PETSC_SUCCESS);
   sd->files_open = PETSC_TRUE;
-  PetscCall(PetscOptionsHasName(NULL, NULL, "-restart", &restarting));
   if (md->devi_every) { /* a restarted run appends (its checkpoint step's line is already there) */
     if (!md->dom->rank) {
-      md->devi_fp = fopen(md->devi_file, restarting ? "a" : "w");
+      md->devi_fp = fopen(md->devi_file, md->restarting ? "a" : "w");
       PetscCheck(md->devi_fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot write the model deviation file %s (md_model_devi_file)", md->devi_file);
-      if (!restarting) fprintf(md->devi_fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
+      if (!md->restarting) fprintf(md->devi_fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
     }
-    if (!restarting) PetscCall(SgMDModelDeviWrite(md));
+    if (!md->restarting) PetscCall(SgMDModelDeviWrite(md));
   }
-  if (restarting && md->devi_fp) PetscCall(ModelDeviTruncate(md));
+  if (md->restarting && md->devi_fp) PetscCall(ModelDeviTruncate(md));
   if (md->traj_every) {
     SgH5MD h;
     PetscInt *sp, off, cnt;
     PetscReal *buf, *blk;
     /* a restarted run continues the trajectory file without the frames past the checkpoint; a
        fresh run starts a new file */
-    PetscCall(SgH5MDCreate(comm, md->traj_file, md->N, md->units.u_length, md->units.u_time, restarting, &h));
+    PetscCall(SgH5MDCreate(comm, md->traj_file, md->N, md->units.u_length, md->units.u_time, md->restarting, &h));
     md->h5md = h;
-    if (restarting) {
+    if (md->restarting) {
       PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
       PetscFunctionReturn(PETSC_SUCCESS);
     }

@@ -184,6 +184,7 @@ typedef struct {
   PetscReal   uncertainty;
   /* retraining frames: solver-served flagged steps, gathered to rank 0 and appended */
   char        retrain_file[PETSC_MAX_PATH_LEN];
+  PetscBool   restarting;   /* the run continues from a checkpoint (SgSolverRunInfo): files append */
   void       *retrain;      /* SgDataset on rank 0, created on first use */
   PetscInt    nretrain;
   /* integrator */

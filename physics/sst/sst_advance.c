@@ -29,13 +29,15 @@ PetscErrorCode SgSstAdvanceSetFromOptions(SgSolver sv, PetscOptionItems *PetscOp
 {
   Sst                *s = (Sst *)sv->data;
   SgFieldProviderInfo info = {PetscObjectComm((PetscObject)sv), 1, Channels, 0, NULL, NULL, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, "sst_", PetscOptionsObject};
+  const SgSolverRunInfo *run;
 
   PetscFunctionBegin;
   if (!s->adv) {
     PetscCall(PetscNew(&s->adv));
     s->adv->loop.K = 8, s->adv->loop.H = 8;
   }
-  PetscCall(SgAdvanceLoopSetFromOptions(&s->adv->loop, PetscOptionsObject, "sst", "days", &info));
+  PetscCall(SgSolverGetRunInfo(sv, &run));
+  PetscCall(SgAdvanceLoopSetFromOptions(&s->adv->loop, PetscOptionsObject, "sst", "days", &info, run->dt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -288,3 +288,19 @@ PetscErrorCode SgSolverGetSlot(SgSolver s, const char name[], SgSlot *slot)
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode SgSolverSetRunInfo(SgSolver s, const SgSolverRunInfo *run)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(s, SG_SOLVER_CLASSID, 1);
+  s->run = *run;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSolverGetRunInfo(SgSolver s, const SgSolverRunInfo **run)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(s, SG_SOLVER_CLASSID, 1);
+  *run = &s->run;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -108,6 +108,11 @@ PetscErrorCode SgSimSetFromOptions(SgSim sim)
   PetscCheck(sim->help || sim->solver_type[0], comm, PETSC_ERR_USER_INPUT, "No solver chosen: set 'sim: {solver: NAME}' in the deck (or -sim_solver NAME)");
   PetscCheck(sim->help || sim->t_end < PETSC_MAX_REAL || sim->max_steps < PETSC_MAX_INT, comm, PETSC_ERR_USER_INPUT, "The run has no end: set sim t_end (simulation time) or sim max_steps in the deck");
   PetscCall(SgSolverCreate(comm, &sim->solver));
+  {
+    SgSolverRunInfo run = {sim->restart[0] ? PETSC_TRUE : PETSC_FALSE, "", sim->dt_fixed};
+    PetscCall(PetscStrncpy(run.output, sim->output, sizeof run.output));
+    PetscCall(SgSolverSetRunInfo(sim->solver, &run));
+  }
   if (sim->solver_type[0]) {
     PetscCall(SgSolverSetType(sim->solver, sim->solver_type));
     PetscCall(SgSolverSetFromOptions(sim->solver));

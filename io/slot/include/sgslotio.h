@@ -53,7 +53,9 @@ typedef struct {
 /* The options, inside the solver's options block (PetscOptionsObject: its prefix applies); with a
    surrogate named, its provider is created from info and checked against dt and K. solver names the
    solver in messages, units the time unit in the help. */
-PETSC_EXTERN PetscErrorCode SgAdvanceLoopSetFromOptions(SgAdvanceLoop *, PetscOptionItems *PetscOptionsObject, const char solver[], const char units[], const SgFieldProviderInfo *info);
+/* sim_dt: the driver's fixed step (SgSolverRunInfo.dt; 0 when the solver chooses), which a loop in
+   the slot's charge excludes */
+PETSC_EXTERN PetscErrorCode SgAdvanceLoopSetFromOptions(SgAdvanceLoop *, PetscOptionItems *PetscOptionsObject, const char solver[], const char units[], const SgFieldProviderInfo *info, PetscReal sim_dt);
 /* The slot (the solver's provider fn/ctx, the surrogate, the swap options PREFIXadvance_swap_*); when
    the slot is in the loop, the history with the current state snap0 (size values) at time 0. The
    caller declares the slot to its solver (SgSolverDeclareSlot). */

@@ -60,5 +60,16 @@ PETSC_EXTERN PetscErrorCode SgSolverGetProgressDiagnostic(SgSolver, PetscInt *in
 PETSC_EXTERN PetscErrorCode SgSolverDeclareSlot(SgSolver, SgSlot);
 PETSC_EXTERN PetscErrorCode SgSolverGetSlot(SgSolver, const char name[], SgSlot *);
 
+/* What the driver tells a solver about the run, before SgSolverSetFromOptions: a solver learns these
+   here, never by reading the driver's options (-restart, -sim_output, -sim_dt) from the database. A
+   solver used outside a run (a test, surge train) sees the zero defaults. */
+typedef struct {
+  PetscBool restarting;                 /* the run continues from a checkpoint: append, do not truncate */
+  char      output[PETSC_MAX_PATH_LEN]; /* the run's output base name ("" outside a run) */
+  PetscReal dt;                         /* the driver's fixed step (0: the solver's stable step) */
+} SgSolverRunInfo;
+PETSC_EXTERN PetscErrorCode SgSolverSetRunInfo(SgSolver, const SgSolverRunInfo *);
+PETSC_EXTERN PetscErrorCode SgSolverGetRunInfo(SgSolver, const SgSolverRunInfo **);
+
 /* Log events shared by all solvers (each type may add its own phases). */
 PETSC_EXTERN PetscLogEvent SG_SOLVER_Step, SG_SOLVER_Diagnose, SG_SOLVER_Output, SG_SOLVER_Checkpoint;

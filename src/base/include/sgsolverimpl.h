@@ -34,4 +34,5 @@ struct _p_SgSolver {
   char       *diag_units[SG_SOLVER_MAX_DIAG];
   PetscInt    nslots;
   SgSlot      slots[SG_SOLVER_MAX_SLOTS];
+  SgSolverRunInfo run; /* from the driver (SgSolverSetRunInfo) */
 };
