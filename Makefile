@@ -59,7 +59,7 @@ CLI_INC    := $(DRIVER_INC) $(patsubst %,-I%,$(wildcard physics/*/include surrog
 TEST_INC   := $(CLI_INC) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
 layer_inc   = $(if $(filter src/base/%,$1),$(BASE_INC),$(if $(filter io/%,$1),$(IO_INC),$(if $(filter physics/%,$1),$(call PHYS_INC,$1),$(if $(filter surrogates/%,$1),$(call SURR_INC,$1),$(if $(filter src/driver/%,$1),$(DRIVER_INC),$(CLI_INC))))))
 
-.PHONY: all check check-sanitize demo bench kernels clean tests nn-lib
+.PHONY: all check check-sanitize demo bench kernels clean tests nn-lib install pic-lib
 all: $(BIN)/surge
 
 -include $(wildcard src/*/module.mk io/*/module.mk physics/*/module.mk surrogates/*/module.mk)
@@ -124,8 +124,41 @@ demo: bin/surge
 bench: tests
 	@for b in tests/bench/*/run.sh; do echo "== $$b"; bash $$b || exit 1; done
 
+# make install PREFIX=DIR: bin/surge; libsurge.a and libsgnn.a (the NN engine it uses); libsurge.so
+# (the library and the NN engine in one, from position-independent objects built in build-pic/: the
+# default objects are PIE and cannot go into a shared library); the public headers in
+# include/surge/; lib/pkgconfig/surge.pc; the example decks with their models in share/surge/inputs;
+# the man page share/man/man1/surge.1, written from surge's own option tables (src/cli/manpage.sh).
+PREFIX  ?= /usr/local
+DESTDIR ?=
+PIC     := build-pic
+PUB_HDRS = $(wildcard src/base/include/*.h io/include/*.h io/*/include/*.h src/driver/include/*.h \
+             physics/*/include/*.h surrogates/*/include/*.h) src/cli/sgcli.h $(NN_DIR)/sgnn.h
+# (a phony step, not a rule for $(PIC)/libsurge.a: the sub-make builds that with the ordinary rule)
+pic-lib:
+	$(MAKE) BUILD=$(PIC) BIN=$(PIC)/bin CFLAGS="$(CFLAGS) -fPIC" $(PIC)/libsurge.a
+$(PIC)/libsurge.so: pic-lib $(NN_ARCHIVE)
+	$(CC) -shared -Wl,-soname,libsurge.so.0 -o $@ -Wl,--whole-archive $(PIC)/libsurge.a $(NN_ARCHIVE) -Wl,--no-whole-archive $(filter-out $(NN_ARCHIVE),$(LDLIBS))
+install: $(BIN)/surge $(LIBSURGE) $(NN_ARCHIVE)
+	$(MAKE) $(PIC)/libsurge.so
+	@d=$(DESTDIR)$(PREFIX); set -e; \
+	install -d $$d/bin $$d/lib/pkgconfig $$d/include/surge $$d/share/surge $$d/share/man/man1; \
+	install -m 755 $(BIN)/surge $$d/bin/surge; \
+	install -m 644 $(LIBSURGE) $(NN_ARCHIVE) $$d/lib/; \
+	install -m 755 $(PIC)/libsurge.so $$d/lib/libsurge.so.0; ln -sf libsurge.so.0 $$d/lib/libsurge.so; \
+	install -m 644 $(PUB_HDRS) $$d/include/surge/; \
+	rm -rf $$d/share/surge/inputs; cp -r inputs $$d/share/surge/inputs; \
+	src/cli/manpage.sh $(BIN)/surge inputs > $$d/share/man/man1/surge.1; \
+	{ echo "prefix=$(PREFIX)"; echo 'libdir=$${prefix}/lib'; echo 'includedir=$${prefix}/include/surge'; echo; \
+	  echo "Name: surge"; echo "Description: simulation with in-process neural surrogates (PETSc solvers, NN engine)"; \
+	  echo "Version: $$($(BIN)/surge --version | awk '{print $$2}')"; \
+	  echo 'Cflags: -I$${includedir} $(strip $(PETSC_CFLAGS) $(HDF5_CFLAGS) $(BLAS_CFLAGS) $(YAML_CFLAGS))'; \
+	  echo 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lsurge $(strip $(filter-out $(NN_ARCHIVE),$(LDLIBS)))'; \
+	  echo 'Libs.private: -lsgnn'; } > $$d/lib/pkgconfig/surge.pc; \
+	echo "installed surge into $$d (bin, lib, include/surge, lib/pkgconfig/surge.pc, share/surge/inputs, share/man/man1/surge.1)"
+
 clean:
-	rm -rf $(BUILD) bin build-san bin-san tests/logs
+	rm -rf $(BUILD) $(PIC) bin build-san bin-san tests/logs
 	$(MAKE) -C $(NN_DIR) clean
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/src/cli/main.d

@@ -306,7 +306,7 @@ static const char *ExtraPositional(int argc, char **argv, int first)
 
 static const char jobs_help[] = "surge: simulation with in-process neural surrogates (docs: README.md, docs/run.md; man surge)\n\n"
                                 "jobs:\n"
-                                "  run DECK.yaml        one simulation; writes BASE.h5, BASE.xmf, BASE.chk.h5 and BASE.log\n"
+                                "  run DECK.yaml        one simulation; writes BASE.h5, BASE.xmf (fields), BASE.chk.h5\n"
                                 "  ensemble DECK.yaml   perturbed members of a run gathered into one dataset (resumable)\n"
                                 "  train DECK.yaml      train a surrogate (deepmd, mffn, podlstm) on datasets; writes BASE.h5\n"
                                 "  info FILE.h5         what an output, checkpoint, dataset, model or trajectory holds\n"
