@@ -40,5 +40,5 @@ cat <<'TAIL'
 .SH FILES
 BASE.h5 (output), BASE.xmf (XDMF sidecar when the run writes fields), BASE.chk.h5 (checkpoint).
 .SH SEE ALSO
-README.md and docs/ of the source tree: docs/run.md, docs/errors.md, docs/cluster.md.
+README.md and docs/ of the source tree: docs/run.md, docs/errors.md, docs/ensemble.md, docs/train.md.
 TAIL
