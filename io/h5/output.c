@@ -527,7 +527,10 @@ static PetscErrorCode WriteXdmf(SgOutput out)
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Error writing %s (disk full?)", tmp);
     }
   }
-  PetscCall(SgWriteCommit(tmp, xmf));
+  { /* rank 0 alone writes the sidecar: its failure is local (PETSC_ERR_FILE_WRITE), not an agreed one */
+    int err = SgWriteCommitErrno(tmp, xmf);
+    PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s: %s", xmf, strerror(err));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -201,7 +201,8 @@ PetscErrorCode SgWriteCommit(const char tmp[], const char path[])
   PetscFunctionBegin;
   err = SgWriteCommitErrno(tmp, path);
   if (err) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s: %s%s; the earlier file (if any) is unchanged", path, strerror(err), err == ENOSPC ? " (disk full: free space and run again)" : "");
+    /* the file system's refusal is the user's to fix (one line, not a traceback) */
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s: %s%s; the earlier file (if any) is unchanged", path, strerror(err), err == ENOSPC ? " (disk full: free space and run again)" : "");
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -262,7 +263,7 @@ PetscErrorCode SgTextFileClose(SgTextFile *tf)
     (void)unlink(t->tmp);
     PetscCall(PetscStrncpy(path, t->path, sizeof path));
     PetscCall(PetscFree(t));
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s (disk full?); the earlier file (if any) is unchanged", path);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s (disk full?); the earlier file (if any) is unchanged", path);
   }
   {
     PetscErrorCode ierr = SgWriteCommit(t->tmp, t->path);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sgsys.h"
@@ -266,4 +267,54 @@ PetscErrorCode SgPathsGetOverwrite(PetscBool *overwrite)
   PetscFunctionBegin;
   *overwrite = reg.overwrite;
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode HoldHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
+{
+  SgErrorHold *h = (SgErrorHold *)ctx;
+  (void)comm;
+  (void)line;
+  (void)fun;
+  (void)file;
+  if (p == PETSC_ERROR_INITIAL && !h->code) {
+    (void)snprintf(h->msg, sizeof h->msg, "%s", mess ? mess : "");
+    h->msg[strcspn(h->msg, "\n")] = 0;
+    h->code = n;
+  }
+  return n;
+}
+
+PetscErrorCode SgErrorHoldPush(SgErrorHold *h)
+{
+  PetscFunctionBegin;
+  h->msg[0] = 0;
+  h->code   = 0;
+  PetscCall(PetscPushErrorHandler(HoldHandler, h));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgErrorHoldPop(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscPopErrorHandler());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgErrorAgree(MPI_Comm comm, PetscErrorCode ierr, const SgErrorHold *h, const char what[])
+{
+  struct {
+    int bad, rank;
+  } mine, first;
+  char        msg[1024] = "";
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  mine.bad  = ierr ? 1 : 0;
+  mine.rank = rank;
+  PetscCallMPI(MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MAXLOC, comm));
+  if (!first.bad) PetscFunctionReturn(PETSC_SUCCESS);
+  if (rank == first.rank) (void)snprintf(msg, sizeof msg, "%s", h->msg);
+  PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first.rank, comm));
+  SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: %s", what, msg);
 }

@@ -4,6 +4,7 @@
    the checkpoint; dt is recomputed from the restored solver state exactly as the original run did. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@ struct _p_SgSim {
   PetscInt  step, max_steps, field_every, diag_every, checkpoint_every, progress_every;
   PetscBool help, restarted, quiet, complete;
   PetscBool failed;   /* an output operation failed (reported once) */
+  int       lockfd;   /* rank 0: BASE.lock, held (flock) while this run writes BASE.* */
   PetscBool staged;   /* replacing an earlier output: the set is written to *.tmp and renamed at the end */
   char      run_id[64]; /* carried by the output and its checkpoints: a restart continues its own run only */
   PetscInt  ndiag, progress_diag, diag_step; /* diag_step: the step diag[] was computed at */
@@ -52,6 +54,7 @@ PetscErrorCode SgSimCreate(MPI_Comm comm, SgSim *sim)
   s->diag_every       = 1;
   s->progress_every   = 0;
   s->diag_step        = -1; /* no diagnostics yet (a restart computes its first at diag_every) */
+  s->lockfd           = -1;
   *sim                = s;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -235,6 +238,20 @@ static PetscErrorCode CheckOutputSet(SgSim sim, PetscInt n, const char *const su
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  { /* one run at a time per output name: a second run started on it is refused, not interleaved */
+    char msg[PETSC_MAX_PATH_LEN + 200] = "";
+    if (!rank) {
+      PetscCall(PetscSNPrintf(file, sizeof file, "%s.lock", sim->output));
+      sim->lockfd = open(file, O_CREAT | O_RDWR, 0644);
+      if (sim->lockfd < 0 || flock(sim->lockfd, LOCK_EX | LOCK_NB)) {
+        PetscCall(PetscSNPrintf(msg, sizeof msg, "-sim_output '%s' is being written by another surge run (it holds %s): wait for it to end or choose another -sim_output", sim->output, file));
+        if (sim->lockfd >= 0) close(sim->lockfd);
+        sim->lockfd = -1;
+      }
+    }
+    PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+    PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
+  }
   for (PetscInt i = 0; i < n; i++) {
     PetscCall(PetscSNPrintf(file, sizeof file, "%s%s", sim->output, suffix[i]));
     PetscCall(SgWriteCheck(comm, "-sim_output", file, kinds[i]));
@@ -331,27 +348,7 @@ static void DiscardStaged(SgSim sim, PetscBool anyrank)
    error (agreed on every rank) is raised again as it was, anything else becomes one line naming the
    output. One rank may be alone in knowing (an MPI-IO write that failed on it): with several ranks it
    removes the staged temporaries and aborts the job (the others may be waiting in a collective). */
-typedef struct {
-  char           msg[1024];
-  PetscErrorCode code;
-} HeldError;
-
-static PetscErrorCode HoldError(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
-{
-  HeldError *h = (HeldError *)ctx;
-  (void)comm;
-  (void)line;
-  (void)fun;
-  (void)file;
-  if (p == PETSC_ERROR_INITIAL && !h->code) {
-    (void)snprintf(h->msg, sizeof h->msg, "%s", mess ? mess : "");
-    h->msg[strcspn(h->msg, "\n")] = 0;
-    h->code = n;
-  }
-  return n;
-}
-
-static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const HeldError *h)
+static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgErrorHold *h)
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)sim);
   PetscMPIInt size;
@@ -373,11 +370,11 @@ static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const HeldErr
 
 #define OutputCall(sim, call) \
   do { \
-    HeldError      held_ = {"", 0}; \
+    SgErrorHold    held_; \
     PetscErrorCode e_; \
-    PetscCall(PetscPushErrorHandler(HoldError, &held_)); \
+    PetscCall(SgErrorHoldPush(&held_)); \
     e_ = (call); \
-    PetscCall(PetscPopErrorHandler()); \
+    PetscCall(SgErrorHoldPop()); \
     if (e_) PetscCall(OutputFailed(sim, e_, &held_)); \
   } while (0)
 
@@ -503,7 +500,7 @@ PetscErrorCode SgSimRun(SgSim sim)
   MPI_Comm  comm = PetscObjectComm((PetscObject)sim);
   PetscReal t0, dt = 0, next_progress;
   PetscInt  step0;
-  PetscBool fields_fresh = PETSC_FALSE, diag_fresh = PETSC_FALSE;
+  PetscBool fields_fresh = PETSC_FALSE, diag_fresh = PETSC_FALSE, xmf;
 
   PetscFunctionBegin;
   PetscCheck(!sim->help, comm, PETSC_ERR_ORDER, "-help was given: nothing to run");
@@ -566,9 +563,7 @@ PetscErrorCode SgSimRun(SgSim sim)
   /* the final checkpoint comes last: a run killed before it restarts from an earlier one and
      redoes the report, and a restart from it ("already complete") finds the report written */
   OutputCall(sim, WriteCheckpoint(sim));
-  /* ask before committing: a staged output is closed (sim->out destroyed) when it is renamed over an earlier one */
-  PetscBool xmf = PETSC_FALSE;
-  if (sim->out) PetscCall(SgOutputHasFields(sim->out, &xmf));
+  PetscCall(SgOutputHasFields(sim->out, &xmf)); /* before the commit closes the output */
   OutputCall(sim, CommitStaged(sim));
   if (!sim->quiet) {
     char chk[PETSC_MAX_PATH_LEN];
@@ -603,14 +598,20 @@ PetscErrorCode SgSimDestroy(SgSim *sim)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if ((*sim)->out) { /* closing flushes: on a full disk that fails too, and is reported once */
-    HeldError      held = {"", 0};
+    SgErrorHold    held;
     PetscErrorCode ierr;
-    PetscCall(PetscPushErrorHandler(HoldError, &held));
+    PetscCall(SgErrorHoldPush(&held));
     ierr = SgOutputDestroy(&(*sim)->out);
-    PetscCall(PetscPopErrorHandler());
+    PetscCall(SgErrorHoldPop());
     if (ierr && !(*sim)->failed) PetscCall(OutputFailed(*sim, ierr, &held));
   }
   DiscardStaged(*sim, PETSC_FALSE); /* an error ended a staged run: the earlier output stays, its temporaries go */
+  if ((*sim)->lockfd >= 0) { /* the lock file goes while still held, so no other run sees it free and stale */
+    char lock[PETSC_MAX_PATH_LEN + 8];
+    (void)snprintf(lock, sizeof lock, "%s.lock", (*sim)->output);
+    (void)unlink(lock);
+    (void)close((*sim)->lockfd);
+  }
   PetscCall(SgSolverDestroy(&(*sim)->solver));
   PetscCall(PetscFree((*sim)->diag));
   PetscCall(PetscHeaderDestroy(sim));

@@ -7,6 +7,7 @@
    written -> plateau decay and gradient clipping (plateau.c, when on) -> optimizer step at the schedule's learning rate -> progress line (every disp steps, the
    last, and at a max_time stop) -> checkpoint (every ckpt_every steps and at a max_time stop; the
    end is the surrogate's model file, written by its caller). */
+#include "sgsys.h"
 #include <math.h>
 #include "sgtrainerimpl.h"
 
@@ -97,8 +98,17 @@ static PetscErrorCode Checkpoint(SgTrainer t, PetscInt step)
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(SG_TRAINER_Checkpoint, t, 0, 0, 0));
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)t), &rank));
-  if (t->ops_s.checkpoint) {
-    if (!rank) PetscCall(t->ops_s.checkpoint(t, t->ctx, SG_TRAINER_CKPT_WRITE, t->ckpt, &step));
+  if (t->ops_s.checkpoint) { /* rank 0 writes; a failure there (a full disk) ends every rank with one line */
+    SgErrorHold    held = {"", 0};
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    char           what[PETSC_MAX_PATH_LEN + 64];
+    if (!rank) {
+      PetscCall(SgErrorHoldPush(&held));
+      ierr = t->ops_s.checkpoint(t, t->ctx, SG_TRAINER_CKPT_WRITE, t->ckpt, &step);
+      PetscCall(SgErrorHoldPop());
+    }
+    PetscCall(PetscSNPrintf(what, sizeof what, "%s: checkpoint %s not written", t->name, t->ckpt));
+    PetscCall(SgErrorAgree(PetscObjectComm((PetscObject)t), ierr, &held, what));
   } else PetscCall(SgTrainerCheckpointDefault(t, SG_TRAINER_CKPT_WRITE, t->ckpt, &step)); /* collective */
   PetscCall(PetscLogEventEnd(SG_TRAINER_Checkpoint, t, 0, 0, 0));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -453,6 +453,9 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
     *pt = NULL;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  /* a learning curve still open here belongs to a run an error ended: the earlier curve stays */
+  t->lc = NULL;
+  PetscCall(SgTextFileDiscard(&t->lctf));
   PetscCall(SgTrainerStopStreams(t));
   for (PetscInt k = 0; k < t->nstreams; k++) {
     for (PetscInt i = 0; i < t->streams[k].nfiles; i++) PetscCall(PetscFree(t->streams[k].files[i]));

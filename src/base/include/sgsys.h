@@ -101,6 +101,19 @@ PETSC_EXTERN PetscErrorCode SgInputsDestroy(void);
 PETSC_EXTERN PetscErrorCode SgPathsSetFromOptions(MPI_Comm comm);
 PETSC_EXTERN PetscErrorCode SgPathsGetOverwrite(PetscBool *);
 
+/* Holding errors back: between SgErrorHoldPush and SgErrorHoldPop, PETSc errors are recorded in the
+   SgErrorHold (first code and the first line of its message) instead of printed, so the caller can
+   agree on a failure across ranks (a write on rank 0 only) and report it once, as one line. */
+typedef struct {
+  char           msg[1024];
+  PetscErrorCode code;
+} SgErrorHold;
+PETSC_EXTERN PetscErrorCode SgErrorHoldPush(SgErrorHold *);
+PETSC_EXTERN PetscErrorCode SgErrorHoldPop(void);
+/* An error on one rank of comm (ierr, with h's message) becomes one PETSC_ERR_FILE_OPEN error on every
+   rank ("what: message"); collective. */
+PETSC_EXTERN PetscErrorCode SgErrorAgree(MPI_Comm comm, PetscErrorCode ierr, const SgErrorHold *h, const char what[]);
+
 /* Register surge's classes and log events (idempotent); called by SgInitialize. */
 PETSC_EXTERN PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[]);
 PETSC_EXTERN PetscErrorCode SgFinalize(void);
