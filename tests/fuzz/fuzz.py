@@ -168,7 +168,13 @@ def mutate(text, cls, rng):
 def job_for(text, base):
     """The surge job that reads this deck, and options that keep a case short (valid keys only)."""
     if re.search(rb"^train:", text, re.M):
-        return ["train", base] + (["-deepmd_numb_steps", "2"] if b"deepmd:" in text else [])
+        short = []
+        if b"deepmd:" in text:
+            short = ["-deepmd_numb_steps", "2"]
+        elif b"podlstm:" in text:
+            # a search over the shipped NOAA coefficients runs minutes; four two-epoch candidates ~5 s
+            short = ["-podlstm_epochs", "2", "-podlstm_evaluations", "4", "-podlstm_population", "2", "-podlstm_sample", "1"]
+        return ["train", base] + short
     if re.search(rb"^ensemble:", text, re.M):
         return ["ensemble", base, "-sim_max_steps", "2"]
     return ["run", base, "-sim_max_steps", "2"]
