@@ -39,7 +39,7 @@ typedef struct {
      supports the defaults only (tanh, no exclusions, per-type statistics) */
   PetscInt  act, fit_act;          /* activation of the embedding and of the fitting nets: SgDPAct */
   PetscBool radial;                /* se_e2_r (DeePMD-kit's se_r): D_i = (1/(5 nnei)) sum_j G(Rn_ij[0]), an
-                                      M-vector; evaluated (imported models), not yet trained here */
+                                      M-vector (DeePMD-kit's 1/5 scale) */
   PetscBool excl[SG_DP_MAXT][SG_DP_MAXT]; /* excluded (centre, neighbour) type pairs (symmetric):
                                       their neighbours contribute a zero row (DeePMD-kit exclude_types) */
 } SgDPConfig;

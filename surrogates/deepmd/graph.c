@@ -46,6 +46,12 @@ PetscErrorCode SgDPBatchSetFrame(SgDPModel m, SgDPBatch *bt, PetscInt b, const P
         bt->envn[4 * q + k] = (env.env[4 * e + k] - m->davg[ci][k]) / m->dstd[ci][k];
         for (int a = 0; a < 3; a++) bt->denvn[12 * q + 3 * k + a] = env.denv[12 * e + 3 * k + a] / m->dstd[ci][k];
       }
+      if (c->radial) { /* se_e2_r: rows [Rn_0, 1, 0, 0], so that T's column 1 is the sum of the
+                          embeddings (G^T row); columns 1-3 are constants (no force) */
+        bt->envn[4 * q + 1] = 1, bt->envn[4 * q + 2] = bt->envn[4 * q + 3] = 0;
+        for (int k = 1; k < 4; k++)
+          for (int a = 0; a < 3; a++) bt->denvn[12 * q + 3 * k + a] = 0;
+      }
       for (int a = 0; a < 3; a++) bt->rij[3 * q + a] = env.rij[3 * e + a];
       bt->jidx[q] = (long)b * N + (j < 0 ? i : (box ? map[j] : j));
     }
@@ -133,7 +139,7 @@ static PetscErrorCode PaddingTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor *
   PetscFunctionBegin;
   *Pad = NULL;
   for (int ct = 0; ct < nt; ct++)
-    for (int k = 0; k < 4; k++) rp[4 * ct + k] = (0 - m->davg[ct][k]) / m->dstd[ct][k];
+    for (int k = 0; k < 4; k++) rp[4 * ct + k] = c->radial && k ? (k == 1) : (0 - m->davg[ct][k]) / m->dstd[ct][k]; /* se_e2_r: [Rp_0, 1, 0, 0] as SgDPBatchSetFrame */
   for (int ct = 0; ct < nt; ct++) xp[ct] = rp[4 * ct];
   {
     int sx[2] = {nt, 1}, sr[3] = {nt, 1, 4};
@@ -300,7 +306,8 @@ static PetscErrorCode EnvTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor Rn, S
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Energies per frame [B] from T: descriptor D = (T/nnei) (T</nnei)^T per atom, the fitting net of
+/* Energies per frame [B] from T: descriptor D = (T/nnei) (T</nnei)^T per atom (se_e2_r: T's column 1
+   over 5 nnei), the fitting net of
    each atom's type on its rows, the type's bias, summed over the atoms of each frame. Consumes T. */
 static PetscErrorCode FrameEnergies(SgDPModel m, const SgDPBatch *bt, SgnnTensor T, SgnnTensor *Eout)
 {
@@ -311,12 +318,21 @@ static PetscErrorCode FrameEnergies(SgDPModel m, const SgDPBatch *bt, SgnnTensor
   int               sd[2] = {A, M * M2};
 
   PetscFunctionBegin;
-  SgNN(sgnn_affine(T, 1.0 / nnei, 0.0, &Ts));
-  FREE(T);
-  SgNN(sgnn_slice(Ts, 1, 0, M2, &T2));
-  SgNN(sgnn_matmul(Ts, T2, 0, 1, &D));
-  FREE(Ts);
-  FREE(T2);
+  if (c->radial) { /* se_e2_r: D = (sum of the embeddings) / (5 nnei) = T[:, :, 1] / (5 nnei) */
+    SgnnTensor T1;
+    sd[1] = M;
+    SgNN(sgnn_slice(T, 2, 1, 2, &T1));
+    FREE(T);
+    SgNN(sgnn_affine(T1, 1.0 / (5.0 * nnei), 0.0, &D));
+    FREE(T1);
+  } else {
+    SgNN(sgnn_affine(T, 1.0 / nnei, 0.0, &Ts));
+    FREE(T);
+    SgNN(sgnn_slice(Ts, 1, 0, M2, &T2));
+    SgNN(sgnn_matmul(Ts, T2, 0, 1, &D));
+    FREE(Ts);
+    FREE(T2);
+  }
   SgNN(sgnn_reshape(D, 2, sd, &Df));
   FREE(D);
   PetscCall(PetscMalloc2(A, &idx, A, &fr));
@@ -414,7 +430,6 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
   PetscFunctionBegin;
   /* the training graph has tanh nets, per-type statistics and no exclusions; an imported DeePMD-kit
      model with other features is evaluated (infer.c) but not trained */
-  PetscCheck(!m->cfg.radial, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: se_e2_r models are evaluated but not yet trained by surge");
   PetscCheck(m->cfg.act == SG_DP_TANH && m->cfg.fit_act == SG_DP_TANH && !m->sdavg && !SgDPHasExclusions(&m->cfg), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: this model (activation %s/%s%s%s) can be evaluated but not trained by surge: training needs tanh nets, per-type davg/dstd and no exclude_types", SgDPActNames[m->cfg.act], SgDPActNames[m->cfg.fit_act], m->sdavg ? ", per-slot davg/dstd" : "", SgDPHasExclusions(&m->cfg) ? ", exclude_types" : "");
   {
     int s[3] = {A, nnei, 4};

@@ -72,7 +72,7 @@ PetscErrorCode SgDeepmdModelInfo(MPI_Comm comm, const char model[])
     PetscCall(PetscSNPrintf(w, sizeof w, "%s%" PetscInt_FMT, l ? ", " : "", c->fit[l]));
     PetscCall(PetscStrlcat(fit, w, sizeof fit));
   }
-  PetscCall(PetscPrintf(comm, "%s: Deep Potential se_e2_a (surge model version 1)\n", model));
+  PetscCall(PetscPrintf(comm, "%s: Deep Potential %s (surge model version 1)\n", model, c->radial ? "se_e2_r" : "se_e2_a"));
   PetscCall(PetscPrintf(comm, "  type_map       [%s]\n  rcut           %g (smooth from %g)\n  sel            [%s]\n", tm, (double)c->rcut, (double)c->rcut_smth, sel));
   PetscCall(PetscPrintf(comm, "  embedding      [%s], axis_neuron %" PetscInt_FMT ", %" PetscInt_FMT " nets (%s), resnet_dt %s\n", emb, c->axis, SgDPNumEmbed(c), c->type_pair ? "one per type pair, type_one_side false" : "one per neighbour type, type_one_side true", c->emb_resnet_dt ? "true" : "false"));
   PetscCall(PetscPrintf(comm, "  fitting        [%s], resnet_dt %s\n  parameters     %ld\n", fit, c->fit_resnet_dt ? "true" : "false", np));

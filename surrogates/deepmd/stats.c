@@ -52,6 +52,7 @@ PetscErrorCode SgDPStatsEnd(SgDPModel m, SgDPStats *s, MPI_Comm comm)
     m->davg[t][1] = m->davg[t][2] = m->davg[t][3] = 0;
     m->dstd[t][0]                                 = Std(s->sr2[t], s->sr[t], s->n[t], m->cfg.rcut);
     m->dstd[t][1] = m->dstd[t][2] = m->dstd[t][3] = Std(s->sa2[t], s->sa[t], s->n[t], m->cfg.rcut);
+    if (m->cfg.radial) m->dstd[t][1] = m->dstd[t][2] = m->dstd[t][3] = 1; /* se_e2_r uses the radial column only (DeePMD-kit stores it alone) */
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -72,6 +72,13 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
     c->type_pair = (PetscBool)!one_side;
   }
   {
+    static const char *const kinds[] = {"se_e2_a", "se_e2_r"};
+    PetscInt                 ki = c->radial ? 1 : 0;
+    PetscCall(SgOptionsEList("-descriptor", "Descriptor (DeePMD-kit's descriptor type): se_e2_a (radial and angular, D = T T<^T) or se_e2_r (radial only, D = mean embedding / 5; axis_neuron unused)", kinds, 2, kinds[ki], &ki, NULL));
+    c->radial = ki ? PETSC_TRUE : PETSC_FALSE;
+    if (c->radial) c->axis = 1;
+  }
+  {
     static const char *const precisions[] = {"float64", "float32"};
     PetscInt                 pi = c->precision == 32 ? 1 : 0;
     PetscCall(SgOptionsEList("-precision", "Floats of the training graph and its weights (model files and inference stay float64)", precisions, 2, precisions[pi], &pi, NULL));
@@ -239,7 +246,7 @@ static PetscErrorCode View_DeepMD(SgSurrogate s, PetscViewer v)
   const SgDPConfig   *c = &d->cfg;
 
   PetscFunctionBegin;
-  PetscCall(PetscViewerASCIIPrintf(v, "Deep Potential se_e2_a: rcut %g (smooth from %g), %" PetscInt_FMT " types, nnei %" PetscInt_FMT ", M %" PetscInt_FMT ", axis %" PetscInt_FMT ", %" PetscInt_FMT " embedding nets (%s)\n", (double)c->rcut, (double)c->rcut_smth, c->ntypes, c->nnei, c->emb[c->nemb - 1], c->axis, SgDPNumEmbed(c), c->type_pair ? "per type pair" : "per neighbour type"));
+  PetscCall(PetscViewerASCIIPrintf(v, "Deep Potential %s: rcut %g (smooth from %g), %" PetscInt_FMT " types, nnei %" PetscInt_FMT ", M %" PetscInt_FMT ", axis %" PetscInt_FMT ", %" PetscInt_FMT " embedding nets (%s)\n", c->radial ? "se_e2_r" : "se_e2_a", (double)c->rcut, (double)c->rcut_smth, c->ntypes, c->nnei, c->emb[c->nemb - 1], c->axis, SgDPNumEmbed(c), c->type_pair ? "per type pair" : "per neighbour type"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

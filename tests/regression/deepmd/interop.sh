@@ -60,9 +60,12 @@ roundtrip() { # MODEL.h5 NAME
 roundtrip $D/sea.h5 sea
 roundtrip $D/r.h5 r
 build/tests/test_deepmd_train data $D > /dev/null
-for side in true false; do
+for side in true false r; do
+  extra="-deepmd_type_one_side $side"
+  [ $side = r ] && extra="-deepmd_descriptor se_e2_r -deepmd_fitting_neuron 24,24"   # se_e2_r trained by surge (a first
+  # fitting layer as wide as its descriptor, 32, would be a residual one in DeePMD-kit: export refuses it)
   $SURGE train inputs/deepmd/pair.yaml -deepmd_data $D/pair_train.h5 -deepmd_valid_data $D/pair_valid.h5 \
-    -deepmd_numb_steps 20 -deepmd_type_one_side $side -train_output $D/pair_$side > $D/train_$side.log
+    -deepmd_numb_steps 20 $extra -train_output $D/pair_$side > $D/train_$side.log
   roundtrip $D/pair_$side.h5 pair_$side
   $SURGE model test $D/pair_$side.h5 $D/pair_valid.h5 > $D/test_a.log
   $SURGE model test $D/pair_${side}_dp.h5 $D/pair_valid.h5 > $D/test_b.log
@@ -77,7 +80,7 @@ $SURGE model import inputs/deepmd/models/water.dp $D/water.h5 > /dev/null
 # every dataset and shared attribute equal; the import also carries surge_file (the write path's
 # kind mark, io/include/sgwrite.h), which the shipped file predates
 h5diff -v inputs/deepmd/models/water.h5 $D/water.h5 | awk '/differences found/ && $1 != 0 {bad = 1} END {exit bad}'
-echo "ok    export -> import: identical model files (.dp, .yaml; fixture, trained one-side and type-pair; shipped water.dp); same dp test lines"
+echo "ok    export -> import: identical model files (.dp, .yaml; fixture se_e2_a and se_e2_r, trained one-side, type-pair and se_e2_r; shipped water.dp); same dp test lines"
 # refusals: one line, exit 1, no output
 refuse() { # EXPECTED-TEXT ARGS...
   local want=$1; shift

@@ -37,6 +37,12 @@ int main(int argc, char **argv)
   /* -type_pair: the same checks with one embedding net per (centre, neighbour) type pair */
   PetscCall(PetscOptionsHasName(NULL, NULL, "-type_pair", &c.type_pair));
   if (c.type_pair) PetscCall(PetscPrintf(PETSC_COMM_SELF, "embedding nets per (centre, neighbour) type pair\n"));
+  /* -radial: the same checks for the se_e2_r descriptor */
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-radial", &c.radial));
+  if (c.radial) {
+    c.axis = 1;
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "se_e2_r descriptor\n"));
+  }
   DPRandomFrame(&seed, N, box, 0.9, x, type);
   DPRandomFrame(&seed, N, box, 0.9, x + 3 * N, type);
   PetscCall(DPRandomModel(&c, 2, N, x, type, box, &m));
@@ -266,7 +272,7 @@ int main(int argc, char **argv)
   /* 6. model file round trip (bit-identical energy and forces: the slab is stored in float64) and
      tabulated embedding (quintic pieces of step 0.002: forces within 1e-6 eV/A, the issue's bar) */
   {
-    const char *path = c.type_pair ? "build/tmp/deepmd_physics_pair.h5" : "build/tmp/deepmd_physics.h5";
+    const char *path = c.radial ? (c.type_pair ? "build/tmp/deepmd_physics_r_pair.h5" : "build/tmp/deepmd_physics_r.h5") : c.type_pair ? "build/tmp/deepmd_physics_pair.h5" : "build/tmp/deepmd_physics.h5";
     SgDeepmd    ml;
     double      fl[3 * N], vl[9], El, dFl = 0, dFt = 0, f0[3 * N], E0;
     PetscCall(SgDeepmdCompute(m, N, x, type, box, &E0, f0, vl, NULL));
@@ -274,6 +280,7 @@ int main(int argc, char **argv)
     PetscCall(SgDPModelSave(m, path));
     PetscCall(SgDeepmdLoad(path, &ml));
     CHECK(ml->cfg.type_pair == c.type_pair, "model file: type_one_side not kept");
+    CHECK(ml->cfg.radial == c.radial, "model file: descriptor kind not kept");
     PetscCall(SgDeepmdCompute(ml, N, x, type, box, &El, fl, vl, NULL));
     for (int k = 0; k < 3 * N; k++) dFl = PetscMax(dFl, fabs(fl[k] - f0[k]));
     CHECK(El == E0 && dFl == 0, "model file round trip: dE %g dF %g", fabs(El - E0), dFl);
