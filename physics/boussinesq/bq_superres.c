@@ -77,6 +77,11 @@ PetscErrorCode SgBqSuperresSetFromOptions(SgSolver s, PetscOptionItems *PetscOpt
         PetscCheck(sr->factor[a] >= 1 && PetscAbsReal(sr->factor[a] * h - want) <= 1e-9 * want, comm, PETSC_ERR_USER_INPUT, "boussinesq superres: surrogate %s reads blocks %g apart in %s; the fine output grid's spacing %g does not divide it: choose superres cells/output_nz accordingly", sr->surname, (double)want, a ? "x" : "z", (double)h);
       }
     }
+    for (int a = 0; a < 2 && fset; a++) { /* a factor given by hand must give the surrogate its grid: checked here, not at its first call mid-run */
+      const PetscReal h = (a ? bq->Lx / sr->out[0] : bq->Lz / sr->out[1]), want = sr->sur.block_spacing[2 - a];
+      PetscCheck(want <= 0 || PetscAbsReal(sr->factor[a] * h - want) <= 1e-9 * want, comm, PETSC_ERR_USER_INPUT, "boussinesq superres factor %" PetscInt_FMT " in %s gives blocks %g apart, but surrogate %s reads blocks %g apart: set superres: {factor: [%" PetscInt_FMT ", %" PetscInt_FMT "]} or leave it out", sr->factor[a], a ? "x" : "z", (double)(sr->factor[a] * h), sr->surname, (double)want,
+                 sr->sur.block_spacing[1] > 0 ? (PetscInt)floor(sr->sur.block_spacing[1] / (bq->Lz / sr->out[1]) + 0.5) : sr->factor[0], sr->sur.block_spacing[2] > 0 ? (PetscInt)floor(sr->sur.block_spacing[2] / (bq->Lx / sr->out[0]) + 0.5) : sr->factor[1]);
+    }
     PetscCheck(sr->dt > 0 && (sr->sur.block_spacing[0] <= 0 || PetscAbsReal(sr->dt - sr->sur.block_spacing[0]) <= 1e-9 * sr->dt), comm, PETSC_ERR_USER_INPUT, "boussinesq superres dt %g: surrogate %s reads blocks %g apart in time; set superres: {dt: %g}", (double)sr->dt, sr->surname, (double)sr->sur.block_spacing[0], (double)sr->sur.block_spacing[0]);
   }
   if (!sr->T) sr->T = 2;

@@ -217,6 +217,7 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
   SgNN(sgnn_params_count(m->P, &np));
   PetscCall(PetscMalloc1(np, &slab));
   SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), slab));
+  PetscCall(SgTrustWeights("deepmd", path, np, slab)); /* a diverged training writes no model */
   for (PetscInt t = 0; t < c->ntypes; t++) {
     if (t) PetscCall(PetscStrlcat(tm, ",", sizeof tm));
     PetscCall(PetscStrlcat(tm, c->type_map[t], sizeof tm));
@@ -375,6 +376,14 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
       c.excl[ex[q]][ex[q + 1]] = c.excl[ex[q + 1]][ex[q]] = PETSC_TRUE;
     }
   }
+  /* sizes before the networks are allocated from them: far above any se_e2_a model (DeePMD-kit's
+     water: sel 46/92, neurons 25-240), far below what would exhaust memory */
+  PetscCall(SgTrustInt(path, "sel", c.ntypes, c.sel, 1, 4096));
+  PetscCall(SgTrustInt(path, "neuron", c.nemb, c.emb, 1, 4096));
+  PetscCall(SgTrustInt(path, "fitting_neuron", c.nfit, c.fit, 1, 4096));
+  PetscCall(SgTrustInt(path, "axis_neuron", 1, &c.axis, 1, 4096));
+  PetscCall(SgTrustReal(path, "rcut", 1, &c.rcut, 1e-3, 1e3));
+  PetscCall(SgTrustReal(path, "rcut_smth", 1, &c.rcut_smth, 0, 1e3));
   {
     char *tok = tm, *p;
     for (PetscInt t = 0; t < c.ntypes; t++) {
@@ -388,6 +397,7 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   SgNN(sgnn_params_count(m->P, &np));
   PetscCall(PetscMalloc1(np, &slab));
   PetscCall(SgH5FileRead(f, "params", SG_H5_DOUBLE, np, slab));
+  PetscCall(SgTrustReal(path, "params", np, slab, -PETSC_MAX_REAL, PETSC_MAX_REAL));
   {
     PetscInt   rk;
     PetscInt64 dd[SG_H5_MAXDIM];
@@ -397,16 +407,21 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
       PetscCall(PetscMalloc2(nv, &m->sdavg, nv, &m->sdstd));
       PetscCall(SgH5FileRead(f, "davg", SG_H5_DOUBLE, nv, m->sdavg));
       PetscCall(SgH5FileRead(f, "dstd", SG_H5_DOUBLE, nv, m->sdstd));
+      PetscCall(SgTrustReal(path, "davg", nv, m->sdavg, -1e300, 1e300));
+      PetscCall(SgTrustReal(path, "dstd", nv, m->sdstd, 0, 1e300));
     } else {
       PetscCall(SgH5FileRead(f, "davg", SG_H5_DOUBLE, 4 * c.ntypes, st));
+      PetscCall(SgTrustReal(path, "davg", 4 * c.ntypes, st, -1e300, 1e300));
       for (PetscInt t = 0; t < c.ntypes; t++)
         for (int k = 0; k < 4; k++) m->davg[t][k] = st[4 * t + k];
       PetscCall(SgH5FileRead(f, "dstd", SG_H5_DOUBLE, 4 * c.ntypes, st));
+      PetscCall(SgTrustReal(path, "dstd", 4 * c.ntypes, st, 1e-300, 1e300)); /* divides the environment */
       for (PetscInt t = 0; t < c.ntypes; t++)
         for (int k = 0; k < 4; k++) m->dstd[t][k] = st[4 * t + k];
     }
   }
   PetscCall(SgH5FileRead(f, "bias_atom_e", SG_H5_DOUBLE, c.ntypes, m->bias));
+  PetscCall(SgTrustReal(path, "bias_atom_e", c.ntypes, m->bias, -1e300, 1e300));
   PetscCall(SgH5FileHasAttr(f, "/", "compress", &has));
   if (has) {
     PetscInt nc;

@@ -215,8 +215,12 @@ static PetscErrorCode Save_DeepMD(SgSurrogate s, const char path[])
   PetscFunctionBegin;
   PetscCheck(d->model, comm, PETSC_ERR_ORDER, "deepmd: nothing to save: train or load a model first");
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!rank) PetscCall(SgDPModelSave(d->model, path));
-  PetscCallMPI(MPI_Barrier(comm));
+  { /* rank 0 writes; its refusal (NaN weights) or failure is every rank's (src/base/agree.c) */
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscCall(SgAgreeBegin());
+    if (!rank) ierr = SgDPModelSave(d->model, path);
+    PetscCall(SgAgreeEnd(comm, ierr));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -18,6 +18,7 @@ PetscErrorCode SgMFFNSave(SgMFFN m, const SgMFFNPhysics *ph, const PetscInt fact
   SgCallNN(sgnn_params_count(m->P, &n));
   PetscCall(PetscMalloc1(n, &slab));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), slab));
+  PetscCall(SgTrustWeights("mffn", path, n, slab)); /* a diverged training writes no model */
   PetscCall(SgH5FileCreate(path, SG_FILE_MODEL, &f));
   PetscCall(SgH5FileWriteAttrString(f, "/", "surge_model", "mffn"));
   PetscCall(SgH5FileWriteAttr(f, "/", "version", SG_H5_INT, 0, &ver));
@@ -77,6 +78,7 @@ PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *out, SgMFF
   RI("in_channels", 1, c.in_channels = iv[_i]);
   RI("out_channels", 1, c.out_channels = iv[_i]);
   RI("channels", SG_MFFN_MAXLEVELS + 1, c.channels[_i] = iv[_i]);
+  PetscCheck(n >= 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "mffn: %s: the channels attribute is empty: the file is damaged", path);
   c.nlevels = n - 1;
   if (c.nlevels) RI("pool", 3 * SG_MFFN_MAXLEVELS, c.pool[_i / 3][_i % 3] = iv[_i]);
   RI("neck_div", 1, c.neck_div = iv[_i]);
@@ -93,15 +95,31 @@ PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *out, SgMFF
     if (has) RI("stream_function", 1, c.stream = (PetscBool)(iv[_i] != 0));
   }
 #undef RI
+  /* sizes before the network is allocated from them (a 2^30-wide latent is a damaged file, not a
+     request): bounds far above any MeshfreeFlowNet (the paper's widest level is 256) */
+  PetscCall(SgTrustInt(path, "in_channels", 1, &c.in_channels, 1, 64));
+  PetscCall(SgTrustInt(path, "out_channels", 1, &c.out_channels, 1, 64));
+  PetscCall(SgTrustInt(path, "channels", c.nlevels + 1, c.channels, 1, 4096));
+  PetscCall(SgTrustInt(path, "pool", 3 * c.nlevels, &c.pool[0][0], 1, 64));
+  PetscCall(SgTrustInt(path, "neck_div", 1, &c.neck_div, 1, 4096));
+  PetscCall(SgTrustInt(path, "latent", 1, &c.latent, 1, 4096));
+  PetscCall(SgTrustInt(path, "imnet", c.nmlp, c.mlp, 1, 4096));
+  PetscCall(SgTrustInt(path, "factor", 3, factor, 1, 1024));
   PetscCall(SgH5FileReadAttr(f, "/", "nu", SG_H5_DOUBLE, 1, &ph->nu, NULL));
   PetscCall(SgH5FileReadAttr(f, "/", "kappa", SG_H5_DOUBLE, 1, &ph->kappa, NULL));
   PetscCall(SgH5FileReadAttr(f, "/", "scale", SG_H5_DOUBLE, 3, ph->scale, &n));
   PetscCall(SgH5FileReadAttr(f, "/", "mean", SG_H5_DOUBLE, SG_MFFN_NCH, ph->mean, &n));
   PetscCall(SgH5FileReadAttr(f, "/", "std", SG_H5_DOUBLE, SG_MFFN_NCH, ph->std, &n));
+  PetscCall(SgTrustReal(path, "nu", 1, &ph->nu, 1e-300, 1e300));
+  PetscCall(SgTrustReal(path, "kappa", 1, &ph->kappa, 1e-300, 1e300));
+  PetscCall(SgTrustReal(path, "scale", 3, ph->scale, 1e-300, 1e300));
+  PetscCall(SgTrustReal(path, "mean", SG_MFFN_NCH, ph->mean, -1e300, 1e300));
+  PetscCall(SgTrustReal(path, "std", SG_MFFN_NCH, ph->std, 1e-300, 1e300));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, out));
   SgCallNN(sgnn_params_count((*out)->P, &np));
   PetscCall(PetscMalloc1(np, &slab));
   PetscCall(SgH5FileRead(f, "params", SG_H5_DOUBLE, np, slab));
+  PetscCall(SgTrustReal(path, "params", np, slab, -PETSC_MAX_REAL, PETSC_MAX_REAL));
   SgCallNN(sgnn_tensor_set_f64(sgnn_params_values((*out)->P), slab));
   PetscCall(PetscFree(slab));
   PetscCall(SgH5FileClose(&f));

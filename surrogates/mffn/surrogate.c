@@ -148,6 +148,12 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
     PetscCheck(lo >= 2, comm, PETSC_ERR_USER_INPUT, "mffn: the low-res crop has %" PetscInt_FMT " point(s) in %s (crop %" PetscInt_FMT " / factor %" PetscInt_FMT "); it needs >= 2 to interpolate", lo, ax[k], d->crop[k], d->factor[k]);
     PetscCheck(lo % mult[k] == 0, comm, PETSC_ERR_USER_INPUT, "mffn: the low-res crop's %" PetscInt_FMT " points in %s are not a multiple of the poolings' %" PetscInt_FMT ": change -mffn_crop or -mffn_pool", lo, ax[k], mult[k]);
   }
+  { /* query points are drawn (with repeats) from the crop's high-res grid points inside the low-res
+       hull (data.c): far more than the grid holds is a mistake, and its buffers would be allocated */
+    PetscReal hull = 1;
+    for (int k = 0; k < 3; k++) hull *= (PetscReal)(d->factor[k] * (d->crop[k] / d->factor[k] - 1) + 1);
+    PetscCheck(d->npoints <= hull, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_points %" PetscInt_FMT " query points per crop, but a crop %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT " (factor %" PetscInt_FMT " x %" PetscInt_FMT " x %" PetscInt_FMT ") has %.0f distinct high-res points to draw from: give at most %.0f", d->npoints, d->crop[0], d->crop[1], d->crop[2], d->factor[0], d->factor[1], d->factor[2], (double)hull, (double)hull);
+  }
   PetscCall(SgTrainerCheckProcessGrid(comm, "mffn_", d->dgroups, d->sranks, &d->dgroups));
   PetscCheck(!(d->cfg.stream && d->cfg.residual) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_stream_function with -mffn_residual on -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the input's stream function is a least-squares solve over the whole crop): train it on data groups only (-mffn_spatial_ranks 1), or without -mffn_residual", d->sranks);
   PetscCheck(!GradTerms(d) || d->sranks == 1, comm, PETSC_ERR_USER_INPUT, "mffn: -mffn_grad_weight, -mffn_grad_energy_weight, -mffn_thermal_energy_weight, -mffn_heat_flux_weight or -mffn_vorticity_energy_weight with -mffn_spatial_ranks %" PetscInt_FMT " is not implemented (the gradient targets need the high-res neighbours of points on a slab's edge): train it on data groups only (-mffn_spatial_ranks 1)", d->sranks);
@@ -352,8 +358,12 @@ static PetscErrorCode Save_MFFN(SgSurrogate s, const char path[])
   PetscFunctionBegin;
   PetscCheck(d->model, comm, PETSC_ERR_ORDER, "mffn: nothing to save: train or load a model first");
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!rank) PetscCall(SgMFFNSave(d->model, &d->ph, d->factor, path));
-  PetscCallMPI(MPI_Barrier(comm));
+  { /* rank 0 writes; its refusal (NaN weights) or failure is every rank's (src/base/agree.c) */
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscCall(SgAgreeBegin());
+    if (!rank) ierr = SgMFFNSave(d->model, &d->ph, d->factor, path);
+    PetscCall(SgAgreeEnd(comm, ierr));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -89,6 +89,22 @@ static PetscErrorCode WriteScores(SgH5File f, const SgPodLstmScores *sc)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* a diverged training writes no model: every net's weights finite */
+static PetscErrorCode CheckWeights(const SgPodLstmModel *M, const char path[])
+{
+  PetscFunctionBegin;
+  for (PetscInt m = 0; m < M->nmodels; m++) {
+    PetscInt   np;
+    PetscReal *w;
+    PetscCall(SgPodLstmNetNumParams(M->nets[m], &np));
+    PetscCall(PetscMalloc1(np, &w));
+    SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(M->nets[m]->P), w));
+    PetscCall(SgTrustWeights("podlstm", path, np, w));
+    PetscCall(PetscFree(w));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const char path[], const SgPodLstmScores *sc, const SgPodLstmSearchResult *sr)
 {
   PetscMPIInt rank;
@@ -97,6 +113,12 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  { /* rank 0's nets are the ones written: its refusal is every rank's (src/base/agree.c) */
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscCall(SgAgreeBegin());
+    if (!rank) ierr = CheckWeights(M, path);
+    PetscCall(SgAgreeEnd(comm, ierr));
+  }
   if (!rank) PetscCall(PetscMalloc2(n, &mean, (size_t)K * n, &modes));
   PetscCall(Gather(M->pod, M->pod->mean, mean));
   for (PetscInt k = 0; k < K; k++) PetscCall(Gather(M->pod, M->pod->phi + k * M->pod->nlocal, modes ? modes + (size_t)k * n : NULL));
@@ -207,30 +229,52 @@ PetscErrorCode SgPodLstmModelLoad(MPI_Comm comm, const char path[], SgnnBackend 
   PetscCall(SgH5FileReadAttr(f, "/", "K", SG_H5_INT, 1, &k, NULL));
   PetscCall(SgH5FileReadAttr(f, "/", "L", SG_H5_INT, 1, &L, NULL));
   PetscCall(SgH5FileReadAttr(f, "/", "n", SG_H5_LONG, 1, &nl, NULL));
+  { /* sizes before anything is allocated from them (K modes, a window of L, n state entries) */
+    PetscInt kk = k, LL = L, nn = (PetscInt)PetscMin(nl, (long)PETSC_MAX_INT);
+    PetscCall(SgTrustInt(path, "K (POD modes)", 1, &kk, 1, 4096));
+    PetscCall(SgTrustInt(path, "L (window)", 1, &LL, 1, 4096));
+    PetscCheck(nl >= 1 && nl <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: n = %ld state entries is outside [1, %d]: the file is damaged or not written by surge; retrain or copy it again", path, nl, PETSC_MAX_INT);
+    PetscCall(SgCheckCount(PETSC_COMM_SELF, path, "POD mode values (K x n)", (PetscReal)k * (PetscReal)nn, 2 * sizeof(PetscReal)));
+  }
   M->K = k, M->L = L, n = (PetscInt)nl;
   PetscCall(SgH5FileReadAttrString(f, "/", "head", kind, sizeof kind));
   M->head = strcmp(kind, "window") ? SG_PODLSTM_HEAD_STEP : SG_PODLSTM_HEAD_WINDOW;
   PetscCall(SgH5FileReadAttrString(f, "/", "fields", fields, sizeof fields));
   for (tok = strtok_r(fields, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) PetscCall(PetscStrncpy(M->field[M->nfields++], tok, sizeof M->field[0]));
   PetscCall(SgH5FileReadAttr(f, "/", "fsize", SG_H5_INT, SG_PODLSTM_MAXFIELDS, iv, &cnt));
-  for (PetscInt fi = 0; fi < cnt; fi++) M->fsize[fi] = iv[fi];
+  PetscCheck(cnt == M->nfields, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: %" PetscInt_FMT " field sizes for %" PetscInt_FMT " fields: the file is damaged", path, cnt, M->nfields);
+  {
+    PetscInt64 sum = 0;
+    for (PetscInt fi = 0; fi < cnt; fi++) M->fsize[fi] = iv[fi];
+    PetscCall(SgTrustInt(path, "fsize", cnt, M->fsize, 1, PETSC_MAX_INT));
+    for (PetscInt fi = 0; fi < cnt; fi++) sum += M->fsize[fi];
+    PetscCheck(sum == nl, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: the field sizes add up to %" PetscInt64_FMT " but n = %ld: the file is damaged", path, sum, nl);
+  }
   PetscCall(SgH5FileReadAttr(f, "/", "fshape", SG_H5_INT, 2 * SG_PODLSTM_MAXFIELDS, iv, &cnt));
   for (PetscInt fi = 0; fi < cnt / 2; fi++) M->fshape[fi][0] = iv[2 * fi], M->fshape[fi][1] = iv[2 * fi + 1];
   PetscCall(SgH5FileReadAttr(f, "/", "fscale", SG_H5_DOUBLE, SG_PODLSTM_MAXFIELDS, M->fscale, &cnt));
   PetscCall(SgH5FileReadAttr(f, "/", "dt", SG_H5_DOUBLE, 1, &M->dt, NULL));
+  PetscCall(SgTrustReal(path, "fscale", M->nfields, M->fscale, 1e-300, 1e300));
+  PetscCall(SgTrustReal(path, "dt", 1, &M->dt, 1e-300, 1e300));
   PetscCall(PetscMalloc2(k, &M->lo, k, &M->hi));
   PetscCall(SgH5FileReadAttr(f, "/", "lo", SG_H5_DOUBLE, k, M->lo, &cnt));
   PetscCall(SgH5FileReadAttr(f, "/", "hi", SG_H5_DOUBLE, k, M->hi, &cnt));
+  PetscCall(SgTrustReal(path, "lo", k, M->lo, -1e300, 1e300));
+  PetscCall(SgTrustReal(path, "hi", k, M->hi, -1e300, 1e300));
   PetscCall(PetscSplitOwnership(comm, &nlocal, &n));
   PetscCallMPI(MPI_Scan(&nlocal, &rstart, 1, MPIU_INT, MPI_SUM, comm));
   rstart -= nlocal;
   PetscCall(SgPODCreate(comm, nlocal, k, &M->pod));
   PetscCall(SgH5FileReadAttr(f, "/", "sigma", SG_H5_DOUBLE, k, M->pod->sigma, &cnt));
   PetscCall(SgH5FileReadAttr(f, "/", "energy_total", SG_H5_DOUBLE, 1, &M->pod->total, NULL));
+  PetscCall(SgTrustReal(path, "sigma", k, M->pod->sigma, 0, 1e300));
+  PetscCall(SgTrustReal(path, "energy_total", 1, &M->pod->total, 0, 1e300));
   PetscCall(PetscMalloc1((size_t)k * n, &all));
   PetscCall(SgH5FileRead(f, "mean", SG_H5_DOUBLE, n, all));
+  PetscCall(SgTrustReal(path, "mean", n, all, -1e300, 1e300));
   PetscCall(PetscArraycpy(M->pod->mean, all + rstart, nlocal));
   PetscCall(SgH5FileRead(f, "modes", SG_H5_DOUBLE, (PetscInt64)k * n, all));
+  PetscCall(SgTrustReal(path, "modes", (PetscInt64)k * n, all, -1e300, 1e300));
   for (PetscInt q = 0; q < k; q++) PetscCall(PetscArraycpy(M->pod->phi + q * nlocal, all + (size_t)q * n + rstart, nlocal));
   PetscCall(PetscFree(all));
   PetscCall(ReadVAR(comm, f, path, "var_weights", k, L, &M->base));    /* residual networks: their base */
@@ -247,6 +291,7 @@ PetscErrorCode SgPodLstmModelLoad(MPI_Comm comm, const char path[], SgnnBackend 
     PetscCall(PetscMalloc1(np, &w));
     PetscCall(PetscSNPrintf(name, sizeof name, "params_%" PetscInt_FMT, M->nmodels));
     PetscCall(SgH5FileRead(f, name, SG_H5_DOUBLE, np, w));
+    PetscCall(SgTrustReal(path, name, np, w, -PETSC_MAX_REAL, PETSC_MAX_REAL));
     SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(M->nets[M->nmodels]->P), w));
     PetscCall(PetscFree(w));
     M->nmodels++;

@@ -136,6 +136,11 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
   }
   PetscCheck(!d->harmonics || d->year > 0, comm, PETSC_ERR_USER_INPUT, "podlstm: harmonics %" PetscInt_FMT " need the year's length: set podlstm: {year: 365.25}", d->harmonics);
   PetscCheck(d->space.umin <= d->space.umax, comm, PETSC_ERR_USER_INPUT, "podlstm: units_min %" PetscInt_FMT " > units_max %" PetscInt_FMT, d->space.umin, d->space.umax);
+  if (d->search != 2) { /* the search trains distinct architectures: no more than the space holds */
+    PetscReal size = 1;
+    for (PetscInt i = 0; i < d->space.nlayers; i++) size *= (2 + (d->space.umax - d->space.umin) / d->space.ustep) * PetscPowReal(2, PetscMin(SG_PODLSTM_NSKIP, i)); /* identity or an LSTM width, times the skip bits into node i (arch.c) */
+    PetscCheck(d->evaluations <= size, comm, PETSC_ERR_USER_INPUT, "podlstm: -podlstm_evaluations %" PetscInt_FMT " is more than the %.0f architectures of the search space (-podlstm_layers %" PetscInt_FMT ", units %" PetscInt_FMT "..%" PetscInt_FMT " by %" PetscInt_FMT "): give at most %.0f, or widen the space", d->evaluations, (double)size, d->space.nlayers, d->space.umin, d->space.umax, d->space.ustep, (double)size);
+  }
   PetscCheck(d->sample <= d->population, comm, PETSC_ERR_USER_INPUT, "podlstm: sample %" PetscInt_FMT " is larger than the population %" PetscInt_FMT, d->sample, d->population);
   PetscCall(SgPodLstmArchFromString(comm, d->hand, &a));
   if (d->search == 2) PetscCall(SgPodLstmArchFromString(comm, d->arch, &a));

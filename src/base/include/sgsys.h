@@ -147,3 +147,11 @@ PETSC_EXTERN uint64_t SgHash64(const void *data, size_t len, uint64_t seed);
    it cannot wrap): one user-input error naming `option` and the memory it would need if the count
    is past the index limit or the rank's share past this machine's memory. */
 PETSC_EXTERN PetscErrorCode SgCheckCount(MPI_Comm comm, const char option[], const char items[], PetscReal count, PetscReal bytes_per_item);
+
+/* What a file says, checked before it is trusted (trust.c): integers v[0..n) in [lo, hi] (sizes read
+   from a model, before anything is allocated from them), reals finite and in [lo, hi]; a user error
+   naming FILE, WHAT and the index otherwise. SgTrustWeights: a model about to be written after
+   training holds no NaN or Inf (WHO: the surrogate; FILE: the model that is then not written). */
+PETSC_EXTERN PetscErrorCode SgTrustInt(const char file[], const char what[], PetscInt n, const PetscInt v[], PetscInt lo, PetscInt hi);
+PETSC_EXTERN PetscErrorCode SgTrustReal(const char file[], const char what[], PetscInt64 n, const PetscReal v[], PetscReal lo, PetscReal hi);
+PETSC_EXTERN PetscErrorCode SgTrustWeights(const char who[], const char file[], PetscInt64 n, const PetscReal w[]);

@@ -12,6 +12,7 @@ MPIEXEC=${MPIEXEC:-mpiexec -n 2 --oversubscribe}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 w=$root/tests/logs/work/core_bad_input_catalogue
 rm -rf "$w"; mkdir -p "$w"; cd "$w" || exit 2
+: > cases.txt
 I=$root/inputs
 V="$I/vlasov/landau.yaml -sim_t_end 0.5 -sim_output v"
 H="$I/heat/decay2d.yaml -sim_output h"
@@ -35,6 +36,13 @@ grep -v '^  ks_csr:' "$I/dft/water_csr.yaml" > noks.yaml    # the overlap withou
 head -c 2000 v.chk.h5 > trunc.chk.h5
 echo 'sim: {solver: heat, t_end: 1}' > nosuch_solver.yaml
 sed 's/lower: \[0.5, 0.2\]/lower: [-1, 0.2]/' "$I/heat/ensemble2d.yaml" > ens_bad.yaml
+# issue 33's read side: data, a training checkpoint and copies of the repository's models with one
+# thing wrong each (tests/regression/core/hostile_files.py names them)
+$SURGE ensemble $I/boussinesq/ensemble_small.yaml -ensemble_output rb_small > /dev/null || exit 1
+$SURGE ensemble $I/sst/ensemble_small.yaml -ensemble_output sst_small > /dev/null || exit 1
+MF="$I/mffn/small.yaml -mffn_data rb_small.h5 -mffn_numb_steps 4 -mffn_disp_freq 2 -mffn_points 64 -mffn_lcurve ''"
+$SURGE train $MF -mffn_save_freq 2 -mffn_save_ckpt ck.h5 -train_output mf > /dev/null || exit 1
+/usr/bin/python3 "$root/tests/regression/core/hostile_files.py" "$root" . ck.h5 rb_small.h5 sst_small.h5 || exit 1
 cp npy/set.000/coord.npy c.npy
 mkdir -p badnpy1/set.000 badnpy2/set.000 badnpy3/set.000 badnpy4/set.000
 for d in badnpy1 badnpy2 badnpy3 badnpy4; do cp npy/type*.raw $d/; cp npy/set.000/*.npy $d/set.000/; done
@@ -44,7 +52,7 @@ sed 's/<f4/<c8/' c.npy > badnpy3/set.000/coord.npy
 /usr/bin/python3 -c "
 d=open('c.npy','rb').read(); i=d.index(b'shape'); open('badnpy4/set.000/coord.npy','wb').write(d[:i+9]+b'99999999999,99999999999,9'+d[i+34:])"
 # a failing ensemble member is found after others ran: their member files (kept for resuming) are its own
-snapshot() { find . -type f ! -name '*.log' ! -path './ens_bad_ensemble.members/*' -print0 | sort -z | xargs -0 sha256sum; }
+snapshot() { find . -type f ! -name '*.log' ! -name 'ok*' ! -name cases.txt ! -path './ens_bad_ensemble.members/*' -print0 | sort -z | xargs -0 sha256sum; }
 before=$(snapshot)
 
 pass=0 fail=0 n=0
@@ -60,10 +68,26 @@ case_() {
   [ "$nerr" -eq 1 ] || why="$why, $nerr error lines"
   grep -qF -- "$frag" err.log || why="$why, no '$frag'"
   grep -qE "PETSC ERROR|MPI_ABORT|HDF5-DIAG|runtime error|AddressSanitizer" err.log out.log && why="$why, traceback/abort/diag"
+  grep -q "^Wrote" out.log && why="$why, wrote a file"
   [ "$(snapshot)" = "$before" ] || { why="$why, earlier files changed"; before=$(snapshot); }
   rm -rf nodir 2> /dev/null
   if [ -z "$why" ]; then pass=$((pass + 1)); [ "${1:-}" = -v ] && echo "ok   $n: $*"
   else fail=$((fail + 1)); echo "FAIL $n: surge $* ($ranks rank(s)):$why"; sed 's/^/    | /' err.log | head -5; fi
+  echo "$ranks|$rc|$nerr|$why|$*" >> "$w/cases.txt" # for tests/regression/core/catalogue_figures.sh
+}
+# the same refusal on 1 rank and under $MPIEXEC (2 ranks)
+case12() { case_ 1 "$@"; case_ 2 "$@"; }
+# an input that used to crash and must run (exit 0, no error line, no traceback), on RANKS ranks
+runs_() {
+  local ranks=$1; shift
+  n=$((n + 1))
+  local pre=""; [ "$ranks" = 2 ] && pre=$MPIEXEC
+  (cd "$w" && timeout 120 $pre $SURGE "$@") > out.log 2> err.log
+  local rc=$? why=""
+  [ $rc -eq 0 ] || why="exit $rc"
+  grep -qE "^surge: error:|PETSC ERROR|MPI_ABORT|HDF5-DIAG|runtime error" err.log out.log && why="$why, error/traceback"
+  if [ -z "$why" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $n: surge $* ($ranks rank(s)) should run:$why"; sed 's/^/    | /' err.log | head -5; fi
+  echo "$ranks|$rc|run|$why|$*" >> "$w/cases.txt"
 }
 # --- vlasov: set-up refusals (item 1), sizes (item 5), tracebacks turned into lines (item 7)
 case_ 1 "exceeds the solver's stable step" -- run $V -sim_dt 10
@@ -150,7 +174,49 @@ case_ 1 "directory 'nodir' does not exist" -- train $I/deepmd/pair.yaml -train_o
 case_ 1 "would overwrite set.h5, a surge dataset" -- train $I/deepmd/pair.yaml -train_output set
 case_ 2 "would overwrite set.h5, a surge dataset" -- run $H -sim_output set
 case_ 2 "ensemble member" -- ensemble ens_bad.yaml
-# --- and inputs that must run (they used to crash): a dilute MD system (neighbour bins capped)
+# --- issue 33, read side: every file is checked before it is trusted, on 1 and 2 ranks
+SR="$I/mffn/superres.yaml -sim_t_end 0.01 -sim_output ok_sr"
+PL="$I/podlstm/rb_swap.yaml -sim_t_end 0.1 -sim_output ok_pl"
+# every damaged model on 1 rank (each rank reads its model itself), one of each surrogate on 2 too
+for m in channels factor imnet0 inch infw nanw neck nu pool0 short std; do case_ 1 "mffn_$m.h5" -- run $SR -boussinesq_mffn_model mffn_$m.h5; done
+for m in L L0 archs dt fsize mean modes n nanw short sigma; do case_ 1 "podlstm_$m.h5" -- run $PL -boussinesq_podlstm_model podlstm_$m.h5; done
+for m in axis davg dstd neuron rcut rcut0 sel short; do case_ 1 "deepmd_$m.h5" -- model info deepmd_$m.h5; done
+case12 "mffn_latent.h5: latent = 1073741824" -- run $SR -boussinesq_mffn_model mffn_latent.h5
+case12 "podlstm_K.h5: K (POD modes) = -3" -- run $PL -boussinesq_podlstm_model podlstm_K.h5
+case12 "deepmd_nanw.h5: params[4242] is NaN" -- model info deepmd_nanw.h5
+case_ 1 "truncated" -- run $SR -boussinesq_mffn_model mffn_trunc.h5
+case_ 1 "truncated" -- run $PL -boussinesq_podlstm_model podlstm_trunc.h5
+case12 "truncated" -- model info deepmd_trunc.h5
+# files of another kind where a model, data or checkpoint is expected
+case_ 1 "not a MeshfreeFlowNet" -- run $SR -boussinesq_mffn_model $I/podlstm/models/rb4_podlstm.h5
+case_ 1 "not a POD-LSTM" -- run $PL -boussinesq_podlstm_model $I/mffn/models/mffn_rb_superres.h5
+case_ 1 "deepmd" -- model info $I/mffn/models/mffn_rb_superres.h5
+case_ 1 "rb_small.h5" -- run $SR -boussinesq_mffn_model rb_small.h5
+case12 "not an NN checkpoint" -- train $MF -mffn_restart $I/mffn/models/mffn_rb_superres.h5 -train_output ok_x
+case12 "not a surge dataset" -- train $MF -mffn_data $I/mffn/models/mffn_rb_superres.h5 -train_output ok_x
+# NaN/Inf in a training checkpoint (weights, Adam moments), a negative second moment, a bad step
+# count, a truncated one: -mffn_restart used to train on and write a model with NaN weights, exit 0
+case_ 1 "/params/values[100] is NaN" -- train $MF -mffn_restart ck_nanw.h5 -train_output ok_x
+case_ 1 "/optim/m[7] is NaN" -- train $MF -mffn_restart ck_nanm.h5 -train_output ok_x
+case_ 1 "/optim/v[9] is infinite" -- train $MF -mffn_restart ck_infv.h5 -train_output ok_x
+case_ 1 "is negative" -- train $MF -mffn_restart ck_negv.h5 -train_output ok_x
+case_ 1 "is not a count" -- train $MF -mffn_restart ck_step.h5 -train_output ok_x
+case_ 1 "ck_trunc.h5" -- train $MF -mffn_restart ck_trunc.h5 -train_output ok_x
+# NaN in training data: named with the file, field and sample; on 2 ranks only one rank holds it
+case12 "field b of the data is not finite at sample 3" -- train $MF -mffn_data rb_nan.h5 -train_output ok_x
+case12 "sst_nan.h5: field 'T' is NaN or Inf at sample 50" -- train $I/podlstm/sst_small.yaml -podlstm_data sst_nan.h5 -train_output ok_x -podlstm_prefix ok_x
+# sizes that are allowed but absurd, checked against the data or the memory before allocating
+case12 "1305 distinct high-res points" -- train $MF -mffn_points 16777216 -train_output ok_x
+case12 "architectures of the search space" -- train $I/podlstm/sst_small.yaml -podlstm_data sst_small.h5 -podlstm_evaluations 1000000 -train_output ok_x -podlstm_prefix ok_x
+case12 "-boussinesq_superres_cells asks for" -- run $I/boussinesq/rb_ra1e4.yaml -sim_output ok_b -boussinesq_superres_dt 0.5 -boussinesq_superres_cells 65536,65536
+case_ 1 "-boussinesq_superres_output_nx/nz asks for" -- run $I/boussinesq/rb_ra1e4.yaml -sim_output ok_b -boussinesq_superres_dt 0.5 -boussinesq_superres_cells 64,33 -boussinesq_superres_output_nx 65536 -boussinesq_superres_output_nz 65536
+# a superres factor the surrogate cannot read: at set-up (it was a traceback at the first surrogate
+# call, and a hang on 2 ranks)
+case12 "surrogate mffn reads blocks 0.0625 apart" -- run $I/mffn/superres.yaml -sim_t_end 0.6 -sim_output ok_sr -boussinesq_mffn_model $I/mffn/models/mffn_rb_superres.h5 -boussinesq_superres_factor 2,4
+# --- and inputs that must run (they used to crash): the superres slot with output_nz 0 (a SIGFPE)
+runs_ 1 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5
+runs_ 2 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe2 -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5
+# a dilute MD system (neighbour bins capped)
 n=$((n + 1))
 if $SURGE run $I/md/ar_metal.yaml -md_lattice_constant 1000000 -sim_max_steps 2 -sim_output dilute > dilute.log 2>&1; then pass=$((pass + 1))
 else fail=$((fail + 1)); echo "FAIL $n: md_lattice_constant 1000000 did not run"; tail -5 dilute.log; fi
