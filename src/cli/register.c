@@ -9,6 +9,7 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSolverCreate_DFT(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSolverCreate_Boussinesq(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSolverCreate_SST(SgSolver);
+PETSC_EXTERN PetscErrorCode SgSolverCreate_KS(SgSolver);
 PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate);
 PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate);
 PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate);
@@ -25,6 +26,7 @@ PetscErrorCode SgRegisterAll(void)
   PetscCall(SgSolverRegister("dft", SgSolverCreate_DFT));
   PetscCall(SgSolverRegister("boussinesq", SgSolverCreate_Boussinesq));
   PetscCall(SgSolverRegister("sst", SgSolverCreate_SST));
+  PetscCall(SgSolverRegister("ks", SgSolverCreate_KS));
   /* surrogates (each serves the slot kinds it has ops for: deepmd serves md.forces) */
   PetscCall(SgSurrogateRegister("deepmd", SgSurrogateCreate_DeepMD));
   PetscCall(SgSurrogateRegister("mffn", SgSurrogateCreate_MFFN));
