@@ -6,7 +6,7 @@ static const char *const flux_names[]   = {"upwind", "central"};
 static const char *const field_names[]  = {"poisson", "none", "maxwell"};
 static const char *const mflux_names[]  = {"central", "upwind"};
 static const char *const fitf_names[]   = {"electric", "magnetic"};
-static const char *const coll_names[]   = {"none", "bgk"};
+static const char *const coll_names[]   = {"none", "bgk", "lbo"};
 static const char *const fit_names[]    = {"none", "landau", "growth"};
 static const char *const exact_names[]  = {"none", "freestream", "planewave"};
 static const char *const init_names[]   = {"maxwellian", "twostream", "bumpontail"};
@@ -35,7 +35,7 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
   s->qbym = s->charge / s->mass;
   s->nu   = 0;
   if (v->collisions) {
-    PetscCall(SgOptionsReal(OPT("nu"), "BGK collision frequency of the species (self-collisions; collisions: bgk)", "omega_pe", s->nu, &s->nu, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
+    PetscCall(SgOptionsReal(OPT("nu"), "Collision frequency of the species (self-collisions; collisions: bgk or lbo)", "omega_pe", s->nu, &s->nu, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
     PetscCheck(s->nu >= 0 && PetscIsNormalReal(s->nu + 1), PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "vlasov_%s_nu = %g: a collision frequency must be >= 0 (units omega_pe)", s->name, (double)s->nu);
   }
   idx = 0;
@@ -191,7 +191,7 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscCall(SgOptionsEList("-exact", "Compare with an exact solution at the end: freestream (field none, 1x1v) or planewave (field maxwell, uncharged species: the vacuum wave moved by c t along x)", exact_names, 3, exact_names[0], &idx, NULL));
   v->exact = idx;
   idx = 0;
-  PetscCall(SgOptionsEList("-collisions", "Collision operator: none or bgk (relaxation to the Maxwellian with the same discrete moments, frequency NAME_nu per species)", coll_names, 2, coll_names[0], &idx, NULL));
+  PetscCall(SgOptionsEList("-collisions", "Collision operator: none, bgk (relaxation to the Maxwellian with the same discrete moments) or lbo (Dougherty / Lenard-Bernstein drag and diffusion, 1x1v and 1x2v); frequency NAME_nu per species", coll_names, 3, coll_names[0], &idx, NULL));
   v->collisions = idx;
   PetscCall(SgOptionsString("-species", "Comma-separated species names; each reads options -vlasov_NAME_*", species, species, sizeof species, NULL));
   {

@@ -71,6 +71,7 @@ typedef struct {
   PetscReal vmax[3];                    /* max |v_j| on the grid */
   PetscReal nu;                         /* BGK collision frequency (collisions: bgk), 1/omega_pe */
   Vec       fM;                         /* work: the corrected Maxwellian of a stage's f */
+  PetscReal lbo_rate;                   /* LBO: explicit-stability rate of the last evaluation (vlasov_lbo.c) */
 } SgVlasovSpecies;
 
 typedef struct {
@@ -116,7 +117,9 @@ typedef struct {
   PetscInt  *k1ofm;                    /* [3][npx] phase index of Phi_m L_1(eta_vj), -1 if absent */
   PetscInt   di_emc[SG_VLASOV_EM_NC], di_fe_e, di_fe_b;
   /* collisions (vlasov_collisions.c) */
-  PetscInt   collisions;               /* 0 none, 1 bgk */
+  PetscInt   collisions;               /* 0 none, 1 bgk, 2 lbo */
+  PetscReal *lbo_u0, *lbo_sys, *lbo_work, *lbo_coef; /* LBO per configuration node: plain flow, conservation systems, scratch, (u, vt^2) */
+  PetscInt  *lbo_vidx;                 /* [np] tensor velocity index of each phase basis function */
   PetscReal *bgk_tgt, *bgk_cur, *bgk_got, *bgk_work; /* [ncx][vdim+2][npx] moments: of f, used, of the projection; scratch */
   PetscInt  *mofk;                     /* [np] configuration index of each phase basis function */
   PetscInt   di_kej[3];                /* kinetic energy per velocity direction (collisions on) */
@@ -179,6 +182,10 @@ PETSC_INTERN PetscErrorCode SgVlasovCollisionsDestroy(SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovCollisionsRHS(SgSolver, Vec x[], Vec r[]);
 PETSC_INTERN PetscErrorCode SgVlasovCorrectedMaxwellian(SgSolver, SgVlasovSpecies *, Vec g, Vec fM, PetscInt *iters, PetscReal *err);
 PETSC_INTERN PetscErrorCode SgVlasovMaxwellianDistance(SgSolver, SgVlasovSpecies *, PetscReal *dist);
+/* vlasov_lbo.c */
+PETSC_INTERN PetscErrorCode SgVlasovLBOSetUp(SgSolver, SgVlasov *);
+PETSC_INTERN PetscErrorCode SgVlasovLBODestroy(SgVlasov *);
+PETSC_INTERN PetscErrorCode SgVlasovLBORHS(SgSolver, SgVlasovSpecies *, Vec x, Vec r);
 /* vlasov_rhs.c */
 PETSC_INTERN PetscErrorCode SgVlasovRHS(SgVlasov *, SgVlasovSpecies *, Vec f, Vec rhs);
 PETSC_INTERN PetscErrorCode SgVlasovStep(SgSolver, PetscReal, PetscReal);

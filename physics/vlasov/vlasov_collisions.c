@@ -162,6 +162,10 @@ PetscErrorCode SgVlasovCollisionsRHS(SgSolver solver, Vec x[], Vec r[])
   for (PetscInt is = 0; is < v->nspecies; is++) {
     SgVlasovSpecies *s = &v->sp[is];
     if (s->nu == 0) continue;
+    if (v->collisions == 2) {
+      PetscCall(SgVlasovLBORHS(solver, s, x[is], r[is]));
+      continue;
+    }
     PetscCall(SgVlasovCorrectedMaxwellian(solver, s, x[is], s->fM, NULL, NULL));
     PetscCall(VecAXPBYPCZ(r[is], s->nu, -s->nu, 1.0, s->fM, x[is]));
   }
@@ -189,7 +193,7 @@ PetscErrorCode SgVlasovCollisionsSetUp(SgSolver solver, SgVlasov *v)
   }
   for (PetscInt is = 0; is < v->nspecies; is++)
     if (v->sp[is].nu > 0) PetscCall(VecDuplicate(v->sp[is].f, &v->sp[is].fM));
-  (void)solver;
+  if (v->collisions == 2) PetscCall(SgVlasovLBOSetUp(solver, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -197,6 +201,7 @@ PetscErrorCode SgVlasovCollisionsDestroy(SgVlasov *v)
 {
   PetscFunctionBegin;
   PetscCall(PetscFree4(v->bgk_tgt, v->bgk_cur, v->bgk_got, v->bgk_work));
+  if (v->collisions == 2) PetscCall(SgVlasovLBODestroy(v));
   PetscCall(PetscFree(v->mofk));
   for (PetscInt is = 0; is < v->nspecies; is++) PetscCall(VecDestroy(&v->sp[is].fM));
   PetscFunctionReturn(PETSC_SUCCESS);

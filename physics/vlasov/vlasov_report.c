@@ -144,7 +144,7 @@ final:
       PetscReal dist;
       if (v->sp[is].nu == 0) continue;
       PetscCall(SgVlasovMaxwellianDistance(solver, &v->sp[is], &dist));
-      PetscCall(PetscPrintf(comm, "vlasov bgk: %s: relative L2 distance to the Maxwellian of its moments %.6e at t = %g\n", v->sp[is].name, (double)dist, (double)v->t_now));
+      PetscCall(PetscPrintf(comm, "vlasov %s: %s: relative L2 distance to the Maxwellian of its moments %.6e at t = %g\n", v->collisions == 2 ? "lbo" : "bgk", v->sp[is].name, (double)dist, (double)v->t_now));
     }
   /* final conserved quantities and their drift since t = 0 */
   PetscCall(SgSolverGetDiagnostics(solver, &nd, &names, NULL));

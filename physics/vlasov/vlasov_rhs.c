@@ -183,7 +183,7 @@ PetscErrorCode SgVlasovTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
         for (PetscInt j = 0; j < v->cdim; j++) a += c * s->tau[cx * v->cdim + j] / s->dx[v->cdim + j];
       fv = PetscMax(fv, a);
     }
-    fmax = PetscMax(fmax, fx + fv + s->nu); /* BGK: explicit relaxation, nu dt <= cfl */
+    fmax = PetscMax(fmax, fx + fv + (v->collisions == 2 ? s->lbo_rate : s->nu)); /* BGK: explicit relaxation, nu dt <= cfl; LBO: drag and diffusion */
   }
   if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* light waves: (2p+1) c / dx per configuration direction */
     PetscReal fm = 0;

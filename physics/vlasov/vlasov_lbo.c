@@ -1,0 +1,371 @@
+/* Dougherty / Lenard-Bernstein collisions (collisions: lbo), self-collisions only:
+     d f/dt = ... + nu div_v [ (v - u) f + vt^2 grad_v f ],
+   u and vt^2 the flow and thermal speed^2 of f. Conservative DG form after Hakim et al. (JPP 2020,
+   "Conservative DG schemes for nonlinear Dougherty-Fokker-Planck collision operators"); our code.
+
+   Velocity directions are treated one at a time (the operator is a sum over v_j). Per velocity cell
+   and test function psi the weak form is
+     nu { [psi G^] - int psi' (v - u) f + vt^2 ( -[psi' f^] + int psi'' f ) },
+   the diffusion integrated by parts twice. Faces: drag (v_f - u) f_up, upwind with the plain flow
+   M1/M0 (the direction of the drag); diffusion G^ = vt^2 ({f_v} + (p+1)^2/dv [f]) and f^ = {f}
+   (symmetric interior penalty); the outer velocity faces carry no flux (G^ = 0) and f^ is the
+   inner trace there. The operator is linear in (u_j, vt^2): R = R0 - sum_j u_j R_uj + vt^2 R_T.
+   u and vt^2 are not the plain moments of f: they solve the vdim + 1 linear equations "the discrete
+   momentum and energy of R vanish" (summed over the velocity grid and ranks), so the boundary
+   terms (f at the outer velocity faces, the p = 1 representation of v^2) enter them and number,
+   momentum and energy are conserved to round-off; number is conserved by the flux form itself.
+
+   Configuration dependence: the operator is applied at the p + 2 Gauss nodes x_q of each
+   configuration cell to the velocity-space polynomial f(x_q, v) (a tensor Legendre polynomial of
+   degree <= p per direction in each velocity cell) and projected back on the phase basis by the
+   same quadrature. The conservation holds node by node, so it holds after the projection.
+   Supported: cdim = 1 and no folded velocity dimension (1x1v, 1x2v); others are refused. */
+#include "vlasov.h"
+
+#define LBO_NV 27 /* (p+1)^vdim, p <= 2 with vdim 2 or p <= 3 with vdim 1: at most 16 */
+
+static PetscReal dLeg(PetscInt n, PetscReal x)
+{
+  const PetscReal c = PetscSqrtReal((2 * n + 1) / 2.0);
+  if (n == 1) return c;
+  if (n == 2) return c * 3 * x;
+  if (n == 3) return c * (7.5 * x * x - 1.5);
+  return 0;
+}
+
+static PetscReal d2Leg(PetscInt n, PetscReal x)
+{
+  const PetscReal c = PetscSqrtReal((2 * n + 1) / 2.0);
+  if (n == 2) return c * 3;
+  if (n == 3) return c * 15 * x;
+  return 0;
+}
+
+typedef struct {
+  PetscInt  p1, nvt, str[3];
+  PetscReal A[4][4], B[4][4], C[4][4], Lp[4], Lm[4], dLp[4], dLm[4];
+} LboRef;
+
+static void RefSetUp(PetscInt p, PetscInt vdim, LboRef *r)
+{
+  PetscReal xq[8], wq[8];
+  r->p1  = p + 1;
+  r->nvt = 1;
+  for (PetscInt j = 0; j < vdim; j++) {
+    r->str[j] = r->nvt;
+    r->nvt *= r->p1;
+  }
+  SgVlasovGaussLegendre(p + 3, xq, wq);
+  for (PetscInt a = 0; a <= p; a++) {
+    r->Lp[a]  = SgVlasovLegendre(a, 1);
+    r->Lm[a]  = SgVlasovLegendre(a, -1);
+    r->dLp[a] = dLeg(a, 1);
+    r->dLm[a] = dLeg(a, -1);
+    for (PetscInt b = 0; b <= p; b++) {
+      r->A[a][b] = r->B[a][b] = r->C[a][b] = 0;
+      for (PetscInt q = 0; q < p + 3; q++) {
+        PetscReal lb = SgVlasovLegendre(b, xq[q]);
+        r->A[a][b] += wq[q] * dLeg(a, xq[q]) * lb;
+        r->B[a][b] += wq[q] * dLeg(a, xq[q]) * xq[q] * lb;
+        r->C[a][b] += wq[q] * d2Leg(a, xq[q]) * lb;
+      }
+    }
+  }
+}
+
+/* Face between a lower cell (line coefficients gl, stride st) and an upper one (gu) at v = vf:
+   drag flux pieces (F0 = vf f_up, Fu = f_up), diffusion flux FT = {f_v} + pen [f], and fh = {f}. */
+static void Face(const LboRef *r, const PetscReal *gl, const PetscReal *gu, PetscInt st, PetscReal h, PetscReal vf, PetscReal u0, PetscReal pen, PetscReal *F0, PetscReal *Fu, PetscReal *FT, PetscReal *fh)
+{
+  PetscReal fl = 0, fu = 0, dl = 0, du = 0;
+  for (PetscInt b = 0; b < r->p1; b++) {
+    fl += gl[b * st] * r->Lp[b];
+    fu += gu[b * st] * r->Lm[b];
+    dl += gl[b * st] * r->dLp[b];
+    du += gu[b * st] * r->dLm[b];
+  }
+  PetscReal up = vf > u0 ? fu : fl; /* drag speed -(v - u): from above where v > u */
+  *F0 = vf * up;
+  *Fu = up;
+  *FT = 0.5 * (dl + du) / h + pen * (fu - fl);
+  *fh = 0.5 * (fl + fu);
+}
+
+typedef struct {
+  SgVlasov        *v;
+  SgVlasovSpecies *s;
+  LboRef           r;
+  const PetscInt  *vidx;     /* [np] tensor velocity index of each phase basis function */
+  PetscReal        phi[8][16], wx[8];
+  PetscInt         nq;
+} LboCtx;
+
+/* Velocity slice at configuration node q of the cell with coefficients fc. */
+static void Slice(const LboCtx *c, const PetscScalar *fc, PetscInt q, PetscReal *G)
+{
+  for (PetscInt i = 0; i < c->r.nvt; i++) G[i] = 0;
+  for (PetscInt k = 0; k < c->v->np; k++) G[c->vidx[k]] += fc[k] * c->phi[q][c->v->mofk[k]];
+}
+
+/* The operator pieces of one velocity cell (global index n[], neighbours' slices Gn[2j] below,
+   Gn[2j+1] above, NULL at the outer boundary): R0, Ru[j], RT as tensor coefficients (no nu). */
+static void CellOperator(const LboCtx *c, const PetscInt n[], const PetscReal *G, PetscReal *const Gn[], PetscReal u0[], PetscReal *R0, PetscReal Ru[][LBO_NV], PetscReal *RT)
+{
+  const SgVlasov        *v = c->v;
+  const SgVlasovSpecies *s = c->s;
+  const LboRef          *r = &c->r;
+  const PetscInt         cd = v->cdim, p1 = r->p1;
+
+  for (PetscInt i = 0; i < r->nvt; i++) {
+    R0[i] = RT[i] = 0;
+    for (PetscInt j = 0; j < v->vdim; j++) Ru[j][i] = 0;
+  }
+  for (PetscInt j = 0; j < v->vdim; j++) {
+    const PetscInt  d = cd + j, st = r->str[j];
+    const PetscReal h = 0.5 * s->dx[d], w = s->lower[d] + (n[d] + 0.5) * s->dx[d], pen = p1 * p1 / s->dx[d];
+    for (PetscInt i = 0; i < r->nvt; i++) {
+      const PetscInt a = (i / st) % p1, base = i - a * st;
+      PetscReal      r0 = 0, ru = 0, rt = 0;
+      for (PetscInt b = 0; b < p1; b++) { /* volume terms */
+        const PetscReal g = G[base + b * st];
+        r0 -= g * (w * r->A[a][b] + h * r->B[a][b]);
+        ru -= g * r->A[a][b];
+        rt += g * r->C[a][b] / h;
+      }
+      for (PetscInt side = 0; side < 2; side++) { /* faces: below (side 0) and above (side 1) */
+        const PetscReal *gn = Gn[2 * j + side], sg = side ? 1 : -1;
+        const PetscReal  La = side ? r->Lp[a] : r->Lm[a], dLa = (side ? r->dLp[a] : r->dLm[a]) / h;
+        PetscReal        F0 = 0, Fu = 0, FT = 0, fh = 0;
+        if (gn) {
+          if (side) Face(r, G + base, gn + base, st, h, w + h, u0[j], pen, &F0, &Fu, &FT, &fh);
+          else Face(r, gn + base, G + base, st, h, w - h, u0[j], pen, &F0, &Fu, &FT, &fh);
+        } else
+          for (PetscInt b = 0; b < p1; b++) fh += G[base + b * st] * (side ? r->Lp[b] : r->Lm[b]);
+        r0 += sg * La * F0;
+        ru += sg * La * Fu;
+        rt += sg * (La * FT - dLa * fh);
+      }
+      R0[i] += r0 / h;
+      Ru[j][i] += ru / h;
+      RT[i] += rt / h;
+    }
+  }
+}
+
+/* Velocity moments of tensor coefficients R on the cell n[]: mom[0] number, mom[1+j] momentum,
+   mom[1+vdim] int |v|^2 (exact integrals of the Legendre polynomials). */
+static void TensorMoments(const LboCtx *c, const PetscInt n[], const PetscReal *R, PetscReal mom[])
+{
+  const SgVlasov        *v = c->v;
+  const SgVlasovSpecies *s = c->s;
+  const PetscInt         vd = v->vdim, cd = v->cdim;
+  PetscReal              Jv = 1, w[3], h[3];
+
+  for (PetscInt j = 0; j < vd; j++) {
+    h[j] = 0.5 * s->dx[cd + j];
+    w[j] = s->lower[cd + j] + (n[cd + j] + 0.5) * s->dx[cd + j];
+    Jv *= h[j];
+  }
+  for (PetscInt m = 0; m < vd + 2; m++) mom[m] = 0;
+  for (PetscInt i = 0; i < c->r.nvt; i++) {
+    PetscInt a[3];
+    if (R[i] == 0) continue;
+    for (PetscInt j = 0; j < vd; j++) a[j] = (i / c->r.str[j]) % c->r.p1;
+    PetscReal p0 = Jv * R[i];
+    for (PetscInt j = 0; j < vd; j++) p0 *= SgVlasovLegendreMoment(a[j], 0);
+    mom[0] += p0;
+    for (PetscInt j = 0; j < vd; j++) {
+      PetscReal rest = Jv * R[i];
+      for (PetscInt k = 0; k < vd; k++)
+        if (k != j) rest *= SgVlasovLegendreMoment(a[k], 0);
+      const PetscReal q0 = SgVlasovLegendreMoment(a[j], 0), q1 = SgVlasovLegendreMoment(a[j], 1), q2 = SgVlasovLegendreMoment(a[j], 2);
+      mom[1 + j] += rest * (w[j] * q0 + h[j] * q1);
+      mom[1 + vd] += rest * (w[j] * w[j] * q0 + 2 * w[j] * h[j] * q1 + h[j] * h[j] * q2);
+    }
+  }
+}
+
+/* Solve the small dense system A x = b (n <= 4) by Gaussian elimination with partial pivoting. */
+static PetscBool SmallSolve(PetscInt n, PetscReal A[4][4], PetscReal b[4], PetscReal x[4])
+{
+  for (PetscInt k = 0; k < n; k++) {
+    PetscInt piv = k;
+    for (PetscInt i = k + 1; i < n; i++)
+      if (PetscAbsReal(A[i][k]) > PetscAbsReal(A[piv][k])) piv = i;
+    if (A[piv][k] == 0) return PETSC_FALSE;
+    for (PetscInt j = 0; j < n; j++) {
+      PetscReal t = A[k][j];
+      A[k][j]     = A[piv][j];
+      A[piv][j]   = t;
+    }
+    PetscReal t = b[k];
+    b[k]        = b[piv];
+    b[piv]      = t;
+    for (PetscInt i = k + 1; i < n; i++) {
+      PetscReal f = A[i][k] / A[k][k];
+      for (PetscInt j = k; j < n; j++) A[i][j] -= f * A[k][j];
+      b[i] -= f * b[k];
+    }
+  }
+  for (PetscInt k = n - 1; k >= 0; k--) {
+    PetscReal sum = b[k];
+    for (PetscInt j = k + 1; j < n; j++) sum -= A[k][j] * x[j];
+    x[k] = sum / A[k][k];
+  }
+  return PETSC_TRUE;
+}
+
+/* Visit the owned cells with the slices of the cell and its velocity neighbours at every node
+   (v and s: the solver data and species in scope, as SG_VLASOV_FOR_OWNED needs them by name). */
+#define LBO_FOR_CELLS(c, fl, ...) \
+  SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, { \
+    PetscInt   off_; \
+    PetscReal  Gc_[8][LBO_NV], Gnb_[6][8][LBO_NV], *Gn_[8][6]; \
+    PetscCall(SgVlasovCellOffset((c)->s, n, PETSC_TRUE, &off_)); \
+    for (PetscInt q_ = 0; q_ < (c)->nq; q_++) Slice((c), (fl) + off_, q_, Gc_[q_]); \
+    for (PetscInt j_ = 0; j_ < (c)->v->vdim; j_++) \
+      for (PetscInt sd_ = 0; sd_ < 2; sd_++) { \
+        PetscInt nn_[5] = {n[0], n[1], n[2], n[3], n[4]}, d_ = (c)->v->cdim + j_, o_; \
+        nn_[d_] += sd_ ? 1 : -1; \
+        for (PetscInt q_ = 0; q_ < (c)->nq; q_++) Gn_[q_][2 * j_ + sd_] = NULL; \
+        if (nn_[d_] < 0 || nn_[d_] >= (c)->s->N[d_]) continue; \
+        PetscCall(SgVlasovCellOffset((c)->s, nn_, PETSC_TRUE, &o_)); \
+        for (PetscInt q_ = 0; q_ < (c)->nq; q_++) { \
+          Slice((c), (fl) + o_, q_, Gnb_[2 * j_ + sd_][q_]); \
+          Gn_[q_][2 * j_ + sd_] = Gnb_[2 * j_ + sd_][q_]; \
+        } \
+      } \
+    __VA_ARGS__ \
+  })
+
+/* r += nu C(x) for species s (collisions: lbo). Also records s->lbo_rate, the largest
+   explicit-stability rate nu ((2p+1) |v - u|/dv + 2 (p+1)^4 vt^2 / dv^2) over the nodes. */
+PetscErrorCode SgVlasovLBORHS(SgSolver solver, SgVlasovSpecies *s, Vec x, Vec r)
+{
+  SgVlasov          *v = (SgVlasov *)solver->data;
+  LboCtx             c;
+  const PetscInt     vd = v->vdim, nm = vd + 2, p = v->order, nc = (1 + vd + 1) * (vd + 1);
+  PetscReal          xg[8], *u0 = v->lbo_u0, *sys = v->lbo_sys, *coef = v->lbo_coef;
+  const PetscScalar *fl;
+  PetscScalar       *out;
+  MPI_Comm           comm = PetscObjectComm((PetscObject)solver);
+
+  PetscFunctionBegin;
+  c.v    = v;
+  c.s    = s;
+  c.vidx = v->lbo_vidx;
+  c.nq   = p + 2;
+  RefSetUp(p, vd, &c.r);
+  SgVlasovGaussLegendre(c.nq, xg, c.wx);
+  for (PetscInt q = 0; q < c.nq; q++)
+    for (PetscInt m = 0; m < v->npx; m++) c.phi[q][m] = SgVlasovLegendre(v->kern->alphax[m * v->cdim], xg[q]);
+  PetscCall(DMGlobalToLocal(s->da, x, INSERT_VALUES, s->floc));
+  PetscCall(VecGetArrayRead(s->floc, &fl));
+  /* 1. plain moments at the nodes: the flow M1/M0 that picks the drag's upwind side */
+  PetscCall(PetscArrayzero(v->lbo_work, v->ncx * c.nq * nc));
+  SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, {
+    PetscInt off;
+    PetscCall(SgVlasovCellOffset(s, n, PETSC_TRUE, &off));
+    for (PetscInt q = 0; q < c.nq; q++) {
+      PetscReal G[LBO_NV], mom[5];
+      Slice(&c, fl + off, q, G);
+      TensorMoments(&c, n, G, mom);
+      for (PetscInt m = 0; m < vd + 1; m++) v->lbo_work[(cx * c.nq + q) * nc + m] += mom[m];
+    }
+    (void)idx;
+  });
+  PetscCall(MPIU_Allreduce(v->lbo_work, sys, (PetscMPIInt)(v->ncx * c.nq * nc), MPIU_REAL, MPIU_SUM, comm));
+  for (PetscInt i = 0; i < v->ncx * c.nq; i++) {
+    PetscCheck(sys[i * nc] > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "collisions lbo: species %s has density %g <= 0 at a node of configuration cell %" PetscInt_FMT ": no flow or temperature; refine the grid or lower nu", s->name, (double)sys[i * nc], i / c.nq);
+    for (PetscInt j = 0; j < vd; j++) u0[i * vd + j] = sys[i * nc + 1 + j] / sys[i * nc];
+  }
+  /* 2. the momentum and energy of the pieces R0, R_uj, R_T, summed over the velocity grid: row m
+        (momentum j, energy) of the conservation system sum R0 - sum_j u_j R_uj + vt^2 R_T = 0 */
+  PetscCall(PetscArrayzero(v->lbo_work, v->ncx * c.nq * nc));
+  LBO_FOR_CELLS(&c, fl, {
+    for (PetscInt q = 0; q < c.nq; q++) {
+      PetscReal  R0[LBO_NV], Ru[3][LBO_NV], RT[LBO_NV], mom[5];
+      PetscReal *row = v->lbo_work + (cx * c.nq + q) * nc;
+      CellOperator(&c, n, Gc_[q], Gn_[q], u0 + (cx * c.nq + q) * vd, R0, Ru, RT);
+      TensorMoments(&c, n, R0, mom);
+      for (PetscInt m = 0; m < vd + 1; m++) row[m * (vd + 2)] += mom[1 + m];
+      for (PetscInt j = 0; j < vd; j++) {
+        TensorMoments(&c, n, Ru[j], mom);
+        for (PetscInt m = 0; m < vd + 1; m++) row[m * (vd + 2) + 1 + j] += mom[1 + m];
+      }
+      TensorMoments(&c, n, RT, mom);
+      for (PetscInt m = 0; m < vd + 1; m++) row[m * (vd + 2) + 1 + vd] += mom[1 + m];
+    }
+    (void)idx;
+  });
+  PetscCall(MPIU_Allreduce(v->lbo_work, sys, (PetscMPIInt)(v->ncx * c.nq * nc), MPIU_REAL, MPIU_SUM, comm));
+  s->lbo_rate = 0;
+  for (PetscInt i = 0; i < v->ncx * c.nq; i++) {
+    PetscReal A[4][4], b[4], sol[4] = {0, 0, 0, 0}, vmax = 0, dvmin = PETSC_MAX_REAL;
+    for (PetscInt m = 0; m < vd + 1; m++) {
+      b[m] = -sys[i * nc + m * (vd + 2)];
+      for (PetscInt j = 0; j < vd; j++) A[m][j] = -sys[i * nc + m * (vd + 2) + 1 + j];
+      A[m][vd] = sys[i * nc + m * (vd + 2) + 1 + vd];
+    }
+    PetscCheck(SmallSolve(vd + 1, A, b, sol), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "collisions lbo: species %s: singular conservation system at a node of configuration cell %" PetscInt_FMT "; refine the velocity grid", s->name, i / c.nq);
+    PetscCheck(sol[vd] > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "collisions lbo: species %s has temperature %g <= 0 at a node of configuration cell %" PetscInt_FMT ": refine the velocity grid or widen the box", s->name, (double)sol[vd], i / c.nq);
+    for (PetscInt j = 0; j <= vd; j++) coef[i * (vd + 1) + j] = sol[j];
+    for (PetscInt j = 0; j < vd; j++) {
+      vmax  = PetscMax(vmax, s->vmax[j] + PetscAbsReal(sol[j]));
+      dvmin = PetscMin(dvmin, s->dx[v->cdim + j]);
+    }
+    s->lbo_rate = PetscMax(s->lbo_rate, s->nu * vd * ((2 * p + 1) * vmax / dvmin + 2 * PetscPowRealInt(p + 1, 4) * sol[vd] / (dvmin * dvmin)));
+  }
+  /* 3. r += nu sum_q w_q phi_m(x_q) (R0 - u.Ru + vt^2 RT) */
+  PetscCall(VecGetArray(r, &out));
+  LBO_FOR_CELLS(&c, fl, {
+    PetscScalar *oc = out + idx * v->np;
+    for (PetscInt q = 0; q < c.nq; q++) {
+      PetscReal        R0[LBO_NV], Ru[3][LBO_NV], RT[LBO_NV], R[LBO_NV];
+      const PetscReal *cf = coef + (cx * c.nq + q) * (vd + 1);
+      CellOperator(&c, n, Gc_[q], Gn_[q], u0 + (cx * c.nq + q) * vd, R0, Ru, RT);
+      for (PetscInt i = 0; i < c.r.nvt; i++) {
+        R[i] = R0[i] + cf[vd] * RT[i];
+        for (PetscInt j = 0; j < vd; j++) R[i] -= cf[j] * Ru[j][i];
+      }
+      for (PetscInt k = 0; k < v->np; k++) oc[k] += s->nu * c.wx[q] * c.phi[q][v->mofk[k]] * R[v->lbo_vidx[k]];
+    }
+  });
+  PetscCall(VecRestoreArray(r, &out));
+  PetscCall(VecRestoreArrayRead(s->floc, &fl));
+  (void)nm;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgVlasovLBOSetUp(SgSolver solver, SgVlasov *v)
+{
+  MPI_Comm       comm = PetscObjectComm((PetscObject)solver);
+  const PetscInt nq = v->order + 2, vd = v->vdim, nc = (vd + 2) * (vd + 1);
+
+  PetscFunctionBegin;
+  PetscCheck(v->cdim == 1 && v->sp[0].nfd == 0, comm, PETSC_ERR_USER_INPUT, "collisions lbo: implemented for 1x1v and 1x2v (this deck is %" PetscInt_FMT "x%" PetscInt_FMT "v); use collisions: bgk", v->cdim, vd);
+  PetscCheck(PetscPowInt(v->order + 1, vd) <= LBO_NV, comm, PETSC_ERR_USER_INPUT, "collisions lbo: order %" PetscInt_FMT " with vdim %" PetscInt_FMT " is beyond the operator's tables; use a lower order", v->order, vd);
+  PetscCall(PetscMalloc5(v->ncx * nq * vd, &v->lbo_u0, v->ncx * nq * nc, &v->lbo_sys, v->ncx * nq * nc, &v->lbo_work, v->ncx * nq * (vd + 1), &v->lbo_coef, v->np, &v->lbo_vidx));
+  for (PetscInt k = 0; k < v->np; k++) {
+    PetscInt i = 0, st = 1;
+    for (PetscInt j = 0; j < vd; j++) {
+      i += v->kern->alpha[k * v->pdim + v->cdim + j] * st;
+      st *= v->order + 1;
+    }
+    v->lbo_vidx[k] = i;
+  }
+  for (PetscInt is = 0; is < v->nspecies; is++) { /* first stability rate, for the first time step */
+    SgVlasovSpecies *s = &v->sp[is];
+    if (s->nu == 0) continue;
+    PetscCall(VecZeroEntries(s->fM));
+    PetscCall(SgVlasovLBORHS(solver, s, s->f, s->fM));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgVlasovLBODestroy(SgVlasov *v)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree5(v->lbo_u0, v->lbo_sys, v->lbo_work, v->lbo_coef, v->lbo_vidx));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
