@@ -54,6 +54,6 @@ echo "ok    refused Vlasov-Maxwell decks wrote no file"
 expect_fail "a collision frequency must be >= 0" $DECKS/bgk_relax.yaml -vlasov_elc_nu -1 -sim_output bad_nu
 expect_fail "is not one of: none, bgk, lbo" $DECKS/bgk_relax.yaml -vlasov_collisions fp -sim_output bad_coll
 expect_fail "a collision frequency must be >= 0" $DECKS/lbo_relax.yaml -vlasov_elc_nu -0.5 -sim_output bad_lnu
-expect_fail "collisions lbo: implemented for 1x1v and 1x2v" $DECKS/lbo_relax.yaml -vlasov_vdim 3 -vlasov_cells 1,10,14,8 -vlasov_lower 0,-5,-7,-4 -vlasov_upper 10,5,7,4 -vlasov_elc_drift 0,1.5,0 -sim_output bad_l3v
+expect_fail "collisions lbo: implemented for 1x1v and 1x2v" $DECKS/lbo_relax.yaml -vlasov_vdim 3 -vlasov_cells 1,10,14,10 -vlasov_lower 0,-5,-7,-5 -vlasov_upper 10,5,7,5 -vlasov_elc_drift 0,1.5,0 -sim_output bad_l3v
 for o in bad_nu bad_coll bad_lnu bad_l3v; do [ ! -e $o.h5 ] && [ ! -e $o.chk.h5 ] || { echo "FAIL  a refused deck wrote $o.*"; exit 1; }; done
 echo "ok    refused collision decks wrote no file"

@@ -27,3 +27,23 @@ check() {
     echo "FAIL  $what = $val (want |value| $op $lim)"; exit 1
   fi
 }
+# aniso_rate LOGFILE T: decay rate of kinetic_energy_y - kinetic_energy_x over [0, T] (initial values
+# recovered from the final ones and their relative change)
+aniso_rate() {
+  awk -v T="$2" '$3=="kinetic_energy_x"{x=$4; gsub(/\)/,"",$7); x0=x/(1+$7)} $3=="kinetic_energy_y"{y=$4; gsub(/\)/,"",$7); y0=y/(1+$7)}
+                 END{print -log((y-x)/(y0-x0))/T}' "$1"
+}
+# same_final A.log B.log WHAT: the final diagnostics of two runs agree to 1e-12 (relative, absolute below 1)
+same_final() {
+  paste <(grep "vlasov final:" "$1") <(grep "vlasov final:" "$2") | awk -v what="$3" '
+    { a=$4; b=$11; d=a-b; d=d<0?-d:d; s=(a<0?-a:a); s=s>1?s:1; r=d/s; if (r>m) {m=r; k=$3} c++ }
+    END { printf "%s: %d diagnostics, max difference %.3e (%s)\n", what, c, m, k; exit (c>=9 && m<1e-12)?0:1 }' || { echo "FAIL  $3"; exit 1; }
+}
+# conserved LOGFILE NOTE DIRS...: number_elc and kinetic_energy relative drift and momentum_DIR absolute
+# change < 1e-12 (NOTE names the energy scale the absolute momentum is compared with)
+conserved() {
+  local log=$1 note=$2; shift 2
+  check "number drift" "$(drift $log number_elc)" "<" 1e-12
+  check "energy drift" "$(drift $log kinetic_energy)" "<" 1e-12
+  for j in "$@"; do check "momentum_$j change (absolute; $note)" "$(drift $log momentum_$j)" "<" 1e-12; done
+}
