@@ -456,12 +456,18 @@ int main(int argc, char **argv)
     {
       FILE *fp = fopen(lc, "r");
       char  line[512];
-      int   nl = 0, nh = 0;
-      while (fp && fgets(line, sizeof line, fp)) line[0] == '#' ? nh++ : nl++;
+      int   nl = 0, nh = 0, nk = 0;
+      /* '# surge-file: learning curve' (the write path's kind mark, first line) and the column header
+         '# step ...' are written once; the restart appends rows only */
+      while (fp && fgets(line, sizeof line, fp)) {
+        if (!strncmp(line, "# surge-file:", 13)) nk++;
+        else if (line[0] == '#') nh++;
+        else nl++;
+      }
       if (fp) fclose(fp);
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "2. two streams, Adam: 30 steps vs 15 + checkpoint + restart 15: %s; lcurve %d lines, %d header(s)\n", Same(va, vb) ? "bit-identical" : "DIFFERENT", nl, nh));
       CHECK(Same(va, vb), "the restarted run differs: b %.17g vs %.17g", va[3], vb[3]);
-      CHECK(nl == 6 + 3 && nh == 1, "lcurve: %d lines (expected 9: 6 of the first run, 3 after the restart) and %d headers (1)", nl, nh);
+      CHECK(nl == 6 + 3 && nh == 1 && nk == 1, "lcurve: %d lines (expected 9: 6 of the first run, 3 after the restart), %d column headers and %d kind marks (1 each)", nl, nh, nk);
     }
     { /* a max_time stop after the first step writes a checkpoint; the restart finishes the 30 steps */
       Run     stop = two, rest = two;
