@@ -8,6 +8,8 @@
 #include <fftw3.h>
 #include <petscdmda.h>
 #include "sgsolverimpl.h"
+#include "sgcheckpoint.h"
+#include "sgoutput.h"
 
 typedef double _Complex KsCplx;
 
@@ -26,3 +28,33 @@ PETSC_INTERN PetscErrorCode KsEtdCreate(PetscInt N, PetscReal L, KsEtd **);
 PETSC_INTERN PetscErrorCode KsEtdStep(KsEtd *, KsCplx *v, PetscReal h);
 PETSC_INTERN PetscErrorCode KsEtdToPhysical(KsEtd *, const KsCplx *v, double *u);
 PETSC_INTERN PetscErrorCode KsEtdDestroy(KsEtd **);
+
+typedef struct _n_KsAdvance KsAdvance; /* ks_advance.c: the field.advance slot */
+
+/* the solver (ks_solver.c) */
+typedef struct {
+  PetscInt   N, lyap_every, seed;
+  PetscReal  L, dt, amplitude, offset, eps, lyap_start;
+  PetscBool  lyap;
+  KsEtd     *etd;
+  KsCplx    *v, *w; /* the state and the perturbed trajectory, as r2c transforms */
+  double    *u;
+  PetscReal  st[4]; /* steps taken, sum of logs, time spanned by the sum, time of the last step */
+  DM         da;
+  Vec        U;
+  PetscInt   d_mean, d_energy, d_max, d_lyap;
+  KsAdvance *adv;
+} Ks;
+
+/* one ETDRK4 step of the state (and of the Lyapunov pair) from t to t + dt */
+PETSC_INTERN PetscErrorCode KsStepOnce(SgSolver, PetscReal t, PetscReal dt);
+
+/* ks_advance.c: the field.advance slot (docs/ks.md) */
+PETSC_INTERN PetscErrorCode KsAdvanceSetFromOptions(SgSolver, PetscOptionItems *);
+PETSC_INTERN PetscErrorCode KsAdvanceSetUp(SgSolver);
+PETSC_INTERN PetscBool      KsAdvanceOn(const Ks *);
+PETSC_INTERN PetscReal      KsAdvanceSegment(const Ks *);
+PETSC_INTERN PetscErrorCode KsAdvanceStep(SgSolver, PetscReal t, PetscReal dt);
+PETSC_INTERN PetscErrorCode KsAdvanceCheckpoint(SgSolver, SgCheckpoint);
+PETSC_INTERN PetscErrorCode KsAdvanceReport(SgSolver, SgOutput);
+PETSC_INTERN PetscErrorCode KsAdvanceDestroy(Ks *);

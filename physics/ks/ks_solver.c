@@ -1,26 +1,14 @@
 /* ks: the Kuramoto-Sivashinsky solver (ks.h; docs/ks.md). Nondimensional: length L, time, u.
 
    Initial state u0 = offset + amplitude cos(q x) (1 + sin(q x)), q = 2 pi / L (the Kassam-Trefethen
-   initial condition on our domain). With -ks_lyapunov a second trajectory starts at distance
+   initial condition on our domain), or with -ks_seed S > 0 offset + amplitude sum_{m=1..4} r_m
+   cos(m q x + phi_m), r_m in [0, 1) and phi_m in [0, 2 pi) drawn from S (SgRandomUniform): one
+   trajectory per seed, which is what `surge ensemble` varies (seed_option: ks_seed). With -ks_lyapunov a second trajectory starts at distance
    lyap_eps (RMS over the grid) and is pulled back to that distance every lyap_every steps; the sum
    of log(distance / eps) over the renormalisations after lyap_start, divided by the time they span,
    is the leading Lyapunov exponent (Benettin et al. 1980). */
 #include "ks.h"
-#include "sgoutput.h"
-#include "sgcheckpoint.h"
 
-typedef struct {
-  PetscInt  N, lyap_every;
-  PetscReal L, dt, amplitude, offset, eps, lyap_start;
-  PetscBool lyap;
-  KsEtd    *etd;
-  KsCplx   *v, *w; /* the state and the perturbed trajectory, as r2c transforms */
-  double   *u;
-  PetscReal st[4]; /* steps taken, sum of logs, time spanned by the sum, time of the last step */
-  DM        da;
-  Vec       U;
-  PetscInt  d_mean, d_energy, d_max, d_lyap;
-} Ks;
 
 static PetscErrorCode KsSetFromOptions(SgSolver s, PetscOptionItems *PetscOptionsObject)
 {
@@ -33,11 +21,13 @@ static PetscErrorCode KsSetFromOptions(SgSolver s, PetscOptionItems *PetscOption
   PetscCall(SgOptionsInt("-modes", "Grid points N = Fourier modes of the real transform (even; N/3 survive dealiasing)", k->N, &k->N, NULL, 8, 1 << 22));
   PetscCall(SgOptionsReal("-dt", "ETDRK4 step (the driver may take a shorter last step)", "nondimensional time", k->dt, &k->dt, NULL, 1e-8, 10));
   PetscCall(SgOptionsReal("-amplitude", "Amplitude of the initial state cos(q x)(1 + sin(q x)), q = 2 pi / L", "u units", k->amplitude, &k->amplitude, NULL, -1e3, 1e3));
+  PetscCall(SgOptionsInt("-seed", "0: the Kassam-Trefethen initial state; S > 0: four random low modes drawn from S (ensembles vary it: seed_option ks_seed)", k->seed, &k->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsReal("-offset", "Constant added to the initial state: the mean of u, conserved", "u units", k->offset, &k->offset, NULL, -1e3, 1e3));
   PetscCall(SgOptionsBool("-lyapunov", "Track a perturbed trajectory and estimate the leading Lyapunov exponent", k->lyap, &k->lyap, NULL));
   PetscCall(SgOptionsReal("-lyap_eps", "RMS distance of the perturbed trajectory, restored at each renormalisation", "u units", k->eps, &k->eps, NULL, 1e-14, 1e-2));
   PetscCall(SgOptionsInt("-lyap_every", "Steps between renormalisations", k->lyap_every, &k->lyap_every, NULL, 1, 1 << 30));
   PetscCall(SgOptionsReal("-lyap_start", "Time after which growth is counted (the transient onto the attractor is skipped)", "nondimensional time", k->lyap_start, &k->lyap_start, NULL, 0, PETSC_MAX_REAL));
+  PetscCall(KsAdvanceSetFromOptions(s, PetscOptionsObject)); /* after length and modes: the slot's grid needs them */
   PetscOptionsHeadEnd();
   PetscCheck(k->N % 2 == 0, comm, PETSC_ERR_USER_INPUT, "-ks_modes %" PetscInt_FMT " is odd: give an even number of grid points", k->N);
   PetscCall(SgCheckCount(comm, "-ks_modes", "grid points", (PetscReal)k->N, 24 * sizeof(PetscReal)));
@@ -69,7 +59,12 @@ static PetscErrorCode KsSetUp(SgSolver s)
   k->u = (double *)fftw_malloc(sizeof(double) * k->N);
   for (PetscInt j = 0; j < k->N; j++) {
     const PetscReal x = 2 * PETSC_PI * j / k->N;
-    k->etd->x[j]      = k->offset + k->amplitude * PetscCosReal(x) * (1 + PetscSinReal(x));
+    PetscReal       f = PetscCosReal(x) * (1 + PetscSinReal(x));
+    if (k->seed > 0) {
+      f = 0;
+      for (PetscInt m = 1; m <= 4; m++) f += SgRandomUniform((uint64_t)k->seed, (uint64_t)m, 0) * PetscCosReal(m * x + 2 * PETSC_PI * SgRandomUniform((uint64_t)k->seed, (uint64_t)m, 1));
+    }
+    k->etd->x[j] = k->offset + k->amplitude * f;
   }
   fftw_execute(k->etd->fwd);
   for (PetscInt m = 0; m < nk; m++) k->v[m] = k->etd->tk[m];
@@ -87,17 +82,19 @@ static PetscErrorCode KsSetUp(SgSolver s)
   PetscCall(SgSolverAddDiagnostic(s, "max_abs", "max over the grid of |u|", &k->d_max));
   if (k->lyap) PetscCall(SgSolverAddDiagnostic(s, "lyapunov", "running estimate of the leading Lyapunov exponent, 1/time (0 before lyap_start)", &k->d_lyap));
   PetscCall(SgSolverSetProgressDiagnostic(s, k->d_energy));
+  PetscCall(KsAdvanceSetUp(s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 static PetscErrorCode KsTimeStep(SgSolver s, PetscReal t, PetscReal *dt)
 {
   PetscFunctionBegin;
-  *dt = ((Ks *)s->data)->dt;
+  if (KsAdvanceOn((Ks *)s->data)) *dt = KsAdvanceSegment((Ks *)s->data); /* one field.advance call per driver step */
+  else *dt = ((Ks *)s->data)->dt;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode KsStep(SgSolver s, PetscReal t, PetscReal dt)
+PetscErrorCode KsStepOnce(SgSolver s, PetscReal t, PetscReal dt)
 {
   Ks *k = (Ks *)s->data;
 
@@ -117,6 +114,14 @@ static PetscErrorCode KsStep(SgSolver s, PetscReal t, PetscReal dt)
       for (PetscInt m = 0; m < k->N / 2 + 1; m++) k->w[m] = k->v[m] + (k->eps / d) * (k->w[m] - k->v[m]);
     }
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KsStep(SgSolver s, PetscReal t, PetscReal dt)
+{
+  PetscFunctionBegin;
+  if (KsAdvanceOn((Ks *)s->data)) PetscCall(KsAdvanceStep(s, t, dt));
+  else PetscCall(KsStepOnce(s, t, dt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -142,7 +147,7 @@ static PetscErrorCode KsDiagnose(SgSolver s, PetscReal t, PetscReal v[])
 static PetscErrorCode KsWriteFields(SgSolver s, SgOutput out)
 {
   Ks          *k  = (Ks *)s->data;
-  PetscReal    lo = 0;
+  PetscReal    lo = -0.5 * k->L / k->N, hi = k->L + lo; /* surge writes cell centres: the cell of x_j = j L / N is centred on it */
   PetscScalar *a;
   PetscInt     xs, xm;
 
@@ -152,7 +157,7 @@ static PetscErrorCode KsWriteFields(SgSolver s, SgOutput out)
   PetscCall(VecGetArray(k->U, &a));
   for (PetscInt i = 0; i < xm; i++) a[i] = k->u[xs + i];
   PetscCall(VecRestoreArray(k->U, &a));
-  PetscCall(SgOutputWriteField(out, "u", k->U, &lo, &k->L));
+  PetscCall(SgOutputWriteField(out, "u", k->U, &lo, &hi));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -166,9 +171,11 @@ static PetscErrorCode KsCheckpoint(SgSolver s, SgCheckpoint chk)
   PetscCall(SgCheckpointLayoutInt(chk, "ks_modes", k->N));
   PetscCall(SgCheckpointLayoutReal(chk, "ks_length", k->L));
   PetscCall(SgCheckpointLayoutInt(chk, "ks_lyapunov", k->lyap));
+  PetscCall(SgCheckpointLayoutInt(chk, "ks_seed", k->seed)); /* names the trajectory: what an ensemble member's seed was */
   PetscCall(SgCheckpointReals(chk, "ks_v", 2 * (k->N / 2 + 1), (PetscReal *)k->v));
   PetscCall(SgCheckpointReals(chk, "ks_w", 2 * (k->N / 2 + 1), (PetscReal *)k->w));
   PetscCall(SgCheckpointReals(chk, "ks_state", 4, k->st));
+  PetscCall(KsAdvanceCheckpoint(s, chk));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -177,6 +184,7 @@ static PetscErrorCode KsReport(SgSolver s, SgOutput out)
   Ks *k = (Ks *)s->data;
 
   PetscFunctionBegin;
+  PetscCall(KsAdvanceReport(s, out));
   if (k->lyap) {
     PetscReal lam[2] = {k->st[2] > 0 ? k->st[1] / k->st[2] : 0, k->st[2]};
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)s), "ks: leading Lyapunov exponent %.5f over a time of %g\n", (double)lam[0], (double)lam[1]));
@@ -190,6 +198,7 @@ static PetscErrorCode KsDestroy(SgSolver s)
   Ks *k = (Ks *)s->data;
 
   PetscFunctionBegin;
+  PetscCall(KsAdvanceDestroy(k));
   PetscCall(KsEtdDestroy(&k->etd));
   if (k->v) fftw_free(k->v);
   if (k->w) fftw_free(k->w);
