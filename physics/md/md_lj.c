@@ -16,157 +16,130 @@ typedef struct {
   SgMD      *md;
 } LJCtx;
 
-/* Full list, one atom type: the hot loop is branch-free so the compiler vectorises it over the
-   neighbours (gathers), and each atom's force is summed in list order only (deterministic). */
-static void LJFull1(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, PetscReal *restrict f, PetscReal *energy, PetscReal w[6])
+/* The one LJ pair loop. The flags are compile-time constants at each call below, and the kernel is
+   always inlined, so the compiler emits one specialised loop per case, as hand-written copies would:
+     half   half list (Newton): each pair once, the partner's force scattered (the neighbours of one
+            atom are distinct and differ from it, so the scatter has no conflicts inside the loop);
+            else a full list, each pair seen from both atoms (bit-reproducible on any rank count)
+     eflag  accumulate energy and virial (else forces only, as LAMMPS's eflag=0)
+     multi  per-pair-type coefficients (else the one type's, held in registers)
+   The cutoff is a 0/1 mask rather than a branch, so the loop over one atom's neighbours is
+   branch-free and vectorises (gathers; the coefficients of several types are gathered too). Each
+   atom's sums depend on its list order only (deterministic); energy and virial are summed per atom,
+   then over atoms. */
+static inline __attribute__((always_inline)) void LJKernel(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, const PetscInt *restrict type, PetscReal *restrict f, const PetscBool half, const PetscBool eflag, const PetscBool multi, PetscReal *energy, PetscReal w[6])
 {
-  const PetscReal cutsq = c->cutsq[0], lj1 = c->lj1[0], lj2 = c->lj2[0], lj3 = c->lj3[0], lj4 = c->lj4[0], off = c->off[0];
-  PetscReal       E = 0, w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0;
-  for (PetscInt i = 0; i < n; i++) {
-    const PetscInt *restrict l = nb->list + nb->first[i];
-    const PetscInt  m = nb->num[i];
-    const PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
-    PetscReal       fx = 0, fy = 0, fz = 0, e = 0, v0 = 0, v1 = 0, v2 = 0, v3 = 0, v4 = 0, v5 = 0;
-#pragma omp simd reduction(+ : fx, fy, fz, e, v0, v1, v2, v3, v4, v5)
-    for (PetscInt k = 0; k < m; k++) {
-      const PetscInt  j  = l[k];
-      const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
-      const PetscReal r2 = dx * dx + dy * dy + dz * dz;
-      const PetscReal in = r2 < cutsq ? 1.0 : 0.0;
-      const PetscReal r2i = in / r2, r6i = r2i * r2i * r2i;
-      const PetscReal fp = r6i * (lj1 * r6i - lj2) * r2i;
-      fx += dx * fp; fy += dy * fp; fz += dz * fp;
-      e += r6i * (lj3 * r6i - lj4) - in * off;
-      v0 += dx * dx * fp; v1 += dy * dy * fp; v2 += dz * dz * fp;
-      v3 += dx * dy * fp; v4 += dx * dz * fp; v5 += dy * dz * fp;
-    }
-    f[3 * i] = fx; f[3 * i + 1] = fy; f[3 * i + 2] = fz;
-    E += e; w0 += v0; w1 += v1; w2 += v2; w3 += v3; w4 += v4; w5 += v5;
-  }
-  *energy = 0.5 * E;
-  w[0] = 0.5 * w0; w[1] = 0.5 * w1; w[2] = 0.5 * w2; w[3] = 0.5 * w3; w[4] = 0.5 * w4; w[5] = 0.5 * w5;
-}
-
-/* Same loop, forces only (steps where nobody asks for energy or virial, as LAMMPS's eflag=0). */
-static void LJFull1F(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, PetscReal *restrict f)
-{
-  const PetscReal cutsq = c->cutsq[0], lj1 = c->lj1[0], lj2 = c->lj2[0];
-  for (PetscInt i = 0; i < n; i++) {
-    const PetscInt *restrict l = nb->list + nb->first[i];
-    const PetscInt  m = nb->num[i];
-    const PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
-    PetscReal       fx = 0, fy = 0, fz = 0;
-#pragma omp simd reduction(+ : fx, fy, fz)
-    for (PetscInt k = 0; k < m; k++) {
-      const PetscInt  j  = l[k];
-      const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
-      const PetscReal r2 = dx * dx + dy * dy + dz * dz;
-      const PetscReal in = r2 < cutsq ? 1.0 : 0.0;
-      const PetscReal r2i = in / r2, r6i = r2i * r2i * r2i;
-      const PetscReal fp = r6i * (lj1 * r6i - lj2) * r2i;
-      fx += dx * fp; fy += dy * fp; fz += dz * fp;
-    }
-    f[3 * i] = fx; f[3 * i + 1] = fy; f[3 * i + 2] = fz;
-  }
-}
-
-/* Half list, one type: each pair once (Newton), the partner's force scattered.  The neighbours of
-   one atom are distinct and differ from it, so the scatter has no conflicts inside the loop and
-   the compiler may vectorise it (AVX-512 scatter).  eflag selects energy/virial accumulation. */
-static void LJHalf1(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, PetscReal *restrict f, PetscBool eflag, PetscReal *energy, PetscReal w[6])
-{
-  const PetscReal cutsq = c->cutsq[0], lj1 = c->lj1[0], lj2 = c->lj2[0], lj3 = c->lj3[0], lj4 = c->lj4[0], off = c->off[0];
-  PetscReal       E = 0, w0 = 0, w1 = 0, w2 = 0, w3 = 0, w4 = 0, w5 = 0;
-  for (PetscInt i = 0; i < n; i++) {
-    const PetscInt *restrict l = nb->list + nb->first[i];
-    const PetscInt  m = nb->num[i];
-    const PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
-    PetscReal       fx = 0, fy = 0, fz = 0, e = 0, v0 = 0, v1 = 0, v2 = 0, v3 = 0, v4 = 0, v5 = 0;
-    if (eflag) {
-#pragma omp simd reduction(+ : fx, fy, fz, e, v0, v1, v2, v3, v4, v5)
-      for (PetscInt k = 0; k < m; k++) {
-        const PetscInt  j  = l[k];
-        const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
-        const PetscReal r2 = dx * dx + dy * dy + dz * dz;
-        const PetscReal in = r2 < cutsq ? 1.0 : 0.0;
-        const PetscReal r2i = in / r2, r6i = r2i * r2i * r2i;
-        const PetscReal fp = r6i * (lj1 * r6i - lj2) * r2i;
-        fx += dx * fp; fy += dy * fp; fz += dz * fp;
-        f[3 * j] -= dx * fp; f[3 * j + 1] -= dy * fp; f[3 * j + 2] -= dz * fp;
-        e += r6i * (lj3 * r6i - lj4) - in * off;
-        v0 += dx * dx * fp; v1 += dy * dy * fp; v2 += dz * dz * fp;
-        v3 += dx * dy * fp; v4 += dx * dz * fp; v5 += dy * dz * fp;
-      }
-    } else {
-#pragma omp simd reduction(+ : fx, fy, fz)
-      for (PetscInt k = 0; k < m; k++) {
-        const PetscInt  j  = l[k];
-        const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
-        const PetscReal r2 = dx * dx + dy * dy + dz * dz;
-        const PetscReal in = r2 < cutsq ? 1.0 : 0.0;
-        const PetscReal r2i = in / r2, r6i = r2i * r2i * r2i;
-        const PetscReal fp = r6i * (lj1 * r6i - lj2) * r2i;
-        fx += dx * fp; fy += dy * fp; fz += dz * fp;
-        f[3 * j] -= dx * fp; f[3 * j + 1] -= dy * fp; f[3 * j + 2] -= dz * fp;
-      }
-    }
-    f[3 * i] += fx; f[3 * i + 1] += fy; f[3 * i + 2] += fz;
-    E += e; w0 += v0; w1 += v1; w2 += v2; w3 += v3; w4 += v4; w5 += v5;
-  }
-  *energy = E;
-  w[0] = w0; w[1] = w1; w[2] = w2; w[3] = w3; w[4] = w4; w[5] = w5;
-}
-
-/* General case: several types, full or half list. */
-static void LJGeneral(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, const PetscInt *type, PetscReal *restrict f, PetscReal *energy, PetscReal w[6])
-{
-  const PetscInt  nt = c->nt;
-  const PetscReal sc = nb->half ? 1.0 : 0.5;
+  const PetscInt  nt     = c->nt;
+  const PetscReal cutsq0 = c->cutsq[0];
+  const PetscReal lj10   = c->lj1[0];
+  const PetscReal lj20   = c->lj2[0];
+  const PetscReal lj30   = c->lj3[0];
+  const PetscReal lj40   = c->lj4[0];
+  const PetscReal off0   = c->off[0];
   PetscReal       E = 0, v[6] = {0, 0, 0, 0, 0, 0};
+
   for (PetscInt i = 0; i < n; i++) {
-    const PetscInt *l = nb->list + nb->first[i], m = nb->num[i], ti = type[i] * nt;
-    const PetscReal xi = x[3 * i], yi = x[3 * i + 1], zi = x[3 * i + 2];
-    PetscReal       fx = 0, fy = 0, fz = 0;
+    const PetscInt *restrict l  = nb->list + nb->first[i];
+    const PetscInt  m  = nb->num[i];
+    const PetscInt  ti = multi ? type[i] * nt : 0;
+    const PetscReal xi = x[3 * i];
+    const PetscReal yi = x[3 * i + 1];
+    const PetscReal zi = x[3 * i + 2];
+    PetscReal       fx = 0, fy = 0, fz = 0, e = 0, v0 = 0, v1 = 0, v2 = 0, v3 = 0, v4 = 0, v5 = 0;
+
+#pragma omp simd reduction(+ : fx, fy, fz, e, v0, v1, v2, v3, v4, v5)
     for (PetscInt k = 0; k < m; k++) {
-      const PetscInt  j = l[k], p = ti + type[j];
-      const PetscReal dx = xi - x[3 * j], dy = yi - x[3 * j + 1], dz = zi - x[3 * j + 2];
-      const PetscReal r2 = dx * dx + dy * dy + dz * dz;
-      if (r2 >= c->cutsq[p]) continue;
-      const PetscReal r2i = 1.0 / r2, r6i = r2i * r2i * r2i, fp = r6i * (c->lj1[p] * r6i - c->lj2[p]) * r2i;
-      fx += dx * fp; fy += dy * fp; fz += dz * fp;
-      if (nb->half) {
-        f[3 * j] -= dx * fp; f[3 * j + 1] -= dy * fp; f[3 * j + 2] -= dz * fp;
+      const PetscInt  j     = l[k];
+      const PetscInt  p     = multi ? ti + type[j] : 0;
+      const PetscReal dx    = xi - x[3 * j];
+      const PetscReal dy    = yi - x[3 * j + 1];
+      const PetscReal dz    = zi - x[3 * j + 2];
+      const PetscReal r2    = dx * dx + dy * dy + dz * dz;
+      const PetscReal in    = r2 < (multi ? c->cutsq[p] : cutsq0) ? 1.0 : 0.0;
+      const PetscReal r2i   = in / r2;
+      const PetscReal r6i   = r2i * r2i * r2i;
+      const PetscReal fp    = r6i * ((multi ? c->lj1[p] : lj10) * r6i - (multi ? c->lj2[p] : lj20)) * r2i;
+
+      fx += dx * fp;
+      fy += dy * fp;
+      fz += dz * fp;
+      if (half) {
+        f[3 * j] -= dx * fp;
+        f[3 * j + 1] -= dy * fp;
+        f[3 * j + 2] -= dz * fp;
       }
-      E += r6i * (c->lj3[p] * r6i - c->lj4[p]) - c->off[p];
-      v[0] += dx * dx * fp; v[1] += dy * dy * fp; v[2] += dz * dz * fp;
-      v[3] += dx * dy * fp; v[4] += dx * dz * fp; v[5] += dy * dz * fp;
+      if (eflag) {
+        e += r6i * ((multi ? c->lj3[p] : lj30) * r6i - (multi ? c->lj4[p] : lj40)) - in * (multi ? c->off[p] : off0);
+        v0 += dx * dx * fp;
+        v1 += dy * dy * fp;
+        v2 += dz * dz * fp;
+        v3 += dx * dy * fp;
+        v4 += dx * dz * fp;
+        v5 += dy * dz * fp;
+      }
     }
-    f[3 * i] += fx; f[3 * i + 1] += fy; f[3 * i + 2] += fz;
+    f[3 * i] += fx;
+    f[3 * i + 1] += fy;
+    f[3 * i + 2] += fz;
+    if (eflag) {
+      E += e;
+      v[0] += v0;
+      v[1] += v1;
+      v[2] += v2;
+      v[3] += v3;
+      v[4] += v4;
+      v[5] += v5;
+    }
   }
-  *energy = sc * E;
-  for (int k = 0; k < 6; k++) w[k] = sc * v[k];
+  if (eflag) {
+    const PetscReal sc = half ? 1.0 : 0.5; /* a full list sees each pair twice */
+
+    *energy = sc * E;
+    for (int k = 0; k < 6; k++) w[k] = sc * v[k];
+  }
+}
+
+/* the specialisations LJForces dispatches to: the only places the kernel is expanded */
+static void LJFull1(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *x, PetscReal *f, PetscBool eflag, PetscReal *energy, PetscReal w[6])
+{
+  if (eflag) LJKernel(c, nb, n, x, NULL, f, PETSC_FALSE, PETSC_TRUE, PETSC_FALSE, energy, w);
+  else LJKernel(c, nb, n, x, NULL, f, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, energy, w);
+}
+
+static void LJHalf1(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *x, PetscReal *f, PetscBool eflag, PetscReal *energy, PetscReal w[6])
+{
+  if (eflag) LJKernel(c, nb, n, x, NULL, f, PETSC_TRUE, PETSC_TRUE, PETSC_FALSE, energy, w);
+  else LJKernel(c, nb, n, x, NULL, f, PETSC_TRUE, PETSC_FALSE, PETSC_FALSE, energy, w);
+}
+
+/* several types: energy always (the provider is not lazy_energy then) */
+static void LJMulti(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *x, const PetscInt *type, PetscReal *f, PetscReal *energy, PetscReal w[6])
+{
+  if (nb->half) LJKernel(c, nb, n, x, type, f, PETSC_TRUE, PETSC_TRUE, PETSC_TRUE, energy, w);
+  else LJKernel(c, nb, n, x, type, f, PETSC_FALSE, PETSC_TRUE, PETSC_TRUE, energy, w);
 }
 
 static PetscErrorCode LJForces(void *ctx, const SgForcesInput *in, SgForcesOutput *out)
 {
-  LJCtx     *c  = (LJCtx *)ctx;
-  SgMDNeigh *nb = &c->md->neigh;
+  LJCtx     *c     = (LJCtx *)ctx;
+  SgMDNeigh *nb    = &c->md->neigh;
+  PetscBool  eflag = c->nt == 1 ? c->md->eflag : PETSC_TRUE;
   PetscReal  w[6];
 
   PetscFunctionBegin;
-  if (c->nt == 1 && !nb->half && !c->md->eflag) {
-    LJFull1F(c, nb, in->n, in->x, out->f);
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  if (c->nt == 1 && nb->half) {
-    LJHalf1(c, nb, in->n, in->x, out->f, c->md->eflag, &out->energy, w);
-    if (!c->md->eflag) PetscFunctionReturn(PETSC_SUCCESS);
-  } else if (c->nt == 1) LJFull1(c, nb, in->n, in->x, out->f, &out->energy, w);
-  else LJGeneral(c, nb, in->n, in->x, in->type, out->f, &out->energy, w);
-  out->virial[0] = w[0]; out->virial[4] = w[1]; out->virial[8] = w[2];
-  out->virial[1] = out->virial[3] = w[3];
-  out->virial[2] = out->virial[6] = w[4];
-  out->virial[5] = out->virial[7] = w[5];
+  if (c->nt > 1) LJMulti(c, nb, in->n, in->x, in->type, out->f, &out->energy, w);
+  else if (nb->half) LJHalf1(c, nb, in->n, in->x, out->f, eflag, &out->energy, w);
+  else LJFull1(c, nb, in->n, in->x, out->f, eflag, &out->energy, w);
+  if (!eflag) PetscFunctionReturn(PETSC_SUCCESS);
+  out->virial[0] = w[0];
+  out->virial[4] = w[1];
+  out->virial[8] = w[2];
+  out->virial[1] = w[3];
+  out->virial[3] = w[3];
+  out->virial[2] = w[4];
+  out->virial[6] = w[4];
+  out->virial[5] = w[5];
+  out->virial[7] = w[5];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

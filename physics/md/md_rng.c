@@ -4,13 +4,12 @@
    SplitMix64's finaliser (Steele, Lea, Flood, OOPSLA 2014) applied in a chain over the counters,
    which passes BigCrush for sequential counters; it is not cryptographic, and needs not be. */
 #include "mdimpl.h"
+#include "sgrng.h"
 
+/* one SplitMix64 step: the golden-ratio increment, then the finaliser */
 static inline uint64_t mix64(uint64_t z)
 {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return SgRngSplitMix64(z + 0x9e3779b97f4a7c15ULL);
 }
 
 uint64_t SgMDHash4(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
@@ -31,6 +30,7 @@ PetscReal SgMDUniform(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 /* Box-Muller from two independent counters (the fourth counter's top bit selects the stream). */
 PetscReal SgMDGaussian(uint64_t seed, uint64_t a, uint64_t b, uint64_t c)
 {
-  PetscReal u1 = SgMDUniform(seed, a, b, 2 * c), u2 = SgMDUniform(seed, a, b, 2 * c + 1);
-  return PetscSqrtReal(-2.0 * PetscLogReal(u1)) * PetscCosReal(2.0 * PETSC_PI * u2);
+  PetscReal u1 = SgMDUniform(seed, a, b, 2 * c);
+  PetscReal u2 = SgMDUniform(seed, a, b, 2 * c + 1);
+  return SgRngBoxMuller(u1, u2);
 }

@@ -5,6 +5,7 @@
    src/base, and the stochastic state is replicated on every rank: a run gives the same forcing on
    any number of ranks, and a restart (which stores the state and the step count) continues it. */
 #include "sst.h"
+#include "sgrng.h"
 
 /* Radiative-equilibrium surface temperature, degC: warm equator, cold poles, and a seasonal swing
    that is antisymmetric about the equator (northern summer peaks at day season_peak of the year). */
@@ -17,8 +18,9 @@ PetscReal SgSstTeq(const Sst *s, PetscReal lat, PetscReal t)
 /* a standard normal number from (seed, stream, k) by Box-Muller */
 PetscReal SgSstNormal(PetscInt seed, uint64_t stream, uint64_t k)
 {
-  PetscReal u1 = 1 - SgRandomUniform((uint64_t)seed, stream, 2 * k), u2 = SgRandomUniform((uint64_t)seed, stream, 2 * k + 1);
-  return PetscSqrtReal(-2 * PetscLogReal(u1)) * PetscCosReal(2 * PETSC_PI * u2);
+  PetscReal u1 = 1 - SgRandomUniform((uint64_t)seed, stream, 2 * k); /* in (0, 1] */
+  PetscReal u2 = SgRandomUniform((uint64_t)seed, stream, 2 * k + 1);
+  return SgRngBoxMuller(u1, u2);
 }
 
 /* Streams of the generator: 1 the weather patterns, 2 the initial amplitudes, 3 the spin-up of the

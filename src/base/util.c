@@ -1,6 +1,7 @@
 /* Small utilities shared by the core: edit distance for suggestions, a stable hash. */
 #include <string.h>
 #include "sgsys.h"
+#include "sgrng.h"
 
 PetscInt SgEditDistance(const char a[], const char b[])
 {
@@ -34,19 +35,12 @@ uint64_t SgHash64(const void *data, size_t len, uint64_t seed)
   return h;
 }
 
-static uint64_t SplitMix64(uint64_t z)
-{
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 uint64_t SgRandomBits(uint64_t seed, uint64_t stream, uint64_t counter)
 {
   /* three rounds of the splitmix64 finaliser over the key, each fed with a golden-ratio step */
-  uint64_t z = SplitMix64(seed + 0x9e3779b97f4a7c15ULL);
-  z          = SplitMix64(z ^ (stream + 0x3c6ef372fe94f82aULL));
-  return SplitMix64(z ^ (counter + 0xdaa66d2c7ddf743fULL));
+  uint64_t z = SgRngSplitMix64(seed + 0x9e3779b97f4a7c15ULL);
+  z          = SgRngSplitMix64(z ^ (stream + 0x3c6ef372fe94f82aULL));
+  return SgRngSplitMix64(z ^ (counter + 0xdaa66d2c7ddf743fULL));
 }
 
 double SgRandomUniform(uint64_t seed, uint64_t stream, uint64_t counter)

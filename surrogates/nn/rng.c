@@ -1,4 +1,5 @@
-/* rng.c -- counter-based random numbers (Philox4x32-10, Salmon et al. SC'11)
+/* rng.c -- counter-based random numbers (Philox4x32-10, Salmon et al. SC'11, from
+ * src/base/include/sgrng.h)
  * and seeded initialisers. The entire state is (seed, counter): saving those
  * two integers in a checkpoint and restoring them reproduces the stream
  * exactly, on any machine, independent of threads or call history. */
@@ -6,23 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-
-static void philox(uint32_t ctr[4], uint32_t key[2])
-{
-  const uint32_t M0 = 0xD2511F53u, M1 = 0xCD9E8D57u, W0 = 0x9E3779B9u, W1 = 0xBB67AE85u;
-  uint32_t k0 = key[0], k1 = key[1];
-  for (int r = 0; r < 10; r++) {
-    uint64_t p0 = (uint64_t)M0 * ctr[0], p1 = (uint64_t)M1 * ctr[2];
-    uint32_t hi0 = (uint32_t)(p0 >> 32), lo0 = (uint32_t)p0, hi1 = (uint32_t)(p1 >> 32), lo1 = (uint32_t)p1;
-    uint32_t n0 = hi1 ^ ctr[1] ^ k0, n2 = hi0 ^ ctr[3] ^ k1;
-    ctr[0] = n0;
-    ctr[1] = lo1;
-    ctr[2] = n2;
-    ctr[3] = lo0;
-    k0 += W0;
-    k1 += W1;
-  }
-}
+#include "../../src/base/include/sgrng.h" /* Philox, Box-Muller: libc-only, shared with the C layers */
 
 void sgnn_rng_init(SgnnRng *r, unsigned long long seed)
 {
@@ -33,17 +18,20 @@ void sgnn_rng_init(SgnnRng *r, unsigned long long seed)
 static uint64_t next64(SgnnRng *r)
 {
   uint64_t c = r->counter++;
-  uint32_t ctr[4] = {(uint32_t)c, (uint32_t)(c >> 32), 0, 0}, key[2] = {(uint32_t)r->seed, (uint32_t)(r->seed >> 32)};
-  philox(ctr, key);
-  return (uint64_t)ctr[0] << 32 | ctr[1];
+  uint32_t ctr[4] = {(uint32_t)c, (uint32_t)(c >> 32), 0, 0};
+  uint32_t key[2] = {(uint32_t)r->seed, (uint32_t)(r->seed >> 32)};
+  uint32_t out[4];
+  SgRngPhilox4x32(ctr, key, out);
+  return (uint64_t)out[0] << 32 | out[1];
 }
 
 double sgnn_rng_uniform(SgnnRng *r) { return (double)(next64(r) >> 11) * 0x1.0p-53; }
 
 double sgnn_rng_normal(SgnnRng *r)
 {
-  double u1 = sgnn_rng_uniform(r), u2 = sgnn_rng_uniform(r);
-  return sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * M_PI * u2); /* 1-u1 in (0,1] */
+  double u1 = sgnn_rng_uniform(r);
+  double u2 = sgnn_rng_uniform(r);
+  return SgRngBoxMuller(1.0 - u1, u2); /* 1-u1 in (0,1] */
 }
 
 static int fill(SgnnTensor t, SgnnRng *r, int normal, double a, double b)

@@ -111,9 +111,6 @@ PETSC_EXTERN PetscErrorCode SgLoaderGetStats(SgLoader, int64_t *hits, int64_t *m
 PETSC_EXTERN PetscErrorCode SgLoaderGetPlannedHits(SgLoader, int64_t *hits, int64_t *accesses);
 
 /* ---- building blocks, exposed for tests and benchmarks ---------------------------------------- */
-/* Philox4x32-10 (Salmon et al., SC'11): a counter-based generator, so draw i of stream s depends
-   only on (seed, s, i). */
-PETSC_EXTERN void SgPhilox4x32(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
 /* Fisher-Yates shuffle of 0..n-1 whose swap i uses counter (i, stream). */
 PETSC_EXTERN PetscErrorCode SgShuffle(uint64_t seed, uint64_t stream, int64_t n, uint32_t perm[]);
 /* Hits of Belady's MIN policy (with bypass) for a cache of cap items on trace[0..n-1] of item ids

@@ -11,6 +11,8 @@ including file first, then the project's include folders; <name> in the project'
 project header must be included with quotes: <...> would hide it from this check's first step and from
 -iquote). Then, on the file found:
   - its module must be one the including module may depend on (the rules above);
+  - surrogates/nn may include the libc-only headers of src/base (LIBC_ONLY: sgrng.h, the counter-based
+    random numbers), which themselves include no project header and nothing of PETSc/MPI/HDF5/libyaml;
   - a header outside an include/ folder is private to its module (io/ is one module: its folders share
     io/h5/h5util.h), except the flat public headers of the libraries without include/ folders
     (PUBLIC_FLAT); so a private *impl.h is used only inside its own module.
@@ -28,6 +30,9 @@ inc_re = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 HDF5_RE = re.compile(r"(hdf5[A-Za-z0-9_]*|H5[A-Za-z0-9_]*)\.h$")
 # public headers of the two libraries that keep them at their top (their own Makefiles, -I of the folder)
 PUBLIC_FLAT = {"surrogates/nn/sgnn.h", "surrogates/nn/sgnn_op.h", "surrogates/nn/vmath.h", "surrogates/parallel/sgpar.h"}
+# header-only, libc-only headers of src/base that the engine (surrogates/nn) may include too: the one copy
+# of the counter-based random numbers. They may include system headers only.
+LIBC_ONLY = {"src/base/include/sgrng.h"}
 
 
 def module_of(rel):
@@ -102,9 +107,16 @@ def check(rel, kind, name):
         out.append(f"{rel}: includes {shown}: HDF5 belongs to io/ (use sgh5file.h, sgdataset.h, ...)")
     if src == ("surrogates", "nn") and (base.startswith(("petsc", "slepc", "yaml")) or base == "mpi.h" or HDF5_RE.match(base)):
         out.append(f"{rel}: includes {shown}: surrogates/nn depends on no PETSc, MPI, HDF5 or libyaml")
+    if rel in LIBC_ONLY and (base.startswith(("petsc", "slepc", "yaml")) or base == "mpi.h" or HDF5_RE.match(base)):
+        out.append(f"{rel}: includes {shown}: a libc-only header (surrogates/nn includes it) includes system headers of libc only")
     dst = resolve(rel, kind, name)
     if dst is None:
         return out  # a system header
+    if rel in LIBC_ONLY:
+        out.append(f"{rel}: includes {shown} ({dst}): a libc-only header (surrogates/nn includes it) includes no project header")
+        return out
+    if src == ("surrogates", "nn") and dst in LIBC_ONLY:
+        return out  # the one exception to "the engine depends on nothing of ours"
     if kind == "<":
         out.append(f"{rel}: includes <{name}>, the project header {dst}: include project headers with quotes")
     to = module_of(dst)
