@@ -3,6 +3,7 @@
  * schedules, global-norm clipping, and the counter-based RNG (known-answer
  * vector from the Philox paper's reference implementation, save/restore). */
 #include "testutil.h"
+#include "../../../src/base/include/sgrng.h"
 
 static SgnnBackend *BE;
 
@@ -165,6 +166,27 @@ static void test_rng(void)
   double u = sgnn_rng_uniform(&r);
   unsigned long long want = 0x6627e8d5e169c58dULL;
   CHECK(u == (double)(want >> 11) * 0x1.0p-53, "philox known answer: %.17g", u);
+  /* the shared header itself (src/base/include/sgrng.h, also used by io/loader, src/base, physics):
+   * Random123's kat_vectors for philox4x32-10 (all four words, non-zero keys) and the first outputs
+   * of SplitMix64 from state 0 (Vigna's reference splitmix64.c) */
+  {
+    const uint32_t c1[4] = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, k1[2] = {0xffffffffu, 0xffffffffu};
+    const uint32_t c2[4] = {0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}, k2[2] = {0xa4093822u, 0x299f31d0u};
+    const uint32_t w1[4] = {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}, w2[4] = {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u};
+    const uint64_t sm[3] = {0xe220a8397b1dcdafULL, 0x6e789e6aa1b965f4ULL, 0x06c45d188009454fULL};
+    uint32_t       o1[4], o2[4];
+    uint64_t       st = 0;
+    SgRngPhilox4x32(c1, k1, o1);
+    SgRngPhilox4x32(c2, k2, o2);
+    for (int i = 0; i < 4; i++) CHECK(o1[i] == w1[i] && o2[i] == w2[i], "philox kat word %d: %08x %08x", i, o1[i], o2[i]);
+    for (int i = 0; i < 3; i++) {
+      st += 0x9e3779b97f4a7c15ULL;
+      CHECK(SgRngSplitMix64(st) == sm[i], "splitmix64 output %d: %016llx", i, (unsigned long long)SgRngSplitMix64(st));
+    }
+    /* Box-Muller: u1 = 1 gives 0; u1 = exp(-1/2) gives cos(2 pi u2) (radius 1), to round-off */
+    CHECK(SgRngBoxMuller(1.0, 0.3) == 0.0, "box-muller at u1 = 1");
+    CHECK(fabs(SgRngBoxMuller(exp(-0.5), 0.125) - cos(0.25 * M_PI)) < 1e-15, "box-muller radius 1: %.17g", SgRngBoxMuller(exp(-0.5), 0.125));
+  }
   /* save/restore reproduces the stream */
   sgnn_rng_init(&r, 42);
   for (int i = 0; i < 10; i++) sgnn_rng_normal(&r);
