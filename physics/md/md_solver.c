@@ -21,6 +21,7 @@
 #include "sgcheckpoint.h"
 #include "sgoutput.h"
 #include "sgh5md.h"
+#include "sgwrite.h"
 
 static const char *const ensembles[] = {"nve", "langevin", "nhc"};
 static const char *const unitnames[] = {"lj", "metal"};
@@ -328,35 +329,60 @@ static PetscErrorCode MDSetUp(SgSolver solver)
   { /* the files MDOpenFiles will write: their paths are checked now, before any output exists */
     const char *const none[] = {""};
     if (md->traj_every) PetscCall(SgOutputCheckPath(comm, "-md_traj_file", md->traj_file, 1, none));
-    if (md->devi_every) PetscCall(SgOutputCheckPath(comm, "-md_model_devi_file", md->devi_file, 1, none));
+    if (md->devi_every) PetscCall(SgWriteCheck(comm, "-md_model_devi_file", md->devi_file, SG_FILE_MODEL_DEVI));
+    if (md->rdf_file[0]) PetscCall(SgWriteCheck(comm, "-md_rdf_file", md->rdf_file, SG_FILE_RDF));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A restarted run continues the model deviation file: lines the interrupted run wrote past the
-   checkpoint's step are dropped (rank 0; the file is rewritten through a temporary and renamed). */
-static PetscErrorCode ModelDeviTruncate(SgMD *md)
+/* The model deviation file goes through the write path (sgwrite.h): rank 0 writes DEVI.tmp, which
+   holds the committed file's records and is renamed over DEVI at every checkpoint and at the end
+   of the run, so the file on disk always ends at a checkpoint (or is the earlier run's, whole) and
+   a crash or a full disk never leaves it cut short. A restarted run starts DEVI.tmp from the
+   committed file less the lines past the checkpoint's step. */
+static PetscErrorCode ModelDeviOpen(SgMD *md, PetscBool cont)
 {
-  char  tmp[PETSC_MAX_PATH_LEN + 8], line[512];
-  FILE *in, *out;
+  SgTextFile tf;
 
   PetscFunctionBegin;
-  fclose(md->devi_fp);
+  PetscCall(SgTextFileOpen("-md_model_devi_file", md->devi_file, SG_FILE_MODEL_DEVI, "#", cont, &tf));
+  md->devi_tf = tf;
+  PetscCall(SgTextFileGetFILE(tf, &md->devi_fp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ModelDeviCommit(SgMD *md, PetscBool reopen)
+{
+  SgTextFile tf = (SgTextFile)md->devi_tf;
+
+  PetscFunctionBegin;
+  if (!tf) PetscFunctionReturn(PETSC_SUCCESS);
+  md->devi_tf = NULL;
   md->devi_fp = NULL;
-  PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", md->devi_file));
-  in  = fopen(md->devi_file, "r");
-  out = fopen(tmp, "w");
-  PetscCheck(in && out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot rewrite the model deviation file %s for the restart", md->devi_file);
-  while (fgets(line, sizeof line, in)) {
+  PetscCall(SgTextFileClose(&tf));
+  if (reopen) PetscCall(ModelDeviOpen(md, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ModelDeviRestart(SgMD *md)
+{
+  char  line[512];
+  FILE *in;
+
+  PetscFunctionBegin;
+  PetscCall(ModelDeviOpen(md, PETSC_FALSE)); /* the kind mark; the committed lines follow */
+  in = fopen(md->devi_file, "r");
+  if (!in) { /* the interrupted run wrote none: a new file */
+    fprintf(md->devi_fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  while (in && fgets(line, sizeof line, in)) {
     long long step;
+    if (strstr(line, "surge-file:")) continue;
     if (line[0] != '#' && sscanf(line, "%lld", &step) == 1 && step > md->step) continue;
-    fputs(line, out);
+    fputs(line, md->devi_fp);
   }
   fclose(in);
-  fclose(out);
-  PetscCheck(!rename(tmp, md->devi_file), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "md: cannot replace %s", md->devi_file);
-  md->devi_fp = fopen(md->devi_file, "a");
-  PetscCheck(md->devi_fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot append to %s", md->devi_file);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -375,13 +401,12 @@ static PetscErrorCode MDOpenFiles(SgSolver solver)
   sd->files_open = PETSC_TRUE;
   if (md->devi_every) { /* a restarted run appends (its checkpoint step's line is already there) */
     if (!md->dom->rank) {
-      md->devi_fp = fopen(md->devi_file, md->restarting ? "a" : "w");
-      PetscCheck(md->devi_fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md: cannot write the model deviation file %s (md_model_devi_file)", md->devi_file);
+      if (md->restarting) PetscCall(ModelDeviRestart(md));
+      else PetscCall(ModelDeviOpen(md, PETSC_FALSE));
       if (!md->restarting) fprintf(md->devi_fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
     }
     if (!md->restarting) PetscCall(SgMDModelDeviWrite(md));
   }
-  if (md->restarting && md->devi_fp) PetscCall(ModelDeviTruncate(md));
   if (md->traj_every) {
     SgH5MD h;
     PetscInt *sp, off, cnt;
@@ -508,6 +533,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
       PetscCall(VecRestoreArray(V, &a));
     }
     PetscCall(SgCheckpointWriteVec(chk, "md_atoms", V));
+    if (md->devi_tf) PetscCall(ModelDeviCommit(md, PETSC_TRUE)); /* the file on disk ends at this checkpoint */
     PetscCall(PetscFree(blk));
     PetscCall(PetscFree(buf));
     PetscCall(MPIU_Allreduce(&md->ebath, &ebath, 1, MPIU_REAL, MPIU_SUM, comm));
@@ -605,6 +631,7 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
   PetscReal   T, ke, pe, p, ec, rate, wall;
 
   PetscFunctionBegin;
+  if (md->devi_tf) PetscCall(ModelDeviCommit(md, PETSC_FALSE)); /* the run is complete */
   PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
   PetscCall(MPIU_Allreduce(&sd->wall, &wall, 1, MPIU_REAL, MPIU_MAX, comm));
   rate = wall > 0 ? (PetscReal)md->N * sd->nsteps / wall : 0;
@@ -631,12 +658,14 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
     PetscCall(SgMDRDFResult(md, g));
     if (out) PetscCall(SgOutputWriteReport(out, "md_rdf", "", md->rdf_nbins, g));
     if (md->rdf_file[0] && !md->dom->rank) {
-      FILE *fp = fopen(md->rdf_file, "w");
-      PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "md_rdf_file: cannot write '%s'", md->rdf_file);
+      SgTextFile tf;
+      FILE      *fp;
+      PetscCall(SgTextFileOpen("-md_rdf_file", md->rdf_file, SG_FILE_RDF, "#", PETSC_FALSE, &tf));
+      PetscCall(SgTextFileGetFILE(tf, &fp));
       if (md->rdf_types[0] >= 0) fprintf(fp, "# g(r) of %s-%s pairs, %d atoms, %d samples; columns: r (bin centre, %s), g\n", md->tname[md->rdf_types[0]], md->tname[md->rdf_types[1]], (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
       else fprintf(fp, "# g(r) of %d atoms, %d samples; columns: r (bin centre, %s), g\n", (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
       for (PetscInt k = 0; k < md->rdf_nbins; k++) fprintf(fp, "%.6f %.8f\n", (double)((k + 0.5) * md->cutoff / md->rdf_nbins), (double)g[k]);
-      fclose(fp);
+      PetscCall(SgTextFileClose(&tf));
     }
     PetscCall(PetscFree(g));
   }
@@ -683,7 +712,10 @@ static PetscErrorCode MDDestroy(SgSolver solver)
   PetscCall(SgForcesProviderDestroy(&md->prov));
   PetscCall(SgForcesProviderDestroy(&md->sprov));
   PetscCall(SgMDRetrainClose(md));
-  if (md->devi_fp) fclose(md->devi_fp);
+  if (md->devi_tf) { /* an error ended the run: the file keeps what the last checkpoint committed */
+    SgTextFile tf = (SgTextFile)md->devi_tf;
+    PetscCall(SgTextFileDiscard(&tf));
+  }
   /* the slot was declared to the solver, which destroys it */
   PetscCall(SgMDNeighDestroy(&md->neigh));
   PetscCall(SgMDDomainDestroy(&md->dom));

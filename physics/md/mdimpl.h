@@ -219,7 +219,8 @@ typedef struct {
   char        traj_file[PETSC_MAX_PATH_LEN];
   PetscInt    devi_every;    /* model_devi.out (DeePMD-kit's format) every devi_every steps, 0: off */
   char        devi_file[PETSC_MAX_PATH_LEN];
-  FILE       *devi_fp;       /* rank 0 */
+  FILE       *devi_fp;       /* rank 0: devi_tf's stream (DEVI.tmp, committed at checkpoints and the end) */
+  void       *devi_tf;       /* rank 0: the SgTextFile of the write path */
   const SgForcesProvider *devi_prov; /* the ensemble provider that gives it */
   PetscBool   traj_pos, traj_vel, traj_frc;
   void       *h5md;

@@ -54,7 +54,9 @@ $SURGE run inputs/deepmd/pair_md.yaml $DV -md_model_devi_file $D/devir.out -sim_
 /usr/bin/python3 - $D <<'PY'
 import sys, numpy as np
 d = sys.argv[1]
-hdr = open(f"{d}/devi1.out").readline().split()
+# the write path's kind mark ('# surge-file: model deviation') comes first, then DeePMD-kit's header
+lines = open(f"{d}/devi1.out").read().splitlines()
+hdr = lines[1].split() if lines and "surge-file: model deviation" in lines[0] else []
 a, b, r = (np.loadtxt(f"{d}/{n}.out", ndmin=2) for n in ("devi1", "devi2", "devir"))
 print("header:", " ".join(hdr))
 print(f"{len(a)} records, steps {a[:, 0].astype(int).tolist()}; max_devi_f {a[:, 4].min():.4f}..{a[:, 4].max():.4f} eV/A")
