@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""POD-LSTM on Kuramoto-Sivashinsky, L = 22, against persistence, VAR, DMD and a quadratic regression
+(docs/podlstm.md "A chaotic benchmark: Kuramoto-Sivashinsky"). Run by ks_study.sh after the searches:
+
+    /usr/bin/python3 tests/bench/podlstm/ks_study.py WORKDIR [--free]
+
+WORKDIR holds ks22_data.h5 (inputs/podlstm/ks22_ensemble.yaml) and the models ks22_m{M}_s{S}.h5
+(inputs/podlstm/ks22_train.yaml, member M, search seed S). For every model:
+
+1. the coefficients a_t = modes (u_t / scale - mean) of the member's snapshots with the model's own POD;
+   the POD floor and VAR(p) (p as surge printed; least squares on the fitting part, surge's small
+   ridge) recomputed here and compared with the scores surge stored in the model: the windows, the
+   projection and the scoring of this script are surge's (printed: max relative difference);
+2. baselines surge does not print, fitted on the same fitting part (the training period less its
+   validation tail) and iterated one step at a time: DMD (a_{t+1} = A a_t, the exact DMD of the POD
+   coefficients) and a quadratic regression a_{t+1} = W [1, a_t, a_{t-1}, a_t (x) a_t] (ridge chosen
+   on the validation windows) -- ks_baselines.py, verified by tests/regression/podlstm/ks_baselines_test.py;
+3. per lead (in Lyapunov times, lambda_1 = 0.0475, docs/ks.md): the test RMSE of u beyond the POD floor,
+   sqrt(RMSE^2 - floor^2), for every method;
+4. valid prediction time (VPT): the first time the normalised error ||u_pred - u|| / sigma (RMS over
+   the grid; sigma the RMS anomaly of u over the training period) exceeds 0.5, from every 8th test
+   window, iterated one step at a time; for POD-LSTM (with --free) from runs of the solver's
+   field.advance slot served by the model (advance_snapshots 1: the first snapshot of each forecast
+   fed back; restarted from the solver's checkpoint), 5 starting points in the test period;
+5. (--free) a free run of 50 Lyapunov times from the test period's start, the model's own window-to-
+   window iteration (advance_snapshots 8): the coefficients' distributions (mean, standard deviation,
+   the histogram overlap per mode) and the energy spectrum <|u_k|^2> against the truth's test period."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ks_baselines import dmd_fit, iterate, quad_fit, quad_features, var_fit  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+SURGE = os.environ.get("SURGE", os.path.join(ROOT, "bin", "surge"))
+LAM, D = 0.0475, 3.0          # leading Lyapunov exponent (docs/ks.md), snapshot spacing
+SKIP, NTRAIN, NTEST, L = 100, 3000, 1000, 8
+NFIT = NTRAIN - int(round(0.2 * NTRAIN))
+W = sys.argv[1]
+FREE = "--free" in sys.argv
+LT = D * LAM                  # Lyapunov times per snapshot
+
+
+def member_series(m):
+    with h5py.File(os.path.join(W, "ks22_data.h5"), "r") as f:
+        mem = f["samples/member"][()]
+        return f["samples/u"][()][mem == m][SKIP:SKIP + NTRAIN + NTEST]
+
+
+def member_seed(m):
+    """the member's ks_seed, as its checkpoint names it: a 0.25-long run of the same ensemble deck"""
+    chk = os.path.join(W, "seeds.members", f"member_{m:05d}.chk.h5")
+    if not os.path.exists(chk):
+        subprocess.run([SURGE, "ensemble", os.path.join(ROOT, "inputs/podlstm/ks22_ensemble.yaml"), "-sim_t_end", "0.25", "-ensemble_output", "seeds"],
+                       cwd=W, check=True, stdout=subprocess.DEVNULL)
+    with h5py.File(chk, "r") as f:
+        return int(f["layout"].attrs["ks_seed"])
+
+
+def rmse_by_lead(X, rec_of):
+    """surge's test windows: inputs X[s .. s+L-1], targets X[s+L+lead], s = NTRAIN-L .. NTRAIN+NTEST-2L"""
+    te0, nte = NTRAIN - L, NTEST - L + 1
+    e = np.zeros(L)
+    for wdw in range(nte):
+        s = te0 + wdw
+        P = rec_of(s)                 # [L][n] forecasts of X[s+L .. s+2L-1]
+        e += np.mean((P - X[s + L:s + 2 * L]) ** 2, axis=1)
+    return np.sqrt(e / nte)
+
+
+def beyond(r, floor):
+    return np.sqrt(np.maximum(r ** 2 - floor ** 2, 0))
+
+
+def vpt_of(err_curve):
+    over = np.nonzero(err_curve > 0.5)[0]
+    return (over[0] if over.size else err_curve.size) * LT  # in Lyapunov times: lead index 0 is one step
+
+
+results = []
+for path in sorted(glob.glob(os.path.join(W, "ks22_m*_s*.h5"))):
+    name = os.path.basename(path)[:-3]
+    m, s = int(name.split("_m")[1].split("_")[0]), int(name.split("_s")[1])
+    with h5py.File(path, "r") as f:
+        mean, modes, scale = f["mean"][()], f["modes"][()], float(f.attrs["fscale"][0])
+        meth = f["scores"].attrs["methods"]
+        meth = (meth.decode() if isinstance(meth, bytes) else str(meth)).split(";")
+        stored = {k: f["scores/rmse_lead"][()][i, 0, :] for i, k in enumerate(meth)}
+    X = member_series(m)
+    a = (X / scale - mean) @ modes.T
+    rec = lambda A: scale * (mean + A @ modes)  # noqa: E731
+    sigma = np.sqrt(np.mean((X[:NTRAIN] - X[:NTRAIN].mean(0)) ** 2))
+    floor = rmse_by_lead(X, lambda s0: rec(a[s0 + L:s0 + 2 * L]))
+    pname = [k for k in meth if k.startswith("VAR(")][0]
+    p = int(pname[4:pname.index(")")])
+    Wv = var_fit(a[:NTRAIN], p)  # surge fits its VAR on the whole training period (checked below)
+    var = rmse_by_lead(X, lambda s0: rec(iterate("var", Wv, a[s0:s0 + L], L, p)))
+    check_floor = np.max(np.abs(floor / stored["POD truth (the floor)"] - 1))
+    check_var = np.max(np.abs(var / stored[pname] - 1))
+    A1 = dmd_fit(a[:NFIT])
+    dmd = rmse_by_lead(X, lambda s0: rec(iterate("dmd", A1, a[s0:s0 + L], L)))
+    # the quadratic regression's ridge on the validation windows (lead-averaged RMSE of u)
+    best = None
+    for ridge in (1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0):
+        Wq = quad_fit(a[:NFIT], ridge)
+        ev = 0.0
+        for s0 in range(NFIT, NTRAIN - 2 * L + 1, 4):
+            ev += np.mean((rec(iterate("quad", Wq, a[s0:s0 + L], L)) - X[s0 + L:s0 + 2 * L]) ** 2)
+        if best is None or ev < best[0]:
+            best = (ev, ridge, Wq)
+    Wq = best[2]
+    quad = rmse_by_lead(X, lambda s0: rec(iterate("quad", Wq, a[s0:s0 + L], L)))
+    Wq2 = quad_fit(a[:NFIT], 1e-2)  # a lighter ridge: better at the first leads, diverging later (not chosen by validation)
+    quad2 = rmse_by_lead(X, lambda s0: rec(iterate("quad", Wq2, a[s0:s0 + L], L)))
+    r = {"name": name, "m": m, "s": s, "floor": floor, "check_floor": check_floor, "check_var": check_var, "p": p, "ridge": best[1],
+         "searched": stored["POD-LSTM (searched)"], "top": stored[[k for k in meth if k.startswith("POD-LSTM (top")][0]],
+         "hand": stored[[k for k in meth if k.startswith("hand")][0]], "var": var, "persistence": stored["persistence"], "dmd": dmd, "quad": quad, "quad_1e-2": quad2}
+    # valid prediction times of the baselines, iterated 60 steps from every 8th test window
+    H = 60
+    for key, kind, Wm, pp in (("var", "var", Wv, p), ("dmd", "dmd", A1, 1), ("quad", "quad", Wq, 2)):
+        v = []
+        for s0 in range(NTRAIN - L, NTRAIN + NTEST - L - H, 8):
+            P = rec(iterate(kind, Wm, a[s0:s0 + L], H, pp))
+            v.append(vpt_of(np.sqrt(np.mean((P - X[s0 + L:s0 + L + H]) ** 2, axis=1)) / sigma))
+        r["vpt_" + key] = (np.mean(v), np.std(v) / np.sqrt(len(v)), len(v))
+    if FREE:
+        seed = member_seed(m)
+        vl = []
+        for k, start in enumerate(range(0, 1000, 200)):
+            n_free = 20                    # 2.9 Lyapunov times: past every VPT seen
+            i0 = NTRAIN + start            # snapshot index (after SKIP) of the last solver state
+            T0 = (SKIP + i0) * D
+            out = f"free_{name}_{k}"
+            common = ["nice", "-n", "5", SURGE, "run", os.path.join(ROOT, "inputs/ks/ks22.yaml"), "-ks_seed", str(seed), "-ks_lyapunov", "false",
+                      "-ks_advance_dt", str(D), "-ks_advance_snapshots", "1", "-sim_diag_every", "1000000", "-sim_progress_every", "100000000"]
+            warm = f"warm_m{m}_{k}"  # the solver alone to T0 through the slot (its history checkpointed), shared by the member's models
+            if not os.path.exists(os.path.join(W, warm + ".chk.h5")):
+                subprocess.run(common + ["-sim_t_end", str(T0), "-sim_field_every", "0", "-sim_output", warm], cwd=W, check=True, stdout=subprocess.DEVNULL)
+            if not os.path.exists(os.path.join(W, out + ".done")):
+                for ext in (".h5", ".chk.h5"):
+                    shutil.copy(os.path.join(W, warm + ext), os.path.join(W, out + ext))
+                subprocess.run(common + ["-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
+                                         "-ks_advance_swap_use", "surrogate", "-sim_t_end", str(T0 + n_free * D), "-sim_field_every", "1",
+                                         "-sim_output", out, "-restart", out + ".chk.h5"], cwd=W, check=True, stdout=subprocess.DEVNULL)
+                open(os.path.join(W, out + ".done"), "w").close()
+            with h5py.File(os.path.join(W, out + ".h5"), "r") as f:
+                g = f["fields/u"]
+                fr = {round(float(g[q].attrs["time"]) / D): g[q][()] for q in g}
+            idx = [j for j in sorted(fr) if j > SKIP + i0]
+            P = np.array([fr[j] for j in idx])
+            T = X[[j - SKIP for j in idx if j - SKIP < len(X)]]
+            e = np.sqrt(np.mean((P[:len(T)] - T) ** 2, axis=1)) / sigma
+            vl.append(vpt_of(e[:60]))
+        # the free run: 50 Lyapunov times (352 snapshots) from the test period's start, the model's own
+        # window-to-window iteration (advance_snapshots 8), every call written
+        out, T0 = f"free50_{name}", (SKIP + NTRAIN) * D
+        if not os.path.exists(os.path.join(W, out + ".done")):
+            subprocess.run(common + ["-ks_advance_snapshots", "8", "-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
+                                     "-ks_advance_swap_use", "surrogate", "-ks_advance_warmup", str(T0 - 12), "-sim_t_end", str(T0 + 352 * D),
+                                     "-sim_field_every", "1", "-sim_output", out], cwd=W, check=True, stdout=subprocess.DEVNULL)
+            open(os.path.join(W, out + ".done"), "w").close()
+        with h5py.File(os.path.join(W, out + ".h5"), "r") as f:
+            g = f["fields/u"]
+            fr = {round(float(g[q].attrs["time"]) / D): g[q][()] for q in g}
+        t_sw = min(j for j in fr if j * D >= T0 - 12)  # the first call the surrogate serves starts here
+        P = np.array([fr[j] for j in sorted(fr) if j > t_sw])
+        af, at = (P / scale - mean) @ modes.T, a[NTRAIN:]
+        r["free_mean"] = np.abs(af.mean(0) - at.mean(0)) / at.std(0)
+        r["free_std"] = af.std(0) / at.std(0)
+        ov = []
+        for q in range(modes.shape[0]):
+            lo, hi = min(af[:, q].min(), at[:, q].min()), max(af[:, q].max(), at[:, q].max())
+            hf, _ = np.histogram(af[:, q], 20, (lo, hi))
+            ht, _ = np.histogram(at[:, q], 20, (lo, hi))
+            ov.append(np.sum(np.minimum(hf / hf.sum(), ht / ht.sum())))
+        r["free_overlap"] = np.array(ov)
+        Ef, Et = np.mean(np.abs(np.fft.rfft(P, axis=1)) ** 2, 0), np.mean(np.abs(np.fft.rfft(X[NTRAIN:], axis=1)) ** 2, 0)
+        r["free_spec"] = Ef[1:9] / Et[1:9]
+        r["free_len"] = (max(fr) - t_sw) * LT
+        r["free_maxabs"] = (np.abs(P).max(), np.abs(X[NTRAIN:]).max())
+        r["free_rms"] = (np.sqrt(np.mean(P[len(P) // 2:] ** 2)), np.sqrt(np.mean(X[NTRAIN:] ** 2)))
+        r["vpt_lstm"] = (np.mean(vl), np.std(vl) / np.sqrt(len(vl)), len(vl))
+    results.append(r)
+
+leads = "  ".join(f"{(k + 1) * LT:5.2f}" for k in range(L))
+print(f"KS L = 22, 8 POD modes; error beyond the POD floor by lead (Lyapunov times: {leads})")
+for r in results:
+    print(f"\n{r['name']}: floor {np.mean(r['floor']):.4f}; floor and VAR({r['p']}) recomputed here vs surge's stored scores: {r['check_floor']:.1e}, {r['check_var']:.1e}; quadratic ridge {r['ridge']:g}")
+    for key in ("searched", "top", "hand", "var", "dmd", "quad", "quad_1e-2", "persistence"):
+        b = beyond(r[key], r["floor"])
+        print(f"  {key:12s} " + " ".join(f"{x:6.3f}" for x in b) + f"   all {beyond(np.sqrt(np.mean(r[key] ** 2)), np.sqrt(np.mean(r['floor'] ** 2))):.3f}")
+    print("  VPT (Lyapunov times, mean +- s.e., starts): " + ", ".join(f"{k[4:]} {v[0]:.2f} +- {v[1]:.2f} ({v[2]})" for k, v in r.items() if k.startswith("vpt_")))
+    if "free_mean" in r:
+        print(f"  free run {r['free_len']:.1f} Lyapunov times: |mean - truth|/std per mode {np.round(r['free_mean'], 2)}; std ratio {np.round(r['free_std'], 2)};"
+              f" histogram overlap {np.round(r['free_overlap'], 2)}; spectrum ratio k=1..8 {np.round(r['free_spec'], 3)}; max|u| {r['free_maxabs'][0]:.2f} (truth {r['free_maxabs'][1]:.2f});"
+              f" RMS of u over its second half {r['free_rms'][0]:.3f} (truth {r['free_rms'][1]:.3f})")
+
+# the bar: POD-LSTM (top-k mean and searched) below every baseline at every lead <= 1 Lyapunov time
+nl = int(np.floor(1 / LT + 1e-9))
+print(f"\nThe bar, leads 1..{nl} (<= 1 Lyapunov time):")
+for key in ("top", "searched"):
+    wins, worst = 0, []
+    for r in results:
+        bl = np.min([beyond(r[b], r["floor"])[:nl] for b in ("var", "dmd", "quad", "persistence", "hand")], axis=0)
+        mine = beyond(r[key], r["floor"])[:nl]
+        wins += int(np.all(mine < bl))
+        worst.append(np.max(mine / bl))
+    print(f"  POD-LSTM {key}: below every baseline at every lead in {wins} of {len(results)} runs; worst ratio to the best baseline per run {np.round(worst, 3)}")
+if results and "vpt_lstm" in results[0]:
+    rat = [r["vpt_lstm"][0] / r["vpt_var"][0] for r in results]
+    print(f"  VPT ratio POD-LSTM / VAR per run: {np.round(rat, 2)} (bar: >= 2)")
