@@ -14,6 +14,8 @@
 #    PyTorch is the reference: without it the benchmark stops with a message.
 set -e
 cd "$(dirname "$0")/../../.."
+. tests/bench/require.sh
+bench_require_py deepmd torch python3-torch # the training reference, dp_torch.py
 make -s bin/surge build/tests/test_deepmd_tool build/tests/test_deepmd_bench >/dev/null || { echo "bench deepmd: cannot build bin/surge build/tests/test_deepmd_tool build/tests/test_deepmd_bench (run ./configure first)"; exit 2; }
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 . tests/bench/engine_env.sh
@@ -32,7 +34,6 @@ echo "== inference (model $MODEL), 1 core"
 build/tests/test_deepmd_bench infer $MODEL $B/water_0.h5 1 20 0.01
 build/tests/test_deepmd_bench infer $MODEL $B/water_0.h5 4 2 0.01
 echo "== training throughput, batch 1, water (192 atoms), 1 core"
-/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "bench deepmd: PyTorch (the training reference) is not installed: apt-get install python3-torch, then run again"; exit 2; }
 ours=$(build/tests/test_deepmd_bench train $B/water_0.h5 ${NSTEPS:-10} 1)
 echo "$ours"
 S=$DATA/data_0/set.000

@@ -10,6 +10,11 @@
 # Writes tests/bench/dft/scaling.dat and prints the figures; docs/dft.md quotes them.
 set -e
 cd "$(dirname "$0")/../../.."
+. tests/bench/require.sh
+if [ "${1:-}" = "--cp2k" ] || [ "${2:-}" = "--cp2k" ]; then
+  bench_require_cmd dft cp2k.psmp cp2k
+  bench_require_file dft /usr/share/cp2k/DFTB/scc/scc_parameter cp2k-data
+fi
 make -s build/tests/test_bench_submatrix >/dev/null || { echo "bench dft: cannot build build/tests/test_bench_submatrix (run ./configure first)"; exit 2; }
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 B=${BENCH_BIN:-build/tests/test_bench_submatrix}

@@ -32,7 +32,10 @@ mkdir -p "$DIR"
 F=$DIR/frames.h5
 R=$DIR/results.txt
 [ -x $BIN ] || { echo "build first: make tests"; exit 2; }
-$PY -c 'import torch, h5py' 2>/dev/null || { echo "needs python3-torch and python3-h5py (apt-get install -y python3-torch python3-h5py)"; exit 2; }
+. tests/bench/require.sh
+bench_require_py loader torch python3-torch
+bench_require_py loader h5py python3-h5py
+bench_require_py loader matplotlib python3-matplotlib # report.py's figure
 
 $BIN create "$F" "$N" 192
 SIZE=$(stat -c %s "$F")

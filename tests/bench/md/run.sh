@@ -13,7 +13,8 @@ root=$(cd "$(dirname "$0")/../../.." && pwd)
 SURGE=${SURGE:-$root/bin/surge}
 REPEAT=${REPEAT:-3}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
-command -v lmp >/dev/null || { echo "lmp not found: apt-get install -y lammps"; exit 1; }
+. "$root/tests/bench/require.sh"
+bench_require_cmd md lmp lammps
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 cat > in.lj <<'IN'

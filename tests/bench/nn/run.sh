@@ -26,7 +26,8 @@ py=/usr/bin/python3
 if [ "${SGNN_BENCH_CORETYPE:-auto}" = auto ] && grep -q avx512f /proc/cpuinfo; then
   export OPENBLAS_CORETYPE=SkylakeX
 fi
-$py -c 'import torch' 2>/dev/null || { echo "bench nn: PyTorch (the reference) is not installed: apt-get install python3-torch, then run again"; exit 2; }
+. "$here/../require.sh"
+bench_require_py nn torch python3-torch
 echo "# surge nn vs PyTorch $($py -c 'import torch;print(torch.__version__)');" \
      "best of $rounds medians of $steps steps (forward+backward+Adam); $(nproc) cores;" \
      "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-auto}; MALLOC_MMAP_THRESHOLD_=$MALLOC_MMAP_THRESHOLD_ MALLOC_TRIM_THRESHOLD_=$MALLOC_TRIM_THRESHOLD_; load: $(cut -d' ' -f1-3 /proc/loadavg)"

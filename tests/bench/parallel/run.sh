@@ -15,6 +15,8 @@
 # the performance model needs, and the model itself (perfmodel.py, which writes the figures).
 set -e
 cd "$(dirname "$0")/../../.."
+. tests/bench/require.sh
+bench_require_py parallel matplotlib python3-matplotlib # perfmodel.py's figures
 ROOT=$PWD
 R=${1:-5}
 OUT=${2:-build/bench/parallel}

@@ -12,6 +12,8 @@
 # ~50 min niced on the 2 shared cores. PODLSTM_BENCH_EVALS changes the budget (e.g. 12 for a try).
 set -e
 cd "$(dirname "$0")/../../.."
+. tests/bench/require.sh
+bench_require_py podlstm matplotlib python3-matplotlib # report.py's and swap.py's figures
 make -s bin/surge >/dev/null || { echo "bench podlstm: cannot build bin/surge (run ./configure first)"; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 E=${PODLSTM_BENCH_EVALS:-40}
