@@ -147,7 +147,8 @@ PetscErrorCode SgH5FileHas(SgH5File f, const char obj[], PetscBool *has)
     const char *slash = strchr(s, '/');
     size_t      n     = slash ? (size_t)(slash - obj) : strlen(obj);
     if (n >= sizeof part) n = sizeof part - 1;
-    memcpy(part, obj, n), part[n] = 0;
+    memcpy(part, obj, n);
+    part[n] = 0;
     e = H5Lexists(f->id, part, H5P_DEFAULT);
     if (!slash) break;
     s = slash;
@@ -239,7 +240,9 @@ PetscErrorCode SgH5FileReadAttr(SgH5File f, const char obj[], const char name[],
   PetscFunctionBegin;
   PetscCall(OpenAttr(f, obj, name, &a, &np));
   if (np > (n ? cap : 1)) {
-    SgHDF5Lock(), H5Aclose(a), SgHDF5Unlock();
+    SgHDF5Lock();
+    H5Aclose(a);
+    SgHDF5Unlock();
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: attribute '%s' of %s has %" PetscInt64_FMT " values, at most %" PetscInt_FMT " expected", f->path, name, obj, np, n ? cap : 1);
   }
   Locked(H5Aread(a, MemType(t), v), f, "cannot read attribute %s of %s", name, obj);
@@ -248,22 +251,47 @@ PetscErrorCode SgH5FileReadAttr(SgH5File f, const char obj[], const char name[],
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgH5FileReadAttrString(SgH5File f, const char obj[], const char name[], char value[], size_t len)
+/* The type probe of the two string readers: opens attribute `name` and its type and tells whether it
+   is one string (*one: a string class and a single value), its size in bytes and whether that size
+   is variable. The caller decides what it accepts and closes both (CloseAttr) on every path. */
+static PetscErrorCode OpenStringAttr(SgH5File f, const char obj[], const char name[], hid_t *a, hid_t *t, PetscBool *one, size_t *size, PetscBool *isvar)
 {
-  hid_t      a, t, m;
-  PetscInt64 np;
-  size_t     sz;
-  htri_t     isvar;
+  PetscInt64  np;
+  htri_t      var;
   H5T_class_t cls;
 
   PetscFunctionBegin;
-  PetscCall(OpenAttr(f, obj, name, &a, &np));
-  Locked(t = H5Aget_type(a), f, "cannot read the type of attribute %s", name);
+  PetscCall(OpenAttr(f, obj, name, a, &np));
+  Locked(*t = H5Aget_type(*a), f, "cannot read the type of attribute %s", name);
   SgHDF5Lock();
-  sz = H5Tget_size(t), isvar = H5Tis_variable_str(t), cls = H5Tget_class(t);
+  *size = H5Tget_size(*t);
+  var   = H5Tis_variable_str(*t);
+  cls   = H5Tget_class(*t);
   SgHDF5Unlock();
-  if (cls != H5T_STRING || isvar > 0 || np != 1 || sz >= len) {
-    SgHDF5Lock(), H5Tclose(t), H5Aclose(a), SgHDF5Unlock();
+  *one   = (cls == H5T_STRING && np == 1) ? PETSC_TRUE : PETSC_FALSE;
+  *isvar = var > 0 ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* closes an attribute and its type on a path that is about to raise its own error */
+static void CloseAttr(hid_t a, hid_t t)
+{
+  SgHDF5Lock();
+  H5Tclose(t);
+  H5Aclose(a);
+  SgHDF5Unlock();
+}
+
+PetscErrorCode SgH5FileReadAttrString(SgH5File f, const char obj[], const char name[], char value[], size_t len)
+{
+  hid_t     a, t, m;
+  size_t    sz;
+  PetscBool one, isvar;
+
+  PetscFunctionBegin;
+  PetscCall(OpenStringAttr(f, obj, name, &a, &t, &one, &sz, &isvar));
+  if (!one || isvar || sz >= len) {
+    CloseAttr(a, t);
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: attribute '%s' of %s is not a fixed-length string shorter than %zu bytes", f->path, name, obj, len);
   }
   memset(value, 0, len);
@@ -362,24 +390,18 @@ PetscErrorCode SgH5FileWriteAttrText(SgH5File f, const char obj[], const char na
    (PetscFree it). */
 PetscErrorCode SgH5FileReadAttrText(SgH5File f, const char obj[], const char name[], size_t maxlen, char **text)
 {
-  hid_t       a, t, sp, m;
-  PetscInt64  np;
-  size_t      sz;
-  htri_t      isvar;
-  H5T_class_t cls;
+  hid_t     a, t, sp, m;
+  size_t    sz;
+  PetscBool one, isvar;
 
   PetscFunctionBegin;
   *text = NULL;
-  PetscCall(OpenAttr(f, obj, name, &a, &np));
-  Locked(t = H5Aget_type(a), f, "cannot read the type of attribute %s", name);
-  SgHDF5Lock();
-  sz = H5Tget_size(t), isvar = H5Tis_variable_str(t), cls = H5Tget_class(t);
-  SgHDF5Unlock();
-  if (cls != H5T_STRING || np != 1 || (isvar <= 0 && sz > maxlen)) {
-    SgHDF5Lock(), H5Tclose(t), H5Aclose(a), SgHDF5Unlock();
+  PetscCall(OpenStringAttr(f, obj, name, &a, &t, &one, &sz, &isvar));
+  if (!one || (!isvar && sz > maxlen)) {
+    CloseAttr(a, t);
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: attribute '%s' of %s is not one string of at most %zu bytes", f->path, name, obj, maxlen);
   }
-  if (isvar > 0) {
+  if (isvar) {
     char *v = NULL;
     Locked(m = H5Tcopy(H5T_C_S1), f, "H5Tcopy");
     Locked(H5Tset_size(m, H5T_VARIABLE), f, "H5Tset_size");

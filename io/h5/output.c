@@ -72,7 +72,8 @@ static void WritableReason(const char file[], char msg[], size_t len)
     return;
   }
   if (stat(dir, &st)) {
-    snprintf(msg, len, "directory '%s' does not exist: create it (mkdir -p %s)", dir, dir);
+    /* the name twice fits only for paths under half the buffer: else the message names it once */
+    if (snprintf(msg, len, "directory '%s' does not exist: create it (mkdir -p %s)", dir, dir) >= (int)len) snprintf(msg, len, "directory '%s' does not exist: create it", dir);
     return;
   }
   if (!S_ISDIR(st.st_mode)) {
