@@ -29,8 +29,8 @@ set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 . "$root/tests/bench/require.sh"
 DFTB=/usr/share/cp2k/DFTB/scc
-bench_require_cmd "dft (cp2k_water.sh)" cp2k.psmp cp2k
-bench_require_file "dft (cp2k_water.sh)" $DFTB/scc_parameter cp2k-data
+bench_require_cmd dft/cp2k_water.sh cp2k.psmp cp2k
+bench_require_file dft/cp2k_water.sh $DFTB/scc_parameter cp2k-data
 make -s -C "$root" bin/surge build/tests/test_bench_water > /dev/null || { echo "cp2k_water.sh: cannot build build/tests/test_bench_water (run ./configure first)" >&2; exit 2; }
 SIZES=${*:-1 2x1x1 2x2x1 2 2x2x3 3 4}
 EPS=${EPS:-1e-5} PREC=${PRECISION:-single} REPS=${REPS:-3} MAXSCF=${MAXSCF:-2} RANKS=${RANKS:-1}

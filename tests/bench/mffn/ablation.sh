@@ -17,6 +17,8 @@ W=${1:-$root/build/mffn_eval}
 STEPS=${STEPS:-600}
 LONG=${LONG:-2000}
 [ -x "$S" ] || { echo "ablation.sh: $S is missing: make"; exit 1; }
+. "$root/tests/bench/require.sh"
+bench_require_py mffn/ablation.sh matplotlib python3-matplotlib # ablation_plot.py, before hours of training
 mkdir -p "$W" && cd "$W"
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
 N="nice -n 5"

@@ -41,6 +41,8 @@
 #          unet_long with ULONG (10) times the steps.
 set -e
 root=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$root/tests/bench/require.sh"
+bench_require_py mffn/eval.sh matplotlib python3-matplotlib # eval.py --plot, before hours of training
 S=$root/bin/surge
 E=$root/build/tests/test_bench_mffn_eval
 W=${1:-$root/build/mffn_eval}
