@@ -40,6 +40,27 @@ static int im2col_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin
   return sgnn_col2im3d(g, is[1], is + 2, n->ip, n->ip + 3, n->ip + 6, &gin[0]);
 }
 
+/* The tail im2col3d and col2im3d share: after the backend kernel (status rc) filled o, free it on
+   failure, else record the node with its geometry (kernel, stride, padding: what either backward
+   needs to run the other op) and hand o out. */
+static int layout_finish(int rc, SgnnTensor o, const char *name, SgnnTensor in, SgnnBackwardFn bw, const int k[3], const int stride[3],
+                         const int pad[3], SgnnTensor *out)
+{
+  if (rc) {
+    sgnn_tensor_free(&o);
+    return rc;
+  }
+  SgnnNode *n = sgnn_record(o, name, 1, &in, bw);
+  if (n)
+    for (int i = 0; i < 3; i++) {
+      n->ip[i] = k[i];
+      n->ip[3 + i] = stride[i];
+      n->ip[6 + i] = pad[i];
+    }
+  *out = o;
+  return 0;
+}
+
 int sgnn_im2col3d(SgnnTensor x, const int k[3], const int stride[3], const int pad[3], SgnnTensor *out)
 {
   SGNN_CHECK(x && out, SGNN_ERR_ARG, "im2col3d: NULL argument");
@@ -51,19 +72,7 @@ int sgnn_im2col3d(SgnnTensor x, const int k[3], const int stride[3], const int p
   SGNN_TRY(sgnn_tensor_new(sgnn_be(x), x->dtype, 3, shape, 0, &o));
   SgnnBackend *be = sgnn_be(x);
   int rc = be->im2col ? be->im2col(x->dtype, &g, sgnn_ptr(x), sgnn_ptr(o)) : sgnn_k_missing(be, "im2col");
-  if (rc) {
-    sgnn_tensor_free(&o);
-    return rc;
-  }
-  SgnnNode *n = sgnn_record(o, "im2col3d", 1, &x, im2col_bw);
-  if (n)
-    for (int i = 0; i < 3; i++) {
-      n->ip[i] = k[i];
-      n->ip[3 + i] = stride[i];
-      n->ip[6 + i] = pad[i];
-    }
-  *out = o;
-  return 0;
+  return layout_finish(rc, o, "im2col3d", x, im2col_bw, k, stride, pad, out);
 }
 
 static int col2im_bw(SgnnNode *n, SgnnTensor g, const int *need, SgnnTensor *gin, int cg)
@@ -88,19 +97,7 @@ int sgnn_col2im3d(SgnnTensor cols, int C, const int in_dhw[3], const int k[3], c
   SGNN_TRY(sgnn_tensor_new(sgnn_be(cols), cols->dtype, 5, shape, 1, &o)); /* col2im accumulates */
   SgnnBackend *be = sgnn_be(cols);
   int rc = be->col2im ? be->col2im(cols->dtype, &g, sgnn_ptr(cols), sgnn_ptr(o)) : sgnn_k_missing(be, "col2im");
-  if (rc) {
-    sgnn_tensor_free(&o);
-    return rc;
-  }
-  SgnnNode *n = sgnn_record(o, "col2im3d", 1, &cols, col2im_bw);
-  if (n)
-    for (int i = 0; i < 3; i++) {
-      n->ip[i] = k[i];
-      n->ip[3 + i] = stride[i];
-      n->ip[6 + i] = pad[i];
-    }
-  *out = o;
-  return 0;
+  return layout_finish(rc, o, "col2im3d", cols, col2im_bw, k, stride, pad, out);
 }
 
 /* ---- conv3d: a fused node ---------------------------------------------
