@@ -24,7 +24,9 @@ typedef struct {
      eflag  accumulate energy and virial (else forces only, as LAMMPS's eflag=0)
      multi  per-pair-type coefficients (else the one type's, held in registers)
    The cutoff is a 0/1 mask rather than a branch, so the loop over one atom's neighbours is
-   branch-free and vectorises (gathers; the coefficients of several types are gathered too). Each
+   branch-free and vectorises (gathers; the coefficients of several types are gathered too), except
+   for several types on a half list, where gathered coefficients and scattered partner forces made
+   it slower than the scalar loop (measured 0.28 s vs 0.24 s on the 864-atom binary mixture). Each
    atom's sums depend on its list order only (deterministic); energy and virial are summed per atom,
    then over atoms. */
 static inline __attribute__((always_inline)) void LJKernel(const LJCtx *c, const SgMDNeigh *nb, PetscInt n, const PetscReal *restrict x, const PetscInt *restrict type, PetscReal *restrict f, const PetscBool half, const PetscBool eflag, const PetscBool multi, PetscReal *energy, PetscReal w[6])
@@ -47,7 +49,7 @@ static inline __attribute__((always_inline)) void LJKernel(const LJCtx *c, const
     const PetscReal zi = x[3 * i + 2];
     PetscReal       fx = 0, fy = 0, fz = 0, e = 0, v0 = 0, v1 = 0, v2 = 0, v3 = 0, v4 = 0, v5 = 0;
 
-#pragma omp simd reduction(+ : fx, fy, fz, e, v0, v1, v2, v3, v4, v5)
+#pragma omp simd reduction(+ : fx, fy, fz, e, v0, v1, v2, v3, v4, v5) if(simd : !(multi && half))
     for (PetscInt k = 0; k < m; k++) {
       const PetscInt  j     = l[k];
       const PetscInt  p     = multi ? ti + type[j] : 0;
