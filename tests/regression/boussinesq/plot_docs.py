@@ -16,7 +16,10 @@ import sys
 
 import h5py
 import numpy as np
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"{sys.argv[0]}: needs matplotlib (Debian python3-matplotlib), a plotting dependency: run ./configure --with-bench")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt

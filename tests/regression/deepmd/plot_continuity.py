@@ -2,7 +2,12 @@
 """docs/deepmd_continuity.png: energy and force on an atom moving through the switching region and
 across rcut (pair-potential model of inputs/deepmd/pair.yaml, rcut_smth 2.0, rcut 3.5 A).
 usage: plot_continuity.py SCAN.txt ZOOM.txt OUT.png   (files from test_deepmd_tool scan)"""
-import sys, numpy as np, matplotlib
+import sys
+import numpy as np
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"{sys.argv[0]}: needs matplotlib (Debian python3-matplotlib), a plotting dependency: run ./configure --with-bench")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 a = np.loadtxt(sys.argv[1]); z = np.loadtxt(sys.argv[2])

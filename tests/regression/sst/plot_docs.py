@@ -7,7 +7,10 @@ import os
 import sys
 
 import h5py
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"{sys.argv[0]}: needs matplotlib (Debian python3-matplotlib), a plotting dependency: run ./configure --with-bench")
 import numpy as np
 
 matplotlib.use("Agg")

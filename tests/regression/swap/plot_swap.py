@@ -3,7 +3,11 @@ the adaptive run's uncertainty with the trust band and the provider of every ste
 potential energy of the adaptive run against the solver-only and surrogate-only runs."""
 import os
 import h5py
-import matplotlib
+import sys
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"{sys.argv[0]}: needs matplotlib (Debian python3-matplotlib), a plotting dependency: run ./configure --with-bench")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np

@@ -7,7 +7,10 @@ energy-vs-dt sweeps, and writes docs/vlasov_verification.png and docs/vlasov_pha
 import os, re, subprocess, sys
 import numpy as np
 import h5py
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit(f"{sys.argv[0]}: needs matplotlib (Debian python3-matplotlib), a plotting dependency: run ./configure --with-bench")
 matplotlib.use('Agg')
 import matplotlib.pyplot as plt
 
