@@ -30,8 +30,10 @@ PetscErrorCode SgH5MDReadFrames(const char file[], PetscBool labels, SgH5MDFrame
   }
   PetscCall(SgH5FileGetDims(f, "/particles/all/position/value", &rank, dims));
   PetscCheck(rank == 3 && dims[2] == 3, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: position/value is not [F][N][3]", file);
-  F = dims[0], N = dims[1];
-  fr->F = (PetscInt)F, fr->N = (PetscInt)N;
+  F = dims[0];
+  N = dims[1];
+  fr->F = (PetscInt)F;
+  fr->N = (PetscInt)N;
   /* type names: attribute species_names of /parameters, comma-separated */
   PetscCall(SgH5FileReadAttrString(f, "/parameters", "species_names", attr, sizeof attr));
   PetscCall(PetscMalloc1(16, &fr->names));

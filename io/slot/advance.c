@@ -57,7 +57,8 @@ PetscErrorCode SgAdvanceLoopSetUp(SgAdvanceLoop *A, MPI_Comm comm, const char so
   if (A->dt <= 0) PetscFunctionReturn(PETSC_SUCCESS);
   A->size = size;
   PetscCall(PetscCalloc3(A->H, &A->htime, A->H * size, &A->hval, A->K, &A->tn));
-  A->nh = 0, A->nsur = 0;
+  A->nh = 0;
+  A->nsur = 0;
   PetscCall(SgAdvanceLoopPush(A, 0, snap0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -112,7 +113,9 @@ PetscErrorCode SgAdvanceLoopCheckpoint(SgAdvanceLoop *A, SgCheckpoint chk, const
   PetscCall(PetscSNPrintf(name, sizeof name, "%sadvance_history", prefix));
   PetscCall(SgCheckpointLayoutInt(chk, name, A->H));
   PetscCall(SgCheckpointReals(chk, name, A->H * A->size, A->hval));
-  sc[0] = A->nh, sc[1] = A->t, sc[2] = A->nsur;
+  sc[0] = A->nh;
+  sc[1] = A->t;
+  sc[2] = A->nsur;
   if (!reading) PetscCall(SgSlotGetState(A->slot, st));
   PetscCall(PetscSNPrintf(name, sizeof name, "%sadvance_scalars", prefix));
   PetscCall(SgCheckpointReals(chk, name, 3, sc));
@@ -121,7 +124,9 @@ PetscErrorCode SgAdvanceLoopCheckpoint(SgAdvanceLoop *A, SgCheckpoint chk, const
   PetscCall(PetscSNPrintf(name, sizeof name, "%sadvance_slot", prefix));
   PetscCall(SgCheckpointReals(chk, name, SG_SLOT_NSTATE, st));
   if (reading) {
-    A->nh = (PetscInt)sc[0], A->t = sc[1], A->nsur = (PetscInt)sc[2];
+    A->nh = (PetscInt)sc[0];
+    A->t = sc[1];
+    A->nsur = (PetscInt)sc[2];
     PetscCall(SgSlotSetState(A->slot, st));
   }
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -9,7 +9,11 @@ PetscErrorCode SgSlotReport(MPI_Comm comm, SgSlot slot, const char label[], cons
 
   PetscFunctionBegin;
   PetscCall(SgSlotGetCounts(slot, &ns, &nu, &nsw, &nrej));
-  v[0] = ns, v[1] = nu, v[2] = nsw, v[3] = nrej, v[4] = ns + nu > 0 ? (PetscReal)nu / (ns + nu) : 0;
+  v[0] = ns;
+  v[1] = nu;
+  v[2] = nsw;
+  v[3] = nrej;
+  v[4] = ns + nu > 0 ? (PetscReal)nu / (ns + nu) : 0;
   PetscCall(PetscPrintf(comm, "%s: %s (solver) served %" PetscInt_FMT " calls, %s (surrogate) %" PetscInt_FMT " (fraction %.4f); %" PetscInt_FMT " switches, %" PetscInt_FMT " surrogate answers rejected\n", label, solver, ns, surrogate[0] ? surrogate : "(none)", nu, (double)v[4], nsw, nrej));
   for (int k = 0; k < 5 && out; k++) {
     char name[96];

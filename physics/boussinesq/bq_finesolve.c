@@ -34,8 +34,12 @@ PetscErrorCode SgBqFineCreate(Bq *c, BqSuperres *sr)
   f->nz           = sr->cells[1];
   f->out_nz       = sr->out[1];
   PetscCall(SgBqSetUpData(f, c->comm));
-  f->ev_fft = c->ev_fft, f->ev_dz = c->ev_dz, f->ev_gather = c->ev_gather;
-  f->ev_solve = c->ev_solve, f->ev_factor = c->ev_factor, f->ev_lin = c->ev_lin;
+  f->ev_fft = c->ev_fft;
+  f->ev_dz = c->ev_dz;
+  f->ev_gather = c->ev_gather;
+  f->ev_solve = c->ev_solve;
+  f->ev_factor = c->ev_factor;
+  f->ev_lin = c->ev_lin;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

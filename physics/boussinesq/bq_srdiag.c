@@ -25,7 +25,8 @@ PetscErrorCode SgBqSuperresDiagSetUp(Bq *bq, BqSuperres *sr)
   PetscCall(DMSetUp(sr->da));
   PetscCall(DMCreateGlobalVector(sr->da, &sr->vout));
   PetscCall(DMDAGetCorners(sr->da, NULL, &ys, NULL, NULL, &ym, NULL));
-  sr->r0 = ys, sr->r1 = ys + ym;
+  sr->r0 = ys;
+  sr->r1 = ys + ym;
   PetscCall(PetscCalloc1(SG_BQ_NCH * PetscMax(1, ym) * nxo, &sr->fv));
   sr->nko  = nxo / 2 + 1;
   sr->row  = fftw_alloc_real(nxo);

@@ -37,7 +37,8 @@ PetscErrorCode SgBqGridEvalCreate(Bq *bq, PetscInt nz, const PetscReal zq[], Pet
 {
   PetscFunctionBegin;
   PetscCall(PetscMemzero(e, sizeof *e));
-  e->nz = nz, e->nx = nx;
+  e->nz = nz;
+  e->nx = nx;
   PetscCall(PetscMalloc4(nz * bq->n, &e->Iz, nx * bq->nk, &e->cs, nx * bq->nk, &e->sn, nz * bq->ncol, &e->g));
   SgBqChebInterpMatrix(bq, nz, zq, e->Iz);
   for (PetscInt i = 0; i < nx; i++)

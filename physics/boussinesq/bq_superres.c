@@ -258,7 +258,11 @@ PetscErrorCode SgBqSuperresCheckpoint(SgSolver s, SgCheckpoint chk)
   PetscCall(SgCheckpointLayoutInt(chk, "boussinesq_superres_factor_x", sr->factor[1]));
   PetscCall(SgCheckpointLayoutInt(chk, "boussinesq_superres_snapshots", sr->T));
   PetscCall(SgCheckpointLayoutReal(chk, "boussinesq_superres_dt", sr->dt));
-  sc[0] = sr->nb, sc[1] = sr->next, sc[2] = sr->ns, sc[3] = sr->tb[1], sc[4] = sr->ftime;
+  sc[0] = sr->nb;
+  sc[1] = sr->next;
+  sc[2] = sr->ns;
+  sc[3] = sr->tb[1];
+  sc[4] = sr->ftime;
   if (!reading) PetscCall(SgSlotGetState(sr->slot, st));
   PetscCall(SgCheckpointReals(chk, "boussinesq_superres_scalars", 5, sc));
   PetscCall(SgCheckpointReals(chk, "boussinesq_superres_slot", SG_SLOT_NSTATE, st));
@@ -267,7 +271,10 @@ PetscErrorCode SgBqSuperresCheckpoint(SgSolver s, SgCheckpoint chk)
   PetscCall(SgCheckpointReals(chk, "boussinesq_superres_block_values", sr->T * SG_BQ_NCH * sr->Zb * sr->Xb, sr->bval));
   if (reading) {
     PetscInt ns = (PetscInt)sc[2];
-    sr->nb = (PetscInt)sc[0], sr->next = (PetscInt)sc[1], sr->tb[1] = sc[3], sr->ftime = sc[4];
+    sr->nb = (PetscInt)sc[0];
+    sr->next = (PetscInt)sc[1];
+    sr->tb[1] = sc[3];
+    sr->ftime = sc[4];
     PetscCall(SgSlotSetState(sr->slot, st));
     if (ns > sr->cap) {
       PetscCall(PetscFree(sr->ser));

@@ -78,7 +78,10 @@ static PetscErrorCode FoldFullMatrix(const char file[], Triplets *T, char msg[],
       PetscCall(PetscSNPrintf(msg, len, "%s: the matrix is not symmetric: entry (%" PetscInt_FMT ",%" PetscInt_FMT ") = %.15g but (%" PetscInt_FMT ",%" PetscInt_FMT ") = %.15g (at %s); tolerance %g of the largest |entry| %g", at2, a->j + 1, a->i + 1, (double)e[k + 1].v, a->i + 1, a->j + 1, (double)a->v, at, SG_CSR_SYMM_TOL, (double)vmax));
     }
     if (msg[0]) break;
-    T->ri[m] = a->i, T->ci[m] = a->j, T->v[m] = a->v, m++;
+    T->ri[m] = a->i;
+    T->ci[m] = a->j;
+    T->v[m] = a->v;
+    m++;
     if (paired) k++;
   }
   T->nnz = m;
@@ -101,7 +104,11 @@ static PetscErrorCode AddEntry(const char at[], long where, long a, long b, doub
     PetscCall(PetscRealloc(sizeof(PetscInt) * T->cap, &T->ri)); PetscCall(PetscRealloc(sizeof(PetscInt) * T->cap, &T->ci)); PetscCall(PetscRealloc(sizeof(PetscReal) * T->cap, &T->v));
     PetscCall(PetscRealloc(sizeof(long) * T->cap, &T->where));
   }
-  T->ri[T->nnz] = (PetscInt)(a - 1), T->ci[T->nnz] = (PetscInt)(b - 1), T->v[T->nnz] = x, T->where[T->nnz] = where, T->nnz++;
+  T->ri[T->nnz] = (PetscInt)(a - 1);
+  T->ci[T->nnz] = (PetscInt)(b - 1);
+  T->v[T->nnz] = x;
+  T->where[T->nnz] = where;
+  T->nnz++;
   T->nmax = PetscMax(T->nmax, (PetscInt)PetscMax(a, b));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -146,7 +153,11 @@ static PetscErrorCode ReadBinary(FILE *fp, const char file[], PetscInt n, Triple
       PetscCall(PetscSNPrintf(msg, len, "%s: the file ends inside a record (%zu of 24 bytes): it is truncated", at, got));
       break;
     }
-    memcpy(&m0, r, 4), memcpy(&a, r + 4, 4), memcpy(&b, r + 8, 4), memcpy(&x, r + 12, 8), memcpy(&m1, r + 20, 4);
+    memcpy(&m0, r, 4);
+    memcpy(&a, r + 4, 4);
+    memcpy(&b, r + 8, 4);
+    memcpy(&x, r + 12, 8);
+    memcpy(&m1, r + 20, 4);
     if (m0 != 16 || m1 != 16) PetscCall(PetscSNPrintf(msg, len, "%s: not a CP2K BINARY T record (record markers %d and %d, expected 16 and 16): another program's file, another byte order, or damaged", at, (int)m0, (int)m1));
     else PetscCall(AddEntry(at, k, a, b, x, n, T, msg, len));
   }
@@ -182,7 +193,11 @@ PetscErrorCode SgTBReadCSR(MPI_Comm comm, const char file[], PetscInt n, Mat *A)
     if (!msg[0] && T.nnz == 0) PetscCall(PetscSNPrintf(msg, sizeof msg, "CP2K CSR file '%s' holds no entries", file));
     if (!msg[0] && T.full) PetscCall(FoldFullMatrix(file, &T, msg, sizeof msg));
     PetscCall(PetscFree(T.where));
-    nnz = T.nnz, nmax = T.nmax, ri = T.ri, ci = T.ci, v = T.v;
+    nnz = T.nnz;
+    nmax = T.nmax;
+    ri = T.ri;
+    ci = T.ci;
+    v = T.v;
   }
   for (char *c = msg; *c; c++)
     if ((unsigned char)*c < 32 || (unsigned char)*c > 126) *c = '?'; /* a binary file's bytes stay off the terminal */

@@ -34,7 +34,8 @@ PetscErrorCode SgSstAdvanceSetFromOptions(SgSolver sv, PetscOptionItems *PetscOp
   PetscFunctionBegin;
   if (!s->adv) {
     PetscCall(PetscNew(&s->adv));
-    s->adv->loop.K = 8, s->adv->loop.H = 8;
+    s->adv->loop.K = 8;
+    s->adv->loop.H = 8;
   }
   PetscCall(SgSolverGetRunInfo(sv, &run));
   PetscCall(SgAdvanceLoopSetFromOptions(&s->adv->loop, PetscOptionsObject, "sst", "days", &info, run->dt));

@@ -52,7 +52,8 @@ PetscErrorCode SgSstEnsoSetUp(Sst *s)
   } else { /* spin up from rest, steps of a quarter day, ending at t = 0; noise stream 3 */
     const PetscInt  n  = (PetscInt)PetscCeilReal(s->ro.spinup * s->year / 0.25);
     const PetscReal dt = n ? s->ro.spinup * s->year / n : 0;
-    s->ex = 0, s->ey = 0;
+    s->ex = 0;
+    s->ey = 0;
     for (PetscInt k = 0; k < n; k++) {
       PetscReal z[2] = {SgSstNormal(s->seed, 3, 2 * (uint64_t)k), SgSstNormal(s->seed, 3, 2 * (uint64_t)k + 1)};
       RechargeStep(s, -s->ro.spinup * s->year + k * dt, dt, z, &s->ex, &s->ey);

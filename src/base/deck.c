@@ -92,10 +92,16 @@ static int Utf8Length(const unsigned char *p, size_t left)
   int      n;
 
   if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) n = 2, cp = c & 0x1F;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, cp = c & 0x0F;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, cp = c & 0x07;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 4;
+    cp = c & 0x07;
+  } else return 0;
   if ((size_t)n > left) return 0;
   for (int i = 1; i < n; i++) {
     if ((p[i] & 0xC0) != 0x80) return 0;
@@ -118,7 +124,10 @@ static PetscErrorCode CheckBytes(MPI_Comm comm, const char file[], const unsigne
     len = Utf8Length(s + i, n - i);
     PetscCheck(len, comm, PETSC_ERR_USER_INPUT, "%s:%d:%d: invalid UTF-8 byte 0x%02X in the deck: save the deck as UTF-8 text (or remove the character)", file, line, col, c);
     if (c == '\n' || (c == '\r' && !(i + 1 < n && s[i + 1] == '\n'))) {
-      line++, col = 1, indent = PETSC_TRUE, i++;
+      line++;
+      col = 1;
+      indent = PETSC_TRUE;
+      i++;
       continue;
     }
     if (c == '\r') { /* the \r of \r\n */
@@ -146,10 +155,13 @@ static PetscErrorCode SyntaxError(Parse *P, yaml_parser_t *y, const unsigned cha
 
   PetscFunctionBegin;
   if (y->error == YAML_READER_ERROR) { /* CheckBytes catches these first; locate by the offset */
-    line = 1, col = 1;
+    line = 1;
+    col = 1;
     for (size_t i = 0; i < y->problem_offset && i < n; i++) {
-      if (s[i] == '\n') line++, col = 1;
-      else if ((s[i] & 0xC0) != 0x80) col++;
+      if (s[i] == '\n') {
+        line++;
+        col = 1;
+      } else if ((s[i] & 0xC0) != 0x80) col++;
     }
     PetscCall(PetscSNPrintf(fix, sizeof fix, "%s: save the deck as UTF-8 text", problem));
   } else if (strstr(problem, "expected ',' or ']'")) {
@@ -394,7 +406,10 @@ static PetscErrorCode CheckRepeats(Parse *P)
   for (PetscInt i = 0; i < P->nrec; i++)
     for (PetscInt j = i + 1; j < P->nrec && !strcasecmp(r[i].name, r[j].name); j++) {
       PetscBool clash = (r[i].map == r[j].map || (!r[i].section && !r[j].section)) ? PETSC_TRUE : PETSC_FALSE;
-      if (clash && (bad < 0 || r[j].order < r[bad].order)) bad = j, first = i;
+      if (clash && (bad < 0 || r[j].order < r[bad].order)) {
+        bad = j;
+        first = i;
+      }
     }
   if (bad >= 0) {
     KeyRec a = r[first], b = r[bad];
@@ -464,8 +479,10 @@ static PetscErrorCode ReadDeck(MPI_Comm comm, const char deck[], unsigned char *
     FILE *fp = NULL;
     if (stat(deck, &st)) info[0] = 1;
     else if (!S_ISREG(st.st_mode)) info[0] = 2;
-    else if (st.st_size > SG_DECK_MAX_BYTES) info[0] = 3, info[1] = (long long)st.st_size;
-    else if (!(fp = fopen(deck, "rb"))) info[0] = 1;
+    else if (st.st_size > SG_DECK_MAX_BYTES) {
+      info[0] = 3;
+      info[1] = (long long)st.st_size;
+    } else if (!(fp = fopen(deck, "rb"))) info[0] = 1;
     else {
       PetscCall(PetscMalloc1((size_t)st.st_size + 1, text));
       info[1] = (long long)fread(*text, 1, (size_t)st.st_size, fp);

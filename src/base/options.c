@@ -64,7 +64,10 @@ static const char *Suggest(const char name[])
 
   for (PetscInt j = 0; j < catalog.n; j++) {
     PetscInt d = SgEditDistance(name, catalog.names[j]);
-    if (d < bestd) bestd = d, best = catalog.names[j];
+    if (d < bestd) {
+      bestd = d;
+      best = catalog.names[j];
+    }
   }
   return best && bestd <= PetscMax(2, (PetscInt)strlen(name) / 3) ? best : NULL;
 }
@@ -101,7 +104,10 @@ PetscErrorCode SgOptionsCheckUnusedPrefix(MPI_Comm comm, const char deck[], cons
     if (IsLateOption(names[i]) || (prefix && strncasecmp(names[i], prefix, plen))) continue;
     PetscCall(SgDeckKeyLocation(names[i], NULL, &line, &col));
     if (line < 0) line = PETSC_MAX_INT - 1;
-    if (line < firstline) firstline = line, first = i;
+    if (line < firstline) {
+      firstline = line;
+      first = i;
+    }
     nbad++;
   }
   if (nbad) {
@@ -146,7 +152,10 @@ PetscErrorCode SgOptionsNearMiss(char msg[], size_t len, PetscBool *found)
     if (set) continue;
     PetscCall(SgDeckKeyLocation(names[i], NULL, &line, &col));
     if (line < 0) line = PETSC_MAX_INT - 1;
-    if (line < pickline) pickline = line, pick = i;
+    if (line < pickline) {
+      pickline = line;
+      pick = i;
+    }
   }
   if (pick >= 0) {
     PetscCall(Describe(NULL, names[pick], msg, len));

@@ -482,9 +482,15 @@ PetscErrorCode SgSlotGetCounts(SgSlot slot, PetscInt *solver_calls, PetscInt *su
 PetscErrorCode SgSlotGetState(SgSlot slot, PetscReal s[SG_SLOT_NSTATE])
 {
   PetscFunctionBegin;
-  s[0] = (PetscReal)slot->calls, s[1] = (PetscReal)slot->solver_calls, s[2] = (PetscReal)slot->surrogate_calls;
-  s[3] = (PetscReal)slot->switches, s[4] = (PetscReal)slot->rejected, s[5] = (PetscReal)slot->last_served;
-  s[6] = (PetscReal)slot->last_flagged, s[7] = slot->last_uncertainty, s[8] = (PetscReal)slot->decision;
+  s[0] = (PetscReal)slot->calls;
+  s[1] = (PetscReal)slot->solver_calls;
+  s[2] = (PetscReal)slot->surrogate_calls;
+  s[3] = (PetscReal)slot->switches;
+  s[4] = (PetscReal)slot->rejected;
+  s[5] = (PetscReal)slot->last_served;
+  s[6] = (PetscReal)slot->last_flagged;
+  s[7] = slot->last_uncertainty;
+  s[8] = (PetscReal)slot->decision;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -493,9 +499,15 @@ PetscErrorCode SgSlotSetState(SgSlot slot, const PetscReal s[SG_SLOT_NSTATE])
   PetscFunctionBegin;
   for (int k = 0; k < 5; k++) PetscCheck(s[k] >= 0 && s[k] == (PetscReal)(PetscInt)s[k], PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Slot %s: saved state entry %d (%g) is not a count: damaged checkpoint", slot->name, k, (double)s[k]);
   for (int k = 5; k < 9; k += 3) PetscCheck(s[k] == -1 || s[k] == 0 || s[k] == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Slot %s: saved provider choice %g (entry %d) is not -1, 0 or 1: damaged checkpoint", slot->name, (double)s[k], k);
-  slot->calls = (PetscInt)s[0], slot->solver_calls = (PetscInt)s[1], slot->surrogate_calls = (PetscInt)s[2];
-  slot->switches = (PetscInt)s[3], slot->rejected = (PetscInt)s[4], slot->last_served = (PetscInt)s[5];
-  slot->last_flagged = s[6] != 0 ? PETSC_TRUE : PETSC_FALSE, slot->last_uncertainty = s[7], slot->decision = (PetscInt)s[8];
+  slot->calls = (PetscInt)s[0];
+  slot->solver_calls = (PetscInt)s[1];
+  slot->surrogate_calls = (PetscInt)s[2];
+  slot->switches = (PetscInt)s[3];
+  slot->rejected = (PetscInt)s[4];
+  slot->last_served = (PetscInt)s[5];
+  slot->last_flagged = s[6] != 0 ? PETSC_TRUE : PETSC_FALSE;
+  slot->last_uncertainty = s[7];
+  slot->decision = (PetscInt)s[8];
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

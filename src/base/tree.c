@@ -137,7 +137,10 @@ PetscErrorCode SgTreeSetArray(SgTree c, const char dtype[], PetscInt rank, const
   c->kind  = SG_TREE_ARRAY;
   c->rank  = rank;
   c->numel = 1;
-  for (PetscInt k = 0; k < rank; k++) c->dims[k] = dims[k], c->numel *= dims[k];
+  for (PetscInt k = 0; k < rank; k++) {
+    c->dims[k] = dims[k];
+    c->numel *= dims[k];
+  }
   PetscCall(PetscFree(c->s));
   PetscCall(PetscStrallocpy(dtype, &c->s));
   PetscCall(PetscFree(c->data));
@@ -259,7 +262,10 @@ static PetscErrorCode Copy(SgTree a, SgTree *out)
 
   PetscFunctionBegin;
   PetscCall(SgTreeCreate(a->kind, &t));
-  t->b = a->b, t->i = a->i, t->r = a->r, t->line = a->line;
+  t->b = a->b;
+  t->i = a->i;
+  t->r = a->r;
+  t->line = a->line;
   if (a->s) PetscCall(PetscStrallocpy(a->s, &t->s));
   if (a->kind == SG_TREE_ARRAY) PetscCall(SgTreeSetArray(t, a->s, a->rank, a->dims, a->data));
   for (PetscInt q = 0; q < a->n; q++) {
@@ -310,14 +316,21 @@ static PetscErrorCode Scalar(const char name[], yaml_event_t *ev, SgTree *out)
   t->line = (int)ev->start_mark.line + 1;
   if (ev->data.scalar.plain_implicit) {
     if (!*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL")) t->kind = SG_TREE_NULL;
-    else if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) t->kind = SG_TREE_BOOL, t->b = PETSC_TRUE;
-    else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) t->kind = SG_TREE_BOOL, t->b = PETSC_FALSE;
-    else if (IsInt(s)) {
+    else if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
+      t->kind = SG_TREE_BOOL;
+      t->b = PETSC_TRUE;
+    } else if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
+      t->kind = SG_TREE_BOOL;
+      t->b = PETSC_FALSE;
+    } else if (IsInt(s)) {
       errno = 0;
       t->i  = strtoll(s, NULL, 10);
       PetscCheck(errno != ERANGE, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s:%d: integer %s out of range", name, t->line, s);
       t->kind = SG_TREE_INT;
-    } else if (IsReal(s, &r)) t->kind = SG_TREE_REAL, t->r = r;
+    } else if (IsReal(s, &r)) {
+      t->kind = SG_TREE_REAL;
+      t->r = r;
+    }
   }
   if (t->kind == SG_TREE_STRING) PetscCall(PetscStrallocpy(s, &t->s));
   *out = t;
@@ -461,14 +474,17 @@ static PetscErrorCode FromJansson(json_t *j, int depth, SgTree *out)
     PetscCall(PetscStrallocpy(json_string_value(j), &t->s));
     break;
   case JSON_INTEGER:
-    t->kind = SG_TREE_INT, t->i = json_integer_value(j);
+    t->kind = SG_TREE_INT;
+    t->i = json_integer_value(j);
     break;
   case JSON_REAL:
-    t->kind = SG_TREE_REAL, t->r = json_real_value(j);
+    t->kind = SG_TREE_REAL;
+    t->r = json_real_value(j);
     break;
   case JSON_TRUE:
   case JSON_FALSE:
-    t->kind = SG_TREE_BOOL, t->b = json_is_true(j) ? PETSC_TRUE : PETSC_FALSE;
+    t->kind = SG_TREE_BOOL;
+    t->b = json_is_true(j) ? PETSC_TRUE : PETSC_FALSE;
     break;
   default:
     break;
@@ -566,7 +582,8 @@ static PetscErrorCode Put(Buf *b, const char *s, size_t n)
     PetscCall(PetscMalloc1(cap, &t));
     if (b->n) PetscCall(PetscArraycpy(t, b->s, b->n));
     PetscCall(PetscFree(b->s));
-    b->s = t, b->cap = cap;
+    b->s = t;
+    b->cap = cap;
   }
   PetscCall(PetscArraycpy(b->s + b->n, s, n));
   b->n += n;
@@ -610,7 +627,9 @@ static PetscErrorCode Quoted(Buf *b, const char *s)
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     char w[8];
     if (*p == '"' || *p == '\\') {
-      w[0] = '\\', w[1] = (char)*p, w[2] = 0;
+      w[0] = '\\';
+      w[1] = (char)*p;
+      w[2] = 0;
       PetscCall(PutS(b, w));
     } else if (*p < 0x20) {
       snprintf(w, sizeof w, "\\x%02x", *p);

@@ -158,9 +158,15 @@ PetscErrorCode SgDPImages(PetscInt n, const PetscReal *x, const PetscInt *type, 
 
   PetscFunctionBegin;
   /* cross products b x c, c x a, a x b: rows of the inverse (transposed) / volume */
-  cr[0][0] = b[1] * c[2] - b[2] * c[1], cr[0][1] = b[2] * c[0] - b[0] * c[2], cr[0][2] = b[0] * c[1] - b[1] * c[0];
-  cr[1][0] = c[1] * a[2] - c[2] * a[1], cr[1][1] = c[2] * a[0] - c[0] * a[2], cr[1][2] = c[0] * a[1] - c[1] * a[0];
-  cr[2][0] = a[1] * b[2] - a[2] * b[1], cr[2][1] = a[2] * b[0] - a[0] * b[2], cr[2][2] = a[0] * b[1] - a[1] * b[0];
+  cr[0][0] = b[1] * c[2] - b[2] * c[1];
+  cr[0][1] = b[2] * c[0] - b[0] * c[2];
+  cr[0][2] = b[0] * c[1] - b[1] * c[0];
+  cr[1][0] = c[1] * a[2] - c[2] * a[1];
+  cr[1][1] = c[2] * a[0] - c[0] * a[2];
+  cr[1][2] = c[0] * a[1] - c[1] * a[0];
+  cr[2][0] = a[1] * b[2] - a[2] * b[1];
+  cr[2][1] = a[2] * b[0] - a[0] * b[2];
+  cr[2][2] = a[0] * b[1] - a[1] * b[0];
   vol = a[0] * cr[0][0] + a[1] * cr[0][1] + a[2] * cr[0][2];
   PetscCheck(PetscAbsReal(vol) > 1e-12, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "deepmd: periodic box has zero volume (box rows are the cell vectors a, b, c)");
   for (int i = 0; i < 3; i++) {

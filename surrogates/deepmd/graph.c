@@ -10,7 +10,9 @@ PetscErrorCode SgDPBatchAlloc(const SgDPConfig *c, PetscInt B, PetscInt N, SgDPB
   size_t s = (size_t)B * N * c->nnei;
 
   PetscFunctionBegin;
-  b->B = B, b->N = N, b->chunk = 0;
+  b->B = B;
+  b->N = N;
+  b->chunk = 0;
   PetscCall(PetscMalloc6(N, &b->type, 4 * s, &b->envn, 12 * s, &b->denvn, 3 * s, &b->rij, s, &b->jidx, (size_t)B * N * c->ntypes, &b->nreal));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -48,7 +50,8 @@ PetscErrorCode SgDPBatchSetFrame(SgDPModel m, SgDPBatch *bt, PetscInt b, const P
       }
       if (c->radial) { /* se_e2_r: rows [Rn_0, 1, 0, 0], so that T's column 1 is the sum of the
                           embeddings (G^T row); columns 1-3 are constants (no force) */
-        bt->envn[4 * q + 1] = 1, bt->envn[4 * q + 2] = bt->envn[4 * q + 3] = 0;
+        bt->envn[4 * q + 1] = 1;
+        bt->envn[4 * q + 2] = bt->envn[4 * q + 3] = 0;
         for (int k = 1; k < 4; k++)
           for (int a = 0; a < 3; a++) bt->denvn[12 * q + 3 * k + a] = 0;
       }
@@ -152,7 +155,8 @@ static PetscErrorCode PaddingTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor *
     PetscCall(PetscArrayzero(w, (size_t)A * nt));
     for (int a = 0; a < A; a++) {
       PetscInt e = c->sel[t] - bt->nreal[(size_t)a * nt + t];
-      w[(size_t)a * nt + bt->type[a % bt->N]] = (PetscReal)e, npad += e;
+      w[(size_t)a * nt + bt->type[a % bt->N]] = (PetscReal)e;
+      npad += e;
     }
     if (!npad) continue;
     SgnnTensor G, G3, P, P2, W, pt;
@@ -339,7 +343,11 @@ static PetscErrorCode FrameEnergies(SgDPModel m, const SgDPBatch *bt, SgnnTensor
   for (PetscInt t = 0; t < c->ntypes; t++) {
     long nc = 0;
     for (int a = 0; a < A; a++)
-      if (bt->type[a % bt->N] == t) idx[nc] = a, fr[nc] = a / bt->N, nc++;
+      if (bt->type[a % bt->N] == t) {
+        idx[nc] = a;
+        fr[nc] = a / bt->N;
+        nc++;
+      }
     if (!nc) continue;
     SgnnTensor h, e1, e0, eb, Et;
     SgNN(sgnn_index_select(Df, 0, nc, idx, &h));

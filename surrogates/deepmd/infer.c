@@ -18,7 +18,9 @@ void SgDPActivate(PetscInt fn, PetscReal z, PetscReal *a, PetscReal *d1, PetscRe
 {
   switch (fn) {
   case SG_DP_TANH:
-    *a = sg_tanh(z), *d1 = 1 - *a * *a, *d2 = -2 * *a * *d1;
+    *a = sg_tanh(z);
+    *d1 = 1 - *a * *a;
+    *d2 = -2 * *a * *d1;
     break;
   case SG_DP_GELU: {
     const PetscReal c = 0.7978845608028654, k = 0.044715; /* sqrt(2/pi) */
@@ -28,18 +30,26 @@ void SgDPActivate(PetscInt fn, PetscReal z, PetscReal *a, PetscReal *d1, PetscRe
     *d2 = s * du + 0.5 * z * (s * d2u - 2 * t * s * du * du);
   } break;
   case SG_DP_RELU:
-    *a = z > 0 ? z : 0, *d1 = z > 0 ? 1 : 0, *d2 = 0;
+    *a = z > 0 ? z : 0;
+    *d1 = z > 0 ? 1 : 0;
+    *d2 = 0;
     break;
   case SG_DP_SOFTPLUS: { /* stable: max(z,0) + log(1 + exp(-|z|)) */
     PetscReal e = exp(-fabs(z)), sg = z > 0 ? 1 / (1 + e) : e / (1 + e);
-    *a = (z > 0 ? z : 0) + log1p(e), *d1 = sg, *d2 = sg * (1 - sg);
+    *a = (z > 0 ? z : 0) + log1p(e);
+    *d1 = sg;
+    *d2 = sg * (1 - sg);
   } break;
   case SG_DP_SIGMOID: {
     PetscReal e = exp(-fabs(z)), sg = z > 0 ? 1 / (1 + e) : e / (1 + e);
-    *a = sg, *d1 = sg * (1 - sg), *d2 = *d1 * (1 - 2 * sg);
+    *a = sg;
+    *d1 = sg * (1 - sg);
+    *d2 = *d1 * (1 - 2 * sg);
   } break;
   default:
-    *a = z, *d1 = 1, *d2 = 0;
+    *a = z;
+    *d1 = 1;
+    *d2 = 0;
   }
 }
 
@@ -51,9 +61,16 @@ void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscIn
   size_t     sz = (size_t)npt * maxw;
   PetscReal *h[3], *z[3], *own = NULL;
   if (!work) work = own = malloc(sizeof(PetscReal) * 6 * sz);
-  for (int k = 0; k < 3; k++) h[k] = work + k * sz, z[k] = work + (3 + k) * sz;
+  for (int k = 0; k < 3; k++) {
+    h[k] = work + k * sz;
+    z[k] = work + (3 + k) * sz;
+  }
   PetscInt in = 1;
-  for (PetscInt p = 0; p < npt; p++) h[0][p] = x[p], h[1][p] = 1, h[2][p] = 0;
+  for (PetscInt p = 0; p < npt; p++) {
+    h[0][p] = x[p];
+    h[1][p] = 1;
+    h[2][p] = 0;
+  }
   for (PetscInt l = 0; l < net->nl; l++) {
     const SgDPLayer *L = &net->l[l];
     PetscInt         out = L->out;
@@ -70,7 +87,8 @@ void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscIn
         PetscReal a, da, dda, s = L->idt ? L->idt[o] : 1;
         PetscReal a1 = 0, a2 = 0;
         if (L->fn == SG_DP_TANH) {
-          a = sg_tanh(z0[o] + L->b[o]), da = 1 - a * a;
+          a = sg_tanh(z0[o] + L->b[o]);
+          da = 1 - a * a;
           if (order >= 1) a1 = da * z1[o];
           if (order >= 2) a2 = da * (z2[o] - 2 * a * z1[o] * z1[o]);
         } else {
@@ -78,7 +96,9 @@ void SgDPEmbedEval(const SgDPNet *net, PetscInt npt, const PetscReal *x, PetscIn
           if (order >= 1) a1 = da * z1[o];
           if (order >= 2) a2 = da * z2[o] + dda * z1[o] * z1[o];
         }
-        z0[o] = s * a, z1[o] = s * a1, z2[o] = s * a2;
+        z0[o] = s * a;
+        z1[o] = s * a1;
+        z2[o] = s * a2;
       }
     }
     /* residual, written into z (the next h) */
@@ -110,16 +130,20 @@ static void FitBatch(const SgDPNet *net, PetscInt nr, const PetscReal *d, PetscR
   for (PetscInt l = 0; l < net->nl - 1; l++) {
     const SgDPLayer *L = &net->l[l];
     maxw               = PetscMax(maxw, PetscMax(L->in, L->out));
-    act[l] = w, w += nr * L->out;
-    hs[l + 1] = w, w += nr * L->out;
+    act[l] = w;
+    w += nr * L->out;
+    hs[l + 1] = w;
+    w += nr * L->out;
     for (PetscInt r = 0; r < nr; r++) memcpy(act[l] + r * L->out, L->b, sizeof(PetscReal) * L->out);
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr, (int)L->out, (int)L->in, 1.0, hs[l], (int)L->in, L->W, (int)L->in, 1.0, act[l], (int)L->out);
     for (PetscInt r = 0; r < nr; r++) {
       PetscReal *a = act[l] + r * L->out, *h = hs[l + 1] + r * L->out, *hp = hs[l] + r * L->in;
       for (PetscInt o = 0; o < L->out; o++) { /* a[] keeps the activation's derivative for the backward pass */
         PetscReal v, d1, d2;
-        if (L->fn == SG_DP_TANH) v = sg_tanh(a[o]), d1 = 1 - v * v;
-        else SgDPActivate(L->fn, a[o], &v, &d1, &d2);
+        if (L->fn == SG_DP_TANH) {
+          v = sg_tanh(a[o]);
+          d1 = 1 - v * v;
+        } else SgDPActivate(L->fn, a[o], &v, &d1, &d2);
         a[o] = d1;
         h[o] = (L->idt ? L->idt[o] : 1) * v + (L->res ? hp[o] : 0);
       }
@@ -328,7 +352,10 @@ PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const 
           PetscReal        gR0 = 0, gR1 = 0, gR2 = 0, gR3 = 0, gx = 0;
           for (PetscInt p = 0; p < M; p++) {
             PetscReal t0 = gTi[4 * p], t1 = gTi[4 * p + 1], t2 = gTi[4 * p + 2], t3 = gTi[4 * p + 3];
-            gR0 += g[p] * t0, gR1 += g[p] * t1, gR2 += g[p] * t2, gR3 += g[p] * t3;
+            gR0 += g[p] * t0;
+            gR1 += g[p] * t1;
+            gR2 += g[p] * t2;
+            gR3 += g[p] * t3;
             gx += dg[p] * (rn[0] * t0 + rn[1] * t1 + rn[2] * t2 + rn[3] * t3);
           }
           if (c->radial) { /* D depends on the row only through G(Rn_0) */

@@ -118,13 +118,22 @@ static PetscErrorCode EnsembleForces(SgDeepmdForces *c, const SgForcesInput *in,
   } else { /* fold ghost forces onto the owned atoms they image (periodic images on this rank) */
     const PetscReal *a = in->box, *b = in->box + 3, *cc = in->box + 6;
     PetscReal        cr[9], vol;
-    cr[0] = b[1] * cc[2] - b[2] * cc[1], cr[1] = b[2] * cc[0] - b[0] * cc[2], cr[2] = b[0] * cc[1] - b[1] * cc[0];
-    cr[3] = cc[1] * a[2] - cc[2] * a[1], cr[4] = cc[2] * a[0] - cc[0] * a[2], cr[5] = cc[0] * a[1] - cc[1] * a[0];
-    cr[6] = a[1] * b[2] - a[2] * b[1], cr[7] = a[2] * b[0] - a[0] * b[2], cr[8] = a[0] * b[1] - a[1] * b[0];
+    cr[0] = b[1] * cc[2] - b[2] * cc[1];
+    cr[1] = b[2] * cc[0] - b[0] * cc[2];
+    cr[2] = b[0] * cc[1] - b[1] * cc[0];
+    cr[3] = cc[1] * a[2] - cc[2] * a[1];
+    cr[4] = cc[2] * a[0] - cc[0] * a[2];
+    cr[5] = cc[0] * a[1] - cc[1] * a[0];
+    cr[6] = a[1] * b[2] - a[2] * b[1];
+    cr[7] = a[2] * b[0] - a[0] * b[2];
+    cr[8] = a[0] * b[1] - a[1] * b[0];
     vol   = a[0] * cr[0] + a[1] * cr[1] + a[2] * cr[2];
     for (int i = 0; i < 3; i++)
       for (int j = 0; j < 3; j++) inv[3 * j + i] = vol != 0 ? cr[3 * i + j] / vol : 0;
-    for (PetscInt i = 0; i < n; i++) FracKey(inv, in->x + 3 * i, keys[i].k), keys[i].i = i;
+    for (PetscInt i = 0; i < n; i++) {
+      FracKey(inv, in->x + 3 * i, keys[i].k);
+      keys[i].i = i;
+    }
     qsort(keys, n, sizeof(Key), KeyCmp);
     for (PetscInt g = 0; g < nall; g++) {
       Key q, *hit;
@@ -182,7 +191,8 @@ PetscErrorCode SgDeepmdForcesModelDevi(void *ctx, const SgForcesInput *in, MPI_C
   for (PetscInt i = 0; i < in->n; i++) loc[0] = PetscMax(loc[0], sigma[i]), loc[1] = PetscMin(loc[1], sigma[i]), loc[2] += sigma[i];
   PetscCallMPI(MPI_Allreduce(&loc[0], &mx, 1, MPIU_REAL, MPIU_MAX, comm));
   PetscCallMPI(MPI_Allreduce(&loc[1], &mn, 1, MPIU_REAL, MPIU_MIN, comm));
-  sum[0] = loc[2], sum[1] = (PetscReal)in->n;
+  sum[0] = loc[2];
+  sum[1] = (PetscReal)in->n;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPIU_REAL, MPIU_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, V, (PetscMPIInt)(9 * c->K), MPIU_REAL, MPIU_SUM, comm)); /* each model's whole virial */
   N = sum[1];
@@ -194,7 +204,9 @@ PetscErrorCode SgDeepmdForcesModelDevi(void *ctx, const SgForcesInput *in, MPI_C
     e = sqrt(s) / N;
     devi[0] = PetscMax(devi[0], e), devi[1] = PetscMin(devi[1], e), devi[2] += e / 9;
   }
-  devi[3] = mx, devi[4] = mn, devi[5] = sum[0] / N;
+  devi[3] = mx;
+  devi[4] = mn;
+  devi[5] = sum[0] / N;
   PetscCall(PetscFree3(F, V, sigma));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -25,8 +25,10 @@ PetscErrorCode SgDPStatsAddFrame(SgDPModel m, SgDPStats *s, PetscInt N, const Pe
     PetscInt t = type[i];
     for (PetscInt q = 0; q < c->nnei; q++) {
       const PetscReal *R = env.env + 4 * (i * c->nnei + q);
-      s->sr[t] += R[0], s->sr2[t] += R[0] * R[0];
-      s->sa[t] += (R[1] + R[2] + R[3]) / 3, s->sa2[t] += (R[1] * R[1] + R[2] * R[2] + R[3] * R[3]) / 3;
+      s->sr[t] += R[0];
+      s->sr2[t] += R[0] * R[0];
+      s->sa[t] += (R[1] + R[2] + R[3]) / 3;
+      s->sa2[t] += (R[1] * R[1] + R[2] * R[2] + R[3] * R[3]) / 3;
       s->n[t] += 1;
     }
   }

@@ -24,7 +24,9 @@ PetscErrorCode SgDeepmdCompress(SgDeepmd m, PetscReal step, PetscReal rmin)
   lo -= step;
   hi += step;
   for (PetscInt l = 0; l < c->nemb; l++) maxw = PetscMax(maxw, c->emb[l]);
-  m->tab.x0 = lo, m->tab.h = step, m->tab.n = (PetscInt)ceil((hi - lo) / step);
+  m->tab.x0 = lo;
+  m->tab.h = step;
+  m->tab.n = (PetscInt)ceil((hi - lo) / step);
   PetscInt   np = m->tab.n + 1;
   PetscReal *xs, *G, *dG, *d2G, *work, h = step;
   PetscCall(PetscMalloc5(np, &xs, np * M, &G, np * M, &dG, np * M, &d2G, 6 * np * maxw, &work));
@@ -39,13 +41,17 @@ PetscErrorCode SgDeepmdCompress(SgDeepmd m, PetscReal step, PetscReal rmin)
         PetscReal  a0 = d2G[i * M + q], a1 = d2G[(i + 1) * M + q], *cc = m->tab.c[t] + ((size_t)i * M + q) * 6;
         /* p(s) = c0 + c1 s + ... + c5 s^5 on [0,h] with p,p',p'' given at both ends */
         PetscReal dy = y1 - y0 - v0 * h - 0.5 * a0 * h * h, dv = v1 - v0 - a0 * h, da = a1 - a0;
-        cc[0] = y0, cc[1] = v0, cc[2] = 0.5 * a0;
+        cc[0] = y0;
+        cc[1] = v0;
+        cc[2] = 0.5 * a0;
         cc[3] = (10 * dy - 4 * dv * h + 0.5 * da * h * h) / (h * h * h);
         cc[4] = (-15 * dy + 7 * dv * h - da * h * h) / (h * h * h * h);
         cc[5] = (6 * dy - 3 * dv * h + 0.5 * da * h * h) / (h * h * h * h * h);
       }
   }
-  m->tab.on = PETSC_TRUE, m->tab.step = step, m->tab.rmin = rmin;
+  m->tab.on = PETSC_TRUE;
+  m->tab.step = step;
+  m->tab.rmin = rmin;
   PetscCall(PetscFree5(xs, G, dG, d2G, work));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -98,7 +98,9 @@ typedef struct {
 static PetscErrorCode FindSystems(const SgDPTrainOpts *o, const SgDPFrames *fr, System *sys, PetscInt *nsys, PetscInt *sysof, PetscBool *hv, int64_t *ntot)
 {
   PetscFunctionBegin;
-  *nsys = 0, *hv = PETSC_TRUE, *ntot = 0;
+  *nsys = 0;
+  *hv = PETSC_TRUE;
+  *ntot = 0;
   for (PetscInt fi = 0; fi < o->nfiles; fi++) {
     const PetscInt n = fr[fi].N, *t = fr[fi].type;
     const int64_t  nf = fr[fi].nf;
@@ -110,7 +112,8 @@ static PetscErrorCode FindSystems(const SgDPTrainOpts *o, const SgDPFrames *fr, 
     }
     if (k == *nsys) {
       PetscCall(PetscMemzero(&sys[k], sizeof sys[k]));
-      sys[k].N = n, (*nsys)++;
+      sys[k].N = n;
+      (*nsys)++;
       PetscCall(PetscMalloc1(n, &sys[k].type));
       PetscCall(PetscArraycpy(sys[k].type, t, n));
     }
@@ -218,7 +221,8 @@ static PetscErrorCode LossDP(SgTrainer tr, void *ctx, PetscInt k, const SgLoader
   }
   SgnnTensor *fr1[] = {&E, &F, &El, &Fl, &dE, &dF};
   for (int q = 0; q < 6; q++) sgnn_tensor_free(fr1[q]);
-  trn[2] += B, trn[3] += 3.0 * N * B;
+  trn[2] += B;
+  trn[3] += 3.0 * N * B;
   *lossout = loss;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -290,7 +294,12 @@ static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mo
   SgNN(sgnn_params_count(m->P, &np));
   if (mode == SG_TRAINER_CKPT_WRITE) { /* rank 0; the moments are replicated */
     PetscCall(SgDPModelSync(m));
-    ts.n = np, ts.step = *step, ts.optim_step = *os, ts.ranks = size, ts.frames = (long)D->ntot, ts.systems = D->nsys;
+    ts.n = np;
+    ts.step = *step;
+    ts.optim_step = *os;
+    ts.ranks = size;
+    ts.frames = (long)D->ntot;
+    ts.systems = D->nsys;
     PetscCall(PetscMalloc2(ts.n, &ts.m, ts.n, &ts.v));
     SgNN(sgnn_tensor_to_f64(mt, ts.m));
     SgNN(sgnn_tensor_to_f64(vt, ts.v));
@@ -337,7 +346,9 @@ static PetscErrorCode TrainerCreate(DPTrain *D, MPI_Comm comm, SgTrainer *out)
   sgnn_optim_defaults(SGNN_ADAM, &oc);
   oc.lr = o->start_lr;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
-  sc.kind = SGNN_LR_EXP, sc.lr0 = o->start_lr, sc.decay_steps = o->decay_steps;
+  sc.kind = SGNN_LR_EXP;
+  sc.lr0 = o->start_lr;
+  sc.decay_steps = o->decay_steps;
   sc.decay_rate = pow(o->stop_lr / o->start_lr, (double)o->decay_steps / (double)o->numb_steps);
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, o->disp_freq));
@@ -364,7 +375,8 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   PetscCheck(!o->save_freq || o->save_ckpt[0], comm, PETSC_ERR_USER_INPUT, "deepmd: save_freq %" PetscInt_FMT " needs a file: set deepmd: {save_ckpt: model_ckpt.h5}", o->save_freq);
   PetscCheck(o->nfiles >= 1, comm, PETSC_ERR_USER_INPUT, "deepmd: no training data: set deepmd: {data: [file.h5, ...]} (md_frames datasets; 'surge dataset import-deepmd' converts DeePMD-kit directories)");
   PetscCheck(o->nfiles <= 16, comm, PETSC_ERR_USER_INPUT, "deepmd: %" PetscInt_FMT " data files; at most 16", o->nfiles);
-  D.m = m, D.o = o;
+  D.m = m;
+  D.o = o;
   for (PetscInt fi = 0; fi < o->nfiles; fi++) PetscCall(SgDPFramesOpen(m, o->files[fi], &fr[fi])); /* each file once for the systems and statistics */
   PetscCall(FindSystems(o, fr, D.sys, &D.nsys, sysof, &D.hv, &D.ntot));
   if (!o->init_model[0] && !o->restart[0]) PetscCall(Statistics(m, o, fr, sysof)); /* else keep the loaded model's davg/dstd/bias */

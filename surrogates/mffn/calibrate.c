@@ -35,9 +35,12 @@ PetscErrorCode SgMFFNCorrectionGain(SgMFFN m, const SgMFFNData *D, const PetscIn
     for (PetscInt j = 0; j < SG_MFFN_NCH * P; j++) {
       double r = out[j] - base[j], t = tgt[j] - base[j];
       int    g = gain_group[j % SG_MFFN_NCH];
-      rt[g] += r * t, rr[g] += r * r;
+      rt[g] += r * t;
+      rr[g] += r * r;
     }
-    sgnn_tensor_free(&pt), sgnn_tensor_free(&y[0]), sgnn_tensor_free(&y[1]);
+    sgnn_tensor_free(&pt);
+    sgnn_tensor_free(&y[0]);
+    sgnn_tensor_free(&y[1]);
   }
   for (int g = 0; g < SG_MFFN_NGAIN; g++) gain[g] = rr[g] > 0 ? rt[g] / rr[g] : 1; /* no correction at all: nothing to scale */
   PetscCall(PetscFree5(low, pts, tgt, out, base));

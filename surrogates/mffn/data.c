@@ -58,7 +58,11 @@ static PetscErrorCode ReadBlock(const SgMFFNData *D, PetscInt i0, PetscInt n, Pe
     PetscCall(SgDatasetReadFieldBlock(D->ds[fi], chname[c], i0 - D->file_start[fi], n, rs, rc, SG_DTYPE_F64, dst));
     V->f[c] = dst;
   }
-  V->i0 = i0, V->z0 = z0, V->x0 = x0, V->nz = nz, V->nx = nx;
+  V->i0 = i0;
+  V->z0 = z0;
+  V->x0 = x0;
+  V->nz = nz;
+  V->nx = nx;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -66,7 +70,11 @@ static PetscErrorCode ReadBlock(const SgMFFNData *D, PetscInt i0, PetscInt n, Pe
 static void MemoryView(const SgMFFNData *D, View *V)
 {
   for (int c = 0; c < SG_MFFN_NCH; c++) V->f[c] = D->f[c];
-  V->i0 = 0, V->z0 = D->z0, V->x0 = D->x0, V->nz = D->nzw, V->nx = D->nxw;
+  V->i0 = 0;
+  V->z0 = D->z0;
+  V->x0 = D->x0;
+  V->nz = D->nzw;
+  V->nx = D->nxw;
 }
 
 /* A view of samples [i, i + n) of the window: in memory, or read (n <= STREAM_SAMPLES, one file) */
@@ -131,7 +139,10 @@ PetscErrorCode SgMFFNDataLoadPart(MPI_Comm comm, PetscInt nfiles, const char *co
       if (c >= SG_MFFN_NCH) continue;
       PetscCall(SgDatasetGetFieldInfo(ds, id, NULL, NULL, &rd, &rs, NULL));
       PetscCheck(rd == 2, comm, PETSC_ERR_USER_INPUT, "mffn: %s: field '%s' has %" PetscInt_FMT "-d samples; a 2-D (z, x) field is needed", files[fi], nm, rd);
-      if (!D->nz) D->nz = rs[0], D->nx = rs[1];
+      if (!D->nz) {
+        D->nz = rs[0];
+        D->nx = rs[1];
+      }
       PetscCheck(rs[0] == D->nz && rs[1] == D->nx, comm, PETSC_ERR_USER_INPUT, "mffn: %s: field '%s' is %" PetscInt_FMT " x %" PetscInt_FMT " (z, x) but %s is %" PetscInt_FMT " x %" PetscInt_FMT ": all data must share one grid", files[fi], nm, rs[0], rs[1], files[0], D->nz, D->nx);
     }
     PetscCall(SgDatasetClose(&ds));
@@ -140,8 +151,13 @@ PetscErrorCode SgMFFNDataLoadPart(MPI_Comm comm, PetscInt nfiles, const char *co
   PetscCheck(D->nsamp > 0, comm, PETSC_ERR_USER_INPUT, "mffn: the data files hold no samples");
   if (crop) PetscCheck(crop[1] <= D->nz && crop[2] <= D->nx, comm, PETSC_ERR_USER_INPUT, "mffn: crop %" PetscInt_FMT " x %" PetscInt_FMT " (z, x) is larger than the data's %" PetscInt_FMT " x %" PetscInt_FMT " grid: lower -mffn_crop", crop[1], crop[2], D->nz, D->nx);
   /* this rank's window of the (z, x) grid: all of it, or what its slab of a crop can touch */
-  D->z0 = 0, D->nzw = D->nz, D->x0 = 0, D->nxw = D->nx;
-  own[0][0] = own[1][0] = 0, own[0][1] = D->nz, own[1][1] = D->nx;
+  D->z0 = 0;
+  D->nzw = D->nz;
+  D->x0 = 0;
+  D->nxw = D->nx;
+  own[0][0] = own[1][0] = 0;
+  own[0][1] = D->nz;
+  own[1][1] = D->nx;
   for (int k = 0; split && k < part->split.naxes; k++) {
     const SgparAxisSplit *q = &part->split.ax[k];
     PetscInt              a = q->axis - 3, r0, r1, N = a ? D->nx : D->nz;
@@ -150,11 +166,19 @@ PetscErrorCode SgMFFNDataLoadPart(MPI_Comm comm, PetscInt nfiles, const char *co
       continue;
     }
     AxisWindow(N, crop[1 + a], factor[1 + a], q->offset, q->n, &r0, &r1, &own[a][0], &own[a][1]);
-    if (a) D->x0 = r0, D->nxw = r1 - r0;
-    else D->z0 = r0, D->nzw = r1 - r0;
+    if (a) {
+      D->x0 = r0;
+      D->nxw = r1 - r0;
+    } else {
+      D->z0 = r0;
+      D->nzw = r1 - r0;
+    }
   }
   plane = (long)D->nzw * D->nxw;
-  rs[0] = D->z0, rs[1] = D->x0, rc[0] = D->nzw, rc[1] = D->nxw;
+  rs[0] = D->z0;
+  rs[1] = D->x0;
+  rc[0] = D->nzw;
+  rc[1] = D->nxw;
   D->crops = (PetscBool)(read == SG_MFFN_READ_CROPS || (read == SG_MFFN_READ_AUTO && crop && SG_MFFN_NCH * 8.0 * D->nsamp * plane > SG_MFFN_READ_AUTO_BYTES));
   PetscCheck(!D->crops || crop, comm, PETSC_ERR_ARG_NULL, "mffn: reading crops needs the crop and factor");
   if (D->crops) { /* the files stay open; a buffer for a crop's hyperslabs or a block of the window */
@@ -175,10 +199,16 @@ PetscErrorCode SgMFFNDataLoadPart(MPI_Comm comm, PetscInt nfiles, const char *co
       for (int c = 0; c < SG_MFFN_NCH; c++) PetscCall(SgDatasetReadFieldBlock(ds, chname[c], 0, n, rs, rc, SG_DTYPE_F64, D->f[c] + off * plane));
     PetscCall(SgDatasetReadField(ds, "time", 0, n, SG_DTYPE_F64, time + off));
     PetscCall(SgDatasetReadField(ds, "member", 0, n, SG_DTYPE_I64, member + off));
-    if (D->crops) D->ds[fi] = ds, D->file_start[fi] = (PetscInt)off, D->file_start[fi + 1] = (PetscInt)(off + n);
-    else PetscCall(SgDatasetClose(&ds));
+    if (D->crops) {
+      D->ds[fi] = ds;
+      D->file_start[fi] = (PetscInt)off;
+      D->file_start[fi + 1] = (PetscInt)(off + n);
+    } else PetscCall(SgDatasetClose(&ds));
     for (int64_t i = off; i < off + n; i++) { /* a run continues while the member stays and time advances */
-      if (i == off || member[i] != member[i - 1] || !(time[i] > time[i - 1])) D->run_start[D->nruns] = (PetscInt)i, D->run_len[D->nruns++] = 0;
+      if (i == off || member[i] != member[i - 1] || !(time[i] > time[i - 1])) {
+        D->run_start[D->nruns] = (PetscInt)i;
+        D->run_len[D->nruns++] = 0;
+      }
       D->run_of[i] = D->nruns - 1;
       D->run_len[D->nruns - 1]++;
       if (i > D->run_start[D->nruns - 1]) {
@@ -224,7 +254,10 @@ PetscErrorCode SgMFFNDataLoadPart(MPI_Comm comm, PetscInt nfiles, const char *co
     }
     if (!pass) {
       for (int c = 0; c < SG_MFFN_NCH; c++)
-        if (firstbad[c] < bad[0]) bad[0] = firstbad[c], bad[1] = c;
+        if (firstbad[c] < bad[0]) {
+          bad[0] = firstbad[c];
+          bad[1] = c;
+        }
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad[0], 1, MPI_LONG, MPI_MIN, comm));
       if (bad[0] == PETSC_MAX_INT) bad[1] = SG_MFFN_NCH;
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad[1], 1, MPI_LONG, MPI_MIN, comm));
@@ -294,7 +327,10 @@ PetscErrorCode SgMFFNDataCropPart(const SgMFFNData *D, const PetscInt crop[3], c
   for (int k = 0; k < 3; k++) lo[k] = n[k] = crop[k] / factor[k];
   PetscCheck(!grad || !part || !part->grid || sgpar_grid_spatial_size(part->grid) == 1, PETSC_COMM_SELF, PETSC_ERR_SUP, "mffn: gradient targets on a crop split over spatial ranks are not implemented");
   if (part && part->grid && sgpar_grid_spatial_size(part->grid) > 1) /* this rank's slab of the low-res crop */
-    for (int a = 0; a < part->split.naxes; a++) o[part->split.ax[a].axis - 2] = part->split.ax[a].offset, n[part->split.ax[a].axis - 2] = part->split.ax[a].n;
+    for (int a = 0; a < part->split.naxes; a++) {
+      o[part->split.ax[a].axis - 2] = part->split.ax[a].offset;
+      n[part->split.ax[a].axis - 2] = part->split.ax[a].n;
+    }
   /* a counter-based stream per (seed, step, sample): no state to checkpoint, no rank dependence */
   sgnn_rng_init(&r, seed * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)step * 0xC2B2AE3D27D4EB4FULL + (uint64_t)id * 0x165667B19E3779F9ULL + 1));
   s0 = D->run_start[run] + (PetscInt)((id - D->run_start[run]) % (D->run_len[run] - crop[0] + 1));
@@ -303,7 +339,10 @@ PetscErrorCode SgMFFNDataCropPart(const SgMFFNData *D, const PetscInt crop[3], c
   if (D->crops) { /* what this rank's part touches: per axis from its first low-res plane to the last high-res
                      point of its owned cells, start + f min(o + n, lo - 1) (AxisWindow's hull) */
     PetscInt a0[3], a1[3], st[3] = {s0, z0, x0};
-    for (int k = 0; k < 3; k++) a0[k] = st[k] + factor[k] * o[k], a1[k] = st[k] + factor[k] * PetscMin(o[k] + n[k], lo[k] - 1) + 1;
+    for (int k = 0; k < 3; k++) {
+      a0[k] = st[k] + factor[k] * o[k];
+      a1[k] = st[k] + factor[k] * PetscMin(o[k] + n[k], lo[k] - 1) + 1;
+    }
     PetscCall(ReadBlock(D, a0[0], a1[0] - a0[0], a0[1], a1[1] - a0[1], a0[2], a1[2] - a0[2], &V));
   } else MemoryView(D, &V);
   for (int c = 0; c < SG_MFFN_NCH; c++)

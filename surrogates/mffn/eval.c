@@ -23,7 +23,10 @@ PetscErrorCode SgMFFNCropAnswers(SgMFFN m, const SgMFFNData *D, const PetscInt c
   SgCallNN(sgnn_reshape(*pt, 3, p3, &pt3));
   SgCallNN(sgnn_interp_trilinear(x, pt3, &o3)); /* [1, P, 4]; a residual model's baseline exactly (mffn_grad 3b) */
   SgCallNN(sgnn_reshape(o3, 2, os, &out[1]));
-  sgnn_tensor_free(&x), sgnn_tensor_free(&lat), sgnn_tensor_free(&pt3), sgnn_tensor_free(&o3);
+  sgnn_tensor_free(&x);
+  sgnn_tensor_free(&lat);
+  sgnn_tensor_free(&pt3);
+  sgnn_tensor_free(&o3);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -56,7 +59,8 @@ PetscErrorCode SgMFFNEvaluate(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNDat
       tmin[c] = PetscMin(tmin[c], t), tmax[c] = PetscMax(tmax[c], t), tsum[c] += t;
       for (int q = 0; q < 2; q++) {
         double e = ph->std[c] * (pred[q][SG_MFFN_NCH * j + c] - truth[SG_MFFN_NCH * j + c]);
-        ae[q][c] += fabs(e), se[q][c] += e * e;
+        ae[q][c] += fabs(e);
+        se[q][c] += e * e;
       }
     }
   for (long j = 0; j < N; j++)
@@ -65,10 +69,14 @@ PetscErrorCode SgMFFNEvaluate(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNDat
       st[c] += t * t;
     }
   for (int q = 0; q < 2; q++) {
-    for (int c = 0; c < SG_MFFN_NCH; c++) E->nmae[q][c] = ae[q][c] / N / (tmax[c] - tmin[c]), E->r2[q][c] = 1 - se[q][c] / st[c];
+    for (int c = 0; c < SG_MFFN_NCH; c++) {
+      E->nmae[q][c] = ae[q][c] / N / (tmax[c] - tmin[c]);
+      E->r2[q][c] = 1 - se[q][c] / st[c];
+    }
     for (int e = 0; e < 4; e++) E->pde[q][e] = pde[q][e] / N;
   }
-  E->ncrops = ncrops, E->npoints = P;
+  E->ncrops = ncrops;
+  E->npoints = P;
   PetscCall(PetscFree6(low, pts, tgt, pred[0], pred[1], truth));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

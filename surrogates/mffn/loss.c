@@ -47,7 +47,9 @@ static PetscErrorCode EnergyMismatch(SgnnTensor g, PetscInt Pown, int n, const d
   SgCallNN(sgnn_sum(sq, 0, NULL, 0, &e));
   SgCallNN(sgnn_affine(e, 1.0 / (n * Pown), -et / (n * Pown), &de));
   SgCallNN(sgnn_abs(de, energy));
-  sgnn_tensor_free(&sq), sgnn_tensor_free(&e), sgnn_tensor_free(&de);
+  sgnn_tensor_free(&sq);
+  sgnn_tensor_free(&e);
+  sgnn_tensor_free(&de);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -65,7 +67,9 @@ static PetscErrorCode FluxMismatch(const SgMFFNPhysics *ph, const SgMFFNJet *J, 
   SgCallNN(sgnn_sum(wb, 0, NULL, 0, &s));
   SgCallNN(sgnn_affine(s, sc, -ft * sc, &d));
   SgCallNN(sgnn_abs(d, flux));
-  sgnn_tensor_free(&wb), sgnn_tensor_free(&s), sgnn_tensor_free(&d);
+  sgnn_tensor_free(&wb);
+  sgnn_tensor_free(&s);
+  sgnn_tensor_free(&d);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -97,7 +101,9 @@ static PetscErrorCode VorticityMismatch(const SgMFFNPhysics *ph, const SgMFFNJet
   SgCallNN(sgnn_affine(J->d1[3][2], -sc, 0, &wx));
   SgCallNN(sgnn_add(uz, wx, &om));
   PetscCall(EnergyMismatch(om, Pown, 1, t, enstrophy));
-  sgnn_tensor_free(&uz), sgnn_tensor_free(&wx), sgnn_tensor_free(&om);
+  sgnn_tensor_free(&uz);
+  sgnn_tensor_free(&wx);
+  sgnn_tensor_free(&om);
   PetscCall(PetscFree(t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -135,7 +141,8 @@ static PetscErrorCode GradientTerms(const SgMFFNPhysics *ph, const SgMFFNJet *J,
     sgnn_tensor_free(&b);
   }
   for (int i = 0; i < 6; i++) sgnn_tensor_free(&d[i]);
-  sgnn_tensor_free(&vel), sgnn_tensor_free(&tg);
+  sgnn_tensor_free(&vel);
+  sgnn_tensor_free(&tg);
   PetscCall(PetscFree2(tv, tb));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -152,7 +159,8 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
   for (int i = 0; grad_weight && i < SG_MFFN_NGW; i++) gw = (PetscBool)(gw || grad_weight[i] > 0);
   PetscCall(SgMFFNEncodePart(m, part, lowres, &lat));
   PetscCall(SgMFFNLatentBlockCreate(m, part, lat, &B));
-  *reg = 0, *pde = 0;
+  *reg = 0;
+  *pde = 0;
   for (int i = 0; gterm && i < SG_MFFN_NGW; i++) gterm[i] = 0;
   PetscCheck(!gw || grad, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "mffn: gradient weights without gradient targets");
   if (!Pown) {
@@ -161,7 +169,8 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
     SgnnTensor s;
     SgCallNN(sgnn_sum(B.t, 0, NULL, 0, &s));
     SgCallNN(sgnn_affine(s, 0, 0, loss));
-    sgnn_tensor_free(&s), sgnn_tensor_free(&lat);
+    sgnn_tensor_free(&s);
+    sgnn_tensor_free(&lat);
     SgMFFNLatentBlockFree(&B);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -185,7 +194,8 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
       SgCallNN(sgnn_tensor_zeros(m->be, m->dt, 2, ts, &zero));
       PetscCall(SgMFFNResidualWeighted(ph, &J, weight, &res));
       SgCallNN(sgnn_l1_loss(res, zero, &terms[0]));
-      sgnn_tensor_free(&res), sgnn_tensor_free(&zero);
+      sgnn_tensor_free(&res);
+      sgnn_tensor_free(&zero);
     }
     if (gw) PetscCall(GradientTerms(ph, &J, Pown, grad, &terms[1], w[2] > 0 ? &terms[2] : NULL, w[3] > 0 ? &terms[3] : NULL));
     if (w[4] > 0) PetscCall(FluxMismatch(ph, &J, Pown, target, &terms[4]));
@@ -203,11 +213,17 @@ PetscErrorCode SgMFFNCropLossPart(SgMFFN m, const SgMFFNPhysics *ph, const SgMFF
       }
       SgCallNN(sgnn_affine(terms[i], w[i], 0, &sc));
       SgCallNN(sgnn_add(*loss, sc, &sum));
-      sgnn_tensor_free(&sc), sgnn_tensor_free(loss), sgnn_tensor_free(&terms[i]);
+      sgnn_tensor_free(&sc);
+      sgnn_tensor_free(loss);
+      sgnn_tensor_free(&terms[i]);
       *loss = sum;
     }
   }
   SgMFFNLatentBlockFree(&B);
-  sgnn_tensor_free(&lat), sgnn_tensor_free(&pt), sgnn_tensor_free(&out), sgnn_tensor_free(&tg), sgnn_tensor_free(&lreg);
+  sgnn_tensor_free(&lat);
+  sgnn_tensor_free(&pt);
+  sgnn_tensor_free(&out);
+  sgnn_tensor_free(&tg);
+  sgnn_tensor_free(&lreg);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

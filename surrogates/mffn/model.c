@@ -17,8 +17,12 @@ PetscErrorCode SgMFFNConfigDefault(SgMFFNConfig *c)
   PetscFunctionBegin;
   PetscCall(PetscMemzero(c, sizeof *c));
   c->in_channels = SG_MFFN_NCH, c->out_channels = SG_MFFN_NCH, c->latent = 32, c->neck_div = 4, c->batchnorm = PETSC_TRUE;
-  c->nlevels = 4, c->nmlp = 5;
-  for (int i = 0; i < 5; i++) c->channels[i] = ch[i], c->mlp[i] = mlp[i];
+  c->nlevels = 4;
+  c->nmlp = 5;
+  for (int i = 0; i < 5; i++) {
+    c->channels[i] = ch[i];
+    c->mlp[i] = mlp[i];
+  }
   for (int i = 0; i < 4; i++)
     for (int k = 0; k < 3; k++) c->pool[i][k] = pool[i][k];
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -106,7 +110,10 @@ PetscErrorCode SgMFFNCreate(const SgMFFNConfig *cfg, SgnnBackend *be, SgnnDType 
   PetscFunctionBegin;
   PetscCall(SgMFFNConfigCheck(PETSC_COMM_SELF, cfg));
   PetscCall(PetscNew(&m));
-  m->cfg = *cfg, m->be = be, m->dt = dt, c = &m->cfg;
+  m->cfg = *cfg;
+  m->be = be;
+  m->dt = dt;
+  c = &m->cfg;
   SgCallNN(sgnn_params_create(be, dt, &m->P));
   PetscCall(AddConv(m->P, "in.w", c->channels[0], c->in_channels, 3, &m->in_w));
   PetscCall(AddVec(m->P, "in.b", c->channels[0], &m->in_b));
@@ -228,7 +235,9 @@ static PetscErrorCode ConvBN(Layers *L, PetscBool norm, SgnnTensor x, SgnnTensor
     SgCallNN(sgnn_reshape(b, 5, cs, &bv));
     SgCallNN(sgnn_mul(c, gv, &t));
     SgCallNN(sgnn_add(t, bv, &n));
-    sgnn_tensor_free(&gv), sgnn_tensor_free(&bv), sgnn_tensor_free(&t);
+    sgnn_tensor_free(&gv);
+    sgnn_tensor_free(&bv);
+    sgnn_tensor_free(&t);
   } else if (L->g) SgCallPar(sgpar_batch_norm(L->g, c, g, b, NULL, NULL, 0, 0.1, 1e-5, &n));
   else SgCallNN(sgnn_batch_norm(c, g, b, NULL, NULL, 1, 0.1, 1e-5, &n));
   sgnn_tensor_free(&c);
@@ -272,7 +281,8 @@ static PetscErrorCode UpCat(Layers *L, SgnnTensor h, const int k[3], SgnnTensor 
   PetscFunctionBegin;
   if (L->g) SgCallPar(sgpar_upsample_nearest3d(&L->s, h, k, &L->s, &u));
   else SgCallNN(sgnn_upsample_nearest3d(h, k, &u));
-  cat[0] = u, cat[1] = skip;
+  cat[0] = u;
+  cat[1] = skip;
   if (L->g) {
     SgparSplit s2[2] = {L->s, *ss};
     SgCallPar(sgpar_concat(2, s2, cat, out));
@@ -333,11 +343,13 @@ static PetscErrorCode InputStream(SgMFFN m, SgnnTensor x, SgnnTensor *psi)
         long i = (long)j * X + k;
         if (j < Z - 1) {
           double g = (0.5 * (u[i] + u[i + X]) - m->vel[2]) / m->vel[0];
-          rhs[i + X] += g, rhs[i] -= g;
+          rhs[i + X] += g;
+          rhs[i] -= g;
         }
         if (k < X - 1) {
           double g = (0.5 * (w[i] + w[i + 1]) - m->vel[3]) / m->vel[1];
-          rhs[i + 1] += g, rhs[i] -= g;
+          rhs[i + 1] += g;
+          rhs[i] -= g;
         }
       }
     /* the start: the path sum along the bottom row, then up each column */
@@ -346,9 +358,15 @@ static PetscErrorCode InputStream(SgMFFN m, SgnnTensor x, SgnnTensor *psi)
     for (int j = 1; j < Z; j++)
       for (int k = 0; k < X; k++) qt[j * X + k] = qt[(j - 1) * X + k] + (0.5 * (u[(j - 1) * X + k] + u[j * X + k]) - m->vel[2]) / m->vel[0];
     GridLaplacian(Z, X, qt, Ld);
-    for (long i = 0; i < n; i++) r[i] = rhs[i] - Ld[i], bb += rhs[i] * rhs[i];
+    for (long i = 0; i < n; i++) {
+      r[i] = rhs[i] - Ld[i];
+      bb += rhs[i] * rhs[i];
+    }
     RemoveMean(n, r); /* rhs and L q sum to zero: keep round-off out of the null space */
-    for (long i = 0; i < n; i++) d[i] = r[i], rr += r[i] * r[i];
+    for (long i = 0; i < n; i++) {
+      d[i] = r[i];
+      rr += r[i] * r[i];
+    }
     rr0 = rr;
     for (long it = 0; it < 4 * n && rr > 1e-28 * PetscMax(bb, rr0); it++) {
       double dLd = 0, a, rn = 0;
@@ -356,7 +374,11 @@ static PetscErrorCode InputStream(SgMFFN m, SgnnTensor x, SgnnTensor *psi)
       for (long i = 0; i < n; i++) dLd += d[i] * Ld[i];
       if (dLd <= 0) break;
       a = rr / dLd;
-      for (long i = 0; i < n; i++) qt[i] += a * d[i], r[i] -= a * Ld[i], rn += r[i] * r[i];
+      for (long i = 0; i < n; i++) {
+        qt[i] += a * d[i];
+        r[i] -= a * Ld[i];
+        rn += r[i] * r[i];
+      }
       for (long i = 0; i < n; i++) d[i] = r[i] + (rn / rr) * d[i];
       rr = rn;
     }
@@ -415,7 +437,8 @@ PetscErrorCode SgMFFNEncodePart(SgMFFN m, const SgMFFNPart *part, SgnnTensor x, 
     PetscCheck(!L.g || sgpar_grid_spatial_size(L.g) == 1, PETSC_COMM_SELF, PETSC_ERR_SUP, "mffn: a residual stream-function model on spatial ranks is not implemented (the input's stream function is a least-squares solve over the whole crop)");
     PetscCall(InputStream(m, x, &cat[2]));
     SgCallNN(sgnn_concat(3, cat, 1, latent));
-    sgnn_tensor_free(&t), sgnn_tensor_free(&cat[2]);
+    sgnn_tensor_free(&t);
+    sgnn_tensor_free(&cat[2]);
   } else if (c->residual) { /* the input's channels after the codes: the decoder adds its correction to them */
     SgnnTensor cat[2] = {t, x};
     if (L.g) {
@@ -448,7 +471,10 @@ PetscErrorCode SgMFFNLatentBlockCreate(SgMFFN m, const SgMFFNPart *part, SgnnTen
   PetscCheck(sgnn_tensor_ndim(latent) == 5 && ls[0] == 1 && ls[1] == SgMFFNLatentChannels(&m->cfg), PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn: the decoder takes one latent grid [1, %" PetscInt_FMT ", T, Z, X]", SgMFFNLatentChannels(&m->cfg));
   LayersInit(part, &L);
   B->t = sgnn_tensor_ref(latent);
-  for (int k = 0; k < 3; k++) B->origin[k] = 0, B->gdims[k] = ls[2 + k];
+  for (int k = 0; k < 3; k++) {
+    B->origin[k] = 0;
+    B->gdims[k] = ls[2 + k];
+  }
   for (int k = 0; L.g && k < L.s.naxes; k++) {
     /* the vertex plane above the slab, from the neighbour that owns it (zeros past the crop's end, never
        used there): a point whose cell starts on this slab's last plane needs it. The second axis's
@@ -527,13 +553,19 @@ static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const d
   for (int q = 0; q < 8; q++)
     for (int k = 0; k < 3; k++) {
       int a = (q >> (2 - k)) & 1;
-      sel[3 * q + k] = 2 * a - 1, off[3 * q + k] = 1 - a;
+      sel[3 * q + k] = 2 * a - 1;
+      off[3 * q + k] = 1 - a;
     }
   PetscCall(PetscMalloc2(3 * (size_t)P, &fmul, 3 * (size_t)P, &fadd));
   for (PetscInt p = 0; p < 3 * P; p++) {
     double f = hp ? hp[p] - base[p] : 0; /* trilinear weights are never clamped */
-    if (hp && p % 3 && (f < 0 || f > 1)) fmul[p] = 0, fadd[p] = f < 0 ? 0 : 1;
-    else fmul[p] = 1, fadd[p] = -base[p];
+    if (hp && p % 3 && (f < 0 || f > 1)) {
+      fmul[p] = 0;
+      fadd[p] = f < 0 ? 0 : 1;
+    } else {
+      fmul[p] = 1;
+      fadd[p] = -base[p];
+    }
   }
   SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, (int[]){(int)P, 3}, fmul, &fm));
   SgCallNN(sgnn_tensor_from_f64(m->be, m->dt, 2, (int[]){(int)P, 3}, fadd, &fa));
@@ -551,12 +583,15 @@ static PetscErrorCode BlendWeights(SgMFFN m, PetscInt P, SgnnTensor pts, const d
     SgCallNN(sgnn_mul(zx, zx, &sq));
     SgCallNN(sgnn_affine(zx, -2, 3, &lin));
     SgCallNN(sgnn_mul(sq, lin, &fz));
-    sgnn_tensor_free(&zx), sgnn_tensor_free(&sq), sgnn_tensor_free(&lin);
+    sgnn_tensor_free(&zx);
+    sgnn_tensor_free(&sq);
+    sgnn_tensor_free(&lin);
   } else SgCallNN(sgnn_slice(fac, 2, 1, 3, &fz));
   SgCallNN(sgnn_slice(fac, 2, 0, 1, &f1));
   SgCallNN(sgnn_slice(fz, 2, 0, 1, &f2));
   SgCallNN(sgnn_mul(f1, f2, &prod));
-  sgnn_tensor_free(&f1), sgnn_tensor_free(&f2);
+  sgnn_tensor_free(&f1);
+  sgnn_tensor_free(&f2);
   SgCallNN(sgnn_slice(fz, 2, 1, 2, &f1));
   SgCallNN(sgnn_mul(prod, f1, wq));
   if (fac_out) *fac_out = sgnn_tensor_ref(fac);
@@ -621,7 +656,10 @@ static PetscErrorCode HermiteBase(SgMFFN m, PetscInt P, SgnnTensor fac, SgnnTens
     PetscCall(Product(5, xb, &t3));
     SgCallNN(sgnn_add(t1, t2, &a1));
     SgCallNN(sgnn_add(a1, t3, &sum));
-    sgnn_tensor_free(&t1), sgnn_tensor_free(&t2), sgnn_tensor_free(&t3), sgnn_tensor_free(&a1);
+    sgnn_tensor_free(&t1);
+    sgnn_tensor_free(&t2);
+    sgnn_tensor_free(&t3);
+    sgnn_tensor_free(&a1);
   }
   SgCallNN(sgnn_mul(sum, wt, hb));
   SgnnTensor *frs[] = {&r3, &i3, &rz, &rx, &uh, &wh, &pin, &A, &B, &wt, &Fz, &Fx, &Sz, &Sx, &sum};
@@ -671,7 +709,8 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
       SgCallNN(sgnn_tensor_set_requires_grad(pts, 1));
     } else pts = sgnn_tensor_ref(pts_in);
   }
-  L = ls[1], P = sgnn_tensor_shape(pts)[0];
+  L = ls[1];
+  P = sgnn_tensor_shape(pts)[0];
   for (int k = 0; k < 3; k++) dims[k] = ls[2 + k];
   PetscCall(PetscMalloc4(8 * (size_t)P, &idx, 3 * (size_t)P, &hp, 24 * (size_t)P, &corner, 3 * (size_t)P, &base));
   SgCallNN(sgnn_tensor_to_f64(pts, hp));
@@ -695,7 +734,9 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
     else cat[1] = sgnn_tensor_ref(codes);
     SgCallNN(sgnn_concat(2, cat, 1, &in0));
     sgnn_tensor_free(&cat[1]);
-    sgnn_tensor_free(&pv), sgnn_tensor_free(&px), sgnn_tensor_free(&rr);
+    sgnn_tensor_free(&pv);
+    sgnn_tensor_free(&px);
+    sgnn_tensor_free(&rr);
   }
   for (PetscInt k = 0; k <= c->nmlp; k++) { /* ImNet: softplus hidden layers, the input re-fed to each */
     SgnnTensor x, z;
@@ -722,9 +763,12 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
       SgCallNN(sgnn_add(pb, xin, &cat[0]));
       cat[1] = psi;
       SgCallNN(sgnn_concat(2, cat, 1, &t));
-      sgnn_tensor_free(&pb), sgnn_tensor_free(&psi), sgnn_tensor_free(&cat[0]);
+      sgnn_tensor_free(&pb);
+      sgnn_tensor_free(&psi);
+      sgnn_tensor_free(&cat[0]);
     } else SgCallNN(sgnn_add(y, xin, &t));
-    sgnn_tensor_free(&y), sgnn_tensor_free(&xin);
+    sgnn_tensor_free(&y);
+    sgnn_tensor_free(&xin);
     y = t;
   }
   { /* blend the 8 corners' outputs: trilinear weights, and for a stream model's psi the C1 ones */
@@ -744,7 +788,9 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
         SgCallNN(sgnn_slice(codes, 1, (int)c->latent + 2, (int)c->latent + 5, &in3)); /* u_hat, w_hat, psi_in */
         PetscCall(HermiteBase(m, P, fac, wzx, rel, in3, &hb));
         SgCallNN(sgnn_add(cat[1], hb, &t2));
-        sgnn_tensor_free(&cat[1]), sgnn_tensor_free(&in3), sgnn_tensor_free(&hb);
+        sgnn_tensor_free(&cat[1]);
+        sgnn_tensor_free(&in3);
+        sgnn_tensor_free(&hb);
         cat[1] = t2;
       }
       SgCallNN(sgnn_concat(2, cat, 2, &yw3));
@@ -752,7 +798,9 @@ PetscErrorCode SgMFFNDecodeBlock(SgMFFN m, const SgMFFNLatentBlock *B, SgnnTenso
       for (size_t q = 0; q < sizeof frs / sizeof *frs; q++) sgnn_tensor_free(frs[q]);
     } else SgCallNN(sgnn_mul(ywr, wl, &yw3));
     SgCallNN(sgnn_sum(yw3, 1, (int[]){1}, 0, &yb)); /* [P, nout] */
-    sgnn_tensor_free(&ywr), sgnn_tensor_free(&yw3), sgnn_tensor_free(&wl);
+    sgnn_tensor_free(&ywr);
+    sgnn_tensor_free(&yw3);
+    sgnn_tensor_free(&wl);
   }
   if (c->stream) {
     SgnnTensor o;

@@ -47,7 +47,8 @@ PetscErrorCode SgMFFNDerivatives(const SgMFFNPhysics *ph, SgnnTensor out, SgnnTe
         SgCallNN(sgnn_grad(1, &v, NULL, 1, &pts, 1, &h));
         SgCallNN(sgnn_slice(h, 1, k, k + 1, &hk));
         PetscCall(Scaled(hk, ph->std[c] / (ph->scale[k] * ph->scale[k]), 0, &J->d2[c][k - 1]));
-        sgnn_tensor_free(&h), sgnn_tensor_free(&hk);
+        sgnn_tensor_free(&h);
+        sgnn_tensor_free(&hk);
       }
       PetscCall(Scaled(v, ph->std[c] / ph->scale[k], 0, &J->d1[c][k]));
       sgnn_tensor_free(&v);
@@ -77,7 +78,8 @@ static PetscErrorCode MulAdd(SgnnTensor *acc, SgnnTensor a, SgnnTensor b)
   if (!*acc) *acc = t;
   else {
     SgCallNN(sgnn_add(*acc, t, &s));
-    sgnn_tensor_free(&t), sgnn_tensor_free(acc);
+    sgnn_tensor_free(&t);
+    sgnn_tensor_free(acc);
     *acc = s;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -91,7 +93,8 @@ static PetscErrorCode AxpyT(SgnnTensor *acc, double a, SgnnTensor x)
   PetscFunctionBegin;
   SgCallNN(sgnn_affine(x, a, 0, &t));
   SgCallNN(sgnn_add(*acc, t, &s));
-  sgnn_tensor_free(&t), sgnn_tensor_free(acc);
+  sgnn_tensor_free(&t);
+  sgnn_tensor_free(acc);
   *acc = s;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

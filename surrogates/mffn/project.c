@@ -80,7 +80,12 @@ PetscErrorCode SgMFFNProjectorCreate(PetscInt nz, PetscInt nx, PetscReal hz, Pet
   PetscCheck(nx >= 3, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "mffn project: %" PetscInt_FMT " x points; at least 3", nx);
   PetscCheck(hz > 0 && Lx > 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "mffn project: z spacing %g and x period %g must be positive", (double)hz, (double)Lx);
   PetscCall(PetscNew(&P));
-  P->nz = nz, P->nx = nx, P->nh = nx / 2 + 1, P->nm = (nx - 1) / 2, P->hz = hz, P->Lx = Lx;
+  P->nz = nz;
+  P->nx = nx;
+  P->nh = nx / 2 + 1;
+  P->nm = (nx - 1) / 2;
+  P->hz = hz;
+  P->Lx = Lx;
   PetscCall(PetscMalloc1(P->nm * nz * nz, &P->chol));
   PetscCall(PetscMalloc1(nz * nz, &Dm));
   PetscCall(PetscArrayzero(Dm, nz * nz));
@@ -122,7 +127,9 @@ PetscErrorCode SgMFFNProjectorDestroy(SgMFFNProjector *P)
   if (!*P) PetscFunctionReturn(PETSC_SUCCESS);
   fftw_destroy_plan((*P)->fwd);
   fftw_destroy_plan((*P)->bwd);
-  fftw_free((*P)->re), fftw_free((*P)->U), fftw_free((*P)->W);
+  fftw_free((*P)->re);
+  fftw_free((*P)->U);
+  fftw_free((*P)->W);
   PetscCall(PetscFree((*P)->chol));
   PetscCall(PetscFree(*P));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -16,7 +16,10 @@ PetscErrorCode SgMFFNSplitOptions(PetscOptionItems *PetscOptionsObject, SgMFFNSp
   PetscBool set;
 
   PetscFunctionBegin;
-  if (!sp->naxes) sp->naxes = 1, sp->axes[0] = 3; /* z */
+  if (!sp->naxes) {
+    sp->naxes = 1;
+    sp->axes[0] = 3;
+  } /* z */
   PetscCall(SgOptionsStringArray("-split_axes", "Axes of the low-res crop cut over the spatial ranks: one or two of t, z, x (with spatial_ranks > 1)", names, &n, &set));
   if (set) {
     PetscCheck(n >= 1 && n <= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "mffn: -mffn_split_axes has %" PetscInt_FMT " entries: give one or two of t, z, x", n);
@@ -47,10 +50,17 @@ PetscErrorCode SgMFFNPartCreate(SgparGrid g, const SgMFFNSplitSpec *sp, const Pe
 
   PetscFunctionBegin;
   part->grid = g;
-  for (PetscInt k = 0; k < sp->naxes; k++) axes[k] = (int)sp->axes[k], global[k] = (int)lo[sp->axes[k] - 2];
-  if (sp->naxes == 1 || S == 1) ranks[0] = S, ranks[1] = 1;
-  else if (sp->layout[0] > 0) ranks[0] = (int)sp->layout[0], ranks[1] = (int)sp->layout[1];
-  else { /* the most even factorisation, the smaller factor first */
+  for (PetscInt k = 0; k < sp->naxes; k++) {
+    axes[k] = (int)sp->axes[k];
+    global[k] = (int)lo[sp->axes[k] - 2];
+  }
+  if (sp->naxes == 1 || S == 1) {
+    ranks[0] = S;
+    ranks[1] = 1;
+  } else if (sp->layout[0] > 0) {
+    ranks[0] = (int)sp->layout[0];
+    ranks[1] = (int)sp->layout[1];
+  } else { /* the most even factorisation, the smaller factor first */
     ranks[0] = 1;
     for (int f = 1; f * f <= S; f++)
       if (S % f == 0) ranks[0] = f;

@@ -77,8 +77,16 @@ static void BlockKey(const SgFieldBlock *B, double key[6])
   const PetscInt n = SgFieldBlockSize(B);
   double         s = 0, w = 0;
 
-  for (PetscInt i = 0; i < n; i++) s += B->v[i], w += B->v[i] * (1 + (i % 97) * 1e-2);
-  key[0] = B->coord[0][0], key[1] = B->coord[0][B->n[0] - 1], key[2] = B->coord[1][0], key[3] = B->coord[2][0], key[4] = s, key[5] = w;
+  for (PetscInt i = 0; i < n; i++) {
+    s += B->v[i];
+    w += B->v[i] * (1 + (i % 97) * 1e-2);
+  }
+  key[0] = B->coord[0][0];
+  key[1] = B->coord[0][B->n[0] - 1];
+  key[2] = B->coord[1][0];
+  key[3] = B->coord[2][0];
+  key[4] = s;
+  key[5] = w;
 }
 
 /* Check the block against the model and encode it (or reuse the last encoding). */
@@ -127,7 +135,9 @@ static PetscErrorCode Encode(MFFNSuperres *m, const SgFieldBlock *B)
   }
   PetscCall(PetscFree(x));
   PetscCall(PetscArraycpy(m->key, key, 6));
-  m->kn[0] = T, m->kn[1] = Z, m->kn[2] = X;
+  m->kn[0] = T;
+  m->kn[1] = Z;
+  m->kn[2] = X;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -168,7 +178,8 @@ static PetscErrorCode Decode(MFFNSuperres *m, PetscInt P, const double *l, Petsc
     SgCallNN(sgnn_reshape(*pts, 3, p3, &pt3));
     SgCallNN(sgnn_interp_trilinear(m->low, pt3, &o3));
     SgCallNN(sgnn_reshape(o3, 2, os, out));
-    sgnn_tensor_free(&pt3), sgnn_tensor_free(&o3);
+    sgnn_tensor_free(&pt3);
+    sgnn_tensor_free(&o3);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -193,12 +204,14 @@ static PetscErrorCode Project(MFFNSuperres *m, const SgFieldSuperresInput *in, P
   PetscCheck(Q->grid, m->comm, PETSC_ERR_ARG_WRONG, "mffn project: the divergence-free projection needs grid queries (whole rows of x points), not scattered points");
   PetscCallMPI(MPI_Comm_size(m->comm, &size));
   /* the t levels and x points must be every rank's; the x points must span the period uniformly */
-  nt = Q->n[0], nx = Q->n[2]; /* a rank without rows may say anything about these */
+  nt = Q->n[0];
+  nx = Q->n[2]; /* a rank without rows may say anything about these */
   {
     PetscInt g[2] = {nzl ? nt : 0, nzl ? nx : 0};
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, g, 2, MPIU_INT, MPI_MAX, m->comm));
     bad = nzl > 0 && (g[0] != nt || g[1] != nx);
-    nt = g[0], nx = g[1];
+    nt = g[0];
+    nx = g[1];
   }
   for (PetscInt i = 1; i < nx && nzl && !bad; i++) bad = PetscAbsReal(Q->coord[2][i] - Q->coord[2][i - 1] - period / nx) > 1e-9 * period;
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPIU_BOOL, MPI_LOR, m->comm));
@@ -206,8 +219,14 @@ static PetscErrorCode Project(MFFNSuperres *m, const SgFieldSuperresInput *in, P
   PetscCall(PetscMalloc4(size, &cnt, size, &off, size, &vcnt, size, &voff));
   PetscCall(PetscMPIIntCast(nzl, &nzl_mpi));
   PetscCallMPI(MPI_Allgather(&nzl_mpi, 1, MPI_INT, cnt, 1, MPI_INT, m->comm));
-  for (PetscMPIInt r = 0; r < size; r++) off[r] = nz, nz += cnt[r];
-  for (PetscMPIInt r = 0; r < size; r++) vcnt[r] = 2 * cnt[r] * nt * nx, voff[r] = 2 * off[r] * nt * nx;
+  for (PetscMPIInt r = 0; r < size; r++) {
+    off[r] = nz;
+    nz += cnt[r];
+  }
+  for (PetscMPIInt r = 0; r < size; r++) {
+    vcnt[r] = 2 * cnt[r] * nt * nx;
+    voff[r] = 2 * off[r] * nt * nx;
+  }
   PetscCall(PetscMalloc4(nz, &z, nz, &order, 2 * nz * nt * nx, &gu, 2 * nz * nt * nx, &uw));
   PetscCallMPI(MPI_Allgatherv(Q->coord[1], nzl_mpi, MPIU_REAL, z, cnt, off, MPIU_REAL, m->comm));
   /* this rank's u, w as [c][t][z][x] -> gathered by rank: [rank block][c][t][zl][x] */
@@ -221,7 +240,10 @@ static PetscErrorCode Project(MFFNSuperres *m, const SgFieldSuperresInput *in, P
   if (!m->proj || m->pn[0] != nz || m->pn[1] != nx || m->pspace[0] != hz || m->pspace[1] != period) {
     PetscCall(SgMFFNProjectorDestroy(&m->proj));
     PetscCall(SgMFFNProjectorCreate(nz, nx, hz, period, &m->proj));
-    m->pn[0] = nz, m->pn[1] = nx, m->pspace[0] = hz, m->pspace[1] = period;
+    m->pn[0] = nz;
+    m->pn[1] = nx;
+    m->pspace[0] = hz;
+    m->pspace[1] = period;
   }
   { /* gathered row order[i] of rank r -> row i of the whole grid, [c][t][z][x] */
     PetscMPIInt r = 0;
@@ -272,7 +294,8 @@ static PetscErrorCode Superres(void *ctx, const SgFieldSuperresInput *in, SgFiel
     SgCallNN(sgnn_tensor_to_f64(y, o));
     for (PetscInt p = 0; p < P; p++)
       for (int c = 0; c < SG_MFFN_NCH; c++) out->v[c * nq + p0 + p] = m->ph.mean[c] + m->ph.std[c] * o[SG_MFFN_NCH * p + c];
-    sgnn_tensor_free(&pts), sgnn_tensor_free(&y);
+    sgnn_tensor_free(&pts);
+    sgnn_tensor_free(&y);
   }
   sgnn_set_grad_enabled(was);
   PetscCall(PetscFree2(l, o));
@@ -303,7 +326,8 @@ static PetscErrorCode Uncertainty(void *ctx, const SgFieldSuperresInput *in, Pet
   if (P) {
     PetscCall(Decode(m, P, l, PETSC_TRUE, &pts, &y));
     PetscCall(SgMFFNResidualSums(&m->ph, y, pts, P, acc));
-    sgnn_tensor_free(&pts), sgnn_tensor_free(&y);
+    sgnn_tensor_free(&pts);
+    sgnn_tensor_free(&y);
   }
   acc[4] = P;
   PetscCallMPI(MPI_Allreduce(acc, g, 5, MPI_DOUBLE, MPI_SUM, m->comm));
@@ -325,7 +349,9 @@ PetscErrorCode SgMFFNSuperresProvider(SgSurrogate s, const SgFieldProviderInfo *
   (void)s;
   PetscCheck(PetscOptionsObject, info->comm, PETSC_ERR_ARG_NULL, "mffn: the field.superres provider reads its options in the solver's options block");
   PetscCall(PetscNew(&m));
-  m->comm = info->comm, m->npts = 512, m->extrapolate = 1;
+  m->comm = info->comm;
+  m->npts = 512;
+  m->extrapolate = 1;
   PetscCall(SgOptionsPath("-mffn_model", "field.superres by mffn: the model file (surge train with surrogate mffn; shipped: inputs/mffn/models/)", SG_PATH_IN, path, path, sizeof path, &set));
   PetscCall(SgOptionsInt("-mffn_residual_points", "field.superres by mffn: points of the PDE-residual uncertainty (over all ranks)", m->npts, &m->npts, NULL, 1, 1 << 24));
   PetscCall(SgOptionsReal("-mffn_extrapolate", "field.superres by mffn: query points may lie this many block cells outside the block's z range (the fine rows near the walls)", "block cells", m->extrapolate, &m->extrapolate, NULL, 0, 4));

@@ -203,7 +203,8 @@ static int block_io(SgnnBackend *be, SgnnDType dt, int Co, int S, int off, int S
     dst = (char *)dst + (size_t)off * es;
   }
   if (!bias) return be->copy_strided(dt, &it, src, dst);
-  it.sb[3] = 1, it.sb[4] = 0;
+  it.sb[3] = 1;
+  it.sb[4] = 0;
   return be->binary(SGNN_B_ADD, dt, &it, src, bias, dst);
 }
 

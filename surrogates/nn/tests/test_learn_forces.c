@@ -46,7 +46,10 @@ static double truth(const double *x, double *f)
   for (int i = 0; i < NA; i++)
     for (int j = i + 1; j < NA; j++) {
       double d[3], s = 0, dv;
-      for (int k = 0; k < 3; k++) d[k] = x[3 * i + k] - x[3 * j + k], s += d[k] * d[k];
+      for (int k = 0; k < 3; k++) {
+        d[k] = x[3 * i + k] - x[3 * j + k];
+        s += d[k] * d[k];
+      }
       double r = sqrt(s);
       E += morse(r, &dv);
       for (int k = 0; k < 3; k++) {
@@ -175,10 +178,19 @@ int main(int argc, char **argv)
   OK(sgnn_tensor_to_f64(F, fp));
   OK(sgnn_tensor_to_f64(Fv, ft));
   double md = 0, me = 0;
-  for (int i = 0; i < CV; i++) md += (ep[i] - Ev[i]) / CV, me += Ev[i] / CV;
+  for (int i = 0; i < CV; i++) {
+    md += (ep[i] - Ev[i]) / CV;
+    me += Ev[i] / CV;
+  }
   double se = 0, sd = 0, fe = 0, fs = 0;
-  for (int i = 0; i < CV; i++) se += pow(ep[i] - Ev[i] - md, 2) / CV, sd += pow(Ev[i] - me, 2) / CV;
-  for (int i = 0; i < CV * NA * 3; i++) fe += pow(fp[i] - ft[i], 2), fs += ft[i] * ft[i];
+  for (int i = 0; i < CV; i++) {
+    se += pow(ep[i] - Ev[i] - md, 2) / CV;
+    sd += pow(Ev[i] - me, 2) / CV;
+  }
+  for (int i = 0; i < CV * NA * 3; i++) {
+    fe += pow(fp[i] - ft[i], 2);
+    fs += ft[i] * ft[i];
+  }
   double erel = sqrt(se / sd), frel = sqrt(fe / fs);
   printf("forces-only training: %d steps in %.2f s (%.2f ms/step), loss %.3g\n", steps, dt, 1e3 * dt / steps, loss);
   printf("unseen clusters: energy RMS error (constant removed) %.4f of std(E) %.3f; offset %.3f; force rel RMS %.4f\n",

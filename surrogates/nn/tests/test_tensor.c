@@ -202,7 +202,10 @@ static void test_conv_algos(SgnnDType dt, double tol, const char *algo, int N, i
   setenv("SGNN_CONV_DIRECT", strcmp(algo, "gemm") ? "1" : "0", 1);
   if (!strcmp(algo, "direct3")) setenv("SGNN_NUM_THREADS", "3", 1); /* threaded split, odd thread count */
   setenv("SGNN_CONV_WINOGRAD", strcmp(algo, "wino") ? "0" : "1", 1);
-  if (!strcmp(algo, "auto")) unsetenv("SGNN_CONV_DIRECT"), unsetenv("SGNN_CONV_WINOGRAD");
+  if (!strcmp(algo, "auto")) {
+    unsetenv("SGNN_CONV_DIRECT");
+    unsetenv("SGNN_CONV_WINOGRAD");
+  }
   const int st[3] = {1, 1, 1};
   SgnnRng r;
   sgnn_rng_init(&r, 11);
@@ -264,7 +267,14 @@ static void test_conv_algos(SgnnDType dt, double tol, const char *algo, int N, i
   sgnn_tensor_free(&B);
   sgnn_tensor_free(&G);
   sgnn_tensor_free(&Y);
-  free(x), free(w), free(b), free(R), free(yr), free(dxr), free(dwr), free(dbr);
+  free(x);
+  free(w);
+  free(b);
+  free(R);
+  free(yr);
+  free(dxr);
+  free(dwr);
+  free(dbr);
   unsetenv("SGNN_CONV_DIRECT");
   unsetenv("SGNN_CONV_WINOGRAD");
   unsetenv("SGNN_NUM_THREADS");
@@ -387,9 +397,15 @@ static void test_norms(void)
   for (int c = 0; c < 4; c++) {
     double m = 0, v = 0, mx = 0, vx = 0;
     for (int n = 0; n < 3; n++)
-      for (int s = 0; s < 5; s++) m += y[n * 20 + c * 5 + s] / 15, mx += x[n * 20 + c * 5 + s] / 15;
+      for (int s = 0; s < 5; s++) {
+        m += y[n * 20 + c * 5 + s] / 15;
+        mx += x[n * 20 + c * 5 + s] / 15;
+      }
     for (int n = 0; n < 3; n++)
-      for (int s = 0; s < 5; s++) v += pow(y[n * 20 + c * 5 + s] - m, 2) / 15, vx += pow(x[n * 20 + c * 5 + s] - mx, 2) / 14;
+      for (int s = 0; s < 5; s++) {
+        v += pow(y[n * 20 + c * 5 + s] - m, 2) / 15;
+        vx += pow(x[n * 20 + c * 5 + s] - mx, 2) / 14;
+      }
     worst = fmax(worst, fmax(fabs(m), fabs(v - 1)));
     worst = fmax(worst, fabs(hm[c] - 0.1 * mx));
     worst = fmax(worst, fabs(hv[c] - (0.9 + 0.1 * vx)));
@@ -413,7 +429,10 @@ static void test_lstm(void)
   int B = 2, I = 3, H = 2;
   double x[6], h[4], c[4], wi[24], wh[16], b[8];
   for (int i = 0; i < 6; i++) x[i] = urand(&r);
-  for (int i = 0; i < 4; i++) h[i] = urand(&r), c[i] = urand(&r);
+  for (int i = 0; i < 4; i++) {
+    h[i] = urand(&r);
+    c[i] = urand(&r);
+  }
   for (int i = 0; i < 24; i++) wi[i] = urand(&r);
   for (int i = 0; i < 16; i++) wh[i] = urand(&r);
   for (int i = 0; i < 8; i++) b[i] = urand(&r);
@@ -465,8 +484,10 @@ static void test_unary_values(void)
     double *ys = host(YS);
     for (int i = 0; i < NS; i++) e2 = fmax(e2, fabs(ys[i] - log1p(exp(xs[i]))) / log1p(exp(xs[i])));
     CHECK(e2 < 1e-15, "softplus over [-700, 50] within a few ulp of log1p(exp(x)): %.3g", e2);
-    free(ys), free(xs);
-    sgnn_tensor_free(&XS), sgnn_tensor_free(&YS);
+    free(ys);
+    free(xs);
+    sgnn_tensor_free(&XS);
+    sgnn_tensor_free(&YS);
     double xt[2] = {-800, -708.5};
     int n2[1] = {2};
     XS = mk(SGNN_F64, 1, n2, xt);
@@ -474,7 +495,8 @@ static void test_unary_values(void)
     ys = host(YS);
     CHECK(ys[0] >= 0 && ys[0] < 1e-300 && ys[1] >= 0 && ys[1] < 1e-300, "softplus far below 0 is 0 (to 1e-300), never negative or NaN: %g %g", ys[0], ys[1]);
     free(ys);
-    sgnn_tensor_free(&XS), sgnn_tensor_free(&YS);
+    sgnn_tensor_free(&XS);
+    sgnn_tensor_free(&YS);
   }
   OK(sgnn_sigmoid(X, &Y));
   y = host(Y);
@@ -626,7 +648,10 @@ static void test_threaded_elementwise(void)
   double *a = malloc(sizeof(double) * n), *b = malloc(sizeof(double) * n), ref = 0;
   SgnnRng r;
   sgnn_rng_init(&r, 5);
-  for (long i = 0; i < n; i++) a[i] = urand(&r), b[i] = urand(&r);
+  for (long i = 0; i < n; i++) {
+    a[i] = urand(&r);
+    b[i] = urand(&r);
+  }
   double *out[2][5];
   for (int k = 0; k < 2; k++) {
     setenv("SGNN_NUM_THREADS", k ? "3" : "1", 1);
@@ -637,7 +662,11 @@ static void test_threaded_elementwise(void)
     OK(sgnn_mse_loss(T, B, &L));
     SgnnTensor ins[2] = {A, R};
     OK(sgnn_grad(1, &L, NULL, 2, ins, 0, g));
-    out[k][0] = host(R), out[k][1] = host(T), out[k][2] = host(L), out[k][3] = host(g[0]), out[k][4] = host(g[1]);
+    out[k][0] = host(R);
+    out[k][1] = host(T);
+    out[k][2] = host(L);
+    out[k][3] = host(g[0]);
+    out[k][4] = host(g[1]);
     SgnnTensor fr[7] = {A, B, R, T, L, g[0], g[1]};
     for (int j = 0; j < 7; j++) sgnn_tensor_free(&fr[j]);
   }

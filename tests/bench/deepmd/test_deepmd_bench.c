@@ -39,11 +39,27 @@ static void WaterConfig(SgDPConfig *c, PetscBool small)
 {
   PetscMemzero(c, sizeof *c);
   c->ntypes = 2;
-  strcpy(c->type_map[0], "O"), strcpy(c->type_map[1], "H");
-  c->rcut = 6, c->rcut_smth = 0.5, c->sel[0] = 46, c->sel[1] = 92;
-  c->nemb = 3, c->emb[0] = 25, c->emb[1] = 50, c->emb[2] = 100, c->axis = 16;
-  c->nfit = 3, c->fit[0] = c->fit[1] = c->fit[2] = 240, c->fit_resnet_dt = PETSC_TRUE;
-  if (small) c->emb[0] = 10, c->emb[1] = 20, c->emb[2] = 40, c->axis = 8, c->fit[0] = c->fit[1] = c->fit[2] = 120;
+  strcpy(c->type_map[0], "O");
+  strcpy(c->type_map[1], "H");
+  c->rcut = 6;
+  c->rcut_smth = 0.5;
+  c->sel[0] = 46;
+  c->sel[1] = 92;
+  c->nemb = 3;
+  c->emb[0] = 25;
+  c->emb[1] = 50;
+  c->emb[2] = 100;
+  c->axis = 16;
+  c->nfit = 3;
+  c->fit[0] = c->fit[1] = c->fit[2] = 240;
+  c->fit_resnet_dt = PETSC_TRUE;
+  if (small) {
+    c->emb[0] = 10;
+    c->emb[1] = 20;
+    c->emb[2] = 40;
+    c->axis = 8;
+    c->fit[0] = c->fit[1] = c->fit[2] = 120;
+  }
 }
 
 int main(int argc, char **argv)

@@ -65,7 +65,9 @@ static PetscErrorCode Create(const char *path, int64_t n, PetscInt natoms)
   for (int64_t s = 0; s < n; s += chunk) {
     int64_t k = PetscMin(chunk, n - s);
     for (int64_t i = 0; i < k * natoms * 3; i++) {
-      st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+      st ^= st << 13;
+      st ^= st >> 7;
+      st ^= st << 17;
       c[i] = (float)(st >> 40) * 1e-6f;
       f[i] = (float)((st >> 16) & 0xffffff) * 1e-6f;
     }
@@ -340,8 +342,12 @@ static PetscErrorCode RingInit(Ring *r, unsigned n)
   q       = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
   r->sqes = mmap(NULL, p.sq_entries * sizeof(struct io_uring_sqe), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
   PetscCheck(q != MAP_FAILED && r->sqes != MAP_FAILED, PETSC_COMM_SELF, PETSC_ERR_SYS, "io_uring mmap failed");
-  r->stail = (unsigned *)(q + p.sq_off.tail), r->smask = (unsigned *)(q + p.sq_off.ring_mask), r->sarr = (unsigned *)(q + p.sq_off.array);
-  r->chead = (unsigned *)(q + p.cq_off.head), r->ctail = (unsigned *)(q + p.cq_off.tail), r->cmask = (unsigned *)(q + p.cq_off.ring_mask);
+  r->stail = (unsigned *)(q + p.sq_off.tail);
+  r->smask = (unsigned *)(q + p.sq_off.ring_mask);
+  r->sarr = (unsigned *)(q + p.sq_off.array);
+  r->chead = (unsigned *)(q + p.cq_off.head);
+  r->ctail = (unsigned *)(q + p.cq_off.tail);
+  r->cmask = (unsigned *)(q + p.cq_off.ring_mask);
   r->cqes  = (struct io_uring_cqe *)(q + p.cq_off.cqes);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -354,8 +360,11 @@ static void RingReadBatch(Ring *r, RawCtx *c)
       unsigned             ix = (t + m) & *r->smask;
       struct io_uring_sqe *s  = &r->sqes[ix];
       memset(s, 0, sizeof *s);
-      s->opcode = IORING_OP_READ, s->fd = c->fd, s->addr = (uint64_t)(uintptr_t)(c->dst[f] + i * c->rowb[f]);
-      s->len = (unsigned)c->rowb[f], s->off = (uint64_t)c->off[f][c->ids[i]];
+      s->opcode = IORING_OP_READ;
+      s->fd = c->fd;
+      s->addr = (uint64_t)(uintptr_t)(c->dst[f] + i * c->rowb[f]);
+      s->len = (unsigned)c->rowb[f];
+      s->off = (uint64_t)c->off[f][c->ids[i]];
       r->sarr[ix] = ix;
     }
   atomic_store_explicit((_Atomic unsigned *)r->stail, t + m, memory_order_release);
@@ -392,7 +401,8 @@ static PetscErrorCode RunRaw(const char *path, PetscInt B, PetscInt E, const cha
   memset(&ring, 0, sizeof ring);
   PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_READ, &ds));
   PetscCall(SgDatasetGetNumSamples(ds, &N));
-  c.nf = 4, c.B = (int)B;
+  c.nf = 4;
+  c.B = (int)B;
   for (int f = 0; f < 4; f++) { /* byte offset of every row: chunk addresses by index (untimed) */
     PetscInt idx;
     int64_t  hid, rowe;
@@ -404,7 +414,9 @@ static PetscErrorCode RunRaw(const char *path, PetscInt B, PetscInt E, const cha
     PetscCall(SgDatasetFindField(ds, names[f], &idx));
     PetscCall(SgDatasetGetFieldInfo(ds, idx, NULL, NULL, NULL, NULL, &rowe));
     PetscCall(SgDatasetGetFieldHid(ds, idx, &hid));
-    d = (hid_t)hid, fs = H5Dget_space(d), dcpl = H5Dget_create_plist(d);
+    d = (hid_t)hid;
+    fs = H5Dget_space(d);
+    dcpl = H5Dget_create_plist(d);
     PetscCheck(H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_chunk(dcpl, 4, cd) >= 1 && H5Pget_nfilters(dcpl) == 0, PETSC_COMM_SELF, PETSC_ERR_SUP, "raw: %s must be unfiltered chunks", names[f]);
     PetscCheck(H5Dget_num_chunks(d, fs, &nc) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "H5Dget_num_chunks");
     c.rowb[f] = rowe * (int64_t)sizeof(float);
@@ -417,7 +429,8 @@ static PetscErrorCode RunRaw(const char *path, PetscInt B, PetscInt E, const cha
     for (int64_t r = 0; r < N; r++) c.off[f][r] = base[r / cd[0]] + (r % (int64_t)cd[0]) * c.rowb[f];
     PetscCall(PetscFree(base));
     PetscCall(PetscMalloc1(B * c.rowb[f], &c.dst[f]));
-    H5Pclose(dcpl), H5Sclose(fs);
+    H5Pclose(dcpl);
+    H5Sclose(fs);
   }
   PetscCall(SgDatasetClose(&ds));
   PetscCall(PetscMalloc1(E * N, &seq));
@@ -426,7 +439,9 @@ static PetscErrorCode RunRaw(const char *path, PetscInt B, PetscInt E, const cha
   fclose(fp);
   c.fd = open(path, O_RDONLY | (useq ? O_DIRECT : 0));
   PetscCheck(c.fd >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot open", path);
-  pthread_mutex_init(&c.m, NULL), pthread_cond_init(&c.cv, NULL), pthread_cond_init(&c.dcv, NULL);
+  pthread_mutex_init(&c.m, NULL);
+  pthread_cond_init(&c.cv, NULL);
+  pthread_cond_init(&c.dcv, NULL);
   if (uring) PetscCall(RingInit(&ring, (unsigned)(4 * B)));
   else if (!useq) pthread_create(&th, NULL, RawHelper, &c);
   t0 = Now();
@@ -438,7 +453,10 @@ static PetscErrorCode RunRaw(const char *path, PetscInt B, PetscInt E, const cha
       ssize_t      k;
       off_t        o = 0;
       PetscCheck(posix_memalign((void **)&buf, 4096, S) == 0, PETSC_COMM_SELF, PETSC_ERR_MEM, "alloc");
-      while ((k = pread(c.fd, buf, S, o)) > 0) o += k, chk += buf[0];
+      while ((k = pread(c.fd, buf, S, o)) > 0) {
+        o += k;
+        chk += buf[0];
+      }
       free(buf);
       n += N;
       continue;

@@ -64,7 +64,9 @@ static PetscErrorCode Dump(const char dir[], SgMFFN m, const SgMFFNPhysics *ph, 
   PetscCall(PetscSNPrintf(path, sizeof path, "%s/crop.f64", dir));
   fp = fopen(path, "wb");
   PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", path);
-  fwrite(x, sizeof(double), nx, fp), fwrite(pts, sizeof(double), 3 * P, fp), fwrite(tgt, sizeof(double), 4 * P, fp);
+  fwrite(x, sizeof(double), nx, fp);
+  fwrite(pts, sizeof(double), 3 * P, fp);
+  fwrite(tgt, sizeof(double), 4 * P, fp);
   fclose(fp);
   SgCallNN(sgnn_params_count(m->P, &n));
   PetscCall(PetscMalloc1(n, &g));
@@ -72,7 +74,8 @@ static PetscErrorCode Dump(const char dir[], SgMFFN m, const SgMFFNPhysics *ph, 
   PetscCall(PetscSNPrintf(path, sizeof path, "%s/ref.f64", dir));
   fp = fopen(path, "wb");
   PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", path);
-  fwrite(loss, sizeof(double), 3, fp), fwrite(g, sizeof(double), n, fp);
+  fwrite(loss, sizeof(double), 3, fp);
+  fwrite(g, sizeof(double), n, fp);
   fclose(fp);
   PetscCall(PetscFree(g));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -107,7 +110,9 @@ int main(int argc, char **argv)
   sgnn_rng_init(&r, 1);
   for (int i = 0; i < 4 * 4 * 16 * 16; i++) x[i] = sgnn_rng_normal(&r);
   for (int p = 0; p < P; p++) {
-    pts[3 * p] = 3 * sgnn_rng_uniform(&r), pts[3 * p + 1] = 15 * sgnn_rng_uniform(&r), pts[3 * p + 2] = 15 * sgnn_rng_uniform(&r);
+    pts[3 * p] = 3 * sgnn_rng_uniform(&r);
+    pts[3 * p + 1] = 15 * sgnn_rng_uniform(&r);
+    pts[3 * p + 2] = 15 * sgnn_rng_uniform(&r);
     for (int k = 0; k < 4; k++) tgt[4 * p + k] = sgnn_rng_normal(&r);
   }
   for (int gam = 1; gam >= 0; gam--) {
@@ -122,17 +127,24 @@ int main(int argc, char **argv)
       SgCallNN(sgnn_params_zero_grad(m->P));
       SgCallNN(sgnn_backward(L));
       t2 = Now();
-      if (it) tl += t1 - t0, tb += t2 - t1;
-      else if (gam && dump[0]) {
+      if (it) {
+        tl += t1 - t0;
+        tb += t2 - t1;
+      } else if (gam && dump[0]) {
         double ref[3];
         SgCallNN(sgnn_tensor_item(L, &lv));
-        ref[0] = lv, ref[1] = reg, ref[2] = pde;
+        ref[0] = lv;
+        ref[1] = reg;
+        ref[2] = pde;
         PetscCall(Dump(dump, m, &ph, x, 4 * 4 * 16 * 16, pts, tgt, P, ref));
       }
-      sgnn_tensor_free(&X), sgnn_tensor_free(&L);
+      sgnn_tensor_free(&X);
+      sgnn_tensor_free(&L);
     }
-    if (gam) tl0 = tl / N, tb0 = tb / N;
-    else PetscCall(PetscPrintf(PETSC_COMM_SELF, "mffn step: %ld weights, 1 crop 4x16x16, %d points, CPU time: gamma 0.0125: loss %.4f s + backward %.4f s = %.4f s/crop; gamma 0: %.4f + %.4f = %.4f s/crop\n", np, P, tl0, tb0, tl0 + tb0, tl / N, tb / N, (tl + tb) / N));
+    if (gam) {
+      tl0 = tl / N;
+      tb0 = tb / N;
+    } else PetscCall(PetscPrintf(PETSC_COMM_SELF, "mffn step: %ld weights, 1 crop 4x16x16, %d points, CPU time: gamma 0.0125: loss %.4f s + backward %.4f s = %.4f s/crop; gamma 0: %.4f + %.4f = %.4f s/crop\n", np, P, tl0, tb0, tl0 + tb0, tl / N, tb / N, (tl + tb) / N));
   }
   PetscCall(PetscFree3(x, pts, tgt));
   PetscCall(SgMFFNDestroy(&m));

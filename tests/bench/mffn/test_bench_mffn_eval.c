@@ -93,9 +93,13 @@ static PetscErrorCode UNetForward(UNet *u, SgnnTensor x, SgnnTensor lat, PetscIn
     SgCallNN(sgnn_interp_trilinear(x, pt, &ti));
     SgCallNN(sgnn_reshape(ti, 2, os, &t2));
     SgCallNN(sgnn_add(y, t2, out));
-    sgnn_tensor_free(&pt), sgnn_tensor_free(&ti), sgnn_tensor_free(&t2), sgnn_tensor_free(&y);
+    sgnn_tensor_free(&pt);
+    sgnn_tensor_free(&ti);
+    sgnn_tensor_free(&t2);
+    sgnn_tensor_free(&y);
   } else *out = y;
-  sgnn_tensor_free(&lf), sgnn_tensor_free(&g);
+  sgnn_tensor_free(&lf);
+  sgnn_tensor_free(&g);
   PetscCall(PetscFree(idx));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -129,13 +133,18 @@ static PetscErrorCode UNetLoss(SgTrainer tr, void *ctx, PetscInt stream, const S
     SgCallNN(sgnn_tensor_from_f64(t->u.m->be, SGNN_F64, 2, ts, tgt, &tg));
     SgCallNN(sgnn_l1_loss(y, tg, &l));
     SgCallNN(sgnn_tensor_item(l, &v));
-    sums[0] += v, sums[1] += 1;
+    sums[0] += v;
+    sums[1] += 1;
     if (acc) {
       SgCallNN(sgnn_add(acc, l, &s));
-      sgnn_tensor_free(&acc), sgnn_tensor_free(&l);
+      sgnn_tensor_free(&acc);
+      sgnn_tensor_free(&l);
       acc = s;
     } else acc = l;
-    sgnn_tensor_free(&x), sgnn_tensor_free(&lat), sgnn_tensor_free(&y), sgnn_tensor_free(&tg);
+    sgnn_tensor_free(&x);
+    sgnn_tensor_free(&lat);
+    sgnn_tensor_free(&y);
+    sgnn_tensor_free(&tg);
   }
   *loss = acc;
   PetscCall(PetscFree4(low, pts, tgt, h));
@@ -167,9 +176,21 @@ static PetscErrorCode TrainUNet(void)
 
   PetscFunctionBegin;
   PetscCall(SgMFFNConfigDefault(&c));
-  c.nlevels = 2, c.channels[0] = 16, c.channels[1] = 32, c.channels[2] = 64, c.batchnorm = PETSC_FALSE, c.nmlp = 1, c.mlp[0] = 1;
-  c.pool[0][0] = c.pool[1][0] = 1, c.pool[0][1] = c.pool[0][2] = c.pool[1][1] = c.pool[1][2] = 2;
-  t.crop[0] = 16, t.crop[1] = 64, t.crop[2] = 64, t.u.factor[0] = t.u.factor[1] = t.u.factor[2] = 4, t.npoints = 512, t.seed = 1;
+  c.nlevels = 2;
+  c.channels[0] = 16;
+  c.channels[1] = 32;
+  c.channels[2] = 64;
+  c.batchnorm = PETSC_FALSE;
+  c.nmlp = 1;
+  c.mlp[0] = 1;
+  c.pool[0][0] = c.pool[1][0] = 1;
+  c.pool[0][1] = c.pool[0][2] = c.pool[1][1] = c.pool[1][2] = 2;
+  t.crop[0] = 16;
+  t.crop[1] = 64;
+  t.crop[2] = 64;
+  t.u.factor[0] = t.u.factor[1] = t.u.factor[2] = 4;
+  t.npoints = 512;
+  t.seed = 1;
   PetscOptionsBegin(PETSC_COMM_WORLD, "unet_", "U-Net baseline of the MeshfreeFlowNet evaluation", "");
   PetscCall(SgOptionsStringArray("-data", "Training field_snapshots datasets", files, &nfiles, &set));
   PetscCheck(set && nfiles > 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "test_bench_mffn_eval train-unet: give -unet_data A.h5[,B.h5]");
@@ -198,11 +219,17 @@ static PetscErrorCode TrainUNet(void)
   PetscCall(SgOptionsRealArray("-length", "Lx Lz", "", len, &n, NULL, 1e-9, 1e9));
   PetscCall(SgOptionsString("-output", "Model file", out, out, sizeof out, NULL));
   PetscOptionsEnd();
-  c.latent = 4 * t.u.factor[0] * t.u.factor[1] * t.u.factor[2], t.u.F = c.latent / 4;
+  c.latent = 4 * t.u.factor[0] * t.u.factor[1] * t.u.factor[2];
+  t.u.F = c.latent / 4;
   PetscCall(SgMFFNDataLoad(PETSC_COMM_WORLD, nfiles, (const char *const *)files, t.crop[0], &t.D));
   t.u.ph.nu = t.u.ph.kappa = 0; /* unused: no PDE term */
-  t.u.ph.scale[0] = t.u.factor[0] * t.D.dt, t.u.ph.scale[1] = t.u.factor[1] * len[1] / t.D.nz, t.u.ph.scale[2] = t.u.factor[2] * len[0] / t.D.nx;
-  for (int k = 0; k < 4; k++) t.u.ph.mean[k] = t.D.mean[k], t.u.ph.std[k] = t.D.std[k];
+  t.u.ph.scale[0] = t.u.factor[0] * t.D.dt;
+  t.u.ph.scale[1] = t.u.factor[1] * len[1] / t.D.nz;
+  t.u.ph.scale[2] = t.u.factor[2] * len[0] / t.D.nx;
+  for (int k = 0; k < 4; k++) {
+    t.u.ph.mean[k] = t.D.mean[k];
+    t.u.ph.std[k] = t.D.std[k];
+  }
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &t.u.m));
   PetscCall(SgMFFNInitWeights(t.u.m, (unsigned long long)t.seed * 7919ULL + 1));
@@ -221,7 +248,9 @@ static PetscErrorCode TrainUNet(void)
   PetscCall(SgTrainerSetSeed(tr, (uint64_t)t.seed));
   PetscCall(SgTrainerSetNumSteps(tr, steps));
   sgnn_optim_defaults(SGNN_ADAM, &oc);
-  oc.lr = lr, sc.kind = SGNN_LR_CONST, sc.lr0 = lr;
+  oc.lr = lr;
+  sc.kind = SGNN_LR_CONST;
+  sc.lr0 = lr;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, disp));
@@ -283,10 +312,19 @@ static PetscErrorCode AnswerMFFN(void *ctx, const Domain *d, PetscInt s0, PetscI
   for (PetscInt k = 0; k < nzh; k++) zq[k] = (k + 0.5) * d->len[1] / D->nz;
   for (PetscInt i = 0; i < D->nx; i++) xq[i] = (i + 0.5) * d->len[0] / D->nx;
   B.nch = 4, B.channel = Chan, B.n[0] = NW, B.n[1] = d->lo[0], B.n[2] = d->lo[1], B.coord[0] = tc, B.coord[1] = zc, B.coord[2] = xc, B.v = v;
-  B.lo[0] = tc[0], B.hi[0] = tc[NW - 1], B.lo[1] = 0, B.hi[1] = d->len[1], B.lo[2] = 0, B.hi[2] = d->len[0];
-  B.periodic[0] = B.periodic[1] = PETSC_FALSE, B.periodic[2] = PETSC_TRUE;
-  Q.coord[0] = tq, Q.coord[1] = zq, Q.coord[2] = xq;
-  in.coarse = &B, in.query = &Q;
+  B.lo[0] = tc[0];
+  B.hi[0] = tc[NW - 1];
+  B.lo[1] = 0;
+  B.hi[1] = d->len[1];
+  B.lo[2] = 0;
+  B.hi[2] = d->len[0];
+  B.periodic[0] = B.periodic[1] = PETSC_FALSE;
+  B.periodic[2] = PETSC_TRUE;
+  Q.coord[0] = tq;
+  Q.coord[1] = zq;
+  Q.coord[2] = xq;
+  in.coarse = &B;
+  in.query = &Q;
   PetscCall(m->p.fn(m->p.ctx, &in, &out));
   for (PetscInt q = 0; q < nq; q++) { /* provider: [c][t][z][x]; here [t][c][z][x] */
     const PetscInt jj = q / (nzh * D->nx), r = q % (nzh * D->nx);
@@ -326,7 +364,9 @@ static PetscErrorCode AnswerUNet(void *ctx, const Domain *d, PetscInt s0, PetscI
       for (PetscInt k = 0; k < nzh; k++)
         for (PetscInt i = 0; i < nx; i++) {
           PetscInt p = k * nx + i;
-          h[3 * p] = j - s0, h[3 * p + 1] = k, h[3 * p + 2] = i + halo * u->factor[2];
+          h[3 * p] = j - s0;
+          h[3 * p + 1] = k;
+          h[3 * p + 2] = i + halo * u->factor[2];
           for (int a = 0; a < 3; a++) pts[3 * p + a] = (double)h[3 * p + a] / u->factor[a];
         }
       PetscCall(UNetForward(u, x, lat, P, h, pts, &y));
@@ -337,7 +377,8 @@ static PetscErrorCode AnswerUNet(void *ctx, const Domain *d, PetscInt s0, PetscI
     }
     sgnn_set_grad_enabled(was);
   }
-  sgnn_tensor_free(&x), sgnn_tensor_free(&lat);
+  sgnn_tensor_free(&x);
+  sgnn_tensor_free(&lat);
   PetscCall(PetscFree4(v, tc, zc, xc));
   PetscCall(PetscFree4(xb, pts, h, o));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -389,9 +430,11 @@ static PetscErrorCode PredictMain(const char method[], const char model[], const
   PetscCall(SgMFFNLoad(model, be, &u.m, &u.ph, u.factor));
   PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, &data, NW, &D));
   for (int k = 0; k < 3; k++) d.factor[k] = u.factor[k];
-  d.len[1] = u.ph.scale[1] * D.nz / u.factor[1], d.len[0] = u.ph.scale[2] * D.nx / u.factor[2];
+  d.len[1] = u.ph.scale[1] * D.nz / u.factor[1];
+  d.len[0] = u.ph.scale[2] * D.nx / u.factor[2];
   PetscCheck(D.nz % u.factor[1] == 0 && D.nx % u.factor[2] == 0 && PetscAbsReal(u.ph.scale[0] - u.factor[0] * D.dt) < 1e-9, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "%s: the data's grid (%" PetscInt_FMT " x %" PetscInt_FMT ", dt %g) does not fit the model's factors and steps", data, D.nz, D.nx, (double)D.dt);
-  d.lo[0] = (D.nz - 1) / u.factor[1] + 1, d.lo[1] = D.nx / u.factor[2];
+  d.lo[0] = (D.nz - 1) / u.factor[1] + 1;
+  d.lo[1] = D.nx / u.factor[2];
   PetscCall(SgMFFNConfigGridMultiple(&u.m->cfg, mult));
   PetscCheck(d.lo[0] % mult[1] == 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "%s: %" PetscInt_FMT " low-res rows are not a multiple of the poolings' %" PetscInt_FMT, data, d.lo[0], mult[1]);
   PetscCall(PetscTime(&t0));
@@ -470,7 +513,10 @@ static PetscErrorCode CalibrateMain(char **a)
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNLoad(a[0], be, &m, &ph, factor));
   PetscCall(SgMFFNDataLoad(PETSC_COMM_SELF, 1, files, crop[0], &D));
-  for (int c = 0; c < SG_MFFN_NCH; c++) D.mean[c] = ph.mean[c], D.std[c] = ph.std[c]; /* the model's normalisation */
+  for (int c = 0; c < SG_MFFN_NCH; c++) {
+    D.mean[c] = ph.mean[c];
+    D.std[c] = ph.std[c];
+  } /* the model's normalisation */
   PetscCall(SgMFFNCorrectionGain(m, &D, crop, factor, atol(a[6]), atol(a[7]), (uint64_t)atol(a[8]), g));
   PetscCall(SgMFFNScaleCorrection(m, g));
   PetscCall(SgMFFNSave(m, &ph, factor, a[2]));

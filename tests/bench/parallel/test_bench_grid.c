@@ -66,12 +66,14 @@ static PetscErrorCode ModelCreate(int mffn, Model *M)
   if (mffn) {
     SgMFFNConfig c;
     PetscCall(SgMFFNConfigDefault(&c));
-    M->dt = SGNN_F64, M->C = 4;
+    M->dt = SGNN_F64;
+    M->C = 4;
     PetscCall(SgMFFNCreate(&c, M->be, M->dt, &M->m));
     PetscCall(SgMFFNInitWeights(M->m, 1));
     M->P = M->m->P;
   } else {
-    M->dt = SGNN_F32, M->C = 8;
+    M->dt = SGNN_F32;
+    M->C = 8;
     SgCallNN(sgnn_params_create(M->be, M->dt, &M->P));
     for (int l = 0; l < 3; l++) {
       char nm[16];
@@ -162,10 +164,15 @@ static PetscErrorCode RunGrid(int mffn, int G, int S, int NG, const int dims[3],
   PetscCall(ModelCreate(mffn, &M));
   CALLPAR(sgpar_grid_create(PETSC_COMM_WORLD, G, S, &g));
   CALLPAR(sgpar_grid_set_overlap(g, chunks));
-  dg = sgpar_grid_data_group(g), nloc = NG / G + (dg < NG % G);
+  dg = sgpar_grid_data_group(g);
+  nloc = NG / G + (dg < NG % G);
   part.grid = g;
   CALLPAR(sgpar_split_create(g, axis, dims[axis - 2], NULL, &part.split));
-  xs[0] = 1, xs[1] = M.C, xs[2] = dims[0], xs[3] = dims[1], xs[4] = dims[2];
+  xs[0] = 1;
+  xs[1] = M.C;
+  xs[2] = dims[0];
+  xs[3] = dims[1];
+  xs[4] = dims[2];
   xs[axis] = part.split.ax[0].n;
   sgnn_rng_init(&r, 7 + rank);
   SgCallNN(sgnn_tensor_zeros(M.be, M.dt, 5, xs, &x));
@@ -184,7 +191,8 @@ static PetscErrorCode RunGrid(int mffn, int G, int S, int NG, const int dims[3],
       PetscCall(SampleLoss(&M, &part, x, &l));
       if (acc) {
         SgCallNN(sgnn_add(acc, l, &a));
-        sgnn_tensor_free(&acc), sgnn_tensor_free(&l);
+        sgnn_tensor_free(&acc);
+        sgnn_tensor_free(&l);
         acc = a;
       } else acc = l;
     }
@@ -202,7 +210,12 @@ static PetscErrorCode RunGrid(int mffn, int G, int S, int NG, const int dims[3],
     t = MaxAll(ph[3] - ph[0]);
     if (!s) continue; /* warm-up: allocator caches, page faults */
     times[ntimes++] = t;
-    if (t < tbest) tbest = t, best[0] = MaxAll(ph[1] - ph[0]), best[1] = MaxAll(ph[2] - ph[1]), best[2] = MaxAll(ph[3] - ph[2]); /* the fastest step's phases */
+    if (t < tbest) {
+      tbest = t;
+      best[0] = MaxAll(ph[1] - ph[0]);
+      best[1] = MaxAll(ph[2] - ph[1]);
+      best[2] = MaxAll(ph[3] - ph[2]);
+    } /* the fastest step's phases */
   }
   qsort(times, (size_t)ntimes, sizeof *times, CmpD);
   {
@@ -265,7 +278,11 @@ static PetscErrorCode TimeLayer(SgnnBackend *be, const char *op, SgnnDType dt, i
     SgCallNN(sgnn_tensor_set_requires_grad(be_, 1));
   } else if (!strcmp(op, "addrelu") || !strcmp(op, "upcat")) {
     int s2[5] = {1, c2, d[0], d[1], d[2]};
-    if (!strcmp(op, "upcat")) s2[2] *= k, s2[3] *= 2, s2[4] *= 2; /* the fine level */
+    if (!strcmp(op, "upcat")) {
+      s2[2] *= k;
+      s2[3] *= 2;
+      s2[4] *= 2;
+    } /* the fine level */
     SgCallNN(sgnn_tensor_zeros(be, dt, 5, s2, &x2));
     SgCallNN(sgnn_init_uniform(x2, -1, 1, &r));
     SgCallNN(sgnn_tensor_set_requires_grad(x2, 1));
@@ -294,14 +311,17 @@ static PetscErrorCode TimeLayer(SgnnBackend *be, const char *op, SgnnDType dt, i
       int        f[3] = {k, 2, 2};
       SgnnTensor cat[2];
       SgCallNN(sgnn_upsample_nearest3d(x, f, &z));
-      cat[0] = z, cat[1] = x2;
+      cat[0] = z;
+      cat[1] = x2;
       SgCallNN(sgnn_concat(2, cat, 1, &y));
     } else if (!strcmp(op, "sumsq")) SgCallNN(sgnn_mul(x, x, &y));
     else SETERRQ(PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "unknown layer '%s'", op);
     SgCallNN(sgnn_sum(y, 0, NULL, 0, &s));
     SgCallNN(sgnn_backward(s));
     if (i) ts[i - 1] = MPI_Wtime() - t0;
-    sgnn_tensor_free(&y), sgnn_tensor_free(&z), sgnn_tensor_free(&s);
+    sgnn_tensor_free(&y);
+    sgnn_tensor_free(&z);
+    sgnn_tensor_free(&s);
   }
   qsort(ts, (size_t)reps, sizeof *ts, CmpD);
   *t = ts[reps / 2];
@@ -411,7 +431,12 @@ int main(int argc, char **argv)
   else {
     int G, S, NG, d[3];
     PetscCheck(argc >= 8, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: test_bench_grid stack|mffn G S NGLOBAL D H W [-steps N] [-chunks K] [-trace FILE]");
-    G = atoi(argv[2]), S = atoi(argv[3]), NG = atoi(argv[4]), d[0] = atoi(argv[5]), d[1] = atoi(argv[6]), d[2] = atoi(argv[7]);
+    G = atoi(argv[2]);
+    S = atoi(argv[3]);
+    NG = atoi(argv[4]);
+    d[0] = atoi(argv[5]);
+    d[1] = atoi(argv[6]);
+    d[2] = atoi(argv[7]);
     PetscCall(RunGrid(!strcmp(argv[1], "mffn"), G, S, NG, d, (int)PetscMax(steps, 1), (int)chunks, has ? trace : NULL));
   }
   PetscCall(PetscFinalize());

@@ -144,7 +144,10 @@ int main(int argc, char **argv)
           PetscCheck(!memcmp(x, (const double *)b.data[0] + i * TD_NX * TD_NY, sizeof x), PETSC_COMM_SELF, PETSC_ERR_PLIB, "sample %lld: bytes differ from a plain read", (long long)id);
           s += Quantity(x);
         }
-        for (int r = 0; r < size; r++) cnt[r] = (PetscMPIInt)b.counts[r], displ[r] = r ? displ[r - 1] + cnt[r - 1] : 0;
+        for (int r = 0; r < size; r++) {
+          cnt[r] = (PetscMPIInt)b.counts[r];
+          displ[r] = r ? displ[r - 1] + cnt[r - 1] : 0;
+        }
         PetscCallMPI(MPI_Allgatherv(mine, (PetscMPIInt)b.nlocal, MPI_UINT32_T, all, cnt, displ, MPI_UINT32_T, PETSC_COMM_WORLD));
         PetscCall(PetscArraycpy(want, refseq + (int64_t)b.epoch * N + (int64_t)b.batch * B, b.nglobal));
         qsort(all, (size_t)b.nglobal, sizeof(uint32_t), CmpU32);

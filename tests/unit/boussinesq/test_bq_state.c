@@ -30,8 +30,19 @@ static PetscErrorCode NewBq(PetscInt nx, PetscInt nz, Bq **out)
 
   PetscFunctionBegin;
   PetscCall(PetscNew(&bq));
-  bq->Ra = 1e5, bq->Pr = 1, bq->Lx = 4, bq->Lz = 1, bq->nx = nx, bq->nz = nz, bq->out_nz = nz - 1;
-  bq->cfl = 0.5, bq->max_dt = 0.01, bq->dt_threshold = 0.1, bq->noise = 0, bq->seed = 1, bq->conductive = PETSC_TRUE;
+  bq->Ra = 1e5;
+  bq->Pr = 1;
+  bq->Lx = 4;
+  bq->Lz = 1;
+  bq->nx = nx;
+  bq->nz = nz;
+  bq->out_nz = nz - 1;
+  bq->cfl = 0.5;
+  bq->max_dt = 0.01;
+  bq->dt_threshold = 0.1;
+  bq->noise = 0;
+  bq->seed = 1;
+  bq->conductive = PETSC_TRUE;
   PetscCall(SgBqSetUpData(bq, PETSC_COMM_WORLD));
   PetscCall(SgBqRegisterEvents(bq));
   *out = bq;
@@ -149,7 +160,10 @@ int main(int argc, char **argv)
       for (PetscInt j = 0; j < c->n; j++) {
         const PetscInt m = col / 2;
         PetscReal      z = c->z[j], pb = 0, pp = 0;
-        for (int d = 5; d >= 0; d--) pb = pb * z + Rand(col * 6 + d, 8) / (1 + m * m), pp = pp * z + Rand(col * 6 + d, 9) / (1 + m * m);
+        for (int d = 5; d >= 0; d--) {
+          pb = pb * z + Rand(col * 6 + d, 8) / (1 + m * m);
+          pp = pp * z + Rand(col * 6 + d, 9) / (1 + m * m);
+        }
         c->b[col * c->n + j]   = col == 1 ? 0 : pb;
         c->psi[col * c->n + j] = m == 0 ? 0 : pp;
       }

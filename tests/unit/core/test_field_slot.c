@@ -136,7 +136,9 @@ static PetscErrorCode Call(SgSlot slot, Ctx *c, PetscInt k, PetscBool avail, Pet
         }
   }
   PetscCall(SgSlotGetLastSwitch(slot, &sw, &rej));
-  *served = s, *flagged = fl, *switched = sw;
+  *served = s;
+  *flagged = fl;
+  *switched = sw;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -235,7 +237,9 @@ static PetscErrorCode TestKind(const char kind[], PetscMPIInt rank, PetscMPIInt 
     const PetscReal devc[10] = {0.01, 0.30, 0.30, 0.01, 0.40, 0.01, 0.30, 0.01, 0.01, 0.01};
     const PetscInt  want[10] = {1, 1, 1, 1, 1, 1, 0, 0, 0, 1};
     PetscReal       state[SG_SLOT_NSTATE];
-    c.dev = devc, c.nan_at = -1, c.nunc = 0;
+    c.dev = devc;
+    c.nan_at = -1;
+    c.nunc = 0;
     PetscCall(NewSlot(kind, &c, PETSC_TRUE, &slot));
     PetscCall(PetscSNPrintf(pre, sizeof pre, "ev_%c_", kind[6]));
     PetscCall(PetscOptionsSetValue(NULL, "-ev_a_swap_policy", "adaptive")); /* both kinds' prefixes: ev_a_ (field.advance) ... */

@@ -132,7 +132,10 @@ int main(int argc, char **argv)
        check at step 6 sees 0.30 -> solver for 6, 7 */
     const PetscReal devc[8] = {0.01, 0.30, 0.30, 0.01, 0.40, 0.01, 0.30, 0.01};
     const PetscInt  want[8] = {1, 1, 1, 1, 1, 1, 0, 0}, flag[8] = {0, 0, 0, 0, 0, 0, 1, 0};
-    c.dev = devc, c.nan_at = -1, c.ghost_nan_at = -1, c.nunc = 0;
+    c.dev = devc;
+    c.nan_at = -1;
+    c.ghost_nan_at = -1;
+    c.nunc = 0;
     PetscCall(Drive(slot, &c, 8, served, flagged));
     for (PetscInt k = 0; k < 8; k++) {
       CHECK(served[k] == want[k], "check_every: call %" PetscInt_FMT " served by %s", k, served[k] ? "surrogate" : "solver");

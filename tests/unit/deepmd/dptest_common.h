@@ -18,12 +18,19 @@ static inline void DPSmallConfig(SgDPConfig *c)
   c->ntypes = 2;
   strcpy(c->type_map[0], "O");
   strcpy(c->type_map[1], "H");
-  c->rcut = 4.0, c->rcut_smth = 1.0;
-  c->sel[0] = 24, c->sel[1] = 48;
-  c->nemb = 3, c->emb[0] = 8, c->emb[1] = 16, c->emb[2] = 32;
+  c->rcut = 4.0;
+  c->rcut_smth = 1.0;
+  c->sel[0] = 24;
+  c->sel[1] = 48;
+  c->nemb = 3;
+  c->emb[0] = 8;
+  c->emb[1] = 16;
+  c->emb[2] = 32;
   c->axis = 4;
-  c->nfit = 3, c->fit[0] = c->fit[1] = c->fit[2] = 24;
-  c->emb_resnet_dt = PETSC_FALSE, c->fit_resnet_dt = PETSC_TRUE;
+  c->nfit = 3;
+  c->fit[0] = c->fit[1] = c->fit[2] = 24;
+  c->emb_resnet_dt = PETSC_FALSE;
+  c->fit_resnet_dt = PETSC_TRUE;
   c->seed = 1;
 }
 
@@ -61,6 +68,7 @@ static inline PetscErrorCode DPRandomModel(const SgDPConfig *c, PetscInt nf, Pet
   for (PetscInt f = 0; f < nf; f++) PetscCall(SgDPStatsAddFrame(*m, &st, n, xs + 3 * n * f, type, box));
   PetscCall(SgDPStatsEnd(*m, &st, PETSC_COMM_SELF));
   PetscCall(SgDPModelInitWeights(*m, 12345));
-  (*m)->bias[0] = -0.5, (*m)->bias[1] = -0.25;
+  (*m)->bias[0] = -0.5;
+  (*m)->bias[1] = -0.25;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

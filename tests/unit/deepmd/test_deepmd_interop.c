@@ -32,7 +32,8 @@ static PetscErrorCode Reals(SgTree blk, const char key[], PetscInt n, PetscReal 
 
 static void Dev(const char *what, PetscInt n, const PetscReal *got, const PetscReal *ref, PetscReal *maxabs, PetscReal *maxrel)
 {
-  *maxabs = 0, *maxrel = 0;
+  *maxabs = 0;
+  *maxrel = 0;
   for (PetscInt i = 0; i < n; i++) {
     PetscReal d = fabs(got[i] - ref[i]);
     *maxabs = PetscMax(*maxabs, d);
@@ -81,7 +82,9 @@ static PetscErrorCode Block(SgDeepmd m, SgTree blk, PetscInt b, PetscReal tol, P
         if (pbc) v -= box[4 * a] * floor(v / box[4 * a]);
         xall[3 * k + a] = v;
       }
-      tall[k] = type[i], orig[k] = i, k++;
+      tall[k] = type[i];
+      orig[k] = i;
+      k++;
       if (pass == 0) nown++;
     }
   if (pbc)
@@ -89,7 +92,8 @@ static PetscErrorCode Block(SgDeepmd m, SgTree blk, PetscInt b, PetscReal tol, P
       int sh[3] = {s % 3 == 2 ? -1 : s % 3, (s / 3) % 3 == 2 ? -1 : (s / 3) % 3, s / 9 == 2 ? -1 : s / 9};
       for (PetscInt q = 0; q < n; q++, k++) {
         for (int a = 0; a < 3; a++) xall[3 * k + a] = xall[3 * q + a] + sh[a] * box[4 * a];
-        tall[k] = tall[q], orig[k] = orig[q];
+        tall[k] = tall[q];
+        orig[k] = orig[q];
       }
     }
   PetscCall(PetscMalloc5(n, &e, 3 * n, &f, 3 * nall, &fa, 9 * n, &av, 9 * nall, &ava));
@@ -111,7 +115,10 @@ static PetscErrorCode Block(SgDeepmd m, SgTree blk, PetscInt b, PetscReal tol, P
     Dev("e", n, e, eref, &ea, &er);
     Dev("f", 3 * n, f, fref, &fa_, &fr);
     Dev("v", 9 * n, av, vref, &va, &vr);
-    for (PetscInt i = 0; i < n; i++) esum += e[i], eref_sum += eref[i];
+    for (PetscInt i = 0; i < n; i++) {
+      esum += e[i];
+      eref_sum += eref[i];
+    }
     for (int a = 0; a < 3; a++) /* the atomic virials sum to the virial's transpose */
       for (int c = 0; c < 3; c++) {
         PetscReal s = 0;

@@ -121,7 +121,9 @@ int main(int argc, char **argv)
     const char *what[3] = {"default blocks", "blocks of 3 atoms", "float32"};
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "graph (%s) vs inference: rel dE %.2e  max dF %.2e (max |F| %.2e)  max dW %.2e\n", what[pass], e2, ef, fmx, ev));
     CHECK(e2 < te && ef < tf * PetscMax(1, fmx) && ev < tv * PetscMax(1, vmx), "autodiff graph (%s) differs from inference: %g %g %g", what[pass], e2, ef, ev);
-    sgnn_tensor_free(&Et), sgnn_tensor_free(&Ft), sgnn_tensor_free(&Vt);
+    sgnn_tensor_free(&Et);
+    sgnn_tensor_free(&Ft);
+    sgnn_tensor_free(&Vt);
     PetscCall(SgDPBatchFree(&bt));
     if (mg != m) PetscCall(SgDPModelDestroy(&mg));
   }
@@ -139,7 +141,10 @@ int main(int argc, char **argv)
     PetscCall(SgDPBatchSetFrame(m, &bt, 1, x + 3 * N, box));
     bt.chunk = 5; /* several blocks, the last one partial */
     for (PetscInt a = 0; a < 2 * N; a++)
-      for (PetscInt t = 0; t < c.ntypes; t++) nempty += c.sel[t] - bt.nreal[a * c.ntypes + t], nslot += c.sel[t];
+      for (PetscInt t = 0; t < c.ntypes; t++) {
+        nempty += c.sel[t] - bt.nreal[a * c.ntypes + t];
+        nslot += c.sel[t];
+      }
     CHECK(nempty > 0 && nempty < nslot, "the gradient check needs real and empty neighbour slots (%ld of %ld empty)", nempty, nslot);
     SgNN(sgnn_params_count(m->P, &np));
     PetscCall(PetscMalloc2(np, &w, np, &g));

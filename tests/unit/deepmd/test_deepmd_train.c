@@ -44,8 +44,13 @@ static double Pair(int ti, int tj, double r, double *dv)
 {
   double r0 = (ti + tj == 0) ? 1.6 : (ti + tj == 1 ? 1.2 : 1.4), D = ti + tj == 1 ? 0.6 : 0.3, a = 2.0;
   double e = exp(-a * (r - r0)), V = D * ((1 - e) * (1 - e) - 1), dV = D * 2 * (1 - e) * a * e, s = 1, ds = 0;
-  if (r > 3.0) s = 0, ds = 0;
-  else if (r > 2.5) s = 0.5 * (1 + cos(M_PI * (r - 2.5) / 0.5)), ds = -0.5 * M_PI / 0.5 * sin(M_PI * (r - 2.5) / 0.5);
+  if (r > 3.0) {
+    s = 0;
+    ds = 0;
+  } else if (r > 2.5) {
+    s = 0.5 * (1 + cos(M_PI * (r - 2.5) / 0.5));
+    ds = -0.5 * M_PI / 0.5 * sin(M_PI * (r - 2.5) / 0.5);
+  }
   *dv = dV * s + V * ds;
   return V * s;
 }
@@ -59,12 +64,17 @@ static double Label(PetscInt n, double L, const double *x, const PetscInt *t, do
   for (int i = 0; i < n; i++)
     for (int j = i + 1; j < n; j++) {
       double d[3], r2 = 0, dv;
-      for (int q = 0; q < 3; q++) d[q] = x[3 * j + q] - x[3 * i + q], d[q] -= L * round(d[q] / L), r2 += d[q] * d[q];
+      for (int q = 0; q < 3; q++) {
+        d[q] = x[3 * j + q] - x[3 * i + q];
+        d[q] -= L * round(d[q] / L);
+        r2 += d[q] * d[q];
+      }
       double r = sqrt(r2);
       if (r >= 3.0) continue;
       E += Pair(t[i], t[j], r, &dv);
       for (int q = 0; q < 3; q++) {
-        f[3 * j + q] -= dv * d[q] / r, f[3 * i + q] += dv * d[q] / r;
+        f[3 * j + q] -= dv * d[q] / r;
+        f[3 * i + q] += dv * d[q] / r;
         for (int p = 0; p < 3; p++) vir[3 * p + q] -= d[p] * dv * d[q] / r;
       }
     }
@@ -108,21 +118,44 @@ static void Config(SgDPConfig *c)
 {
   PetscMemzero(c, sizeof *c);
   c->ntypes = 2;
-  strcpy(c->type_map[0], "A"), strcpy(c->type_map[1], "B");
-  c->rcut = 3.5, c->rcut_smth = 2.0, c->sel[0] = 16, c->sel[1] = 28;
-  c->nemb = 3, c->emb[0] = 8, c->emb[1] = 16, c->emb[2] = 32, c->axis = 4;
-  c->nfit = 2, c->fit[0] = c->fit[1] = 32, c->fit_resnet_dt = PETSC_TRUE;
+  strcpy(c->type_map[0], "A");
+  strcpy(c->type_map[1], "B");
+  c->rcut = 3.5;
+  c->rcut_smth = 2.0;
+  c->sel[0] = 16;
+  c->sel[1] = 28;
+  c->nemb = 3;
+  c->emb[0] = 8;
+  c->emb[1] = 16;
+  c->emb[2] = 32;
+  c->axis = 4;
+  c->nfit = 2;
+  c->fit[0] = c->fit[1] = 32;
+  c->fit_resnet_dt = PETSC_TRUE;
 }
 
 static void Opts(SgDPTrainOpts *o, const char *dir, PetscInt steps, PetscInt batch)
 {
   PetscMemzero(o, sizeof *o);
-  o->nfiles = 1, o->nvalid = 1;
+  o->nfiles = 1;
+  o->nvalid = 1;
   snprintf(o->files[0], PETSC_MAX_PATH_LEN, "%s/pair_train.h5", dir);
   snprintf(o->valid[0], PETSC_MAX_PATH_LEN, "%s/pair_valid.h5", dir);
-  o->numb_steps = steps, o->batch_size = batch, o->disp_freq = steps, o->decay_steps = 50, o->stat_frames = 20, o->valid_frames = 0, o->seed = 3;
-  o->start_lr = 5e-3, o->stop_lr = 1e-4;
-  o->start_pref_e = 0.02, o->limit_pref_e = 1, o->start_pref_f = 1000, o->limit_pref_f = 1, o->start_pref_v = 0.02, o->limit_pref_v = 1;
+  o->numb_steps = steps;
+  o->batch_size = batch;
+  o->disp_freq = steps;
+  o->decay_steps = 50;
+  o->stat_frames = 20;
+  o->valid_frames = 0;
+  o->seed = 3;
+  o->start_lr = 5e-3;
+  o->stop_lr = 1e-4;
+  o->start_pref_e = 0.02;
+  o->limit_pref_e = 1;
+  o->start_pref_f = 1000;
+  o->limit_pref_f = 1;
+  o->start_pref_v = 0.02;
+  o->limit_pref_v = 1;
 }
 
 /* mean and RMS of E_label - E_model over the frames of a file */
@@ -143,7 +176,8 @@ static PetscErrorCode EnergyResiduals(SgDPModel m, const char *path, double *mea
     PetscCall(SgDatasetReadField(ds, "box", k, 1, SG_DTYPE_F64, box));
     PetscCall(SgDatasetReadField(ds, "energy", k, 1, SG_DTYPE_F64, &e));
     PetscCall(SgDeepmdCompute(m, NA, x, t, box, &ep, f, NULL, NULL));
-    *mean += (e - ep) / nf, *rms += (e - ep) * (e - ep) / nf;
+    *mean += (e - ep) / nf;
+    *rms += (e - ep) * (e - ep) / nf;
   }
   *rms = sqrt(*rms);
   PetscCall(SgDatasetClose(&ds));
@@ -160,10 +194,14 @@ static PetscErrorCode RestartMatches(const SgDPConfig *c, SgDPTrainOpts oa, cons
   double        ea, eb, fa[3 * NA], fb[3 * NA];
 
   PetscFunctionBeginUser;
-  oa.numb_steps = 6, oa.nvalid = 0, oa.decay_steps = 2, oa.save_freq = 4;
+  oa.numb_steps = 6;
+  oa.nvalid = 0;
+  oa.decay_steps = 2;
+  oa.save_freq = 4;
   PetscCall(PetscStrncpy(oa.save_ckpt, ckpt, sizeof oa.save_ckpt));
   ob = oa;
-  ob.save_freq = 0, ob.save_ckpt[0] = 0;
+  ob.save_freq = 0;
+  ob.save_ckpt[0] = 0;
   PetscCall(PetscStrncpy(ob.restart, ckpt, sizeof ob.restart));
   PetscCall(SgDPModelCreate(c, &ma));
   PetscCall(SgDPModelInitWeights(ma, 5));
@@ -285,10 +323,14 @@ int main(int argc, char **argv)
       PetscReal    *xall, dev;
       SgForcesInput in = {0}; /* no fold_ghosts: the function folds periodic images itself */
       PetscCall(SgDPImages(NA, x, t, box, m->cfg.rcut, &nall, &xall, &tall, &map));
-      in.n = NA, in.nghost = nall - NA, in.x = xall, in.type = tall;
+      in.n = NA;
+      in.nghost = nall - NA;
+      in.x = xall;
+      in.type = tall;
       for (int q = 0; q < 9; q++) in.box[q] = box[q];
       PetscCall(PetscMemzero(&fc, sizeof fc));
-      fc.K = 2, fc.models = pair;
+      fc.K = 2;
+      fc.models = pair;
       PetscCall(SgDeepmdForcesUncertainty(&fc, &in, &dev));
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "   md.forces uncertainty (ghosts folded onto owners): %.6f\n", dev));
       CHECK(fabs(dev - mx) < 1e-10 * mx, "SgDeepmdForcesUncertainty %g differs from SgDeepmdModelDeviation %g", dev, mx);
@@ -322,7 +364,8 @@ int main(int argc, char **argv)
       SgDPModel      ma, mb, mc;
       SgDPTrainOpts  oa, ob;
       double         ea, eb, fa[3 * NA], fb[3 * NA];
-      Opts(&oa, dir, 6, 2), Opts(&ob, dir, 4, 2);
+      Opts(&oa, dir, 6, 2);
+      Opts(&ob, dir, 4, 2);
       oa.nvalid = ob.nvalid = 0;
       oa.save_freq = 4;
       PetscCall(PetscSNPrintf(oa.save_ckpt, sizeof oa.save_ckpt, "%s/pair_ckpt.h5", dir));
@@ -410,7 +453,8 @@ int main(int argc, char **argv)
       double    mean0, rms0, mean1, rms1, meanc, rmsc, eb, ec, fb[3 * NA], fc2[3 * NA];
       PetscCall(SgDPModelLoad(path, &mb));
       PetscCall(SgDPModelLoad(path, &mc));
-      mc->bias[0] += 0.37, mc->bias[1] -= 0.21;
+      mc->bias[0] += 0.37;
+      mc->bias[1] -= 0.21;
       PetscCall(EnergyResiduals(mb, o.files[0], &mean0, &rms0));
       PetscCall(SgDPChangeBias(mb, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.files, PETSC_COMM_SELF));
       PetscCall(SgDPChangeBias(mc, 1, (const char(*)[PETSC_MAX_PATH_LEN])o.files, PETSC_COMM_SELF));
@@ -457,7 +501,8 @@ int main(int argc, char **argv)
       }
       {
         double det = A[0][0] * A[1][1] - A[0][1] * A[1][0];
-        bias[0] = (A[0][2] * A[1][1] - A[0][1] * A[1][2]) / det, bias[1] = (A[0][0] * A[1][2] - A[1][0] * A[0][2]) / det;
+        bias[0] = (A[0][2] * A[1][1] - A[0][1] * A[1][2]) / det;
+        bias[1] = (A[0][0] * A[1][2] - A[1][0] * A[0][2]) / det;
       }
       {
         SgDataset ds;
@@ -502,7 +547,8 @@ int main(int argc, char **argv)
       long           np;
       double        *w;
       Opts(&on, dir, 8, 2);
-      on.nvalid = 0, on.save_freq = 1;
+      on.nvalid = 0;
+      on.save_freq = 1;
       PetscCall(PetscSNPrintf(on.files[0], sizeof on.files[0], "%s/pair_nan.h5", dir));
       PetscCall(PetscSNPrintf(on.save_ckpt, sizeof on.save_ckpt, "%s/pair_nan_ckpt.h5", dir));
       (void)remove(on.save_ckpt);
@@ -530,7 +576,8 @@ int main(int argc, char **argv)
       }
       /* a NaN weight, finite data */
       Opts(&on, dir, 8, 2);
-      on.nvalid = 0, on.save_freq = 1;
+      on.nvalid = 0;
+      on.save_freq = 1;
       PetscCall(PetscSNPrintf(on.save_ckpt, sizeof on.save_ckpt, "%s/pair_nan_ckpt.h5", dir));
       PetscCall(SgDPModelCreate(&c, &mn));
       PetscCall(SgDPModelInitWeights(mn, 5));
@@ -560,7 +607,8 @@ int main(int argc, char **argv)
     long          np;
     Config(&c);
     Opts(&o, dir, 6, 2);
-    o.nvalid = 0, o.nfiles = 2;
+    o.nvalid = 0;
+    o.nfiles = 2;
     PetscCall(PetscSNPrintf(o.files[1], sizeof o.files[1], "%s/pair24_train.h5", dir));
     if (!rank) { /* serial reference on rank 0 alone */
       PetscCall(SgDPModelCreate(&c, &ms));

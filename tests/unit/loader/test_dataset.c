@@ -25,8 +25,14 @@ static PetscErrorCode AppendFrames(SgDataset ds, int64_t first, int64_t k, Petsc
   PetscFunctionBegin;
   PetscCall(PetscMalloc7(k * NAT * 3, &c, k * 9, &b, k, &e, k * NAT * 3, &f, k * 9, &v, k * 2, &p, k, &m));
   for (int64_t i = 0; i < k; i++) {
-    for (int j = 0; j < NAT * 3; j++) c[i * NAT * 3 + j] = Val(first + i, 0, j), f[i * NAT * 3 + j] = Val(first + i, 3, j);
-    for (int j = 0; j < 9; j++) b[i * 9 + j] = Val(first + i, 1, j), v[i * 9 + j] = Val(first + i, 4, j);
+    for (int j = 0; j < NAT * 3; j++) {
+      c[i * NAT * 3 + j] = Val(first + i, 0, j);
+      f[i * NAT * 3 + j] = Val(first + i, 3, j);
+    }
+    for (int j = 0; j < 9; j++) {
+      b[i * 9 + j] = Val(first + i, 1, j);
+      v[i * 9 + j] = Val(first + i, 4, j);
+    }
     e[i]         = Val(first + i, 2, 0);
     p[2 * i]     = Val(first + i, 5, 0);
     p[2 * i + 1] = Val(first + i, 5, 1);

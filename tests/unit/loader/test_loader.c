@@ -114,7 +114,8 @@ static PetscErrorCode Resume(const char *const files[], PetscInt g0)
       if (done) break;
       if (!pass) {
         if (g == g0) PetscCall(SgLoaderGetStats(l, &h0, NULL, NULL, NULL, NULL)); /* hits of batches < g0 and g0 itself */
-        rep[g] = b.epoch, rbt[g] = b.batch;
+        rep[g] = b.epoch;
+        rbt[g] = b.batch;
         for (PetscInt i = 0; i < b.nlocal; i++, k++) {
           rid[k] = b.ids[i];
           memcpy(ref + k * xb, (const char *)b.data[0] + i * xb, xb);

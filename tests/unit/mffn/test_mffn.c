@@ -85,9 +85,23 @@ static PetscErrorCode SetupCreate(Setup *s, PetscBool residual, PetscBool stream
 
   PetscFunctionBegin;
   PetscCall(SgMFFNConfigDefault(&c));
-  c.nlevels = 2, c.channels[0] = 2, c.channels[1] = 3, c.channels[2] = 4, c.neck_div = 2, c.latent = 3, c.nmlp = 2, c.mlp[0] = 5, c.mlp[1] = 4;
-  c.pool[0][0] = 1, c.pool[0][1] = 2, c.pool[0][2] = 2, c.pool[1][0] = 1, c.pool[1][1] = 2, c.pool[1][2] = 2;
-  c.residual = residual, c.stream = stream;
+  c.nlevels = 2;
+  c.channels[0] = 2;
+  c.channels[1] = 3;
+  c.channels[2] = 4;
+  c.neck_div = 2;
+  c.latent = 3;
+  c.nmlp = 2;
+  c.mlp[0] = 5;
+  c.mlp[1] = 4;
+  c.pool[0][0] = 1;
+  c.pool[0][1] = 2;
+  c.pool[0][2] = 2;
+  c.pool[1][0] = 1;
+  c.pool[1][1] = 2;
+  c.pool[1][2] = 2;
+  c.residual = residual;
+  c.stream = stream;
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &s->m));
   PetscCall(SgMFFNInitWeights(s->m, 5));
@@ -99,9 +113,13 @@ static PetscErrorCode SetupCreate(Setup *s, PetscBool residual, PetscBool stream
     for (int k = 0; k < 3; k++) s->pts[3 * p + k] = floor(sgnn_rng_uniform(&r) * (dims[k] - 1)) + 0.2 + 0.6 * sgnn_rng_uniform(&r);
   }
   for (int i = 0; i < NP * 4; i++) s->wout[i] = sgnn_rng_normal(&r);
-  s->ph.nu = 0.03, s->ph.kappa = 0.02; /* large enough that the diffusion terms matter in test 3 */
+  s->ph.nu = 0.03;
+  s->ph.kappa = 0.02; /* large enough that the diffusion terms matter in test 3 */
   for (int k = 0; k < 3; k++) s->ph.scale[k] = 0.5 + 0.25 * k;
-  for (int c = 0; c < 4; c++) s->ph.mean[c] = 0.1 * c, s->ph.std[c] = 1 + 0.5 * c;
+  for (int c = 0; c < 4; c++) {
+    s->ph.mean[c] = 0.1 * c;
+    s->ph.std[c] = 1 + 0.5 * c;
+  }
   PetscCall(SgMFFNSetPhysics(s->m, &s->ph));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -145,7 +163,8 @@ static PetscErrorCode LossValue(Setup *s, int mode, const double *pts, double *v
   PetscFunctionBegin;
   PetscCall(Loss(s, mode, pts, &L, &p));
   SgCallNN(sgnn_tensor_item(L, v));
-  sgnn_tensor_free(&L), sgnn_tensor_free(&p);
+  sgnn_tensor_free(&L);
+  sgnn_tensor_free(&p);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -163,7 +182,8 @@ static PetscErrorCode CheckWeightGradient(Setup *s, int mode, double *maxrel)
   SgCallNN(sgnn_params_zero_grad(s->m->P));
   PetscCall(Loss(s, mode, s->pts, &L, &p));
   SgCallNN(sgnn_backward(L));
-  sgnn_tensor_free(&L), sgnn_tensor_free(&p);
+  sgnn_tensor_free(&L);
+  sgnn_tensor_free(&p);
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_grads(s->m->P), g));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(s->m->P), v));
   for (long i = 0; i < n; i++) gmax = PetscMax(gmax, fabs(g[i]));
@@ -201,7 +221,9 @@ static PetscErrorCode Decoded(Setup *s, const double *pts, double *o)
   PetscCall(SgMFFNEncode(s->m, s->x, &lat));
   PetscCall(SgMFFNDecode(s->m, lat, p, &out));
   SgCallNN(sgnn_tensor_to_f64(out, o));
-  sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p);
+  sgnn_tensor_free(&lat);
+  sgnn_tensor_free(&out);
+  sgnn_tensor_free(&p);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -227,7 +249,9 @@ static PetscErrorCode Jet(Setup *s, const double *pts, double d1[4][3][NP], doub
       if (c) SgCallNN(sgnn_tensor_to_f64(J.d2[c][k], d2[c][k]));
   }
   SgMFFNJetFree(&J);
-  sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p);
+  sgnn_tensor_free(&lat);
+  sgnn_tensor_free(&out);
+  sgnn_tensor_free(&p);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -309,7 +333,8 @@ static PetscErrorCode TestGrad(void)
     const int *ls = sgnn_tensor_shape(lat);
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "   the paper's configuration: %ld weights; a 4 x 16 x 16 crop encodes to [%d, %d, %d, %d, %d]\n", npw, ls[0], ls[1], ls[2], ls[3], ls[4]));
     CHECK(ls[1] == 32 && ls[2] == 4 && ls[3] == 16 && ls[4] == 16, "the paper's configuration gives a wrong latent grid");
-    sgnn_tensor_free(&xp), sgnn_tensor_free(&lat);
+    sgnn_tensor_free(&xp);
+    sgnn_tensor_free(&lat);
     PetscCall(SgMFFNDestroy(&mp));
   }
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "3. d(W.residual)/d(weights) through the double-backward graph vs central differences: max relative error %.2e\n", e3));
@@ -360,13 +385,17 @@ static PetscErrorCode TestGrad(void)
       const double a = 0.7;
       for (int p = 0; p < NP; p++) {
         double *t = &s.gtgt[SG_MFFN_NGRAD * p];
-        t[0] = d1[2][1][p] + a * sk[1] / sd[2], t[1] = d1[2][2][p] + 0.3, t[2] = d1[3][1][p] - 0.4, t[3] = d1[3][2][p] + a * sk[2] / sd[3];
+        t[0] = d1[2][1][p] + a * sk[1] / sd[2];
+        t[1] = d1[2][2][p] + 0.3;
+        t[2] = d1[3][1][p] - 0.4;
+        t[3] = d1[3][2][p] + a * sk[2] / sd[3];
       }
       PetscReal gtg[SG_MFFN_NGW], rg, pg;
       for (int t = 0; t < SG_MFFN_NGW; t++) s.gw[t] = 1;
       PetscCall(SgMFFNCropLossPart(s.m, &s.ph, NULL, s.x, NP, NP, s.pts, s.tgt, 0, NULL, s.gtgt, s.gw, &L, &rg, &pg, gtg));
       sgnn_tensor_free(&L);
-      ensg = gtg[4], eng = gtg[1];
+      ensg = gtg[4];
+      eng = gtg[1];
     }
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "3c. terms beyond the paper's: l1 misfit %.15f (expected 0.40625), velocity energy mismatch %.15f (expected %.15f), buoyancy %.15f (expected %.15f), heat flux %.15f (expected %.15f), regression %.15f (expected 1); weight gradients vs central differences: l1 %.2e, energy %.2e, buoyancy energy %.2e, heat flux %.2e, enstrophy %.2e (max relative); enstrophy mismatch %.15f (expected %.15f), against targets off by a gradient field %.1e (velocity energy %.3f)\n", (double)gt[0], (double)gt[1], fabs(em[0]), (double)gt[2], fabs(em[1]), (double)gt[3], fabs(fl), (double)reg, e4[0], e4[1], e4[2], e4[3], e4[4], (double)gt[4], fabs(ens), ensg, eng));
     CHECK(fabs(gt[3] - fabs(fl)) < 1e-12 * (1 + fabs(fl)) && fabs(fl) > 0.1, "heat-flux term %g (expected %g, away from 0)", (double)gt[3], fabs(fl));
@@ -398,7 +427,8 @@ static PetscErrorCode TestGrad(void)
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "3b. residual: a fresh model vs trilinear interpolation of the input: max |difference| %.1e; weight gradients of the output %.2e and of the PDE residual %.2e (relative)\n", ea, eo, er));
     CHECK(ea < 1e-14, "a fresh residual model is not trilinear interpolation: %g", ea);
     CHECK(eo < 1e-5 && er < 1e-5, "residual model: weight gradients off by %g, %g", eo, er);
-    sgnn_tensor_free(&pt), sgnn_tensor_free(&s.x);
+    sgnn_tensor_free(&pt);
+    sgnn_tensor_free(&s.x);
     PetscCall(SgMFFNDestroy(&s.m));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -427,13 +457,23 @@ static PetscErrorCode TaylorGreen(SgnnBackend *be, const SgMFFNPhysics *ph, doub
   for (int q = 0; q < NQ; q++) {
     double t = 0.37 * q, z = 0.061 * q, x = 4.0 * q / NQ + 0.1, F = exp(-fac * 2 * ph->nu * k * k * t), Ft = -fac * 2 * ph->nu * k * k * F;
     double sx = sin(k * x), cx = cos(k * x), sz = sin(k * z), cz = cos(k * z);
-    v[0][q] = 0.25 * (cos(2 * k * x) + cos(2 * k * z)) * F * F + c0 * z, v[1][q] = c0, v[2][q] = sx * cz * F, v[3][q] = -cx * sz * F;
-    d1[0][0][q] = 0.25 * (cos(2 * k * x) + cos(2 * k * z)) * 2 * F * Ft, d1[0][1][q] = -0.5 * k * sin(2 * k * z) * F * F + c0, d1[0][2][q] = -0.5 * k * sin(2 * k * x) * F * F;
-    d1[2][0][q] = sx * cz * Ft, d1[2][1][q] = -k * sx * sz * F, d1[2][2][q] = k * cx * cz * F;
-    d1[3][0][q] = -cx * sz * Ft, d1[3][1][q] = -k * cx * cz * F, d1[3][2][q] = k * sx * sz * F;
+    v[0][q] = 0.25 * (cos(2 * k * x) + cos(2 * k * z)) * F * F + c0 * z;
+    v[1][q] = c0;
+    v[2][q] = sx * cz * F;
+    v[3][q] = -cx * sz * F;
+    d1[0][0][q] = 0.25 * (cos(2 * k * x) + cos(2 * k * z)) * 2 * F * Ft;
+    d1[0][1][q] = -0.5 * k * sin(2 * k * z) * F * F + c0;
+    d1[0][2][q] = -0.5 * k * sin(2 * k * x) * F * F;
+    d1[2][0][q] = sx * cz * Ft;
+    d1[2][1][q] = -k * sx * sz * F;
+    d1[2][2][q] = k * cx * cz * F;
+    d1[3][0][q] = -cx * sz * Ft;
+    d1[3][1][q] = -k * cx * cz * F;
+    d1[3][2][q] = k * sx * sz * F;
     d2[2][0][q] = d2[2][1][q] = -k * k * v[2][q];
     d2[3][0][q] = d2[3][1][q] = -k * k * v[3][q];
-    uex[q] = v[2][q], wex[q] = v[3][q];
+    uex[q] = v[2][q];
+    wex[q] = v[3][q];
   }
   for (int c = 0; c < 4; c++) {
     PetscCall(Col(be, NQ, v[c], &J->val[c]));
@@ -464,20 +504,24 @@ static PetscErrorCode Polynomial(SgnnBackend *be, const SgMFFNPhysics *ph, const
   SgCallNN(sgnn_affine(T, 2 * ph->kappa, 0, &b));
   SgCallNN(sgnn_add(a, b, &c));
   SgCallNN(sgnn_affine(c, eps, 0.5, &d));
-  sgnn_tensor_free(&a), sgnn_tensor_free(&b), sgnn_tensor_free(&c);
+  sgnn_tensor_free(&a);
+  sgnn_tensor_free(&b);
+  sgnn_tensor_free(&c);
   SgCallNN(sgnn_sub(d, Z, &y[1]));
   sgnn_tensor_free(&d);
   /* u = A z (1 - z); w = 0 t */
   SgCallNN(sgnn_affine(Z, -1, 1, &a));
   SgCallNN(sgnn_mul(Z, a, &b));
   SgCallNN(sgnn_affine(b, A, 0, &y[2]));
-  sgnn_tensor_free(&a), sgnn_tensor_free(&b);
+  sgnn_tensor_free(&a);
+  sgnn_tensor_free(&b);
   SgCallNN(sgnn_affine(T, 0, 0, &y[3]));
   /* p = -2 nu A dp_fac x + eps (z^3/3 + 2 kappa t z) + z/2 - z^2/2 */
   SgCallNN(sgnn_mul(Z, Z, &a));
   SgCallNN(sgnn_affine(T, 6 * ph->kappa, 0, &b));
   SgCallNN(sgnn_add(a, b, &c)); /* z^2 + 6 kappa t */
-  sgnn_tensor_free(&a), sgnn_tensor_free(&b);
+  sgnn_tensor_free(&a);
+  sgnn_tensor_free(&b);
   SgCallNN(sgnn_mul(c, Z, &a)); /* z^3 + 6 kappa t z */
   sgnn_tensor_free(&c);
   SgCallNN(sgnn_affine(a, eps / 3, 0, &b));
@@ -487,12 +531,15 @@ static PetscErrorCode Polynomial(SgnnBackend *be, const SgMFFNPhysics *ph, const
   sgnn_tensor_free(&a);
   SgCallNN(sgnn_affine(Z, 0.5, 0, &a));
   SgCallNN(sgnn_add(b, c, &d));
-  sgnn_tensor_free(&b), sgnn_tensor_free(&c);
+  sgnn_tensor_free(&b);
+  sgnn_tensor_free(&c);
   SgCallNN(sgnn_add(d, a, &b));
-  sgnn_tensor_free(&a), sgnn_tensor_free(&d);
+  sgnn_tensor_free(&a);
+  sgnn_tensor_free(&d);
   SgCallNN(sgnn_affine(X, -2 * ph->nu * A * dp_fac, 0, &a));
   SgCallNN(sgnn_add(b, a, &y[0]));
-  sgnn_tensor_free(&a), sgnn_tensor_free(&b);
+  sgnn_tensor_free(&a);
+  sgnn_tensor_free(&b);
   for (int ch = 0; ch < 4; ch++) { /* normalise */
     SgCallNN(sgnn_affine(y[ch], 1 / ph->std[ch], -ph->mean[ch] / ph->std[ch], &a));
     sgnn_tensor_free(&y[ch]);
@@ -500,7 +547,9 @@ static PetscErrorCode Polynomial(SgnnBackend *be, const SgMFFNPhysics *ph, const
   }
   SgCallNN(sgnn_concat(4, y, 1, out));
   for (int ch = 0; ch < 4; ch++) sgnn_tensor_free(&y[ch]);
-  sgnn_tensor_free(&T), sgnn_tensor_free(&Z), sgnn_tensor_free(&X);
+  sgnn_tensor_free(&T);
+  sgnn_tensor_free(&Z);
+  sgnn_tensor_free(&X);
   (void)be;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -526,11 +575,13 @@ static PetscErrorCode TestPDE(void)
 
   PetscFunctionBegin;
   SgCallNN(sgnn_backend_get("cpu", &be));
-  ph.nu = 1e-3, ph.kappa = 1e-3; /* Ra = 1e6, Pr = 1 */
+  ph.nu = 1e-3;
+  ph.kappa = 1e-3; /* Ra = 1e6, Pr = 1 */
   PetscCall(TaylorGreen(be, &ph, 1.0, &J, uex, wex));
   PetscCall(SgMFFNResidual(&ph, &J, &res));
   for (int c = 0; c < 4; c++) PetscCall(MaxAbsCol(res, c, NULL, &r[c]));
-  sgnn_tensor_free(&res), SgMFFNJetFree(&J);
+  sgnn_tensor_free(&res);
+  SgMFFNJetFree(&J);
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "4. Taylor-Green vortex, exact derivatives: max |residual| b %.1e, x-momentum %.1e, z-momentum %.1e, continuity %.1e\n", r[0], r[1], r[2], r[3]));
   CHECK(r[0] < 1e-14 && r[1] < 1e-14 && r[2] < 1e-14 && r[3] < 1e-14, "Taylor-Green residual not ~0");
   PetscCall(TaylorGreen(be, &ph, 1.5, &J, uex, wex));
@@ -552,17 +603,28 @@ static PetscErrorCode TestPDE(void)
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "   weighted residual (2, 0.5, 3, 10): off weight x residual by %.1e\n", off));
     CHECK(off < 1e-15, "SgMFFNResidualWeighted: column e is not weight[e] x residual (off by %g)", off);
   }
-  sgnn_tensor_free(&res), SgMFFNJetFree(&J);
+  sgnn_tensor_free(&res);
+  SgMFFNJetFree(&J);
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "   decay 1.5x too fast: max |x-momentum residual| %.2e; differs from -nu k^2 u by %.1e, z-momentum from -nu k^2 w by %.1e\n", r[1], ru, rw));
   CHECK(r[1] > 1e-4 && ru < 1e-14 && rw < 1e-14, "perturbed Taylor-Green: residual %g, off the analytic value by %g, %g", r[1], ru, rw);
   { /* 5. polynomial solution through the double-backward path */
     double     X0[3] = {3.0, 0.1, 0.7}, A = 0.8, eps = 0.3, pv[NQ * 3], big;
     SgnnTensor pts, out;
     int        ps[2] = {NQ, 3};
-    ph.nu = 2e-3, ph.kappa = 5e-4; /* distinct, so swapping them is seen */
-    ph.scale[0] = 0.5, ph.scale[1] = 1.0 / 16, ph.scale[2] = 4.0 / 64;
-    for (int c = 0; c < 4; c++) ph.mean[c] = 0.05 * (c + 1), ph.std[c] = 0.2 + 0.3 * c;
-    for (int q = 0; q < NQ; q++) pv[3 * q] = 0.3 * q, pv[3 * q + 1] = 0.9 * q, pv[3 * q + 2] = 1.7 * q;
+    ph.nu = 2e-3;
+    ph.kappa = 5e-4; /* distinct, so swapping them is seen */
+    ph.scale[0] = 0.5;
+    ph.scale[1] = 1.0 / 16;
+    ph.scale[2] = 4.0 / 64;
+    for (int c = 0; c < 4; c++) {
+      ph.mean[c] = 0.05 * (c + 1);
+      ph.std[c] = 0.2 + 0.3 * c;
+    }
+    for (int q = 0; q < NQ; q++) {
+      pv[3 * q] = 0.3 * q;
+      pv[3 * q + 1] = 0.9 * q;
+      pv[3 * q + 2] = 1.7 * q;
+    }
     for (int pass = 0; pass < 2; pass++) {
       double fac = pass ? 1.1 : 1.0;
       SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 2, ps, pv, &pts));
@@ -581,7 +643,10 @@ static PetscErrorCode TestPDE(void)
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "   pressure gradient 10%% too large: x-momentum residual %.4e (expected -0.2 nu A = %.4e, off by %.1e); others %.1e %.1e %.1e\n", r[1] ? -r[1] : 0, -0.2 * ph.nu * A, ru, r[0], r[2], r[3]));
         CHECK(ru < 1e-11 * big && r[0] < 1e-11 * big && r[2] < 1e-11 * big, "perturbed polynomial: x-momentum off its analytic value by %g", ru);
       }
-      sgnn_tensor_free(&res), SgMFFNJetFree(&J), sgnn_tensor_free(&out), sgnn_tensor_free(&pts);
+      sgnn_tensor_free(&res);
+      SgMFFNJetFree(&J);
+      sgnn_tensor_free(&out);
+      sgnn_tensor_free(&pts);
     }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -696,7 +761,8 @@ static void FillSnapshots(int nm, int ns, int nz, int nx, double (*fn)(int, int,
   for (int m = 0; m < nm; m++)
     for (int s = 0; s < ns; s++) {
       int i = m * ns + s;
-      tm[i] = 0.25 * s, mem[i] = m;
+      tm[i] = 0.25 * s;
+      mem[i] = m;
       for (int z = 0; z < nz; z++)
         for (int x = 0; x < nx; x++)
           for (int c = 0; c < 4; c++) f[c][((long)i * nz + z) * nx + x] = fn(c, m, tm[i], z, x);
@@ -810,18 +876,26 @@ static PetscErrorCode TestData(const char dir[])
       SgCallNN(sgnn_interp_trilinear(g, p, &o));
       SgCallNN(sgnn_tensor_to_f64(o, ov));
       for (int q = 0; q < 4 * P; q++) err = PetscMax(err, fabs(ov[q] - tgt[q]));
-      sgnn_tensor_free(&g), sgnn_tensor_free(&p), sgnn_tensor_free(&o);
+      sgnn_tensor_free(&g);
+      sgnn_tensor_free(&p);
+      sgnn_tensor_free(&o);
     }
   {
     Setup      s;
     SgMFFNEval E;
     double     worst = 0;
     PetscCall(SetupCreate(&s, PETSC_FALSE, PETSC_FALSE)); /* any model: only the trilinear column is checked */
-    for (int c = 0; c < 4; c++) s.ph.mean[c] = D.mean[c], s.ph.std[c] = D.std[c];
+    for (int c = 0; c < 4; c++) {
+      s.ph.mean[c] = D.mean[c];
+      s.ph.std[c] = D.std[c];
+    }
     {
       SgMFFNConfig c  = s.m->cfg;
       SgnnBackend *be = s.m->be;
-      c.pool[0][1] = 1, c.pool[1][1] = 1, c.pool[0][2] = 1, c.pool[1][2] = 1; /* a 2 x 2 x 2 input */
+      c.pool[0][1] = 1;
+      c.pool[1][1] = 1;
+      c.pool[0][2] = 1;
+      c.pool[1][2] = 1; /* a 2 x 2 x 2 input */
       PetscCall(SgMFFNDestroy(&s.m));
       PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &s.m));
       PetscCall(SgMFFNInitWeights(s.m, 1));
@@ -903,10 +977,14 @@ static PetscErrorCode TestGain(const char dir[])
       PetscCall(SgMFFNEncode(s.m, x, &lat));
       PetscCall(SgMFFNDecode(s.m, lat, pt, &y));
       SgCallNN(sgnn_tensor_to_f64(y, pass ? o1 : o0));
-      sgnn_tensor_free(&lat), sgnn_tensor_free(&y);
+      sgnn_tensor_free(&lat);
+      sgnn_tensor_free(&y);
     }
     for (int j = 0; j < 4 * P; j++) efold = PetscMax(efold, fabs(o1[j] - (ob[j] + g[(int[]){0, 1, 2, 2}[j % 4]] * (o0[j] - ob[j]))));
-    sgnn_tensor_free(&x), sgnn_tensor_free(&pt), sgnn_tensor_free(&pt3), sgnn_tensor_free(&yb);
+    sgnn_tensor_free(&x);
+    sgnn_tensor_free(&pt);
+    sgnn_tensor_free(&pt3);
+    sgnn_tensor_free(&yb);
   }
   PetscCall(SgMFFNCorrectionGain(s.m, &D, crop, factor, 6, P, 3, g2)); /* (b) */
   for (int k = 0; k < SG_MFFN_NGAIN; k++) eone = PetscMax(eone, PetscAbsReal(g2[k] - 1));
@@ -951,7 +1029,10 @@ static PetscErrorCode Continuity(Setup *s, double *cont, double *ux)
   SgCallNN(sgnn_tensor_to_f64(J.d1[2][2], uxv));
   for (int q = 0; q < NP; q++) *cont = PetscMax(*cont, fabs(r[4 * q + 3])), *ux = PetscMax(*ux, fabs(uxv[q]));
   SgMFFNJetFree(&J);
-  sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p), sgnn_tensor_free(&res);
+  sgnn_tensor_free(&lat);
+  sgnn_tensor_free(&out);
+  sgnn_tensor_free(&p);
+  sgnn_tensor_free(&res);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -986,12 +1067,14 @@ static PetscErrorCode TestStream(const char dir[])
     PetscCall(Decoded(&s, pp, o));
     for (int q = 0; q < 2; q++) pp[3 * q + 1 + q] += 2 * d; /* across a z face, an x face */
     s.m->extrapolate = 0.5;
-    pp[3 * 2 + 1] += 2 * d, pp[3 * 3 + 2] -= 2 * d; /* out of the grid at the top, on the left */
+    pp[3 * 2 + 1] += 2 * d;
+    pp[3 * 3 + 2] -= 2 * d; /* out of the grid at the top, on the left */
     PetscCall(Decoded(&s, pp, o2));
     for (int i = 0; i < NP * 4; i++) oscale = PetscMax(oscale, fabs(o[i]));
     for (int q = 0; q < 4; q++)
       for (int c = 0; c < 4; c++) jump = PetscMax(jump, fabs(o2[4 * q + c] - o[4 * q + c]));
-    pp[3 * 3 + 2] = -0.45, pp[3 * 2 + 1] = 3.45; /* deep in the band: finite */
+    pp[3 * 3 + 2] = -0.45;
+    pp[3 * 2 + 1] = 3.45; /* deep in the band: finite */
     PetscCall(Decoded(&s, pp, o2));
     for (int i = 0; i < NP * 4; i++) ext = PetscMax(ext, PetscIsInfOrNanReal(o2[i]) ? PETSC_INFINITY : fabs(o2[i]));
     s.m->extrapolate = 0;
@@ -1006,7 +1089,9 @@ static PetscErrorCode TestStream(const char dir[])
     PetscCall(SgMFFNDecode(s.m, lat, p, &out));
     SgCallNN(sgnn_tensor_to_f64(out, o2));
     PetscBool graph = (PetscBool)sgnn_tensor_requires_grad(out);
-    sgnn_tensor_free(&lat), sgnn_tensor_free(&out), sgnn_tensor_free(&p);
+    sgnn_tensor_free(&lat);
+    sgnn_tensor_free(&out);
+    sgnn_tensor_free(&p);
     sgnn_set_grad_enabled(was);
     PetscCall(Decoded(&s, s.pts, o));
     for (int i = 0; i < NP * 4; i++) noglue = PetscMax(noglue, fabs(o2[i] - o[i]));
@@ -1070,7 +1155,8 @@ static PetscErrorCode TestStream(const char dir[])
     SgCallNN(sgnn_tensor_from_f64(s.m->be, SGNN_F64, 3, (int[]){1, NP, 3}, pp, &pt));
     SgCallNN(sgnn_interp_trilinear(s.x, pt, &ti));
     SgCallNN(sgnn_tensor_to_f64(ti, tri));
-    sgnn_tensor_free(&ti), sgnn_tensor_free(&pt);
+    sgnn_tensor_free(&ti);
+    sgnn_tensor_free(&pt);
     for (int q = 0; q < NP; q++)
       for (int c = 0; c < 2; c++) ea = PetscMax(ea, fabs(o[4 * q + c] - tri[4 * q + c]));
     eu = PetscMax(eu, fabs(o[4 * 0 + 2] - (0.7 * XV(2, 1, 1, 2) + 0.3 * XV(2, 1, 2, 2))));  /* u, linear in z */
@@ -1126,7 +1212,8 @@ static PetscErrorCode TestStream(const char dir[])
       }
       PetscCall(PetscPrintf(PETSC_COMM_SELF, "7c. the input's stream function (least squares on the edges) of a random input: max |D^T e| %.1e (psi differences up to %.1e), mean %.1e\n", res, nrm, mean));
       CHECK(res < 1e-10 * nrm && fabs(mean) < 1e-12 * nrm, "the input's stream function is not the least-squares one: |D^T e| %g, mean %g (differences %g)", res, mean, nrm);
-      sgnn_tensor_free(&lat), sgnn_tensor_free(&x0);
+      sgnn_tensor_free(&lat);
+      sgnn_tensor_free(&x0);
     }
     sgnn_tensor_free(&s.x);
     PetscCall(SgMFFNDestroy(&s.m));

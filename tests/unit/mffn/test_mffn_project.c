@@ -88,7 +88,10 @@ static PetscErrorCode SmoothChange(PetscInt nz, PetscReal *change)
   PetscCall(PetscArraycpy(w, w0, n));
   PetscCall(SgMFFNProjectorCreate(nz, nx, hz, Lx, &P));
   PetscCall(SgMFFNProjectorApply(P, 1, u, w));
-  for (PetscInt i = 0; i < n; i++) u[i] -= u0[i], w[i] -= w0[i];
+  for (PetscInt i = 0; i < n; i++) {
+    u[i] -= u0[i];
+    w[i] -= w0[i];
+  }
   *change = PetscMax(MaxAbs(n, u), MaxAbs(n, w)) / PetscMax(MaxAbs(n, u0), MaxAbs(n, w0));
   PetscCall(SgMFFNProjectorDestroy(&P));
   PetscCall(PetscFree4(u, w, u0, w0));

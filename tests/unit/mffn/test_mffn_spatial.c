@@ -77,7 +77,10 @@ static void Box(const double *full, const int *shape, const SgparSplit *s, doubl
   int  off[5] = {0};
   long k      = 0;
   for (int i = 0; i < 5; i++) bs[i] = shape[i];
-  for (int a = 0; a < s->naxes; a++) bs[s->ax[a].axis] = s->ax[a].n, off[s->ax[a].axis] = s->ax[a].offset;
+  for (int a = 0; a < s->naxes; a++) {
+    bs[s->ax[a].axis] = s->ax[a].n;
+    off[s->ax[a].axis] = s->ax[a].offset;
+  }
   for (int c = 0; c < bs[1]; c++)
     for (int i = 0; i < bs[2]; i++)
       for (int j = 0; j < bs[3]; j++)
@@ -120,7 +123,10 @@ static PetscErrorCode PointLoss(int c, SgMFFNLatentBlock *B, int np, const int *
   PetscCall(PetscMalloc3(3 * np, &p, 4 * np, &w, 4 * np, &v));
   for (int i = 0; i < np; i++) {
     for (int k = 0; k < 3; k++) p[3 * i + k] = PT[c][3 * idx[i] + k];
-    for (int k = 0; k < 4; k++) w[4 * i + k] = W[c][4 * idx[i] + k], v[4 * i + k] = V[c][4 * idx[i] + k];
+    for (int k = 0; k < 4; k++) {
+      w[4 * i + k] = W[c][4 * idx[i] + k];
+      v[4 * i + k] = V[c][4 * idx[i] + k];
+    }
   }
   SgCallNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 2, ps, p, pt));
   SgCallNN(sgnn_tensor_set_requires_grad(*pt, 1));
@@ -191,7 +197,10 @@ static PetscErrorCode ForwardBackward(const Spec *sp, const int *gn)
     SgCallNN(sgnn_tensor_to_f64(sgnn_tensor_grad(x), gx[c]));
     SgCallNN(sgnn_tensor_to_f64(sgnn_tensor_grad(pt), gp[c]));
     SgMFFNLatentBlockFree(&B);
-    sgnn_tensor_free(&x), sgnn_tensor_free(&l), sgnn_tensor_free(&L), sgnn_tensor_free(&pt);
+    sgnn_tensor_free(&x);
+    sgnn_tensor_free(&l);
+    sgnn_tensor_free(&L);
+    sgnn_tensor_free(&pt);
   }
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_grads(m->P), gref));
 
@@ -229,7 +238,10 @@ static PetscErrorCode ForwardBackward(const Spec *sp, const int *gn)
       SgCallNN(sgnn_tensor_to_f64(l, got));
       for (long i = 0; i < sgnn_tensor_numel(l); i++) Acc(ref[i], got[i], &dl, &ml);
       for (int i = 0; i < n; i++)
-        for (int k = 0; k < 4; k++) Acc(out[c][4 * idx[i] + k], o[4 * i + k], &dv, &mv), Acc(res[c][4 * idx[i] + k], r[4 * i + k], &dr, &mr);
+        for (int k = 0; k < 4; k++) {
+          Acc(out[c][4 * idx[i] + k], o[4 * i + k], &dv, &mv);
+          Acc(res[c][4 * idx[i] + k], r[4 * i + k], &dr, &mr);
+        }
       Box(gx[c], XS, &part.split, ref, bs);
       SgCallNN(sgnn_tensor_to_f64(sgnn_tensor_grad(x), got));
       for (long i = 0; i < sgnn_tensor_numel(x); i++) Acc(ref[i], got[i], &dx, &mxx);
@@ -239,7 +251,10 @@ static PetscErrorCode ForwardBackward(const Spec *sp, const int *gn)
           for (int k = 0; k < 3; k++) Acc(gp[c][3 * idx[i] + k], g3[3 * i + k], &dp, &mp);
       }
       SgMFFNLatentBlockFree(&B);
-      sgnn_tensor_free(&x), sgnn_tensor_free(&l), sgnn_tensor_free(&L), sgnn_tensor_free(&pt);
+      sgnn_tensor_free(&x);
+      sgnn_tensor_free(&l);
+      sgnn_tensor_free(&L);
+      sgnn_tensor_free(&pt);
     }
     PetscCall(Report("latent slab", cs, dl, ml));
     PetscCall(Report("decoded values", cs, dv, mv));
@@ -315,7 +330,8 @@ static PetscErrorCode Training(const Spec *sp, const int *gn)
         } else SgCallNN(sgnn_tensor_from_f64(m->be, SGNN_F64, 5, XS, X[c], &x));
         PetscCall(SgMFFNCropLossPart(m, &ph, mode ? &part : NULL, x, NPTS, n, pts, tg, 0.1, NULL, NULL, NULL, &l, &reg, &pde, NULL));
         PetscCall(AddTo(&acc, l));
-        sgnn_tensor_free(&x), sgnn_tensor_free(&l);
+        sgnn_tensor_free(&x);
+        sgnn_tensor_free(&l);
       }
       if (dp) CALLPAR(sgpar_dp_begin(dp, sgpar_grid_sample_count(grid, nc)));
       if (acc) SgCallNN(sgnn_backward(acc));
@@ -359,15 +375,32 @@ int main(int argc, char **argv)
   PetscCheck(!fault || S >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "--fault needs >= 2 spatial ranks");
   CALLPAR(sgpar_grid_create(PETSC_COMM_WORLD, G, S, &grid));
   PetscCall(SgMFFNConfigDefault(&c));
-  c.nlevels = 2, c.channels[0] = 2, c.channels[1] = 3, c.channels[2] = 4, c.neck_div = 2, c.latent = 3, c.nmlp = 2, c.mlp[0] = 5, c.mlp[1] = 4;
-  c.pool[0][0] = 1, c.pool[0][1] = 2, c.pool[0][2] = 2, c.pool[1][0] = 1, c.pool[1][1] = 2, c.pool[1][2] = 2;
+  c.nlevels = 2;
+  c.channels[0] = 2;
+  c.channels[1] = 3;
+  c.channels[2] = 4;
+  c.neck_div = 2;
+  c.latent = 3;
+  c.nmlp = 2;
+  c.mlp[0] = 5;
+  c.mlp[1] = 4;
+  c.pool[0][0] = 1;
+  c.pool[0][1] = 2;
+  c.pool[0][2] = 2;
+  c.pool[1][0] = 1;
+  c.pool[1][1] = 2;
+  c.pool[1][2] = 2;
   c.residual = residual;
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &m));
   PetscCall(SgMFFNInitWeights(m, 5));
-  ph.nu = 0.03, ph.kappa = 0.02;
+  ph.nu = 0.03;
+  ph.kappa = 0.02;
   for (int k = 0; k < 3; k++) ph.scale[k] = 0.5 + 0.25 * k;
-  for (int k = 0; k < 4; k++) ph.mean[k] = 0.1 * k, ph.std[k] = 1 + 0.5 * k;
+  for (int k = 0; k < 4; k++) {
+    ph.mean[k] = 0.1 * k;
+    ph.std[k] = 1 + 0.5 * k;
+  }
   sgnn_rng_init(&r, 31);
   for (int cr = 0; cr < NCROP; cr++) {
     for (size_t i = 0; i < sizeof X[0] / sizeof X[0][0]; i++) X[cr][i] = sgnn_rng_normal(&r);
@@ -378,7 +411,11 @@ int main(int argc, char **argv)
         if (p % 13 == 2) v = hi;      /* on the last plane: the cell below it */
         PT[cr][3 * p + k] = v;
       }
-    for (int i = 0; i < NPTS * 4; i++) W[cr][i] = sgnn_rng_normal(&r), V[cr][i] = sgnn_rng_normal(&r), TG[cr][i] = sgnn_rng_normal(&r);
+    for (int i = 0; i < NPTS * 4; i++) {
+      W[cr][i] = sgnn_rng_normal(&r);
+      V[cr][i] = sgnn_rng_normal(&r);
+      TG[cr][i] = sgnn_rng_normal(&r);
+    }
   }
   {
     /* slabs: z (16, multiples of 4 for the two poolings by 2), t (5, no pooling: 1-plane slabs) */

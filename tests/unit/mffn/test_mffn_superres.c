@@ -79,14 +79,33 @@ int main(int argc, char **argv)
   PetscCall(SgSurrogateRegister("mffn", SgSurrogateCreate_MFFN));
   /* the model file (rank 0 writes it) */
   PetscCall(SgMFFNConfigDefault(&c));
-  c.nlevels = 2, c.channels[0] = 2, c.channels[1] = 3, c.channels[2] = 4, c.neck_div = 2, c.latent = 3, c.nmlp = 2, c.mlp[0] = 5, c.mlp[1] = 4, c.batchnorm = PETSC_FALSE;
-  c.pool[0][0] = 1, c.pool[0][1] = 2, c.pool[0][2] = 2, c.pool[1][0] = 1, c.pool[1][1] = 2, c.pool[1][2] = 2;
+  c.nlevels = 2;
+  c.channels[0] = 2;
+  c.channels[1] = 3;
+  c.channels[2] = 4;
+  c.neck_div = 2;
+  c.latent = 3;
+  c.nmlp = 2;
+  c.mlp[0] = 5;
+  c.mlp[1] = 4;
+  c.batchnorm = PETSC_FALSE;
+  c.pool[0][0] = 1;
+  c.pool[0][1] = 2;
+  c.pool[0][2] = 2;
+  c.pool[1][0] = 1;
+  c.pool[1][1] = 2;
+  c.pool[1][2] = 2;
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &m));
   PetscCall(SgMFFNInitWeights(m, 7));
   ph.nu = ph.kappa = 1 / PetscSqrtReal(1e5);
-  ph.scale[0] = 0.25, ph.scale[1] = 0.0625, ph.scale[2] = 0.0625;
-  for (int k = 0; k < 4; k++) ph.mean[k] = 0.1 * k - 0.1, ph.std[k] = 0.2 + 0.1 * k;
+  ph.scale[0] = 0.25;
+  ph.scale[1] = 0.0625;
+  ph.scale[2] = 0.0625;
+  for (int k = 0; k < 4; k++) {
+    ph.mean[k] = 0.1 * k - 0.1;
+    ph.std[k] = 0.2 + 0.1 * k;
+  }
   PetscCall(PetscSNPrintf(path, sizeof path, "%s/sr_model.h5", argv[1]));
   if (!rank) PetscCall(SgMFFNSave(m, &ph, fac, path));
   PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
@@ -104,7 +123,9 @@ int main(int argc, char **argv)
     if (j % 5 == 1) x = xc[X - 1] + 0.0625 * sgnn_rng_uniform(&r); /* between the last column and the first + 1 */
     if (j % 5 == 2) x += (j % 2 ? 1 : -1);                      /* another period */
     if (j % 5 == 3) z = zc[Z - 1] + 0.0625 * 0.9 * sgnn_rng_uniform(&r); /* extrapolation band (< 1 cell) */
-    q[3 * j] = t, q[3 * j + 1] = z, q[3 * j + 2] = x;
+    q[3 * j] = t;
+    q[3 * j + 1] = z;
+    q[3 * j + 2] = x;
   }
   { /* 1. the reference, computed here: normalise, wrap by 2, encode, decode, de-normalise */
     const int Xe = X + 4, shape[5] = {1, 4, T, Z, Xe}, ps[2] = {NQ, 3};
@@ -128,7 +149,10 @@ int main(int argc, char **argv)
     SgCallNN(sgnn_tensor_to_f64(y, o));
     for (int j = 0; j < NQ; j++)
       for (int ch = 0; ch < 4; ch++) ref[ch * NQ + j] = ph.mean[ch] + ph.std[ch] * o[4 * j + ch];
-    sgnn_tensor_free(&xt), sgnn_tensor_free(&L), sgnn_tensor_free(&pt), sgnn_tensor_free(&y);
+    sgnn_tensor_free(&xt);
+    sgnn_tensor_free(&L);
+    sgnn_tensor_free(&pt);
+    sgnn_tensor_free(&y);
     PetscCall(PetscFree(xb));
   }
   { /* this rank's points: j = rank, rank + size, ... */

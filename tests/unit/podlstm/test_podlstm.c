@@ -148,7 +148,8 @@ static PetscErrorCode NetLoss(SgPodLstmNet net, SgnnTensor x, SgnnTensor w, Sgnn
   PetscCall(SgPodLstmNetForward(net, x, &y));
   SgCallNN(sgnn_mul(y, w, &p));
   SgCallNN(sgnn_sum(p, 0, NULL, 0, loss));
-  sgnn_tensor_free(&y), sgnn_tensor_free(&p);
+  sgnn_tensor_free(&y);
+  sgnn_tensor_free(&p);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -171,7 +172,10 @@ static PetscErrorCode GradTest(void)
     PetscCall(SgPodLstmNetCreate(&arch, K, L, (SgPodLstmHead)a, be, SGNN_F64, &net));
     PetscCall(SgPodLstmNetInit(net, 5 + a));
     sgnn_rng_init(&r, 99);
-    for (int i = 0; i < B * L * K; i++) xv[i] = sgnn_rng_uniform(&r), wv[i] = sgnn_rng_normal(&r);
+    for (int i = 0; i < B * L * K; i++) {
+      xv[i] = sgnn_rng_uniform(&r);
+      wv[i] = sgnn_rng_normal(&r);
+    }
     SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, shape, xv, &x));
     SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, shape, wv, &w));
     SgCallNN(sgnn_params_count(net->P, &np));
@@ -204,7 +208,8 @@ static PetscErrorCode GradTest(void)
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "grad: architecture '%s', %ld parameters: max relative error vs central differences %.2e\n", archs[a], np, (double)worst));
     CHECK(worst < 1e-6, "gradient of '%s' differs from finite differences by %g", archs[a], (double)worst);
     PetscCall(PetscFree2(p0, g));
-    sgnn_tensor_free(&x), sgnn_tensor_free(&w);
+    sgnn_tensor_free(&x);
+    sgnn_tensor_free(&w);
     PetscCall(SgPodLstmNetDestroy(&net));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -332,7 +337,9 @@ static PetscErrorCode AdvanceTest(const char model[], const char data[], const c
   PetscCall(SgDatasetGetNumSamples(ds, &nall));
   PetscCall(SgDatasetFindField(ds, field, &id));
   PetscCall(SgDatasetGetFieldInfo(ds, id, NULL, NULL, &rd, &rs, NULL));
-  nz = rs[0], nx = rs[1], n = nz * nx;
+  nz = rs[0];
+  nx = rs[1];
+  n = nz * nx;
   PetscCall(PetscMalloc4(nall * n, &X, nall, &t, nz, &zc, nx, &xc));
   PetscCall(SgDatasetReadField(ds, field, 0, nall, SG_DTYPE_F64, X));
   PetscCall(SgDatasetReadField(ds, "time", 0, nall, SG_DTYPE_F64, t));
@@ -444,7 +451,8 @@ static PetscErrorCode AdvanceTest(const char model[], const char data[], const c
       PetscCall(SgSlotFieldAdvance(slot, &in, &out));
       PetscCall(SgSlotGetLastCall(slot, &sur, NULL, &unc[ncall]));
       pattern[ncall] = sur;
-      nsur += sur, nsol += !sur;
+      nsur += sur;
+      nsol += !sur;
       for (PetscInt q = 0; q < L * n; q++) e2 += PetscSqr(state[end * n + q] - X[end * n + q]), sum += state[end * n + q] * (q % 7 + 1);
       PetscCall(PetscPrintf(comm, "advance: call %" PetscInt_FMT " served by %-8s uncertainty %.3e, RMSE vs the data %.4f\n", ncall, sur ? "podlstm" : "replay", (double)unc[ncall], (double)PetscSqrtReal(e2 / (L * n))));
     }

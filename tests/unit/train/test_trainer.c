@@ -180,7 +180,8 @@ static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBa
   SgCallNN(sgnn_mul(D, D, &D2));
   SgCallNN(sgnn_sum(D2, 0, NULL, 0, &S));
   SgCallNN(sgnn_tensor_item(S, &v));
-  sums[0] += v, sums[1] += b->nlocal;
+  sums[0] += v;
+  sums[1] += b->nlocal;
   SgCallNN(sgnn_affine(S, 0.5, 0.0, loss));
   SgnnTensor *fr[] = {&X, &Y, &P0, &P1, &D, &D2, &S};
   for (int q = 0; q < 7; q++) sgnn_tensor_free(fr[q]);
@@ -199,10 +200,15 @@ static PetscErrorCode LossGrid(SgTrainer tr, void *ctx, PetscInt k, const SgLoad
 
   PetscFunctionBegin;
   PetscCall(SgTrainerGetProcessGrid(tr, &g));
-  S = sgpar_grid_spatial_size(g), s = sgpar_grid_spatial_rank(g), f0 = NF * s / S, f1 = NF * (s + 1) / S;
-  sx[0] = (int)b->nlocal, sx[1] = f1 - f0;
+  S = sgpar_grid_spatial_size(g);
+  s = sgpar_grid_spatial_rank(g);
+  f0 = NF * s / S;
+  f1 = NF * (s + 1) / S;
+  sx[0] = (int)b->nlocal;
+  sx[1] = f1 - f0;
   for (PetscInt i = 0; i < b->nlocal; i++) h = h * 1.000001 + (double)b->ids[i] + 1; /* the same ids in the same order */
-  mine[0] = (int)b->nlocal, mine[1] = (int)fmod(h, 1e9);
+  mine[0] = (int)b->nlocal;
+  mine[1] = (int)fmod(h, 1e9);
   PetscCallMPI(MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, sgpar_grid_spatial_comm(g)));
   PetscCallMPI(MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, sgpar_grid_spatial_comm(g)));
   grid_id_mismatch += lo[0] != hi[0] || lo[1] != hi[1];
@@ -221,7 +227,8 @@ static PetscErrorCode LossGrid(SgTrainer tr, void *ctx, PetscInt k, const SgLoad
   SgCallNN(sgnn_mul(D, D, &D2));
   SgCallNN(sgnn_sum(D2, 0, NULL, 0, &Sum));
   SgCallNN(sgnn_tensor_item(Sum, &v));
-  sums[0] += v / S, sums[1] += s == 0 ? b->nlocal : 0; /* summed over the grid: once per sample */
+  sums[0] += v / S;
+  sums[1] += s == 0 ? b->nlocal : 0; /* summed over the grid: once per sample */
   SgCallNN(sgnn_affine(Sum, 0.5 / S, 0.0, loss));     /* replicated on the S ranks: 1/S each */
   SgnnTensor *fr[] = {&X, &Y, &Ws, &P0, &Pb, &Pr, &D, &D2, &Sum};
   for (int q = 0; q < 9; q++) sgnn_tensor_free(fr[q]);
@@ -285,7 +292,10 @@ static PetscErrorCode Train(MPI_Comm comm, Model *m, const Run *r, char view[], 
   PetscCall(SgTrainerSetSeed(tr, 11));
   PetscCall(SgTrainerSetNumSteps(tr, r->steps));
   sgnn_optim_defaults(r->sgd ? SGNN_SGD : SGNN_ADAM, &oc);
-  sc.kind = r->sgd ? SGNN_LR_CONST : SGNN_LR_EXP, sc.lr0 = r->sgd ? 0.3 : 0.05, sc.decay_rate = 0.5, sc.decay_steps = 10;
+  sc.kind = r->sgd ? SGNN_LR_CONST : SGNN_LR_EXP;
+  sc.lr0 = r->sgd ? 0.3 : 0.05;
+  sc.decay_rate = 0.5;
+  sc.decay_steps = 10;
   oc.lr = sc.lr0;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetSchedule(tr, &sc));
@@ -300,7 +310,9 @@ static PetscErrorCode Train(MPI_Comm comm, Model *m, const Run *r, char view[], 
     PetscMPIInt rk;
     PetscInt    S = r->spatial, s, start[1], count[1];
     PetscCallMPI(MPI_Comm_rank(comm, &rk));
-    s = rk % S, start[0] = NF * s / S, count[0] = NF * (s + 1) / S - start[0];
+    s = rk % S;
+    start[0] = NF * s / S;
+    count[0] = NF * (s + 1) / S - start[0];
     PetscCall(SgTrainerSetProcessGrid(tr, r->groups, r->spatial));
     PetscCall(SgTrainerSetFieldShard(tr, "x", 1, start, count));
   }
@@ -379,9 +391,16 @@ static PetscErrorCode ClippedPlateauGD(const char path[], PetscInt steps, double
     wsum += loss;
     if (++inwin == window) { /* scheduler.step(mean loss of the window) */
       double m = wsum / window;
-      wsum = 0, inwin = 0;
-      if (m < best * (1 - threshold)) best = m, bad = 0;
-      else if (++bad > patience) lr *= factor, bad = 0, (*ncut)++;
+      wsum = 0;
+      inwin = 0;
+      if (m < best * (1 - threshold)) {
+        best = m;
+        bad = 0;
+      } else if (++bad > patience) {
+        lr *= factor;
+        bad = 0;
+        (*ncut)++;
+      }
     }
   }
   PetscCall(PetscFree2(x, y));
@@ -442,8 +461,11 @@ int main(int argc, char **argv)
     sgnn_params_destroy(&m.P);
     {
       Run half = two, rest = two;
-      half.ckpt = ck, half.ckpt_every = 15, half.lcurve = lc;
-      rest.restart = ck, rest.lcurve = lc;
+      half.ckpt = ck;
+      half.ckpt_every = 15;
+      half.lcurve = lc;
+      rest.restart = ck;
+      rest.lcurve = lc;
       (void)remove(ck);
       PetscCall(ModelCreate(&m, 0.1));
       PetscCall(Train(PETSC_COMM_SELF, &m, &half, NULL, 0)); /* writes the checkpoint at 15, trains on to 30 */
@@ -473,7 +495,8 @@ int main(int argc, char **argv)
       Run     stop = two, rest = two;
       double  vc[NF + 1];
       PetscInt at = -1;
-      stop.ckpt = ck, stop.max_time = 1e-12;
+      stop.ckpt = ck;
+      stop.max_time = 1e-12;
       rest.restart = ck;
       (void)remove(ck);
       PetscCall(ModelCreate(&m, 0.1));
@@ -539,7 +562,11 @@ int main(int argc, char **argv)
       PetscCall(ClippedPlateauGD(fa, 150, 0.3, 0.2, 5, 1, 0.5, 1e-4, -1, ref, &ncut));
       PetscCall(ClippedPlateauGD(fa, 150, 0.3, 0.2, 5, 1, 0.5, 1e-4, 107, ref2, &ncut2));
       for (int i = 0; i <= NF; i++) e = PetscMax(e, fabs(v[i] - ref[i]));
-      half = gd, rest = gd, half.ckpt = ck, half.ckpt_every = 107, rest.restart = ck;
+      half = gd;
+      rest = gd;
+      half.ckpt = ck;
+      half.ckpt_every = 107;
+      rest.restart = ck;
       (void)remove(ck);
       for (int r = 0; r < 3; r++) { /* the whole run, the run that checkpoints at 107, its restart */
         PetscCall(ModelCreate(&m, r < 2 ? 0.1 : -0.7));
@@ -567,7 +594,10 @@ int main(int argc, char **argv)
     char   view[512] = "";
     Run    rb = two, ra = two, rs = two;
     PetscCheck(size == 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "run the mpi test on 2 ranks");
-    rb.sync = "bucketed", ra.sync = "allreduce", rb.ckpt = ck, rb.ckpt_every = 15;
+    rb.sync = "bucketed";
+    ra.sync = "allreduce";
+    rb.ckpt = ck;
+    rb.ckpt_every = 15;
     PetscCall(TrainedValues(PETSC_COMM_WORLD, &rb, view, sizeof view, bu));
     PetscCall(TrainedValues(PETSC_COMM_WORLD, &ra, NULL, 0, al));
     if (!rank) {
@@ -593,13 +623,21 @@ int main(int argc, char **argv)
     Run            r22 = two, r41 = two, bad = two, rest = two;
     PetscErrorCode e1, e2;
     PetscCheck(size == 4, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "run the grid test on 4 ranks");
-    r22.groups = 2, r22.spatial = 2, r22.ckpt = ck, r22.ckpt_every = 15;
-    r41.groups = 4, r41.spatial = 1, r41.sync = "hybrid";
+    r22.groups = 2;
+    r22.spatial = 2;
+    r22.ckpt = ck;
+    r22.ckpt_every = 15;
+    r41.groups = 4;
+    r41.spatial = 1;
+    r41.sync = "hybrid";
     (void)remove(ck);
     PetscCall(TrainedValues(PETSC_COMM_WORLD, &r22, view, sizeof view, g22));
     PetscCall(TrainedValues(PETSC_COMM_WORLD, &r41, NULL, 0, g41));
-    bad.groups = 3, bad.spatial = 2;
-    rest.groups = 4, rest.spatial = 1, rest.restart = ck;
+    bad.groups = 3;
+    bad.spatial = 2;
+    rest.groups = 4;
+    rest.spatial = 1;
+    rest.restart = ck;
     PetscCall(ModelCreate(&m, 0.1));
     PetscCall(TrainExpectError(PETSC_COMM_WORLD, &m, &bad, &e1));
     PetscCall(TrainExpectError(PETSC_COMM_WORLD, &m, &rest, &e2));
