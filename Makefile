@@ -31,7 +31,7 @@ LDLIBS  := $(SLEPC_LIBS) $(PETSC_LIBS) $(HDF5_LIBS) $(FFTW_LIBS) $(BLAS_LIBS) $(
 
 MAIN_SRC := src/cli/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(shell find src io physics surrogates -name '*.c' \
-              -not -path '$(NN_DIR)/*' -not -path '*/gen/*' -not -path '*/build/*' -not -path '*/tests/*' | sort))
+              -not -path '$(NN_DIR)/*' -not -path '*/kim/*' -not -path '*/gen/*' -not -path '*/build/*' -not -path '*/tests/*' | sort))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 TEST_SRCS := $(shell find tests -name 'test_*.c' | sort)
 TEST_BINS := $(foreach t,$(TEST_SRCS),$(BUILD)/tests/$(notdir $(t:.c=)))

@@ -1,0 +1,218 @@
+/* KIM API model driver SURGE_DP__MD: a surge Deep Potential (any file `surge model` accepts, imported
+   DeePMD-kit models included) evaluated for a KIM simulator (LAMMPS `pair_style kim`, ASE, ...).
+
+   Written from the KIM API 2 documentation (ModelDriverCreate, ModelComputeArgumentsCreate,
+   ModelCompute, the "contributing"/padding particle convention). The parameterized model (one per
+   model file, e.g. SURGE_DP_water) embeds the surge .h5 as its only parameter file; this driver loads
+   it with SgDeepmdLoad and evaluates through SgDeepmdComputeGhostsAtomic, the same code path as surge's
+   own MD provider (owned + ghost atoms).
+
+   Why the model does its own neighbour search: the Deep Potential's descriptor needs every neighbour of
+   a contributing particle within rcut, sorted per type (se_e2_a sections); surge's evaluator finds them
+   with cell lists over the particles it is given. KIM guarantees that all particles within the
+   influence distance (= rcut) of a contributing particle are present (as padding if they belong to
+   another process or image), so the same particles, and the same neighbours, are seen. A full
+   neighbour list of cutoff rcut is still requested (KIM's protocol) but not read.
+
+   Energy of contributing particles only; forces on all particles (padding forces go back to their
+   owners through the simulator's reverse communication: Newton's third law across sub-domains, no
+   periodic images inside the model). Virial convention: -sum_ij r_ij (x) dE/dr_ij, KIM's (and LAMMPS'),
+   Voigt order xx yy zz yz xz xy. Units: Angstrom and eV (those of the model's training data, metal). */
+#include <string.h>
+#include <petscsys.h>
+#include "KIM_ModelDriverHeaders.h"
+#include "sgdeepmd.h"
+
+#define LOG_ERROR(obj, kind, msg) KIM_##kind##_LogEntry(obj, KIM_LOG_VERBOSITY_error, msg, __LINE__, __FILE__)
+
+typedef struct {
+  SgDeepmd   model;
+  double     rcut;             /* influence distance and neighbour-list cutoff */
+  int        will_not_request; /* no neighbours of padding particles are needed */
+  PetscInt   cap;              /* capacity of the work arrays below (particles) */
+  PetscInt  *order;            /* contributing particles first, then padding */
+  PetscInt  *type;
+  PetscReal *x, *f, *eatom;
+} SurgeKIM;
+
+/* PETSc is needed by surge's library (PetscMalloc, error handling). Inside an MPI simulator each
+   process evaluates its own particles: PETSc is started on MPI_COMM_SELF so that creating the model is
+   not a collective call, and its signal handler is removed so the simulator's crash handling stays its own. */
+static int StartPetsc(void)
+{
+  PetscBool petsc_up;
+  int       mpi_up;
+
+  if (PetscInitialized(&petsc_up)) return 1;
+  if (petsc_up) return 0;
+  MPI_Initialized(&mpi_up);
+  if (mpi_up) PETSC_COMM_WORLD = MPI_COMM_SELF;
+  if (PetscInitializeNoArguments()) return 1;
+  if (PetscPopSignalHandler()) return 1;
+  return 0;
+}
+
+static int Ensure(SurgeKIM *s, PetscInt n)
+{
+  if (n <= s->cap) return 0;
+  PetscFree5(s->order, s->type, s->x, s->f, s->eatom);
+  s->cap = n + n / 4 + 16;
+  if (PetscMalloc5(s->cap, &s->order, s->cap, &s->type, 3 * s->cap, &s->x, 3 * s->cap, &s->f, s->cap, &s->eatom)) return 1;
+  return 0;
+}
+
+static int Compute(KIM_ModelCompute const *const mc, KIM_ModelComputeArguments const *const ma)
+{
+  SurgeKIM *s;
+  int      *n_ptr, *species, *contributing;
+  double   *coords, *energy = NULL, *forces = NULL, *particle_energy = NULL, *virial = NULL;
+  PetscInt  n, nc = 0, k;
+  PetscReal e, v[9];
+
+  KIM_ModelCompute_GetModelBufferPointer(mc, (void **)&s);
+  if (KIM_ModelComputeArguments_GetArgumentPointerInteger(ma, KIM_COMPUTE_ARGUMENT_NAME_numberOfParticles, &n_ptr) ||
+      KIM_ModelComputeArguments_GetArgumentPointerInteger(ma, KIM_COMPUTE_ARGUMENT_NAME_particleSpeciesCodes, &species) ||
+      KIM_ModelComputeArguments_GetArgumentPointerInteger(ma, KIM_COMPUTE_ARGUMENT_NAME_particleContributing, &contributing) ||
+      KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_coordinates, &coords) ||
+      KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialEnergy, &energy) ||
+      KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialForces, &forces) ||
+      KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialParticleEnergy, &particle_energy) ||
+      KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialVirial, &virial)) {
+    LOG_ERROR(mc, ModelCompute, "surge: error: cannot get the compute arguments");
+    return 1;
+  }
+  n = *n_ptr;
+  if (Ensure(s, n)) {
+    LOG_ERROR(mc, ModelCompute, "surge: error: out of memory for the work arrays");
+    return 1;
+  }
+  /* surge's evaluator takes the centres first: contributing particles, then the padding ones */
+  for (PetscInt i = 0; i < n; i++)
+    if (contributing[i]) s->order[nc++] = i;
+  k = nc;
+  for (PetscInt i = 0; i < n; i++)
+    if (!contributing[i]) s->order[k++] = i;
+  for (k = 0; k < n; k++) {
+    PetscInt i = s->order[k];
+    s->type[k] = species[i];
+    for (int a = 0; a < 3; a++) s->x[3 * k + a] = coords[3 * i + a];
+  }
+  if (SgDeepmdComputeGhostsAtomic(s->model, nc, n, s->x, s->type, &e, s->f, v, s->eatom, NULL)) {
+    LOG_ERROR(mc, ModelCompute, "surge: error: the Deep Potential evaluation failed (message above)");
+    return 1;
+  }
+  if (energy) *energy = e;
+  if (forces)
+    for (k = 0; k < n; k++)
+      for (int a = 0; a < 3; a++) forces[3 * s->order[k] + a] = s->f[3 * k + a];
+  if (particle_energy)
+    for (k = 0; k < n; k++) particle_energy[s->order[k]] = k < nc ? s->eatom[k] : 0.0;
+  if (virial) {
+    virial[0] = v[0];
+    virial[1] = v[4];
+    virial[2] = v[8];
+    virial[3] = 0.5 * (v[5] + v[7]);
+    virial[4] = 0.5 * (v[2] + v[6]);
+    virial[5] = 0.5 * (v[1] + v[3]);
+  }
+  return 0;
+}
+
+static int ComputeArgumentsCreate(KIM_ModelCompute const *const mc, KIM_ModelComputeArgumentsCreate *const mac)
+{
+  const KIM_ComputeArgumentName optional[] = {KIM_COMPUTE_ARGUMENT_NAME_partialEnergy, KIM_COMPUTE_ARGUMENT_NAME_partialForces, KIM_COMPUTE_ARGUMENT_NAME_partialParticleEnergy, KIM_COMPUTE_ARGUMENT_NAME_partialVirial};
+
+  for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++)
+    if (KIM_ModelComputeArgumentsCreate_SetArgumentSupportStatus(mac, optional[i], KIM_SUPPORT_STATUS_optional)) {
+      LOG_ERROR(mc, ModelCompute, "surge: error: cannot declare the supported compute arguments");
+      return 1;
+    }
+  return 0;
+}
+
+static int ComputeArgumentsDestroy(KIM_ModelCompute const *const mc, KIM_ModelComputeArgumentsDestroy *const mad)
+{
+  (void)mc;
+  (void)mad;
+  return 0;
+}
+
+static int Destroy(KIM_ModelDestroy *const md)
+{
+  SurgeKIM *s;
+
+  KIM_ModelDestroy_GetModelBufferPointer(md, (void **)&s);
+  if (!s) return 0;
+  SgDeepmdDestroy(&s->model);
+  PetscFree5(s->order, s->type, s->x, s->f, s->eatom);
+  PetscFree(s);
+  return 0;
+}
+
+/* KIM_ModelDriverCreateFunction, the driver's entry point (named in the driver's schema) */
+int SurgeDP_DriverCreate(KIM_ModelDriverCreate *const mdc, KIM_LengthUnit const lu, KIM_EnergyUnit const eu, KIM_ChargeUnit const cu, KIM_TemperatureUnit const tu, KIM_TimeUnit const su)
+{
+  SurgeKIM   *s;
+  int         nfiles;
+  const char *dir, *base;
+  char        path[PETSC_MAX_PATH_LEN];
+  PetscReal   rcut;
+  PetscInt    ntypes;
+
+  (void)lu; /* the model works in its own units (Angstrom, eV); the simulator converts or refuses */
+  (void)eu;
+  (void)cu;
+  (void)tu;
+  (void)su;
+  if (StartPetsc()) {
+    LOG_ERROR(mdc, ModelDriverCreate, "surge: error: PETSc could not be initialised");
+    return 1;
+  }
+  KIM_ModelDriverCreate_GetNumberOfParameterFiles(mdc, &nfiles);
+  if (nfiles != 1) {
+    LOG_ERROR(mdc, ModelDriverCreate, "surge: error: a SURGE_DP__MD model needs exactly one parameter file (a surge Deep Potential .h5)");
+    return 1;
+  }
+  KIM_ModelDriverCreate_GetParameterFileDirectoryName(mdc, &dir);
+  if (KIM_ModelDriverCreate_GetParameterFileBasename(mdc, 0, &base)) {
+    LOG_ERROR(mdc, ModelDriverCreate, "surge: error: cannot get the parameter file's name");
+    return 1;
+  }
+  snprintf(path, sizeof(path), "%s/%s", dir, base);
+  if (PetscCalloc1(1, &s)) return 1;
+  if (SgDeepmdLoad(path, &s->model) || SgDeepmdGetInfo(s->model, &rcut, &ntypes, NULL, NULL)) {
+    LOG_ERROR(mdc, ModelDriverCreate, "surge: error: the parameter file is not a surge Deep Potential model (message above)");
+    PetscFree(s);
+    return 1;
+  }
+  s->rcut             = rcut;
+  s->will_not_request = 1;
+  for (PetscInt t = 0; t < ntypes; t++) {
+    const char     *name;
+    KIM_SpeciesName sp;
+    SgDeepmdGetTypeName(s->model, t, &name);
+    sp = KIM_SpeciesName_FromString(name);
+    if (KIM_SpeciesName_Known(sp) == 0 || KIM_ModelDriverCreate_SetSpeciesCode(mdc, sp, (int)t)) {
+      LOG_ERROR(mdc, ModelDriverCreate, "surge: error: a type name of the model's type_map is not a KIM species (chemical symbol)");
+      SgDeepmdDestroy(&s->model);
+      PetscFree(s);
+      return 1;
+    }
+  }
+  if (KIM_ModelDriverCreate_SetUnits(mdc, KIM_LENGTH_UNIT_A, KIM_ENERGY_UNIT_eV, KIM_CHARGE_UNIT_unused, KIM_TEMPERATURE_UNIT_unused, KIM_TIME_UNIT_unused) ||
+      KIM_ModelDriverCreate_SetModelNumbering(mdc, KIM_NUMBERING_zeroBased)) {
+    LOG_ERROR(mdc, ModelDriverCreate, "surge: error: cannot set the model's units or numbering");
+    return 1;
+  }
+  KIM_ModelDriverCreate_SetInfluenceDistancePointer(mdc, &s->rcut);
+  KIM_ModelDriverCreate_SetNeighborListPointers(mdc, 1, &s->rcut, &s->will_not_request);
+  if (KIM_ModelDriverCreate_SetRoutinePointer(mdc, KIM_MODEL_ROUTINE_NAME_ComputeArgumentsCreate, KIM_LANGUAGE_NAME_c, 1, (KIM_Function *)ComputeArgumentsCreate) ||
+      KIM_ModelDriverCreate_SetRoutinePointer(mdc, KIM_MODEL_ROUTINE_NAME_Compute, KIM_LANGUAGE_NAME_c, 1, (KIM_Function *)Compute) ||
+      KIM_ModelDriverCreate_SetRoutinePointer(mdc, KIM_MODEL_ROUTINE_NAME_ComputeArgumentsDestroy, KIM_LANGUAGE_NAME_c, 1, (KIM_Function *)ComputeArgumentsDestroy) ||
+      KIM_ModelDriverCreate_SetRoutinePointer(mdc, KIM_MODEL_ROUTINE_NAME_Destroy, KIM_LANGUAGE_NAME_c, 1, (KIM_Function *)Destroy)) {
+    LOG_ERROR(mdc, ModelDriverCreate, "surge: error: cannot register the model's routines");
+    return 1;
+  }
+  KIM_ModelDriverCreate_SetModelBufferPointer(mdc, s);
+  return 0;
+}

@@ -1,0 +1,85 @@
+"""Helpers of kim.sh (surge's Deep Potential in LAMMPS through the KIM API).
+  setup XYZ TYPES EVAL.txt DATA.lmp   an extended-XYZ frame (orthogonal Lattice) as the input of
+                                      `test_deepmd_tool eval` and as a LAMMPS data file (types 1.. in TYPES order)
+  compare REF.txt LOG DUMP VOLUME     LAMMPS's step-0 PotEng, pressure (-> virial) and forces against the C API's
+  nve LOG                             TotEng and PotEng ranges of a LAMMPS thermo table (TotEng column 4)
+  surge_nve LOG                       the same from `surge run` md thermo lines"""
+import sys
+import numpy as np
+
+NKTV2P = 1.6021765e6  # LAMMPS metal: eV/A^3 -> bar
+
+
+def setup(xyz, types, out_eval, out_data):
+    tmap = types.split(",")
+    L = open(xyz).read().split("\n")
+    n = int(L[0])
+    lat = [float(v) for v in L[1].split('Lattice="')[1].split('"')[0].split()]
+    assert all(lat[k] == 0 for k in (1, 2, 3, 5, 6, 7)), "orthogonal boxes only"
+    at = [l.split() for l in L[2:2 + n]]
+    with open(out_eval, "w") as f:
+        f.write(f"{n}\n" + " ".join(repr(v) for v in lat) + "\n")
+        for a in at:
+            f.write(f"{tmap.index(a[0])} {a[1]} {a[2]} {a[3]}\n")
+    with open(out_data, "w") as f:
+        f.write(f"surge KIM test: {xyz}\n\n{n} atoms\n{len(tmap)} atom types\n\n")
+        f.write(f"0 {lat[0]!r} xlo xhi\n0 {lat[4]!r} ylo yhi\n0 {lat[8]!r} zlo zhi\n\nAtoms # atomic\n\n")
+        for i, a in enumerate(at):
+            f.write(f"{i + 1} {tmap.index(a[0]) + 1} {a[1]} {a[2]} {a[3]}\n")
+
+
+def thermo(log):
+    """rows of the thermo table(s) of a LAMMPS log: list of dicts"""
+    rows, keys = [], None
+    for l in open(log):
+        w = l.split()
+        if w and w[0] == "Step":
+            keys = w
+        elif keys and len(w) == len(keys):
+            try:
+                rows.append(dict(zip(keys, map(float, w))))
+            except ValueError:
+                keys = None
+        elif keys:
+            keys = None
+    return rows
+
+
+def compare(ref, log, dump, tol=1e-10):
+    lines = open(ref).read().split("\n")
+    e = float(lines[0])
+    v = np.array(lines[1].split(), float).reshape(3, 3)
+    F = np.loadtxt(ref, skiprows=2)
+    r = thermo(log)[0]
+    d = np.loadtxt(dump, skiprows=9)
+    f = d[np.argsort(d[:, 0]), 1:4]
+    vol = r["Volume"]
+    w = {k: r[k] * vol / NKTV2P for k in ("Pxx", "Pyy", "Pzz", "Pxy", "Pxz", "Pyz")}  # T = 0 in step 0 (no velocities)
+    wref = {"Pxx": v[0, 0], "Pyy": v[1, 1], "Pzz": v[2, 2], "Pxy": v[0, 1], "Pxz": v[0, 2], "Pyz": v[1, 2]}
+    de = abs(r["PotEng"] - e) / abs(e)
+    df = np.abs(f - F).max() / np.abs(F).max()
+    dv = max(abs(w[k] - wref[k]) for k in w) / np.abs(v).max()
+    print(f"  PotEng {r['PotEng']:.12f} vs C API {e:.12f}: rel {de:.1e}; forces max|dF|/max|F| {df:.1e}; "
+          f"virial max|dW|/max|W| {dv:.1e} (pressure printed to 17 digits)")
+    return de < tol and df < tol and dv < tol
+
+
+def nve_ranges(pe, et):
+    return max(pe) - min(pe), max(et) - min(et), et[-1] - et[0]
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "setup":
+        setup(*sys.argv[2:6])
+    elif cmd == "compare":
+        sys.exit(0 if compare(*sys.argv[2:5]) else 1)
+    elif cmd in ("nve", "surge_nve"):
+        if cmd == "nve":
+            rows = thermo(sys.argv[2])
+            pe, et, steps = [r["PotEng"] for r in rows], [r["TotEng"] for r in rows], [r["Step"] for r in rows]
+        else:
+            rows = [l.split() for l in open(sys.argv[2]) if l.startswith("md thermo:") and l.split()[2] != "Step"]
+            steps, pe, et = [float(r[2]) for r in rows], [float(r[4]) for r in rows], [float(r[6]) for r in rows]
+        a, b, c = nve_ranges(pe, et)
+        print(f"{int(steps[-1])} {a:.6f} {b:.6f} {c:.6f}")
