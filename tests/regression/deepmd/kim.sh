@@ -33,7 +33,7 @@ pkg-config --exists libkim-api || { echo "SKIP: the KIM API (Debian libkim-api-d
 command -v lmp > /dev/null && lmp -h | grep -qw KIM || { echo "SKIP: LAMMPS with the KIM package (Debian lammps) is not installed: ./configure --install-deps"; exit 77; }
 [ -s build/kim/SURGE_DP__MD/libkim-api-model-driver.so ] || { echo "FAIL: build/kim was not built (make kim)"; exit 1; }
 D=$PWD/build/tmp/kim
-rm -rf $D/col
+rm -rf $D   # a clean start: surge refuses to overwrite its outputs of an earlier run
 mkdir -p $D/col/md $D/col/pm
 export KIM_API_MODEL_DRIVERS_DIR=$D/col/md KIM_API_PORTABLE_MODELS_DIR=$D/col/pm OPENBLAS_NUM_THREADS=1
 make -s kim-install
