@@ -10,6 +10,8 @@
 #     round-off of a different summation order). Models: the shipped water model (SURGE_DP_water), and
 #     DeePMD-kit's own fixtures imported by `surge model import` (se_e2_a one-side, se_e2_r type-pair),
 #     built into parameterized models by `make kim-model`.
+# (c) KIM's virial and particle energies, which LAMMPS's step 0 does not take from the model (it uses
+#     f.r): a minimal KIM simulator (kim_sim.c), open cluster, full neighbour list, vs the C API to 1e-10.
 # (b) NVE from rest with the tabulated water model: LAMMPS+KIM and `surge run` MD (same model file, same
 #     start, velocity Verlet, dt 0.5 fs) print the same PotEng/TotEng every 10 steps for 200 steps to
 #     1e-8 relative (both are velocity Verlet on the same forces; differences are round-off grown by the
@@ -77,6 +79,17 @@ for m in water sea r; do
     echo "SURGE_DP_$m, $np rank(s):"
     $PY $H compare $D/ref_$m.txt $D/step0_${m}_$np.log $D/f_${m}_$np.dump || ok=0
   done
+done
+# (c) the virial and the particle energies, which LAMMPS's step 0 does not take from the model: a
+#     minimal KIM simulator (kim_sim.c), open cluster, against the C API to 1e-10 relative
+cc -O2 tests/regression/deepmd/kim_sim.c $(pkg-config --cflags --libs libkim-api) -o $D/kim_sim
+for m in water r; do
+  f=$D/$m.h5
+  [ $m = water ] && f=inputs/deepmd/models/water.h5
+  build/tests/test_deepmd_tool eval $f $D/w.txt $D/refopen_$m.txt open
+  (cd $D && ./kim_sim SURGE_DP_$m w.txt sim_$m.txt)
+  echo "SURGE_DP_$m:"
+  $PY $H sim $D/refopen_$m.txt $D/sim_$m.txt || ok=0
 done
 # (b) NVE from rest: LAMMPS+KIM and surge MD, the tabulated water model
 cat > $D/nve.lmp <<'LMP'

@@ -2,6 +2,7 @@
   setup XYZ TYPES EVAL.txt DATA.lmp   an extended-XYZ frame (orthogonal Lattice) as the input of
                                       `test_deepmd_tool eval` and as a LAMMPS data file (types 1.. in TYPES order)
   compare REF.txt LOG DUMP VOLUME     LAMMPS's step-0 PotEng, pressure (-> virial) and forces against the C API's
+  sim REF.txt SIM.txt                 kim_sim's energy, virial, forces and particle energies against the C API's
   nve LOG                             TotEng and PotEng ranges of a LAMMPS thermo table (TotEng column 4)
   surge_nve LOG                       the same from `surge run` md thermo lines"""
 import sys
@@ -49,7 +50,7 @@ def compare(ref, log, dump, tol=1e-10):
     lines = open(ref).read().split("\n")
     e = float(lines[0])
     v = np.array(lines[1].split(), float).reshape(3, 3)
-    F = np.loadtxt(ref, skiprows=2)
+    F = np.loadtxt(ref, skiprows=2)[:, :3]
     r = thermo(log)[0]
     d = np.loadtxt(dump, skiprows=9)
     f = d[np.argsort(d[:, 0]), 1:4]
@@ -64,6 +65,21 @@ def compare(ref, log, dump, tol=1e-10):
     return de < tol and df < tol and dv < tol
 
 
+def sim(ref, out, tol=1e-10):
+    lines, got = open(ref).read().split("\n"), open(out).read().split("\n")
+    e, e2 = float(lines[0]), float(got[0])
+    v = np.array(lines[1].split(), float).reshape(3, 3)
+    w = np.array(got[1].split(), float)
+    wref = np.array([v[0, 0], v[1, 1], v[2, 2], v[1, 2], v[0, 2], v[0, 1]])
+    A, B = np.loadtxt(ref, skiprows=2), np.loadtxt(out, skiprows=2)
+    de = abs(e2 - e) / abs(e)
+    dv = np.abs(w - wref).max() / np.abs(wref).max()
+    df = np.abs(A[:, :3] - B[:, :3]).max() / np.abs(A[:, :3]).max()
+    dp = np.abs(A[:, 3] - B[:, 3]).max() / np.abs(A[:, 3]).max()
+    print(f"  KIM simulator, open cluster: energy rel {de:.1e}; virial (Voigt) {dv:.1e}; forces {df:.1e}; particle energies {dp:.1e}")
+    return de < tol and dv < tol and df < tol and dp < tol
+
+
 def nve_ranges(pe, et):
     return max(pe) - min(pe), max(et) - min(et), et[-1] - et[0]
 
@@ -74,6 +90,8 @@ if __name__ == "__main__":
         setup(*sys.argv[2:6])
     elif cmd == "compare":
         sys.exit(0 if compare(*sys.argv[2:5]) else 1)
+    elif cmd == "sim":
+        sys.exit(0 if sim(*sys.argv[2:4]) else 1)
     elif cmd in ("nve", "surge_nve"):
         if cmd == "nve":
             rows = thermo(sys.argv[2])

@@ -4,8 +4,9 @@
                                                 (-detail: DeePMD-kit's detail files PREFIX.e.out, .f.out, ...)
      xyz DATA.h5 FRAME REP OUT.xyz              a frame, replicated, as extended XYZ for md read_xyz
      energy MODEL.h5 DATA.h5 FRAME REP [F.txt]  C-API energy (and forces) of a replicated frame
-     eval MODEL.h5 IN.txt OUT.txt               C-API energy, virial (9) and forces of IN.txt: n, the box (9
-                                                numbers, rows a b c), n lines "type x y z" (the KIM tests)
+     eval MODEL.h5 IN.txt OUT.txt [open]        C-API energy, virial (9), forces and atomic energies (n lines
+                                                "fx fy fz e") of IN.txt: n, the box (9 numbers, rows a b c;
+                                                ignored with `open`: a cluster), n lines "type x y z" (the KIM tests)
  */
 #include <stdlib.h>
 #include "../../../surrogates/deepmd/deepmd_train.h"
@@ -110,22 +111,23 @@ int main(int argc, char **argv)
   } else if (!strcmp(argv[1], "eval")) {
     SgDeepmd   m;
     PetscInt   n, *t;
-    PetscReal *x, *f, box[9], v[9], e;
-    FILE      *fp = fopen(argv[3], "r");
+    PetscReal *x, *f, *ea, box[9], v[9], e;
+    PetscBool  open = (PetscBool)(argc > 5 && !strcmp(argv[5], "open"));
+    FILE      *fp   = fopen(argv[3], "r");
     PetscCheck(fp && fscanf(fp, "%" PetscInt_FMT, &n) == 1 && n > 0 && n < 10000000, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "cannot read %s", argv[3]);
     for (int q = 0; q < 9; q++) PetscCheck(fscanf(fp, "%lf", &box[q]) == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: box", argv[3]);
-    PetscCall(PetscMalloc3(n, &t, 3 * n, &x, 3 * n, &f));
+    PetscCall(PetscMalloc4(n, &t, 3 * n, &x, 3 * n, &f, n, &ea));
     for (PetscInt i = 0; i < n; i++) PetscCheck(fscanf(fp, "%" PetscInt_FMT " %lf %lf %lf", &t[i], &x[3 * i], &x[3 * i + 1], &x[3 * i + 2]) == 4, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: atom %" PetscInt_FMT, argv[3], i);
     fclose(fp);
     PetscCall(SgDeepmdLoad(argv[2], &m));
-    PetscCall(SgDeepmdCompute(m, n, x, t, box, &e, f, v, NULL));
+    PetscCall(SgDeepmdCompute(m, n, x, t, open ? NULL : box, &e, f, v, ea));
     fp = fopen(argv[4], "w");
     PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", argv[4]);
     fprintf(fp, "%.17g\n", e);
     for (int q = 0; q < 9; q++) fprintf(fp, "%.17g%c", v[q], q == 8 ? '\n' : ' ');
-    for (PetscInt i = 0; i < n; i++) fprintf(fp, "%.17g %.17g %.17g\n", f[3 * i], f[3 * i + 1], f[3 * i + 2]);
+    for (PetscInt i = 0; i < n; i++) fprintf(fp, "%.17g %.17g %.17g %.17g\n", f[3 * i], f[3 * i + 1], f[3 * i + 2], ea[i]);
     fclose(fp);
-    PetscCall(PetscFree3(t, x, f));
+    PetscCall(PetscFree4(t, x, f, ea));
     PetscCall(SgDeepmdDestroy(&m));
   } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown command %s", argv[1]);
   PetscCall(PetscFinalize());
