@@ -38,7 +38,7 @@ $(KIM_BUILD)/schema_driver.o: $(KIM_SRC)/schema.cpp
 $(KIM_DRIVER): $(KIM_BUILD)/driver.o $(KIM_BUILD)/schema_driver.o $(NN_ARCHIVE) pic-lib
 	@mkdir -p $(@D)
 	$(CC) -shared -o $@ $(KIM_BUILD)/driver.o $(KIM_BUILD)/schema_driver.o $(PIC)/libsurge.a $(LDLIBS) $(KIM_LIBS) -lstdc++ -Wl,--no-undefined
-$(KIM_WATER): $(KIM_SRC)/schema.cpp inputs/deepmd/models/water.h5
+$(KIM_WATER): $(KIM_SRC)/schema.cpp inputs/deepmd/models/water.h5 $(BIN)/surge
 	$(MAKE) --no-print-directory kim-model KIM_MODEL_NAME=SURGE_DP_water KIM_MODEL_FILE=inputs/deepmd/models/water.h5
 
 KIM_OUT ?= $(KIM_BUILD)
