@@ -2,6 +2,7 @@
 #
 #   make            build/libsurge.a and bin/surge
 #   make check      build everything, run every test list (tests/lists/*.list); ends "N passed, N failed, N skipped"
+#   make check-docs every command of README.md and docs/*.md from a copy of the clone (shortened; ~2 min)
 #   make check-sanitize  the same suite built with ASan + UBSan into build-san/ and bin-san/ (tests/sanitize.sh)
 #   make demo       run the README demo deck (Landau damping)
 #   make bench      run the benchmarks in tests/bench (figures, not pass/fail)
@@ -59,7 +60,7 @@ CLI_INC    := $(DRIVER_INC) $(patsubst %,-I%,$(wildcard physics/*/include surrog
 TEST_INC   := $(CLI_INC) $(HDF5_CFLAGS) $(FFTW_CFLAGS) $(BLAS_CFLAGS)
 layer_inc   = $(if $(filter src/base/%,$1),$(BASE_INC),$(if $(filter io/%,$1),$(IO_INC),$(if $(filter physics/%,$1),$(call PHYS_INC,$1),$(if $(filter surrogates/%,$1),$(call SURR_INC,$1),$(if $(filter src/driver/%,$1),$(DRIVER_INC),$(CLI_INC))))))
 
-.PHONY: all check check-sanitize demo bench kernels clean tests nn-lib install pic-lib
+.PHONY: all check check-docs check-sanitize demo bench kernels clean tests nn-lib install pic-lib
 all: $(BIN)/surge
 
 -include $(wildcard src/*/module.mk io/*/module.mk physics/*/module.mk surrogates/*/module.mk)
@@ -106,6 +107,12 @@ endif
 
 check: tests
 	@tests/runner.sh tests/lists/*.list
+
+# Every command in README.md and docs/*.md, run from a copy of the tracked files with the shortenings
+# of tests/regression/core/doc_commands_test.py (~2 min on 2 idle cores: not part of make check,
+# which checks only that every doc command is classified).
+check-docs: tests
+	@tests/runner.sh tests/doc_commands.list
 
 # ASan + UBSan: a second build (build-san/, bin-san/, surrogates/nn/build-san/; the normal build is
 # untouched) and the whole suite run against it with halt_on_error=1 (tests/sanitize.sh says why

@@ -22,7 +22,7 @@ for line in open(log):
         continue
     f = line.split()[2:]
     if f[0] == "Step":
-        cols = f
+        cols = [c.split("[")[0] for c in f]  # names without their units: Temp[K] -> Temp
     else:
         rows.append([float(v) for v in f])
 if cols is None or not rows:

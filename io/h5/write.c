@@ -285,3 +285,17 @@ PetscErrorCode SgTextFileDiscard(SgTextFile *tf)
   PetscCall(PetscFree(t));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode SgTextFileDetach(SgTextFile *tf, FILE **fp, char tmp[], size_t tmplen, char path[], size_t pathlen)
+{
+  SgTextFile t = *tf;
+
+  PetscFunctionBegin;
+  PetscCheck(t, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "no text file to detach");
+  *tf = NULL;
+  *fp = t->fp;
+  PetscCall(PetscStrncpy(tmp, t->tmp, tmplen));
+  PetscCall(PetscStrncpy(path, t->path, pathlen));
+  PetscCall(PetscFree(t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

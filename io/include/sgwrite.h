@@ -35,6 +35,7 @@
 #define SG_FILE_MODEL_DEVI     "model deviation"
 #define SG_FILE_RDF            "rdf"
 #define SG_FILE_TEXT           "text report"
+#define SG_FILE_RUN_LOG        "run log"
 /* DeePMD-kit's own .dp format: left unmarked (byte-identical to DeePMD-kit's), recognised by its json attribute */
 #define SG_FILE_DP             "deepmd-kit model"
 
@@ -70,6 +71,17 @@ PETSC_EXTERN PetscErrorCode SgTextFileOpen(const char option[], const char path[
 PETSC_EXTERN PetscErrorCode SgTextFileGetFILE(SgTextFile, FILE **);
 PETSC_EXTERN PetscErrorCode SgTextFileClose(SgTextFile *);
 PETSC_EXTERN PetscErrorCode SgTextFileDiscard(SgTextFile *);
+/* Hand the open temporary to a caller that commits it itself, later and without PETSc (the run log,
+   committed after PetscFinalize with SgWriteCommitErrno): its FILE and the two names; the object is freed. */
+PETSC_EXTERN PetscErrorCode SgTextFileDetach(SgTextFile *, FILE **fp, char tmp[], size_t tmplen, char path[], size_t pathlen);
+
+/* The run log BASE.log (kind SG_FILE_RUN_LOG; "#" comments): opened on world rank 0 (collective on
+   comm, which holds it) and attached to the terminal copy (src/base termlog.c), which fills it with
+   everything the run prints and commits it when the process ends. A copy never stops a run: none is
+   made when BASE.log is the run's own stdout/stderr, and a BASE.log surge may not write (an input, a
+   file that is not a run log) is left alone with one warning line. append continues an earlier log
+   of the same run (a restart, a resumed ensemble). option names the output option in messages. */
+PETSC_EXTERN PetscErrorCode SgRunLogOpen(MPI_Comm comm, const char option[], const char base[], PetscBool append);
 
 /* Test builds: SURGE_TEST_ENOSPC=N makes the N-th SgWriteCommit of the process (1-based) fail
    as a full disk would, after the data was written, so tests can check that a failure at the last

@@ -220,7 +220,18 @@ static PetscErrorCode ThermoLine(SgSolver solver, PetscBool header)
   PetscFunctionBegin;
   PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
   sc = md->norm ? 1.0 / md->N : 1.0;
-  if (header) PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10s %14s %18s %18s %18s %16s %18s %14s\n", "Step", "Temp", "PotEng", "KinEng", "TotEng", "Press", "Econserved", "Volume"));
+  if (header) { /* the column names with their units (LAMMPS's units style; energies per atom when md_thermo_norm) */
+    char        c[7][48];
+    const char *per = md->norm ? "/atom" : "";
+    PetscCall(PetscSNPrintf(c[0], sizeof c[0], "Temp[%s]", md->units.style == SG_MD_UNITS_LJ ? "epsilon/k_B" : md->units.u_temperature));
+    PetscCall(PetscSNPrintf(c[1], sizeof c[1], "PotEng[%s%s]", md->units.u_energy, per));
+    PetscCall(PetscSNPrintf(c[2], sizeof c[2], "KinEng[%s%s]", md->units.u_energy, per));
+    PetscCall(PetscSNPrintf(c[3], sizeof c[3], "TotEng[%s%s]", md->units.u_energy, per));
+    PetscCall(PetscSNPrintf(c[4], sizeof c[4], "Press[%s]", md->units.style == SG_MD_UNITS_LJ ? "epsilon/sigma^3" : md->units.u_pressure));
+    PetscCall(PetscSNPrintf(c[5], sizeof c[5], "Econserved[%s%s]", md->units.u_energy, per));
+    PetscCall(PetscSNPrintf(c[6], sizeof c[6], "Volume[%s^3]", md->units.u_length));
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10s %14s %18s %18s %18s %16s %18s %14s\n", "Step", c[0], c[1], c[2], c[3], c[4], c[5], c[6]));
+  }
   PetscCall(PetscPrintf(PetscObjectComm((PetscObject)solver), "md thermo: %10" PetscInt_FMT " %14.10g %18.12g %18.12g %18.12g %16.10g %18.12g %14.10g\n", md->step, (double)T, (double)(pe * sc), (double)(ke * sc), (double)((pe + ke) * sc), (double)p, (double)(ec * sc), (double)md->dom->box.volume));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

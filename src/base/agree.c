@@ -96,9 +96,10 @@ int SgErrorFinish(void)
     if (!done) usleep(2000);
   }
   if (!done) { /* another rank is stuck where this one failed: one line, then let mpiexec end it */
-    if (!printed && have_msg) fprintf(stderr, "surge: error: %s\n", first_msg);
+    if (!printed && have_msg) SgTermPrintf(stderr, "surge: error: %s\n", first_msg);
     fflush(stderr);
     fflush(stdout);
+    (void)SgTermLogEnd(PETSC_TRUE);
     _exit(1);
   }
   /* every rank failed: one of them prints, unless one already has */
@@ -107,13 +108,14 @@ int SgErrorFinish(void)
   if (nprinted) goto finalize;
   mine = have_msg ? rank : size;
   MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, agree_comm);
-  if (rank == first) fprintf(stderr, "surge: error: %s\n", first_msg);
+  if (rank == first) SgTermPrintf(stderr, "surge: error: %s\n", first_msg);
   goto finalize;
 report:
-  if (!printed && have_msg) fprintf(stderr, "surge: error: %s\n", first_msg);
+  if (!printed && have_msg) SgTermPrintf(stderr, "surge: error: %s\n", first_msg);
 finalize:
   fflush(stderr);
   if (agree_comm != MPI_COMM_NULL) MPI_Comm_free(&agree_comm);
   (void)PetscFinalize();
+  (void)SgTermLogEnd(PETSC_TRUE); /* BASE.log of a failed run ends with its error line (kept unless it replaced an earlier log) */
   return 1;
 }

@@ -34,8 +34,7 @@ static PetscErrorCode SgErrorHandler(MPI_Comm comm, int line, const char *fun, c
        communicator's rank 0; raised elsewhere (a rank's own check on PETSC_COMM_SELF, a sub-group)
        it is printed once by SgErrorFinish, so every rank failing alike still gives one line */
     if (SgErrorRecord(miss ? near : mess, rank || wrank ? PETSC_FALSE : PETSC_TRUE)) {
-      fprintf(stderr, "surge: error: %s\n", miss ? near : mess);
-      fflush(stderr);
+      SgTermPrintf(stderr, "surge: error: %s\n", miss ? near : mess); /* flushed; kept for BASE.log */
     }
   }
   return n;
@@ -49,6 +48,7 @@ PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const ch
   PETSC_MPI_THREAD_REQUIRED = MPI_THREAD_MULTIPLE;
   PetscCall(PetscInitialize(argc, argv, NULL, help));
   PetscCall(PetscPushErrorHandler(SgErrorHandler, NULL));
+  PetscCall(SgTermSetUp()); /* the terminal copy for BASE.log (termlog.c) */
   /* 'surge info X | head -1': the reader closing the pipe is no error of the run. PETSc's handler
      turned SIGPIPE into a traceback and MPI_ABORT. Blocked (not ignored: PetscFinalize puts the
      default action back, and exit() flushes stdout after it), a write to the closed pipe fails
@@ -86,5 +86,6 @@ PetscErrorCode SgFinalize(void)
   PetscCall(SgInputsDestroy());
   PetscCall(SgDeckDestroy());
   PetscCall(PetscFinalize());
+  if (SgTermLogEnd(PETSC_FALSE)) return PETSC_ERR_FILE_WRITE; /* after PetscFinalize: -log_view's table is in BASE.log */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

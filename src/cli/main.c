@@ -20,6 +20,7 @@
 #include "sgdataset.h"
 #include "sgdeepmd.h" /* surge model: the Deep Potential tools */
 #include "sgoutput.h"
+#include "sgwrite.h"
 #include "sgcli.h"
 
 PETSC_EXTERN PetscErrorCode SgRegisterAll(void);
@@ -129,6 +130,7 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
     PetscCall(SgOutputCheckPath(PETSC_COMM_WORLD, "-train_output", output, 1, suffix));
     PetscCall(PetscSNPrintf(path, sizeof path, "%s.h5", output));
     PetscCall(SgDatasetCheckNotOverwritten(PETSC_COMM_WORLD, "-train_output", path)); /* e.g. the data itself */
+    PetscCall(SgRunLogOpen(PETSC_COMM_WORLD, "-train_output", output, PETSC_FALSE)); /* BASE.log: the training's terminal output */
     PetscCall(SgSurrogateTrain(sur));
     PetscCall(SgSurrogateSave(sur, path));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Wrote model %s\n", path));

@@ -12,6 +12,9 @@
 #include "sgh5md.h"
 #include "sgoutput.h"
 #include "sgwrite.h"
+#include "sgclaim.h"
+#include <sys/file.h>
+#include <fcntl.h>
 
 #define SG_ENS_MAX_PARAMS 16
 #define SG_ENS_MAX_FIELDS 16
@@ -40,6 +43,7 @@ struct _p_SgEnsemble {
   PetscReal     *params; /* members x nvary */
   char           fingerprint[32]; /* of the options that fix the members' content (Fingerprint) */
   PetscBool      rerun_stale;
+  PetscReal      claim_stale; /* seconds without a heartbeat after which another job's member claim is taken over */
 };
 
 PetscErrorCode SgEnsembleCreate(MPI_Comm comm, SgEnsemble *ens)
@@ -53,6 +57,7 @@ PetscErrorCode SgEnsembleCreate(MPI_Comm comm, SgEnsemble *ens)
   e->ranks_per_member = 1;
   e->sampler          = SG_SAMPLER_LHS;
   e->seed             = 1;
+  e->claim_stale      = 300;
   *ens                = e;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -69,7 +74,7 @@ PetscErrorCode SgEnsembleSetDeck(SgEnsemble e, const char deck[], int argc, char
 /* Options that do not change what a member computes or where the ensemble's members live. */
 static PetscBool NotContent(const char name[])
 {
-  const char *const skip[] = {"ensemble_output", "ensemble_ranks_per_member", "ensemble_rerun_stale", "overwrite", "log_", "options_", "malloc", "memory_", "objects_", "help", "version", NULL};
+  const char *const skip[] = {"ensemble_output", "ensemble_ranks_per_member", "ensemble_rerun_stale", "ensemble_claim_stale", "overwrite", "log_", "options_", "malloc", "memory_", "objects_", "help", "version", NULL};
   for (const char *const *p = skip; *p; p++)
     if (!strncmp(name, *p, strlen(*p))) return PETSC_TRUE;
   return PETSC_FALSE;
@@ -136,6 +141,7 @@ PetscErrorCode SgEnsembleSetFromOptions(SgEnsemble e)
   PetscCall(SgOptionsStringArray("-fields", "Fields whose snapshots become samples (names as in the run's /fields)", e->fields, &e->nfields, &set));
   if (!set) e->nfields = 0;
   PetscCall(SgOptionsBool("-rerun_stale", "Rerun members done under other options (deck, overrides, seeds) instead of refusing to mix them", e->rerun_stale, &e->rerun_stale, NULL));
+  PetscCall(SgOptionsReal("-claim_stale", "A member claimed by another job whose claim was not refreshed for this long is taken over (jobs sharing one ensemble directory refresh theirs every claim_stale/5)", "s", e->claim_stale, &e->claim_stale, NULL, 10, 1e9));
   PetscOptionsEnd();
   PetscCall(Fingerprint(e));
 
@@ -453,12 +459,70 @@ static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char d
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* BASE.log for the first ensemble process on this directory (it holds BASE.members/log.lock until it
+   exits, after the log is committed); a second one running at the same time (another job of an array
+   sharing the directory) writes BASE.HOST-PID.log instead of interleaving with it. */
+static PetscErrorCode OpenLog(SgEnsemble e, MPI_Comm comm)
+{
+  char        base[PETSC_MAX_PATH_LEN + 300], lock[PETSC_MAX_PATH_LEN + 32];
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscStrncpy(base, e->output, sizeof base));
+  if (!rank) {
+    int fd;
+    PetscCall(PetscSNPrintf(lock, sizeof lock, "%s/log.lock", e->memberdir));
+    fd = open(lock, O_CREAT | O_RDWR, 0644); /* left open on purpose: the lock lasts as long as the process */
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB)) {
+      char host[256] = "host";
+      if (fd >= 0) close(fd);
+      (void)gethostname(host, sizeof host - 1);
+      PetscCall(PetscSNPrintf(base, sizeof base, "%s.%s-%ld", e->output, host, (long)getpid()));
+    }
+  }
+  PetscCallMPI(MPI_Bcast(base, (int)sizeof base, MPI_CHAR, 0, comm));
+  PetscCall(SgRunLogOpen(comm, "-ensemble_output", base, PETSC_TRUE)); /* a resumed ensemble continues it */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The group leader's claim on member m (claim.c): none when another job holds it or has finished it
+   meanwhile. With the claim, the member's files left by an interrupted run of it are removed. */
+static PetscErrorCode ClaimMember(SgEnsemble e, PetscInt m, PetscBool *got, char owner[], size_t len)
+{
+  char claim[PETSC_MAX_PATH_LEN + 32], marker[PETSC_MAX_PATH_LEN + 32];
+
+  PetscFunctionBegin;
+  PetscCall(MemberPath(e, m, ".claim", claim, sizeof claim));
+  PetscCall(MemberPath(e, m, ".done", marker, sizeof marker));
+  PetscCall(SgClaimTry(claim, e->claim_stale, got, owner, len));
+  if (!*got) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!access(marker, F_OK)) { /* done by another job between our scan and our claim */
+    SgClaimRelease(claim);
+    *got = PETSC_FALSE;
+    PetscCall(PetscStrncpy(owner, "done by another job", len));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  {
+    const char *const ext[] = {".h5", ".xmf", ".chk.h5", ".h5.tmp", ".xmf.tmp", ".chk.h5.tmp", ".h5md", ".h5md.tmp"};
+    for (int k = 0; k < 8; k++) {
+      char f[PETSC_MAX_PATH_LEN + 32];
+      PetscCall(MemberPath(e, m, ext[k], f, sizeof f));
+      (void)unlink(f);
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgEnsembleRun(SgEnsemble e)
 {
   MPI_Comm       comm = PetscObjectComm((PetscObject)e), group;
   PetscMPIInt    rank, size, grank;
   PetscInt       ntodo = 0, *todo, done_here = 0, ngroups;
   MPI_Win        win;
+  SgClaimBeat    beat = NULL;
+  char           claim[PETSC_MAX_PATH_LEN + 32];
+  PetscInt       missing = 0, ran = 0;
   long          *counter;
   PetscLogDouble t0, t1, busy = 0, busy_all;
   PetscInt       fail_member = -1;
@@ -496,14 +560,6 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
         todo[ntodo++] = m;
       } else if (!stale[0]) PetscCall(PetscSNPrintf(stale, sizeof stale, "%s", marker));
     }
-    for (PetscInt i = 0; i < ntodo && !stale[0]; i++) { /* an unfinished member's files are the ensemble's own leftovers */
-      const char *const ext[] = {".h5", ".xmf", ".chk.h5", ".h5.tmp", ".xmf.tmp", ".chk.h5.tmp"};
-      for (int k = 0; k < 6; k++) {
-        char f[PETSC_MAX_PATH_LEN + 32];
-        PetscCall(MemberPath(e, todo[i], ext[k], f, sizeof f));
-        (void)unlink(f);
-      }
-    }
   }
   PetscCallMPI(MPI_Bcast(stale, (int)sizeof stale, MPI_CHAR, 0, comm));
   if (stale[0]) PetscCall(PetscFree(todo));
@@ -530,6 +586,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   }
   PetscCallMPI(MPI_Bcast(&ntodo, 1, MPIU_INT, 0, comm));
   PetscCallMPI(MPI_Bcast(todo, (PetscMPIInt)ntodo, MPIU_INT, 0, comm));
+  PetscCall(OpenLog(e, comm));
   PetscCall(PetscPrintf(comm, "surge ensemble: %" PetscInt_FMT " members (%" PetscInt_FMT " to run, %" PetscInt_FMT " already done), %" PetscInt_FMT " groups of %" PetscInt_FMT " rank(s), sampler %s\n", e->members, ntodo, e->members - ntodo, ngroups, e->ranks_per_member, SgSamplerTypes[e->sampler]));
 
   PetscCallMPI(MPI_Comm_split(comm, rank / (PetscMPIInt)e->ranks_per_member, rank, &group));
@@ -549,15 +606,32 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     }
     PetscCallMPI(MPI_Bcast(&idx, 1, MPI_LONG, 0, group));
     if (idx >= ntodo) break;
+    { /* jobs sharing the directory: the member is this group's only with its claim */
+      PetscBool got = PETSC_TRUE;
+      char      owner[512] = "";
+      if (!grank) PetscCall(ClaimMember(e, todo[idx], &got, owner, sizeof owner));
+      PetscCallMPI(MPI_Bcast(&got, 1, MPIU_BOOL, 0, group));
+      if (!got) {
+        if (!grank) SgTermPrintf(stdout, "  member %5" PetscInt_FMT " skipped: claimed by %s\n", todo[idx], owner[0] ? owner : "another job");
+        continue;
+      }
+      PetscCall(MemberPath(e, todo[idx], ".claim", claim, sizeof claim));
+      if (!grank) PetscCall(SgClaimBeatStart(claim, e->claim_stale / 5, &beat));
+    }
     PetscCall(PetscTime(&m0));
     {
       PetscErrorCode ierr;
+      char           tag[32];
+      PetscCall(PetscSNPrintf(tag, sizeof tag, "[member %" PetscInt_FMT "] ", todo[idx]));
+      SgTermSetPrefix(tag); /* what the member's solver prints says whose it is */
       PetscCall(PetscPushErrorHandler(MemberErrorHandler, NULL));
       ierr = RunMember(e, group, todo[idx]);
       PetscCall(PetscPopErrorHandler());
+      SgTermSetPrefix("");
+      if (!grank) PetscCall(SgClaimBeatStop(&beat));
       if (ierr && !UserError(ierr)) {
         /* a bug, possibly on one rank only: other groups are busy, only an abort stops them all */
-        if (!grank) fprintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", todo[idx]);
+        if (!grank) SgTermPrintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", todo[idx]);
         PETSCABORT(comm, ierr);
       }
       if (ierr) { /* the user's: stop handing out members, let the other groups finish theirs, report once */
@@ -567,6 +641,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
         PetscCall(PetscStrncpy(fail_msg, text ? text : "", sizeof fail_msg));
         fail_member = todo[idx];
         fail_code   = ierr;
+        if (!grank) SgClaimRelease(claim); /* a rerun (after the fix) takes it again */
         if (!grank) {
           PetscCallMPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
           PetscCallMPI(MPI_Accumulate(&stop, 1, MPI_LONG, 0, 0, 1, MPI_LONG, MPI_REPLACE, win));
@@ -580,8 +655,8 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     done_here++;
     if (!grank) {
       PetscCall(WriteMarker(e, todo[idx], (PetscReal)(m1 - m0)));
-      printf("  member %5" PetscInt_FMT " done in %.2fs on group %d\n", todo[idx], (double)(m1 - m0), rank / (int)e->ranks_per_member);
-      fflush(stdout);
+      SgClaimRelease(claim); /* after the marker: a job that claims it next sees the marker */
+      SgTermPrintf(stdout, "  member %5" PetscInt_FMT " done in %.2fs on group %d\n", todo[idx], (double)(m1 - m0), rank / (int)e->ranks_per_member);
     }
   }
   PetscCall(PetscTime(&t1));
@@ -608,11 +683,38 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     PetscCallMPI(MPI_Allreduce(&mine, &span, 1, MPI_DOUBLE, MPI_MAX, comm));
     t1 = t0 + span;
   }
-  if (!rank) PetscCall(Merge(e));
+  { /* members this job ran (counted once per group) */
+    PetscInt mine = grank ? 0 : done_here;
+    PetscCallMPI(MPI_Allreduce(&mine, &ran, 1, MPIU_INT, MPI_SUM, comm));
+  }
+  /* the dataset needs every member: another job sharing the directory may still run some; the job
+     that finds them all done merges (one job at a time: the merge has a claim of its own) */
+  if (!rank) {
+    char marker[PETSC_MAX_PATH_LEN + 32], mclaim[PETSC_MAX_PATH_LEN + 32];
+    for (PetscInt m = 0; m < e->members; m++) {
+      PetscCall(MemberPath(e, m, ".done", marker, sizeof marker));
+      if (access(marker, F_OK)) missing++;
+    }
+    if (!missing) {
+      PetscBool got;
+      PetscCall(PetscSNPrintf(mclaim, sizeof mclaim, "%s/merge.claim", e->memberdir));
+      PetscCall(SgClaimTry(mclaim, e->claim_stale, &got, NULL, 0));
+      if (got) {
+        PetscErrorCode ierr = Merge(e);
+        SgClaimRelease(mclaim);
+        PetscCall(ierr);
+      } else missing = -1; /* another job is merging */
+    }
+  }
+  PetscCallMPI(MPI_Bcast(&missing, 1, MPIU_INT, 0, comm));
   PetscCallMPI(MPI_Barrier(comm));
   {
-    PetscReal wall = (PetscReal)(t1 - t0), idle = wall > 0 && ntodo ? 1 - (PetscReal)busy_all / (ngroups * wall) : 0;
-    PetscCall(PetscPrintf(comm, "surge ensemble: ran %" PetscInt_FMT " members in %.2fs (%.1f members/hour), idle fraction of groups %.3f; wrote %s.h5\n", ntodo, (double)wall, wall > 0 ? (double)(ntodo * 3600.0 / wall) : 0.0, (double)idle, e->output));
+    PetscReal wall = (PetscReal)(t1 - t0), idle = wall > 0 && ran ? 1 - (PetscReal)busy_all / (ngroups * wall) : 0;
+    char      what[PETSC_MAX_PATH_LEN + 200];
+    if (!missing) PetscCall(PetscSNPrintf(what, sizeof what, "wrote %s.h5", e->output));
+    else if (missing < 0) PetscCall(PetscSNPrintf(what, sizeof what, "another job sharing %s is writing %s.h5", e->memberdir, e->output));
+    else PetscCall(PetscSNPrintf(what, sizeof what, "%" PetscInt_FMT " member(s) not done yet (claimed by other jobs sharing %s): the job that finishes the last one writes %s.h5, or rerun this command after they end", missing, e->memberdir, e->output));
+    PetscCall(PetscPrintf(comm, "surge ensemble: ran %" PetscInt_FMT " members in %.2fs (%.1f members/hour), idle fraction of groups %.3f; %s\n", ran, (double)wall, wall > 0 ? (double)(ran * 3600.0 / wall) : 0.0, (double)idle, what));
   }
   PetscCall(PetscFree(todo));
   PetscFunctionReturn(PETSC_SUCCESS);

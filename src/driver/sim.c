@@ -4,6 +4,7 @@
    the checkpoint; dt is recomputed from the restored solver state exactly as the original run did. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <string.h>
 #include <time.h>
@@ -362,8 +363,9 @@ static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgError
   sim->staged = PETSC_FALSE;
   sim->failed = PETSC_TRUE;
   if (size == 1) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s", line);
-  (void)fprintf(stderr, "surge: error: %s\n", line);
+  SgTermPrintf(stderr, "surge: error: %s\n", line);
   (void)fflush(stderr);
+  SgTermLogAbandon(); /* the run log's temporary too (rank 0, which holds it, is ended by the abort) */
   (void)MPI_Abort(PETSC_COMM_WORLD, 1);
   PetscFunctionReturn(PETSC_ERR_FILE_WRITE);
 }
@@ -419,6 +421,9 @@ PetscErrorCode SgSimSetUp(SgSim sim)
   PetscCall(SgDatasetCheckNotOverwritten(comm, "-sim_output", file));
   PetscCall(CheckOutputSet(sim, 3, suffix));
   if (sim->restarted) PetscCall(CheckSameRun(sim, file));
+  /* BASE.log: the terminal output of the run (an ensemble member's goes to the ensemble's log);
+     a restart continues the earlier run's log */
+  if (!sim->quiet) PetscCall(SgRunLogOpen(comm, "-sim_output", sim->output, sim->restarted));
   PetscCall(RemoveStaleTemporaries(sim, 3, suffix));
   if (sim->restarted) PetscCall(SgOutputReopen(comm, file, (PetscInt)v[2], (PetscInt)v[3], &sim->out));
   else {
@@ -474,6 +479,13 @@ static PetscErrorCode Progress(SgSim sim, PetscReal dt, PetscReal t0, PetscInt s
   PetscFunctionBegin;
   if (sim->quiet) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscTime(&now));
+  if (sim->eta_wall <= 0) { /* once: what the columns of the progress lines are, with units */
+    const char *const *names, *const *units;
+    char               what[256] = "";
+    PetscCall(SgSolverGetDiagnostics(sim->solver, NULL, &names, &units));
+    if (sim->progress_diag >= 0) PetscCall(PetscSNPrintf(what, sizeof what, ", %s [%s]", names[sim->progress_diag], units[sim->progress_diag][0] ? units[sim->progress_diag] : "1"));
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)sim), "progress columns: step, t and dt [the solver's time unit, docs/%s.md]%s, wall [s], ETA [s]\n", sim->solver_type, what));
+  }
   /* The rate is measured from the first progress line on: the first step carries the set-up's
      one-off costs (first diagnostics and field snapshot, FFT plans, first-touch of memory), and
      extrapolating it gave 171 s for a 2 s run. The first line has no estimate. */
@@ -495,6 +507,44 @@ static PetscErrorCode Progress(SgSim sim, PetscReal dt, PetscReal t0, PetscInt s
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Checkpoint on a signal (batch systems' warning before a time limit: Slurm's --signal=USR1@120,
+   or the SIGTERM it sends at the limit): the handler only notes the signal; the loop sees it at the
+   next step boundary, the ranks agree (one of them may have seen it a step later), and the run
+   writes the checkpoint it would have written at that step with checkpoint_every, commits its files
+   and stops with one line saying how to continue. PETSc's own handler (a traceback and an abort)
+   is replaced for these two signals only, and only while the loop runs. */
+static volatile sig_atomic_t stop_signal;
+
+static void NoteStopSignal(int sig)
+{
+  stop_signal = sig;
+}
+
+static PetscErrorCode StopRequested(SgSim sim, int *sig)
+{
+  PetscMPIInt size;
+  int         mine = (int)stop_signal;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)sim), &size));
+  if (size > 1) PetscCallMPI(MPI_Allreduce(&mine, sig, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)sim)));
+  else *sig = mine;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode StopOnSignal(SgSim sim, int sig)
+{
+  MPI_Comm comm = PetscObjectComm((PetscObject)sim);
+  char     chk[PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  OutputCall(sim, WriteCheckpoint(sim));
+  OutputCall(sim, CommitStaged(sim)); /* the files so far become the run's, so the restart finds them */
+  PetscCall(CheckpointName(sim, chk, sizeof chk));
+  PetscCall(PetscPrintf(comm, "surge: stopped by %s at step %" PetscInt_FMT " (t = %.6e): checkpoint %s written; continue with the same command and -restart %s\n", sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "a signal", sim->step, (double)sim->t, chk, chk));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgSimRun(SgSim sim)
 {
   MPI_Comm  comm = PetscObjectComm((PetscObject)sim);
@@ -507,6 +557,14 @@ PetscErrorCode SgSimRun(SgSim sim)
   if (sim->complete) {
     PetscCall(PetscPrintf(comm, "surge: the run in %s is already complete (step %" PetscInt_FMT ", t = %.6e): nothing to do, no file changed. Raise -sim_t_end or -sim_max_steps to continue it\n", sim->restart, sim->step, (double)sim->t));
     PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!sim->quiet) { /* a top-level run stops cleanly on SIGTERM/SIGUSR1 (an ensemble member's does not: its ensemble reruns it) */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = NoteStopSignal;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    PetscCheck(!sigaction(SIGTERM, &sa, NULL) && !sigaction(SIGUSR1, &sa, NULL), comm, PETSC_ERR_SYS, "cannot install the checkpoint-on-signal handler");
   }
   PetscCall(PetscTime(&sim->wall0));
   t0    = sim->t;
@@ -545,6 +603,14 @@ PetscErrorCode SgSimRun(SgSim sim)
       fields_fresh = PETSC_TRUE;
     }
     if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0) OutputCall(sim, WriteCheckpoint(sim));
+    if (!sim->quiet && !AtEnd(sim)) {
+      int sig;
+      PetscCall(StopRequested(sim, &sig));
+      if (sig) {
+        PetscCall(StopOnSignal(sim, sig));
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }
+    }
     /* the last step's line is printed after the loop, with the final diagnostics: one line, not two */
     if ((sim->progress_every ? sim->step % sim->progress_every == 0 : 1) && !AtEnd(sim)) {
       PetscReal frac = RunFraction(sim, t0, step0);

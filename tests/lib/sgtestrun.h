@@ -34,7 +34,7 @@ static int SgTestRun(int argc, char **argv, const char name[], PetscErrorCode (*
   snprintf(usage, sizeof usage, "%s DECK.yaml [-option value ...]", name);
   if (SgInitialize(&argc, &argv, argv[1], usage)) return 1;
   if (SgTestRunSim(argc, argv, argv[1], reg)) {
-    (void)PetscFinalize();
+    (void)SgFinalize(); /* commits BASE.log too */
     return 1;
   }
   return SgFinalize() ? 1 : 0;

@@ -130,6 +130,23 @@ PETSC_EXTERN PetscErrorCode SgAgreeSetUp(void);
 PETSC_EXTERN PetscErrorCode SgAgreeBegin(void);
 PETSC_EXTERN PetscErrorCode SgAgreeEnd(MPI_Comm comm, PetscErrorCode ierr);
 PETSC_EXTERN int            SgErrorFinish(void);
+
+/* The terminal copy (termlog.c): what a run prints also goes to BASE.log. SgTermSetUp (called by
+   SgInitialize) routes PETSc's printing through it; SgTermPrintf is the same for surge's direct
+   writes to stdout/stderr. The driver attaches the log file when it knows the output name (io:
+   SgRunLogOpen); SgTermLogEnd (SgFinalize, SgErrorFinish; after PetscFinalize) closes it and commits
+   it with commit(tmp, path) (the write path's SgWriteCommitErrno): 0, or 1 after one error line.
+   With failed (a run ended by an error) a log that replaces an earlier BASE.log is discarded: a failure
+   leaves the earlier files whole. SgTermLogNoteTemp gives every rank the temporary's name, so that
+   SgTermLogAbandon (any rank, before an MPI_Abort) can remove it.
+   SgTermSetPrefix begins every line printed on this rank with p (an ensemble member's id; "" none). */
+PETSC_EXTERN PetscErrorCode SgTermSetUp(void);
+PETSC_EXTERN void           SgTermPrintf(FILE *fd, const char fmt[], ...) PETSC_ATTRIBUTE_FORMAT(2, 3);
+PETSC_EXTERN void           SgTermSetPrefix(const char p[]);
+PETSC_EXTERN PetscErrorCode SgTermLogAttach(FILE *fp, const char tmp[], const char path[], int (*commit)(const char[], const char[]));
+PETSC_EXTERN int            SgTermLogEnd(PetscBool failed);
+PETSC_EXTERN void           SgTermLogNoteTemp(const char tmp[]);
+PETSC_EXTERN void           SgTermLogAbandon(void);
 PETSC_EXTERN PetscBool      SgErrorRecord(const char mess[], PetscBool rank0);
 
 /* The names in a type registry, comma-separated ("(none)" when empty): for "unknown type" errors. */

@@ -6,7 +6,9 @@
    when it has finished, a marker member_NNNNN.done (written atomically). A rerun of the same command
    skips members that have their marker, so a killed ensemble finishes only what is missing. The
    dataset ENS.h5 is assembled from the members' files by rank 0 at the end, written to a temporary
-   name and renamed, so it never holds half a member. */
+   name and renamed, so it never holds half a member. Several jobs may share one ensemble directory
+   (a job array): a group runs a member only after claiming it (claim.c: O_CREAT|O_EXCL claim files
+   with a heartbeat, stale ones taken over), and the job that finds every member done merges. */
 #pragma once
 #include "sgsim.h"
 
