@@ -130,7 +130,7 @@ typedef struct {
   PetscInt   nhist, chist;
   PetscReal *hist_t, *hist_W;
   /* diagnostics indices */
-  PetscInt   di_number[SG_VLASOV_MAX_SPECIES], di_mom[3], di_ke, di_fe, di_te, di_l2;
+  PetscInt   di_number[SG_VLASOV_MAX_SPECIES], di_mom[3], di_ke, di_fe, di_te, di_l2, di_minf;
   /* output DMs */
   DM          dac, daf[SG_VLASOV_MAX_SPECIES];
   PetscLogEvent ev_vol, ev_surf, ev_field, ev_moments;

@@ -44,6 +44,7 @@ PetscErrorCode SgVlasovDeclareDiagnostics(SgSolver solver)
   PetscCall(SgSolverAddDiagnostic(solver, "field_energy", "n_0 T_e lambda_D^cdim", &v->di_fe));
   PetscCall(SgSolverAddDiagnostic(solver, "total_energy", "n_0 T_e lambda_D^cdim", &v->di_te));
   PetscCall(SgSolverAddDiagnostic(solver, "l2_f", "(sum_s int f_s^2 dx dv)", &v->di_l2));
+  PetscCall(SgSolverAddDiagnostic(solver, "min_f", "(f, sampled at cell corners [and centres])", &v->di_minf));
   if (v->collisions) { /* kinetic energy per velocity direction: temperature anisotropy */
     const char *const kn[3] = {"kinetic_energy_x", "kinetic_energy_y", "kinetic_energy_z"};
     for (PetscInt j = 0; j < v->vdim; j++) PetscCall(SgSolverAddDiagnostic(solver, kn[j], "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_kej[j]));
@@ -55,6 +56,47 @@ PetscErrorCode SgVlasovDeclareDiagnostics(SgSolver solver)
     for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) PetscCall(SgSolverAddDiagnostic(solver, en[i], "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_emc[i]));
   }
   PetscCall(SgSolverSetProgressDiagnostic(solver, v->di_fe));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Smallest value of f over all species, sampled in each cell at the points {-1, 1}^pdim (p = 1) or
+   {-1, 0, 1}^pdim (p >= 2) of the reference cell. DG does not keep f >= 0, so this reports how negative
+   the solution went. For p = 1 the polynomial is multilinear in each cell and its minimum lies at a
+   corner, so the value is the exact minimum; for p >= 2 it is a sample (corners, face and cell centres). */
+static PetscErrorCode MinF(SgVlasov *v, MPI_Comm comm, PetscReal *minf)
+{
+  const PetscReal eta[3] = {-1, 1, 0};
+  PetscInt        nq = v->order > 1 ? 3 : 2, npts = 1;
+  PetscReal      *tab, loc = PETSC_MAX_REAL;
+
+  PetscFunctionBegin;
+  for (PetscInt d = 0; d < v->pdim; d++) npts *= nq;
+  PetscCall(PetscMalloc1(npts * v->np, &tab));
+  for (PetscInt q = 0; q < npts; q++)
+    for (PetscInt k = 0; k < v->np; k++) {
+      PetscReal val = 1;
+      PetscInt  r   = q;
+      for (PetscInt d = 0; d < v->pdim; d++) {
+        val *= SgVlasovLegendre(v->kern->alpha[k * v->pdim + d], eta[r % nq]);
+        r /= nq;
+      }
+      tab[q * v->np + k] = val;
+    }
+  for (PetscInt is = 0; is < v->nspecies; is++) {
+    const PetscScalar *fa;
+    PetscInt           nloc;
+    PetscCall(VecGetLocalSize(v->sp[is].f, &nloc));
+    PetscCall(VecGetArrayRead(v->sp[is].f, &fa));
+    for (PetscInt c = 0; c < nloc / v->np; c++)
+      for (PetscInt q = 0; q < npts; q++) {
+        PetscReal fq = 0;
+        for (PetscInt k = 0; k < v->np; k++) fq += tab[q * v->np + k] * fa[c * v->np + k];
+        loc = PetscMin(loc, fq);
+      }
+    PetscCall(VecRestoreArrayRead(v->sp[is].f, &fa));
+  }
+  PetscCall(PetscFree(tab));
+  PetscCall(MPIU_Allreduce(&loc, minf, 1, MPIU_REAL, MPIU_MIN, comm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -117,6 +159,7 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
   values[v->di_fe] = SgVlasovFieldEnergy(v);
   values[v->di_te] = values[v->di_ke] + values[v->di_fe];
   values[v->di_l2] = glob[ns + v->vdim + 1];
+  PetscCall(MinF(v, comm, &values[v->di_minf]));
   if (v->collisions)
     for (PetscInt j = 0; j < v->vdim; j++) values[v->di_kej[j]] = glob[ns + v->vdim + 2 + j];
   if (v->field == SG_VLASOV_FIELD_MAXWELL) {

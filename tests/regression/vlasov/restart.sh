@@ -16,7 +16,7 @@ h5dump -d /state/f_elc full.chk.h5 > f_full.txt 2>/dev/null || h5dump full.chk.h
 h5dump -d /state/f_elc part.chk.h5 > f_part.txt 2>/dev/null || h5dump part.chk.h5 > f_part.txt
 cmp <(grep -v HDF5 f_full.txt) <(grep -v HDF5 f_part.txt) || { echo "FAIL  checkpointed f differs"; exit 1; }
 echo "ok    checkpointed f identical"
-{ test "$(grep -c "vlasov final" full.log)" = 6 && grep -q "vlasov fit growth: gamma" part2.log; } || { echo "FAIL  report incomplete"; exit 1; }
+{ test "$(grep -c "vlasov final" full.log)" = 7 && grep -q "vlasov fit growth: gamma" part2.log; } || { echo "FAIL  report incomplete"; exit 1; }
 # the same on 2 ranks (the DMDA split of f is written and read back through the checkpoint)
 $MPIEXEC $SURGE run $args -sim_max_steps 120 -sim_output full2 > full2.log 2>&1 || { tail -20 full2.log; exit 1; }
 $MPIEXEC $SURGE run $args -sim_max_steps 60 -sim_output part2r > p1.log 2>&1 || { tail -20 p1.log; exit 1; }
