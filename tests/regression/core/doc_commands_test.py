@@ -15,7 +15,7 @@ failure, so a new command gets classified when it is written. TABLE says what is
   ("skip", why)  not run, and why (the build itself, hours-long benchmarks, a GPU).
 A command that exits non-zero fails the test with its output.
 
-The walk takes ~4 min of CPU (~2 min on 2 idle cores; 6+ min on a loaded machine), too long for
+The walk took 114 s for 98 commands on 2 lightly loaded cores (load ~2; several minutes when loaded), too long for
 make check: it is its own target, `make check-docs` (tests/doc_commands.list). make check runs the
 cheap half, `doc_commands_test.py --classify` (core_doc_table): every doc command is in TABLE."""
 import glob
@@ -67,7 +67,7 @@ TABLE = {
     "bin/surge ensemble inputs/boussinesq/ensemble_small.yaml": RUN,
     # docs/deepmd.md
     "mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model CKPT.h5 -deepmd_change_bias -train_output OUT":
-        ("as", "mpiexec -n 2 bin/surge train inputs/deepmd/water.yaml -deepmd_init_model inputs/deepmd/models/water.h5 -deepmd_change_bias -train_output OUT"),  # CKPT.h5: the user's checkpoint
+        ("skip", "CKPT.h5 and the data (build/deepmd/water_train.h5) come from water_run.sh's 4.5 h training"),
     "inputs/deepmd/models/make_water.sh build/deepmd/water_ckpt.h5": ("skip", "rebuilds the shipped model from a 4.5 h training's checkpoint"),
     "mpiexec -n 2 surge run inputs/deepmd/water_nvt.yaml": ("short", "-sim_max_steps 5"),
     "inputs/deepmd/water_gr.py water_nvt_gr.txt gr.png": ("skip", "plots the g(r) of a full 4000-step NVT run (a 5-step run has no g(r) to speak of)"),
@@ -136,7 +136,7 @@ def commands(path):
     """The command lines of path's shell blocks, in order (continuation comment lines dropped)."""
     text = open(path).read()
     out = []
-    for m in re.finditer(r"^```([\w-]*)[^\n]*\n(.*?)^```", text, re.S | re.M):
+    for nb, m in enumerate(re.finditer(r"^```([\w-]*)[^\n]*\n(.*?)^```", text, re.S | re.M)):
         lang, body = m.group(1), m.group(2)
         if lang not in ("sh", "bash", ""):
             continue
@@ -149,16 +149,16 @@ def commands(path):
                 continue
             if lang == "" and re.search(r"\b(DECK|FILE|OUT|IN|DIR\d*)\b|\[", cmd):  # a synopsis, not a command
                 continue
-            out.append(" ".join(cmd.split()))
+            out.append((nb, " ".join(cmd.split())))
     return out
 
 
 root = ROOT
 docs = ["README.md"] + sorted(os.path.relpath(p, root) for p in glob.glob(f"{root}/docs/*.md"))
-walk = [(d, c) for d in docs for c in commands(f"{root}/{d}")]
-unknown = [f"{d}: {c}" for d, c in walk if c not in TABLE]
+walk = [(d, b, c) for d in docs for b, c in commands(f"{root}/{d}")]
+unknown = [f"{d}: {c}" for d, _, c in walk if c not in TABLE]
 check(not unknown, f"every doc command is classified in TABLE ({len(walk)} commands)" + ("; not classified:\n  " + "\n  ".join(unknown) if unknown else ""))
-stale = sorted(set(TABLE) - {c for _, c in walk})
+stale = sorted(set(TABLE) - {c for _, _, c in walk})
 check(not stale, "TABLE holds no command the docs no longer have" + (": " + "; ".join(stale) if stale else ""))
 if "--classify" in sys.argv:
     sys.exit(0)
@@ -180,8 +180,12 @@ env = dict(os.environ, PATH=f"{clone}/bin:" + os.environ["PATH"], OMPI_MCA_rmaps
 env.pop("SURGE", None)
 
 t_all = time.time()
-cwd = clone  # a command's `cd` holds for the next ones, as in a terminal
-for d, c in walk:
+cwd = clone  # a command's `cd` holds for the next ones of its block, as in a terminal; each block starts at the root
+block = None
+for d, b, c in walk:
+    if (d, b) != block:
+        cwd = clone
+        block = (d, b)
     kind, arg = TABLE[c]
     if kind == "skip":
         print(f"skip: {d}: {c}  ({arg})")
