@@ -16,7 +16,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
 from surgetest import *
 
 M = 16
-args = ["ensemble", deck("heat/ensemble2d.yaml"), "-ensemble_members", str(M), "-ensemble_output", "shared", "-sim_t_end", "0.05"]
+# t_end 0.5: a member takes ~0.45 s here, so one process alone needs ~7 s for the 16, longer than the
+# other's start (mpiexec ~1 s); with 0.05 (0.03 s a member) the 1-rank job finished every member before
+# the 2-rank one had started on an idle machine and "both jobs did work" failed by chance
+args = ["ensemble", deck("heat/ensemble2d.yaml"), "-ensemble_members", str(M), "-ensemble_output", "shared", "-sim_t_end", "0.5"]
 
 
 def member_lines(out):
