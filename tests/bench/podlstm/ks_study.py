@@ -84,7 +84,8 @@ def vpt_of(err_curve):
 
 
 results = []
-for path in sorted(glob.glob(os.path.join(W, "ks22_m*_s*.h5"))):
+# the search's work files (NAME.windows.h5) match the pattern too: models only
+for path in sorted(p for p in glob.glob(os.path.join(W, "ks22_m*_s*.h5")) if os.path.basename(p).count(".") == 1):
     name = os.path.basename(path)[:-3]
     m, s = int(name.split("_m")[1].split("_")[0]), int(name.split("_s")[1])
     with h5py.File(path, "r") as f:
