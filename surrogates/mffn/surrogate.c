@@ -24,6 +24,9 @@ typedef struct {
   PetscReal     first[3], last[3]; /* monitored means of the first and last progress lines */
   SgTrainerPlateau plateau; /* the trainer's plateau decay and gradient clipping (off by default) */
   PetscReal        clip;
+  SgnnOptimConfig  oc;           /* -mffn_optimizer and its hyper-parameters (the rate is start_lr) */
+  PetscInt         shard;        /* -mffn_shard: ZeRO stage */
+  char             compress[16]; /* -mffn_compress */
   PetscBool     have_first;
   PetscInt        dgroups, sranks; /* process grid */
   PetscInt        read;            /* SgMFFNRead: the data in memory or read crop by crop */
@@ -114,7 +117,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgOptionsInt("-seed", "Seed of the weights, the data order and the crops", d->seed, &d->seed, NULL, 0, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-numb_steps", "Training steps", d->numb_steps, &d->numb_steps, NULL, 1, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-batch_size", "Crops per global batch", d->batch, &d->batch, NULL, 1, 1 << 20));
-  PetscCall(SgOptionsReal("-start_lr", "Adam learning rate at step 0", "", d->lr, &d->lr, NULL, 0, 10));
+  PetscCall(SgOptionsReal("-start_lr", "Learning rate at step 0 (of -mffn_optimizer, Adam by default)", "", d->lr, &d->lr, NULL, 0, 10));
   PetscCall(SgOptionsReal("-decay_rate", "Learning rate factor per decay_steps (exponential schedule)", "", d->decay_rate, &d->decay_rate, NULL, 1e-12, 1));
   PetscCall(SgOptionsInt("-decay_steps", "Steps per decay_rate", d->decay_steps, &d->decay_steps, NULL, 1, PETSC_MAX_INT));
   PetscCall(SgOptionsInt("-disp_freq", "Steps between progress lines", d->disp_freq, &d->disp_freq, NULL, 1, PETSC_MAX_INT));
@@ -127,6 +130,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &d->dgroups, &d->sranks));              /* -mffn_data_groups, -mffn_spatial_ranks */
   PetscCall(SgMFFNSplitOptions(PetscOptionsObject, &d->split));                              /* -mffn_split_axes, _layout, _counts */
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &d->plateau, &d->clip));             /* -mffn_plateau_*, -mffn_clip_norm */
+  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress)); /* -mffn_optimizer, _lion_beta*, _shard, _compress */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -316,9 +320,11 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetBatchSize(tr, d->batch));
   PetscCall(SgTrainerSetSeed(tr, (uint64_t)d->seed));
   PetscCall(SgTrainerSetNumSteps(tr, d->numb_steps));
-  sgnn_optim_defaults(SGNN_ADAM, &oc);
+  oc    = d->oc;
   oc.lr = d->lr;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
+  PetscCall(SgTrainerSetShard(tr, d->shard, d->compress));
+  PetscCall(SgTrainerSetOptionsPrefix(tr, "mffn_")); /* its refusals name -mffn_shard etc. */
   sc.kind = SGNN_LR_EXP, sc.lr0 = d->lr, sc.decay_rate = d->decay_rate, sc.decay_steps = d->decay_steps;
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, d->disp_freq));
@@ -412,6 +418,8 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   PetscCall(PetscNew(&d));
   PetscCall(SgMFFNConfigDefault(&d->cfg));
   PetscCall(SgTrainerPlateauDefault(&d->plateau));
+  sgnn_optim_defaults(SGNN_ADAM, &d->oc);
+  PetscCall(PetscStrncpy(d->compress, "none", sizeof d->compress));
   d->rayleigh = 1e6, d->prandtl = 1, d->length[0] = 4, d->length[1] = 1;
   d->crop[0] = 16, d->crop[1] = 128, d->crop[2] = 128, d->factor[0] = 4, d->factor[1] = 8, d->factor[2] = 8;
   d->sranks = 1;

@@ -11,6 +11,7 @@ struct SgnnOptim_ {
   SgnnOptimConfig c;
   SgnnTensor m, v;
   long step;
+  long lo, n; /* the range of the slab it updates (ZeRO: a rank's partition); the whole slab by default */
 };
 
 void sgnn_optim_defaults(SgnnOptimType type, SgnnOptimConfig *c)
@@ -27,9 +28,19 @@ void sgnn_optim_defaults(SgnnOptimType type, SgnnOptimConfig *c)
 
 int sgnn_optim_create(SgnnParams P, const SgnnOptimConfig *c, SgnnOptim *op)
 {
+  SGNN_CHECK(P && sgnn_params_values(P), SGNN_ERR_STATE, "optim_create: params not set up");
+  return sgnn_optim_create_range(P, c, 0, sgnn_tensor_numel(sgnn_params_values(P)), op);
+}
+
+/* The optimizer of values [lo, lo+n) of the slab only: its moments have n elements and its step
+   touches nothing outside the range (ZeRO stage 1/2: each data-parallel rank owns one range). The
+   elementwise update is the same code as for the whole slab, so a range gives the same bits. */
+int sgnn_optim_create_range(SgnnParams P, const SgnnOptimConfig *c, long lo, long n, SgnnOptim *op)
+{
   SGNN_CHECK(P && c && op, SGNN_ERR_ARG, "optim_create: NULL argument");
   SgnnTensor vals = sgnn_params_values(P);
   SGNN_CHECK(vals, SGNN_ERR_STATE, "optim_create: params not set up");
+  SGNN_CHECK(lo >= 0 && n >= 1 && lo + n <= vals->numel && n <= 2147483647L, SGNN_ERR_ARG, "optim_create: range [%ld, %ld) outside the slab of %ld values", lo, lo + n, vals->numel);
   SGNN_CHECK(c->type >= SGNN_SGD && c->type <= SGNN_LION, SGNN_ERR_ARG, "optim_create: unknown type %d", (int)c->type);
   SGNN_CHECK(c->lr >= 0 && c->weight_decay >= 0, SGNN_ERR_ARG, "optim_create: lr %g, weight_decay %g must be >= 0", c->lr,
              c->weight_decay);
@@ -41,10 +52,12 @@ int sgnn_optim_create(SgnnParams P, const SgnnOptimConfig *c, SgnnOptim *op)
   SGNN_CHECK(o, SGNN_ERR_MEM, "optim_create: out of memory");
   o->P = P;
   o->c = *c;
-  int rc = 0;
+  o->lo = lo;
+  o->n = n;
+  int rc = 0, shape[1] = {(int)n};
   int need_m = c->type != SGNN_SGD || c->momentum > 0, need_v = c->type == SGNN_ADAM || c->type == SGNN_ADAMW;
-  if (need_m) rc = sgnn_zeros_like(vals, &o->m);
-  if (!rc && need_v) rc = sgnn_zeros_like(vals, &o->v);
+  if (need_m) rc = sgnn_tensor_zeros(sgnn_be(vals), vals->dtype, 1, shape, &o->m);
+  if (!rc && need_v) rc = sgnn_tensor_zeros(sgnn_be(vals), vals->dtype, 1, shape, &o->v);
   if (rc) {
     sgnn_optim_destroy(&o);
     return rc;
@@ -65,11 +78,12 @@ int sgnn_optim_step(SgnnOptim o)
   SGNN_CHECK(o, SGNN_ERR_ARG, "optim_step: NULL optimizer");
   SgnnTensor p = sgnn_params_values(o->P), g = sgnn_params_grads(o->P);
   long t = o->step + 1;
+  size_t off = (size_t)o->lo * sgnn_esize(p->dtype);
   SgnnOptimArgs a = {.type = o->c.type,
                      .dtype = p->dtype,
-                     .n = p->numel,
-                     .p = sgnn_ptr(p),
-                     .g = sgnn_ptr(g),
+                     .n = o->n,
+                     .p = (char *)sgnn_ptr(p) + off,
+                     .g = (char *)sgnn_ptr(g) + off,
                      .m = o->m ? sgnn_ptr(o->m) : NULL,
                      .v = o->v ? sgnn_ptr(o->v) : NULL,
                      .lr = o->c.lr,

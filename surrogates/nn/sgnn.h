@@ -219,6 +219,8 @@ typedef struct {
 } SgnnOptimConfig;
 void sgnn_optim_defaults(SgnnOptimType type, SgnnOptimConfig *c);
 int sgnn_optim_create(SgnnParams P, const SgnnOptimConfig *c, SgnnOptim *o);
+/* an optimizer of values [lo, lo+n) of the slab only (state of n values; ZeRO partitions) */
+int sgnn_optim_create_range(SgnnParams P, const SgnnOptimConfig *c, long lo, long n, SgnnOptim *o);
 int sgnn_optim_set_lr(SgnnOptim o, double lr);
 int sgnn_optim_step(SgnnOptim o); /* uses the gradient slab */
 long sgnn_optim_steps(SgnnOptim o);

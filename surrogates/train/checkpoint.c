@@ -16,8 +16,14 @@ PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, c
   long        s       = (long)*step;
   PetscBool   pl      = (PetscBool)(t->plateau.window || t->clip > 0); /* plateau.c's state, only when on */
   SgNNState   st      = {pl ? 2 : 1, keys, vals, t->P, t->opt, 0, NULL, &s};
+  SgnnOptim   full    = NULL; /* sharded (zero.c): the whole state, gathered, so any stage restarts */
 
   PetscFunctionBegin;
+  if (t->shard) {
+    if (mode == SG_TRAINER_CKPT_WRITE) PetscCall(SgTrainerZeroGather(t, &full));
+    else SgCallNN(sgnn_optim_create(t->P, &t->oc, &full));
+    st.optim = full;
+  }
   PetscCall(SgTrainerGridDescribe(t, mine, sizeof mine));
   if (mode == SG_TRAINER_CKPT_WRITE) {
     PetscCall(PetscStrncpy(ranks, mine, sizeof ranks));
@@ -32,6 +38,8 @@ PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, c
     }
     PetscCall(SgNNCheckpointRead(comm, path, &st));
     *step = (PetscInt)s;
+    if (full) PetscCall(SgTrainerZeroScatter(t, full));
   }
+  sgnn_optim_destroy(&full);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -47,6 +47,11 @@ struct _p_SgTrainer {
   char            synctype[64];
   size_t          bucket_bytes;
   SgTrainerSync   sync;
+  /* ZeRO sharding (zero.c): stage, compressor, the slab's blocks over the ranks, counters */
+  PetscInt        shard;
+  char            compress[16];
+  PetscMPIInt     zn, *zcount, *zdispl;
+  double          zbytes, zsteps, zmem[3];
   /* process grid: data groups x spatial ranks (0: ranks / spatial ranks) */
   PetscInt        dgroups, sranks;
   SgparGrid       grid;
@@ -76,6 +81,12 @@ PETSC_INTERN PetscErrorCode SgTrainerStopStreams(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerGridSetUp(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerGridDescribe(SgTrainer, char buf[], size_t len);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauReset(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZeroSetUp(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZeroSummary(SgTrainer, char line[], size_t len);
+PETSC_INTERN PetscErrorCode SgTrainerZeroUpdate(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZeroGather(SgTrainer, SgnnOptim *full);
+PETSC_INTERN PetscErrorCode SgTrainerZeroScatter(SgTrainer, SgnnOptim full);
+PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauStep(SgTrainer, PetscInt step, double loss, int64_t nglobal);
 PETSC_INTERN PetscErrorCode SgTrainerClipStep(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauReport(SgTrainer, PetscInt steps);

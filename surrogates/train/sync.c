@@ -54,6 +54,7 @@ PetscErrorCode SgTrainerSyncCreate(SgTrainer t, SgTrainerSync *out)
     PetscCall(PetscStrncpy(t->synctype, "hybrid", sizeof t->synctype));
   }
   PetscCall(PetscFunctionListFind(SgTrainerSyncList, t->synctype, &create));
+  if (t->shard == 2) create = SgTrainerSyncCreate_ReduceScatter; /* ZeRO stage 2 (zero.c) replaces the allreduce */
   PetscCheck(create, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: unknown gradient sync '%s': use bucketed, allreduce or hybrid", t->name, t->synctype);
   PetscCall(PetscNew(&s));
   PetscCallMPI(MPI_Comm_dup(PetscObjectComm((PetscObject)t), &s->comm));
@@ -61,6 +62,7 @@ PetscErrorCode SgTrainerSyncCreate(SgTrainer t, SgTrainerSync *out)
   s->scaling      = t->scaling;
   s->bucket_bytes = t->bucket_bytes;
   s->grid         = t->grid;
+  s->data         = t; /* the reduce-scatter's blocks; the other strategies set their own data */
   PetscCall(create(s));
   *out = s;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -154,7 +154,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     PetscCall(SgTrainerClipStep(t));
     PetscCall(PetscLogEventBegin(SG_TRAINER_Update, t, 0, 0, 0));
     SgCallNN(sgnn_optim_set_lr(t->opt, info.lr));
-    SgCallNN(sgnn_optim_step(t->opt));
+    PetscCall(SgTrainerZeroUpdate(t)); /* sharded: this rank's block, then the all-gather (zero.c) */
     PetscCall(PetscLogEventEnd(SG_TRAINER_Update, t, 0, 0, 0));
     t->step = step + 1;
     if (t->max_time > 0) { /* rank 0's clock decides, so every rank stops at the same step */

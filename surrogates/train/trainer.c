@@ -39,6 +39,7 @@ PetscErrorCode SgTrainerCreate(MPI_Comm comm, SgTrainer *out)
   t->disp         = 100;
   t->nsteps       = 1;
   t->sranks       = 1; /* and dgroups 0: every rank its own data group */
+  PetscCall(PetscStrncpy(t->compress, "none", sizeof t->compress));
   sgnn_optim_defaults(SGNN_ADAM, &t->oc);
   t->sched.kind = SGNN_LR_CONST, t->sched.lr0 = t->oc.lr;
   PetscCall(SgTrainerPlateauDefault(&t->plateau));
@@ -310,6 +311,7 @@ PetscErrorCode SgTrainerSetFromOptions(SgTrainer t)
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, t->synctype, sizeof t->synctype, &kb));
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &t->dgroups, &t->sranks));
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &t->plateau, &t->clip));
+  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &t->oc, &t->shard, t->compress, sizeof t->compress));
   PetscOptionsEnd();
   PetscCall(SgTrainerSetPlateau(t, &t->plateau)); /* its checks */
   t->bucket_bytes = (size_t)kb << 10;
@@ -366,7 +368,8 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
   for (PetscInt k = 0; k < t->nstreams; k++) PetscCall(SgTrainerGetStreamSteps(t, k, &t->streams[k].nsteps));
   PetscCheck(!t->ops_s.checkpoint || !(t->plateau.window || t->clip > 0) || !(t->ckpt[0] || t->restart[0]), comm, PETSC_ERR_USER_INPUT, "%s: plateau decay and gradient clipping keep their state in the trainer's own checkpoint, and this surrogate writes its own: turn them off (plateau_window 0, clip_norm 0) or do not checkpoint", t->name);
   PetscCall(SgTrainerPlateauReset(t));
-  SgCallNN(sgnn_optim_create(t->P, &t->oc, &t->opt));
+  PetscCall(SgTrainerSyncCreate(t, &t->sync));
+  PetscCall(SgTrainerZeroSetUp(t)); /* the optimizer (of this rank's block when sharded), zero.c */
   if (t->restart[0]) { /* the optimizer's state and the step; the caller has restored the weights */
     PetscCall(PetscLogEventBegin(SG_TRAINER_Checkpoint, t, 0, 0, 0));
     if (t->ops_s.checkpoint) PetscCall(t->ops_s.checkpoint(t, t->ctx, SG_TRAINER_CKPT_READ, t->restart, &t->step0));
@@ -398,7 +401,6 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
     PetscCall(SgLoaderSetStartBatch(s->ld, before[k]));                    /* one global batch per step */
     PetscCall(SgLoaderSetUp(s->ld));
   }
-  PetscCall(SgTrainerSyncCreate(t, &t->sync));
   if (!rank && t->lcurve[0]) { /* a restart appends, like DeePMD-kit's lcurve.out */
     char opt[96];
     PetscCall(PetscSNPrintf(opt, sizeof opt, "-%s_lcurve", t->name));
@@ -430,6 +432,7 @@ PetscErrorCode SgTrainerView(SgTrainer t, PetscViewer v)
   PetscCall(PetscObjectTypeCompare((PetscObject)v, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(v, "SgTrainer %s: %" PetscInt_FMT " steps (from %" PetscInt_FMT "), global batch %" PetscInt_FMT ", %" PetscInt_FMT " stream(s) of %" PetscInt64_FMT " samples, gradient sync %s\n", t->name, t->nsteps, t->step0, t->batch, t->nstreams, (PetscInt64)t->nsamples, t->synctype));
+  PetscCall(PetscViewerASCIIPrintf(v, "  optimizer %s, ZeRO stage %" PetscInt_FMT ", compression %s\n", t->oc.type == SGNN_LION ? "lion" : (t->oc.type == SGNN_ADAM ? "adam" : (t->oc.type == SGNN_ADAMW ? "adamw" : "sgd")), t->shard, t->compress));
   if (t->grid) PetscCall(PetscViewerASCIIPrintf(v, "  process grid: %" PetscInt_FMT " data groups x %" PetscInt_FMT " spatial ranks\n", t->dgroups, t->sranks));
   if (t->sync && t->sync->describe) {
     char line[256];
@@ -467,6 +470,7 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
   PetscCall(SgTrainerSyncDestroy(&t->sync));
   sgpar_grid_destroy(&t->grid);
   sgnn_optim_destroy(&t->opt);
+  PetscCall(PetscFree2(t->zcount, t->zdispl));
   PetscCall(PetscHeaderDestroy(pt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -213,6 +213,16 @@ case_ 1 "-boussinesq_superres_output_nx/nz asks for" -- run $I/boussinesq/rb_ra1
 # a superres factor the surrogate cannot read: at set-up (it was a traceback at the first surrogate
 # call, and a hang on 2 ranks)
 case12 "surrogate mffn reads blocks 0.0625 apart" -- run $I/mffn/superres.yaml -sim_t_end 0.6 -sim_output ok_sr -boussinesq_mffn_model $I/mffn/models/mffn_rb_superres.h5 -boussinesq_superres_factor 2,4
+# the trainer's optimizer, ZeRO stage and compression (issue 38): unknown names, a stage with no
+# optimizer state to shard, a compressor without what it needs, and what is not implemented yet
+case_ 1 "'adamax' is not one of: sgd, adam, adamw, lion" -- train $MF -mffn_optimizer adamax -train_output ok_x
+case_ 1 "'zip' is not one of: none, lion_cub, sdp4bit" -- train $MF -mffn_compress zip -train_output ok_x
+case12 "plain SGD (momentum 0) keeps none" -- train $MF -mffn_optimizer sgd -mffn_shard 1 -train_output ok_x
+case_ 1 "it needs -mffn_shard 2" -- train $MF -mffn_compress sdp4bit -train_output ok_x
+case_ 1 "add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub -train_output ok_x
+case_ 1 "lion_cub (1-bit sign updates with majority vote) is not implemented yet" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -train_output ok_x
+case_ 1 "sdp4bit (4-bit weight differences and gradients) is not implemented yet" -- train $MF -mffn_shard 2 -mffn_compress sdp4bit -train_output ok_x
+case12 "-mffn_shard 3 (ZeRO stage 3" -- train $MF -mffn_shard 3 -train_output ok_x
 # --- and inputs that must run (they used to crash): the superres slot with output_nz 0 (a SIGFPE)
 runs_ 1 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5
 runs_ 2 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe2 -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5

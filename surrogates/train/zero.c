@@ -1,0 +1,295 @@
+/* The optimizer choice and ZeRO sharding of SgTrainer (issue 38).
+
+   ZeRO (Rajbhandari et al., SC20, "ZeRO: Memory optimizations toward training trillion parameter
+   models") removes the data-parallel replicas of the training state. With N data-parallel ranks the
+   parameter slab (Psi values) is cut into N contiguous blocks, as even as possible (block r is
+   [Psi r/N, Psi (r+1)/N)), and rank r owns block r:
+     stage 1  (P_os)    the optimizer state (Adam's m and v, Lion's or SGD's momentum) of its block
+                        only; the gradient is still summed by the trainer's sync (every rank gets the
+                        whole gradient), each rank updates its block, and the ranks all-gather the
+                        updated parameters;
+     stage 2  (P_os+g)  as 1, but the gradient is reduce-scattered instead of allreduced: each rank
+                        receives only the sum of its block (in place in the gradient slab).
+   The update is elementwise, so a rank's block is updated exactly as the whole-slab optimizer
+   updates it: stage 1 gives the same bits as stage 0; stage 2 differs only where the reduce-scatter
+   adds the ranks' gradients in another order than the allreduce (3 ranks and more).
+
+   What is counted: the bytes of the training state this rank allocates (the weight and gradient
+   slabs, the optimizer's moments) against ZeRO's formula in one precision of b bytes (b = 8 for
+   float64 models, 4 for float32; no mixed precision, so no fp32 master copy): stage 0 bPsi + bPsi +
+   KPsi, stage 1 bPsi + bPsi + KPsi/N, stage 2 bPsi + bPsi/N + KPsi/N (K = b x the moments: 2b Adam,
+   b Lion or SGD with momentum). The engine's backward writes the whole gradient slab, so stage 2
+   still holds bPsi of gradients during backward; the summary says so. Bytes sent per step: every
+   collective the trainer issues is tallied by what a bandwidth-optimal (ring) algorithm sends per
+   rank, on average over the ranks: allreduce 2(N-1)/N S, reduce-scatter and all-gather (N-1)/N S, for
+   a message of S bytes in all. */
+#include "sgtrainerimpl.h"
+#include "sgsys.h"
+
+/* bytes per value of the slab */
+static size_t ESize(SgnnTensor v) { return sgnn_tensor_dtype(v) == SGNN_F32 ? sizeof(float) : sizeof(double); }
+
+static MPI_Datatype DType(SgnnTensor v) { return sgnn_tensor_dtype(v) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE; }
+
+/* the moments the optimizer keeps, in slabs (K / b) */
+static int Moments(const SgnnOptimConfig *oc)
+{
+  if (oc->type == SGNN_ADAM || oc->type == SGNN_ADAMW) return 2;
+  if (oc->type == SGNN_LION) return 1;
+  return oc->momentum > 0 ? 1 : 0;
+}
+
+static const char *OptimName(SgnnOptimType k)
+{
+  static const char *const names[] = {"sgd", "adam", "adamw", "lion"};
+  return names[k];
+}
+
+/* -PREFIX_optimizer and its hyper-parameters, -PREFIX_shard, -PREFIX_compress, in the caller's
+   options block. The optimizer keeps the caller's learning rate (the schedule sets it every step). */
+PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, SgnnOptimConfig *oc, PetscInt *shard, char compress[], size_t len)
+{
+  static const char *const optims[] = {"sgd", "adam", "adamw", "lion"}, *const comps[] = {"none", "lion_cub", "sdp4bit"};
+  PetscInt                 idx = (PetscInt)oc->type, cidx = 0;
+  PetscReal                lr = oc->lr, wd = oc->weight_decay, mu = oc->momentum;
+  PetscBool                set;
+
+  PetscFunctionBegin;
+  PetscCall(SgOptionsEList("-optimizer", "Optimizer: sgd (with -sgd_momentum), adam, adamw (decoupled weight decay) or lion (Chen et al. 2023: the sign of an interpolated momentum; take a learning rate 3-10x smaller than Adam's)", optims, 4, optims[idx], &idx, &set));
+  if (set && idx != (PetscInt)oc->type) { /* the new type's defaults (betas, eps), the caller's rate and decay */
+    sgnn_optim_defaults((SgnnOptimType)idx, oc);
+    oc->lr = lr, oc->weight_decay = wd, oc->momentum = mu;
+  }
+  if (oc->type == SGNN_LION) {
+    PetscCall(SgOptionsReal("-lion_beta1", "Lion: interpolation between momentum and gradient whose sign is the update (Chen et al.: 0.9)", "", oc->beta1, &oc->beta1, NULL, 0, 1 - 1e-12));
+    PetscCall(SgOptionsReal("-lion_beta2", "Lion: decay of the momentum that is carried between steps (Chen et al.: 0.99)", "", oc->beta2, &oc->beta2, NULL, 0, 1 - 1e-12));
+  }
+  PetscCall(SgOptionsReal("-weight_decay", "Weight decay: L2 added to the gradient for sgd and adam, decoupled (p -= lr wd p) for adamw and lion", "", oc->weight_decay, &oc->weight_decay, NULL, 0, 1e6));
+  if (oc->type == SGNN_SGD) PetscCall(SgOptionsReal("-sgd_momentum", "SGD momentum (PyTorch's convention; 0: plain SGD, which keeps no optimizer state)", "", oc->momentum, &oc->momentum, NULL, 0, 1 - 1e-12));
+  PetscCall(SgOptionsInt("-shard", "ZeRO stage of data-parallel training: 0 replicated (plain data parallelism), 1 optimizer state partitioned over the ranks, 2 also the gradients reduce-scattered (3, parameters partitioned, is not implemented)", *shard, shard, NULL, 0, 3));
+  for (PetscInt i = 0; i < 3; i++)
+    if (!strcmp(compress, comps[i])) cidx = i;
+  PetscCall(SgOptionsEList("-compress", "Compressed communication: none (lion_cub and sdp4bit are not implemented yet)", comps, 3, comps[cidx], &cidx, NULL));
+  PetscCall(PetscStrncpy(compress, comps[cidx], len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSetShard(SgTrainer t, PetscInt stage, const char compress[])
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(t, SG_TRAINER_CLASSID, 1);
+  PetscCheck(!t->setupcalled, PetscObjectComm((PetscObject)t), PETSC_ERR_ORDER, "SgTrainer: settings must come before SgTrainerSetUp()");
+  t->shard = stage;
+  PetscCall(PetscStrncpy(t->compress, compress && compress[0] ? compress : "none", sizeof t->compress));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The checks of the combination, the partition, the optimizer (of this rank's block when sharded)
+   and the start-up summary; collective, the same decision on every rank. */
+PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)t);
+  const char *pre;
+  char        p[64];
+  SgnnTensor  v   = sgnn_params_values(t->P);
+  long        psi = sgnn_tensor_numel(v);
+  PetscMPIInt size, rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)t, &pre));
+  PetscCall(PetscSNPrintf(p, sizeof p, "-%s", pre ? pre : ""));
+  PetscCheck(t->shard >= 0 && t->shard <= 3, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": ZeRO stages are 0, 1 and 2", p, t->shard);
+  PetscCheck(t->shard != 3, comm, PETSC_ERR_USER_INPUT, "%sshard 3 (ZeRO stage 3: parameters partitioned and all-gathered per layer) is not implemented yet: use %sshard 2 (optimizer state and gradients partitioned)", p, p);
+  PetscCheck(!t->shard || Moments(&t->oc), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " partitions the optimizer state, and plain SGD (momentum 0) keeps none: set %ssgd_momentum > 0, choose %soptimizer adam or lion, or use %sshard 0", p, t->shard, p, p, p);
+  if (!strcmp(t->compress, "lion_cub")) {
+    PetscCheck(t->oc.type == SGNN_LION, comm, PETSC_ERR_USER_INPUT, "%scompress lion_cub sends Lion's 1-bit sign updates, and the optimizer is %s: add %soptimizer lion, or use %scompress none", p, OptimName(t->oc.type), p, p);
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "%scompress lion_cub (1-bit sign updates with majority vote) is not implemented yet: use %scompress none", p, p);
+  }
+  if (!strcmp(t->compress, "sdp4bit")) {
+    PetscCheck(t->shard >= 2, comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit quantizes the reduce-scatter and all-gather of sharded training: it needs %sshard 2 (this run has %sshard %" PetscInt_FMT ")", p, p, p, t->shard);
+    SETERRQ(comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit (4-bit weight differences and gradients) is not implemented yet: use %scompress none", p, p);
+  }
+  PetscCheck(!strcmp(t->compress, "none"), comm, PETSC_ERR_USER_INPUT, "%scompress %s: unknown; use none", p, t->compress);
+  if (t->shard) {
+    PetscCheck(!(t->grid && sgpar_grid_spatial_size(t->grid) > 1), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " with spatial ranks: ZeRO over a process grid is not implemented; use %sspatial_ranks 1 or %sshard 0", p, t->shard, p, p);
+    PetscCheck(!strcmp(sgnn_backend_name(sgnn_tensor_backend(v)), "cpu"), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " needs the model on the host (-nn_backend cpu): Open MPI here is not CUDA-aware", p, t->shard);
+    PetscCheck(!(t->shard >= 2 && t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%sshard 2 leaves each rank only its block of the gradient, and clipping to a global norm is not implemented on blocks: use %sclip_norm 0 or %sshard 1", p, p, p);
+    PetscCheck(!t->ops_s.checkpoint || !(t->ckpt[0] || t->restart[0]), comm, PETSC_ERR_USER_INPUT, "%s: %sshard %" PetscInt_FMT ": this surrogate writes its own checkpoints, which hold the whole optimizer state: use %sshard 0 with checkpoints", t->name, p, t->shard, p);
+    PetscCheck(psi >= size, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": the model has %ld parameters, fewer than the %d ranks: use %sshard 0", p, t->shard, psi, size, p);
+  }
+  t->zn = t->shard ? size : 1;
+  PetscCall(PetscMalloc2(size, &t->zcount, size, &t->zdispl));
+  for (PetscMPIInt r = 0; r < size; r++) {
+    long lo = t->shard ? psi * r / size : 0, hi = t->shard ? psi * (r + 1) / size : psi;
+    PetscCheck(hi - lo < PETSC_MPI_INT_MAX, comm, PETSC_ERR_SUP, "%sshard: a block of %ld values is too large for one MPI message", p, hi - lo);
+    t->zdispl[r] = (PetscMPIInt)lo; /* Psi < 2^31: the engine's slabs are indexed by int shapes */
+    t->zcount[r] = (PetscMPIInt)(hi - lo);
+  }
+  SgCallNN(sgnn_optim_create_range(t->P, &t->oc, t->zdispl[t->shard ? rank : 0], t->zcount[t->shard ? rank : 0], &t->opt));
+  PetscCall(SgTrainerZeroSummary(t, NULL, 0));
+  { /* on screen when sharded (as DeepSpeed prints its partition), else under -info */
+    char line[512];
+    PetscCall(SgTrainerZeroSummary(t, line, sizeof line));
+    if (t->shard && !t->quiet) PetscCall(PetscPrintf(comm, "%s\n", line));
+    else PetscCall(PetscInfo(t, "%s\n", line));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The bytes sent per step by the collectives of this stage (see the top of the file), per rank */
+static double StepBytes(SgTrainer t, PetscMPIInt size)
+{
+  double S = (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)ESize(sgnn_params_values(t->P)), f = (double)(size - 1) / size;
+  if (size == 1) return 0;
+  if (t->shard == 0) return 2 * f * S;     /* gradient allreduce */
+  if (t->shard == 1) return 2 * f * S + f * S; /* gradient allreduce + parameter all-gather */
+  return f * S + f * S;                    /* gradient reduce-scatter + parameter all-gather */
+}
+
+/* The start-up line (line non-NULL), or, with line NULL, the measured memory into t->zmem:
+   weights, gradients, optimizer state of this rank, in bytes. */
+PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)t);
+  SgnnTensor  v = sgnn_params_values(t->P), m = NULL, w = NULL;
+  double      b = (double)ESize(v), psi = (double)sgnn_tensor_numel(v), K, N, f[3], mx[3], tot, ftot;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  N = (double)size;
+  if (!line) {
+    SgCallNN(sgnn_optim_state(t->opt, &m, &w, NULL));
+    t->zmem[0] = psi * b;
+    t->zmem[1] = psi * b; /* the slab backward writes (stage 2 reduces it in place) */
+    t->zmem[2] = (m ? (double)sgnn_tensor_numel(m) : 0) * b + (w ? (double)sgnn_tensor_numel(w) : 0) * b;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCallMPI(MPI_Allreduce(t->zmem, mx, 3, MPI_DOUBLE, MPI_MAX, comm)); /* the rank with the largest block */
+  K    = b * Moments(&t->oc);
+  f[0] = b * psi;
+  f[1] = t->shard >= 2 ? b * psi / N : b * psi;
+  f[2] = t->shard >= 1 ? K * psi / N : K * psi;
+  tot  = mx[0] + mx[1] + mx[2];
+  ftot = f[0] + f[1] + f[2];
+  PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage %" PetscInt_FMT " on %d rank(s), %s, %s, %.0f parameters: per rank (largest) weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (ZeRO's %s = %.4g KiB%s); sends %.4g KiB per step", t->name, t->shard, size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024,
+                          t->shard == 0 ? "2bPsi + KPsi" : (t->shard == 1 ? "2bPsi + KPsi/N" : "bPsi + bPsi/N + KPsi/N"), ftot / 1024, t->shard >= 2 ? "; backward still writes the whole gradient slab" : "", StepBytes(t, size) / 1024));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The update: the optimizer on this rank's block, then (sharded) the all-gather of the blocks.
+   Counts the step's bytes. */
+PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)t);
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_optim_step(t->opt));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  if (t->shard && size > 1) {
+    SgnnTensor v = sgnn_params_values(t->P);
+    PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sgnn_tensor_data(v), t->zcount, t->zdispl, DType(v), t->sync->comm));
+  }
+  t->zbytes += StepBytes(t, size);
+  t->zsteps++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A whole-slab optimizer holding every rank's block of the state (for the checkpoint: written as
+   one full state, so it restarts with any shard stage) */
+PetscErrorCode SgTrainerZeroGather(SgTrainer t, SgnnOptim *full)
+{
+  SgnnTensor  m, w, fm, fw;
+  long       *s, *fs;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_optim_create(t->P, &t->oc, full));
+  SgCallNN(sgnn_optim_state(t->opt, &m, &w, &s));
+  SgCallNN(sgnn_optim_state(*full, &fm, &fw, &fs));
+  *fs = *s;
+  if (m) PetscCallMPI(MPI_Allgatherv(sgnn_tensor_data(m), (PetscMPIInt)sgnn_tensor_numel(m), DType(m), sgnn_tensor_data(fm), t->zcount, t->zdispl, DType(m), t->sync->comm));
+  if (w) PetscCallMPI(MPI_Allgatherv(sgnn_tensor_data(w), (PetscMPIInt)sgnn_tensor_numel(w), DType(w), sgnn_tensor_data(fw), t->zcount, t->zdispl, DType(w), t->sync->comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* this rank's block of a whole-slab state read from a checkpoint */
+PetscErrorCode SgTrainerZeroScatter(SgTrainer t, SgnnOptim full)
+{
+  SgnnTensor  m, w, fm, fw;
+  long       *s, *fs;
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)t), &rank));
+  SgCallNN(sgnn_optim_state(t->opt, &m, &w, &s));
+  SgCallNN(sgnn_optim_state(full, &fm, &fw, &fs));
+  *s = *fs;
+  if (m) PetscCall(PetscArraycpy((char *)sgnn_tensor_data(m), (char *)sgnn_tensor_data(fm) + t->zdispl[rank] * ESize(m), t->zcount[rank] * ESize(m)));
+  if (w) PetscCall(PetscArraycpy((char *)sgnn_tensor_data(w), (char *)sgnn_tensor_data(fw) + t->zdispl[rank] * ESize(w), t->zcount[rank] * ESize(w)));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerGetCommStats(SgTrainer t, PetscReal *bytes_per_step, PetscReal mem[3])
+{
+  PetscFunctionBegin;
+  if (bytes_per_step) *bytes_per_step = t->zsteps ? t->zbytes / t->zsteps : 0;
+  if (mem)
+    for (int i = 0; i < 3; i++) mem[i] = t->zmem[i];
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- stage 2: the gradient reduce-scattered, in place; each rank keeps the sum of its block ---- */
+static PetscErrorCode Begin_ReduceScatter(SgTrainerSync s, PetscInt nlocal)
+{
+  PetscFunctionBegin;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode End_ReduceScatter(SgTrainerSync s, PetscInt nglobal)
+{
+  SgTrainer   t = (SgTrainer)s->data;
+  SgnnTensor  g = sgnn_params_grads(s->P);
+  size_t      e = ESize(g);
+  char       *d = (char *)sgnn_tensor_data(g);
+  PetscMPIInt rank, size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(s->comm, &rank));
+  PetscCallMPI(MPI_Comm_size(s->comm, &size));
+  if (size > 1) {
+    /* in place: the block's sum lands at the top of the slab, then moves to the block's place */
+    PetscCallMPI(MPI_Reduce_scatter(MPI_IN_PLACE, d, t->zcount, DType(g), MPI_SUM, s->comm));
+    memmove(d + (size_t)t->zdispl[rank] * e, d, (size_t)t->zcount[rank] * e);
+  }
+  if (s->scaling == SG_TRAINER_LOSS_SUM) { /* as sgnn_tensor_scale does on the whole slab: x = a x */
+    long n = t->zcount[rank], lo = t->zdispl[rank];
+    double a = 1.0 / (double)nglobal;
+    if (e == sizeof(float)) {
+      float *x = (float *)d + lo;
+      for (long i = 0; i < n; i++) x[i] = (float)(a * x[i] + 0.0);
+    } else {
+      double *x = (double *)d + lo;
+      for (long i = 0; i < n; i++) x[i] = a * x[i] + 0.0;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Describe_ReduceScatter(SgTrainerSync s, char buf[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(buf, len, "reduce-scatter sync (ZeRO stage 2): each rank receives the sum of its block of the gradient\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync s)
+{
+  PetscFunctionBegin;
+  s->begin    = Begin_ReduceScatter;
+  s->end      = End_ReduceScatter;
+  s->describe = Describe_ReduceScatter;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

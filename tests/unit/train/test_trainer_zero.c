@@ -1,0 +1,334 @@
+/* SgTrainer's optimizer option and ZeRO sharding (issue 38) on a small network: an MLP 3 -> 5 (tanh)
+   -> 1, 26 parameters in four tensors, SUM loss 1/2 sum (pred - y)^2 divided by the global count.
+
+   test_trainer_zero lion DIR   (1 rank)
+     -train_optimizer lion -train_lion_beta1 0.8 -train_lion_beta2 0.95 -train_weight_decay 0.1, full
+     batch (24 samples), constant lr 0.01, 20 steps: writes DIR/lion_data.txt (x, y), lion_init.txt
+     (the initial slab) and lion_traj.txt (the slab after each step). tests/regression/train/
+     lion_torch.py runs the same 20 steps in PyTorch (its own Lion, written from Chen et al. 2023) and
+     requires |dw| < 1e-12 at every step: a Lion update is +-lr per weight plus the decay, so a wrong
+     beta, a wrong momentum order or coupled decay moves a weight by ~lr = 1e-2 at once.
+   test_trainer_zero shard DIR  (1, 2 or 3 ranks)
+     batch 7 of 40 samples (local batches 7 / 3+4 / 2+2+3), 30 steps, staircase schedule, for Adam and
+     Lion: stage 1 equals stage 0 bit for bit (the same gradient, the same elementwise update of each
+     block) and stage 2 equals stage 0 to 1e-13 relative (the reduce-scatter may add the ranks'
+     gradients in another order: round-off only); all three equal the 1-rank run (rank 0 alone) to
+     1e-12 relative (the local sums differ in order). With 26 parameters the blocks are 13+13 on 2
+     ranks and 8+9+9 on 3 (uneven). The optimizer state held per rank is exactly 2 x 8 x its block
+     (Adam, float64) at stage 1 and 2, and 2 x 8 x 26 at stage 0; the bytes counted per step are
+     2(N-1)/N x 208 (stage 0), 3(N-1)/N x 208 (1), 2(N-1)/N x 208 (2). Checkpoints: 15 steps at
+     stage 1 + a checkpoint, restarted at stage 0 and at stage 2 for 15, equal 30 steps at stage 0
+     (bit for bit for stage 0; stage 2 to round-off): the checkpoint holds the whole state. */
+#include <math.h>
+#include "sgtrainer.h"
+#include "sgdataset.h"
+
+#define NF 3
+#define NH 5
+#include "../../lib/sgtestcheck.h"
+
+/* n samples of a smooth function of 3 inputs (no noise needed: the net cannot fit it exactly) */
+static PetscErrorCode WriteData(const char path[], PetscInt n)
+{
+  SgDataset ds;
+  PetscInt  shape[1] = {NF};
+  double   *x, *y;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(n * NF, &x, n, &y));
+  for (PetscInt i = 0; i < n; i++) {
+    for (int j = 0; j < NF; j++) x[i * NF + j] = cos(0.71 * (i + 1) * (j + 1) + 0.3 * j);
+    y[i] = sin(x[i * NF] + 2 * x[i * NF + 1]) - 0.5 * x[i * NF + 2] * x[i * NF + 2];
+  }
+  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
+  PetscCall(SgDatasetSetProvenance(ds, NULL, "SgTrainer ZeRO test data"));
+  PetscCall(SgDatasetDefineField(ds, "x", SG_DTYPE_F64, 1, shape, "1", 16));
+  PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 0, NULL, "1", 16));
+  PetscCall(SgDatasetAppendBegin(ds, n));
+  PetscCall(SgDatasetAppendField(ds, "x", SG_DTYPE_F64, x));
+  PetscCall(SgDatasetAppendField(ds, "y", SG_DTYPE_F64, y));
+  PetscCall(SgDatasetAppendCommit(ds));
+  PetscCall(SgDatasetClose(&ds));
+  PetscCall(PetscFree2(x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct {
+  SgnnBackend *be;
+  SgnnParams   P;
+  SgnnTensor   w1, b1, w2, b2;
+  long         np;
+  FILE        *traj; /* lion mode: the slab after every step */
+} Net;
+
+static PetscErrorCode NetCreate(Net *m)
+{
+  int    s1[2] = {NF, NH}, sb1[1] = {NH}, s2[2] = {NH, 1}, sb2[1] = {1};
+  double v[64];
+
+  PetscFunctionBegin;
+  m->traj = NULL;
+  SgCallNN(sgnn_backend_get("cpu", &m->be));
+  SgCallNN(sgnn_params_create(m->be, SGNN_F64, &m->P));
+  SgCallNN(sgnn_params_add(m->P, "w1", 2, s1, &m->w1));
+  SgCallNN(sgnn_params_add(m->P, "b1", 1, sb1, &m->b1));
+  SgCallNN(sgnn_params_add(m->P, "w2", 2, s2, &m->w2));
+  SgCallNN(sgnn_params_add(m->P, "b2", 1, sb2, &m->b2));
+  SgCallNN(sgnn_params_setup(m->P));
+  SgCallNN(sgnn_params_count(m->P, &m->np));
+  for (long i = 0; i < m->np; i++) v[i] = 0.6 * sin(1.3 * i + 0.4); /* a fixed init, the same in the reference */
+  SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* loss = 1/2 sum over the local samples (pred - y)^2; pred = tanh(x W1 + b1) W2 + b2 */
+static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
+{
+  Net       *m = (Net *)ctx;
+  int        sx[2] = {(int)b->nlocal, NF}, sy[2] = {(int)b->nlocal, 1}, sh[2] = {(int)b->nlocal, NH};
+  SgnnTensor X, Y, A, B, Z, H, O, C, P, D, D2, S;
+  double     v;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sx, b->data[0], &X));
+  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sy, b->data[1], &Y));
+  SgCallNN(sgnn_matmul(X, m->w1, 0, 0, &A));
+  SgCallNN(sgnn_expand(m->b1, 2, sh, &B));
+  SgCallNN(sgnn_add(A, B, &Z));
+  SgCallNN(sgnn_tanh(Z, &H));
+  SgCallNN(sgnn_matmul(H, m->w2, 0, 0, &O));
+  SgCallNN(sgnn_expand(m->b2, 2, sy, &C));
+  SgCallNN(sgnn_add(O, C, &P));
+  SgCallNN(sgnn_sub(P, Y, &D));
+  SgCallNN(sgnn_mul(D, D, &D2));
+  SgCallNN(sgnn_sum(D2, 0, NULL, 0, &S));
+  SgCallNN(sgnn_tensor_item(S, &v));
+  sums[0] += v, sums[1] += b->nlocal;
+  SgCallNN(sgnn_affine(S, 0.5, 0.0, loss));
+  SgnnTensor *fr[] = {&X, &Y, &A, &B, &Z, &H, &O, &C, &P, &D, &D2, &S};
+  for (int q = 0; q < 12; q++) sgnn_tensor_free(fr[q]);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
+{
+  Net *m = (Net *)ctx;
+
+  PetscFunctionBegin;
+  cols[0] = sqrt(sums[0] / PetscMax(sums[1], 1));
+  if (m->traj) { /* after the update of this step */
+    double v[64];
+    SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), v));
+    for (long i = 0; i < m->np; i++) fprintf(m->traj, "%.17g%c", v[i], i + 1 < m->np ? ' ' : '\n');
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct {
+  const char *data, *opts, *ckpt, *restart;
+  PetscInt    batch, steps, ckpt_every, disp;
+  PetscBool   const_lr;
+} Run;
+
+/* one training; out: the final slab; stats: bytes per step and this rank's memory */
+static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], PetscReal stats[4])
+{
+  SgTrainer       tr;
+  SgTrainerOps    ops    = {Loss, NULL, Monitor, NULL};
+  const char     *cols[] = {"rmse"}, *fields[] = {"x", "y"};
+  SgnnOptimConfig oc;
+  SgnnLRSchedule  sc = {0};
+  SgDataset       ds;
+  int64_t         n;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsClearValue(NULL, "-train_optimizer"));
+  PetscCall(PetscOptionsInsertString(NULL, r->opts));
+  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, r->data, SG_DATASET_READ, &ds));
+  PetscCall(SgDatasetGetNumSamples(ds, &n));
+  PetscCall(SgDatasetClose(&ds));
+  PetscCall(SgTrainerCreate(comm, &tr));
+  PetscCall(SgTrainerSetName(tr, "zero"));
+  PetscCall(SgTrainerSetOptionsPrefix(tr, "train_"));
+  PetscCall(SgTrainerSetModel(tr, m->P));
+  PetscCall(SgTrainerSetOps(tr, &ops, m));
+  PetscCall(SgTrainerSetMetrics(tr, 2, 1, cols, "# step rmse lr wall_s"));
+  PetscCall(SgTrainerSetFields(tr, 2, fields));
+  PetscCall(SgTrainerAddStream(tr, 1, &r->data, n, NULL));
+  PetscCall(SgTrainerSetBatchSize(tr, r->batch));
+  PetscCall(SgTrainerSetSeed(tr, 7));
+  PetscCall(SgTrainerSetNumSteps(tr, r->steps));
+  sgnn_optim_defaults(SGNN_ADAM, &oc);
+  if (r->const_lr) sc.kind = SGNN_LR_CONST, sc.lr0 = 0.01;
+  else sc.kind = SGNN_LR_EXP, sc.lr0 = 0.02, sc.decay_rate = 0.5, sc.decay_steps = 10;
+  oc.lr = sc.lr0;
+  PetscCall(SgTrainerSetOptimizer(tr, &oc));
+  PetscCall(SgTrainerSetSchedule(tr, &sc));
+  PetscCall(SgTrainerSetMonitorFrequency(tr, r->disp));
+  if (r->ckpt) PetscCall(SgTrainerSetCheckpoint(tr, r->ckpt, r->ckpt_every));
+  if (r->restart) PetscCall(SgTrainerSetRestart(tr, r->restart));
+  PetscCall(SgTrainerSetQuiet(tr, PETSC_TRUE));
+  PetscCall(SgTrainerSetFromOptions(tr));
+  PetscCall(SgTrainerTrain(tr));
+  if (stats) PetscCall(SgTrainerGetCommStats(tr, &stats[0], &stats[1]));
+  PetscCall(SgTrainerDestroy(&tr));
+  SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), out));
+  /* the options of this run must not leak into the next */
+  {
+    const char *names[] = {"-train_optimizer", "-train_shard", "-train_lion_beta1", "-train_lion_beta2", "-train_weight_decay"};
+    for (int i = 0; i < 5; i++) PetscCall(PetscOptionsClearValue(NULL, names[i]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ModeLion(const char dir[])
+{
+  Net    m;
+  Run    r   = {0};
+  char   data[PETSC_MAX_PATH_LEN], fn[PETSC_MAX_PATH_LEN];
+  double out[64], x[24 * NF], y[24], v[64];
+  FILE  *fp;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(data, sizeof data, "%s/lion.h5", dir));
+  PetscCall(WriteData(data, 24));
+  PetscCall(NetCreate(&m));
+  { /* the reference's inputs: the data and the initial slab (names and shapes in slab order) */
+    SgDataset ds;
+    PetscCall(SgDatasetOpen(PETSC_COMM_SELF, data, SG_DATASET_READ, &ds));
+    PetscCall(SgDatasetReadField(ds, "x", 0, 24, SG_DTYPE_F64, x));
+    PetscCall(SgDatasetReadField(ds, "y", 0, 24, SG_DTYPE_F64, y));
+    PetscCall(SgDatasetClose(&ds));
+    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s/lion_data.txt", dir));
+    fp = fopen(fn, "w");
+    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", fn);
+    for (int i = 0; i < 24; i++) fprintf(fp, "%.17g %.17g %.17g %.17g\n", x[i * NF], x[i * NF + 1], x[i * NF + 2], y[i]);
+    fclose(fp);
+    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s/lion_init.txt", dir));
+    fp = fopen(fn, "w");
+    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", fn);
+    SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m.P), v));
+    for (long i = 0; i < m.np; i++) fprintf(fp, "%.17g\n", v[i]);
+    fclose(fp);
+  }
+  PetscCall(PetscSNPrintf(fn, sizeof fn, "%s/lion_traj.txt", dir));
+  m.traj = fopen(fn, "w");
+  PetscCheck(m.traj, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", fn);
+  r.data = data, r.batch = 24, r.steps = 20, r.disp = 1, r.const_lr = PETSC_TRUE;
+  r.opts = "-train_optimizer lion -train_lion_beta1 0.8 -train_lion_beta2 0.95 -train_weight_decay 0.1";
+  PetscCall(Train(PETSC_COMM_SELF, &m, &r, out, NULL));
+  fclose(m.traj);
+  sgnn_params_destroy(&m.P);
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "lion: 20 steps written to %s (compare: tests/regression/train/lion_torch.py %s)\n", fn, dir));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* max |a - b| / max |a| */
+static double RelDiff(const double a[], const double b[], long n)
+{
+  double d = 0, s = 0;
+  for (long i = 0; i < n; i++) {
+    d = PetscMax(d, fabs(a[i] - b[i]));
+    s = PetscMax(s, fabs(a[i]));
+  }
+  return d / s;
+}
+
+static char shard_data[PETSC_MAX_PATH_LEN];
+
+/* Adam, 30 steps, at stages 0, 1, 2 (no checkpoint) */
+static PetscErrorCode Train30Adam(MPI_Comm comm, double w[3][64])
+{
+  Net  m;
+  Run  r = {0};
+  char opts[128];
+
+  PetscFunctionBegin;
+  r.data = shard_data, r.batch = 7, r.steps = 30, r.disp = 10;
+  for (PetscInt stage = 0; stage < 3; stage++) {
+    PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
+    r.opts = opts;
+    PetscCall(NetCreate(&m));
+    PetscCall(Train(comm, &m, &r, w[stage], NULL));
+    sgnn_params_destroy(&m.P);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ModeShard(const char dir[])
+{
+  MPI_Comm    comm = PETSC_COMM_WORLD;
+  PetscMPIInt size, rank;
+  char        data[PETSC_MAX_PATH_LEN], ck[PETSC_MAX_PATH_LEN], opts[256];
+  const char *optim[2] = {"adam", "lion"};
+  double      w[3][64], w1[64], wr[64];
+  Net         m;
+  Run         r = {0};
+  PetscReal   st[4];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscSNPrintf(data, sizeof data, "%s/shard.h5", dir));
+  PetscCall(PetscStrncpy(shard_data, data, sizeof shard_data));
+  PetscCall(PetscSNPrintf(ck, sizeof ck, "%s/shard_ck%d.h5", dir, size));
+  if (!rank) PetscCall(WriteData(data, 40));
+  PetscCallMPI(MPI_Barrier(comm));
+  r.data = data, r.batch = 7, r.steps = 30, r.disp = 10;
+  for (int o = 0; o < 2; o++) {
+    for (PetscInt stage = 0; stage < 3; stage++) {
+      long   blk = 26 * (rank + 1) / size - 26 * rank / size;
+      double f   = (double)(size - 1) / size, want_b = (stage == 1 ? 3 : 2) * f * 208, want_m = (o ? 1 : 2) * 8.0 * (stage ? blk : 26);
+      PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s -train_shard %" PetscInt_FMT, optim[o], stage));
+      r.opts = opts;
+      PetscCall(NetCreate(&m));
+      PetscCall(Train(comm, &m, &r, w[stage], st));
+      sgnn_params_destroy(&m.P);
+      CHECK(fabs(st[0] - want_b) < 1e-9, "%s stage %" PetscInt_FMT " on %d ranks: %g bytes per step counted, the collectives move %g", optim[o], stage, size, (double)st[0], want_b);
+      CHECK(st[3] == want_m && st[1] == 208 && st[2] == 208, "%s stage %" PetscInt_FMT " rank %d: optimizer state %g bytes (want %g), weights %g, gradients %g (want 208)", optim[o], stage, rank, (double)st[3], want_m, (double)st[1], (double)st[2]);
+    }
+    if (!rank) { /* the 1-rank run */
+      PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s", optim[o]));
+      r.opts = opts;
+      PetscCall(NetCreate(&m));
+      PetscCall(Train(PETSC_COMM_SELF, &m, &r, w1, NULL));
+      sgnn_params_destroy(&m.P);
+    }
+    PetscCallMPI(MPI_Bcast(w1, 26, MPI_DOUBLE, 0, comm));
+    CHECK(!memcmp(w[1], w[0], 26 * sizeof(double)), "%s: stage 1 differs from stage 0 by %g (relative) on %d ranks: want bit for bit", optim[o], RelDiff(w[0], w[1], 26), size);
+    CHECK(RelDiff(w[0], w[2], 26) <= 1e-13, "%s: stage 2 differs from stage 0 by %g (relative) on %d ranks: want < 1e-13", optim[o], RelDiff(w[0], w[2], 26), size);
+    CHECK(RelDiff(w1, w[2], 26) <= 1e-12, "%s: stage 2 on %d ranks differs from 1 rank by %g (relative): want < 1e-12", optim[o], size, RelDiff(w1, w[2], 26));
+    PetscCall(PetscPrintf(comm, "%s on %d ranks: stage 1 - stage 0 %g, stage 2 - stage 0 %g, stage 2 - 1 rank %g (max relative)\n", optim[o], size, RelDiff(w[0], w[1], 26), RelDiff(w[0], w[2], 26), RelDiff(w1, w[2], 26)));
+  }
+  /* Adam: 15 steps at stage 1 + checkpoint (the whole state, gathered), restarted at stage 0 and 2
+     (the checkpoint restores the weights too); w[] holds Adam's 30 steps at stages 0, 1, 2 */
+  r.ckpt = ck, r.ckpt_every = 15, r.steps = 30; /* the checkpoint at 15, then on to 30 */
+  r.opts = "-train_optimizer adam -train_shard 1";
+  PetscCall(NetCreate(&m));
+  PetscCall(Train(comm, &m, &r, wr, NULL));
+  sgnn_params_destroy(&m.P);
+  PetscCall(Train30Adam(comm, w));
+  r.ckpt = NULL, r.restart = ck, r.steps = 30;
+  for (PetscInt stage = 0; stage < 3; stage += 2) {
+    PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
+    r.opts = opts;
+    PetscCall(NetCreate(&m));
+    PetscCall(Train(comm, &m, &r, wr, NULL));
+    sgnn_params_destroy(&m.P);
+    if (stage == 0) CHECK(!memcmp(wr, w[0], 26 * sizeof(double)), "a stage-1 checkpoint at step 15 restarted at stage 0 differs from 30 steps at stage 0 by %g: want bit for bit", RelDiff(w[0], wr, 26));
+    else CHECK(RelDiff(w[0], wr, 26) <= 1e-13, "a stage-1 checkpoint at step 15 restarted at stage 2 differs from 30 steps at stage 0 by %g: want < 1e-13", RelDiff(w[0], wr, 26));
+    PetscCall(PetscPrintf(comm, "checkpoint at stage 1, restart at stage %" PetscInt_FMT " on %d ranks: %g from 30 steps at stage 0\n", stage, size, RelDiff(w[0], wr, 26)));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCheck(argc == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "usage: test_trainer_zero lion|shard DIR");
+  if (!strcmp(argv[1], "lion")) PetscCall(ModeLion(argv[2]));
+  else PetscCall(ModeShard(argv[2]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAILED" : "all checks passed"));
+  PetscCall(PetscFinalize());
+  return fails ? 1 : 0;
+}
