@@ -10,12 +10,13 @@
    checkpointed) equals it bit for bit;
 3. POD-LSTM in the slot: a model of member 0 (8 POD modes, 2 snapshots in -> 2 out, a small network
    on the VAR's residual: what a 10-epoch training allows), served by the schedule policy for one call
-   after c = 300, 308, .., 356 solver calls (t = 1800 .. 2136, the model's test period): the counts
+   after c = 300, 302, .., 396 solver calls (t = 1800 .. 2376, the model's test period): the counts
    (c solver calls, 1 POD-LSTM call), every diagnostic finite, and the served u 6 time units (0.28
    Lyapunov times) after the switch closer to the solver alone than persistence (u frozen at the
-   switch): mean over the 8 switch points below 0.9 x persistence's (measured 0.869 against 1.171), and
-   within 20 % of the model's own test RMSE at lead 2 stored by surge train (0.890; the spread of the
-   8-sample mean is ~5 %);
+   switch): mean over the 49 switch points below 0.9 x persistence's (measured 0.839 against 1.034;
+   0.856 against 1.035 in the ASan build, whose -O1 rounding takes the chaotic trajectory elsewhere --
+   with 8 points, 48 time units apart, that build measured 1.025 against 0.909 and failed by chance), and
+   within 20 % of the model's own test RMSE at lead 2 stored by surge train (0.890; 0.919 ASan);
 4. exactly what is served: a model whose 1-epoch networks lose to the VAR on validation serves its
    fallback VAR (fallback: baseline); after the switch at call 332 the written u (2 snapshots on)
    equals numpy's iteration of that VAR from member 0's coefficients (the model's mean, modes and
@@ -82,7 +83,7 @@ print("\n".join(line for line in out.splitlines() if "lead" in line or "   " in 
 S = ["-ks_seed", str(seeds[0]), "-ks_advance_dt", "3", "-ks_advance_snapshots", "2", "-sim_field_every", "100000",
      "-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", "ksm.h5", "-ks_advance_swap_policy", "schedule"]
 E, P = [], []
-for c in range(300, 364, 8):  # one POD-LSTM call after c solver calls (t = 6c: the test period starts at 1800)
+for c in range(300, 398, 2):  # one POD-LSTM call after c solver calls (t = 6c: the test period starts at 1800)
     surge(["run", D, "-sim_output", f"swap{c}", "-sim_t_end", str(6 * (c + 1)), "-ks_advance_swap_step", str(c)] + S + Q, w)
     with h5py.File(os.path.join(w, f"swap{c}.h5"), "r") as f:
         cnt = (int(f["report/advance_solver_calls"][()][0]), int(f["report/advance_surrogate_calls"][()][0]))
@@ -93,8 +94,8 @@ for c in range(300, 364, 8):  # one POD-LSTM call after c solver calls (t = 6c: 
     P.append(np.sqrt(np.mean((m0[t0] - m0[t0 + 6]) ** 2)))
 E, P = np.array(E), np.array(P)
 print("POD-LSTM served, 6 time units ahead:", np.round(E, 3), "persistence:", np.round(P, 3))
-check(np.mean(E) < 0.9 * np.mean(P), f"the served forecast 6 time units ahead (0.28 Lyapunov times), mean over 8 switch points: {np.mean(E):.3f} against persistence's {np.mean(P):.3f} (< 0.9x)")
-check(abs(np.mean(E) / stored - 1) < 0.2, f"... and within 20 % of the model's own test RMSE at lead 2 over its 149 test windows ({stored:.3f}; 8 samples: the sample mean's spread is ~5 %)")
+check(np.mean(E) < 0.9 * np.mean(P), f"the served forecast 6 time units ahead (0.28 Lyapunov times), mean over {len(E)} switch points: {np.mean(E):.3f} against persistence's {np.mean(P):.3f} (< 0.9x)")
+check(abs(np.mean(E) / stored - 1) < 0.2, f"... and within 20 % of the model's own test RMSE at lead 2 over its 149 test windows ({stored:.3f})")
 
 # 4. exactly what is served: a model whose networks (1 epoch) lose to the VAR on validation serves its
 # fallback VAR (fallback: baseline); numpy iterates that VAR from the coefficients of member 0's u at
