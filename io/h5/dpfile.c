@@ -88,10 +88,16 @@ PetscErrorCode SgDPFileWrite(const char path[], SgTree t)
 
   PetscFunctionBegin;
   PetscCall(SgH5FileCreate(path, SG_FILE_DP, &f));
-  PetscCall(Store(f, t, &counter));
-  PetscCall(SgTreeEmitJSON(t, &json));
-  PetscCall(SgH5FileWriteAttrText(f, "/", "json", json));
-  PetscCall(PetscFree(json));
+  { /* a failure part-way leaves no PATH.tmp behind */
+    PetscErrorCode ierr = Store(f, t, &counter);
+    if (!ierr) ierr = SgTreeEmitJSON(t, &json);
+    if (!ierr) {
+      ierr = SgH5FileWriteAttrText(f, "/", "json", json);
+      PetscCall(PetscFree(json));
+    }
+    if (ierr) PetscCall(SgH5FileDiscard(&f));
+    PetscCall(ierr);
+  }
   PetscCall(SgH5FileClose(&f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

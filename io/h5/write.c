@@ -12,6 +12,33 @@
 
 #define SG_KIND_LEN 64
 
+/* A .dp file is surge's only if surge exported it: its json begins {"software":"surge" (interop.c
+   writes that key first). One that DeePMD-kit wrote is someone else's file, replaced only with
+   -overwrite. Called with the HDF5 lock held and errors silenced. */
+static int DPIsSurge(hid_t f)
+{
+  static const char want[] = "{\"software\":\"surge\"";
+  hid_t             a = H5Aopen(f, "json", H5P_DEFAULT), t = a >= 0 ? H5Aget_type(a) : -1, m = -1, sp = -1;
+  int               yes = 0;
+
+  if (t >= 0 && H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) > 0) {
+    char *v = NULL;
+    m       = H5Tcopy(H5T_C_S1);
+    H5Tset_size(m, H5T_VARIABLE);
+    H5Tset_cset(m, H5Tget_cset(t)); /* UTF-8 as h5py and DeePMD-kit write it: no conversion */
+    sp = H5Aget_space(a);
+    if (m >= 0 && sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1 && H5Aread(a, m, &v) >= 0 && v) {
+      yes = !strncmp(v, want, sizeof want - 1);
+      H5Dvlen_reclaim(m, sp, H5P_DEFAULT, &v);
+    }
+  }
+  if (sp >= 0) H5Sclose(sp);
+  if (m >= 0) H5Tclose(m);
+  if (t >= 0) H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+  return yes;
+}
+
 /* Recognise an HDF5 file: the surge_file attribute, else the layout of files written before it. */
 static void H5Kind(const char path[], char kind[], size_t len)
 {
@@ -39,7 +66,8 @@ static void H5Kind(const char path[], char kind[], size_t len)
       else if (H5Aexists(f, "sgnn_checkpoint_version") > 0) snprintf(kind, len, SG_FILE_NN_CHECKPOINT);
       else if (H5Lexists(f, "/layout", H5P_DEFAULT) > 0) snprintf(kind, len, SG_FILE_RUN_CHECKPOINT);
       else if (H5Lexists(f, "/provenance", H5P_DEFAULT) > 0) snprintf(kind, len, SG_FILE_RUN_OUTPUT);
-      else if (H5Aexists(f, "json") > 0) snprintf(kind, len, SG_FILE_DP);
+      else if (H5Aexists(f, "json") > 0 && DPIsSurge(f)) snprintf(kind, len, SG_FILE_DP);
+      else if (H5Aexists(f, "surge_model") > 0) snprintf(kind, len, SG_FILE_MODEL); /* a model file older than the mark */
       H5Fclose(f);
     } else { /* HDF5's signature but cannot be opened: another process holds it, or it is damaged */
       char msg[512];

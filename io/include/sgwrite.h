@@ -36,8 +36,11 @@
 #define SG_FILE_RDF            "rdf"
 #define SG_FILE_TEXT           "text report"
 #define SG_FILE_RUN_LOG        "run log"
-/* DeePMD-kit's own .dp format: left unmarked (byte-identical to DeePMD-kit's), recognised by its json attribute */
+/* DeePMD-kit's model format: a .dp is left unmarked (byte-identical to DeePMD-kit's) and is surge's when
+   its json attribute begins {"software":"surge" (one DeePMD-kit wrote is foreign); a .yaml export
+   carries the text token in a first-line comment */
 #define SG_FILE_DP             "deepmd-kit model"
+#define SG_FILE_DP_DETAIL      "dp test detail"
 
 /* The kind of the surge file at path (not collective): "" when it does not exist, and "foreign"
    when it is not a file surge wrote. Files written before the surge_file attribute existed are

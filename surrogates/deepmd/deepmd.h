@@ -136,6 +136,9 @@ PETSC_INTERN PetscErrorCode SgDPModelSync(SgDPModel); /* sgnn slab -> host nets 
 PETSC_INTERN PetscErrorCode SgDPModelDestroy(SgDPModel *);
 PETSC_INTERN PetscErrorCode SgDPModelSave(SgDPModel, const char path[]);
 PETSC_INTERN PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *);
+/* A model command's output through the write path, before anything is read (interop.c): the inputs
+   registered, out checked for kind (sgwrite.h); collective */
+PETSC_INTERN PetscErrorCode SgDPCheckOutput(MPI_Comm, PetscInt nin, const char *const in[], const char out[], const char kind[]);
 /* What a training checkpoint holds besides the model, so that `restart` continues the run exactly
    (DeePMD-kit's `dp train --restart`): the step, Adam's moments and step counter, and the number of
    ranks (the data stream depends on it). */

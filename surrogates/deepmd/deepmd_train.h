@@ -57,5 +57,7 @@ typedef struct {
    .v.out, .v_peratom.out) written by rank 0 in frame order */
 PETSC_INTERN PetscErrorCode SgDPTest(SgDPModel, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, const char detail[], MPI_Comm, SgDPTestResult *);
 PETSC_INTERN PetscErrorCode SgDPTestPrint(MPI_Comm, const SgDPTestResult *);
+/* the detail files' write-path check (sgwrite.h), on every rank of comm before any work */
+PETSC_INTERN PetscErrorCode SgDPTestDetailCheck(MPI_Comm, const char prefix[]);
 /* dp change-bias: shift the per-type energy bias so the model's energies fit the frames of files */
 PETSC_INTERN PetscErrorCode SgDPChangeBias(SgDPModel, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], MPI_Comm);

@@ -6,6 +6,8 @@
 #include "deepmd_train.h"
 #include "sgdeepmd.h"
 #include "sgdataset.h"
+#include "sgsys.h"
+#include "sgwrite.h"
 
 /* DeePMD-kit's `dp test -d PREFIX` detail files: per system (file) a header line "# FILE: columns"
    and one row per frame (energies, virials) or per atom (forces), labels then predictions. */
@@ -14,16 +16,41 @@ static const char *const detail_cols[5] = {"data_e pred_e", "data_e pred_e", "da
                                            "data_vxx data_vxy data_vxz data_vyx data_vyy data_vyz data_vzx data_vzy data_vzz pred_vxx pred_vxy pred_vxz pred_vyx pred_vyy pred_vyz pred_vzx pred_vzy pred_vzz",
                                            "data_vxx data_vxy data_vxz data_vyx data_vyy data_vyz data_vzx data_vzy data_vzz pred_vxx pred_vxy pred_vxz pred_vyx pred_vyy pred_vyz pred_vzx pred_vzy pred_vzz"};
 
+/* The detail files go through the write path (io/include/sgwrite.h): checked on every rank before the
+   first frame (SgDPTestDetailCheck), written by rank 0 to PREFIX.*.tmp, each beginning with the line
+   "# surge-file: dp test detail" (a comment to DeePMD-kit's readers and numpy.loadtxt), and renamed
+   over the earlier files only when the whole test has run; on any failure the temporaries are
+   removed and the earlier files stay as they were. */
+PetscErrorCode SgDPTestDetailCheck(MPI_Comm comm, const char prefix[])
+{
+  PetscFunctionBegin;
+  for (int k = 0; k < 5; k++) {
+    char fn[PETSC_MAX_PATH_LEN];
+    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.%s", prefix, detail_ext[k]));
+    PetscCall(SgWriteCheck(comm, "the dp test detail prefix", fn, SG_FILE_DP_DETAIL));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* rank 0: open the five temporaries (the virial ones are discarded at the end if no file had virials) */
+static PetscErrorCode DetailOpen(const char prefix[], SgTextFile tf[5])
+{
+  PetscFunctionBegin;
+  for (int k = 0; k < 5; k++) {
+    char fn[PETSC_MAX_PATH_LEN];
+    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.%s", prefix, detail_ext[k]));
+    PetscCall(SgTextFileOpen("the dp test detail prefix", fn, SG_FILE_DP_DETAIL, "#", PETSC_FALSE, &tf[k]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* rank 0 appends a block of frames: E[nb][2] (label, prediction), F[nb][3N][2], V[nb][9][2] */
-static PetscErrorCode DetailWrite(const char prefix[], const char file[], PetscBool header, PetscBool hv, PetscInt N, PetscInt nb, const PetscReal *E, const PetscReal *F, const PetscReal *V)
+static PetscErrorCode DetailWrite(SgTextFile tf[5], const char file[], PetscBool header, PetscBool hv, PetscInt N, PetscInt nb, const PetscReal *E, const PetscReal *F, const PetscReal *V)
 {
   PetscFunctionBegin;
   for (int k = 0; k < (hv ? 5 : 3); k++) {
-    char  fn[PETSC_MAX_PATH_LEN];
     FILE *fp;
-    PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.%s", prefix, detail_ext[k]));
-    fp = fopen(fn, "a");
-    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "deepmd: cannot write the dp test detail file %s", fn);
+    PetscCall(SgTextFileGetFILE(tf[k], &fp));
     if (header) fprintf(fp, "# %s: %s\n", file, detail_cols[k]);
     for (PetscInt f = 0; f < nb; f++) {
       if (k <= 1) fprintf(fp, "%.12e %.12e\n", E[2 * f] / (k ? N : 1), E[2 * f + 1] / (k ? N : 1));
@@ -38,12 +65,25 @@ static PetscErrorCode DetailWrite(const char prefix[], const char file[], PetscB
           for (int j = 0; j < 9; j++) fprintf(fp, "%.12e%s", q[2 * j + c] / (k == 4 ? N : 1), c == 1 && j == 8 ? "\n" : " ");
       }
     }
-    fclose(fp);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, const char detail[], MPI_Comm comm, SgDPTestResult *r)
+/* rank 0: commit the files written (the virial ones only if some file had virials), or remove all */
+static PetscErrorCode DetailClose(SgTextFile tf[5], PetscBool anyv, PetscBool ok)
+{
+  PetscErrorCode ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  for (int k = 0; k < 5; k++) {
+    if (ok && !ierr && (k < 3 || anyv)) ierr = SgTextFileClose(&tf[k]);
+    else PetscCall(SgTextFileDiscard(&tf[k]));
+  }
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Test(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, const char detail[], SgTextFile tf[5], PetscBool *anyv, MPI_Comm comm, SgDPTestResult *r)
 {
   const PetscInt BLK = 32; /* frames per block of detail output (gathered on rank 0) */
   PetscMPIInt    rank, size;
@@ -67,12 +107,6 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
   }
   if (maxframes > 0 && total > maxframes)
     for (PetscInt fi = 0; fi < nfiles; fi++) quota[fi] = PetscMin(quota[fi], PetscMax(1, (quota[fi] * (int64_t)maxframes) / total));
-  if (detail && detail[0] && !rank) /* start the files afresh */
-    for (int k = 0; k < 5; k++) {
-      char fn[PETSC_MAX_PATH_LEN];
-      PetscCall(PetscSNPrintf(fn, sizeof fn, "%s.%s", detail, detail_ext[k]));
-      (void)remove(fn);
-    }
   for (PetscInt fi = 0; fi < nfiles; fi++) {
     const PetscInt *type = fr[fi].type;
     const PetscBool hv   = fr[fi].has_virial;
@@ -113,7 +147,8 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
         PetscCallMPI(MPI_Reduce(rank ? DE : MPI_IN_PLACE, DE, (PetscMPIInt)(2 * nb), MPIU_REAL, MPIU_SUM, 0, comm));
         PetscCallMPI(MPI_Reduce(rank ? DF : MPI_IN_PLACE, DF, (PetscMPIInt)(6 * N * nb), MPIU_REAL, MPIU_SUM, 0, comm));
         PetscCallMPI(MPI_Reduce(rank ? DV : MPI_IN_PLACE, DV, (PetscMPIInt)(18 * nb), MPIU_REAL, MPIU_SUM, 0, comm));
-        if (!rank) PetscCall(DetailWrite(detail, files[fi], (PetscBool)(k0 == 0), hv, N, nb, DE, DF, DV));
+        if (!rank) PetscCall(DetailWrite(tf, files[fi], (PetscBool)(k0 == 0), hv, N, nb, DE, DF, DV));
+        if (hv) *anyv = PETSC_TRUE;
       }
     }
     PetscCall(PetscFree3(x, fl, fp));
@@ -129,6 +164,36 @@ PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_
     r->e_rmse = sqrt(acc[0] / F), r->e_mae = acc[1] / F, r->e_rmse_atom = sqrt(acc[2] / F), r->e_mae_atom = acc[3] / F;
     r->f_rmse = sqrt(acc[4] / C), r->f_mae = acc[5] / C;
     r->has_virial = allv, r->v_rmse = sqrt(acc[6] / (9 * F)), r->v_rmse_atom = sqrt(acc[7] / (9 * F));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDPTest(SgDPModel m, PetscInt nfiles, const char (*files)[PETSC_MAX_PATH_LEN], PetscInt maxframes, const char detail[], MPI_Comm comm, SgDPTestResult *r)
+{
+  SgTextFile     tf[5] = {NULL, NULL, NULL, NULL, NULL};
+  PetscBool      anyv  = PETSC_FALSE, out = (PetscBool)(detail && detail[0]);
+  PetscMPIInt    rank;
+  PetscErrorCode ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (out) {
+    for (PetscInt fi = 0; fi < nfiles; fi++) PetscCall(SgInputRegister(files[fi], SG_PATH_IN));
+    PetscCall(SgDPTestDetailCheck(comm, detail));
+    PetscCall(SgAgreeBegin());
+    if (!rank) ierr = DetailOpen(detail, tf);
+    if (ierr) PetscCall(DetailClose(tf, PETSC_FALSE, PETSC_FALSE));
+    PetscCall(SgAgreeEnd(comm, ierr));
+  }
+  ierr = Test(m, nfiles, files, maxframes, out ? detail : NULL, tf, &anyv, comm, r);
+  if (ierr) { /* nothing half-written is left behind */
+    if (!rank && out) PetscCall(DetailClose(tf, PETSC_FALSE, PETSC_FALSE));
+    PetscCall(ierr);
+  }
+  if (out) {
+    PetscCall(SgAgreeBegin());
+    if (!rank) ierr = DetailClose(tf, anyv, PETSC_TRUE);
+    PetscCall(SgAgreeEnd(comm, ierr));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -23,6 +23,8 @@
 #include "sgdpfile.h"
 #include "sgh5file.h"
 #include "sgtree.h"
+#include "sgwrite.h"
+#include "sgsys.h"
 
 #define SG_DP_TEXT_MAX (1L << 30) /* a YAML model of 1 GiB is far above any Deep Potential */
 
@@ -675,44 +677,38 @@ static PetscErrorCode CheckExportable(SgDPModel m, const char in[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* An existing output is replaced only when it is surge's own output of the same kind: never an
-   input, never a file of someone else's. */
-static PetscErrorCode CheckOutput(const char out[], const char in[], PetscBool h5)
+/* The files of a model command through the write path (io/include/sgwrite.h), checked on every rank
+   before anything is read or computed: the input is registered, so an output that is the input (by
+   name, link or inode) is refused, and an existing output is replaced only when it is surge's file of
+   the same kind (-overwrite for someone else's). */
+PetscErrorCode SgDPCheckOutput(MPI_Comm comm, PetscInt nin, const char *const in[], const char out[], const char kind[])
 {
-  FILE     *fp;
-  PetscBool own = PETSC_FALSE;
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < nin; k++) PetscCall(SgInputRegister(in[k], SG_PATH_IN));
+  PetscCall(SgWriteCheck(comm, "the output", out, kind));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* DeePMD-kit's .yaml through the write path: PATH.tmp, its first line the comment "# surge-file:
+   deepmd-kit model" (YAML ignores it; it marks the file as surge's), committed by a rename */
+static PetscErrorCode WriteYAML(const char out[], SgTree t)
+{
+  char      *text;
+  size_t     len, put;
+  SgTextFile tf;
+  FILE      *fp;
 
   PetscFunctionBegin;
-  PetscCheck(strcmp(out, in), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "surge model: the output %s is the input: give another name", out);
-  fp = fopen(out, "rb");
-  if (!fp) PetscFunctionReturn(PETSC_SUCCESS);
-  fclose(fp);
-  if (h5) {
-    SgH5File f;
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); /* errors here only mean: not ours */
-    PetscErrorCode ierr = SgH5FileOpen(out, &f);
-    PetscCall(PetscPopErrorHandler());
-    if (!ierr) {
-      PetscCall(SgH5FileHasAttr(f, "/", "surge_model", &own));
-      PetscCall(SgH5FileClose(&f));
-    }
-  } else if (Suffix(out, ".dp")) {
-    SgTree t = NULL;
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-    PetscErrorCode ierr = SgDPFileRead(out, &t);
-    PetscCall(PetscPopErrorHandler());
-    if (!ierr) {
-      SgTree s = SgTreeGet(t, "software");
-      own      = (PetscBool)(s && s->kind == SG_TREE_STRING && !strcmp(s->s, "surge"));
-    }
-    PetscCall(SgTreeDestroy(&t));
-  } else {
-    char line[64] = "";
-    fp = fopen(out, "rb");
-    if (fp && fgets(line, sizeof line, fp)) own = (PetscBool)!strncmp(line, "\"software\": \"surge\"", 19);
-    if (fp) fclose(fp);
+  PetscCall(SgTreeEmitYAML(t, &text, &len));
+  PetscCall(SgTextFileOpen("the output", out, SG_FILE_DP, "#", PETSC_FALSE, &tf));
+  PetscCall(SgTextFileGetFILE(tf, &fp));
+  put = fwrite(text, 1, len, fp);
+  PetscCall(PetscFree(text));
+  if (put != len) {
+    PetscCall(SgTextFileDiscard(&tf));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s (disk full?); the earlier file (if any) is unchanged", out);
   }
-  PetscCheck(own, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "surge model: %s exists and is not a model surge wrote: remove it or choose another output name", out);
+  PetscCall(SgTextFileClose(&tf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -723,11 +719,14 @@ PetscErrorCode SgDeepmdModelImport(MPI_Comm comm, const char in[], const char ou
 
   PetscFunctionBegin;
   PetscCheck(Suffix(out, ".h5"), comm, PETSC_ERR_USER_INPUT, "surge model import IN.dp|IN.yaml OUT.h5: the output is a surge model file ending in .h5, got %s", out);
+  PetscCall(SgDPCheckOutput(comm, 1, &in, out, SG_FILE_MODEL));
   PetscCall(SgDeepmdReadDeePMDKit(in, &m)); /* every rank reads: a bad file is refused on all of them alike */
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!rank) {
-    PetscCall(CheckOutput(out, in, PETSC_TRUE));
-    PetscCall(SgDPModelSave(m, out));
+  { /* rank 0 writes; its failure (a full disk) is every rank's, one line */
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscCall(SgAgreeBegin());
+    if (!rank) ierr = SgDPModelSave(m, out);
+    PetscCall(SgAgreeEnd(comm, ierr));
   }
   {
     char tm[SG_DP_MAXT * 18] = "";
@@ -744,34 +743,25 @@ PetscErrorCode SgDeepmdModelImport(MPI_Comm comm, const char in[], const char ou
 PetscErrorCode SgDeepmdModelExport(MPI_Comm comm, const char in[], const char out[])
 {
   SgDPModel   m;
-  SgTree      t;
+  SgTree      t = NULL;
   PetscMPIInt rank;
   PetscBool   dp = Suffix(out, ".dp"), yaml = (PetscBool)(Suffix(out, ".yaml") || Suffix(out, ".yml"));
 
   PetscFunctionBegin;
   PetscCheck(dp || yaml, comm, PETSC_ERR_USER_INPUT, "surge model export IN.h5 OUT.dp|OUT.yaml: the output format is chosen by its suffix (.dp or .yaml), got %s", out);
+  PetscCall(SgDPCheckOutput(comm, 1, &in, out, SG_FILE_DP));
   PetscCall(SgDPModelLoad(in, &m));
   PetscCall(CheckExportable(m, in));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!rank) {
-    PetscCall(CheckOutput(out, in, PETSC_FALSE));
-    PetscCall(ToTree(m, &t));
-    if (dp) PetscCall(SgDPFileWrite(out, t));
-    else {
-      char  *text, tmp[PETSC_MAX_PATH_LEN + 8];
-      size_t len;
-      FILE  *fp;
-      PetscCall(SgTreeEmitYAML(t, &text, &len));
-      PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", out));
-      fp = fopen(tmp, "wb");
-      PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "surge model export: cannot write %s: check the directory", tmp);
-      size_t put = fwrite(text, 1, len, fp);
-      int    bad = fclose(fp) || put != len;
-      if (bad) remove(tmp);
-      PetscCheck(!bad && !rename(tmp, out), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "surge model export: cannot write %s", out);
-      PetscCall(PetscFree(text));
+  { /* rank 0 writes; its failure (a full disk) is every rank's, one line */
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscCall(SgAgreeBegin());
+    if (!rank) {
+      ierr = ToTree(m, &t);
+      if (!ierr) ierr = dp ? SgDPFileWrite(out, t) : WriteYAML(out, t);
+      if (t) PetscCall(SgTreeDestroy(&t));
     }
-    PetscCall(SgTreeDestroy(&t));
+    PetscCall(SgAgreeEnd(comm, ierr));
   }
   PetscCall(PetscPrintf(comm, "surge model export: %s -> %s (DeePMD-kit %s, %s, %" PetscInt_FMT " types)%s\n", in, out, dp ? ".dp" : ".yaml", m->cfg.radial ? "se_r" : "se_e2_a", m->cfg.ntypes, m->tab.on ? "; the tabulation is not exported (dp compress makes DeePMD-kit's own)" : ""));
   PetscCall(SgDPModelDestroy(&m));

@@ -194,35 +194,14 @@ PetscErrorCode SgDPModelDestroy(SgDPModel *mm)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ---- HDF5 model file --------------------------------------------------------------------------
-   /  attrs: surge_model = "deepmd_se_e2_a", version = 1, type_map (comma list), rcut, rcut_smth,
-             sel[], neuron[], axis_neuron, fitting_neuron[], resnet_dt_embedding, resnet_dt_fitting,
-             type_one_side (1: embedding nets per neighbour type; 0: per (centre, neighbour) pair;
-             absent in files before it: 1)
-   /params [np] f64   the parameter slab, in the order SgDPModelCreate declares it; stored as f32 when
-             every value is exact in single precision (a float32 training), read back as the same f64
-   /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64
-   /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks; /training/adam_m,
-             /training/adam_v [np] f64  -- what `restart` needs besides the model */
-PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgDPTrainState *ts)
+/* the contents of a model file (SgDPModelSaveCheckpoint) */
+static PetscErrorCode WriteModel(SgH5File f, SgDPModel m, const char tm[], const double *slab, long np, const SgDPTrainState *ts)
 {
   const SgDPConfig *c = &m->cfg;
-  long              np;
-  double           *slab, st[SG_DP_MAXT * 4];
-  char              tm[SG_DP_MAXT * 17] = "";
+  double            st[SG_DP_MAXT * 4];
   int               iv[SG_DP_MAXL];
-  SgH5File          f;
 
   PetscFunctionBegin;
-  SgNN(sgnn_params_count(m->P, &np));
-  PetscCall(PetscMalloc1(np, &slab));
-  SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), slab));
-  PetscCall(SgTrustWeights("deepmd", path, np, slab)); /* a diverged training writes no model */
-  for (PetscInt t = 0; t < c->ntypes; t++) {
-    if (t) PetscCall(PetscStrlcat(tm, ",", sizeof tm));
-    PetscCall(PetscStrlcat(tm, c->type_map[t], sizeof tm));
-  }
-  PetscCall(SgH5FileCreate(path, ts ? SG_FILE_NN_CHECKPOINT : SG_FILE_MODEL, &f)); /* PATH.tmp, committed at close: never a broken model */
   PetscCall(SgH5FileWriteAttrString(f, "/", "type_map", tm));
   PetscCall(SgH5FileWriteAttrString(f, "/", "surge_model", c->radial ? "deepmd_se_e2_r" : "deepmd_se_e2_a"));
   {
@@ -294,8 +273,43 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
     PetscCall(SgH5FileWrite(f, "training/adam_m", SG_H5_DOUBLE, 1, dn, ts->m));
     PetscCall(SgH5FileWrite(f, "training/adam_v", SG_H5_DOUBLE, 1, dn, ts->v));
   }
-  PetscCall(SgH5FileClose(&f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- HDF5 model file --------------------------------------------------------------------------
+   /  attrs: surge_model = "deepmd_se_e2_a", version = 1, type_map (comma list), rcut, rcut_smth,
+             sel[], neuron[], axis_neuron, fitting_neuron[], resnet_dt_embedding, resnet_dt_fitting,
+             type_one_side (1: embedding nets per neighbour type; 0: per (centre, neighbour) pair;
+             absent in files before it: 1)
+   /params [np] f64   the parameter slab, in the order SgDPModelCreate declares it; stored as f32 when
+             every value is exact in single precision (a float32 training), read back as the same f64
+   /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64
+   /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks; /training/adam_m,
+             /training/adam_v [np] f64  -- what `restart` needs besides the model */
+PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgDPTrainState *ts)
+{
+  const SgDPConfig *c = &m->cfg;
+  PetscErrorCode    ierr;
+  long              np;
+  double           *slab;
+  char              tm[SG_DP_MAXT * 17] = "";
+  SgH5File          f;
+
+  PetscFunctionBegin;
+  SgNN(sgnn_params_count(m->P, &np));
+  PetscCall(PetscMalloc1(np, &slab));
+  SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), slab));
+  PetscCall(SgTrustWeights("deepmd", path, np, slab)); /* a diverged training writes no model */
+  for (PetscInt t = 0; t < c->ntypes; t++) {
+    if (t) PetscCall(PetscStrlcat(tm, ",", sizeof tm));
+    PetscCall(PetscStrlcat(tm, c->type_map[t], sizeof tm));
+  }
+  PetscCall(SgH5FileCreate(path, ts ? SG_FILE_NN_CHECKPOINT : SG_FILE_MODEL, &f)); /* PATH.tmp, committed at close: never a broken model */
+  ierr = WriteModel(f, m, tm, slab, np, ts);
   PetscCall(PetscFree(slab));
+  if (ierr) PetscCall(SgH5FileDiscard(&f)); /* no PATH.tmp left behind */
+  PetscCall(ierr);
+  PetscCall(SgH5FileClose(&f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -9,6 +9,8 @@
 #include "deepmd_train.h"
 #include "sgdeepmd.h"
 #include "sgh5md.h"
+#include "sgsys.h"
+#include "sgwrite.h"
 
 PetscErrorCode SgDeepmdModelTest(MPI_Comm comm, const char model[], PetscInt ndata, const char *const data[], const char detail[], PetscReal compress_step)
 {
@@ -18,6 +20,7 @@ PetscErrorCode SgDeepmdModelTest(MPI_Comm comm, const char model[], PetscInt nda
 
   PetscFunctionBegin;
   PetscCheck(ndata >= 1, comm, PETSC_ERR_USER_INPUT, "surge model test MODEL DATA.h5 ...: give at least one md_frames dataset (surge dataset import makes one from DeePMD-kit directories)");
+  PetscCall(SgInputRegister(model, SG_PATH_IN)); /* the data files are registered by SgDPTest */
   PetscCall(SgDPModelLoad(model, &m));
   if (compress_step > 0) PetscCall(SgDeepmdCompress(m, compress_step, 0.5));
   PetscCall(PetscMalloc1(ndata, &files));
@@ -35,10 +38,16 @@ PetscErrorCode SgDeepmdModelCompress(MPI_Comm comm, const char model[], const ch
   PetscMPIInt rank;
 
   PetscFunctionBegin;
+  PetscCall(SgDPCheckOutput(comm, 1, &model, out, SG_FILE_MODEL));
   PetscCall(SgDPModelLoad(model, &m));
   PetscCall(SgDeepmdCompress(m, step, rmin));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!rank) PetscCall(SgDPModelSave(m, out));
+  { /* rank 0 writes; its failure (a full disk) is every rank's, one line */
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscCall(SgAgreeBegin());
+    if (!rank) ierr = SgDPModelSave(m, out);
+    PetscCall(SgAgreeEnd(comm, ierr));
+  }
   PetscCall(PetscPrintf(comm, "surge model compress: %s -> %s (embedding tabulated with step %g from r = %g to the cutoff %g; %" PetscInt_FMT " intervals per net)\n", model, out, (double)step, (double)rmin, (double)m->cfg.rcut, m->tab.n));
   PetscCall(SgDPModelDestroy(&m));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -113,6 +122,23 @@ static PetscErrorCode FrameDeviation(PetscInt K, SgDPModel *models, PetscInt n, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode WriteDevi(const char out[], const SgH5MDFrames *fr, const PetscReal *rows)
+{
+  SgTextFile tf;
+  FILE      *fp;
+
+  PetscFunctionBegin;
+  PetscCall(SgTextFileOpen("the output", out, SG_FILE_MODEL_DEVI, "#", PETSC_FALSE, &tf));
+  PetscCall(SgTextFileGetFILE(tf, &fp));
+  fprintf(fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
+  for (PetscInt f = 0; f < fr->F; f++) {
+    const PetscReal *d = rows + 6 * f;
+    fprintf(fp, "%12ld %18.6e %18.6e %18.6e %18.6e %18.6e %18.6e\n", fr->step[f], (double)d[0], (double)d[1], (double)d[2], (double)d[3], (double)d[4], (double)d[5]);
+  }
+  PetscCall(SgTextFileClose(&tf)); /* flush, fsync, rename; a short write removes the temporary */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDeepmdModelDevi(MPI_Comm comm, PetscInt K, const char *const models[], const char traj[], const char out[])
 {
   SgDPModel   *m;
@@ -120,12 +146,13 @@ PetscErrorCode SgDeepmdModelDevi(MPI_Comm comm, PetscInt K, const char *const mo
   PetscInt    *tmap;
   PetscReal   *F, *rows;
   PetscMPIInt  rank, size;
-  FILE        *fp = NULL;
 
   PetscFunctionBegin;
   PetscCheck(K >= 2 && K <= 64, comm, PETSC_ERR_USER_INPUT, "surge model devi MODEL1 MODEL2 [...] TRAJ.h5md OUT: the deviation needs 2 to 64 models, got %" PetscInt_FMT, K);
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(SgInputRegister(traj, SG_PATH_IN));
+  PetscCall(SgDPCheckOutput(comm, K, models, out, SG_FILE_MODEL_DEVI)); /* before any work */
   PetscCall(SgH5MDReadFrames(traj, PETSC_FALSE, &fr)); /* checked before anything is written */
   PetscCall(PetscMalloc1(K, &m));
   for (PetscInt k = 0; k < K; k++) PetscCall(SgDPModelLoad(models[k], &m[k]));
@@ -146,17 +173,12 @@ PetscErrorCode SgDeepmdModelDevi(MPI_Comm comm, PetscInt K, const char *const mo
   PetscCall(PetscArrayzero(rows, 6 * (size_t)fr.F));
   for (PetscInt f = rank; f < fr.F; f += size) PetscCall(FrameDeviation(K, m, fr.N, fr.coord + 3 * (size_t)fr.N * f, tmap, fr.box + 9 * f, F, rows + 6 * f));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, rows, (PetscMPIInt)(6 * fr.F), MPIU_REAL, MPIU_SUM, comm));
-  if (!rank) {
-    char tmp[PETSC_MAX_PATH_LEN + 8];
-    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", out));
-    fp = fopen(tmp, "w");
-    PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "surge model devi: cannot write %s: check the directory", tmp);
-    fprintf(fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
-    for (PetscInt f = 0; f < fr.F; f++) {
-      const PetscReal *d = rows + 6 * f;
-      fprintf(fp, "%12ld %18.6e %18.6e %18.6e %18.6e %18.6e %18.6e\n", fr.step[f], (double)d[0], (double)d[1], (double)d[2], (double)d[3], (double)d[4], (double)d[5]);
-    }
-    PetscCheck(!fclose(fp) && !rename(tmp, out), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "surge model devi: cannot write %s", out);
+  { /* rank 0 writes DeePMD-kit's columns through the write path (its first line marks the kind, as MD's
+       model_devi file does); a failure there is every rank's, one line */
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscCall(SgAgreeBegin());
+    if (!rank) ierr = WriteDevi(out, &fr, rows);
+    PetscCall(SgAgreeEnd(comm, ierr));
   }
   PetscCall(PetscPrintf(comm, "surge model devi: %" PetscInt_FMT " frames of %s, %" PetscInt_FMT " models -> %s\n", fr.F, traj, K, out));
   PetscCall(PetscFree2(F, rows));

@@ -196,6 +196,7 @@ static PetscErrorCode Train_DeepMD(SgSurrogate s)
   SgDPTestResult      r;
 
   PetscFunctionBegin;
+  if (d->opt.nvalid && d->opt.test_detail[0]) PetscCall(SgDPTestDetailCheck(comm, d->opt.test_detail)); /* before the first step */
   if (d->opt.change_bias) PetscCall(SgDPChangeBias(d->model, d->opt.nfiles, d->opt.files, comm));
   else if (d->opt.numb_steps > 0) PetscCall(SgDPTrain(d->model, &d->opt, comm));
   if (d->opt.nvalid) {

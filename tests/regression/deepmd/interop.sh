@@ -118,8 +118,8 @@ refuse "model.descriptor.type is 'se_e3'" import $D/desc.yaml $D/out.h5
 refuse "non-finite value" import $D/nan.yaml $D/out.h5
 refuse "model.fitting.numb_fparam is set" import $D/fparam.yaml $D/out.h5
 echo "not a model" > $D/foreign.h5
-KEEP=1 refuse "exists and is not a model surge wrote" import $FIX/deeppot_sea.yaml $D/foreign.h5
+KEEP=1 refuse "exists and is not a file surge wrote" import $FIX/deeppot_sea.yaml $D/foreign.h5
 grep -q "not a model" $D/foreign.h5
-KEEP=1 refuse "exists and is not a model surge wrote" export $D/sea.h5 $D/damaged.yaml
+KEEP=1 refuse "exists and is not a file surge wrote" export $D/sea.h5 $D/damaged.yaml
 refuse "ending in .dp or .yaml" import $D/sea.h5 $D/out.h5
 echo "ok    bad input: one surge: error: line each, no output file, foreign files untouched"

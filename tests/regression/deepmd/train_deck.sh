@@ -69,7 +69,9 @@ d = sys.argv[1]
 ok = True
 for ext in ("e.out", "e_peratom.out", "f.out", "v.out", "v_peratom.out"):
     ok &= filecmp.cmp(f"{d}/det1.{ext}", f"{d}/det2.{ext}", shallow=False)
-hdr = open(f"{d}/det1.f.out").readline().split()
+lines = open(f"{d}/det1.f.out").readlines()   # the write path's kind line, then DeePMD-kit's header
+ok &= lines[0] == "# surge-file: dp test detail\n"
+hdr = lines[1].split()
 e, ea, f, v = (np.loadtxt(f"{d}/det1.{x}") for x in ("e.out", "e_peratom.out", "f.out", "v.out"))
 log = {l.split(":")[0].strip(): float(l.split(":")[1].split()[0]) for l in open(f"{d}/det1.log") if l.startswith(("Energy", "Force")) and " RMSE" in l}
 fr = np.sqrt(np.mean((f[:, 3:] - f[:, :3]) ** 2)); er = np.sqrt(np.mean((ea[:, 1] - ea[:, 0]) ** 2))
