@@ -4,6 +4,7 @@
    else uses the same file id with plain HDF5 calls. Diagnostics are chunked, extendible 1D
    datasets: every rank extends them (a collective metadata operation), rank 0 writes the value. */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -636,16 +637,28 @@ static PetscErrorCode CheckHolds(MPI_Comm comm, const char filename[], PetscInt 
 
 PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nrec, PetscInt nsnap, SgOutput *outp)
 {
-  SgOutput out;
-  hid_t    g;
+  SgOutput    out;
+  hid_t       g;
+  PetscMPIInt rank;
+  int         err = 0;
 
   PetscFunctionBegin;
   PetscCall(SgH5CheckReadable(comm, filename, "Output file of the interrupted run"));
   PetscCall(CheckHolds(comm, filename, nrec, nsnap));
   PetscCall(PetscNew(&out));
-  out->comm = comm;
-  PetscCall(PetscStrncpy(out->filename, filename, sizeof out->filename));
+  out->comm   = comm;
+  out->staged = PETSC_TRUE;
   PetscCall(PetscStrncpy(out->final, filename, sizeof out->final));
+  PetscCall(SgWriteTempName(filename, out->filename, sizeof out->filename));
+  /* the committed file is never edited: the run continues in a copy, committed at its checkpoints */
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) err = SgWriteCopyErrno(filename, out->filename);
+  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
+  if (err) {
+    PetscCall(PetscFree(out));
+    SETERRQ(comm, PETSC_ERR_FILE_OPEN, "cannot copy %s to continue it (%s%s); the output is unchanged", filename, strerror(err), err == ENOSPC ? ": disk full, free space and restart" : "");
+  }
+  SgH5Quiet();
   PetscCall(OpenViewer(out, FILE_MODE_APPEND));
   /* diagnostics: drop records written after the checkpoint */
   if (H5Lexists(out->file, "/diagnostics", H5P_DEFAULT) > 0) {
@@ -694,11 +707,162 @@ PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nre
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The list of link names of a group, in name order (the same on every rank: collective calls
+   that follow it are made in the same order). */
+typedef struct {
+  char   **name;
+  PetscInt n, cap;
+  int      oom;
+} NameList;
+static herr_t ListName(hid_t g, const char *name, const H5L_info_t *info, void *ctx)
+{
+  NameList *l = (NameList *)ctx;
+  (void)g;
+  (void)info;
+  if (l->n == l->cap) {
+    char **bigger = realloc(l->name, (size_t)(l->cap ? 2 * l->cap : 64) * sizeof *bigger);
+    if (!bigger) {
+      l->oom = 1;
+      return -1;
+    }
+    l->name = bigger;
+    l->cap  = l->cap ? 2 * l->cap : 64;
+  }
+  l->name[l->n] = strdup(name);
+  if (!l->name[l->n]) {
+    l->oom = 1;
+    return -1;
+  }
+  l->n++;
+  return 0;
+}
+static void NameListFree(NameList *l)
+{
+  for (PetscInt i = 0; i < l->n; i++) free(l->name[i]);
+  free(l->name);
+}
+
+/* dst's dataset d extended to src's extent, the new rows copied (rank 0 moves the values, the
+   others take part in the collective extend and write with empty selections) */
+static PetscErrorCode ExtendFrom(MPI_Comm comm, hid_t src, hid_t dst, const char name[])
+{
+  hid_t       ds = H5Dopen2(src, name, H5P_DEFAULT), dd = H5Dopen2(dst, name, H5P_DEFAULT), sps, spd, type, fs, fd, ms;
+  hsize_t     ns[5], nd[5], start, count;
+  int         rank_s, rank_d;
+  PetscMPIInt rank;
+  char       *buf = NULL;
+
+  PetscFunctionBegin;
+  SgCheckH5Id(ds, name);
+  SgCheckH5Id(dd, name);
+  sps    = H5Dget_space(ds);
+  spd    = H5Dget_space(dd);
+  rank_s = H5Sget_simple_extent_dims(sps, ns, NULL);
+  rank_d = H5Sget_simple_extent_dims(spd, nd, NULL);
+  SgCallH5(H5Sclose(sps));
+  SgCallH5(H5Sclose(spd));
+  PetscCheck(rank_s == rank_d, PETSC_COMM_SELF, PETSC_ERR_PLIB, "dataset %s changed shape between checkpoints", name);
+  if (rank_s == 1 && ns[0] > nd[0]) { /* an appended series (diagnostics): written once, only ever extended */
+    PetscCallMPI(MPI_Comm_rank(comm, &rank));
+    start = nd[0];
+    count = ns[0] - nd[0];
+    type  = H5Dget_type(ds);
+    SgCheckH5Id(type, name);
+    SgCallH5(H5Dset_extent(dd, ns));
+    PetscCall(PetscMalloc1(count * H5Tget_size(type), &buf));
+    fs = H5Dget_space(ds);
+    fd = H5Dget_space(dd);
+    ms = H5Screate_simple(1, &count, NULL);
+    if (!rank) {
+      SgCallH5(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL));
+      SgCallH5(H5Sselect_hyperslab(fd, H5S_SELECT_SET, &start, NULL, &count, NULL));
+    } else {
+      SgCallH5(H5Sselect_none(fs));
+      SgCallH5(H5Sselect_none(fd));
+      SgCallH5(H5Sselect_none(ms));
+    }
+    SgCallH5(H5Dread(ds, type, ms, fs, H5P_DEFAULT, buf));
+    SgCallH5(H5Dwrite(dd, type, ms, fd, H5P_DEFAULT, buf));
+    PetscCall(PetscFree(buf));
+    SgCallH5(H5Sclose(ms));
+    SgCallH5(H5Sclose(fs));
+    SgCallH5(H5Sclose(fd));
+    SgCallH5(H5Tclose(type));
+  } else PetscCheck(rank_s != 1 || ns[0] == nd[0], PETSC_COMM_SELF, PETSC_ERR_PLIB, "dataset %s shrank between checkpoints", name);
+  SgCallH5(H5Dclose(ds));
+  SgCallH5(H5Dclose(dd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Bring group dst up to src, where dst is an earlier state of the same output: what src has and dst
+   lacks is copied (H5Ocopy: new snapshots, new groups), appended series are extended. Objects are
+   never changed once written, so that is the whole difference. */
+static PetscErrorCode SyncGroup(MPI_Comm comm, hid_t src, hid_t dst)
+{
+  NameList l = {NULL, 0, 0, 0};
+
+  PetscFunctionBegin;
+  SgCallH5(H5Literate(src, H5_INDEX_NAME, H5_ITER_INC, NULL, ListName, &l));
+  PetscCheck(!l.oom, PETSC_COMM_SELF, PETSC_ERR_MEM, "out of memory listing an output group");
+  for (PetscInt i = 0; i < l.n; i++) {
+    if (H5Lexists(dst, l.name[i], H5P_DEFAULT) <= 0) SgCallH5(H5Ocopy(src, l.name[i], dst, l.name[i], H5P_DEFAULT, H5P_DEFAULT));
+    else {
+      hid_t      o = H5Oopen(src, l.name[i], H5P_DEFAULT);
+      H5I_type_t t;
+      SgCheckH5Id(o, l.name[i]);
+      t = H5Iget_type(o);
+      SgCallH5(H5Oclose(o));
+      if (t == H5I_GROUP) {
+        hid_t gs = H5Gopen2(src, l.name[i], H5P_DEFAULT), gd = H5Gopen2(dst, l.name[i], H5P_DEFAULT);
+        SgCheckH5Id(gs, l.name[i]);
+        SgCheckH5Id(gd, l.name[i]);
+        PetscCall(SyncGroup(comm, gs, gd));
+        SgCallH5(H5Gclose(gs));
+        SgCallH5(H5Gclose(gd));
+      } else if (t == H5I_DATASET) PetscCall(ExtendFrom(comm, src, dst, l.name[i]));
+    }
+  }
+  NameListFree(&l);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputSuspend(SgOutput out)
+{
+  PetscFunctionBegin;
+  PetscCall(FlushDiagnostics(out));
+  PetscCall(PetscViewerDestroy(&out->viewer)); /* closes the file: everything is in FILE.tmp */
+  out->file = -1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgOutputResume(SgOutput out, PetscBool catchup)
+{
+  PetscFunctionBegin;
+  PetscCheck(out->staged && !out->viewer, out->comm, PETSC_ERR_ORDER, "SgOutputResume: the output was not suspended");
+  PetscCall(OpenViewer(out, FILE_MODE_APPEND));
+  if (catchup) {
+    PetscViewer v;
+    hid_t       f, src, dst;
+    PetscCall(PetscViewerHDF5Open(out->comm, out->final, FILE_MODE_READ, &v));
+    PetscCall(PetscViewerHDF5GetFileId(v, &f));
+    src = H5Gopen2(f, "/", H5P_DEFAULT);
+    dst = H5Gopen2(out->file, "/", H5P_DEFAULT);
+    SgCheckH5Id(src, out->final);
+    SgCheckH5Id(dst, out->filename);
+    PetscCall(SyncGroup(out->comm, src, dst));
+    SgCallH5(H5Gclose(src));
+    SgCallH5(H5Gclose(dst));
+    PetscCall(PetscViewerDestroy(&v));
+  }
+  PetscCall(WriteXdmf(out)); /* the committed sidecar went with the commit: the temporary one again */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgOutputDestroy(SgOutput *out)
 {
   PetscFunctionBegin;
   if (!*out) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(FlushDiagnostics(*out));
+  if ((*out)->viewer) PetscCall(FlushDiagnostics(*out));
   PetscCall(PetscFree((*out)->pending));
   for (PetscInt i = 0; i < (*out)->ndiag; i++) PetscCall(PetscFree((*out)->diag_name[i]));
   PetscCall(PetscViewerDestroy(&(*out)->viewer));

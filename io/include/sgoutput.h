@@ -17,10 +17,11 @@
    PETSC_ERR_FILE_OPEN error on every rank naming `option` (e.g. "sim output") and the path if not
    (missing or unwritable directory, a directory in the way, an empty base). Touches no file. */
 PETSC_EXTERN PetscErrorCode SgOutputCheckPath(MPI_Comm, const char option[], const char base[], PetscInt n, const char *const suffix[]);
-/* Create the output (marked as a surge run output, sgwrite.h). staged: the run replaces an earlier
-   output, so everything is written to FILE.tmp and BASE.xmf.tmp (the XDMF refers to FILE) and the
-   driver renames the set into place when the run has finished (SgWriteCommit): a failure at any
-   point leaves the earlier run's files whole. */
+/* Create the output (marked as a surge run output, sgwrite.h). staged: everything is written to
+   FILE.tmp and BASE.xmf.tmp (the XDMF refers to FILE) and the driver renames the set into place
+   (SgWriteCommit) at its checkpoints and at the end; FILE itself is never edited in place, so a
+   kill -9 at any moment leaves it as it was last committed. Unstaged (FILE written in place) is
+   for tools that write a scratch output of their own. */
 PETSC_EXTERN PetscErrorCode SgOutputCreate(MPI_Comm, const char filename[], PetscBool staged, SgOutput *);
 /* BASE.xmf (or BASE.xmf.tmp when staged) for the output file BASE.h5. */
 PETSC_EXTERN PetscErrorCode SgOutputXdmfName(const char filename[], PetscBool staged, char xmf[], size_t len);
@@ -28,9 +29,10 @@ PETSC_EXTERN PetscErrorCode SgOutputXdmfName(const char filename[], PetscBool st
    never continues into the output of another run or solver. Get: collective; "" when absent. */
 PETSC_EXTERN PetscErrorCode SgOutputSetIdentity(SgOutput, const char solver[], const char run_id[]);
 PETSC_EXTERN PetscErrorCode SgOutputGetIdentity(MPI_Comm, const char filename[], char solver[], char run_id[], size_t len);
-/* Reopen an existing output for a restarted run: keep the first nrec diagnostics records and the
-   first nsnap field snapshots, drop the rest and the end-of-run report (they belong to the
-   interrupted future). */
+/* Continue the committed output FILE of an interrupted run: FILE is copied to FILE.tmp (FILE itself
+   is only read), and the copy keeps the first nrec diagnostics records and the first nsnap field
+   snapshots and drops the rest and the end-of-run report (they belong to the interrupted future).
+   The result is staged, as SgOutputCreate's. */
 PETSC_EXTERN PetscErrorCode SgOutputReopen(MPI_Comm, const char filename[], PetscInt nrec, PetscInt nsnap, SgOutput *);
 PETSC_EXTERN PetscErrorCode SgOutputGetCounts(SgOutput, PetscInt *nrec, PetscInt *nsnap);
 PETSC_EXTERN PetscErrorCode SgOutputWriteProvenance(SgOutput, const char deck[], int argc, char **argv);
@@ -46,4 +48,11 @@ PETSC_EXTERN PetscErrorCode SgOutputEndSnapshot(SgOutput);
 PETSC_EXTERN PetscErrorCode SgOutputHasFields(SgOutput, PetscBool *has);
 PETSC_EXTERN PetscErrorCode SgOutputWriteReport(SgOutput, const char name[], const char units[], PetscInt n, const PetscReal values[]);
 PETSC_EXTERN PetscErrorCode SgOutputFlush(SgOutput);
+/* Commit points of a staged output (the driver renames between the two calls). Suspend: flush and
+   close FILE.tmp. Resume: open FILE.tmp again and write BASE.xmf.tmp; the driver has put there either
+   a copy of the committed FILE or (catchup) the file it committed before, an earlier state of the
+   same output, which is brought up to FILE by copying only what was added since (new snapshots and
+   groups, appended records): a commit costs what the interval wrote, not the size of the output. */
+PETSC_EXTERN PetscErrorCode SgOutputSuspend(SgOutput);
+PETSC_EXTERN PetscErrorCode SgOutputResume(SgOutput, PetscBool catchup);
 PETSC_EXTERN PetscErrorCode SgOutputDestroy(SgOutput *);

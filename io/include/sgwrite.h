@@ -60,6 +60,9 @@ PETSC_EXTERN PetscErrorCode SgWriteCommit(const char tmp[], const char path[]);
 /* The same without raising (for one rank of a collective operation, which then agrees on the
    result): 0 or the errno of the failure (ENOSPC: disk full); tmp is gone either way. */
 PETSC_EXTERN int SgWriteCommitErrno(const char tmp[], const char path[]);
+/* Copy src to dst (created or truncated), not collective: 0 or the errno of the failure (dst is
+   removed then). The run output uses it to start its next temporary from the committed file. */
+PETSC_EXTERN int SgWriteCopyErrno(const char src[], const char dst[]);
 /* Remove a temporary (error paths); missing is fine. */
 PETSC_EXTERN PetscErrorCode SgWriteDiscard(const char tmp[]);
 /* The temporary name of path: PATH.tmp. */

@@ -35,7 +35,9 @@ struct _p_SgSim {
   PetscBool help, restarted, quiet, complete;
   PetscBool failed;   /* an output operation failed (reported once) */
   int       lockfd;   /* rank 0: BASE.lock, held (flock) while this run writes BASE.* */
-  PetscBool staged;   /* replacing an earlier output: the set is written to *.tmp and renamed at the end */
+  PetscBool staged;   /* writing: the set goes to *.tmp and is renamed into place (committed) */
+  PetscBool commit_each; /* commit at every checkpoint (not when replacing an earlier run's output: that stays until the end) */
+  PetscBool have_prev;   /* the committed BASE.h5 is this run's own previous commit (an earlier state of BASE.h5.tmp) */
   char      run_id[64]; /* carried by the output and its checkpoints: a restart continues its own run only */
   PetscInt  ndiag, progress_diag, diag_step; /* diag_step: the step diag[] was computed at */
   PetscReal *diag;
@@ -138,10 +140,11 @@ PetscErrorCode SgSimHelpOnly(SgSim sim, PetscBool *help)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode CheckpointName(SgSim sim, char name[], size_t len)
+/* The checkpoint as written (BASE.chk.h5.tmp while staged) or as committed (BASE.chk.h5). */
+static PetscErrorCode CheckpointName(SgSim sim, PetscBool committed, char name[], size_t len)
 {
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(name, len, "%s.chk.h5%s", sim->output, sim->staged ? ".tmp" : ""));
+  PetscCall(PetscSNPrintf(name, len, "%s.chk.h5%s", sim->output, sim->staged && !committed ? ".tmp" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -174,17 +177,22 @@ static PetscErrorCode CheckpointDriver(SgSim sim, SgCheckpoint chk)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode WriteCheckpoint(SgSim sim)
+static PetscErrorCode CommitSet(SgSim, PetscBool);
+
+/* A checkpoint, then the commit of the set (h5, xmf, chk) it belongs to: at every checkpoint of a run
+   that commits each (a fresh output, a restart), at the last one (the end, a stop on a signal) always. */
+static PetscErrorCode WriteCheckpoint(SgSim sim, PetscBool last)
 {
   SgCheckpoint chk;
   char         name[PETSC_MAX_PATH_LEN];
 
   PetscFunctionBegin;
   PetscCall(SgOutputFlush(sim->out));
-  PetscCall(CheckpointName(sim, name, sizeof name));
+  PetscCall(CheckpointName(sim, PETSC_FALSE, name, sizeof name));
   PetscCall(SgCheckpointOpen(PetscObjectComm((PetscObject)sim), name, SG_CHECKPOINT_WRITE, &chk));
   PetscCall(CheckpointDriver(sim, chk));
   PetscCall(SgCheckpointClose(&chk));
+  if (last || sim->commit_each) PetscCall(CommitSet(sim, last ? PETSC_FALSE : PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -218,17 +226,18 @@ static PetscErrorCode RemoveStaleTemporaries(SgSim sim, PetscInt n, const char *
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)sim), &rank));
   if (rank) PetscFunctionReturn(PETSC_SUCCESS);
-  for (PetscInt i = 0; i <= n; i++) { /* and BASE.chk.h5.tmp.tmp, the temporary of a staged checkpoint */
-    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, i < n ? suffix[i] : ".chk.h5.tmp"));
+  for (PetscInt i = 0; i <= n + 1; i++) { /* and BASE.chk.h5.tmp.tmp, the temporary of a staged checkpoint, and BASE.h5.old.tmp (CommitSet) */
+    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, i < n ? suffix[i] : i == n ? ".chk.h5.tmp" : ".h5.old"));
     if (!access(tmp, F_OK) && !unlink(tmp) && !sim->quiet) PetscCall(PetscPrintf(PETSC_COMM_SELF, "Removed %s, left by an interrupted run\n", tmp));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The run's set of files through the write path (sgwrite.h), before the first step: none may be an
-   input of the run or a file of another kind (-overwrite for the latter). A fresh run over an
-   existing output writes the whole set under temporary names and renames it at the end (staged),
-   so a failure -- a full disk included -- leaves the earlier run's files whole. */
+   input of the run or a file of another kind (-overwrite for the latter). Every run writes the set
+   under temporary names (staged) and renames it into place (CommitSet): a fresh output and a restart
+   at every checkpoint, a fresh run over an existing output only at the end, so a failure -- a full
+   disk included -- leaves the earlier run's files whole. */
 static PetscErrorCode CheckOutputSet(SgSim sim, PetscInt n, const char *const suffix[])
 {
   MPI_Comm          comm    = PetscObjectComm((PetscObject)sim);
@@ -259,7 +268,9 @@ static PetscErrorCode CheckOutputSet(SgSim sim, PetscInt n, const char *const su
     if (!rank && !access(file, F_OK)) exists = 1;
   }
   PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, comm));
-  sim->staged = (!sim->restarted && exists) ? PETSC_TRUE : PETSC_FALSE;
+  sim->staged      = PETSC_TRUE;
+  sim->commit_each = (sim->restarted || !exists) ? PETSC_TRUE : PETSC_FALSE;
+  sim->have_prev   = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -289,41 +300,78 @@ static PetscErrorCode NewRunId(SgSim sim)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The end of a staged run: the complete set replaces the earlier one, h5 and xmf first, the
-   checkpoint last (a restart from the new checkpoint finds the new output). */
-static PetscErrorCode CommitStaged(SgSim sim)
+/* Is nobody holding `path` open through HDF5 (its lock, a shared flock for a reader)? */
+static PetscBool Unlocked(const char path[])
+{
+  int       fd = open(path, O_RDONLY);
+  PetscBool free;
+
+  if (fd < 0) return PETSC_FALSE;
+  free = flock(fd, LOCK_EX | LOCK_NB) ? PETSC_FALSE : PETSC_TRUE;
+  close(fd); /* releases the lock */
+  return free;
+}
+
+/* Commit the staged set: h5 and xmf first, the checkpoint last (a restart from the new checkpoint
+   finds the new output; one from the old finds an output that holds at least what it counted).
+   Rank 0 renames, after the collective close of the output and an fsync of the whole set, so no
+   rename happens unless the whole set is on disk. BASE.h5 is only ever replaced by rename, never
+   edited: a kill -9 at any moment leaves the previous commit or this one.
+   more: the run goes on, in a BASE.h5.tmp that must again be the committed state. Copying the
+   committed file would cost its whole size at every checkpoint; instead the file committed the
+   previous time (a hard link keeps it: BASE.h5.old.tmp) becomes the temporary and SgOutputResume
+   copies into it only what this interval added. A byte copy is made when there is no such file
+   of this run's (the first commit, the first after a restart) or a reader holds it open. */
+static PetscErrorCode CommitSet(SgSim sim, PetscBool more)
 {
   MPI_Comm          comm     = PetscObjectComm((PetscObject)sim);
   const char *const suffix[] = {".h5", ".xmf", ".chk.h5"};
   PetscMPIInt       rank;
-  int               err = 0;
-  char              file[PETSC_MAX_PATH_LEN + 16], tmp[PETSC_MAX_PATH_LEN + 32];
+  int               err[2] = {0, 0}; /* errno, and whether the previous commit is reused */
+  char              file[PETSC_MAX_PATH_LEN + 16], tmp[PETSC_MAX_PATH_LEN + 32], old[PETSC_MAX_PATH_LEN + 32], h5[PETSC_MAX_PATH_LEN + 16];
 
   PetscFunctionBegin;
   if (!sim->staged) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(SgOutputDestroy(&sim->out)); /* closes the HDF5 file */
+  PetscCall(SgOutputSuspend(sim->out)); /* closes the HDF5 file (collective) */
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!rank) { /* fsync the set before the first rename: no rename unless the whole set is on disk */
+  PetscCall(PetscSNPrintf(h5, sizeof h5, "%s.h5", sim->output));
+  PetscCall(PetscSNPrintf(old, sizeof old, "%s.h5.old.tmp", sim->output));
+  if (!rank) {
     PetscBool has[3];
-    for (PetscInt i = 0; i < 3 && !err; i++) {
+    for (PetscInt i = 0; i < 3 && !err[0]; i++) {
       int fd;
       PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, suffix[i]));
       fd     = open(tmp, O_RDONLY);
       has[i] = fd >= 0 ? PETSC_TRUE : PETSC_FALSE;
-      if (fd < 0 && (errno != ENOENT || i != 1)) err = errno; /* only the XDMF may be absent (no field snapshots) */
-      if (fd >= 0 && fsync(fd)) err = errno;
+      if (fd < 0 && (errno != ENOENT || i != 1)) err[0] = errno; /* only the XDMF may be absent (no field snapshots) */
+      if (fd >= 0 && fsync(fd)) err[0] = errno;
       if (fd >= 0) close(fd);
     }
-    for (PetscInt i = 0; i < 3 && !err; i++) {
+    (void)unlink(old);
+    if (!err[0] && more && sim->have_prev && !link(h5, old)) err[1] = Unlocked(old) ? 1 : 0;
+    if (!err[1]) (void)unlink(old);
+    for (PetscInt i = 0; i < 3 && !err[0]; i++) {
       PetscCall(PetscSNPrintf(file, sizeof file, "%s%s", sim->output, suffix[i]));
       PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", file));
-      if (has[i]) err = SgWriteCommitErrno(tmp, file);
+      if (has[i]) err[0] = SgWriteCommitErrno(tmp, file);
       else (void)unlink(file); /* the earlier run's sidecar would describe fields this output lacks */
     }
+    if (!err[0] && more) {
+      PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", h5));
+      if (err[1]) err[0] = rename(old, tmp) ? errno : 0;
+      else err[0] = SgWriteCopyErrno(h5, tmp);
+    }
+    if (err[0]) (void)unlink(old);
   }
-  PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
-  sim->staged = PETSC_FALSE;
-  PetscCheck(!err, comm, PETSC_ERR_FILE_OPEN, "cannot write the output %s (%s%s): the earlier output is unchanged", sim->output, strerror(err), err == ENOSPC ? ", disk full: free space and run again" : "");
+  PetscCallMPI(MPI_Bcast(err, 2, MPI_INT, 0, comm));
+  PetscCheck(!err[0], comm, PETSC_ERR_FILE_OPEN, "cannot write the output %s (%s%s): %s", sim->output, strerror(err[0]), err[0] == ENOSPC ? ", disk full" : "", sim->commit_each ? "the output as of the last checkpoint is intact; free space and restart from it" : "the earlier output is unchanged; free space and run again");
+  if (more) {
+    PetscCall(SgOutputResume(sim->out, err[1] ? PETSC_TRUE : PETSC_FALSE));
+    sim->have_prev = PETSC_TRUE;
+  } else {
+    PetscCall(SgOutputDestroy(&sim->out));
+    sim->staged = PETSC_FALSE;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -331,14 +379,14 @@ static PetscErrorCode CommitStaged(SgSim sim)
    that rank alone knows of the failure). */
 static void DiscardStaged(SgSim sim, PetscBool anyrank)
 {
-  const char *const suffix[] = {".h5.tmp", ".xmf.tmp", ".xmf.tmp.tmp", ".chk.h5.tmp", ".chk.h5.tmp.tmp"};
+  const char *const suffix[] = {".h5.tmp", ".xmf.tmp", ".xmf.tmp.tmp", ".chk.h5.tmp", ".chk.h5.tmp.tmp", ".h5.old.tmp"};
   PetscMPIInt       rank = 0;
   char              tmp[PETSC_MAX_PATH_LEN + 32];
 
   if (!sim->staged) return;
   MPI_Comm_rank(PetscObjectComm((PetscObject)sim), &rank);
   if (rank && !anyrank) return;
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 6; i++) {
     (void)snprintf(tmp, sizeof tmp, "%s%s", sim->output, suffix[i]);
     (void)unlink(tmp);
   }
@@ -358,7 +406,7 @@ static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgError
   PetscFunctionBegin;
   if (code == PETSC_ERR_USER_INPUT || code == PETSC_ERR_FP || code == PETSC_ERR_FILE_OPEN || code == PETSC_ERR_FILE_UNEXPECTED || code == PETSC_ERR_FILE_READ) SETERRQ(comm, code, "%s", h->msg);
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(PetscSNPrintf(line, sizeof line, "cannot write the output %s (%s; disk full?): %s", sim->output, h->msg, sim->staged ? "the earlier output is unchanged; free space and run again" : "free space and restart from the last checkpoint"));
+  PetscCall(PetscSNPrintf(line, sizeof line, "cannot write the output %s (%s; disk full?): %s", sim->output, h->msg, !sim->commit_each ? "the earlier output is unchanged; free space and run again" : "the output as of the last checkpoint is intact; free space and restart from it"));
   DiscardStaged(sim, PETSC_TRUE);
   sim->staged = PETSC_FALSE;
   sim->failed = PETSC_TRUE;
@@ -538,9 +586,8 @@ static PetscErrorCode StopOnSignal(SgSim sim, int sig)
   char     chk[PETSC_MAX_PATH_LEN];
 
   PetscFunctionBegin;
-  OutputCall(sim, WriteCheckpoint(sim));
-  OutputCall(sim, CommitStaged(sim)); /* the files so far become the run's, so the restart finds them */
-  PetscCall(CheckpointName(sim, chk, sizeof chk));
+  OutputCall(sim, WriteCheckpoint(sim, PETSC_TRUE)); /* the files so far become the run's, so the restart finds them */
+  PetscCall(CheckpointName(sim, PETSC_TRUE, chk, sizeof chk));
   PetscCall(PetscPrintf(comm, "surge: stopped by %s at step %" PetscInt_FMT " (t = %.6e): checkpoint %s written; continue with the same command and -restart %s\n", sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "a signal", sim->step, (double)sim->t, chk, chk));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -602,7 +649,7 @@ PetscErrorCode SgSimRun(SgSim sim)
       OutputCall(sim, WriteFields(sim));
       fields_fresh = PETSC_TRUE;
     }
-    if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0) OutputCall(sim, WriteCheckpoint(sim));
+    if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0 && !AtEnd(sim)) OutputCall(sim, WriteCheckpoint(sim, PETSC_FALSE));
     if (!sim->quiet && !AtEnd(sim)) {
       int sig;
       PetscCall(StopRequested(sim, &sig));
@@ -628,12 +675,11 @@ PetscErrorCode SgSimRun(SgSim sim)
   OutputCall(sim, SgOutputFlush(sim->out));
   /* the final checkpoint comes last: a run killed before it restarts from an earlier one and
      redoes the report, and a restart from it ("already complete") finds the report written */
-  OutputCall(sim, WriteCheckpoint(sim));
   PetscCall(SgOutputHasFields(sim->out, &xmf)); /* before the commit closes the output */
-  OutputCall(sim, CommitStaged(sim));
+  OutputCall(sim, WriteCheckpoint(sim, PETSC_TRUE));
   if (!sim->quiet) {
     char chk[PETSC_MAX_PATH_LEN];
-    PetscCall(CheckpointName(sim, chk, sizeof chk));
+    PetscCall(CheckpointName(sim, PETSC_TRUE, chk, sizeof chk));
     if (xmf) PetscCall(PetscPrintf(comm, "Wrote %s.h5 (+ %s.xmf for ParaView) and checkpoint %s\n", sim->output, sim->output, chk));
     else PetscCall(PetscPrintf(comm, "Wrote %s.h5 and checkpoint %s\n", sim->output, chk));
   }

@@ -37,10 +37,58 @@ def surge(args, cwd, ranks=1, expect_ok=True):
     cmd = ([*MPIEXEC] if ranks == 2 else []) + [SURGE] + list(args)
     p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
     if expect_ok and p.returncode != 0:
-        fail(f"surge {' '.join(args)} failed (rc {p.returncode}):\n{p.stdout[-3000:]}")
+        fail(f"surge {' '.join(args)} failed (rc {p.returncode}){first_error(p.stdout)}:\n{p.stdout[-3000:]}")
     if not expect_ok and p.returncode == 0:
         fail(f"surge {' '.join(args)} succeeded but should have failed:\n{p.stdout[-3000:]}")
     return p.returncode, p.stdout
+
+
+def first_error(out):
+    """The first line of out that reports an error (the cause: a traceback's tail is its last frames,
+    which can cut the message off), as ' -- first error: LINE', or ''."""
+    for line in out.splitlines():
+        if "error" in line.lower():
+            return f" -- first error: {line.strip()}"
+    return ""
+
+
+class InPlaceWatch:
+    """Writes made in place to the files `names` of `folder` (Linux inotify, IN_MODIFY by name): a
+    file committed by rename is never written under its final name, so any event for one is an edit
+    of a committed file. An event names the file by the name it has when the write happens, so a
+    temporary written and then renamed is not reported. Use: w = InPlaceWatch(dir, names); run;
+    w.edited() -> the names written in place; w.close()."""
+
+    IN_MODIFY = 0x2
+
+    def __init__(self, folder, names):
+        import ctypes
+        import ctypes.util
+        self.libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        self.names = set(names)
+        self.fd = self.libc.inotify_init1(os.O_NONBLOCK)
+        if self.fd < 0 or self.libc.inotify_add_watch(self.fd, folder.encode(), self.IN_MODIFY) < 0:
+            raise OSError(ctypes.get_errno(), "inotify")
+        self.seen = set()
+
+    def edited(self):
+        import struct
+        while True:
+            try:
+                buf = os.read(self.fd, 65536)
+            except BlockingIOError:
+                break
+            i = 0
+            while i + 16 <= len(buf):
+                _, mask, _, n = struct.unpack_from("iIII", buf, i)
+                name = buf[i + 16:i + 16 + n].split(b"\0", 1)[0].decode()
+                if mask & self.IN_MODIFY and name in self.names:
+                    self.seen.add(name)
+                i += 16 + n
+        return sorted(self.seen)
+
+    def close(self):
+        os.close(self.fd)
 
 
 def diagnostics(path):

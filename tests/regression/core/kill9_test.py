@@ -2,6 +2,14 @@
 and an ensemble; then the same command is rerun (from the checkpoint if one exists: -restart; the
 ensemble resumes by itself). The results must equal an uninterrupted run bit for bit, and no stale
 *.tmp file may remain (a killed run's half-written checkpoint or XDMF is removed by the next run).
+Kill moments cycle through three kinds: any moment after start-up, a random moment after the first
+checkpoint, and the first write into the output right after the k-th checkpoint's commit (k random):
+the moment an output edited in place is half-way through an HDF5 append.
+A run (reference, killed, restarted) must never write its committed files (BASE.h5, BASE.xmf,
+BASE.chk.h5) in place -- they are replaced by rename only (inotify: no write under those names), and
+the BASE.h5 a kill leaves must be readable by h5py. HDF5 promises nothing for a file killed mid-write:
+an in-place append killed at the wrong moment left a BASE.h5 the restart could not open for writing
+(PETSC_ERR_LIB in SgOutputReopen, seen under the sanitizers).
 Usage: kill9_test.py [TRIALS per kind, default 6]"""
 import glob
 import os
@@ -59,9 +67,37 @@ def timed(cmd, cwd):
     return time.time() - t0
 
 
-def killed_at(cmd, cwd, when, after=None):
-    """Start cmd, wait until the file pattern `after` exists (if given), then `when` seconds, kill -9."""
+def stamp(path):
+    try:
+        st = os.stat(path)
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+    except FileNotFoundError:
+        return None
+
+
+def after_commit(p, cwd, base, k):
+    """Wait for the k-th commit of BASE.chk.h5 (its inode changes: a rename), then for the first write
+    into the output after it (BASE.h5.tmp, or BASE.h5 itself where it is edited in place)."""
+    chk = os.path.join(cwd, f"{base}.chk.h5")
+    last = stamp(chk)
+    while k > 0 and p.poll() is None:
+        now = stamp(chk)
+        if now and now != last:
+            k -= 1
+            last = now
+        time.sleep(0.0005)
+    outs = [os.path.join(cwd, f"{base}.h5.tmp"), os.path.join(cwd, f"{base}.h5")]
+    first = [stamp(o) for o in outs]
+    while p.poll() is None and [stamp(o) for o in outs] == first:
+        time.sleep(0.0002)
+
+
+def killed_at(cmd, cwd, when, after=None, commit=None):
+    """Start cmd, wait until the file pattern `after` exists (if given), then `when` seconds, kill -9;
+    commit=(base, k): kill at the first output write after the k-th checkpoint commit instead."""
     p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if commit:
+        after_commit(p, cwd, *commit)
     while after and not glob.glob(os.path.join(cwd, after)) and p.poll() is None:
         time.sleep(0.005)
     time.sleep(when)
@@ -82,29 +118,50 @@ for kind, (args, job) in kinds.items():
     w = workdir(f"core_kill9_{kind}")
     traj = lambda b: ["-md_traj_file", f"{b}.h5md"] if kind == "md" else []
     ref_args = args + (["-sim_output", "ref"] if job == "run" else ["-ensemble_output", "ref"]) + traj("ref")
+    committed = lambda b: [f"{b}.h5", f"{b}.xmf", f"{b}.chk.h5"] if job == "run" else []
+    watch = InPlaceWatch(w, committed("ref"))
     wall = timed([SURGE] + ref_args, w)
+    check(not watch.edited(), f"{kind}: the uninterrupted run wrote no committed file in place ({watch.edited()})")
     ref = datasets(f"{w}/ref.h5" if job == "run" else f"{w}/ref.h5")
     killed = resumed = 0
     for t in range(trials):
         base = f"k{t}"
         targs = args + (["-sim_output", base] if job == "run" else ["-ensemble_output", base]) + traj(base)
-        # even trials: any moment after start-up (MPI, PETSc: the first fifth); odd trials: a random
-        # moment after the first checkpoint or finished member, so every kind is killed mid-run too
+        # trials cycle: any moment after start-up (MPI, PETSc: the first fifth); a random moment after
+        # the first checkpoint or finished member, so every kind is killed mid-run too; (runs) the
+        # first write after the k-th checkpoint's commit, k = 1..3
         first = f"{base}.chk.h5" if job == "run" else f"{base}.members/*.done"
-        if t % 2 == 0:
+        watch = InPlaceWatch(w, committed(base))
+        mode = t % 3 if job == "run" else t % 2
+        if mode == 0:
             when = rng.uniform(0.2 * wall, wall)
             killed += killed_at([SURGE] + targs, w, when)
-        else:
+            how = "after start"
+        elif mode == 1:
             when = rng.uniform(0, 0.5 * wall)
             killed += killed_at([SURGE] + targs, w, when, after=first)
+            how = "after its first checkpoint/member"
+        else:
+            when, k = 0.0, rng.randint(1, 3)
+            killed += killed_at([SURGE] + targs, w, 0.0, commit=(base, k))
+            how = f"at the first output write after checkpoint commit {k}"
+        if job == "run" and os.path.exists(f"{w}/{base}.h5"):
+            try:
+                datasets(f"{w}/{base}.h5")
+                readable = ""
+            except Exception as e:
+                readable = str(e).splitlines()[0]
+            check(not readable, f"{kind} trial {t}: the {base}.h5 the kill left is readable by h5py {readable}")
         rerun = targs + (["-restart", f"{base}.chk.h5"] if job == "run" and os.path.exists(f"{w}/{base}.chk.h5") else [])
         rc, out = surge(rerun, w)
+        check(not watch.edited(), f"{kind} trial {t}: the killed and the continued run wrote no committed file in place ({watch.edited()})")
+        watch.close()
         resumed += "-restart" in rerun or ("already done" in out and " 0 already done" not in out)
         ok, why = same(ref, datasets(f"{w}/{base}.h5"), ROUNDOFF if kind == "md" else ())
         if ok and kind == "md":
             ha, hb = datasets(f"{w}/ref.h5md", ("h5md",)), datasets(f"{w}/{base}.h5md", ("h5md",))
             ok, why = same(ha, hb, [k for k in ha if k.startswith("observables/") and k.endswith("/value")])
-        check(ok, f"{kind} trial {t}: killed {when:.2f}s {'after its first checkpoint/member' if t % 2 else 'after start'} (run {wall:.2f}s), rerun{' from the checkpoint' if '-restart' in rerun else ''}: results bit-identical {why}")
+        check(ok, f"{kind} trial {t}: killed {when:.2f}s {how} (run {wall:.2f}s), rerun{' from the checkpoint' if '-restart' in rerun else ''}: results bit-identical {why}")
         stale = glob.glob(f"{w}/{base}*.tmp") + glob.glob(f"{w}/{base}*/*.tmp")
         check(not stale, f"{kind} trial {t}: no stale .tmp files ({stale})")
     total_killed += killed
