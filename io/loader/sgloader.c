@@ -97,7 +97,10 @@ PetscErrorCode SgLoaderSetFieldShard(SgLoader l, const char field[], PetscInt nd
   PetscCheck(k < SG_LOADER_MAXFIELDS, PetscObjectComm((PetscObject)l), PETSC_ERR_ARG_OUTOFRANGE, "SgLoaderSetFieldShard: more than %d sharded fields", SG_LOADER_MAXFIELDS);
   PetscCall(PetscStrncpy(l->shname[k], field, sizeof l->shname[k]));
   l->shdim[k] = ndim;
-  for (PetscInt d = 0; d < ndim; d++) l->shstart[k][d] = start[d], l->shcount[k][d] = count[d];
+  for (PetscInt d = 0; d < ndim; d++) {
+    l->shstart[k][d] = start[d];
+    l->shcount[k][d] = count[d];
+  }
   if (k == l->nshard) l->nshard++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -489,7 +492,9 @@ static int SameBytesAt(SgLoader l, PetscInt j, haddr_t guess, int64_t S)
   while (n > 0) {
     ssize_t r = pread(l->fd[j / l->nfields], p, (size_t)n, (off_t)o);
     if (r <= 0) return 0;
-    n -= r, o += r, p += r;
+    n -= r;
+    o += r;
+    p += r;
   }
   return !memcmp(l->vbuf, l->vbuf + S, (size_t)S);
 }
@@ -565,7 +570,9 @@ static int ReadAt(SgLoader l, int fi, int64_t off, int64_t n, char *buf, char *e
       snprintf(err, errlen, "%s: read of %lld bytes at offset %lld failed: %s", l->files[fi], (long long)n, (long long)off, k ? strerror(errno) : "end of file (truncated file?)");
       return -1;
     }
-    n -= k, off += k, buf += k;
+    n -= k;
+    off += k;
+    buf += k;
   }
   return 0;
 }
@@ -820,7 +827,10 @@ int SgLoaderFillBatch(SgLoader l, PetscInt g, SgLoaderSlot *s)
     if (share) {
       pthread_mutex_lock(&l->wmtx);
       while (l->jobpending > 0) pthread_cond_wait(&l->wdone, &l->wmtx);
-      for (PetscInt w = 0; w < l->nworkers; w++) reads += l->workers[w].reads, l->workers[w].reads = 0;
+      for (PetscInt w = 0; w < l->nworkers; w++) {
+        reads += l->workers[w].reads;
+        l->workers[w].reads = 0;
+      }
       if (rc) snprintf(l->ioerrmsg, sizeof l->ioerrmsg, "%s", err);
       else if (l->joberr) rc = -1; /* the helper's message is in ioerrmsg */
       pthread_mutex_unlock(&l->wmtx);

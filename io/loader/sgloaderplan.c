@@ -54,7 +54,10 @@ static PetscErrorCode OrderEpochs(PetscInt E, int64_t N, int64_t W, const uint32
         uint32_t s = cur[N - 1 - d1];
         score += (int64_t)pos[j * N + s] < W - d1;
       }
-      if (score > bestscore) bestscore = score, best = j;
+      if (score > bestscore) {
+        bestscore = score;
+        best = j;
+      }
     }
     order[k]   = best;
     used[best] = PETSC_TRUE;

@@ -87,7 +87,10 @@ SgparTrace *sgpar_grid_trace_ptr(SgparGrid g) { return g ? &g->trace : NULL; }
 int sgpar_grid_trace(SgparGrid g, int on)
 {
   if (!g) return sgpar_fail(SGNN_ERR_ARG, "sgpar_grid_trace: NULL grid");
-  if (on) g->trace.n = 0, g->trace.layer = -1;
+  if (on) {
+    g->trace.n = 0;
+    g->trace.layer = -1;
+  }
   g->trace.on = on != 0;
   return 0;
 }
@@ -113,7 +116,8 @@ void sgpar_trace_add(SgparTrace *t, int layer, int kind, double t0, double t1)
     int cap = t->cap ? 2 * t->cap : 256;
     SgparTraceEvent *e = realloc(t->ev, (size_t)cap * sizeof *e);
     if (!e) return;
-    t->ev = e, t->cap = cap;
+    t->ev = e;
+    t->cap = cap;
   }
   t->ev[t->n++] = (SgparTraceEvent){layer, kind, t0, t1};
 }

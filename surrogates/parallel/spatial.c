@@ -30,7 +30,8 @@ static int conv_piece(SgparHalo H, SgnnTensor xa, int a, int h, int o0, int o1, 
   if (sgnn_slice(xa, a, o0 - h, o1 + h, &in) || sgnn_conv3d(in, w, bias, stride, p2, &y))
     rc = sgpar_fail(SGNN_ERR_BACKEND, "sgpar_conv3d: %s", sgnn_last_error());
   if (!rc) rc = sgpar_halo_progress(H, y, out);
-  sgnn_tensor_free(&in), sgnn_tensor_free(&y);
+  sgnn_tensor_free(&in);
+  sgnn_tensor_free(&y);
   return rc;
 }
 
@@ -63,7 +64,10 @@ static int conv_overlap(SgparGrid g, const SgparAxisSplit *s, int h, SgnnTensor 
     SgnnTensor l2[2], u2[2];
     NNTRYG("sgpar_conv3d", sgnn_slice(xa, a, 0, 2 * h, &e0));
     NNTRYG("sgpar_conv3d", sgnn_slice(xa, a, n - 2 * h, n, &e1));
-    l2[0] = lo, l2[1] = e0, u2[0] = e1, u2[1] = hi;
+    l2[0] = lo;
+    l2[1] = e0;
+    u2[0] = e1;
+    u2[1] = hi;
     NNTRYG("sgpar_conv3d", sgnn_concat(2, l2, a, &c0));
     NNTRYG("sgpar_conv3d", sgnn_concat(2, u2, a, &c1));
     NNTRYG("sgpar_conv3d", sgnn_conv3d(c0, w, bias, stride, p2, &parts[0]));

@@ -32,7 +32,8 @@ static void Accumulate(const SgPodLstmData *D, const PetscReal pred[], PetscInt 
     if (D->nharm) {
       PetscReal c = 0, fa, oa;
       for (PetscInt q = 0; q < D->nharm; q++) c += D->harm[(size_t)i * D->nharm + q] * h[q];
-      fa = (pred[i] - c) * D->fscale[f], oa = (x[i] - c) * D->fscale[f];
+      fa = (pred[i] - c) * D->fscale[f];
+      oa = (x[i] - c) * D->fscale[f];
       acc[(1 * F + f) * L + lead] += fa * oa;
       acc[(2 * F + f) * L + lead] += fa * fa;
       acc[(3 * F + f) * L + lead] += oa * oa;
@@ -67,7 +68,9 @@ static PetscErrorCode Finish(const SgPodLstmData *D, const SgPodLstmSeries *S, c
   PetscCallMPI(MPI_Allreduce(acc, g, (PetscMPIInt)(ACC_SUMS * D->nfields * L), MPIU_REAL, MPIU_SUM, D->comm));
   PetscCall(ActiveCounts(D, cnt));
   PetscCall(PetscStrncpy(sc->method[m], name, sizeof sc->method[m]));
-  sc->nfields = D->nfields, sc->L = L, sc->nwindows = S->nte;
+  sc->nfields = D->nfields;
+  sc->L = L;
+  sc->nwindows = S->nte;
   for (PetscInt f = 0; f < D->nfields; f++) {
     PetscReal all = 0;
     for (PetscInt l = 0; l < L; l++) {
@@ -221,7 +224,8 @@ PetscErrorCode SgPodLstmHarmonicsFit(SgPodLstmData *D, PetscInt H, PetscReal yea
   PetscFunctionBegin;
   PetscCheck(H >= 0 && H <= 16 && year > 0, D->comm, PETSC_ERR_USER_INPUT, "podlstm: harmonics %" PetscInt_FMT " of a year of %g: give 0 to 16 harmonics and year > 0", H, (double)year);
   PetscCall(PetscFree(D->harm));
-  D->nharm = q, D->year = year;
+  D->nharm = q;
+  D->year = year;
   PetscCall(PetscCalloc1(q * q, &G));
   PetscCall(PetscCalloc1((size_t)D->nlocal * q + 1, &D->harm));
   /* one Gram matrix for every entry: the regressors are the same; right-hand sides per entry */
@@ -279,7 +283,8 @@ PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *D, const SgPodLstmSeries *S,
   PetscReal      best = PETSC_MAX_REAL, *f;
 
   PetscFunctionBegin;
-  V->K = K, V->p = 1;
+  V->K = K;
+  V->p = 1;
   PetscCall(PetscMalloc1((1 + L * K) * K, &V->W));
   PetscCall(PetscMalloc1(L * K, &f));
   for (PetscInt p = 1; p <= L; p++) { /* the order with the smallest validation error */
@@ -290,7 +295,10 @@ PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *D, const SgPodLstmSeries *S,
       IterateVAR(coef, K, L, p, V->W, S->s_va0 + w, f);
       for (PetscInt i = 0; i < L * K; i++) e += PetscSqr(f[i] - coef[(S->s_va0 + w + L) * K + i]);
     }
-    if (e < best) best = e, V->p = p;
+    if (e < best) {
+      best = e;
+      V->p = p;
+    }
   }
   PetscCall(FitVAR(coef, K, V->p, whole ? D->ntrain : nfit, V->W));
   PetscCall(PetscFree(f));

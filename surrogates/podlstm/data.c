@@ -95,8 +95,13 @@ static PetscErrorCode LoadNpy(MPI_Comm comm, PetscInt nfiles, const char *const 
   PetscCheck(ntrain >= 1 && *ntest >= 1 && skip + ntrain + *ntest <= nt, comm, PETSC_ERR_USER_INPUT, "podlstm: skip %" PetscInt_FMT " + ntrain %" PetscInt_FMT " + ntest %" PetscInt_FMT " steps, but the coefficient series have %" PetscInt_FMT ": lower them", skip, ntrain, *ntest, nt);
   D->nfields = 1;
   PetscCall(PetscStrncpy(D->field[0], "a", sizeof D->field[0]));
-  D->fsize[0] = nm, D->fshape[0][0] = 1, D->fshape[0][1] = nm;
-  D->nsnap = ntrain + *ntest, D->ntrain = ntrain, D->ntest = *ntest, D->dt = dt;
+  D->fsize[0] = nm;
+  D->fshape[0][0] = 1;
+  D->fshape[0][1] = nm;
+  D->nsnap = ntrain + *ntest;
+  D->ntrain = ntrain;
+  D->ntest = *ntest;
+  D->dt = dt;
   PetscCall(PetscMalloc1(D->nsnap, &D->time));
   for (PetscInt j = 0; j < D->nsnap; j++) D->time[j] = (skip + j) * dt;
   D->n      = nm;
@@ -197,7 +202,11 @@ PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *con
     PetscCall(PetscRealloc(sizeof(PetscInt) * (total + n), &row_of));
     if (n) PetscCall(SgDatasetReadField(ds, "time", 0, n, SG_DTYPE_F64, tall + total));
     PetscCall(SgDatasetFindField(ds, "member", &id));
-    for (int64_t i = 0; i < n; i++) mem[total + i] = 0, file_of[total + i] = fi, row_of[total + i] = (PetscInt)i;
+    for (int64_t i = 0; i < n; i++) {
+      mem[total + i] = 0;
+      file_of[total + i] = fi;
+      row_of[total + i] = (PetscInt)i;
+    }
     if (id >= 0 && n) PetscCall(SgDatasetReadField(ds, "member", 0, n, SG_DTYPE_I64, mem + total));
     PetscCall(SgDatasetClose(&ds));
     total += n;
@@ -259,7 +268,9 @@ PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *D, PetscInt K, PetscIn
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(S, sizeof *S));
-  S->K = K, S->L = L, S->nsnap = D->nsnap;
+  S->K = K;
+  S->L = L;
+  S->nsnap = D->nsnap;
   /* validation R2 compares each target with its mean over the validation windows: with one window it
      is undefined (every epoch scores -inf and early stopping keeps the first epoch), hence L + 1 */
   PetscCheck(nfit >= 2 * L && D->nvalid >= L + 1 && D->ntest >= L, D->comm, PETSC_ERR_USER_INPUT, "podlstm: windows of %" PetscInt_FMT " + %" PetscInt_FMT " steps need at least %" PetscInt_FMT " training, %" PetscInt_FMT " validation (2 validation windows) and %" PetscInt_FMT " test snapshots (have %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt_FMT "): lower -podlstm_window, raise -podlstm_valid_fraction or use more data", L, L, 2 * L, L + 1, L, nfit, D->nvalid, D->ntest);
@@ -272,9 +283,12 @@ PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *D, PetscInt K, PetscIn
     for (PetscInt j = 0; j < D->nsnap; j++) S->s[j * K + k] = (coef[j * K + k] - S->lo[k]) / (S->hi[k] - S->lo[k]);
   }
   /* a window starting at s has its targets in [s + L, s + 2L) */
-  S->s_tr0 = 0, S->ntr = nfit - 2 * L + 1;
-  S->s_va0 = nfit - L, S->nva = D->nvalid - L + 1;
-  S->s_te0 = D->ntrain - L, S->nte = D->ntest - L + 1;
+  S->s_tr0 = 0;
+  S->ntr = nfit - 2 * L + 1;
+  S->s_va0 = nfit - L;
+  S->nva = D->nvalid - L + 1;
+  S->s_te0 = D->ntrain - L;
+  S->nte = D->ntest - L + 1;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -46,8 +46,14 @@ static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt stream, const SgLoa
   SgCallNN(sgnn_sum(d2, 0, NULL, 0, &s));
   SgCallNN(sgnn_affine(s, 1.0 / (F->c->L * F->c->K), 0.0, loss));
   SgCallNN(sgnn_tensor_item(*loss, &v));
-  sums[0] += v, sums[1] += b->nlocal;
-  sgnn_tensor_free(&x), sgnn_tensor_free(&y), sgnn_tensor_free(&yh), sgnn_tensor_free(&d), sgnn_tensor_free(&d2), sgnn_tensor_free(&s);
+  sums[0] += v;
+  sums[1] += b->nlocal;
+  sgnn_tensor_free(&x);
+  sgnn_tensor_free(&y);
+  sgnn_tensor_free(&yh);
+  sgnn_tensor_free(&d);
+  sgnn_tensor_free(&d2);
+  sgnn_tensor_free(&s);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -66,7 +72,9 @@ static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const Pets
   cols[0] = sums[1] > 0 ? sums[0] / sums[1] : NAN;
   cols[1] = r2;
   if (r2 > F->best || F->best_epoch < 0) {
-    F->best = r2, F->best_epoch = F->epochs, F->since = 0;
+    F->best = r2;
+    F->best_epoch = F->epochs;
+    F->since = 0;
     SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(F->net->P), F->best_w));
   } else if (++F->since >= F->c->patience) {
     char why[96];
@@ -116,7 +124,9 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   PetscCall(SgTrainerSetSeed(tr, c->seed));
   PetscCall(SgTrainerSetNumSteps(tr, c->max_epochs * per_epoch));
   sgnn_optim_defaults(SGNN_ADAM, &oc);
-  oc.lr = c->lr, sc.kind = SGNN_LR_CONST, sc.lr0 = c->lr;
+  oc.lr = c->lr;
+  sc.kind = SGNN_LR_CONST;
+  sc.lr0 = c->lr;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, per_epoch));

@@ -23,10 +23,20 @@ static const char *const RealFields[] = {"r2", "t_start", "t_end", "seconds"};
 void SgPodLstmEvalPack(const SgPodLstmEval *e, PetscReal b[SG_PODLSTM_EVAL_NREAL])
 {
   PetscInt i = 0;
-  b[i++] = (PetscReal)e->id, b[i++] = (PetscReal)e->rank, b[i++] = (PetscReal)e->session, b[i++] = (PetscReal)e->epochs;
-  b[i++] = (PetscReal)e->nparams, b[i++] = (PetscReal)e->arch.nlayers;
-  for (PetscInt l = 0; l < SG_PODLSTM_MAXLAYERS; l++) b[i++] = (PetscReal)e->arch.units[l], b[i++] = (PetscReal)e->arch.skip[l];
-  b[i++] = e->r2, b[i++] = e->t_start, b[i++] = e->t_end, b[i++] = e->seconds; /* 6 + 2 MAXLAYERS + 4 */
+  b[i++] = (PetscReal)e->id;
+  b[i++] = (PetscReal)e->rank;
+  b[i++] = (PetscReal)e->session;
+  b[i++] = (PetscReal)e->epochs;
+  b[i++] = (PetscReal)e->nparams;
+  b[i++] = (PetscReal)e->arch.nlayers;
+  for (PetscInt l = 0; l < SG_PODLSTM_MAXLAYERS; l++) {
+    b[i++] = (PetscReal)e->arch.units[l];
+    b[i++] = (PetscReal)e->arch.skip[l];
+  }
+  b[i++] = e->r2;
+  b[i++] = e->t_start;
+  b[i++] = e->t_end;
+  b[i++] = e->seconds; /* 6 + 2 MAXLAYERS + 4 */
   (void)i;
 }
 
@@ -34,22 +44,38 @@ void SgPodLstmEvalUnpack(const PetscReal b[SG_PODLSTM_EVAL_NREAL], SgPodLstmEval
 {
   PetscInt i = 0;
   PetscMemzero(e, sizeof *e);
-  e->id = (PetscInt)b[i++], e->rank = (PetscInt)b[i++], e->session = (PetscInt)b[i++], e->epochs = (PetscInt)b[i++];
-  e->nparams = (PetscInt)b[i++], e->arch.nlayers = (PetscInt)b[i++];
-  for (PetscInt l = 0; l < SG_PODLSTM_MAXLAYERS; l++) e->arch.units[l] = (PetscInt)b[i++], e->arch.skip[l] = (PetscInt)b[i++];
-  e->r2 = b[i++], e->t_start = b[i++], e->t_end = b[i++], e->seconds = b[i++];
+  e->id = (PetscInt)b[i++];
+  e->rank = (PetscInt)b[i++];
+  e->session = (PetscInt)b[i++];
+  e->epochs = (PetscInt)b[i++];
+  e->nparams = (PetscInt)b[i++];
+  e->arch.nlayers = (PetscInt)b[i++];
+  for (PetscInt l = 0; l < SG_PODLSTM_MAXLAYERS; l++) {
+    e->arch.units[l] = (PetscInt)b[i++];
+    e->arch.skip[l] = (PetscInt)b[i++];
+  }
+  e->r2 = b[i++];
+  e->t_start = b[i++];
+  e->t_end = b[i++];
+  e->seconds = b[i++];
 }
 
 static void ArchToInts(const SgPodLstmArch *a, int64_t v[NARCH])
 {
   v[0] = a->nlayers;
-  for (PetscInt l = 0; l < SG_PODLSTM_MAXLAYERS; l++) v[1 + l] = a->units[l], v[1 + SG_PODLSTM_MAXLAYERS + l] = a->skip[l];
+  for (PetscInt l = 0; l < SG_PODLSTM_MAXLAYERS; l++) {
+    v[1 + l] = a->units[l];
+    v[1 + SG_PODLSTM_MAXLAYERS + l] = a->skip[l];
+  }
 }
 
 static void ArchFromInts(const int64_t v[NARCH], SgPodLstmArch *a)
 {
   a->nlayers = (PetscInt)v[0];
-  for (PetscInt l = 0; l < SG_PODLSTM_MAXLAYERS; l++) a->units[l] = (PetscInt)v[1 + l], a->skip[l] = (PetscInt)v[1 + SG_PODLSTM_MAXLAYERS + l];
+  for (PetscInt l = 0; l < SG_PODLSTM_MAXLAYERS; l++) {
+    a->units[l] = (PetscInt)v[1 + l];
+    a->skip[l] = (PetscInt)v[1 + SG_PODLSTM_MAXLAYERS + l];
+  }
 }
 
 PetscErrorCode SgPodLstmLogAppend(const char logdir[], PetscMPIInt rank, const char fingerprint[], const SgPodLstmEval *e)
@@ -119,9 +145,16 @@ PetscErrorCode SgPodLstmLogRead(MPI_Comm comm, const char logdir[], const char f
     for (int64_t i = 0; i < m; i++) {
       SgPodLstmEval *e = &(*evals)[*n + i];
       PetscCall(PetscMemzero(e, sizeof *e));
-      e->id = (PetscInt)iv[0][i], e->rank = (PetscInt)iv[1][i], e->session = (PetscInt)iv[2][i], e->epochs = (PetscInt)iv[3][i], e->nparams = (PetscInt)iv[4][i];
+      e->id = (PetscInt)iv[0][i];
+      e->rank = (PetscInt)iv[1][i];
+      e->session = (PetscInt)iv[2][i];
+      e->epochs = (PetscInt)iv[3][i];
+      e->nparams = (PetscInt)iv[4][i];
       ArchFromInts(arch + NARCH * i, &e->arch);
-      e->r2 = rv[0][i], e->t_start = rv[1][i], e->t_end = rv[2][i], e->seconds = rv[3][i];
+      e->r2 = rv[0][i];
+      e->t_start = rv[1][i];
+      e->t_end = rv[2][i];
+      e->seconds = rv[3][i];
     }
     *n += (PetscInt)m;
     for (int f = 0; f < 5; f++) PetscCall(PetscFree(iv[f]));

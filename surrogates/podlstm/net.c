@@ -29,7 +29,12 @@ PetscErrorCode SgPodLstmNetCreate(const SgPodLstmArch *a, PetscInt K, PetscInt L
   PetscFunctionBegin;
   PetscCall(SgPodLstmArchCheck(PETSC_COMM_SELF, a));
   PetscCall(PetscNew(&n));
-  n->arch = *a, n->K = K, n->L = L, n->head = head, n->be = be, n->dt = dt;
+  n->arch = *a;
+  n->K = K;
+  n->L = L;
+  n->head = head;
+  n->be = be;
+  n->dt = dt;
   SgCallNN(sgnn_params_create(be, dt, &n->P));
   n->width[0] = K;
   for (PetscInt i = 1; i <= a->nlayers; i++) {
@@ -102,13 +107,18 @@ static PetscErrorCode LstmSequence(SgPodLstmNet n, PetscInt i, SgnnTensor x, Sgn
     SgCallNN(sgnn_slice(x, 1, t, t + 1, &xs));
     SgCallNN(sgnn_reshape(xs, 2, s2i, &xt));
     SgCallNN(sgnn_lstm_cell(xt, h, c, n->Wih[i], n->Whh[i], n->b[i], &h2, &c2));
-    sgnn_tensor_free(&xs), sgnn_tensor_free(&xt), sgnn_tensor_free(&h), sgnn_tensor_free(&c);
-    h = h2, c = c2;
+    sgnn_tensor_free(&xs);
+    sgnn_tensor_free(&xt);
+    sgnn_tensor_free(&h);
+    sgnn_tensor_free(&c);
+    h = h2;
+    c = c2;
     SgCallNN(sgnn_reshape(h, 3, s3, &hs[t]));
   }
   SgCallNN(sgnn_concat(L, hs, 1, out));
   for (int t = 0; t < L; t++) sgnn_tensor_free(&hs[t]);
-  sgnn_tensor_free(&h), sgnn_tensor_free(&c);
+  sgnn_tensor_free(&h);
+  sgnn_tensor_free(&c);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -123,7 +133,8 @@ static PetscErrorCode StepLinear(SgnnTensor x, SgnnTensor W, SgnnTensor bias, Sg
   SgCallNN(sgnn_reshape(x, 2, f, &xf));
   SgCallNN(sgnn_linear(xf, W, bias, &y));
   SgCallNN(sgnn_reshape(y, 3, s3, out));
-  sgnn_tensor_free(&xf), sgnn_tensor_free(&y);
+  sgnn_tensor_free(&xf);
+  sgnn_tensor_free(&y);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -144,7 +155,8 @@ PetscErrorCode SgPodLstmNetForward(SgPodLstmNet n, SgnnTensor x, SgnnTensor *y)
           SgnnTensor p, sum;
           PetscCall(StepLinear(node[i - 1 - s], n->proj[i][s], NULL, &p));
           SgCallNN(sgnn_add(o, p, &sum));
-          sgnn_tensor_free(&o), sgnn_tensor_free(&p);
+          sgnn_tensor_free(&o);
+          sgnn_tensor_free(&p);
           o = sum;
         }
       SgCallNN(sgnn_relu(o, &node[i + 1]));
@@ -160,7 +172,8 @@ PetscErrorCode SgPodLstmNetForward(SgPodLstmNet n, SgnnTensor x, SgnnTensor *y)
     SgCallNN(sgnn_reshape(node[n->arch.nlayers], 2, f, &flat));
     SgCallNN(sgnn_linear(flat, n->Wout, n->bout, &o));
     SgCallNN(sgnn_reshape(o, 3, s3, y));
-    sgnn_tensor_free(&flat), sgnn_tensor_free(&o);
+    sgnn_tensor_free(&flat);
+    sgnn_tensor_free(&o);
   }
   for (PetscInt i = 0; i <= n->arch.nlayers; i++) sgnn_tensor_free(&node[i]);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -176,7 +189,8 @@ PetscErrorCode SgPodLstmNetPredict(SgPodLstmNet n, PetscInt B, PetscInt L, const
   SgCallNN(sgnn_tensor_from_f64(n->be, n->dt, 3, shape, x, &xt));
   PetscCall(SgPodLstmNetForward(n, xt, &yt));
   SgCallNN(sgnn_tensor_to_f64(yt, y));
-  sgnn_tensor_free(&xt), sgnn_tensor_free(&yt);
+  sgnn_tensor_free(&xt);
+  sgnn_tensor_free(&yt);
   sgnn_set_grad_enabled(was);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -101,7 +101,11 @@ static PetscErrorCode Evaluate(const SgPodLstmSearchConfig *c, SgnnBackend *be, 
   ierr = SgPodLstmFit(PETSC_COMM_SELF, net, &fc, &fr);
   PetscCall(PetscPopErrorHandler());
   if (ierr) fr.r2 = -1e30;
-  e->id = id, e->arch = *a, e->r2 = fr.r2, e->epochs = fr.epochs, e->seconds = fr.seconds;
+  e->id = id;
+  e->arch = *a;
+  e->r2 = fr.r2;
+  e->epochs = fr.epochs;
+  e->seconds = fr.seconds;
   PetscCall(SgPodLstmNetNumParams(net, &e->nparams));
   PetscCall(PetscSNPrintf(path, sizeof path, "%s/cand_%" PetscInt_FMT ".h5", c->logdir, id));
   PetscCall(SgPodLstmWeightsWrite(path, a, c->fit.K, net));
@@ -165,7 +169,10 @@ PetscErrorCode SgPodLstmSearch(MPI_Comm comm0, const SgPodLstmSearchConfig *c, S
     PetscCall(Propose(c, &k, id, &a));
     ts = MPI_Wtime() - t0;
     PetscCall(Evaluate(c, be, id, &a, &e));
-    e.rank = rank, e.session = session, e.t_start = offset + ts, e.t_end = offset + MPI_Wtime() - t0;
+    e.rank = rank;
+    e.session = session;
+    e.t_start = offset + ts;
+    e.t_end = offset + MPI_Wtime() - t0;
     busy += e.t_end - e.t_start;
     PetscCall(SgPodLstmLogAppend(c->logdir, rank, c->fingerprint, &e));
     PetscCall(KnownAdd(&k, &e));
@@ -199,7 +206,8 @@ PetscErrorCode SgPodLstmSearch(MPI_Comm comm0, const SgPodLstmSearchConfig *c, S
   PetscCallMPI(MPI_Allreduce(&tloop, &wall, 1, MPIU_REAL, MPIU_MAX, comm));
   PetscCall(PetscMalloc1(size, &res->rank_busy));
   PetscCallMPI(MPI_Allgather(&busy, 1, MPIU_REAL, res->rank_busy, 1, MPIU_REAL, comm));
-  res->wall = wall, res->busy = 0;
+  res->wall = wall;
+  res->busy = 0;
   for (PetscMPIInt r = 0; r < size; r++) res->busy += res->rank_busy[r];
   res->utilisation = wall > 0 ? res->busy / (size * wall) : 0;
   /* the same list on every rank: sorted by completion time */
@@ -210,10 +218,14 @@ PetscErrorCode SgPodLstmSearch(MPI_Comm comm0, const SgPodLstmSearchConfig *c, S
     for (PetscInt i = 1; i < k.n; i++) { /* insertion sort by (t_end, id): lists are short */
       SgPodLstmEval x = tmp[i];
       PetscInt      j = i - 1;
-      while (j >= 0 && (tmp[j].t_end > x.t_end || (tmp[j].t_end == x.t_end && tmp[j].id > x.id))) tmp[j + 1] = tmp[j], j--;
+      while (j >= 0 && (tmp[j].t_end > x.t_end || (tmp[j].t_end == x.t_end && tmp[j].id > x.id))) {
+        tmp[j + 1] = tmp[j];
+        j--;
+      }
       tmp[j + 1] = x;
     }
-    res->n = k.n, res->evals = tmp;
+    res->n = k.n;
+    res->evals = tmp;
   }
   PetscCall(PetscFree(k.e));
   PetscCallMPI(MPI_Comm_free(&comm));

@@ -71,7 +71,12 @@ PetscErrorCode SgTrainerOptionsPlateau(PetscOptionItems *PetscOptionsObject, SgT
 PetscErrorCode SgTrainerPlateauDefault(SgTrainerPlateau *p)
 {
   PetscFunctionBegin;
-  p->window = 0, p->patience = 10, p->factor = 0.1, p->threshold = 1e-4, p->min_lr = 0, p->fresh_on_restart = PETSC_FALSE;
+  p->window = 0;
+  p->patience = 10;
+  p->factor = 0.1;
+  p->threshold = 1e-4;
+  p->min_lr = 0;
+  p->fresh_on_restart = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -79,7 +84,8 @@ PetscErrorCode SgTrainerPlateauReset(SgTrainer t)
 {
   PetscFunctionBegin;
   t->pl.scale = 1, t->pl.best = PETSC_MAX_REAL, t->pl.nbad = 0, t->pl.sum = 0, t->pl.n = 0, t->pl.ndecay = 0;
-  t->pl.nclip = 0, t->pl.maxnorm = 0;
+  t->pl.nclip = 0;
+  t->pl.maxnorm = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -94,18 +100,23 @@ PetscErrorCode SgTrainerPlateauStep(SgTrainer t, PetscInt step, double loss, int
   if (!t->plateau.window) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Allreduce(&loss, &g, 1, MPI_DOUBLE, MPI_SUM, comm));
   if (t->scaling == SG_TRAINER_LOSS_SUM) g /= (double)nglobal; /* the global mean per sample */
-  t->pl.sum += g, t->pl.n++;
+  t->pl.sum += g;
+  t->pl.n++;
   if (t->pl.n < t->plateau.window) PetscFunctionReturn(PETSC_SUCCESS);
   {
     double mean = t->pl.sum / t->pl.n;
-    t->pl.sum = 0, t->pl.n = 0;
-    if (mean < t->pl.best * (1 - t->plateau.threshold)) t->pl.best = mean, t->pl.nbad = 0;
-    else if (++t->pl.nbad > t->plateau.patience) {
+    t->pl.sum = 0;
+    t->pl.n = 0;
+    if (mean < t->pl.best * (1 - t->plateau.threshold)) {
+      t->pl.best = mean;
+      t->pl.nbad = 0;
+    } else if (++t->pl.nbad > t->plateau.patience) {
       double lr0 = t->sched.lr0, old = t->pl.scale, s = old * t->plateau.factor;
       if (lr0 > 0 && lr0 * s < t->plateau.min_lr) s = t->plateau.min_lr / lr0;
       t->pl.nbad = 0;
       if (s < old) {
-        t->pl.scale = s, t->pl.ndecay++;
+        t->pl.scale = s;
+        t->pl.ndecay++;
         PetscCall(PetscInfo(t, "%s: plateau after step %" PetscInt_FMT " (window mean %g, best %g): learning-rate factor %g -> %g\n", t->name, step + 1, mean, t->pl.best, old, s));
       }
     }
@@ -153,7 +164,14 @@ PetscErrorCode SgTrainerPlateauDecode(SgTrainer t, const char path[], const char
 
   PetscFunctionBegin;
   PetscCheck(sscanf(buf, "%lg %lg %ld %lg %ld %ld %ld %lg", &scale, &best, &nbad, &sum, &n, &ndecay, &nclip, &maxnorm) == 8, PetscObjectComm((PetscObject)t), PETSC_ERR_FILE_UNEXPECTED, "%s: restart: %s has a damaged trainer_schedule entry '%s'", t->name, path, buf);
-  t->pl.scale = scale, t->pl.best = best, t->pl.nbad = nbad, t->pl.sum = sum, t->pl.n = n, t->pl.ndecay = ndecay, t->pl.nclip = nclip, t->pl.maxnorm = maxnorm;
+  t->pl.scale = scale;
+  t->pl.best = best;
+  t->pl.nbad = nbad;
+  t->pl.sum = sum;
+  t->pl.n = n;
+  t->pl.ndecay = ndecay;
+  t->pl.nclip = nclip;
+  t->pl.maxnorm = maxnorm;
   if (t->plateau.fresh_on_restart) t->pl.best = PETSC_MAX_REAL, t->pl.nbad = 0, t->pl.sum = 0, t->pl.n = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
