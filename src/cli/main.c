@@ -130,6 +130,7 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
     PetscCall(SgOutputCheckPath(PETSC_COMM_WORLD, "-train_output", output, 1, suffix));
     PetscCall(PetscSNPrintf(path, sizeof path, "%s.h5", output));
     PetscCall(SgDatasetCheckNotOverwritten(PETSC_COMM_WORLD, "-train_output", path)); /* e.g. the data itself */
+    PetscCall(SgWriteCheck(PETSC_COMM_WORLD, "-train_output", path, SG_FILE_MODEL));   /* e.g. another kind's output: refused now, not after training */
     PetscCall(SgRunLogOpen(PETSC_COMM_WORLD, "-train_output", output, PETSC_FALSE)); /* BASE.log: the training's terminal output */
     PetscCall(SgSurrogateTrain(sur));
     PetscCall(SgSurrogateSave(sur, path));

@@ -69,6 +69,7 @@ case_() {
   grep -qF -- "$frag" err.log || why="$why, no '$frag'"
   grep -qE "PETSC ERROR|MPI_ABORT|HDF5-DIAG|runtime error|AddressSanitizer" err.log out.log && why="$why, traceback/abort/diag"
   grep -q "^Wrote" out.log && why="$why, wrote a file"
+  [ -n "${NOT:-}" ] && grep -qF -- "$NOT" out.log err.log && why="$why, printed '$NOT' (refused too late)"
   [ "$(snapshot)" = "$before" ] || { why="$why, earlier files changed"; before=$(snapshot); }
   rm -rf nodir 2> /dev/null
   if [ -z "$why" ]; then pass=$((pass + 1)); [ "${1:-}" = -v ] && echo "ok   $n: $*"
@@ -223,6 +224,9 @@ case_ 1 "add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub -train_o
 case_ 1 "lion_cub (1-bit sign updates with majority vote) is not implemented yet" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -train_output ok_x
 case_ 1 "sdp4bit (4-bit weight differences and gradients) is not implemented yet" -- train $MF -mffn_shard 2 -mffn_compress sdp4bit -train_output ok_x
 case12 "-mffn_shard 3 (ZeRO stage 3" -- train $MF -mffn_shard 3 -train_output ok_x
+# a model output over a file of another kind: refused before training, not after it (NOT: what the
+# training prints at its end must not show)
+NOT="training took" case12 "'v.h5' is a surge run output, not a model" -- train $MF -train_output v
 # --- and inputs that must run (they used to crash): the superres slot with output_nz 0 (a SIGFPE)
 runs_ 1 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5
 runs_ 2 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe2 -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5
