@@ -307,6 +307,12 @@ static PetscErrorCode SetUp_Vlasov(SgSolver solver)
       v->fit_root[0] = 0;
       PetscCall(SgVlasovWeibelRoot(v, v->em_k[0], &v->fit_root[1]));
     } else PetscCall(SgVlasovDispersionRoot(v, v->sp[0].k, &v->fit_root[0], &v->fit_root[1]));
+    v->fit_root0[0] = v->fit_root[0];
+    v->fit_root0[1] = v->fit_root[1];
+    v->fit_coll     = PETSC_FALSE;
+    for (PetscInt s = 0; s < v->nspecies; s++)
+      if (v->sp[s].nu > 0 && !(v->field == SG_VLASOV_FIELD_MAXWELL && v->fit_field == 1)) v->fit_coll = PETSC_TRUE;
+    if (v->fit_coll) PetscCall(SgVlasovCollisionalRoot(v, &v->fit_root[0], &v->fit_root[1])); /* collisions change the root */
   }
   PetscCall(SgVlasovSetUpGrid(solver, v));
   PetscCall(SgVlasovFieldSetUp(v));

@@ -79,6 +79,8 @@ typedef struct {
   PetscInt  cdim, vdim, order, family, flux, field, fit, exact;
   PetscReal cfl, fit_window[2];
   PetscReal fit_root[2]; /* theory for the fit (omega_r, gamma), found at set-up so a deck without one fails before the run */
+  PetscReal fit_root0[2]; /* the collisionless root (printed beside the collisional one when collisions are on) */
+  PetscBool fit_coll;     /* fit_root is the collisional root (vlasov_colldisp.c) */
   PetscInt  cells[5];
   PetscInt  ranks[3];  /* ranks per DMDA axis (PETSC_DECIDE: PETSc chooses) */
   PetscReal lower[5], upper[5];
@@ -202,3 +204,5 @@ PETSC_INTERN PetscErrorCode SgVlasovHistoryAppend(SgVlasov *, PetscReal t, Petsc
 PETSC_INTERN void           SgVlasovFaddeeva(double zr, double zi, double *wr, double *wi);
 PETSC_INTERN PetscErrorCode SgVlasovDispersionRoot(SgVlasov *, const PetscReal k[], PetscReal *omega_r, PetscReal *gamma);
 PETSC_INTERN PetscErrorCode SgVlasovWeibelRoot(SgVlasov *, PetscReal k, PetscReal *gamma);
+/* vlasov_colldisp.c: linear Landau root with BGK or LBO self-collisions (1x1v, one Maxwellian species) */
+PETSC_INTERN PetscErrorCode SgVlasovCollisionalRoot(SgVlasov *, PetscReal *omega_r, PetscReal *gamma);

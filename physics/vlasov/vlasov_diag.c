@@ -324,6 +324,7 @@ static PetscErrorCode Layout(SgVlasov *v, SgCheckpoint chk)
   PetscCall(SgCheckpointLayoutInt(chk, "vlasov_basis", v->family));
   PetscCall(SgCheckpointLayoutInt(chk, "vlasov_nspecies", v->nspecies));
   if (v->field == SG_VLASOV_FIELD_MAXWELL) PetscCall(SgCheckpointLayoutInt(chk, "vlasov_field", v->field));
+  if (v->collisions) PetscCall(SgCheckpointLayoutInt(chk, "vlasov_collisions", v->collisions));
   for (PetscInt is = 0; is < v->nspecies; is++) {
     SgVlasovSpecies *s = &v->sp[is];
     PetscCall(PetscSNPrintf(key, sizeof key, "vlasov_species_%" PetscInt_FMT, is));
@@ -359,6 +360,12 @@ PetscErrorCode SgVlasovCheckpoint(SgSolver solver, SgCheckpoint chk)
   if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* E and B are state (replicated: every rank holds the same) */
     PetscCall(SgCheckpointReals(chk, "vlasov_em", v->ncx * SG_VLASOV_EM_NC * v->npx, v->em));
     v->emcur = v->em;
+  }
+  if (v->collisions == 2) { /* the LBO stability rate of the last stage sets the next time step */
+    PetscReal rate[SG_VLASOV_MAX_SPECIES];
+    for (PetscInt is = 0; is < v->nspecies; is++) rate[is] = v->sp[is].lbo_rate;
+    PetscCall(SgCheckpointReals(chk, "vlasov_lbo_rate", v->nspecies, rate));
+    for (PetscInt is = 0; is < v->nspecies; is++) v->sp[is].lbo_rate = rate[is];
   }
   PetscCall(SgCheckpointReals(chk, "vlasov_diag0", solver->ndiag, v->diag0));
   PetscCall(SgCheckpointInts(chk, "vlasov_nhist", 1, &n));

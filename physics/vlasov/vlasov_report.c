@@ -107,6 +107,8 @@ PetscErrorCode SgVlasovReport(SgSolver solver, SgOutput out)
     PetscInt  n = 0;
     wr = v->fit_root[0];
     wi = v->fit_root[1];
+    if (v->fit_coll)
+      PetscCall(PetscPrintf(comm, "vlasov fit: theory is the collisional root (%s, nu = %g): omega = %.9f, gamma = %.9f; collisionless root omega = %.9f, gamma = %.9f\n", v->collisions == 2 ? "lbo" : "bgk", (double)v->sp[0].nu, (double)wr, (double)wi, (double)v->fit_root0[0], (double)v->fit_root0[1]));
     if (v->fit == SG_VLASOV_FIT_LANDAU) {
       PetscCall(FitLandau(comm, v, &g, &w, &n));
       if (n < 3) goto final;
