@@ -8,6 +8,8 @@
    Units: Angstrom, eV, eV/Angstrom (DeePMD's convention, kept as is). Sets are read in name order. */
 #include "sgdataset.h"
 #include "sgnpy.h"
+#include "sgwrite.h"
+#include "sgsys.h" /* SgAgreeBegin/End */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -176,26 +178,34 @@ PetscErrorCode SgDeepmdImport(MPI_Comm comm, PetscInt ndirs, const char *const d
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode ExportArray(SgDataset ds, const char set[], const char name[], int64_t start, int64_t cnt, int ndim, const int64_t shape[])
+static PetscErrorCode ExportArray(SgWriteDir wd, SgDataset ds, const char set[], const char name[], int64_t start, int64_t cnt, int ndim, const int64_t shape[])
 {
   PetscInt idx;
   SgDType  dt;
   int64_t  per;
   void    *buf;
-  char     path[PETSC_MAX_PATH_LEN];
+  char     rel[PETSC_MAX_PATH_LEN];
+  FILE    *fp;
 
   PetscFunctionBegin;
   PetscCall(SgDatasetFindField(ds, name, &idx));
   PetscCall(SgDatasetGetFieldInfo(ds, idx, NULL, &dt, NULL, NULL, &per));
   PetscCall(PetscMalloc(SgDTypeSize(dt) * (size_t)(cnt * per) + 1, &buf));
   PetscCall(SgDatasetReadField(ds, name, start, cnt, dt, buf));
-  snprintf(path, sizeof path, "%s/%s.npy", set, name);
-  PetscCall(SgNpyWrite(path, (int)SgDTypeSize(dt), ndim, shape, buf));
+  snprintf(rel, sizeof rel, "%s/%s.npy", set, name);
+  PetscCall(SgWriteDirFileOpen(wd, rel, &fp));
+  {
+    PetscErrorCode ierr = SgNpyWrite(fp, rel, (int)SgDTypeSize(dt), ndim, shape, buf);
+    if (ierr) (void)fclose(fp); /* the caller discards the whole directory */
+    PetscCall(ierr);
+  }
+  PetscCall(SgWriteDirFileClose(wd, &fp));
   PetscCall(PetscFree(buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDeepmdExport(MPI_Comm comm, const char in[], const char dir[], PetscInt set_size)
+/* Rank 0's export into wd (DIR.tmp/): type.raw, type_map.raw, set.NNN/ *.npy. */
+static PetscErrorCode ExportInto(SgWriteDir wd, const char in[], PetscInt set_size)
 {
   SgDataset   ds;
   const char *kind;
@@ -203,51 +213,69 @@ PetscErrorCode SgDeepmdExport(MPI_Comm comm, const char in[], const char dir[], 
   int32_t    *type;
   PetscInt    ntypes, vi;
   char      **names;
-  char        path[PETSC_MAX_PATH_LEN];
   FILE       *fp;
 
   PetscFunctionBegin;
   PetscCall(SgDatasetOpen(PETSC_COMM_SELF, in, SG_DATASET_READ, &ds));
   PetscCall(SgDatasetGetKind(ds, &kind));
-  PetscCheck(!strcmp(kind, "md_frames"), comm, PETSC_ERR_USER_INPUT, "%s: kind %s cannot be exported to DeePMD-kit (only md_frames)", in, kind);
+  PetscCheck(!strcmp(kind, "md_frames"), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "%s: kind %s cannot be exported to DeePMD-kit (only md_frames)", in, kind);
   PetscCall(SgDatasetGetNumSamples(ds, &n));
   PetscCall(SgDatasetFindField(ds, "virial", &vi));
-  PetscCheck(mkdir(dir, 0777) == 0 || errno == EEXIST, comm, PETSC_ERR_FILE_OPEN, "%s: cannot create directory: %s", dir, strerror(errno));
-  snprintf(path, sizeof path, "%s/set.000", dir);
-  PetscCheck(access(path, F_OK) != 0, comm, PETSC_ERR_FILE_OPEN, "%s: exists already; export into a new or empty directory", path);
   PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &natoms, NULL));
   PetscCall(PetscMalloc1(natoms, &type));
   PetscCall(SgDatasetReadStatic(ds, "type", SG_DTYPE_I32, &natoms, type));
-  snprintf(path, sizeof path, "%s/type.raw", dir);
-  fp = fopen(path, "w");
-  PetscCheck(fp, comm, PETSC_ERR_FILE_OPEN, "%s: cannot create: %s", path, strerror(errno));
+  PetscCall(SgWriteDirFileOpen(wd, "type.raw", &fp));
   for (int64_t i = 0; i < natoms; i++) fprintf(fp, "%d\n", (int)type[i]);
-  PetscCheck(fclose(fp) == 0, comm, PETSC_ERR_FILE_WRITE, "%s: write failed", path);
+  PetscCall(SgWriteDirFileClose(wd, &fp));
   PetscCall(SgDatasetReadStrings(ds, "type_map", &ntypes, &names));
-  snprintf(path, sizeof path, "%s/type_map.raw", dir);
-  fp = fopen(path, "w");
-  PetscCheck(fp, comm, PETSC_ERR_FILE_OPEN, "%s: cannot create: %s", path, strerror(errno));
+  PetscCall(SgWriteDirFileOpen(wd, "type_map.raw", &fp));
   for (PetscInt t = 0; t < ntypes; t++) fprintf(fp, "%s\n", names[t]);
-  PetscCheck(fclose(fp) == 0, comm, PETSC_ERR_FILE_WRITE, "%s: write failed", path);
+  PetscCall(SgWriteDirFileClose(wd, &fp));
   PetscCall(SgDatasetStringsFree(ntypes, &names));
   if (set_size <= 0) set_size = (PetscInt)PetscMax(n, 1);
   for (int64_t start = 0, k = 0; start < n; start += set_size, k++) {
     int64_t cnt = PetscMin((int64_t)set_size, n - start);
     int64_t s2[2], s1[1];
-    char    set[PETSC_MAX_PATH_LEN];
-    snprintf(set, sizeof set, "%s/set.%03lld", dir, (long long)k);
-    PetscCheck(mkdir(set, 0777) == 0, comm, PETSC_ERR_FILE_OPEN, "%s: cannot create: %s", set, strerror(errno));
+    char    set[32];
+    snprintf(set, sizeof set, "set.%03lld", (long long)k);
+    PetscCall(SgWriteDirMkdir(wd, set));
     s2[0] = cnt;
     s2[1] = 3 * natoms;
     s1[0] = cnt;
-    PetscCall(ExportArray(ds, set, "coord", start, cnt, 2, s2));
-    PetscCall(ExportArray(ds, set, "force", start, cnt, 2, s2));
-    PetscCall(ExportArray(ds, set, "energy", start, cnt, 1, s1));
+    PetscCall(ExportArray(wd, ds, set, "coord", start, cnt, 2, s2));
+    PetscCall(ExportArray(wd, ds, set, "force", start, cnt, 2, s2));
+    PetscCall(ExportArray(wd, ds, set, "energy", start, cnt, 1, s1));
     s2[1] = 9;
-    PetscCall(ExportArray(ds, set, "box", start, cnt, 2, s2));
-    if (vi >= 0) PetscCall(ExportArray(ds, set, "virial", start, cnt, 2, s2));
+    PetscCall(ExportArray(wd, ds, set, "box", start, cnt, 2, s2));
+    if (vi >= 0) PetscCall(ExportArray(wd, ds, set, "virial", start, cnt, 2, s2));
   }
   PetscCall(PetscFree(type));
   PetscCall(SgDatasetClose(&ds));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Through the write path (sgwrite.h, SgWriteDir): DIR must be new or empty and not an input; the
+   system is written to DIR.tmp/ and renamed to DIR when complete, so a failure (disk full included)
+   leaves no DIR and no DIR.tmp. Rank 0 writes; every rank ends with its outcome. */
+PetscErrorCode SgDeepmdExport(MPI_Comm comm, const char in[], const char dir[], PetscInt set_size)
+{
+  PetscMPIInt    rank;
+  PetscErrorCode ierr = PETSC_SUCCESS;
+  char           msg[2 * PETSC_MAX_PATH_LEN] = "";
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) PetscCall(SgWriteDirCheckMessage("the export directory", dir, msg, sizeof msg));
+  PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+  PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg); /* before the dataset is read */
+  PetscCall(SgAgreeBegin());
+  if (!rank) {
+    SgWriteDir wd = NULL;
+    ierr          = SgWriteDirBegin("the export directory", dir, &wd);
+    if (!ierr) ierr = ExportInto(wd, in, set_size);
+    if (ierr) (void)SgWriteDirDiscard(&wd);
+    else ierr = SgWriteDirCommit(&wd);
+  }
+  PetscCall(SgAgreeEnd(comm, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

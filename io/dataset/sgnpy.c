@@ -153,12 +153,11 @@ PetscErrorCode SgNpyRead(const char path[], SgNpyInfo *info, void **data)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgNpyWrite(const char path[], int esize, int ndim, const int64_t shape[], const void *data)
+PetscErrorCode SgNpyWrite(FILE *fp, const char path[], int esize, int ndim, const int64_t shape[], const void *data)
 {
   char    dict[512], shp[256] = "";
   size_t  len, total, pad;
   int64_t count = 1;
-  FILE   *fp;
   unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
 
   PetscFunctionBegin;
@@ -180,15 +179,12 @@ PetscErrorCode SgNpyWrite(const char path[], int esize, int ndim, const int64_t 
   PetscCheck(len + pad + 1 < 65536, PETSC_COMM_SELF, PETSC_ERR_SUP, "SgNpyWrite(%s): header too long", path);
   pre[8] = (unsigned char)((len + pad + 1) & 0xff);
   pre[9] = (unsigned char)((len + pad + 1) >> 8);
-  fp     = fopen(path, "wb");
-  PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot create .npy file: %s", path, strerror(errno));
   {
     int ok = fwrite(pre, 1, 10, fp) == 10 && fwrite(dict, 1, len, fp) == len;
     for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', fp) != EOF;
     ok = ok && fputc('\n', fp) != EOF;
     ok = ok && (count == 0 || fwrite(data, (size_t)esize, (size_t)count, fp) == (size_t)count);
-    ok = (fclose(fp) == 0) && ok;
-    PetscCheck(ok, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "%s: write failed: %s", path, strerror(errno));
+    PetscCheck(ok, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "%s: write failed: %s (disk full?)", path, strerror(errno));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -75,3 +75,14 @@ PETSC_INTERN PetscErrorCode SgH5OpenOrCreateGroup(hid_t file, const char path[],
 PETSC_INTERN PetscErrorCode SgH5MarkKind(const char path[], hid_t file, const char kind[]);
 /* A string attribute of the root group. */
 PETSC_INTERN PetscErrorCode SgH5WriteRootString(const char path[], hid_t file, const char name[], const char value[]);
+
+/* HDF5 files of the write path (sgwrite.h) that are written over a run, for io/ writers holding an
+   hid_t (the H5MD trajectory with MPI-IO, training checkpoints): SgH5StagedOpen checks path
+   (SgWriteCheck, collective on comm), and creates PATH.tmp marked with kind -- or, with cont and an
+   existing file of that kind, copies it to PATH.tmp and opens that, so the run continues it; fapl
+   is the caller's (H5P_DEFAULT or MPI-IO). SgH5StagedCommit closes the file and renames PATH.tmp
+   over PATH (collective; one error on every rank, the earlier file whole on failure);
+   SgH5StagedDiscard closes and removes the temporary (error paths; any rank). */
+PETSC_INTERN PetscErrorCode SgH5StagedOpen(MPI_Comm comm, const char option[], const char path[], const char kind[], PetscBool cont, hid_t fapl, hid_t *file, char tmp[], size_t len);
+PETSC_INTERN PetscErrorCode SgH5StagedCommit(MPI_Comm comm, hid_t *file, const char tmp[], const char path[]);
+PETSC_INTERN void           SgH5StagedDiscard(hid_t *file, const char tmp[]);

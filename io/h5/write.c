@@ -1,8 +1,10 @@
 /* The one write path (sgwrite.h): what a file is, whether it may be replaced, and the
    temporary-flush-rename that replaces it. */
-#define _GNU_SOURCE /* copy_file_range */
+#define _GNU_SOURCE /* copy_file_range, nftw */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -360,5 +362,221 @@ PetscErrorCode SgTextFileDetach(SgTextFile *tf, FILE **fp, char tmp[], size_t tm
   PetscCall(PetscStrncpy(tmp, t->tmp, tmplen));
   PetscCall(PetscStrncpy(path, t->path, pathlen));
   PetscCall(PetscFree(t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5StagedOpen(MPI_Comm comm, const char option[], const char path[], const char kind[], PetscBool cont, hid_t fapl, hid_t *file, char tmp[], size_t len)
+{
+  PetscMPIInt rank;
+  int         st[2] = {0, 0}; /* errno of the copy, whether the earlier file is continued */
+
+  PetscFunctionBegin;
+  *file = -1;
+  PetscCall(SgWriteCheck(comm, option, path, kind));
+  PetscCall(SgWriteTempName(path, tmp, len));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    char have[SG_KIND_LEN];
+    (void)unlink(tmp); /* PATH.tmp is this file's own temporary (an interrupted run's) */
+    PetscCall(SgFileKind(path, have, sizeof have));
+    if (cont && !strcmp(have, kind)) {
+      st[1] = 1;
+      st[0] = SgWriteCopyErrno(path, tmp);
+    }
+  }
+  PetscCallMPI(MPI_Bcast(st, 2, MPI_INT, 0, comm));
+  PetscCheck(!st[0], comm, PETSC_ERR_FILE_OPEN, "%s: cannot copy %s to %s to continue it (%s%s): the earlier file is unchanged", option, path, tmp, strerror(st[0]), st[0] == ENOSPC ? ", disk full: free space and run again" : "");
+  SgH5Quiet();
+  if (st[1]) *file = H5Fopen(tmp, H5F_ACC_RDWR, fapl);
+  else *file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  if (*file < 0) {
+    char msg[512];
+    SgH5LastError(msg, sizeof msg);
+    if (!rank) (void)unlink(tmp);
+    SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s: cannot %s %s (HDF5: %s): the earlier file (if any) is unchanged", option, st[1] ? "reopen" : "create", tmp, msg);
+  }
+  if (!st[1]) PetscCall(SgH5MarkKind(tmp, *file, kind));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5StagedCommit(MPI_Comm comm, hid_t *file, const char tmp[], const char path[])
+{
+  PetscMPIInt rank;
+  int         err = 0, any = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (*file >= 0 && H5Fclose(*file) < 0) err = EIO; /* HDF5 writes its last metadata at close */
+  *file = -1;
+  PetscCallMPI(MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, comm));
+  if (!rank) {
+    if (any) (void)unlink(tmp);
+    else any = SgWriteCommitErrno(tmp, path); /* fsync, rename; removes tmp on failure */
+  }
+  PetscCallMPI(MPI_Bcast(&any, 1, MPI_INT, 0, comm));
+  PetscCheck(!any, comm, PETSC_ERR_FILE_OPEN, "cannot write %s (%s%s): the earlier file (if any) is unchanged", path, strerror(any), any == ENOSPC ? ", disk full: free space and run again" : any == EIO ? ", disk full?" : "");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+void SgH5StagedDiscard(hid_t *file, const char tmp[])
+{
+  if (*file >= 0) {
+    H5E_BEGIN_TRY { (void)H5Fclose(*file); }
+    H5E_END_TRY
+  }
+  *file = -1;
+  if (tmp && tmp[0]) (void)unlink(tmp);
+}
+
+/* ---- directories surge creates whole (SgWriteDir) ---- */
+struct _n_SgWriteDir {
+  char dir[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
+};
+
+/* The name without trailing slashes ("out/" and "out" are one directory). */
+static void StripSlashes(const char in[], char out[], size_t len)
+{
+  size_t n;
+  (void)snprintf(out, len, "%s", in);
+  n = strlen(out);
+  while (n > 1 && out[n - 1] == '/') out[--n] = 0;
+}
+
+PetscErrorCode SgWriteDirCheckMessage(const char option[], const char dir[], char msg[], size_t len)
+{
+  char        d[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
+  PetscBool   isin;
+  SgPathRole  role;
+  const char *name;
+  struct stat st;
+
+  PetscFunctionBegin;
+  msg[0] = 0;
+  if (!dir || !dir[0]) {
+    (void)snprintf(msg, len, "%s is empty: name the directory to write", option);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  StripSlashes(dir, d, sizeof d);
+  PetscCall(SgInputFind(d, &isin, &role, &name));
+  if (isin) {
+    (void)snprintf(msg, len, "%s '%s' is %s, an input of this run: choose a new directory for %s", option, dir, name, option);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (!stat(d, &st)) {
+    DIR           *dp;
+    struct dirent *ent;
+    PetscBool      empty = PETSC_TRUE;
+    if (!S_ISDIR(st.st_mode)) {
+      (void)snprintf(msg, len, "%s '%s' exists and is not a directory: choose a new directory name", option, dir);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    if ((dp = opendir(d))) {
+      while (empty && (ent = readdir(dp)))
+        if (strcmp(ent->d_name, ".") && strcmp(ent->d_name, "..")) empty = PETSC_FALSE;
+      closedir(dp);
+    }
+    if (!empty) { /* never merged into or replaced, -overwrite or not: its files may be anyone's */
+      (void)snprintf(msg, len, "%s '%s' exists and is not empty: choose a new or empty directory (surge does not write into or replace a directory that holds files)", option, dir);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  (void)snprintf(tmp, sizeof tmp, "%s.tmp", d);
+  if (!lstat(tmp, &st)) {
+    (void)snprintf(msg, len, "%s: '%s' exists (left by an interrupted export?): remove it and run again", option, tmp);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  DirectoryReason(d, msg, len);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgWriteDirBegin(const char option[], const char dir[], SgWriteDir *wd)
+{
+  SgWriteDir w;
+  char       msg[2 * PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(SgWriteDirCheckMessage(option, dir, msg, sizeof msg));
+  PetscCheck(!msg[0], PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s", msg);
+  PetscCall(PetscNew(&w));
+  StripSlashes(dir, w->dir, sizeof w->dir);
+  PetscCall(PetscSNPrintf(w->tmp, sizeof w->tmp, "%s.tmp", w->dir));
+  if (mkdir(w->tmp, 0777)) { /* exclusive: DIR.tmp is ours from here on */
+    int e = errno;
+    PetscCall(PetscFree(w));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot create %s.tmp (%s)", option, dir, strerror(e));
+  }
+  *wd = w;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgWriteDirMkdir(SgWriteDir w, const char rel[])
+{
+  char p[2 * PETSC_MAX_PATH_LEN];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(p, sizeof p, "%s/%s", w->tmp, rel));
+  PetscCheck(!mkdir(p, 0777), PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot create %s (%s)", p, strerror(errno));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgWriteDirFileOpen(SgWriteDir w, const char rel[], FILE **fp)
+{
+  char p[2 * PETSC_MAX_PATH_LEN];
+  int  fd;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(p, sizeof p, "%s/%s", w->tmp, rel));
+  fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644); /* a new file in our own temporary directory */
+  PetscCheck(fd >= 0 && (*fp = fdopen(fd, "wb")), PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot create %s (%s)", p, strerror(errno));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgWriteDirFileClose(SgWriteDir w, FILE **fp)
+{
+  int bad;
+
+  PetscFunctionBegin;
+  if (!*fp) PetscFunctionReturn(PETSC_SUCCESS);
+  bad = fflush(*fp) != 0 || ferror(*fp) || fsync(fileno(*fp)) != 0;
+  bad = (fclose(*fp) != 0) || bad;
+  *fp = NULL;
+  PetscCheck(!bad, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s (disk full?): nothing was written to %s", w->tmp, w->dir);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static int RemoveEntry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  return remove(p) ? -1 : 0;
+}
+
+PetscErrorCode SgWriteDirDiscard(SgWriteDir *wd)
+{
+  PetscFunctionBegin;
+  if (!*wd) PetscFunctionReturn(PETSC_SUCCESS);
+  (void)nftw((*wd)->tmp, RemoveEntry, 16, FTW_DEPTH | FTW_PHYS); /* DIR.tmp and what we wrote in it */
+  PetscCall(PetscFree(*wd));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgWriteDirCommit(SgWriteDir *wd)
+{
+  SgWriteDir w = *wd;
+  int        err;
+
+  PetscFunctionBegin;
+  if (!w) PetscFunctionReturn(PETSC_SUCCESS);
+  /* rename(2) moves the directory into place, replacing an empty directory of that name; a file or
+     a non-empty directory that appeared since the check makes it fail (ENOTDIR, ENOTEMPTY) */
+  err = InjectedENOSPC() ? ENOSPC : (rename(w->tmp, w->dir) ? errno : 0);
+  if (err) {
+    char dir[PETSC_MAX_PATH_LEN];
+    PetscCall(PetscStrncpy(dir, w->dir, sizeof dir));
+    PetscCall(SgWriteDirDiscard(wd));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s: %s%s; nothing was written there", dir, strerror(err), err == ENOSPC ? " (disk full: free space and run again)" : "");
+  }
+  PetscCall(PetscFree(*wd));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

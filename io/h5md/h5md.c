@@ -5,6 +5,7 @@
 #include <string.h>
 #include "sgh5md.h"
 #include "sgcompat.h"
+#include "sgwrite.h"
 #include "../h5/h5util.h" /* checked HDF5 calls */
 
 struct _n_SgH5MD {
@@ -14,6 +15,8 @@ struct _n_SgH5MD {
   PetscInt    N, step;
   PetscReal   time;
   char        lunit[32], tunit[32];
+  char        path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8]; /* the trajectory and its temporary */
+  hid_t       fapl;
 };
 
 static PetscErrorCode AttrString(hid_t obj, const char name[], const char value[])
@@ -91,18 +94,13 @@ PetscErrorCode SgH5MDCreate(MPI_Comm comm, const char file[], PetscInt N, const 
   PetscCall(PetscStrncpy(h->tunit, tunit, sizeof h->tunit));
   SgH5Assign(fapl, H5Pcreate(H5P_FILE_ACCESS));
   SgCallH5(H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL));
-  if (append && !h->rank) {
-    FILE *fp = fopen(file, "rb");
-    if (fp) { exists = 1; fclose(fp); }
-  }
-  PetscCallMPI(MPI_Bcast(&exists, 1, MPI_INT, 0, comm));
-  if (append && exists) {
-    h->file = H5Fopen(file, H5F_ACC_RDWR, fapl);
-    PetscCheck(h->file >= 0, comm, PETSC_ERR_FILE_OPEN, "md_traj_file: cannot reopen the H5MD trajectory '%s' to continue it", file);
-  } else {
-    PetscCall(SgH5RemoveForCreate(comm, file));
-    h->file = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    PetscCheck(h->file >= 0, comm, PETSC_ERR_FILE_OPEN, "md_traj_file: cannot create the H5MD trajectory '%s' (directory missing or not writable?)", file);
+  PetscCall(PetscStrncpy(h->path, file, sizeof h->path));
+  h->fapl = fapl;
+  /* through the write path: PATH.tmp (a copy of the earlier trajectory when continuing it), renamed
+     over PATH at each checkpoint and at the end of the run (SgH5MDCommit) */
+  PetscCall(SgH5StagedOpen(comm, "-md_traj_file", file, SG_FILE_TRAJECTORY, append, fapl, &h->file, h->tmp, sizeof h->tmp));
+  exists = H5Lexists(h->file, "/h5md", H5P_DEFAULT) > 0;
+  if (!exists) {
     {
       int ver[2] = {1, 1}, dim = 3;
       hid_t a;
@@ -134,7 +132,6 @@ PetscErrorCode SgH5MDCreate(MPI_Comm comm, const char file[], PetscInt N, const 
       SgCallH5(H5Gclose(g));
     }
   }
-  SgCallH5(H5Pclose(fapl));
   SgH5Assign(h->dxpl, H5Pcreate(H5P_DATASET_XFER));
   SgCallH5(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE));
   *hp = h;
@@ -391,12 +388,30 @@ PetscErrorCode SgH5MDTruncate(SgH5MD h, PetscInt laststep)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgH5MDDestroy(SgH5MD *hp)
+PetscErrorCode SgH5MDCommit(SgH5MD h, PetscBool reopen)
 {
   PetscFunctionBegin;
-  if (!*hp) PetscFunctionReturn(PETSC_SUCCESS);
-  SgCallH5(H5Pclose((*hp)->dxpl));
-  SgCallH5(H5Fclose((*hp)->file));
-  PetscCall(PetscFree(*hp));
+  SgCallH5(H5Pclose(h->dxpl));
+  h->dxpl = -1;
+  PetscCall(SgH5StagedCommit(h->comm, &h->file, h->tmp, h->path));
+  if (reopen) {
+    PetscCall(SgH5StagedOpen(h->comm, "-md_traj_file", h->path, SG_FILE_TRAJECTORY, PETSC_TRUE, h->fapl, &h->file, h->tmp, sizeof h->tmp));
+    SgH5Assign(h->dxpl, H5Pcreate(H5P_DATASET_XFER));
+    SgCallH5(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDDestroy(SgH5MD *hp)
+{
+  SgH5MD h = *hp;
+
+  PetscFunctionBegin;
+  if (!h) PetscFunctionReturn(PETSC_SUCCESS);
+  *hp = NULL;
+  if (h->dxpl >= 0) (void)H5Pclose(h->dxpl);
+  (void)H5Pclose(h->fapl);
+  SgH5StagedDiscard(&h->file, h->tmp); /* not committed: an error ended the run, PATH keeps the last commit */
+  PetscCall(PetscFree(h));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -36,6 +36,7 @@
 #define SG_FILE_RDF            "rdf"
 #define SG_FILE_TEXT           "text report"
 #define SG_FILE_RUN_LOG        "run log"
+#define SG_FILE_ENSEMBLE_MARKER "ensemble member marker"
 /* DeePMD-kit's model format: a .dp is left unmarked (byte-identical to DeePMD-kit's) and is surge's when
    its json attribute begins {"software":"surge" (one DeePMD-kit wrote is foreign); a .yaml export
    carries the text token in a first-line comment */
@@ -88,6 +89,22 @@ PETSC_EXTERN PetscErrorCode SgTextFileDetach(SgTextFile *, FILE **fp, char tmp[]
    file that is not a run log) is left alone with one warning line. append continues an earlier log
    of the same run (a restart, a resumed ensemble). option names the output option in messages. */
 PETSC_EXTERN PetscErrorCode SgRunLogOpen(MPI_Comm comm, const char option[], const char base[], PetscBool append);
+
+/* Directories surge creates whole -- an export in another code's layout (DeePMD-kit's system
+   directory), whose files cannot carry a kind. The directory is refused if it is an input of the run,
+   an existing file, or a directory that holds anything (never merged into or replaced, -overwrite or
+   not); DIR.tmp/ is created (exclusively: one left by an interrupted export is refused, named) and
+   filled through SgWriteDirMkdir / SgWriteDirFileOpen (a new file under DIR.tmp/) / SgWriteDirFileClose
+   (flush, fsync, checked close); SgWriteDirCommit renames DIR.tmp to DIR; SgWriteDirDiscard (and a
+   failed commit) removes DIR.tmp and everything in it. Not collective: the caller's one rank. */
+typedef struct _n_SgWriteDir *SgWriteDir;
+PETSC_EXTERN PetscErrorCode SgWriteDirCheckMessage(const char option[], const char dir[], char msg[], size_t len);
+PETSC_EXTERN PetscErrorCode SgWriteDirBegin(const char option[], const char dir[], SgWriteDir *);
+PETSC_EXTERN PetscErrorCode SgWriteDirMkdir(SgWriteDir, const char rel[]);
+PETSC_EXTERN PetscErrorCode SgWriteDirFileOpen(SgWriteDir, const char rel[], FILE **);
+PETSC_EXTERN PetscErrorCode SgWriteDirFileClose(SgWriteDir, FILE **);
+PETSC_EXTERN PetscErrorCode SgWriteDirCommit(SgWriteDir *);
+PETSC_EXTERN PetscErrorCode SgWriteDirDiscard(SgWriteDir *);
 
 /* Test builds: SURGE_TEST_ENOSPC=N makes the N-th SgWriteCommit of the process (1-based) fail
    as a full disk would, after the data was written, so tests can check that a failure at the last

@@ -83,77 +83,86 @@ static PetscErrorCode ParamSignature(SgnnParams P, char **names, PetscReal **cou
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The content of a checkpoint, into the open temporary f (tmp names it in errors). */
+static PetscErrorCode WriteState(hid_t f, const char tmp[], const SgNNState *st)
+{
+  hid_t      g;
+  char      *names;
+  PetscReal *counts, v;
+  PetscInt   np;
+
+  PetscFunctionBegin;
+  v = 1;
+  PetscCall(SgH5WriteAttrReals(f, "sgnn_checkpoint_version", 1, &v));
+  PetscCall(SgH5OpenOrCreateGroup(f, "/config", &g));
+  for (PetscInt i = 0; i < st->nconfig; i++) PetscCall(SgH5WriteAttrString(tmp, g, st->config_keys[i], st->config_values[i]));
+  SgCallH5(H5Gclose(g));
+
+  PetscCall(SgH5OpenOrCreateGroup(f, "/params", &g));
+  PetscCall(WriteTensor(g, "values", sgnn_params_values(st->params)));
+  PetscCall(ParamSignature(st->params, &names, &counts, &np));
+  PetscCall(SgH5WriteAttrString(tmp, g, "names", names));
+  PetscCall(SgH5WriteRootReals(PETSC_COMM_SELF, g, "counts", np, counts));
+  PetscCall(PetscFree(names));
+  PetscCall(PetscFree(counts));
+  SgCallH5(H5Gclose(g));
+
+  if (st->optim) {
+    SgnnTensor m = NULL, vv = NULL;
+    long      *step;
+    CHECK_SGNN(sgnn_optim_state(st->optim, &m, &vv, &step));
+    PetscCall(SgH5OpenOrCreateGroup(f, "/optim", &g));
+    v = (PetscReal)*step;
+    PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
+    if (m) PetscCall(WriteTensor(g, "m", m));
+    if (vv) PetscCall(WriteTensor(g, "v", vv));
+    SgCallH5(H5Gclose(g));
+  }
+  if (st->nrng) {
+    hsize_t             dims[2] = {(hsize_t)st->nrng, 2};
+    unsigned long long *buf;
+    hid_t               space = H5Screate_simple(2, dims, NULL), dset;
+    PetscCall(PetscMalloc1(2 * st->nrng, &buf));
+    for (PetscInt i = 0; i < st->nrng; i++) {
+      buf[2 * i]     = st->rng[i].seed;
+      buf[2 * i + 1] = st->rng[i].counter;
+    }
+    dset = H5Dcreate2(f, "/rng", H5T_NATIVE_ULLONG, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    SgCheckH5Id(dset, "/rng");
+    SgCallH5(H5Dwrite(dset, H5T_NATIVE_ULLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
+    SgCallH5(H5Dclose(dset));
+    SgCallH5(H5Sclose(space));
+    PetscCall(PetscFree(buf));
+  }
+  PetscCall(SgH5OpenOrCreateGroup(f, "/training", &g));
+  v = st->step ? (PetscReal)*st->step : 0;
+  PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
+  SgCallH5(H5Gclose(g));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Rank 0 writes through the write path (PATH.tmp, checked, committed by rename; the temporary is
+   removed on any failure); every rank ends with the outcome (rank 0 names the error). */
 static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[], const SgNNState *st)
 {
-  PetscMPIInt rank;
-  char        tmp[PETSC_MAX_PATH_LEN + 8];
-  int         ok = 0; /* errno of a failed write (rank 0) */
+  PetscMPIInt    rank;
+  PetscErrorCode ierr = PETSC_SUCCESS;
+  int            failed;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (!rank) {
-    hid_t     f, g;
-    char     *names;
-    PetscReal *counts, v;
-    PetscInt  np;
-
-    PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", path));
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    PetscCheck(f >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot create checkpoint %s", tmp);
-    PetscCall(SgH5MarkKind(tmp, f, SG_FILE_NN_CHECKPOINT));
-    v = 1;
-    PetscCall(SgH5WriteAttrReals(f, "sgnn_checkpoint_version", 1, &v));
-    PetscCall(SgH5OpenOrCreateGroup(f, "/config", &g));
-    for (PetscInt i = 0; i < st->nconfig; i++) PetscCall(SgH5WriteAttrString(tmp, g, st->config_keys[i], st->config_values[i]));
-    SgCallH5(H5Gclose(g));
-
-    PetscCall(SgH5OpenOrCreateGroup(f, "/params", &g));
-    PetscCall(WriteTensor(g, "values", sgnn_params_values(st->params)));
-    PetscCall(ParamSignature(st->params, &names, &counts, &np));
-    PetscCall(SgH5WriteAttrString(tmp, g, "names", names));
-    PetscCall(SgH5WriteRootReals(PETSC_COMM_SELF, g, "counts", np, counts));
-    PetscCall(PetscFree(names));
-    PetscCall(PetscFree(counts));
-    SgCallH5(H5Gclose(g));
-
-    if (st->optim) {
-      SgnnTensor m = NULL, vv = NULL;
-      long      *step;
-      CHECK_SGNN(sgnn_optim_state(st->optim, &m, &vv, &step));
-      PetscCall(SgH5OpenOrCreateGroup(f, "/optim", &g));
-      v = (PetscReal)*step;
-      PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
-      if (m) PetscCall(WriteTensor(g, "m", m));
-      if (vv) PetscCall(WriteTensor(g, "v", vv));
-      SgCallH5(H5Gclose(g));
-    }
-    if (st->nrng) {
-      hsize_t             dims[2] = {(hsize_t)st->nrng, 2};
-      unsigned long long *buf;
-      hid_t               space = H5Screate_simple(2, dims, NULL), dset;
-      PetscCall(PetscMalloc1(2 * st->nrng, &buf));
-      for (PetscInt i = 0; i < st->nrng; i++) {
-        buf[2 * i]     = st->rng[i].seed;
-        buf[2 * i + 1] = st->rng[i].counter;
-      }
-      dset = H5Dcreate2(f, "/rng", H5T_NATIVE_ULLONG, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-      SgCheckH5Id(dset, "/rng");
-      SgCallH5(H5Dwrite(dset, H5T_NATIVE_ULLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
-      SgCallH5(H5Dclose(dset));
-      SgCallH5(H5Sclose(space));
-      PetscCall(PetscFree(buf));
-    }
-    PetscCall(SgH5OpenOrCreateGroup(f, "/training", &g));
-    v = st->step ? (PetscReal)*st->step : 0;
-    PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
-    SgCallH5(H5Gclose(g));
-    if (H5Fclose(f) < 0) {
-      (void)SgWriteDiscard(tmp);
-      ok = EIO;
-    } else ok = SgWriteCommitErrno(tmp, path); /* fsync, rename; removes tmp on failure */
+    hid_t f = -1;
+    char  tmp[PETSC_MAX_PATH_LEN + 8] = "";
+    ierr = SgH5StagedOpen(PETSC_COMM_SELF, "the training checkpoint", path, SG_FILE_NN_CHECKPOINT, PETSC_FALSE, H5P_DEFAULT, &f, tmp, sizeof tmp);
+    if (!ierr) ierr = WriteState(f, tmp, st);
+    if (!ierr) ierr = SgH5StagedCommit(PETSC_COMM_SELF, &f, tmp, path); /* fsync, rename; removes tmp on failure */
+    else SgH5StagedDiscard(&f, tmp);
   }
-  PetscCallMPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm));
-  PetscCheck(!ok, comm, PETSC_ERR_FILE_OPEN, "cannot write the checkpoint %s (%s): the earlier checkpoint is unchanged", path, strerror(ok));
+  failed = ierr ? 1 : 0;
+  PetscCallMPI(MPI_Bcast(&failed, 1, MPI_INT, 0, comm));
+  PetscCall(ierr);
+  PetscCheck(!failed, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write the checkpoint %s: the earlier checkpoint is unchanged (rank 0 says why)", path);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -338,8 +338,7 @@ static PetscErrorCode MDSetUp(SgSolver solver)
     if (md->thermo_every && !md->restarting) PetscCall(ThermoLine(solver, PETSC_TRUE));
   }
   { /* the files MDOpenFiles will write: their paths are checked now, before any output exists */
-    const char *const none[] = {""};
-    if (md->traj_every) PetscCall(SgOutputCheckPath(comm, "-md_traj_file", md->traj_file, 1, none));
+    if (md->traj_every) PetscCall(SgWriteCheck(comm, "-md_traj_file", md->traj_file, SG_FILE_TRAJECTORY));
     if (md->devi_every) PetscCall(SgWriteCheck(comm, "-md_model_devi_file", md->devi_file, SG_FILE_MODEL_DEVI));
     if (md->rdf_file[0]) PetscCall(SgWriteCheck(comm, "-md_rdf_file", md->rdf_file, SG_FILE_RDF));
   }
@@ -545,6 +544,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
     }
     PetscCall(SgCheckpointWriteVec(chk, "md_atoms", V));
     if (md->devi_tf) PetscCall(ModelDeviCommit(md, PETSC_TRUE)); /* the file on disk ends at this checkpoint */
+    if (md->h5md) PetscCall(SgH5MDCommit((SgH5MD)md->h5md, PETSC_TRUE)); /* so does the trajectory */
     PetscCall(PetscFree(blk));
     PetscCall(PetscFree(buf));
     PetscCall(MPIU_Allreduce(&md->ebath, &ebath, 1, MPIU_REAL, MPIU_SUM, comm));
@@ -643,6 +643,12 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
 
   PetscFunctionBegin;
   if (md->devi_tf) PetscCall(ModelDeviCommit(md, PETSC_FALSE)); /* the run is complete */
+  if (md->h5md) { /* the trajectory too */
+    SgH5MD h = (SgH5MD)md->h5md;
+    PetscCall(SgH5MDCommit(h, PETSC_FALSE));
+    md->h5md = NULL;
+    PetscCall(SgH5MDDestroy(&h));
+  }
   PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
   PetscCall(MPIU_Allreduce(&sd->wall, &wall, 1, MPIU_REAL, MPIU_MAX, comm));
   rate = wall > 0 ? (PetscReal)md->N * sd->nsteps / wall : 0;

@@ -325,32 +325,36 @@ static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The member's marker, written by the group leader after the member's files are complete. */
+/* The member's marker, written by the group leader after the member's files are complete, through
+   the write path (sgwrite.h: MARKER.tmp renamed into place; first line "# surge-file: ensemble member
+   marker", then the record). */
 static PetscErrorCode WriteMarker(SgEnsemble e, PetscInt m, PetscReal seconds)
 {
-  char  path[PETSC_MAX_PATH_LEN + 32], tmp[PETSC_MAX_PATH_LEN + 40];
-  FILE *fp;
+  char       path[PETSC_MAX_PATH_LEN + 32];
+  SgTextFile tf;
+  FILE      *fp;
 
   PetscFunctionBegin;
   PetscCall(MemberPath(e, m, ".done", path, sizeof path));
-  PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", path));
-  fp = fopen(tmp, "w");
-  PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot write %s: %s", tmp, strerror(errno));
+  PetscCall(SgTextFileOpen("-ensemble_output", path, SG_FILE_ENSEMBLE_MARKER, "#", PETSC_FALSE, &tf));
+  PetscCall(SgTextFileGetFILE(tf, &fp));
   fprintf(fp, "member %" PetscInt_FMT " seconds %.3f params", m, (double)seconds);
   for (PetscInt j = 0; j < e->nvary; j++) fprintf(fp, " %s=%.17g", e->vary[j], (double)e->params[m * e->nvary + j]);
   fprintf(fp, " fingerprint %s\n", e->fingerprint);
-  PetscCheck(!fclose(fp) && !rename(tmp, path), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot finish marker %s", path);
+  PetscCall(SgTextFileClose(&tf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Gather every member's field snapshots into one field_snapshots dataset, written to a temporary
-   name and renamed. Rank 0 alone; member files are read with the serial HDF5 driver. */
-static PetscErrorCode MergeMDFrames(SgEnsemble, const char tmp[], const char decktext[], const char source[]);
+/* Gather every member's field snapshots into one field_snapshots dataset, through the write path
+   (SgDatasetCreate: OUT.h5.tmp, renamed over OUT.h5 by SgDatasetClose; checked against the run's
+   inputs and other kinds of file before the first member ran). Rank 0 alone; member files are read
+   with the serial HDF5 driver. */
+static PetscErrorCode MergeMDFrames(SgEnsemble, const char out[], const char decktext[], const char source[]);
 
-static PetscErrorCode Merge(SgEnsemble e)
+static PetscErrorCode MergeInto(SgEnsemble e)
 {
   SgDataset  ds;
-  char       out[PETSC_MAX_PATH_LEN + 8], tmp[PETSC_MAX_PATH_LEN + 16], path[PETSC_MAX_PATH_LEN + 32], source[512];
+  char       out[PETSC_MAX_PATH_LEN + 8], path[PETSC_MAX_PATH_LEN + 32], source[512];
   char      *decktext = NULL;
   int64_t    rowelems[SG_ENS_MAX_FIELDS];
   PetscInt64 dims[SG_ENS_MAX_FIELDS][4];
@@ -359,7 +363,6 @@ static PetscErrorCode Merge(SgEnsemble e)
 
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(out, sizeof out, "%s.h5", e->output));
-  PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.h5.tmp", e->output));
   { /* the deck's text, as provenance */
     FILE *fp = fopen(e->deck, "rb");
     long  n  = 0;
@@ -374,14 +377,12 @@ static PetscErrorCode Merge(SgEnsemble e)
     }
   }
   PetscCall(PetscSNPrintf(source, sizeof source, "surge ensemble: %" PetscInt_FMT " members, sampler %s, seed %" PetscInt_FMT ", fingerprint %s", e->members, SgSamplerTypes[e->sampler], e->seed, e->fingerprint));
-  (void)unlink(tmp); /* a temporary left by an interrupted merge is this ensemble's own */
   if (e->contribution == SG_CONTRIB_MD_FRAMES) {
-    PetscCall(MergeMDFrames(e, tmp, decktext, source));
+    PetscCall(MergeMDFrames(e, out, decktext, source));
     PetscCall(PetscFree(decktext));
-    PetscCheck(!rename(tmp, out), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s: %s", tmp, out, strerror(errno));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, tmp, "field_snapshots", PETSC_TRUE, &ds));
+  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, out, "field_snapshots", PETSC_TRUE, &ds)); /* OUT.h5.tmp (an interrupted merge's is replaced) */
   PetscCall(SgDatasetSetProvenance(ds, decktext, source));
   PetscCall(PetscFree(decktext));
 
@@ -461,8 +462,23 @@ static PetscErrorCode Merge(SgEnsemble e)
     }
     PetscCall(SgH5FileClose(&f));
   }
-  PetscCall(SgDatasetClose(&ds));
-  PetscCheck(!rename(tmp, out), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot rename %s to %s: %s", tmp, out, strerror(errno));
+  PetscCall(SgDatasetClose(&ds)); /* commits OUT.h5.tmp to OUT.h5 */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A merge that failed leaves the earlier OUT.h5 (if any) and no OUT.h5.tmp. */
+static PetscErrorCode Merge(SgEnsemble e)
+{
+  PetscErrorCode ierr = MergeInto(e);
+  char           out[PETSC_MAX_PATH_LEN + 8], tmp[PETSC_MAX_PATH_LEN + 16];
+
+  PetscFunctionBegin;
+  if (ierr) {
+    PetscCall(PetscSNPrintf(out, sizeof out, "%s.h5", e->output));
+    PetscCall(SgWriteTempName(out, tmp, sizeof tmp));
+    PetscCall(SgWriteDiscard(tmp));
+  }
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -470,7 +486,7 @@ static PetscErrorCode Merge(SgEnsemble e)
    gives one md_frames sample per frame: coord, box, energy, force, virial, with the member id and its
    parameters. The first member fixes the atoms (count, types, type names); every other member must
    have the same (vary temperature, density, seeds - not the structure). Rank 0 alone. */
-static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char decktext[], const char source[])
+static PetscErrorCode MergeMDFrames(SgEnsemble e, const char out[], const char decktext[], const char source[])
 {
   SgDataset ds   = NULL;
   PetscInt  N0   = -1, *type0 = NULL, nt0 = 0;
@@ -494,7 +510,7 @@ static PetscErrorCode MergeMDFrames(SgEnsemble e, const char tmp[], const char d
       nt0 = fr.ntypes;
       PetscCall(PetscMalloc1(nt0, &names0));
       for (PetscInt t = 0; t < nt0; t++) PetscCall(PetscStrallocpy(fr.names[t], &names0[t]));
-      PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, tmp, PETSC_TRUE, N, type0, nt0, (const char *const *)names0, SG_DTYPE_F64, PETSC_TRUE, e->nvary, (const char *const *)e->vary, &ds));
+      PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, out, PETSC_TRUE, N, type0, nt0, (const char *const *)names0, SG_DTYPE_F64, PETSC_TRUE, e->nvary, (const char *const *)e->vary, &ds));
       PetscCall(SgDatasetSetProvenance(ds, decktext, source));
       /* the trajectory's units label the fields: metal runs match the md_frames default (Angstrom,
          eV), lj runs are relabelled sigma, epsilon */
@@ -619,8 +635,9 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
         todo[ntodo++] = m;
         continue;
       }
-      if ((fp = fopen(marker, "r"))) {
-        if (!fgets(line, sizeof line, fp)) line[0] = 0;
+      if ((fp = fopen(marker, "r"))) { /* the record: the first line that is not a comment (the kind's) */
+        while (fgets(line, sizeof line, fp) && line[0] == '#') line[0] = 0;
+        if (line[0] == '#') line[0] = 0;
         fclose(fp);
       }
       { /* the marker's own fingerprint, compared exactly */

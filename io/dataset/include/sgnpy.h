@@ -8,6 +8,7 @@
 #pragma once
 #include <petscsys.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "sgcompat.h"
 
 #define SG_NPY_MAXDIM 8
@@ -21,6 +22,8 @@ typedef struct {
 
 /* Reads the whole array. *data is PetscMalloc'ed (free with PetscFree); count*esize bytes. */
 PETSC_EXTERN PetscErrorCode SgNpyRead(const char path[], SgNpyInfo *info, void **data);
-/* Writes a C-order little-endian array; esize 4 or 8. The header is padded so the data starts on a
-   64-byte boundary, as NumPy >= 1.x writes it, so files round-trip byte for byte. */
-PETSC_EXTERN PetscErrorCode SgNpyWrite(const char path[], int esize, int ndim, const int64_t shape[], const void *data);
+/* Writes a C-order little-endian array to fp, a file the caller opened through the write path
+   (sgwrite.h: SgWriteDirFileOpen) and closes; path names it in errors. esize 4 or 8. The header is
+   padded so the data starts on a 64-byte boundary, as NumPy >= 1.x writes it, so files round-trip
+   byte for byte. */
+PETSC_EXTERN PetscErrorCode SgNpyWrite(FILE *fp, const char path[], int esize, int ndim, const int64_t shape[], const void *data);

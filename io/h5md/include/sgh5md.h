@@ -15,13 +15,20 @@
                                  (md writes potential_energy (total, energy units) and virial
                                  [F][9], W_ab row-major, energy units, LAMMPS's sign)
    Rows are in global atom-id order (row k = atom id k + 1).  Each rank writes the contiguous id
-   block [off, off + cnt) it holds.  All calls are collective. */
+   block [off, off + cnt) it holds.  All calls are collective.
+
+   The file goes through the write path (sgwrite.h, kind SG_FILE_TRAJECTORY, the root attribute
+   surge_file): Create checks it (not an input of the run, not a file of another kind unless
+   -overwrite) and writes FILE.tmp -- with append, a copy of the earlier trajectory -- and Commit
+   renames FILE.tmp over FILE (md calls it at every checkpoint and at the end of the run, so FILE
+   always ends at a checkpoint or is the earlier run's, whole). Destroy without Commit removes the
+   temporary (an error ended the run). */
 #pragma once
 #include <petscsys.h>
 
 typedef struct _n_SgH5MD *SgH5MD;
 
-/* append: open an existing file and add frames (restart); otherwise create (truncate). */
+/* append: continue an existing trajectory of surge's (restart); otherwise a new one. */
 PETSC_EXTERN PetscErrorCode SgH5MDCreate(MPI_Comm, const char file[], PetscInt natoms, const char length_unit[], const char time_unit[], PetscBool append, SgH5MD *);
 PETSC_EXTERN PetscErrorCode SgH5MDWriteSpecies(SgH5MD, PetscInt off, PetscInt cnt, const PetscInt species[], PetscInt ntypes, const char (*names)[16], const PetscReal mass_of_type[]);
 PETSC_EXTERN PetscErrorCode SgH5MDBeginFrame(SgH5MD, PetscInt step, PetscReal time, const PetscReal box[9]);
@@ -33,6 +40,8 @@ PETSC_EXTERN PetscErrorCode SgH5MDWriteObservable(SgH5MD, const char name[], Pet
 PETSC_EXTERN PetscErrorCode SgH5MDEndFrame(SgH5MD);
 /* Drop frames with step > laststep (a restarted run rewrites its own future). */
 PETSC_EXTERN PetscErrorCode SgH5MDTruncate(SgH5MD, PetscInt laststep);
+/* Close FILE.tmp and rename it over FILE (collective); reopen: continue writing (a checkpoint). */
+PETSC_EXTERN PetscErrorCode SgH5MDCommit(SgH5MD, PetscBool reopen);
 PETSC_EXTERN PetscErrorCode SgH5MDDestroy(SgH5MD *);
 
 /* Reading a whole trajectory back (one process): positions, boxes, steps and species always; with

@@ -16,7 +16,7 @@ echo "$out" | grep "surge ensemble:"
 import glob, sys
 t = {}
 for f in glob.glob(f"{sys.argv[1]}/*.done"):
-    w = open(f).read().split()
+    w = next(l for l in open(f) if not l.startswith("#")).split()  # after the "# surge-file:" line
     t[int(w[1])] = float(w[3])
 times = [t[m] for m in sorted(t)]
 work = sum(times)
