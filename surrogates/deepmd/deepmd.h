@@ -35,8 +35,7 @@ typedef struct {
                                       type_one_side false; PETSC_FALSE: per neighbour type only */
   PetscInt  seed;
   PetscInt  precision;             /* 64 (default) or 32: the training graph's floats (DeePMD-kit's precision) */
-  /* DeePMD-kit model features surge evaluates (imported models, surge model import); training
-     supports the defaults only (tanh, no exclusions, per-type statistics) */
+  /* DeePMD-kit model features surge evaluates and trains (activations; exclusions with se_e2_a) */
   PetscInt  act, fit_act;          /* activation of the embedding and of the fitting nets: SgDPAct */
   PetscBool radial;                /* se_e2_r (DeePMD-kit's se_r): D_i = (1/(5 nnei)) sum_j G(Rn_ij[0]), an
                                       M-vector (DeePMD-kit's 1/5 scale) */

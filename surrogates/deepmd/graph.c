@@ -66,19 +66,63 @@ PetscErrorCode SgDPBatchSetFrame(SgDPModel m, SgDPBatch *bt, PetscInt b, const P
 
 #define FREE(t) sgnn_tensor_free(&(t))
 
-/* one dense layer with DeePMD-kit's residual rules; consumes nothing, returns a new h */
-static PetscErrorCode Layer(SgnnTensor h, SgnnTensor W, SgnnTensor b, SgnnTensor idt, PetscInt res, PetscBool act, SgnnTensor *out)
+/* DeePMD-kit's activation functions as graph ops, each differentiable twice (the force loss
+   differentiates through a backward pass): tanh, gelu in its tanh form
+   0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))) (DeePMD-kit's "gelu"; infer.c SgDPActivate is the
+   hand-written twin), relu, softplus log(1 + e^z), sigmoid, linear. z is consumed. */
+static PetscErrorCode Activate(PetscInt fn, SgnnTensor z, SgnnTensor *out)
+{
+  PetscFunctionBegin;
+  switch (fn) {
+  case SG_DP_TANH:
+    SgNN(sgnn_tanh(z, out));
+    break;
+  case SG_DP_RELU:
+    SgNN(sgnn_relu(z, out));
+    break;
+  case SG_DP_SOFTPLUS:
+    SgNN(sgnn_softplus(z, out));
+    break;
+  case SG_DP_SIGMOID:
+    SgNN(sgnn_sigmoid(z, out));
+    break;
+  case SG_DP_GELU: {
+    SgnnTensor z3, kz3, u, t, h;
+    SgNN(sgnn_pow(z, 3.0, &z3));
+    SgNN(sgnn_affine(z3, 0.044715, 0.0, &kz3));
+    FREE(z3);
+    SgNN(sgnn_add(z, kz3, &u));
+    FREE(kz3);
+    SgNN(sgnn_affine(u, 0.7978845608028654, 0.0, &t)); /* sqrt(2/pi) */
+    FREE(u);
+    SgNN(sgnn_tanh(t, &u));
+    FREE(t);
+    SgNN(sgnn_affine(u, 0.5, 0.5, &h));
+    FREE(u);
+    SgNN(sgnn_mul(z, h, out));
+    FREE(h);
+  } break;
+  default: /* linear: the pre-activation itself */
+    *out = z;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  FREE(z);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* one dense layer with DeePMD-kit's residual rules; fn < 0: no activation (the output layer);
+   consumes nothing, returns a new h */
+static PetscErrorCode Layer(SgnnTensor h, SgnnTensor W, SgnnTensor b, SgnnTensor idt, PetscInt res, PetscInt fn, SgnnTensor *out)
 {
   SgnnTensor z, a;
 
   PetscFunctionBegin;
   SgNN(sgnn_linear(h, W, b, &z));
-  if (!act) {
+  if (fn < 0) {
     *out = z;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  SgNN(sgnn_tanh(z, &a));
-  FREE(z);
+  PetscCall(Activate(fn, z, &a));
   if (idt) {
     SgNN(sgnn_mul(a, idt, &z));
     FREE(a);
@@ -118,7 +162,7 @@ static PetscErrorCode Embed(SgDPModel m, PetscInt e, SgnnTensor x, SgnnTensor *G
   PetscFunctionBegin;
   for (PetscInt l = 0; l < m->cfg.nemb; l++) {
     SgnnTensor hn;
-    PetscCall(Layer(h, m->eW[e][l], m->eb[e][l], m->eidt[e][l], m->enet[e].l[l].res, PETSC_TRUE, &hn));
+    PetscCall(Layer(h, m->eW[e][l], m->eb[e][l], m->eidt[e][l], m->enet[e].l[l].res, m->cfg.act, &hn));
     if (h != x) FREE(h);
     h = hn;
   }
@@ -243,7 +287,7 @@ static PetscErrorCode EnvTerm(SgDPModel m, const SgDPBatch *bt, SgnnTensor Rn, S
         SgnnTensor xr, Gr, Gp;
         long       nr = 0;
         for (int a = a0; a < a1; a++)
-          if (!c->type_pair || bt->type[a % bt->N] == ct)
+          if ((!c->type_pair || bt->type[a % bt->N] == ct) && !c->excl[bt->type[a % bt->N]][t]) /* excluded pairs: zero rows (infer.c) */
             for (PetscInt s = 0; s < bt->nreal[(size_t)a * c->ntypes + t]; s++) ridx[nr++] = (long)(a - a0) * sel + s;
         if (!nr) continue;
         SgNN(sgnn_index_select(xs, 0, nr, ridx, &xr));
@@ -353,7 +397,7 @@ static PetscErrorCode FrameEnergies(SgDPModel m, const SgDPBatch *bt, SgnnTensor
     SgNN(sgnn_index_select(Df, 0, nc, idx, &h));
     for (PetscInt l = 0; l <= c->nfit; l++) {
       SgnnTensor hn;
-      PetscCall(Layer(h, m->fW[t][l], m->fb[t][l], m->fidt[t][l], m->fnet[t].l[l].res, (PetscBool)(l < c->nfit), &hn));
+      PetscCall(Layer(h, m->fW[t][l], m->fb[t][l], m->fidt[t][l], m->fnet[t].l[l].res, l < c->nfit ? c->fit_act : -1, &hn));
       FREE(h);
       h = hn;
     }
@@ -436,9 +480,10 @@ PetscErrorCode SgDPGraph(SgDPModel m, SgDPBatch *bt, PetscBool want_virial, int 
   SgnnTensor Rn, T = NULL, E = NULL;
 
   PetscFunctionBegin;
-  /* the training graph has tanh nets, per-type statistics and no exclusions; an imported DeePMD-kit
-     model with other features is evaluated (infer.c) but not trained */
-  PetscCheck(m->cfg.act == SG_DP_TANH && m->cfg.fit_act == SG_DP_TANH && !m->sdavg && !SgDPHasExclusions(&m->cfg), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: this model (activation %s/%s%s%s) can be evaluated but not trained by surge: training needs tanh nets, per-type davg/dstd and no exclude_types", SgDPActNames[m->cfg.act], SgDPActNames[m->cfg.fit_act], m->sdavg ? ", per-slot davg/dstd" : "", SgDPHasExclusions(&m->cfg) ? ", exclude_types" : "");
+  /* the training graph has per-type statistics; an imported DeePMD-kit model with per-slot ones is
+     evaluated (infer.c) but not trained. se_e2_r with exclude_types is refused when a model is
+     built or imported (DeePMD-kit embeds the zeroed rows there). */
+  PetscCheck(!m->sdavg, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: this model (per-slot davg/dstd) can be evaluated but not trained by surge: training needs per-type davg/dstd");
   {
     int s[3] = {A, nnei, 4};
     SgNN(sgnn_tensor_from_f64(m->be, SgDPDType(m), 3, s, bt->envn, &Rn));

@@ -21,6 +21,10 @@ PetscErrorCode SgDPConfigFinish(SgDPConfig *c)
   }
   c->nnei = c->sec[c->ntypes];
   PetscCheck(c->act >= 0 && c->act < SG_DP_NACT && c->fit_act >= 0 && c->fit_act < SG_DP_NACT, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: unknown activation function");
+  for (PetscInt a = 0; a < SG_DP_MAXT; a++)
+    for (PetscInt b = 0; b < SG_DP_MAXT; b++) PetscCheck(!c->excl[a][b] || (a < c->ntypes && b < c->ntypes), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: exclude_types names type %" PetscInt_FMT ", but there are %" PetscInt_FMT " types (0..%" PetscInt_FMT ")", PetscMax(a, b), c->ntypes, c->ntypes - 1);
+  /* DeePMD-kit's se_r embeds an excluded neighbour's zeroed row (G(0) != 0); surge drops the row */
+  PetscCheck(!c->radial || !SgDPHasExclusions(c), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: exclude_types with the se_e2_r descriptor is not supported (DeePMD-kit embeds the excluded rows there, surge drops them): use se_e2_a or no exclusions");
   if (!c->precision) c->precision = 64;
   PetscCheck(c->precision == 32 || c->precision == 64, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: precision %" PetscInt_FMT " bits: use float64 or float32", c->precision);
   PetscFunctionReturn(PETSC_SUCCESS);

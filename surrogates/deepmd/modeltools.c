@@ -85,6 +85,18 @@ PetscErrorCode SgDeepmdModelInfo(MPI_Comm comm, const char model[])
   PetscCall(PetscPrintf(comm, "  type_map       [%s]\n  rcut           %g (smooth from %g)\n  sel            [%s]\n", tm, (double)c->rcut, (double)c->rcut_smth, sel));
   PetscCall(PetscPrintf(comm, "  embedding      [%s], axis_neuron %" PetscInt_FMT ", %" PetscInt_FMT " nets (%s), resnet_dt %s\n", emb, c->axis, SgDPNumEmbed(c), c->type_pair ? "one per type pair, type_one_side false" : "one per neighbour type, type_one_side true", c->emb_resnet_dt ? "true" : "false"));
   PetscCall(PetscPrintf(comm, "  fitting        [%s], resnet_dt %s\n  parameters     %ld\n", fit, c->fit_resnet_dt ? "true" : "false", np));
+  PetscCall(PetscPrintf(comm, "  activation     %s (embedding), %s (fitting)\n", SgDPActNames[c->act], SgDPActNames[c->fit_act]));
+  if (SgDPHasExclusions(c)) {
+    char ex[256] = "";
+    for (PetscInt a = 0; a < c->ntypes; a++)
+      for (PetscInt b = a; b < c->ntypes; b++)
+        if (c->excl[a][b]) {
+          char w[48];
+          PetscCall(PetscSNPrintf(w, sizeof w, "%s[%s, %s]", ex[0] ? ", " : "", c->type_map[a], c->type_map[b]));
+          PetscCall(PetscStrlcat(ex, w, sizeof ex));
+        }
+    PetscCall(PetscPrintf(comm, "  exclude_types  [%s]\n", ex));
+  }
   for (PetscInt t = 0; t < c->ntypes; t++) PetscCall(PetscPrintf(comm, "  bias_atom_e    %-4s %.10g\n", c->type_map[t], (double)m->bias[t]));
   if (m->tab.on) PetscCall(PetscPrintf(comm, "  compressed     table step %g from r = %g (%" PetscInt_FMT " intervals per net)\n", (double)m->tab.step, (double)m->tab.rmin, m->tab.n));
   else PetscCall(PetscPrintf(comm, "  compressed     no (surge model compress makes a tabulated copy)\n"));

@@ -22,9 +22,12 @@ PetscErrorCode SgDPStatsAddFrame(SgDPModel m, SgDPStats *s, PetscInt N, const Pe
   if (box) PetscCall(SgDPImages(N, x, type, box, c->rcut, &nall, &xall, &tall, &map));
   PetscCall(SgDPEnvBuild(c, N, nall, xall, tall, &env));
   for (PetscInt i = 0; i < N; i++) {
-    PetscInt t = type[i];
+    PetscInt t = type[i], tn = 0;
     for (PetscInt q = 0; q < c->nnei; q++) {
-      const PetscReal *R = env.env + 4 * (i * c->nnei + q);
+      static const PetscReal zero[4] = {0, 0, 0, 0};
+      const PetscReal       *R       = env.env + 4 * (i * c->nnei + q);
+      while (q >= c->sec[tn + 1]) tn++;
+      if (c->excl[t][tn]) R = zero; /* an excluded pair's rows count as zero rows, as DeePMD-kit's statistics apply its exclusion mask */
       s->sr[t] += R[0];
       s->sr2[t] += R[0] * R[0];
       s->sa[t] += (R[1] + R[2] + R[3]) / 3;

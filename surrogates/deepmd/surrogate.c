@@ -78,6 +78,17 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
     c->radial = ki ? PETSC_TRUE : PETSC_FALSE;
     if (c->radial) c->axis = 1;
   }
+  { /* DeePMD-kit's descriptor.activation_function, fitting_net.activation_function and
+       descriptor.exclude_types (a deck has no nested lists: the pairs flattened, [[0, 1]] -> [0, 1]) */
+    PetscInt ex[2 * SG_DP_MAXT * SG_DP_MAXT], nex = 2 * SG_DP_MAXT * SG_DP_MAXT;
+    PetscCall(SgOptionsEList("-activation_function", "Activation of the embedding nets (DeePMD-kit's descriptor.activation_function)", SgDPActNames, SG_DP_NACT, SgDPActNames[c->act], &c->act, NULL));
+    PetscCall(SgOptionsEList("-fitting_activation_function", "Activation of the fitting nets (DeePMD-kit's fitting_net.activation_function)", SgDPActNames, SG_DP_NACT, SgDPActNames[c->fit_act], &c->fit_act, NULL));
+    PetscCall(SgOptionsIntArray("-exclude_types", "Type pairs whose neighbours do not enter the descriptor, flattened: [0, 1, 1, 1] is DeePMD-kit's [[0, 1], [1, 1]] (se_e2_a)", ex, &nex, &set, 0, SG_DP_MAXT - 1));
+    if (set) {
+      PetscCheck(nex % 2 == 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "deepmd: exclude_types has %" PetscInt_FMT " entries: give pairs of type indices, [[0, 1]] flattened to [0, 1]", nex);
+      for (PetscInt q = 0; q < nex; q += 2) c->excl[ex[q]][ex[q + 1]] = c->excl[ex[q + 1]][ex[q]] = PETSC_TRUE;
+    }
+  }
   {
     static const char *const precisions[] = {"float64", "float32"};
     PetscInt                 pi = c->precision == 32 ? 1 : 0;

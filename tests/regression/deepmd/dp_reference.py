@@ -118,6 +118,17 @@ def evaluate(model, coord, atype, box):
                 sw = switch(r, rs, rc)
                 rows = rows.index_put((torch.tensor(sec[tt] + q),), torch.cat([(sw / r).reshape(1), sw / r * rij / r]))
                 real[sec[tt] + q] = True
+        if d["type"] in ("se_r", "se_e2_r"):  # radial column only; D = sum_j G(rn_j) / (5 nnei), padding included
+            rn = (rows[:, :1] - davg[ti]) / dstd[ti]
+            Dv = 0
+            for tt in range(nt):
+                idx = tt if d.get("type_one_side", True) else ti + nt * tt
+                Dv = Dv + net(nets[idx]["layers"], rn[sec[tt]:sec[tt + 1]]).sum(0)
+            D = Dv / (5.0 * nnei)
+            e = net(f["nets"]["networks"][ti]["layers"], D)[0] + f["@variables"]["bias_atom_e"][ti][0]
+            ob = model.get("@variables", {}).get("out_bias")
+            energies.append(e + ob[0][ti][0] if ob is not None else e)
+            continue
         rn = (rows - davg[ti]) / dstd[ti]
         T = torch.zeros(nets[0]["neuron"][-1], 4)
         for tt in range(nt):

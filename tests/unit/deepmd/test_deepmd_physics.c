@@ -43,6 +43,20 @@ int main(int argc, char **argv)
     c.axis = 1;
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "se_e2_r descriptor\n"));
   }
+  /* -act NAME, -fit_act NAME: the same checks with DeePMD-kit's other activations (gelu, relu, softplus,
+     sigmoid, linear) in the embedding / fitting nets; -excl: with exclude_types [[0, 1]] (se_e2_a) */
+  {
+    char      name[32];
+    PetscBool set, excl;
+    for (int w = 0; w < 2; w++) {
+      PetscCall(PetscOptionsGetString(NULL, NULL, w ? "-fit_act" : "-act", name, sizeof name, &set));
+      for (PetscInt q = 0; set && q < SG_DP_NACT; q++)
+        if (!strcmp(name, SgDPActNames[q])) *(w ? &c.fit_act : &c.act) = q;
+    }
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-excl", &excl));
+    if (excl) c.excl[0][1] = c.excl[1][0] = PETSC_TRUE;
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "activations %s/%s%s\n", SgDPActNames[c.act], SgDPActNames[c.fit_act], excl ? ", exclude_types [[0, 1]]" : ""));
+  }
   DPRandomFrame(&seed, N, box, 0.9, x, type);
   DPRandomFrame(&seed, N, box, 0.9, x + 3 * N, type);
   PetscCall(DPRandomModel(&c, 2, N, x, type, box, &m));
@@ -260,6 +274,17 @@ int main(int argc, char **argv)
     double   xc[9] = {0, 0, 0, 0.97, 0, 0, 0, 0, 0}, fa[9], fb[9], Ea, Eb, dEc, dFc = 0, dFin = 0;
     PetscInt tc[3] = {0, 1, 1};
     double   d = 1e-7;
+    if (SgDPHasExclusions(&c)) { /* exclude_types [[0, 1]]: the crossing pair is O-O, which stays smooth. An
+       excluded O-H pair is not: inside rcut its row is zero, outside the slot is padding (the row
+       -davg/dstd), so E jumps there -- DeePMD-kit's semantics (its mask spares padding slots), which
+       the import reproduces (deepmd_interop); reported, not asserted */
+      xc[8] = c.rcut - d;
+      PetscCall(SgDeepmdCompute(m, 3, xc, tc, NULL, &Ea, fa, NULL, NULL));
+      xc[8] = c.rcut + d;
+      PetscCall(SgDeepmdCompute(m, 3, xc, tc, NULL, &Eb, fb, NULL, NULL));
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "excluded pair (O-H) crossing rcut: |dE| %.2e eV (DeePMD-kit's exclusion mask spares padding slots)\n", fabs(Ea - Eb)));
+      tc[2] = 0;
+    }
     xc[8] = c.rcut - d;
     PetscCall(SgDeepmdCompute(m, 3, xc, tc, NULL, &Ea, fa, NULL, NULL));
     xc[8] = c.rcut + d;
@@ -277,7 +302,8 @@ int main(int argc, char **argv)
   /* 6. model file round trip (bit-identical energy and forces: the slab is stored in float64) and
      tabulated embedding (quintic pieces of step 0.002: forces within 1e-6 eV/A, the issue's bar) */
   {
-    const char *path = c.radial ? (c.type_pair ? "build/tmp/deepmd_physics_r_pair.h5" : "build/tmp/deepmd_physics_r.h5") : c.type_pair ? "build/tmp/deepmd_physics_pair.h5" : "build/tmp/deepmd_physics.h5";
+    char path[PETSC_MAX_PATH_LEN];
+    PetscCall(PetscSNPrintf(path, sizeof path, "build/tmp/deepmd_physics%s%s_%s_%s%s.h5", c.radial ? "_r" : "", c.type_pair ? "_pair" : "", SgDPActNames[c.act], SgDPActNames[c.fit_act], SgDPHasExclusions(&c) ? "_excl" : ""));
     SgDeepmd    ml;
     double      fl[3 * N], vl[9], El, dFl = 0, dFt = 0, f0[3 * N], E0;
     PetscCall(SgDeepmdCompute(m, N, x, type, box, &E0, f0, vl, NULL));
@@ -286,6 +312,7 @@ int main(int argc, char **argv)
     PetscCall(SgDeepmdLoad(path, &ml));
     CHECK(ml->cfg.type_pair == c.type_pair, "model file: type_one_side not kept");
     CHECK(ml->cfg.radial == c.radial, "model file: descriptor kind not kept");
+    CHECK(ml->cfg.act == c.act && ml->cfg.fit_act == c.fit_act && ml->cfg.excl[0][1] == c.excl[0][1], "model file: activations or exclude_types not kept");
     PetscCall(SgDeepmdCompute(ml, N, x, type, box, &El, fl, vl, NULL));
     for (int k = 0; k < 3 * N; k++) dFl = PetscMax(dFl, fabs(fl[k] - f0[k]));
     CHECK(El == E0 && dFl == 0, "model file round trip: dE %g dF %g", fabs(El - E0), dFl);
@@ -293,7 +320,11 @@ int main(int argc, char **argv)
     PetscCall(SgDeepmdCompute(ml, N, x, type, box, &El, fl, vl, NULL));
     for (int k = 0; k < 3 * N; k++) dFt = PetscMax(dFt, fabs(fl[k] - f0[k]));
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "model file round trip: identical; tabulated: |dE| %.2e eV, max |dF| %.2e eV/A\n", fabs(El - E0), dFt));
-    CHECK(dFt < 1e-6 && fabs(El - E0) < 1e-6, "tabulated vs nets: dE %g dF %g", fabs(El - E0), dFt);
+    { /* relu embedding nets are piecewise linear: a table piece across a kink is first order there
+         (docs/deepmd.md: bar 1e-5 eV/A at step 0.002 for relu, 1e-6 for the smooth activations) */
+      double bar = c.act == SG_DP_RELU ? 1e-5 : 1e-6;
+      CHECK(dFt < bar && fabs(El - E0) < bar, "tabulated vs nets: dE %g dF %g (bar %g)", fabs(El - E0), dFt, bar);
+    }
     PetscCall(SgDeepmdDestroy(&ml));
   }
   PetscCall(SgDPModelDestroy(&m));
