@@ -302,7 +302,13 @@ static PetscErrorCode WriteSeriesBlock(SgOutput out, hid_t g, const char name[],
     SgCallH5(H5Sselect_none(fspace));
     SgCallH5(H5Sselect_none(mspace));
   }
-  SgCallH5(H5Dwrite(dset, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, scratch));
+  { /* only rank 0 writes: agree on its outcome, so a full disk ends every rank with one line */
+    int bad = H5Dwrite(dset, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, scratch) < 0, any = bad;
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(out->comm, &size));
+    if (size > 1) PetscCallMPI(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, out->comm));
+    PetscCheck(!any, out->comm, PETSC_ERR_FILE_OPEN, "cannot write the diagnostics %s to %s (disk full?); the committed output is unchanged", name, out->filename);
+  }
   SgCallH5(H5Sclose(mspace));
   SgCallH5(H5Sclose(fspace));
   SgCallH5(H5Dclose(dset));
@@ -457,23 +463,22 @@ PetscErrorCode SgOutputWriteField(SgOutput out, const char name[], Vec v, const 
 
 /* The XDMF sidecar: one temporal collection per field, cell-centred data on a co-rectilinear mesh.
    1D fields are shown as a one-cell-thick 2D mesh (XDMF has no 1D structured topology). */
-static PetscErrorCode WriteXdmf(SgOutput out)
+static PetscErrorCode WriteXdmfFile(SgOutput out, char msg[], size_t len)
 {
-  PetscMPIInt rank;
   char        xmf[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
   const char *h5base;
   FILE       *fp;
 
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(out->comm, &rank));
-  /* a run without field snapshots (MD: its particles are in the H5MD trajectory) gets no sidecar:
-     an XDMF file with an empty Domain is one ParaView opens to nothing */
-  if (rank || !out->nrecords) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SgOutputXdmfName(out->final, out->staged, xmf, sizeof xmf));
   h5base = strrchr(out->final, '/') ? strrchr(out->final, '/') + 1 : out->final;
   PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", xmf));
   fp = fopen(tmp, "w");
-  PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "Cannot write %s", tmp);
+  if (!fp) {
+    int e = errno;
+    PetscCall(PetscSNPrintf(msg, len, "cannot create %s (%s%s)", tmp, strerror(e), e == ENOSPC ? ": disk full" : ""));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   fprintf(fp, "<?xml version=\"1.0\" ?>\n<!-- surge-file: %s -->\n<Xdmf Version=\"3.0\">\n <Domain>\n", SG_FILE_RUN_XDMF);
   for (PetscInt i = 0; i < out->nrecords; i++) {
     PetscBool first = PETSC_TRUE;
@@ -526,13 +531,33 @@ static PetscErrorCode WriteXdmf(SgOutput out)
     bad     = fclose(fp) != 0 || bad;
     if (bad) {
       (void)SgWriteDiscard(tmp);
-      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Error writing %s (disk full?)", tmp);
+      PetscCall(PetscSNPrintf(msg, len, "cannot write %s (disk full?)", tmp));
+      PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
-  { /* rank 0 alone writes the sidecar: its failure is local (PETSC_ERR_FILE_WRITE), not an agreed one */
+  {
     int err = SgWriteCommitErrno(tmp, xmf);
-    PetscCheck(!err, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s: %s", xmf, strerror(err));
+    if (err) PetscCall(PetscSNPrintf(msg, len, "cannot write %s (%s%s)", xmf, strerror(err), err == ENOSPC ? ": disk full" : ""));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Rank 0 alone writes the sidecar; its failure is broadcast so that every rank stops with the same
+   one-line error (a failure known to one rank ended the job with MPI_Abort). Collective. */
+static PetscErrorCode WriteXdmf(SgOutput out)
+{
+  PetscMPIInt rank, size;
+  char        msg[2 * PETSC_MAX_PATH_LEN + 128] = "";
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(out->comm, &rank));
+  PetscCallMPI(MPI_Comm_size(out->comm, &size));
+  /* a run without field snapshots (MD: its particles are in the H5MD trajectory) gets no sidecar:
+     an XDMF file with an empty Domain is one ParaView opens to nothing */
+  if (!out->nrecords) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!rank) PetscCall(WriteXdmfFile(out, msg, sizeof msg));
+  if (size > 1) PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, out->comm));
+  PetscCheck(!msg[0], out->comm, PETSC_ERR_FILE_OPEN, "%s; the committed output is unchanged", msg);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

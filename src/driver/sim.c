@@ -38,6 +38,7 @@ struct _p_SgSim {
   PetscBool staged;   /* writing: the set goes to *.tmp and is renamed into place (committed) */
   PetscBool commit_each; /* commit at every checkpoint (not when replacing an earlier run's output: that stays until the end) */
   PetscBool have_prev;   /* the committed BASE.h5 is this run's own previous commit (an earlier state of BASE.h5.tmp) */
+  PetscInt  ncommit;     /* commits made by this run */
   char      run_id[64]; /* carried by the output and its checkpoints: a restart continues its own run only */
   PetscInt  ndiag, progress_diag, diag_step; /* diag_step: the step diag[] was computed at */
   PetscReal *diag;
@@ -300,6 +301,14 @@ static PetscErrorCode NewRunId(SgSim sim)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* What a failed write leaves, for its one line. */
+static const char *StateAfterFailure(SgSim sim)
+{
+  if (!sim->commit_each) return "the earlier output is unchanged; free space and run again";
+  if (sim->restarted || sim->ncommit) return "the output as of the last checkpoint is intact; free space and restart from it";
+  return "nothing was committed yet (no checkpoint); free space and run again";
+}
+
 /* Is nobody holding `path` open through HDF5 (its lock, a shared flock for a reader)? */
 static PetscBool Unlocked(const char path[])
 {
@@ -364,7 +373,8 @@ static PetscErrorCode CommitSet(SgSim sim, PetscBool more)
     if (err[0]) (void)unlink(old);
   }
   PetscCallMPI(MPI_Bcast(err, 2, MPI_INT, 0, comm));
-  PetscCheck(!err[0], comm, PETSC_ERR_FILE_OPEN, "cannot write the output %s (%s%s): %s", sim->output, strerror(err[0]), err[0] == ENOSPC ? ", disk full" : "", sim->commit_each ? "the output as of the last checkpoint is intact; free space and restart from it" : "the earlier output is unchanged; free space and run again");
+  PetscCheck(!err[0], comm, PETSC_ERR_FILE_OPEN, "cannot write the output %s (%s%s): %s", sim->output, strerror(err[0]), err[0] == ENOSPC ? ", disk full" : "", StateAfterFailure(sim));
+  sim->ncommit++;
   if (more) {
     PetscCall(SgOutputResume(sim->out, err[1] ? PETSC_TRUE : PETSC_FALSE));
     sim->have_prev = PETSC_TRUE;
@@ -406,7 +416,7 @@ static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgError
   PetscFunctionBegin;
   if (code == PETSC_ERR_USER_INPUT || code == PETSC_ERR_FP || code == PETSC_ERR_FILE_OPEN || code == PETSC_ERR_FILE_UNEXPECTED || code == PETSC_ERR_FILE_READ) SETERRQ(comm, code, "%s", h->msg);
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  PetscCall(PetscSNPrintf(line, sizeof line, "cannot write the output %s (%s; disk full?): %s", sim->output, h->msg, !sim->commit_each ? "the earlier output is unchanged; free space and run again" : "the output as of the last checkpoint is intact; free space and restart from it"));
+  PetscCall(PetscSNPrintf(line, sizeof line, "cannot write the output %s (%s; disk full?): %s", sim->output, h->msg, StateAfterFailure(sim)));
   DiscardStaged(sim, PETSC_TRUE);
   sim->staged = PETSC_FALSE;
   sim->failed = PETSC_TRUE;

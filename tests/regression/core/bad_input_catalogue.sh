@@ -123,6 +123,10 @@ case_ 1 "names a directory" -- run $I/heat/decay2d.yaml -sim_output .
 case_ 1 "names a directory" -- run $I/heat/decay2d.yaml -sim_output sub/
 case_ 1 "cannot create files in directory '/proc'" -- run $I/heat/decay2d.yaml -sim_output /proc/x
 case_ 1 "is not a directory" -- run $I/heat/decay2d.yaml -sim_output garbage.bin/x
+# a write that fails on rank 0 alone mid-run (injected ENOSPC at that process's k-th commit: 1 the
+# XDMF sidecar at step 0, 2 the first checkpoint, 3 the first commit of the run's set): one line on
+# every rank, never MPI_ABORT (k = 1 on 2 ranks ended with MPI_ABORT's banner before)
+for k in 1 2 3; do SURGE_TEST_ENOSPC=$k case12 "No space left on device" -- run $V -sim_checkpoint_every 20 -sim_output ok_full$k; done
 # --- restarts
 case_ 1 "does not exist" -- run $V -restart missing.chk.h5
 case_ 1 "not an HDF5 file" -- run $V -restart garbage.bin
