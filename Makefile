@@ -131,7 +131,7 @@ demo: bin/surge
 bench: tests
 	@for b in tests/bench/*/run.sh; do echo "== $$b"; bash $$b || exit 1; done
 
-# make install PREFIX=DIR: bin/surge; libsurge.a and libsgnn.a (the NN engine it uses); libsurge.so
+# make install PREFIX=DIR (the KIM model for LAMMPS: make kim-install, surrogates/deepmd/module.mk): bin/surge; libsurge.a and libsgnn.a (the NN engine it uses); libsurge.so
 # (the library and the NN engine in one, from position-independent objects built in build-pic/: the
 # default objects are PIE and cannot go into a shared library); the public headers in
 # include/surge/; lib/pkgconfig/surge.pc; the example decks with their models in share/surge/inputs;

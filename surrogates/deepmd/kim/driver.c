@@ -17,7 +17,8 @@
    Energy of contributing particles only; forces on all particles (padding forces go back to their
    owners through the simulator's reverse communication: Newton's third law across sub-domains, no
    periodic images inside the model). Virial convention: -sum_ij r_ij (x) dE/dr_ij, KIM's (and LAMMPS'),
-   Voigt order xx yy zz yz xz xy. Units: Angstrom and eV (those of the model's training data, metal). */
+   Voigt order xx yy zz yz xz xy; per-particle virials (partialParticleVirial) are DeePMD-kit's atomic
+   virials in the same order. Units: Angstrom and eV (those of the model's training data, metal). */
 #include <string.h>
 #include <petscsys.h>
 #include "KIM_ModelDriverHeaders.h"
@@ -32,7 +33,7 @@ typedef struct {
   PetscInt   cap;              /* capacity of the work arrays below (particles) */
   PetscInt  *order;            /* contributing particles first, then padding */
   PetscInt  *type;
-  PetscReal *x, *f, *eatom;
+  PetscReal *x, *f, *eatom, *avir; /* avir: DeePMD-kit's atomic virials [cap][9], when the simulator asks */
 } SurgeKIM;
 
 /* PETSc is needed by surge's library (PetscMalloc, error handling). Inside an MPI simulator each
@@ -55,9 +56,9 @@ static int StartPetsc(void)
 static int Ensure(SurgeKIM *s, PetscInt n)
 {
   if (n <= s->cap) return 0;
-  PetscFree5(s->order, s->type, s->x, s->f, s->eatom);
+  PetscFree6(s->order, s->type, s->x, s->f, s->eatom, s->avir);
   s->cap = n + n / 4 + 16;
-  if (PetscMalloc5(s->cap, &s->order, s->cap, &s->type, 3 * s->cap, &s->x, 3 * s->cap, &s->f, s->cap, &s->eatom)) return 1;
+  if (PetscMalloc6(s->cap, &s->order, s->cap, &s->type, 3 * s->cap, &s->x, 3 * s->cap, &s->f, s->cap, &s->eatom, 9 * s->cap, &s->avir)) return 1;
   return 0;
 }
 
@@ -65,7 +66,7 @@ static int Compute(KIM_ModelCompute const *const mc, KIM_ModelComputeArguments c
 {
   SurgeKIM *s;
   int      *n_ptr, *species, *contributing;
-  double   *coords, *energy = NULL, *forces = NULL, *particle_energy = NULL, *virial = NULL;
+  double   *coords, *energy = NULL, *forces = NULL, *particle_energy = NULL, *virial = NULL, *particle_virial = NULL;
   PetscInt  n, nc = 0, k;
   PetscReal e, v[9];
 
@@ -77,7 +78,8 @@ static int Compute(KIM_ModelCompute const *const mc, KIM_ModelComputeArguments c
       KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialEnergy, &energy) ||
       KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialForces, &forces) ||
       KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialParticleEnergy, &particle_energy) ||
-      KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialVirial, &virial)) {
+      KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialVirial, &virial) ||
+      KIM_ModelComputeArguments_GetArgumentPointerDouble(ma, KIM_COMPUTE_ARGUMENT_NAME_partialParticleVirial, &particle_virial)) {
     LOG_ERROR(mc, ModelCompute, "surge: error: cannot get the compute arguments");
     return 1;
   }
@@ -97,7 +99,7 @@ static int Compute(KIM_ModelCompute const *const mc, KIM_ModelComputeArguments c
     s->type[k] = species[i];
     for (int a = 0; a < 3; a++) s->x[3 * k + a] = coords[3 * i + a];
   }
-  if (SgDeepmdComputeGhostsAtomic(s->model, nc, n, s->x, s->type, &e, s->f, v, s->eatom, NULL)) {
+  if (SgDeepmdComputeGhostsAtomic(s->model, nc, n, s->x, s->type, &e, s->f, v, s->eatom, particle_virial ? s->avir : NULL)) {
     LOG_ERROR(mc, ModelCompute, "surge: error: the Deep Potential evaluation failed (message above)");
     return 1;
   }
@@ -107,6 +109,20 @@ static int Compute(KIM_ModelCompute const *const mc, KIM_ModelComputeArguments c
       for (int a = 0; a < 3; a++) forces[3 * s->order[k] + a] = s->f[3 * k + a];
   if (particle_energy)
     for (k = 0; k < n; k++) particle_energy[s->order[k]] = k < nc ? s->eatom[k] : 0.0;
+  /* per-particle virial (LAMMPS: compute stress/atom): DeePMD-kit's atomic virial, atom j gets
+     -sum_i r_ij (x) dE/dr_ij over the centres i that have it as a neighbour, padding particles included
+     (the simulator folds theirs onto the owners); they sum to the virial below. Voigt order, symmetrised. */
+  if (particle_virial)
+    for (k = 0; k < n; k++) {
+      const PetscReal *a = s->avir + 9 * k;
+      double          *p = particle_virial + 6 * s->order[k];
+      p[0]               = a[0];
+      p[1]               = a[4];
+      p[2]               = a[8];
+      p[3]               = 0.5 * (a[5] + a[7]);
+      p[4]               = 0.5 * (a[2] + a[6]);
+      p[5]               = 0.5 * (a[1] + a[3]);
+    }
   if (virial) {
     virial[0] = v[0];
     virial[1] = v[4];
@@ -120,7 +136,7 @@ static int Compute(KIM_ModelCompute const *const mc, KIM_ModelComputeArguments c
 
 static int ComputeArgumentsCreate(KIM_ModelCompute const *const mc, KIM_ModelComputeArgumentsCreate *const mac)
 {
-  const KIM_ComputeArgumentName optional[] = {KIM_COMPUTE_ARGUMENT_NAME_partialEnergy, KIM_COMPUTE_ARGUMENT_NAME_partialForces, KIM_COMPUTE_ARGUMENT_NAME_partialParticleEnergy, KIM_COMPUTE_ARGUMENT_NAME_partialVirial};
+  const KIM_ComputeArgumentName optional[] = {KIM_COMPUTE_ARGUMENT_NAME_partialEnergy, KIM_COMPUTE_ARGUMENT_NAME_partialForces, KIM_COMPUTE_ARGUMENT_NAME_partialParticleEnergy, KIM_COMPUTE_ARGUMENT_NAME_partialVirial, KIM_COMPUTE_ARGUMENT_NAME_partialParticleVirial};
 
   for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++)
     if (KIM_ModelComputeArgumentsCreate_SetArgumentSupportStatus(mac, optional[i], KIM_SUPPORT_STATUS_optional)) {
@@ -144,7 +160,7 @@ static int Destroy(KIM_ModelDestroy *const md)
   KIM_ModelDestroy_GetModelBufferPointer(md, (void **)&s);
   if (!s) return 0;
   SgDeepmdDestroy(&s->model);
-  PetscFree5(s->order, s->type, s->x, s->f, s->eatom);
+  PetscFree6(s->order, s->type, s->x, s->f, s->eatom, s->avir);
   PetscFree(s);
   return 0;
 }

@@ -11,7 +11,8 @@
 #     DeePMD-kit's own fixtures imported by `surge model import` (se_e2_a one-side, se_e2_r type-pair),
 #     built into parameterized models by `make kim-model`.
 # (c) KIM's virial and particle energies, which LAMMPS's step 0 does not take from the model (it uses
-#     f.r): a minimal KIM simulator (kim_sim.c), open cluster, full neighbour list, vs the C API to 1e-10.
+#     f.r): a minimal KIM simulator (kim_sim.c), open cluster, full neighbour list, vs the C API to 1e-10,
+#     per-particle virials included (and LAMMPS' compute stress/atom summed = its pressure virial).
 # (b) NVE from rest with the tabulated water model: LAMMPS+KIM and `surge run` MD (same model file, same
 #     start, velocity Verlet, dt 0.5 fs) print the same PotEng/TotEng every 10 steps for 200 steps to
 #     1e-8 relative (both are velocity Verlet on the same forces; differences are round-off grown by the
@@ -79,6 +80,31 @@ for m in water sea r; do
     echo "SURGE_DP_$m, $np rank(s):"
     $PY $H compare $D/ref_$m.txt $D/step0_${m}_$np.log $D/f_${m}_$np.dump || ok=0
   done
+done
+# (a2) per-particle virials through LAMMPS (compute stress/atom: KIM's partialParticleVirial, the
+#     padding particles' folded onto their owners by LAMMPS) summed over the atoms = the pressure's
+#     virial (LAMMPS takes that from f.r, independently of the model's virials), 1 and 2 ranks
+cat > $D/sa.lmp <<'LMP'
+include head.lmp
+compute sa all stress/atom NULL virial
+compute ss all reduce sum c_sa[1] c_sa[2] c_sa[3] c_sa[4] c_sa[5] c_sa[6]
+thermo_style custom step pe pxx pyy pzz pxy pxz pyz vol c_ss[1] c_ss[2] c_ss[3] c_ss[4] c_ss[5] c_ss[6]
+thermo_modify format float %.17g
+run 0
+LMP
+for np in 1 2; do
+  run="lmp"
+  [ $np = 2 ] && run="$MPI lmp"
+  (cd $D && $run -in sa.lmp -var data w.data -var model SURGE_DP_water -log sa_$np.log > /dev/null)
+  $PY - $D/sa_$np.log $np <<'PY' || ok=0
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+row = [float(v) for v in lines[[i for i, l in enumerate(lines) if l.split()[:1] == ["Step"]][0] + 1].split()]
+p, vol, ss = row[2:8], row[8], row[9:15]
+err = max(abs(a - b * vol) for a, b in zip(ss, p)) / max(abs(b * vol) for b in p)
+print(f"SURGE_DP_water, {sys.argv[2]} rank(s): sum of compute stress/atom (KIM particle virials) vs pressure x volume: max rel. diff {err:.1e} (tol 1e-10)")
+sys.exit(0 if err < 1e-10 else 1)
+PY
 done
 # (c) the virial and the particle energies, which LAMMPS's step 0 does not take from the model: a
 #     minimal KIM simulator (kim_sim.c), open cluster, against the C API to 1e-10 relative

@@ -2,7 +2,7 @@
   setup XYZ TYPES EVAL.txt DATA.lmp   an extended-XYZ frame (orthogonal Lattice) as the input of
                                       `test_deepmd_tool eval` and as a LAMMPS data file (types 1.. in TYPES order)
   compare REF.txt LOG DUMP VOLUME     LAMMPS's step-0 PotEng, pressure (-> virial) and forces against the C API's
-  sim REF.txt SIM.txt                 kim_sim's energy, virial, forces and particle energies against the C API's
+  sim REF.txt SIM.txt                 kim_sim's energy, virial, forces, particle energies and virials against the C API's
   nve LOG                             TotEng and PotEng ranges of a LAMMPS thermo table (TotEng column 4)
   surge_nve LOG                       the same from `surge run` md thermo lines"""
 import sys
@@ -76,8 +76,15 @@ def sim(ref, out, tol=1e-10):
     dv = np.abs(w - wref).max() / np.abs(wref).max()
     df = np.abs(A[:, :3] - B[:, :3]).max() / np.abs(A[:, :3]).max()
     dp = np.abs(A[:, 3] - B[:, 3]).max() / np.abs(A[:, 3]).max()
-    print(f"  KIM simulator, open cluster: energy rel {de:.1e}; virial (Voigt) {dv:.1e}; forces {df:.1e}; particle energies {dp:.1e}")
-    return de < tol and dv < tol and df < tol and dp < tol
+    # per-particle virials (partialParticleVirial) against the C API's atomic virials (3x3 row-major ->
+    # Voigt, symmetrised), and their sum against the virial
+    a = A[:, 4:13].reshape(-1, 3, 3)
+    pref = np.stack([a[:, 0, 0], a[:, 1, 1], a[:, 2, 2], (a[:, 1, 2] + a[:, 2, 1]) / 2, (a[:, 0, 2] + a[:, 2, 0]) / 2, (a[:, 0, 1] + a[:, 1, 0]) / 2], 1)
+    dpv = np.abs(B[:, 4:10] - pref).max() / np.abs(pref).max()
+    dsum = np.abs(B[:, 4:10].sum(0) - w).max() / np.abs(w).max()
+    print(f"  KIM simulator, open cluster: energy rel {de:.1e}; virial (Voigt) {dv:.1e}; forces {df:.1e}; particle energies {dp:.1e}; "
+          f"particle virials {dpv:.1e} (their sum - virial {dsum:.1e})")
+    return de < tol and dv < tol and df < tol and dp < tol and dpv < tol and dsum < tol
 
 
 def nve_ranges(pe, et):

@@ -3,7 +3,7 @@
    IN.txt as for `test_deepmd_tool eval` (n, a box that is ignored, n lines "type x y z"): the atoms
    form an open cluster, all contributing, with a full neighbour list (all pairs within the model's
    cutoff, O(n^2): a test). OUT.txt: energy; the virial in KIM's Voigt order xx yy zz yz xz xy;
-   n lines "fx fy fz particle_energy". Built by kim.sh with the KIM API's pkg-config flags. */
+   n lines "fx fy fz particle_energy" and the particle virial (Voigt, 6 values). Built by kim.sh with the KIM API's pkg-config flags. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "KIM_SimulatorHeaders.h"
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
   KIM_Model            *model;
   KIM_ComputeArguments *args;
   int                   accepted, n, *species, *contributing, supported, code[2];
-  double               *x, *f, *pe, e, vir[6], box[9];
+  double               *x, *f, *pe, *pv, e, vir[6], box[9];
   const char           *names[2] = {"O", "H"};
   Nbr                   b;
   FILE                 *fp;
@@ -53,6 +53,7 @@ int main(int argc, char **argv)
   x            = malloc(3 * n * sizeof(double));
   f            = malloc(3 * n * sizeof(double));
   pe           = malloc(n * sizeof(double));
+  pv           = malloc(6 * n * sizeof(double));
   species      = malloc(n * sizeof(int));
   contributing = malloc(n * sizeof(int));
   for (int i = 0; i < n; i++) {
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
       KIM_ComputeArguments_SetArgumentPointerDouble(args, KIM_COMPUTE_ARGUMENT_NAME_partialForces, f) ||
       KIM_ComputeArguments_SetArgumentPointerDouble(args, KIM_COMPUTE_ARGUMENT_NAME_partialParticleEnergy, pe) ||
       KIM_ComputeArguments_SetArgumentPointerDouble(args, KIM_COMPUTE_ARGUMENT_NAME_partialVirial, vir) ||
+      KIM_ComputeArguments_SetArgumentPointerDouble(args, KIM_COMPUTE_ARGUMENT_NAME_partialParticleVirial, pv) ||
       KIM_ComputeArguments_SetCallbackPointer(args, KIM_COMPUTE_CALLBACK_NAME_GetNeighborList, KIM_LANGUAGE_NAME_c, (KIM_Function *)GetNeighbors, &b))
     return Fail("cannot set the compute arguments");
   if (KIM_Model_Compute(model, args)) return Fail("the model's compute failed");
@@ -91,7 +93,11 @@ int main(int argc, char **argv)
   if (!fp) return Fail("cannot write OUT.txt");
   fprintf(fp, "%.17g\n", e);
   for (int k = 0; k < 6; k++) fprintf(fp, "%.17g%c", vir[k], k == 5 ? '\n' : ' ');
-  for (int i = 0; i < n; i++) fprintf(fp, "%.17g %.17g %.17g %.17g\n", f[3 * i], f[3 * i + 1], f[3 * i + 2], pe[i]);
+  for (int i = 0; i < n; i++) {
+    fprintf(fp, "%.17g %.17g %.17g %.17g", f[3 * i], f[3 * i + 1], f[3 * i + 2], pe[i]);
+    for (int k = 0; k < 6; k++) fprintf(fp, " %.17g", pv[6 * i + k]);
+    fprintf(fp, "\n");
+  }
   fclose(fp);
   KIM_Model_ComputeArgumentsDestroy(model, &args);
   KIM_Model_Destroy(&model);

@@ -111,7 +111,7 @@ int main(int argc, char **argv)
   } else if (!strcmp(argv[1], "eval")) {
     SgDeepmd   m;
     PetscInt   n, *t;
-    PetscReal *x, *f, *ea, box[9], v[9], e;
+    PetscReal *x, *f, *ea, *av, box[9], v[9], e;
     PetscBool  open = (PetscBool)(argc > 5 && !strcmp(argv[5], "open"));
     FILE      *fp   = fopen(argv[3], "r");
     PetscCheck(fp && fscanf(fp, "%" PetscInt_FMT, &n) == 1 && n > 0 && n < 10000000, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "cannot read %s", argv[3]);
@@ -120,13 +120,20 @@ int main(int argc, char **argv)
     for (PetscInt i = 0; i < n; i++) PetscCheck(fscanf(fp, "%" PetscInt_FMT " %lf %lf %lf", &t[i], &x[3 * i], &x[3 * i + 1], &x[3 * i + 2]) == 4, PETSC_COMM_SELF, PETSC_ERR_FILE_READ, "%s: atom %" PetscInt_FMT, argv[3], i);
     fclose(fp);
     PetscCall(SgDeepmdLoad(argv[2], &m));
-    PetscCall(SgDeepmdCompute(m, n, x, t, open ? NULL : box, &e, f, v, ea));
+    PetscCall(PetscMalloc1(9 * n, &av));
+    if (open) PetscCall(SgDeepmdComputeGhostsAtomic(m, n, n, x, t, &e, f, v, ea, av)); /* open: with the atomic virials */
+    else PetscCall(SgDeepmdCompute(m, n, x, t, box, &e, f, v, ea));
     fp = fopen(argv[4], "w");
     PetscCheck(fp, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", argv[4]);
     fprintf(fp, "%.17g\n", e);
     for (int q = 0; q < 9; q++) fprintf(fp, "%.17g%c", v[q], q == 8 ? '\n' : ' ');
-    for (PetscInt i = 0; i < n; i++) fprintf(fp, "%.17g %.17g %.17g %.17g\n", f[3 * i], f[3 * i + 1], f[3 * i + 2], ea[i]);
+    for (PetscInt i = 0; i < n; i++) {
+      fprintf(fp, "%.17g %.17g %.17g %.17g", f[3 * i], f[3 * i + 1], f[3 * i + 2], ea[i]);
+      for (int q = 0; open && q < 9; q++) fprintf(fp, " %.17g", av[9 * i + q]);
+      fprintf(fp, "\n");
+    }
     fclose(fp);
+    PetscCall(PetscFree(av));
     PetscCall(PetscFree4(t, x, f, ea));
     PetscCall(SgDeepmdDestroy(&m));
   } else SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown command %s", argv[1]);
