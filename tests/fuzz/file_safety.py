@@ -9,12 +9,18 @@
                           injected ENOSPC, SURGE_TEST_ENOSPC) over earlier complete outputs: a run's
                           h5/xmf/chk set, a training's checkpoint, learning curve and model, 1 and 2 ranks
   file_safety.py concurrent two runs on one output name at once
+  file_safety.py writers  the writers routed through the write path last (issue 33): the MD H5MD
+                          trajectory (-md_traj_file) and `surge dataset export`'s DeePMD-kit
+                          directory, pointed at an input of the run and at foreign files (1 and 2
+                          ranks), a fresh write (kind marked, no temporary), a disk full at the
+                          export's commit (injected ENOSPC: no DIR, no DIR.tmp)
 
 Every case asserts: each file that existed before is byte-identical afterwards (except a file of the
 same kind the option is meant to replace, which is never a target here), no *.tmp is left, and the
 outcome is success or exactly one 'surge: error:' line (no PETSc traceback, no signal, no hang).
 """
 import glob
+import h5py
 import hashlib
 import os
 import shutil
@@ -156,6 +162,66 @@ def paths():
         judge(f"model compress model.h5 {target}", rc, out, before, allow_success=False)
         ncase += 1
     print(f"file-safety paths: {ncase} cases")
+
+
+def writers():
+    ncase = 0
+    shutil.copy(os.path.join(ROOT, "inputs/md/lj_nve.yaml"), f"{W}/md.yaml")
+    os.makedirs(f"{W}/userdir", exist_ok=True)
+    with open(f"{W}/userdir/type.raw", "w") as f:
+        f.write("0\n0\n")  # a user's DeePMD-kit system: never written into
+    md = ["run", "md.yaml", "-sim_max_steps", "4", "-md_traj_every", "2", "-md_lattice_cells", "4,4,4", "-sim_output", "mdrun"]
+    # the MD trajectory over the deck (the run's input), a text file, another code's HDF5, other surge kinds
+    for target in ("md.yaml", "notes.txt", "foreign_dp.h5", "runout.h5", "dataset.h5", "lcurve.txt"):
+        for ranks in (1, 2):
+            shutil.copy(os.path.join(ROOT, "inputs/md/lj_nve.yaml"), f"{W}/md.yaml")  # cases independent: a destroyed deck is reported once
+            before = snapshot(W)
+            rc, out = run(md + ["-md_traj_file", target], ranks)
+            judge(f"md -md_traj_file {target} ({ranks} rank(s))", rc, out, before, allow_success=False)
+            ncase += 1
+    # a fresh trajectory: written, marked as surge's, no temporary; a rerun replaces it (same kind)
+    for ranks in (1, 2):
+        shutil.copy(os.path.join(ROOT, "inputs/md/lj_nve.yaml"), f"{W}/md.yaml")
+        before = snapshot(W)
+        rc, out = run(md + ["-md_traj_file", "traj.h5md"], ranks)
+        judge(f"md -md_traj_file traj.h5md, fresh ({ranks} rank(s))", rc, out, {k: v for k, v in before.items() if "mdrun" not in k and "traj.h5md" not in k})
+        ncase += 1
+
+        got, frames = "(no file)", 0
+        if os.path.exists(f"{W}/traj.h5md"):
+            with h5py.File(f"{W}/traj.h5md", "r") as h:
+                got = h.attrs.get("surge_file", b"")
+                got = got.decode() if isinstance(got, bytes) else str(got)
+                frames = h["particles/all/position/value"].shape[0]
+        if rc != 0 or got != "md trajectory" or frames != 3:
+            failures.append(f"md fresh trajectory ({ranks} rank(s)): exit {rc}, surge_file '{got}', {frames} frames (expected 0, 'md trajectory', 3)")
+    # surge dataset export IN DIR: DIR an input, a file, a directory that holds files
+    for target in ("pair_train.h5", "notes.txt", "userdir", "userdir/"):
+        for ranks in (1, 2):
+            before = snapshot(W)
+            rc, out = run(["dataset", "export", "pair_train.h5", target], ranks)
+            judge(f"dataset export pair_train.h5 {target} ({ranks} rank(s))", rc, out, before, allow_success=False)
+            ncase += 1
+    # a fresh export (into a new and into an empty directory), and a full disk at its commit
+    os.makedirs(f"{W}/emptydir", exist_ok=True)
+    for target, ranks in (("exported", 1), ("emptydir", 2)):
+        before = snapshot(W)
+        rc, out = run(["dataset", "export", "pair_train.h5", target], ranks)
+        judge(f"dataset export pair_train.h5 {target}, fresh ({ranks} rank(s))", rc, out, before)
+        ncase += 1
+        if rc != 0 or not os.path.exists(f"{W}/{target}/set.000/force.npy") or os.path.exists(f"{W}/{target}.tmp"):
+            failures.append(f"dataset export into {target}: exit {rc}, set.000/force.npy {'present' if os.path.exists(f'{W}/{target}/set.000/force.npy') else 'missing'}")
+        shutil.rmtree(f"{W}/{target}")
+    for ranks in (1, 2):
+        before = snapshot(W)
+        rc, out = run(["dataset", "export", "pair_train.h5", "full"], ranks, env=dict(ENV, SURGE_TEST_ENOSPC="1"))
+        judge(f"dataset export, disk full at the commit ({ranks} rank(s))", rc, out, before, allow_success=False)
+        ncase += 1
+        if os.path.exists(f"{W}/full") or os.path.exists(f"{W}/full.tmp"):
+            failures.append(f"dataset export, disk full ({ranks} rank(s)): full/ or full.tmp/ left behind")
+            shutil.rmtree(f"{W}/full", ignore_errors=True)
+            shutil.rmtree(f"{W}/full.tmp", ignore_errors=True)
+    print(f"file-safety writers: {ncase} cases")
 
 
 def diskfull():

@@ -4,6 +4,7 @@
    draws minibatches, in f64 and f32. Also: a checkpoint of another architecture is refused. */
 #include <math.h>
 #include "sgnncheckpoint.h"
+#include <unistd.h>
 
 #define NN(call) \
   do { \
@@ -166,6 +167,40 @@ int main(int argc, char **argv)
     PetscCheck(ierr == PETSC_ERR_USER_INPUT, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a checkpoint of another architecture must be refused (got %d)", (int)ierr);
     Free(&c);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "checkpoint of another architecture refused\n"));
+  }
+  { /* the write path (sgwrite.h): a checkpoint over a file surge did not write is refused at the write
+       itself (not only by a trainer's set-up check), the file is byte-identical, no .tmp is left */
+    const char  text[] = "the user's notes, not a checkpoint\n";
+    char        back[64] = "";
+    Model       c;
+    SgNNState   st;
+    FILE       *fp;
+    size_t      nr = 0;
+    PetscMPIInt rank;
+    PetscErrorCode ierr;
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    if (!rank) {
+      fp = fopen("nnchk_foreign.txt", "w");
+      PetscCheck(fp && fputs(text, fp) >= 0 && !fclose(fp), PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write nnchk_foreign.txt");
+    }
+    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+    PetscCall(Build(be, SGNN_F64, 7, 16, &c));
+    st = State(&c, keys, vals);
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = SgNNCheckpointWrite(PETSC_COMM_WORLD, "nnchk_foreign.txt", &st);
+    PetscCall(PetscPopErrorHandler());
+    PetscCheck(ierr == PETSC_ERR_FILE_OPEN, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a checkpoint over a foreign file must be refused (got %d)", (int)ierr);
+    if (!rank) {
+      fp = fopen("nnchk_foreign.txt", "r");
+      if (fp) {
+        nr = fread(back, 1, sizeof back - 1, fp);
+        fclose(fp);
+      }
+      PetscCheck(nr == strlen(text) && !memcmp(back, text, nr), PETSC_COMM_SELF, PETSC_ERR_PLIB, "the foreign file was changed by a refused checkpoint write");
+      PetscCheck(access("nnchk_foreign.txt.tmp", F_OK), PETSC_COMM_SELF, PETSC_ERR_PLIB, "a refused checkpoint write left nnchk_foreign.txt.tmp");
+    }
+    Free(&c);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "checkpoint over a foreign file refused, the file byte-identical, no temporary\n"));
   }
   PetscCall(PetscFinalize());
   return 0;
