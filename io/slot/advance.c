@@ -44,6 +44,13 @@ PetscErrorCode SgAdvanceLoopPush(SgAdvanceLoop *A, PetscReal t, const PetscReal 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgAdvanceLoopSetGrid(SgAdvanceLoop *A, const SgFieldBlock *grid)
+{
+  PetscFunctionBegin;
+  if (A->sur.fn && A->sur.grid) PetscCall(A->sur.grid(A->sur.ctx, grid));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgAdvanceLoopSetUp(SgAdvanceLoop *A, MPI_Comm comm, const char solver[], const char prefix[], SgFieldAdvanceFn fn, void *ctx, PetscInt size, const PetscReal snap0[])
 {
   char pre[128];

@@ -110,6 +110,10 @@ PetscErrorCode SgBqAdvanceSetUp(SgSolver s)
     for (PetscInt i = 0; i < bq->nx; i++) A->xc[i] = (i + (A->grid ? 0.5 : 0)) * bq->Lx / bq->nx;
     for (PetscInt k = 0; k < A->nz; k++) A->zc[k] = A->grid ? (k + 0.5) * bq->Lz / A->nz : bq->z[k];
     PetscCall(Export(bq, A->snap));
+    { /* the grid of the blocks to come: a surrogate checks it now, not at its first call */
+      const SgFieldBlock grid = {SG_BQ_NCH, SgBqChannels, {0, A->nz, bq->nx}, {NULL, A->zc, A->xc}, {0, 0, 0}, {0, bq->Lz, bq->Lx}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, NULL};
+      PetscCall(SgAdvanceLoopSetGrid(&A->loop, &grid));
+    }
   }
   PetscCall(SgAdvanceLoopSetUp(&A->loop, comm, "boussinesq", "boussinesq_", AdvanceBySolver, bq, sz, A->snap));
   PetscCall(SgSolverDeclareSlot(s, A->loop.slot));

@@ -119,6 +119,10 @@ PetscErrorCode SgSstAdvanceSetUp(SgSolver sv)
     for (PetscInt j = 0; j < s->nlat; j++) A->lat[j] = -90 + (j + 0.5) * 180.0 / s->nlat;
     for (PetscInt i = 0; i < s->nlon; i++) A->lon[i] = (i + 0.5) * 360.0 / s->nlon;
     PetscCall(Export(s, comm, A->snap));
+    { /* the grid of the blocks to come: a surrogate checks it now, not at its first call */
+      const SgFieldBlock grid = {1, Channels, {0, s->nlat, s->nlon}, {NULL, A->lat, A->lon}, {0, -90, 0}, {0, 90, 360}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, NULL};
+      PetscCall(SgAdvanceLoopSetGrid(&A->loop, &grid));
+    }
   }
   PetscCall(SgAdvanceLoopSetUp(&A->loop, comm, "sst", "sst_", AdvanceBySolver, sv, n, A->snap));
   PetscCall(SgSolverDeclareSlot(sv, A->loop.slot));

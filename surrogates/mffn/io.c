@@ -44,6 +44,7 @@ PetscErrorCode SgMFFNSave(SgMFFN m, const SgMFFNPhysics *ph, const PetscInt fact
   PetscCall(SgH5FileWriteAttr(f, "/", "scale", SG_H5_DOUBLE, 3, ph->scale));
   PetscCall(SgH5FileWriteAttr(f, "/", "mean", SG_H5_DOUBLE, SG_MFFN_NCH, ph->mean));
   PetscCall(SgH5FileWriteAttr(f, "/", "std", SG_H5_DOUBLE, SG_MFFN_NCH, ph->std));
+  if (ph->length[0] > 0) PetscCall(SgH5FileWriteAttr(f, "/", "length", SG_H5_DOUBLE, 2, ph->length));
   {
     PetscInt64 d[1] = {n};
     PetscCall(SgH5FileWrite(f, "params", SG_H5_DOUBLE, 1, d, slab));
@@ -60,6 +61,7 @@ PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *out, SgMFF
   char         kind[32];
   int          iv[3 * SG_MFFN_MAXLEVELS + 8], ver;
   PetscInt     n;
+  PetscBool    has;
   long         np;
   double      *slab;
 
@@ -115,6 +117,14 @@ PetscErrorCode SgMFFNLoad(const char path[], SgnnBackend *be, SgMFFN *out, SgMFF
   PetscCall(SgTrustReal(path, "scale", 3, ph->scale, 1e-300, 1e300));
   PetscCall(SgTrustReal(path, "mean", SG_MFFN_NCH, ph->mean, -1e300, 1e300));
   PetscCall(SgTrustReal(path, "std", SG_MFFN_NCH, ph->std, 1e-300, 1e300));
+  ph->length[0] = 0;
+  ph->length[1] = 0;
+  PetscCall(SgH5FileHasAttr(f, "/", "length", &has));
+  if (has) { /* the box it was trained on; older models lack it */
+    PetscCall(SgH5FileReadAttr(f, "/", "length", SG_H5_DOUBLE, 2, ph->length, &n));
+    PetscCheck(n == 2, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: attribute length has %" PetscInt_FMT " values, not 2 (Lx, Lz): the file is damaged", path, n);
+    PetscCall(SgTrustReal(path, "length", 2, ph->length, 1e-12, 1e12));
+  }
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, out));
   SgCallNN(sgnn_params_count((*out)->P, &np));
   PetscCall(PetscMalloc1(np, &slab));

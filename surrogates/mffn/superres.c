@@ -382,10 +382,16 @@ PetscErrorCode SgMFFNSuperresProvider(SgSurrogate s, const SgFieldProviderInfo *
       }
       if (Ra > 0 && Pr > 0) {
         const PetscReal nu = 1 / PetscSqrtReal(Ra / Pr), kappa = 1 / PetscSqrtReal(Ra * Pr);
-        PetscCheck(PetscAbsReal(nu - m->ph.nu) <= 1e-9 * nu && PetscAbsReal(kappa - m->ph.kappa) <= 1e-9 * kappa, info->comm, PETSC_ERR_USER_INPUT, "mffn: model %s was trained at nu = %g, kappa = %g; the solver has Ra = %g, Pr = %g (nu = %g, kappa = %g)", path, (double)m->ph.nu, (double)m->ph.kappa, (double)Ra, (double)Pr, (double)nu, (double)kappa);
+        /* nu kappa = 1/Ra, nu/kappa = Pr: the model's Ra and Pr, named in the user's terms */
+        const PetscReal Ram = 1 / (m->ph.nu * m->ph.kappa), Prm = m->ph.nu / m->ph.kappa;
+        PetscCheck(PetscAbsReal(nu - m->ph.nu) <= 1e-9 * nu && PetscAbsReal(kappa - m->ph.kappa) <= 1e-9 * kappa, info->comm, PETSC_ERR_USER_INPUT, "mffn: model %s was trained at Ra = %g, Pr = %g (nu = %g, kappa = %g); the solver has Ra = %g, Pr = %g: set -%srayleigh %g and -%sprandtl %g, or train a model at this Ra and Pr (surge train with mffn: {rayleigh: %g, prandtl: %g})", path, (double)Ram, (double)Prm, (double)m->ph.nu, (double)m->ph.kappa, (double)Ra, (double)Pr, info->prefix, (double)Ram, info->prefix, (double)Prm, (double)Ra, (double)Pr);
       }
     }
   }
+  if (m->ph.length[0] > 0) { /* the box (and so its aspect ratio) must be the one the model learned */
+    const PetscReal Lx = info->hi[2] - info->lo[2], Lz = info->hi[1] - info->lo[1];
+    PetscCheck(PetscAbsReal(Lx - m->ph.length[0]) <= 1e-9 * m->ph.length[0] && PetscAbsReal(Lz - m->ph.length[1]) <= 1e-9 * m->ph.length[1], info->comm, PETSC_ERR_USER_INPUT, "mffn: model %s was trained on a box Lx x Lz = %g x %g; the solver's is %g x %g: set -%slength %g,%g, or train a model on data of this box (surge train with mffn: {length: [%g, %g]})", path, (double)m->ph.length[0], (double)m->ph.length[1], (double)Lx, (double)Lz, info->prefix, (double)m->ph.length[0], (double)m->ph.length[1], (double)Lx, (double)Lz);
+  } else PetscCall(PetscInfo(NULL, "mffn: model %s does not record its box (written before the length attribute): not checked\n", path));
   p->fn          = Superres;
   p->ctx         = m;
   p->uncertainty = Uncertainty;

@@ -196,6 +196,8 @@ static PetscErrorCode SetUp_MFFN(SgSurrogate s)
   }
   d->ph.nu       = 1 / PetscSqrtReal(d->rayleigh / d->prandtl);
   d->ph.kappa    = 1 / PetscSqrtReal(d->rayleigh * d->prandtl);
+  d->ph.length[0] = d->length[0];
+  d->ph.length[1] = d->length[1];
   d->ph.scale[0] = d->factor[0] * d->data.dt;
   d->ph.scale[1] = d->factor[1] * d->length[1] / d->data.nz;
   d->ph.scale[2] = d->factor[2] * d->length[0] / d->data.nx;

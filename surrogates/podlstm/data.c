@@ -179,6 +179,12 @@ PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *con
     PetscInt  id;
     PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
     PetscCall(SgDatasetGetNumSamples(ds, &n));
+    if (fi == 0) { /* the physics the data was made with, for the model to record */
+      char *deck = NULL;
+      PetscCall(SgDatasetGetProvenance(ds, "deck", &deck));
+      PetscCall(SgPodLstmPhysicsFromDeck(deck, D->physics, sizeof D->physics));
+      PetscCall(PetscFree(deck));
+    }
     for (PetscInt f = 0; f < nfields; f++) {
       PetscInt        rd;
       const PetscInt *rs;

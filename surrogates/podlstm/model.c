@@ -156,6 +156,7 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
     PetscCall(SgH5FileWriteAttr(f, "/", "sigma", SG_H5_DOUBLE, K, M->pod->sigma));
     PetscCall(SgH5FileWriteAttr(f, "/", "energy_total", SG_H5_DOUBLE, 0, &M->pod->total));
     PetscCall(SgH5FileWriteAttrString(f, "/", "archs", archs));
+    if (M->physics[0]) PetscCall(SgH5FileWriteAttrString(f, "/", "trained_physics", M->physics));
     PetscCall(SgH5FileWrite(f, "mean", SG_H5_DOUBLE, 1, d, mean));
     d[0] = K, d[1] = n;
     PetscCall(SgH5FileWrite(f, "modes", SG_H5_DOUBLE, 2, d, modes));
@@ -254,6 +255,12 @@ PetscErrorCode SgPodLstmModelLoad(MPI_Comm comm, const char path[], SgnnBackend 
   for (PetscInt fi = 0; fi < cnt / 2; fi++) M->fshape[fi][0] = iv[2 * fi], M->fshape[fi][1] = iv[2 * fi + 1];
   PetscCall(SgH5FileReadAttr(f, "/", "fscale", SG_H5_DOUBLE, SG_PODLSTM_MAXFIELDS, M->fscale, &cnt));
   PetscCall(SgH5FileReadAttr(f, "/", "dt", SG_H5_DOUBLE, 1, &M->dt, NULL));
+  {
+    PetscBool has;
+    M->physics[0] = 0;
+    PetscCall(SgH5FileHasAttr(f, "/", "trained_physics", &has)); /* models written before it lack it */
+    if (has) PetscCall(SgH5FileReadAttrString(f, "/", "trained_physics", M->physics, sizeof M->physics));
+  }
   PetscCall(SgTrustReal(path, "fscale", M->nfields, M->fscale, 1e-300, 1e300));
   PetscCall(SgTrustReal(path, "dt", 1, &M->dt, 1e-300, 1e300));
   PetscCall(PetscMalloc2(k, &M->lo, k, &M->hi));

@@ -63,7 +63,8 @@ static void Map2(PetscInt nq, PetscInt nzi, PetscInt nxi, PetscInt nxo, const Pe
     }
 }
 
-/* the maps between the block's grid and the model's, built for the first block */
+/* the maps between the block's grid and the model's, built at set-up (GridHook: the solver's grid)
+   or, for a solver that does not tell it, for the first block; every later block must be on it */
 static PetscErrorCode Grids(PodLstmAdvance *A, const SgFieldBlock *B)
 {
   PetscReal zm[4096], xm[4096], Lz = B->hi[1] - B->lo[1], Lx = B->hi[2] - B->lo[2];
@@ -74,8 +75,9 @@ static PetscErrorCode Grids(PodLstmAdvance *A, const SgFieldBlock *B)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   A->nzb = B->n[1], A->nxb = B->n[2];
-  PetscCheck(A->nzm <= 4096 && A->nxm <= 4096 && A->nzb <= 1024, A->comm, PETSC_ERR_SUP, "podlstm field.advance: grids of at most 4096 points per axis (1024 z nodes in a block)");
-  PetscCheck(B->periodic[2] && !B->periodic[1], A->comm, PETSC_ERR_SUP, "podlstm field.advance: a block periodic in x and bounded in z is needed (Rayleigh-Benard)");
+  PetscCheck(A->nzm <= 4096 && A->nxm <= 4096, A->comm, PETSC_ERR_USER_INPUT, "podlstm: the model's grid is %" PetscInt_FMT " x %" PetscInt_FMT " (z, x); field.advance serves at most 4096 points per axis: train on a coarser grid", A->nzm, A->nxm);
+  PetscCheck(A->nzb <= 1024 && A->nxb <= 4096, A->comm, PETSC_ERR_USER_INPUT, "podlstm: the solver's snapshots have %" PetscInt_FMT " x %" PetscInt_FMT " points (z, x); field.advance by podlstm interpolates from at most 1024 z and 4096 x points: hand a coarser grid (e.g. boussinesq advance: {grid: output} with a smaller output_nz)", A->nzb, A->nxb);
+  PetscCheck(B->periodic[2] && !B->periodic[1], A->comm, PETSC_ERR_USER_INPUT, "podlstm field.advance: a block periodic in x and bounded in z is needed (Rayleigh-Benard, SST)");
   for (PetscInt k = 0; k < A->nzm; k++) zm[k] = B->lo[1] + (k + 0.5) * Lz / A->nzm;
   for (PetscInt i = 0; i < A->nxm; i++) xm[i] = B->lo[2] + (i + 0.5) * Lx / A->nxm;
   A->same = (PetscBool)(A->nzb == A->nzm && A->nxb == A->nxm);
@@ -147,6 +149,13 @@ static PetscErrorCode Advance(void *ctx, const SgFieldAdvanceInput *in, SgFieldA
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode GridHook(void *ctx, const SgFieldBlock *grid)
+{
+  PetscFunctionBegin;
+  PetscCall(Grids((PodLstmAdvance *)ctx, grid));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Uncertainty(void *ctx, const SgFieldAdvanceInput *in, PetscReal *unc)
 {
   PodLstmAdvance *A = (PodLstmAdvance *)ctx;
@@ -178,6 +187,10 @@ PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo
   PetscCheck(readable, info->comm, PETSC_ERR_USER_INPUT, "podlstm: cannot read the model file '%s' (%spodlstm_model)", path, info->prefix);
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgPodLstmModelLoad(info->comm, path, be, &A->M));
+  /* used only for what it was trained for: the solver's physics and box, the grid's kind (all at
+     set-up, before the first step) */
+  PetscCall(SgPodLstmPhysicsCheck(path, A->M.physics, info));
+  PetscCheck(info->periodic[2] && !info->periodic[1], info->comm, PETSC_ERR_USER_INPUT, "podlstm: model %s serves a domain periodic in x and bounded in z (Rayleigh-Benard, SST); the solver's %s: serve this solver with its own provider (drop %sadvance_surrogate)", path, !info->periodic[2] ? "x is not periodic" : "z is periodic", info->prefix);
   {
     static const char *const forecasts[] = {"best", "mean"};
     PetscInt                 kind        = 0;
@@ -206,6 +219,7 @@ PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo
   p->fn          = Advance;
   p->ctx         = A;
   p->uncertainty = Uncertainty;
+  p->grid        = GridHook;
   p->destroy     = Destroy;
   p->history     = A->M.L;
   p->nnext       = A->M.L;

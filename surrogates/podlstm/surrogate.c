@@ -384,6 +384,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCall(Fallback(s, &D, &S, coef, nets[0]));
   /* the model */
   d->M.K = d->K, d->M.L = d->L, d->M.head = (SgPodLstmHead)d->head, d->M.nfields = D.nfields, d->M.dt = D.dt, d->M.nmodels = ntop;
+  PetscCall(PetscStrncpy(d->M.physics, D.physics, sizeof d->M.physics));
   for (PetscInt f = 0; f < D.nfields; f++) {
     PetscCall(PetscStrncpy(d->M.field[f], D.field[f], sizeof d->M.field[f]));
     d->M.fsize[f] = D.fsize[f], d->M.fshape[f][0] = D.fshape[f][0], d->M.fshape[f][1] = D.fshape[f][1], d->M.fscale[f] = D.fscale[f];

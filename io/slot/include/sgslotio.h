@@ -59,6 +59,9 @@ PETSC_EXTERN PetscErrorCode SgAdvanceLoopSetFromOptions(SgAdvanceLoop *, PetscOp
 /* The slot (the solver's provider fn/ctx, the surrogate, the swap options PREFIXadvance_swap_*); when
    the slot is in the loop, the history with the current state snap0 (size values) at time 0. The
    caller declares the slot to its solver (SgSolverDeclareSlot). */
+/* The spatial grid of the snapshots (n[0] = 0, v NULL), for the surrogate to check and prepare for
+   (SgFieldAdvanceProvider.grid) before the first step; call it before SgAdvanceLoopSetUp. */
+PETSC_EXTERN PetscErrorCode SgAdvanceLoopSetGrid(SgAdvanceLoop *, const SgFieldBlock *grid);
 PETSC_EXTERN PetscErrorCode SgAdvanceLoopSetUp(SgAdvanceLoop *, MPI_Comm, const char solver[], const char prefix[], SgFieldAdvanceFn fn, void *ctx, PetscInt size, const PetscReal snap0[]);
 PETSC_EXTERN PetscBool      SgAdvanceLoopOn(const SgAdvanceLoop *);
 /* The driver's step when the slot is in the loop: K dt. */

@@ -128,6 +128,10 @@ typedef struct {
   PetscInt                    nnext;             /* K it answers at most (0: any) */
   PetscReal                   dt;                /* the snapshot spacing it was made for (0: any) */
   SgSurrogate                 surrogate;
+  /* optional: told once at the solver's set-up the spatial grid of the blocks to come (a block with
+     n[0] = 0 and no values), so that it builds its maps and refuses a grid it cannot serve before the
+     first step rather than at its first call mid-run; it still checks every block it gets */
+  PetscErrorCode            (*grid)(void *ctx, const SgFieldBlock *grid);
 } SgFieldAdvanceProvider;
 
 /* A provider served by the surrogate type `type` (created, its options read through info, and asked

@@ -132,6 +132,7 @@ typedef struct {
   PetscReal nu, kappa;          /* (Ra/Pr)^-1/2, (Ra Pr)^-1/2 */
   PetscReal scale[3];           /* physical length of one latent index step in t, z, x (factor x spacing) */
   PetscReal mean[SG_MFFN_NCH], std[SG_MFFN_NCH]; /* physical = mean + std * normalised */
+  PetscReal length[2];          /* the box of the data, Lx Lz (0: not recorded, a model written before it was) */
 } SgMFFNPhysics;
 
 /* A stream-function model (cfg.stream) decodes normalised u and w from psi's derivatives in latent

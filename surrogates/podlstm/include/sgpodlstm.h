@@ -62,6 +62,7 @@ typedef struct {
   PetscInt   nharm;                        /* 2H + 1 with a harmonic climatology (SgPodLstmHarmonicsFit), else 0 */
   PetscReal  year;                         /* its period */
   PetscReal *harm;                         /* [nlocal][nharm]: per entry, the mean and H cos/sin pairs */
+  char       physics[1024];                /* the data's physics (physics.c), "" when unknown */
 } SgPodLstmData;
 /* The climatology of each entry: its mean and H harmonics of the calendar year (period `year`, in the
    data's time units), least squares over the training period. It stays in phase however long the
@@ -298,6 +299,7 @@ typedef struct {
   PetscInt     nmodels;
   SgPodLstmNet nets[SG_PODLSTM_MAXMODELS];
   PetscBool    mean_forecast; /* serve the mean of the k networks' forecasts (default: the best's) */
+  char         physics[1024]; /* what it was trained for (attribute trained_physics; physics.c), "" unknown */
 } SgPodLstmModel;
 /* HDF5 model file (rank 0 writes; mean and modes gathered): configuration as attributes, /mean, /modes,
    /params_i per network; optional /search (every evaluation: id, rank, R2, times, architecture) and
@@ -323,3 +325,11 @@ PETSC_EXTERN PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate, const SgFieldP
 PETSC_EXTERN void SgPodLstmTrigInterp(PetscInt nq, const PetscReal xq[], PetscInt n, const PetscReal xs[], PetscReal P, PetscReal M[]);
 PETSC_EXTERN void SgPodLstmBaryInterp(PetscInt nq, const PetscReal zq[], PetscInt n, const PetscReal zs[], PetscReal M[]);
 PETSC_EXTERN void SgPodLstmCubicInterp(PetscInt nq, const PetscReal zq[], PetscInt n, const PetscReal zs[], PetscReal M[]);
+
+/* ---------------------------------------------------------------- physics (physics.c) */
+/* The record "solver=S;key=v;key=v1,v2" of the numeric keys of a deck's solver section (the keys the
+   ensemble varies left out); "" when the deck does not say. */
+PETSC_EXTERN PetscErrorCode SgPodLstmPhysicsFromDeck(const char deck[], char rec[], size_t len);
+/* Refuse (one user-input error on info->comm) a solver whose parameters (info->param_name) or box
+   (the record's length = Lx,Lz against info's domain) are not the record's; "" is not checked. */
+PETSC_EXTERN PetscErrorCode SgPodLstmPhysicsCheck(const char model[], const char rec[], const SgFieldProviderInfo *info);

@@ -231,6 +231,15 @@ case12 "-mffn_shard 3 (ZeRO stage 3" -- train $MF -mffn_shard 3 -train_output ok
 # a model output over a file of another kind: refused before training, not after it (NOT: what the
 # training prints at its end must not show)
 NOT="training took" case12 "'v.h5' is a surge run output, not a model" -- train $MF -train_output v
+# a model used outside what it was trained for, refused at set-up with the model's value and the fix:
+# MeshfreeFlowNet's Ra/Pr (nu, kappa) and box, POD-LSTM's Ra, Pr and box (its trained_physics record)
+# and a snapshot grid it cannot interpolate from (it was found at the first surrogate call, mid-run)
+case12 "was trained at Ra = 100000., Pr = 1. (nu = 0.00316228, kappa = 0.00316228); the solver has Ra = 200000., Pr = 1.: set -boussinesq_rayleigh" -- run $SR -boussinesq_rayleigh 2e5
+case12 "was trained on a box Lx x Lz = 4. x 1.; the solver's is 3. x 1.: set -boussinesq_length 4.,1." -- run $SR -boussinesq_length 3,1
+case12 "rb4_podlstm.h5 was trained on data at rayleigh = 500000.; the solver has rayleigh = 1e+06: set -boussinesq_rayleigh 500000." -- run $PL -boussinesq_rayleigh 1e6
+case_ 1 "was trained on data at prandtl = 1.; the solver has prandtl = 0.7" -- run $PL -boussinesq_prandtl 0.7
+case12 "rb4_podlstm.h5 was trained on a box Lx x Lz = 4. x 1.; the solver's is 4. x 2.: set -boussinesq_length 4.,1." -- run $PL -boussinesq_length 4,2
+case12 "the solver's snapshots have 2000 x 96 points (z, x)" -- run $PL -boussinesq_advance_grid output -boussinesq_output_nz 2000
 # --- and inputs that must run (they used to crash): the superres slot with output_nz 0 (a SIGFPE)
 runs_ 1 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5
 runs_ 2 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe2 -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5
