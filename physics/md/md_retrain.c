@@ -11,9 +11,55 @@
 
 #define NPER 7 /* x y z fx fy fz type */
 
+/* Rank 0: append the gathered frame (all, id order) to the retraining dataset, creating it first. */
+static PetscErrorCode RetrainAppendRoot(SgMD *md, const PetscReal *all)
+{
+  SgMDDomain *dom    = md->dom;
+  PetscInt    N      = md->N;
+  SgDataset   ds     = (SgDataset)md->retrain;
+  PetscReal  *coord  = NULL, *force = NULL, energy = md->pe;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc2(3 * N, &coord, 3 * N, &force));
+  for (PetscInt i = 0; i < N; i++)
+    for (int k = 0; k < 3; k++) {
+      coord[3 * i + k] = all[NPER * i + k];
+      force[3 * i + k] = all[NPER * i + 3 + k];
+    }
+  if (!ds) {
+    PetscBool exists = PETSC_FALSE;
+    if (md->restarting) PetscCall(PetscTestFile(md->retrain_file, 'r', &exists));
+    if (exists) PetscCall(SgDatasetOpen(PETSC_COMM_SELF, md->retrain_file, SG_DATASET_APPEND, &ds));
+    else {
+      PetscInt   *type;
+      const char *names[SG_MD_MAX_TYPES];
+      char        src[PETSC_MAX_PATH_LEN + 128];
+      PetscCall(PetscMalloc1(N, &type));
+      for (PetscInt i = 0; i < N; i++) type[i] = (PetscInt)all[NPER * i + 6];
+      for (PetscInt t = 0; t < md->ntypes; t++) names[t] = md->tname[t];
+      PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, md->retrain_file, PETSC_TRUE, N, type, md->ntypes, names, SG_DTYPE_F64, PETSC_TRUE, -1, NULL, &ds));
+      if (md->units.style != SG_MD_UNITS_METAL) PetscCall(SgDatasetSetMDFramesUnits(ds, md->units.u_length, md->units.u_energy));
+      PetscCall(PetscSNPrintf(src, sizeof src, "surge md: frames served by the solver '%s' where the swap policy flagged surrogate '%s' (%s units)", md->provname, md->sprovname, md->units.name));
+      PetscCall(SgDatasetSetProvenance(ds, NULL, src));
+      PetscCall(PetscFree(type));
+    }
+    md->retrain = ds;
+  }
+  PetscCall(SgDatasetAppendBegin(ds, 1));
+  PetscCall(SgDatasetAppendField(ds, "coord", SG_DTYPE_F64, coord));
+  PetscCall(SgDatasetAppendField(ds, "box", SG_DTYPE_F64, dom->box.h));
+  PetscCall(SgDatasetAppendField(ds, "energy", SG_DTYPE_F64, &energy));
+  PetscCall(SgDatasetAppendField(ds, "force", SG_DTYPE_F64, force));
+  PetscCall(SgDatasetAppendField(ds, "virial", SG_DTYPE_F64, md->virial));
+  PetscCall(SgDatasetAppendCommit(ds));
+  PetscCall(PetscFree2(coord, force));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgMDRetrainFrame(SgMD *md)
 {
-  SgMDDomain  *dom = md->dom;
+  PetscErrorCode ierr;
+  SgMDDomain    *dom = md->dom;
   PetscInt     off, cnt, N = md->N;
   PetscReal   *buf, *blk, *all = NULL;
   PetscMPIInt *rc = NULL, *rd = NULL, mycnt;
@@ -43,42 +89,11 @@ PetscErrorCode SgMDRetrainFrame(SgMD *md)
   }
   PetscCallMPI(MPI_Gatherv(blk, mycnt, MPIU_REAL, all, rc, rd, MPIU_REAL, 0, dom->comm));
   PetscCall(PetscFree(blk));
+  /* rank 0 writes alone: its failure (a full disk at the commit) is agreed, not a two-rank hang */
+  PetscCall(SgAgreeBegin());
+  ierr = dom->rank ? PETSC_SUCCESS : RetrainAppendRoot(md, all);
+  PetscCall(SgAgreeEnd(dom->comm, ierr));
   if (!dom->rank) {
-    SgDataset  ds = (SgDataset)md->retrain;
-    PetscReal *coord, *force, energy = md->pe;
-    PetscCall(PetscMalloc2(3 * N, &coord, 3 * N, &force));
-    for (PetscInt i = 0; i < N; i++)
-      for (int k = 0; k < 3; k++) {
-        coord[3 * i + k] = all[NPER * i + k];
-        force[3 * i + k] = all[NPER * i + 3 + k];
-      }
-    if (!ds) {
-      PetscBool exists = PETSC_FALSE;
-      if (md->restarting) PetscCall(PetscTestFile(md->retrain_file, 'r', &exists));
-      if (exists) PetscCall(SgDatasetOpen(PETSC_COMM_SELF, md->retrain_file, SG_DATASET_APPEND, &ds));
-      else {
-        PetscInt   *type;
-        const char *names[SG_MD_MAX_TYPES];
-        char        src[PETSC_MAX_PATH_LEN + 128];
-        PetscCall(PetscMalloc1(N, &type));
-        for (PetscInt i = 0; i < N; i++) type[i] = (PetscInt)all[NPER * i + 6];
-        for (PetscInt t = 0; t < md->ntypes; t++) names[t] = md->tname[t];
-        PetscCall(SgDatasetCreateMDFrames(PETSC_COMM_SELF, md->retrain_file, PETSC_TRUE, N, type, md->ntypes, names, SG_DTYPE_F64, PETSC_TRUE, -1, NULL, &ds));
-        if (md->units.style != SG_MD_UNITS_METAL) PetscCall(SgDatasetSetMDFramesUnits(ds, md->units.u_length, md->units.u_energy));
-        PetscCall(PetscSNPrintf(src, sizeof src, "surge md: frames served by the solver '%s' where the swap policy flagged surrogate '%s' (%s units)", md->provname, md->sprovname, md->units.name));
-        PetscCall(SgDatasetSetProvenance(ds, NULL, src));
-        PetscCall(PetscFree(type));
-      }
-      md->retrain = ds;
-    }
-    PetscCall(SgDatasetAppendBegin(ds, 1));
-    PetscCall(SgDatasetAppendField(ds, "coord", SG_DTYPE_F64, coord));
-    PetscCall(SgDatasetAppendField(ds, "box", SG_DTYPE_F64, dom->box.h));
-    PetscCall(SgDatasetAppendField(ds, "energy", SG_DTYPE_F64, &energy));
-    PetscCall(SgDatasetAppendField(ds, "force", SG_DTYPE_F64, force));
-    PetscCall(SgDatasetAppendField(ds, "virial", SG_DTYPE_F64, md->virial));
-    PetscCall(SgDatasetAppendCommit(ds));
-    PetscCall(PetscFree2(coord, force));
     PetscCall(PetscFree(all));
     PetscCall(PetscFree2(rc, rd));
   }

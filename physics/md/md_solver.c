@@ -341,6 +341,9 @@ static PetscErrorCode MDSetUp(SgSolver solver)
     if (md->traj_every) PetscCall(SgWriteCheck(comm, "-md_traj_file", md->traj_file, SG_FILE_TRAJECTORY));
     if (md->devi_every) PetscCall(SgWriteCheck(comm, "-md_model_devi_file", md->devi_file, SG_FILE_MODEL_DEVI));
     if (md->rdf_file[0]) PetscCall(SgWriteCheck(comm, "-md_rdf_file", md->rdf_file, SG_FILE_RDF));
+    /* rank 0 alone creates the retraining dataset at the first flagged frame: a refusal then (an
+       input of the run, a foreign file) ended rank 0 while the others waited (a two-rank hang) */
+    if (md->has_sur) PetscCall(SgWriteCheck(comm, "-md_retrain_file", md->retrain_file, SG_FILE_DATASET));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

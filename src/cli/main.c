@@ -176,6 +176,32 @@ static PetscErrorCode Dataset(int argc, char **argv)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The files a model command reads are the run's inputs (sgwrite.h (a)): no output may replace them,
+   e.g. `surge model compress m.h5 m.h5` or `surge model devi m1 m2 t.h5md t.h5md`. All but the last
+   positional argument are read, but for test, which reads them all, and info. */
+static PetscErrorCode RegisterModelInputs(const char verb[], int npaths, char *paths[])
+{
+  PetscBool all = (PetscBool)(!strcmp(verb, "test") || !strcmp(verb, "info"));
+
+  PetscFunctionBegin;
+  for (int i = 0; i < (all ? npaths : npaths - 1); i++) PetscCall(SgInputRegister(paths[i], SG_PATH_IN));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* An output that is one of the registered inputs, refused on every rank alike (for a writer that
+   does not go through SgWriteCheck itself). */
+static PetscErrorCode RefuseInputAsOutput(const char what[], const char path[])
+{
+  PetscBool   isin;
+  SgPathRole  role;
+  const char *name;
+
+  PetscFunctionBegin;
+  PetscCall(SgInputFind(path, &isin, &role, &name));
+  PetscCheck(!isin, PETSC_COMM_WORLD, PETSC_ERR_FILE_OPEN, "%s '%s' is %s, an input of this command: choose another output name", what, path, name);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* surge model test|compress|info|devi: the user commands on model files (Deep Potential models, as
    DeePMD-kit's dp test, dp compress, model summary, dp model_devi). */
 static PetscErrorCode Model(int argc, char **argv)
@@ -201,6 +227,7 @@ static PetscErrorCode Model(int argc, char **argv)
   PetscCall(SgOptionsReal("-rmin", "compress: smallest distance the table covers; below it the nets serve", "length", rmin, &rmin, NULL, 1e-3, 100));
   PetscOptionsEnd();
   PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, NULL));
+  PetscCall(RegisterModelInputs(verb, npaths, paths));
   if (!strcmp(verb, "test")) {
     PetscCheck(npaths >= 2, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model test MODEL.h5 DATA.h5 [DATA.h5 ...] [-detail PREFIX]: give the model and at least one md_frames dataset");
     PetscCall(SgDeepmdModelTest(PETSC_COMM_WORLD, paths[0], npaths - 1, (const char *const *)paths + 1, detail[0] ? detail : NULL, tstep));
@@ -212,6 +239,7 @@ static PetscErrorCode Model(int argc, char **argv)
     PetscCall(SgDeepmdModelInfo(PETSC_COMM_WORLD, paths[0]));
   } else if (!strcmp(verb, "devi")) {
     PetscCheck(npaths >= 4, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "surge model devi MODEL1.h5 MODEL2.h5 [...] TRAJ.h5md OUT: give at least two models, an H5MD trajectory and the output file (model_devi.out format)");
+    PetscCall(RefuseInputAsOutput("surge model devi OUT", paths[npaths - 1]));
     PetscCall(SgDeepmdModelDevi(PETSC_COMM_WORLD, npaths - 2, (const char *const *)paths, paths[npaths - 2], paths[npaths - 1]));
   } else if (!strcmp(verb, "import") || !strcmp(verb, "export")) { /* DeePMD-kit's dp convert-backend formats */
     PetscBool imp = (PetscBool)!strcmp(verb, "import");
