@@ -55,15 +55,8 @@ W = os.path.join(ROOT, "build", "tmp", "file_families" + os.environ.get("FUZZ_DI
 known_hits = []
 
 # Cases that fail today, with the reason (the lead is told; each is a defect to fix, not a pass).
-KNOWN = {
-    "-md_traj_file": "the H5MD trajectory bypasses the write path (io/h5md/h5md.c H5Fcreate(TRUNC) on the path itself; md_solver.c "
-                     "checks it with SgOutputCheckPath, i.e. writability only, and the file carries no surge_file kind): "
-                     "`surge run si.yaml -md_traj_file si.yaml` overwrites the deck, exit 0; any foreign file is truncated. "
-                     "Needs h5md through the write path (kind 'md trajectory', PATH.tmp + rename, restart appends) -- r-bypass's io/h5md",
-    "model devi M1 M2 T F (F a foreign": "`surge model devi M1 M2 T.h5md notes.txt` replaces notes.txt, exit 0: the deviation file is "
-                                         "written by surrogates/deepmd/modeltools.c with its own OUT.tmp + rename, no SgWriteCheck and no "
-                                         "'surge-file: model deviation' token (i-dp's file; the CLI now refuses an input as OUT)",
-}
+KNOWN = {}  # the two this fuzzer found first (-md_traj_file over any file; model devi OUT over a foreign
+#             file) were fixed by the writers landed since (f3f19c0, 57da57b): both pass here now
 # Seen once in ~40 two-rank refusals under load (not reproduced in 4 tries by hand): the run log's
 # BASE.log.tmp left behind; the rank that failed first exits 1 and mpiexec ends rank 0 before it
 # discards the log's temporary (src/base/termlog.c commits it at process end). Reported, not failed.
