@@ -9,7 +9,7 @@ static const char *const fitf_names[]   = {"electric", "magnetic"};
 static const char *const coll_names[]   = {"none", "bgk", "lbo"};
 static const char *const fit_names[]    = {"none", "landau", "growth"};
 static const char *const exact_names[]  = {"none", "freestream", "planewave"};
-static const char *const init_names[]   = {"maxwellian", "twostream", "bumpontail"};
+static const char *const init_names[]   = {"maxwellian", "twostream", "bumpontail", "tophat"};
 
 /* SSP-RK3 stability limit of p-th order DG for |a| dt / dx (Cockburn & Shu, J. Sci. Comput. 16,
    2001, table 2.2: 0.409, 0.209, 0.130), times (2p+1) because our cfl is defined with the DG
@@ -39,7 +39,7 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
     PetscCheck(s->nu >= 0 && PetscIsNormalReal(s->nu + 1), PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "vlasov_%s_nu = %g: a collision frequency must be >= 0 (units omega_pe)", s->name, (double)s->nu);
   }
   idx = 0;
-  PetscCall(SgOptionsEList(OPT("init"), "Initial distribution: maxwellian, twostream (two counter-drifting Maxwellians, +-drift) or bumpontail", init_names, 3, init_names[0], &idx, NULL));
+  PetscCall(SgOptionsEList(OPT("init"), "Initial distribution: maxwellian, twostream (two counter-drifting Maxwellians, +-drift), bumpontail, or tophat (uniform on |v_j - drift_j| < tophat_width_j, plus an optional Maxwellian bump)", init_names, 4, init_names[0], &idx, NULL));
   s->init = (SgVlasovInit)idx;
   PetscReal density = 1, vt = 1, pert = 0;
   PetscCall(SgOptionsReal(OPT("density"), "Mean density", "n_0", density, &density, NULL, PETSC_SMALL, PETSC_MAX_REAL));
@@ -54,8 +54,15 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
   n       = 2;
   PetscCall(SgOptionsRealArray(OPT("k"), "Wavenumber of the density perturbation, one per configuration dimension", "1/lambda_D", s->k, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCheck(!set || n == v->cdim, PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "Option -vlasov_%s_k has %" PetscInt_FMT " entries; give one per configuration dimension (cdim = %" PetscInt_FMT ")", s->name, n, v->cdim);
-  PetscReal bfrac = 0.1, bdrift = 4.5, bvt = 0.5;
-  if (s->init == SG_VLASOV_INIT_BUMPONTAIL) {
+  PetscReal bfrac = 0.1, bdrift = 4.5, bvt = 0.5, width[3] = {1, 1, 1};
+  if (s->init == SG_VLASOV_INIT_TOPHAT) {
+    PetscInt  nw = 3;
+    PetscBool sw;
+    bfrac = 0;
+    PetscCall(SgOptionsRealArray(OPT("tophat_width"), "Half-width of the top-hat along each velocity direction (init tophat), one per velocity dimension", "v_th,e", width, &nw, &sw, PETSC_SMALL, PETSC_MAX_REAL));
+    PetscCheck(!sw || nw == v->vdim, PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "Option -vlasov_%s_tophat_width has %" PetscInt_FMT " entries; give one half-width per velocity dimension (vdim = %" PetscInt_FMT ")", s->name, nw, v->vdim);
+  }
+  if (s->init == SG_VLASOV_INIT_BUMPONTAIL || s->init == SG_VLASOV_INIT_TOPHAT) {
     PetscCall(SgOptionsReal(OPT("bump_fraction"), "Fraction of the density in the bump (bumpontail)", NULL, bfrac, &bfrac, NULL, 0.0, 1.0));
     PetscCall(SgOptionsReal(OPT("bump_drift"), "Drift of the bump along vx (bumpontail)", "v_th,e", bdrift, &bdrift, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
     PetscCall(SgOptionsReal(OPT("bump_vt"), "Thermal speed of the bump (bumpontail)", "v_th,e", bvt, &bvt, NULL, PETSC_SMALL, PETSC_MAX_REAL));
@@ -78,6 +85,13 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
     s->comp[0].density = (1 - bfrac) * density; s->comp[0].vt = vt;
     s->comp[1].density = bfrac * density; s->comp[1].vt = bvt;
     for (PetscInt j = 0; j < 3; j++) { s->comp[0].drift[j] = drift[j]; s->comp[1].drift[j] = j ? drift[j] : bdrift; }
+    break;
+  case SG_VLASOV_INIT_TOPHAT: /* the top-hat, and the bump when bump_fraction > 0 */
+    s->ncomp = bfrac > 0 ? 2 : 1;
+    s->comp[0].density = (1 - bfrac) * density; s->comp[0].vt = vt;
+    s->comp[0].tophat  = PETSC_TRUE;
+    s->comp[1].density = bfrac * density; s->comp[1].vt = bvt;
+    for (PetscInt j = 0; j < 3; j++) { s->comp[0].drift[j] = drift[j]; s->comp[0].width[j] = width[j]; s->comp[1].drift[j] = j ? drift[j] : bdrift; }
     break;
   }
   /* optional per-species velocity box (default: the global one) */
@@ -272,6 +286,12 @@ static PetscErrorCode CheckVelocityGrid(MPI_Comm comm, SgVlasov *v, SgVlasovSpec
     for (PetscInt j = 0; j < v->vdim; j++) {
       PetscInt  d  = v->cdim + j;
       PetscReal vt = s->comp[c].vt, u = s->comp[c].drift[j];
+      if (s->comp[c].tophat) { /* projected exactly (vlasov_init.c) at any width: it only has to lie inside the box */
+        PetscReal a = s->comp[c].width[j];
+        PetscCheck(s->lower[d] <= u - a && s->upper[d] >= u + a, comm, PETSC_ERR_USER_INPUT, "Species %s: velocity box [%g, %g] in v%" PetscInt_FMT " does not hold its top-hat [%g, %g] (drift %g, tophat_width %g); widen vlasov_lower/upper or narrow the top-hat", s->name,
+                   (double)s->lower[d], (double)s->upper[d], j, (double)(u - a), (double)(u + a), (double)u, (double)a);
+        continue;
+      }
       PetscCheck(s->lower[d] <= u - 5 * vt && s->upper[d] >= u + 5 * vt, comm, PETSC_ERR_USER_INPUT,
                  "Species %s: velocity box [%g, %g] in v%" PetscInt_FMT " does not hold its Maxwellian (drift %g, vt %g): the box must reach 5 vt beyond the drift, i.e. [%g, %g]; widen vlasov_lower/upper (or %s_vlower/vupper)",
                  s->name, (double)s->lower[d], (double)s->upper[d], j, (double)u, (double)vt, (double)(u - 5 * vt), (double)(u + 5 * vt), s->name);
@@ -298,6 +318,8 @@ static PetscErrorCode SetUp_Vlasov(SgSolver solver)
   PetscCall(PetscLogEventRegister("VlasovField", SG_SOLVER_CLASSID, &v->ev_field));
   PetscCall(PetscLogEventRegister("VlasovMoments", SG_SOLVER_CLASSID, &v->ev_moments));
   for (PetscInt s = 0; s < v->nspecies; s++) PetscCall(CheckVelocityGrid(comm, v, &v->sp[s]));
+  for (PetscInt s = 0; s < v->nspecies; s++)
+    PetscCheck(v->fit == 0 || v->sp[s].init != SG_VLASOV_INIT_TOPHAT, comm, PETSC_ERR_USER_INPUT, "vlasov_fit compares with the dispersion root of Maxwellians, and species %s is a top-hat (init tophat): set fit: none", v->sp[s].name);
   if (v->fit != 0) { /* the fit compares with the dispersion root at the perturbation's k: find it now, not after the run */
     PetscReal k2 = 0;
     for (PetscInt d = 0; d < v->cdim; d++) k2 += PetscSqr(v->sp[0].k[d]);

@@ -41,16 +41,19 @@
 #define SG_VLASOV_MAX_SPECIES 4
 #define SG_VLASOV_MAX_COMP    2 /* Maxwellian components per species */
 
-typedef enum { SG_VLASOV_INIT_MAXWELLIAN, SG_VLASOV_INIT_TWOSTREAM, SG_VLASOV_INIT_BUMPONTAIL } SgVlasovInit;
+typedef enum { SG_VLASOV_INIT_MAXWELLIAN, SG_VLASOV_INIT_TWOSTREAM, SG_VLASOV_INIT_BUMPONTAIL, SG_VLASOV_INIT_TOPHAT } SgVlasovInit;
 typedef enum { SG_VLASOV_FIT_NONE, SG_VLASOV_FIT_LANDAU, SG_VLASOV_FIT_GROWTH } SgVlasovFit;
 /* field models: the index is the position in the deck's list (poisson, none, maxwell) */
 typedef enum { SG_VLASOV_FIELD_POISSON, SG_VLASOV_FIELD_NONE, SG_VLASOV_FIELD_MAXWELL } SgVlasovField;
 #define SG_VLASOV_EM_NC 6 /* Ex, Ey, Ez, Bx, By, Bz */
 
-/* A drifting Maxwellian component of the initial distribution:
-   n(x) = density (1 + perturbation cos(k . x)), f = n(x) exp(-|v-u|^2/(2 vt^2)) / (2 pi vt^2)^(vdim/2). */
+/* A component of the initial distribution, n(x) = density (1 + perturbation cos(k . x)) times
+   either a drifting Maxwellian, exp(-|v-u|^2/(2 vt^2)) / (2 pi vt^2)^(vdim/2), or (tophat) the
+   uniform distribution on the box |v_j - u_j| < width_j, prod_j 1/(2 width_j). */
 typedef struct {
   PetscReal density, vt, drift[3];
+  PetscBool tophat;
+  PetscReal width[3];
 } SgVlasovMaxwellian;
 
 typedef struct {
