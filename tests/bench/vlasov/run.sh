@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Vlasov DG kernel benchmark (figures, not pass/fail). One rank, one thread.
 #
-# For 1x1v p=2, 1x2v p=2, 2x2v p=1 and 2x2v p=2 serendipity it runs a few steps with -log_view
+# For 1x1v p=2, 1x2v p=2, 2x2v p=1, 2x2v p=2 serendipity and Vlasov-Maxwell 1x3v p=2 (with and
+# without BGK collisions) it runs a few steps with -log_view
 # and reports, from the PETSc events VlasovVolume / VlasovSurface / VlasovField:
 #   - time per phase-space cell per RHS evaluation (volume + surface), cell-RHS/s and DOF-RHS/s,
 #   - the split of a step between volume, surface, field solve and the rest (RK vector ops, ghosts),
@@ -30,6 +31,11 @@ run 1x1v_p2 8 4096 170 $D/landau.yaml -vlasov_cells 64,64 -sim_max_steps 300
 run 1x2v_p2 20 4096 390 $D/landau.yaml -vlasov_vdim 2 -vlasov_cells 16,16,16 -vlasov_lower 0,-6,-6 -vlasov_upper $L,6,6 -sim_max_steps 60
 run 2x2v_p1 16 16384 870 $D/landau2d.yaml -vlasov_order 1 -vlasov_cells 8,8,16,16 -sim_max_steps 30
 run 2x2v_p2 48 16384 2900 $D/landau2d.yaml -vlasov_order 2 -vlasov_cells 8,8,16,16 -sim_max_steps 10
+# Vlasov-Maxwell 1x3v p=2 (the one anchor shape with generated Maxwell kernels; gkylzero 2.9 us per
+# cell for its Vlasov-Maxwell update), collisionless and with BGK (LBO is not implemented in 1x3v)
+VM="$D/weibel.yaml -vlasov_vdim 3 -vlasov_cells 8,10,10,10 -vlasov_lower 0,-1,-1,-1 -vlasov_upper 15.707963267948966,1,1,1 -vlasov_elc_drift 0,0.3,0"
+run vm1x3v_p2 48 8000 2900 $VM -sim_max_steps 10
+run vm1x3v_p2_bgk 48 8000 2900 $VM -vlasov_collisions bgk -vlasov_elc_nu 0.05 -sim_max_steps 3
 # the demo problem end to end: gkylzero runs it (32x32, p=2) at 4.45 s for 8489 steps = 0.524 ms/step
 for r in $(seq $REPS); do "$SURGE" run $D/landau.yaml -sim_field_every 0 -sim_output demo > demo.$r.log 2>&1; done
 /usr/bin/python3 - <<'PY'
@@ -41,6 +47,7 @@ def ev1(log, name):
         f = l.split()
         if f and f[0] == name:
             return int(f[1]), float(f[3]), float(f[5])  # count, time, flops
+    if name == 'VlasovCollisions': return 0, 0.0, 0.0  # collisionless run
     raise SystemExit('no event %s in %s' % (name, log))
 def ev(name_prefix, name):  # fastest repetition, judged by the whole step time
     logs = sorted(glob.glob(name_prefix + '.*.log'))
@@ -52,12 +59,15 @@ load = 16.0 / gf
 print('\n%-8s %5s %7s | %8s %8s %8s | %9s %9s | %6s %6s %6s %6s | %7s %7s | %6s %6s' % (
     'case', 'DOF', 'cells', 'vol ns', 'surf ns', 'ns/cell', 'cell/s', 'DOF/s', 'vol%', 'surf%', 'fld%', 'rest%',
     'GF/s', 'GB/s', 'gkyl', 'adj'))
+coll = []
 for meta in sorted(glob.glob('*.meta')):
     name, np_, cells, gk = open(meta).read().split(); np_, cells, gk = int(np_), int(cells), float(gk)
     log = name
     n, tv, fv = ev(log, 'VlasovVolume'); _, ts, fs = ev(log, 'VlasovSurface'); _, tf, _ = ev(log, 'VlasovField')
-    _, tstep, _ = ev(log, 'SgSolverStep')
+    _, tstep, _ = ev(log, 'SgSolverStep'); _, tc, _ = ev(log, 'VlasovCollisions')
     cr = n * cells  # cell-RHS evaluations
+    coll.append('%-14s collisions %5.1f%% of a step, %8.1f ns per cell-RHS; memory %d B per phase-space cell (%d vectors of %d DOF)' % (
+        name, 100 * tc / tstep, 1e9 * tc / cr, (6 if tc else 5) * 8 * np_, 6 if tc else 5, np_))
     ns = 1e9 * (tv + ts) / cr
     # minimum memory traffic of the two sweeps: read f, read+write rhs, per sweep (doubles)
     gbs = 6 * np_ * 8 * cr / (tv + ts) / 1e9
@@ -65,6 +75,8 @@ for meta in sorted(glob.glob('*.meta')):
         name, np_, cells, 1e9 * tv / cr, 1e9 * ts / cr, ns, 1e9 / ns, np_ * 1e9 / ns,
         100 * tv / tstep, 100 * ts / tstep, 100 * tf / tstep, 100 * (tstep - tv - ts - tf) / tstep,
         (fv + fs) / (tv + ts) / 1e9, gbs, gk / ns, load * gk / ns))
+print('(rest% includes the collision operator; its share and the memory per cell:)')
+for l in coll: print(l)
 print('\nroofs measured now: triad %.2f GB/s, DGEMM %.2f GFLOP/s (one core)' % (bw, gf))
 print('GF/s = kernel flops (generator count) / kernel time; GB/s = 6 np doubles per cell-RHS / kernel time;')
 print('gkyl = gkylzero ns per cell-RHS (ANCHORS.md; 2x2v: its hybrid p=1 basis, 24 DOF) / ours: >1 means we are faster;')
