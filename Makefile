@@ -38,9 +38,16 @@ TEST_SRCS := $(shell find tests -name 'test_*.c' | sort)
 TEST_BINS := $(foreach t,$(TEST_SRCS),$(BUILD)/tests/$(notdir $(t:.c=)))
 LIBSURGE := $(BUILD)/libsurge.a
 
-# The NN engine is a separate, dependency-free library (its own Makefile); surge links it.
+# The NN engine is a separate, dependency-free library (its own Makefile); surge links it. Its CUDA
+# backend is a plugin, libsgnn_cuda.so, built where configure found nvcc and cuBLAS (config.mk's NVCC;
+# ./configure --with-cuda=no or `make NVCC=` leave it out) and opened only when -nn_backend cuda asks
+# for it (surrogates/nn/backend_cudaload.c says why it is not linked in). The programs find it through
+# their RUNPATH: next to an installed surge ($ORIGIN/../lib) or in the build tree.
 NN_ARCHIVE := $(NN_DIR)/$(BUILD)/libsgnn.a
-LDLIBS     := $(NN_ARCHIVE) $(LDLIBS)
+NN_PLUGIN  := $(if $(NVCC),plugin)
+LDLIBS     := $(NN_ARCHIVE) $(LDLIBS) -ldl
+BIN_RPATH   = -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../$(NN_DIR)/$(BUILD)/cuda'
+TEST_RPATH  = -Wl,-rpath,'$$ORIGIN/../../$(NN_DIR)/$(BUILD)/cuda'
 
 # Include paths by layer (docs/architecture.md): src/base <- io <- physics/*, surrogates/* <- src/driver
 # <- src/cli. A file is compiled with the public headers of its own module and of the layers below it
@@ -66,8 +73,10 @@ all: $(BIN)/surge
 -include $(wildcard src/*/module.mk io/*/module.mk physics/*/module.mk surrogates/*/module.mk)
 
 nn-lib:
-	$(MAKE) -C $(NN_DIR) lib
-$(NN_ARCHIVE): nn-lib
+	$(MAKE) -C $(NN_DIR) NVCC="$(NVCC)" lib $(NN_PLUGIN)
+# (an empty recipe, not none: make then looks at the archive's time again after the sub-make, so what
+# links it is relinked in the same make when the engine changed)
+$(NN_ARCHIVE): nn-lib ;
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
@@ -88,13 +97,13 @@ $(LIBSURGE): $(LIB_OBJS) | $(BUILD)/layering.ok
 
 $(BIN)/surge: $(BUILD)/src/cli/main.o $(LIBSURGE) $(NN_ARCHIVE)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(BUILD)/src/cli/main.o $(LIBSURGE) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) $(BUILD)/src/cli/main.o $(LIBSURGE) $(LDLIBS) $(BIN_RPATH) -o $@
 
 # A test program may sit anywhere under tests/; its binary is named after its file.
 define test_rule
 $(BUILD)/tests/$(notdir $(1:.c=)): $(1) $(LIBSURGE) $(NN_ARCHIVE)
 	@mkdir -p $$(@D)
-	$$(CC) $$(CFLAGS) $$(TEST_INC) -MMD -MP $$< $(LIBSURGE) $$(LDLIBS) -o $$@
+	$$(CC) $$(CFLAGS) $$(TEST_INC) -MMD -MP $$< $(LIBSURGE) $$(LDLIBS) $$(TEST_RPATH) -o $$@
 endef
 $(foreach t,$(TEST_SRCS),$(eval $(call test_rule,$(t))))
 
@@ -131,7 +140,8 @@ demo: bin/surge
 bench: tests
 	@for b in tests/bench/*/run.sh; do echo "== $$b"; bash $$b || exit 1; done
 
-# make install PREFIX=DIR (the KIM model for LAMMPS: make kim-install, surrogates/deepmd/module.mk): bin/surge; libsurge.a and libsgnn.a (the NN engine it uses); libsurge.so
+# make install PREFIX=DIR (the KIM model for LAMMPS: make kim-install, surrogates/deepmd/module.mk): bin/surge; libsurge.a and libsgnn.a (the NN engine it uses), with the CUDA
+# plugin libsgnn_cuda.so where it is built; libsurge.so
 # (the library and the NN engine in one, from position-independent objects built in build-pic/: the
 # default objects are PIE and cannot go into a shared library); the public headers in
 # include/surge/; lib/pkgconfig/surge.pc; the example decks with their models in share/surge/inputs;
@@ -145,7 +155,7 @@ PUB_HDRS = $(wildcard src/base/include/*.h io/include/*.h io/*/include/*.h src/d
 pic-lib:
 	$(MAKE) BUILD=$(PIC) BIN=$(PIC)/bin CFLAGS="$(CFLAGS) -fPIC" $(PIC)/libsurge.a
 $(PIC)/libsurge.so: pic-lib $(NN_ARCHIVE)
-	$(CC) -shared -Wl,-soname,libsurge.so.0 -o $@ -Wl,--whole-archive $(PIC)/libsurge.a $(NN_ARCHIVE) -Wl,--no-whole-archive $(filter-out $(NN_ARCHIVE),$(LDLIBS))
+	$(CC) -shared -Wl,-soname,libsurge.so.0 -o $@ -Wl,--whole-archive $(PIC)/libsurge.a $(NN_ARCHIVE) -Wl,--no-whole-archive $(filter-out $(NN_ARCHIVE),$(LDLIBS)) -Wl,-rpath,'$$ORIGIN'
 install: $(BIN)/surge $(LIBSURGE) $(NN_ARCHIVE)
 	$(MAKE) $(PIC)/libsurge.so
 	@d=$(DESTDIR)$(PREFIX); set -e; \
@@ -153,6 +163,7 @@ install: $(BIN)/surge $(LIBSURGE) $(NN_ARCHIVE)
 	install -m 755 $(BIN)/surge $$d/bin/surge; \
 	install -m 644 $(LIBSURGE) $(NN_ARCHIVE) $$d/lib/; \
 	install -m 755 $(PIC)/libsurge.so $$d/lib/libsurge.so.0; ln -sf libsurge.so.0 $$d/lib/libsurge.so; \
+	$(if $(NVCC),install -m 755 $(NN_DIR)/$(BUILD)/cuda/libsgnn_cuda.so $$d/lib/;) \
 	install -m 644 $(PUB_HDRS) $$d/include/surge/; \
 	rm -rf $$d/share/surge/inputs; cp -r inputs $$d/share/surge/inputs; \
 	src/cli/manpage.sh $(BIN)/surge inputs > $$d/share/man/man1/surge.1; \

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <signal.h>
+#include <string.h>
 #include "sgsys.h"
 #include "sgsolver.h"
 
@@ -40,6 +41,17 @@ static PetscErrorCode SgErrorHandler(MPI_Comm comm, int line, const char *fun, c
   return n;
 }
 
+/* A crash (SIGSEGV, SIGBUS, SIGFPE, ... or a SIGTERM outside a loop that stops on it): PETSc's handler
+   prints its message and aborts, so nothing after it runs. Before it: one line, and the run log is
+   closed as a failed run's (termlog.c: no BASE.log.tmp stays behind). */
+static PetscErrorCode SgSignalHandler(int sig, void *ctx)
+{
+  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2) SgTermPrintf(stderr, "surge: killed by signal %d (%s) where the run cannot stop at a step: no checkpoint written\n", sig, strsignal(sig));
+  else SgTermPrintf(stderr, "surge: crashed: caught signal %d (%s); this is a bug: please report it with the command and this output\n", sig, strsignal(sig));
+  SgTermLogCrash();
+  return PetscSignalHandlerDefault(sig, ctx);
+}
+
 PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[])
 {
   PetscFunctionBegin;
@@ -49,6 +61,11 @@ PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const ch
   PetscCall(PetscInitialize(argc, argv, NULL, help));
   PetscCall(PetscPushErrorHandler(SgErrorHandler, NULL));
   PetscCall(SgTermSetUp()); /* the terminal copy for BASE.log (termlog.c) */
+  {
+    PetscBool nosig;
+    PetscCall(PetscOptionsHasName(NULL, NULL, "-no_signal_handler", &nosig));
+    if (!nosig) PetscCall(PetscPushSignalHandler(SgSignalHandler, NULL));
+  }
   /* 'surge info X | head -1': the reader closing the pipe is no error of the run. PETSc's handler
      turned SIGPIPE into a traceback and MPI_ABORT. Blocked (not ignored: PetscFinalize puts the
      default action back, and exit() flushes stdout after it), a write to the closed pipe fails

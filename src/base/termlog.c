@@ -33,6 +33,7 @@ static PetscBool sink_replaces;     /* BASE.log existed: a failed run leaves it 
 static char      log_tmp[PETSC_MAX_PATH_LEN + 8]; /* every rank: the temporary's name (SgTermLogAbandon) */
 static char      prefix[64];
 static PetscBool line_start = PETSC_TRUE;
+static int       registered;
 
 static void Keep(const char *s, size_t n)
 {
@@ -126,6 +127,7 @@ PetscErrorCode SgTermSetUp(void)
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   capture       = rank ? PETSC_FALSE : PETSC_TRUE;
   PetscVFPrintf = TermVFPrintf;
+  if (!registered++) (void)atexit(SgTermLogCrash); /* an exit() that skipped SgTermLogEnd */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -168,6 +170,18 @@ void SgTermLogAbandon(void)
   capture = PETSC_FALSE;
 }
 
+/* A process that ends in an abort (a bug: PETSc's traceback then MPI_Abort; a crash caught by PETSc's
+   signal handler) never reaches SgTermLogEnd: its BASE.log.tmp would stay behind. The rank that holds
+   the log closes it as a failed run's (kept, with the traceback, unless it replaced an earlier log);
+   any other rank removes the temporary, since the abort is about to end rank 0 as well. Called by the
+   error handler for a caught signal (init.c), by main before its abort, and at exit. */
+void SgTermLogCrash(void)
+{
+  if (sink) (void)SgTermLogEnd(PETSC_TRUE);
+  else if (log_tmp[0]) (void)unlink(log_tmp);
+  log_tmp[0] = 0;
+}
+
 int SgTermLogEnd(PetscBool failed)
 {
   int bad, err;
@@ -176,6 +190,7 @@ int SgTermLogEnd(PetscBool failed)
   pending  = NULL;
   npending = 0;
   capture  = PETSC_FALSE;
+  log_tmp[0] = 0; /* ended here: nothing left for SgTermLogCrash */
   if (!sink) return 0;
   bad  = fflush(sink) != 0 || ferror(sink);
   bad  = fclose(sink) != 0 || bad;

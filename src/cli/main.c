@@ -79,6 +79,7 @@ static int Finish(PetscErrorCode ierr)
     return ierr ? 1 : 0;
   }
   if (ierr == PETSC_ERR_USER_INPUT || ierr == PETSC_ERR_FILE_OPEN || ierr == PETSC_ERR_FILE_UNEXPECTED || ierr == PETSC_ERR_FILE_READ || ierr == PETSC_ERR_FP) return SgErrorFinish(); /* one line, no rank left waiting */
+  SgTermLogCrash(); /* a bug: PETSc's traceback is in BASE.log; no BASE.log.tmp stays behind */
   PETSCABORT(PETSC_COMM_WORLD, ierr);
   return 1;
 }
@@ -132,9 +133,12 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
     PetscCall(SgDatasetCheckNotOverwritten(PETSC_COMM_WORLD, "-train_output", path)); /* e.g. the data itself */
     PetscCall(SgWriteCheck(PETSC_COMM_WORLD, "-train_output", path, SG_FILE_MODEL));   /* e.g. another kind's output: refused now, not after training */
     PetscCall(SgRunLogOpen(PETSC_COMM_WORLD, "-train_output", output, PETSC_FALSE)); /* BASE.log: the training's terminal output */
+    PetscCall(SgStopSignalSetCheckpointBase(output)); /* a signal stop without save_ckpt writes BASE.chk.h5 */
     PetscCall(SgSurrogateTrain(sur));
-    PetscCall(SgSurrogateSave(sur, path));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Wrote model %s\n", path));
+    if (!SgStopSignalCaught()) { /* stopped by a signal: the checkpoint is written, the model comes with the restart */
+      PetscCall(SgSurrogateSave(sur, path));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Wrote model %s\n", path));
+    }
   }
   PetscCall(SgSurrogateDestroy(&sur));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -33,6 +33,8 @@ struct _p_SgSim {
   PetscReal t, t_end, dt_fixed;
   PetscInt  step, max_steps, field_every, diag_every, checkpoint_every, progress_every;
   PetscBool help, restarted, quiet, complete;
+  PetscBool stop_on_signal; /* a quiet run (ensemble member) that still stops on a signal */
+  PetscInt  stopped;        /* stopped by a signal at this step (0: not stopped) */
   PetscBool failed;   /* an output operation failed (reported once) */
   int       lockfd;   /* rank 0: BASE.lock, held (flock) while this run writes BASE.* */
   PetscBool staged;   /* writing: the set goes to *.tmp and is renamed into place (committed) */
@@ -131,6 +133,20 @@ PetscErrorCode SgSimSetQuiet(SgSim sim, PetscBool quiet)
 {
   PetscFunctionBegin;
   sim->quiet = quiet;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimSetStopOnSignal(SgSim sim, PetscBool on)
+{
+  PetscFunctionBegin;
+  sim->stop_on_signal = on;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgSimGetStopped(SgSim sim, PetscInt *step)
+{
+  PetscFunctionBegin;
+  *step = sim->stopped;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -565,31 +581,9 @@ static PetscErrorCode Progress(SgSim sim, PetscReal dt, PetscReal t0, PetscInt s
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Checkpoint on a signal (batch systems' warning before a time limit: Slurm's --signal=USR1@120,
-   or the SIGTERM it sends at the limit): the handler only notes the signal; the loop sees it at the
-   next step boundary, the ranks agree (one of them may have seen it a step later), and the run
-   writes the checkpoint it would have written at that step with checkpoint_every, commits its files
-   and stops with one line saying how to continue. PETSc's own handler (a traceback and an abort)
-   is replaced for these two signals only, and only while the loop runs. */
-static volatile sig_atomic_t stop_signal;
-
-static void NoteStopSignal(int sig)
-{
-  stop_signal = sig;
-}
-
-static PetscErrorCode StopRequested(SgSim sim, int *sig)
-{
-  PetscMPIInt size;
-  int         mine = (int)stop_signal;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)sim), &size));
-  if (size > 1) PetscCallMPI(MPI_Allreduce(&mine, sig, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)sim)));
-  else *sig = mine;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
+/* Checkpoint on a signal (src/base/stopsig.c): at a step boundary the ranks agree, the run writes the
+   checkpoint it would have written at that step with checkpoint_every, commits its files and stops
+   with one line saying how to continue. */
 static PetscErrorCode StopOnSignal(SgSim sim, int sig)
 {
   MPI_Comm comm = PetscObjectComm((PetscObject)sim);
@@ -597,8 +591,10 @@ static PetscErrorCode StopOnSignal(SgSim sim, int sig)
 
   PetscFunctionBegin;
   OutputCall(sim, WriteCheckpoint(sim, PETSC_TRUE)); /* the files so far become the run's, so the restart finds them */
+  sim->stopped = sim->step;
+  if (sim->quiet) PetscFunctionReturn(PETSC_SUCCESS); /* an ensemble member: its ensemble says how to continue */
   PetscCall(CheckpointName(sim, PETSC_TRUE, chk, sizeof chk));
-  PetscCall(PetscPrintf(comm, "surge: stopped by %s at step %" PetscInt_FMT " (t = %.6e): checkpoint %s written; continue with the same command and -restart %s\n", sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "a signal", sim->step, (double)sim->t, chk, chk));
+  PetscCall(PetscPrintf(comm, "surge: stopped by %s at step %" PetscInt_FMT " (t = %.6e): checkpoint %s written; continue with the same command and -restart %s\n", SgStopSignalName(sig), sim->step, (double)sim->t, chk, chk));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -615,14 +611,8 @@ PetscErrorCode SgSimRun(SgSim sim)
     PetscCall(PetscPrintf(comm, "surge: the run in %s is already complete (step %" PetscInt_FMT ", t = %.6e): nothing to do, no file changed. Raise -sim_t_end or -sim_max_steps to continue it\n", sim->restart, sim->step, (double)sim->t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (!sim->quiet) { /* a top-level run stops cleanly on SIGTERM/SIGUSR1 (an ensemble member's does not: its ensemble reruns it) */
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = NoteStopSignal;
-    sigemptyset(&sa.sa_mask);
-    stop_signal = 0;
-    PetscCheck(!sigaction(SIGTERM, &sa, NULL) && !sigaction(SIGUSR1, &sa, NULL), comm, PETSC_ERR_SYS, "cannot install the checkpoint-on-signal handler");
-  }
+  /* a top-level run, or an ensemble member (whose ensemble resumes it), stops cleanly on SIGTERM/SIGUSR1 */
+  if (!sim->quiet || sim->stop_on_signal) PetscCall(SgStopSignalInstall());
   PetscCall(PetscTime(&sim->wall0));
   t0    = sim->t;
   step0 = sim->step;
@@ -660,9 +650,9 @@ PetscErrorCode SgSimRun(SgSim sim)
       fields_fresh = PETSC_TRUE;
     }
     if (sim->checkpoint_every && sim->step % sim->checkpoint_every == 0 && !AtEnd(sim)) OutputCall(sim, WriteCheckpoint(sim, PETSC_FALSE));
-    if (!sim->quiet && !AtEnd(sim)) {
+    if ((!sim->quiet || sim->stop_on_signal) && !AtEnd(sim)) {
       int sig;
-      PetscCall(StopRequested(sim, &sig));
+      PetscCall(SgStopSignalAgree(comm, &sig));
       if (sig) {
         PetscCall(StopOnSignal(sim, sig));
         PetscFunctionReturn(PETSC_SUCCESS);

@@ -356,6 +356,7 @@ static PetscErrorCode TrainerCreate(DPTrain *D, MPI_Comm comm, SgTrainer *out)
   PetscCall(SgTrainerSetCheckpoint(tr, o->save_ckpt, o->save_freq));
   PetscCall(SgTrainerSetRestart(tr, o->restart));
   PetscCall(SgTrainerSetMaxTime(tr, o->max_time));
+  PetscCall(SgTrainerSetStopOnSignal(tr, PETSC_TRUE)); /* a batch system's signal: checkpoint and stop */
   PetscCall(SgTrainerSetSyncType(tr, o->sync, o->sync_bucket_kb * 1024));
   *out = tr;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -334,6 +334,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetCheckpoint(tr, d->save_ckpt, d->save_freq));
   PetscCall(SgTrainerSetRestart(tr, d->restart));
   PetscCall(SgTrainerSetMaxTime(tr, d->max_time));
+  PetscCall(SgTrainerSetStopOnSignal(tr, PETSC_TRUE)); /* a batch system's signal: checkpoint and stop */
   PetscCall(SgTrainerSetSyncType(tr, d->sync, d->sync_kb * 1024));
   PetscCall(SgTrainerSetProcessGrid(tr, d->dgroups, d->sranks));
   PetscCall(SgTrainerSetPlateau(tr, &d->plateau));
@@ -342,6 +343,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerDestroy(&tr));
   d->part.grid = NULL; /* went with the trainer */
   PetscCall(ierr);
+  if (SgStopSignalCaught()) PetscFunctionReturn(PETSC_SUCCESS); /* stopped by a signal: the restart calibrates and validates */
   if (d->have_first) PetscCall(PetscPrintf(comm, "mffn: loss %.6g -> %.6g (L1 fields %.6g -> %.6g, L1 PDE %.6g -> %.6g) from the first to the last progress line\n", (double)d->first[2], (double)d->last[2], (double)d->first[0], (double)d->last[0], (double)d->first[1], (double)d->last[1]));
   if (d->calibrate_crops) { /* every rank fits the same gains on the same crops: no communication */
     PetscReal g[SG_MFFN_NGAIN];

@@ -22,8 +22,7 @@ int sgnn_backend_get(const char *name, SgnnBackend **be)
   }
   if (!strcmp(name, "cuda")) {
     *be = sgnn_backend_cuda();
-    SGNN_CHECK(*be, SGNN_ERR_BACKEND,
-               "sgnn_backend_get: backend 'cuda' is not available (built without nvcc, or no usable GPU)");
+    SGNN_CHECK(*be, SGNN_ERR_BACKEND, "backend 'cuda' is not available: %s", sgnn_cuda_unavailable_reason());
     return 0;
   }
   return sgnn_seterr(SGNN_ERR_BACKEND, "sgnn_backend_get: unknown backend '%s' (known: cpu, cuda)", name);

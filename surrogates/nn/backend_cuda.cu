@@ -1,11 +1,14 @@
 // backend_cuda.cu -- the "cuda" backend: device memory, cuBLAS GEMM and
 // one kernel per table entry, templated on the element type. Built only when
-// nvcc exists (make check-cuda); replaces backend_nocuda.c in that build.
+// nvcc exists: linked into build/cuda/libsgnn.a for the engine's own tests (make check-cuda), and
+// built with SGNN_CUDA_PLUGIN as libsgnn_cuda.so, the plugin surge opens (backend_cudaload.c).
 // maxpool_idx is deliberately absent: the dispatcher runs it on the CPU and
 // logs that it did (backend.c), which keeps the fallback path exercised.
 #include "sgnn_impl.h"
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 #define CU(call)                                                                                       \
   do {                                                                                                \
@@ -419,13 +422,18 @@ static int cu_optim(const SgnnOptimArgs *A)
 
 static SgnnBackend cuda_backend;
 static int cuda_state; /* 0 untried, 1 ready, -1 unusable */
+static char cuda_why[256] = "not probed yet";
 
-extern "C" SgnnBackend *sgnn_backend_cuda(void)
+static SgnnBackend *cuda_probe(void)
 {
   if (cuda_state == 0) {
     int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
     cuda_state = -1;
-    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0 && cublasCreate(&handle) == CUBLAS_STATUS_SUCCESS) {
+    if (e != cudaSuccess) snprintf(cuda_why, sizeof cuda_why, "no CUDA device: cudaGetDeviceCount failed: %s (no GPU or no NVIDIA driver on this node)", cudaGetErrorString(e));
+    else if (n <= 0) snprintf(cuda_why, sizeof cuda_why, "no CUDA device: cudaGetDeviceCount found 0 devices (check CUDA_VISIBLE_DEVICES)");
+    else if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) snprintf(cuda_why, sizeof cuda_why, "no usable CUDA device: cuBLAS could not be initialised on the %d device(s) found", n);
+    else {
       SgnnBackend *b = &cuda_backend;
       b->name = "cuda";
       b->alloc = cu_alloc;
@@ -452,3 +460,36 @@ extern "C" SgnnBackend *sgnn_backend_cuda(void)
   }
   return cuda_state == 1 ? &cuda_backend : NULL;
 }
+
+#ifdef SGNN_CUDA_PLUGIN
+/* The plugin: built with hidden visibility, so this sgnn_seterr is its own and forwards the message
+   to the host library's (sgnn_last_error there); only the entry point is exported. */
+static int (*host_seterr)(int, const char *, ...);
+
+int sgnn_seterr(int code, const char *fmt, ...)
+{
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return host_seterr ? host_seterr(code, "%s", msg) : code;
+}
+
+extern "C" __attribute__((visibility("default"))) SgnnBackend *sgnn_cuda_plugin_open(int abi, int (*seterr)(int, const char *, ...), const char **why)
+{
+  if (abi != SGNN_CUDA_PLUGIN_ABI) {
+    *why = "the CUDA plugin was built from other engine sources than this program: rebuild both (make)";
+    return NULL;
+  }
+  host_seterr = seterr;
+  SgnnBackend *b = cuda_probe();
+  if (!b) *why = cuda_why;
+  return b;
+}
+#else
+/* why "cuda" is unusable, for the caller's error line: the device probe's own answer (no driver, no
+   device, cuBLAS failed), so a user sees that the backend is in the program and what is missing */
+extern "C" const char *sgnn_cuda_unavailable_reason(void) { return cuda_why; }
+extern "C" SgnnBackend *sgnn_backend_cuda(void) { return cuda_probe(); }
+#endif

@@ -198,7 +198,13 @@ static inline void sgnn_scratch_free(void *p, size_t bytes)
 {
   if (p) sgnn_backend_cpu()->free(p, bytes ? bytes : 1);
 }
-SgnnBackend *sgnn_backend_cuda(void); /* NULL when not compiled in */
+SgnnBackend *sgnn_backend_cuda(void); /* NULL when not compiled in or no usable device */
+const char *sgnn_cuda_unavailable_reason(void); /* why sgnn_backend_cuda() is NULL */
+/* the CUDA plugin's entry point (backend_cudaload.c opens it, backend_cuda.cu defines it): the ABI
+   check (this header's layout of SgnnBackend), the host's error setter (the plugin's messages land in
+   sgnn_last_error), and on failure *why says what is missing */
+#define SGNN_CUDA_PLUGIN_ABI ((int)(1000 * 1 + sizeof(SgnnBackend)))
+typedef SgnnBackend *(*SgnnCudaPluginOpen)(int abi, int (*seterr)(int, const char *, ...), const char **why);
 void *sgnn_be_alloc(SgnnBackend *be, size_t bytes);
 void sgnn_be_free(SgnnBackend *be, void *p, size_t bytes);
 /* dispatch helpers: run on the tensor's backend, falling back to the CPU

@@ -71,6 +71,7 @@ struct _p_SgTrainer {
   FILE     *lc;   /* the learning curve being written (PATH.tmp, committed when the streams stop) */
   SgTextFile lctf;
   PetscBool setupcalled, quiet;
+  PetscBool stop_on_signal; /* SIGTERM/SIGUSR1 stop the loop with a checkpoint (src/base/stopsig.c) */
   char      stop_reason[128]; /* set by SgTrainerRequestStop: the loop ends after the current step */
 };
 

@@ -114,6 +114,18 @@ static PetscErrorCode Checkpoint(SgTrainer t, PetscInt step)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the checkpoint of a signal stop when the run has no save_ckpt: BASE.chk.h5 of the job's output
+   (surge train's -train_output), else NAME.chk.h5 in the working directory */
+static PetscErrorCode SignalCheckpointName(SgTrainer t)
+{
+  const char *base = SgStopSignalCheckpointBase();
+
+  PetscFunctionBegin;
+  if (base[0]) PetscCall(PetscSNPrintf(t->ckpt, sizeof t->ckpt, "%s.chk.h5", base));
+  else PetscCall(PetscSNPrintf(t->ckpt, sizeof t->ckpt, "%s.chk.h5", t->name));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgTrainerTrain(SgTrainer t)
 {
   MPI_Comm   comm = PetscObjectComm((PetscObject)t);
@@ -124,6 +136,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
   PetscCall(SgTrainerSetUp(t));
   if (t->restart[0]) PetscCall(PetscPrintf(comm, "%s: restarting from %s after step %" PetscInt_FMT " of %" PetscInt_FMT " (lr %.4g)\n", t->name, t->restart, t->step0, t->nsteps, sgnn_lr_at(&t->sched, t->step0) * t->pl.scale));
   PetscCall(PetscCalloc1(t->nsums + 1, &sums));
+  if (t->stop_on_signal) PetscCall(SgStopSignalInstall()); /* stays until exit: a signal while the model is written is noted, not fatal */
   PetscCall(Header(t));
   for (PetscInt step = t->step0; step < t->nsteps; step++) {
     SgTrainerStepInfo info = {step, sgnn_lr_at(&t->sched, step) * t->pl.scale, t->sched.lr0}; /* plateau factor: 1 unless cut */
@@ -131,6 +144,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     PetscBool         done, bad, last = (PetscBool)(step == t->nsteps - 1), stop = PETSC_FALSE;
     PetscInt          k;
     double            lv;
+    int               sig = 0;
 
     PetscCall(PetscLogEventBegin(SG_TRAINER_Step, t, 0, 0, 0));
     PetscCall(SgTrainerStreamOfStep(t, step, &k));
@@ -162,11 +176,18 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
       PetscCallMPI(MPI_Bcast(&s, 1, MPIU_INT, 0, comm));
       stop = (PetscBool)s;
     }
+    if (t->stop_on_signal && !last) PetscCall(SgStopSignalAgree(comm, &sig)); /* collective: the ranks stop at the same step */
+    if (sig) stop = PETSC_TRUE;
     PetscCall(PetscLogEventEnd(SG_TRAINER_Step, t, 0, 0, 0));
     if ((step + 1) % t->disp == 0 || last || stop) PetscCall(Monitor(t, step + 1, sums, info.lr, MPI_Wtime() - t0));
     /* the monitor may ask to stop (early stopping); so may the clock */
     if (t->stop_reason[0] && !last) stop = PETSC_TRUE;
+    if (sig && !t->ckpt[0]) PetscCall(SignalCheckpointName(t));
     if (t->ckpt[0] && ((t->ckpt_every > 0 && (step + 1) % t->ckpt_every == 0 && !last) || stop)) PetscCall(Checkpoint(t, step + 1));
+    if (stop && sig) {
+      PetscCall(PetscPrintf(comm, "surge: stopped by %s after step %" PetscInt_FMT " of %" PetscInt_FMT ": checkpoint %s written; continue with the same command and -%s_restart %s\n", SgStopSignalName(sig), step + 1, t->nsteps, t->ckpt, t->name, t->ckpt));
+      break;
+    }
     if (stop) {
       if (t->stop_reason[0]) {
         if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: stopping after %" PetscInt_FMT " steps: %s\n", t->name, step + 1, t->stop_reason));

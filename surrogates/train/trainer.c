@@ -242,6 +242,14 @@ PetscErrorCode SgTrainerSetQuiet(SgTrainer t, PetscBool q)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgTrainerSetStopOnSignal(SgTrainer t, PetscBool on)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(t, SG_TRAINER_CLASSID, 1);
+  t->stop_on_signal = on;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgTrainerRequestStop(SgTrainer t, const char reason[])
 {
   PetscFunctionBegin;

@@ -131,6 +131,19 @@ PETSC_EXTERN PetscErrorCode SgAgreeBegin(void);
 PETSC_EXTERN PetscErrorCode SgAgreeEnd(MPI_Comm comm, PetscErrorCode ierr);
 PETSC_EXTERN int            SgErrorFinish(void);
 
+/* Stop on SIGTERM/SIGUSR1 at the next step boundary with a checkpoint (stopsig.c). Install/Remove
+   bracket a loop that can stop (they nest); SgStopSignalAgree (collective) returns the signal noted on
+   any rank, 0 if none, and remembers it for SgStopSignalCaught (the job then skips its end-of-run
+   output). The job's output base (surge train's -train_output) names the checkpoint of a loop that
+   has no checkpoint file of its own: BASE.chk.h5. */
+PETSC_EXTERN PetscErrorCode SgStopSignalInstall(void);
+PETSC_EXTERN PetscErrorCode SgStopSignalRemove(void);
+PETSC_EXTERN PetscErrorCode SgStopSignalAgree(MPI_Comm comm, int *sig);
+PETSC_EXTERN int            SgStopSignalCaught(void);
+PETSC_EXTERN const char    *SgStopSignalName(int sig);
+PETSC_EXTERN PetscErrorCode SgStopSignalSetCheckpointBase(const char base[]);
+PETSC_EXTERN const char    *SgStopSignalCheckpointBase(void);
+
 /* The terminal copy (termlog.c): what a run prints also goes to BASE.log. SgTermSetUp (called by
    SgInitialize) routes PETSc's printing through it; SgTermPrintf is the same for surge's direct
    writes to stdout/stderr. The driver attaches the log file when it knows the output name (io:
@@ -147,6 +160,7 @@ PETSC_EXTERN PetscErrorCode SgTermLogAttach(FILE *fp, const char tmp[], const ch
 PETSC_EXTERN int            SgTermLogEnd(PetscBool failed);
 PETSC_EXTERN void           SgTermLogNoteTemp(const char tmp[]);
 PETSC_EXTERN void           SgTermLogAbandon(void);
+PETSC_EXTERN void           SgTermLogCrash(void); /* before an abort: commit (rank 0) or remove the log's temporary */
 PETSC_EXTERN PetscBool      SgErrorRecord(const char mess[], PetscBool rank0);
 
 /* The names in a type registry, comma-separated ("(none)" when empty): for "unknown type" errors. */

@@ -15,6 +15,10 @@ PETSC_EXTERN PetscErrorCode SgSimSetDeck(SgSim, const char deck[], int argc, cha
 PETSC_EXTERN PetscErrorCode SgSimSetFromOptions(SgSim);
 /* Quiet runs (ensemble members) print no progress lines. */
 PETSC_EXTERN PetscErrorCode SgSimSetQuiet(SgSim, PetscBool);
+/* A quiet run that still stops on SIGTERM/SIGUSR1 at a step boundary with its checkpoint (an ensemble
+   member: its ensemble resumes it); SgSimGetStopped gives the step it stopped at (0: it did not). */
+PETSC_EXTERN PetscErrorCode SgSimSetStopOnSignal(SgSim, PetscBool);
+PETSC_EXTERN PetscErrorCode SgSimGetStopped(SgSim, PetscInt *step);
 PETSC_EXTERN PetscErrorCode SgSimSetUp(SgSim);
 /* True when -help was given: options were listed, nothing should run. */
 PETSC_EXTERN PetscErrorCode SgSimHelpOnly(SgSim, PetscBool *);

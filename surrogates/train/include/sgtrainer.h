@@ -138,6 +138,12 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetMaxTime(SgTrainer, PetscReal seconds);
 /* no progress lines on screen (the lcurve, if set, is still written): for many small trainings,
    e.g. the candidates of an architecture search */
 PETSC_EXTERN PetscErrorCode SgTrainerSetQuiet(SgTrainer, PetscBool);
+/* SIGTERM/SIGUSR1 (a batch system's time limit) stop the run at the next step boundary, the ranks
+   agreed, with a checkpoint: the save_ckpt file, or BASE.chk.h5 of the job's output base
+   (SgStopSignalSetCheckpointBase), or NAME.chk.h5; one line names it and the -NAME_restart to
+   continue with. SgStopSignalCaught() then tells the caller not to write the model. Off by default
+   (for a surrogate that can restart from the checkpoint: deepmd, mffn). */
+PETSC_EXTERN PetscErrorCode SgTrainerSetStopOnSignal(SgTrainer, PetscBool);
 /* From the surrogate's monitor: end the run after this step, as a max_time stop does (progress line,
    checkpoint if one is configured), e.g. early stopping on a validation metric. Collective in effect:
    every rank must ask at the same step (the monitor sees the same rank-summed values everywhere). */

@@ -240,6 +240,14 @@ case12 "rb4_podlstm.h5 was trained on data at rayleigh = 500000.; the solver has
 case_ 1 "was trained on data at prandtl = 1.; the solver has prandtl = 0.7" -- run $PL -boussinesq_prandtl 0.7
 case12 "rb4_podlstm.h5 was trained on a box Lx x Lz = 4. x 1.; the solver's is 4. x 2.: set -boussinesq_length 4.,1." -- run $PL -boussinesq_length 4,2
 case12 "the solver's snapshots have 2000 x 96 points (z, x)" -- run $PL -boussinesq_advance_grid output -boussinesq_output_nz 2000
+# -nn_backend cuda on this machine (no GPU), wherever a surrogate trains or predicts: one line from the
+# CUDA backend's device probe (surge opens the plugin: docs/nn.md), or, in a build without nvcc, the
+# line that says so (the surrogates of a run's field slot, mffn and podlstm, evaluate on the CPU and
+# take no -nn_backend: an unknown option there)
+if grep -q '^NVCC *= *[^ ]' "$root/config.mk"; then CU="no CUDA device: cudaGetDeviceCount"; else CU="this build has no CUDA backend"; fi
+case12 "$CU" -- train $MF -nn_backend cuda -train_output ok_x
+case12 "$CU" -- train $I/deepmd/pair.yaml -deepmd_data set.h5 -nn_backend cuda -train_output ok_x
+case12 "$CU" -- run $I/deepmd/water_nvt.yaml -sim_max_steps 2 -sim_output ok_w -nn_backend cuda
 # --- and inputs that must run (they used to crash): the superres slot with output_nz 0 (a SIGFPE)
 runs_ 1 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5
 runs_ 2 run $I/boussinesq/rb_ra1e4.yaml -sim_t_end 0.6 -sim_output ok_fpe2 -boussinesq_superres_cells 64,33 -boussinesq_superres_dt 0.5

@@ -100,6 +100,9 @@ TABLE = {
     "make -C surrogates/nn check": ("skip", "the engine's test list: make check runs tests/lists/nn.list"),
     "make -C surrogates/nn check-cuda": ("skip", "needs a GPU and nvcc"),
     "make -C surrogates/nn bench": ("skip", LONG),
+    "./configure": ("skip", "reconfigures the checkout (config.mk): the build itself, done before make check"),
+    "./configure --with-cuda=no": ("skip", "reconfigures the checkout without CUDA: the build itself"),
+    "make NVCC=": SKIP_BUILD,
     # docs/podlstm.md
     "nice -n 5 bin/surge ensemble inputs/sst/ensemble_weekly.yaml": ("skip", "1-degree data, ~4 min"),
     "nice -n 5 mpiexec -n 2 bin/surge train inputs/podlstm/sst_search.yaml": ("skip", "needs the 1-degree data; ~6 min"),
