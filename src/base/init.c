@@ -41,15 +41,37 @@ static PetscErrorCode SgErrorHandler(MPI_Comm comm, int line, const char *fun, c
   return n;
 }
 
-/* A crash (SIGSEGV, SIGBUS, SIGFPE, ... or a SIGTERM outside a loop that stops on it): PETSc's handler
-   prints its message and aborts, so nothing after it runs. Before it: one line, and the run log is
-   closed as a failed run's (termlog.c: no BASE.log.tmp stays behind). */
+/* A crash (SIGSEGV, SIGBUS, SIGFPE, ... or a SIGTERM outside a loop that stops on it), in place of
+   PETSc's handler: one line, the run log closed as a failed run's (termlog.c: no BASE.log.tmp stays
+   behind), and the process ends by the signal. */
 static PetscErrorCode SgSignalHandler(int sig, void *ctx)
 {
-  if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT || sig == SIGUSR1 || sig == SIGUSR2) SgTermPrintf(stderr, "surge: killed by signal %d (%s) where the run cannot stop at a step: no checkpoint written\n", sig, strsignal(sig));
-  else SgTermPrintf(stderr, "surge: crashed: caught signal %d (%s); this is a bug: please report it with the command and this output\n", sig, strsignal(sig));
-  SgTermLogCrash();
-  return PetscSignalHandlerDefault(sig, ctx);
+  /* a handler may have interrupted malloc or stdio: fixed strings and async-signal-safe calls only */
+  static const struct {
+    int         sig;
+    const char *line;
+  } lines[] = {
+    {SIGSEGV, "surge: crashed: caught signal SIGSEGV (segmentation fault); this is a bug: please report it with the command and this output\n"},
+    {SIGBUS, "surge: crashed: caught signal SIGBUS (bus error); this is a bug: please report it with the command and this output\n"},
+    {SIGFPE, "surge: crashed: caught signal SIGFPE (arithmetic exception); this is a bug: please report it with the command and this output\n"},
+    {SIGILL, "surge: crashed: caught signal SIGILL (illegal instruction); this is a bug: please report it with the command and this output\n"},
+    {SIGABRT, "surge: crashed: caught signal SIGABRT (abort); this is a bug: please report it with the command and this output\n"},
+    {SIGTERM, "surge: killed by SIGTERM where the run cannot stop at a step: no checkpoint written\n"},
+    {SIGINT, "surge: killed by SIGINT where the run cannot stop at a step: no checkpoint written\n"},
+    {SIGUSR1, "surge: killed by SIGUSR1 where the run cannot stop at a step: no checkpoint written\n"},
+  };
+  const char *line = "surge: killed by a signal: no checkpoint written\n";
+
+  for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++)
+    if (lines[k].sig == sig) line = lines[k].line;
+  SgTermLogCrashSignal(line);
+  /* then die of the signal itself: PETSc's default handler prints and calls MPI_Abort, which are not
+     async-signal-safe and hung (in malloc) when the crash had interrupted malloc; a process killed
+     by a signal makes mpiexec end the job's other ranks */
+  (void)ctx;
+  (void)signal(sig, SIG_DFL);
+  (void)raise(sig);
+  return PETSC_SUCCESS;
 }
 
 PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[])

@@ -170,16 +170,37 @@ void SgTermLogAbandon(void)
   capture = PETSC_FALSE;
 }
 
-/* A process that ends in an abort (a bug: PETSc's traceback then MPI_Abort; a crash caught by PETSc's
-   signal handler) never reaches SgTermLogEnd: its BASE.log.tmp would stay behind. The rank that holds
-   the log closes it as a failed run's (kept, with the traceback, unless it replaced an earlier log);
-   any other rank removes the temporary, since the abort is about to end rank 0 as well. Called by the
-   error handler for a caught signal (init.c), by main before its abort, and at exit. */
+/* A process that ends in an abort (a bug: PETSc's traceback then MPI_Abort) never reaches
+   SgTermLogEnd: its BASE.log.tmp would stay behind. The rank that holds the log closes it as a failed
+   run's (kept, with the traceback, unless it replaced an earlier log); any other rank removes the
+   temporary, since the abort is about to end rank 0 as well. Called by main before its abort and at
+   exit. */
 void SgTermLogCrash(void)
 {
   if (sink) (void)SgTermLogEnd(PETSC_TRUE);
   else if (log_tmp[0]) (void)unlink(log_tmp);
   log_tmp[0] = 0;
+}
+
+/* The same from a signal handler (a crash: SIGSEGV, SIGBUS, ...), which may have interrupted malloc or
+   stdio: only async-signal-safe calls (write, rename, unlink), no fclose. The log is flushed after
+   every terminal write (TermWrite), so its file holds everything up to the crash; `line` is written
+   to the terminal and to the log, then the temporary is renamed into place (plain rename: the
+   write path's commit is not safe here) or removed. */
+void SgTermLogCrashSignal(const char line[])
+{
+  size_t n = strlen(line);
+
+  (void)!write(STDERR_FILENO, line, n);
+  if (sink) {
+    int fd = fileno(sink);
+    (void)!write(fd, line, n);
+    if (sink_replaces) (void)unlink(sink_tmp);
+    else (void)rename(sink_tmp, sink_path);
+    sink = NULL; /* not closed: the process ends in the abort */
+  } else if (log_tmp[0]) (void)unlink(log_tmp);
+  log_tmp[0] = 0;
+  capture    = PETSC_FALSE;
 }
 
 int SgTermLogEnd(PetscBool failed)

@@ -161,6 +161,7 @@ PETSC_EXTERN int            SgTermLogEnd(PetscBool failed);
 PETSC_EXTERN void           SgTermLogNoteTemp(const char tmp[]);
 PETSC_EXTERN void           SgTermLogAbandon(void);
 PETSC_EXTERN void           SgTermLogCrash(void); /* before an abort: commit (rank 0) or remove the log's temporary */
+PETSC_EXTERN void           SgTermLogCrashSignal(const char line[]); /* the same from a signal handler (async-signal-safe), after printing line */
 PETSC_EXTERN PetscBool      SgErrorRecord(const char mess[], PetscBool rank0);
 
 /* The names in a type registry, comma-separated ("(none)" when empty): for "unknown type" errors. */
