@@ -58,7 +58,8 @@ ALLOW = {
     ("src/driver/claim.c", "unlink"): (3, "releasing claims"),
     ("src/driver/ensemble.c", "open-create"): (1, "BASE.members/log.lock (flock)"),
     ("src/driver/ensemble.c", "unlink"): (2, "BASE.members/: a claimed member's half-written files, a stale marker under -ensemble_rerun_stale"),
-    ("src/base/termlog.c", "unlink"): (1, "the run log's own BASE.log.tmp (committed after PetscFinalize, see runlog.c)"),
+    ("src/base/termlog.c", "unlink"): (4, "the run log's own BASE.log.tmp: abandoned, and removed after a crash by the rank that does not hold it or when it would replace an earlier log (SgTermLogAbandon, SgTermLogCrash, SgTermLogCrashSignal)"),
+    ("src/base/termlog.c", "rename"): (1, "SgTermLogCrashSignal: the run log's own BASE.log.tmp committed from a crash signal handler, where only async-signal-safe calls may run (the write path's commit is not)"),
     ("src/base/termlog.c", "remove"): (2, "the run log's own temporary on a failed commit"),
     ("src/base/init.c", "freopen-write"): (1, "stdout to /dev/null on ranks other than 0"),
 }
