@@ -202,7 +202,7 @@ static PetscErrorCode RefuseInputAsOutput(const char what[], const char path[])
 
   PetscFunctionBegin;
   PetscCall(SgInputFind(path, &isin, &role, &name));
-  PetscCheck(!isin, PETSC_COMM_WORLD, PETSC_ERR_FILE_OPEN, "%s '%s' is %s, an input of this command: choose another output name", what, path, name);
+  PetscCheck(!isin, PETSC_COMM_WORLD, PETSC_ERR_FILE_OPEN, "%s '%s' is %s, an input of this run: choose another name for the output", what, path, name);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
