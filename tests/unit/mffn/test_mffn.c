@@ -84,6 +84,7 @@ static PetscErrorCode SetupCreate(Setup *s, PetscBool residual, PetscBool stream
   double       xv[4 * 2 * 4 * 8];
 
   PetscFunctionBegin;
+  PetscCall(PetscMemzero(s, sizeof *s)); /* fields a test does not set (ph.length: the box, 0 = not recorded) must not be stack garbage: a save writes what is set */
   PetscCall(SgMFFNConfigDefault(&c));
   c.nlevels = 2;
   c.channels[0] = 2;

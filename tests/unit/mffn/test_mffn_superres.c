@@ -98,6 +98,7 @@ int main(int argc, char **argv)
   SgCallNN(sgnn_backend_get("cpu", &be));
   PetscCall(SgMFFNCreate(&c, be, SGNN_F64, &m));
   PetscCall(SgMFFNInitWeights(m, 7));
+  PetscCall(PetscMemzero(&ph, sizeof ph)); /* the box (ph.length) is not set here: 0 = not recorded, not stack garbage */
   ph.nu = ph.kappa = 1 / PetscSqrtReal(1e5);
   ph.scale[0] = 0.25;
   ph.scale[1] = 0.0625;
