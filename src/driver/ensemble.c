@@ -606,7 +606,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
 {
   MPI_Comm       comm = PetscObjectComm((PetscObject)e), group;
   PetscMPIInt    rank, size, grank;
-  PetscInt       ntodo = 0, *todo, done_here = 0, ngroups;
+  PetscInt       nrun = 0, *torun, done_here = 0, ngroups;
   MPI_Win        win;
   SgClaimBeat    beat = NULL;
   char           claim[PETSC_MAX_PATH_LEN + 32];
@@ -624,7 +624,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   ngroups = size / e->ranks_per_member;
-  PetscCall(PetscMalloc1(e->members, &todo));
+  PetscCall(PetscMalloc1(e->members, &torun));
   if (!rank) { /* resume: members with a marker are done -- if their fingerprint is this run's */
     PetscCheck(!mkdir(e->memberdir, 0775) || errno == EEXIST, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot create %s: %s", e->memberdir, strerror(errno));
     for (PetscInt m = 0; m < e->members; m++) {
@@ -632,7 +632,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       FILE *fp = NULL;
       PetscCall(MemberPath(e, m, ".done", marker, sizeof marker));
       if (access(marker, F_OK)) {
-        todo[ntodo++] = m;
+        torun[nrun++] = m;
         continue;
       }
       if ((fp = fopen(marker, "r"))) { /* the record: the first line that is not a comment (the kind's) */
@@ -646,12 +646,12 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       }
       if (e->rerun_stale) {
         (void)unlink(marker);
-        todo[ntodo++] = m;
+        torun[nrun++] = m;
       } else if (!stale[0]) PetscCall(PetscSNPrintf(stale, sizeof stale, "%s", marker));
     }
   }
   PetscCallMPI(MPI_Bcast(stale, (int)sizeof stale, MPI_CHAR, 0, comm));
-  if (stale[0]) PetscCall(PetscFree(todo));
+  if (stale[0]) PetscCall(PetscFree(torun));
   PetscCheck(!stale[0], comm, PETSC_ERR_FILE_OPEN, "member %s was computed with other options (deck, command-line overrides or seeds) or other contents of the files it reads than this run: remove %s or choose another -ensemble_output to keep both, or pass -ensemble_rerun_stale to redo such members", stale, e->memberdir);
   { /* the dataset: never an input, never another kind of file, and an existing ensemble dataset only
        if it is this ensemble's (same fingerprint; -overwrite replaces any) */
@@ -670,13 +670,13 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       PetscCall(PetscFree(src));
     }
     PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
-    if (msg[0]) PetscCall(PetscFree(todo));
+    if (msg[0]) PetscCall(PetscFree(torun));
     PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
   }
-  PetscCallMPI(MPI_Bcast(&ntodo, 1, MPIU_INT, 0, comm));
-  PetscCallMPI(MPI_Bcast(todo, (PetscMPIInt)ntodo, MPIU_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(&nrun, 1, MPIU_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(torun, (PetscMPIInt)nrun, MPIU_INT, 0, comm));
   PetscCall(OpenLog(e, comm));
-  PetscCall(PetscPrintf(comm, "surge ensemble: %" PetscInt_FMT " members (%" PetscInt_FMT " to run, %" PetscInt_FMT " already done), %" PetscInt_FMT " groups of %" PetscInt_FMT " rank(s), sampler %s\n", e->members, ntodo, e->members - ntodo, ngroups, e->ranks_per_member, SgSamplerTypes[e->sampler]));
+  PetscCall(PetscPrintf(comm, "surge ensemble: %" PetscInt_FMT " members (%" PetscInt_FMT " to run, %" PetscInt_FMT " already done), %" PetscInt_FMT " groups of %" PetscInt_FMT " rank(s), sampler %s\n", e->members, nrun, e->members - nrun, ngroups, e->ranks_per_member, SgSamplerTypes[e->sampler]));
 
   PetscCallMPI(MPI_Comm_split(comm, rank / (PetscMPIInt)e->ranks_per_member, rank, &group));
   PetscCallMPI(MPI_Comm_rank(group, &grank));
@@ -694,41 +694,41 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       PetscCallMPI(MPI_Win_unlock(0, win));
     }
     PetscCallMPI(MPI_Bcast(&idx, 1, MPI_LONG, 0, group));
-    if (idx >= ntodo) break;
+    if (idx >= nrun) break;
     { /* jobs sharing the directory: the member is this group's only with its claim */
       PetscBool got = PETSC_TRUE;
       char      owner[512] = "";
-      if (!grank) PetscCall(ClaimMember(e, todo[idx], &got, owner, sizeof owner));
+      if (!grank) PetscCall(ClaimMember(e, torun[idx], &got, owner, sizeof owner));
       PetscCallMPI(MPI_Bcast(&got, 1, MPIU_BOOL, 0, group));
       if (!got) {
-        if (!grank) SgTermPrintf(stdout, "  member %5" PetscInt_FMT " skipped: claimed by %s\n", todo[idx], owner[0] ? owner : "another job");
+        if (!grank) SgTermPrintf(stdout, "  member %5" PetscInt_FMT " skipped: claimed by %s\n", torun[idx], owner[0] ? owner : "another job");
         continue;
       }
-      PetscCall(MemberPath(e, todo[idx], ".claim", claim, sizeof claim));
+      PetscCall(MemberPath(e, torun[idx], ".claim", claim, sizeof claim));
       if (!grank) PetscCall(SgClaimBeatStart(claim, e->claim_stale / 5, &beat));
     }
     PetscCall(PetscTime(&m0));
     {
       PetscErrorCode ierr;
       char           tag[32];
-      PetscCall(PetscSNPrintf(tag, sizeof tag, "[member %" PetscInt_FMT "] ", todo[idx]));
+      PetscCall(PetscSNPrintf(tag, sizeof tag, "[member %" PetscInt_FMT "] ", torun[idx]));
       SgTermSetPrefix(tag); /* what the member's solver prints says whose it is */
       PetscCall(PetscPushErrorHandler(MemberErrorHandler, NULL));
-      ierr = RunMember(e, group, todo[idx]);
+      ierr = RunMember(e, group, torun[idx]);
       PetscCall(PetscPopErrorHandler());
       SgTermSetPrefix("");
       if (!grank) PetscCall(SgClaimBeatStop(&beat));
       if (ierr && !UserError(ierr)) {
         /* a bug, possibly on one rank only: other groups are busy, only an abort stops them all */
-        if (!grank) SgTermPrintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", todo[idx]);
+        if (!grank) SgTermPrintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", torun[idx]);
         PETSCABORT(comm, ierr);
       }
       if (ierr) { /* the user's: stop handing out members, let the other groups finish theirs, report once */
         const char *text;
-        long        stop = (long)ntodo;
+        long        stop = (long)nrun;
         PetscCall(PetscErrorMessage(ierr, NULL, (char **)&text));
         PetscCall(PetscStrncpy(fail_msg, text ? text : "", sizeof fail_msg));
-        fail_member = todo[idx];
+        fail_member = torun[idx];
         fail_code   = ierr;
         if (!grank) SgClaimRelease(claim); /* a rerun (after the fix) takes it again */
         if (!grank) {
@@ -743,9 +743,9 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     busy += m1 - m0;
     done_here++;
     if (!grank) {
-      PetscCall(WriteMarker(e, todo[idx], (PetscReal)(m1 - m0)));
+      PetscCall(WriteMarker(e, torun[idx], (PetscReal)(m1 - m0)));
       SgClaimRelease(claim); /* after the marker: a job that claims it next sees the marker */
-      SgTermPrintf(stdout, "  member %5" PetscInt_FMT " done in %.2fs on group %d\n", todo[idx], (double)(m1 - m0), rank / (int)e->ranks_per_member);
+      SgTermPrintf(stdout, "  member %5" PetscInt_FMT " done in %.2fs on group %d\n", torun[idx], (double)(m1 - m0), rank / (int)e->ranks_per_member);
     }
   }
   PetscCall(PetscTime(&t1));
@@ -760,7 +760,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     if (first.m >= 0) {
       PetscCallMPI(MPI_Bcast(fail_msg, (int)sizeof fail_msg, MPI_CHAR, first.rank, comm));
       PetscCallMPI(MPI_Bcast(&fail_code, 1, MPI_INT, first.rank, comm));
-      PetscCall(PetscFree(todo));
+      PetscCall(PetscFree(torun));
       SETERRQ(comm, fail_code, "ensemble member %" PetscInt_FMT ": %s (members already done are kept: fix the deck and rerun to continue)", first.m, fail_msg);
     }
   }
@@ -805,7 +805,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     else PetscCall(PetscSNPrintf(what, sizeof what, "%" PetscInt_FMT " member(s) not done yet (claimed by other jobs sharing %s): the job that finishes the last one writes %s.h5, or rerun this command after they end", missing, e->memberdir, e->output));
     PetscCall(PetscPrintf(comm, "surge ensemble: ran %" PetscInt_FMT " members in %.2fs (%.1f members/hour), idle fraction of groups %.3f; %s\n", ran, (double)wall, wall > 0 ? (double)(ran * 3600.0 / wall) : 0.0, (double)idle, what));
   }
-  PetscCall(PetscFree(todo));
+  PetscCall(PetscFree(torun));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
