@@ -5,8 +5,9 @@
 #
 # Each non-blank, non-comment line of a list is   NAME [timeout=SECONDS] COMMAND...
 # COMMAND runs under bash from the repository root. It PASSES when it exits 0, is SKIPPED when it
-# exits 77 (automake's convention: only for a documented optional prerequisite that is absent; the
-# test's last output line says which), and FAILS otherwise.
+# exits 77 (automake's convention: only for a documented optional prerequisite that is absent) AND its
+# last output line is "SKIP: reason", and FAILS otherwise. Both are required because 77 alone is not a
+# skip: it is also PETSC_ERR_PLIB, the status of a C test whose own PetscCheck failed.
 #
 # Time limit: every test has one, so a deadlocked MPI run fails instead of hanging `make check`.
 # The default is 900 s (SURGE_TEST_TIMEOUT overrides it); a line may state its own with
@@ -117,11 +118,14 @@ for list in "$@"; do
     el=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
     if [ $rc -eq 0 ]; then
       pass=$((pass+1)); status=PASS
-    elif [ $rc -eq 77 ] && [ "${SURGE_NO_SKIP:-0}" != 1 ]; then
+    elif [ $rc -eq 77 ] && [ "${SURGE_NO_SKIP:-0}" != 1 ] && tail -n 1 "$logs/$name.log" | grep -q '^SKIP: '; then
       skip=$((skip+1)); status=SKIP; skipped+=("$name")
     elif [ $timed_out = 1 ]; then
       fail=$((fail+1)); status=TIMEOUT; failed+=("$name")
     else
+      # 77 without the SKIP: line is a failure: PETSc's PETSC_ERR_PLIB is 77, so a C test whose own
+      # check fails exits 77 (seen: a broken 2-rank checkpoint read was counted as a skip)
+      [ $rc -eq 77 ] && echo "runner: $name: exit status 77 but the last line is not 'SKIP: reason': counted as a failure" >> "$logs/$name.log"
       fail=$((fail+1)); status=FAIL; failed+=("$name")
     fi
     printf '%-7s %-40s %6ss\n' "$status" "$name" "$el"

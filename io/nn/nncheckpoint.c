@@ -262,6 +262,19 @@ static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[]
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Every rank opens the checkpoint by its name, and only rank 0 writes the next one: without a
+   barrier rank 0 (whose broadcasts do not wait for receivers) can run ahead and rename a newer
+   checkpoint over the name before a slower rank has opened it, which then reads the wrong file (seen
+   on 2 ranks: a slow rank 1 restored the next checkpoint). The barrier is reached on error too, so a
+   rank that failed cannot leave the others waiting in it. */
+static PetscErrorCode ReadDone(MPI_Comm comm, PetscErrorCode ierr)
+{
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Barrier(comm));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Public entry points hold the process-wide HDF5 lock for the whole file operation. */
 PetscErrorCode SgNNCheckpointWrite(MPI_Comm comm, const char path[], const SgNNState *st)
 {
@@ -283,7 +296,7 @@ PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *s
   SgHDF5Lock();
   ierr = SgNNCheckpointRead_Locked(comm, path, st);
   SgHDF5Unlock();
-  PetscCall(ierr);
+  PetscCall(ReadDone(comm, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -295,6 +308,6 @@ PetscErrorCode SgNNCheckpointReadConfig(MPI_Comm comm, const char path[], const 
   SgHDF5Lock();
   ierr = SgNNCheckpointReadConfig_Locked(comm, path, key, value, len);
   SgHDF5Unlock();
-  PetscCall(ierr);
+  PetscCall(ReadDone(comm, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

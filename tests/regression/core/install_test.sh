@@ -9,7 +9,7 @@ set -eu
 # there would relink or install sanitized objects into a prefix meant for plain programs. What this test
 # guards is the normal build's install, which make check runs; here it is a counted SKIP (exit 77).
 if [ "${SURGE_SANITIZED:-0}" = 1 ]; then
-  echo "skip: make install is tested against the normal build in make check, not the sanitized one"
+  echo "SKIP: make install is tested against the normal build in make check, not the sanitized one"
   exit 77
 fi
 root=$(cd "$(dirname "$0")/../../.." && pwd)

@@ -14,7 +14,7 @@ MPI=${MPIEXEC:-mpiexec -n 2 --oversubscribe}
 D=build/tmp/train_backend
 # make check-sanitize builds with NVCC= (Makefile), so its binary has no plugin whatever config.mk says
 if [ "${SURGE_SANITIZED:-0}" != 1 ] && grep -q '^NVCC *= *[^ ]' config.mk; then probe="no CUDA device: cudaGetDeviceCount"; else probe="this build has no CUDA backend"; fi
-if command -v nvidia-smi > /dev/null && nvidia-smi -L 2> /dev/null | grep -q GPU; then echo "this machine has a GPU: the refusal is not what to test here (docs/nn.md)"; exit 77; fi
+if command -v nvidia-smi > /dev/null && nvidia-smi -L 2> /dev/null | grep -q GPU; then echo "SKIP: this machine has a GPU: the refusal is not what to test here (docs/nn.md)"; exit 77; fi
 rm -rf $D && mkdir -p $D
 build/tests/test_deepmd_train data $D > /dev/null
 A="inputs/deepmd/pair.yaml -deepmd_data $D/pair_train.h5 -deepmd_valid_data $D/pair_valid.h5 -deepmd_numb_steps 10 -deepmd_lcurve $D/lc.txt"

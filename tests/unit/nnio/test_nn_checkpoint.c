@@ -1,7 +1,8 @@
 /* NN training checkpoints: a run interrupted at step K, restored from its HDF5 checkpoint into a
    freshly built (differently initialised) model, finishes bit-identical to the uninterrupted run.
    Covers the parameter slab, Adam's moments and step, the LR schedule position and the RNG that
-   draws minibatches, in f64 and f32. Also: a checkpoint of another architecture is refused. */
+   draws minibatches, in f64 and f32, on 1 and 2 ranks (every rank restores; rank 0 writes). Also: a
+   checkpoint of another architecture is refused. */
 #include <math.h>
 #include "sgnncheckpoint.h"
 #include <unistd.h>
@@ -132,8 +133,13 @@ int main(int argc, char **argv)
     Free(&b);
     PetscCall(Build(be, dt, 12345, 16, &b));
     {
-      SgNNState st = State(&b, keys, vals);
-      char      arch[64];
+      SgNNState   st = State(&b, keys, vals);
+      char        arch[64];
+      PetscMPIInt rank;
+      /* on 2 ranks, a slow rank 1: the read must still restore this checkpoint, not the one rank 0
+         writes next (rank 0 alone writes, and would otherwise run ahead and rename the f32 one over it) */
+      PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+      if (rank == 1) usleep(300000);
       PetscCall(SgNNCheckpointReadConfig(PETSC_COMM_WORLD, "nnchk.h5", "architecture", arch, sizeof arch));
       PetscCheck(!strcmp(arch, vals[0]), PETSC_COMM_SELF, PETSC_ERR_PLIB, "config round trip: '%s'", arch);
       PetscCall(SgNNCheckpointRead(PETSC_COMM_WORLD, "nnchk.h5", &st));
