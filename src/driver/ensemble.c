@@ -289,10 +289,13 @@ static PetscErrorCode MemberErrorHandler(MPI_Comm comm, int line, const char *fu
   return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
 }
 
-/* One member: set its options, run an ordinary simulation on the group's communicator. */
-static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
+/* One member: set its options, run an ordinary simulation on the group's communicator. A member
+   stopped by a signal in an earlier run of this ensemble (resume) continues from its checkpoint; one
+   stopped now by a signal (stopsig.c: the group's ranks agree at a step) has written its checkpoint
+   and returns *stopped = step. */
+static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m, PetscBool resume, PetscInt *stopped)
 {
-  char  name[64], value[64], base[PETSC_MAX_PATH_LEN + 32];
+  char  name[64], value[64], base[PETSC_MAX_PATH_LEN + 32], chk[PETSC_MAX_PATH_LEN + 40];
   SgSim sim;
 
   PetscFunctionBegin;
@@ -308,8 +311,12 @@ static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
   }
   PetscCall(MemberPath(e, m, "", base, sizeof base));
   PetscCall(PetscOptionsSetValue(NULL, "-sim_output", base));
+  PetscCall(MemberPath(e, m, ".chk.h5", chk, sizeof chk));
+  if (resume) PetscCall(PetscOptionsSetValue(NULL, "-restart", chk));
+  else PetscCall(PetscOptionsClearValue(NULL, "-restart")); /* not the previous member's */
   PetscCall(SgSimCreate(group, &sim));
   PetscCall(SgSimSetQuiet(sim, PETSC_TRUE));
+  PetscCall(SgSimSetStopOnSignal(sim, PETSC_TRUE));
   PetscCall(SgSimSetDeck(sim, e->deck, e->argc, e->argv));
   PetscCall(SgSimSetFromOptions(sim));
   if (e->contribution != SG_CONTRIB_FIELDS) { /* each member its own sample file: BASE + the kind's extension */
@@ -321,24 +328,29 @@ static PetscErrorCode RunMember(SgEnsemble e, MPI_Comm group, PetscInt m)
   }
   PetscCall(SgSimSetUp(sim));
   PetscCall(SgSimRun(sim));
+  PetscCall(SgSimGetStopped(sim, stopped));
   PetscCall(SgSimDestroy(&sim));
+  PetscCall(PetscOptionsClearValue(NULL, "-restart"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* The member's marker, written by the group leader after the member's files are complete, through
    the write path (sgwrite.h: MARKER.tmp renamed into place; first line "# surge-file: ensemble member
    marker", then the record). */
-static PetscErrorCode WriteMarker(SgEnsemble e, PetscInt m, PetscReal seconds)
+static PetscErrorCode WriteMarker(SgEnsemble e, PetscInt m, PetscReal seconds, PetscInt stopped)
 {
   char       path[PETSC_MAX_PATH_LEN + 32];
   SgTextFile tf;
   FILE      *fp;
 
   PetscFunctionBegin;
-  PetscCall(MemberPath(e, m, ".done", path, sizeof path));
+  /* a member stopped by a signal gets BASE.members/member_N.stop (its checkpoint is the member's
+     .chk.h5): a rerun with the same fingerprint continues it from there (ClaimMember) */
+  PetscCall(MemberPath(e, m, stopped ? ".stop" : ".done", path, sizeof path));
   PetscCall(SgTextFileOpen("-ensemble_output", path, SG_FILE_ENSEMBLE_MARKER, "#", PETSC_FALSE, &tf));
   PetscCall(SgTextFileGetFILE(tf, &fp));
-  fprintf(fp, "member %" PetscInt_FMT " seconds %.3f params", m, (double)seconds);
+  if (stopped) fprintf(fp, "member %" PetscInt_FMT " stopped at step %" PetscInt_FMT " params", m, stopped);
+  else fprintf(fp, "member %" PetscInt_FMT " seconds %.3f params", m, (double)seconds);
   for (PetscInt j = 0; j < e->nvary; j++) fprintf(fp, " %s=%.17g", e->vary[j], (double)e->params[m * e->nvary + j]);
   fprintf(fp, " fingerprint %s\n", e->fingerprint);
   PetscCall(SgTextFileClose(&tf));
@@ -574,11 +586,29 @@ static PetscErrorCode OpenLog(SgEnsemble e, MPI_Comm comm)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The group leader's claim on member m (claim.c): none when another job holds it or has finished it
-   meanwhile. With the claim, the member's files left by an interrupted run of it are removed. */
-static PetscErrorCode ClaimMember(SgEnsemble e, PetscInt m, PetscBool *got, char owner[], size_t len)
+/* Whether a member's marker (.done, .stop) was written under this ensemble's fingerprint: the
+   record is the first line that is not a comment (the kind's), its fingerprint compared exactly. */
+static PetscBool MarkerIsOurs(SgEnsemble e, const char marker[])
 {
-  char claim[PETSC_MAX_PATH_LEN + 32], marker[PETSC_MAX_PATH_LEN + 32];
+  char        line[4096] = "";
+  const char *f;
+  FILE       *fp = fopen(marker, "r");
+
+  if (!fp) return PETSC_FALSE;
+  while (fgets(line, sizeof line, fp) && line[0] == '#') line[0] = 0;
+  if (line[0] == '#') line[0] = 0;
+  fclose(fp);
+  f = strstr(line, " fingerprint ");
+  return f && !strncmp(f + 13, e->fingerprint, strlen(e->fingerprint)) ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* The group leader's claim on member m (claim.c): none when another job holds it or has finished it
+   meanwhile. With the claim, the member's files left by an interrupted run of it are removed -- but
+   for a member stopped by a signal under this fingerprint (its .stop marker and committed checkpoint
+   present), which resumes from the checkpoint (only the temporaries go). */
+static PetscErrorCode ClaimMember(SgEnsemble e, PetscInt m, PetscBool *got, PetscBool *resume, char owner[], size_t len)
+{
+  char claim[PETSC_MAX_PATH_LEN + 32], marker[PETSC_MAX_PATH_LEN + 32], stop[PETSC_MAX_PATH_LEN + 32], chk[PETSC_MAX_PATH_LEN + 32];
 
   PetscFunctionBegin;
   PetscCall(MemberPath(e, m, ".claim", claim, sizeof claim));
@@ -591,9 +621,12 @@ static PetscErrorCode ClaimMember(SgEnsemble e, PetscInt m, PetscBool *got, char
     PetscCall(PetscStrncpy(owner, "done by another job", len));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+  PetscCall(MemberPath(e, m, ".stop", stop, sizeof stop));
+  PetscCall(MemberPath(e, m, ".chk.h5", chk, sizeof chk));
+  *resume = MarkerIsOurs(e, stop) && !access(chk, F_OK) ? PETSC_TRUE : PETSC_FALSE;
   {
-    const char *const ext[] = {".h5", ".xmf", ".chk.h5", ".h5.tmp", ".xmf.tmp", ".chk.h5.tmp", ".h5md", ".h5md.tmp"};
-    for (int k = 0; k < 8; k++) {
+    const char *const ext[] = {".h5.tmp", ".xmf.tmp", ".chk.h5.tmp", ".h5md.tmp", ".h5", ".xmf", ".chk.h5", ".h5md", ".stop"};
+    for (int k = 0; k < (*resume ? 4 : 9); k++) {
       char f[PETSC_MAX_PATH_LEN + 32];
       PetscCall(MemberPath(e, m, ext[k], f, sizeof f));
       (void)unlink(f);
@@ -610,7 +643,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   MPI_Win        win;
   SgClaimBeat    beat = NULL;
   char           claim[PETSC_MAX_PATH_LEN + 32];
-  PetscInt       missing = 0, ran = 0;
+  PetscInt       missing = 0, ran = 0, nstopped = 0;
   long          *counter;
   PetscLogDouble t0, t1, busy = 0, busy_all;
   PetscInt       fail_member = -1;
@@ -628,22 +661,13 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   if (!rank) { /* resume: members with a marker are done -- if their fingerprint is this run's */
     PetscCheck(!mkdir(e->memberdir, 0775) || errno == EEXIST, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot create %s: %s", e->memberdir, strerror(errno));
     for (PetscInt m = 0; m < e->members; m++) {
-      char  marker[PETSC_MAX_PATH_LEN + 32], line[4096] = "";
-      FILE *fp = NULL;
+      char marker[PETSC_MAX_PATH_LEN + 32];
       PetscCall(MemberPath(e, m, ".done", marker, sizeof marker));
       if (access(marker, F_OK)) {
         torun[nrun++] = m;
         continue;
       }
-      if ((fp = fopen(marker, "r"))) { /* the record: the first line that is not a comment (the kind's) */
-        while (fgets(line, sizeof line, fp) && line[0] == '#') line[0] = 0;
-        if (line[0] == '#') line[0] = 0;
-        fclose(fp);
-      }
-      { /* the marker's own fingerprint, compared exactly */
-        const char *f = strstr(line, " fingerprint ");
-        if (f && !strncmp(f + 13, e->fingerprint, strlen(e->fingerprint))) continue;
-      }
+      if (MarkerIsOurs(e, marker)) continue;
       if (e->rerun_stale) {
         (void)unlink(marker);
         torun[nrun++] = m;
@@ -685,9 +709,19 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   if (!rank) *counter = 0;
   PetscCallMPI(MPI_Barrier(comm));
   PetscCall(PetscTime(&t0));
+  /* SIGTERM/SIGUSR1 (a batch system's warning before a time limit) stop the ensemble cleanly: the
+     running members checkpoint at their next step, no new member starts, the finished ones stay */
+  PetscCall(SgStopSignalInstall());
   for (;;) {
     long           one = 1, idx = 0;
     PetscLogDouble m0, m1;
+    PetscBool      resume  = PETSC_FALSE;
+    PetscInt       stopped = 0;
+    {
+      int sig;
+      PetscCall(SgStopSignalAgree(group, &sig));
+      if (sig) break;
+    }
     if (!grank) {
       PetscCallMPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
       PetscCallMPI(MPI_Fetch_and_op(&one, &idx, MPI_LONG, 0, 0, MPI_SUM, win));
@@ -698,8 +732,9 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     { /* jobs sharing the directory: the member is this group's only with its claim */
       PetscBool got = PETSC_TRUE;
       char      owner[512] = "";
-      if (!grank) PetscCall(ClaimMember(e, torun[idx], &got, owner, sizeof owner));
+      if (!grank) PetscCall(ClaimMember(e, torun[idx], &got, &resume, owner, sizeof owner));
       PetscCallMPI(MPI_Bcast(&got, 1, MPIU_BOOL, 0, group));
+      PetscCallMPI(MPI_Bcast(&resume, 1, MPIU_BOOL, 0, group));
       if (!got) {
         if (!grank) SgTermPrintf(stdout, "  member %5" PetscInt_FMT " skipped: claimed by %s\n", torun[idx], owner[0] ? owner : "another job");
         continue;
@@ -714,7 +749,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       PetscCall(PetscSNPrintf(tag, sizeof tag, "[member %" PetscInt_FMT "] ", torun[idx]));
       SgTermSetPrefix(tag); /* what the member's solver prints says whose it is */
       PetscCall(PetscPushErrorHandler(MemberErrorHandler, NULL));
-      ierr = RunMember(e, group, torun[idx]);
+      ierr = RunMember(e, group, torun[idx], resume, &stopped);
       PetscCall(PetscPopErrorHandler());
       SgTermSetPrefix("");
       if (!grank) PetscCall(SgClaimBeatStop(&beat));
@@ -741,13 +776,19 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     }
     PetscCall(PetscTime(&m1));
     busy += m1 - m0;
-    done_here++;
     if (!grank) {
-      PetscCall(WriteMarker(e, torun[idx], (PetscReal)(m1 - m0)));
+      PetscCall(WriteMarker(e, torun[idx], (PetscReal)(m1 - m0), stopped));
       SgClaimRelease(claim); /* after the marker: a job that claims it next sees the marker */
-      SgTermPrintf(stdout, "  member %5" PetscInt_FMT " done in %.2fs on group %d\n", torun[idx], (double)(m1 - m0), rank / (int)e->ranks_per_member);
+      if (stopped) SgTermPrintf(stdout, "  member %5" PetscInt_FMT " stopped at step %" PetscInt_FMT " on group %d: checkpoint written\n", torun[idx], stopped, rank / (int)e->ranks_per_member);
+      else SgTermPrintf(stdout, "  member %5" PetscInt_FMT " done in %.2fs on group %d%s\n", torun[idx], (double)(m1 - m0), rank / (int)e->ranks_per_member, resume ? " (resumed from its checkpoint)" : "");
     }
+    if (stopped) {
+      nstopped++;
+      break;
+    }
+    done_here++;
   }
+  PetscCall(SgStopSignalRemove());
   PetscCall(PetscTime(&t1));
   PetscCallMPI(MPI_Win_free(&win));
   PetscCallMPI(MPI_Comm_free(&group));
@@ -762,6 +803,25 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       PetscCallMPI(MPI_Bcast(&fail_code, 1, MPI_INT, first.rank, comm));
       PetscCall(PetscFree(torun));
       SETERRQ(comm, fail_code, "ensemble member %" PetscInt_FMT ": %s (members already done are kept: fix the deck and rerun to continue)", first.m, fail_msg);
+    }
+  }
+  { /* stopped by a signal: no dataset (members are missing); one line says how to continue */
+    PetscInt mine = grank ? 0 : nstopped, stops = 0, done = 0;
+    int      sig  = SgStopSignalCaught(), any;
+    PetscCallMPI(MPI_Allreduce(&sig, &any, 1, MPI_INT, MPI_MAX, comm));
+    if (any) {
+      PetscCallMPI(MPI_Allreduce(&mine, &stops, 1, MPIU_INT, MPI_SUM, comm));
+      if (!rank) {
+        char marker[PETSC_MAX_PATH_LEN + 32];
+        for (PetscInt m = 0; m < e->members; m++) {
+          PetscCall(MemberPath(e, m, ".done", marker, sizeof marker));
+          if (!access(marker, F_OK)) done++;
+        }
+      }
+      PetscCallMPI(MPI_Bcast(&done, 1, MPIU_INT, 0, comm));
+      PetscCall(PetscPrintf(comm, "surge: ensemble stopped by %s: %" PetscInt_FMT " of %" PetscInt_FMT " members done, %" PetscInt_FMT " checkpointed in %s; continue with the same command (finished members are kept, stopped ones resume from their checkpoints)\n", SgStopSignalName(any), done, e->members, stops, e->memberdir));
+      PetscCall(PetscFree(torun));
+      PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
   /* idle fraction: group time not spent in members, over all groups (busy counted once per group) */
