@@ -15,7 +15,7 @@
 
 typedef struct {
   char           files[16][PETSC_MAX_PATH_LEN], fields[SG_PODLSTM_MAXFIELDS][64], prefix[PETSC_MAX_PATH_LEN];
-  char           arch[256], hand[256], svd[32];
+  char           arch[256], hand[256], svd[32], networks[PETSC_MAX_PATH_LEN];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
   PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head, base, fallback, harmonics;
   PetscReal      valid_fraction, lr, year, step, field_points;
@@ -101,6 +101,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
     d->fallback = idx;
   }
   PetscCall(SgOptionsString("-arch", "Architecture trained when search is none (layers L<units> or I, +<skip bits>)", d->arch, d->arch, sizeof d->arch, NULL));
+  PetscCall(SgOptionsPath("-networks", "With search none: score the networks of this POD-LSTM model file (made from the same data and deck) instead of training -podlstm_arch: today's code re-scores a stored model's networks", SG_PATH_IN, d->networks, d->networks, sizeof d->networks, NULL));
   PetscCall(SgOptionsString("-hand_arch", "The hand-designed LSTM baseline", d->hand, d->hand, sizeof d->hand, NULL));
   PetscCall(SgOptionsInt("-epochs", "Most epochs a network trains (early stopping may end sooner)", d->epochs, &d->epochs, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-patience", "Epochs without a better validation R2 before training stops", d->patience, &d->patience, NULL, 1, 1000000));
@@ -144,6 +145,7 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
   PetscCheck(d->sample <= d->population, comm, PETSC_ERR_USER_INPUT, "podlstm: sample %" PetscInt_FMT " is larger than the population %" PetscInt_FMT, d->sample, d->population);
   PetscCall(SgPodLstmArchFromString(comm, d->hand, &a));
   if (d->search == 2) PetscCall(SgPodLstmArchFromString(comm, d->arch, &a));
+  PetscCheck(!d->networks[0] || d->search == 2, comm, PETSC_ERR_USER_INPUT, "podlstm: networks %s are scored, not searched: set podlstm: {search: none}", d->networks);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -212,6 +214,30 @@ static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, P
     if (t % size != rank) PetscCall(SgPodLstmWeightsRead(path, nets[t]));
   }
   PetscCall(PetscFree(mine));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The networks of a model file made from the same data and deck (option networks), to be scored by
+   today's code: the file's K, L, head and base must be the deck's (the POD and scaler are today's,
+   recomputed from the data; a model of other data would be scored in the wrong basis). Read and
+   checked before anything is computed or written. */
+static PetscErrorCode NetworksFromModel(SgSurrogate s, PetscInt *ntop, SgPodLstmArch top[], SgPodLstmNet nets[])
+{
+  SgSurrogate_PodLstm *d    = (SgSurrogate_PodLstm *)s->data;
+  MPI_Comm             comm = PetscObjectComm((PetscObject)s);
+  SgPodLstmModel       M;
+
+  PetscFunctionBegin;
+  PetscCall(SgPodLstmModelLoad(comm, d->networks, d->be, &M));
+  PetscCheck(M.K == d->K && M.L == d->L && M.head == (SgPodLstmHead)d->head && (M.base.p > 0) == (d->base > 0), comm, PETSC_ERR_USER_INPUT, "podlstm: the networks of %s have modes %" PetscInt_FMT ", window %" PetscInt_FMT ", head %s, base %s; the deck has %" PetscInt_FMT ", %" PetscInt_FMT ", %s, %s: score them with the deck they were trained by", d->networks, M.K, M.L, SgPodLstmHeads[M.head], M.base.p > 0 ? "var" : "none", d->K, d->L, SgPodLstmHeads[d->head], d->base ? "var" : "none");
+  *ntop = M.nmodels;
+  for (PetscInt t = 0; t < M.nmodels; t++) { /* the model's networks move here */
+    top[t]    = M.nets[t]->arch;
+    nets[t]   = M.nets[t];
+    M.nets[t] = NULL;
+  }
+  M.nmodels = 0;
+  PetscCall(SgPodLstmModelFree(&M));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -314,6 +340,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   /* the work file is checked on every rank before anything is computed or written (sgwrite.h) */
   PetscCall(PetscSNPrintf(windows, sizeof windows, "%s.windows.h5", d->prefix));
   PetscCall(SgWriteCheck(comm, "-podlstm_prefix", windows, SG_FILE_WINDOWS));
+  if (d->networks[0]) PetscCall(NetworksFromModel(s, &ntop, top, nets));
   PetscCall(SgPodLstmDataLoad(comm, d->nfiles, files, d->nfields, fields, d->member, d->skip, d->ntrain, d->ntest, d->valid_fraction, d->step, &D));
   if (d->harmonics) PetscCall(SgPodLstmHarmonicsFit(&D, d->harmonics, d->year));
   PetscCall(PetscPrintf(comm, "podlstm: %" PetscInt_FMT " snapshots of %" PetscInt_FMT " values (%" PetscInt_FMT " vary), every %g: %" PetscInt_FMT " train (the last %" PetscInt_FMT " validate), %" PetscInt_FMT " test; %d rank(s)\n", D.nsnap, D.n, D.nactive, (double)D.dt, D.ntrain, D.nvalid, D.ntest, (int)size));
@@ -372,6 +399,14 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
       PetscCall(PetscFree(order));
     }
     if (d->retrain_epochs) PetscCall(TrainTasks(s, &fc, ntop, top, nets, r2));
+  } else if (d->networks[0]) { /* read above: their validation R2 */
+    PetscReal *yhat;
+    PetscCall(PetscMalloc1(S.nva * d->L * d->K, &yhat));
+    for (PetscInt t = 0; t < ntop; t++) {
+      PetscCall(SgPodLstmNetPredict(nets[t], S.nva, d->L, vx, yhat));
+      r2[t] = SgPodLstmR2(S.nva, d->L * d->K, vy, yhat);
+    }
+    PetscCall(PetscFree(yhat));
   } else {
     PetscCall(SgPodLstmArchFromString(comm, d->arch, &top[0]));
     ntop = 1;

@@ -23,9 +23,15 @@ the shipped model inputs/podlstm/models/sst5_podlstm.h5), ~30 s:
    with the search replaced by one untrained network (the baselines do not depend on it) gives the
    stored POD truth, VAR(3), persistence and climatology scores to 1e-12 relative (measured 2e-15 ..
    1.7e-14: the same sums in another order) and the stored POD (mean 1e-12, modes 1e-10 up to sign;
-   measured 1.4e-14, 3.8e-14). Faults: persistence from the second-last input in baselines.c (0.14
-   off) and the data's seed changed each fail it. The networks' stored scores are not recomputed."""
+   measured 1.4e-14, 3.8e-14); the networks' stored scores (the best network, the top-3 mean) equal
+   today's evaluation of the model's own networks (-podlstm_networks MODEL) to 1e-12 relative, and a
+   copy with one weight moved by 1e-4 scores differently (> 1e-9). Faults: persistence from the
+   second-last input in baselines.c (0.14 off) and the data's seed changed each fail it; so do
+   one weight of the shipped model moved by 1e-6 (4.3e-11 off), the window head's bias dropped in net.c
+   (4.2e-3 off) and the networks' windows one snapshot late in baselines.c (1.5e-3 off). Refused with
+   one line: -podlstm_networks with a search, and with a deck of other modes."""
 import os
+import shutil
 import sys
 
 import h5py
@@ -133,16 +139,44 @@ rec = mean + ((tg - mean) @ modes.T) @ modes  # the targets' own 5-mode reconstr
 for name, pred in (("persistence", per), ("POD truth (the floor)", rec)):
     r = np.sqrt(np.mean((pred - tg)[:, active] ** 2))
     check(abs(r - stored[name]) < 1e-9 * r, f"shipped model: its stored {name} score {stored[name]:.10f} degC equals numpy's from the regenerated data {r:.10f}")
-surge(["train", deck("podlstm/sst5_train.yaml"), "-podlstm_search", "none", "-podlstm_arch", "I", "-podlstm_epochs", "1",
-       "-podlstm_hand_arch", "I", "-podlstm_prefix", "rescore", "-train_output", "rescore"], w)
+def rescore(model, out):
+    """today's surge train of the model's deck, the search replaced by the model's own networks
+    (-podlstm_networks: scored, not trained; the hand LSTM replaced by one epoch of the identity): its scores"""
+    surge(["train", deck("podlstm/sst5_train.yaml"), "-podlstm_search", "none", "-podlstm_networks", model, "-podlstm_epochs", "1",
+           "-podlstm_hand_arch", "I", "-podlstm_prefix", out, "-train_output", out], w)
+    with h5py.File(os.path.join(w, out + ".h5"), "r") as f:
+        names = f["scores"].attrs["methods"]
+        names = (names.decode() if isinstance(names, bytes) else str(names)).split(";")
+        return dict(zip(names, f["scores/rmse"][:, 0]))
+
+
+today = rescore(MODEL, "rescore")
 with h5py.File(os.path.join(w, "rescore.h5"), "r") as f:
-    names = f["scores"].attrs["methods"]
-    names = (names.decode() if isinstance(names, bytes) else str(names)).split(";")
-    today = dict(zip(names, f["scores/rmse"][:, 0]))
     dmean = np.max(np.abs(f["mean"][:] - mean)) / np.max(np.abs(mean))
     dmodes = np.max(np.abs(np.abs(f["modes"][:] @ modes.T) - np.eye(len(modes))))
 check(dmean <= 1e-12 and dmodes <= 1e-10, f"today's POD of the regenerated data is the shipped model's: mean {dmean:.1e}, modes {dmodes:.1e} (up to sign)")
 for name in ("POD truth (the floor)", "VAR(3) on coefficients", "persistence", "climatology"):
     rel = abs(today[name] / stored[name] - 1) if name in today else np.inf
     check(rel <= 1e-12, f"shipped model: its stored {name} score {stored[name]:.12f} degC equals today's surge train's ({rel:.1e})")
+# the networks' stored scores: the best network and the top-3 mean, evaluated by today's code (POD, scaler,
+# LSTM forward, unscaling, reconstruction, RMSE) on the 693 test windows; the same sums in the same order
+# on the same data, so only the POD's round-off (1e-14 above) can move them: 1e-12 relative
+for name, mine in (("POD-LSTM (searched)", "POD-LSTM"), ("POD-LSTM (top-3 mean)", "POD-LSTM (top-3 mean)")):
+    rel = abs(today[mine] / stored[name] - 1) if mine in today else np.inf
+    check(rel <= 1e-12, f"shipped model: its stored {name} score {stored[name]:.12f} degC equals today's surge's evaluation of its networks {today.get(mine, np.nan):.12f} ({rel:.1e})")
+# and the comparison can tell: one weight of the best network moved by 1e-4 (a copy of the model)
+bad = os.path.join(w, "sst5_oneweight.h5")
+shutil.copyfile(MODEL, bad)
+with h5py.File(bad, "r+") as f:
+    f["params_0"][7] += 1e-4
+moved = rescore(bad, "rescore_bad")
+rel = abs(moved["POD-LSTM"] / stored["POD-LSTM (searched)"] - 1)
+check(rel > 1e-9, f"one weight of the best network moved by 1e-4: its score moves by {rel:.1e} relative (> 1e-9, far above the 1e-12 tolerance)")
+for extra, want in [(["-podlstm_search", "aging"], "are scored, not searched: set podlstm: {search: none}"),
+                    (["-podlstm_modes", "4"], "score them with the deck they were trained by")]:
+    rc, out = surge(["train", deck("podlstm/sst5_train.yaml"), "-podlstm_search", "none", "-podlstm_networks", MODEL,
+                     "-podlstm_prefix", "rescore_x", "-train_output", "rescore_x"] + extra, w, expect_ok=False)
+    lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
+    check(rc == 1 and len(lines) == 1 and want in lines[0] and not os.path.exists(os.path.join(w, "rescore_x.h5")),
+          f"refused -podlstm_networks with {' '.join(extra)}: {lines[0][:140] if lines else out[-300:]}")
 print("podlstm swap checks passed")
