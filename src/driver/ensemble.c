@@ -72,105 +72,16 @@ PetscErrorCode SgEnsembleSetDeck(SgEnsemble e, const char deck[], int argc, char
 }
 
 /* Options that do not change what a member computes or where the ensemble's members live. */
-static PetscBool NotContent(const char name[])
-{
-  const char *const skip[] = {"ensemble_output", "ensemble_ranks_per_member", "ensemble_rerun_stale", "ensemble_claim_stale", "overwrite", "log_", "options_", "malloc", "memory_", "objects_", "help", "version", NULL};
-  for (const char *const *p = skip; *p; p++)
-    if (!strncmp(name, *p, strlen(*p))) return PETSC_TRUE;
-  return PETSC_FALSE;
-}
+static const char *const NotContent[] = {"ensemble_output", "ensemble_ranks_per_member", "ensemble_rerun_stale", "ensemble_claim_stale", NULL};
 
-#define SG_ENS_FNV_PRIME 1099511628211UL
-#define SG_ENS_HASH_MAX  (64L << 20) /* files up to 64 MiB are hashed whole; larger ones by size, mtime, inode */
-
-static unsigned long FnvBytes(unsigned long h, const void *p, size_t n)
-{
-  const unsigned char *c = (const unsigned char *)p;
-  for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * SG_ENS_FNV_PRIME;
-  return h;
-}
-
-/* Options whose value is a file the run writes (or a base name for them): its content is not an
-   input of the members. The names of the path options marked SG_PATH_OUT / SG_PATH_OUT_BASE. */
-static PetscBool OutputOption(const char name[])
-{
-  const char *const out[] = {"output", "_file", "detail", "save_ckpt", "lcurve", "prefix", NULL};
-  size_t            n     = strlen(name);
-  for (const char *const *p = out; *p; p++)
-    if (n >= strlen(*p) && !strcmp(name + n - strlen(*p), *p)) return PETSC_TRUE;
-  return PETSC_FALSE;
-}
-
-/* Fold the identity of the regular file a value names (as given, or next to the deck for a relative
-   path, as ResolveDeckPath finds deck paths) into h; values that name no file change nothing. The
-   identity is the content for files up to SG_ENS_HASH_MAX: exact, and it survives what mtimes do not
-   (cp -p and rsync -t keep them, a rewrite within one timestamp tick, an inode reused), and a copy
-   of the same model in another job directory keeps its members. A larger file (a dataset of GiBs,
-   which would be read whole at every start) is identified by device, inode, size and mtime in ns:
-   surge rewrites a file only through a temporary and a rename (sgwrite.h), so a new inode, and an
-   edit by another program changes the mtime. */
-static unsigned long FoldFile(unsigned long h, const char deck[], const char value[])
-{
-  char        path[PETSC_MAX_PATH_LEN];
-  struct stat st;
-
-  if (!value[0] || strlen(value) >= sizeof path) return h;
-  snprintf(path, sizeof path, "%s", value);
-  if (stat(path, &st) && value[0] != '/') { /* a deck path is looked up next to the deck */
-    const char *slash = strrchr(deck, '/');
-    if (!slash || (int)(slash - deck) + 1 + strlen(value) >= sizeof path) return h;
-    snprintf(path, sizeof path, "%.*s/%s", (int)(slash - deck), deck, value);
-    if (stat(path, &st)) return h;
-  }
-  if (!S_ISREG(st.st_mode)) return h;
-  h = FnvBytes(h, "file", 4);
-  if (st.st_size <= SG_ENS_HASH_MAX) {
-    FILE  *fp = fopen(path, "rb");
-    char   buf[65536];
-    size_t n;
-    if (!fp) return FnvBytes(h, "unreadable", 10);
-    while ((n = fread(buf, 1, sizeof buf, fp)) > 0) h = FnvBytes(h, buf, n);
-    fclose(fp);
-  } else {
-    const long id[5] = {(long)st.st_dev, (long)st.st_ino, (long)st.st_size, (long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec};
-    h = FnvBytes(h, id, sizeof id);
-  }
-  return h;
-}
-
-/* FNV-1a over every option in the database (the deck after the command line's overrides, seeds
-   included) except NotContent ones, and over the identity of every input file an option's value
-   names (FoldFile; each entry of a comma-separated list): a member marked done is reused only by a
-   rerun whose fingerprint is the same -- not after the model or data a deck reads has changed.
-   Rank 0 reads the files, every rank gets its hash. */
+/* The fingerprint of the effective configuration (SgConfigFingerprint: every option after the
+   command line's overrides, seeds included, and the identity of every input file an option's value
+   names): a member marked done is reused only by a rerun whose fingerprint is the same -- not after
+   an option, or the model or data a deck reads, has changed. */
 static PetscErrorCode Fingerprint(SgEnsemble e)
 {
-  char         *all, *tok, *save = NULL;
-  unsigned long h    = 1469598103934665603UL;
-  PetscBool     keep = PETSC_TRUE, output = PETSC_FALSE;
-  PetscMPIInt   rank;
-
   PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)e), &rank));
-  PetscCall(PetscOptionsGetAll(NULL, &all));
-  for (tok = strtok_r(all, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-    const PetscBool name = (PetscBool)(tok[0] == '-' && ((tok[1] >= 'a' && tok[1] <= 'z') || (tok[1] >= 'A' && tok[1] <= 'Z')));
-    if (name) {
-      keep   = NotContent(tok + 1) ? PETSC_FALSE : PETSC_TRUE;
-      output = OutputOption(tok + 1);
-    }
-    if (!keep) continue;
-    h = FnvBytes(h, tok, strlen(tok));
-    h = (h ^ ' ') * SG_ENS_FNV_PRIME;
-    if (!name && !output && !rank) {
-      char item[PETSC_MAX_PATH_LEN], *isave = NULL;
-      PetscCall(PetscStrncpy(item, tok, sizeof item));
-      for (char *it = strtok_r(item, ",", &isave); it; it = strtok_r(NULL, ",", &isave)) h = FoldFile(h, e->deck, it);
-    }
-  }
-  PetscCall(PetscFree(all));
-  PetscCallMPI(MPI_Bcast(&h, 1, MPI_UNSIGNED_LONG, 0, PetscObjectComm((PetscObject)e)));
-  PetscCall(PetscSNPrintf(e->fingerprint, sizeof e->fingerprint, "%016lx", h));
+  PetscCall(SgConfigFingerprint(PetscObjectComm((PetscObject)e), e->deck, NULL, NotContent, e->fingerprint, sizeof e->fingerprint));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -370,6 +370,18 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     sc.seed = (uint64_t)d->seed, sc.space = d->space, sc.fit = fc, sc.verbose = d->verbose;
     PetscCall(PetscSNPrintf(sc.logdir, sizeof sc.logdir, "%s.search", d->prefix));
     PetscCall(PetscSNPrintf(sc.fingerprint, sizeof sc.fingerprint, "podlstm search %s seed %" PetscInt_FMT ": n %" PetscInt_FMT " snapshots %" PetscInt_FMT "+%" PetscInt_FMT " K %" PetscInt_FMT " L %" PetscInt_FMT " head %s space %" PetscInt_FMT "x%" PetscInt_FMT "..%" PetscInt_FMT "/%" PetscInt_FMT " epochs %" PetscInt_FMT " patience %" PetscInt_FMT " batch %" PetscInt_FMT " lr %g pop %" PetscInt_FMT " sample %" PetscInt_FMT "%s", SgPodLstmSearchTypes[d->search], d->seed, D.n, D.ntrain, D.ntest, d->K, d->L, SgPodLstmHeads[d->head], d->space.nlayers, d->space.umin, d->space.umax, d->space.ustep, d->epochs, d->patience, d->batch, (double)d->lr, d->population, d->sample, d->base ? " base var" : ""));
+    { /* and the effective configuration: every podlstm option that decides what the search computes
+         (the deck after the command line's overrides) and the content of the data files -- a log of
+         another data set of the same shape, or another -podlstm_skip, is not resumed */
+      const char *const skip[] = {"podlstm_evaluations", "podlstm_verbose", "podlstm_top_k", "podlstm_retrain", "podlstm_baselines", "podlstm_hand_arch", "podlstm_fallback", "podlstm_year", "podlstm_harmonics", "podlstm_field_points", "podlstm_arch", NULL};
+      const char *deck = NULL;
+      PetscInt    line, col;
+      char        config[32];
+      PetscCall(SgDeckKeyLocation("podlstm_data", &deck, &line, &col));
+      PetscCall(SgConfigFingerprint(comm, line >= 0 ? deck : NULL, "podlstm_", skip, config, sizeof config));
+      PetscCall(PetscStrlcat(sc.fingerprint, " config ", sizeof sc.fingerprint));
+      PetscCall(PetscStrlcat(sc.fingerprint, config, sizeof sc.fingerprint));
+    }
     PetscCall(SgPodLstmSearch(comm, &sc, d->be, &d->sr));
     d->have_search = PETSC_TRUE;
     PetscCall(ReportSearch(s, &d->sr));

@@ -174,6 +174,13 @@ PETSC_EXTERN double SgRandomUniform(uint64_t seed, uint64_t stream, uint64_t cou
 PETSC_EXTERN uint64_t SgRandomBits(uint64_t seed, uint64_t stream, uint64_t counter);
 /* Fingerprint (64-bit FNV-1a) of a byte string: used to tie checkpoints to the deck that wrote them. */
 PETSC_EXTERN uint64_t SgHash64(const void *data, size_t len, uint64_t seed);
+/* The fingerprint (16 hex digits) of a job's effective configuration (fingerprint.c): every option in
+   the database (the deck after the command line's overrides; only those starting with prefix when it
+   is not NULL) but output names, logging, help and those starting with an entry of skip (NULL-ended),
+   and the identity of every input file an option's value names (content up to 64 MiB, found as given
+   or next to deck). Collective: rank 0 reads the files. Work done under another fingerprint is not
+   reused. */
+PETSC_EXTERN PetscErrorCode SgConfigFingerprint(MPI_Comm comm, const char deck[], const char prefix[], const char *const skip[], char fp[], size_t len);
 
 /* Before allocating `count` items of `bytes_per_item` bytes (count computed in floating point, so
    it cannot wrap): one user-input error naming `option` and the memory it would need if the count

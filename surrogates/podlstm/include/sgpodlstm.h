@@ -224,7 +224,7 @@ typedef struct {
   SgPodLstmSpace      space;
   SgPodLstmFitConfig  fit;          /* how a candidate trains (quiet; its seed is set per candidate) */
   char                logdir[PETSC_MAX_PATH_LEN]; /* LOGDIR/rank_R.h5 logs, LOGDIR/cand_ID.h5 weights */
-  char                fingerprint[256]; /* what must match to resume (data, windows, space, strategy) */
+  char                fingerprint[384]; /* what must match to resume (data, windows, space, strategy, effective configuration) */
   PetscBool           verbose;      /* one line per finished candidate */
 } SgPodLstmSearchConfig;
 typedef struct {

@@ -204,6 +204,21 @@ check(len(after) == 40 and len(set(ids)) == 40, f"the search ends with the budge
 check(all(e in after for e in before), "every evaluation logged before the kill is unchanged")
 rc, out = surge(cmd[len(MPIEXEC) + 1:] + ["-podlstm_seed", "9"], w, ranks=1, expect_ok=False)
 check(rc == 1 and "belongs to another search" in out, "a different search on the same log is refused")
+# The log's fingerprint holds the effective configuration (issue 33): a command-line-only change that
+# the search's summary does not show, and the data changed in place (same shape), are refused too.
+rc, out = surge(cmd[len(MPIEXEC) + 1:] + ["-podlstm_valid_fraction", "0.3"], w, ranks=1, expect_ok=False)
+check(rc == 1 and "belongs to another search" in out, "a search with another -podlstm_valid_fraction on the same log is refused")
+data = os.path.join(w, "sst_small.h5")
+with open(data, "rb") as f:
+    kept = f.read()
+with h5py.File(data, "r+") as f:
+    x = f["samples/T"][3]
+    x.flat[7] += 1e-3
+    f["samples/T"][3] = x
+rc, out = surge(cmd[len(MPIEXEC) + 1:], w, ranks=1, expect_ok=False)
+check(rc == 1 and "belongs to another search" in out, "the same command over data changed in place (same shape) is refused")
+with open(data, "wb") as f:
+    f.write(kept)
 
 # 4. refused decks
 for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm_fields", "S"], "has no field 'S'"),
