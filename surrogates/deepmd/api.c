@@ -51,11 +51,19 @@ PetscErrorCode SgDeepmdComputeGhosts(SgDeepmd m, PetscInt n, PetscInt nall, cons
 
 PetscErrorCode SgDeepmdComputeGhostsAtomic(SgDeepmd m, PetscInt n, PetscInt nall, const PetscReal x[], const PetscInt type[], PetscReal *energy, PetscReal f[], PetscReal virial[], PetscReal eatom[], PetscReal avirial[])
 {
+  PetscFunctionBegin;
+  PetscCall(SgDeepmdComputeNeighbors(m, n, nall, x, type, NULL, NULL, energy, f, virial, eatom, avirial));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDeepmdComputeNeighbors(SgDeepmd m, PetscInt n, PetscInt nall, const PetscReal x[], const PetscInt type[], const PetscInt nboff[], const PetscInt nbr[], PetscReal *energy, PetscReal f[], PetscReal virial[], PetscReal eatom[], PetscReal avirial[])
+{
   PetscReal v[9];
 
   PetscFunctionBegin;
   for (PetscInt i = 0; i < nall; i++) PetscCheck(type[i] >= 0 && type[i] < m->cfg.ntypes, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: atom %" PetscInt_FMT " has type %" PetscInt_FMT "; the model has %" PetscInt_FMT " types", i, type[i], m->cfg.ntypes);
-  PetscCall(SgDPEvalOpenAtomic(m, n, nall, x, type, energy, f, v, eatom, avirial));
+  for (PetscInt i = 0; nboff && i < n; i++) PetscCheck(nboff[i] >= 0 && nboff[i + 1] >= nboff[i], PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: the neighbour list's offsets of atom %" PetscInt_FMT " (%" PetscInt_FMT ", %" PetscInt_FMT ") do not increase", i, nboff[i], nboff[i + 1]);
+  PetscCall(SgDPEvalOpenAtomic(m, n, nall, x, type, nboff, nbr, energy, f, v, eatom, avirial));
   if (virial)
     for (int k = 0; k < 9; k++) virial[k] = v[k];
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -121,7 +121,8 @@ typedef struct {
   PetscInt   overflow; /* neighbours dropped because a section was full (max over centres) */
 } SgDPEnv;
 PETSC_INTERN PetscErrorCode SgDPEnvBuild(const SgDPConfig *, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *);
-PETSC_INTERN PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *, PetscInt c0, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *);
+/* nboff/nbr (may be NULL: cell lists): a given neighbour list in CSR form over the atoms (envmat.c) */
+PETSC_INTERN PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *, PetscInt c0, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, const PetscInt *nboff, const PetscInt *nbr, SgDPEnv *);
 PETSC_INTERN PetscErrorCode SgDPEnvFree(SgDPEnv *);
 /* Periodic images of a box within rcut: x_all = wrapped atoms then ghosts; map[k] = original atom. */
 PETSC_INTERN PetscErrorCode SgDPImages(PetscInt n, const PetscReal *x, const PetscInt *type, const PetscReal box[9], PetscReal rcut, PetscInt *nall, PetscReal **xall, PetscInt **tall, PetscInt **map);
@@ -159,7 +160,7 @@ PETSC_INTERN PetscErrorCode SgDPConfigFinish(SgDPConfig *);
 
 /* ---- inference (infer.c): energy of centres 0..n-1, forces on all nall atoms, virial ---- */
 PETSC_INTERN PetscErrorCode SgDPEvalOpen(SgDPModel, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom);
-PETSC_INTERN PetscErrorCode SgDPEvalOpenAtomic(SgDPModel, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom, PetscReal *avir);
+PETSC_INTERN PetscErrorCode SgDPEvalOpenAtomic(SgDPModel, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, const PetscInt *nboff, const PetscInt *nbr, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom, PetscReal *avir);
 /* embedding net value (and derivatives to order `order`) at npt inputs: G [npt][M] ... */
 PETSC_INTERN void SgDPEmbedEval(const SgDPNet *, PetscInt npt, const PetscReal *x, PetscInt order, PetscReal *G, PetscReal *dG, PetscReal *d2G, PetscReal *work);
 

@@ -59,15 +59,43 @@ static inline void EnvRow(const PetscReal d[3], PetscReal rs, PetscReal rc, Pets
 PetscErrorCode SgDPEnvBuild(const SgDPConfig *cfg, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *e)
 {
   PetscFunctionBegin;
-  PetscCall(SgDPEnvBuildRange(cfg, 0, n, nall, x, type, e));
+  PetscCall(SgDPEnvBuildRange(cfg, 0, n, nall, x, type, NULL, NULL, e));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* centres c0 .. c0+n-1 (row i of e is centre c0+i) */
-PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *cfg, PetscInt c0, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *e)
+/* Candidate j of centre a0: kept when within rc (by type, for the per-type sort below) */
+static inline PetscErrorCode AddCand(const SgDPConfig *cfg, const PetscReal *x, const PetscInt *type, PetscInt a0, PetscInt j, Cand *cand[], PetscInt cnt[], PetscInt *capc)
 {
-  PetscReal lo[3], hi[3], rc = cfg->rcut, rc2 = rc * rc;
-  PetscInt  nc[3], ncell, *head, *next, nnei = cfg->nnei, capc = 256;
+  PetscReal rc2 = cfg->rcut * cfg->rcut, d0, d1, d2, r2;
+  PetscInt  t;
+
+  PetscFunctionBegin;
+  if (j == a0) PetscFunctionReturn(PETSC_SUCCESS);
+  d0 = x[3 * j] - x[3 * a0];
+  d1 = x[3 * j + 1] - x[3 * a0 + 1];
+  d2 = x[3 * j + 2] - x[3 * a0 + 2];
+  r2 = d0 * d0 + d1 * d1 + d2 * d2;
+  if (r2 >= rc2) PetscFunctionReturn(PETSC_SUCCESS);
+  t = type[j];
+  PetscCheck(t >= 0 && t < cfg->ntypes, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: atom %" PetscInt_FMT " has type %" PetscInt_FMT ", the model knows %" PetscInt_FMT " types", j, t, cfg->ntypes);
+  if (cnt[t] == *capc) {
+    *capc *= 2;
+    for (PetscInt s = 0; s < cfg->ntypes; s++) PetscCall(PetscRealloc(sizeof(Cand) * *capc, &cand[s]));
+  }
+  cand[t][cnt[t]].r2  = r2;
+  cand[t][cnt[t]++].j = j;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* centres c0 .. c0+n-1 (row i of e is centre c0+i). With a given neighbour list (nboff != NULL, e.g.
+   a KIM simulator's): the candidates of atom a are nbr[nboff[a] .. nboff[a+1]-1] (indices < nall;
+   entries beyond rcut and a itself are passed over), otherwise cell lists over all nall atoms find
+   them. Either way the kept neighbours are sorted by distance (ties by index), so the same candidates
+   give the same environment, bit for bit. */
+PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *cfg, PetscInt c0, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, const PetscInt *nboff, const PetscInt *nbr, SgDPEnv *e)
+{
+  PetscReal lo[3], hi[3], rc = cfg->rcut;
+  PetscInt  nc[3], ncell, *head = NULL, *next = NULL, nnei = cfg->nnei, capc = 256;
   Cand     *cand[SG_DP_MAXT];
   PetscInt  cnt[SG_DP_MAXT];
 
@@ -87,47 +115,43 @@ PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *cfg, PetscInt c0, PetscInt n,
   PetscCall(PetscArrayzero(e->env, 4 * ns));
   PetscCall(PetscArrayzero(e->denv, 12 * ns));
   if (!nall) PetscFunctionReturn(PETSC_SUCCESS);
-  /* cell lists over the bounding box of all atoms, cells no smaller than rc */
-  for (int d = 0; d < 3; d++) lo[d] = hi[d] = x[d];
-  for (PetscInt i = 1; i < nall; i++)
-    for (int d = 0; d < 3; d++) lo[d] = PetscMin(lo[d], x[3 * i + d]), hi[d] = PetscMax(hi[d], x[3 * i + d]);
-  ncell = 1;
-  for (int d = 0; d < 3; d++) {
-    nc[d] = (PetscInt)((hi[d] - lo[d]) / rc);
-    if (nc[d] < 1) nc[d] = 1;
-    if (nc[d] > 256) nc[d] = 256;
-    ncell *= nc[d];
+  for (PetscInt t = 0; t < cfg->ntypes; t++) PetscCall(PetscMalloc1(capc, &cand[t]));
+  if (!nboff) {
+    /* cell lists over the bounding box of all atoms, cells no smaller than rc */
+    for (int d = 0; d < 3; d++) lo[d] = hi[d] = x[d];
+    for (PetscInt i = 1; i < nall; i++)
+      for (int d = 0; d < 3; d++) lo[d] = PetscMin(lo[d], x[3 * i + d]), hi[d] = PetscMax(hi[d], x[3 * i + d]);
+    ncell = 1;
+    for (int d = 0; d < 3; d++) {
+      nc[d] = (PetscInt)((hi[d] - lo[d]) / rc);
+      if (nc[d] < 1) nc[d] = 1;
+      if (nc[d] > 256) nc[d] = 256;
+      ncell *= nc[d];
+    }
+    PetscCall(PetscMalloc2(ncell, &head, nall, &next));
+    for (PetscInt c = 0; c < ncell; c++) head[c] = -1;
   }
-  PetscCall(PetscMalloc2(ncell, &head, nall, &next));
-  for (PetscInt c = 0; c < ncell; c++) head[c] = -1;
 #define CELLOF(p, d) PetscMin(nc[d] - 1, (PetscInt)(((p) - lo[d]) / (hi[d] - lo[d] + 1e-300) * nc[d]))
-  for (PetscInt i = nall - 1; i >= 0; i--) {
+  for (PetscInt i = nall - 1; i >= 0 && !nboff; i--) {
     PetscInt c = (CELLOF(x[3 * i], 0) * nc[1] + CELLOF(x[3 * i + 1], 1)) * nc[2] + CELLOF(x[3 * i + 2], 2);
     next[i] = head[c];
     head[c] = i;
   }
-  for (PetscInt t = 0; t < cfg->ntypes; t++) PetscCall(PetscMalloc1(capc, &cand[t]));
   for (PetscInt i = 0; i < n; i++) {
     PetscInt ci[3], a0 = c0 + i; /* row i, atom a0 */
-    for (int d = 0; d < 3; d++) ci[d] = CELLOF(x[3 * a0 + d], d);
     for (PetscInt t = 0; t < cfg->ntypes; t++) cnt[t] = 0;
-    for (PetscInt a = PetscMax(0, ci[0] - 1); a <= PetscMin(nc[0] - 1, ci[0] + 1); a++)
-      for (PetscInt b = PetscMax(0, ci[1] - 1); b <= PetscMin(nc[1] - 1, ci[1] + 1); b++)
-        for (PetscInt c = PetscMax(0, ci[2] - 1); c <= PetscMin(nc[2] - 1, ci[2] + 1); c++)
-          for (PetscInt j = head[(a * nc[1] + b) * nc[2] + c]; j >= 0; j = next[j]) {
-            if (j == a0) continue;
-            PetscReal d0 = x[3 * j] - x[3 * a0], d1 = x[3 * j + 1] - x[3 * a0 + 1], d2 = x[3 * j + 2] - x[3 * a0 + 2];
-            PetscReal r2 = d0 * d0 + d1 * d1 + d2 * d2;
-            if (r2 >= rc2) continue;
-            PetscInt t = type[j];
-            PetscCheck(t >= 0 && t < cfg->ntypes, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: atom %" PetscInt_FMT " has type %" PetscInt_FMT ", the model knows %" PetscInt_FMT " types", j, t, cfg->ntypes);
-            if (cnt[t] == capc) {
-              capc *= 2;
-              for (PetscInt s = 0; s < cfg->ntypes; s++) PetscCall(PetscRealloc(sizeof(Cand) * capc, &cand[s]));
-            }
-            cand[t][cnt[t]].r2  = r2;
-            cand[t][cnt[t]++].j = j;
-          }
+    if (nboff) {
+      for (PetscInt q = nboff[a0]; q < nboff[a0 + 1]; q++) {
+        PetscCheck(nbr[q] >= 0 && nbr[q] < nall, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "deepmd: the neighbour list of atom %" PetscInt_FMT " names atom %" PetscInt_FMT "; there are %" PetscInt_FMT, a0, nbr[q], nall);
+        PetscCall(AddCand(cfg, x, type, a0, nbr[q], cand, cnt, &capc));
+      }
+    } else {
+      for (int d = 0; d < 3; d++) ci[d] = CELLOF(x[3 * a0 + d], d);
+      for (PetscInt a = PetscMax(0, ci[0] - 1); a <= PetscMin(nc[0] - 1, ci[0] + 1); a++)
+        for (PetscInt b = PetscMax(0, ci[1] - 1); b <= PetscMin(nc[1] - 1, ci[1] + 1); b++)
+          for (PetscInt c = PetscMax(0, ci[2] - 1); c <= PetscMin(nc[2] - 1, ci[2] + 1); c++)
+            for (PetscInt j = head[(a * nc[1] + b) * nc[2] + c]; j >= 0; j = next[j]) PetscCall(AddCand(cfg, x, type, a0, j, cand, cnt, &capc));
+    }
     for (PetscInt t = 0; t < cfg->ntypes; t++) {
       qsort(cand[t], cnt[t], sizeof(Cand), CandCmp);
       if (cnt[t] > cfg->sel[t]) e->overflow = PetscMax(e->overflow, cnt[t] - cfg->sel[t]);
@@ -142,7 +166,7 @@ PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *cfg, PetscInt c0, PetscInt n,
   }
 #undef CELLOF
   for (PetscInt t = 0; t < cfg->ntypes; t++) PetscCall(PetscFree(cand[t]));
-  PetscCall(PetscFree2(head, next));
+  if (!nboff) PetscCall(PetscFree2(head, next));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -196,14 +196,15 @@ static void EmbedTable(const SgDPModel m, PetscInt t, PetscInt npt, const PetscR
 PetscErrorCode SgDPEvalOpen(SgDPModel m, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom)
 {
   PetscFunctionBegin;
-  PetscCall(SgDPEvalOpenAtomic(m, n, nall, x, type, energy, f, virial, eatom, NULL));
+  PetscCall(SgDPEvalOpenAtomic(m, n, nall, x, type, NULL, NULL, energy, f, virial, eatom, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* avir [nall][9] (may be NULL): DeePMD-kit's atomic virial, -sum over the centres i that have atom j
    as a neighbour of (dE/dr_ij)_a (r_ij)_c at [9j + 3a + c]; summed over atoms it is the virial's
-   transpose (DeePMD-kit's pt backend: F_j (x) x_j plus its correction sum_i x_i (x) dE_i/dx_j) */
-PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom, PetscReal *avir)
+   transpose (DeePMD-kit's pt backend: F_j (x) x_j plus its correction sum_i x_i (x) dE_i/dx_j).
+   nboff/nbr: the neighbour list the caller gives (CSR, SgDPEnvBuildRange), or NULL to search. */
+PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, const PetscInt *nboff, const PetscInt *nbr, PetscReal *energy, PetscReal *f, PetscReal virial[9], PetscReal *eatom, PetscReal *avir)
 {
   const SgDPConfig *c = &m->cfg;
   SgDPEnv           env = {0};
@@ -227,7 +228,7 @@ PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const 
   for (int k = 0; k < 9; k++) virial[k] = 0;
   for (PetscInt c0 = 0; c0 < n; c0 += CH) {
     PetscInt nc = PetscMin(CH, n - c0);
-    PetscCall(SgDPEnvBuildRange(c, c0, nc, nall, x, type, &env));
+    PetscCall(SgDPEnvBuildRange(c, c0, nc, nall, x, type, nboff, nbr, &env));
     for (PetscInt i = 0; i < nc; i++) {
       PetscInt         ci = type[c0 + i];
       const PetscReal *R = env.env + 4 * i * nnei, *davg = m->davg[ci], *dstd = m->dstd[ci];

@@ -27,6 +27,11 @@ PETSC_EXTERN PetscErrorCode SgDeepmdComputeGhosts(SgDeepmd, PetscInt n, PetscInt
 /* the same with the atomic energies of the n centres (eatom[n]) and DeePMD-kit's atomic virials of all
    nall atoms (avirial[nall][9], row-major; summed over atoms it is the transpose of virial) */
 PETSC_EXTERN PetscErrorCode SgDeepmdComputeGhostsAtomic(SgDeepmd, PetscInt n, PetscInt nall, const PetscReal x[], const PetscInt type[], PetscReal *energy, PetscReal f[], PetscReal virial[], PetscReal eatom[], PetscReal avirial[]);
+/* the same on a neighbour list the caller gives (a KIM simulator's, say) instead of surge's cell-list
+   search: the candidates of centre i (< n) are nbr[nboff[i] .. nboff[i+1]-1], indices into the nall
+   atoms; entries at or beyond the cutoff and i itself are passed over, a neighbour within the cutoff
+   that the list omits is not seen. NULL nboff: search as SgDeepmdComputeGhostsAtomic. */
+PETSC_EXTERN PetscErrorCode SgDeepmdComputeNeighbors(SgDeepmd, PetscInt n, PetscInt nall, const PetscReal x[], const PetscInt type[], const PetscInt nboff[], const PetscInt nbr[], PetscReal *energy, PetscReal f[], PetscReal virial[], PetscReal eatom[], PetscReal avirial[]);
 /* Tabulate the embedding nets ("compressed" model): quintic Hermite pieces of width `step` in the
    normalised input, from r = rmin (length units) to the cutoff; beyond the table the nets are used. */
 PETSC_EXTERN PetscErrorCode SgDeepmdCompress(SgDeepmd, PetscReal step, PetscReal rmin);

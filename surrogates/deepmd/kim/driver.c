@@ -4,15 +4,19 @@
    Written from the KIM API 2 documentation (ModelDriverCreate, ModelComputeArgumentsCreate,
    ModelCompute, the "contributing"/padding particle convention). The parameterized model (one per
    model file, e.g. SURGE_DP_water) embeds the surge .h5 as its only parameter file; this driver loads
-   it with SgDeepmdLoad and evaluates through SgDeepmdComputeGhostsAtomic, the same code path as surge's
-   own MD provider (owned + ghost atoms).
+   it with SgDeepmdLoad and evaluates through SgDeepmdComputeNeighbors, the evaluator of surge's own MD
+   provider (owned + ghost atoms) given the simulator's neighbour list.
 
-   Why the model does its own neighbour search: the Deep Potential's descriptor needs every neighbour of
-   a contributing particle within rcut, sorted per type (se_e2_a sections); surge's evaluator finds them
-   with cell lists over the particles it is given. KIM guarantees that all particles within the
-   influence distance (= rcut) of a contributing particle are present (as padding if they belong to
-   another process or image), so the same particles, and the same neighbours, are seen. A full
-   neighbour list of cutoff rcut is still requested (KIM's protocol) but not read.
+   Neighbours: the model runs on the simulator's neighbour list (KIM_ModelComputeArguments_
+   GetNeighborList), one full list (every neighbour of a particle, not half: the descriptor of a centre
+   needs all of its own) with cutoff = influence distance = rcut. A simulator's list may hold more
+   (LAMMPS adds its skin): those beyond rcut are passed over, and the neighbours within rcut are sorted
+   per type by distance (se_e2_a sections), as surge's own cell-list search does, so the results are
+   those of surge's evaluator bit for bit when the list is complete. Only contributing particles are
+   centres (their energies are the model's energy), so the driver asks for their lists only and
+   declares modelWillNotRequestNeighborsOfNoncontributingParticles = 1: LAMMPS then builds no lists
+   for its ghost (padding) atoms, which is cheaper, and padding particles enter as neighbours only.
+   The list is copied once per call into surge's numbering (contributing particles first).
 
    Energy of contributing particles only; forces on all particles (padding forces go back to their
    owners through the simulator's reverse communication: Newton's third law across sub-domains, no
@@ -32,6 +36,9 @@ typedef struct {
   int        will_not_request; /* no neighbours of padding particles are needed */
   PetscInt   cap;              /* capacity of the work arrays below (particles) */
   PetscInt  *order;            /* contributing particles first, then padding */
+  PetscInt  *inv;              /* inverse of order: the simulator's particle -> surge's */
+  PetscInt  *nboff, *nbr;      /* the simulator's neighbour lists of the contributing particles, CSR, surge's numbering */
+  PetscInt   nbcap;            /* capacity of nbr */
   PetscInt  *type;
   PetscReal *x, *f, *eatom, *avir; /* avir: DeePMD-kit's atomic virials [cap][9], when the simulator asks */
 } SurgeKIM;
@@ -57,8 +64,42 @@ static int Ensure(SurgeKIM *s, PetscInt n)
 {
   if (n <= s->cap) return 0;
   PetscFree6(s->order, s->type, s->x, s->f, s->eatom, s->avir);
+  PetscFree2(s->inv, s->nboff);
   s->cap = n + n / 4 + 16;
   if (PetscMalloc6(s->cap, &s->order, s->cap, &s->type, 3 * s->cap, &s->x, 3 * s->cap, &s->f, s->cap, &s->eatom, 9 * s->cap, &s->avir)) return 1;
+  if (PetscMalloc2(s->cap, &s->inv, s->cap + 1, &s->nboff)) return 1;
+  return 0;
+}
+
+/* The simulator's neighbour lists of the nc contributing particles, renumbered (s->inv) into CSR */
+static int GatherNeighbors(KIM_ModelCompute const *const mc, KIM_ModelComputeArguments const *const ma, SurgeKIM *s, PetscInt nc, PetscInt n)
+{
+  PetscInt m = 0;
+
+  s->nboff[0] = 0;
+  for (PetscInt k = 0; k < nc; k++) {
+    int        num;
+    const int *list;
+    if (KIM_ModelComputeArguments_GetNeighborList(ma, 0, (int)s->order[k], &num, &list)) {
+      LOG_ERROR(mc, ModelCompute, "surge: error: the simulator did not give the neighbour list of a contributing particle");
+      return 1;
+    }
+    if (m + num > s->nbcap) {
+      s->nbcap = 2 * (m + num) + 1024;
+      if (PetscRealloc(sizeof(PetscInt) * s->nbcap, &s->nbr)) {
+        LOG_ERROR(mc, ModelCompute, "surge: error: out of memory for the neighbour list");
+        return 1;
+      }
+    }
+    for (int q = 0; q < num; q++) {
+      if (list[q] < 0 || list[q] >= n) {
+        LOG_ERROR(mc, ModelCompute, "surge: error: the simulator's neighbour list names a particle that does not exist");
+        return 1;
+      }
+      s->nbr[m++] = s->inv[list[q]];
+    }
+    s->nboff[k + 1] = m;
+  }
   return 0;
 }
 
@@ -96,10 +137,12 @@ static int Compute(KIM_ModelCompute const *const mc, KIM_ModelComputeArguments c
     if (!contributing[i]) s->order[k++] = i;
   for (k = 0; k < n; k++) {
     PetscInt i = s->order[k];
+    s->inv[i]  = k;
     s->type[k] = species[i];
     for (int a = 0; a < 3; a++) s->x[3 * k + a] = coords[3 * i + a];
   }
-  if (SgDeepmdComputeGhostsAtomic(s->model, nc, n, s->x, s->type, &e, s->f, v, s->eatom, particle_virial ? s->avir : NULL)) {
+  if (GatherNeighbors(mc, ma, s, nc, n)) return 1;
+  if (SgDeepmdComputeNeighbors(s->model, nc, n, s->x, s->type, s->nboff, s->nbr, &e, s->f, v, s->eatom, particle_virial ? s->avir : NULL)) {
     LOG_ERROR(mc, ModelCompute, "surge: error: the Deep Potential evaluation failed (message above)");
     return 1;
   }
@@ -161,6 +204,8 @@ static int Destroy(KIM_ModelDestroy *const md)
   if (!s) return 0;
   SgDeepmdDestroy(&s->model);
   PetscFree6(s->order, s->type, s->x, s->f, s->eatom, s->avir);
+  PetscFree2(s->inv, s->nboff);
+  PetscFree(s->nbr);
   PetscFree(s);
   return 0;
 }

@@ -12,7 +12,8 @@
 #     built into parameterized models by `make kim-model`.
 # (c) KIM's virial and particle energies, which LAMMPS's step 0 does not take from the model (it uses
 #     f.r): a minimal KIM simulator (kim_sim.c), open cluster, full neighbour list, vs the C API to 1e-10,
-#     per-particle virials included (and LAMMPS' compute stress/atom summed = its pressure virial).
+#     per-particle virials included (and LAMMPS' compute stress/atom summed = its pressure virial);
+#     with one pair left out of the simulator's neighbour list, the energy moves as predicted (c2).
 # (b) NVE from rest with the tabulated water model: LAMMPS+KIM and `surge run` MD (same model file, same
 #     start, velocity Verlet, dt 0.5 fs) print the same PotEng/TotEng every 10 steps for 200 steps to
 #     1e-8 relative (both are velocity Verlet on the same forces; differences are round-off grown by the
@@ -118,6 +119,14 @@ for m in water r; do
   echo "SURGE_DP_$m:"
   $PY $H sim $D/refopen_$m.txt $D/sim_$m.txt || ok=0
 done
+# (c2) the model runs on the neighbour list the simulator gives: kim_sim leaves atom J (the nearest
+#     neighbour of atom 0) out of atom 0's list only; then atom 0's energy must be the one it has in the
+#     cluster without atom J (C API, surge's own search) and every other particle energy unchanged. A
+#     model that searched the particles itself would see J and give the full energy.
+read I J < <($PY $H omit $D/w.txt $D/w_noj.txt)
+build/tests/test_deepmd_tool eval inputs/deepmd/models/water.h5 $D/w_noj.txt $D/refopen_noj.txt open
+(cd $D && ./kim_sim SURGE_DP_water w.txt sim_omit.txt $I $J)
+$PY $H omitcheck $D/sim_water.txt $D/sim_omit.txt $D/refopen_noj.txt $I $J || ok=0
 # (b) NVE from rest: LAMMPS+KIM and surge MD, the tabulated water model
 cat > $D/nve.lmp <<'LMP'
 include head.lmp

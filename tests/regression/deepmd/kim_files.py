@@ -3,6 +3,8 @@
                                       `test_deepmd_tool eval` and as a LAMMPS data file (types 1.. in TYPES order)
   compare REF.txt LOG DUMP VOLUME     LAMMPS's step-0 PotEng, pressure (-> virial) and forces against the C API's
   sim REF.txt SIM.txt                 kim_sim's energy, virial, forces, particle energies and virials against the C API's
+  omit EVAL.txt OUT.txt               atom 0 and its nearest neighbour J: prints "0 J", writes EVAL.txt without atom J
+  omitcheck SIM.txt SIMOMIT.txt REFNOJ.txt I J   kim_sim with J left out of I's list against the prediction
   nve LOG                             TotEng and PotEng ranges of a LAMMPS thermo table (TotEng column 4)
   surge_nve LOG                       the same from `surge run` md thermo lines"""
 import sys
@@ -87,6 +89,35 @@ def sim(ref, out, tol=1e-10):
     return de < tol and dv < tol and df < tol and dp < tol and dpv < tol and dsum < tol
 
 
+def omit(evaltxt, out):
+    L = open(evaltxt).read().split("\n")
+    n = int(L[0])
+    x = np.array([[float(v) for v in l.split()[1:4]] for l in L[2:2 + n]])
+    d = np.linalg.norm(x - x[0], axis=1)
+    d[0] = np.inf
+    j = int(np.argmin(d))
+    with open(out, "w") as f:
+        f.write(f"{n - 1}\n{L[1]}\n" + "\n".join(L[2 + k] for k in range(n) if k != j) + "\n")
+    print(f"0 {j}")
+
+
+def omitcheck(full, omitted, refnoj, i, j, tol=1e-10):
+    """A model on the simulator's list sees atom i without j: only i's energy changes, to what the C API
+    gives i with atom j removed from the cluster (i's energy depends on its own neighbours only)."""
+    i, j = int(i), int(j)
+    e, eo = float(open(full).readline()), float(open(omitted).readline())
+    pe, peo = np.loadtxt(full, skiprows=2)[:, 3], np.loadtxt(omitted, skiprows=2)[:, 3]
+    ei_noj = np.loadtxt(refnoj, skiprows=2)[i if i < j else i - 1, 3]
+    pred = e - pe[i] + ei_noj
+    de = abs(eo - pred) / abs(e)
+    others = np.delete(np.abs(peo - pe), i).max() / np.abs(pe).max()
+    dip = abs(peo[i] - ei_noj) / abs(ei_noj)
+    print(f"  KIM simulator, J={j} left out of the neighbour list of atom {i}: energy moves by {eo - e:.6e} eV; "
+          f"vs predicted (e_{i} of the cluster without atom {j}: {ei_noj - pe[i]:.6e} eV): rel {de:.1e}; "
+          f"e_{i} {dip:.1e}; other particle energies {others:.1e} (tol {tol:g}; the move must exceed 1e-6 relative)")
+    return de < tol and dip < tol and others < tol and abs(eo - e) > 1e-6 * abs(e)
+
+
 def nve_ranges(pe, et):
     return max(pe) - min(pe), max(et) - min(et), et[-1] - et[0]
 
@@ -99,6 +130,10 @@ if __name__ == "__main__":
         sys.exit(0 if compare(*sys.argv[2:5]) else 1)
     elif cmd == "sim":
         sys.exit(0 if sim(*sys.argv[2:4]) else 1)
+    elif cmd == "omit":
+        omit(*sys.argv[2:4])
+    elif cmd == "omitcheck":
+        sys.exit(0 if omitcheck(*sys.argv[2:7]) else 1)
     elif cmd in ("nve", "surge_nve"):
         if cmd == "nve":
             rows = thermo(sys.argv[2])

@@ -3,7 +3,10 @@
    IN.txt as for `test_deepmd_tool eval` (n, a box that is ignored, n lines "type x y z"): the atoms
    form an open cluster, all contributing, with a full neighbour list (all pairs within the model's
    cutoff, O(n^2): a test). OUT.txt: energy; the virial in KIM's Voigt order xx yy zz yz xz xy;
-   n lines "fx fy fz particle_energy" and the particle virial (Voigt, 6 values). Built by kim.sh with the KIM API's pkg-config flags. */
+   n lines "fx fy fz particle_energy" and the particle virial (Voigt, 6 values). Built by kim.sh with the KIM API's pkg-config flags.
+   kim_sim MODEL IN.txt OUT.txt I J: the same with J left out of I's neighbour list (one direction
+   only, a list a model that searches for itself would not notice): a model on the given list sees
+   atom I without its neighbour J and every other atom as before. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "KIM_SimulatorHeaders.h"
@@ -42,7 +45,12 @@ int main(int argc, char **argv)
   Nbr                   b;
   FILE                 *fp;
 
-  if (argc != 4) return Fail("usage: kim_sim MODEL IN.txt OUT.txt");
+  int omit_i = -1, omit_j = -1;
+  if (argc != 4 && argc != 6) return Fail("usage: kim_sim MODEL IN.txt OUT.txt [I J]");
+  if (argc == 6) {
+    omit_i = atoi(argv[4]);
+    omit_j = atoi(argv[5]);
+  }
   if (KIM_Model_Create(KIM_NUMBERING_zeroBased, KIM_LENGTH_UNIT_A, KIM_ENERGY_UNIT_eV, KIM_CHARGE_UNIT_e, KIM_TEMPERATURE_UNIT_K, KIM_TIME_UNIT_ps, argv[1], &accepted, &model) || !accepted) return Fail("cannot create the model");
   for (int t = 0; t < 2; t++)
     if (KIM_Model_GetSpeciesSupportAndCode(model, KIM_SpeciesName_FromString(names[t]), &supported, &code[t]) || !supported) return Fail("species O, H");
@@ -73,7 +81,7 @@ int main(int argc, char **argv)
     for (int j = 0; j < n; j++) {
       double d2 = 0;
       for (int a = 0; a < 3; a++) d2 += (x[3 * j + a] - x[3 * i + a]) * (x[3 * j + a] - x[3 * i + a]);
-      if (j != i && d2 < b.cut * b.cut) b.list[i][b.num[i]++] = j;
+      if (j != i && d2 < b.cut * b.cut && !(i == omit_i && j == omit_j)) b.list[i][b.num[i]++] = j;
     }
   }
   if (KIM_Model_ComputeArgumentsCreate(model, &args)) return Fail("compute arguments");
