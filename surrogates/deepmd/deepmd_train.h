@@ -40,6 +40,9 @@ typedef struct {
   char      lcurve[PETSC_MAX_PATH_LEN];
   char      sync[64];                       /* the trainer's gradient sync ("" = bucketed) and bucket size (0 = default) */
   PetscInt  sync_bucket_kb;
+  SgnnOptimConfig oc;                       /* the trainer's optimizer (Adam by default; lr from start_lr), ZeRO stage and compressor */
+  PetscInt  shard;
+  char      compress[16];
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
   PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */
   char      test_detail[PETSC_MAX_PATH_LEN]; /* prefix of the dp test detail files of the final validation */

@@ -343,9 +343,13 @@ static PetscErrorCode TrainerCreate(DPTrain *D, MPI_Comm comm, SgTrainer *out)
   PetscCall(SgTrainerSetBatchSize(tr, o->batch_size));
   PetscCall(SgTrainerSetSeed(tr, (uint64_t)o->seed));
   PetscCall(SgTrainerSetNumSteps(tr, o->numb_steps));
-  sgnn_optim_defaults(SGNN_ADAM, &oc);
+  if (o->oc.lr > 0) oc = o->oc; /* the deck's optimizer (surrogate.c); a zeroed SgDPTrainOpts means Adam */
+  else sgnn_optim_defaults(SGNN_ADAM, &oc);
   oc.lr = o->start_lr;
+  PetscCheck(oc.type == SGNN_ADAM || oc.type == SGNN_ADAMW || !(o->save_ckpt[0] || o->restart[0]), comm, PETSC_ERR_USER_INPUT, "deepmd: the checkpoint (save_ckpt, restart) holds Adam's two moments, and -deepmd_optimizer is not adam: use -deepmd_optimizer adam or adamw, or no checkpoint");
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
+  PetscCall(SgTrainerSetShard(tr, o->shard, o->compress));
+  PetscCall(SgTrainerSetOptionsPrefix(tr, "deepmd_")); /* its refusals name -deepmd_shard etc. */
   sc.kind = SGNN_LR_EXP;
   sc.lr0 = o->start_lr;
   sc.decay_steps = o->decay_steps;

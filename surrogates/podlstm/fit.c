@@ -123,11 +123,14 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   PetscCall(SgTrainerSetBatchSize(tr, c->batch));
   PetscCall(SgTrainerSetSeed(tr, c->seed));
   PetscCall(SgTrainerSetNumSteps(tr, c->max_epochs * per_epoch));
-  sgnn_optim_defaults(SGNN_ADAM, &oc);
+  if (c->optim) oc = *c->optim;
+  else sgnn_optim_defaults(SGNN_ADAM, &oc);
   oc.lr = c->lr;
   sc.kind = SGNN_LR_CONST;
   sc.lr0 = c->lr;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
+  PetscCall(SgTrainerSetShard(tr, c->shard, c->compress));
+  PetscCall(SgTrainerSetOptionsPrefix(tr, "podlstm_")); /* its refusals name -podlstm_shard etc. */
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, per_epoch));
   if (c->lcurve) PetscCall(SgTrainerSetLCurve(tr, c->lcurve));

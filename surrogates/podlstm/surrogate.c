@@ -26,6 +26,9 @@ typedef struct {
   SgPodLstmScores scores;
   SgPodLstmSearchResult sr;
   PetscBool      have_model, have_search;
+  SgnnOptimConfig oc;      /* the trainer's optimizer, ZeRO stage and compressor (-podlstm_optimizer, _shard, _compress) */
+  PetscInt       shard;
+  char           compress[16];
 } SgSurrogate_PodLstm;
 
 static const char *const SearchChoices[] = {"aging", "random", "none"};
@@ -106,7 +109,8 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsInt("-epochs", "Most epochs a network trains (early stopping may end sooner)", d->epochs, &d->epochs, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-patience", "Epochs without a better validation R2 before training stops", d->patience, &d->patience, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-batch_size", "Windows per batch", d->batch, &d->batch, NULL, 1, 1 << 20));
-  PetscCall(SgOptionsReal("-start_lr", "Adam learning rate", "", d->lr, &d->lr, NULL, 1e-8, 1));
+  PetscCall(SgOptionsReal("-start_lr", "Learning rate (of -podlstm_optimizer, Adam by default)", "", d->lr, &d->lr, NULL, 1e-8, 1));
+  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress)); /* -podlstm_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
   PetscCall(SgOptionsInt("-top_k", "Searched networks kept in the model (the best forecasts, all give the uncertainty)", d->topk, &d->topk, NULL, 1, SG_PODLSTM_MAXMODELS));
   PetscCall(SgOptionsInt("-retrain_epochs", "Retrain the top-k and the baseline this many epochs after the search (0: keep the searched weights)", d->retrain_epochs, &d->retrain_epochs, NULL, 0, 1000000));
   PetscCall(SgOptionsInt("-retrain_patience", "Patience (epochs) of the retraining", d->retrain_patience, &d->retrain_patience, NULL, 1, 1000000));
@@ -362,6 +366,9 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCall(PetscPrintf(comm, "podlstm: windows of %" PetscInt_FMT " -> %" PetscInt_FMT " steps: %" PetscInt_FMT " train, %" PetscInt_FMT " validate, %" PetscInt_FMT " test\n", d->L, d->L, S.ntr, S.nva, S.nte));
   fc.windows = windows, fc.ntrain = S.ntr, fc.nvalid = S.nva, fc.vx = vx, fc.vy = vy, fc.L = d->L, fc.K = d->K, fc.head = (SgPodLstmHead)d->head;
   fc.max_epochs = d->epochs, fc.patience = d->patience, fc.batch = d->batch, fc.lr = d->lr, fc.residual = (PetscBool)(d->base > 0);
+  fc.optim = &d->oc;
+  fc.shard = d->shard;
+  fc.compress = d->compress;
   /* the search, or the one architecture asked for */
   if (d->search < 2) {
     SgPodLstmSearchConfig sc;
@@ -560,6 +567,9 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   d->member = -1, d->ntrain = 427, d->valid_fraction = 0.2, d->K = 5, d->L = 8;
   d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->batch = 32, d->lr = 1e-3;
   d->step = 7;
+  sgnn_optim_defaults(SGNN_ADAM, &d->oc);
+  d->oc.lr = d->lr;
+  PetscCall(PetscStrncpy(d->compress, "none", sizeof d->compress));
   d->topk = 5, d->retrain_patience = 15, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE, d->head = SG_PODLSTM_HEAD_WINDOW;
   d->space.nlayers = 5, d->space.umin = 16, d->space.umax = 96, d->space.ustep = 16;
   PetscCall(PetscStrncpy(d->svd, "trlanczos", sizeof d->svd));

@@ -87,6 +87,7 @@ PETSC_INTERN PetscErrorCode SgTrainerZeroSummary(SgTrainer, char line[], size_t 
 PETSC_INTERN PetscErrorCode SgTrainerZeroUpdate(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerZeroGather(SgTrainer, SgnnOptim *full);
 PETSC_INTERN PetscErrorCode SgTrainerZeroScatter(SgTrainer, SgnnOptim full);
+PETSC_INTERN PetscErrorCode SgTrainerZeroSurrogateCheckpoint(SgTrainer, SgTrainerCkptMode, const char path[], PetscInt *step);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauStep(SgTrainer, PetscInt step, double loss, int64_t nglobal);
 PETSC_INTERN PetscErrorCode SgTrainerClipStep(SgTrainer);

@@ -102,11 +102,16 @@ static PetscErrorCode Checkpoint(SgTrainer t, PetscInt step)
     SgErrorHold    held = {"", 0};
     PetscErrorCode ierr = PETSC_SUCCESS;
     char           what[PETSC_MAX_PATH_LEN + 64];
+    SgnnOptim      mine = t->opt, full = NULL;
+    if (t->shard) PetscCall(SgTrainerZeroGather(t, &full)); /* collective: rank 0 writes the whole state */
     if (!rank) {
+      t->opt = full ? full : mine; /* the surrogate reads the optimizer through SgTrainerGetOptimizer */
       PetscCall(SgErrorHoldPush(&held));
       ierr = t->ops_s.checkpoint(t, t->ctx, SG_TRAINER_CKPT_WRITE, t->ckpt, &step);
       PetscCall(SgErrorHoldPop());
+      t->opt = mine;
     }
+    sgnn_optim_destroy(&full);
     PetscCall(PetscSNPrintf(what, sizeof what, "%s: checkpoint %s not written", t->name, t->ckpt));
     PetscCall(SgErrorAgree(PetscObjectComm((PetscObject)t), ierr, &held, what));
   } else PetscCall(SgTrainerCheckpointDefault(t, SG_TRAINER_CKPT_WRITE, t->ckpt, &step)); /* collective */

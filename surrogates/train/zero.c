@@ -116,7 +116,6 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
     PetscCheck(!(t->grid && sgpar_grid_spatial_size(t->grid) > 1), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " with spatial ranks: ZeRO over a process grid is not implemented; use %sspatial_ranks 1 or %sshard 0", p, t->shard, p, p);
     PetscCheck(!strcmp(sgnn_backend_name(sgnn_tensor_backend(v)), "cpu"), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " needs the model on the host (-nn_backend cpu): Open MPI here is not CUDA-aware", p, t->shard);
     PetscCheck(!(t->shard >= 2 && t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%sshard 2 leaves each rank only its block of the gradient, and clipping to a global norm is not implemented on blocks: use %sclip_norm 0 or %sshard 1", p, p, p);
-    PetscCheck(!t->ops_s.checkpoint || !(t->ckpt[0] || t->restart[0]), comm, PETSC_ERR_USER_INPUT, "%s: %sshard %" PetscInt_FMT ": this surrogate writes its own checkpoints, which hold the whole optimizer state: use %sshard 0 with checkpoints", t->name, p, t->shard, p);
     PetscCheck(psi >= size, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": the model has %ld parameters, fewer than the %d ranks: use %sshard 0", p, t->shard, psi, size, p);
   }
   t->zn = t->shard ? size : 1;
@@ -212,6 +211,29 @@ PetscErrorCode SgTrainerZeroGather(SgTrainer t, SgnnOptim *full)
   *fs = *s;
   if (m) PetscCallMPI(MPI_Allgatherv(sgnn_tensor_data(m), (PetscMPIInt)sgnn_tensor_numel(m), DType(m), sgnn_tensor_data(fm), t->zcount, t->zdispl, DType(m), t->sync->comm));
   if (w) PetscCallMPI(MPI_Allgatherv(sgnn_tensor_data(w), (PetscMPIInt)sgnn_tensor_numel(w), DType(w), sgnn_tensor_data(fw), t->zcount, t->zdispl, DType(w), t->sync->comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A surrogate's own checkpoint read (every rank) with a sharded optimizer: the surrogate's callback
+   reads the whole state into a whole-slab optimizer (it gets it from SgTrainerGetOptimizer), and each
+   rank keeps its block. The write side is in train.c (gather, rank 0 writes). */
+PetscErrorCode SgTrainerZeroSurrogateCheckpoint(SgTrainer t, SgTrainerCkptMode mode, const char path[], PetscInt *step)
+{
+  SgnnOptim      mine = t->opt, full = NULL;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  if (!t->shard) {
+    PetscCall(t->ops_s.checkpoint(t, t->ctx, mode, path, step));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  SgCallNN(sgnn_optim_create(t->P, &t->oc, &full));
+  t->opt = full;
+  ierr   = t->ops_s.checkpoint(t, t->ctx, mode, path, step);
+  t->opt = mine; /* restored before any return */
+  if (!ierr) PetscCall(SgTrainerZeroScatter(t, full));
+  sgnn_optim_destroy(&full);
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

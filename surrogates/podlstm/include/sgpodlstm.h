@@ -189,6 +189,9 @@ typedef struct {
                                      and the untrained network (the base alone) is the first candidate
                                      of early stopping */
   const char      *lcurve;        /* or NULL */
+  const SgnnOptimConfig *optim;   /* the optimizer (its lr is replaced by lr); NULL: Adam */
+  PetscInt         shard;         /* the trainer's ZeRO stage (sgtrainer.h) and compressor (NULL: none) */
+  const char      *compress;
 } SgPodLstmFitConfig;
 typedef struct {
   PetscReal r2, seconds; /* best validation R^2 (the weights kept), wall time */

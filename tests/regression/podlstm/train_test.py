@@ -170,6 +170,17 @@ for m in s1:
     rel = abs(s1[m] - s2[m]) / s1[m]
     check(rel < tol, f"1 vs 2 ranks, {m}: {s1[m]:.12f} vs {s2[m]:.12f} (rel. {rel:.1e} < {tol:.0e})")
 
+# 2b. issue 38: the trainer's ZeRO stage through the podlstm block. Each network trains on one rank
+# (COMM_SELF), where stage 2 is the same update of the one block: the same scores bit for bit; and the
+# stage reaches the trainer (stage 1 with plain SGD, which keeps no state, refused in one line)
+surge(args + ["-train_output", "z2", "-podlstm_prefix", "z2", "-podlstm_shard", "2"], w, ranks=2)
+sz = scores(os.path.join(w, "z2.h5"))
+for m in s2:
+    check(sz[m] == s2[m], f"-podlstm_shard 2 vs 0 on 2 ranks, {m}: {sz[m]:.15f} vs {s2[m]:.15f} (equal)")
+rc, out = surge(args + ["-train_output", "zs", "-podlstm_prefix", "zs", "-podlstm_shard", "1", "-podlstm_optimizer", "sgd"], w, expect_ok=False)
+zl = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
+check(rc != 0 and len(zl) == 1 and "-podlstm_shard 1" in zl[0] and "SGD" in zl[0], f"-podlstm_shard 1 with plain SGD: one line naming the option ({zl})")
+
 # 3. kill -9 and resume
 cmd = [*MPIEXEC, SURGE, "train", D, "-podlstm_search", "aging", "-podlstm_evaluations", "40", "-podlstm_epochs", "60", "-podlstm_patience", "60", "-podlstm_prefix", "k9", "-train_output", "k9", "-podlstm_baselines", "0"]
 logs = os.path.join(w, "k9.search")

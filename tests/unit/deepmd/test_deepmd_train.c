@@ -31,7 +31,12 @@
         checkpoint.
    mode mpi (two ranks): six training steps with a global batch of 2 frames from the two systems on 2
      ranks equal the same steps on one rank (rank 0 alone, PETSC_COMM_SELF) to 1e-12 relative in every
-     parameter. */
+     parameter.
+   mode zero (1, 2 or 3 ranks; issue 38): the deck's ZeRO stage (SgDPTrainOpts.shard, -deepmd_shard):
+     six steps of batch 3 at stage 1 equal stage 0 bit for bit, stage 2 to 1e-12 relative (the
+     reduce-scatter may add in another order); a stage-2 checkpoint at step 3 (the whole Adam state
+     gathered, the surrogate's own file) restarted at stage 1 equals stage 0 to 1e-12; the stage
+     reaches the trainer (stage 1 with plain SGD refused). */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "dptest_common.h"
@@ -234,7 +239,7 @@ int main(int argc, char **argv)
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
-  PetscCheck(argc >= 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: %s fit|mpi|data TMPDIR", argv[0]);
+  PetscCheck(argc >= 3, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "usage: %s fit|mpi|zero|data TMPDIR", argv[0]);
   dir = argv[2];
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -639,6 +644,73 @@ int main(int argc, char **argv)
     }
     PetscCall(SgDPModelDestroy(&mp));
     PetscCallMPI(MPI_Bcast(&fails, 1, MPIU_INT, 0, PETSC_COMM_WORLD));
+  }
+  else if (!strcmp(argv[1], "zero")) { /* issue 38: the ZeRO stages through the deepmd options (SgDPTrainOpts.shard) */
+    SgDPConfig    c;
+    SgDPTrainOpts o, ob;
+    SgDPModel     m;
+    long          np = 0;
+    double       *w[4] = {NULL}, moved = 0;
+    char          ckpt[PETSC_MAX_PATH_LEN];
+    Config(&c);
+    Opts(&o, dir, 6, 3); /* batch 3 of two systems: local batches 3 / 1+2 / 1+1+1 */
+    o.nvalid = 0;
+    o.nfiles = 2;
+    PetscCall(PetscSNPrintf(o.files[1], sizeof o.files[1], "%s/pair24_train.h5", dir));
+    PetscCall(PetscSNPrintf(ckpt, sizeof ckpt, "%s/zero_ckpt_%d.h5", dir, size));
+    for (int k = 0; k < 4; k++) { /* stages 0, 1, 2 (checkpoint at step 3), then stage 1 restarted from it */
+      o.shard = k < 3 ? k : 1;
+      o.save_freq = k == 2 ? 3 : 0;
+      o.save_ckpt[0] = 0;
+      o.restart[0] = 0;
+      if (k == 2) PetscCall(PetscStrncpy(o.save_ckpt, ckpt, sizeof o.save_ckpt));
+      if (k == 3) PetscCall(PetscStrncpy(o.restart, ckpt, sizeof o.restart));
+      ob = o;
+      if (k < 3) {
+        PetscCall(SgDPModelCreate(&c, &m));
+        PetscCall(SgDPModelInitWeights(m, 5));
+      } else PetscCall(SgDPModelLoad(ckpt, &m));
+      PetscCall(SgDPTrain(m, &ob, PETSC_COMM_WORLD));
+      SgNN(sgnn_params_count(m->P, &np));
+      PetscCall(PetscMalloc1(np, &w[k]));
+      SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), w[k]));
+      PetscCall(SgDPModelDestroy(&m));
+    }
+    PetscCall(SgDPModelCreate(&c, &m));
+    PetscCall(SgDPModelInitWeights(m, 5));
+    { /* how far training moved the weights (the comparisons below are meaningful only if it did) */
+      double *w0;
+      PetscCall(PetscMalloc1(np, &w0));
+      SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), w0));
+      for (long i = 0; i < np; i++) moved = PetscMax(moved, fabs(w0[i] - w[0][i]));
+      PetscCall(PetscFree(w0));
+    }
+    PetscCall(SgDPModelDestroy(&m));
+    for (int k = 1; k < 4; k++) {
+      double err = 0;
+      for (long i = 0; i < np; i++) err = PetscMax(err, fabs(w[k][i] - w[0][i]) / (1e-3 + fabs(w[0][i])));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zero: %d rank(s), %ld weights: %s vs stage 0 after 6 steps: max relative difference %.2e (moved %.2e)\n", size, np, k == 1 ? "stage 1" : k == 2 ? "stage 2" : "stage 2 checkpoint at 3, restarted at stage 1", err, moved));
+      /* stage 1: the same gradient and the same elementwise update: bit for bit; stage 2 and the
+         restart: the reduce-scatter adds the ranks' blocks in another order than the allreduce */
+      if (k == 1) CHECK(err == 0, "stage 1 differs from stage 0 on %d ranks: %g", size, err);
+      else CHECK(err < 1e-12, "%s differs from stage 0 on %d ranks: %g", k == 2 ? "stage 2" : "the restart", size, err);
+    }
+    CHECK(moved > 1e-4, "training did not move the weights (%g)", moved);
+    { /* the stage reaches the trainer: stage 1 with plain SGD (no optimizer state to shard) is refused */
+      PetscErrorCode ierr;
+      ob = o;
+      ob.restart[0] = 0;
+      sgnn_optim_defaults(SGNN_SGD, &ob.oc);
+      PetscCall(SgDPModelCreate(&c, &m));
+      PetscCall(SgDPModelInitWeights(m, 5));
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = SgDPTrain(m, &ob, PETSC_COMM_WORLD);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(SgDPModelDestroy(&m));
+      CHECK(ierr == PETSC_ERR_USER_INPUT, "deepmd with shard 1 and plain SGD was not refused (%d)", (int)ierr);
+    }
+    for (int k = 0; k < 4; k++) PetscCall(PetscFree(w[k]));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s (%d failures)\n", fails ? "FAILED" : "PASSED", (int)fails));
   PetscCall(PetscFinalize());
