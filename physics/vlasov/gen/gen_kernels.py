@@ -694,6 +694,8 @@ EM_CONFIGS = [
     (1, 1, 'serendipity', 1), (1, 1, 'serendipity', 2),
     (1, 2, 'serendipity', 1), (1, 2, 'serendipity', 2),
     (1, 3, 'serendipity', 1), (1, 3, 'serendipity', 2),
+    (2, 2, 'serendipity', 1), (2, 2, 'serendipity', 2),
+    (2, 3, 'serendipity', 1), (2, 3, 'serendipity', 2),
 ]
 
 

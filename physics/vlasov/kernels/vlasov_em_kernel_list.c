@@ -7,6 +7,10 @@ extern const SgVlasovEMKernels sg_vlasov_em_kernels_1x2v_ser_p1;
 extern const SgVlasovEMKernels sg_vlasov_em_kernels_1x2v_ser_p2;
 extern const SgVlasovEMKernels sg_vlasov_em_kernels_1x3v_ser_p1;
 extern const SgVlasovEMKernels sg_vlasov_em_kernels_1x3v_ser_p2;
+extern const SgVlasovEMKernels sg_vlasov_em_kernels_2x2v_ser_p1;
+extern const SgVlasovEMKernels sg_vlasov_em_kernels_2x2v_ser_p2;
+extern const SgVlasovEMKernels sg_vlasov_em_kernels_2x3v_ser_p1;
+extern const SgVlasovEMKernels sg_vlasov_em_kernels_2x3v_ser_p2;
 
 const SgVlasovEMKernels *const sg_vlasov_em_kernel_list[] = {
   &sg_vlasov_em_kernels_1x1v_ser_p1,
@@ -15,5 +19,9 @@ const SgVlasovEMKernels *const sg_vlasov_em_kernel_list[] = {
   &sg_vlasov_em_kernels_1x2v_ser_p2,
   &sg_vlasov_em_kernels_1x3v_ser_p1,
   &sg_vlasov_em_kernels_1x3v_ser_p2,
+  &sg_vlasov_em_kernels_2x2v_ser_p1,
+  &sg_vlasov_em_kernels_2x2v_ser_p2,
+  &sg_vlasov_em_kernels_2x3v_ser_p1,
+  &sg_vlasov_em_kernels_2x3v_ser_p2,
   NULL
 };
