@@ -42,7 +42,7 @@ W=$DECKS/weibel.yaml
 expect_fail "is not one of: poisson, none, maxwell" $W -vlasov_field maxwel -sim_output bad_field
 expect_fail "the speed of light must be a positive number" $W -vlasov_c 0 -sim_output bad_c
 expect_fail "the speed of light must be a positive number" $W -vlasov_c -1 -sim_output bad_c
-expect_fail "No generated Vlasov-Maxwell kernels for 2x2v serendipity p=2" $DECKS/landau2d.yaml -vlasov_field maxwell -sim_output bad_k
+expect_fail "No generated Vlasov-Maxwell kernels for 2x2v tensor p=2" $DECKS/landau2d.yaml -vlasov_field maxwell -vlasov_basis tensor -sim_output bad_k
 expect_fail "is not one of: central, upwind" $W -vlasov_maxwell_flux roe -sim_output bad_f
 expect_fail "needs cdim 1 and uncharged species" $W -vlasov_exact planewave -sim_output bad_e
 for o in bad_field bad_c bad_k bad_f bad_e; do

@@ -47,3 +47,13 @@ conserved() {
   check "energy drift" "$(drift $log kinetic_energy)" "<" 1e-12
   for j in "$@"; do check "momentum_$j change (absolute; $note)" "$(drift $log momentum_$j)" "<" 1e-12; done
 }
+# ranks_equal R1.log R2.log NAME: the same final diagnostics (names, at least 14) on 1 and 2 ranks, each
+# within 1e-12 of max(|value|, |total_energy of R1|) (sums are reordered across ranks, nothing else)
+ranks_equal() {
+  local etot; etot=$(final "$1" total_energy)
+  paste <(grep "vlasov final:" "$1") <(grep "vlasov final:" "$2") | awk -v n="$3" -v E="$etot" '
+    $3 != $10 || $4 !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ || $11 !~ /^[-+]?[0-9.]+([eE][-+]?[0-9]+)?$/ { bad++; print "not comparable:", $0 }
+    { a=$4; b=$11; d=a-b; d=d<0?-d:d; s=(a<0?-a:a); E=E<0?-E:E; r=d/(s>E?s:E); if (r>m) {m=r; k=$3} c++ }
+    END { printf "%s: %d diagnostics, max difference %.3e of the energy scale (%s)\n", n, c, m, k;
+          exit (c>=14 && !bad && m<1e-12)?0:1 }' || { echo "FAIL $3: 1 vs 2 ranks"; exit 1; }
+}
