@@ -209,6 +209,11 @@ static int InjectedENOSPC(void)
   return v && atoi(v) > 0 && ++count == atoi(v);
 }
 
+int SgWriteTestENOSPC(void)
+{
+  return InjectedENOSPC();
+}
+
 int SgWriteCommitErrno(const char tmp[], const char path[])
 {
   int fd, err = 0;

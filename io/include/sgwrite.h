@@ -64,6 +64,18 @@ PETSC_EXTERN int SgWriteCommitErrno(const char tmp[], const char path[]);
 /* Copy src to dst (created or truncated), not collective: 0 or the errno of the failure (dst is
    removed then). The run output uses it to start its next temporary from the committed file. */
 PETSC_EXTERN int SgWriteCopyErrno(const char src[], const char dst[]);
+/* A set of files replaced together or not at all (a run's BASE.h5, BASE.xmf, BASE.chk.h5): tmp[i] is
+   the new, closed file of path[i] (NULL: path[i] is not in the new set and is removed). Every tmp is
+   flushed to disk, each current path is kept under a second name (PATH.prev.tmp, a hard link; or
+   PATH.none.tmp when it does not exist), then the renames run; a failure anywhere -- disk full
+   included -- removes the temporaries and puts the earlier set back whole. 0 or the errno of the
+   failure. Not collective (the caller's one rank). SgWriteSetRecover undoes a commit a killed process
+   left half done (its .prev/.none names): the earlier set comes back; call it, holding the output's
+   lock, before reading or checking the set. */
+PETSC_EXTERN int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path[]);
+PETSC_EXTERN int SgWriteSetRecover(int n, const char *const path[]);
+/* Test builds: whether this commit is the SURGE_TEST_ENOSPC-th of the process (counts it). */
+PETSC_EXTERN int SgWriteTestENOSPC(void);
 /* Remove a temporary (error paths); missing is fine. */
 PETSC_EXTERN PetscErrorCode SgWriteDiscard(const char tmp[]);
 /* The temporary name of path: PATH.tmp. */

@@ -364,7 +364,7 @@ static PetscErrorCode ModelDeviOpen(SgMD *md, PetscBool cont)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode ModelDeviCommit(SgMD *md, PetscBool reopen)
+static PetscErrorCode ModelDeviCommitRoot(SgMD *md, PetscBool reopen)
 {
   SgTextFile tf = (SgTextFile)md->devi_tf;
 
@@ -374,6 +374,20 @@ static PetscErrorCode ModelDeviCommit(SgMD *md, PetscBool reopen)
   md->devi_fp = NULL;
   PetscCall(SgTextFileClose(&tf));
   if (reopen) PetscCall(ModelDeviOpen(md, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Collective: rank 0 holds the file, and its failure (a full disk at the commit) ends every rank
+   with its one line (the other ranks waited in the next collective before: a two-rank hang). */
+static PetscErrorCode ModelDeviCommit(SgMD *md, PetscBool reopen)
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  if (!md->devi_every) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SgAgreeBegin());
+  ierr = ModelDeviCommitRoot(md, reopen);
+  PetscCall(SgAgreeEnd(md->dom->comm, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -546,7 +560,7 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
       PetscCall(VecRestoreArray(V, &a));
     }
     PetscCall(SgCheckpointWriteVec(chk, "md_atoms", V));
-    if (md->devi_tf) PetscCall(ModelDeviCommit(md, PETSC_TRUE)); /* the file on disk ends at this checkpoint */
+    PetscCall(ModelDeviCommit(md, PETSC_TRUE)); /* the file on disk ends at this checkpoint */
     if (md->h5md) PetscCall(SgH5MDCommit((SgH5MD)md->h5md, PETSC_TRUE)); /* so does the trajectory */
     PetscCall(PetscFree(blk));
     PetscCall(PetscFree(buf));
@@ -637,6 +651,22 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The g(r) table (rank 0). */
+static PetscErrorCode RDFWriteRoot(SgMD *md, const PetscReal g[])
+{
+  SgTextFile tf;
+  FILE      *fp;
+
+  PetscFunctionBegin;
+  PetscCall(SgTextFileOpen("-md_rdf_file", md->rdf_file, SG_FILE_RDF, "#", PETSC_FALSE, &tf));
+  PetscCall(SgTextFileGetFILE(tf, &fp));
+  if (md->rdf_types[0] >= 0) fprintf(fp, "# g(r) of %s-%s pairs, %d atoms, %d samples; columns: r (bin centre, %s), g\n", md->tname[md->rdf_types[0]], md->tname[md->rdf_types[1]], (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
+  else fprintf(fp, "# g(r) of %d atoms, %d samples; columns: r (bin centre, %s), g\n", (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
+  for (PetscInt k = 0; k < md->rdf_nbins; k++) fprintf(fp, "%.6f %.8f\n", (double)((k + 0.5) * md->cutoff / md->rdf_nbins), (double)g[k]);
+  PetscCall(SgTextFileClose(&tf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
 {
   SolverData *sd = (SolverData *)solver->data;
@@ -645,7 +675,7 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
   PetscReal   T, ke, pe, p, ec, rate, wall;
 
   PetscFunctionBegin;
-  if (md->devi_tf) PetscCall(ModelDeviCommit(md, PETSC_FALSE)); /* the run is complete */
+  PetscCall(ModelDeviCommit(md, PETSC_FALSE)); /* the run is complete */
   if (md->h5md) { /* the trajectory too */
     SgH5MD h = (SgH5MD)md->h5md;
     PetscCall(SgH5MDCommit(h, PETSC_FALSE));
@@ -677,15 +707,11 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
     PetscCall(PetscMalloc1(md->rdf_nbins, &g));
     PetscCall(SgMDRDFResult(md, g));
     if (out) PetscCall(SgOutputWriteReport(out, "md_rdf", "", md->rdf_nbins, g));
-    if (md->rdf_file[0] && !md->dom->rank) {
-      SgTextFile tf;
-      FILE      *fp;
-      PetscCall(SgTextFileOpen("-md_rdf_file", md->rdf_file, SG_FILE_RDF, "#", PETSC_FALSE, &tf));
-      PetscCall(SgTextFileGetFILE(tf, &fp));
-      if (md->rdf_types[0] >= 0) fprintf(fp, "# g(r) of %s-%s pairs, %d atoms, %d samples; columns: r (bin centre, %s), g\n", md->tname[md->rdf_types[0]], md->tname[md->rdf_types[1]], (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
-      else fprintf(fp, "# g(r) of %d atoms, %d samples; columns: r (bin centre, %s), g\n", (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
-      for (PetscInt k = 0; k < md->rdf_nbins; k++) fprintf(fp, "%.6f %.8f\n", (double)((k + 0.5) * md->cutoff / md->rdf_nbins), (double)g[k]);
-      PetscCall(SgTextFileClose(&tf));
+    if (md->rdf_file[0]) { /* rank 0 writes; its failure is agreed (one line on every rank, no hang) */
+      PetscErrorCode ierr;
+      PetscCall(SgAgreeBegin());
+      ierr = md->dom->rank ? PETSC_SUCCESS : RDFWriteRoot(md, g);
+      PetscCall(SgAgreeEnd(comm, ierr));
     }
     PetscCall(PetscFree(g));
   }

@@ -274,6 +274,14 @@ static PetscErrorCode CheckOutputSet(SgSim sim, PetscInt n, const char *const su
         PetscCall(PetscSNPrintf(msg, sizeof msg, "-sim_output '%s' is being written by another surge run (it holds %s): wait for it to end or choose another -sim_output", sim->output, file));
         if (sim->lockfd >= 0) close(sim->lockfd);
         sim->lockfd = -1;
+      } else { /* ours now: a set commit a killed run left half done is undone (the earlier set, whole) */
+        char        files[3][PETSC_MAX_PATH_LEN + 16];
+        const char *path[3];
+        for (PetscInt i = 0; i < 3; i++) {
+          PetscCall(PetscSNPrintf(files[i], sizeof files[i], "%s%s", sim->output, suffix[i]));
+          path[i] = files[i];
+        }
+        if (SgWriteSetRecover(3, path)) PetscCall(PetscSNPrintf(msg, sizeof msg, "-sim_output '%s': cannot put back the earlier output from its %s.prev.tmp files (left by a run killed while committing): rename each over the file it names and run again", sim->output, sim->output));
       }
     }
     PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
@@ -353,7 +361,7 @@ static PetscErrorCode CommitSet(SgSim sim, PetscBool more)
   const char *const suffix[] = {".h5", ".xmf", ".chk.h5"};
   PetscMPIInt       rank;
   int               err[2] = {0, 0}; /* errno, and whether the previous commit is reused */
-  char              file[PETSC_MAX_PATH_LEN + 16], tmp[PETSC_MAX_PATH_LEN + 32], old[PETSC_MAX_PATH_LEN + 32], h5[PETSC_MAX_PATH_LEN + 16];
+  char              tmp[PETSC_MAX_PATH_LEN + 32], old[PETSC_MAX_PATH_LEN + 32], h5[PETSC_MAX_PATH_LEN + 16];
 
   PetscFunctionBegin;
   if (!sim->staged) PetscFunctionReturn(PETSC_SUCCESS);
@@ -362,25 +370,20 @@ static PetscErrorCode CommitSet(SgSim sim, PetscBool more)
   PetscCall(PetscSNPrintf(h5, sizeof h5, "%s.h5", sim->output));
   PetscCall(PetscSNPrintf(old, sizeof old, "%s.h5.old.tmp", sim->output));
   if (!rank) {
-    PetscBool has[3];
-    for (PetscInt i = 0; i < 3 && !err[0]; i++) {
-      int fd;
-      PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s%s.tmp", sim->output, suffix[i]));
-      fd     = open(tmp, O_RDONLY);
-      has[i] = fd >= 0 ? PETSC_TRUE : PETSC_FALSE;
-      if (fd < 0 && (errno != ENOENT || i != 1)) err[0] = errno; /* only the XDMF may be absent (no field snapshots) */
-      if (fd >= 0 && fsync(fd)) err[0] = errno;
-      if (fd >= 0) close(fd);
+    char        files[3][PETSC_MAX_PATH_LEN + 16], tmps[3][PETSC_MAX_PATH_LEN + 32];
+    const char *newf[3], *path[3];
+    for (PetscInt i = 0; i < 3; i++) {
+      PetscCall(PetscSNPrintf(files[i], sizeof files[i], "%s%s", sim->output, suffix[i]));
+      PetscCall(PetscSNPrintf(tmps[i], sizeof tmps[i], "%s.tmp", files[i]));
+      path[i] = files[i];
+      newf[i] = access(tmps[i], F_OK) ? NULL : tmps[i]; /* no XDMF without field snapshots: the earlier sidecar goes */
+      if (!newf[i] && i != 1 && !err[0]) err[0] = ENOENT;
     }
     (void)unlink(old);
     if (!err[0] && more && sim->have_prev && !link(h5, old)) err[1] = Unlocked(old) ? 1 : 0;
     if (!err[1]) (void)unlink(old);
-    for (PetscInt i = 0; i < 3 && !err[0]; i++) {
-      PetscCall(PetscSNPrintf(file, sizeof file, "%s%s", sim->output, suffix[i]));
-      PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", file));
-      if (has[i]) err[0] = SgWriteCommitErrno(tmp, file);
-      else (void)unlink(file); /* the earlier run's sidecar would describe fields this output lacks */
-    }
+    /* the three replaced together or not at all (io/h5/writeset.c) */
+    if (!err[0]) err[0] = SgWriteSetCommitErrno(3, newf, path);
     if (!err[0] && more) {
       PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", h5));
       if (err[1]) err[0] = rename(old, tmp) ? errno : 0;

@@ -38,6 +38,9 @@ ALLOW = {
     ("io/h5/write.c", "unlink"): (10, "the write path: temporaries removed on failure or before a fresh start, the probe"),
     ("io/h5/write.c", "truncate"): (1, "the write path: SgWriteCopyErrno's read/write fallback restarts its own temporary"),
     ("io/h5/write.c", "remove"): (1, "the write path: SgWriteDirDiscard's tree walk in DIR.tmp"),
+    ("io/h5/writeset.c", "open-create"): (1, "the write path: a set commit's PATH.none.tmp mark (O_EXCL)"),
+    ("io/h5/writeset.c", "rename"): (2, "the write path: a set's members into place, the earlier set put back"),
+    ("io/h5/writeset.c", "unlink"): (7, "the write path: a set commit's temporaries, .prev/.none names, a member the new set lacks"),
     ("io/h5/h5file.c", "H5Fcreate"): (1, "SgH5File: PATH.tmp after SgWriteCheckMessage, committed by SgWriteCommit"),
     ("io/h5/h5file.c", "remove"): (1, "SgH5File: removes its own PATH.tmp on discard"),
     ("io/h5/h5util.c", "unlink"): (1, "SgH5RemoveForCreate: unlinks a staged temporary before H5Fcreate (callers checked the path)"),
@@ -51,7 +54,7 @@ ALLOW = {
     ("io/h5/checkpoint.c", "PetscViewerOpen-write"): (1, "the run checkpoint: BASE.chk.h5.tmp, committed by SgWriteCommitErrno"),
     # -- the run driver's own state (not user files)
     ("src/driver/sim.c", "open-create"): (1, "BASE.lock: one run per output name (flock)"),
-    ("src/driver/sim.c", "unlink"): (7, "the run's own temporaries (stale .tmp, a staged set's, BASE.h5.old.tmp, a sidecar the new output lacks) and BASE.lock"),
+    ("src/driver/sim.c", "unlink"): (6, "the run's own temporaries (stale .tmp, a staged set's, BASE.h5.old.tmp) and BASE.lock"),
     ("src/driver/sim.c", "rename"): (1, "CommitSet: the previous commit's hard link BASE.h5.old.tmp becomes the next BASE.h5.tmp (the run's own files)"),
     ("src/driver/claim.c", "open-create"): (1, "ensemble claim files (O_CREAT|O_EXCL) in BASE.members/"),
     ("src/driver/claim.c", "rename"): (1, "taking over a stale claim atomically"),

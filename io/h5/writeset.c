@@ -1,0 +1,121 @@
+/* A set of files replaced together or not at all (sgwrite.h, SgWriteSetCommitErrno): a run's BASE.h5,
+   BASE.xmf and BASE.chk.h5 describe one state, so a reader (or a restart) must never find the new
+   output beside the old checkpoint. rename(2) replaces one file atomically, not several; the set is
+   made atomic by keeping the earlier set until the whole new one is in place:
+
+     1. every new member is flushed to disk (fsync) -- a full disk shows here, before anything moves;
+     2. each member's current file gets a second name, PATH.prev.tmp (a hard link: no data copied), or,
+        when the member does not exist yet, an empty PATH.none.tmp says so;
+     3. the new members are renamed over their paths (a member with no new file is removed: a sidecar
+        the new set lacks);
+     4. the .prev/.none names go.
+
+   A failure in 1-3 removes the new temporaries and puts every member back from its .prev/.none
+   (SgWriteSetRecover), so the directory holds the earlier set exactly as it was. A process killed
+   between 2 and 4 leaves the .prev/.none names: the next run on the output calls SgWriteSetRecover,
+   which brings back the earlier set (whole) before anything else. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "sgwrite.h"
+
+#define SG_SET_NAME (PETSC_MAX_PATH_LEN + 16)
+
+static void PrevName(const char path[], char prev[], char none[])
+{
+  (void)snprintf(prev, SG_SET_NAME, "%s.prev.tmp", path);
+  (void)snprintf(none, SG_SET_NAME, "%s.none.tmp", path);
+}
+
+/* Put one member back as it was before a set commit began (a no-op when no commit left its names). */
+static int RecoverOne(const char path[])
+{
+  char        prev[SG_SET_NAME], none[SG_SET_NAME];
+  struct stat st;
+  int         err = 0;
+
+  PrevName(path, prev, none);
+  if (!lstat(prev, &st)) {
+    /* rename of two links of one file does nothing: the .prev name is then removed by hand */
+    if (rename(prev, path)) err = errno;
+    else if (!lstat(prev, &st)) (void)unlink(prev);
+  } else if (!lstat(none, &st)) { /* the member did not exist: the new one goes */
+    if (unlink(path) && errno != ENOENT) err = errno;
+    if (!err) (void)unlink(none);
+  }
+  return err;
+}
+
+int SgWriteSetRecover(int n, const char *const path[])
+{
+  int err = 0;
+
+  for (int i = 0; i < n; i++) {
+    int e = RecoverOne(path[i]);
+    if (e && !err) err = e;
+  }
+  return err;
+}
+
+/* Step 1: the new member on disk. */
+static int SyncFile(const char tmp[])
+{
+  int fd = open(tmp, O_RDONLY), err = 0;
+
+  if (fd < 0) return errno;
+  if (fsync(fd)) err = errno;
+  if (close(fd) && !err) err = errno;
+  return err;
+}
+
+/* Step 2: a second name for the member's current file, or a mark that it has none. */
+static int KeepOne(const char path[])
+{
+  char        prev[SG_SET_NAME], none[SG_SET_NAME];
+  struct stat st;
+  int         fd;
+
+  PrevName(path, prev, none);
+  if (!lstat(path, &st)) return link(path, prev) ? errno : 0;
+  fd = open(none, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (fd < 0) return errno;
+  return close(fd) ? errno : 0;
+}
+
+static void DropKept(int n, const char *const path[])
+{
+  char prev[SG_SET_NAME], none[SG_SET_NAME];
+
+  for (int i = 0; i < n; i++) {
+    PrevName(path[i], prev, none);
+    (void)unlink(prev);
+    (void)unlink(none);
+  }
+}
+
+int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path[])
+{
+  int err = 0, i;
+
+  err = SgWriteSetRecover(n, path); /* an interrupted commit's names first: the set they keep is whole */
+  for (i = 0; i < n && !err; i++)
+    if (tmp[i]) err = SyncFile(tmp[i]);
+  for (i = 0; i < n && !err; i++) err = KeepOne(path[i]);
+  for (i = 0; i < n && !err; i++) {
+    if (!tmp[i]) {
+      if (unlink(path[i]) && errno != ENOENT) err = errno;
+    } else if (SgWriteTestENOSPC()) err = ENOSPC;
+    else if (rename(tmp[i], path[i])) err = errno;
+  }
+  if (err) {
+    for (i = 0; i < n; i++)
+      if (tmp[i]) (void)unlink(tmp[i]);
+    (void)SgWriteSetRecover(n, path); /* the earlier set, as it was */
+    DropKept(n, path);               /* marks of members step 2 did not reach */
+    return err;
+  }
+  DropKept(n, path);
+  return 0;
+}
