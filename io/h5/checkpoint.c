@@ -248,7 +248,8 @@ PetscErrorCode SgCheckpointClose(SgCheckpoint *chkp)
       int err = 0; /* fsync + rename on rank 0 (sgwrite.h); every rank learns the outcome */
       if (!rank) err = SgWriteCommitErrno(chk->tmpname, chk->filename);
       PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, chk->comm));
-      PetscCheck(!err, chk->comm, PETSC_ERR_FILE_OPEN, "cannot write the checkpoint %s (%s%s): the earlier checkpoint is unchanged", chk->filename, strerror(err), err == ENOSPC ? ", disk full" : "");
+      /* a run stages its checkpoint as BASE.chk.h5.tmp (a member of its set): the user knows BASE.chk.h5 */
+      PetscCheck(!err, chk->comm, PETSC_ERR_FILE_OPEN, "cannot write the checkpoint %.*s (%s%s): the earlier checkpoint is unchanged", SgWriteShownLength(chk->filename), chk->filename, strerror(err), err == ENOSPC ? ", disk full" : "");
     }
   }
   PetscCall(PetscFree(*chkp));

@@ -531,13 +531,13 @@ static PetscErrorCode WriteXdmfFile(SgOutput out, char msg[], size_t len)
     bad     = fclose(fp) != 0 || bad;
     if (bad) {
       (void)SgWriteDiscard(tmp);
-      PetscCall(PetscSNPrintf(msg, len, "cannot write %s (disk full?)", tmp));
+      PetscCall(PetscSNPrintf(msg, len, "cannot write %.*s (disk full?)", SgWriteShownLength(xmf), xmf));
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
   {
     int err = SgWriteCommitErrno(tmp, xmf);
-    if (err) PetscCall(PetscSNPrintf(msg, len, "cannot write %s (%s%s)", xmf, strerror(err), err == ENOSPC ? ": disk full" : ""));
+    if (err) PetscCall(PetscSNPrintf(msg, len, "cannot write %.*s (%s%s)", SgWriteShownLength(xmf), xmf, strerror(err), err == ENOSPC ? ": disk full" : ""));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

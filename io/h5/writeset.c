@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sgwrite.h"
@@ -118,4 +119,10 @@ int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path
   }
   DropKept(n, path);
   return 0;
+}
+
+int SgWriteShownLength(const char path[])
+{
+  size_t n = strlen(path);
+  return (int)(n > 4 && !strcmp(path + n - 4, ".tmp") ? n - 4 : n);
 }

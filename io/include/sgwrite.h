@@ -74,6 +74,9 @@ PETSC_EXTERN int SgWriteCopyErrno(const char src[], const char dst[]);
    lock, before reading or checking the set. */
 PETSC_EXTERN int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path[]);
 PETSC_EXTERN int SgWriteSetRecover(int n, const char *const path[]);
+/* A file of a run's set is staged as BASE.X.tmp and committed into place with the set; messages
+   name the file the user knows: printf("%.*s", SgWriteShownLength(p), p) drops a trailing ".tmp". */
+PETSC_EXTERN int SgWriteShownLength(const char path[]);
 /* Test builds: whether this commit is the SURGE_TEST_ENOSPC-th of the process (counts it). */
 PETSC_EXTERN int SgWriteTestENOSPC(void);
 /* Remove a temporary (error paths); missing is fine. */
