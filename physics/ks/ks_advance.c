@@ -124,6 +124,12 @@ PetscErrorCode KsAdvanceSetUp(SgSolver sv)
     for (PetscInt j = 0; j < k->N; j++) A->xc[j] = j * k->L / k->N;
     A->zc[0] = 0.5;
     PetscCall(Export(k, A->snap));
+    { /* the grid of the blocks to come: a surrogate checks it now (SgAdvanceLoopSetGrid), not at its
+         first call mid-run (as boussinesq and sst do) */
+      SgFieldBlock grid = {1, Channels, {0, 1, k->N}, {NULL, A->zc, A->xc}, {0}, {0}, {PETSC_FALSE, PETSC_FALSE, PETSC_TRUE}, NULL};
+      Domain(k, grid.lo, grid.hi);
+      PetscCall(SgAdvanceLoopSetGrid(&A->loop, &grid));
+    }
   }
   PetscCall(SgAdvanceLoopSetUp(&A->loop, PetscObjectComm((PetscObject)sv), "ks", "ks_", AdvanceBySolver, sv, k->N, A->snap));
   PetscCall(SgSolverDeclareSlot(sv, A->loop.slot));

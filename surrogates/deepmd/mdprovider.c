@@ -2,6 +2,7 @@
    Deck:  md: {forces: deepmd, deepmd_models: [m0.h5, m1.h5, ...], deepmd_compress: true}
    Forces come from the first model (as DeePMD-kit's LAMMPS pair style does with several models);
    with K >= 2 models SgDeepmdForcesUncertainty gives the max force deviation (model deviation). */
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include "deepmd.h"
@@ -226,6 +227,7 @@ PetscErrorCode SgDeepmdForcesProviderCreate(const SgForcesProviderInfo *info, Sg
   PetscBool         set, compress = PETSC_FALSE;
   PetscReal         step = 0.01, rmin = 0.5;
   SgDeepmdForces   *c;
+  char              first[PETSC_MAX_PATH_LEN];
 
   PetscFunctionBegin;
   PetscCall(SgOptionsPathArray("-deepmd_models", "Deep Potential model files (HDF5); forces from the first, deviation from all", SG_PATH_IN, paths, &K, &set));
@@ -234,15 +236,27 @@ PetscErrorCode SgDeepmdForcesProviderCreate(const SgForcesProviderInfo *info, Sg
   PetscCall(SgOptionsReal("-deepmd_compress_step", "Table step in the normalised embedding input", "", step, &step, NULL, 1e-5, 1));
   PetscCall(SgOptionsReal("-deepmd_compress_rmin", "Smallest distance the table covers (the nets serve below)", "length", rmin, &rmin, NULL, 1e-3, 100));
   PetscCall(SgDeepmdForcesCreate(K, (const char *const *)paths, &c));
+  PetscCall(PetscStrncpy(first, paths[0], sizeof first)); /* named in a refusal below */
   for (PetscInt k = 0; k < K; k++) PetscCall(PetscFree(paths[k]));
   if (compress)
     for (PetscInt k = 0; k < K; k++) PetscCall(SgDeepmdCompress(c->models[k], step, rmin));
-  /* md type -> model type by element name; identity when the names do not match any */
+  /* md type -> model type by element name; by index for the numbered types of a LAMMPS data file
+   ("1", "2": LAMMPS's pair_coeff order). A named species the type map lacks is outside what the
+   model was trained for: refused, as the other surrogates refuse another Ra or box. */
   PetscCall(PetscMalloc1(info->ntypes, &c->tmap));
   for (PetscInt t = 0; t < info->ntypes; t++) {
     PetscInt hit = -1;
     for (PetscInt q = 0; q < c->models[0]->cfg.ntypes; q++)
       if (!strcmp(info->tname[t], c->models[0]->cfg.type_map[q])) hit = q;
+    if (hit < 0 && !isdigit((unsigned char)info->tname[t][0])) {
+      char known[256] = "";
+      for (PetscInt q = 0; q < c->models[0]->cfg.ntypes; q++) {
+        if (q) PetscCall(PetscStrlcat(known, ", ", sizeof known));
+        PetscCall(PetscStrlcat(known, c->models[0]->cfg.type_map[q], sizeof known));
+      }
+      PetscCall(PetscFree(c->tmap));
+      SETERRQ(info->comm, PETSC_ERR_USER_INPUT, "deepmd: the system has %s atoms but model %s was trained on %s only: name the atoms as in its type map, or use a model trained on %s", info->tname[t], first, known, info->tname[t]);
+    }
     if (hit < 0) {
       PetscCheck(t < c->models[0]->cfg.ntypes, info->comm, PETSC_ERR_USER_INPUT, "deepmd: md type %s (%" PetscInt_FMT ") is not in the model's type map", info->tname[t], t);
       hit = t;

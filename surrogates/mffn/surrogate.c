@@ -168,6 +168,23 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The held-out data (-mffn_valid_data), read and checked as the loader checks every dataset (kind,
+   fields, shapes, NaN/Inf), and on the training data's grid and dt. SetUp reads it once before the
+   first training step (then frees it: a bad file is refused before hours of training, not after),
+   Validate again after training. */
+static PetscErrorCode LoadValid(SgSurrogate s, SgMFFNData *V)
+{
+  SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
+  MPI_Comm          comm = PetscObjectComm((PetscObject)s);
+  const char       *files[16];
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < d->nvalid; i++) files[i] = d->valid[i];
+  PetscCall(SgMFFNDataLoad(comm, d->nvalid, files, d->crop[0], V));
+  PetscCheck(V->nz == d->data.nz && V->nx == d->data.nx && PetscAbsReal(V->dt - d->data.dt) <= 1e-9 * d->data.dt, comm, PETSC_ERR_USER_INPUT, "mffn: valid_data is %" PetscInt_FMT " x %" PetscInt_FMT " with dt %g; the training data is %" PetscInt_FMT " x %" PetscInt_FMT " with dt %g: evaluate on data of the same grid", V->nz, V->nx, (double)V->dt, d->data.nz, d->data.nx, (double)d->data.dt);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode SetUp_MFFN(SgSurrogate s)
 {
   SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
@@ -193,6 +210,11 @@ static PetscErrorCode SetUp_MFFN(SgSurrogate s)
       PetscCall(PetscSynchronizedPrintf(comm, "mffn: spatial rank %d of %d reads z [%" PetscInt_FMT ", %" PetscInt_FMT ") x x [%" PetscInt_FMT ", %" PetscInt_FMT ") of the %" PetscInt_FMT " x %" PetscInt_FMT " grid (%.0f%%)\n", sgpar_grid_spatial_rank(g), (int)d->sranks, d->data.z0, d->data.z0 + d->data.nzw, d->data.x0, d->data.x0 + d->data.nxw, d->data.nz, d->data.nx, 100.0 * d->data.nzw * d->data.nxw / ((double)d->data.nz * d->data.nx)));
     PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
     sgpar_grid_destroy(&g);
+  }
+  if (d->nvalid) { /* the held-out data, checked before the first step */
+    SgMFFNData V;
+    PetscCall(LoadValid(s, &V));
+    PetscCall(SgMFFNDataFree(&V));
   }
   d->ph.nu       = 1 / PetscSqrtReal(d->rayleigh / d->prandtl);
   d->ph.kappa    = 1 / PetscSqrtReal(d->rayleigh * d->prandtl);
@@ -274,14 +296,12 @@ static PetscErrorCode Validate(SgSurrogate s)
 {
   SgSurrogate_MFFN *d    = (SgSurrogate_MFFN *)s->data;
   MPI_Comm          comm = PetscObjectComm((PetscObject)s);
-  const char       *files[16], *ch[4] = {"p", "b", "u", "w"}, *eq[4] = {"b transport", "x-momentum", "z-momentum", "continuity"};
+  const char       *ch[4] = {"p", "b", "u", "w"}, *eq[4] = {"b transport", "x-momentum", "z-momentum", "continuity"};
   SgMFFNData        V;
   SgMFFNEval        E;
 
   PetscFunctionBegin;
-  for (PetscInt i = 0; i < d->nvalid; i++) files[i] = d->valid[i];
-  PetscCall(SgMFFNDataLoad(comm, d->nvalid, files, d->crop[0], &V));
-  PetscCheck(V.nz == d->data.nz && V.nx == d->data.nx && PetscAbsReal(V.dt - d->data.dt) <= 1e-9 * d->data.dt, comm, PETSC_ERR_USER_INPUT, "mffn: valid_data is %" PetscInt_FMT " x %" PetscInt_FMT " with dt %g; the training data is %" PetscInt_FMT " x %" PetscInt_FMT " with dt %g: evaluate on data of the same grid", V.nz, V.nx, (double)V.dt, d->data.nz, d->data.nx, (double)d->data.dt);
+  PetscCall(LoadValid(s, &V));
   for (int c = 0; c < SG_MFFN_NCH; c++) V.mean[c] = d->ph.mean[c], V.std[c] = d->ph.std[c]; /* the model's normalisation */
   PetscCall(SgMFFNEvaluate(d->model, &d->ph, &V, d->crop, d->factor, d->valid_crops, d->valid_points, (uint64_t)d->seed, &E));
   PetscCall(SgMFFNDataFree(&V));

@@ -43,6 +43,11 @@ $SURGE ensemble $I/sst/ensemble_small.yaml -ensemble_output sst_small > /dev/nul
 MF="$I/mffn/small.yaml -mffn_data rb_small.h5 -mffn_numb_steps 4 -mffn_disp_freq 2 -mffn_points 64 -mffn_lcurve ''"
 $SURGE train $MF -mffn_save_freq 2 -mffn_save_ckpt ck.h5 -train_output mf > /dev/null || exit 1
 /usr/bin/python3 "$root/tests/regression/core/hostile_files.py" "$root" . ck.h5 rb_small.h5 sst_small.h5 || exit 1
+# a small POD-LSTM model of Kuramoto-Sivashinsky (one member, a few epochs) for the KS field.advance slot
+{ cat "$I/ks/ks22.yaml"; echo "ensemble: {members: 1, sampler: uniform, seed: 4, seed_option: ks_seed, output: ks_small, contribute: fields, fields: [u]}"; } > ks_ens.yaml
+$SURGE ensemble ks_ens.yaml -sim_t_end 300 -sim_field_every 4 -ks_lyapunov 0 > /dev/null || exit 1
+printf 'train: {surrogate: podlstm, output: ks_small_podlstm}\npodlstm: {data: [ks_small.h5], fields: [u], member: 0, skip: 5, ntrain: 40, ntest: 20, modes: 4, window: 2, search: none, arch: L4, epochs: 2, patience: 2, baselines: false, prefix: ks_small}\n' > ks_train.yaml
+$SURGE train ks_train.yaml > /dev/null || exit 1
 cp npy/set.000/coord.npy c.npy
 mkdir -p badnpy1/set.000 badnpy2/set.000 badnpy3/set.000 badnpy4/set.000
 for d in badnpy1 badnpy2 badnpy3 badnpy4; do cp npy/type*.raw $d/; cp npy/set.000/*.npy $d/set.000/; done
@@ -240,6 +245,14 @@ case12 "rb4_podlstm.h5 was trained on data at rayleigh = 500000.; the solver has
 case_ 1 "was trained on data at prandtl = 1.; the solver has prandtl = 0.7" -- run $PL -boussinesq_prandtl 0.7
 case12 "rb4_podlstm.h5 was trained on a box Lx x Lz = 4. x 1.; the solver's is 4. x 2.: set -boussinesq_length 4.,1." -- run $PL -boussinesq_length 4,2
 case12 "the solver's snapshots have 2000 x 96 points (z, x)" -- run $PL -boussinesq_advance_grid output -boussinesq_output_nz 2000
+# the held-out data of mffn training is checked before the first step, not after training (NOT: a
+# progress line of the training); the KS field.advance slot's grid at set-up, not at the first
+# surrogate call after the warm-up (NOT: a step line); a Deep Potential model on a species its type
+# map lacks (it used to evaluate Ar with the water model's O by index)
+NOT="training took" case12 "field b of the data is not finite at sample 3" -- train $MF -mffn_valid_data rb_nan.h5 -train_output ok_x
+NOT="training took" case_ 1 "sst_small.h5 has no field 'p'" -- train $MF -mffn_valid_data sst_small.h5 -train_output ok_x
+NOT="step " case12 "field.advance by podlstm interpolates from at most 1024 z and 4096 x points" -- run $I/ks/ks22.yaml -sim_t_end 30 -sim_output ok_ks -ks_lyapunov 0 -sim_progress_every 1 -ks_modes 8192 -ks_advance_dt 1 -ks_advance_snapshots 2 -ks_advance_warmup 10 -ks_advance_surrogate podlstm -ks_podlstm_model ks_small_podlstm.h5 -ks_advance_swap_policy schedule
+case12 "the system has Ar atoms but model $I/deepmd/models/water.h5 was trained on O, H only" -- run $I/md/ar_metal.yaml -sim_max_steps 2 -sim_output ok_ar -md_forces deepmd -md_deepmd_models $I/deepmd/models/water.h5
 # -nn_backend cuda on this machine (no GPU), wherever a surrogate trains or predicts: one line from the
 # CUDA backend's device probe (surge opens the plugin: docs/nn.md), or, in a build without nvcc, the
 # line that says so (the surrogates of a run's field slot, mffn and podlstm, evaluate on the CPU and
