@@ -140,12 +140,13 @@ demo: bin/surge
 bench: tests
 	@for b in tests/bench/*/run.sh; do echo "== $$b"; bash $$b || exit 1; done
 
-# make install PREFIX=DIR (the KIM model for LAMMPS: make kim-install, surrogates/deepmd/module.mk): bin/surge; libsurge.a and libsgnn.a (the NN engine it uses), with the CUDA
+# make install PREFIX=DIR: bin/surge; libsurge.a and libsgnn.a (the NN engine it uses), with the CUDA
 # plugin libsgnn_cuda.so where it is built; libsurge.so
 # (the library and the NN engine in one, from position-independent objects built in build-pic/: the
 # default objects are PIE and cannot go into a shared library); the public headers in
 # include/surge/; lib/pkgconfig/surge.pc; the example decks with their models in share/surge/inputs;
-# the man page share/man/man1/surge.1, written from surge's own option tables (src/cli/manpage.sh).
+# the man page share/man/man1/surge.1, written from surge's own option tables (src/cli/manpage.sh);
+# the KIM model for LAMMPS where it is built, in lib/kim-api/ (surrogates/deepmd/module.mk, docs/deepmd.md).
 PREFIX  ?= /usr/local
 DESTDIR ?=
 PIC     := build-pic
@@ -167,13 +168,14 @@ install: $(BIN)/surge $(LIBSURGE) $(NN_ARCHIVE)
 	install -m 644 $(PUB_HDRS) $$d/include/surge/; \
 	rm -rf $$d/share/surge/inputs; cp -r inputs $$d/share/surge/inputs; \
 	src/cli/manpage.sh $(BIN)/surge inputs > $$d/share/man/man1/surge.1; \
+	$(call KIM_PREFIX_INSTALL,$$d); \
 	{ echo "prefix=$(PREFIX)"; echo 'libdir=$${prefix}/lib'; echo 'includedir=$${prefix}/include/surge'; echo; \
 	  echo "Name: surge"; echo "Description: simulation with in-process neural surrogates (PETSc solvers, NN engine)"; \
 	  echo "Version: $$($(BIN)/surge --version | awk '{print $$2}')"; \
 	  echo 'Cflags: -I$${includedir} $(strip $(PETSC_CFLAGS) $(HDF5_CFLAGS) $(BLAS_CFLAGS) $(YAML_CFLAGS))'; \
 	  echo 'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lsurge $(strip $(filter-out $(NN_ARCHIVE),$(LDLIBS)))'; \
 	  echo 'Libs.private: -lsgnn'; } > $$d/lib/pkgconfig/surge.pc; \
-	echo "installed surge into $$d (bin, lib, include/surge, lib/pkgconfig/surge.pc, share/surge/inputs, share/man/man1/surge.1)"
+	echo "installed surge into $$d (bin, lib, include/surge, lib/pkgconfig/surge.pc, share/surge/inputs, share/man/man1/surge.1, lib/kim-api where built)"
 
 clean:
 	rm -rf $(BUILD) $(PIC) bin build-san bin-san tests/logs

@@ -8,6 +8,7 @@
 #                        another parameterized model on the same driver (any file `surge model` accepts)
 #   make kim-install     copy the items into the user collection of kim-api-collections-management, or
 #                        into $KIM_API_MODEL_DRIVERS_DIR / $KIM_API_PORTABLE_MODELS_DIR when set
+#   make install PREFIX=DIR  also copies them into DIR/lib/kim-api/{model-drivers,portable-models}
 # The driver holds the surge library (position-independent objects of build-pic/, `make pic-lib`): a
 # KIM item is loaded by dlopen into the simulator and must not need surge at run time.
 KIM_CFLAGS := $(shell pkg-config --cflags libkim-api 2>/dev/null)
@@ -52,14 +53,23 @@ kim-model:
 
 # the user collection's folders, as kim-api-collections-management reports them
 KIM_USER_DIR = $(shell kim-api-collections-management list 2>/dev/null | awk '/^User Collection/{u=1} u && /^$(1):/{gsub(/\x27/,"",$$3); print $$3; exit}')
+# shell: copy every built item (build/kim/NAME/lib*.so) into the collection folders $(1) (model
+# drivers) and $(2) (portable models), each under a temporary name then renamed
+KIM_COPY = for kf in $(KIM_BUILD)/*/lib*.so; do \
+	  case $$kf in *model-driver.so) t=$(1) ;; *) t=$(2) ;; esac; \
+	  n=$$(basename $$(dirname $$kf)); install -d $$t/$$n; install -m 755 $$kf $$t/$$n/.$$(basename $$kf).tmp; mv -f $$t/$$n/.$$(basename $$kf).tmp $$t/$$n/$$(basename $$kf); \
+	  echo "kim-install: $$n -> $$t/$$n"; done
 kim-install: kim
 	@md="$${KIM_API_MODEL_DRIVERS_DIR:-$(call KIM_USER_DIR,Model Drivers)}"; pm="$${KIM_API_PORTABLE_MODELS_DIR:-$(call KIM_USER_DIR,Portable Models)}"; \
 	test -n "$$md" -a -n "$$pm" || { echo "surge: error: cannot find the KIM user collection (kim-api-collections-management list); set KIM_API_MODEL_DRIVERS_DIR and KIM_API_PORTABLE_MODELS_DIR"; exit 1; }; \
-	set -e; for d in $(KIM_BUILD)/*/lib*.so; do \
-	  case $$d in *model-driver.so) t=$$md ;; *) t=$$pm ;; esac; \
-	  n=$$(basename $$(dirname $$d)); install -d $$t/$$n; install -m 755 $$d $$t/$$n/.$$(basename $$d).tmp; mv -f $$t/$$n/.$$(basename $$d).tmp $$t/$$n/$$(basename $$d); \
-	  echo "kim-install: $$n -> $$t/$$n"; done
+	set -e; $(call KIM_COPY,$$md,$$pm)
+# make install PREFIX=DIR puts the built items into DIR/lib/kim-api/model-drivers and
+# DIR/lib/kim-api/portable-models: a KIM "environment collection" once KIM_API_MODEL_DRIVERS_DIR and
+# KIM_API_PORTABLE_MODELS_DIR name those folders (docs/deepmd.md); nothing outside DIR is touched
+install: kim
+KIM_PREFIX_INSTALL = $(call KIM_COPY,$(1)/lib/kim-api/model-drivers,$(1)/lib/kim-api/portable-models)
 else
 kim kim-model kim-install:
 	@echo "note: the KIM API (libkim-api-dev) was not found: the KIM model for LAMMPS (surrogates/deepmd/kim) is not built; ./configure --install-deps installs it"
+KIM_PREFIX_INSTALL = echo "note: the KIM API (libkim-api-dev) was not found: no KIM model for LAMMPS installed"
 endif
