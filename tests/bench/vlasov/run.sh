@@ -9,7 +9,9 @@
 #   - the kernels' flop rate (flops counted by the generator) against DGEMM measured here, and their
 #     memory traffic against the triad bandwidth measured here (roofs from test_vlasov_roof),
 #   - the ratio to gkylzero's per-cell figures on this kind of machine (the anchors page of the design notes).
-# Usage: tests/bench/vlasov/run.sh   (after make tests)
+# Vlasov-Maxwell 2x3v p=1 and p=2 as well (gkylzero 6.2 and 17 us per cell).
+# Usage: tests/bench/vlasov/run.sh   (after make tests); ONLY=vm2x3v runs only the cases whose name
+# starts with ONLY (and skips the demo deck); REPS=N repetitions, the fastest counts.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 (cd "$ROOT" && make -s bin/surge build/tests/test_vlasov_roof >/dev/null) || { echo "bench vlasov: cannot build bin/surge and test_vlasov_roof (run ./configure first)"; exit 2; }
@@ -22,6 +24,7 @@ cat roof.txt
 REPS=${REPS:-3} # the machine is shared: every case runs REPS times and the fastest run counts
 run() { # name np cells gkyl_ns args...
   local name=$1 np=$2 cells=$3 gk=$4; shift 4
+  [[ "$name" == "${ONLY:-}"* ]] || return 0
   for r in $(seq $REPS); do
     "$SURGE" run "$@" -sim_field_every 0 -sim_diag_every 100000000 -vlasov_fit none -log_view -sim_output "$name" > "$name.$r.log" 2>&1
   done
@@ -31,13 +34,18 @@ run 1x1v_p2 8 4096 170 $D/landau.yaml -vlasov_cells 64,64 -sim_max_steps 300
 run 1x2v_p2 20 4096 390 $D/landau.yaml -vlasov_vdim 2 -vlasov_cells 16,16,16 -vlasov_lower 0,-6,-6 -vlasov_upper $L,6,6 -sim_max_steps 60
 run 2x2v_p1 16 16384 870 $D/landau2d.yaml -vlasov_order 1 -vlasov_cells 8,8,16,16 -sim_max_steps 30
 run 2x2v_p2 48 16384 2900 $D/landau2d.yaml -vlasov_order 2 -vlasov_cells 8,8,16,16 -sim_max_steps 10
-# Vlasov-Maxwell 1x3v p=2 (the one anchor shape with generated Maxwell kernels; gkylzero 2.9 us per
+# Vlasov-Maxwell 1x3v p=2 (gkylzero 2.9 us per
 # cell for its Vlasov-Maxwell update), collisionless and with BGK (LBO is not implemented in 1x3v)
 VM="$D/weibel.yaml -vlasov_vdim 3 -vlasov_cells 8,10,10,10 -vlasov_lower 0,-1,-1,-1 -vlasov_upper 15.707963267948966,1,1,1 -vlasov_elc_drift 0,0.3,0"
 run vm1x3v_p2 48 8000 2900 $VM -sim_max_steps 10
 run vm1x3v_p2_bgk 48 8000 2900 $VM -vlasov_collisions bgk -vlasov_elc_nu 0.05 -sim_max_steps 3
+# Vlasov-Maxwell 2x3v (the Weibel physics with a y direction): gkylzero 6.2 us (p=1), 17 us (p=2)
+VM2="$D/weibel.yaml -vlasov_cdim 2 -vlasov_vdim 3 -vlasov_lower 0,0,-1,-1,-1 -vlasov_upper 15.707963267948966,6,1,1,1 -vlasov_maxwell_k 0.4,0 -vlasov_elc_drift 0,0.3,0"
+run vm2x3v_p1 32 16000 6200 $VM2 -vlasov_order 1 -vlasov_cells 4,4,10,10,10 -sim_max_steps 6
+run vm2x3v_p2 112 8000 17000 $VM2 -vlasov_order 2 -vlasov_cells 4,2,10,10,10 -sim_max_steps 3
+run vm2x3v_p1_bgk 32 16000 6200 $VM2 -vlasov_order 1 -vlasov_cells 4,4,10,10,10 -vlasov_collisions bgk -vlasov_elc_nu 0.05 -sim_max_steps 2
 # the demo problem end to end: gkylzero runs it (32x32, p=2) at 4.45 s for 8489 steps = 0.524 ms/step
-for r in $(seq $REPS); do "$SURGE" run $D/landau.yaml -sim_field_every 0 -sim_output demo > demo.$r.log 2>&1; done
+[ -n "${ONLY:-}" ] || for r in $(seq $REPS); do "$SURGE" run $D/landau.yaml -sim_field_every 0 -sim_output demo > demo.$r.log 2>&1; done
 /usr/bin/python3 - <<'PY'
 import re, glob
 roof = dict(l.split()[:2] for l in open('roof.txt'))
@@ -84,6 +92,7 @@ print('adj = the same ratio with our time scaled by DGEMM(idle, 16 GFLOP/s) / DG
 def demo(fn):
     t = open(fn).read()
     return int(re.findall(r'step\s+(\d+)\s+t', t)[-1]), float(re.findall(r'wall ([0-9.]+)s', t)[-1]), t
+if not glob.glob('demo.*.log'): raise SystemExit(0)  # ONLY= set: no demo run
 steps, wall, txt = min((demo(f) for f in glob.glob('demo.*.log')), key=lambda x: x[1])
 print('\ndemo deck (Landau 32x32 p=2, t=25): %d steps in %.2f s wall = %.3f ms/step; gkylzero 0.524 ms/step -> %.2fx (adj %.2fx)' % (
     steps, wall, 1e3 * wall / steps, 0.524 / (1e3 * wall / steps), load * 0.524 / (1e3 * wall / steps)))
