@@ -22,6 +22,7 @@ and ensemble jobs.
                             the N-th commit), and a real 2 MiB tmpfs for a run's set where mounting
                             works
   file_families.py concurrent two trainings on one -train_output at once
+  file_families.py killedcommit  a run killed inside its set commit: the next run puts the earlier set back
   FUZZ_DISKFULL_FROM=i FUZZ_DISKFULL_TO=j   run only DISKFULL[i:j] (0: boussinesq run set, 1: md outputs)
 
 The judgement is file_safety.judge's: every file that existed before is byte-identical afterwards
@@ -474,6 +475,31 @@ def diskfull():
         for x in (first, d):
             shutil.rmtree(x, ignore_errors=True)
     print(f"file-safety disk full (injected ENOSPC at every commit): {n} cases")
+
+
+def killedcommit():
+    """A run killed inside the commit of its set (io/h5/writeset.c): BASE.h5 already the new one, every
+    member's earlier file kept as BASE.X.prev.tmp. The next run on that output puts the earlier set back
+    before anything else: here it then fails at its first commit (injected full disk), so the directory
+    must hold the earlier set byte for byte and no .tmp. Without the recovery: a new r.h5 beside the
+    old r.chk.h5, and the .prev.tmp names left."""
+    d, new = os.path.join(W, "killed"), os.path.join(W, "killed.new")
+    args = ["run", "rb.yaml", "-sim_max_steps", "2", "-sim_field_every", "1", "-sim_output", "r"]
+    for x, seed in ((d, "1"), (new, "5")):
+        shutil.rmtree(x, ignore_errors=True)
+        os.makedirs(x)
+        shutil.copy(os.path.join(IN, "boussinesq/rb_ra1e4.yaml"), os.path.join(x, "rb.yaml"))
+        rc, out = fs.run(args + ["-boussinesq_seed", seed], cwd=x)
+        assert rc == 0, f"killedcommit: the job fails\n{out[-1500:]}"
+    before = fs.snapshot(d)
+    for m in ("r.h5", "r.xmf", "r.chk.h5"):  # step 2 of the set commit done, then the first rename
+        os.link(os.path.join(d, m), os.path.join(d, m + ".prev.tmp"))
+    os.rename(os.path.join(new, "r.h5"), os.path.join(d, "r.h5"))
+    rc, out = fs.run(args + ["-boussinesq_seed", "7"], cwd=d, env=dict(fs.ENV, SURGE_TEST_ENOSPC="1"), timeout=45)
+    fs.judge("a run after one killed inside its set commit (disk full at its first commit)", rc, out, before, d, allow_success=False)
+    for x in (d, new):
+        shutil.rmtree(x, ignore_errors=True)
+    print("file-safety killed set commit: 1 case")
 
 
 def concurrent():
