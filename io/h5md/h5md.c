@@ -98,7 +98,14 @@ PetscErrorCode SgH5MDCreate(MPI_Comm comm, const char file[], PetscInt N, const 
   h->fapl = fapl;
   /* through the write path: PATH.tmp (a copy of the earlier trajectory when continuing it), renamed
      over PATH at each checkpoint and at the end of the run (SgH5MDCommit) */
-  PetscCall(SgH5StagedOpen(comm, "-md_traj_file", file, SG_FILE_TRAJECTORY, append, fapl, &h->file, h->tmp, sizeof h->tmp));
+  { /* a refusal (or a failed copy/create) frees what was made so far: the caller may go on (a test, an ensemble) */
+    PetscErrorCode ierr = SgH5StagedOpen(comm, "-md_traj_file", file, SG_FILE_TRAJECTORY, append, fapl, &h->file, h->tmp, sizeof h->tmp);
+    if (ierr) {
+      (void)H5Pclose(fapl);
+      PetscCall(PetscFree(h));
+      PetscCall(ierr);
+    }
+  }
   exists = H5Lexists(h->file, "/h5md", H5P_DEFAULT) > 0;
   if (!exists) {
     {
