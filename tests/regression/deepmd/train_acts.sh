@@ -10,6 +10,8 @@
 #   PyTorch  the exported .yaml evaluated by tests/regression/deepmd/dp_reference.py (independent
 #            PyTorch code from DeePMD-kit's dpmodel semantics, autograd forces) on a periodic and an open
 #            frame: surge's import reproduces atomic energies, forces and atomic virials to 1e-10;
+#   stats    davg/dstd stored by the trainer = numpy's computation from the training data by DeePMD-kit's
+#            rule (stats_check.py), without and with exclude_types, to 1e-12 relative;
 #   refusal  exclude_types with se_e2_r, an odd-length exclude_types, an unknown activation: one line.
 set -e
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -62,6 +64,11 @@ check excl -deepmd_activation_function softplus -deepmd_fitting_activation_funct
 check r_gelu -deepmd_descriptor se_e2_r -deepmd_fitting_neuron 24,24 -deepmd_activation_function gelu -deepmd_fitting_activation_function sigmoid
 grep -q 'activation_function' $D/gelu.yaml
 echo "ok    trained with gelu, softplus/relu + exclude_types, se_e2_r gelu/sigmoid; export -> import identical; = PyTorch reference to 1e-10"
+# the descriptor statistics the trainer computed from the data (davg/dstd, stats.c) against an
+# independent numpy computation of DeePMD-kit's rule (stats_check.py; the first stat_frames = 20 frames,
+# inputs/deepmd/pair.yaml), without and with exclude_types
+for name in gelu excl; do /usr/bin/python3 tests/regression/deepmd/stats_check.py $D/${name}_0.h5 $D/pair_train.h5 20; done
+echo "ok    davg/dstd of surge train = numpy (DeePMD-kit's EnvMatStatSe rule) to 1e-12"
 # 2 ranks = 1 rank (data-parallel training with the new activations)
 $MPI $SURGE train inputs/deepmd/pair.yaml $DATA -deepmd_activation_function gelu -deepmd_fitting_activation_function gelu \
   -deepmd_numb_steps 20 -train_output $D/gelu2 > $D/gelu2.txt
