@@ -144,6 +144,14 @@ static PetscErrorCode SgDatasetSetProvenance_Impl(SgDataset ds, const char deck[
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode SgDatasetSetProvenanceItem_Impl(SgDataset ds, const char key[], const char value[])
+{
+  PetscFunctionBegin;
+  PetscCheck(ds->mode == SG_DATASET_APPEND, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "%s: opened read-only", ds->path);
+  PetscCall(SgH5WriteAttrString(ds->path, ds->gprov, key, value));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode SgDatasetDefineField_Impl(SgDataset ds, const char name[], SgDType dtype, PetscInt rowdim, const PetscInt rowshape[], const char units[], PetscInt chunk_rows)
 {
   SgField *f;
@@ -659,7 +667,8 @@ PetscErrorCode SgDatasetStringsFree(PetscInt n, char ***strs)
 static PetscErrorCode SgDatasetGetProvenance_Impl(SgDataset ds, const char key[], char **value)
 {
   PetscFunctionBegin;
-  PetscCall(SgH5ReadAttrString(ds->path, ds->gprov, key, value));
+  *value = NULL; /* absent (an item added after the file was written): NULL, as callers expect */
+  if (H5Aexists(ds->gprov, key) > 0) PetscCall(SgH5ReadAttrString(ds->path, ds->gprov, key, value));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -798,6 +807,13 @@ PetscErrorCode SgDatasetSetProvenance(SgDataset ds, const char deck[], const cha
 {
   PetscFunctionBegin;
   SgH5Locked(SgDatasetSetProvenance_Impl(ds, deck, source));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetSetProvenanceItem(SgDataset ds, const char key[], const char value[])
+{
+  PetscFunctionBegin;
+  SgH5Locked(SgDatasetSetProvenanceItem_Impl(ds, key, value));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -4,6 +4,7 @@
    help options are not content. */
 #include "sgsys.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -104,5 +105,45 @@ PetscErrorCode SgConfigFingerprint(MPI_Comm comm, const char deck[], const char 
   PetscCall(PetscFree(all));
   PetscCallMPI(MPI_Bcast(&h, 1, MPI_UNSIGNED_LONG, 0, comm));
   PetscCall(PetscSNPrintf(fp, len, "%016lx", h));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* whether s is a number or a comma-separated list of numbers */
+static PetscBool NumberList(const char s[])
+{
+  const char *q = s;
+  if (!s[0]) return PETSC_FALSE;
+  for (;;) {
+    char *end;
+    (void)strtod(q, &end);
+    if (end == q) return PETSC_FALSE;
+    if (!*end) return PETSC_TRUE;
+    if (*end != ',') return PETSC_FALSE;
+    q = end + 1;
+  }
+}
+
+PetscErrorCode SgConfigRecord(const char prefix[], const char *const skip[], char rec[], size_t len)
+{
+  char  *all, *tok, *save = NULL;
+  char   name[256] = "";
+  size_t used;
+
+  PetscFunctionBegin;
+  used = (size_t)snprintf(rec, len, "solver=%.*s", (int)(strlen(prefix) - 1), prefix);
+  PetscCall(PetscOptionsGetAll(NULL, &all));
+  for (tok = strtok_r(all, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+    const PetscBool isname = (PetscBool)(tok[0] == '-' && ((tok[1] >= 'a' && tok[1] <= 'z') || (tok[1] >= 'A' && tok[1] <= 'Z')));
+    if (isname) {
+      name[0] = 0;
+      if (!strncmp(tok + 1, prefix, strlen(prefix)) && !NotContent(tok + 1, skip)) snprintf(name, sizeof name, "%s", tok + 1 + strlen(prefix));
+      continue;
+    }
+    if (!name[0] || !NumberList(tok)) continue;
+    if (used < len) used += (size_t)snprintf(rec + used, len - used, ";%s=%s", name, tok);
+    name[0] = 0;
+  }
+  PetscCall(PetscFree(all));
+  if (used >= len) rec[0] = 0; /* too long to keep whole: nothing rather than a cut list */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -308,6 +308,23 @@ static PetscErrorCode MergeInto(SgEnsemble e)
   PetscCall(SgDatasetCreate(PETSC_COMM_SELF, out, "field_snapshots", PETSC_TRUE, &ds)); /* OUT.h5.tmp (an interrupted merge's is replaced) */
   PetscCall(SgDatasetSetProvenance(ds, decktext, source));
   PetscCall(PetscFree(decktext));
+  { /* the solver's numeric parameters after the command line's overrides (the deck's text alone would
+       give the deck's value of an option overridden on the command line), less what the members vary:
+       a model trained on the dataset records them (POD-LSTM's trained_physics) */
+    char        solver[64] = "", prefix[72], rec[1024];
+    const char *skip[SG_ENS_MAX_PARAMS + 2];
+    PetscInt    ns = 0;
+    PetscBool   set;
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-sim_solver", solver, sizeof solver, &set));
+    for (PetscInt j = 0; j < e->nvary; j++) skip[ns++] = e->vary[j];
+    if (e->seed_option[0]) skip[ns++] = e->seed_option;
+    skip[ns] = NULL;
+    if (set && solver[0]) {
+      PetscCall(PetscSNPrintf(prefix, sizeof prefix, "%s_", solver));
+      PetscCall(SgConfigRecord(prefix, skip, rec, sizeof rec));
+      PetscCall(SgDatasetSetProvenanceItem(ds, "physics", rec));
+    }
+  }
 
   for (PetscInt m = 0; m < e->members; m++) {
     SgH5File f;

@@ -180,9 +180,14 @@ PetscErrorCode SgPodLstmDataLoad(MPI_Comm comm, PetscInt nfiles, const char *con
     PetscCall(SgDatasetOpen(PETSC_COMM_SELF, files[fi], SG_DATASET_READ, &ds));
     PetscCall(SgDatasetGetNumSamples(ds, &n));
     if (fi == 0) { /* the physics the data was made with, for the model to record */
-      char *deck = NULL;
-      PetscCall(SgDatasetGetProvenance(ds, "deck", &deck));
-      PetscCall(SgPodLstmPhysicsFromDeck(deck, D->physics, sizeof D->physics));
+      char *deck = NULL, *phys = NULL;
+      PetscCall(SgDatasetGetProvenance(ds, "physics", &phys)); /* surge ensemble's record: the options after overrides */
+      if (phys && phys[0]) PetscCall(PetscStrncpy(D->physics, phys, sizeof D->physics));
+      else { /* a dataset written before the record: the deck's text */
+        PetscCall(SgDatasetGetProvenance(ds, "deck", &deck));
+        PetscCall(SgPodLstmPhysicsFromDeck(deck, D->physics, sizeof D->physics));
+      }
+      PetscCall(PetscFree(phys));
       PetscCall(PetscFree(deck));
     }
     for (PetscInt f = 0; f < nfields; f++) {

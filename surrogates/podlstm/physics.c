@@ -8,8 +8,9 @@
    S: {key: number or [numbers]}), less the keys the ensemble varies across members (ensemble: {vary:
    [S_key]}), which have no one value. The record is the model attribute trained_physics; a model
    without it (written before it existed) is not checked.
-   Known limit: the provenance is the deck's text, not the options after command-line overrides, so a
-   dataset made with `surge ensemble deck.yaml -S_key V` records the deck's value. */
+   Datasets surge ensemble writes now carry the record itself (provenance item "physics", the options
+   after command-line overrides: SgConfigRecord); data.c reads the deck only for older datasets, whose
+   record gives the deck's value of an option overridden on the command line. */
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>

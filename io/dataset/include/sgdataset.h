@@ -52,6 +52,9 @@ PETSC_EXTERN PetscErrorCode SgDatasetCreate(MPI_Comm, const char path[], const c
    if PATH is an input of the run or another kind of file (sgwrite.h). */
 PETSC_EXTERN PetscErrorCode SgDatasetCreateAs(MPI_Comm, const char path[], const char kind[], const char filekind[], PetscBool overwrite, SgDataset *);
 PETSC_EXTERN PetscErrorCode SgDatasetSetProvenance(SgDataset, const char deck[], const char source[]);
+/* One more provenance string (e.g. "physics": the solver's parameters after the command line's
+   overrides, written by surge ensemble; read back with SgDatasetGetProvenance). */
+PETSC_EXTERN PetscErrorCode SgDatasetSetProvenanceItem(SgDataset, const char key[], const char value[]);
 /* Refuses (one error naming `option`) when `file` exists and is a surge dataset: an output that is
    not a dataset (a run's fields, a model) must never replace one, e.g. the training data. */
 PETSC_EXTERN PetscErrorCode SgDatasetCheckNotOverwritten(MPI_Comm, const char option[], const char file[]);
@@ -98,6 +101,7 @@ PETSC_EXTERN PetscErrorCode SgDatasetReadStatic(SgDataset, const char name[], Sg
    PetscStrArrayDestroy-style loop or SgDatasetStringsFree. */
 PETSC_EXTERN PetscErrorCode SgDatasetReadStrings(SgDataset, const char name[], PetscInt *n, char ***strs);
 PETSC_EXTERN PetscErrorCode SgDatasetStringsFree(PetscInt n, char ***strs);
+/* *value: the provenance string (PetscFree it), NULL when the file has none under key */
 PETSC_EXTERN PetscErrorCode SgDatasetGetProvenance(SgDataset, const char key[], char **value);
 
 /* ---- append (crash safe) ------------------------------------------------------------------- */

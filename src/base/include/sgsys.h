@@ -181,6 +181,11 @@ PETSC_EXTERN uint64_t SgHash64(const void *data, size_t len, uint64_t seed);
    or next to deck). Collective: rank 0 reads the files. Work done under another fingerprint is not
    reused. */
 PETSC_EXTERN PetscErrorCode SgConfigFingerprint(MPI_Comm comm, const char deck[], const char prefix[], const char *const skip[], char fp[], size_t len);
+/* The numeric options starting with prefix ("boussinesq_") after the command line's overrides, as a
+   record "solver=boussinesq;rayleigh=1e6;length=4,1" (prefix without its '_' as the solver; options
+   starting with an entry of skip left out; "" if it does not fit): what a solver was run with, for a
+   model trained on its output to check against (POD-LSTM's trained_physics). */
+PETSC_EXTERN PetscErrorCode SgConfigRecord(const char prefix[], const char *const skip[], char rec[], size_t len);
 
 /* Before allocating `count` items of `bytes_per_item` bytes (count computed in floating point, so
    it cannot wrap): one user-input error naming `option` and the memory it would need if the count

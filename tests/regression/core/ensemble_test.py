@@ -66,3 +66,14 @@ rc, out = surge(["ensemble", d, "-ensemble_output", "bad", "-ensemble_sampler", 
 check("needs points" in out, "grid sampler without points rejected")
 rc, out = surge(["ensemble", d, "-ensemble_output", "bad", "-ensemble_vary", "heat_kapa,heat_amplitude"], w, ranks=2, expect_ok=False)
 check("did you mean -heat_kappa" in out, "misspelled varied option is caught with a suggestion")
+
+# The dataset's provenance records the solver's parameters after the command line's overrides (issue
+# 33: the deck's text alone gives the deck's mode [1, 1]), less what the members vary: a model trained
+# on it records them as what it was trained for (POD-LSTM's trained_physics).
+surge(["ensemble", d, "-ensemble_output", "phys", "-ensemble_members", "2", "-heat_mode", "2,1"], w)
+with h5py.File(f"{w}/phys.h5", "r") as f:
+    rec = f["provenance"].attrs["physics"]
+    rec = rec.decode() if isinstance(rec, bytes) else str(rec)
+items = dict(kv.split("=", 1) for kv in rec.split(";"))
+check(items.get("solver") == "heat" and items.get("mode") == "2,1" and items.get("cells") == "16,12", f"provenance physics has the command line's mode 2,1 and the deck's cells: {rec}")
+check("kappa" not in items and "amplitude" not in items, f"the varied options are left out: {rec}")

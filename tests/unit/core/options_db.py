@@ -17,13 +17,13 @@ ALLOW = {
     "src/base/options.c": "the SgOptions getters themselves",
     # the driver layer peeks at its own -sim_solver (read by sim.c, the same layer) to validate an
     # ensemble's contribution before any member is built
-    "src/driver/ensemble.c": "the driver's own -sim_solver, before the members exist",
+    "src/driver/ensemble.c": "the driver's own -sim_solver, before the members exist and for the dataset's physics record",
     # PETSc's own -no_signal_handler: surge's crash handler (which commits or removes BASE.log.tmp)
     # replaces PETSc's, so it must stay out exactly when the user turned PETSc's off
     "src/base/init.c": "PETSc's generic -no_signal_handler, read as PetscInitialize reads it",
     # the fingerprint of a job's effective configuration hashes every option (the deck after the
     # command line's overrides) to decide whether earlier work may be reused; it reads no value for use
-    "src/base/fingerprint.c": "the whole database, hashed (SgConfigFingerprint), no value used",
+    "src/base/fingerprint.c": "the whole database, hashed (SgConfigFingerprint) or recorded as provenance (SgConfigRecord)",
 }
 bad = []
 for top in ("src", "io", "physics", "surrogates"):
