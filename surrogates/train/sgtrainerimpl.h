@@ -52,6 +52,10 @@ struct _p_SgTrainer {
   char            compress[16];
   PetscMPIInt     zn, *zcount, *zdispl;
   double          zbytes, zsteps, zmem[3];
+  /* lion_cub (lioncub.c): the momentum-sync interval, this step's rate, the packed votes */
+  PetscInt        cub_sync;
+  double          cub_lr;
+  unsigned char  *cub_bits, *cub_all;
   /* process grid: data groups x spatial ranks (0: ranks / spatial ranks) */
   PetscInt        dgroups, sranks;
   SgparGrid       grid;
@@ -89,6 +93,9 @@ PETSC_INTERN PetscErrorCode SgTrainerZeroGather(SgTrainer, SgnnOptim *full);
 PETSC_INTERN PetscErrorCode SgTrainerZeroScatter(SgTrainer, SgnnOptim full);
 PETSC_INTERN PetscErrorCode SgTrainerZeroSurrogateCheckpoint(SgTrainer, SgTrainerCkptMode, const char path[], PetscInt *step);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);
+PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync);
+PETSC_INTERN PetscErrorCode SgTrainerLionCubUpdate(SgTrainer);
+PETSC_INTERN double         SgTrainerLionCubBytes(SgTrainer, PetscMPIInt size, PetscBool sync_step);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauStep(SgTrainer, PetscInt step, double loss, int64_t nglobal);
 PETSC_INTERN PetscErrorCode SgTrainerClipStep(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauReport(SgTrainer, PetscInt steps);

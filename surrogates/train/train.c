@@ -173,6 +173,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     PetscCall(SgTrainerClipStep(t));
     PetscCall(PetscLogEventBegin(SG_TRAINER_Update, t, 0, 0, 0));
     SgCallNN(sgnn_optim_set_lr(t->opt, info.lr));
+    t->cub_lr = info.lr; /* lion_cub's scale */
     PetscCall(SgTrainerZeroUpdate(t)); /* sharded: this rank's block, then the all-gather (zero.c) */
     PetscCall(PetscLogEventEnd(SG_TRAINER_Update, t, 0, 0, 0));
     t->step = step + 1;

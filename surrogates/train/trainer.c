@@ -40,6 +40,7 @@ PetscErrorCode SgTrainerCreate(MPI_Comm comm, SgTrainer *out)
   t->nsteps       = 1;
   t->sranks       = 1; /* and dgroups 0: every rank its own data group */
   PetscCall(PetscStrncpy(t->compress, "none", sizeof t->compress));
+  t->cub_sync = 10; /* lion_cub: momenta averaged every 10 steps (our default; -train_lion_cub_sync) */
   sgnn_optim_defaults(SGNN_ADAM, &t->oc);
   t->sched.kind = SGNN_LR_CONST, t->sched.lr0 = t->oc.lr;
   PetscCall(SgTrainerPlateauDefault(&t->plateau));
@@ -320,6 +321,7 @@ PetscErrorCode SgTrainerSetFromOptions(SgTrainer t)
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &t->dgroups, &t->sranks));
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &t->plateau, &t->clip));
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &t->oc, &t->shard, t->compress, sizeof t->compress));
+  PetscCall(SgOptionsInt("-lion_cub_sync", "lion_cub: average the ranks' Lion momenta every this many steps (0: never; each rank otherwise keeps its own)", t->cub_sync, &t->cub_sync, NULL, 0, PETSC_MAX_INT));
   PetscOptionsEnd();
   PetscCall(SgTrainerSetPlateau(t, &t->plateau)); /* its checks */
   t->bucket_bytes = (size_t)kb << 10;
@@ -479,6 +481,7 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
   sgpar_grid_destroy(&t->grid);
   sgnn_optim_destroy(&t->opt);
   PetscCall(PetscFree2(t->zcount, t->zdispl));
+  PetscCall(PetscFree2(t->cub_bits, t->cub_all));
   PetscCall(PetscHeaderDestroy(pt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

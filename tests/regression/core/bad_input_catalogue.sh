@@ -230,7 +230,7 @@ case_ 1 "'zip' is not one of: none, lion_cub, sdp4bit" -- train $MF -mffn_compre
 case12 "plain SGD (momentum 0) keeps none" -- train $MF -mffn_optimizer sgd -mffn_shard 1 -train_output ok_x
 case_ 1 "it needs -mffn_shard 2" -- train $MF -mffn_compress sdp4bit -train_output ok_x
 case_ 1 "add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub -train_output ok_x
-case_ 1 "lion_cub (1-bit sign updates with majority vote) is not implemented yet" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -train_output ok_x
+case_ 1 "lion_cub votes on the whole update and keeps a momentum per rank: use it with -mffn_shard 0" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -mffn_shard 1 -train_output ok_x
 case_ 1 "sdp4bit (4-bit weight differences and gradients) is not implemented yet" -- train $MF -mffn_shard 2 -mffn_compress sdp4bit -train_output ok_x
 case12 "-mffn_shard 3 (ZeRO stage 3" -- train $MF -mffn_shard 3 -train_output ok_x
 # a model output over a file of another kind: refused before training, not after it (NOT: what the

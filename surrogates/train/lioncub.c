@@ -1,0 +1,121 @@
+/* -PREFIX_compress lion_cub: data-parallel Lion that sends 1-bit sign updates (issue 38).
+
+   After Distributed Lion (Liu et al. 2024, majority vote of the workers' binary updates) and Lion
+   Cub (Ishikawa et al., ICML 2025, "Lion Cub: Minimizing Communication Overhead in Distributed
+   Lion": 1-bit communication of Lion's update vector, momentum synchronized only now and then).
+   Our own code, from the papers' descriptions:
+     every rank keeps its own momentum m_r and uses its own (local) gradient g_r (no gradient
+     allreduce: the "local" sync below only scales it as the global one would, by N / nglobal);
+     c = b1 m_r + (1 - b1) g_r; the sign of c is one bit (1: c > 0; c == 0 is sent as -1);
+     the ranks all-gather the packed bits (ceil(Psi/8) bytes each, MPI_BYTE) and every rank counts
+     the votes: the update is u = sign(sum of the ranks' +-1) (majority vote; a tie, possible for
+     even N, moves nothing); the scale is the learning rate: p -= lr (u + wd p), as Lion's;
+     m_r = b2 m_r + (1 - b2) g_r; every M steps (-PREFIX_lion_cub_sync, 0: never) the momenta are
+     averaged by an allreduce.
+   On 1 rank there is nothing to vote on: u = sign(c) exactly, and the step is plain Lion's, bit
+   for bit (the test checks it). Bytes per step: the all-gather of N blocks of B = ceil(Psi/8)
+   bytes sends (N-1) B per rank (ring), plus 2(N-1)/N b Psi on a momentum-sync step. Against a
+   float32 allreduce of the gradient, 2(N-1)/N 4 Psi, that is 32x fewer on 2 ranks; the all-gather
+   grows with N (16x on 3 ranks... 64/N), which is why Lion Cub's paper reduces votes with a
+   low-bit allreduce at scale (not done here). */
+#include "sgtrainerimpl.h"
+#include "sgsys.h"
+
+/* ---- the local sync: each rank keeps its own gradient, scaled as the global sum would be ---- */
+static PetscErrorCode Begin_Local(SgTrainerSync s, PetscInt nlocal)
+{
+  PetscFunctionBegin;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode End_Local(SgTrainerSync s, PetscInt nglobal)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(s->comm, &size));
+  if (s->scaling == SG_TRAINER_LOSS_SUM) SgCallNN(sgnn_tensor_scale(sgnn_params_grads(s->P), (double)size / (double)nglobal));
+  else if (size > 1) SgCallNN(sgnn_tensor_scale(sgnn_params_grads(s->P), (double)size));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Describe_Local(SgTrainerSync s, char buf[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(buf, len, "local gradients (lion_cub: the ranks vote on 1-bit updates instead of summing gradients)\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync s)
+{
+  PetscFunctionBegin;
+  s->begin    = Begin_Local;
+  s->end      = End_Local;
+  s->describe = Describe_Local;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the bytes one step sends per rank (see the top of the file) */
+double SgTrainerLionCubBytes(SgTrainer t, PetscMPIInt size, PetscBool sync_step)
+{
+  SgnnTensor v   = sgnn_params_values(t->P);
+  double     psi = (double)sgnn_tensor_numel(v), b = sgnn_tensor_dtype(v) == SGNN_F32 ? 4 : 8;
+  double     B   = (double)((sgnn_tensor_numel(v) + 7) / 8);
+  if (size == 1) return 0;
+  return (size - 1) * B + (sync_step ? 2.0 * (size - 1) / size * b * psi : 0);
+}
+
+#define CUB_STEP(T, MPIT) \
+  do { \
+    T *p = (T *)sgnn_tensor_data(v), *m = (T *)sgnn_tensor_data(mt); \
+    const T *g = (const T *)sgnn_tensor_data(gt); \
+    const T  b1 = (T)t->oc.beta1, b2 = (T)t->oc.beta2, lr = (T)t->cub_lr, wd = (T)t->oc.weight_decay; \
+    if (size > 1) { \
+      PetscCall(PetscArrayzero(t->cub_bits, B)); \
+      for (long i = 0; i < n; i++) \
+        if (b1 * m[i] + (1 - b1) * g[i] > 0) t->cub_bits[i >> 3] |= (unsigned char)(1u << (i & 7)); \
+      PetscCallMPI(MPI_Allgather(t->cub_bits, (PetscMPIInt)B, MPI_BYTE, t->cub_all, (PetscMPIInt)B, MPI_BYTE, comm)); \
+    } \
+    for (long i = 0; i < n; i++) { \
+      T u; \
+      if (size > 1) { \
+        int votes = 0; \
+        for (PetscMPIInt r = 0; r < size; r++) votes += (t->cub_all[(size_t)r * B + (i >> 3)] >> (i & 7)) & 1; \
+        votes = 2 * votes - size; \
+        u     = votes > 0 ? (T)1 : (votes < 0 ? (T)-1 : (T)0); \
+      } else { \
+        T c = b1 * m[i] + (1 - b1) * g[i]; \
+        u   = c > 0 ? (T)1 : (c < 0 ? (T)-1 : (T)0); \
+      } \
+      p[i] -= lr * wd * p[i]; /* the same operations, in the same order, as the engine's Lion */ \
+      p[i] -= lr * u; \
+      m[i] = b2 * m[i] + (1 - b2) * g[i]; \
+    } \
+    if (sync && size > 1) { \
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, m, (PetscMPIInt)n, MPIT, MPI_SUM, comm)); \
+      for (long i = 0; i < n; i++) m[i] /= (T)size; \
+    } \
+  } while (0)
+
+/* one Lion Cub step on the whole slab (the trainer has set t->cub_lr for this step) */
+PetscErrorCode SgTrainerLionCubUpdate(SgTrainer t)
+{
+  MPI_Comm    comm = t->sync->comm;
+  SgnnTensor  v = sgnn_params_values(t->P), gt = sgnn_params_grads(t->P), mt = NULL, wt = NULL;
+  long        n = sgnn_tensor_numel(v), *s = NULL, B = (n + 7) / 8;
+  PetscMPIInt size;
+  PetscBool   sync;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  SgCallNN(sgnn_optim_state(t->opt, &mt, &wt, &s));
+  PetscCheck(mt && n * (long)size < PETSC_MPI_INT_MAX, comm, PETSC_ERR_SUP, "%s: lion_cub: no Lion momentum, or a slab too large for one all-gather", t->name);
+  if (!t->cub_bits && size > 1) PetscCall(PetscMalloc2(B, &t->cub_bits, B * size, &t->cub_all));
+  (*s)++;
+  sync = (PetscBool)(t->cub_sync > 0 && *s % t->cub_sync == 0);
+  if (sgnn_tensor_dtype(v) == SGNN_F32) CUB_STEP(float, MPI_FLOAT);
+  else CUB_STEP(double, MPI_DOUBLE);
+  t->zbytes += SgTrainerLionCubBytes(t, size, sync);
+  t->zsteps++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
