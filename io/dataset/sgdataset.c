@@ -26,7 +26,7 @@ typedef struct {
 struct _p_SgDataset {
   MPI_Comm      comm;
   char          path[PETSC_MAX_PATH_LEN];
-  char          tmp[PETSC_MAX_PATH_LEN + 8]; /* a created file is written here and committed at close */
+  char          tmp[PETSC_MAX_PATH_LEN + 32]; /* a created file is written here and committed at close */
   char          kind[NAMELEN];
   hid_t         file, gsamples, gstatic, gprov;
   SgDatasetMode mode;

@@ -11,7 +11,7 @@
 
 struct _n_SgH5File {
   hid_t     id;
-  char      path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
+  char      path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 32];
   PetscBool writing;
 };
 
@@ -48,7 +48,7 @@ PetscErrorCode SgH5FileCreate(const char path[], const char kind[], SgH5File *fi
   PetscCheck(!msg[0], PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s", msg);
   PetscCall(PetscNew(&f));
   PetscCall(PetscStrncpy(f->path, path, sizeof f->path));
-  PetscCall(PetscSNPrintf(f->tmp, sizeof f->tmp, "%s.tmp", path));
+  PetscCall(SgWriteTempName(path, f->tmp, sizeof f->tmp));
   f->writing = PETSC_TRUE;
   SgH5Quiet();
   SgHDF5Lock();
@@ -56,7 +56,7 @@ PetscErrorCode SgH5FileCreate(const char path[], const char kind[], SgH5File *fi
   SgHDF5Unlock();
   if (f->id < 0) {
     PetscCall(PetscFree(f));
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot create %s.tmp: check that the directory exists and is writable", path);
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "Cannot create the temporary of %s: check that the directory exists and is writable", path);
   }
   *file = f;
   if (strcmp(kind, SG_FILE_DP)) PetscCall(SgH5FileWriteAttrString(f, "/", "surge_file", kind)); /* .dp stays DeePMD-kit's format */

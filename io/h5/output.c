@@ -126,7 +126,9 @@ PetscErrorCode SgOutputCreate(MPI_Comm comm, const char filename[], PetscBool st
   (*out)->comm   = comm;
   (*out)->staged = staged;
   PetscCall(PetscStrncpy((*out)->final, filename, sizeof((*out)->final)));
-  if (staged) PetscCall(SgWriteTempName(filename, (*out)->filename, sizeof((*out)->filename)));
+  /* the run set's temporaries keep fixed names (FILE.tmp): the run holds BASE.lock (SgWriteLockAcquire),
+     so no other job writes them, and the driver finds an interrupted run's by name */
+  if (staged) PetscCall(PetscSNPrintf((*out)->filename, sizeof((*out)->filename), "%s.tmp", filename));
   else PetscCall(PetscStrncpy((*out)->filename, filename, sizeof((*out)->filename)));
   SgH5Quiet(); /* failures (a full disk) are reported as one PETSc error, not HDF5's stack */
   PetscCall(SgH5RemoveForCreate(comm, (*out)->filename)); /* a reader of the previous run's file keeps it */
@@ -674,7 +676,7 @@ PetscErrorCode SgOutputReopen(MPI_Comm comm, const char filename[], PetscInt nre
   out->comm   = comm;
   out->staged = PETSC_TRUE;
   PetscCall(PetscStrncpy(out->final, filename, sizeof out->final));
-  PetscCall(SgWriteTempName(filename, out->filename, sizeof out->filename));
+  PetscCall(PetscSNPrintf(out->filename, sizeof out->filename, "%s.tmp", filename)); /* the run set's fixed name (SgOutputCreate) */
   /* the committed file is never edited: the run continues in a copy, committed at its checkpoints */
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (!rank) err = SgWriteCopyErrno(filename, out->filename);

@@ -12,7 +12,7 @@
 
 static PetscErrorCode Attach(const char option[], const char path[], PetscBool append)
 {
-  char       tmp[PETSC_MAX_PATH_LEN + 8], name[PETSC_MAX_PATH_LEN];
+  char       tmp[PETSC_MAX_PATH_LEN + 32], name[PETSC_MAX_PATH_LEN];
   SgTextFile tf;
   FILE      *fp;
 
@@ -51,7 +51,7 @@ PetscErrorCode SgRunLogOpen(MPI_Comm comm, const char option[], const char base[
   }
   PetscCall(SgAgreeEnd(comm, ierr));
   { /* every rank knows the temporary's name (SgTermLogAbandon before an abort) */
-    char tmp[PETSC_MAX_PATH_LEN + 8];
+    char tmp[PETSC_MAX_PATH_LEN + 32];
     PetscCall(SgWriteTempName(path, tmp, sizeof tmp));
     SgTermLogNoteTemp(tmp);
   }

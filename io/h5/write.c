@@ -1,10 +1,11 @@
 /* The one write path (sgwrite.h): what a file is, whether it may be replaced, and the
    temporary-flush-rename that replaces it. */
-#define _GNU_SOURCE /* copy_file_range, nftw */
+#define _GNU_SOURCE /* copy_file_range, nftw, kill */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -187,10 +188,47 @@ PetscErrorCode SgWriteCheck(MPI_Comm comm, const char option[], const char path[
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Remove path's temporaries left by processes gone from this host: PATH.tmp (earlier versions' name)
+   and PATH.tmp.PID with no process PID (kill(PID, 0): ESRCH). Our own job's (mine) and a live
+   process's stay: that job is writing path now and renames its temporary when done. */
+static void RemoveStaleTemps(const char path[], long mine)
+{
+  const char    *slash = strrchr(path, '/');
+  char           dir[PETSC_MAX_PATH_LEN], prefix[PETSC_MAX_PATH_LEN + 8], f[2 * PETSC_MAX_PATH_LEN + 8];
+  size_t         np;
+  DIR           *dp;
+  struct dirent *ent;
+
+  if (slash) (void)snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  else (void)snprintf(dir, sizeof dir, ".");
+  if (!dir[0]) (void)snprintf(dir, sizeof dir, "/");
+  (void)snprintf(prefix, sizeof prefix, "%s.tmp", slash ? slash + 1 : path);
+  np = strlen(prefix);
+  if (!(dp = opendir(dir))) return;
+  while ((ent = readdir(dp))) {
+    const char *tail = ent->d_name + np;
+    char       *end;
+    long        pid;
+    if (strncmp(ent->d_name, prefix, np)) continue;
+    if (*tail) { /* PATH.tmp.PID: digits only, else another file's name that merely begins alike */
+      if (tail[0] != '.' || !tail[1]) continue;
+      errno = 0;
+      pid   = strtol(tail + 1, &end, 10);
+      if (*end || errno || pid <= 0 || pid == mine || !(kill((pid_t)pid, 0) && errno == ESRCH)) continue;
+    }
+    (void)snprintf(f, sizeof f, "%s/%s", dir, ent->d_name);
+    (void)unlink(f);
+  }
+  closedir(dp);
+}
+
 PetscErrorCode SgWriteTempName(const char path[], char tmp[], size_t len)
 {
+  long pid = SgPathsJobPid();
+
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(tmp, len, "%s.tmp", path));
+  PetscCall(PetscSNPrintf(tmp, len, "%s.tmp.%ld", path, pid));
+  RemoveStaleTemps(path, pid);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -279,7 +317,7 @@ PetscErrorCode SgWriteCommit(const char tmp[], const char path[])
 
 struct _n_SgTextFile {
   FILE *fp;
-  char  path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8];
+  char  path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 32];
 };
 
 PetscErrorCode SgTextFileOpen(const char option[], const char path[], const char kind[], const char comment[], PetscBool append, SgTextFile *tf)
@@ -298,7 +336,7 @@ PetscErrorCode SgTextFileOpen(const char option[], const char path[], const char
   if (!t->fp) {
     int e = errno;
     PetscCall(PetscFree(t));
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot create %s.tmp (%s)", option, path, strerror(e));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s: cannot create the temporary of %s (%s)", option, path, strerror(e));
   }
   if (append && !strcmp(have, kind)) { /* continue the earlier file: copy it, first line included */
     FILE  *in = fopen(path, "r");
@@ -378,11 +416,12 @@ PetscErrorCode SgH5StagedOpen(MPI_Comm comm, const char option[], const char pat
   PetscFunctionBegin;
   *file = -1;
   PetscCall(SgWriteCheck(comm, option, path, kind));
-  PetscCall(SgWriteTempName(path, tmp, len));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) PetscCall(SgWriteTempName(path, tmp, len));
+  PetscCallMPI(MPI_Bcast(tmp, (int)len, MPI_CHAR, 0, comm)); /* rank 0's name on every rank, SgInitialize or not */
   if (!rank) {
     char have[SG_KIND_LEN];
-    (void)unlink(tmp); /* PATH.tmp is this file's own temporary (an interrupted run's) */
+    (void)unlink(tmp); /* this job's own name: one left by an earlier step of it, never another job's */
     PetscCall(SgFileKind(path, have, sizeof have));
     if (cont && !strcmp(have, kind)) {
       st[1] = 1;

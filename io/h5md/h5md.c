@@ -15,7 +15,7 @@ struct _n_SgH5MD {
   PetscInt    N, step;
   PetscReal   time;
   char        lunit[32], tunit[32];
-  char        path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 8]; /* the trajectory and its temporary */
+  char        path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 32]; /* the trajectory and its temporary */
   hid_t       fapl;
 };
 

@@ -8,7 +8,7 @@
        the deck, src/base sgsys.h: same device and inode, or the same canonical path);
    (b) it refuses an existing file that is not surge's file of the same kind, unless the user passed
        -overwrite (an input is refused even then);
-   (c) the file is written to PATH.tmp in the same directory and SgWriteCommit flushes it to disk
+   (c) the file is written to a temporary PATH.tmp.PID in the same directory (SgWriteTempName) and SgWriteCommit flushes it to disk
        (fsync), checks the close, and renames it over PATH; any failure -- disk full included --
        removes PATH.tmp and leaves PATH as it was (SgWriteDiscard does the same on an error path);
    (d) drivers call SgWriteCheck for every file of the run before the first step (SgSimSetUp,
@@ -81,8 +81,23 @@ PETSC_EXTERN int SgWriteShownLength(const char path[]);
 PETSC_EXTERN int SgWriteTestENOSPC(void);
 /* Remove a temporary (error paths); missing is fine. */
 PETSC_EXTERN PetscErrorCode SgWriteDiscard(const char tmp[]);
-/* The temporary name of path: PATH.tmp. */
+/* The temporary name of path for this job: PATH.tmp.PID, PID the process id of the job's world rank 0
+   (SgPathsSetFromOptions agrees on it; this process's own before that), so two jobs writing one file
+   at once never share a temporary -- the last rename wins and the file is whole either way.
+   Temporaries of path left by a process that no longer exists on this host (PATH.tmp.PID, and
+   PATH.tmp of earlier surge versions) are removed here, when the next writer of path names its own; one
+   of another host is left alone (its process may live: remove it by hand). */
 PETSC_EXTERN PetscErrorCode SgWriteTempName(const char path[], char tmp[], size_t len);
+
+/* One job per output name: rank 0 of comm takes an exclusive flock(2) on BASE.lock, held until
+   SgWriteLockRelease (or the process ends, however it ends: a lock file left by a killed job is
+   taken over and removed by the next). A second job on BASE is refused, collectively, with one line
+   naming the process that holds it (option names the output option). Where BASE.lock cannot be made
+   or locked (no such directory: the output checks say so; a file system without locks) the job goes
+   on without (fd -1). fd: rank 0's descriptor, -1 elsewhere. */
+PETSC_EXTERN PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[], const char base[], int *fd);
+/* Release: removes BASE.lock while holding it, then closes; -1 is fine. */
+PETSC_EXTERN void SgWriteLockRelease(const char base[], int *fd);
 
 /* Text files through the write path: SgTextFileOpen checks (a)/(b) on this rank, opens PATH.tmp
    and writes the first line "<comment> surge-file: KIND" (comment: "#" for column files); with

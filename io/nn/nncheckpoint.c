@@ -153,7 +153,7 @@ static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (!rank) {
     hid_t f = -1;
-    char  tmp[PETSC_MAX_PATH_LEN + 8] = "";
+    char  tmp[PETSC_MAX_PATH_LEN + 32] = "";
     ierr = SgH5StagedOpen(PETSC_COMM_SELF, "the training checkpoint", path, SG_FILE_NN_CHECKPOINT, PETSC_FALSE, H5P_DEFAULT, &f, tmp, sizeof tmp);
     if (!ierr) ierr = WriteState(f, tmp, st);
     if (!ierr) ierr = SgH5StagedCommit(PETSC_COMM_SELF, &f, tmp, path); /* fsync, rename; removes tmp on failure */

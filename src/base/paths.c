@@ -37,6 +37,7 @@ static struct {
   PetscInt    nopt, capopt;
   Input      *in;
   PetscInt    nin, capin;
+  long        jobpid; /* world rank 0's process id: the temporaries' suffix (SgWriteTempName) */
 } reg;
 
 static PetscErrorCode Grow(void **p, PetscInt *cap, PetscInt n, size_t size)
@@ -259,7 +260,14 @@ PetscErrorCode SgPathsSetFromOptions(MPI_Comm comm)
   PetscOptionsBegin(comm, NULL, "Files", "SgWrite");
   PetscCall(SgOptionsBool("-overwrite", "Replace an existing file that is not surge's output of the same kind (the run's inputs are never replaced)", reg.overwrite, &reg.overwrite, NULL));
   PetscOptionsEnd();
+  reg.jobpid = (long)getpid(); /* every rank names a temporary alike (collective writers open it together) */
+  PetscCallMPI(MPI_Bcast(&reg.jobpid, 1, MPI_LONG, 0, comm));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+long SgPathsJobPid(void)
+{
+  return reg.jobpid ? reg.jobpid : (long)getpid();
 }
 
 PetscErrorCode SgPathsGetOverwrite(PetscBool *overwrite)

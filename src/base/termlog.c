@@ -27,10 +27,10 @@ static char     *pending;            /* the copy before the log file is attached
 static size_t    npending, cappending;
 static PetscBool dropped;            /* the pending copy outgrew its bound */
 static FILE     *sink;               /* the attached log (its temporary) */
-static char      sink_tmp[PETSC_MAX_PATH_LEN + 8], sink_path[PETSC_MAX_PATH_LEN];
+static char      sink_tmp[PETSC_MAX_PATH_LEN + 32], sink_path[PETSC_MAX_PATH_LEN];
 static int (*sink_commit)(const char[], const char[]);
 static PetscBool sink_replaces;     /* BASE.log existed: a failed run leaves it as it was */
-static char      log_tmp[PETSC_MAX_PATH_LEN + 8]; /* every rank: the temporary's name (SgTermLogAbandon) */
+static char      log_tmp[PETSC_MAX_PATH_LEN + 32]; /* every rank: the temporary's name (SgTermLogAbandon) */
 static char      prefix[64];
 static PetscBool line_start = PETSC_TRUE;
 static int       registered;

@@ -108,6 +108,7 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
   SgSurrogate sur;
   char        type[64] = "", output[PETSC_MAX_PATH_LEN] = "", path[PETSC_MAX_PATH_LEN + 8];
   PetscBool   help, set;
+  int         lockfd = -1;
 
   PetscFunctionBegin;
   PetscCall(SgRegisterAll());
@@ -125,6 +126,7 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
   if (help) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "surge: options listed above; nothing was trained.\n"));
   else {
     const char *const suffix[] = {".h5"};
+    if (output[0]) PetscCall(SgWriteLockAcquire(PETSC_COMM_WORLD, "-train_output", output, &lockfd)); /* one job per output name, before any work */
     PetscCall(SgSurrogateSetUp(sur));
     PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, deck));
     /* the model is written after training: a bad path must not cost the whole training */
@@ -139,6 +141,7 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
       PetscCall(SgSurrogateSave(sur, path));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Wrote model %s\n", path));
     }
+    SgWriteLockRelease(output, &lockfd); /* on an error it stays until the process ends; the next job takes the file over */
   }
   PetscCall(SgSurrogateDestroy(&sur));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -410,7 +410,7 @@ static PetscErrorCode MergeInto(SgEnsemble e)
 static PetscErrorCode Merge(SgEnsemble e)
 {
   PetscErrorCode ierr = MergeInto(e);
-  char           out[PETSC_MAX_PATH_LEN + 8], tmp[PETSC_MAX_PATH_LEN + 16];
+  char           out[PETSC_MAX_PATH_LEN + 8], tmp[PETSC_MAX_PATH_LEN + 32];
 
   PetscFunctionBegin;
   if (ierr) {

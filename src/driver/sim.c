@@ -265,24 +265,17 @@ static PetscErrorCode CheckOutputSet(SgSim sim, PetscInt n, const char *const su
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  { /* one run at a time per output name: a second run started on it is refused, not interleaved */
+  PetscCall(SgWriteLockAcquire(comm, "-sim_output", sim->output, &sim->lockfd)); /* one job per output name: a second is refused, not interleaved */
+  { /* ours now: a set commit a killed run left half done is undone (the earlier set, whole) */
     char msg[PETSC_MAX_PATH_LEN + 200] = "";
     if (!rank) {
-      PetscCall(PetscSNPrintf(file, sizeof file, "%s.lock", sim->output));
-      sim->lockfd = open(file, O_CREAT | O_RDWR, 0644);
-      if (sim->lockfd < 0 || flock(sim->lockfd, LOCK_EX | LOCK_NB)) {
-        PetscCall(PetscSNPrintf(msg, sizeof msg, "-sim_output '%s' is being written by another surge run (it holds %s): wait for it to end or choose another -sim_output", sim->output, file));
-        if (sim->lockfd >= 0) close(sim->lockfd);
-        sim->lockfd = -1;
-      } else { /* ours now: a set commit a killed run left half done is undone (the earlier set, whole) */
-        char        files[3][PETSC_MAX_PATH_LEN + 16];
-        const char *path[3];
-        for (PetscInt i = 0; i < 3; i++) {
-          PetscCall(PetscSNPrintf(files[i], sizeof files[i], "%s%s", sim->output, suffix[i]));
-          path[i] = files[i];
-        }
-        if (SgWriteSetRecover(3, path)) PetscCall(PetscSNPrintf(msg, sizeof msg, "-sim_output '%s': cannot put back the earlier output from its %s.prev.tmp files (left by a run killed while committing): rename each over the file it names and run again", sim->output, sim->output));
+      char        files[3][PETSC_MAX_PATH_LEN + 16];
+      const char *path[3];
+      for (PetscInt i = 0; i < 3; i++) {
+        PetscCall(PetscSNPrintf(files[i], sizeof files[i], "%s%s", sim->output, suffix[i]));
+        path[i] = files[i];
       }
+      if (SgWriteSetRecover(3, path)) PetscCall(PetscSNPrintf(msg, sizeof msg, "-sim_output '%s': cannot put back the earlier output from its %s.prev.tmp files (left by a run killed while committing): rename each over the file it names and run again", sim->output, sim->output));
     }
     PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
     PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
@@ -721,12 +714,7 @@ PetscErrorCode SgSimDestroy(SgSim *sim)
     if (ierr && !(*sim)->failed) PetscCall(OutputFailed(*sim, ierr, &held));
   }
   DiscardStaged(*sim, PETSC_FALSE); /* an error ended a staged run: the earlier output stays, its temporaries go */
-  if ((*sim)->lockfd >= 0) { /* the lock file goes while still held, so no other run sees it free and stale */
-    char lock[PETSC_MAX_PATH_LEN + 8];
-    (void)snprintf(lock, sizeof lock, "%s.lock", (*sim)->output);
-    (void)unlink(lock);
-    (void)close((*sim)->lockfd);
-  }
+  SgWriteLockRelease((*sim)->output, &(*sim)->lockfd);
   PetscCall(SgSolverDestroy(&(*sim)->solver));
   PetscCall(PetscFree((*sim)->diag));
   PetscCall(PetscHeaderDestroy(sim));

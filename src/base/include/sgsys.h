@@ -100,6 +100,9 @@ PETSC_EXTERN PetscErrorCode SgInputsDestroy(void);
    surge's output of the same kind (never one of the run's inputs). */
 PETSC_EXTERN PetscErrorCode SgPathsSetFromOptions(MPI_Comm comm);
 PETSC_EXTERN PetscErrorCode SgPathsGetOverwrite(PetscBool *);
+/* The job's process id for names of its temporaries: world rank 0's (agreed by SgPathsSetFromOptions),
+   this process's before that. */
+PETSC_EXTERN long SgPathsJobPid(void);
 
 /* Holding errors back: between SgErrorHoldPush and SgErrorHoldPop, PETSc errors are recorded in the
    SgErrorHold (first code and the first line of its message) instead of printed, so the caller can

@@ -40,7 +40,7 @@ def crash(ranks, which):
         fail(f"{tag}: the job did not end within 120 s of the crash (a handler deadlocked?)")
     kill_job(p)  # whatever the abort left of this job
     check(p.returncode != 0, f"{tag}: the job failed (exit {p.returncode})")
-    left = sorted(f for f in os.listdir(w) if f.endswith(".log.tmp"))
+    left = sorted(f for f in os.listdir(w) if ".log.tmp" in f)  # BASE.log.tmp.PID (and the old BASE.log.tmp)
     check(not left, f"{tag}: no log temporary left behind {left}")
     if os.path.exists(f"{w}/a.log"):
         text = open(f"{w}/a.log").read()

@@ -162,7 +162,7 @@ for kind, (args, job) in kinds.items():
             ha, hb = datasets(f"{w}/ref.h5md", ("h5md",)), datasets(f"{w}/{base}.h5md", ("h5md",))
             ok, why = same(ha, hb, [k for k in ha if k.startswith("observables/") and k.endswith("/value")])
         check(ok, f"{kind} trial {t}: killed {when:.2f}s {how} (run {wall:.2f}s), rerun{' from the checkpoint' if '-restart' in rerun else ''}: results bit-identical {why}")
-        stale = glob.glob(f"{w}/{base}*.tmp") + glob.glob(f"{w}/{base}*/*.tmp")
+        stale = glob.glob(f"{w}/{base}*.tmp") + glob.glob(f"{w}/{base}*.tmp.*") + glob.glob(f"{w}/{base}*/*.tmp") + glob.glob(f"{w}/{base}*/*.tmp.*")
         check(not stale, f"{kind} trial {t}: no stale .tmp files ({stale})")
     total_killed += killed
     print(f"{kind}: {trials} trials, {killed} killed while running, {resumed} continued from a checkpoint or done members")

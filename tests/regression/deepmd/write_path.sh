@@ -29,7 +29,7 @@ fail() {
   local after=absent
   [ -e "$file" ] && after=$(md5sum < "$file")
   [ "$before" = "$after" ] || { echo "FAIL: $*: $file changed"; exit 1; }
-  if ls $D/*.tmp > /dev/null 2>&1; then echo "FAIL: $*: left $(ls $D/*.tmp)"; exit 1; fi
+  if compgen -G "$D/*.tmp*" > /dev/null; then echo "FAIL: $*: left $(ls $D/*.tmp*)"; exit 1; fi
   echo "      $(grep '^surge: error:' $D/err.log | cut -c1-150)"
 }
 $SURGE model import $FIX/deeppot_sea.yaml $D/sea.h5 > /dev/null

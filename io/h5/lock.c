@@ -1,0 +1,84 @@
+/* One job per output name (sgwrite.h SgWriteLockAcquire): an exclusive flock(2) on BASE.lock.
+
+   flock rather than a pid file: the kernel drops the lock when its process ends, however it ends
+   (SIGKILL, a crash, a node's job killed), so a lock file left behind never blocks the next job -- it
+   opens the same file, takes the lock and, when it ends, removes the file. The holder writes "pid P
+   host H" into the file so a refused job can name it.
+
+   Removing the file on release races with a job that opened it just before: that job would lock an
+   inode no longer named BASE.lock while a third job creates and locks a new one. So a job that got
+   the lock checks that the file it locked is still the one named BASE.lock (same device and inode)
+   and starts again otherwise; the release removes the file before closing (while still holding). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "sgwrite.h"
+
+/* The lock on path for this process: the open file descriptor (>= 0), -1 with msg set when another
+   process holds it, or -2 when it cannot be created or the file system cannot lock (the job goes on
+   unlocked; the write checks report a directory that cannot be written). */
+static int TryLock(const char path[], char msg[], size_t len)
+{
+  for (int attempt = 0; attempt < 16; attempt++) {
+    struct stat held, named;
+    int         fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+
+    if (fd < 0) return -2; /* no such directory, not writable: the output's own check says so in its words */
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+      int     e        = errno;
+      char    who[256] = "";
+      ssize_t n        = e == EWOULDBLOCK ? pread(fd, who, sizeof who - 1, 0) : -1;
+      (void)close(fd);
+      if (e != EWOULDBLOCK) return -2; /* ENOLCK, EOPNOTSUPP: a file system without locks */
+      who[n > 0 ? n : 0]          = 0;
+      who[strcspn(who, "\n")]     = 0;
+      (void)snprintf(msg, len, "%s%s holds %s", who[0] ? who : "another process", who[0] ? "" : " (just starting)", path);
+      return -1;
+    }
+    if (!fstat(fd, &held) && !stat(path, &named) && held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+      char    id[320], host[256] = "?";
+      ssize_t n;
+      (void)gethostname(host, sizeof host - 1);
+      n = snprintf(id, sizeof id, "process %ld on host %s\n", (long)getpid(), host);
+      if (!ftruncate(fd, 0)) (void)!pwrite(fd, id, (size_t)n, 0); /* only a name for messages: the lock holds without it */
+      return fd;
+    }
+    (void)close(fd); /* the holder released and removed it meanwhile: lock the file named path now */
+  }
+  (void)snprintf(msg, len, "%s keeps being replaced (another job starting and ending on it)", path);
+  return -1;
+}
+
+PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[], const char base[], int *fd)
+{
+  PetscMPIInt rank;
+  char        path[PETSC_MAX_PATH_LEN + 8], msg[PETSC_MAX_PATH_LEN + 600] = "";
+
+  PetscFunctionBegin;
+  *fd = -1;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    char why[PETSC_MAX_PATH_LEN + 320] = "";
+    PetscCall(PetscSNPrintf(path, sizeof path, "%s.lock", base));
+    *fd = TryLock(path, why, sizeof why);
+    if (*fd == -1) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s '%s' is being written by another surge job (%s): wait for it to end or choose another %s", option, base, why, option));
+    if (*fd < 0) *fd = -1;
+  }
+  PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+  PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+void SgWriteLockRelease(const char base[], int *fd)
+{
+  char path[PETSC_MAX_PATH_LEN + 8];
+
+  if (*fd < 0) return;
+  (void)snprintf(path, sizeof path, "%s.lock", base);
+  (void)unlink(path); /* while still held: no other job can see it free and then lose it */
+  (void)close(*fd);
+  *fd = -1;
+}
