@@ -300,6 +300,19 @@ PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *D, PetscInt K, PetscIn
   S->nva = D->nvalid - L + 1;
   S->s_te0 = D->ntrain - L;
   S->nte = D->ntest - L + 1;
+  S->R = 1;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmSeriesSetRollout(SgPodLstmSeries *S, PetscInt R)
+{
+  const PetscInt nfit = S->s_va0 + S->L, ntr = nfit - (R + 1) * S->L + 1;
+
+  PetscFunctionBegin;
+  PetscCheck(!S->fb || R == 1, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "podlstm: rollout %" PetscInt_FMT " with base var: residual networks train on one window; set podlstm: {rollout: 1} or {base: none}", R);
+  PetscCheck(R >= 1 && ntr >= 1, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "podlstm: rollout %" PetscInt_FMT " needs %" PetscInt_FMT " fitting snapshots for one training window (have %" PetscInt_FMT "): lower -podlstm_rollout", R, (R + 1) * S->L, nfit);
+  S->R   = R;
+  S->ntr = ntr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -342,14 +355,17 @@ PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm comm, const SgPodLstmSeries 
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (!rank) {
     SgDataset  ds;
-    PetscInt   shape[2] = {S->L, S->K}, n = S->L * S->K;
+    PetscInt   shape[2] = {S->L, S->K}, yshape[2] = {S->R * S->L, S->K}, n = S->L * S->K, ny = S->R * n;
     PetscReal *x, *y;
     PetscCall(SgDatasetCreateAs(PETSC_COMM_SELF, path, "field_snapshots", SG_FILE_WINDOWS, PETSC_TRUE, &ds));
     PetscCall(SgDatasetSetProvenance(ds, "", S->fb ? "podlstm: training windows of scaled POD coefficients (x: L steps in, y: the next L less the base's forecast of them)" : "podlstm: training windows of scaled POD coefficients (x: L steps in, y: the next L)"));
     PetscCall(SgDatasetDefineField(ds, "x", SG_DTYPE_F64, 2, shape, "scaled POD coefficient", 0));
-    PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 2, shape, "scaled POD coefficient", 0));
-    PetscCall(PetscMalloc2(S->ntr * n, &x, S->ntr * n, &y));
-    for (PetscInt w = 0; w < S->ntr; w++) SgPodLstmSeriesWindow(S, S->s_tr0 + w, x + w * n, y + w * n);
+    PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 2, yshape, "scaled POD coefficient", 0));
+    PetscCall(PetscMalloc2(S->ntr * n, &x, S->ntr * ny, &y));
+    for (PetscInt w = 0; w < S->ntr; w++) {
+      SgPodLstmSeriesWindow(S, S->s_tr0 + w, x + w * n, y + w * ny);
+      for (PetscInt i = n; i < ny; i++) y[w * ny + i] = S->s[(S->s_tr0 + w + S->L) * S->K + i]; /* the rollout's later windows (no base) */
+    }
     PetscCall(SgDatasetAppendBegin(ds, S->ntr));
     PetscCall(SgDatasetAppendField(ds, "x", SG_DTYPE_F64, x));
     PetscCall(SgDatasetAppendField(ds, "y", SG_DTYPE_F64, y));

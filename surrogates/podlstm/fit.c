@@ -29,31 +29,25 @@ PetscReal SgPodLstmR2(PetscInt n, PetscInt m, const PetscReal y[], const PetscRe
   return tot > 0 ? 1 - res / tot : (res > 0 ? -PETSC_MAX_REAL : 1);
 }
 
-/* sum over the local windows of mean((yhat - y)^2) over their L K values; sums: that sum, windows */
+/* sum over the local windows of mean((yhat - y)^2) over their L K values (with a rollout, over the R
+   windows forecast from the network's own forecasts: R L K values); sums: that sum, windows */
 static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt stream, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
 {
   Fit       *F = (Fit *)ctx;
-  int        shape[3] = {(int)b->nlocal, (int)F->c->L, (int)F->c->K};
-  SgnnTensor x, y, yh, d, d2, s;
+  PetscInt   R = PetscMax(1, F->c->rollout);
+  int        shape[3] = {(int)b->nlocal, (int)F->c->L, (int)F->c->K}, yshape[3] = {(int)b->nlocal, (int)(R * F->c->L), (int)F->c->K};
+  SgnnTensor x, y;
   double     v;
 
   PetscFunctionBegin;
   SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, shape, (const double *)b->data[0], &x));
-  SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, shape, (const double *)b->data[1], &y));
-  PetscCall(SgPodLstmNetForward(F->net, x, &yh));
-  SgCallNN(sgnn_sub(yh, y, &d));
-  SgCallNN(sgnn_mul(d, d, &d2));
-  SgCallNN(sgnn_sum(d2, 0, NULL, 0, &s));
-  SgCallNN(sgnn_affine(s, 1.0 / (F->c->L * F->c->K), 0.0, loss));
+  SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, yshape, (const double *)b->data[1], &y));
+  PetscCall(SgPodLstmNetRolloutLoss(F->net, x, y, R, loss));
   SgCallNN(sgnn_tensor_item(*loss, &v));
   sums[0] += v;
   sums[1] += b->nlocal;
   sgnn_tensor_free(&x);
   sgnn_tensor_free(&y);
-  sgnn_tensor_free(&yh);
-  sgnn_tensor_free(&d);
-  sgnn_tensor_free(&d2);
-  sgnn_tensor_free(&s);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -179,6 +179,38 @@ PetscErrorCode SgPodLstmNetForward(SgPodLstmNet n, SgnnTensor x, SgnnTensor *y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgPodLstmNetRolloutLoss(SgPodLstmNet n, SgnnTensor x, SgnnTensor y, PetscInt R, SgnnTensor *loss)
+{
+  const int  L = (int)n->L;
+  SgnnTensor in = sgnn_tensor_ref(x), total = NULL;
+
+  PetscFunctionBegin;
+  PetscCheck(R >= 1 && sgnn_tensor_ndim(y) == 3 && sgnn_tensor_shape(y)[1] == R * L, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "podlstm: a rollout of %" PetscInt_FMT " windows needs targets of %" PetscInt_FMT " steps", R, R * n->L);
+  for (PetscInt r = 0; r < R; r++) {
+    SgnnTensor yh, yr, d, d2, s, acc;
+    PetscCall(SgPodLstmNetForward(n, in, &yh));
+    SgCallNN(sgnn_slice(y, 1, (int)r * L, (int)(r + 1) * L, &yr));
+    SgCallNN(sgnn_sub(yh, yr, &d));
+    SgCallNN(sgnn_mul(d, d, &d2));
+    SgCallNN(sgnn_sum(d2, 0, NULL, 0, &s));
+    if (total) {
+      SgCallNN(sgnn_add(total, s, &acc));
+      sgnn_tensor_free(&total);
+      total = acc;
+    } else total = sgnn_tensor_ref(s);
+    sgnn_tensor_free(&in);
+    in = yh; /* the forecast is the next input: the tape keeps the path back through it */
+    sgnn_tensor_free(&yr);
+    sgnn_tensor_free(&d);
+    sgnn_tensor_free(&d2);
+    sgnn_tensor_free(&s);
+  }
+  SgCallNN(sgnn_affine(total, 1.0 / (R * n->L * n->K), 0.0, loss));
+  sgnn_tensor_free(&total);
+  sgnn_tensor_free(&in);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgPodLstmNetPredict(SgPodLstmNet n, PetscInt B, PetscInt L, const PetscReal x[], PetscReal y[])
 {
   int        shape[3] = {(int)B, (int)L, (int)n->K};

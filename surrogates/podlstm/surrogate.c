@@ -17,7 +17,7 @@ typedef struct {
   char           files[16][PETSC_MAX_PATH_LEN], fields[SG_PODLSTM_MAXFIELDS][64], prefix[PETSC_MAX_PATH_LEN];
   char           arch[256], hand[256], svd[32], networks[PETSC_MAX_PATH_LEN];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
-  PetscInt       epochs, patience, batch, retrain_epochs, retrain_patience, topk, seed, head, base, fallback, harmonics;
+  PetscInt       epochs, patience, batch, rollout, retrain_epochs, retrain_patience, topk, seed, head, base, fallback, harmonics;
   PetscReal      valid_fraction, lr, year, step, field_points;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
@@ -107,6 +107,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsPath("-networks", "With search none: score the networks of this POD-LSTM model file (made from the same data and deck) instead of training -podlstm_arch: today's code re-scores a stored model's networks", SG_PATH_IN, d->networks, d->networks, sizeof d->networks, NULL));
   PetscCall(SgOptionsString("-hand_arch", "The hand-designed LSTM baseline", d->hand, d->hand, sizeof d->hand, NULL));
   PetscCall(SgOptionsInt("-epochs", "Most epochs a network trains (early stopping may end sooner)", d->epochs, &d->epochs, NULL, 1, 1000000));
+  PetscCall(SgOptionsInt("-rollout", "Windows of the training loss: the network forecasts the next window, then rollout - 1 more from its own forecasts, and the error of all of them is minimised with gradients through the forecasts fed back (1: the paper's one-window loss; > 1 needs base none). Not in the paper", d->rollout, &d->rollout, NULL, 1, 64));
   PetscCall(SgOptionsInt("-patience", "Epochs without a better validation R2 before training stops", d->patience, &d->patience, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-batch_size", "Windows per batch", d->batch, &d->batch, NULL, 1, 1 << 20));
   PetscCall(SgOptionsReal("-start_lr", "Learning rate (of -podlstm_optimizer, Adam by default)", "", d->lr, &d->lr, NULL, 1e-8, 1));
@@ -149,6 +150,7 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
   PetscCheck(d->sample <= d->population, comm, PETSC_ERR_USER_INPUT, "podlstm: sample %" PetscInt_FMT " is larger than the population %" PetscInt_FMT, d->sample, d->population);
   PetscCall(SgPodLstmArchFromString(comm, d->hand, &a));
   if (d->search == 2) PetscCall(SgPodLstmArchFromString(comm, d->arch, &a));
+  PetscCheck(d->rollout == 1 || !d->base, comm, PETSC_ERR_USER_INPUT, "podlstm: rollout %" PetscInt_FMT " with base var: residual networks train on one window; set podlstm: {rollout: 1} or {base: none}", d->rollout);
   PetscCheck(!d->networks[0] || d->search == 2, comm, PETSC_ERR_USER_INPUT, "podlstm: networks %s are scored, not searched: set podlstm: {search: none}", d->networks);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -360,6 +362,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     PetscCall(SgPodLstmSeriesSetBase(&S, &d->M.base));
     PetscCall(PetscPrintf(comm, "podlstm: the networks forecast the residual on VAR(%" PetscInt_FMT ") (fitted on the %" PetscInt_FMT " snapshots before the validation part)\n", d->M.base.p, D.ntrain - D.nvalid));
   }
+  PetscCall(SgPodLstmSeriesSetRollout(&S, d->rollout));
   PetscCall(PetscSNPrintf(windows, sizeof windows, "%s.windows.h5", d->prefix));
   PetscCall(SgPodLstmSeriesWriteWindows(comm, &S, windows));
   PetscCall(Windows(&S, S.s_va0, S.nva, &vx, &vy));
@@ -369,6 +372,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   fc.optim = &d->oc;
   fc.shard = d->shard;
   fc.compress = d->compress;
+  fc.rollout = d->rollout;
   /* the search, or the one architecture asked for */
   if (d->search < 2) {
     SgPodLstmSearchConfig sc;
@@ -565,7 +569,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   PetscFunctionBegin;
   PetscCall(PetscNew(&d));
   d->member = -1, d->ntrain = 427, d->valid_fraction = 0.2, d->K = 5, d->L = 8;
-  d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->batch = 32, d->lr = 1e-3;
+  d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->rollout = 1, d->batch = 32, d->lr = 1e-3;
   d->step = 7;
   sgnn_optim_defaults(SGNN_ADAM, &d->oc);
   d->oc.lr = d->lr;

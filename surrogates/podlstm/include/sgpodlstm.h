@@ -88,13 +88,17 @@ typedef struct {
   /* window starts: training windows have their targets in [0, ntrain - nvalid), validation windows
      in [ntrain - nvalid, ntrain), test windows in [ntrain, ntrain + ntest) */
   PetscInt   ntr, nva, nte, s_tr0, s_va0, s_te0;
+  PetscInt   R;        /* windows of the training targets (SgPodLstmSeriesSetRollout; 1 by default) */
 } SgPodLstmSeries;
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *, PetscInt K, PetscInt L, const PetscReal coef[], SgPodLstmSeries *);
 /* copy window starting at s: x [L][K] = s[s..s+L), y [L][K] = s[s+L..s+2L), less the base's forecast
    of the window when the series has a base (what a residual network learns) */
 PETSC_EXTERN void           SgPodLstmSeriesWindow(const SgPodLstmSeries *, PetscInt s, PetscReal x[], PetscReal y[]);
 PETSC_EXTERN void           SgPodLstmSeriesUnscale(const SgPodLstmSeries *, PetscInt n, const PetscReal s[], PetscReal a[]);
-/* the training windows as a field_snapshots dataset (fields x, y [L, K]) for SgTrainer's loader; rank 0 writes */
+/* training targets of R windows (the rollout loss): y of a training window holds the next R L steps,
+   all in the fitting period, so there are (R - 1) L fewer training windows; refused with a base */
+PETSC_EXTERN PetscErrorCode SgPodLstmSeriesSetRollout(SgPodLstmSeries *, PetscInt R);
+/* the training windows as a field_snapshots dataset (fields x [L, K], y [R L, K]) for SgTrainer's loader; rank 0 writes */
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm, const SgPodLstmSeries *, const char path[]);
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesFree(SgPodLstmSeries *);
 
@@ -168,6 +172,12 @@ PETSC_EXTERN PetscErrorCode SgPodLstmNetCreate(const SgPodLstmArch *, PetscInt K
 PETSC_EXTERN PetscErrorCode SgPodLstmNetInit(SgPodLstmNet, unsigned long long seed);
 /* x [B, L, K] -> y [B, L, K], recorded on the tape */
 PETSC_EXTERN PetscErrorCode SgPodLstmNetForward(SgPodLstmNet, SgnnTensor x, SgnnTensor *y);
+/* The rollout loss, recorded on the tape: the network forecasts the next window from x [B, L, K], then
+   R - 1 more from its own forecasts (gradients flow back through every forecast fed in, as in
+   backpropagation through time over the windows); loss = sum over the B windows of the mean over the
+   R L K outputs of (forecast - y)^2, y [B, R L, K] the truth of the R windows. R = 1: the one-window
+   MSE. */
+PETSC_EXTERN PetscErrorCode SgPodLstmNetRolloutLoss(SgPodLstmNet, SgnnTensor x, SgnnTensor y, PetscInt R, SgnnTensor *loss);
 /* host arrays, no tape: x [B][L][K] -> y [B][L][K] */
 PETSC_EXTERN PetscErrorCode SgPodLstmNetPredict(SgPodLstmNet, PetscInt B, PetscInt L, const PetscReal x[], PetscReal y[]);
 PETSC_EXTERN PetscErrorCode SgPodLstmNetNumParams(SgPodLstmNet, PetscInt *);
@@ -192,6 +202,8 @@ typedef struct {
   const SgnnOptimConfig *optim;   /* the optimizer (its lr is replaced by lr); NULL: Adam */
   PetscInt         shard;         /* the trainer's ZeRO stage (sgtrainer.h) and compressor (NULL: none) */
   const char      *compress;
+  PetscInt         rollout;       /* windows of the rollout loss (SgPodLstmNetRolloutLoss; 0 or 1: one);
+                                     the training windows' y hold rollout x L steps */
 } SgPodLstmFitConfig;
 typedef struct {
   PetscReal r2, seconds; /* best validation R^2 (the weights kept), wall time */

@@ -17,7 +17,8 @@
 3. kill -9 of a 2-rank aging search after >= 3 logged candidates, then the same command again: it
    resumes (says so), ends with exactly the budget of evaluations, unique ids, the entries logged
    before the kill unchanged; a different search on the same log is refused;
-4. refused decks: missing data, unknown field, bad architecture, too few snapshots: one
+4. refused decks: missing data, unknown field, bad architecture, too few snapshots, a rollout with
+   base var, a rollout longer than the fitting period holds: one
    "surge: error:" line, exit 1, no model file;
 5. residual networks (base: var): the model file's var_weights equal numpy's least-squares VAR of the
    stored order fitted on the training period less its validation part (1e-8 relative); a network
@@ -234,11 +235,24 @@ with open(data, "wb") as f:
 # 4. refused decks
 for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm_fields", "S"], "has no field 'S'"),
                     (["-podlstm_search", "none", "-podlstm_arch", "L64 Q"], "neither I (identity) nor L<units>"),
-                    (["-podlstm_ntrain", "400"], "lower them")]:
+                    (["-podlstm_ntrain", "400"], "lower them"),
+                    (["-podlstm_rollout", "2", "-podlstm_base", "var"], "residual networks train on one window"),
+                    (["-podlstm_rollout", "10"], "rollout 10 needs 88 fitting snapshots for one training window (have 80)")]:
     rc, out = surge(["train", D, "-train_output", "bad"] + extra, w, expect_ok=False)
     lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
     check(rc == 1 and len(lines) == 1 and want in lines[0] and "PETSC ERROR" not in out, f"refused {' '.join(extra)}: {lines[0][:120] if lines else out[-300:]}")
     check(not os.path.exists(os.path.join(w, "bad.h5")), "no model file written")
+
+# 4b. the rollout loss's training windows (rollout: 2): y holds the next 2 L steps, all in the fitting
+# period (80 snapshots: 80 - 3 L + 1 = 57 windows), the scaled coefficients themselves -- y[w] is the
+# inputs of windows w + L and w + 2 L (the gradient through the fed-back forecasts: podlstm_grad)
+surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "I", "-podlstm_epochs", "1", "-podlstm_rollout", "2",
+       "-podlstm_baselines", "0", "-train_output", "ro", "-podlstm_prefix", "ro"], w)
+with h5py.File(os.path.join(w, "ro.windows.h5"), "r") as f:
+    n = int(f.attrs["nsamples"])
+    xw, yw = f["samples/x"][:n], f["samples/y"][:n]
+check(n == 57 and yw.shape == (57, 16, 5) and np.array_equal(yw[:41, :8], xw[8:49]) and np.array_equal(yw[:41, 8:], xw[16:57]),
+      f"rollout 2: {n} training windows (57) with targets of {yw.shape[1]} steps (16), the inputs of the windows L and 2 L later")
 
 # 5. residual networks on the VAR
 _, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16", "-podlstm_base", "var", "-podlstm_epochs", "1",

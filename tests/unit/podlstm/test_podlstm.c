@@ -11,7 +11,8 @@
                          COMM_SELF) to 1e-11 relative: projection and reconstruction in parallel.
    test_podlstm grad     the network's gradient (LSTM, identity and skip-projection layers; the step
                          head and the window head) against central finite differences of every
-                         parameter: max relative error < 1e-6
+                         parameter: max relative error < 1e-6; the same for the rollout loss of 3
+                         windows (podlstm: {rollout: 3}: forecasts fed back, gradients through them)
                          (h = 1e-6 in double precision: truncation ~h^2, round-off ~1e-16/h).
    test_podlstm arch     random architectures lie in the paper's space; a mutation changes exactly
                          one decision; text forms round-trip; bad strings are refused.
@@ -139,12 +140,18 @@ static PetscErrorCode PodTest(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* loss = sum(y * w) for a fixed random w: its gradient is the network's vector-Jacobian product */
-static PetscErrorCode NetLoss(SgPodLstmNet net, SgnnTensor x, SgnnTensor w, SgnnTensor *loss)
+/* R = 0: loss = sum(y * w) for a fixed random w (its gradient is the network's vector-Jacobian
+   product); R > 0: the rollout loss of R windows against targets t [B, R L, K] (the training loss of
+   podlstm: {rollout: R}: the forecasts fed back as inputs, gradients through them) */
+static PetscErrorCode NetLoss(SgPodLstmNet net, SgnnTensor x, SgnnTensor w, SgnnTensor t, PetscInt R, SgnnTensor *loss)
 {
   SgnnTensor y, p;
 
   PetscFunctionBegin;
+  if (R) {
+    PetscCall(SgPodLstmNetRolloutLoss(net, x, t, R, loss));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(SgPodLstmNetForward(net, x, &y));
   SgCallNN(sgnn_mul(y, w, &p));
   SgCallNN(sgnn_sum(p, 0, NULL, 0, loss));
@@ -161,12 +168,13 @@ static PetscErrorCode GradTest(void)
 
   PetscFunctionBegin;
   SgCallNN(sgnn_backend_get("cpu", &be));
-  for (int a = 0; a < 2; a++) {
+  for (int c = 0; c < 4; c++) { /* both architectures (step head, window head), plain and rollout of 3 */
+    const int     a = c % 2, R = c < 2 ? 0 : 3;
     SgPodLstmArch arch;
     SgPodLstmNet  net;
-    const int     B = 2, L = 4, K = 3, shape[3] = {B, L, K};
-    PetscReal     xv[24], wv[24], *p0, *g, worst = 0;
-    SgnnTensor    x, w, loss;
+    const int     B = 2, L = 4, K = 3, shape[3] = {B, L, K}, tshape[3] = {B, 3 * L, K};
+    PetscReal     xv[24], wv[24], tv[72], *p0, *g, worst = 0;
+    SgnnTensor    x, w, t, loss;
     long          np;
     PetscCall(SgPodLstmArchFromString(PETSC_COMM_SELF, archs[a], &arch));
     PetscCall(SgPodLstmNetCreate(&arch, K, L, (SgPodLstmHead)a, be, SGNN_F64, &net));
@@ -176,12 +184,14 @@ static PetscErrorCode GradTest(void)
       xv[i] = sgnn_rng_uniform(&r);
       wv[i] = sgnn_rng_normal(&r);
     }
+    for (int i = 0; i < 3 * B * L * K; i++) tv[i] = sgnn_rng_uniform(&r);
     SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, shape, xv, &x));
     SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, shape, wv, &w));
+    SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, tshape, tv, &t));
     SgCallNN(sgnn_params_count(net->P, &np));
     PetscCall(PetscMalloc2(np, &p0, np, &g));
     SgCallNN(sgnn_params_zero_grad(net->P));
-    PetscCall(NetLoss(net, x, w, &loss));
+    PetscCall(NetLoss(net, x, w, t, R, &loss));
     SgCallNN(sgnn_backward(loss));
     sgnn_tensor_free(&loss);
     SgCallNN(sgnn_tensor_to_f64(sgnn_params_grads(net->P), g));
@@ -192,12 +202,12 @@ static PetscErrorCode GradTest(void)
       double          lp, lm, fd;
       p0[i] += h;
       SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(net->P), p0));
-      PetscCall(NetLoss(net, x, w, &loss));
+      PetscCall(NetLoss(net, x, w, t, R, &loss));
       SgCallNN(sgnn_tensor_item(loss, &lp));
       sgnn_tensor_free(&loss);
       p0[i] -= 2 * h;
       SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(net->P), p0));
-      PetscCall(NetLoss(net, x, w, &loss));
+      PetscCall(NetLoss(net, x, w, t, R, &loss));
       SgCallNN(sgnn_tensor_item(loss, &lm));
       sgnn_tensor_free(&loss);
       p0[i] += h;
@@ -205,11 +215,12 @@ static PetscErrorCode GradTest(void)
       worst = PetscMax(worst, PetscAbsReal(fd - g[i]) / PetscMax(1e-3, PetscAbsReal(fd)));
     }
     sgnn_set_grad_enabled(1);
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "grad: architecture '%s', %ld parameters: max relative error vs central differences %.2e\n", archs[a], np, (double)worst));
-    CHECK(worst < 1e-6, "gradient of '%s' differs from finite differences by %g", archs[a], (double)worst);
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "grad: architecture '%s'%s, %ld parameters: max relative error vs central differences %.2e\n", archs[a], R ? ", rollout loss of 3 windows" : "", np, (double)worst));
+    CHECK(worst < 1e-6, "gradient of '%s' (rollout %d) differs from finite differences by %g", archs[a], R, (double)worst);
     PetscCall(PetscFree2(p0, g));
     sgnn_tensor_free(&x);
     sgnn_tensor_free(&w);
+    sgnn_tensor_free(&t);
     PetscCall(SgPodLstmNetDestroy(&net));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
