@@ -77,6 +77,10 @@ TABLE = {
     "bin/surge model export sea.h5 sea.yaml": RUN,
     "make kim-install": ("skip", "installs into the system's KIM API collection (needs kim-api and root)"),
     "kim-api-collections-management list | grep SURGE_DP": ("skip", "needs kim-api installed (after make kim-install)"),
+    "export KIM_API_MODEL_DRIVERS_DIR=DIR/lib/kim-api/model-drivers${KIM_API_MODEL_DRIVERS_DIR:+:$KIM_API_MODEL_DRIVERS_DIR}":
+        ("skip", "sets the user's shell for an install prefix DIR; core_install checks the KIM API finds the items there"),
+    "export KIM_API_PORTABLE_MODELS_DIR=DIR/lib/kim-api/portable-models${KIM_API_PORTABLE_MODELS_DIR:+:$KIM_API_PORTABLE_MODELS_DIR}":
+        ("skip", "sets the user's shell for an install prefix DIR; core_install checks the KIM API finds the items there"),
     "lmp -in inputs/deepmd/kim_water.lmp -log build/kim_water.log": ("skip", "needs LAMMPS with KIM (a reference code, not a dependency)"),
     # docs/ensemble.md
     "mpiexec -n 4 --oversubscribe bin/surge ensemble inputs/heat/ensemble2d.yaml -ensemble_ranks_per_member 2": RUN,
