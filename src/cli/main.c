@@ -101,12 +101,36 @@ static PetscErrorCode Ensemble(int *argc, char ***argv, const char deck[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The training proper, under the output's lock: set-up checks, train, write BASE.h5. */
+static PetscErrorCode TrainLocked(SgSurrogate sur, const char deck[], const char output[])
+{
+  const char *const suffix[] = {".h5"};
+  char              path[PETSC_MAX_PATH_LEN + 8];
+
+  PetscFunctionBegin;
+  PetscCall(SgSurrogateSetUp(sur));
+  PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, deck));
+  /* the model is written after training: a bad path must not cost the whole training */
+  PetscCall(SgOutputCheckPath(PETSC_COMM_WORLD, "-train_output", output, 1, suffix));
+  PetscCall(PetscSNPrintf(path, sizeof path, "%s.h5", output));
+  PetscCall(SgDatasetCheckNotOverwritten(PETSC_COMM_WORLD, "-train_output", path)); /* e.g. the data itself */
+  PetscCall(SgWriteCheck(PETSC_COMM_WORLD, "-train_output", path, SG_FILE_MODEL));   /* e.g. another kind's output: refused now, not after training */
+  PetscCall(SgRunLogOpen(PETSC_COMM_WORLD, "-train_output", output, PETSC_FALSE)); /* BASE.log: the training's terminal output */
+  PetscCall(SgStopSignalSetCheckpointBase(output)); /* a signal stop without save_ckpt writes BASE.chk.h5 */
+  PetscCall(SgSurrogateTrain(sur));
+  if (!SgStopSignalCaught()) { /* stopped by a signal: the checkpoint is written, the model comes with the restart */
+    PetscCall(SgSurrogateSave(sur, path));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Wrote model %s\n", path));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* surge train: deck section train: {surrogate: TYPE, output: BASE}; the type's own section names
    its data and hyperparameters. Everything is validated before training starts. */
 static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
 {
   SgSurrogate sur;
-  char        type[64] = "", output[PETSC_MAX_PATH_LEN] = "", path[PETSC_MAX_PATH_LEN + 8];
+  char        type[64] = "", output[PETSC_MAX_PATH_LEN] = "";
   PetscBool   help, set;
   int         lockfd = -1;
 
@@ -125,23 +149,12 @@ static PetscErrorCode Train(int *argc, char ***argv, const char deck[])
   }
   if (help) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "surge: options listed above; nothing was trained.\n"));
   else {
-    const char *const suffix[] = {".h5"};
+    PetscErrorCode ierr;
     if (output[0]) PetscCall(SgWriteLockAcquire(PETSC_COMM_WORLD, "-train_output", output, &lockfd)); /* one job per output name, before any work */
-    PetscCall(SgSurrogateSetUp(sur));
-    PetscCall(SgOptionsCheckUnused(PETSC_COMM_WORLD, deck));
-    /* the model is written after training: a bad path must not cost the whole training */
-    PetscCall(SgOutputCheckPath(PETSC_COMM_WORLD, "-train_output", output, 1, suffix));
-    PetscCall(PetscSNPrintf(path, sizeof path, "%s.h5", output));
-    PetscCall(SgDatasetCheckNotOverwritten(PETSC_COMM_WORLD, "-train_output", path)); /* e.g. the data itself */
-    PetscCall(SgWriteCheck(PETSC_COMM_WORLD, "-train_output", path, SG_FILE_MODEL));   /* e.g. another kind's output: refused now, not after training */
-    PetscCall(SgRunLogOpen(PETSC_COMM_WORLD, "-train_output", output, PETSC_FALSE)); /* BASE.log: the training's terminal output */
-    PetscCall(SgStopSignalSetCheckpointBase(output)); /* a signal stop without save_ckpt writes BASE.chk.h5 */
-    PetscCall(SgSurrogateTrain(sur));
-    if (!SgStopSignalCaught()) { /* stopped by a signal: the checkpoint is written, the model comes with the restart */
-      PetscCall(SgSurrogateSave(sur, path));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Wrote model %s\n", path));
-    }
-    SgWriteLockRelease(output, &lockfd); /* on an error it stays until the process ends; the next job takes the file over */
+    ierr = TrainLocked(sur, deck, output);
+    /* released on a refusal too: a refused job leaves no BASE.lock (it wrote nothing else either) */
+    SgWriteLockRelease(output, &lockfd);
+    PetscCall(ierr);
   }
   PetscCall(SgSurrogateDestroy(&sur));
   PetscFunctionReturn(PETSC_SUCCESS);
