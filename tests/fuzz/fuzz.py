@@ -310,32 +310,32 @@ def main():
     os.environ.update({k: os.environ.get(k, v) for k, v in env_threads.items()})
     if a.case:
         s, i = (int(x) for x in a.case.split(":"))
-        todo = [(s, i)]
+        pending = [(s, i)]
     else:
-        todo = [(a.seed, i) for i in range(a.start, a.start + a.n)]
+        pending = [(a.seed, i) for i in range(a.start, a.start + a.n)]
     if a.reader:
         t0 = time.time()
         # 1000 files per process: Open MPI's singleton start-up (MPI_Init without mpiexec) fails when the
         # command line passes ~128 KB, which 2000 paths under a longer checkout path (/work/wt-NAME) reach
         B = 1000
-        batches = [[i for _, i in todo[k:k + B]] for k in range(0, len(todo), B)]
+        batches = [[i for _, i in pending[k:k + B]] for k in range(0, len(pending), B)]
         total, msgs, lost = {"accept": 0, "refuse": 0}, [], 0
         with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-            for counts, m, nl in ex.map(lambda b: reader_batch(todo[0][0], b, all_decks, classes), batches):
+            for counts, m, nl in ex.map(lambda b: reader_batch(pending[0][0], b, all_decks, classes), batches):
                 for k in total:
                     total[k] += counts[k]
                 msgs += m
                 lost += nl
                 for x in m:
                     print(x, flush=True)
-        print(f"fuzz --reader: seed {todo[0][0]}, {len(todo)} cases over {len(all_decks)} decks: accepted {total['accept']}, "
+        print(f"fuzz --reader: seed {pending[0][0]}, {len(pending)} cases over {len(all_decks)} decks: accepted {total['accept']}, "
               f"refused with a user error {total['refuse']}, failed {len(msgs)} (unanswered after a crash {lost}); {time.time() - t0:.0f} s")
         sys.exit(1 if msgs else 0)
     replay = (f" --classes {a.classes}" if a.classes != ",".join(CLASSES) else "") + (f" --exclude '{a.exclude}'" if a.exclude else "")
     t0 = time.time()
     counts, fails, byclass = {}, [], {}
     with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        for r in ex.map(lambda si: run_case(si[0], si[1], all_decks, classes, a.timeout, replay), todo):
+        for r in ex.map(lambda si: run_case(si[0], si[1], all_decks, classes, a.timeout, replay), pending):
             key = "fail" if not r["ok"] else f"exit {r['rc']}"
             counts[key] = counts.get(key, 0) + 1
             byclass.setdefault(r["cls"], [0, 0])[0 if r["ok"] else 1] += 1
@@ -343,7 +343,7 @@ def main():
                 fails.append(r["msg"])
                 print(r["msg"], flush=True)
     wall = time.time() - t0
-    print(f"fuzz: seed {todo[0][0]}, cases {todo[0][1]}..{todo[-1][1]} ({len(todo)}) over {len(all_decks)} decks, "
+    print(f"fuzz: seed {pending[0][0]}, cases {pending[0][1]}..{pending[-1][1]} ({len(pending)}) over {len(all_decks)} decks, "
           f"classes {','.join(classes)}: {wall:.0f} s")
     print("fuzz: outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     print("fuzz: by class (clean/failed): " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(byclass.items())))

@@ -45,7 +45,7 @@ first = out.splitlines()[0] if out else ""
 check(rc == 0 and first.startswith("surge run ") and "the options this run reads" in first, f"surge run DECK -help begins with surge's own header ({first!r})")
 check("-sim_t_end <25 : none>" in out and "[solver time units; >= 0]" in out, "the run options show current value, default, units and range")
 check("-vlasov_cfl" in out and "Options for all PETSc programs" not in out and "PetscDevice" not in out and "(None)" not in out,
-      "the solver's options are listed; PETSc's generic block, device options and manual-page stubs are not")
+      "the solver's options are listed; PETSc's generic block, device options and manual-page references are not")
 check(out.index("Run control") < out.index("-vlasov_cells"), "grouped by section: run control, then the solver")
 rc, out, err = run(["run", landau, "-help_petsc"])
 check(rc == 0 and "Options for all PETSc programs" in out and "-vlasov_cfl" in out, "-help_petsc adds PETSc's generic options")
