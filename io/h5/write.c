@@ -381,6 +381,25 @@ PetscErrorCode SgTextFileClose(SgTextFile *tf)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgTextFileFinish(SgTextFile *tf, char tmp[], char path[], size_t len)
+{
+  SgTextFile t = *tf;
+  int        bad;
+
+  PetscFunctionBegin;
+  tmp[0] = path[0] = 0;
+  if (!t) PetscFunctionReturn(PETSC_SUCCESS);
+  *tf = NULL;
+  bad = fflush(t->fp) != 0 || ferror(t->fp);
+  bad = (fclose(t->fp) != 0) || bad;
+  PetscCall(PetscStrncpy(path, t->path, len));
+  if (bad) (void)unlink(t->tmp);
+  else PetscCall(PetscStrncpy(tmp, t->tmp, len));
+  PetscCall(PetscFree(t));
+  PetscCheck(!bad, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s (disk full?); the earlier file (if any) is unchanged", path);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgTextFileDiscard(SgTextFile *tf)
 {
   SgTextFile t = *tf;

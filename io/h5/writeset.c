@@ -13,8 +13,14 @@
    A failure in 1-3 removes the new temporaries and puts every member back from its .prev/.none
    (SgWriteSetRecover), so the directory holds the earlier set exactly as it was. A process killed
    between 2 and 4 leaves the .prev/.none names: the next run on the output calls SgWriteSetRecover,
-   which brings back the earlier set (whole) before anything else. */
+   which brings back the earlier set (whole) before anything else.
+
+   Members beyond the run's three (files written beside the set, io/h5/members.c: an MD trajectory
+   ...) are named by the run's options, which a later run may not repeat: before step 2 the commit
+   writes every member's name to a journal, PATH0.set.tmp (path[0]'s), and removes it after step 4,
+   so SgWriteSetRecover(3, run's paths) also puts back every member a killed commit had reached. */
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,9 +55,58 @@ static int RecoverOne(const char path[])
   return err;
 }
 
+static void JournalName(const char path0[], char j[]) { (void)snprintf(j, SG_SET_NAME, "%s.set.tmp", path0); }
+
+#define SG_JOURNAL_MAX ((SG_WRITE_MAX_MEMBERS + 4) * SG_SET_NAME)
+
+/* Before step 2: every member's name, NUL-terminated, on disk. */
+static int WriteJournal(int n, const char *const path[])
+{
+  char j[SG_SET_NAME];
+  int  fd, err = 0;
+
+  JournalName(path[0], j);
+  fd = open(j, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (fd < 0) return errno;
+  for (int i = 0; i < n && !err; i++) {
+    size_t len = strlen(path[i]) + 1;
+    if (write(fd, path[i], len) != (ssize_t)len) err = errno ? errno : EIO;
+  }
+  if (!err && fsync(fd)) err = errno;
+  if (close(fd) && !err) err = errno;
+  return err;
+}
+
+/* The members a killed commit's journal names (they may lie beyond path[0..n)). */
+static int RecoverJournal(const char path0[])
+{
+  char    j[SG_SET_NAME], *buf;
+  int     fd, err = 0;
+  ssize_t len = 0, r;
+
+  JournalName(path0, j);
+  fd = open(j, O_RDONLY);
+  if (fd < 0) return 0;
+  buf = malloc(SG_JOURNAL_MAX + 1);
+  if (!buf) {
+    (void)close(fd);
+    return ENOMEM;
+  }
+  while (len < SG_JOURNAL_MAX && (r = read(fd, buf + len, (size_t)(SG_JOURNAL_MAX - len))) > 0) len += r;
+  (void)close(fd);
+  buf[len] = 0;
+  for (ssize_t o = 0; o < len; o += (ssize_t)strlen(buf + o) + 1) { /* a name cut short by a kill has no .prev/.none: nothing to do */
+    int e = buf[o] ? RecoverOne(buf + o) : 0;
+    if (e && !err) err = e;
+  }
+  free(buf);
+  if (!err) (void)unlink(j);
+  return err;
+}
+
 int SgWriteSetRecover(int n, const char *const path[])
 {
-  int err = 0;
+  int err = n > 0 ? RecoverJournal(path[0]) : 0;
 
   for (int i = 0; i < n; i++) {
     int e = RecoverOne(path[i]);
@@ -96,6 +151,14 @@ static void DropKept(int n, const char *const path[])
   }
 }
 
+static void DropJournal(const char path0[])
+{
+  char j[SG_SET_NAME];
+
+  JournalName(path0, j);
+  (void)unlink(j);
+}
+
 int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path[])
 {
   int err = 0, i;
@@ -103,6 +166,7 @@ int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path
   err = SgWriteSetRecover(n, path); /* an interrupted commit's names first: the set they keep is whole */
   for (i = 0; i < n && !err; i++)
     if (tmp[i]) err = SyncFile(tmp[i]);
+  if (!err) err = WriteJournal(n, path);
   for (i = 0; i < n && !err; i++) err = KeepOne(path[i]);
   for (i = 0; i < n && !err; i++) {
     if (!tmp[i]) {
@@ -115,9 +179,11 @@ int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path
       if (tmp[i]) (void)unlink(tmp[i]);
     (void)SgWriteSetRecover(n, path); /* the earlier set, as it was */
     DropKept(n, path);               /* marks of members step 2 did not reach */
+    DropJournal(path[0]);
     return err;
   }
   DropKept(n, path);
+  DropJournal(path[0]);
   return 0;
 }
 

@@ -2,6 +2,7 @@
    extendible chunked datasets, one chunk per frame; step/time are written by rank 0, values by
    every rank for its id block, all collectively (MPI-IO). */
 #include <hdf5.h>
+#include <errno.h>
 #include <string.h>
 #include "sgh5md.h"
 #include "sgcompat.h"
@@ -97,7 +98,7 @@ PetscErrorCode SgH5MDCreate(MPI_Comm comm, const char file[], PetscInt N, const 
   PetscCall(PetscStrncpy(h->path, file, sizeof h->path));
   h->fapl = fapl;
   /* through the write path: PATH.tmp (a copy of the earlier trajectory when continuing it), renamed
-     over PATH at each checkpoint and at the end of the run (SgH5MDCommit) */
+     over PATH by SgH5MDCommit or, joined to a run's set (SgH5MDJoinRunSet), with the set */
   { /* a refusal (or a failed copy/create) frees what was made so far: the caller may go on (a test, an ensemble) */
     PetscErrorCode ierr = SgH5StagedOpen(comm, "-md_traj_file", file, SG_FILE_TRAJECTORY, append, fapl, &h->file, h->tmp, sizeof h->tmp);
     if (ierr) {
@@ -409,6 +410,46 @@ PetscErrorCode SgH5MDCommit(SgH5MD h, PetscBool reopen)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A member of the run's set (sgwrite.h SgWriteMemberRegister): closed at the run's commit and
+   renamed with its set, then continued from the committed file. */
+static PetscErrorCode MemberClose(void *ctx, char tmp[], char path[], size_t len)
+{
+  SgH5MD h   = (SgH5MD)ctx;
+  int    err = 0, any = 0;
+
+  PetscFunctionBegin;
+  if (h->file < 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (h->dxpl >= 0) (void)H5Pclose(h->dxpl);
+  h->dxpl = -1;
+  if (H5Fclose(h->file) < 0) err = EIO; /* HDF5 writes its last metadata at close */
+  h->file = -1;
+  PetscCallMPI(MPI_Allreduce(&err, &any, 1, MPI_INT, MPI_MAX, h->comm));
+  if (any && !h->rank) PetscCall(SgWriteDiscard(h->tmp));
+  PetscCheck(!any, h->comm, PETSC_ERR_FILE_OPEN, "cannot write %s (disk full?): the earlier file (if any) is unchanged", h->path);
+  if (h->rank) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscStrncpy(tmp, h->tmp, len));
+  PetscCall(PetscStrncpy(path, h->path, len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MemberResume(void *ctx)
+{
+  SgH5MD h = (SgH5MD)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(SgH5StagedOpen(h->comm, "-md_traj_file", h->path, SG_FILE_TRAJECTORY, PETSC_TRUE, h->fapl, &h->file, h->tmp, sizeof h->tmp));
+  SgH5Assign(h->dxpl, H5Pcreate(H5P_DATASET_XFER));
+  SgCallH5(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5MDJoinRunSet(SgH5MD h)
+{
+  PetscFunctionBegin;
+  PetscCall(SgWriteMemberRegister(h, MemberClose, MemberResume));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgH5MDDestroy(SgH5MD *hp)
 {
   SgH5MD h = *hp;
@@ -416,6 +457,7 @@ PetscErrorCode SgH5MDDestroy(SgH5MD *hp)
   PetscFunctionBegin;
   if (!h) PetscFunctionReturn(PETSC_SUCCESS);
   *hp = NULL;
+  SgWriteMemberUnregister(h);
   if (h->dxpl >= 0) (void)H5Pclose(h->dxpl);
   (void)H5Pclose(h->fapl);
   SgH5StagedDiscard(&h->file, h->tmp); /* not committed: an error ended the run, PATH keeps the last commit */

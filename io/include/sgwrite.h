@@ -73,10 +73,27 @@ PETSC_EXTERN int SgWriteCopyErrno(const char src[], const char dst[]);
    left half done (its .prev/.none names): the earlier set comes back; call it, holding the output's
    lock, before reading or checking the set. */
 PETSC_EXTERN int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path[]);
+/* The members' names are journalled in PATH0.set.tmp (path[0]'s) while the commit runs, so
+   SgWriteSetRecover(n, path) also restores members beyond path[0..n) that a killed commit named. */
 PETSC_EXTERN int SgWriteSetRecover(int n, const char *const path[]);
 /* A file of a run's set is staged as BASE.X.tmp and committed into place with the set; messages
    name the file the user knows: printf("%.*s", SgWriteShownLength(p), p) drops a trailing ".tmp". */
 PETSC_EXTERN int SgWriteShownLength(const char path[]);
+/* Files written beside a run's set (an MD trajectory, model deviation, g(r) table, retraining
+   dataset) join its commit (io/h5/members.c): a writer with a staged temporary registers close
+   (collective: close the temporary; rank 0 fills tmp/path, "" tmp: nothing to commit) and resume
+   (collective: continue from the committed file after a commit that is not the run's last); a
+   one-shot closed temporary is added with SgWriteMemberAdd (rank 0). The run's commit calls
+   SgWriteMembersClose (collective), renames the returned members with its set in one
+   SgWriteSetCommitErrno, then SgWriteMembersResume(more) (collective); on an error path
+   SgWriteMembersDiscard removes one-shot temporaries (registered writers discard their own). */
+#define SG_WRITE_MAX_MEMBERS 8
+PETSC_EXTERN PetscErrorCode SgWriteMemberRegister(void *ctx, PetscErrorCode (*close)(void *, char[], char[], size_t), PetscErrorCode (*resume)(void *));
+PETSC_EXTERN void           SgWriteMemberUnregister(void *ctx);
+PETSC_EXTERN PetscErrorCode SgWriteMemberAdd(const char tmp[], const char path[]);
+PETSC_EXTERN PetscErrorCode SgWriteMembersClose(int *n, const char *const **tmp, const char *const **path);
+PETSC_EXTERN PetscErrorCode SgWriteMembersResume(PetscBool more);
+PETSC_EXTERN void           SgWriteMembersDiscard(void);
 /* Test builds: whether this commit is the SURGE_TEST_ENOSPC-th of the process (counts it). */
 PETSC_EXTERN int SgWriteTestENOSPC(void);
 /* Remove a temporary (error paths); missing is fine. */
@@ -108,6 +125,9 @@ PETSC_EXTERN PetscErrorCode SgTextFileOpen(const char option[], const char path[
 PETSC_EXTERN PetscErrorCode SgTextFileGetFILE(SgTextFile, FILE **);
 PETSC_EXTERN PetscErrorCode SgTextFileClose(SgTextFile *);
 PETSC_EXTERN PetscErrorCode SgTextFileDiscard(SgTextFile *);
+/* Close the temporary (checked) without committing it: its names for a set commit (SgWriteMember*);
+   on failure it is removed and one error names path. */
+PETSC_EXTERN PetscErrorCode SgTextFileFinish(SgTextFile *, char tmp[], char path[], size_t len);
 /* Hand the open temporary to a caller that commits it itself, later and without PETSc (the run log,
    committed after PetscFinalize with SgWriteCommitErrno): its FILE and the two names; the object is freed. */
 PETSC_EXTERN PetscErrorCode SgTextFileDetach(SgTextFile *, FILE **fp, char tmp[], size_t tmplen, char path[], size_t pathlen);

@@ -349,8 +349,8 @@ static PetscErrorCode MDSetUp(SgSolver solver)
 }
 
 /* The model deviation file goes through the write path (sgwrite.h): rank 0 writes DEVI.tmp, which
-   holds the committed file's records and is renamed over DEVI at every checkpoint and at the end
-   of the run, so the file on disk always ends at a checkpoint (or is the earlier run's, whole) and
+   holds the committed file's records and is renamed over DEVI with the run's set at each of its
+   commits, so the file on disk always ends at the checkpoint on disk (or is the earlier run's, whole) and
    a crash or a full disk never leaves it cut short. A restarted run starts DEVI.tmp from the
    committed file less the lines past the checkpoint's step. */
 static PetscErrorCode ModelDeviOpen(SgMD *md, PetscBool cont)
@@ -364,29 +364,33 @@ static PetscErrorCode ModelDeviOpen(SgMD *md, PetscBool cont)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode ModelDeviCommitRoot(SgMD *md, PetscBool reopen)
+/* The model deviation file is a member of the run's set (sgwrite.h SgWriteMemberRegister): at each
+   of the run's commits rank 0 closes DEVI.tmp, the run renames it with its set (all or none), and
+   rank 0 continues in a new DEVI.tmp from the committed file. Rank 0's failures are agreed (one line
+   on every rank; the other ranks waited in the next collective before: a two-rank hang). */
+static PetscErrorCode ModelDeviMemberClose(void *ctx, char tmp[], char path[], size_t len)
 {
-  SgTextFile tf = (SgTextFile)md->devi_tf;
-
-  PetscFunctionBegin;
-  if (!tf) PetscFunctionReturn(PETSC_SUCCESS);
-  md->devi_tf = NULL;
-  md->devi_fp = NULL;
-  PetscCall(SgTextFileClose(&tf));
-  if (reopen) PetscCall(ModelDeviOpen(md, PETSC_TRUE));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Collective: rank 0 holds the file, and its failure (a full disk at the commit) ends every rank
-   with its one line (the other ranks waited in the next collective before: a two-rank hang). */
-static PetscErrorCode ModelDeviCommit(SgMD *md, PetscBool reopen)
-{
+  SgMD          *md = (SgMD *)ctx;
+  SgTextFile     tf = (SgTextFile)md->devi_tf;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  if (!md->devi_every) PetscFunctionReturn(PETSC_SUCCESS);
+  md->devi_tf = NULL;
+  md->devi_fp = NULL;
   PetscCall(SgAgreeBegin());
-  ierr = ModelDeviCommitRoot(md, reopen);
+  ierr = SgTextFileFinish(&tf, tmp, path, len);
+  PetscCall(SgAgreeEnd(md->dom->comm, ierr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ModelDeviMemberResume(void *ctx)
+{
+  SgMD          *md   = (SgMD *)ctx;
+  PetscErrorCode ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  PetscCall(SgAgreeBegin());
+  if (!md->dom->rank) ierr = ModelDeviOpen(md, PETSC_TRUE);
   PetscCall(SgAgreeEnd(md->dom->comm, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -432,6 +436,7 @@ static PetscErrorCode MDOpenFiles(SgSolver solver)
       else PetscCall(ModelDeviOpen(md, PETSC_FALSE));
       if (!md->restarting) fprintf(md->devi_fp, "#%11s %18s %18s %18s %18s %18s %18s\n", "step", "max_devi_v", "min_devi_v", "avg_devi_v", "max_devi_f", "min_devi_f", "avg_devi_f");
     }
+    PetscCall(SgWriteMemberRegister(md, ModelDeviMemberClose, ModelDeviMemberResume)); /* committed with the run's set */
     if (!md->restarting) PetscCall(SgMDModelDeviWrite(md));
   }
   if (md->traj_every) {
@@ -442,6 +447,7 @@ static PetscErrorCode MDOpenFiles(SgSolver solver)
        fresh run starts a new file */
     PetscCall(SgH5MDCreate(comm, md->traj_file, md->N, md->units.u_length, md->units.u_time, md->restarting, &h));
     md->h5md = h;
+    PetscCall(SgH5MDJoinRunSet(h)); /* committed with the run's set */
     if (md->restarting) {
       PetscCall(SgH5MDTruncate((SgH5MD)md->h5md, md->step));
       PetscFunctionReturn(PETSC_SUCCESS);
@@ -560,8 +566,6 @@ static PetscErrorCode MDCheckpointIO(SgSolver solver, SgCheckpoint chk)
       PetscCall(VecRestoreArray(V, &a));
     }
     PetscCall(SgCheckpointWriteVec(chk, "md_atoms", V));
-    PetscCall(ModelDeviCommit(md, PETSC_TRUE)); /* the file on disk ends at this checkpoint */
-    if (md->h5md) PetscCall(SgH5MDCommit((SgH5MD)md->h5md, PETSC_TRUE)); /* so does the trajectory */
     PetscCall(PetscFree(blk));
     PetscCall(PetscFree(buf));
     PetscCall(MPIU_Allreduce(&md->ebath, &ebath, 1, MPIU_REAL, MPIU_SUM, comm));
@@ -663,7 +667,11 @@ static PetscErrorCode RDFWriteRoot(SgMD *md, const PetscReal g[])
   if (md->rdf_types[0] >= 0) fprintf(fp, "# g(r) of %s-%s pairs, %d atoms, %d samples; columns: r (bin centre, %s), g\n", md->tname[md->rdf_types[0]], md->tname[md->rdf_types[1]], (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
   else fprintf(fp, "# g(r) of %d atoms, %d samples; columns: r (bin centre, %s), g\n", (int)md->N, (int)md->rdf_nsamples, md->units.u_length);
   for (PetscInt k = 0; k < md->rdf_nbins; k++) fprintf(fp, "%.6f %.8f\n", (double)((k + 0.5) * md->cutoff / md->rdf_nbins), (double)g[k]);
-  PetscCall(SgTextFileClose(&tf));
+  { /* committed with the run's last set */
+    char tmp[PETSC_MAX_PATH_LEN + 32], path[PETSC_MAX_PATH_LEN + 32];
+    PetscCall(SgTextFileFinish(&tf, tmp, path, sizeof tmp));
+    PetscCall(SgWriteMemberAdd(tmp, path));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -675,13 +683,7 @@ static PetscErrorCode MDReport(SgSolver solver, SgOutput out)
   PetscReal   T, ke, pe, p, ec, rate, wall;
 
   PetscFunctionBegin;
-  PetscCall(ModelDeviCommit(md, PETSC_FALSE)); /* the run is complete */
-  if (md->h5md) { /* the trajectory too */
-    SgH5MD h = (SgH5MD)md->h5md;
-    PetscCall(SgH5MDCommit(h, PETSC_FALSE));
-    md->h5md = NULL;
-    PetscCall(SgH5MDDestroy(&h));
-  }
+  /* the trajectory and model deviation files are committed with the run's last set (CommitSet) */
   PetscCall(SgMDThermo(md, &T, &ke, &pe, &p, &ec));
   PetscCall(MPIU_Allreduce(&sd->wall, &wall, 1, MPIU_REAL, MPIU_MAX, comm));
   rate = wall > 0 ? (PetscReal)md->N * sd->nsteps / wall : 0;
@@ -758,6 +760,7 @@ static PetscErrorCode MDDestroy(SgSolver solver)
   PetscCall(SgForcesProviderDestroy(&md->prov));
   PetscCall(SgForcesProviderDestroy(&md->sprov));
   PetscCall(SgMDRetrainClose(md));
+  if (md->devi_every) SgWriteMemberUnregister(md);
   if (md->devi_tf) { /* an error ended the run: the file keeps what the last checkpoint committed */
     SgTextFile tf = (SgTextFile)md->devi_tf;
     PetscCall(SgTextFileDiscard(&tf));

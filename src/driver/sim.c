@@ -355,16 +355,19 @@ static PetscErrorCode CommitSet(SgSim sim, PetscBool more)
   PetscMPIInt       rank;
   int               err[2] = {0, 0}; /* errno, and whether the previous commit is reused */
   char              tmp[PETSC_MAX_PATH_LEN + 32], old[PETSC_MAX_PATH_LEN + 32], h5[PETSC_MAX_PATH_LEN + 16];
+  int               nm;
+  const char *const *mtmp, *const *mpath;
 
   PetscFunctionBegin;
   if (!sim->staged) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SgOutputSuspend(sim->out)); /* closes the HDF5 file (collective) */
+  PetscCall(SgWriteMembersClose(&nm, &mtmp, &mpath)); /* files written beside the set join it (collective) */
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscSNPrintf(h5, sizeof h5, "%s.h5", sim->output));
   PetscCall(PetscSNPrintf(old, sizeof old, "%s.h5.old.tmp", sim->output));
   if (!rank) {
     char        files[3][PETSC_MAX_PATH_LEN + 16], tmps[3][PETSC_MAX_PATH_LEN + 32];
-    const char *newf[3], *path[3];
+    const char *newf[3 + SG_WRITE_MAX_MEMBERS], *path[3 + SG_WRITE_MAX_MEMBERS];
     for (PetscInt i = 0; i < 3; i++) {
       PetscCall(PetscSNPrintf(files[i], sizeof files[i], "%s%s", sim->output, suffix[i]));
       PetscCall(PetscSNPrintf(tmps[i], sizeof tmps[i], "%s.tmp", files[i]));
@@ -375,8 +378,17 @@ static PetscErrorCode CommitSet(SgSim sim, PetscBool more)
     (void)unlink(old);
     if (!err[0] && more && sim->have_prev && !link(h5, old)) err[1] = Unlocked(old) ? 1 : 0;
     if (!err[1]) (void)unlink(old);
-    /* the three replaced together or not at all (io/h5/writeset.c) */
-    if (!err[0]) err[0] = SgWriteSetCommitErrno(3, newf, path);
+    /* the three and the files beside them (an MD trajectory, ...) replaced together or not at all
+       (io/h5/writeset.c); the checkpoint's rename stays the last */
+    newf[2 + nm] = newf[2];
+    path[2 + nm] = path[2];
+    for (int k = 0; k < nm; k++) {
+      newf[2 + k] = mtmp[k];
+      path[2 + k] = mpath[k];
+    }
+    if (!err[0]) err[0] = SgWriteSetCommitErrno(3 + nm, newf, path);
+    else
+      for (int k = 0; k < nm; k++) (void)unlink(mtmp[k]);
     if (!err[0] && more) {
       PetscCall(PetscSNPrintf(tmp, sizeof tmp, "%s.tmp", h5));
       if (err[1]) err[0] = rename(old, tmp) ? errno : 0;
@@ -394,6 +406,7 @@ static PetscErrorCode CommitSet(SgSim sim, PetscBool more)
     PetscCall(SgOutputDestroy(&sim->out));
     sim->staged = PETSC_FALSE;
   }
+  PetscCall(SgWriteMembersResume(more)); /* the side writers continue from their committed files */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -406,6 +419,7 @@ static void DiscardStaged(SgSim sim, PetscBool anyrank)
   char              tmp[PETSC_MAX_PATH_LEN + 32];
 
   if (!sim->staged) return;
+  SgWriteMembersDiscard(); /* a one-shot side file's temporary (registered writers remove their own) */
   MPI_Comm_rank(PetscObjectComm((PetscObject)sim), &rank);
   if (rank && !anyrank) return;
   for (int i = 0; i < 6; i++) {

@@ -455,8 +455,9 @@ def diskfull():
                     elif file_kind(d + p) != kinds[p]:
                         fs.failures.append(f"{tag}: {p[1:]} is now '{file_kind(d + p)}', was '{kinds[p]}'")
                 # a run's set is replaced together or not at all: a member renamed over has a new inode
-                # (its bytes can be the same: an XDMF sidecar of the same grid and times)
-                runset = {p for p in kinds if re.fullmatch(r"/[rm](\.h5|\.xmf|\.chk\.h5)", p)}
+                # (its bytes can be the same: an XDMF sidecar of the same grid and times); the md run's
+                # trajectory, model deviation and g(r) files are members of its set (io/h5/members.c)
+                runset = {p for p in kinds if re.fullmatch(r"/[rm](\.h5|\.xmf|\.chk\.h5)|/job(\.h5md|_devi\.txt|_rdf\.txt)", p)}
                 replaced = {p for p in runset if p in changed or (os.path.exists(d + p) and os.stat(d + p).st_ino != inode[p])}
                 if replaced and replaced != runset:
                     fs.failures.append(f"{tag}: the run's set replaced in part: {sorted(replaced)} of {sorted(runset)}")
@@ -495,7 +496,33 @@ def killedcommit():
     fs.judge("a run after one killed inside its set commit (disk full at its first commit)", rc, out, before, d, allow_success=False)
     for x in (d, new):
         shutil.rmtree(x, ignore_errors=True)
-    print("file-safety killed set commit: 1 case")
+    # an md run's set has members its options name (trajectory, model deviation; io/h5/members.c): the
+    # killed commit's journal m.h5.set.tmp names them, and the next run -- here without those options,
+    # so only the journal knows them -- puts them back too. Without the journal: the new job.h5md and
+    # job_devi.txt stay beside the old m.chk.h5, their .prev.tmp names left.
+    md = ["run", "si.yaml", "-sim_max_steps", "2", "-sim_output", "m", "-md_deepmd_models", "models/si_dp1.h5,models/si_dp2.h5",
+          "-md_traj_file", "job.h5md", "-md_traj_every", "1", "-md_model_devi_file", "job_devi.txt", "-md_model_devi_every", "1"]
+    for x, seed in ((d, "1"), (new, "5")):
+        shutil.rmtree(x, ignore_errors=True)
+        os.makedirs(x)
+        shutil.copy(os.path.join(IN, "swap/si_adaptive.yaml"), os.path.join(x, "si.yaml"))
+        shutil.copytree(os.path.join(IN, "swap/models"), os.path.join(x, "models"))
+        rc, out = fs.run(md + ["-md_seed", seed], cwd=x)
+        assert rc == 0, f"killedcommit (md): the job fails\n{out[-1500:]}"
+    before = fs.snapshot(d)
+    members = ["m.h5", "job.h5md", "job_devi.txt", "m.chk.h5"]
+    with open(os.path.join(d, "m.h5.set.tmp"), "wb") as f:
+        f.write(b"".join(m.encode() + b"\0" for m in members))
+    for m in members:  # step 2 done, then three of the four renames
+        os.link(os.path.join(d, m), os.path.join(d, m + ".prev.tmp"))
+    for m in members[:3]:
+        os.rename(os.path.join(new, m), os.path.join(d, m))
+    rc, out = fs.run(md[:8] + ["-md_seed", "7"], cwd=d, env=dict(fs.ENV, SURGE_TEST_ENOSPC="1"), timeout=45)
+    fs.judge("an md run after one killed inside its set commit (trajectory and model deviation members; disk full at its first commit)",
+             rc, out, before, d, allow_success=False)
+    for x in (d, new):
+        shutil.rmtree(x, ignore_errors=True)
+    print("file-safety killed set commit: 2 cases")
 
 
 def dead_pid():

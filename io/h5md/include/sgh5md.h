@@ -42,6 +42,10 @@ PETSC_EXTERN PetscErrorCode SgH5MDEndFrame(SgH5MD);
 PETSC_EXTERN PetscErrorCode SgH5MDTruncate(SgH5MD, PetscInt laststep);
 /* Close FILE.tmp and rename it over FILE (collective); reopen: continue writing (a checkpoint). */
 PETSC_EXTERN PetscErrorCode SgH5MDCommit(SgH5MD, PetscBool reopen);
+/* Or commit it with the run's set (sgwrite.h SgWriteMemberRegister): at each of the run's commits
+   FILE.tmp is closed, renamed in the set's one commit (all or none) and continued from the committed
+   file; SgH5MDDestroy leaves the set. Collective. */
+PETSC_EXTERN PetscErrorCode SgH5MDJoinRunSet(SgH5MD);
 PETSC_EXTERN PetscErrorCode SgH5MDDestroy(SgH5MD *);
 
 /* Reading a whole trajectory back (one process): positions, boxes, steps and species always; with
