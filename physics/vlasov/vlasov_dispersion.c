@@ -113,7 +113,7 @@ PetscErrorCode SgVlasovDispersionRoot(SgVlasov *v, const PetscReal k[], PetscRea
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Transverse (Weibel) mode of counter-streaming Maxwellians, k along x, E = E_y, B = B_z, purely
+/* Transverse (Weibel) mode of counter-streaming Maxwellians, k along x (1x, or 2x with k_y = 0), E = E_y, B = B_z, purely
    growing omega = i gamma. Linearising the Vlasov-Maxwell system (units of vlasov_maxwell.c) for
    components with density n_c, thermal speed vt_c and drift u_c along y gives
      D(omega) = omega^2 - c^2 k^2 - sum_c w_c^2 [1 - ((vt_c^2 + u_c^2)/vt_c^2) (1 + zeta_c Z(zeta_c))] = 0,
@@ -143,7 +143,9 @@ PetscErrorCode SgVlasovWeibelRoot(SgVlasov *v, PetscReal k, PetscReal *gamma)
   double lo = 1e-12, hi = 10;
 
   PetscFunctionBegin;
-  PetscCheck(k > 0 && v->vdim >= 2 && v->cdim == 1, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "vlasov_fit_field magnetic compares with the transverse (Weibel) root: it needs cdim 1, vdim >= 2 and maxwell_k > 0 (the mode of the initial B)");
+  /* In 2x the same relation holds when k lies along x (maxwell_k = [k, 0]): the mode is uniform in y,
+     so the linear problem is the 1x one (vz, if any, enters only through the Maxwellian's integral). */
+  PetscCheck(k > 0 && v->vdim >= 2 && (v->cdim == 1 || v->em_k[1] == 0), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "vlasov_fit_field magnetic compares with the transverse (Weibel) root: it needs vdim >= 2, maxwell_k > 0 along x (the mode of the initial B) and, in 2x, maxwell_k = [k, 0]");
   for (PetscInt is = 0; is < v->nspecies; is++)
     for (PetscInt c = 0; c < v->sp[is].ncomp; c++)
       PetscCheck(v->sp[is].comp[c].drift[0] == 0 && (v->vdim < 3 || v->sp[is].comp[c].drift[2] == 0), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "vlasov_fit_field magnetic: the Weibel relation here has drifts along vy only; species %s has a drift along vx or vz", v->sp[is].name);
