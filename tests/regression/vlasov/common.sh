@@ -57,3 +57,13 @@ ranks_equal() {
     END { printf "%s: %d diagnostics, max difference %.3e of the energy scale (%s)\n", n, c, m, k;
           exit (c>=14 && !bad && m<1e-12)?0:1 }' || { echo "FAIL $3: 1 vs 2 ranks"; exit 1; }
 }
+# growth_vs_root LABEL LOG...: each run's fitted growth rate ('gamma measured G theory T') within 2 %
+# (the issue's tolerance) of the dispersion root the report prints
+growth_vs_root() {
+  local label=$1 f g th; shift
+  for f in "$@"; do
+    grep "gamma measured" $f
+    g=$(awk '/gamma measured/ {print $6}' $f); th=$(awk '/gamma measured/ {print $8}' $f)
+    check "$label gamma ($f) vs transverse root $th, relative" "$(awk -v g=$g -v t=$th 'BEGIN{print (g-t)/t}')" "<" 0.02
+  done
+}

@@ -10,11 +10,7 @@ scratch weibel_2x3v
 D=$DECKS/weibel_2x3v.yaml
 $SURGE run $D -sim_output a > a.log 2>&1 || { tail -20 a.log; exit 1; }
 $MPIEXEC $SURGE run $D -sim_output b > b.log 2>&1 || { tail -20 b.log; exit 1; }
-for f in a b; do
-  grep "gamma measured" $f.log
-  g=$(awk '/gamma measured/ {print $6}' $f.log); th=$(awk '/gamma measured/ {print $8}' $f.log)
-  check "2x3v Weibel gamma ($f) vs transverse root $th, relative" "$(awk -v g=$g -v t=$th 'BEGIN{print (g-t)/t}')" "<" 0.02
-done
+growth_vs_root "2x3v Weibel" a.log b.log
 check "2x3v Weibel root k=0.4 is 0.0985 (the 1x2v root)" "$(awk '/gamma measured/ {print $8 - 0.0985}' a.log)" "<" 5e-4
 check "particle number drift" "$(drift a.log number_elc)" "<" 1e-12
 check "magnetic energy grew x100" "$(drift a.log magnetic_energy)" ">" 100
