@@ -75,7 +75,8 @@ PetscErrorCode SgBqSuperresByFineSolve(void *ctx, const SgFieldSuperresInput *in
     SgFieldQueryPoint(q, p, pt);
     k = BlockIndex(B, pt[0], tol);
     PetscCheck(k >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "boussinesq superres: the fine solve answers at the block's times only; point %" PetscInt_FMT " asks for t = %g", p, (double)pt[0]);
-    kq[0] = PetscMin(kq[0], k), kq[1] = PetscMax(kq[1], k);
+    kq[0] = PetscMin(kq[0], k);
+    kq[1] = PetscMax(kq[1], k);
   }
   kq[0] = -kq[0];
   PetscCallMPI(MPI_Allreduce(kq, kall, 2, MPIU_INT, MPI_MAX, bq->comm));

@@ -61,7 +61,10 @@ static PetscErrorCode FoldFullMatrix(const char file[], Triplets *T, char msg[],
   PetscCall(PetscMalloc1(n, &e));
   for (PetscInt k = 0; k < n; k++) {
     e[k].lower = T->ri[k] > T->ci[k] ? PETSC_TRUE : PETSC_FALSE;
-    e[k].i = PetscMin(T->ri[k], T->ci[k]), e[k].j = PetscMax(T->ri[k], T->ci[k]), e[k].v = T->v[k], e[k].where = T->where[k];
+    e[k].i = PetscMin(T->ri[k], T->ci[k]);
+    e[k].j = PetscMax(T->ri[k], T->ci[k]);
+    e[k].v = T->v[k];
+    e[k].where = T->where[k];
     vmax = PetscMax(vmax, PetscAbsReal(T->v[k]));
   }
   qsort(e, (size_t)n, sizeof *e, CompareEntry);

@@ -442,7 +442,8 @@ static PetscErrorCode MergeMDFrames(SgEnsemble e, const char out[], const char d
 
     PetscCall(MemberPath(e, m, SampleExtension(e), path, sizeof path));
     PetscCall(SgH5MDReadFrames(path, PETSC_TRUE, &fr));
-    N = fr.N, F = fr.F;
+    N = fr.N;
+    F = fr.F;
     if (m == 0) {
       PetscCall(PetscMalloc1(N, &type0));
       for (PetscInt i = 0; i < N; i++) type0[i] = fr.species[i];
@@ -579,6 +580,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
   char           fail_msg[1024] = "";
   const char *const out_suffix[] = {".h5"}; /* BASE.members/ sits in the same folder */
   char              stale[PETSC_MAX_PATH_LEN + 64] = ""; /* the first member done under other options */
+  PetscMPIInt       current = 0; /* the dataset exists and was merged by this ensemble (same fingerprint) */
 
   PetscFunctionBegin;
   PetscCall(SgOutputCheckPath(comm, "-ensemble_output", e->output, 1, out_suffix));
@@ -619,8 +621,10 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       PetscCall(SgDatasetGetProvenance(ds, "source", &src));
       PetscCall(SgDatasetClose(&ds));
       if (!overwrite && (!src || !strstr(src, e->fingerprint)) && !(e->rerun_stale && src && !strncmp(src, "surge ensemble:", 15))) PetscCall(PetscSNPrintf(msg, sizeof msg, "-ensemble_output '%s' is a dataset this ensemble did not write (other deck, options or seed): choose another -ensemble_output, remove it, or pass -overwrite to replace it", out));
+      current = src && strstr(src, e->fingerprint) ? 1 : 0;
       PetscCall(PetscFree(src));
     }
+    PetscCallMPI(MPI_Bcast(&current, 1, MPI_INT, 0, comm));
     PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
     if (msg[0]) PetscCall(PetscFree(torun));
     PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
@@ -765,8 +769,12 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     PetscCallMPI(MPI_Allreduce(&mine, &ran, 1, MPIU_INT, MPI_SUM, comm));
   }
   /* the dataset needs every member: another job sharing the directory may still run some; the job
-     that finds them all done merges (one job at a time: the merge has a claim of its own) */
-  if (!rank) {
+     that finds them all done merges (one job at a time: the merge has a claim of its own). A rerun
+     that found every member done and the dataset merged under the same fingerprint leaves the file
+     as it is: a merge would give the same samples under a new creation time, and the new bytes would
+     make everything fingerprinted by that file's content (a POD-LSTM search log) look stale. */
+  if (!nrun && current) missing = -2;
+  else if (!rank) {
     char marker[PETSC_MAX_PATH_LEN + 32], mclaim[PETSC_MAX_PATH_LEN + 32];
     for (PetscInt m = 0; m < e->members; m++) {
       PetscCall(MemberPath(e, m, ".done", marker, sizeof marker));
@@ -789,6 +797,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
     PetscReal wall = (PetscReal)(t1 - t0), idle = wall > 0 && ran ? 1 - (PetscReal)busy_all / (ngroups * wall) : 0;
     char      what[PETSC_MAX_PATH_LEN + 200];
     if (!missing) PetscCall(PetscSNPrintf(what, sizeof what, "wrote %s.h5", e->output));
+    else if (missing == -2) PetscCall(PetscSNPrintf(what, sizeof what, "%s.h5 is up to date (every member was done and merged under these options)", e->output));
     else if (missing < 0) PetscCall(PetscSNPrintf(what, sizeof what, "another job sharing %s is writing %s.h5", e->memberdir, e->output));
     else PetscCall(PetscSNPrintf(what, sizeof what, "%" PetscInt_FMT " member(s) not done yet (claimed by other jobs sharing %s): the job that finishes the last one writes %s.h5, or rerun this command after they end", missing, e->memberdir, e->output));
     PetscCall(PetscPrintf(comm, "surge ensemble: ran %" PetscInt_FMT " members in %.2fs (%.1f members/hour), idle fraction of groups %.3f; %s\n", ran, (double)wall, wall > 0 ? (double)(ran * 3600.0 / wall) : 0.0, (double)idle, what));

@@ -128,17 +128,26 @@ static PetscErrorCode Test(SgDPModel m, PetscInt nfiles, const char (*files)[PET
         if (counted % size != rank) continue;
         PetscCall(SgDPFramesRead(&fr[fi], k, 1, x, box, &e, fl, v));
         PetscCall(SgDeepmdCompute(m, N, x, type, SgDPBoxIsZero(box) ? NULL : box, &ep, fp, vp, NULL));
-        acc[0] += (ep - e) * (ep - e), acc[1] += PetscAbsReal(ep - e);
-        acc[2] += (ep - e) * (ep - e) / ((PetscReal)N * N), acc[3] += PetscAbsReal(ep - e) / N;
-        for (PetscInt q = 0; q < 3 * N; q++) acc[4] += (fp[q] - fl[q]) * (fp[q] - fl[q]), acc[5] += PetscAbsReal(fp[q] - fl[q]);
+        acc[0] += (ep - e) * (ep - e);
+        acc[1] += PetscAbsReal(ep - e);
+        acc[2] += (ep - e) * (ep - e) / ((PetscReal)N * N);
+        acc[3] += PetscAbsReal(ep - e) / N;
+        for (PetscInt q = 0; q < 3 * N; q++) {
+          acc[4] += (fp[q] - fl[q]) * (fp[q] - fl[q]);
+          acc[5] += PetscAbsReal(fp[q] - fl[q]);
+        }
         if (hv)
           for (int q = 0; q < 9; q++) acc[6] += (vp[q] - v[q]) * (vp[q] - v[q]), acc[7] += (vp[q] - v[q]) * (vp[q] - v[q]) / ((PetscReal)N * N);
         nfr++;
         ncomp += 3 * N;
         if (DE) { /* this rank's rows of the block; the others stay zero and the sum gathers them */
           PetscInt f = (PetscInt)(k - k0);
-          DE[2 * f] = e, DE[2 * f + 1] = ep;
-          for (PetscInt q = 0; q < 3 * N; q++) DF[(size_t)6 * N * f + 2 * q] = fl[q], DF[(size_t)6 * N * f + 2 * q + 1] = fp[q];
+          DE[2 * f] = e;
+          DE[2 * f + 1] = ep;
+          for (PetscInt q = 0; q < 3 * N; q++) {
+            DF[(size_t)6 * N * f + 2 * q] = fl[q];
+            DF[(size_t)6 * N * f + 2 * q + 1] = fp[q];
+          }
           if (hv)
             for (int q = 0; q < 9; q++) DV[18 * f + 2 * q] = v[q], DV[18 * f + 2 * q + 1] = vp[q];
         }
@@ -159,11 +168,18 @@ static PetscErrorCode Test(SgDPModel m, PetscInt nfiles, const char (*files)[PET
     PetscReal cnt[2] = {(PetscReal)nfr, (PetscReal)ncomp};
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, acc, 8, MPIU_REAL, MPIU_SUM, comm));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPIU_REAL, MPIU_SUM, comm));
-    r->nframes = (PetscInt)cnt[0], r->natoms = N;
+    r->nframes = (PetscInt)cnt[0];
+    r->natoms = N;
     PetscReal F = PetscMax(cnt[0], 1), C = PetscMax(cnt[1], 1);
-    r->e_rmse = sqrt(acc[0] / F), r->e_mae = acc[1] / F, r->e_rmse_atom = sqrt(acc[2] / F), r->e_mae_atom = acc[3] / F;
-    r->f_rmse = sqrt(acc[4] / C), r->f_mae = acc[5] / C;
-    r->has_virial = allv, r->v_rmse = sqrt(acc[6] / (9 * F)), r->v_rmse_atom = sqrt(acc[7] / (9 * F));
+    r->e_rmse = sqrt(acc[0] / F);
+    r->e_mae = acc[1] / F;
+    r->e_rmse_atom = sqrt(acc[2] / F);
+    r->e_mae_atom = acc[3] / F;
+    r->f_rmse = sqrt(acc[4] / C);
+    r->f_mae = acc[5] / C;
+    r->has_virial = allv;
+    r->v_rmse = sqrt(acc[6] / (9 * F));
+    r->v_rmse_atom = sqrt(acc[7] / (9 * F));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -257,9 +273,13 @@ PetscErrorCode SgDPChangeBias(SgDPModel m, PetscInt nfiles, const char (*files)[
   for (int64_t q = 0; q < nftot; q++) {
     PetscReal shift = 0;
     for (PetscInt t = 0; t < T; t++) shift += counts[q * T + t] * delta[t];
-    before += PetscSqr(res[q] / natoms[q]), after += PetscSqr((res[q] - shift) / natoms[q]);
+    before += PetscSqr(res[q] / natoms[q]);
+    after += PetscSqr((res[q] - shift) / natoms[q]);
   }
-  for (PetscInt t = 0; t < T; t++) old[t] = m->bias[t], m->bias[t] += delta[t];
+  for (PetscInt t = 0; t < T; t++) {
+    old[t] = m->bias[t];
+    m->bias[t] += delta[t];
+  }
   PetscCall(PetscPrintf(comm, "deepmd: change_bias on %" PetscInt64_FMT " frames of %s%s: energy RMSE/atom %.6e -> %.6e eV\n", (PetscInt64)nftot, files[0], nfiles > 1 ? ", ..." : "", sqrt(before / nftot), sqrt(after / nftot)));
   for (PetscInt t = 0; t < T; t++) PetscCall(PetscPrintf(comm, "deepmd: type %s: bias_atom_e %.9f -> %.9f (shift %+.6e eV)\n", m->cfg.type_map[t], (double)old[t], (double)m->bias[t], (double)delta[t]));
   PetscCall(PetscFree3(counts, res, natoms));

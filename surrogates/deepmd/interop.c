@@ -311,7 +311,8 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
     PetscBool res[SG_DP_MAXL], idt[SG_DP_MAXL];
     char      np_[96];
     for (PetscInt l = 0; l < cc->nemb; l++) {
-      ins[l] = in, fn[l] = cc->act;
+      ins[l] = in;
+      fn[l] = cc->act;
       res[l] = (PetscBool)(cc->emb[l] == in || cc->emb[l] == 2 * in);
       idt[l] = (PetscBool)(res[l] && cc->emb_resnet_dt);
       in     = cc->emb[l];
@@ -325,7 +326,8 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
     char      np_[96];
     for (PetscInt l = 0; l <= cc->nfit; l++) {
       outs[l] = l < cc->nfit ? cc->fit[l] : 1;
-      ins[l] = in, fn[l] = l < cc->nfit ? cc->fit_act : SG_DP_LINEAR;
+      ins[l] = in;
+      fn[l] = l < cc->nfit ? cc->fit_act : SG_DP_LINEAR;
       res[l] = (PetscBool)(l > 0 && l < cc->nfit && outs[l] == in); /* surge's fitting residuals */
       idt[l] = (PetscBool)(res[l] && cc->fit_resnet_dt);
       in     = outs[l];
@@ -349,10 +351,16 @@ static PetscErrorCode FromTree(const char file[], SgTree root, SgDPModel *out)
     if (cc->radial) { /* se_r's one column -> surge's rows of 4 (the angular columns unused: 0 and 1) */
       PetscCall(PetscMalloc2(nt * cc->nnei * 4, &ea, nt * cc->nnei * 4, &ed));
       for (PetscInt64 q = 0; q < nt * cc->nnei; q++) {
-        ea[4 * q] = da[q], ed[4 * q] = dd[q];
-        for (int k = 1; k < 4; k++) ea[4 * q + k] = 0, ed[4 * q + k] = 1;
+        ea[4 * q] = da[q];
+        ed[4 * q] = dd[q];
+        for (int k = 1; k < 4; k++) {
+          ea[4 * q + k] = 0;
+          ed[4 * q + k] = 1;
+        }
       }
-      da = ea, dd = ed, ds[2] = 4;
+      da = ea;
+      dd = ed;
+      ds[2] = 4;
     }
     for (PetscInt64 i = 0; i < ds[0] * ds[1] * 4; i++) PetscCheck(dd[i] != 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: model.descriptor.@variables.dstd has a zero at element %lld", file, (long long)i);
     for (PetscInt t = 0; t < nt; t++)

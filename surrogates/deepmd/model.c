@@ -81,7 +81,10 @@ PetscErrorCode SgDPModelCreate(const SgDPConfig *cfg, SgDPModel *mm)
   }
   SgNN(sgnn_params_setup(m->P));
   for (PetscInt t = 0; t < c->ntypes; t++) {
-    for (int k = 0; k < 4; k++) m->davg[t][k] = 0, m->dstd[t][k] = 1;
+    for (int k = 0; k < 4; k++) {
+      m->davg[t][k] = 0;
+      m->dstd[t][k] = 1;
+    }
     m->bias[t] = 0;
   }
   *mm = m;
@@ -158,7 +161,11 @@ PetscErrorCode SgDPModelSync(SgDPModel m)
     m->enet[t].nl = c->nemb;
     for (PetscInt l = 0; l < c->nemb; l++) {
       SgDPLayer *L = &m->enet[t].l[l];
-      L->in = in, L->out = c->emb[l], L->res = ResKind(in, c->emb[l]), L->act = PETSC_TRUE, L->fn = c->act;
+      L->in = in;
+      L->out = c->emb[l];
+      L->res = ResKind(in, c->emb[l]);
+      L->act = PETSC_TRUE;
+      L->fn = c->act;
       L->W = TAKE(m->eW[t][l]);
       L->b = TAKE(m->eb[t][l]);
       L->idt = TAKE(m->eidt[t][l]);
@@ -171,7 +178,11 @@ PetscErrorCode SgDPModelSync(SgDPModel m)
     for (PetscInt l = 0; l <= c->nfit; l++) {
       SgDPLayer *L = &m->fnet[t].l[l];
       PetscInt   out = l < c->nfit ? c->fit[l] : 1;
-      L->in = in, L->out = out, L->res = (l > 0 && l < c->nfit && out == in) ? 1 : 0, L->act = l < c->nfit, L->fn = l < c->nfit ? c->fit_act : SG_DP_LINEAR;
+      L->in = in;
+      L->out = out;
+      L->res = (l > 0 && l < c->nfit && out == in) ? 1 : 0;
+      L->act = l < c->nfit;
+      L->fn = l < c->nfit ? c->fit_act : SG_DP_LINEAR;
       L->W = TAKE(m->fW[t][l]);
       L->b = TAKE(m->fb[t][l]);
       L->idt = TAKE(m->fidt[t][l]);
@@ -370,7 +381,10 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
     PetscCall(SgH5FileReadAttr(f, "/", "type_one_side", SG_H5_INT, 1, &one_side, NULL));
     c.type_pair = (PetscBool)!one_side;
   }
-  c.axis = ax, c.emb_resnet_dt = (PetscBool)r1, c.fit_resnet_dt = (PetscBool)r2, c.seed = seed;
+  c.axis = ax;
+  c.emb_resnet_dt = (PetscBool)r1;
+  c.fit_resnet_dt = (PetscBool)r2;
+  c.seed = seed;
   for (int w = 0; w < 2; w++) { /* activations other than tanh (imported models) */
     const char *key = w ? "fitting_activation_function" : "activation_function";
     char        an[32];
@@ -472,7 +486,8 @@ PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts
   PetscCall(SgH5FileReadAttr(f, "training", "step", SG_H5_LONG, 1, &ts->step, NULL));
   PetscCall(SgH5FileReadAttr(f, "training", "optim_step", SG_H5_LONG, 1, &ts->optim_step, NULL));
   PetscCall(SgH5FileReadAttr(f, "training", "ranks", SG_H5_INT, 1, &rk, NULL));
-  ts->frames = -1, ts->systems = -1;
+  ts->frames = -1;
+  ts->systems = -1;
   PetscCall(SgH5FileHasAttr(f, "training", "data_frames", &hf));
   PetscCall(SgH5FileHasAttr(f, "training", "data_systems", &hs));
   if (hf && hs) {
@@ -481,7 +496,8 @@ PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts
     PetscCall(SgH5FileReadAttr(f, "training", "data_systems", SG_H5_INT, 1, &ns, NULL));
     ts->systems = ns;
   }
-  ts->ranks = rk, ts->n = np;
+  ts->ranks = rk;
+  ts->n = np;
   PetscCall(PetscMalloc2(np, &ts->m, np, &ts->v));
   PetscCall(SgH5FileRead(f, "training/adam_m", SG_H5_DOUBLE, np, ts->m));
   PetscCall(SgH5FileRead(f, "training/adam_v", SG_H5_DOUBLE, np, ts->v));

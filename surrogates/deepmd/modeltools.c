@@ -113,15 +113,21 @@ static PetscErrorCode FrameDeviation(PetscInt K, SgDPModel *models, PetscInt n, 
 
   PetscFunctionBegin;
   for (PetscInt k = 0; k < K; k++) PetscCall(SgDeepmdCompute(models[k], n, x, type, box, &e, F + 3 * n * k, V + 9 * k, NULL));
-  devi[0] = 0, devi[1] = PETSC_MAX_REAL, devi[2] = 0;
+  devi[0] = 0;
+  devi[1] = PETSC_MAX_REAL;
+  devi[2] = 0;
   for (int q = 0; q < 9; q++) {
     PetscReal m = 0, s = 0, d;
     for (PetscInt k = 0; k < K; k++) m += V[9 * k + q] / K;
     for (PetscInt k = 0; k < K; k++) s += PetscSqr(V[9 * k + q] - m) / K;
     d = sqrt(s) / n;
-    devi[0] = PetscMax(devi[0], d), devi[1] = PetscMin(devi[1], d), devi[2] += d / 9;
+    devi[0] = PetscMax(devi[0], d);
+    devi[1] = PetscMin(devi[1], d);
+    devi[2] += d / 9;
   }
-  devi[3] = 0, devi[4] = PETSC_MAX_REAL, devi[5] = 0;
+  devi[3] = 0;
+  devi[4] = PETSC_MAX_REAL;
+  devi[5] = 0;
   for (PetscInt i = 0; i < n; i++) {
     PetscReal mean[3] = {0, 0, 0}, s = 0, d;
     for (PetscInt k = 0; k < K; k++)
@@ -129,7 +135,9 @@ static PetscErrorCode FrameDeviation(PetscInt K, SgDPModel *models, PetscInt n, 
     for (PetscInt k = 0; k < K; k++)
       for (int a = 0; a < 3; a++) s += PetscSqr(F[3 * n * k + 3 * i + a] - mean[a]) / K;
     d = sqrt(s);
-    devi[3] = PetscMax(devi[3], d), devi[4] = PetscMin(devi[4], d), devi[5] += d / n;
+    devi[3] = PetscMax(devi[3], d);
+    devi[4] = PetscMin(devi[4], d);
+    devi[5] += d / n;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -19,7 +19,8 @@ PetscErrorCode SgDeepmdCompress(SgDeepmd m, PetscReal step, PetscReal rmin)
   SgDPSwitch(rmin, c->rcut_smth, c->rcut, &sw, &dsw);
   for (PetscInt t = 0; t < c->ntypes; t++) { /* the input range over all centre types */
     PetscReal a = (0 - m->davg[t][0]) / m->dstd[t][0], b = (sw / rmin - m->davg[t][0]) / m->dstd[t][0];
-    lo = PetscMin(lo, PetscMin(a, b)), hi = PetscMax(hi, PetscMax(a, b));
+    lo = PetscMin(lo, PetscMin(a, b));
+    hi = PetscMax(hi, PetscMax(a, b));
   }
   lo -= step;
   hi += step;

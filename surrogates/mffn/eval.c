@@ -52,11 +52,16 @@ PetscErrorCode SgMFFNEvaluate(SgMFFN m, const SgMFFNPhysics *ph, const SgMFFNDat
     PetscCall(PetscArraycpy(truth + (long)i * P * SG_MFFN_NCH, tgt, SG_MFFN_NCH * P));
     sgnn_tensor_free(&pt);
   }
-  for (int c = 0; c < SG_MFFN_NCH; c++) tmin[c] = PETSC_MAX_REAL, tmax[c] = -PETSC_MAX_REAL;
+  for (int c = 0; c < SG_MFFN_NCH; c++) {
+    tmin[c] = PETSC_MAX_REAL;
+    tmax[c] = -PETSC_MAX_REAL;
+  }
   for (long j = 0; j < N; j++) /* physical units */
     for (int c = 0; c < SG_MFFN_NCH; c++) {
       double t = ph->mean[c] + ph->std[c] * truth[SG_MFFN_NCH * j + c];
-      tmin[c] = PetscMin(tmin[c], t), tmax[c] = PetscMax(tmax[c], t), tsum[c] += t;
+      tmin[c] = PetscMin(tmin[c], t);
+      tmax[c] = PetscMax(tmax[c], t);
+      tsum[c] += t;
       for (int q = 0; q < 2; q++) {
         double e = ph->std[c] * (pred[q][SG_MFFN_NCH * j + c] - truth[SG_MFFN_NCH * j + c]);
         ae[q][c] += fabs(e);

@@ -16,7 +16,11 @@ PetscErrorCode SgMFFNConfigDefault(SgMFFNConfig *c)
 
   PetscFunctionBegin;
   PetscCall(PetscMemzero(c, sizeof *c));
-  c->in_channels = SG_MFFN_NCH, c->out_channels = SG_MFFN_NCH, c->latent = 32, c->neck_div = 4, c->batchnorm = PETSC_TRUE;
+  c->in_channels = SG_MFFN_NCH;
+  c->out_channels = SG_MFFN_NCH;
+  c->latent = 32;
+  c->neck_div = 4;
+  c->batchnorm = PETSC_TRUE;
   c->nlevels = 4;
   c->nmlp = 5;
   for (int i = 0; i < 5; i++) {

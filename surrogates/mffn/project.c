@@ -178,7 +178,10 @@ PetscErrorCode SgMFFNProjectorApply(SgMFFNProjector P, PetscInt nt, PetscReal *u
         ApplyD(nz, P->hz, PETSC_FALSE, rhs + part * nz, 1, tmp, 1);
         for (PetscInt i = 0; i < nz; i++) Mode(P->U, i, m)[part] = tmp[i];
       }
-      for (PetscInt i = 0; i < nz; i++) Mode(P->W, i, m)[0] = k * rhs[nz + i], Mode(P->W, i, m)[1] = -k * rhs[i];
+      for (PetscInt i = 0; i < nz; i++) {
+        Mode(P->W, i, m)[0] = k * rhs[nz + i];
+        Mode(P->W, i, m)[1] = -k * rhs[i];
+      }
     }
     for (PetscInt i = 0; i < nz; i++) {
       Mode(P->W, i, 0)[0] = Mode(P->W, i, 0)[1] = 0; /* no mean vertical velocity */
@@ -210,7 +213,8 @@ PetscErrorCode SgMFFNProjectorDivergence(SgMFFNProjector P, PetscInt nt, const P
       }
       for (PetscInt i = 0; i < nz; i++) { /* + i k u_m */
         const PetscReal a = Mode(P->U, i, m)[0], b = Mode(P->U, i, m)[1];
-        Mode(P->W, i, m)[0] -= k * b, Mode(P->W, i, m)[1] += k * a;
+        Mode(P->W, i, m)[0] -= k * b;
+        Mode(P->W, i, m)[1] += k * a;
       }
     }
     Backward(P, P->W, div + t * lev);

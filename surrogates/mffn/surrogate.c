@@ -223,7 +223,10 @@ static PetscErrorCode SetUp_MFFN(SgSurrogate s)
   d->ph.scale[0] = d->factor[0] * d->data.dt;
   d->ph.scale[1] = d->factor[1] * d->length[1] / d->data.nz;
   d->ph.scale[2] = d->factor[2] * d->length[0] / d->data.nx;
-  for (int c = 0; c < SG_MFFN_NCH; c++) d->ph.mean[c] = d->data.mean[c], d->ph.std[c] = d->data.std[c];
+  for (int c = 0; c < SG_MFFN_NCH; c++) {
+    d->ph.mean[c] = d->data.mean[c];
+    d->ph.std[c] = d->data.std[c];
+  }
   PetscCall(SgMFFNCreate(&d->cfg, d->be, SGNN_F64, &d->model));
   PetscCall(SgMFFNSetPhysics(d->model, &d->ph));
   PetscCall(SgMFFNInitWeights(d->model, (unsigned long long)d->seed * 7919ULL + 1));
@@ -261,8 +264,14 @@ static PetscErrorCode Loss_MFFN(SgTrainer tr, void *ctx, PetscInt stream, const 
     SgCallNN(sgnn_tensor_from_f64(d->be, SGNN_F64, 5, ls, low, &x));
     PetscCall(SgMFFNCropLossPart(d->model, &d->ph, &d->part, x, d->npoints, pown, pts, tgt, d->gamma, d->pde_weight, grad, d->grad_weight, &l, &reg, &pde, gt));
     v = reg + d->gamma * pde; /* this rank's shares: summed over the grid they are the crop's */
-    for (int k = 0; grad && k < SG_MFFN_NGW; k++) v += d->grad_weight[k] * gt[k], sums[3 + k] += gt[k];
-    sums[0] += reg, sums[1] += pde, sums[2] += v, sums[ncnt] += sgpar_grid_spatial_rank(d->part.grid) == 0;
+    for (int k = 0; grad && k < SG_MFFN_NGW; k++) {
+      v += d->grad_weight[k] * gt[k];
+      sums[3 + k] += gt[k];
+    }
+    sums[0] += reg;
+    sums[1] += pde;
+    sums[2] += v;
+    sums[ncnt] += sgpar_grid_spatial_rank(d->part.grid) == 0;
     if (acc) {
       SgCallNN(sgnn_add(acc, l, &t));
       sgnn_tensor_free(&acc), sgnn_tensor_free(&l);
@@ -347,7 +356,10 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetShard(tr, d->shard, d->compress));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "mffn_")); /* its refusals name -mffn_shard etc. */
-  sc.kind = SGNN_LR_EXP, sc.lr0 = d->lr, sc.decay_rate = d->decay_rate, sc.decay_steps = d->decay_steps;
+  sc.kind = SGNN_LR_EXP;
+  sc.lr0 = d->lr;
+  sc.decay_rate = d->decay_rate;
+  sc.decay_steps = d->decay_steps;
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, d->disp_freq));
   PetscCall(SgTrainerSetLCurve(tr, d->lcurve));
@@ -444,11 +456,29 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   PetscCall(SgTrainerPlateauDefault(&d->plateau));
   sgnn_optim_defaults(SGNN_ADAM, &d->oc);
   PetscCall(PetscStrncpy(d->compress, "none", sizeof d->compress));
-  d->rayleigh = 1e6, d->prandtl = 1, d->length[0] = 4, d->length[1] = 1;
-  d->crop[0] = 16, d->crop[1] = 128, d->crop[2] = 128, d->factor[0] = 4, d->factor[1] = 8, d->factor[2] = 8;
+  d->rayleigh = 1e6;
+  d->prandtl = 1;
+  d->length[0] = 4;
+  d->length[1] = 1;
+  d->crop[0] = 16;
+  d->crop[1] = 128;
+  d->crop[2] = 128;
+  d->factor[0] = 4;
+  d->factor[1] = 8;
+  d->factor[2] = 8;
   d->sranks = 1;
   for (int e = 0; e < 4; e++) d->pde_weight[e] = 1;
-  d->valid_crops = 16, d->valid_points = 1024, d->npoints = 512, d->gamma = 0.0125, d->seed = 1, d->numb_steps = 1000, d->batch = 8, d->lr = 1e-2, d->decay_rate = 0.5, d->decay_steps = 1000000, d->disp_freq = 100;
+  d->valid_crops = 16;
+  d->valid_points = 1024;
+  d->npoints = 512;
+  d->gamma = 0.0125;
+  d->seed = 1;
+  d->numb_steps = 1000;
+  d->batch = 8;
+  d->lr = 1e-2;
+  d->decay_rate = 0.5;
+  d->decay_steps = 1000000;
+  d->disp_freq = 100;
   s->data                = d;
   s->ops->setfromoptions = SetFromOptions_MFFN;
   s->ops->setup          = SetUp_MFFN;

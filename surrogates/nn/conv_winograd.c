@@ -53,9 +53,14 @@ static void wg_geom(const SgnnWinogradArgs *A, int VL, WgGeom *g)
 {
   *g = (WgGeom){.N = A->N, .C = A->C, .D = A->D, .H = A->H, .W = A->W, .Co = A->Co,
                 .pad = {A->pad[0], A->pad[1], A->pad[2]}};
-  g->Cq = (g->C + VL - 1) / VL * VL, g->Coq = (g->Co + VL - 1) / VL * VL;
-  g->Do = g->D + 2 * g->pad[0] - 2, g->Ho = g->H + 2 * g->pad[1] - 2, g->Wo = g->W + 2 * g->pad[2] - 2;
-  g->tD = (g->Do + 1) / 2, g->tH = (g->Ho + 1) / 2, g->tW = (g->Wo + 1) / 2;
+  g->Cq = (g->C + VL - 1) / VL * VL;
+  g->Coq = (g->Co + VL - 1) / VL * VL;
+  g->Do = g->D + 2 * g->pad[0] - 2;
+  g->Ho = g->H + 2 * g->pad[1] - 2;
+  g->Wo = g->W + 2 * g->pad[2] - 2;
+  g->tD = (g->Do + 1) / 2;
+  g->tH = (g->Ho + 1) / 2;
+  g->tW = (g->Wo + 1) / 2;
   g->Dp = 2 * g->tD + 2, g->Hp = 2 * g->tH + 2, g->Wp = 2 * g->tW + 2; /* padded input covering every patch */
   g->Dq = 2 * g->tD, g->Hq = 2 * g->tH, g->Wq = 2 * g->tW;             /* whole output tiles */
   g->T_all = (long)g->N * g->tD * g->tH * g->tW;

@@ -220,7 +220,10 @@ static void test_rng(void)
   double h1[6400], h2[6400], bound = sqrt(6.0 / 164), mx = 0, var = 0;
   OK(sgnn_tensor_to_f64(w1, h1));
   OK(sgnn_tensor_to_f64(w2, h2));
-  for (int i = 0; i < 6400; i++) mx = fmax(mx, fabs(h1[i])), var += h1[i] * h1[i] / 6400;
+  for (int i = 0; i < 6400; i++) {
+    mx = fmax(mx, fabs(h1[i]));
+    var += h1[i] * h1[i] / 6400;
+  }
   CHECK(!memcmp(h1, h2, sizeof h1), "same seed, same Xavier weights");
   CHECK(mx <= bound && mx > 0.95 * bound && fabs(var / (bound * bound / 3) - 1) < 0.05, "Xavier range/variance");
   OK(sgnn_init_he_normal(w1, &r));

@@ -465,7 +465,8 @@ static PetscErrorCode RunRaw(const char *path, PetscInt B, PetscInt E, const cha
       for (; adv < PetscMin(N, s + (RA + 1) * B); adv++) /* announce the big rows of coming batches */
         for (int f = 0; f < 4; f++)
           if (c.rowb[f] >= 1024) (void)posix_fadvise(c.fd, (off_t)c.off[f][seq[e * N + adv]], (off_t)c.rowb[f], POSIX_FADV_WILLNEED);
-      c.ids = seq + e * N + s, c.k = PetscMin((int64_t)B, N - s);
+      c.ids = seq + e * N + s;
+      c.k = PetscMin((int64_t)B, N - s);
       if (uring) RingReadBatch(&ring, &c);
       else {
         pthread_mutex_lock(&c.m);

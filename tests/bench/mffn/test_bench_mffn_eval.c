@@ -311,7 +311,15 @@ static PetscErrorCode AnswerMFFN(void *ctx, const Domain *d, PetscInt s0, PetscI
   for (PetscInt j = j0; j < j1; j++) tq[j - j0] = j * D->dt;
   for (PetscInt k = 0; k < nzh; k++) zq[k] = (k + 0.5) * d->len[1] / D->nz;
   for (PetscInt i = 0; i < D->nx; i++) xq[i] = (i + 0.5) * d->len[0] / D->nx;
-  B.nch = 4, B.channel = Chan, B.n[0] = NW, B.n[1] = d->lo[0], B.n[2] = d->lo[1], B.coord[0] = tc, B.coord[1] = zc, B.coord[2] = xc, B.v = v;
+  B.nch = 4;
+  B.channel = Chan;
+  B.n[0] = NW;
+  B.n[1] = d->lo[0];
+  B.n[2] = d->lo[1];
+  B.coord[0] = tc;
+  B.coord[1] = zc;
+  B.coord[2] = xc;
+  B.v = v;
   B.lo[0] = tc[0];
   B.hi[0] = tc[NW - 1];
   B.lo[1] = 0;

@@ -192,7 +192,8 @@ static int convpass(int reps)
         double t2 = now();
         OK(sgnn_grad(1, &y, &g, 3, in, 0, gr));
         double t3 = now();
-        fwd = fmin(fwd, t1 - t0), bwd = fmin(bwd, t3 - t2);
+        fwd = fmin(fwd, t1 - t0);
+        bwd = fmin(bwd, t3 - t2);
         for (int j = 0; j < 3; j++) drop(&gr[j]);
         drop(&y);
       }

@@ -121,7 +121,10 @@ int main(int argc, char **argv)
       PetscReal z = (k < 190 ? 0.5 + 0.5 * Rand(k, 4) : (k % 2 ? -0.01 : 1.01)) * c->Lz, x = (1 + Rand(k, 5)) * 0.5 * c->Lx;
       PetscReal d = PetscMax(PetscAbsReal(SgBqEvalPoint(c, c->b, z, x, Irow) - SgBqEvalPoint(f, f->b, z, x, If)), PetscAbsReal(SgBqEvalPoint(c, c->psi, z, x, Irow) - SgBqEvalPoint(f, f->psi, z, x, If)));
       if (k < 190) e = PetscMax(e, d);
-      else eo = PetscMax(eo, d), so = PetscMax(so, PetscAbsReal(SgBqEvalPoint(c, c->b, z, x, Irow)));
+      else {
+        eo = PetscMax(eo, d);
+        so = PetscMax(so, PetscAbsReal(SgBqEvalPoint(c, c->b, z, x, Irow)));
+      }
     }
     /* outside, the random degree-16 polynomial grows (to |b| = so) and so does the round-off of
        evaluating it through two different node sets */

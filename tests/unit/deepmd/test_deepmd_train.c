@@ -347,12 +347,16 @@ int main(int argc, char **argv)
         PetscCall(SgDeepmdCompute(m0, NA, x, t, box, &e, fb, vb, NULL));
         for (int q = 0; q < 9; q++) {
           PetscReal dv = 0.5 * fabs(va[q] - vb[q]) / NA;
-          ref[0] = PetscMax(ref[0], dv), ref[1] = PetscMin(ref[1], dv), ref[2] += dv / 9;
+          ref[0] = PetscMax(ref[0], dv);
+          ref[1] = PetscMin(ref[1], dv);
+          ref[2] += dv / 9;
         }
         for (int i = 0; i < NA; i++) {
           PetscReal d2 = 0;
           for (int q = 0; q < 3; q++) d2 += PetscSqr(0.5 * (fa[3 * i + q] - fb[3 * i + q]));
-          ref[3] = PetscMax(ref[3], sqrt(d2)), ref[4] = PetscMin(ref[4], sqrt(d2)), ref[5] += sqrt(d2) / NA;
+          ref[3] = PetscMax(ref[3], sqrt(d2));
+          ref[4] = PetscMin(ref[4], sqrt(d2));
+          ref[5] += sqrt(d2) / NA;
         }
         for (int k = 0; k < 6; k++) err = PetscMax(err, fabs(d[k] - ref[k]) / fabs(ref[k]));
         PetscCall(PetscPrintf(PETSC_COMM_SELF, "   model_devi record: devi_v max/min/avg %.6f %.6f %.6f, devi_f %.6f %.6f %.6f (by hand: max rel. diff %.1e)\n", d[0], d[1], d[2], d[3], d[4], d[5], err));

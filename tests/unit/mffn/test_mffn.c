@@ -1028,7 +1028,10 @@ static PetscErrorCode Continuity(Setup *s, double *cont, double *ux)
   PetscCall(SgMFFNResidual(&s->ph, &J, &res));
   SgCallNN(sgnn_tensor_to_f64(res, r));
   SgCallNN(sgnn_tensor_to_f64(J.d1[2][2], uxv));
-  for (int q = 0; q < NP; q++) *cont = PetscMax(*cont, fabs(r[4 * q + 3])), *ux = PetscMax(*ux, fabs(uxv[q]));
+  for (int q = 0; q < NP; q++) {
+    *cont = PetscMax(*cont, fabs(r[4 * q + 3]));
+    *ux = PetscMax(*ux, fabs(uxv[q]));
+  }
   SgMFFNJetFree(&J);
   sgnn_tensor_free(&lat);
   sgnn_tensor_free(&out);
@@ -1202,11 +1205,15 @@ static PetscErrorCode TestStream(const char dir[])
             mean += q[i] / 64;
             if (j < 3) {
               double e = q[i + 8] - q[i] - (0.5 * (u[i] + u[i + 8]) - s.m->vel[2]) / s.m->vel[0];
-              dte[i + 8] += e, dte[i] -= e, nrm = PetscMax(nrm, fabs(q[i + 8] - q[i]));
+              dte[i + 8] += e;
+              dte[i] -= e;
+              nrm = PetscMax(nrm, fabs(q[i + 8] - q[i]));
             }
             if (k < 7) {
               double e = q[i + 1] - q[i] - (0.5 * (w[i] + w[i + 1]) - s.m->vel[3]) / s.m->vel[1];
-              dte[i + 1] += e, dte[i] -= e, nrm = PetscMax(nrm, fabs(q[i + 1] - q[i]));
+              dte[i + 1] += e;
+              dte[i] -= e;
+              nrm = PetscMax(nrm, fabs(q[i + 1] - q[i]));
             }
           }
         for (int i = 0; i < 32; i++) res = PetscMax(res, fabs(dte[i]));
