@@ -8,8 +8,14 @@
    Removing the file on release races with a job that opened it just before: that job would lock an
    inode no longer named BASE.lock while a third job creates and locks a new one. So a job that got
    the lock checks that the file it locked is still the one named BASE.lock (same device and inode)
-   and starts again otherwise; the release removes the file before closing (while still holding). */
+   and starts again otherwise; the release removes the file before closing (while still holding).
+
+   Holding BASE.lock, the job also removes what Open MPI's MPI-IO left beside BASE.* when a job on
+   that output was killed (SgWriteMPIIOLeftover): no other job writes BASE.* now. */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
@@ -52,6 +58,55 @@ static int TryLock(const char path[], char msg[], size_t len)
   return -1;
 }
 
+int SgWriteMPIIOLeftover(const char tail[], long *pid)
+{
+  char *end;
+  long  job;
+
+  *pid = 0;
+  if (!strncmp(tail, ".locktest.", 10)) { /* PATH.locktest.RANK */
+    if (!tail[10]) return 0;
+    (void)strtol(tail + 10, &end, 10);
+    return !*end;
+  }
+  if (tail[0] != '-') return 0; /* PATH-JOB-PID.lock */
+  job = strtol(tail + 1, &end, 10);
+  if (end == tail + 1 || job < 0 || *end != '-') return 0;
+  tail = end + 1;
+  *pid = strtol(tail, &end, 10);
+  return end != tail && *pid > 0 && !strcmp(end, ".lock");
+}
+
+/* BASE.*-JOB-PID.lock of a process gone from this host, and any BASE.*.locktest.RANK (base's job
+   holds BASE.lock: no live job is opening a BASE.* file) */
+static void RemoveMPIIOLeftovers(const char base[])
+{
+  const char    *slash = strrchr(base, '/');
+  const char    *name  = slash ? slash + 1 : base;
+  size_t         nb    = strlen(name);
+  char           dir[PETSC_MAX_PATH_LEN], f[2 * PETSC_MAX_PATH_LEN + 8];
+  DIR           *dp;
+  struct dirent *ent;
+
+  if (slash) (void)snprintf(dir, sizeof dir, "%.*s", (int)(slash - base), base);
+  else (void)snprintf(dir, sizeof dir, ".");
+  if (!dir[0]) (void)snprintf(dir, sizeof dir, "/");
+  if (!(dp = opendir(dir))) return;
+  while ((ent = readdir(dp))) {
+    const char *at = ent->d_name + nb, *probe;
+    long        pid;
+    if (strncmp(ent->d_name, name, nb) || at[0] != '.') continue;
+    probe = strstr(at, ".locktest.");
+    for (const char *c = probe ? NULL : strchr(at, '-'); c && !probe; c = strchr(c + 1, '-')) /* PATH may hold '-' itself */
+      if (SgWriteMPIIOLeftover(c, &pid)) probe = c;
+    if (!probe || !SgWriteMPIIOLeftover(probe, &pid)) continue;
+    if (pid && !(kill((pid_t)pid, 0) && errno == ESRCH)) continue; /* its process is alive */
+    (void)snprintf(f, sizeof f, "%s/%s", dir, ent->d_name);
+    (void)unlink(f);
+  }
+  closedir(dp);
+}
+
 PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[], const char base[], int *fd)
 {
   PetscMPIInt rank;
@@ -64,6 +119,7 @@ PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[], const char
     char why[PETSC_MAX_PATH_LEN + 320] = "";
     PetscCall(PetscSNPrintf(path, sizeof path, "%s.lock", base));
     *fd = TryLock(path, why, sizeof why);
+    if (*fd >= 0) RemoveMPIIOLeftovers(base);
     if (*fd == -1) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s '%s' is being written by another surge job (%s): wait for it to end or choose another %s", option, base, why, option));
     if (*fd < 0) *fd = -1;
   }

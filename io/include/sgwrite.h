@@ -113,6 +113,12 @@ PETSC_EXTERN PetscErrorCode SgWriteTempName(const char path[], char tmp[], size_
    or locked (no such directory: the output checks say so; a file system without locks) the job goes
    on without (fd -1). fd: rank 0's descriptor, -1 elsewhere. */
 PETSC_EXTERN PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[], const char base[], int *fd);
+/* Open MPI's MPI-IO (OMPIO) keeps files of its own beside every file it has open: PATH-JOB-PID.lock
+   (the "lockedfile" shared-file-pointer component: a singleton's, or ranks on several nodes) and
+   PATH.locktest.RANK (its probe at each open). A killed job leaves them. Whether the name tail after
+   PATH is one of those: 1 with *pid the PID of a .lock (0 for a probe), 0 otherwise. The job that
+   takes BASE.lock removes BASE.*'s (a dead PID's .lock, any probe). */
+PETSC_EXTERN int SgWriteMPIIOLeftover(const char tail[], long *pid);
 /* Release: removes BASE.lock while holding it, then closes; -1 is fine. */
 PETSC_EXTERN void SgWriteLockRelease(const char base[], int *fd);
 

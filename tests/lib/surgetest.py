@@ -57,17 +57,20 @@ class InPlaceWatch:
     file committed by rename is never written under its final name, so any event for one is an edit
     of a committed file. An event names the file by the name it has when the write happens, so a
     temporary written and then renamed is not reported. Use: w = InPlaceWatch(dir, names); run;
-    w.edited() -> the names written in place; w.close()."""
+    w.edited() -> the names written in place; w.close(). With names=None and mask=IN_CREATE it
+    reports every name created in the folder instead."""
 
     IN_MODIFY = 0x2
+    IN_CREATE = 0x100
 
-    def __init__(self, folder, names):
+    def __init__(self, folder, names, mask=IN_MODIFY):
         import ctypes
         import ctypes.util
         self.libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        self.names = set(names)
+        self.names = None if names is None else set(names)
+        self.mask = mask
         self.fd = self.libc.inotify_init1(os.O_NONBLOCK)
-        if self.fd < 0 or self.libc.inotify_add_watch(self.fd, folder.encode(), self.IN_MODIFY) < 0:
+        if self.fd < 0 or self.libc.inotify_add_watch(self.fd, folder.encode(), mask) < 0:
             raise OSError(ctypes.get_errno(), "inotify")
         self.seen = set()
 
@@ -82,7 +85,7 @@ class InPlaceWatch:
             while i + 16 <= len(buf):
                 _, mask, _, n = struct.unpack_from("iIII", buf, i)
                 name = buf[i + 16:i + 16 + n].split(b"\0", 1)[0].decode()
-                if mask & self.IN_MODIFY and name in self.names:
+                if mask & self.mask and (self.names is None or name in self.names):
                     self.seen.add(name)
                 i += 16 + n
         return sorted(self.seen)

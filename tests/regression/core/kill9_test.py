@@ -163,8 +163,9 @@ for kind, (args, job) in kinds.items():
             ha, hb = datasets(f"{w}/ref.h5md", ("h5md",)), datasets(f"{w}/{base}.h5md", ("h5md",))
             ok, why = same(ha, hb, [k for k in ha if k.startswith("observables/") and k.endswith("/value")])
         check(ok, f"{kind} trial {t}: killed {when:.2f}s {how} (run {wall:.2f}s), rerun{' from the checkpoint' if '-restart' in rerun else ''}: results bit-identical {why}")
-        # surge's temporaries: PATH.tmp and PATH.tmp.PID (Open MPI's own PATH-J-P.lock is issue 36's, not checked here)
-        stale = [f for f in glob.glob(f"{w}/{base}*") + glob.glob(f"{w}/{base}*/*") if re.search(r"\.tmp(\.\d+)?$", f)]
+        # surge's temporaries (PATH.tmp, PATH.tmp.PID) and MPI-IO's own files beside them (OMPIO's PATH-J-P.lock,
+        # PATH.locktest.R: issue 36; surge selects ROMIO, which makes none)
+        stale = [f for f in glob.glob(f"{w}/{base}*") + glob.glob(f"{w}/{base}*/*") if re.search(r"\.tmp(\.\d+)?$|-\d+-\d+\.lock$|\.locktest\.\d+$", f)]
         check(not stale, f"{kind} trial {t}: no stale .tmp files ({stale})")
     total_killed += killed
     print(f"{kind}: {trials} trials, {killed} killed while running, {resumed} continued from a checkpoint or done members")

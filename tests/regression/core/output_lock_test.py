@@ -11,8 +11,14 @@ that no longer exists. Checked, for `surge train` (Deep Potential, 2 atoms: fast
           alike are left;
   race    a second training started while a first holds the output is refused naming the first's
           process id; the first is killed (SIGKILL) and the next training takes over its lock file and
-          temporaries.
-~10 s on 1 core."""
+          temporaries;
+  mpi-io  Open MPI's MPI-IO keeps PATH-JOB-PID.lock beside each file a one-rank run has open (its
+          "lockedfile" shared-file-pointer component) and probes with PATH.locktest.RANK: a run
+          killed (SIGKILL) the moment such a file appears (inotify) leaves it; the next run on that
+          output removes it (and, on 2 ranks, planted ones of a dead process), keeping a live one's
+          (issue 36).
+~12 s on 1 core."""
+import re
 import fcntl
 import os
 import subprocess
@@ -85,4 +91,26 @@ check(os.path.exists(os.path.join(w, "m.lock")), "the killed training left m.loc
 surge(TRAIN + ["-deepmd_numb_steps", "5"], w)
 left = files()
 check("m.lock" not in left and not [f for f in left if ".tmp" in f], f"the next training took over the killed one's lock and temporaries ({left})")
+# mpi-io: a run killed while Open MPI's lock file sits beside its output; the next run removes it
+OMPIO = re.compile(r"-\d+-\d+\.lock$|\.locktest\.\d+$")
+watch = InPlaceWatch(w, None, InPlaceWatch.IN_CREATE)
+a = subprocess.Popen([SURGE] + RUN[:-1] + ["-sim_max_steps", "100000", "-sim_checkpoint_every", "1", "-sim_output", "io"], cwd=w, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+t0 = time.time()
+while time.time() - t0 < 60 and a.poll() is None and not [f for f in watch.edited() if OMPIO.search(f)]:
+    time.sleep(0.0005)
+a.kill()
+a.wait()
+watch.close()
+left = [f for f in files() if f.startswith("io.") and OMPIO.search(f)]
+check(left, f"the run killed while Open MPI had a file open left its lock files ({left})")
+surge(RUN[:-1] + ["-sim_output", "io"], w)
+check(not [f for f in files() if f.startswith("io.") and OMPIO.search(f)], f"the next run on io removed Open MPI's lock files a killed run left ({[f for f in files() if OMPIO.search(f)]})")
+dead = dead_pid()
+planted = [f"io.h5.tmp-1-{dead}.lock", "io.chk.h5.tmp.tmp.locktest.1", f"io.h5md.tmp.{dead}-1-{dead}.lock"]
+live = [f"io.h5-1-{os.getpid()}.lock", "io.h5-1-x.lock", "io-1-2.lock"]
+for f in planted + live:
+    open(os.path.join(w, f), "w").close()
+surge(RUN[:-1] + ["-sim_output", "io"], w, ranks=2)
+left = files()
+check(not [f for f in planted if f in left] and all(f in left for f in live), f"2 ranks: a dead job's Open MPI files removed, a live one's and look-alikes kept ({[f for f in planted if f in left]}, {[f for f in live if f not in left]})")
 print("PASS")
