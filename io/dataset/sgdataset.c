@@ -2,6 +2,7 @@
 
    Validation on open is strict on purpose: a training run that silently reads a half-written or
    foreign file wastes hours, so every mismatch is an error naming the file and the field. */
+#include <errno.h>
 #include "sgdataset_h5.h"
 #include "sgsys.h"
 #include "sgwrite.h"
@@ -842,6 +843,62 @@ PetscErrorCode SgDatasetOpen(MPI_Comm comm, const char path[], SgDatasetMode mod
 {
   PetscFunctionBegin;
   SgH5Locked(SgDatasetOpen_Impl(comm, path, mode, out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Continue a committed dataset in a staged copy (one rank): PATH.tmp.PID, a byte copy of PATH, opened
+   for append; SgDatasetClose commits it over PATH, SgDatasetFinish hands it to a set commit. PATH is
+   never opened for writing: a crash or a full disk leaves it as committed. */
+static PetscErrorCode SgDatasetOpenStaged_Impl(MPI_Comm comm, const char path[], SgDataset *out)
+{
+  char           tmp[PETSC_MAX_PATH_LEN + 32];
+  int            err;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(SgWriteTempName(path, tmp, sizeof tmp));
+  err = SgWriteCopyErrno(path, tmp); /* removes tmp on failure */
+  PetscCheck(!err, comm, PETSC_ERR_FILE_OPEN, "%s: cannot copy it to %s to continue it (%s%s): the file is unchanged", path, tmp, strerror(err), err == ENOSPC ? ", disk full: free space and run again" : "");
+  ierr = SgDatasetOpen_Impl(comm, tmp, SG_DATASET_APPEND, out);
+  if (ierr) {
+    (void)SgWriteDiscard(tmp);
+    PetscCall(ierr);
+  }
+  PetscCall(PetscStrncpy((*out)->path, path, sizeof (*out)->path));
+  PetscCall(PetscStrncpy((*out)->tmp, tmp, sizeof (*out)->tmp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Close without the commit: the temporary's names for a set commit ("" when nothing is staged). */
+static PetscErrorCode SgDatasetFinish_Impl(SgDataset *ds, char tmp[], char path[], size_t len)
+{
+  char           t[PETSC_MAX_PATH_LEN + 32];
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  tmp[0] = path[0] = 0;
+  if (!*ds) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscStrncpy(t, (*ds)->tmp, sizeof t));
+  PetscCall(PetscStrncpy(path, (*ds)->path, len));
+  (*ds)->tmp[0] = 0; /* SgDatasetClose_Impl: close only */
+  ierr          = SgDatasetClose_Impl(ds);
+  if (ierr && t[0]) (void)SgWriteDiscard(t);
+  PetscCall(ierr);
+  PetscCall(PetscStrncpy(tmp, t, len));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetOpenStaged(MPI_Comm comm, const char path[], SgDataset *out)
+{
+  PetscFunctionBegin;
+  SgH5Locked(SgDatasetOpenStaged_Impl(comm, path, out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgDatasetFinish(SgDataset *ds, char tmp[], char path[], size_t len)
+{
+  PetscFunctionBegin;
+  SgH5Locked(SgDatasetFinish_Impl(ds, tmp, path, len));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

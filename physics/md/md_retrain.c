@@ -4,10 +4,15 @@
    frame is gathered to rank 0 in global-id order and appended to an md_frames dataset
    (io/dataset, schema docs/datasets.md) with the crash-safe append: positions (wrapped into the
    cell), box, potential energy, forces, virial, in the MD run's units; types and type names are
-   the dataset's statics. The file is created on the first flagged frame (a restarted run appends
-   to it). */
+   the dataset's statics. The file is created on the first flagged frame, in a temporary that is a
+   member of the run's set (sgwrite.h SgWriteMemberRegister): each commit of the run renames it with
+   BASE.h5/.chk.h5, all or none, so the frames on disk are those up to the checkpoint on disk. Frames
+   after a commit (and those of a restarted run) go to a staged copy of the committed file
+   (SgDatasetOpenStaged): the committed file is never written in place. */
+#include <stddef.h>
 #include "mdimpl.h"
 #include "sgdataset.h"
+#include "sgwrite.h"
 
 #define NPER 7 /* x y z fx fy fz type */
 
@@ -28,8 +33,8 @@ static PetscErrorCode RetrainAppendRoot(SgMD *md, const PetscReal *all)
     }
   if (!ds) {
     PetscBool exists = PETSC_FALSE;
-    if (md->restarting) PetscCall(PetscTestFile(md->retrain_file, 'r', &exists));
-    if (exists) PetscCall(SgDatasetOpen(PETSC_COMM_SELF, md->retrain_file, SG_DATASET_APPEND, &ds));
+    if (md->restarting || md->retrain_cont) PetscCall(PetscTestFile(md->retrain_file, 'r', &exists));
+    if (exists) PetscCall(SgDatasetOpenStaged(PETSC_COMM_SELF, md->retrain_file, &ds));
     else {
       PetscInt   *type;
       const char *names[SG_MD_MAX_TYPES];
@@ -101,13 +106,57 @@ PetscErrorCode SgMDRetrainFrame(SgMD *md)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The run's commit: rank 0 closes the temporary (if a frame came since the last commit) for the set's
+   one commit; its failure is agreed. */
+/* The member's ctx is &md->retrain_joined (md itself is the model-deviation file's). */
+static SgMD *MemberMD(void *ctx) { return (SgMD *)((char *)ctx - offsetof(SgMD, retrain_joined)); }
+
+static PetscErrorCode RetrainMemberClose(void *ctx, char tmp[], char path[], size_t len)
+{
+  SgMD          *md = MemberMD(ctx);
+  SgDataset      ds = (SgDataset)md->retrain;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  md->retrain = NULL;
+  PetscCall(SgAgreeBegin());
+  ierr = SgDatasetFinish(&ds, tmp, path, len);
+  PetscCall(SgAgreeEnd(md->dom->comm, ierr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a commit the run goes on: the next flagged frame continues the committed file. */
+static PetscErrorCode RetrainMemberResume(void *ctx)
+{
+  SgMD *md = MemberMD(ctx);
+
+  PetscFunctionBegin;
+  md->retrain_cont = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgMDRetrainJoinRunSet(SgMD *md)
+{
+  PetscFunctionBegin;
+  if (md->retrain_joined) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SgWriteMemberRegister(&md->retrain_joined, RetrainMemberClose, RetrainMemberResume));
+  md->retrain_joined = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The solver goes away: a temporary still open belongs to a run an error ended (the run's commits
+   closed it otherwise), so it is removed and the committed file stays as the last checkpoint left it. */
 PetscErrorCode SgMDRetrainClose(SgMD *md)
 {
   PetscFunctionBegin;
+  if (md->retrain_joined) SgWriteMemberUnregister(&md->retrain_joined);
+  md->retrain_joined = PETSC_FALSE;
   if (md->retrain) {
     SgDataset ds = (SgDataset)md->retrain;
-    PetscCall(SgDatasetClose(&ds));
+    char      tmp[PETSC_MAX_PATH_LEN + 32], path[PETSC_MAX_PATH_LEN + 32];
     md->retrain = NULL;
+    PetscCall(SgDatasetFinish(&ds, tmp, path, sizeof tmp));
+    if (tmp[0]) PetscCall(SgWriteDiscard(tmp));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

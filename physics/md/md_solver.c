@@ -430,6 +430,7 @@ static PetscErrorCode MDOpenFiles(SgSolver solver)
   PetscFunctionBegin;
   if (sd->files_open) PetscFunctionReturn(PETSC_SUCCESS);
   sd->files_open = PETSC_TRUE;
+  if (md->has_sur) PetscCall(SgMDRetrainJoinRunSet(md)); /* the retraining frames: committed with the run's set */
   if (md->devi_every) { /* a restarted run appends (its checkpoint step's line is already there) */
     if (!md->dom->rank) {
       if (md->restarting) PetscCall(ModelDeviRestart(md));

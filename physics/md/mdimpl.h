@@ -186,6 +186,8 @@ typedef struct {
   char        retrain_file[PETSC_MAX_PATH_LEN];
   PetscBool   restarting;   /* the run continues from a checkpoint (SgSolverRunInfo): files append */
   void       *retrain;      /* SgDataset on rank 0, created on first use */
+  PetscBool   retrain_cont; /* a committed retrain_file of this run exists: the next frame continues it */
+  PetscBool   retrain_joined; /* a member of the run's set (SgMDRetrainJoinRunSet) */
   PetscInt    nretrain;
   /* integrator */
   SgMDEnsemble ens;
@@ -245,4 +247,5 @@ PETSC_INTERN PetscErrorCode SgMDRDFSample(SgMD *);
 /* md_retrain.c: append the current (solver-served, flagged) frame to md->retrain_file; collective. */
 PETSC_INTERN PetscErrorCode SgMDRetrainFrame(SgMD *);
 PETSC_INTERN PetscErrorCode SgMDRetrainClose(SgMD *);
+PETSC_INTERN PetscErrorCode SgMDRetrainJoinRunSet(SgMD *);
 PETSC_INTERN PetscErrorCode SgMDRDFResult(SgMD *, PetscReal g[]);

@@ -94,7 +94,7 @@ PetscErrorCode SgPodLstmLogAppend(const char logdir[], PetscMPIInt rank, const c
     for (int f = 0; f < 5; f++) PetscCall(SgDatasetDefineField(ds, IntFields[f], SG_DTYPE_I64, 0, NULL, "", 0));
     PetscCall(SgDatasetDefineField(ds, "arch", SG_DTYPE_I64, 1, &na, "nlayers, units of each layer (0: identity), skip bits of each layer", 0));
     for (int f = 0; f < 4; f++) PetscCall(SgDatasetDefineField(ds, RealFields[f], SG_DTYPE_F64, 0, NULL, f ? "s" : "validation R2", 0));
-  } else PetscCall(SgDatasetOpen(PETSC_COMM_SELF, path, SG_DATASET_APPEND, &ds));
+  } else PetscCall(SgDatasetOpenStaged(PETSC_COMM_SELF, path, &ds)); /* a copy, committed at close: the log on disk is never written in place */
   ArchToInts(&e->arch, arch);
   PetscCall(SgDatasetAppendBegin(ds, 1));
   for (int f = 0; f < 5; f++) PetscCall(SgDatasetAppendField(ds, IntFields[f], SG_DTYPE_I64, &iv[f]));

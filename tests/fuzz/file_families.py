@@ -23,7 +23,8 @@ and ensemble jobs.
                             works
   file_families.py concurrent two trainings on one -train_output at once
   file_families.py killedcommit  a run killed inside its set commit: the next run puts the earlier set back
-  FUZZ_DISKFULL_FROM=i FUZZ_DISKFULL_TO=j   run only DISKFULL[i:j] (0: boussinesq run set, 1: md outputs)
+  FUZZ_DISKFULL_FROM=i FUZZ_DISKFULL_TO=j   run only DISKFULL[i:j] (0: boussinesq run set, 1: md outputs,
+                            2: md restart)
 
 The judgement is file_safety.judge's: every file that existed before is byte-identical afterwards
 (but the files the option is meant to replace), no *.tmp is left, and the outcome is success or one
@@ -408,9 +409,14 @@ DISKFULL = [
     ("md outputs: trajectory, rdf, model deviation, retrain dataset, run set", ["si.yaml", "models"],
      ["run", "si.yaml", "-sim_max_steps", "2", "-sim_output", "m", "-md_deepmd_models", "models/si_dp1.h5,models/si_dp2.h5"]
      + MDOUT, ["-md_seed", "5"]),
+    # a restart continues every side file (frames appended): the committed files are never written in place
+    ("md restart: trajectory, model deviation, retrain dataset continued with the run set", ["si.yaml", "models"],
+     ["run", "si.yaml", "-sim_max_steps", "2", "-sim_output", "m", "-md_deepmd_models", "models/si_dp1.h5,models/si_dp2.h5"]
+     + MDOUT, ["-restart", "m.chk.h5", "-sim_max_steps", "4"]),
     ("ensemble dataset (boussinesq members)", ["rbens.yaml"], ["ensemble", "rbens.yaml", "-ensemble_output", "e"] + RB, []),
     ("mffn training: checkpoint, learning curve, model", ["mffn.yaml", "rb_small.h5"], ["train", "mffn.yaml"] + MFFN + ["-train_output", "mm"], ["-mffn_seed", "5"]),
-    ("podlstm training: windows file, search log, model", ["pl.yaml", "rb_small.h5"], ["train", "pl.yaml"] + PL + ["-podlstm_prefix", "pp", "-train_output", "pm"], []),
+    # one more evaluation: the search resumes and appends to its log (PREFIX.search/rank_0.h5)
+    ("podlstm training: windows file, search log, model", ["pl.yaml", "rb_small.h5"], ["train", "pl.yaml"] + PL + ["-podlstm_prefix", "pp", "-train_output", "pm"], ["-podlstm_evaluations", "3"]),
 ]
 
 
@@ -449,15 +455,17 @@ def diskfull():
                 fs.judge(tag, rc, out, {p: h for p, h in before.items() if p[len(d):] not in changed}, d)
                 if "disk full" not in out and "No space left" not in out:
                     fs.failures.append(f"{tag}: the error does not say 'disk full': {out.strip().splitlines()[-1:]}")
-                for p in changed:  # replaced by an earlier commit: whole, and of the same kind
+                for p in changed:  # replaced by an earlier commit: whole, of the same kind, and by a rename
                     if not os.path.exists(d + p):
                         fs.failures.append(f"{tag}: {p[1:]} removed")
+                    elif os.stat(d + p).st_ino == inode[p]:  # a crash or full disk mid-write would damage it
+                        fs.failures.append(f"{tag}: {p[1:]} written in place (same inode), not replaced by a rename")
                     elif file_kind(d + p) != kinds[p]:
                         fs.failures.append(f"{tag}: {p[1:]} is now '{file_kind(d + p)}', was '{kinds[p]}'")
                 # a run's set is replaced together or not at all: a member renamed over has a new inode
                 # (its bytes can be the same: an XDMF sidecar of the same grid and times); the md run's
-                # trajectory, model deviation and g(r) files are members of its set (io/h5/members.c)
-                runset = {p for p in kinds if re.fullmatch(r"/[rm](\.h5|\.xmf|\.chk\.h5)|/job(\.h5md|_devi\.txt|_rdf\.txt)", p)}
+                # trajectory, model deviation, g(r) and retraining files are members of its set (io/h5/members.c)
+                runset = {p for p in kinds if re.fullmatch(r"/[rm](\.h5|\.xmf|\.chk\.h5)|/job(\.h5md|_devi\.txt|_rdf\.txt|_rt\.h5)", p)}
                 replaced = {p for p in runset if p in changed or (os.path.exists(d + p) and os.stat(d + p).st_ino != inode[p])}
                 if replaced and replaced != runset:
                     fs.failures.append(f"{tag}: the run's set replaced in part: {sorted(replaced)} of {sorted(runset)}")

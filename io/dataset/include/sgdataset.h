@@ -77,6 +77,11 @@ PETSC_EXTERN PetscErrorCode SgDatasetSetMDFramesUnits(SgDataset, const char leng
    the kind requires present with a consistent shape, every field holds >= nsamples rows. */
 PETSC_EXTERN PetscErrorCode SgDatasetOpen(MPI_Comm, const char path[], SgDatasetMode, SgDataset *);
 PETSC_EXTERN PetscErrorCode SgDatasetClose(SgDataset *);
+/* Appending without touching the committed file (one rank): SgDatasetOpenStaged continues PATH in
+   PATH.tmp.PID (a copy), which SgDatasetClose commits over PATH; SgDatasetFinish closes a created or
+   staged dataset without the commit and gives its names for a set commit (sgwrite.h SgWriteMember*). */
+PETSC_EXTERN PetscErrorCode SgDatasetOpenStaged(MPI_Comm, const char path[], SgDataset *);
+PETSC_EXTERN PetscErrorCode SgDatasetFinish(SgDataset *, char tmp[], char path[], size_t len);
 PETSC_EXTERN PetscErrorCode SgDatasetGetPath(SgDataset, const char **);
 PETSC_EXTERN PetscErrorCode SgDatasetGetKind(SgDataset, const char **);
 PETSC_EXTERN PetscErrorCode SgDatasetGetNumSamples(SgDataset, int64_t *);

@@ -48,8 +48,9 @@ ALLOW = {
     ("io/h5/h5file.c", "remove"): (1, "SgH5File: removes its own PATH.tmp on discard"),
     ("io/h5/h5util.c", "unlink"): (1, "SgH5RemoveForCreate: unlinks a staged temporary before H5Fcreate (callers checked the path)"),
     ("io/dataset/sgdataset.c", "H5Fcreate"): (1, "SgDatasetCreate: PATH.tmp after SgWriteCheckMessage, committed at close"),
-    ("io/dataset/sgdataset.c", "H5Fopen-rdwr"): (1, "SgDatasetOpen(APPEND) extends a surge dataset IN PLACE: md's retraining frames on a restart "
-                                                    "(md_retrain.c) and podlstm's search log (naslog.c) -- NOT yet staged (docs/run.md, 'Not yet')"),
+    ("io/dataset/sgdataset.c", "H5Fopen-rdwr"): (1, "SgDatasetOpenStaged appends to its own copy PATH.tmp.PID, committed at close or with the run's set "
+                                                    "(md's retraining frames, podlstm's search log); no surge command opens a committed dataset "
+                                                    "for append (SgDatasetOpen(APPEND): test_dataset's crash-safe append only)"),
     ("io/h5/output.c", "open-create"): (1, "SgOutputCheckPath's directory probe (O_EXCL, removed at once)"),
     ("io/h5/output.c", "unlink"): (1, "SgOutputCheckPath's directory probe"),
     ("io/h5/output.c", "fopen-write"): (1, "the run's XDMF: BASE.xmf.tmp, committed by SgWriteCommitErrno (paths checked by SgSimSetUp)"),
