@@ -510,27 +510,28 @@ def killedcommit():
     # job_devi.txt stay beside the old m.chk.h5, their .prev.tmp names left.
     md = ["run", "si.yaml", "-sim_max_steps", "2", "-sim_output", "m", "-md_deepmd_models", "models/si_dp1.h5,models/si_dp2.h5",
           "-md_traj_file", "job.h5md", "-md_traj_every", "1", "-md_model_devi_file", "job_devi.txt", "-md_model_devi_every", "1"]
-    for x, seed in ((d, "1"), (new, "5")):
-        shutil.rmtree(x, ignore_errors=True)
-        os.makedirs(x)
-        shutil.copy(os.path.join(IN, "swap/si_adaptive.yaml"), os.path.join(x, "si.yaml"))
-        shutil.copytree(os.path.join(IN, "swap/models"), os.path.join(x, "models"))
-        rc, out = fs.run(md + ["-md_seed", seed], cwd=x)
-        assert rc == 0, f"killedcommit (md): the job fails\n{out[-1500:]}"
-    before = fs.snapshot(d)
-    members = ["m.h5", "job.h5md", "job_devi.txt", "m.chk.h5"]
-    with open(os.path.join(d, "m.h5.set.tmp"), "wb") as f:
-        f.write(b"".join(m.encode() + b"\0" for m in members))
-    for m in members:  # step 2 done, then three of the four renames
-        os.link(os.path.join(d, m), os.path.join(d, m + ".prev.tmp"))
-    for m in members[:3]:
-        os.rename(os.path.join(new, m), os.path.join(d, m))
-    rc, out = fs.run(md[:8] + ["-md_seed", "7"], cwd=d, env=dict(fs.ENV, SURGE_TEST_ENOSPC="1"), timeout=45)
-    fs.judge("an md run after one killed inside its set commit (trajectory and model deviation members; disk full at its first commit)",
-             rc, out, before, d, allow_success=False)
+    for ranks in (1, 2):
+        for x, seed in ((d, "1"), (new, "5")):
+            shutil.rmtree(x, ignore_errors=True)
+            os.makedirs(x)
+            shutil.copy(os.path.join(IN, "swap/si_adaptive.yaml"), os.path.join(x, "si.yaml"))
+            shutil.copytree(os.path.join(IN, "swap/models"), os.path.join(x, "models"))
+            rc, out = fs.run(md + ["-md_seed", seed], cwd=x)
+            assert rc == 0, f"killedcommit (md): the job fails\n{out[-1500:]}"
+        before = fs.snapshot(d)
+        members = ["m.h5", "job.h5md", "job_devi.txt", "m.chk.h5"]
+        with open(os.path.join(d, "m.h5.set.tmp"), "wb") as f:
+            f.write(b"".join(m.encode() + b"\0" for m in members))
+        for m in members:  # step 2 done, then three of the four renames
+            os.link(os.path.join(d, m), os.path.join(d, m + ".prev.tmp"))
+        for m in members[:3]:
+            os.rename(os.path.join(new, m), os.path.join(d, m))
+        rc, out = fs.run(md[:8] + ["-md_seed", "7"], ranks, cwd=d, env=dict(fs.ENV, SURGE_TEST_ENOSPC="1"), timeout=45)
+        fs.judge(f"an md run after one killed inside its set commit (trajectory and model deviation members; disk full at its first commit; {ranks} rank(s))",
+                 rc, out, before, d, allow_success=False)
     for x in (d, new):
         shutil.rmtree(x, ignore_errors=True)
-    print("file-safety killed set commit: 2 cases")
+    print("file-safety killed set commit: 3 cases")
 
 
 def dead_pid():
