@@ -4,12 +4,16 @@ training-throughput comparison in tests/bench/deepmd/bench.sh. Same maths as sur
 C^2 switch s(r)=sw(r)/r, rows s[1,x/r,y/r,z/r], per-type davg/dstd, embedding nets per neighbour type
 with residual doubling, D = T T<^T / nnei^2, fitting nets per centre type with timestep residuals,
 forces by autograd (create_graph) and a force+energy loss, Adam, float64 (f32: float32).
-usage: dp_torch.py COORD.npy BOX.npy ENERGY.npy FORCE.npy TYPE.raw NSTEPS [small] [f32]"""
+cuda: every tensor on the GPU (torch >= 2.0: torch.set_default_device), each step timed to its end
+(torch.cuda.synchronize); docs/nn.md "Surrogates on a GPU" (tests/bench/nn/surrogates_cuda.sh).
+usage: dp_torch.py COORD.npy BOX.npy ENERGY.npy FORCE.npy TYPE.raw NSTEPS [small] [f32] [cuda]"""
 import sys, time, numpy as np, torch
 
 torch.set_num_threads(1)
 flags = sys.argv[7:]
-small, f32 = "small" in flags, "f32" in flags
+small, f32, cuda = "small" in flags, "f32" in flags, "cuda" in flags
+if cuda:
+    torch.set_default_device("cuda")
 dt, npdt = (torch.float32, np.float32) if f32 else (torch.float64, np.float64)
 torch.set_default_dtype(dt)
 coord, box, energy, force = (np.load(sys.argv[i]).astype(npdt) for i in range(1, 5))
@@ -22,6 +26,10 @@ nnei = sum(sel); sec = np.cumsum([0] + sel)
 
 def nlist_of(x, b):
     """extended atoms (images within rc) and per-type sorted neighbour lists, as envmat.c"""
+    # in float64 whatever the model's precision: in float32 the image (0,0,0) of an atom, computed by a
+    # larger matrix product than the atom itself, lay ~1e-7 from it (> the 1e-8 cut), became its own
+    # neighbour at r = 0 and made every f32 loss NaN
+    x = x.astype(np.float64); b = b.astype(np.float64)
     inv = np.linalg.inv(b); s = x @ inv; s -= np.floor(s)
     ext, mp = [], []
     for i in (-1, 0, 1):
@@ -121,6 +129,9 @@ for step in range(nsteps):
     F = -torch.autograd.grad(E, x, create_graph=True)[0]
     loss = 0.02 / N * (E - float(energy[k])) ** 2 + 1000 / (3 * N) * ((F - torch.as_tensor(force[k].reshape(N, 3))) ** 2).sum()
     opt.zero_grad(); loss.backward(); opt.step()
+    if cuda:
+        torch.cuda.synchronize()
     times.append(time.perf_counter() - t0)
 t = np.median(times[1:]) if len(times) > 1 else times[0]
-print(f"torch {'small' if small else 'full'}{' f32' if f32 else ''} batch 1: {t:.3f} s/step, {1/t:.3f} frames/s (median of {len(times)-1} steps, torch {torch.__version__}, 1 thread)")
+where = torch.cuda.get_device_name() if cuda else "1 thread"
+print(f"torch {'small' if small else 'full'}{' f32' if f32 else ''} batch 1: {t:.4f} s/step, {1/t:.3f} frames/s (median of {len(times)-1} steps, torch {torch.__version__}, {where}); loss at the last step {loss.item():.6e}")

@@ -55,11 +55,13 @@ class MFFN:
             self.ch = list(a["channels"])
             self.nl = len(self.ch) - 1
             self.pool = np.array(a["pool"]).reshape(-1, 3) if self.nl else np.zeros((0, 3), int)
-            self.latent, self.neck = int(a["latent"]), int(a["neck_div"])
+            def one(k):  # a 1-element attribute as a scalar (numpy >= 2 refuses int() of a 1-d array)
+                return np.asarray(a[k]).reshape(-1)[0]
+            self.latent, self.neck = int(one("latent")), int(one("neck_div"))
             self.mlp = list(a["imnet"])
-            self.bn = bool(a["batchnorm"])
-            self.residual = bool(a["residual"]) if "residual" in a else False
-            self.nu, self.kappa = float(a["nu"]), float(a["kappa"])
+            self.bn = bool(one("batchnorm"))
+            self.residual = bool(one("residual")) if "residual" in a else False
+            self.nu, self.kappa = float(one("nu")), float(one("kappa"))
             self.scale, self.mean, self.std = [np.array(a[k], float) for k in ("scale", "mean", "std")]
             slab = torch.tensor(f["params"][()])
         self.exact = exact_softplus

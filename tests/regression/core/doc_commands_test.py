@@ -107,6 +107,9 @@ TABLE = {
     "./configure": ("skip", "reconfigures the checkout (config.mk): the build itself, done before make check"),
     "./configure --with-cuda=no": ("skip", "reconfigures the checkout without CUDA: the build itself"),
     "make NVCC=": SKIP_BUILD,
+    "tests/bench/nn/surrogates_cuda.sh bundle": ("skip", "packs surge for a GPU machine (~10 min of xz)"),
+    "bash .devbundle/gcuda/surrogates_cuda.sh OUT": ("skip", "needs a GPU machine and the bundle"),
+    "/usr/bin/python3 tests/bench/nn/surrogates_plot.py RESULTS docs/nn_surrogates_cuda.png": ("skip", "plots a GPU run's results"),
     # docs/podlstm.md
     "nice -n 5 bin/surge ensemble inputs/sst/ensemble_weekly.yaml": ("skip", "1-degree data, ~4 min"),
     "nice -n 5 mpiexec -n 2 bin/surge train inputs/podlstm/sst_search.yaml": ("skip", "needs the 1-degree data; ~6 min"),
