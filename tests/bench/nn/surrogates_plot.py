@@ -38,26 +38,27 @@ def pair(d, name):
     return a[np.isin(a[:, 0], common)], b[np.isin(b[:, 0], common)], len(common)
 
 
+# per panel: runs, the columns plotted (index, label), the columns compared (names from column 1), axes
+PANELS = (("dp", ((3, "force RMSE, 4 validation frames"), (4, "force RMSE, training frame")),
+           ("rmse_e_val", "rmse_e_trn", "rmse_f_val", "rmse_f_trn"),
+           dict(ylabel="eV/Å", title="Deep Potential, water, f32: cpu (lines), cuda (dotted)")),
+          ("mffn", ((1, "L1 fields"), (2, "L1 PDE residual")), ("l1_fields", "l1_pde", "loss"),
+           dict(ylabel="loss (batch mean)", title="MeshfreeFlowNet, small deck, f64: cpu, cuda (dotted)")))
+
+
 def main():
     d, png = sys.argv[1], sys.argv[2]
-    fig, ax = plt.subplots(1, 2, figsize=(11, 4))
-    # DP: rmse_e_val rmse_e_trn rmse_f_val rmse_f_trn (columns 1-4)
-    a, b, n = pair(d, "dp")
-    for col, lab in ((3, "force RMSE, 4 validation frames"), (4, "force RMSE, training frame")):
-        ax[0].plot(b[:n, 0], b[:n, col], "-", lw=2.5, alpha=0.5, label=lab + " (cpu)")
-        ax[0].plot(a[:n, 0], a[:n, col], "k:", lw=1)
-    rel = np.max(np.abs(a[:n, 1:5] - b[:n, 1:5]) / np.abs(b[:n, 1:5]), axis=0)
-    print("dp: %d common steps; max relative difference cuda/cpu: rmse_e_val %.1e rmse_e_trn %.1e rmse_f_val %.1e rmse_f_trn %.1e" % (n, *rel))
-    ax[0].set(xlabel="step", ylabel="eV/Å", yscale="log", title="Deep Potential, water, f32: cpu (lines), cuda (dotted)")
-    ax[0].legend(fontsize=8)
-    a, b, n = pair(d, "mffn")
-    for col, lab in ((1, "L1 fields"), (2, "L1 PDE residual")):
-        ax[1].plot(b[:n, 0], b[:n, col], "-", lw=2.5, alpha=0.5, label=lab + " (cpu)")
-        ax[1].plot(a[:n, 0], a[:n, col], "k:", lw=1)
-    rel = np.max(np.abs(a[:n, 1:4] - b[:n, 1:4]) / np.abs(b[:n, 1:4]), axis=0)
-    print("mffn: %d common steps; max relative difference cuda/cpu: l1_fields %.1e l1_pde %.1e loss %.1e" % (n, *rel))
-    ax[1].set(xlabel="step", ylabel="loss (batch mean)", yscale="log", title="MeshfreeFlowNet, small deck, f64: cpu, cuda (dotted)")
-    ax[1].legend(fontsize=8)
+    fig, ax = plt.subplots(1, len(PANELS), figsize=(11, 4))
+    for k, (name, plotted, compared, axes) in enumerate(PANELS):
+        a, b, n = pair(d, name)
+        for col, lab in plotted:
+            ax[k].plot(b[:, 0], b[:, col], "-", lw=2.5, alpha=0.5, label=lab + " (cpu)")
+            ax[k].plot(a[:, 0], a[:, col], "k:", lw=1)
+        m = len(compared) + 1
+        rel = np.max(np.abs(a[:, 1:m] - b[:, 1:m]) / np.abs(b[:, 1:m]), axis=0)
+        print("%s: %d common steps; max relative difference cuda/cpu: %s" % (name, n, " ".join("%s %.1e" % c for c in zip(compared, rel))))
+        ax[k].set(xlabel="step", yscale="log", **axes)
+        ax[k].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(png, dpi=90)
 
