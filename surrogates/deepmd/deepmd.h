@@ -100,6 +100,10 @@ typedef struct _SgDPModel {
   PetscReal   *sdavg, *sdstd; /* per-slot statistics [ntypes][nnei][4] (an imported DeePMD-kit model
                                  whose slots differ), else NULL: davg/dstd per centre type */
   SgDPTable    tab;
+  /* what inference met beyond sel since the model was loaded (this process): neighbours dropped,
+     and the most neighbours of each type seen around one atom (an MD run reports them) */
+  PetscInt64   sel_dropped;
+  PetscInt     sel_maxseen[SG_DP_MAXT];
 } *SgDPModel;
 
 /* dtype of the training graph; model files and the hand-written inference are always double */
@@ -119,6 +123,8 @@ typedef struct {
   PetscInt  *nlist;
   PetscReal *rij, *env, *denv;
   PetscInt   overflow; /* neighbours dropped because a section was full (max over centres) */
+  PetscInt   dropped;  /* neighbours dropped, summed over centres and sections */
+  PetscInt   maxcnt[SG_DP_MAXT]; /* most neighbours of each type within rcut around one centre */
 } SgDPEnv;
 PETSC_INTERN PetscErrorCode SgDPEnvBuild(const SgDPConfig *, PetscInt n, PetscInt nall, const PetscReal *x, const PetscInt *type, SgDPEnv *);
 /* nboff/nbr (may be NULL: cell lists): a given neighbour list in CSR form over the atoms (envmat.c) */

@@ -109,6 +109,8 @@ PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *cfg, PetscInt c0, PetscInt n,
   e->nall = nall;
   e->nnei = nnei;
   e->overflow = 0;
+  e->dropped  = 0;
+  for (PetscInt t = 0; t < SG_DP_MAXT; t++) e->maxcnt[t] = 0;
   size_t ns = (size_t)PetscMax(n, 0) * (size_t)nnei;
   for (size_t i = 0; i < ns; i++) e->nlist[i] = -1;
   PetscCall(PetscArrayzero(e->rij, 3 * ns));
@@ -155,6 +157,8 @@ PetscErrorCode SgDPEnvBuildRange(const SgDPConfig *cfg, PetscInt c0, PetscInt n,
     for (PetscInt t = 0; t < cfg->ntypes; t++) {
       qsort(cand[t], cnt[t], sizeof(Cand), CandCmp);
       if (cnt[t] > cfg->sel[t]) e->overflow = PetscMax(e->overflow, cnt[t] - cfg->sel[t]);
+      if (cnt[t] > cfg->sel[t]) e->dropped += cnt[t] - cfg->sel[t];
+      e->maxcnt[t] = PetscMax(e->maxcnt[t], cnt[t]);
       for (PetscInt k = 0; k < PetscMin(cnt[t], cfg->sel[t]); k++) {
         PetscInt  s = i * nnei + cfg->sec[t] + k, j = cand[t][k].j;
         PetscReal *d = e->rij + 3 * s;

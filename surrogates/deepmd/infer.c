@@ -229,6 +229,8 @@ PetscErrorCode SgDPEvalOpenAtomic(SgDPModel m, PetscInt n, PetscInt nall, const 
   for (PetscInt c0 = 0; c0 < n; c0 += CH) {
     PetscInt nc = PetscMin(CH, n - c0);
     PetscCall(SgDPEnvBuildRange(c, c0, nc, nall, x, type, nboff, nbr, &env));
+    m->sel_dropped += env.dropped; /* DeePMD-kit keeps the nearest sel too; the MD provider reports it */
+    for (PetscInt t = 0; t < c->ntypes; t++) m->sel_maxseen[t] = PetscMax(m->sel_maxseen[t], env.maxcnt[t]);
     for (PetscInt i = 0; i < nc; i++) {
       PetscInt         ci = type[c0 + i];
       const PetscReal *R = env.env + 4 * i * nnei, *davg = m->davg[ci], *dstd = m->dstd[ci];

@@ -32,7 +32,8 @@ PetscErrorCode SgDeepmdForcesCreate(PetscInt K, const char *const paths[], SgDee
   PetscFunctionBegin;
   PetscCheck(K >= 1, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "deepmd: no model files given");
   PetscCall(PetscNew(&c));
-  c->K = K;
+  c->K    = K;
+  c->comm = MPI_COMM_NULL;
   PetscCall(PetscMalloc1(K, &c->models));
   for (PetscInt k = 0; k < K; k++) {
     PetscCall(SgDeepmdLoad(paths[k], &c->models[k]));
@@ -42,11 +43,51 @@ PetscErrorCode SgDeepmdForcesCreate(PetscInt K, const char *const paths[], SgDee
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Neighbours beyond sel: DeePMD-kit (and LAMMPS's pair style deepmd) keep the nearest sel of each
+   type and drop the rest, with a warning ("neighbor list length of type T is not enough"); the model
+   never saw such environments and its energy is no longer smooth at rcut there. Reported the same
+   way: one line the first time, the totals at the end; the fix is a larger sel and retraining. */
+static void SelLine(SgDeepmdForces *c, const char *when)
+{
+  SgDeepmd m = c->models[0];
+  char     seen[512] = "";
+  size_t   k         = 0;
+
+  for (PetscInt t = 0; t < m->cfg.ntypes && k < sizeof seen; t++) k += (size_t)snprintf(seen + k, sizeof seen - k, "%s%s %" PetscInt_FMT " (sel %" PetscInt_FMT ")", t ? ", " : "", m->cfg.type_map[t], c->sel_maxseen[t], m->cfg.sel[t]);
+  (void)PetscPrintf(c->comm == MPI_COMM_NULL ? PETSC_COMM_SELF : c->comm,
+                    "deepmd: warning: %s %" PetscInt64_FMT " neighbours within rcut %g beyond the model's sel were dropped (the nearest sel kept, as DeePMD-kit does) in %" PetscInt64_FMT " of %" PetscInt64_FMT " force evaluations; most neighbours around one atom: %s: forces there are not the trained model's; retrain with sel at least those counts (dp neighbor-stat)\n",
+                    when, c->sel_dropped, (double)m->cfg.rcut, c->sel_over, c->sel_calls, seen);
+}
+
+static PetscErrorCode SelCount(SgDeepmdForces *c)
+{
+  SgDeepmd   m = c->models[0];
+  PetscInt64 now;
+
+  PetscFunctionBegin;
+  if (!c->sel_maxseen) PetscCall(PetscCalloc1(m->cfg.ntypes, &c->sel_maxseen));
+  now = m->sel_dropped - c->sel_local;
+  c->sel_local = m->sel_dropped;
+  for (PetscInt t = 0; t < m->cfg.ntypes; t++) c->sel_maxseen[t] = m->sel_maxseen[t];
+  if (c->comm != MPI_COMM_NULL) { /* every rank evaluates forces at every step: in step with the others */
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &now, 1, MPIU_INT64, MPI_SUM, c->comm));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, c->sel_maxseen, (PetscMPIInt)m->cfg.ntypes, MPIU_INT, MPI_MAX, c->comm));
+  }
+  c->sel_calls++;
+  c->sel_dropped += now;
+  c->sel_over += now > 0;
+  if (now && !c->sel_warned) SelLine(c, "so far");
+  c->sel_warned = c->sel_warned || now;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgDeepmdForcesDestroy(void *ctx)
 {
   SgDeepmdForces *c = (SgDeepmdForces *)ctx;
 
   PetscFunctionBegin;
+  if (c->sel_dropped) SelLine(c, "over the run");
+  PetscCall(PetscFree(c->sel_maxseen));
   for (PetscInt k = 0; k < c->K; k++) PetscCall(SgDeepmdDestroy(&c->models[k]));
   PetscCall(PetscFree(c->models));
   PetscCall(PetscFree(c->tbuf));
@@ -73,6 +114,7 @@ PetscErrorCode SgDeepmdForcesFn(void *ctx, const SgForcesInput *in, SgForcesOutp
   PetscFunctionBegin;
   PetscCall(MapTypes(c, in));
   PetscCall(SgDeepmdComputeGhosts(c->models[0], in->n, in->n + in->nghost, in->x, c->tbuf, &out->energy, out->f, out->virial));
+  PetscCall(SelCount(c));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -236,6 +278,7 @@ PetscErrorCode SgDeepmdForcesProviderCreate(const SgForcesProviderInfo *info, Sg
   PetscCall(SgOptionsReal("-deepmd_compress_step", "Table step in the normalised embedding input", "", step, &step, NULL, 1e-5, 1));
   PetscCall(SgOptionsReal("-deepmd_compress_rmin", "Smallest distance the table covers (the nets serve below)", "length", rmin, &rmin, NULL, 1e-3, 100));
   PetscCall(SgDeepmdForcesCreate(K, (const char *const *)paths, &c));
+  c->comm = info->comm;
   PetscCall(PetscStrncpy(first, paths[0], sizeof first)); /* named in a refusal below */
   for (PetscInt k = 0; k < K; k++) PetscCall(PetscFree(paths[k]));
   if (compress)

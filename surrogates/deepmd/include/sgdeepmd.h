@@ -52,6 +52,13 @@ typedef struct {
   PetscInt  cap;
   PetscInt *tbuf;
   PetscReal *fbuf;
+  /* neighbours beyond model 0's sel (dropped, nearest kept, as DeePMD-kit does): summed over the
+     ranks of comm at each force call (MPI_COMM_NULL: this process only); warned once, summed up at
+     the end of the run */
+  MPI_Comm   comm;
+  PetscInt64 sel_dropped, sel_calls, sel_over, sel_local;
+  PetscInt  *sel_maxseen;
+  PetscBool  sel_warned;
 } SgDeepmdForces;
 PETSC_EXTERN PetscErrorCode SgDeepmdForcesCreate(PetscInt K, const char *const paths[], SgDeepmdForces **);
 PETSC_EXTERN PetscErrorCode SgDeepmdForcesDestroy(void *ctx);

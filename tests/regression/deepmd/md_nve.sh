@@ -10,7 +10,12 @@
 # PotEng and TotEng at step 200 to 1e-8 relative; (d) with a second model, md_model_devi_every writes
 # DeePMD-kit's model_devi.out (header, 7 columns, a line every 10 steps from step 0, max >= avg >= min),
 # the same on 2 ranks to 1e-8 relative, and a run restarted from its step-30 checkpoint drops a line
-# the interrupted run wrote past the checkpoint and ends with the uninterrupted run's file.
+# the interrupted run wrote past the checkpoint and ends with the uninterrupted run's file; (e) the
+# model's sel is never exceeded silently: the same structure squeezed to 0.82 of its size (more
+# neighbours within rcut than sel [16, 28]) warns once at the first force call and once at the end
+# with the neighbours dropped and the most seen (the same on 1 and 2 ranks); the 60-step runs of (d),
+# within sel, print no such line. (The 200-step run of (a)-(c) heats up until an atom has 34 B
+# neighbours, beyond sel 28 of inputs/deepmd/pair.yaml: it warns, rightly.)
 set -e
 cd "$(dirname "$0")/../../.."
 SURGE=${SURGE:-bin/surge}
@@ -67,5 +72,33 @@ d2 = np.max(np.abs(a - b) / np.maximum(np.abs(a), 1e-300)) if a.shape == b.shape
 dr = np.max(np.abs(a - r) / np.maximum(np.abs(a), 1e-300)) if a.shape == r.shape else np.inf
 print(f"2 ranks vs 1: max rel. diff {d2:.1e}; restarted at step 30 vs uninterrupted: {dr:.1e} ({len(r)} records)")
 ok &= d2 < 1e-8 and dr < 1e-8
+print("PASS" if ok else "FAIL"); sys.exit(0 if ok else 1)
+PY
+# (e) neighbours beyond sel: reported, not silent
+/usr/bin/python3 - $D/pair.xyz $D/pair_dense.xyz <<'PY'
+import re, sys
+L = open(sys.argv[1]).read().splitlines()
+s = 0.82  # box 8.2 >= cutoff + skin; about 1.8x the neighbours within rcut
+out = [L[0], re.sub(r'Lattice="([^"]*)"', lambda m: 'Lattice="' + " ".join(f"{float(v) * s:.10f}" for v in m.group(1).split()) + '"', L[1])]
+out += [" ".join([l.split()[0]] + [f"{float(v) * s:.10f}" for v in l.split()[1:4]]) for l in L[2:]]
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PY
+SEL="-md_read_xyz $D/pair_dense.xyz -sim_max_steps 10 -md_thermo_every 0"
+$SURGE run inputs/deepmd/pair_md.yaml $SEL -sim_output $D/sel1 > $D/sel1.log 2>&1
+${MPIEXEC:-mpiexec -n 2 --oversubscribe} $SURGE run inputs/deepmd/pair_md.yaml $SEL -sim_output $D/sel2 > $D/sel2.log 2>&1
+/usr/bin/python3 - $D <<'PY'
+import re, sys
+d = sys.argv[1]
+def lines(f):
+    return [l for l in open(f"{d}/{f}") if "beyond the model's sel" in l]
+w1, w2 = lines("sel1.log"), lines("sel2.log")
+print("".join(w1).strip())
+pat = r"over the run (\d+) neighbours .* in (\d+) of (\d+) force evaluations; most neighbours around one atom: A (\d+) \(sel 16\), B (\d+) \(sel 28\)"
+m1, m2 = (re.search(pat, w[-1]) if len(w) == 2 else None for w in (w1, w2))
+ok = bool(m1 and m2) and "so far" in w1[0] and "so far" in w2[0] and "retrain with sel" in w1[-1]
+ok = ok and m1.groups() == m2.groups() and int(m1.group(1)) > 0 and int(m1.group(3)) == 11 and max(int(m1.group(4)) - 16, int(m1.group(5)) - 28) > 0
+quiet = [f for f in ("devi1.log", "devi2.log") if [l for l in open(f"{d}/{f}") if "beyond the model's sel" in l]]
+print(f"squeezed: 1 rank {m1.groups() if m1 else w1}, 2 ranks {m2.groups() if m2 else w2}; runs within sel that warned: {quiet}")
+ok = ok and not quiet
 print("PASS" if ok else "FAIL"); sys.exit(0 if ok else 1)
 PY
