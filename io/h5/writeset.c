@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -159,6 +160,15 @@ static void DropJournal(const char path0[])
   (void)unlink(j);
 }
 
+/* SURGE_TEST_KILL_COMMIT=N: the process ends by SIGKILL right after the N-th member rename of its set
+   commits (a test of what a run killed inside a commit leaves, and of the next run's recovery). */
+static void KillAfterRename(void)
+{
+  static int  count;
+  const char *v = getenv("SURGE_TEST_KILL_COMMIT");
+  if (v && atoi(v) > 0 && ++count == atoi(v)) (void)raise(SIGKILL);
+}
+
 int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path[])
 {
   int err = 0, i;
@@ -173,6 +183,7 @@ int SgWriteSetCommitErrno(int n, const char *const tmp[], const char *const path
       if (unlink(path[i]) && errno != ENOENT) err = errno;
     } else if (SgWriteTestENOSPC()) err = ENOSPC;
     else if (rename(tmp[i], path[i])) err = errno;
+    else KillAfterRename();
   }
   if (err) {
     for (i = 0; i < n; i++)

@@ -147,3 +147,112 @@ PetscErrorCode SgConfigRecord(const char prefix[], const char *const skip[], cha
   if (used >= len) rec[0] = 0; /* too long to keep whole: nothing rather than a cut list */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* One entry of a configuration list: "-name value", the name without its dash for sorting. */
+typedef struct {
+  const char *name;
+  char       *value;
+} ConfigEntry;
+
+static int CompareEntry(const void *a, const void *b)
+{
+  return strcmp(((const ConfigEntry *)a)->name, ((const ConfigEntry *)b)->name);
+}
+
+PetscErrorCode SgConfigList(MPI_Comm comm, const char deck[], const char *const skip[], char **list)
+{
+  char        *all, *tok, *save = NULL, *out = NULL;
+  ConfigEntry *e, *cur = NULL;
+  size_t       n = 0, cap, len = 1, used = 0;
+  int          total = 0;
+  PetscMPIInt  rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscOptionsGetAll(NULL, &all));
+  cap = strlen(all) / 2 + 1; /* every name takes at least two characters */
+  PetscCall(PetscCalloc1(cap, &e));
+  for (tok = strtok_r(all, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+    const PetscBool isname = (PetscBool)(tok[0] == '-' && ((tok[1] >= 'a' && tok[1] <= 'z') || (tok[1] >= 'A' && tok[1] <= 'Z')));
+    if (isname) {
+      cur = NULL;
+      if (NotContent(tok + 1, skip) || OutputOption(tok + 1) || n >= cap) continue;
+      e[n].name = tok + 1;
+      cur       = &e[n++];
+    } else if (cur && !cur->value) cur->value = tok;
+    else if (cur) tok[-1] = ' '; /* a value with spaces: the separator strtok_r cut goes back */
+  }
+  qsort(e, n, sizeof *e, CompareEntry);
+  for (size_t i = 0; i < n; i++) len += strlen(e[i].name) + (e[i].value ? 25 * (strlen(e[i].value) + 1) : 0) + 24; /* a number may grow to 25 characters */
+  if (!rank) { /* rank 0 reads the files; the list is the same on every rank */
+    PetscCall(PetscMalloc1(len, &out));
+    for (size_t i = 0; i < n; i++) {
+      unsigned long h0 = 1469598103934665603UL, h = h0;
+      if (e[i].value) {
+        char item[PETSC_MAX_PATH_LEN], *isave = NULL;
+        PetscCall(PetscStrncpy(item, e[i].value, sizeof item));
+        for (char *it = strtok_r(item, ",", &isave); it; it = strtok_r(NULL, ",", &isave)) h = FoldFile(h, deck, it);
+      }
+      used += (size_t)snprintf(out + used, len - used, "-%s", e[i].name);
+      if (e[i].value && NumberList(e[i].value)) { /* 1.0 and 1 are the same value */
+        const char *q = e[i].value;
+        for (char *end;; q = end + 1) {
+          const double x = strtod(q, &end);
+          char         num[32];
+          (void)snprintf(num, sizeof num, "%.15g", x); /* the shortest of 15 and 17 digits that gives x back */
+          if (strtod(num, NULL) != x) (void)snprintf(num, sizeof num, "%.17g", x);
+          used += (size_t)snprintf(out + used, len - used, "%s%s", q == e[i].value ? " " : ",", num);
+          if (*end != ',') break;
+        }
+      } else if (e[i].value) used += (size_t)snprintf(out + used, len - used, " %s", e[i].value);
+      if (h != h0) used += (size_t)snprintf(out + used, len - used, " #%016lx", h); /* the files' content */
+      used += (size_t)snprintf(out + used, len - used, "\n");
+    }
+    out[used] = 0;
+    total     = (int)used + 1;
+  }
+  PetscCallMPI(MPI_Bcast(&total, 1, MPI_INT, 0, comm));
+  if (rank) PetscCall(PetscMalloc1(total, &out));
+  PetscCallMPI(MPI_Bcast(out, total, MPI_CHAR, 0, comm));
+  PetscCall(PetscFree(e));
+  PetscCall(PetscFree(all));
+  *list = out;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The name of the line at p ("-name value #hash\n"): its length up to the first space or newline. */
+static size_t NameLength(const char *p)
+{
+  return strcspn(p, " \n");
+}
+
+PetscErrorCode SgConfigListDiff(const char then[], const char now[], char what[], size_t len)
+{
+  const char *a = then, *b = now;
+
+  PetscFunctionBegin;
+  what[0] = 0;
+  while (*a || *b) {
+    size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n"), na = NameLength(a), nb = NameLength(b);
+    int    c  = !*a ? 1 : !*b ? -1 : strncmp(a, b, PetscMin(na, nb));
+    if (!c && na != nb) c = na < nb ? -1 : 1;
+    if (c < 0) { /* set then, not now */
+      (void)snprintf(what, len, "%.*s was set (%.*s), this run leaves it out", (int)na, a, (int)(la > na ? la - na - 1 : 0), a + na + (la > na));
+      break;
+    }
+    if (c > 0) {
+      (void)snprintf(what, len, "%.*s is set now (%.*s), the checkpoint's run left it out", (int)nb, b, (int)(lb > nb ? lb - nb - 1 : 0), b + nb + (lb > nb));
+      break;
+    }
+    if (la != lb || strncmp(a, b, la)) {
+      const char *ha = memchr(a, '#', la), *hb = memchr(b, '#', lb);
+      size_t      va = ha ? (size_t)(ha - a) - 1 : la, vb = hb ? (size_t)(hb - b) - 1 : lb; /* the values without the files' hash */
+      if (va == vb && !strncmp(a, b, va)) (void)snprintf(what, len, "%.*s: the file's content has changed since", (int)va, a);
+      else (void)snprintf(what, len, "%.*s was %.*s, now %.*s", (int)na, a, (int)(va > na ? va - na - 1 : 0), a + na + (va > na), (int)(vb > nb ? vb - nb - 1 : 0), b + nb + (vb > nb));
+      break;
+    }
+    a += la + (a[la] == '\n');
+    b += lb + (b[lb] == '\n');
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

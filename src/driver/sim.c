@@ -42,6 +42,8 @@ struct _p_SgSim {
   PetscBool have_prev;   /* the committed BASE.h5 is this run's own previous commit (an earlier state of BASE.h5.tmp) */
   PetscInt  ncommit;     /* commits made by this run */
   char      run_id[64]; /* carried by the output and its checkpoints: a restart continues its own run only */
+  char     *config;     /* the run's options (SgConfigList), recorded in its checkpoints: a restart must have the same */
+  PetscBool locked;     /* BASE.lock taken and an interrupted set commit undone (LockOutput) */
   PetscInt  ndiag, progress_diag, diag_step; /* diag_step: the step diag[] was computed at */
   PetscReal *diag;
   PetscLogDouble wall0, eta_wall; /* eta_wall, eta_frac: wall time and run fraction at the first progress line */
@@ -165,6 +167,31 @@ static PetscErrorCode CheckpointName(SgSim sim, PetscBool committed, char name[]
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Options that a restart may change: how far the run goes, how often it writes and reports, where
+   (output names are left out of the list anyway), and an ensemble's own (it compares its members'
+   configurations itself). Every other option -- the solver's physics and numerics, sim dt, PETSc's
+   solver options, the input files' content -- must be what the checkpoint's run had. */
+static const char *const RestartMayChange[] = {"sim_t_end", "sim_max_steps", "sim_field_every", "sim_diag_every", "sim_checkpoint_every", "sim_progress_every", "restart", "ensemble_", "md_thermo_every", "md_traj_every", "md_rdf_every", "md_model_devi_every", "dft_verbose", "podlstm_verbose", NULL};
+
+/* A restart continues the run its checkpoint was written by: the same options (RestartMayChange aside)
+   and input files. A checkpoint written before checkpoints recorded their options is accepted with
+   one warning (its layout, solver and run id are still checked). */
+static PetscErrorCode CheckSameConfig(SgSim sim, SgCheckpoint chk)
+{
+  MPI_Comm  comm = PetscObjectComm((PetscObject)sim);
+  const int cap  = 1 << 16;
+  char     *then, what[1024] = "";
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(cap, &then));
+  PetscCall(SgCheckpointReadString(chk, "config", then, (size_t)cap));
+  if (!then[0]) PetscCall(PetscPrintf(comm, "surge: warning: the checkpoint %s records no options (written by an older surge): a restart with other options than its run's is not detected\n", sim->restart));
+  else PetscCall(SgConfigListDiff(then, sim->config, what, sizeof what));
+  PetscCall(PetscFree(then));
+  PetscCheck(!what[0], comm, PETSC_ERR_USER_INPUT, "-restart %s was written by a run with other options: %s; restart with that run's options (only -sim_t_end, -sim_max_steps, output names and output cadence may change), or start a fresh run with another -sim_output", sim->restart, what);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Driver-level layout and loop state, then the solver's own. Used both ways (write/read). */
 static PetscErrorCode CheckpointDriver(SgSim sim, SgCheckpoint chk)
 {
@@ -183,13 +210,15 @@ static PetscErrorCode CheckpointDriver(SgSim sim, SgCheckpoint chk)
     v[3] = (PetscReal)nsnap;
     PetscCall(SgCheckpointWriteReals(chk, "driver", 4, v));
     PetscCall(SgCheckpointWriteString(chk, "run_id", sim->run_id));
+    PetscCall(SgCheckpointWriteString(chk, "config", sim->config));
     PetscCall(SgSolverCheckpoint(sim->solver, chk));
   } else {
     PetscCall(SgCheckpointReadReals(chk, "driver", 4, v));
     PetscCall(SgCheckpointReadString(chk, "run_id", sim->run_id, sizeof sim->run_id));
     sim->t    = v[0];
     sim->step = (PetscInt)v[1];
-    PetscCall(SgSolverRestart(sim->solver, chk));
+    PetscCall(SgSolverRestart(sim->solver, chk)); /* its layout checks first: they name the quantity */
+    PetscCall(CheckSameConfig(sim, chk));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -250,6 +279,37 @@ static PetscErrorCode RemoveStaleTemporaries(SgSim sim, PetscInt n, const char *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The output is this job's (BASE.lock: one job per output name, a second is refused, not interleaved),
+   and a set commit a killed run left half done is undone (the earlier set, whole). A restart does this
+   before it reads its checkpoint: killed after the checkpoint's rename but before the commit ended,
+   BASE.chk.h5 is the new one while the recovery puts back the earlier output. */
+static PetscErrorCode LockOutput(SgSim sim, const char *const suffix[])
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)sim);
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  if (sim->locked) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(SgWriteLockAcquire(comm, "-sim_output", sim->output, &sim->lockfd));
+  { /* ours now: a set commit a killed run left half done is undone (the earlier set, whole) */
+    char msg[PETSC_MAX_PATH_LEN + 200] = "";
+    if (!rank) {
+      char        files[3][PETSC_MAX_PATH_LEN + 16];
+      const char *path[3];
+      for (PetscInt i = 0; i < 3; i++) {
+        PetscCall(PetscSNPrintf(files[i], sizeof files[i], "%s%s", sim->output, suffix[i]));
+        path[i] = files[i];
+      }
+      if (SgWriteSetRecover(3, path)) PetscCall(PetscSNPrintf(msg, sizeof msg, "-sim_output '%s': cannot put back the earlier output from its %s.prev.tmp files (left by a run killed while committing): rename each over the file it names and run again", sim->output, sim->output));
+    }
+    PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
+    PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
+  }
+  sim->locked = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The run's set of files through the write path (sgwrite.h), before the first step: none may be an
    input of the run or a file of another kind (-overwrite for the latter). Every run writes the set
    under temporary names (staged) and renames it into place (CommitSet): a fresh output and a restart
@@ -265,21 +325,7 @@ static PetscErrorCode CheckOutputSet(SgSim sim, PetscInt n, const char *const su
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(SgWriteLockAcquire(comm, "-sim_output", sim->output, &sim->lockfd)); /* one job per output name: a second is refused, not interleaved */
-  { /* ours now: a set commit a killed run left half done is undone (the earlier set, whole) */
-    char msg[PETSC_MAX_PATH_LEN + 200] = "";
-    if (!rank) {
-      char        files[3][PETSC_MAX_PATH_LEN + 16];
-      const char *path[3];
-      for (PetscInt i = 0; i < 3; i++) {
-        PetscCall(PetscSNPrintf(files[i], sizeof files[i], "%s%s", sim->output, suffix[i]));
-        path[i] = files[i];
-      }
-      if (SgWriteSetRecover(3, path)) PetscCall(PetscSNPrintf(msg, sizeof msg, "-sim_output '%s': cannot put back the earlier output from its %s.prev.tmp files (left by a run killed while committing): rename each over the file it names and run again", sim->output, sim->output));
-    }
-    PetscCallMPI(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, 0, comm));
-    PetscCheck(!msg[0], comm, PETSC_ERR_FILE_OPEN, "%s", msg);
-  }
+  PetscCall(LockOutput(sim, suffix));
   for (PetscInt i = 0; i < n; i++) {
     PetscCall(PetscSNPrintf(file, sizeof file, "%s%s", sim->output, suffix[i]));
     PetscCall(SgWriteCheck(comm, "-sim_output", file, kinds[i]));
@@ -484,8 +530,11 @@ PetscErrorCode SgSimSetUp(SgSim sim)
   PetscCall(SgSolverGetProgressDiagnostic(sim->solver, &sim->progress_diag));
   PetscCall(PetscCalloc1(sim->ndiag + 1, &sim->diag));
   PetscCall(PetscSNPrintf(file, sizeof file, "%s.h5", sim->output));
+  PetscCall(SgConfigList(comm, sim->deck[0] ? sim->deck : NULL, RestartMayChange, &sim->config));
   if (sim->restart[0]) {
     SgCheckpoint chk;
+    PetscCall(SgOutputCheckPath(comm, "-sim_output", sim->output, 3, suffix));
+    PetscCall(LockOutput(sim, suffix)); /* before the checkpoint is read: it may be one a killed commit left */
     PetscCall(SgCheckpointOpen(comm, sim->restart, SG_CHECKPOINT_READ, &chk));
     PetscCall(CheckpointDriver(sim, chk));
     PetscCall(SgCheckpointReadReals(chk, "driver", 4, v));
@@ -731,6 +780,7 @@ PetscErrorCode SgSimDestroy(SgSim *sim)
   SgWriteLockRelease((*sim)->output, &(*sim)->lockfd);
   PetscCall(SgSolverDestroy(&(*sim)->solver));
   PetscCall(PetscFree((*sim)->diag));
+  PetscCall(PetscFree((*sim)->config));
   PetscCall(PetscHeaderDestroy(sim));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -189,6 +189,14 @@ PETSC_EXTERN PetscErrorCode SgConfigFingerprint(MPI_Comm comm, const char deck[]
    starting with an entry of skip left out; "" if it does not fit): what a solver was run with, for a
    model trained on its output to check against (POD-LSTM's trained_physics). */
 PETSC_EXTERN PetscErrorCode SgConfigRecord(const char prefix[], const char *const skip[], char rec[], size_t len);
+/* The effective configuration as a list, one option a line, sorted by name: "-name value", with
+   " #HASH" when the value names input files (their content, as SgConfigFingerprint folds it); output
+   names, logging, help and options starting with an entry of skip left out. Collective (rank 0 reads
+   the files); *list is PetscFree'd by the caller. What a checkpoint records so that a restart with
+   other options is refused, naming the option. */
+PETSC_EXTERN PetscErrorCode SgConfigList(MPI_Comm comm, const char deck[], const char *const skip[], char **list);
+/* The first option that differs between two SgConfigList lists, in words ("-x was 1, now 2"), or "". */
+PETSC_EXTERN PetscErrorCode SgConfigListDiff(const char then[], const char now[], char what[], size_t len);
 
 /* Before allocating `count` items of `bytes_per_item` bytes (count computed in floating point, so
    it cannot wrap): one user-input error naming `option` and the memory it would need if the count

@@ -140,6 +140,9 @@ case_ 1 "solver" -- run $V -restart h.chk.h5
 case_ 1 "heat_cells_0" -- run $H -heat_cells 16,24 -restart h.chk.h5
 case_ 1 "not a surge checkpoint" -- run $V -restart set.h5
 case_ 1 "is the output of another run" -- run $I/heat/decay2d.yaml -sim_output hs -sim_max_steps 80 -restart stale.chk.h5
+# a restart with an option that changes the result (issue 33: the checkpoint records the run's options)
+case12 "-heat_amplitude was 1, now 2" -- run $H -sim_max_steps 100 -heat_amplitude 2 -restart h.chk.h5
+case_ 1 "-sim_dt is set now" -- run $H -sim_max_steps 100 -sim_dt 1e-5 -restart h.chk.h5
 # --- dft: the CP2K matrices are read before any file is written (item 1)
 case_ 1 "Cannot open CP2K CSR file" -- run $D -dft_ks_csr /nonexistent.csr
 case_ 1 "expected 'row col value'" -- run $D -dft_ks_csr garbage.bin
