@@ -44,6 +44,7 @@ struct _p_SgSim {
   char      run_id[64]; /* carried by the output and its checkpoints: a restart continues its own run only */
   char     *config;     /* the run's options (SgConfigList), recorded in its checkpoints: a restart must have the same */
   PetscBool locked;     /* BASE.lock taken and an interrupted set commit undone (LockOutput) */
+  PetscBool new_options; /* -restart_new_options: a restart may change options on purpose (a variant branched from a checkpoint) */
   PetscInt  ndiag, progress_diag, diag_step; /* diag_step: the step diag[] was computed at */
   PetscReal *diag;
   PetscLogDouble wall0, eta_wall; /* eta_wall, eta_frac: wall time and run fraction at the first progress line */
@@ -112,6 +113,7 @@ PetscErrorCode SgSimSetFromOptions(SgSim sim)
   PetscOptionsEnd();
   PetscOptionsBegin(comm, NULL, "Restart", "SgSim");
   PetscCall(SgOptionsPath("-restart", "Continue the run from this checkpoint file (written by the same deck)", SG_PATH_RESUME, sim->restart, sim->restart, sizeof sim->restart, NULL));
+  PetscCall(SgOptionsBool("-restart_new_options", "Continue from -restart with options that differ from its run's on purpose (a variant branched from one checkpoint); without it such a restart is refused", sim->new_options, &sim->new_options, NULL));
   PetscOptionsEnd();
 
   /* a misspelled sim key (t_ned) must be reported as such, not as the missing value it was meant to set */
@@ -188,7 +190,8 @@ static PetscErrorCode CheckSameConfig(SgSim sim, SgCheckpoint chk)
   if (!then[0]) PetscCall(PetscPrintf(comm, "surge: warning: the checkpoint %s records no options (written by an older surge): a restart with other options than its run's is not detected\n", sim->restart));
   else PetscCall(SgConfigListDiff(then, sim->config, what, sizeof what));
   PetscCall(PetscFree(then));
-  PetscCheck(!what[0], comm, PETSC_ERR_USER_INPUT, "-restart %s was written by a run with other options: %s; restart with that run's options (only -sim_t_end, -sim_max_steps, output names and output cadence may change), or start a fresh run with another -sim_output", sim->restart, what);
+  PetscCheck(!what[0] || sim->new_options, comm, PETSC_ERR_USER_INPUT, "-restart %s was written by a run with other options: %s; restart with that run's options (only -sim_t_end, -sim_max_steps, output names and output cadence may change), start a fresh run with another -sim_output, or add -restart_new_options to branch a variant on purpose", sim->restart, what);
+  if (what[0]) PetscCall(PetscPrintf(comm, "surge: note: -restart_new_options: continuing %s with other options than its run's (%s)\n", sim->restart, what));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

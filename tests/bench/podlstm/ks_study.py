@@ -148,7 +148,7 @@ for path in sorted(p for p in glob.glob(os.path.join(W, "ks22_m*_s*.h5")) if os.
                     shutil.copy(os.path.join(W, warm + ext), os.path.join(W, out + ext))
                 subprocess.run(common + ["-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
                                          "-ks_advance_swap_use", "surrogate", "-sim_t_end", str(T0 + n_free * D), "-sim_field_every", "1",
-                                         "-sim_output", out, "-restart", out + ".chk.h5"], cwd=W, check=True, stdout=subprocess.DEVNULL)
+                                         "-sim_output", out, "-restart", out + ".chk.h5", "-restart_new_options"], cwd=W, check=True, stdout=subprocess.DEVNULL)
                 open(os.path.join(W, out + ".done"), "w").close()
             with h5py.File(os.path.join(W, out + ".h5"), "r") as f:
                 g = f["fields/u"]

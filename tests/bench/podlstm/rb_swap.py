@@ -58,7 +58,7 @@ if not os.path.exists(os.path.join(W, "rbwarm.chk.h5")):
 def do(name, *opts):
     for ext in (".h5", ".chk.h5"):
         shutil.copy(os.path.join(W, "rbwarm" + ext), os.path.join(W, name + ext))
-    wall, out = run(name, "-restart", name + ".chk.h5", *opts)
+    wall, out = run(name, "-restart", name + ".chk.h5", "-restart_new_options", *opts)  # a variant branched from the solver's checkpoint
     with h5py.File(os.path.join(W, name + ".h5"), "r") as f:
         g = f["fields/b"]
         ks = sorted(int(k) for k in g)

@@ -75,7 +75,7 @@ def do(name, opts):
     tag = name.replace(" ", "")
     shutil.copy(os.path.join(W, "warm_3360.chk.h5"), os.path.join(W, tag + ".chk.h5"))
     shutil.copy(os.path.join(W, "warm_3360.h5"), os.path.join(W, tag + ".h5"))  # a restart continues the run's output
-    wall, out = run(tag, "-restart", tag + ".chk.h5", *opts)
+    wall, out = run(tag, "-restart", tag + ".chk.h5", "-restart_new_options", *opts)  # a variant branched from one checkpoint
     spreads = [float(x) for x in re.findall(r"uncertainty ([0-9.eE+-]+),", out)]
     res[name] = (wall, fields(tag), spreads, out)
     print(f"   {name:10s} wall {wall:7.1f} s")
