@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sgwrite.h"
@@ -202,4 +203,15 @@ int SgWriteShownLength(const char path[])
 {
   size_t n = strlen(path);
   return (int)(n > 4 && !strcmp(path + n - 4, ".tmp") ? n - 4 : n);
+}
+
+PetscBool SgWriteNoReader(const char path[])
+{
+  int       fd = open(path, O_RDONLY);
+  PetscBool free;
+
+  if (fd < 0) return PETSC_FALSE;
+  free = flock(fd, LOCK_EX | LOCK_NB) ? PETSC_FALSE : PETSC_TRUE;
+  close(fd); /* releases the lock */
+  return free;
 }

@@ -3,7 +3,10 @@
    every rank for its id block, all collectively (MPI-IO). */
 #include <hdf5.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include "sgh5md.h"
 #include "sgcompat.h"
 #include "sgwrite.h"
@@ -18,6 +21,10 @@ struct _n_SgH5MD {
   char        lunit[32], tunit[32];
   char        path[PETSC_MAX_PATH_LEN], tmp[PETSC_MAX_PATH_LEN + 32]; /* the trajectory and its temporary */
   hid_t       fapl;
+  /* a member of the run's set: FILE.old.tmp, a hard link to the file of this run's previous commit,
+     continued after the next commit by appending that interval's frames (h5md_catchup.c) */
+  char      old[PETSC_MAX_PATH_LEN + 32];
+  PetscBool have_prev, kept;
 };
 
 static PetscErrorCode AttrString(hid_t obj, const char name[], const char value[])
@@ -429,15 +436,44 @@ static PetscErrorCode MemberClose(void *ctx, char tmp[], char path[], size_t len
   if (h->rank) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscStrncpy(tmp, h->tmp, len));
   PetscCall(PetscStrncpy(path, h->path, len));
+  /* FILE as this run committed it last: kept under FILE.old.tmp for MemberResume, unless a reader
+     holds it open (it must not change under the reader) */
+  PetscCall(PetscSNPrintf(h->old, sizeof h->old, "%s.old.tmp", h->path));
+  PetscCall(SgWriteDiscard(h->old));
+  h->kept = h->have_prev && !link(h->path, h->old) ? PETSC_TRUE : PETSC_FALSE;
+  if (h->kept && !SgWriteNoReader(h->old)) {
+    h->kept = PETSC_FALSE;
+    PetscCall(SgWriteDiscard(h->old));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* After the run's commit: the temporary again holds what FILE holds. The previous commit's file
+   (FILE.old.tmp, no longer FILE) gets the frames this commit added and becomes the temporary; the
+   whole file is copied only where there is no such file (the run's first commit, a reader held it)
+   or the catch-up fails. FILE is only read either way. */
 static PetscErrorCode MemberResume(void *ctx)
 {
-  SgH5MD h = (SgH5MD)ctx;
+  SgH5MD h     = (SgH5MD)ctx;
+  int    ready = 0;
 
   PetscFunctionBegin;
-  PetscCall(SgH5StagedOpen(h->comm, "-md_traj_file", h->path, SG_FILE_TRAJECTORY, PETSC_TRUE, h->fapl, &h->file, h->tmp, sizeof h->tmp));
+  if (!h->rank && h->kept) {
+    if (!SgH5MDCatchUp(h->path, h->old) && !rename(h->old, h->tmp)) ready = 1;
+    else PetscCall(SgWriteDiscard(h->old));
+  }
+  h->kept = PETSC_FALSE;
+  PetscCallMPI(MPI_Bcast(&ready, 1, MPI_INT, 0, h->comm));
+  if (ready) {
+    SgH5Quiet();
+    h->file = H5Fopen(h->tmp, H5F_ACC_RDWR, h->fapl);
+    ready   = h->file >= 0;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &ready, 1, MPI_INT, MPI_MIN, h->comm));
+    if (!ready && h->file >= 0) (void)H5Fclose(h->file);
+    if (!ready) h->file = -1;
+  }
+  if (!ready) PetscCall(SgH5StagedOpen(h->comm, "-md_traj_file", h->path, SG_FILE_TRAJECTORY, PETSC_TRUE, h->fapl, &h->file, h->tmp, sizeof h->tmp));
+  h->have_prev = PETSC_TRUE;
   SgH5Assign(h->dxpl, H5Pcreate(H5P_DATASET_XFER));
   SgCallH5(H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -446,6 +482,8 @@ static PetscErrorCode MemberResume(void *ctx)
 PetscErrorCode SgH5MDJoinRunSet(SgH5MD h)
 {
   PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(h->old, sizeof h->old, "%s.old.tmp", h->path));
+  if (!h->rank) PetscCall(SgWriteDiscard(h->old)); /* one a run killed inside its commit left */
   PetscCall(SgWriteMemberRegister(h, MemberClose, MemberResume));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -458,6 +496,7 @@ PetscErrorCode SgH5MDDestroy(SgH5MD *hp)
   if (!h) PetscFunctionReturn(PETSC_SUCCESS);
   *hp = NULL;
   SgWriteMemberUnregister(h);
+  if (h->kept) (void)SgWriteDiscard(h->old); /* a commit that failed: the kept link goes */
   if (h->dxpl >= 0) (void)H5Pclose(h->dxpl);
   (void)H5Pclose(h->fapl);
   SgH5StagedDiscard(&h->file, h->tmp); /* not committed: an error ended the run, PATH keeps the last commit */

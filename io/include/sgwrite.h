@@ -76,6 +76,9 @@ PETSC_EXTERN int SgWriteSetCommitErrno(int n, const char *const tmp[], const cha
 /* The members' names are journalled in PATH0.set.tmp (path[0]'s) while the commit runs, so
    SgWriteSetRecover(n, path) also restores members beyond path[0..n) that a killed commit named. */
 PETSC_EXTERN int SgWriteSetRecover(int n, const char *const path[]);
+/* Is nobody holding path open through HDF5 (a reader's shared flock)? A file of an earlier commit kept
+   by a hard link is continued in place only then (sim.c's BASE.h5, h5md.c's trajectory). */
+PETSC_EXTERN PetscBool SgWriteNoReader(const char path[]);
 /* A file of a run's set is staged as BASE.X.tmp and committed into place with the set; messages
    name the file the user knows: printf("%.*s", SgWriteShownLength(p), p) drops a trailing ".tmp". */
 PETSC_EXTERN int SgWriteShownLength(const char path[]);

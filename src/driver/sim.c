@@ -375,18 +375,6 @@ static const char *StateAfterFailure(SgSim sim)
   return "nothing was committed yet (no checkpoint); free space and run again";
 }
 
-/* Is nobody holding `path` open through HDF5 (its lock, a shared flock for a reader)? */
-static PetscBool Unlocked(const char path[])
-{
-  int       fd = open(path, O_RDONLY);
-  PetscBool free;
-
-  if (fd < 0) return PETSC_FALSE;
-  free = flock(fd, LOCK_EX | LOCK_NB) ? PETSC_FALSE : PETSC_TRUE;
-  close(fd); /* releases the lock */
-  return free;
-}
-
 /* Commit the staged set: h5 and xmf first, the checkpoint last (a restart from the new checkpoint
    finds the new output; one from the old finds an output that holds at least what it counted).
    Rank 0 renames, after the collective close of the output and an fsync of the whole set, so no
@@ -425,7 +413,7 @@ static PetscErrorCode CommitSet(SgSim sim, PetscBool more)
       if (!newf[i] && i != 1 && !err[0]) err[0] = ENOENT;
     }
     (void)unlink(old);
-    if (!err[0] && more && sim->have_prev && !link(h5, old)) err[1] = Unlocked(old) ? 1 : 0;
+    if (!err[0] && more && sim->have_prev && !link(h5, old)) err[1] = SgWriteNoReader(old) ? 1 : 0;
     if (!err[1]) (void)unlink(old);
     /* the three and the files beside them (an MD trajectory, ...) replaced together or not at all
        (io/h5/writeset.c); the checkpoint's rename stays the last */

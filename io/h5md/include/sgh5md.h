@@ -46,6 +46,10 @@ PETSC_EXTERN PetscErrorCode SgH5MDCommit(SgH5MD, PetscBool reopen);
    FILE.tmp is closed, renamed in the set's one commit (all or none) and continued from the committed
    file; SgH5MDDestroy leaves the set. Collective. */
 PETSC_EXTERN PetscErrorCode SgH5MDJoinRunSet(SgH5MD);
+/* Append to the trajectory `older` (a file this run committed earlier) the frames `committed` has beyond
+   it, so it holds what `committed` holds (h5md_catchup.c; one process, serial HDF5). 0 or -1: an
+   element either file lacks, or an HDF5 failure (the caller then copies the whole file). */
+PETSC_EXTERN int SgH5MDCatchUp(const char committed[], const char older[]);
 PETSC_EXTERN PetscErrorCode SgH5MDDestroy(SgH5MD *);
 
 /* Reading a whole trajectory back (one process): positions, boxes, steps and species always; with

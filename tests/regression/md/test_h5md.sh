@@ -62,3 +62,23 @@ e3 = np.abs(W - W.transpose(0, 2, 1)).max() / np.abs(W).max()
 print(f"h5md observables: potential energy vs diagnostics {e1:.1e}, pressure from virial {e2:.1e}, virial asymmetry {e3:.1e}")
 assert e1 < 1e-12 and e2 < 1e-12 and e3 < 1e-12, "observables inconsistent with the diagnostics"
 PY
+# The trajectory of a run that commits at every checkpoint (-sim_checkpoint_every 2: 10 commits, each
+# after the first continuing the previous commit's file with only the interval's frames,
+# io/h5md/h5md_catchup.c) holds exactly the frames and values of the run that commits once (every
+# dataset equal bit for bit, velocities and forces included), 2 ranks.
+$MPIEXEC "$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output c -md_lattice_cells 5,5,5 -sim_max_steps 20 -md_traj_file c.h5md -md_traj_every 1 -md_traj_velocities -md_traj_forces -md_velocity_temperature 3.0 -sim_checkpoint_every 2 > run_c.log
+$MPIEXEC "$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output o -md_lattice_cells 5,5,5 -sim_max_steps 20 -md_traj_file o.h5md -md_traj_every 1 -md_traj_velocities -md_traj_forces -md_velocity_temperature 3.0 > run_o.log
+/usr/bin/python3 - <<'PY'
+import h5py, numpy as np
+a, b = h5py.File("c.h5md", "r"), h5py.File("o.h5md", "r")
+na, nb = [], []
+a.visititems(lambda n, o: na.append(n) if isinstance(o, h5py.Dataset) else None)
+b.visititems(lambda n, o: nb.append(n) if isinstance(o, h5py.Dataset) else None)
+assert sorted(na) == sorted(nb), (na, nb)
+bad = [n for n in na if a[n].shape != b[n].shape or not np.array_equal(a[n][()], b[n][()])]
+steps = list(a["particles/all/position/step"][()])
+print(f"h5md with a commit every 2 steps: {len(na)} datasets, {len(steps)} frames, equal to one commit: {not bad}")
+assert steps == list(range(21)) and not bad, f"checkpointed trajectory differs: {bad}"
+PY
+ls | grep -q '\.old\.tmp\|\.tmp\.' && { echo "FAIL: temporaries left: $(ls | grep tmp)"; exit 1; }
+echo "h5md: PASS"
