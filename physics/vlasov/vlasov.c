@@ -182,7 +182,11 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
     PetscCheck(v->c_light > 0 && PetscIsNormalReal(v->c_light), comm, PETSC_ERR_USER_INPUT, "vlasov_c = %g: the speed of light must be a positive number (in the deck's velocity unit, e.g. c: 1)", (double)v->c_light);
     idx = 0;
     PetscCall(SgOptionsEList("-maxwell_flux", "Face flux of Maxwell's equations: central (conserves field energy) or upwind (dissipative)", mflux_names, 2, mflux_names[0], &idx, NULL));
-    v->mflux = idx;
+    v->mflux     = idx;
+    v->clean_chi = 0;
+    v->clean_gam = 0;
+    PetscCall(SgOptionsReal("-maxwell_clean_E", "Divergence cleaning of Gauss's law (div E = rho): speed factor chi of the potential phi, which carries the error away at chi c (0: off; e.g. 1)", "c", v->clean_chi, &v->clean_chi, NULL, 0, 100));
+    PetscCall(SgOptionsReal("-maxwell_clean_B", "Divergence cleaning of div B = 0: speed factor gamma of the potential psi, which carries the error away at gamma c (0: off; e.g. 1)", "c", v->clean_gam, &v->clean_gam, NULL, 0, 100));
     for (PetscInt i = 0; i < 3; i++) v->em_E0[i] = v->em_B0[i] = 0;
     v->em_k[0] = v->em_k[1] = 0;
     PetscCall(SgOptionsRealArray("-maxwell_E0", "Initial electric plane wave E0 cos(k.x), added to the Poisson field of the initial charge: [Ex, Ey, Ez]", "m_e v0 omega_pe / e", v->em_E0, &ne, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
@@ -363,7 +367,7 @@ static PetscErrorCode View_Vlasov(SgSolver solver, PetscViewer viewer)
   if (!iascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerASCIIPrintf(viewer, "Vlasov DG: %" PetscInt_FMT "x%" PetscInt_FMT "v, %s p=%" PetscInt_FMT " (%" PetscInt_FMT " basis functions), %s flux, field %s, cfl %g\n", v->cdim, v->vdim, family_names[v->family], v->order, v->np, flux_names[v->flux],
                                    field_names[v->field], (double)v->cfl));
-  if (v->field == SG_VLASOV_FIELD_MAXWELL) PetscCall(PetscViewerASCIIPrintf(viewer, "  Maxwell: c = %g, %s flux\n", (double)v->c_light, mflux_names[v->mflux]));
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) PetscCall(PetscViewerASCIIPrintf(viewer, "  Maxwell: c = %g, %s flux, divergence cleaning chi = %g, gamma = %g\n", (double)v->c_light, mflux_names[v->mflux], (double)v->clean_chi, (double)v->clean_gam));
   for (PetscInt s = 0; s < v->nspecies; s++) {
     SgVlasovSpecies *sp = &v->sp[s];
     PetscCall(PetscViewerASCIIPrintf(viewer, "  species %s: q %g m %g init %s, cells", sp->name, (double)sp->charge, (double)sp->mass, init_names[sp->init]));

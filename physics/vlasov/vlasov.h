@@ -46,6 +46,7 @@ typedef enum { SG_VLASOV_FIT_NONE, SG_VLASOV_FIT_LANDAU, SG_VLASOV_FIT_GROWTH } 
 /* field models: the index is the position in the deck's list (poisson, none, maxwell) */
 typedef enum { SG_VLASOV_FIELD_POISSON, SG_VLASOV_FIELD_NONE, SG_VLASOV_FIELD_MAXWELL } SgVlasovField;
 #define SG_VLASOV_EM_NC 6 /* Ex, Ey, Ez, Bx, By, Bz */
+#define SG_VLASOV_EM_NS 8 /* field state per cell: Ex, Ey, Ez, Bx, By, Bz and the cleaning potentials phi, psi */
 
 /* A component of the initial distribution, n(x) = density (1 + perturbation cos(k . x)) times
    either a drifting Maxwellian, exp(-|v-u|^2/(2 vt^2)) / (2 pi vt^2)^(vdim/2), or (tophat) the
@@ -106,10 +107,13 @@ typedef struct {
   fftw_complex  *fft_c;       /* [ncomp][nhat] */
   fftw_plan      plan_f, plan_b;
   double        *kinv_re, *kinv_im; /* [nhat][ncomp][ncomp] inverse symbols */
-  /* Maxwell field (field: maxwell): replicated configuration arrays [ncx][6][npx] of E and B */
+  /* Maxwell field (field: maxwell): replicated configuration arrays [ncx][8][npx] of E, B, phi, psi */
   const SgVlasovEMKernels *emk;
   PetscReal  c_light;                  /* speed of light in the velocity unit */
   PetscInt   mflux;                    /* Maxwell face flux: 0 central, 1 upwind */
+  PetscReal  clean_chi, clean_gam;     /* divergence-cleaning speed factors of phi (div E - rho) and psi (div B); 0: off */
+  PetscReal  rho_bg;                   /* neutralising background charge (m = 0 coefficient), fixed at t = 0 */
+  PetscInt   di_divE, di_divB;         /* diagnostics: L2 norms of div E - rho and div B */
   PetscInt   fit_field;                /* energy the fit follows: 0 electric, 1 magnetic */
   PetscReal  em_E0[3], em_B0[3];       /* initial plane-wave amplitudes: E0 cos(k.x), B0 cos(k.x) */
   PetscReal  em_k[2];
@@ -117,8 +121,10 @@ typedef struct {
   Vec        emv[4];                   /* sequential Vecs over those arrays (the step may exchange [2] and [3]) */
   PetscReal *emcur;                    /* the field that goes with the distributions being advanced */
   PetscBool  em_ready;                 /* E and B initialised (before: SgVlasovComputeField solves Poisson for the initial E) */
-  PetscReal *cur;                      /* [ncx][3][npx] current density sum_s q_s int v f_s dv */
+  PetscReal *cur;                      /* [ncx][4][npx] current density sum_s q_s int v f_s dv, then the charge density */
   PetscReal *embound;                  /* [ncx][6] bound of |E_i|, |B_i| on the cell */
+  PetscReal *emdiv;                    /* [ncx][8][npx] scratch of the divergence diagnostics */
+  PetscInt   di_clean;                 /* diagnostic: energy of the cleaning potentials */
   PetscInt  *k1ofm;                    /* [3][npx] phase index of Phi_m L_1(eta_vj), -1 if absent */
   PetscInt   di_emc[SG_VLASOV_EM_NC], di_fe_e, di_fe_b;
   /* collisions (vlasov_collisions.c) */
@@ -178,6 +184,7 @@ PETSC_INTERN PetscErrorCode SgVlasovMaxwellDestroy(SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovMaxwellInit(SgSolver);
 PETSC_INTERN void           SgVlasovMaxwellBounds(SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovMaxwellRHS(SgSolver, Vec f[], const PetscReal *em, PetscReal *rhs);
+PETSC_INTERN PetscErrorCode SgVlasovMaxwellDivergence(SgSolver, Vec f[], const PetscReal *em, PetscReal *divE, PetscReal *divB, PetscReal *Wclean);
 PETSC_INTERN void           SgVlasovMaxwellEnergies(SgVlasov *, const PetscReal *em, PetscReal W[SG_VLASOV_EM_NC]);
 PETSC_INTERN PetscErrorCode SgVlasovPlaneWaveError(SgVlasov *, PetscReal t, PetscReal *relerr, PetscReal *omega);
 PETSC_INTERN void           SgVlasovGaussLegendre(PetscInt n, PetscReal x[], PetscReal w[]);

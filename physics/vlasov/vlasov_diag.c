@@ -54,6 +54,10 @@ PetscErrorCode SgVlasovDeclareDiagnostics(SgSolver solver)
     PetscCall(SgSolverAddDiagnostic(solver, "electric_energy", "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_fe_e));
     PetscCall(SgSolverAddDiagnostic(solver, "magnetic_energy", "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_fe_b));
     for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) PetscCall(SgSolverAddDiagnostic(solver, en[i], "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_emc[i]));
+    /* constraint errors ||div_h E - rho||_2, ||div_h B||_2 and the cleaning potentials' energy (issue 39) */
+    PetscCall(SgSolverAddDiagnostic(solver, "div_E_error", "e n_0 (v0/omega_pe)^(cdim/2)", &v->di_divE));
+    PetscCall(SgSolverAddDiagnostic(solver, "div_B_error", "m_e omega_pe^2/(e v0) (v0/omega_pe)^(cdim/2)", &v->di_divB));
+    PetscCall(SgSolverAddDiagnostic(solver, "cleaning_energy", "n_0 m_e v0^2 (v0/omega_pe)^cdim", &v->di_clean));
   }
   PetscCall(SgSolverSetProgressDiagnostic(solver, v->di_fe));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -168,6 +172,7 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
     for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) values[v->di_emc[i]] = W[i];
     values[v->di_fe_e] = W[0] + W[1] + W[2];
     values[v->di_fe_b] = W[3] + W[4] + W[5];
+    PetscCall(SgVlasovMaxwellDivergence(solver, f, v->emcur, &values[v->di_divE], &values[v->di_divB], &values[v->di_clean]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -265,7 +270,7 @@ PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
       PetscScalar *a;
       PetscCall(VecGetArray(g, &a));
       for (PetscInt j = 0, q = 0; j < xm[1]; j++)
-        for (PetscInt k = 0; k < xm[0]; k++, q++) a[q] = c0 * v->em[(((xs[1] + j) * v->Nx[0] + xs[0] + k) * SG_VLASOV_EM_NC + i) * v->npx];
+        for (PetscInt k = 0; k < xm[0]; k++, q++) a[q] = c0 * v->em[(((xs[1] + j) * v->Nx[0] + xs[0] + k) * SG_VLASOV_EM_NS + i) * v->npx];
       PetscCall(VecRestoreArray(g, &a));
       PetscCall(SgOutputWriteField(out, En[i], g, lo, hi));
     }
@@ -358,7 +363,7 @@ PetscErrorCode SgVlasovCheckpoint(SgSolver solver, SgCheckpoint chk)
   }
   PetscCall(SgCheckpointReals(chk, "vlasov_t", 1, &v->t_now));
   if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* E and B are state (replicated: every rank holds the same) */
-    PetscCall(SgCheckpointReals(chk, "vlasov_em", v->ncx * SG_VLASOV_EM_NC * v->npx, v->em));
+    PetscCall(SgCheckpointReals(chk, "vlasov_em", v->ncx * SG_VLASOV_EM_NS * v->npx, v->em));
     v->emcur = v->em;
   }
   if (v->collisions == 2) { /* the LBO stability rate of the last stage sets the next time step */

@@ -26,7 +26,7 @@ PetscErrorCode SgVlasovSetUpGrid(SgSolver solver, SgVlasov *v)
     v->dxc[d] = (v->upper[d] - v->lower[d]) / v->Nx[d];
     v->ncx *= v->Nx[d];
   }
-  PetscCall(PetscMalloc3(v->ncx * v->npx, &v->rho, v->ncx * v->cdim * v->npx, &v->E, v->ncx * 3 * v->npx, &v->work)); /* work: also the 3 current components (maxwell) */
+  PetscCall(PetscMalloc3(v->ncx * v->npx, &v->rho, v->ncx * v->cdim * v->npx, &v->E, v->ncx * 4 * v->npx, &v->work)); /* work: also the 3 current components and the charge (maxwell) */
   PetscCall(PetscArrayzero(v->E, v->ncx * v->cdim * v->npx));
   /* phase index of each configuration basis function (velocity degrees 0) */
   PetscCall(PetscMalloc1(v->npx, &v->kofm));

@@ -25,7 +25,7 @@
 PetscErrorCode SgVlasovMaxwellSetUp(SgSolver solver, SgVlasov *v)
 {
   MPI_Comm       comm = PetscObjectComm((PetscObject)solver);
-  const PetscInt nem  = v->ncx * SG_VLASOV_EM_NC * v->npx;
+  const PetscInt nem  = v->ncx * SG_VLASOV_EM_NS * v->npx;
 
   PetscFunctionBegin;
   PetscCall(PetscCalloc4(nem, &v->em, nem, &v->em1, nem, &v->em2, nem, &v->emrhs));
@@ -34,7 +34,7 @@ PetscErrorCode SgVlasovMaxwellSetUp(SgSolver solver, SgVlasov *v)
   PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nem, v->em1, &v->emv[1]));
   PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nem, v->em2, &v->emv[2]));
   PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nem, v->emrhs, &v->emv[3]));
-  PetscCall(PetscCalloc2(v->ncx * 3 * v->npx, &v->cur, v->ncx * SG_VLASOV_EM_NC, &v->embound));
+  PetscCall(PetscCalloc3(v->ncx * 4 * v->npx, &v->cur, v->ncx * SG_VLASOV_EM_NC, &v->embound, nem, &v->emdiv));
   PetscCall(PetscMalloc1(3 * v->npx, &v->k1ofm));
   for (PetscInt j = 0; j < 3; j++)
     for (PetscInt m = 0; m < v->npx; m++) {
@@ -59,7 +59,7 @@ PetscErrorCode SgVlasovMaxwellDestroy(SgVlasov *v)
   PetscFunctionBegin;
   for (PetscInt i = 0; i < 4; i++) PetscCall(VecDestroy(&v->emv[i]));
   PetscCall(PetscFree4(v->em, v->em1, v->em2, v->emrhs));
-  PetscCall(PetscFree2(v->cur, v->embound));
+  PetscCall(PetscFree3(v->cur, v->embound, v->emdiv));
   PetscCall(PetscFree(v->k1ofm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -75,7 +75,7 @@ void SgVlasovMaxwellBounds(SgVlasov *v)
       for (PetscInt m = 0; m < nl; m++) {
         PetscReal mx = 1;
         for (PetscInt d = 0; d < cd; d++) mx *= PetscSqrtReal(0.5 * (2 * v->kern->alphax[m * cd + d] + 1));
-        b += PetscAbsReal(v->emcur[(e * SG_VLASOV_EM_NC + i) * nl + m]) * mx;
+        b += PetscAbsReal(v->emcur[(e * SG_VLASOV_EM_NS + i) * nl + m]) * mx;
       }
       v->embound[e * SG_VLASOV_EM_NC + i] = b;
     }
@@ -120,7 +120,7 @@ PetscErrorCode SgVlasovMaxwellInit(SgSolver solver)
 
   PetscFunctionBegin;
   for (PetscInt e = 0; e < v->ncx; e++) {
-    PetscReal *em = v->em + e * SG_VLASOV_EM_NC * nl;
+    PetscReal *em = v->em + e * SG_VLASOV_EM_NS * nl; /* phi, psi start at zero (calloc) */
     ProjectWave(v, 0, e, wave);
     for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++)
       for (PetscInt m = 0; m < nl; m++) em[i * nl + m] = wave[i][m] + (i < cd ? v->E[(e * cd + i) * nl + m] : 0);
@@ -131,18 +131,17 @@ PetscErrorCode SgVlasovMaxwellInit(SgSolver solver)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Current density of the distributions f[] (all ranks), then rhs = Maxwell operator(em) - J. */
-PetscErrorCode SgVlasovMaxwellRHS(SgSolver solver, Vec f[], const PetscReal *em, PetscReal *rhs)
+/* Current density J and charge density rho - <rho> (the uniform neutralising background removed) of
+   the distributions f[], summed over ranks, into v->cur [ncx][4][npx]. */
+static PetscErrorCode CurrentCharge(SgSolver solver, Vec f[])
 {
-  SgVlasov                *v  = (SgVlasov *)solver->data;
-  const SgVlasovEMKernels *K  = v->emk;
-  const PetscInt           nl = v->npx, cd = v->cdim, nc = SG_VLASOV_EM_NC * nl;
-  const PetscReal          tau = v->mflux ? v->c_light : 0;
-  MPI_Comm                 comm = PetscObjectComm((PetscObject)solver);
+  SgVlasov      *v  = (SgVlasov *)solver->data;
+  const PetscInt nl = v->npx, cd = v->cdim;
+  MPI_Comm       comm = PetscObjectComm((PetscObject)solver);
+  PetscReal      bg   = 0;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(v->ev_field, 0, 0, 0, 0));
-  PetscCall(PetscArrayzero(v->work, v->ncx * 3 * nl));
+  PetscCall(PetscArrayzero(v->work, v->ncx * 4 * nl));
   for (PetscInt is = 0; is < v->nspecies; is++) {
     SgVlasovSpecies   *s = &v->sp[is];
     const PetscScalar *fa;
@@ -155,33 +154,91 @@ PetscErrorCode SgVlasovMaxwellRHS(SgSolver solver, Vec f[], const PetscReal *em,
       for (PetscInt j = 0; j < v->vdim; j++) {
         PetscInt   d = cd + j;
         PetscReal  w = s->lower[d] + (n[d] + 0.5) * s->dx[d], h = 0.5 * s->dx[d];
-        PetscReal *J = v->work + (cx * 3 + j) * nl;
+        PetscReal *J = v->work + (cx * 4 + j) * nl;
         for (PetscInt m = 0; m < nl; m++) {
           PetscInt k1 = v->k1ofm[j * nl + m];
           J[m] += fac * (w * s0 * fc[v->kofm[m]] + (k1 >= 0 ? h * s1 * fc[k1] : 0));
         }
       }
+      PetscReal *R = v->work + (cx * 4 + 3) * nl; /* charge density: the source of phi and the Gauss-law diagnostic */
+      for (PetscInt m = 0; m < nl; m++) R[m] += fac * s0 * fc[v->kofm[m]];
     });
     PetscCall(VecRestoreArrayRead(f[is], &fa));
   }
-  PetscCall(MPIU_Allreduce(v->work, v->cur, (PetscMPIInt)(v->ncx * 3 * nl), MPIU_REAL, MPIU_SUM, comm));
-  /* Maxwell operator: volume, then each face once (periodic: the face below cell 0 is the one above N-1) */
-  for (PetscInt e = 0; e < v->ncx; e++) {
-    PetscReal *o = rhs + e * nc;
-    for (PetscInt i = 0; i < nc; i++) o[i] = 0;
-    for (PetscInt j = 0; j < 3; j++)
-      for (PetscInt m = 0; m < nl; m++) o[j * nl + m] = -v->cur[(e * 3 + j) * nl + m];
-    K->mvol(v->dxc, v->c_light, em + e * nc, o);
-  }
+  PetscCall(MPIU_Allreduce(v->work, v->cur, (PetscMPIInt)(v->ncx * 4 * nl), MPIU_REAL, MPIU_SUM, comm));
+  /* the uniform neutralising background: minus the mean charge (conserved; recomputed, so restarts need nothing) */
+  for (PetscInt e = 0; e < v->ncx; e++) bg += v->cur[(e * 4 + 3) * nl];
+  bg /= v->ncx;
+  for (PetscInt e = 0; e < v->ncx; e++) v->cur[(e * 4 + 3) * nl] -= bg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The Maxwell operator of em (volume, then each face once; periodic: the face below cell 0 is the one
+   above N-1) added to rhs, which holds the sources. */
+static void MaxwellOperator(SgVlasov *v, PetscReal c, PetscReal chi, PetscReal gam, PetscReal tau, const PetscReal *em, PetscReal *rhs)
+{
+  const SgVlasovEMKernels *K  = v->emk;
+  const PetscInt           nc = SG_VLASOV_EM_NS * v->npx, cd = v->cdim;
+
+  for (PetscInt e = 0; e < v->ncx; e++) K->mvol(v->dxc, c, chi, gam, em + e * nc, rhs + e * nc);
   for (PetscInt d = 0; d < cd; d++) {
     const PetscInt nx = v->Nx[0], ny = cd > 1 ? v->Nx[1] : 1;
     for (PetscInt ey = 0; ey < ny; ey++)
       for (PetscInt ex = 0; ex < nx; ex++) {
         PetscInt eL = ey * nx + ex, eR = d == 0 ? ey * nx + (ex + 1) % nx : ((ey + 1) % ny) * nx + ex;
-        K->msurf[d](v->dxc, v->c_light, tau, em + eL * nc, em + eR * nc, rhs + eL * nc, rhs + eR * nc);
+        K->msurf[d](v->dxc, c, chi, gam, tau, em + eL * nc, em + eR * nc, rhs + eL * nc, rhs + eR * nc);
       }
   }
+}
+
+/* Current density of the distributions f[] (all ranks), then rhs = Maxwell operator(em) - J (+ chi rho). */
+PetscErrorCode SgVlasovMaxwellRHS(SgSolver solver, Vec f[], const PetscReal *em, PetscReal *rhs)
+{
+  SgVlasov       *v  = (SgVlasov *)solver->data;
+  const PetscInt  nl = v->npx, nc = SG_VLASOV_EM_NS * nl;
+  const PetscReal tau = v->mflux ? v->c_light : 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(v->ev_field, 0, 0, 0, 0));
+  PetscCall(CurrentCharge(solver, f));
+  /* Maxwell operator: volume, then each face once (periodic: the face below cell 0 is the one above N-1) */
+  for (PetscInt e = 0; e < v->ncx; e++) {
+    PetscReal *o = rhs + e * nc;
+    for (PetscInt i = 0; i < nc; i++) o[i] = 0;
+    for (PetscInt j = 0; j < 3; j++)
+      for (PetscInt m = 0; m < nl; m++) o[j * nl + m] = -v->cur[(e * 4 + j) * nl + m];
+    for (PetscInt m = 0; m < nl; m++) o[6 * nl + m] = v->clean_chi * v->cur[(e * 4 + 3) * nl + m];
+  }
+  MaxwellOperator(v, v->c_light, v->clean_chi, v->clean_gam, tau, em, rhs);
   PetscCall(PetscLogEventEnd(v->ev_field, 0, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Divergence errors of the field em for the distributions f[] (diagnostics): the L2 norms of
+   div_h E - rho and div_h B, with div_h the DG divergence of the central flux (the operator of the
+   cleaning equations: with c = chi = gam = 1, tau = 0 and no sources, the phi row of the Maxwell
+   operator is -div_h E and the psi row -div_h B). Also (1/2) int (c^2 phi^2 + psi^2), the energy the
+   cleaning potentials hold. Collective (the charge is summed over ranks). */
+PetscErrorCode SgVlasovMaxwellDivergence(SgSolver solver, Vec f[], const PetscReal *em, PetscReal *divE, PetscReal *divB, PetscReal *Wclean)
+{
+  SgVlasov       *v  = (SgVlasov *)solver->data;
+  const PetscInt  nl = v->npx, nc = SG_VLASOV_EM_NS * nl;
+  PetscReal       J = 1, sE = 0, sB = 0, sW = 0;
+
+  PetscFunctionBegin;
+  PetscCall(CurrentCharge(solver, f));
+  PetscCall(PetscArrayzero(v->emdiv, v->ncx * nc));
+  MaxwellOperator(v, 1, 1, 1, 0, em, v->emdiv);
+  for (PetscInt d = 0; d < v->cdim; d++) J *= 0.5 * v->dxc[d];
+  for (PetscInt e = 0; e < v->ncx; e++)
+    for (PetscInt m = 0; m < nl; m++) {
+      sE += PetscSqr(-v->emdiv[e * nc + 6 * nl + m] - v->cur[(e * 4 + 3) * nl + m]);
+      sB += PetscSqr(v->emdiv[e * nc + 7 * nl + m]);
+      sW += PetscSqr(v->c_light * em[e * nc + 6 * nl + m]) + PetscSqr(em[e * nc + 7 * nl + m]);
+    }
+  *divE   = PetscSqrtReal(J * sE);
+  *divB   = PetscSqrtReal(J * sB);
+  *Wclean = 0.5 * J * sW;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -193,7 +250,7 @@ void SgVlasovMaxwellEnergies(SgVlasov *v, const PetscReal *em, PetscReal W[SG_VL
   for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) W[i] = 0;
   for (PetscInt e = 0; e < v->ncx; e++)
     for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++)
-      for (PetscInt m = 0; m < v->npx; m++) W[i] += PetscSqr(em[(e * SG_VLASOV_EM_NC + i) * v->npx + m]);
+      for (PetscInt m = 0; m < v->npx; m++) W[i] += PetscSqr(em[(e * SG_VLASOV_EM_NS + i) * v->npx + m]);
   for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) W[i] *= 0.5 * J * (i < 3 ? 1 : v->c_light * v->c_light);
 }
 
@@ -211,7 +268,7 @@ PetscErrorCode SgVlasovPlaneWaveError(SgVlasov *v, PetscReal t, PetscReal *reler
     if (PetscAbsReal(v->em_E0[i]) > PetscAbsReal(v->em_E0[lead])) lead = i;
   SgVlasovGaussLegendre(nq, xq, wq);
   for (PetscInt e = 0; e < v->ncx; e++) {
-    const PetscReal *em = v->em + e * SG_VLASOV_EM_NC * nl;
+    const PetscReal *em = v->em + e * SG_VLASOV_EM_NS * nl;
     ProjectWave(v, v->c_light * t, e, wave);
     for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) {
       PetscReal sc = i < 3 ? 1 : v->c_light;

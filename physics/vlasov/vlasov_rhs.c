@@ -62,7 +62,7 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
   PetscReal              w[5];
   Strides                st;
   double                 scratch[256];
-  const PetscInt         nax = v->cdim * v->npx, nem = SG_VLASOV_EM_NC * v->npx;
+  const PetscInt         nax = v->cdim * v->npx, nem = SG_VLASOV_EM_NS * v->npx;
   const SgVlasovEMKernels *EK = v->field == SG_VLASOV_FIELD_MAXWELL ? v->emk : NULL;
 
   PetscFunctionBegin;
@@ -185,9 +185,9 @@ PetscErrorCode SgVlasovTimeStep(SgSolver solver, PetscReal t, PetscReal *dtmax)
     }
     fmax = PetscMax(fmax, fx + fv + (v->collisions == 2 ? s->lbo_rate : s->nu)); /* BGK: explicit relaxation, nu dt <= cfl; LBO: drag and diffusion */
   }
-  if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* light waves: (2p+1) c / dx per configuration direction */
-    PetscReal fm = 0;
-    for (PetscInt d = 0; d < v->cdim; d++) fm += c * v->c_light / v->dxc[d];
+  if (v->field == SG_VLASOV_FIELD_MAXWELL) { /* light waves: (2p+1) c / dx per configuration direction; cleaning waves move at chi c, gam c */
+    PetscReal fm = 0, cmax = v->c_light * PetscMax(1, PetscMax(v->clean_chi, v->clean_gam));
+    for (PetscInt d = 0; d < v->cdim; d++) fm += c * cmax / v->dxc[d];
     fmax = PetscMax(fmax, fm);
   }
   *dtmax = fmax > 0 ? v->cfl / fmax : PETSC_MAX_REAL;

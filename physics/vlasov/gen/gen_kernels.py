@@ -472,18 +472,29 @@ class Gen:
         return '\n'.join(L)
 
     # ---- Maxwell's equations in the configuration DG space ----------------------------------------
-    # dE/dt = c^2 curl B - J, dB/dt = -curl E (eps0 = 1, mu0 = 1/c^2 in these units). Flux of E_i along
-    # x_d: -c^2 eps_idk B_k; of B_i: eps_idk E_k. Face flux: central average, minus tau/2 times the jump of
-    # the tangential components (tau = c: exact upwind, the Roe flux of this linear system; tau = 0:
-    # central, which conserves the discrete field energy).
+    # dE/dt = c^2 curl B - J, dB/dt = -curl E (eps0 = 1, mu0 = 1/c^2 in these units), in the perfectly
+    # hyperbolic form that cleans the divergence errors (Munz et al., JCP 161, 2000; the form Gkeyll
+    # uses): two more potentials phi, psi (components 6, 7) with speed factors chi, gam,
+    #   dE/dt - c^2 curl B + chi c^2 grad phi = -J,   dB/dt + curl E + gam grad psi = 0,
+    #   dphi/dt + chi div E = chi rho,                 dpsi/dt + gam c^2 div B = 0
+    # (chi = gam = 0: Maxwell's equations, phi and psi stay zero). As du/dt + d_d F_d = 0, the flux along
+    # x_d of E_i is -c^2 eps_idk B_k + chi c^2 delta_id phi; of B_i: eps_idk E_k + gam delta_id psi; of phi:
+    # chi E_d; of psi: gam c^2 B_d. Face flux: central average minus tau/2 times the jump (tau = c: the
+    # exact Riemann solver (Roe flux) of this linear system, whose |A| is c on the tangential
+    # components, chi c on (E_d, phi) and gam c on (B_d, psi); tau = 0: central, which conserves the
+    # discrete energy (1/2) int (|E|^2 + c^2 |B|^2 + c^2 phi^2 + psi^2) apart from the sources).
     def gen_maxwell(self):
         cd, Bx = self.cdim, self.Bx
         nx = len(Bx)
         ctag = '%s_%s' % (self.tag, 'mx')
         out = []
 
-        def flux(i, d, src):  # list of (sign*coef string, component) for the flux of comp i along d
+        def flux(i, d, src):  # list of (sign, factor name or None, component) for the flux of comp i along d
             t = []
+            if i == 6:
+                return [(1, 'chi', d)]
+            if i == 7:
+                return [(1, 'gc2', 3 + d)]
             for k in range(3):
                 e = levi(i % 3, d, k)
                 if not e:
@@ -492,13 +503,18 @@ class Gen:
                     t.append((-e, 'c2', 3 + k))
                 else:       # B_i: eps_idk E_k
                     t.append((e, None, k))
+            if i == d:
+                t.append((1, 'xc2', 6))
+            if i == 3 + d:
+                t.append((1, 'gam', 7))
             return t
-        L = ['static void maxwell_vol_%s(const double *restrict dx, double c, const double *restrict em, double *restrict out)\n{' % ctag,
-             '  const double c2 = c*c;']
+        L = ['static void maxwell_vol_%s(const double *restrict dx, double c, double chi, double gam, const double *restrict em, double *restrict out)\n{' % ctag,
+             '  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2;',
+             '  (void)xc2; (void)gc2;']
         nfl = 0
         for d in range(cd):
             L.append('  const double rx%d = 2.0/dx[%d];' % (d, d))
-        for i in range(6):
+        for i in range(8):
             for k, ak in enumerate(Bx):
                 exprs = []
                 for d in range(cd):
@@ -512,7 +528,7 @@ class Gen:
                         for sg, fac, comp in flux(i, d, 'em'):
                             sym = 'em[%d]' % (comp * nx + l)
                             if fac:
-                                sym = 'c2*' + sym
+                                sym = fac + '*' + sym
                             terms.append((sg * cc, sym)); nfl += 3
                     e = emit_sum(terms)
                     if e:
@@ -525,40 +541,35 @@ class Gen:
         for d in range(cd):
             fs = sorted({a[:d] + a[d + 1:] for a in Bx}, key=lambda a: (sum(a), [-x for x in a]))
             fidx = {a: q for q, a in enumerate(fs)}
-            L = ['static void maxwell_surf%d_%s(const double *restrict dx, double c, double tau, const double *restrict emL, '
+            L = ['static void maxwell_surf%d_%s(const double *restrict dx, double c, double chi, double gam, double tau, const double *restrict emL, '
                  'const double *restrict emR, double *restrict outL, double *restrict outR)\n{' % (d, ctag),
-                 '  const double c2 = c*c, rx = 2.0/dx[%d], ht = 0.5*tau;' % d]
+                 '  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2, rx = 2.0/dx[%d], ht = 0.5*tau, htx = ht*chi, htg = ht*gam;' % d,
+                 '  (void)xc2; (void)gc2;']
             nfl = 0
-            for i in range(6):
-                if i % 3 == d:  # normal components: no flux along d, no penalty
-                    continue
+            # penalty factor of each component's jump: tangential E, B: ht; (E_d, phi): ht chi; (B_d, psi): ht gam
+            pen = {i: ('htx' if i in (d, 6) else 'htg' if i in (3 + d, 7) else 'ht') for i in range(8)}
+            used = {comp for q in range(8) for _, _, comp in flux(q, d, None)}
+            for i in range(8):
                 for side, src, dst in ((1, 'emL', 'l'), (-1, 'emR', 'r')):
                     acc = {}
                     for k, ak in enumerate(Bx):
                         acc.setdefault(fidx[ak[:d] + ak[d + 1:]], []).append((Lval(ak[d], side).val(), '%s[%d]' % (src, i * nx + k)))
                     for b in range(len(fs)):
                         L.append('  const double %s%d_%d = %s;' % (dst, i, b, emit_sum(acc[b]))); nfl += 2 * len(acc[b])
-                if any(comp == i for q in range(6) for _, _, comp in flux(q, d, None)):
+                if i in used:
                     for b in range(len(fs)):
                         L.append('  const double a%d_%d = 0.5*(l%d_%d + r%d_%d);' % (i, b, i, b, i, b)); nfl += 2
-            # the normal components (i % 3 == d) have no flux along d and no penalty: nothing to add
-            for i in range(6):
-                if i % 3 == d:
-                    continue
+            for i in range(8):
                 for b in range(len(fs)):
                     terms = []
                     for sg, fac, comp in flux(i, d, None):
-                        terms.append('%s%sa%d_%d' % ('+' if sg > 0 else '-', 'c2*' if fac else '', comp, b)); nfl += 2
-                    tang = (i % 3) != d
-                    expr = ''.join(terms) if terms else '0.0'
+                        terms.append('%s%sa%d_%d' % ('+' if sg > 0 else '-', fac + '*' if fac else '', comp, b)); nfl += 2
+                    expr = ''.join(terms)
                     if expr[0] == '+':
                         expr = expr[1:]
-                    if tang:
-                        expr += ' - ht*(r%d_%d - l%d_%d)' % (i, b, i, b); nfl += 3
+                    expr += ' - %s*(r%d_%d - l%d_%d)' % (pen[i], i, b, i, b); nfl += 3
                     L.append('  const double G%d_%d = rx*(%s);' % (i, b, expr))
-            for i in range(6):
-                if i % 3 == d:
-                    continue
+            for i in range(8):
                 for k, ak in enumerate(Bx):
                     b = fidx[ak[:d] + ak[d + 1:]]
                     L.append('  outL[%d] -= %s*G%d_%d; outR[%d] += %s*G%d_%d;' % (i * nx + k, fmt(Lval(ak[d], 1).val()), i, b,

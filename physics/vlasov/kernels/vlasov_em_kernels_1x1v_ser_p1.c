@@ -38,43 +38,73 @@ void sg_vlasov_surfvem0_1x1v_ser_p1(const double *restrict w, const double *rest
   outL[3] -= 1.224744871391589*G1; outR[3] += -1.224744871391589*G1;
 }
 
-static void maxwell_vol_1x1v_ser_p1_mx(const double *restrict dx, double c, const double *restrict em, double *restrict out)
+static void maxwell_vol_1x1v_ser_p1_mx(const double *restrict dx, double c, double chi, double gam, const double *restrict em, double *restrict out)
 {
-  const double c2 = c*c;
+  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2;
+  (void)xc2; (void)gc2;
   const double rx0 = 2.0/dx[0];
+  out[1] += rx0*(1.7320508075688772*xc2*em[12]);
   out[3] += rx0*(1.7320508075688772*c2*em[10]);
   out[5] += rx0*(-1.7320508075688772*c2*em[8]);
+  out[7] += rx0*(1.7320508075688772*gam*em[14]);
   out[9] += rx0*(-1.7320508075688772*em[4]);
   out[11] += rx0*(1.7320508075688772*em[2]);
+  out[13] += rx0*(1.7320508075688772*chi*em[0]);
+  out[15] += rx0*(1.7320508075688772*gc2*em[6]);
 }
 
-static void maxwell_surf0_1x1v_ser_p1_mx(const double *restrict dx, double c, double tau, const double *restrict emL, const double *restrict emR, double *restrict outL, double *restrict outR)
+static void maxwell_surf0_1x1v_ser_p1_mx(const double *restrict dx, double c, double chi, double gam, double tau, const double *restrict emL, const double *restrict emR, double *restrict outL, double *restrict outR)
 {
-  const double c2 = c*c, rx = 2.0/dx[0], ht = 0.5*tau;
+  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2, rx = 2.0/dx[0], ht = 0.5*tau, htx = ht*chi, htg = ht*gam;
+  (void)xc2; (void)gc2;
+  const double l0_0 = 0.7071067811865476*emL[0]+1.224744871391589*emL[1];
+  const double r0_0 = 0.7071067811865476*emR[0]-1.224744871391589*emR[1];
+  const double a0_0 = 0.5*(l0_0 + r0_0);
   const double l1_0 = 0.7071067811865476*emL[2]+1.224744871391589*emL[3];
   const double r1_0 = 0.7071067811865476*emR[2]-1.224744871391589*emR[3];
   const double a1_0 = 0.5*(l1_0 + r1_0);
   const double l2_0 = 0.7071067811865476*emL[4]+1.224744871391589*emL[5];
   const double r2_0 = 0.7071067811865476*emR[4]-1.224744871391589*emR[5];
   const double a2_0 = 0.5*(l2_0 + r2_0);
+  const double l3_0 = 0.7071067811865476*emL[6]+1.224744871391589*emL[7];
+  const double r3_0 = 0.7071067811865476*emR[6]-1.224744871391589*emR[7];
+  const double a3_0 = 0.5*(l3_0 + r3_0);
   const double l4_0 = 0.7071067811865476*emL[8]+1.224744871391589*emL[9];
   const double r4_0 = 0.7071067811865476*emR[8]-1.224744871391589*emR[9];
   const double a4_0 = 0.5*(l4_0 + r4_0);
   const double l5_0 = 0.7071067811865476*emL[10]+1.224744871391589*emL[11];
   const double r5_0 = 0.7071067811865476*emR[10]-1.224744871391589*emR[11];
   const double a5_0 = 0.5*(l5_0 + r5_0);
+  const double l6_0 = 0.7071067811865476*emL[12]+1.224744871391589*emL[13];
+  const double r6_0 = 0.7071067811865476*emR[12]-1.224744871391589*emR[13];
+  const double a6_0 = 0.5*(l6_0 + r6_0);
+  const double l7_0 = 0.7071067811865476*emL[14]+1.224744871391589*emL[15];
+  const double r7_0 = 0.7071067811865476*emR[14]-1.224744871391589*emR[15];
+  const double a7_0 = 0.5*(l7_0 + r7_0);
+  const double G0_0 = rx*(xc2*a6_0 - htx*(r0_0 - l0_0));
   const double G1_0 = rx*(c2*a5_0 - ht*(r1_0 - l1_0));
   const double G2_0 = rx*(-c2*a4_0 - ht*(r2_0 - l2_0));
+  const double G3_0 = rx*(gam*a7_0 - htg*(r3_0 - l3_0));
   const double G4_0 = rx*(-a2_0 - ht*(r4_0 - l4_0));
   const double G5_0 = rx*(a1_0 - ht*(r5_0 - l5_0));
+  const double G6_0 = rx*(chi*a0_0 - htx*(r6_0 - l6_0));
+  const double G7_0 = rx*(gc2*a3_0 - htg*(r7_0 - l7_0));
+  outL[0] -= 0.7071067811865476*G0_0; outR[0] += 0.7071067811865476*G0_0;
+  outL[1] -= 1.224744871391589*G0_0; outR[1] += -1.224744871391589*G0_0;
   outL[2] -= 0.7071067811865476*G1_0; outR[2] += 0.7071067811865476*G1_0;
   outL[3] -= 1.224744871391589*G1_0; outR[3] += -1.224744871391589*G1_0;
   outL[4] -= 0.7071067811865476*G2_0; outR[4] += 0.7071067811865476*G2_0;
   outL[5] -= 1.224744871391589*G2_0; outR[5] += -1.224744871391589*G2_0;
+  outL[6] -= 0.7071067811865476*G3_0; outR[6] += 0.7071067811865476*G3_0;
+  outL[7] -= 1.224744871391589*G3_0; outR[7] += -1.224744871391589*G3_0;
   outL[8] -= 0.7071067811865476*G4_0; outR[8] += 0.7071067811865476*G4_0;
   outL[9] -= 1.224744871391589*G4_0; outR[9] += -1.224744871391589*G4_0;
   outL[10] -= 0.7071067811865476*G5_0; outR[10] += 0.7071067811865476*G5_0;
   outL[11] -= 1.224744871391589*G5_0; outR[11] += -1.224744871391589*G5_0;
+  outL[12] -= 0.7071067811865476*G6_0; outR[12] += 0.7071067811865476*G6_0;
+  outL[13] -= 1.224744871391589*G6_0; outR[13] += -1.224744871391589*G6_0;
+  outL[14] -= 0.7071067811865476*G7_0; outR[14] += 0.7071067811865476*G7_0;
+  outL[15] -= 1.224744871391589*G7_0; outR[15] += -1.224744871391589*G7_0;
 }
 
 const SgVlasovEMKernels sg_vlasov_em_kernels_1x1v_ser_p1 = {
@@ -83,5 +113,5 @@ const SgVlasovEMKernels sg_vlasov_em_kernels_1x1v_ser_p1 = {
   {sg_vlasov_surfvem0_1x1v_ser_p1},
   maxwell_vol_1x1v_ser_p1_mx,
   {maxwell_surf0_1x1v_ser_p1_mx},
-  38, {58}, 12, {92}
+  38, {58}, 24, {184}
 };

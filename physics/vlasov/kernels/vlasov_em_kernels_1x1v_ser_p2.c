@@ -52,51 +52,89 @@ void sg_vlasov_surfvem0_1x1v_ser_p2(const double *restrict w, const double *rest
   outL[7] -= 1.5811388300841898*G1; outR[7] += 1.5811388300841898*G1;
 }
 
-static void maxwell_vol_1x1v_ser_p2_mx(const double *restrict dx, double c, const double *restrict em, double *restrict out)
+static void maxwell_vol_1x1v_ser_p2_mx(const double *restrict dx, double c, double chi, double gam, const double *restrict em, double *restrict out)
 {
-  const double c2 = c*c;
+  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2;
+  (void)xc2; (void)gc2;
   const double rx0 = 2.0/dx[0];
+  out[1] += rx0*(1.7320508075688772*xc2*em[18]);
+  out[2] += rx0*(3.872983346207417*xc2*em[19]);
   out[4] += rx0*(1.7320508075688772*c2*em[15]);
   out[5] += rx0*(3.872983346207417*c2*em[16]);
   out[7] += rx0*(-1.7320508075688772*c2*em[12]);
   out[8] += rx0*(-3.872983346207417*c2*em[13]);
+  out[10] += rx0*(1.7320508075688772*gam*em[21]);
+  out[11] += rx0*(3.872983346207417*gam*em[22]);
   out[13] += rx0*(-1.7320508075688772*em[6]);
   out[14] += rx0*(-3.872983346207417*em[7]);
   out[16] += rx0*(1.7320508075688772*em[3]);
   out[17] += rx0*(3.872983346207417*em[4]);
+  out[19] += rx0*(1.7320508075688772*chi*em[0]);
+  out[20] += rx0*(3.872983346207417*chi*em[1]);
+  out[22] += rx0*(1.7320508075688772*gc2*em[9]);
+  out[23] += rx0*(3.872983346207417*gc2*em[10]);
 }
 
-static void maxwell_surf0_1x1v_ser_p2_mx(const double *restrict dx, double c, double tau, const double *restrict emL, const double *restrict emR, double *restrict outL, double *restrict outR)
+static void maxwell_surf0_1x1v_ser_p2_mx(const double *restrict dx, double c, double chi, double gam, double tau, const double *restrict emL, const double *restrict emR, double *restrict outL, double *restrict outR)
 {
-  const double c2 = c*c, rx = 2.0/dx[0], ht = 0.5*tau;
+  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2, rx = 2.0/dx[0], ht = 0.5*tau, htx = ht*chi, htg = ht*gam;
+  (void)xc2; (void)gc2;
+  const double l0_0 = 0.7071067811865476*emL[0]+1.224744871391589*emL[1]+1.5811388300841898*emL[2];
+  const double r0_0 = 0.7071067811865476*emR[0]-1.224744871391589*emR[1]+1.5811388300841898*emR[2];
+  const double a0_0 = 0.5*(l0_0 + r0_0);
   const double l1_0 = 0.7071067811865476*emL[3]+1.224744871391589*emL[4]+1.5811388300841898*emL[5];
   const double r1_0 = 0.7071067811865476*emR[3]-1.224744871391589*emR[4]+1.5811388300841898*emR[5];
   const double a1_0 = 0.5*(l1_0 + r1_0);
   const double l2_0 = 0.7071067811865476*emL[6]+1.224744871391589*emL[7]+1.5811388300841898*emL[8];
   const double r2_0 = 0.7071067811865476*emR[6]-1.224744871391589*emR[7]+1.5811388300841898*emR[8];
   const double a2_0 = 0.5*(l2_0 + r2_0);
+  const double l3_0 = 0.7071067811865476*emL[9]+1.224744871391589*emL[10]+1.5811388300841898*emL[11];
+  const double r3_0 = 0.7071067811865476*emR[9]-1.224744871391589*emR[10]+1.5811388300841898*emR[11];
+  const double a3_0 = 0.5*(l3_0 + r3_0);
   const double l4_0 = 0.7071067811865476*emL[12]+1.224744871391589*emL[13]+1.5811388300841898*emL[14];
   const double r4_0 = 0.7071067811865476*emR[12]-1.224744871391589*emR[13]+1.5811388300841898*emR[14];
   const double a4_0 = 0.5*(l4_0 + r4_0);
   const double l5_0 = 0.7071067811865476*emL[15]+1.224744871391589*emL[16]+1.5811388300841898*emL[17];
   const double r5_0 = 0.7071067811865476*emR[15]-1.224744871391589*emR[16]+1.5811388300841898*emR[17];
   const double a5_0 = 0.5*(l5_0 + r5_0);
+  const double l6_0 = 0.7071067811865476*emL[18]+1.224744871391589*emL[19]+1.5811388300841898*emL[20];
+  const double r6_0 = 0.7071067811865476*emR[18]-1.224744871391589*emR[19]+1.5811388300841898*emR[20];
+  const double a6_0 = 0.5*(l6_0 + r6_0);
+  const double l7_0 = 0.7071067811865476*emL[21]+1.224744871391589*emL[22]+1.5811388300841898*emL[23];
+  const double r7_0 = 0.7071067811865476*emR[21]-1.224744871391589*emR[22]+1.5811388300841898*emR[23];
+  const double a7_0 = 0.5*(l7_0 + r7_0);
+  const double G0_0 = rx*(xc2*a6_0 - htx*(r0_0 - l0_0));
   const double G1_0 = rx*(c2*a5_0 - ht*(r1_0 - l1_0));
   const double G2_0 = rx*(-c2*a4_0 - ht*(r2_0 - l2_0));
+  const double G3_0 = rx*(gam*a7_0 - htg*(r3_0 - l3_0));
   const double G4_0 = rx*(-a2_0 - ht*(r4_0 - l4_0));
   const double G5_0 = rx*(a1_0 - ht*(r5_0 - l5_0));
+  const double G6_0 = rx*(chi*a0_0 - htx*(r6_0 - l6_0));
+  const double G7_0 = rx*(gc2*a3_0 - htg*(r7_0 - l7_0));
+  outL[0] -= 0.7071067811865476*G0_0; outR[0] += 0.7071067811865476*G0_0;
+  outL[1] -= 1.224744871391589*G0_0; outR[1] += -1.224744871391589*G0_0;
+  outL[2] -= 1.5811388300841898*G0_0; outR[2] += 1.5811388300841898*G0_0;
   outL[3] -= 0.7071067811865476*G1_0; outR[3] += 0.7071067811865476*G1_0;
   outL[4] -= 1.224744871391589*G1_0; outR[4] += -1.224744871391589*G1_0;
   outL[5] -= 1.5811388300841898*G1_0; outR[5] += 1.5811388300841898*G1_0;
   outL[6] -= 0.7071067811865476*G2_0; outR[6] += 0.7071067811865476*G2_0;
   outL[7] -= 1.224744871391589*G2_0; outR[7] += -1.224744871391589*G2_0;
   outL[8] -= 1.5811388300841898*G2_0; outR[8] += 1.5811388300841898*G2_0;
+  outL[9] -= 0.7071067811865476*G3_0; outR[9] += 0.7071067811865476*G3_0;
+  outL[10] -= 1.224744871391589*G3_0; outR[10] += -1.224744871391589*G3_0;
+  outL[11] -= 1.5811388300841898*G3_0; outR[11] += 1.5811388300841898*G3_0;
   outL[12] -= 0.7071067811865476*G4_0; outR[12] += 0.7071067811865476*G4_0;
   outL[13] -= 1.224744871391589*G4_0; outR[13] += -1.224744871391589*G4_0;
   outL[14] -= 1.5811388300841898*G4_0; outR[14] += 1.5811388300841898*G4_0;
   outL[15] -= 0.7071067811865476*G5_0; outR[15] += 0.7071067811865476*G5_0;
   outL[16] -= 1.224744871391589*G5_0; outR[16] += -1.224744871391589*G5_0;
   outL[17] -= 1.5811388300841898*G5_0; outR[17] += 1.5811388300841898*G5_0;
+  outL[18] -= 0.7071067811865476*G6_0; outR[18] += 0.7071067811865476*G6_0;
+  outL[19] -= 1.224744871391589*G6_0; outR[19] += -1.224744871391589*G6_0;
+  outL[20] -= 1.5811388300841898*G6_0; outR[20] += 1.5811388300841898*G6_0;
+  outL[21] -= 0.7071067811865476*G7_0; outR[21] += 0.7071067811865476*G7_0;
+  outL[22] -= 1.224744871391589*G7_0; outR[22] += -1.224744871391589*G7_0;
+  outL[23] -= 1.5811388300841898*G7_0; outR[23] += 1.5811388300841898*G7_0;
 }
 
 const SgVlasovEMKernels sg_vlasov_em_kernels_1x1v_ser_p2 = {
@@ -105,5 +143,5 @@ const SgVlasovEMKernels sg_vlasov_em_kernels_1x1v_ser_p2 = {
   {sg_vlasov_surfvem0_1x1v_ser_p2},
   maxwell_vol_1x1v_ser_p2_mx,
   {maxwell_surf0_1x1v_ser_p2_mx},
-  162, {116}, 24, {124}
+  162, {116}, 48, {248}
 };

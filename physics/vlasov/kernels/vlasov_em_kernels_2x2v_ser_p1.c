@@ -171,30 +171,48 @@ void sg_vlasov_surfvem1_2x2v_ser_p1(const double *restrict w, const double *rest
   outL[15] -= 1.224744871391589*G7; outR[15] += -1.224744871391589*G7;
 }
 
-static void maxwell_vol_2x2v_ser_p1_mx(const double *restrict dx, double c, const double *restrict em, double *restrict out)
+static void maxwell_vol_2x2v_ser_p1_mx(const double *restrict dx, double c, double chi, double gam, const double *restrict em, double *restrict out)
 {
-  const double c2 = c*c;
+  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2;
+  (void)xc2; (void)gc2;
   const double rx0 = 2.0/dx[0];
   const double rx1 = 2.0/dx[1];
+  out[1] += rx0*(1.7320508075688772*xc2*em[24]);
   out[2] += rx1*(-1.7320508075688772*c2*em[20]);
-  out[3] += rx1*(-1.7320508075688772*c2*em[21]);
+  out[3] += rx0*(1.7320508075688772*xc2*em[26])+rx1*(-1.7320508075688772*c2*em[21]);
   out[5] += rx0*(1.7320508075688772*c2*em[20]);
-  out[7] += rx0*(1.7320508075688772*c2*em[22]);
+  out[6] += rx1*(1.7320508075688772*xc2*em[24]);
+  out[7] += rx0*(1.7320508075688772*c2*em[22])+rx1*(1.7320508075688772*xc2*em[25]);
   out[9] += rx0*(-1.7320508075688772*c2*em[16]);
   out[10] += rx1*(1.7320508075688772*c2*em[12]);
   out[11] += rx0*(-1.7320508075688772*c2*em[18])+rx1*(1.7320508075688772*c2*em[13]);
+  out[13] += rx0*(1.7320508075688772*gam*em[28]);
   out[14] += rx1*(1.7320508075688772*em[8]);
-  out[15] += rx1*(1.7320508075688772*em[9]);
+  out[15] += rx0*(1.7320508075688772*gam*em[30])+rx1*(1.7320508075688772*em[9]);
   out[17] += rx0*(-1.7320508075688772*em[8]);
-  out[19] += rx0*(-1.7320508075688772*em[10]);
+  out[18] += rx1*(1.7320508075688772*gam*em[28]);
+  out[19] += rx0*(-1.7320508075688772*em[10])+rx1*(1.7320508075688772*gam*em[29]);
   out[21] += rx0*(1.7320508075688772*em[4]);
   out[22] += rx1*(-1.7320508075688772*em[0]);
   out[23] += rx0*(1.7320508075688772*em[6])+rx1*(-1.7320508075688772*em[1]);
+  out[25] += rx0*(1.7320508075688772*chi*em[0]);
+  out[26] += rx1*(1.7320508075688772*chi*em[4]);
+  out[27] += rx0*(1.7320508075688772*chi*em[2])+rx1*(1.7320508075688772*chi*em[5]);
+  out[29] += rx0*(1.7320508075688772*gc2*em[12]);
+  out[30] += rx1*(1.7320508075688772*gc2*em[16]);
+  out[31] += rx0*(1.7320508075688772*gc2*em[14])+rx1*(1.7320508075688772*gc2*em[17]);
 }
 
-static void maxwell_surf0_2x2v_ser_p1_mx(const double *restrict dx, double c, double tau, const double *restrict emL, const double *restrict emR, double *restrict outL, double *restrict outR)
+static void maxwell_surf0_2x2v_ser_p1_mx(const double *restrict dx, double c, double chi, double gam, double tau, const double *restrict emL, const double *restrict emR, double *restrict outL, double *restrict outR)
 {
-  const double c2 = c*c, rx = 2.0/dx[0], ht = 0.5*tau;
+  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2, rx = 2.0/dx[0], ht = 0.5*tau, htx = ht*chi, htg = ht*gam;
+  (void)xc2; (void)gc2;
+  const double l0_0 = 0.7071067811865476*emL[0]+1.224744871391589*emL[1];
+  const double l0_1 = 0.7071067811865476*emL[2]+1.224744871391589*emL[3];
+  const double r0_0 = 0.7071067811865476*emR[0]-1.224744871391589*emR[1];
+  const double r0_1 = 0.7071067811865476*emR[2]-1.224744871391589*emR[3];
+  const double a0_0 = 0.5*(l0_0 + r0_0);
+  const double a0_1 = 0.5*(l0_1 + r0_1);
   const double l1_0 = 0.7071067811865476*emL[4]+1.224744871391589*emL[5];
   const double l1_1 = 0.7071067811865476*emL[6]+1.224744871391589*emL[7];
   const double r1_0 = 0.7071067811865476*emR[4]-1.224744871391589*emR[5];
@@ -207,6 +225,12 @@ static void maxwell_surf0_2x2v_ser_p1_mx(const double *restrict dx, double c, do
   const double r2_1 = 0.7071067811865476*emR[10]-1.224744871391589*emR[11];
   const double a2_0 = 0.5*(l2_0 + r2_0);
   const double a2_1 = 0.5*(l2_1 + r2_1);
+  const double l3_0 = 0.7071067811865476*emL[12]+1.224744871391589*emL[13];
+  const double l3_1 = 0.7071067811865476*emL[14]+1.224744871391589*emL[15];
+  const double r3_0 = 0.7071067811865476*emR[12]-1.224744871391589*emR[13];
+  const double r3_1 = 0.7071067811865476*emR[14]-1.224744871391589*emR[15];
+  const double a3_0 = 0.5*(l3_0 + r3_0);
+  const double a3_1 = 0.5*(l3_1 + r3_1);
   const double l4_0 = 0.7071067811865476*emL[16]+1.224744871391589*emL[17];
   const double l4_1 = 0.7071067811865476*emL[18]+1.224744871391589*emL[19];
   const double r4_0 = 0.7071067811865476*emR[16]-1.224744871391589*emR[17];
@@ -219,14 +243,38 @@ static void maxwell_surf0_2x2v_ser_p1_mx(const double *restrict dx, double c, do
   const double r5_1 = 0.7071067811865476*emR[22]-1.224744871391589*emR[23];
   const double a5_0 = 0.5*(l5_0 + r5_0);
   const double a5_1 = 0.5*(l5_1 + r5_1);
+  const double l6_0 = 0.7071067811865476*emL[24]+1.224744871391589*emL[25];
+  const double l6_1 = 0.7071067811865476*emL[26]+1.224744871391589*emL[27];
+  const double r6_0 = 0.7071067811865476*emR[24]-1.224744871391589*emR[25];
+  const double r6_1 = 0.7071067811865476*emR[26]-1.224744871391589*emR[27];
+  const double a6_0 = 0.5*(l6_0 + r6_0);
+  const double a6_1 = 0.5*(l6_1 + r6_1);
+  const double l7_0 = 0.7071067811865476*emL[28]+1.224744871391589*emL[29];
+  const double l7_1 = 0.7071067811865476*emL[30]+1.224744871391589*emL[31];
+  const double r7_0 = 0.7071067811865476*emR[28]-1.224744871391589*emR[29];
+  const double r7_1 = 0.7071067811865476*emR[30]-1.224744871391589*emR[31];
+  const double a7_0 = 0.5*(l7_0 + r7_0);
+  const double a7_1 = 0.5*(l7_1 + r7_1);
+  const double G0_0 = rx*(xc2*a6_0 - htx*(r0_0 - l0_0));
+  const double G0_1 = rx*(xc2*a6_1 - htx*(r0_1 - l0_1));
   const double G1_0 = rx*(c2*a5_0 - ht*(r1_0 - l1_0));
   const double G1_1 = rx*(c2*a5_1 - ht*(r1_1 - l1_1));
   const double G2_0 = rx*(-c2*a4_0 - ht*(r2_0 - l2_0));
   const double G2_1 = rx*(-c2*a4_1 - ht*(r2_1 - l2_1));
+  const double G3_0 = rx*(gam*a7_0 - htg*(r3_0 - l3_0));
+  const double G3_1 = rx*(gam*a7_1 - htg*(r3_1 - l3_1));
   const double G4_0 = rx*(-a2_0 - ht*(r4_0 - l4_0));
   const double G4_1 = rx*(-a2_1 - ht*(r4_1 - l4_1));
   const double G5_0 = rx*(a1_0 - ht*(r5_0 - l5_0));
   const double G5_1 = rx*(a1_1 - ht*(r5_1 - l5_1));
+  const double G6_0 = rx*(chi*a0_0 - htx*(r6_0 - l6_0));
+  const double G6_1 = rx*(chi*a0_1 - htx*(r6_1 - l6_1));
+  const double G7_0 = rx*(gc2*a3_0 - htg*(r7_0 - l7_0));
+  const double G7_1 = rx*(gc2*a3_1 - htg*(r7_1 - l7_1));
+  outL[0] -= 0.7071067811865476*G0_0; outR[0] += 0.7071067811865476*G0_0;
+  outL[1] -= 1.224744871391589*G0_0; outR[1] += -1.224744871391589*G0_0;
+  outL[2] -= 0.7071067811865476*G0_1; outR[2] += 0.7071067811865476*G0_1;
+  outL[3] -= 1.224744871391589*G0_1; outR[3] += -1.224744871391589*G0_1;
   outL[4] -= 0.7071067811865476*G1_0; outR[4] += 0.7071067811865476*G1_0;
   outL[5] -= 1.224744871391589*G1_0; outR[5] += -1.224744871391589*G1_0;
   outL[6] -= 0.7071067811865476*G1_1; outR[6] += 0.7071067811865476*G1_1;
@@ -235,6 +283,10 @@ static void maxwell_surf0_2x2v_ser_p1_mx(const double *restrict dx, double c, do
   outL[9] -= 1.224744871391589*G2_0; outR[9] += -1.224744871391589*G2_0;
   outL[10] -= 0.7071067811865476*G2_1; outR[10] += 0.7071067811865476*G2_1;
   outL[11] -= 1.224744871391589*G2_1; outR[11] += -1.224744871391589*G2_1;
+  outL[12] -= 0.7071067811865476*G3_0; outR[12] += 0.7071067811865476*G3_0;
+  outL[13] -= 1.224744871391589*G3_0; outR[13] += -1.224744871391589*G3_0;
+  outL[14] -= 0.7071067811865476*G3_1; outR[14] += 0.7071067811865476*G3_1;
+  outL[15] -= 1.224744871391589*G3_1; outR[15] += -1.224744871391589*G3_1;
   outL[16] -= 0.7071067811865476*G4_0; outR[16] += 0.7071067811865476*G4_0;
   outL[17] -= 1.224744871391589*G4_0; outR[17] += -1.224744871391589*G4_0;
   outL[18] -= 0.7071067811865476*G4_1; outR[18] += 0.7071067811865476*G4_1;
@@ -243,17 +295,32 @@ static void maxwell_surf0_2x2v_ser_p1_mx(const double *restrict dx, double c, do
   outL[21] -= 1.224744871391589*G5_0; outR[21] += -1.224744871391589*G5_0;
   outL[22] -= 0.7071067811865476*G5_1; outR[22] += 0.7071067811865476*G5_1;
   outL[23] -= 1.224744871391589*G5_1; outR[23] += -1.224744871391589*G5_1;
+  outL[24] -= 0.7071067811865476*G6_0; outR[24] += 0.7071067811865476*G6_0;
+  outL[25] -= 1.224744871391589*G6_0; outR[25] += -1.224744871391589*G6_0;
+  outL[26] -= 0.7071067811865476*G6_1; outR[26] += 0.7071067811865476*G6_1;
+  outL[27] -= 1.224744871391589*G6_1; outR[27] += -1.224744871391589*G6_1;
+  outL[28] -= 0.7071067811865476*G7_0; outR[28] += 0.7071067811865476*G7_0;
+  outL[29] -= 1.224744871391589*G7_0; outR[29] += -1.224744871391589*G7_0;
+  outL[30] -= 0.7071067811865476*G7_1; outR[30] += 0.7071067811865476*G7_1;
+  outL[31] -= 1.224744871391589*G7_1; outR[31] += -1.224744871391589*G7_1;
 }
 
-static void maxwell_surf1_2x2v_ser_p1_mx(const double *restrict dx, double c, double tau, const double *restrict emL, const double *restrict emR, double *restrict outL, double *restrict outR)
+static void maxwell_surf1_2x2v_ser_p1_mx(const double *restrict dx, double c, double chi, double gam, double tau, const double *restrict emL, const double *restrict emR, double *restrict outL, double *restrict outR)
 {
-  const double c2 = c*c, rx = 2.0/dx[1], ht = 0.5*tau;
+  const double c2 = c*c, xc2 = chi*c2, gc2 = gam*c2, rx = 2.0/dx[1], ht = 0.5*tau, htx = ht*chi, htg = ht*gam;
+  (void)xc2; (void)gc2;
   const double l0_0 = 0.7071067811865476*emL[0]+1.224744871391589*emL[2];
   const double l0_1 = 0.7071067811865476*emL[1]+1.224744871391589*emL[3];
   const double r0_0 = 0.7071067811865476*emR[0]-1.224744871391589*emR[2];
   const double r0_1 = 0.7071067811865476*emR[1]-1.224744871391589*emR[3];
   const double a0_0 = 0.5*(l0_0 + r0_0);
   const double a0_1 = 0.5*(l0_1 + r0_1);
+  const double l1_0 = 0.7071067811865476*emL[4]+1.224744871391589*emL[6];
+  const double l1_1 = 0.7071067811865476*emL[5]+1.224744871391589*emL[7];
+  const double r1_0 = 0.7071067811865476*emR[4]-1.224744871391589*emR[6];
+  const double r1_1 = 0.7071067811865476*emR[5]-1.224744871391589*emR[7];
+  const double a1_0 = 0.5*(l1_0 + r1_0);
+  const double a1_1 = 0.5*(l1_1 + r1_1);
   const double l2_0 = 0.7071067811865476*emL[8]+1.224744871391589*emL[10];
   const double l2_1 = 0.7071067811865476*emL[9]+1.224744871391589*emL[11];
   const double r2_0 = 0.7071067811865476*emR[8]-1.224744871391589*emR[10];
@@ -266,24 +333,54 @@ static void maxwell_surf1_2x2v_ser_p1_mx(const double *restrict dx, double c, do
   const double r3_1 = 0.7071067811865476*emR[13]-1.224744871391589*emR[15];
   const double a3_0 = 0.5*(l3_0 + r3_0);
   const double a3_1 = 0.5*(l3_1 + r3_1);
+  const double l4_0 = 0.7071067811865476*emL[16]+1.224744871391589*emL[18];
+  const double l4_1 = 0.7071067811865476*emL[17]+1.224744871391589*emL[19];
+  const double r4_0 = 0.7071067811865476*emR[16]-1.224744871391589*emR[18];
+  const double r4_1 = 0.7071067811865476*emR[17]-1.224744871391589*emR[19];
+  const double a4_0 = 0.5*(l4_0 + r4_0);
+  const double a4_1 = 0.5*(l4_1 + r4_1);
   const double l5_0 = 0.7071067811865476*emL[20]+1.224744871391589*emL[22];
   const double l5_1 = 0.7071067811865476*emL[21]+1.224744871391589*emL[23];
   const double r5_0 = 0.7071067811865476*emR[20]-1.224744871391589*emR[22];
   const double r5_1 = 0.7071067811865476*emR[21]-1.224744871391589*emR[23];
   const double a5_0 = 0.5*(l5_0 + r5_0);
   const double a5_1 = 0.5*(l5_1 + r5_1);
+  const double l6_0 = 0.7071067811865476*emL[24]+1.224744871391589*emL[26];
+  const double l6_1 = 0.7071067811865476*emL[25]+1.224744871391589*emL[27];
+  const double r6_0 = 0.7071067811865476*emR[24]-1.224744871391589*emR[26];
+  const double r6_1 = 0.7071067811865476*emR[25]-1.224744871391589*emR[27];
+  const double a6_0 = 0.5*(l6_0 + r6_0);
+  const double a6_1 = 0.5*(l6_1 + r6_1);
+  const double l7_0 = 0.7071067811865476*emL[28]+1.224744871391589*emL[30];
+  const double l7_1 = 0.7071067811865476*emL[29]+1.224744871391589*emL[31];
+  const double r7_0 = 0.7071067811865476*emR[28]-1.224744871391589*emR[30];
+  const double r7_1 = 0.7071067811865476*emR[29]-1.224744871391589*emR[31];
+  const double a7_0 = 0.5*(l7_0 + r7_0);
+  const double a7_1 = 0.5*(l7_1 + r7_1);
   const double G0_0 = rx*(-c2*a5_0 - ht*(r0_0 - l0_0));
   const double G0_1 = rx*(-c2*a5_1 - ht*(r0_1 - l0_1));
+  const double G1_0 = rx*(xc2*a6_0 - htx*(r1_0 - l1_0));
+  const double G1_1 = rx*(xc2*a6_1 - htx*(r1_1 - l1_1));
   const double G2_0 = rx*(c2*a3_0 - ht*(r2_0 - l2_0));
   const double G2_1 = rx*(c2*a3_1 - ht*(r2_1 - l2_1));
   const double G3_0 = rx*(a2_0 - ht*(r3_0 - l3_0));
   const double G3_1 = rx*(a2_1 - ht*(r3_1 - l3_1));
+  const double G4_0 = rx*(gam*a7_0 - htg*(r4_0 - l4_0));
+  const double G4_1 = rx*(gam*a7_1 - htg*(r4_1 - l4_1));
   const double G5_0 = rx*(-a0_0 - ht*(r5_0 - l5_0));
   const double G5_1 = rx*(-a0_1 - ht*(r5_1 - l5_1));
+  const double G6_0 = rx*(chi*a1_0 - htx*(r6_0 - l6_0));
+  const double G6_1 = rx*(chi*a1_1 - htx*(r6_1 - l6_1));
+  const double G7_0 = rx*(gc2*a4_0 - htg*(r7_0 - l7_0));
+  const double G7_1 = rx*(gc2*a4_1 - htg*(r7_1 - l7_1));
   outL[0] -= 0.7071067811865476*G0_0; outR[0] += 0.7071067811865476*G0_0;
   outL[1] -= 0.7071067811865476*G0_1; outR[1] += 0.7071067811865476*G0_1;
   outL[2] -= 1.224744871391589*G0_0; outR[2] += -1.224744871391589*G0_0;
   outL[3] -= 1.224744871391589*G0_1; outR[3] += -1.224744871391589*G0_1;
+  outL[4] -= 0.7071067811865476*G1_0; outR[4] += 0.7071067811865476*G1_0;
+  outL[5] -= 0.7071067811865476*G1_1; outR[5] += 0.7071067811865476*G1_1;
+  outL[6] -= 1.224744871391589*G1_0; outR[6] += -1.224744871391589*G1_0;
+  outL[7] -= 1.224744871391589*G1_1; outR[7] += -1.224744871391589*G1_1;
   outL[8] -= 0.7071067811865476*G2_0; outR[8] += 0.7071067811865476*G2_0;
   outL[9] -= 0.7071067811865476*G2_1; outR[9] += 0.7071067811865476*G2_1;
   outL[10] -= 1.224744871391589*G2_0; outR[10] += -1.224744871391589*G2_0;
@@ -292,10 +389,22 @@ static void maxwell_surf1_2x2v_ser_p1_mx(const double *restrict dx, double c, do
   outL[13] -= 0.7071067811865476*G3_1; outR[13] += 0.7071067811865476*G3_1;
   outL[14] -= 1.224744871391589*G3_0; outR[14] += -1.224744871391589*G3_0;
   outL[15] -= 1.224744871391589*G3_1; outR[15] += -1.224744871391589*G3_1;
+  outL[16] -= 0.7071067811865476*G4_0; outR[16] += 0.7071067811865476*G4_0;
+  outL[17] -= 0.7071067811865476*G4_1; outR[17] += 0.7071067811865476*G4_1;
+  outL[18] -= 1.224744871391589*G4_0; outR[18] += -1.224744871391589*G4_0;
+  outL[19] -= 1.224744871391589*G4_1; outR[19] += -1.224744871391589*G4_1;
   outL[20] -= 0.7071067811865476*G5_0; outR[20] += 0.7071067811865476*G5_0;
   outL[21] -= 0.7071067811865476*G5_1; outR[21] += 0.7071067811865476*G5_1;
   outL[22] -= 1.224744871391589*G5_0; outR[22] += -1.224744871391589*G5_0;
   outL[23] -= 1.224744871391589*G5_1; outR[23] += -1.224744871391589*G5_1;
+  outL[24] -= 0.7071067811865476*G6_0; outR[24] += 0.7071067811865476*G6_0;
+  outL[25] -= 0.7071067811865476*G6_1; outR[25] += 0.7071067811865476*G6_1;
+  outL[26] -= 1.224744871391589*G6_0; outR[26] += -1.224744871391589*G6_0;
+  outL[27] -= 1.224744871391589*G6_1; outR[27] += -1.224744871391589*G6_1;
+  outL[28] -= 0.7071067811865476*G7_0; outR[28] += 0.7071067811865476*G7_0;
+  outL[29] -= 0.7071067811865476*G7_1; outR[29] += 0.7071067811865476*G7_1;
+  outL[30] -= 1.224744871391589*G7_0; outR[30] += -1.224744871391589*G7_0;
+  outL[31] -= 1.224744871391589*G7_1; outR[31] += -1.224744871391589*G7_1;
 }
 
 const SgVlasovEMKernels sg_vlasov_em_kernels_2x2v_ser_p1 = {
@@ -304,5 +413,5 @@ const SgVlasovEMKernels sg_vlasov_em_kernels_2x2v_ser_p1 = {
   {sg_vlasov_surfvem0_2x2v_ser_p1, sg_vlasov_surfvem1_2x2v_ser_p1},
   maxwell_vol_2x2v_ser_p1_mx,
   {maxwell_surf0_2x2v_ser_p1_mx, maxwell_surf1_2x2v_ser_p1_mx},
-  624, {392, 392}, 48, {184, 184}
+  624, {392, 392}, 96, {368, 368}
 };

@@ -48,15 +48,17 @@ extern const SgVlasovKernels *const sg_vlasov_kernel_list[];
                em = [Ex, Ey, Ez, Bx, By, Bz], npx configuration coefficients each; w, dxv: cell centre, widths.
    - surfv[j]: face normal to v_j: flux = P(alpha_j avg f) - tau/2 (f_R - f_L) (alpha_j is continuous there).
    - mvol, msurf[d]: Maxwell's equations dE/dt = c^2 curl B, dB/dt = -curl E in the configuration DG space
-               (the current -J is added by the caller); face flux central - tau/2 jump of the tangential
-               components (tau = c: upwind, 0: central). */
+               (the current -J and the charge source chi rho are added by the caller), in the perfectly
+               hyperbolic form with the cleaning potentials phi, psi (components 6, 7; speed factors chi,
+               gam, 0 = off); face flux central - tau/2 |A| jump (tau = c: upwind, 0: central). The
+               field state of a cell is [8][npx]: Ex Ey Ez Bx By Bz phi psi. */
 typedef void (*SgVlasovVolEMFn)(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em,
                                 const double *restrict f, double *restrict out);
 typedef void (*SgVlasovSurfVEMFn)(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, double tau,
                                   const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR);
-typedef void (*SgVlasovMaxwellVolFn)(const double *restrict dx, double c, const double *restrict em, double *restrict out);
-typedef void (*SgVlasovMaxwellSurfFn)(const double *restrict dx, double c, double tau, const double *restrict emL, const double *restrict emR,
-                                      double *restrict outL, double *restrict outR);
+typedef void (*SgVlasovMaxwellVolFn)(const double *restrict dx, double c, double chi, double gam, const double *restrict em, double *restrict out);
+typedef void (*SgVlasovMaxwellSurfFn)(const double *restrict dx, double c, double chi, double gam, double tau, const double *restrict emL,
+                                      const double *restrict emR, double *restrict outL, double *restrict outR);
 typedef struct {
   int                   cdim, vdim, family, p;
   SgVlasovVolEMFn       vol;
