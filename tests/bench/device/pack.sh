@@ -18,7 +18,8 @@
 # that stops the program with "surge bundle: SYMBOL of LIB was left out of this bundle". Such a bundle
 # serves runs that call none of them (the NN trainings of tests/bench/nn/surrogates_cuda.sh; a
 # PETSc solve with -pc_type hypre would stop with that line). ldd -r must still resolve every
-# library and symbol of the binaries and the kept plugins inside b/lib, else pack.sh stops.
+# library and symbol of the binaries, and ldd every library of the kept plugins, inside b/lib, else
+# pack.sh stops.
 # Run from anywhere; the paths given are taken as they are.
 set -e
 [ $# -ge 2 ] || { echo "usage: pack.sh ARCHIVE [-s] [-l LIB]... BINARY..."; exit 2; }
@@ -45,7 +46,7 @@ standin() { # standin N (in b/lib): see -s above; the real library is in $S/real
       T|W|i) echo "void $name(void) { left_out(\"$name\"); }" >> $c ;;
       *) echo "char $name[0x$b + 1];" >> $c ;;  # data: zeroed, of its size
     esac
-    [ -n "$ver" ] && echo "$ver $name" >> $S/vers
+    if [ -n "$ver" ]; then echo "$ver $name" >> $S/vers; fi  # (an && list here would end the loop with 1 under set -e)
   done
   : > $v
   for ver in $(cut -d' ' -f1 $S/vers | sort -u); do
@@ -59,7 +60,7 @@ slim() { # slim B: see -s above
   local B=$1 M=$1/root$ompi/lib/openmpi3 f n
   strip --strip-unneeded $B/bin/* $B/lib/*.so* 2>/dev/null || true
   mkdir -p $S/real && cp -a $B/lib/. $S/real/
-  (cd $B/lib && for n in $LEFT_OUT_LIBS; do [ -f $n ] && standin $n; done)
+  (cd $B/lib && for n in $LEFT_OUT_LIBS; do if [ -f $n ]; then standin $n; fi; done)
   (cd $M && rm -f mca_atomic_* mca_btl_ofi.so mca_btl_openib.so mca_mtl_* mca_osc_ucx.so mca_pml_ucx.so mca_pml_cm.so \
     mca_spml_* mca_sshmem_* mca_memheap_* mca_scoll_* mca_*_slurm.so mca_*_flux.so mca_schizo_jsm.so mca_ras_gridengine.so)
   { for f in $B/bin/* $M/*.so $B/root$pmix/lib/pmix/*.so; do LD_LIBRARY_PATH=$B/lib ldd $f; done; } 2>/dev/null |
@@ -73,7 +74,9 @@ slim() { # slim B: see -s above
                       <(nm -D --defined-only $B/lib/libopenblas.so.0 | awk '$2=="T"{print $3}' | sort))" ]; then
     rm $B/lib/liblapack.so.3 && ln -s libopenblas.so.0 $B/lib/liblapack.so.3 && echo "pack.sh -s: liblapack.so.3 -> libopenblas.so.0"
   fi
-  if { for f in $B/bin/* $M/*.so; do LD_LIBRARY_PATH=$B/lib ldd -r $f; done; } 2>&1 | grep -E "not found|undefined symbol|no version"; then
+  # binaries: every library and symbol; plugins: every library (their symbols come from the process)
+  if { for f in $B/bin/*; do LD_LIBRARY_PATH=$B/lib ldd -r $f; done
+       for f in $M/*.so; do LD_LIBRARY_PATH=$B/lib ldd $f; done; } 2>&1 | grep -E "not found|undefined symbol|no version"; then
     echo "pack.sh -s: a library above is missing after slimming: stopping"; exit 2
   fi
 }
