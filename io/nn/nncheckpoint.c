@@ -177,9 +177,11 @@ static PetscErrorCode SgNNCheckpointReadConfig_Locked(MPI_Comm comm, const char 
   SgCheckH5Id(f, path);
   PetscCheck(H5Lexists(f, "/config", H5P_DEFAULT) > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "%s is not an NN checkpoint (no /config)", path);
   g = H5Gopen2(f, "/config", H5P_DEFAULT);
+  value[0] = 0;
+  if (key[0] == '?') key++; /* an entry older checkpoints lack: "" then */
+  else PetscCheck(H5Aexists(g, key) > 0, comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s has no config entry '%s'", path, key);
   found = H5Aexists(g, key) > 0 ? PETSC_TRUE : PETSC_FALSE;
-  PetscCheck(found, comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s has no config entry '%s'", path, key);
-  {
+  if (found) {
     char *v;
     PetscCall(SgH5ReadAttrString(path, g, key, &v));
     PetscCall(PetscStrncpy(value, v, len));

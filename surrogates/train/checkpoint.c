@@ -8,14 +8,57 @@
 #include "sgtrainerimpl.h"
 #include "sgnncheckpoint.h"
 
+/* The training's options (SgConfigList: deck after command-line overrides, data and model files by
+   content) but what a restart may change: how long it trains, how often it reports and checkpoints,
+   where it writes (output names are left out anyway), and the plateau's fresh start. */
+static PetscErrorCode TrainOptions(SgTrainer t, char **list)
+{
+  const char *const budget[] = {"numb_steps", "epochs", "max_time", "disp_freq", "save_freq", "save_ckpt", "restart", "lcurve", "verbose", "plateau_fresh_on_restart", NULL};
+  char              skip[12][96];
+  const char       *names[13];
+  const char       *prefix;
+  int               k = 0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)t, &prefix));
+  for (; budget[k]; k++) {
+    PetscCall(PetscSNPrintf(skip[k], sizeof skip[k], "%s%s", prefix ? prefix : "", budget[k]));
+    names[k] = skip[k];
+  }
+  names[k++] = "train_output";
+  names[k]   = NULL;
+  PetscCall(SgConfigList(PetscObjectComm((PetscObject)t), NULL, names, list));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A restart continues its own training: the options recorded in the checkpoint (a checkpoint written
+   before they were recorded is accepted with a warning: its architecture, rank grid and schedule are
+   still checked). */
+static PetscErrorCode CheckTrainOptions(SgTrainer t, const char path[], const char now[])
+{
+  MPI_Comm  comm = PetscObjectComm((PetscObject)t);
+  const int cap  = 1 << 16;
+  char     *then, what[1024] = "";
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(cap, &then));
+  PetscCall(SgNNCheckpointReadConfig(comm, path, "?trainer_options", then, (size_t)cap));
+  if (!then[0]) PetscCall(PetscPrintf(comm, "surge: warning: the training checkpoint %s records no options (written by an older surge): a restart with other options than its training's is not detected\n", path));
+  else PetscCall(SgConfigListDiff(then, now, what, sizeof what));
+  PetscCall(PetscFree(then));
+  PetscCheck(!what[0], comm, PETSC_ERR_USER_INPUT, "%s: restart: %s was written by a training with other options: %s; restart with that training's options (only the step count, reporting, checkpoint cadence and output names may change), or start a new training (init from its weights where the surrogate offers it)", t->name, path, what);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, const char path[], PetscInt *step)
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)t);
   char        ranks[128], mine[128], sched[256];
-  const char *keys[2] = {"trainer_ranks", "trainer_schedule"}, *vals[2] = {ranks, sched};
+  char       *opts    = NULL;
+  const char *keys[3] = {"trainer_ranks", "trainer_options", "trainer_schedule"}, *vals[3] = {ranks, NULL, sched};
   long        s       = (long)*step;
   PetscBool   pl      = (PetscBool)(t->plateau.window || t->clip > 0); /* plateau.c's state, only when on */
-  SgNNState   st      = {pl ? 2 : 1, keys, vals, t->P, t->opt, 0, NULL, &s};
+  SgNNState   st      = {pl ? 3 : 2, keys, vals, t->P, t->opt, 0, NULL, &s};
   SgnnOptim   full    = NULL; /* sharded (zero.c): the whole state, gathered, so any stage restarts */
 
   PetscFunctionBegin;
@@ -25,6 +68,8 @@ PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, c
     st.optim = full;
   }
   PetscCall(SgTrainerGridDescribe(t, mine, sizeof mine));
+  PetscCall(TrainOptions(t, &opts));
+  vals[1] = opts;
   if (mode == SG_TRAINER_CKPT_WRITE) {
     PetscCall(PetscStrncpy(ranks, mine, sizeof ranks));
     if (pl) PetscCall(SgTrainerPlateauEncode(t, sched, sizeof sched));
@@ -32,6 +77,7 @@ PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, c
   } else {
     PetscCall(SgNNCheckpointReadConfig(comm, path, "trainer_ranks", ranks, sizeof ranks));
     PetscCheck(!strcmp(ranks, mine), comm, PETSC_ERR_USER_INPUT, "%s: restart: %s was written by a run on %s rank(s), this one has %s; the data stream differs: restart on %s rank(s)", t->name, path, ranks, mine, ranks);
+    PetscCall(CheckTrainOptions(t, path, opts));
     if (pl) {
       PetscCall(SgNNCheckpointReadConfig(comm, path, "trainer_schedule", sched, sizeof sched));
       PetscCall(SgTrainerPlateauDecode(t, path, sched));
@@ -41,5 +87,6 @@ PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, c
     if (full) PetscCall(SgTrainerZeroScatter(t, full));
   }
   sgnn_optim_destroy(&full);
+  PetscCall(PetscFree(opts));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -30,5 +30,6 @@ typedef struct {
 PETSC_EXTERN PetscErrorCode SgNNCheckpointWrite(MPI_Comm, const char path[], const SgNNState *);
 /* Every rank reads into its own state; the model must have been built with the same architecture. */
 PETSC_EXTERN PetscErrorCode SgNNCheckpointRead(MPI_Comm, const char path[], SgNNState *);
-/* Read one /config attribute (to rebuild the model before SgNNCheckpointRead). */
+/* Read one /config attribute (to rebuild the model before SgNNCheckpointRead); key "?NAME": an entry
+   that older checkpoints lack, value "" when absent. */
 PETSC_EXTERN PetscErrorCode SgNNCheckpointReadConfig(MPI_Comm, const char path[], const char key[], char value[], size_t len);

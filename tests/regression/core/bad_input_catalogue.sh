@@ -209,6 +209,8 @@ case12 "not an NN checkpoint" -- train $MF -mffn_restart $I/mffn/models/mffn_rb_
 case12 "not a surge dataset" -- train $MF -mffn_data $I/mffn/models/mffn_rb_superres.h5 -train_output ok_x
 # NaN/Inf in a training checkpoint (weights, Adam moments), a negative second moment, a bad step
 # count, a truncated one: -mffn_restart used to train on and write a model with NaN weights, exit 0
+# a training restarted with an option that changes the result (issue 33: the checkpoint records the training's options)
+case_ 1 "-mffn_start_lr was 0.003, now 0.5" -- train $MF -mffn_restart ck.h5 -mffn_numb_steps 6 -mffn_start_lr 0.5 -train_output ok_x
 case_ 1 "/params/values[100] is NaN" -- train $MF -mffn_restart ck_nanw.h5 -train_output ok_x
 case_ 1 "/optim/m[7] is NaN" -- train $MF -mffn_restart ck_nanm.h5 -train_output ok_x
 case_ 1 "/optim/v[9] is infinite" -- train $MF -mffn_restart ck_infv.h5 -train_output ok_x
