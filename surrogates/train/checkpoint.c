@@ -10,12 +10,14 @@
 
 /* The training's options (SgConfigList: deck after command-line overrides, data and model files by
    content) but what a restart may change: how long it trains, how often it reports and checkpoints,
-   where it writes (output names are left out anyway), and the plateau's fresh start. */
+   where it writes (output names are left out anyway), the plateau's fresh start, and how the state is
+   laid out over the ranks -- the ZeRO stage (the checkpoint holds the whole state, so any stage
+   restarts) and the gradient sync (the same sums) -- while the rank grid is checked by itself. */
 static PetscErrorCode TrainOptions(SgTrainer t, char **list)
 {
-  const char *const budget[] = {"numb_steps", "epochs", "max_time", "disp_freq", "save_freq", "save_ckpt", "restart", "lcurve", "verbose", "plateau_fresh_on_restart", NULL};
-  char              skip[12][96];
-  const char       *names[13];
+  const char *const budget[] = {"numb_steps", "epochs", "max_time", "disp_freq", "save_freq", "save_ckpt", "restart", "lcurve", "verbose", "plateau_fresh_on_restart", "shard", "sync", "data_groups", "spatial_ranks", NULL};
+  char              skip[16][96];
+  const char       *names[17];
   const char       *prefix;
   int               k = 0;
 

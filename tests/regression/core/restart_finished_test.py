@@ -87,8 +87,9 @@ for ranks in (1, 2):
 
 # A restart with an option that changes the result is refused with one line naming it, old and new
 # value (the checkpoint records the run's options: src/base/fingerprint.c SgConfigList); a budget or
-# output-cadence option may change (above), and so may the spelling of a number (1.0 vs 1).
-for ranks in (1, 2):
+# output-cadence option may change (above), and so may the spelling of a number (1.0 vs 1). One rank
+# here: the catalogue refuses the same case on 2 ranks.
+for ranks in (1,):
     w = workdir(f"core_restart_options_{ranks}")
     d = deck("heat/decay2d.yaml")
     surge(["run", d, "-sim_output", "o", "-sim_max_steps", "4"], w, ranks=ranks)
