@@ -10,7 +10,7 @@
    (barycentric; exact for the solver's Chebyshev representation) -- and each forecast back by the
    trigonometric interpolant in x and local cubic Lagrange interpolation in z (4 nearest model points;
    beyond the outermost cell centres it extrapolates half a cell to the walls). Same grid: no
-   interpolation.
+   interpolation. A one-dimensional block (KS) must be on the model's grid: refused otherwise.
 
    Options, in the solver's options block: <prefix>podlstm_model FILE. (Re-synchronisation every M
    snapshots is the solver's business: it holds the surrogate back with SgSlotSetSurrogateAvailable,
@@ -78,6 +78,11 @@ static PetscErrorCode Grids(PodLstmAdvance *A, const SgFieldBlock *B)
   PetscCheck(A->nzm <= 4096 && A->nxm <= 4096, A->comm, PETSC_ERR_USER_INPUT, "podlstm: the model's grid is %" PetscInt_FMT " x %" PetscInt_FMT " (z, x); field.advance serves at most 4096 points per axis: train on a coarser grid", A->nzm, A->nxm);
   PetscCheck(A->nzb <= 1024 && A->nxb <= 4096, A->comm, PETSC_ERR_USER_INPUT, "podlstm: the solver's snapshots have %" PetscInt_FMT " x %" PetscInt_FMT " points (z, x); field.advance by podlstm interpolates from at most 1024 z and 4096 x points: hand a coarser grid (e.g. boussinesq advance: {grid: output} with a smaller output_nz)", A->nzb, A->nxb);
   PetscCheck(B->periodic[2] && !B->periodic[1], A->comm, PETSC_ERR_USER_INPUT, "podlstm field.advance: a block periodic in x and bounded in z is needed (Rayleigh-Benard, SST)");
+  /* A line of points (Kuramoto-Sivashinsky) is the solver's own collocation grid: its resolution. A
+     model trained at another one learned another discretisation's dynamics, which interpolation
+     would hide (a 64-point model on -ks_modes 32 ran on silently). Refused; interpolating between
+     one solver's two grids of the same resolution (boussinesq's native and output grids) stays. */
+  PetscCheck(A->nzb > 1 || A->nzm > 1 || A->nxb == A->nxm, A->comm, PETSC_ERR_USER_INPUT, "podlstm: the model was trained on snapshots of %" PetscInt_FMT " points; the solver's have %" PetscInt_FMT ": a one-dimensional field is forecast at the resolution it was trained on, not interpolated: run the solver on %" PetscInt_FMT " points (ks: -ks_modes %" PetscInt_FMT ") or train a model on its own data", A->nxm, A->nxb, A->nxm, A->nxm);
   for (PetscInt k = 0; k < A->nzm; k++) zm[k] = B->lo[1] + (k + 0.5) * Lz / A->nzm;
   for (PetscInt i = 0; i < A->nxm; i++) xm[i] = B->lo[2] + (i + 0.5) * Lx / A->nxm;
   A->same = (PetscBool)(A->nzb == A->nzm && A->nxb == A->nxm);

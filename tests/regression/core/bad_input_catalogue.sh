@@ -257,6 +257,8 @@ case12 "the solver's snapshots have 2000 x 96 points (z, x)" -- run $PL -boussin
 NOT="training took" case12 "field b of the data is not finite at sample 3" -- train $MF -mffn_valid_data rb_nan.h5 -train_output ok_x
 NOT="training took" case_ 1 "sst_small.h5 has no field 'p'" -- train $MF -mffn_valid_data sst_small.h5 -train_output ok_x
 NOT="step " case12 "field.advance by podlstm interpolates from at most 1024 z and 4096 x points" -- run $I/ks/ks22.yaml -sim_t_end 30 -sim_output ok_ks -ks_lyapunov 0 -sim_progress_every 1 -ks_modes 8192 -ks_advance_dt 1 -ks_advance_snapshots 2 -ks_advance_warmup 10 -ks_advance_surrogate podlstm -ks_podlstm_model ks_small_podlstm.h5 -ks_advance_swap_policy schedule
+# a 64-point KS model with a 32-point solver: refused at set-up (it used to interpolate silently)
+NOT="step " case12 "the model was trained on snapshots of 64 points; the solver's have 32" -- run $I/ks/ks22.yaml -sim_t_end 30 -sim_output ok_ks -ks_lyapunov 0 -sim_progress_every 1 -ks_modes 32 -ks_advance_dt 1 -ks_advance_snapshots 2 -ks_advance_warmup 10 -ks_advance_surrogate podlstm -ks_podlstm_model ks_small_podlstm.h5 -ks_advance_swap_policy schedule
 case12 "the system has Ar atoms but model $I/deepmd/models/water.h5 was trained on O, H only" -- run $I/md/ar_metal.yaml -sim_max_steps 2 -sim_output ok_ar -md_forces deepmd -md_deepmd_models $I/deepmd/models/water.h5
 # -nn_backend cuda on this machine (no GPU), wherever a surrogate trains or predicts: one line from the
 # CUDA backend's device probe (surge opens the plugin: docs/nn.md), or, in a build without nvcc, the
