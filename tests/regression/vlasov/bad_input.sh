@@ -14,6 +14,7 @@ expect_fail() { # expect_fail "PATTERN" ARGS...: exit 1 with one "surge: error:"
 D=$DECKS/landau.yaml
 expect_fail "is not a positive cell count" $D -vlasov_cells 0,32
 expect_fail "is not a positive cell count" $D -vlasov_cells 32,-4
+expect_fail "configuration direction 1 has 1 cell" $DECKS/weibel_2x3v.yaml -vlasov_cells 12,1,8,12,5
 expect_fail "does not hold its Maxwellian" $D -vlasov_lower 0,-3 -vlasov_upper 12.566370614359172,3
 expect_fail "cannot resolve a Maxwellian" $D -vlasov_cells 32,4
 expect_fail "above the SSP-RK3 stability limit" $D -vlasov_cfl 1.5
