@@ -40,7 +40,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "lib"))
-from surgetest import MPIEXEC, SURGE, check, deck, fail, kill_job, surge, workdir  # noqa: E402
+from surgetest import MPIEXEC, ROOT, SURGE, check, deck, fail, kill_job, surge, workdir  # noqa: E402
 
 w = workdir("podlstm_train")
 surge(["ensemble", deck("sst/ensemble_small.yaml")], w)
@@ -138,7 +138,7 @@ def advance_checksums(model):
     """the model's field.advance provider through the slot API (test_podlstm advance) on 1 and 2 ranks"""
     sums = []
     for ranks in (1, 2):
-        cmd = ([*MPIEXEC] if ranks == 2 else []) + [os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", model, "sst_small.h5", "T", str(SKIP), str(NTRAIN)]
+        cmd = ([*MPIEXEC] if ranks == 2 else []) + [os.path.join(ROOT, "build", "tests", "test_podlstm"), "advance", model, "sst_small.h5", "T", str(SKIP), str(NTRAIN)]
         r = subprocess.run(cmd, cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
         print(r.stdout)
         if r.returncode:
@@ -292,7 +292,7 @@ dW = np.max(np.abs(Wf.T - Wn)) / np.max(np.abs(Wn))
 check(dW < 1e-8, f"fallback_var (order {pf}) equals numpy's least squares on the whole training period (max rel. diff {dW:.1e})")
 # the served forecast through the field.advance provider: numpy's VAR iterated from the last L training
 # snapshots' coefficients, reconstructed, and summed with the weights test_podlstm prints it with
-r = subprocess.run([os.path.join(os.path.dirname(SURGE), "..", "build", "tests", "test_podlstm"), "advance", "fb.h5", "sst_small.h5", "T", str(SKIP), str(NTRAIN)],
+r = subprocess.run([os.path.join(ROOT, "build", "tests", "test_podlstm"), "advance", "fb.h5", "sst_small.h5", "T", str(SKIP), str(NTRAIN)],
                    cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
 csl = [ln for ln in r.stdout.splitlines() if "weighted forecast sum" in ln]
 check(r.returncode == 0 and len(csl) == 1 and "serves its fallback VAR" in csl[0], f"test_podlstm advance of the fallback model: {csl or r.stdout[-500:]}")
