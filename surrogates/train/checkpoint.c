@@ -7,6 +7,7 @@
    io/nn. */
 #include "sgtrainerimpl.h"
 #include "sgnncheckpoint.h"
+#include "sgsys.h"
 
 /* The training's options (SgConfigList: deck after command-line overrides, data and model files by
    content) but what a restart may change: how long it trains, how often it reports and checkpoints,
