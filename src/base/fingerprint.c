@@ -40,6 +40,12 @@ static PetscBool OutputOption(const char name[])
   return PETSC_FALSE;
 }
 
+/* Whether a token of PetscOptionsGetAll's string is an option's name (-name), not a value (-1.5). */
+static PetscBool IsOptionName(const char tok[])
+{
+  return (PetscBool)(tok[0] == '-' && ((tok[1] >= 'a' && tok[1] <= 'z') || (tok[1] >= 'A' && tok[1] <= 'Z')));
+}
+
 /* Fold the identity of the regular file a value names (as given, or next to the deck for a relative
    path, as the deck's paths are found) into h; values that name no file change nothing. The identity
    is the content for files up to SG_FP_HASH_MAX: exact, and it survives what mtimes do not (cp -p and
@@ -88,7 +94,7 @@ PetscErrorCode SgConfigFingerprint(MPI_Comm comm, const char deck[], const char 
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscOptionsGetAll(NULL, &all));
   for (tok = strtok_r(all, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-    const PetscBool name = (PetscBool)(tok[0] == '-' && ((tok[1] >= 'a' && tok[1] <= 'z') || (tok[1] >= 'A' && tok[1] <= 'Z')));
+    const PetscBool name = IsOptionName(tok);
     if (name) {
       keep   = NotContent(tok + 1, skip) || (prefix && strncmp(tok + 1, prefix, strlen(prefix))) ? PETSC_FALSE : PETSC_TRUE;
       output = OutputOption(tok + 1);
@@ -133,7 +139,7 @@ PetscErrorCode SgConfigRecord(const char prefix[], const char *const skip[], cha
   used = (size_t)snprintf(rec, len, "solver=%.*s", (int)(strlen(prefix) - 1), prefix);
   PetscCall(PetscOptionsGetAll(NULL, &all));
   for (tok = strtok_r(all, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-    const PetscBool isname = (PetscBool)(tok[0] == '-' && ((tok[1] >= 'a' && tok[1] <= 'z') || (tok[1] >= 'A' && tok[1] <= 'Z')));
+    const PetscBool isname = IsOptionName(tok);
     if (isname) {
       name[0] = 0;
       if (!strncmp(tok + 1, prefix, strlen(prefix)) && !NotContent(tok + 1, skip)) snprintf(name, sizeof name, "%s", tok + 1 + strlen(prefix));
@@ -173,7 +179,7 @@ PetscErrorCode SgConfigList(MPI_Comm comm, const char deck[], const char *const 
   cap = strlen(all) / 2 + 1; /* every name takes at least two characters */
   PetscCall(PetscCalloc1(cap, &e));
   for (tok = strtok_r(all, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-    const PetscBool isname = (PetscBool)(tok[0] == '-' && ((tok[1] >= 'a' && tok[1] <= 'z') || (tok[1] >= 'A' && tok[1] <= 'Z')));
+    const PetscBool isname = IsOptionName(tok);
     if (isname) {
       cur = NULL;
       if (NotContent(tok + 1, skip) || OutputOption(tok + 1) || n >= cap) continue;
