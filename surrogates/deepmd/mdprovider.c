@@ -231,7 +231,11 @@ PetscErrorCode SgDeepmdForcesModelDevi(void *ctx, const SgForcesInput *in, MPI_C
   PetscFunctionBegin;
   PetscCall(PetscMalloc3(3 * in->n * c->K, &F, 9 * c->K, &V, in->n, &sigma));
   PetscCall(EnsembleForces(c, in, F, V, sigma));
-  for (PetscInt i = 0; i < in->n; i++) loc[0] = PetscMax(loc[0], sigma[i]), loc[1] = PetscMin(loc[1], sigma[i]), loc[2] += sigma[i];
+  for (PetscInt i = 0; i < in->n; i++) {
+    loc[0] = PetscMax(loc[0], sigma[i]);
+    loc[1] = PetscMin(loc[1], sigma[i]);
+    loc[2] += sigma[i];
+  }
   PetscCallMPI(MPI_Allreduce(&loc[0], &mx, 1, MPIU_REAL, MPIU_MAX, comm));
   PetscCallMPI(MPI_Allreduce(&loc[1], &mn, 1, MPIU_REAL, MPIU_MIN, comm));
   sum[0] = loc[2];
@@ -239,13 +243,17 @@ PetscErrorCode SgDeepmdForcesModelDevi(void *ctx, const SgForcesInput *in, MPI_C
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, sum, 2, MPIU_REAL, MPIU_SUM, comm));
   PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, V, (PetscMPIInt)(9 * c->K), MPIU_REAL, MPIU_SUM, comm)); /* each model's whole virial */
   N = sum[1];
-  devi[0] = 0, devi[1] = PETSC_MAX_REAL, devi[2] = 0;
+  devi[0] = 0;
+  devi[1] = PETSC_MAX_REAL;
+  devi[2] = 0;
   for (int q = 0; q < 9; q++) {
     PetscReal m = 0, s = 0, e;
     for (PetscInt k = 0; k < c->K; k++) m += V[9 * k + q] / c->K;
     for (PetscInt k = 0; k < c->K; k++) s += PetscSqr(V[9 * k + q] - m) / c->K;
     e = sqrt(s) / N;
-    devi[0] = PetscMax(devi[0], e), devi[1] = PetscMin(devi[1], e), devi[2] += e / 9;
+    devi[0] = PetscMax(devi[0], e);
+    devi[1] = PetscMin(devi[1], e);
+    devi[2] += e / 9;
   }
   devi[3] = mx;
   devi[4] = mn;

@@ -41,7 +41,8 @@ static PetscErrorCode ReadRows(SgPodLstmData *D, const char *const files[], Pets
     for (PetscInt f = 0; f < nfields; f++) {
       PetscInt lo, hi, a, b;
       FieldRange(D, f, &lo, &hi);
-      a = PetscMax(D->rstart, lo), b = PetscMin(D->rstart + D->nlocal, hi);
+      a = PetscMax(D->rstart, lo);
+      b = PetscMin(D->rstart + D->nlocal, hi);
       if (a >= b) continue;
       PetscCall(SgDatasetReadField(ds, fields[f], r0, nb, SG_DTYPE_F64, buf));
       for (PetscInt k = 0; k < nb; k++)
@@ -131,7 +132,10 @@ static PetscErrorCode ActiveAndScale(SgPodLstmData *D, PetscInt ntrain)
       PetscInt  f  = 0, lo, hi;
       for (PetscInt j = 0; j < ntrain; j++) {
         PetscReal v = D->X[(size_t)j * D->nlocal + i];
-        mn = PetscMin(mn, v), mx = PetscMax(mx, v), s += v, s2 += v * v;
+        mn = PetscMin(mn, v);
+        mx = PetscMax(mx, v);
+        s += v;
+        s2 += v * v;
       }
       D->active[i] = (PetscBool)(mx > mn);
       na += D->active[i];
@@ -288,8 +292,12 @@ PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *D, PetscInt K, PetscIn
   PetscCall(PetscMalloc4(K, &S->lo, K, &S->hi, D->nsnap * K, &S->s, D->nsnap * K, &S->a));
   PetscCall(PetscArraycpy(S->a, coef, D->nsnap * K));
   for (PetscInt k = 0; k < K; k++) {
-    S->lo[k] = PETSC_MAX_REAL, S->hi[k] = -PETSC_MAX_REAL;
-    for (PetscInt j = 0; j < D->ntrain; j++) S->lo[k] = PetscMin(S->lo[k], coef[j * K + k]), S->hi[k] = PetscMax(S->hi[k], coef[j * K + k]);
+    S->lo[k] = PETSC_MAX_REAL;
+    S->hi[k] = -PETSC_MAX_REAL;
+    for (PetscInt j = 0; j < D->ntrain; j++) {
+      S->lo[k] = PetscMin(S->lo[k], coef[j * K + k]);
+      S->hi[k] = PetscMax(S->hi[k], coef[j * K + k]);
+    }
     if (S->hi[k] <= S->lo[k]) S->hi[k] = S->lo[k] + 1;
     for (PetscInt j = 0; j < D->nsnap; j++) S->s[j * K + k] = (coef[j * K + k] - S->lo[k]) / (S->hi[k] - S->lo[k]);
   }

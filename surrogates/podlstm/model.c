@@ -147,7 +147,10 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
     PetscCall(SgH5FileWriteAttrString(f, "/", "fields", fields));
     for (PetscInt fi = 0; fi < M->nfields; fi++) iv[fi] = (int)M->fsize[fi];
     PetscCall(SgH5FileWriteAttr(f, "/", "fsize", SG_H5_INT, M->nfields, iv));
-    for (PetscInt fi = 0; fi < M->nfields; fi++) iv[2 * fi] = (int)M->fshape[fi][0], iv[2 * fi + 1] = (int)M->fshape[fi][1];
+    for (PetscInt fi = 0; fi < M->nfields; fi++) {
+      iv[2 * fi] = (int)M->fshape[fi][0];
+      iv[2 * fi + 1] = (int)M->fshape[fi][1];
+    }
     PetscCall(SgH5FileWriteAttr(f, "/", "fshape", SG_H5_INT, 2 * M->nfields, iv));
     PetscCall(SgH5FileWriteAttr(f, "/", "fscale", SG_H5_DOUBLE, M->nfields, M->fscale));
     PetscCall(SgH5FileWriteAttr(f, "/", "dt", SG_H5_DOUBLE, 0, &M->dt));
@@ -158,7 +161,8 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
     PetscCall(SgH5FileWriteAttrString(f, "/", "archs", archs));
     if (M->physics[0]) PetscCall(SgH5FileWriteAttrString(f, "/", "trained_physics", M->physics));
     PetscCall(SgH5FileWrite(f, "mean", SG_H5_DOUBLE, 1, d, mean));
-    d[0] = K, d[1] = n;
+    d[0] = K;
+    d[1] = n;
     PetscCall(SgH5FileWrite(f, "modes", SG_H5_DOUBLE, 2, d, modes));
     for (PetscInt m = 0; m < M->nmodels; m++) {
       PetscInt   np;
@@ -204,7 +208,8 @@ static PetscErrorCode ReadVAR(MPI_Comm comm, SgH5File f, const char path[], cons
   if (!has) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SgH5FileReadAttr(f, name, "var_order", SG_H5_INT, 1, &p, NULL));
   PetscCheck(p >= 1 && p <= L, comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: %s var_order %d is not in 1..%" PetscInt_FMT, path, name, p, L);
-  V->p = p, V->K = k;
+  V->p = p;
+  V->K = k;
   PetscCall(PetscMalloc1((size_t)(1 + p * k) * k, &V->W));
   PetscCall(SgH5FileRead(f, name, SG_H5_DOUBLE, (PetscInt64)(1 + p * k) * k, V->W));
   for (PetscInt i = 0; i < (1 + p * k) * k; i++) PetscCheck(!PetscIsInfOrNanReal(V->W[i]), comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: %s holds NaN or Inf: retrain the model", path, name);
@@ -237,7 +242,9 @@ PetscErrorCode SgPodLstmModelLoad(MPI_Comm comm, const char path[], SgnnBackend 
     PetscCheck(nl >= 1 && nl <= PETSC_MAX_INT, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: n = %ld state entries is outside [1, %d]: the file is damaged or not written by surge; retrain or copy it again", path, nl, PETSC_MAX_INT);
     PetscCall(SgCheckCount(PETSC_COMM_SELF, path, "POD mode values (K x n)", (PetscReal)k * (PetscReal)nn, 2 * sizeof(PetscReal)));
   }
-  M->K = k, M->L = L, n = (PetscInt)nl;
+  M->K = k;
+  M->L = L;
+  n = (PetscInt)nl;
   PetscCall(SgH5FileReadAttrString(f, "/", "head", kind, sizeof kind));
   M->head = strcmp(kind, "window") ? SG_PODLSTM_HEAD_STEP : SG_PODLSTM_HEAD_WINDOW;
   PetscCall(SgH5FileReadAttrString(f, "/", "fields", fields, sizeof fields));
@@ -252,7 +259,10 @@ PetscErrorCode SgPodLstmModelLoad(MPI_Comm comm, const char path[], SgnnBackend 
     PetscCheck(sum == nl, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: the field sizes add up to %" PetscInt64_FMT " but n = %ld: the file is damaged", path, sum, nl);
   }
   PetscCall(SgH5FileReadAttr(f, "/", "fshape", SG_H5_INT, 2 * SG_PODLSTM_MAXFIELDS, iv, &cnt));
-  for (PetscInt fi = 0; fi < cnt / 2; fi++) M->fshape[fi][0] = iv[2 * fi], M->fshape[fi][1] = iv[2 * fi + 1];
+  for (PetscInt fi = 0; fi < cnt / 2; fi++) {
+    M->fshape[fi][0] = iv[2 * fi];
+    M->fshape[fi][1] = iv[2 * fi + 1];
+  }
   PetscCall(SgH5FileReadAttr(f, "/", "fscale", SG_H5_DOUBLE, SG_PODLSTM_MAXFIELDS, M->fscale, &cnt));
   PetscCall(SgH5FileReadAttr(f, "/", "dt", SG_H5_DOUBLE, 1, &M->dt, NULL));
   {

@@ -74,7 +74,8 @@ static PetscErrorCode Grids(PodLstmAdvance *A, const SgFieldBlock *B)
     PetscCheck(B->n[1] == A->nzb && B->n[2] == A->nxb, A->comm, PETSC_ERR_ARG_SIZ, "podlstm field.advance: a history of %" PetscInt_FMT " x %" PetscInt_FMT " points after one of %" PetscInt_FMT " x %" PetscInt_FMT, B->n[1], B->n[2], A->nzb, A->nxb);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  A->nzb = B->n[1], A->nxb = B->n[2];
+  A->nzb = B->n[1];
+  A->nxb = B->n[2];
   PetscCheck(A->nzm <= 4096 && A->nxm <= 4096, A->comm, PETSC_ERR_USER_INPUT, "podlstm: the model's grid is %" PetscInt_FMT " x %" PetscInt_FMT " (z, x); field.advance serves at most 4096 points per axis: train on a coarser grid", A->nzm, A->nxm);
   PetscCheck(A->nzb <= 1024 && A->nxb <= 4096, A->comm, PETSC_ERR_USER_INPUT, "podlstm: the solver's snapshots have %" PetscInt_FMT " x %" PetscInt_FMT " points (z, x); field.advance by podlstm interpolates from at most 1024 z and 4096 x points: hand a coarser grid (e.g. boussinesq advance: {grid: output} with a smaller output_nz)", A->nzb, A->nxb);
   PetscCheck(B->periodic[2] && !B->periodic[1], A->comm, PETSC_ERR_USER_INPUT, "podlstm field.advance: a block periodic in x and bounded in z is needed (Rayleigh-Benard, SST)");
@@ -185,7 +186,8 @@ PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo
   (void)s;
   PetscCheck(PetscOptionsObject, info->comm, PETSC_ERR_ARG_NULL, "podlstm: the field.advance provider reads its options in the solver's options block");
   PetscCall(PetscNew(&A));
-  A->comm = info->comm, A->cached_t = PETSC_MIN_REAL;
+  A->comm = info->comm;
+  A->cached_t = PETSC_MIN_REAL;
   PetscCall(SgOptionsPath("-podlstm_model", "field.advance by podlstm: the model file (surge train with surrogate podlstm; shipped: inputs/podlstm/models/)", SG_PATH_IN, path, path, sizeof path, &set));
   PetscCheck(set && path[0], info->comm, PETSC_ERR_USER_INPUT, "podlstm serving field.advance needs its model file: set %spodlstm_model (e.g. boussinesq: {podlstm: {model: inputs/podlstm/models/rb4_podlstm.h5}})", info->prefix);
   PetscCall(PetscTestFile(path, 'r', &readable));
@@ -211,7 +213,8 @@ PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo
     PetscCheck(A->chfield[c] >= 0, info->comm, PETSC_ERR_USER_INPUT, "podlstm: model %s does not forecast '%s', a channel the solver's field.advance hands: train on exactly the channels it hands (e.g. podlstm fields: [p, b, u, w])", path, info->channel[c]);
   }
   PetscCheck(info->nch == A->M.nfields, info->comm, PETSC_ERR_USER_INPUT, "podlstm: model %s forecasts %" PetscInt_FMT " fields; the solver's field.advance hands %" PetscInt_FMT " channels: train on exactly those", path, A->M.nfields, info->nch);
-  A->nzm = A->M.fshape[0][0], A->nxm = A->M.fshape[0][1];
+  A->nzm = A->M.fshape[0][0];
+  A->nxm = A->M.fshape[0][1];
   for (PetscInt f = 1; f < A->M.nfields; f++) PetscCheck(A->M.fshape[f][0] == A->nzm && A->M.fshape[f][1] == A->nxm, info->comm, PETSC_ERR_USER_INPUT, "podlstm: model %s holds fields on different grids", path);
   PetscCall(PetscMalloc3(A->M.pod->n, &A->full, A->M.L * A->M.pod->nlocal, &A->hist, A->M.L * A->M.pod->nlocal, &A->next));
   PetscCallMPI(MPI_Comm_size(info->comm, &size));
@@ -219,7 +222,10 @@ PetscErrorCode SgPodLstmAdvanceProvider(SgSurrogate s, const SgFieldProviderInfo
   {
     PetscMPIInt n = (PetscMPIInt)A->M.pod->nlocal;
     PetscCallMPI(MPI_Allgather(&n, 1, MPI_INT, A->cnt, 1, MPI_INT, info->comm));
-    for (PetscMPIInt r = 0, o = 0; r < size; r++) A->dsp[r] = o, o += A->cnt[r];
+    for (PetscMPIInt r = 0, o = 0; r < size; r++) {
+      A->dsp[r] = o;
+      o += A->cnt[r];
+    }
   }
   p->fn          = Advance;
   p->ctx         = A;

@@ -205,8 +205,12 @@ static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, P
     if (t % size == rank) {
       SgPodLstmFitConfig fc = *fc0;
       SgPodLstmFitResult fr;
-      if (d->retrain_epochs) fc.max_epochs = d->retrain_epochs, fc.patience = d->retrain_patience;
-      fc.seed = (uint64_t)d->seed * 31ULL + (uint64_t)t, fc.quiet = (PetscBool)(size > 1 || n > 1 || !d->verbose);
+      if (d->retrain_epochs) {
+        fc.max_epochs = d->retrain_epochs;
+        fc.patience = d->retrain_patience;
+      }
+      fc.seed = (uint64_t)d->seed * 31ULL + (uint64_t)t;
+      fc.quiet = (PetscBool)(size > 1 || n > 1 || !d->verbose);
       PetscCall(SgPodLstmNetInit(nets[t], (unsigned long long)d->seed * 131ULL + (unsigned long long)t));
       PetscCall(SgPodLstmFit(PETSC_COMM_SELF, nets[t], &fc, &fr));
       mine[t] = fr.r2;
@@ -272,7 +276,8 @@ static PetscErrorCode Fallback(SgSurrogate s, const SgPodLstmData *D, const SgPo
       ev += PetscSqr(fv[i] - truth[i]);
     }
   }
-  en = PetscSqrtReal(en / (S->nva * n)), ev = PetscSqrtReal(ev / (S->nva * n));
+  en = PetscSqrtReal(en / (S->nva * n));
+  ev = PetscSqrtReal(ev / (S->nva * n));
   if (en <= ev) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network beats VAR(%" PetscInt_FMT "): coefficient RMSE %.6g against %.6g; it is served\n", S->nva, V.p, (double)en, (double)ev));
   else if (!d->fallback) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to VAR(%" PetscInt_FMT "): coefficient RMSE %.6g against %.6g (+%.1f %%); it is served anyway (podlstm: {fallback: baseline} would serve the VAR)\n", S->nva, V.p, (double)en, (double)ev, (double)(100 * (en / ev - 1))));
   else {
@@ -367,8 +372,19 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCall(SgPodLstmSeriesWriteWindows(comm, &S, windows));
   PetscCall(Windows(&S, S.s_va0, S.nva, &vx, &vy));
   PetscCall(PetscPrintf(comm, "podlstm: windows of %" PetscInt_FMT " -> %" PetscInt_FMT " steps: %" PetscInt_FMT " train, %" PetscInt_FMT " validate, %" PetscInt_FMT " test\n", d->L, d->L, S.ntr, S.nva, S.nte));
-  fc.windows = windows, fc.ntrain = S.ntr, fc.nvalid = S.nva, fc.vx = vx, fc.vy = vy, fc.L = d->L, fc.K = d->K, fc.head = (SgPodLstmHead)d->head;
-  fc.max_epochs = d->epochs, fc.patience = d->patience, fc.batch = d->batch, fc.lr = d->lr, fc.residual = (PetscBool)(d->base > 0);
+  fc.windows = windows;
+  fc.ntrain = S.ntr;
+  fc.nvalid = S.nva;
+  fc.vx = vx;
+  fc.vy = vy;
+  fc.L = d->L;
+  fc.K = d->K;
+  fc.head = (SgPodLstmHead)d->head;
+  fc.max_epochs = d->epochs;
+  fc.patience = d->patience;
+  fc.batch = d->batch;
+  fc.lr = d->lr;
+  fc.residual = (PetscBool)(d->base > 0);
   fc.optim = &d->oc;
   fc.shard = d->shard;
   fc.compress = d->compress;
@@ -377,8 +393,14 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   if (d->search < 2) {
     SgPodLstmSearchConfig sc;
     PetscCall(PetscMemzero(&sc, sizeof sc));
-    sc.type = (SgPodLstmSearchType)d->search, sc.evaluations = d->evaluations, sc.population = d->population, sc.sample = d->sample;
-    sc.seed = (uint64_t)d->seed, sc.space = d->space, sc.fit = fc, sc.verbose = d->verbose;
+    sc.type = (SgPodLstmSearchType)d->search;
+    sc.evaluations = d->evaluations;
+    sc.population = d->population;
+    sc.sample = d->sample;
+    sc.seed = (uint64_t)d->seed;
+    sc.space = d->space;
+    sc.fit = fc;
+    sc.verbose = d->verbose;
     PetscCall(PetscSNPrintf(sc.logdir, sizeof sc.logdir, "%s.search", d->prefix));
     PetscCall(PetscSNPrintf(sc.fingerprint, sizeof sc.fingerprint, "podlstm search %s seed %" PetscInt_FMT ": n %" PetscInt_FMT " snapshots %" PetscInt_FMT "+%" PetscInt_FMT " K %" PetscInt_FMT " L %" PetscInt_FMT " head %s space %" PetscInt_FMT "x%" PetscInt_FMT "..%" PetscInt_FMT "/%" PetscInt_FMT " epochs %" PetscInt_FMT " patience %" PetscInt_FMT " batch %" PetscInt_FMT " lr %g pop %" PetscInt_FMT " sample %" PetscInt_FMT "%s", SgPodLstmSearchTypes[d->search], d->seed, D.n, D.ntrain, D.ntest, d->K, d->L, SgPodLstmHeads[d->head], d->space.nlayers, d->space.umin, d->space.umax, d->space.ustep, d->epochs, d->patience, d->batch, (double)d->lr, d->population, d->sample, d->base ? " base var" : ""));
     { /* and the effective configuration: every podlstm option that decides what the search computes
@@ -402,7 +424,10 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
       for (PetscInt i = 0; i < d->sr.n; i++) order[i] = i;
       for (PetscInt i = 1; i < d->sr.n; i++) { /* by R2, best first */
         PetscInt x = order[i], j = i - 1;
-        while (j >= 0 && d->sr.evals[order[j]].r2 < d->sr.evals[x].r2) order[j + 1] = order[j], j--;
+        while (j >= 0 && d->sr.evals[order[j]].r2 < d->sr.evals[x].r2) {
+          order[j + 1] = order[j];
+          j--;
+        }
         order[j + 1] = x;
       }
       for (PetscInt i = 0; i < d->sr.n && ntop < d->topk; i++) {
@@ -441,11 +466,19 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   }
   PetscCall(Fallback(s, &D, &S, coef, nets[0]));
   /* the model */
-  d->M.K = d->K, d->M.L = d->L, d->M.head = (SgPodLstmHead)d->head, d->M.nfields = D.nfields, d->M.dt = D.dt, d->M.nmodels = ntop;
+  d->M.K = d->K;
+  d->M.L = d->L;
+  d->M.head = (SgPodLstmHead)d->head;
+  d->M.nfields = D.nfields;
+  d->M.dt = D.dt;
+  d->M.nmodels = ntop;
   PetscCall(PetscStrncpy(d->M.physics, D.physics, sizeof d->M.physics));
   for (PetscInt f = 0; f < D.nfields; f++) {
     PetscCall(PetscStrncpy(d->M.field[f], D.field[f], sizeof d->M.field[f]));
-    d->M.fsize[f] = D.fsize[f], d->M.fshape[f][0] = D.fshape[f][0], d->M.fshape[f][1] = D.fshape[f][1], d->M.fscale[f] = D.fscale[f];
+    d->M.fsize[f] = D.fsize[f];
+    d->M.fshape[f][0] = D.fshape[f][0];
+    d->M.fshape[f][1] = D.fshape[f][1];
+    d->M.fscale[f] = D.fscale[f];
   }
   PetscCall(PetscMalloc2(d->K, &d->M.lo, d->K, &d->M.hi));
   PetscCall(PetscArraycpy(d->M.lo, S.lo, d->K));
@@ -568,14 +601,33 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
 
   PetscFunctionBegin;
   PetscCall(PetscNew(&d));
-  d->member = -1, d->ntrain = 427, d->valid_fraction = 0.2, d->K = 5, d->L = 8;
-  d->evaluations = 40, d->population = 10, d->sample = 3, d->epochs = 20, d->patience = 5, d->rollout = 1, d->batch = 32, d->lr = 1e-3;
+  d->member = -1;
+  d->ntrain = 427;
+  d->valid_fraction = 0.2;
+  d->K = 5;
+  d->L = 8;
+  d->evaluations = 40;
+  d->population = 10;
+  d->sample = 3;
+  d->epochs = 20;
+  d->patience = 5;
+  d->rollout = 1;
+  d->batch = 32;
+  d->lr = 1e-3;
   d->step = 7;
   sgnn_optim_defaults(SGNN_ADAM, &d->oc);
   d->oc.lr = d->lr;
   PetscCall(PetscStrncpy(d->compress, "none", sizeof d->compress));
-  d->topk = 5, d->retrain_patience = 15, d->seed = 1, d->baselines = PETSC_TRUE, d->verbose = PETSC_TRUE, d->head = SG_PODLSTM_HEAD_WINDOW;
-  d->space.nlayers = 5, d->space.umin = 16, d->space.umax = 96, d->space.ustep = 16;
+  d->topk = 5;
+  d->retrain_patience = 15;
+  d->seed = 1;
+  d->baselines = PETSC_TRUE;
+  d->verbose = PETSC_TRUE;
+  d->head = SG_PODLSTM_HEAD_WINDOW;
+  d->space.nlayers = 5;
+  d->space.umin = 16;
+  d->space.umax = 96;
+  d->space.ustep = 16;
   PetscCall(PetscStrncpy(d->svd, "trlanczos", sizeof d->svd));
   PetscCall(PetscStrncpy(d->arch, "L64 L64", sizeof d->arch));
   PetscCall(PetscStrncpy(d->hand, "L64 L64", sizeof d->hand));

@@ -83,7 +83,12 @@ PetscErrorCode SgTrainerPlateauDefault(SgTrainerPlateau *p)
 PetscErrorCode SgTrainerPlateauReset(SgTrainer t)
 {
   PetscFunctionBegin;
-  t->pl.scale = 1, t->pl.best = PETSC_MAX_REAL, t->pl.nbad = 0, t->pl.sum = 0, t->pl.n = 0, t->pl.ndecay = 0;
+  t->pl.scale = 1;
+  t->pl.best = PETSC_MAX_REAL;
+  t->pl.nbad = 0;
+  t->pl.sum = 0;
+  t->pl.n = 0;
+  t->pl.ndecay = 0;
   t->pl.nclip = 0;
   t->pl.maxnorm = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -172,6 +177,11 @@ PetscErrorCode SgTrainerPlateauDecode(SgTrainer t, const char path[], const char
   t->pl.ndecay = ndecay;
   t->pl.nclip = nclip;
   t->pl.maxnorm = maxnorm;
-  if (t->plateau.fresh_on_restart) t->pl.best = PETSC_MAX_REAL, t->pl.nbad = 0, t->pl.sum = 0, t->pl.n = 0;
+  if (t->plateau.fresh_on_restart) {
+    t->pl.best = PETSC_MAX_REAL;
+    t->pl.nbad = 0;
+    t->pl.sum = 0;
+    t->pl.n = 0;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -42,7 +42,8 @@ PetscErrorCode SgTrainerCreate(MPI_Comm comm, SgTrainer *out)
   PetscCall(PetscStrncpy(t->compress, "none", sizeof t->compress));
   t->cub_sync = 10; /* lion_cub: momenta averaged every 10 steps (our default; -train_lion_cub_sync) */
   sgnn_optim_defaults(SGNN_ADAM, &t->oc);
-  t->sched.kind = SGNN_LR_CONST, t->sched.lr0 = t->oc.lr;
+  t->sched.kind = SGNN_LR_CONST;
+  t->sched.lr0 = t->oc.lr;
   PetscCall(SgTrainerPlateauDefault(&t->plateau));
   PetscCall(SgTrainerPlateauReset(t));
   *out = t;
@@ -95,7 +96,8 @@ PetscErrorCode SgTrainerSetMetrics(SgTrainer t, PetscInt nsums, PetscInt ncols, 
   PetscCheck(nsums >= 0 && ncols >= 0 && ncols <= SG_TRAINER_MAXCOLS, PetscObjectComm((PetscObject)t), PETSC_ERR_ARG_OUTOFRANGE, "SgTrainer: %" PetscInt_FMT " sums and %" PetscInt_FMT " columns; at most %d columns", nsums, ncols, SG_TRAINER_MAXCOLS);
   for (PetscInt i = 0; i < t->ncols; i++) PetscCall(PetscFree(t->cols[i]));
   PetscCall(PetscFree(t->lcurve_header));
-  t->nsums = nsums, t->ncols = ncols;
+  t->nsums = nsums;
+  t->ncols = ncols;
   for (PetscInt i = 0; i < ncols; i++) PetscCall(PetscStrallocpy(cols[i], &t->cols[i]));
   PetscCall(PetscStrallocpy(lcurve_header, &t->lcurve_header));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -125,7 +127,10 @@ PetscErrorCode SgTrainerSetFieldShard(SgTrainer t, const char field[], PetscInt 
   PetscCheck(ndim >= 0 && ndim <= SG_DATASET_MAXDIM, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: shard of '%s' over %" PetscInt_FMT " axes", t->name, field, ndim);
   t->sharded[f] = PETSC_TRUE;
   t->shdim[f]   = ndim;
-  for (PetscInt d = 0; d < ndim; d++) t->shstart[f][d] = start[d], t->shcount[f][d] = count[d];
+  for (PetscInt d = 0; d < ndim; d++) {
+    t->shstart[f][d] = start[d];
+    t->shcount[f][d] = count[d];
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

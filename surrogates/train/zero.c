@@ -58,7 +58,9 @@ PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, S
   PetscCall(SgOptionsEList("-optimizer", "Optimizer: sgd (with -sgd_momentum), adam, adamw (decoupled weight decay) or lion (Chen et al. 2023: the sign of an interpolated momentum; take a learning rate 3-10x smaller than Adam's)", optims, 4, optims[idx], &idx, &set));
   if (set && idx != (PetscInt)oc->type) { /* the new type's defaults (betas, eps), the caller's rate and decay */
     sgnn_optim_defaults((SgnnOptimType)idx, oc);
-    oc->lr = lr, oc->weight_decay = wd, oc->momentum = mu;
+    oc->lr = lr;
+    oc->weight_decay = wd;
+    oc->momentum = mu;
   }
   if (oc->type == SGNN_LION) {
     PetscCall(SgOptionsReal("-lion_beta1", "Lion: interpolation between momentum and gradient whose sign is the update (Chen et al.: 0.9)", "", oc->beta1, &oc->beta1, NULL, 0, 1 - 1e-12));

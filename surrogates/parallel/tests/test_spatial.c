@@ -336,7 +336,8 @@ static void run_case(const char *name, Model model, const int *shape, const Spec
   serial = 0;
   int G = sgpar_grid_data_groups(grid), dg = sgpar_grid_data_group(grid), n0 = 0;
   for (int i = 0; i < dg; i++) n0 += group_n[i];
-  q_n0 = n0, q_c0 = group_n[dg];
+  q_n0 = n0;
+  q_c0 = group_n[dg];
   across_data = G > 1;
   make_split(sp, shape, &split);
   SgparSplit s_in = split;

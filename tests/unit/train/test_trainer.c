@@ -212,7 +212,8 @@ static PetscErrorCode LossGrid(SgTrainer tr, void *ctx, PetscInt k, const SgLoad
   PetscCallMPI(MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, sgpar_grid_spatial_comm(g)));
   PetscCallMPI(MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, sgpar_grid_spatial_comm(g)));
   grid_id_mismatch += lo[0] != hi[0] || lo[1] != hi[1];
-  grid_nmin = PetscMin(grid_nmin, (int)b->nlocal), grid_nmax = PetscMax(grid_nmax, (int)b->nlocal);
+  grid_nmin = PetscMin(grid_nmin, (int)b->nlocal);
+  grid_nmax = PetscMax(grid_nmax, (int)b->nlocal);
   SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sx, b->data[0], &X)); /* the shard: [n, f1 - f0] */
   SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sy, b->data[1], &Y));
   SgCallNN(sgnn_slice(m->w, 0, f0, f1, &Ws));
@@ -378,7 +379,12 @@ static PetscErrorCode ClippedPlateauGD(const char path[], PetscInt steps, double
   *ncut = 0;
   for (PetscInt k = 0; k < steps; k++) {
     double g[NF + 1] = {0}, loss = 0, norm = 0;
-    if (k == fresh_at) best = INFINITY, bad = 0, wsum = 0, inwin = 0;
+    if (k == fresh_at) {
+      best = INFINITY;
+      bad = 0;
+      wsum = 0;
+      inwin = 0;
+    }
     for (int64_t i = 0; i < n; i++) {
       double a[NF + 1] = {x[i * NF], x[i * NF + 1], x[i * NF + 2], 1.0}, r = -y[i];
       for (int j = 0; j <= NF; j++) r += a[j] * w[j];

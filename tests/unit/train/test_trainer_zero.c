@@ -103,7 +103,8 @@ static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBa
   SgCallNN(sgnn_mul(D, D, &D2));
   SgCallNN(sgnn_sum(D2, 0, NULL, 0, &S));
   SgCallNN(sgnn_tensor_item(S, &v));
-  sums[0] += v, sums[1] += b->nlocal;
+  sums[0] += v;
+  sums[1] += b->nlocal;
   SgCallNN(sgnn_affine(S, 0.5, 0.0, loss));
   SgnnTensor *fr[] = {&X, &Y, &A, &B, &Z, &H, &O, &C, &P, &D, &D2, &S};
   for (int q = 0; q < 12; q++) sgnn_tensor_free(fr[q]);
@@ -159,8 +160,16 @@ static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], P
   PetscCall(SgTrainerSetSeed(tr, 7));
   PetscCall(SgTrainerSetNumSteps(tr, r->steps));
   sgnn_optim_defaults(SGNN_ADAM, &oc);
-  if (r->const_lr) sc.kind = SGNN_LR_CONST, sc.lr0 = 0.01;
-  else sc.kind = SGNN_LR_EXP, sc.lr0 = 0.02, sc.decay_rate = 0.5, sc.decay_steps = 10;
+  if (r->const_lr) {
+    sc.kind = SGNN_LR_CONST;
+    sc.lr0 = 0.01;
+  }
+  else {
+    sc.kind = SGNN_LR_EXP;
+    sc.lr0 = 0.02;
+    sc.decay_rate = 0.5;
+    sc.decay_steps = 10;
+  }
   oc.lr = sc.lr0;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetSchedule(tr, &sc));
@@ -214,7 +223,11 @@ static PetscErrorCode ModeLion(const char dir[])
   PetscCall(PetscSNPrintf(fn, sizeof fn, "%s/lion_traj.txt", dir));
   m.traj = fopen(fn, "w");
   PetscCheck(m.traj, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot write %s", fn);
-  r.data = data, r.batch = 24, r.steps = 20, r.disp = 1, r.const_lr = PETSC_TRUE;
+  r.data = data;
+  r.batch = 24;
+  r.steps = 20;
+  r.disp = 1;
+  r.const_lr = PETSC_TRUE;
   r.opts = "-train_optimizer lion -train_lion_beta1 0.8 -train_lion_beta2 0.95 -train_weight_decay 0.1";
   PetscCall(Train(PETSC_COMM_SELF, &m, &r, out, NULL));
   fclose(m.traj);
@@ -244,7 +257,10 @@ static PetscErrorCode Train30Adam(MPI_Comm comm, double w[3][64])
   char opts[128];
 
   PetscFunctionBegin;
-  r.data = shard_data, r.batch = 7, r.steps = 30, r.disp = 10;
+  r.data = shard_data;
+  r.batch = 7;
+  r.steps = 30;
+  r.disp = 10;
   for (PetscInt stage = 0; stage < 3; stage++) {
     PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
     r.opts = opts;
@@ -274,7 +290,10 @@ static PetscErrorCode ModeShard(const char dir[])
   PetscCall(PetscSNPrintf(ck, sizeof ck, "%s/shard_ck%d.h5", dir, size));
   if (!rank) PetscCall(WriteData(data, 40));
   PetscCallMPI(MPI_Barrier(comm));
-  r.data = data, r.batch = 7, r.steps = 30, r.disp = 10;
+  r.data = data;
+  r.batch = 7;
+  r.steps = 30;
+  r.disp = 10;
   for (int o = 0; o < 2; o++) {
     for (PetscInt stage = 0; stage < 3; stage++) {
       long   blk = 26 * (rank + 1) / size - 26 * rank / size;
@@ -308,7 +327,9 @@ static PetscErrorCode ModeShard(const char dir[])
   PetscCall(Train(comm, &m, &r, wr, NULL));
   sgnn_params_destroy(&m.P);
   PetscCall(Train30Adam(comm, w));
-  r.ckpt = NULL, r.restart = ck, r.steps = 30;
+  r.ckpt = NULL;
+  r.restart = ck;
+  r.steps = 30;
   for (PetscInt stage = 0; stage < 3; stage += 2) {
     PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
     r.opts = opts;
@@ -368,7 +389,11 @@ static PetscErrorCode ModeCub(const char dir[])
   PetscCall(PetscSNPrintf(data, sizeof data, "%s/cub.h5", dir));
   if (!rank) PetscCall(WriteData(data, 40));
   PetscCallMPI(MPI_Barrier(comm));
-  r.data = data, r.batch = 8, r.steps = 60, r.disp = 60, r.const_lr = PETSC_TRUE;
+  r.data = data;
+  r.batch = 8;
+  r.steps = 60;
+  r.disp = 60;
+  r.const_lr = PETSC_TRUE;
   PetscCall(NetCreate(&m));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m.P), w0));
   r.opts = "-train_optimizer lion";
