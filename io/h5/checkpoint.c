@@ -101,6 +101,13 @@ PetscErrorCode SgCheckpointWriteVec(SgCheckpoint chk, const char name[], Vec v)
 
   PetscFunctionBegin;
   PetscCheck(chk->mode == SG_CHECKPOINT_WRITE, chk->comm, PETSC_ERR_ORDER, "Checkpoint opened for reading");
+  {
+    PetscInt n;
+    char     what[300];
+    PetscCall(VecGetSize(v, &n));
+    PetscCall(PetscSNPrintf(what, sizeof what, "the checkpoint's %s", name));
+    PetscCall(SgH5CheckRoom(chk->comm, chk->filename, (double)n * sizeof(PetscScalar), what));
+  }
   PetscCall(PetscObjectGetName((PetscObject)v, &old));
   PetscCall(PetscStrallocpy(old, &keep));
   PetscCall(PetscObjectSetName((PetscObject)v, name));

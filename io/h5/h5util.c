@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/statvfs.h>
 #include "h5util.h"
 #include "sghdf5.h"
 
@@ -70,6 +71,27 @@ PetscErrorCode SgH5RemoveForCreate(MPI_Comm comm, const char path[])
   if (!rank && unlink(path) && errno != ENOENT) err = errno;
   PetscCallMPI(MPI_Bcast(&err, 1, MPI_INT, 0, comm));
   PetscCheck(!err, comm, PETSC_ERR_FILE_OPEN, "%s exists and cannot be replaced (%s): check the permissions of its directory", path, strerror(err));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5CheckRoom(MPI_Comm comm, const char path[], double bytes, const char what[])
+{
+  PetscMPIInt rank;
+  double      have[2] = {-1, 0}; /* free bytes (-1: unknown), needed */
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    char           dir[PETSC_MAX_PATH_LEN];
+    const char    *slash = strrchr(path, '/');
+    struct statvfs fs;
+    if (slash) (void)snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + (slash == path), path);
+    else (void)snprintf(dir, sizeof dir, ".");
+    have[1] = bytes + bytes / 16 + 256.0 * 1024;
+    if (!statvfs(dir, &fs)) have[0] = (double)fs.f_bavail * (double)fs.f_frsize;
+  }
+  PetscCallMPI(MPI_Bcast(have, 2, MPI_DOUBLE, 0, comm));
+  PetscCheck(have[0] < 0 || have[0] >= have[1], comm, PETSC_ERR_FILE_OPEN, "cannot write %s to %s: its file system has %.3g MiB free and the write needs about %.3g MiB (disk full): free space and run again", what, path, have[0] / 1048576, have[1] / 1048576);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -86,3 +86,11 @@ PETSC_INTERN PetscErrorCode SgH5WriteRootString(const char path[], hid_t file, c
 PETSC_INTERN PetscErrorCode SgH5StagedOpen(MPI_Comm comm, const char option[], const char path[], const char kind[], PetscBool cont, hid_t fapl, hid_t *file, char tmp[], size_t len);
 PETSC_INTERN PetscErrorCode SgH5StagedCommit(MPI_Comm comm, hid_t *file, const char tmp[], const char path[]);
 PETSC_INTERN void           SgH5StagedDiscard(hid_t *file, const char tmp[]);
+
+/* Room for a collective write of about `bytes` more into `path` (collective; rank 0 asks statvfs(3)
+   of its directory and tells the others). A full disk met inside a collective HDF5 call can fail on one
+   rank only (rank 0 allocating a dataset's chunks while the others wait in HDF5's barrier), which no
+   agreement can reach; checked before the call, every rank refuses together with one line instead.
+   The margin (1/16 + 256 KiB) covers HDF5's metadata. A file system that does not say (statvfs fails)
+   passes; the write path's own checks still catch a later failure. */
+PETSC_INTERN PetscErrorCode SgH5CheckRoom(MPI_Comm comm, const char path[], double bytes, const char what[]);

@@ -21,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "sgsys.h"
 #include "sgwrite.h"
 
 /* The lock on path for this process: the open file descriptor (>= 0), -1 with msg set when another
@@ -107,6 +108,48 @@ static void RemoveMPIIOLeftovers(const char base[])
   closedir(dp);
 }
 
+/* The locks this process holds, for a job that ends without unwinding (SgErrorFinish's exit when a
+   rank is stuck, or the abort of a failed output): SgErrorOnExit runs ReleaseHeld, which removes
+   BASE.lock as SgWriteLockRelease would (the kernel drops the flock anyway; this leaves no file). */
+#define SG_LOCKS_HELD 8
+static struct {
+  char path[PETSC_MAX_PATH_LEN + 8];
+  int  fd;
+} held[SG_LOCKS_HELD];
+
+static void ReleaseHeld(void)
+{
+  for (int i = 0; i < SG_LOCKS_HELD; i++) {
+    if (held[i].fd < 0 || !held[i].path[0]) continue;
+    (void)unlink(held[i].path);
+    (void)close(held[i].fd);
+    held[i].fd      = -1;
+    held[i].path[0] = 0;
+  }
+}
+
+static void NoteHeld(const char path[], int fd)
+{
+  for (int i = 0; i < SG_LOCKS_HELD; i++) {
+    if (held[i].path[0]) continue;
+    (void)snprintf(held[i].path, sizeof held[i].path, "%s", path);
+    held[i].fd = fd;
+    SgErrorOnExit(ReleaseHeld);
+    return;
+  }
+}
+
+static void ForgetHeld(int fd)
+{
+  for (int i = 0; i < SG_LOCKS_HELD; i++)
+    if (held[i].path[0] && held[i].fd == fd) held[i].path[0] = 0;
+}
+
+void SgWriteLockAbandon(void)
+{
+  ReleaseHeld();
+}
+
 PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[], const char base[], int *fd)
 {
   PetscMPIInt rank;
@@ -120,6 +163,7 @@ PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[], const char
     PetscCall(PetscSNPrintf(path, sizeof path, "%s.lock", base));
     *fd = TryLock(path, why, sizeof why);
     if (*fd >= 0) RemoveMPIIOLeftovers(base);
+    if (*fd >= 0) NoteHeld(path, *fd);
     if (*fd == -1) PetscCall(PetscSNPrintf(msg, sizeof msg, "%s '%s' is being written by another surge job (%s): wait for it to end or choose another %s", option, base, why, option));
     if (*fd < 0) *fd = -1;
   }
@@ -133,6 +177,7 @@ void SgWriteLockRelease(const char base[], int *fd)
   char path[PETSC_MAX_PATH_LEN + 8];
 
   if (*fd < 0) return;
+  ForgetHeld(*fd);
   (void)snprintf(path, sizeof path, "%s.lock", base);
   (void)unlink(path); /* while still held: no other job can see it free and then lose it */
   (void)close(*fd);

@@ -436,6 +436,11 @@ PetscErrorCode SgOutputWriteField(SgOutput out, const char name[], Vec v, const 
   }
   PetscCall(PetscSNPrintf(group, sizeof group, "/fields/%s", name));
   PetscCall(PetscSNPrintf(dname, sizeof dname, "%" PetscInt_FMT, out->nsnap));
+  {
+    char what[320];
+    PetscCall(PetscSNPrintf(what, sizeof what, "the field %s of snapshot %" PetscInt_FMT, name, out->nsnap));
+    PetscCall(SgH5CheckRoom(out->comm, out->final, (double)M * PetscMax(N, 1) * PetscMax(P, 1) * dof * sizeof(PetscScalar), what));
+  }
   PetscCall(PetscObjectGetName((PetscObject)v, &oldname));
   {
     char *keep;

@@ -15,8 +15,14 @@
      others are stuck: this rank prints its message if it has not, and exits without finalising MPI,
      which makes mpiexec end the stuck ranks (its "exited improperly" banner follows the line).
 
+   - SgAgreeAllFailed asks the same question earlier, for an operation every rank entered (an
+     output's collective HDF5 call): when every rank failed in it, they can all end through the
+     normal error path (files closed, the output lock released, MPI finalised) instead of aborting.
+
    The error handler (init.c) calls SgErrorRecord for every user-class error: it keeps the first
-   message and says whether to print it now. */
+   message and says whether to print it now. A job that must end without unwinding (the safety net's
+   exit, an abort) first runs the clean-ups layers above registered with SgErrorOnExit (the output
+   lock of io/h5/lock.c). */
 #include "sgsys.h"
 #include <unistd.h>
 
@@ -35,6 +41,55 @@ PetscBool SgErrorRecord(const char mess[], PetscBool rank0)
   if (quiet || !rank0 || printed) return PETSC_FALSE;
   printed = PETSC_TRUE;
   return PETSC_TRUE;
+}
+
+#define SG_ON_EXIT_MAX 4
+static void (*on_exit_fn[SG_ON_EXIT_MAX])(void);
+static int n_on_exit;
+
+void SgErrorOnExit(void (*fn)(void))
+{
+  for (int i = 0; i < n_on_exit; i++)
+    if (on_exit_fn[i] == fn) return;
+  if (n_on_exit < SG_ON_EXIT_MAX) on_exit_fn[n_on_exit++] = fn;
+}
+
+void SgErrorRunOnExit(void)
+{
+  while (n_on_exit > 0) on_exit_fn[--n_on_exit]();
+}
+
+/* the bounded wait of the safety net: how long a failing rank waits for the others (seconds) */
+static double AgreeLimit(void)
+{
+  const char *wait = getenv("SURGE_ERROR_AGREE_SECONDS");
+  return wait ? atof(wait) : 10.0;
+}
+
+/* every failing rank enters a non-blocking barrier on the private communicator: true when every rank
+   of the job arrived within the limit (they all failed), false when some rank is elsewhere */
+static PetscBool AllArrive(void)
+{
+  MPI_Request req;
+  int         done = 0;
+  double      t0, limit = AgreeLimit();
+
+  if (MPI_Ibarrier(agree_comm, &req)) return PETSC_FALSE;
+  t0 = MPI_Wtime();
+  while (!done && MPI_Wtime() - t0 < limit) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (!done) usleep(2000);
+  }
+  return done ? PETSC_TRUE : PETSC_FALSE;
+}
+
+PetscBool SgAgreeAllFailed(void)
+{
+  PetscMPIInt size = 1;
+
+  if (agree_comm == MPI_COMM_NULL) return PETSC_FALSE;
+  MPI_Comm_size(agree_comm, &size);
+  return size == 1 ? PETSC_TRUE : AllArrive();
 }
 
 PetscErrorCode SgAgreeSetUp(void)
@@ -79,27 +134,18 @@ PetscErrorCode SgAgreeEnd(MPI_Comm comm, PetscErrorCode ierr)
 /* Called by main with a user-class error code instead of PetscFinalize. Returns the exit status. */
 int SgErrorFinish(void)
 {
-  PetscMPIInt size = 1, rank = 0, done = 0, nprinted = 0, mine, first;
-  MPI_Request req;
-  double      t0;
-  const char *wait = getenv("SURGE_ERROR_AGREE_SECONDS");
-  double      limit = wait ? atof(wait) : 10.0;
+  PetscMPIInt size = 1, rank = 0, nprinted = 0, mine, first;
 
   if (agree_comm == MPI_COMM_NULL) goto finalize;
   MPI_Comm_size(agree_comm, &size);
   MPI_Comm_rank(agree_comm, &rank);
   if (size == 1) goto report;
-  if (MPI_Ibarrier(agree_comm, &req)) goto finalize;
-  t0 = MPI_Wtime();
-  while (!done && MPI_Wtime() - t0 < limit) {
-    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (!done) usleep(2000);
-  }
-  if (!done) { /* another rank is stuck where this one failed: one line, then let mpiexec end it */
+  if (!AllArrive()) { /* another rank is stuck where this one failed: one line, then let mpiexec end it */
     if (!printed && have_msg) SgTermPrintf(stderr, "surge: error: %s\n", first_msg);
     fflush(stderr);
     fflush(stdout);
     (void)SgTermLogEnd(PETSC_TRUE);
+    SgErrorRunOnExit(); /* no unwinding follows: the output lock is released here */
     _exit(1);
   }
   /* every rank failed: one of them prints, unless one already has */

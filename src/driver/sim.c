@@ -468,8 +468,11 @@ static void DiscardStaged(SgSim sim, PetscBool anyrank)
 /* Writing the output can fail for reasons outside the run (a full disk, a quota): such a failure is
    one line, not a traceback. Output operations run with PETSc's error printing held back; a user-class
    error (agreed on every rank) is raised again as it was, anything else becomes one line naming the
-   output. One rank may be alone in knowing (an MPI-IO write that failed on it): with several ranks it
-   removes the staged temporaries and aborts the job (the others may be waiting in a collective). */
+   output. With several ranks, a full disk in a collective HDF5 call usually fails on every rank: they
+   agree on it (SgAgreeAllFailed, a bounded wait) and all end through the normal error path -- the
+   staged temporaries removed, the output lock released, MPI finalised, one line. One rank may be alone
+   in knowing (an MPI-IO write that failed on it only): the others may be waiting in a collective, so
+   after the wait it removes the temporaries and the lock and aborts the job. */
 static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgErrorHold *h)
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)sim);
@@ -484,9 +487,11 @@ static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgError
   sim->staged = PETSC_FALSE;
   sim->failed = PETSC_TRUE;
   if (size == 1) SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "%s", line);
+  if (SgAgreeAllFailed()) SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s", line); /* printed once, by rank 0 */
   SgTermPrintf(stderr, "surge: error: %s\n", line);
   (void)fflush(stderr);
   SgTermLogAbandon(); /* the run log's temporary too (rank 0, which holds it, is ended by the abort) */
+  SgWriteLockAbandon();
   (void)MPI_Abort(PETSC_COMM_WORLD, 1);
   PetscFunctionReturn(PETSC_ERR_FILE_WRITE);
 }

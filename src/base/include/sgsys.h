@@ -128,11 +128,18 @@ PETSC_EXTERN PetscErrorCode SgFinalize(void);
        ierr = ReadMyPart(...);
        PetscCall(SgAgreeEnd(comm, ierr));
    SgErrorFinish() ends a run with a user-class error without deadlocking ranks that did not fail
-   (one line, exit status returned); SgErrorRecord is the error handler's hook. */
+   (one line, exit status returned); SgErrorRecord is the error handler's hook. SgAgreeAllFailed, on
+   a rank that failed in an operation every rank entered, says (waiting a bounded time, without a
+   collective the others could mismatch) whether every rank failed, so all can end normally.
+   SgErrorOnExit registers a clean-up (no arguments, safe to run once more) that a job ending without
+   unwinding runs first (SgErrorRunOnExit: the safety net's exit, before an MPI_Abort). */
 PETSC_EXTERN PetscErrorCode SgAgreeSetUp(void);
 PETSC_EXTERN PetscErrorCode SgAgreeBegin(void);
 PETSC_EXTERN PetscErrorCode SgAgreeEnd(MPI_Comm comm, PetscErrorCode ierr);
 PETSC_EXTERN int            SgErrorFinish(void);
+PETSC_EXTERN PetscBool      SgAgreeAllFailed(void);
+PETSC_EXTERN void           SgErrorOnExit(void (*fn)(void));
+PETSC_EXTERN void           SgErrorRunOnExit(void);
 
 /* Stop on SIGTERM/SIGUSR1 at the next step boundary with a checkpoint (stopsig.c). Install/Remove
    bracket a loop that can stop (they nest); SgStopSignalAgree (collective) returns the signal noted on
