@@ -2,10 +2,18 @@
 """POD-LSTM on Kuramoto-Sivashinsky, L = 22, against persistence, VAR, DMD and a quadratic regression
 (docs/podlstm.md "A chaotic benchmark: Kuramoto-Sivashinsky"). Run by ks_study.sh after the searches:
 
-    /usr/bin/python3 tests/bench/podlstm/ks_study.py WORKDIR [--free]
+    /usr/bin/python3 tests/bench/podlstm/ks_study.py WORKDIR [--free] [--data FILE] [--prefix P]
+                     [--skip N] [--ntrain N] [--ntest N] [--advance N]
 
-WORKDIR holds ks22_data.h5 (inputs/podlstm/ks22_ensemble.yaml) and the models ks22_m{M}_s{S}.h5
-(inputs/podlstm/ks22_train.yaml, member M, search seed S). For every model:
+WORKDIR holds the ensemble's data (--data, default ks22_data.h5 of inputs/podlstm/ks22_ensemble.yaml)
+and the models P_m{M}_s{S}.h5 (--prefix, default ks22; inputs/podlstm/ks22_train.yaml, member M,
+seed S). --skip/--ntrain/--ntest are the training deck's (defaults 100, 3000, 1000: ks22_train.yaml).
+The snapshot spacing D is the model's (its dt), checked against the data's sample times; the window
+L is the model's. A model trained with a search scores its searched network, its top-k mean and the
+hand-designed LSTM; one trained with `search: none` (a given architecture) its one network.
+The dense data (inputs/podlstm/ks22_dense_ensemble.yaml, D = 1) with rollout-trained models
+(inputs/podlstm/ks22_dense_train.yaml): --data ks22_dense_data.h5 --prefix ks22d --skip 300
+--ntrain 4000 --ntest 1000. For every model:
 
 1. the coefficients a_t = modes (u_t / scale - mean) of the member's snapshots with the model's own POD;
    the POD floor and VAR(p) (p as surge printed; least squares on the fitting part, surge's small
@@ -20,8 +28,11 @@ WORKDIR holds ks22_data.h5 (inputs/podlstm/ks22_ensemble.yaml) and the models ks
 4. valid prediction time (VPT): the first time the normalised error ||u_pred - u|| / sigma (RMS over
    the grid; sigma the RMS anomaly of u over the training period) exceeds 0.5, from every 8th test
    window, iterated one step at a time; for POD-LSTM (with --free) from runs of the solver's
-   field.advance slot served by the model (advance_snapshots 1: the first snapshot of each forecast
-   fed back; restarted from the solver's checkpoint), 5 starting points in the test period;
+   field.advance slot served by the model (advance_snapshots --advance, default 1: the first snapshot
+   of each forecast fed back; L: the model's own window-to-window iteration; restarted from the
+   solver's checkpoint), 5 starting points in the test period; from the same runs the error beyond
+   the floor per snapshot up to one Lyapunov time, against VAR, DMD, the quadratic regression and
+   persistence from the same 5 starting points;
 5. (--free) a free run of 50 Lyapunov times from the test period's start, the model's own window-to-
    window iteration (advance_snapshots 8): the coefficients' distributions (mean, standard deviation,
    the histogram overlap per mode) and the energy spectrum <|u_k|^2> against the truth's test period."""
@@ -39,17 +50,29 @@ from ks_baselines import dmd_fit, iterate, quad_fit, quad_features, var_fit  # n
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SURGE = os.environ.get("SURGE", os.path.join(ROOT, "bin", "surge"))
-LAM, D = 0.0475, 3.0          # leading Lyapunov exponent (docs/ks.md), snapshot spacing
-SKIP, NTRAIN, NTEST, L = 100, 3000, 1000, 8
-NFIT = NTRAIN - int(round(0.2 * NTRAIN))
+LAM = 0.0475                  # leading Lyapunov exponent (docs/ks.md)
+
+
+def arg(name, default):
+    return type(default)(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
 W = sys.argv[1]
 FREE = "--free" in sys.argv
-LT = D * LAM                  # Lyapunov times per snapshot
+DATA, PREFIX = arg("--data", "ks22_data.h5"), arg("--prefix", "ks22")
+SKIP, NTRAIN, NTEST = arg("--skip", 100), arg("--ntrain", 3000), arg("--ntest", 1000)
+ADVANCE = arg("--advance", 1)
+NFIT = NTRAIN - int(round(0.2 * NTRAIN))
+D = L = LT = None             # snapshot spacing, window, Lyapunov times per snapshot: from the models
 
 
 def member_series(m):
-    with h5py.File(os.path.join(W, "ks22_data.h5"), "r") as f:
+    with h5py.File(os.path.join(W, DATA), "r") as f:
         mem = f["samples/member"][()]
+        t = f["samples/time"][()][mem == m]
+        dt = np.diff(t)
+        if not np.allclose(dt, D, rtol=0, atol=1e-9 * D):
+            sys.exit(f"ks_study: the model's snapshot spacing {D:g} is not that of {DATA} (member {m}: {dt.min():g}..{dt.max():g}): give the model's --data")
         return f["samples/u"][()][mem == m][SKIP:SKIP + NTRAIN + NTEST]
 
 
@@ -85,7 +108,7 @@ def vpt_of(err_curve):
 
 results = []
 # the search's work files (NAME.windows.h5) match the pattern too: models only
-for path in sorted(p for p in glob.glob(os.path.join(W, "ks22_m*_s*.h5")) if os.path.basename(p).count(".") == 1):
+for path in sorted(p for p in glob.glob(os.path.join(W, PREFIX + "_m*_s*.h5")) if os.path.basename(p).count(".") == 1):
     name = os.path.basename(path)[:-3]
     m, s = int(name.split("_m")[1].split("_")[0]), int(name.split("_s")[1])
     with h5py.File(path, "r") as f:
@@ -93,6 +116,11 @@ for path in sorted(p for p in glob.glob(os.path.join(W, "ks22_m*_s*.h5")) if os.
         meth = f["scores"].attrs["methods"]
         meth = (meth.decode() if isinstance(meth, bytes) else str(meth)).split(";")
         stored = {k: f["scores/rmse_lead"][()][i, 0, :] for i, k in enumerate(meth)}
+        dtm, Lm = float(f.attrs["dt"]), int(f.attrs["L"])
+    if D is not None and (dtm != D or Lm != L):
+        sys.exit(f"ks_study: {name} has snapshot spacing {dtm:g} and window {Lm}, the models before it {D:g} and {L}: one study, one kind of model")
+    D, L = dtm, Lm
+    LT = D * LAM
     X = member_series(m)
     a = (X / scale - mean) @ modes.T
     rec = lambda A: scale * (mean + A @ modes)  # noqa: E731
@@ -120,10 +148,14 @@ for path in sorted(p for p in glob.glob(os.path.join(W, "ks22_m*_s*.h5")) if os.
     Wq2 = quad_fit(a[:NFIT], 1e-2)  # a lighter ridge: better at the first leads, diverging later (not chosen by validation)
     quad2 = rmse_by_lead(X, lambda s0: rec(iterate("quad", Wq2, a[s0:s0 + L], L)))
     r = {"name": name, "m": m, "s": s, "floor": floor, "check_floor": check_floor, "check_var": check_var, "p": p, "ridge": best[1],
-         "searched": stored["POD-LSTM (searched)"], "top": stored[[k for k in meth if k.startswith("POD-LSTM (top")][0]],
-         "hand": stored[[k for k in meth if k.startswith("hand")][0]], "var": var, "persistence": stored["persistence"], "dmd": dmd, "quad": quad, "quad_1e-2": quad2}
+         "var": var, "persistence": stored["persistence"], "dmd": dmd, "quad": quad, "quad_1e-2": quad2}
+    # a searched model: its searched network, the top-k mean, the hand-designed LSTM; search: none: its one network
+    for key, pre in (("searched", "POD-LSTM"), ("top", "POD-LSTM (top"), ("hand", "hand")):
+        k = [q for q in meth if q == pre or q.startswith(pre + " (searched)") or (key != "searched" and q.startswith(pre))]
+        if k:
+            r[key] = stored[k[0]]
     # valid prediction times of the baselines, iterated 60 steps from every 8th test window
-    H = 60
+    H = int(np.ceil(8.55 / LT))    # 8.55 Lyapunov times (60 snapshots 3 time units apart): past every VPT seen
     for key, kind, Wm, pp in (("var", "var", Wv, p), ("dmd", "dmd", A1, 1), ("quad", "quad", Wq, 2)):
         v = []
         for s0 in range(NTRAIN - L, NTRAIN + NTEST - L - H, 8):
@@ -134,13 +166,13 @@ for path in sorted(p for p in glob.glob(os.path.join(W, "ks22_m*_s*.h5")) if os.
         seed = member_seed(m)
         vl = []
         for k, start in enumerate(range(0, 1000, 200)):
-            n_free = 20                    # 2.9 Lyapunov times: past every VPT seen
+            n_free = int(np.ceil(max(2.9, 1.0 + 1e-9) / LT))  # 2.9 Lyapunov times: past every VPT seen
             i0 = NTRAIN + start            # snapshot index (after SKIP) of the last solver state
             T0 = (SKIP + i0) * D
-            out = f"free_{name}_{k}"
+            out = f"free_{name}_a{ADVANCE}_{k}"
             common = ["nice", "-n", "5", SURGE, "run", os.path.join(ROOT, "inputs/ks/ks22.yaml"), "-ks_seed", str(seed), "-ks_lyapunov", "false",
-                      "-ks_advance_dt", str(D), "-ks_advance_snapshots", "1", "-sim_diag_every", "1000000", "-sim_progress_every", "100000000"]
-            warm = f"warm_m{m}_{k}"  # the solver alone to T0 through the slot (its history checkpointed), shared by the member's models
+                      "-ks_advance_dt", str(D), "-ks_advance_snapshots", str(ADVANCE), "-sim_diag_every", "1000000", "-sim_progress_every", "100000000"]
+            warm = f"warm_{PREFIX}_m{m}_{k}"  # the solver alone to T0 through the slot (its history checkpointed), shared by the member's models
             if not os.path.exists(os.path.join(W, warm + ".chk.h5")):
                 subprocess.run(common + ["-sim_t_end", str(T0), "-sim_field_every", "0", "-sim_output", warm], cwd=W, check=True, stdout=subprocess.DEVNULL)
             if not os.path.exists(os.path.join(W, out + ".done")):
@@ -157,19 +189,28 @@ for path in sorted(p for p in glob.glob(os.path.join(W, "ks22_m*_s*.h5")) if os.
             P = np.array([fr[j] for j in idx])
             T = X[[j - SKIP for j in idx if j - SKIP < len(X)]]
             e = np.sqrt(np.mean((P[:len(T)] - T) ** 2, axis=1)) / sigma
-            vl.append(vpt_of(e[:60]))
-        # the free run: 50 Lyapunov times (352 snapshots) from the test period's start, the model's own
-        # window-to-window iteration (advance_snapshots 8), every call written
+            vl.append(vpt_of(e[:H]))
+            # error per snapshot up to one Lyapunov time, the slot's forecast and the baselines from the same start
+            nl1 = int(np.floor(1 / LT + 1e-9))
+            hist = a[i0 - max(L, p) + 1:i0 + 1]
+            tr = X[i0 + 1:i0 + 1 + nl1]
+            for key, f_of in (("lstm", lambda: P[:nl1]), ("floor", lambda: rec(a[i0 + 1:i0 + 1 + nl1])),
+                              ("var", lambda: rec(iterate("var", Wv, hist, nl1, p))), ("dmd", lambda: rec(iterate("dmd", A1, hist, nl1))),
+                              ("quad", lambda: rec(iterate("quad", Wq, hist, nl1))), ("persistence", lambda: np.repeat(X[i0:i0 + 1], nl1, 0))):
+                r.setdefault("slot_" + key, []).append(np.mean((f_of() - tr) ** 2, axis=1))
+        # the free run: 50 Lyapunov times (352 snapshots 3 time units apart) from the test period's start, the
+        # model's own window-to-window iteration (advance_snapshots L), every call written
+        n50 = int(np.ceil(50 / LT))
         out, T0 = f"free50_{name}", (SKIP + NTRAIN) * D
         if not os.path.exists(os.path.join(W, out + ".done")):
-            subprocess.run(common + ["-ks_advance_snapshots", "8", "-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
-                                     "-ks_advance_swap_use", "surrogate", "-ks_advance_warmup", str(T0 - 12), "-sim_t_end", str(T0 + 352 * D),
+            subprocess.run(common + ["-ks_advance_snapshots", str(L), "-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
+                                     "-ks_advance_swap_use", "surrogate", "-ks_advance_warmup", str(T0 - 4 * D), "-sim_t_end", str(T0 + n50 * D),
                                      "-sim_field_every", "1", "-sim_output", out], cwd=W, check=True, stdout=subprocess.DEVNULL)
             open(os.path.join(W, out + ".done"), "w").close()
         with h5py.File(os.path.join(W, out + ".h5"), "r") as f:
             g = f["fields/u"]
             fr = {round(float(g[q].attrs["time"]) / D): g[q][()] for q in g}
-        t_sw = min(j for j in fr if j * D >= T0 - 12)  # the first call the surrogate serves starts here
+        t_sw = min(j for j in fr if j * D >= T0 - 4 * D)  # the first call the surrogate serves starts here
         P = np.array([fr[j] for j in sorted(fr) if j > t_sw])
         af, at = (P / scale - mean) @ modes.T, a[NTRAIN:]
         r["free_mean"] = np.abs(af.mean(0) - at.mean(0)) / at.std(0)
@@ -187,13 +228,17 @@ for path in sorted(p for p in glob.glob(os.path.join(W, "ks22_m*_s*.h5")) if os.
         r["free_maxabs"] = (np.abs(P).max(), np.abs(X[NTRAIN:]).max())
         r["free_rms"] = (np.sqrt(np.mean(P[len(P) // 2:] ** 2)), np.sqrt(np.mean(X[NTRAIN:] ** 2)))
         r["vpt_lstm"] = (np.mean(vl), np.std(vl) / np.sqrt(len(vl)), len(vl))
+        for key in [q for q in r if q.startswith("slot_")]:
+            r[key] = np.sqrt(np.mean(r[key], axis=0))
     results.append(r)
 
+if not results:
+    sys.exit(f"ks_study: no models {PREFIX}_m*_s*.h5 in {W}")
 leads = "  ".join(f"{(k + 1) * LT:5.2f}" for k in range(L))
-print(f"KS L = 22, 8 POD modes; error beyond the POD floor by lead (Lyapunov times: {leads})")
+print(f"KS L = 22, 8 POD modes, snapshots {D:g} time units apart (from the models, checked against {DATA}); error beyond the POD floor by lead (Lyapunov times: {leads})")
 for r in results:
     print(f"\n{r['name']}: floor {np.mean(r['floor']):.4f}; floor and VAR({r['p']}) recomputed here vs surge's stored scores: {r['check_floor']:.1e}, {r['check_var']:.1e}; quadratic ridge {r['ridge']:g}")
-    for key in ("searched", "top", "hand", "var", "dmd", "quad", "quad_1e-2", "persistence"):
+    for key in [q for q in ("searched", "top", "hand", "var", "dmd", "quad", "quad_1e-2", "persistence") if q in r]:
         b = beyond(r[key], r["floor"])
         print(f"  {key:12s} " + " ".join(f"{x:6.3f}" for x in b) + f"   all {beyond(np.sqrt(np.mean(r[key] ** 2)), np.sqrt(np.mean(r['floor'] ** 2))):.3f}")
     print("  VPT (Lyapunov times, mean +- s.e., starts): " + ", ".join(f"{k[4:]} {v[0]:.2f} +- {v[1]:.2f} ({v[2]})" for k, v in r.items() if k.startswith("vpt_")))
@@ -201,14 +246,22 @@ for r in results:
         print(f"  free run {r['free_len']:.1f} Lyapunov times: |mean - truth|/std per mode {np.round(r['free_mean'], 2)}; std ratio {np.round(r['free_std'], 2)};"
               f" histogram overlap {np.round(r['free_overlap'], 2)}; spectrum ratio k=1..8 {np.round(r['free_spec'], 3)}; max|u| {r['free_maxabs'][0]:.2f} (truth {r['free_maxabs'][1]:.2f});"
               f" RMS of u over its second half {r['free_rms'][0]:.3f} (truth {r['free_rms'][1]:.3f})")
+    if "slot_lstm" in r:
+        nl1 = r["slot_lstm"].size
+        sel = sorted(set(int(round(x * nl1)) - 1 for x in (0.25, 0.5, 0.75, 1.0)))
+        print(f"  the slot's forecasts (advance_snapshots {ADVANCE}), error beyond the floor at " + ", ".join(f"{(j + 1) * LT:.2f}" for j in sel) + " Lyapunov times (5 starts):")
+        for key in ("lstm", "var", "dmd", "quad", "persistence"):
+            b = beyond(r["slot_" + key], r["slot_floor"])
+            print(f"    {key:12s} " + " ".join(f"{b[j]:6.3f}" for j in sel) + f"   worst ratio to the best baseline over leads 1..{nl1}: " +
+                  (f"{np.max(b / np.min([beyond(r['slot_' + q], r['slot_floor']) for q in ('var', 'dmd', 'quad', 'persistence')], axis=0)):.3f}" if key == "lstm" else ""))
 
 # the bar: POD-LSTM (top-k mean and searched) below every baseline at every lead <= 1 Lyapunov time
-nl = int(np.floor(1 / LT + 1e-9))
-print(f"\nThe bar, leads 1..{nl} (<= 1 Lyapunov time):")
-for key in ("top", "searched"):
+nl = min(L, int(np.floor(1 / LT + 1e-9)))
+print(f"\nThe bar, leads 1..{nl} (<= 1 Lyapunov time; the test windows' leads):")
+for key in [q for q in ("top", "searched") if q in results[0]]:
     wins, worst = 0, []
     for r in results:
-        bl = np.min([beyond(r[b], r["floor"])[:nl] for b in ("var", "dmd", "quad", "persistence", "hand")], axis=0)
+        bl = np.min([beyond(r[b], r["floor"])[:nl] for b in ("var", "dmd", "quad", "persistence", "hand") if b in r], axis=0)
         mine = beyond(r[key], r["floor"])[:nl]
         wins += int(np.all(mine < bl))
         worst.append(np.max(mine / bl))

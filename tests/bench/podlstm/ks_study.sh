@@ -5,18 +5,30 @@
 # print (DMD = VAR(1), a quadratic regression), the error beyond the POD floor by lead in Lyapunov
 # times, valid prediction times and the free runs. Run from the clone's root:
 #   bash tests/bench/podlstm/ks_study.sh [WORKDIR]        (default build/ks22; ~6 min data + ~2-4 min a search)
+# --dense: snapshots 1 time unit apart (inputs/podlstm/ks22_dense_ensemble.yaml) and networks of a given
+# architecture trained on rollouts of 3 windows (inputs/podlstm/ks22_dense_train.yaml), 3 trajectories x
+# 3 seeds; the study's slot runs iterate the model's windows (--advance 8):
+#   bash tests/bench/podlstm/ks_study.sh --dense [WORKDIR]  (default build/ks22d; data ~1-5 min, a training 1-5 min)
 set -e
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-W=${1:-$ROOT/build/ks22}
+if [ "$1" = --dense ]; then
+  shift
+  ENS=ks22_dense_ensemble TRAIN=ks22_dense_train DATA=ks22_dense_data P=ks22d
+  STUDY="--data ks22_dense_data.h5 --prefix ks22d --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
+  W=${1:-$ROOT/build/ks22d}
+else
+  ENS=ks22_ensemble TRAIN=ks22_train DATA=ks22_data P=ks22 STUDY=""
+  W=${1:-$ROOT/build/ks22}
+fi
 SURGE=${SURGE:-$ROOT/bin/surge}
 mkdir -p "$W" && cd "$W"
-[ -f ks22_data.h5 ] || nice -n 5 "$SURGE" ensemble "$ROOT/inputs/podlstm/ks22_ensemble.yaml" > ensemble.log 2>&1
+[ -f $DATA.h5 ] || nice -n 5 "$SURGE" ensemble "$ROOT/inputs/podlstm/$ENS.yaml" > ensemble.log 2>&1
 for m in 0 1 2; do
   for s in 1 2 3; do
-    [ -f ks22_m${m}_s${s}.h5 ] && continue   # done: a rerun goes on where it stopped
-    nice -n 5 "$SURGE" train "$ROOT/inputs/podlstm/ks22_train.yaml" -podlstm_member $m -podlstm_seed $s \
-      -train_output ks22_m${m}_s${s} -podlstm_prefix ks22_m${m}_s${s} > train_m${m}_s${s}.log 2>&1
-    grep -A10 "test RMSE of u by lead" train_m${m}_s${s}.log | sed "s/^/m$m s$s /"
+    [ -f ${P}_m${m}_s${s}.h5 ] && continue   # done: a rerun goes on where it stopped
+    nice -n 5 "$SURGE" train "$ROOT/inputs/podlstm/$TRAIN.yaml" -podlstm_member $m -podlstm_seed $s \
+      -train_output ${P}_m${m}_s${s} -podlstm_prefix ${P}_m${m}_s${s} > train_${P}_m${m}_s${s}.log 2>&1
+    grep -A10 "test RMSE of u by lead" train_${P}_m${m}_s${s}.log | sed "s/^/m$m s$s /"
   done
 done
-/usr/bin/python3 "$ROOT/tests/bench/podlstm/ks_study.py" "$W"
+/usr/bin/python3 "$ROOT/tests/bench/podlstm/ks_study.py" "$W" $STUDY
