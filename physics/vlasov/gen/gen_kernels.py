@@ -698,6 +698,7 @@ CONFIGS = [
     (1, 3, 'serendipity', 1), (1, 3, 'serendipity', 2),
     (2, 2, 'serendipity', 1), (2, 2, 'serendipity', 2), (2, 2, 'tensor', 2),
     (2, 3, 'serendipity', 1), (2, 3, 'serendipity', 2),
+    (3, 3, 'serendipity', 1),
 ]
 
 # Vlasov-Maxwell sets (Lorentz force + Maxwell kernels), kept to what the tests verify.
@@ -707,6 +708,7 @@ EM_CONFIGS = [
     (1, 3, 'serendipity', 1), (1, 3, 'serendipity', 2),
     (2, 2, 'serendipity', 1), (2, 2, 'serendipity', 2),
     (2, 3, 'serendipity', 1), (2, 3, 'serendipity', 2),
+    (3, 3, 'serendipity', 1),
 ]
 
 

@@ -11,6 +11,7 @@ extern const SgVlasovEMKernels sg_vlasov_em_kernels_2x2v_ser_p1;
 extern const SgVlasovEMKernels sg_vlasov_em_kernels_2x2v_ser_p2;
 extern const SgVlasovEMKernels sg_vlasov_em_kernels_2x3v_ser_p1;
 extern const SgVlasovEMKernels sg_vlasov_em_kernels_2x3v_ser_p2;
+extern const SgVlasovEMKernels sg_vlasov_em_kernels_3x3v_ser_p1;
 
 const SgVlasovEMKernels *const sg_vlasov_em_kernel_list[] = {
   &sg_vlasov_em_kernels_1x1v_ser_p1,
@@ -23,5 +24,6 @@ const SgVlasovEMKernels *const sg_vlasov_em_kernel_list[] = {
   &sg_vlasov_em_kernels_2x2v_ser_p2,
   &sg_vlasov_em_kernels_2x3v_ser_p1,
   &sg_vlasov_em_kernels_2x3v_ser_p2,
+  &sg_vlasov_em_kernels_3x3v_ser_p1,
   NULL
 };

@@ -16,6 +16,7 @@ extern const SgVlasovKernels sg_vlasov_kernels_2x2v_ser_p2;
 extern const SgVlasovKernels sg_vlasov_kernels_2x2v_tensor_p2;
 extern const SgVlasovKernels sg_vlasov_kernels_2x3v_ser_p1;
 extern const SgVlasovKernels sg_vlasov_kernels_2x3v_ser_p2;
+extern const SgVlasovKernels sg_vlasov_kernels_3x3v_ser_p1;
 
 const SgVlasovKernels *const sg_vlasov_kernel_list[] = {
   &sg_vlasov_kernels_1x1v_ser_p1,
@@ -33,5 +34,6 @@ const SgVlasovKernels *const sg_vlasov_kernel_list[] = {
   &sg_vlasov_kernels_2x2v_tensor_p2,
   &sg_vlasov_kernels_2x3v_ser_p1,
   &sg_vlasov_kernels_2x3v_ser_p2,
+  &sg_vlasov_kernels_3x3v_ser_p1,
   NULL
 };

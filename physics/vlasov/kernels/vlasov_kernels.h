@@ -32,12 +32,12 @@ typedef struct {
   int              cdim, vdim, family, p, np, npx; /* family: 0 serendipity, 1 tensor */
   const int       *alpha, *alphax;                 /* [np][pdim], [npx][cdim] Legendre degrees */
   SgVlasovVolFn    vol;
-  SgVlasovSurfXFn  surfx[2];
-  SgVlasovSurfVFn  surfv[2];
+  SgVlasovSurfXFn  surfx[3];
+  SgVlasovSurfVFn  surfv[3];
   int              ncomp;
   const double    *feC, *feK, *feD;
   const int       *feshift, *fecomp;
-  int              flops_vol, flops_surfx[2], flops_surfv[2]; /* counted by the generator */
+  int              flops_vol, flops_surfx[3], flops_surfv[3]; /* counted by the generator */
 } SgVlasovKernels;
 
 /* NULL-terminated list of every generated kernel set. */
@@ -64,8 +64,8 @@ typedef struct {
   SgVlasovVolEMFn       vol;
   SgVlasovSurfVEMFn     surfv[3];
   SgVlasovMaxwellVolFn  mvol;
-  SgVlasovMaxwellSurfFn msurf[2];
-  int                   flops_vol, flops_surfv[3], flops_mvol, flops_msurf[2];
+  SgVlasovMaxwellSurfFn msurf[3];
+  int                   flops_vol, flops_surfv[3], flops_mvol, flops_msurf[3];
 } SgVlasovEMKernels;
 
 extern const SgVlasovEMKernels *const sg_vlasov_em_kernel_list[];

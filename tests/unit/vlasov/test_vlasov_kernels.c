@@ -77,7 +77,7 @@ static int Next(int *idx, int dim, int nq)
 static int CheckSet(const SgVlasovKernels *K)
 {
   const int cd = K->cdim, pd = K->cdim + K->vdim, np = K->np, nq = K->p + 2;
-  double    xq[8], wq[8], w[5], dx[5], f[256], fL[256], fR[256], acc[64], out[256], ref[256], oL[256], oR[256], rL[256], rR[256];
+  double    xq[8], wq[8], w[6], dx[6], f[256], fL[256], fR[256], acc[64], out[256], ref[256], oL[256], oR[256], rL[256], rR[256];
   double    err = 0, scale = 0;
 
   Gauss(nq, xq, wq);
@@ -89,9 +89,9 @@ static int CheckSet(const SgVlasovKernels *K)
   for (int k = 0; k < np; k++) { out[k] = 0; ref[k] = 0; }
   K->vol(w, dx, acc, f, out);
   {
-    int idx[5] = {0, 0, 0, 0, 0};
+    int idx[6] = {0, 0, 0, 0, 0, 0};
     do {
-      double eta[5], wt = 1;
+      double eta[6], wt = 1;
       for (int d = 0; d < pd; d++) { eta[d] = xq[idx[d]]; wt *= wq[idx[d]]; }
       double fv = Eval(K, f, eta);
       for (int k = 0; k < np; k++) {
@@ -123,9 +123,9 @@ static int CheckSet(const SgVlasovKernels *K)
     for (int k = 0; k < np; k++) { oL[k] = oR[k] = rL[k] = rR[k] = 0; }
     if (dir < cd) K->surfx[dir](w, dx, cL, cR, c0, fL, fR, oL, oR);
     else K->surfv[dir - cd](dx, acc + (dir - cd) * K->npx, tau, fL, fR, oL, oR); /* component j */
-    int idx[5] = {0, 0, 0, 0, 0};
+    int idx[6] = {0, 0, 0, 0, 0, 0};
     do {
-      double etaL[5], etaR[5], wt = 1;
+      double etaL[6], etaR[6], wt = 1;
       for (int e = 0, q = 0; e < pd; e++) {
         if (e == d) { etaL[e] = 1; etaR[e] = -1; continue; }
         etaL[e] = etaR[e] = xq[idx[q]]; wt *= wq[idx[q]]; q++;
@@ -148,7 +148,7 @@ static int CheckSet(const SgVlasovKernels *K)
 
   /* FE tables: nodal basis N_a = sum_k feC[k][a] Phi_k must satisfy sum_a N_a = 1 (partition of unity) */
   {
-    double maxdev = 0, eta[2] = {0.3, -0.7};
+    double maxdev = 0, eta[3] = {0.3, -0.7, 0.45};
     double s = 0;
     for (int a = 0; a < K->npx; a++)
       for (int k = 0; k < K->npx; k++) s += K->feC[k * K->npx + a] * Psi(K->alphax + k * cd, cd, eta);
