@@ -583,7 +583,10 @@ PetscErrorCode SgOutputEndSnapshot(SgOutput out)
   out->nsnap++;
   PetscCall(FlushDiagnostics(out));
   SgCallH5(H5Fflush(out->file, H5F_SCOPE_GLOBAL));
-  PetscCall(WriteXdmf(out));
+  /* A staged output's sidecar is written when the set is committed (SgOutputSuspend): until then
+     nothing can read the snapshots it would list, and rewriting the whole sidecar at every snapshot
+     made a run's XDMF writes grow with the square of its snapshot count. */
+  if (!out->staged) PetscCall(WriteXdmf(out));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -862,6 +865,7 @@ PetscErrorCode SgOutputSuspend(SgOutput out)
 {
   PetscFunctionBegin;
   PetscCall(FlushDiagnostics(out));
+  PetscCall(WriteXdmf(out)); /* the sidecar of the set about to be committed */
   PetscCall(PetscViewerDestroy(&out->viewer)); /* closes the file: everything is in FILE.tmp */
   out->file = -1;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -886,7 +890,6 @@ PetscErrorCode SgOutputResume(SgOutput out, PetscBool catchup)
     SgCallH5(H5Gclose(dst));
     PetscCall(PetscViewerDestroy(&v));
   }
-  PetscCall(WriteXdmf(out)); /* the committed sidecar went with the commit: the temporary one again */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -38,7 +38,8 @@ PETSC_EXTERN PetscErrorCode SgOutputGetCounts(SgOutput, PetscInt *nrec, PetscInt
 PETSC_EXTERN PetscErrorCode SgOutputWriteProvenance(SgOutput, const char deck[], int argc, char **argv);
 PETSC_EXTERN PetscErrorCode SgOutputDeclareDiagnostics(SgOutput, PetscInt n, const char *const names[], const char *const units[]);
 PETSC_EXTERN PetscErrorCode SgOutputAppendDiagnostics(SgOutput, PetscInt step, PetscReal t, const PetscReal values[]);
-/* Field snapshots: Begin, one WriteField per field, End (which rewrites the XDMF sidecar). */
+/* Field snapshots: Begin, one WriteField per field, End (which rewrites the XDMF sidecar of an
+   unstaged output; a staged one's is written once per commit, by Suspend). */
 PETSC_EXTERN PetscErrorCode SgOutputBeginSnapshot(SgOutput, PetscInt step, PetscReal t);
 /* v lives on a DMDA of dimension 1-3 with dof components; lo/hi are the physical extents per
    dimension (cell-centred data: the DMDA point i sits at lo + (i + 1/2) (hi - lo) / N). */
@@ -48,8 +49,8 @@ PETSC_EXTERN PetscErrorCode SgOutputEndSnapshot(SgOutput);
 PETSC_EXTERN PetscErrorCode SgOutputHasFields(SgOutput, PetscBool *has);
 PETSC_EXTERN PetscErrorCode SgOutputWriteReport(SgOutput, const char name[], const char units[], PetscInt n, const PetscReal values[]);
 PETSC_EXTERN PetscErrorCode SgOutputFlush(SgOutput);
-/* Commit points of a staged output (the driver renames between the two calls). Suspend: flush and
-   close FILE.tmp. Resume: open FILE.tmp again and write BASE.xmf.tmp; the driver has put there either
+/* Commit points of a staged output (the driver renames between the two calls). Suspend: flush, write
+   BASE.xmf.tmp and close FILE.tmp. Resume: open FILE.tmp again; the driver has put there either
    a copy of the committed FILE or (catchup) the file it committed before, an earlier state of the
    same output, which is brought up to FILE by copying only what was added since (new snapshots and
    groups, appended records): a commit costs what the interval wrote, not the size of the output. */
