@@ -214,7 +214,7 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscCall(SgOptionsEList("-exact", "Compare with an exact solution at the end: freestream (field none, 1x1v) or planewave (field maxwell, uncharged species: the vacuum wave moved by c t along x)", exact_names, 3, exact_names[0], &idx, NULL));
   v->exact = idx;
   idx = 0;
-  PetscCall(SgOptionsEList("-collisions", "Collision operator: none, bgk (relaxation to the Maxwellian with the same discrete moments) or lbo (Dougherty / Lenard-Bernstein drag and diffusion, 1x1v and 1x2v); frequency NAME_nu per species", coll_names, 3, coll_names[0], &idx, NULL));
+  PetscCall(SgOptionsEList("-collisions", "Collision operator: none, bgk (relaxation to the Maxwellian with the same discrete moments) or lbo (Dougherty / Lenard-Bernstein drag and diffusion); frequency NAME_nu per species", coll_names, 3, coll_names[0], &idx, NULL));
   v->collisions = idx;
   PetscCall(SgOptionsString("-species", "Comma-separated species names; each reads options -vlasov_NAME_*", species, species, sizeof species, NULL));
   {

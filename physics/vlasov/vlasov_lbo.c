@@ -18,11 +18,17 @@
    Configuration dependence: the operator is applied at the p + 2 Gauss nodes x_q of each
    configuration cell to the velocity-space polynomial f(x_q, v) (a tensor Legendre polynomial of
    degree <= p per direction in each velocity cell) and projected back on the phase basis by the
-   same quadrature. The conservation holds node by node, so it holds after the projection.
-   Supported: cdim = 1 and no folded velocity dimension (1x1v, 1x2v); others are refused. */
+   same quadrature (tensor Gauss nodes when cdim > 1). The conservation holds node by node, so it
+   holds after the projection (the cell totals are the projection on the constant).
+   Folded velocity dimensions (1x3v, 2x2v, 2x3v: kept whole in each DMDA point's dof) need nothing
+   special: a neighbour along a folded dimension lies in the same DMDA point, SgVlasovCellOffset
+   finds it, and the velocity sums run over the owned cells and the ranks as for the DMDA axes.
+   Limits: (p+1)^vdim <= 27 and (p+2)^cdim configuration nodes <= LBO_NQ. */
 #include "vlasov.h"
 
-#define LBO_NV 27 /* (p+1)^vdim, p <= 2 with vdim 2 or p <= 3 with vdim 1: at most 16 */
+#define LBO_NV  27 /* (p+1)^vdim: p <= 2 with vdim 3 */
+#define LBO_NQ  27 /* (p+2)^cdim configuration quadrature nodes: 2x p <= 3, 3x p = 1 */
+#define LBO_NPX 27 /* configuration basis functions: 3x p = 2 tensor at most */
 
 static PetscReal dLeg(PetscInt n, PetscReal x)
 {
@@ -96,7 +102,7 @@ typedef struct {
   SgVlasovSpecies *s;
   LboRef           r;
   const PetscInt  *vidx;     /* [np] tensor velocity index of each phase basis function */
-  PetscReal        phi[8][16], wx[8];
+  PetscReal        phi[LBO_NQ][LBO_NPX], wx[LBO_NQ];
   PetscInt         nq;
 } LboCtx;
 
@@ -220,7 +226,7 @@ static PetscBool SmallSolve(PetscInt n, PetscReal A[4][4], PetscReal b[4], Petsc
 #define LBO_FOR_CELLS(c, fl, ...) \
   SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, { \
     PetscInt   off_; \
-    PetscReal  Gc_[8][LBO_NV], Gnb_[6][8][LBO_NV], *Gn_[8][6]; \
+    PetscReal  Gc_[LBO_NQ][LBO_NV], Gnb_[6][LBO_NQ][LBO_NV], *Gn_[LBO_NQ][6]; \
     PetscCall(SgVlasovCellOffset((c)->s, n, PETSC_TRUE, &off_)); \
     for (PetscInt q_ = 0; q_ < (c)->nq; q_++) Slice((c), (fl) + off_, q_, Gc_[q_]); \
     for (PetscInt j_ = 0; j_ < (c)->v->vdim; j_++) \
@@ -245,7 +251,7 @@ PetscErrorCode SgVlasovLBORHS(SgSolver solver, SgVlasovSpecies *s, Vec x, Vec r)
   SgVlasov          *v = (SgVlasov *)solver->data;
   LboCtx             c;
   const PetscInt     vd = v->vdim, nm = vd + 2, p = v->order, nc = (1 + vd + 1) * (vd + 1);
-  PetscReal          xg[8], *u0 = v->lbo_u0, *sys = v->lbo_sys, *coef = v->lbo_coef;
+  PetscReal          xg[8], wg[8], *u0 = v->lbo_u0, *sys = v->lbo_sys, *coef = v->lbo_coef;
   const PetscScalar *fl;
   PetscScalar       *out;
   MPI_Comm           comm = PetscObjectComm((PetscObject)solver);
@@ -254,11 +260,17 @@ PetscErrorCode SgVlasovLBORHS(SgSolver solver, SgVlasovSpecies *s, Vec x, Vec r)
   c.v    = v;
   c.s    = s;
   c.vidx = v->lbo_vidx;
-  c.nq   = p + 2;
+  c.nq   = PetscPowInt(p + 2, v->cdim);
   RefSetUp(p, vd, &c.r);
-  SgVlasovGaussLegendre(c.nq, xg, c.wx);
-  for (PetscInt q = 0; q < c.nq; q++)
-    for (PetscInt m = 0; m < v->npx; m++) c.phi[q][m] = SgVlasovLegendre(v->kern->alphax[m * v->cdim], xg[q]);
+  SgVlasovGaussLegendre(p + 2, xg, wg);
+  for (PetscInt q = 0; q < c.nq; q++) { /* tensor nodes, the first configuration direction fastest */
+    c.wx[q] = 1;
+    for (PetscInt d = 0; d < v->cdim; d++) c.wx[q] *= wg[(q / PetscPowInt(p + 2, d)) % (p + 2)];
+    for (PetscInt m = 0; m < v->npx; m++) {
+      c.phi[q][m] = 1;
+      for (PetscInt d = 0; d < v->cdim; d++) c.phi[q][m] *= SgVlasovLegendre(v->kern->alphax[m * v->cdim + d], xg[(q / PetscPowInt(p + 2, d)) % (p + 2)]);
+    }
+  }
   PetscCall(DMGlobalToLocal(s->da, x, INSERT_VALUES, s->floc));
   PetscCall(VecGetArrayRead(s->floc, &fl));
   /* 1. plain moments at the nodes: the flow M1/M0 that picks the drag's upwind side */
@@ -340,10 +352,10 @@ PetscErrorCode SgVlasovLBORHS(SgSolver solver, SgVlasovSpecies *s, Vec x, Vec r)
 PetscErrorCode SgVlasovLBOSetUp(SgSolver solver, SgVlasov *v)
 {
   MPI_Comm       comm = PetscObjectComm((PetscObject)solver);
-  const PetscInt nq = v->order + 2, vd = v->vdim, nc = (vd + 2) * (vd + 1);
+  const PetscInt nq = PetscPowInt(v->order + 2, v->cdim), vd = v->vdim, nc = (vd + 2) * (vd + 1);
 
   PetscFunctionBegin;
-  PetscCheck(v->cdim == 1 && v->sp[0].nfd == 0, comm, PETSC_ERR_USER_INPUT, "collisions lbo: implemented for 1x1v and 1x2v (this deck is %" PetscInt_FMT "x%" PetscInt_FMT "v); use collisions: bgk", v->cdim, vd);
+  PetscCheck(nq <= LBO_NQ && v->npx <= LBO_NPX, comm, PETSC_ERR_USER_INPUT, "collisions lbo: order %" PetscInt_FMT " in %" PetscInt_FMT " configuration dimensions is beyond the operator's tables; use a lower order", v->order, v->cdim);
   PetscCheck(PetscPowInt(v->order + 1, vd) <= LBO_NV, comm, PETSC_ERR_USER_INPUT, "collisions lbo: order %" PetscInt_FMT " with vdim %" PetscInt_FMT " is beyond the operator's tables; use a lower order", v->order, vd);
   PetscCall(PetscMalloc5(v->ncx * nq * vd, &v->lbo_u0, v->ncx * nq * nc, &v->lbo_sys, v->ncx * nq * nc, &v->lbo_work, v->ncx * nq * (vd + 1), &v->lbo_coef, v->np, &v->lbo_vidx));
   for (PetscInt k = 0; k < v->np; k++) {

@@ -55,17 +55,16 @@ echo "ok    refused Vlasov-Maxwell decks wrote no file"
 expect_fail "a collision frequency must be >= 0" $DECKS/bgk_relax.yaml -vlasov_elc_nu -1 -sim_output bad_nu
 expect_fail "is not one of: none, bgk, lbo" $DECKS/bgk_relax.yaml -vlasov_collisions fp -sim_output bad_coll
 expect_fail "a collision frequency must be >= 0" $DECKS/lbo_relax.yaml -vlasov_elc_nu -0.5 -sim_output bad_lnu
-expect_fail "collisions lbo: implemented for 1x1v and 1x2v" $DECKS/lbo_relax.yaml -vlasov_vdim 3 -vlasov_cells 1,10,14,10 -vlasov_lower 0,-5,-7,-5 -vlasov_upper 10,5,7,5 -vlasov_elc_drift 0,1.5,0 -sim_output bad_l3v
+expect_fail "a collision frequency must be >= 0" $DECKS/lbo_tophat_1x3v.yaml -vlasov_elc_nu -1 -sim_output bad_l3v
 # collisions with field: maxwell (collisional Landau): the collisional root exists for one
-# non-drifting Maxwellian in 1x1v; LBO is refused where it is not implemented (2x2v); a collisionless
-# checkpoint is not continued by a collisional deck
+# non-drifting Maxwellian in 1x1v; a collisionless checkpoint is not continued by a collisional deck
+# (LBO in 2x2v and in 1x3v + Maxwell, refused before issue 39's folded-dimension work, now run:
+# tests/regression/vlasov/lbo_3v.sh)
 expect_fail "collisional root of one non-drifting Maxwellian" $DECKS/landau_lbo.yaml -vlasov_elc_drift 0.5 -sim_output bad_cd
-expect_fail "collisions lbo: implemented for 1x1v and 1x2v" $DECKS/landau2d.yaml -vlasov_collisions lbo -vlasov_elc_nu 0.1 -vlasov_fit none -sim_output bad_l2x
-expect_fail "collisions lbo: implemented for 1x1v and 1x2v" $DECKS/weibel.yaml -vlasov_collisions lbo -vlasov_elc_nu 0.1 -vlasov_vdim 3 -vlasov_order 1 -vlasov_cells 8,10,10,10 -vlasov_lower 0,-1,-1,-1 -vlasov_upper 15.707963267948966,1,1,1 -vlasov_elc_drift 0,0.3,0 -sim_output bad_l2xm
 $SURGE run $D -vlasov_field maxwell -vlasov_c 10 -vlasov_cells 16,32 -vlasov_fit none -sim_max_steps 2 -sim_output nocoll > nocoll.log 2>&1 || { tail nocoll.log; exit 1; }
 expect_fail "does not record 'vlasov_collisions'" $DECKS/landau_lbo.yaml -restart nocoll.chk.h5 -sim_output bad_rc
 # top-hat: it must lie inside the velocity box; a fit has no Maxwellian root for it
 expect_fail "does not hold its top-hat" $DECKS/lbo_tophat_1x1v.yaml -vlasov_elc_tophat_width 7 -sim_output bad_th
 expect_fail "is a top-hat (init tophat): set fit: none" $DECKS/lbo_tophat_1x1v.yaml -vlasov_field poisson -vlasov_fit landau -vlasov_elc_k 0.6283185307179586 -vlasov_elc_perturbation 1e-3 -sim_output bad_thf
-for o in bad_nu bad_coll bad_lnu bad_l3v bad_cd bad_l2x bad_l2xm bad_rc bad_th bad_thf; do [ ! -e $o.h5 ] && [ ! -e $o.chk.h5 ] || { echo "FAIL  a refused deck wrote $o.*"; exit 1; }; done
+for o in bad_nu bad_coll bad_lnu bad_l3v bad_cd bad_rc bad_th bad_thf; do [ ! -e $o.h5 ] && [ ! -e $o.chk.h5 ] || { echo "FAIL  a refused deck wrote $o.*"; exit 1; }; done
 echo "ok    refused collision decks wrote no file"
