@@ -252,6 +252,27 @@ int SgWriteTestENOSPC(void)
   return InjectedENOSPC();
 }
 
+/* Faults inside a trajectory's catch-up (io/h5md/h5md_catchup.c), each counting that process's
+   catch-ups: SURGE_TEST_CATCHUP_FAIL=N makes the N-th fail halfway (the byte copy follows);
+   SURGE_TEST_CATCHUP_ENOSPC=N makes it fail halfway as if the disk were full, and the disk stays
+   full: every later copy (SgWriteCopyErrno) fails with ENOSPC too. */
+static int diskStaysFull;
+
+int SgWriteTestCatchUpFault(void)
+{
+  static int  count;
+  const char *f = getenv("SURGE_TEST_CATCHUP_FAIL");
+  const char *e = getenv("SURGE_TEST_CATCHUP_ENOSPC");
+
+  count++;
+  if (f && atoi(f) == count) return EIO;
+  if (e && atoi(e) == count) {
+    diskStaysFull = 1;
+    return ENOSPC;
+  }
+  return 0;
+}
+
 int SgWriteCommitErrno(const char tmp[], const char path[])
 {
   int fd, err = 0;
@@ -273,6 +294,7 @@ int SgWriteCopyErrno(const char src[], const char dst[])
   int     in, out, err = 0;
   ssize_t n;
 
+  if (diskStaysFull) return ENOSPC; /* SgWriteTestCatchUpFault */
   in = open(src, O_RDONLY);
   if (in < 0) return errno;
   out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);

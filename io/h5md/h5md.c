@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -417,6 +418,18 @@ PetscErrorCode SgH5MDCommit(SgH5MD h, PetscBool reopen)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* SURGE_TEST_CATCHUP_READER=N: the N-th commit of this process's trajectory waits (30 s at most)
+   until another process holds the committed file as a reader (flock), so that a test's reader is
+   in place when the commit decides whether to keep that file for the catch-up. */
+static void WaitForTestReader(const char path[])
+{
+  static int  count;
+  const char *v = getenv("SURGE_TEST_CATCHUP_READER");
+
+  if (!v || atoi(v) != ++count) return;
+  for (int i = 0; i < 3000 && SgWriteNoReader(path); i++) (void)usleep(10000);
+}
+
 /* A member of the run's set (sgwrite.h SgWriteMemberRegister): closed at the run's commit and
    renamed with its set, then continued from the committed file. */
 static PetscErrorCode MemberClose(void *ctx, char tmp[], char path[], size_t len)
@@ -440,6 +453,7 @@ static PetscErrorCode MemberClose(void *ctx, char tmp[], char path[], size_t len
      holds it open (it must not change under the reader) */
   PetscCall(PetscSNPrintf(h->old, sizeof h->old, "%s.old.tmp", h->path));
   PetscCall(SgWriteDiscard(h->old));
+  WaitForTestReader(h->path);
   h->kept = h->have_prev && !link(h->path, h->old) ? PETSC_TRUE : PETSC_FALSE;
   if (h->kept && !SgWriteNoReader(h->old)) {
     h->kept = PETSC_FALSE;

@@ -99,6 +99,8 @@ PETSC_EXTERN PetscErrorCode SgWriteMembersResume(PetscBool more);
 PETSC_EXTERN void           SgWriteMembersDiscard(void);
 /* Test builds: whether this commit is the SURGE_TEST_ENOSPC-th of the process (counts it). */
 PETSC_EXTERN int SgWriteTestENOSPC(void);
+/* Test builds: the fault (0, EIO, ENOSPC) SURGE_TEST_CATCHUP_FAIL/_ENOSPC put into this trajectory catch-up. */
+PETSC_EXTERN int SgWriteTestCatchUpFault(void);
 /* Remove a temporary (error paths); missing is fine. */
 PETSC_EXTERN PetscErrorCode SgWriteDiscard(const char tmp[]);
 /* The temporary name of path for this job: PATH.tmp.PID, PID the process id of the job's world rank 0
