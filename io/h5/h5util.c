@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/statvfs.h>
@@ -80,6 +81,7 @@ PetscErrorCode SgH5CheckRoom(MPI_Comm comm, const char path[], double bytes, con
   double      have[2] = {-1, 0}; /* free bytes (-1: unknown), needed */
 
   PetscFunctionBegin;
+  if (getenv("SURGE_TEST_NO_ROOM_CHECK")) PetscFunctionReturn(PETSC_SUCCESS); /* tests: as a file system that does not say */
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (!rank) {
     char           dir[PETSC_MAX_PATH_LEN];

@@ -92,5 +92,6 @@ PETSC_INTERN void           SgH5StagedDiscard(hid_t *file, const char tmp[]);
    rank only (rank 0 allocating a dataset's chunks while the others wait in HDF5's barrier), which no
    agreement can reach; checked before the call, every rank refuses together with one line instead.
    The margin (1/16 + 256 KiB) covers HDF5's metadata. A file system that does not say (statvfs fails)
-   passes; the write path's own checks still catch a later failure. */
+   passes; the write path's own checks still catch a later failure (SURGE_TEST_NO_ROOM_CHECK=1 makes
+   every file system such a one, for the tests of that later failure). */
 PETSC_INTERN PetscErrorCode SgH5CheckRoom(MPI_Comm comm, const char path[], double bytes, const char what[]);

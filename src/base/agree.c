@@ -159,6 +159,7 @@ int SgErrorFinish(void)
 report:
   if (!printed && have_msg) SgTermPrintf(stderr, "surge: error: %s\n", first_msg);
 finalize:
+  SgErrorRunOnExit(); /* a lock an error path returned past before releasing it (an error in SgSimDestroy) */
   fflush(stderr);
   if (agree_comm != MPI_COMM_NULL) MPI_Comm_free(&agree_comm);
   (void)PetscFinalize();

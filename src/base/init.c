@@ -65,6 +65,7 @@ static PetscErrorCode SgSignalHandler(int sig, void *ctx)
   for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++)
     if (lines[k].sig == sig) line = lines[k].line;
   SgTermLogCrashSignal(line);
+  SgErrorRunOnExit(); /* BASE.lock (unlink, close: async-signal-safe) -- also on a rank mpiexec ends */
   /* then die of the signal itself: PETSc's default handler prints and calls MPI_Abort, which are not
      async-signal-safe and hung (in malloc) when the crash had interrupted malloc; a process killed
      by a signal makes mpiexec end the job's other ranks */

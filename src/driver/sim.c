@@ -472,7 +472,7 @@ static void DiscardStaged(SgSim sim, PetscBool anyrank)
    agree on it (SgAgreeAllFailed, a bounded wait) and all end through the normal error path -- the
    staged temporaries removed, the output lock released, MPI finalised, one line. One rank may be alone
    in knowing (an MPI-IO write that failed on it only): the others may be waiting in a collective, so
-   after the wait it removes the temporaries and the lock and aborts the job. */
+   after the wait it removes the temporaries and the lock and exits, and mpiexec ends the others. */
 static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgErrorHold *h)
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)sim);
@@ -490,10 +490,12 @@ static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgError
   if (SgAgreeAllFailed()) SETERRQ(comm, PETSC_ERR_FILE_OPEN, "%s", line); /* printed once, by rank 0 */
   SgTermPrintf(stderr, "surge: error: %s\n", line);
   (void)fflush(stderr);
-  SgTermLogAbandon(); /* the run log's temporary too (rank 0, which holds it, is ended by the abort) */
+  SgTermLogAbandon(); /* the run log's temporary too (the earlier BASE.log stays) */
   SgWriteLockAbandon();
-  (void)MPI_Abort(PETSC_COMM_WORLD, 1);
-  PetscFunctionReturn(PETSC_ERR_FILE_WRITE);
+  /* then end as SgErrorFinish ends a rank whose peers are stuck (mpiexec ends them), not by MPI_Abort,
+     whose notice and ORTE_ERROR_LOG lines followed the one line */
+  (void)fflush(stdout);
+  _exit(1);
 }
 
 #define OutputCall(sim, call) \

@@ -238,10 +238,15 @@ def diskfull():
         assert rc == 0, out
         big = ["-heat_cells", "256,256", "-sim_max_steps", "5", "-sim_field_every", "1"]
         for ranks in (1, 2):
-            for how in (["tmpfs"] if mounted else []) + ["enospc"]:
+            # "tmpfs, unchecked": the room check passes (SURGE_TEST_NO_ROOM_CHECK, as a file system
+            # that does not say), so the disk fills inside H5Dcreate2 on rank 0 while rank 1 waits
+            # in HDF5's barrier: the lone failing rank ends the job (after SURGE_ERROR_AGREE_SECONDS)
+            for how in (["tmpfs", "tmpfs, unchecked"] if mounted else []) + ["enospc"]:
                 env = dict(ENV, SURGE_TEST_ENOSPC="2") if how == "enospc" else ENV
+                if how == "tmpfs, unchecked":
+                    env = dict(ENV, SURGE_TEST_NO_ROOM_CHECK="1", SURGE_ERROR_AGREE_SECONDS="2")
                 before = snapshot(d)
-                rc, out = run(["run", "heat.yaml", "-sim_output", "r"] + (big if how == "tmpfs" else ["-sim_max_steps", "5"]), ranks, cwd=d, env=env)
+                rc, out = run(["run", "heat.yaml", "-sim_output", "r"] + (big if how.startswith("tmpfs") else ["-sim_max_steps", "5"]), ranks, cwd=d, env=env)
                 label = f"disk full ({how}): run over a complete output ({ranks} rank(s))"
                 judge(label, rc, out, before, d, allow_success=False)
                 # the failure is agreed, not an abort: the job released its lock and MPI ended quietly

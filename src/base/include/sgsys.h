@@ -132,7 +132,8 @@ PETSC_EXTERN PetscErrorCode SgFinalize(void);
    a rank that failed in an operation every rank entered, says (waiting a bounded time, without a
    collective the others could mismatch) whether every rank failed, so all can end normally.
    SgErrorOnExit registers a clean-up (no arguments, safe to run once more) that a job ending without
-   unwinding runs first (SgErrorRunOnExit: the safety net's exit, before an MPI_Abort). */
+   unwinding runs first (SgErrorRunOnExit: SgErrorFinish, either way it ends; a failed output's lone
+   exit; main's abort of a bug; the crash signal handler -- so async-signal-safe calls only). */
 PETSC_EXTERN PetscErrorCode SgAgreeSetUp(void);
 PETSC_EXTERN PetscErrorCode SgAgreeBegin(void);
 PETSC_EXTERN PetscErrorCode SgAgreeEnd(MPI_Comm comm, PetscErrorCode ierr);

@@ -12,6 +12,7 @@ that no longer exists. Checked, for `surge train` (Deep Potential, 2 atoms: fast
   race    a second training started while a first holds the output is refused naming the first's
           process id; the first is killed (SIGKILL) and the next training takes over its lock file and
           temporaries;
+  crash   a training ended by a crash signal (SIGBUS) removes its own lock file as it dies;
   mpi-io  Open MPI's MPI-IO keeps PATH-JOB-PID.lock beside each file a one-rank run has open (its
           "lockedfile" shared-file-pointer component) and probes with PATH.locktest.RANK: a run
           killed (SIGKILL) the moment such a file appears (inotify) leaves it; the next run on that
@@ -21,6 +22,7 @@ that no longer exists. Checked, for `surge train` (Deep Potential, 2 atoms: fast
 import re
 import fcntl
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -91,6 +93,17 @@ check(os.path.exists(os.path.join(w, "m.lock")), "the killed training left m.loc
 surge(TRAIN + ["-deepmd_numb_steps", "5"], w)
 left = files()
 check("m.lock" not in left and not [f for f in left if ".tmp" in f], f"the next training took over the killed one's lock and temporaries ({left})")
+# crash: a job ended by a crash signal (SIGBUS here; SgSignalHandler) removes its lock file as it dies
+# (SgErrorOnExit: also what a rank mpiexec ends, or one that exits alone after a failed output, runs)
+a = subprocess.Popen([SURGE] + TRAIN + ["-deepmd_numb_steps", "100000", "-deepmd_disp_freq", "1000000"], cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+t0 = time.time()
+while time.time() - t0 < 60 and not (os.path.exists(os.path.join(w, "m.lock")) and os.path.getsize(os.path.join(w, "m.lock")) > 0):
+    time.sleep(0.05)
+a.send_signal(signal.SIGBUS)
+out = a.communicate()[0]
+check(a.returncode == -signal.SIGBUS and "surge: crashed: caught signal SIGBUS" in out, f"the training died of SIGBUS with its one line (exit {a.returncode})")
+left = files()
+check("m.lock" not in left and not [f for f in left if ".tmp" in f], f"the crashed training left no m.lock and no temporaries ({left})")
 # mpi-io: a run killed while Open MPI's lock file sits beside its output; the next run removes it
 OMPIO = re.compile(r"-\d+-\d+\.lock$|\.locktest\.\d+$")
 watch = InPlaceWatch(w, None, InPlaceWatch.IN_CREATE)
