@@ -6,7 +6,18 @@
    Our own code, from the papers' descriptions:
      every rank keeps its own momentum m_r and uses its own (local) gradient g_r (no gradient
      allreduce: the "local" sync below only scales it as the global one would, by N / nglobal);
-     c = b1 m_r + (1 - b1) g_r; the sign of c is one bit (1: c > 0; c == 0 is sent as -1);
+     c = b1 m_r + (1 - b1) g_r; the sign of c is one bit (1: c > 0, 0: c < 0). Lion's sign(0) is 0,
+     which one bit cannot say; sending it as -1 (as this file first did) biased every vote: a weight
+     whose gradient and momentum are exactly 0 on every rank (an unused type embedding, a masked
+     weight, the first step of a zero-initialised layer) got N votes for -1 and moved by +lr each
+     step, where Lion leaves it alone. The tie rule: rank r sends c == 0 at step k as the bit
+     (r + i + k) mod 2 for value i, so the ranks split their zeros evenly. With an even number of
+     ranks a value that is 0 everywhere gets as many +1 as -1 votes, the vote is 0 and the weight
+     stays put, as in Lion; with an odd number the odd vote flips sign every step, so the weight
+     steps back and forth by lr instead of drifting (a sum of an odd number of +-1 is never 0: no
+     1-bit code can do better; a ternary 2-bit code would, at twice the bytes). Distributed Lion
+     (Liu et al. 2024) and Lion Cub treat the worker's update as sign(c) in {-1, +1} and do not
+     say what a 0 becomes; this rule keeps their one bit per value and removes the drift;
      the ranks all-gather the packed bits (ceil(Psi/8) bytes each, MPI_BYTE) and every rank counts
      the votes: the update is u = sign(sum of the ranks' +-1) (majority vote; a tie, possible for
      even N, moves nothing); the scale is the learning rate: p -= lr (u + wd p), as Lion's;
@@ -22,12 +33,6 @@
 #include "sgsys.h"
 
 /* ---- the local sync: each rank keeps its own gradient, scaled as the global sum would be ---- */
-static PetscErrorCode Begin_Local(SgTrainerSync s, PetscInt nlocal)
-{
-  PetscFunctionBegin;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode End_Local(SgTrainerSync s, PetscInt nglobal)
 {
   PetscMPIInt size;
@@ -39,19 +44,10 @@ static PetscErrorCode End_Local(SgTrainerSync s, PetscInt nglobal)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode Describe_Local(SgTrainerSync s, char buf[], size_t len)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(buf, len, "local gradients (lion_cub: the ranks vote on 1-bit updates instead of summing gradients)\n"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync s)
 {
   PetscFunctionBegin;
-  s->begin    = Begin_Local;
-  s->end      = End_Local;
-  s->describe = Describe_Local;
+  PetscCall(SgTrainerSyncSetEndOnly(s, End_Local, "local gradients (lion_cub: the ranks vote on 1-bit updates instead of summing gradients)"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -72,8 +68,10 @@ double SgTrainerLionCubBytes(SgTrainer t, PetscMPIInt size, PetscBool sync_step)
     const T  b1 = (T)t->oc.beta1, b2 = (T)t->oc.beta2, lr = (T)t->cub_lr, wd = (T)t->oc.weight_decay; \
     if (size > 1) { \
       PetscCall(PetscArrayzero(t->cub_bits, B)); \
-      for (long i = 0; i < n; i++) \
-        if (b1 * m[i] + (1 - b1) * g[i] > 0) t->cub_bits[i >> 3] |= (unsigned char)(1u << (i & 7)); \
+      for (long i = 0; i < n; i++) { \
+        const T c = b1 * m[i] + (1 - b1) * g[i]; \
+        if (c > 0 || (c == 0 && ((rank + i + *s) & 1))) t->cub_bits[i >> 3] |= (unsigned char)(1u << (i & 7)); \
+      } \
       PetscCallMPI(MPI_Allgather(t->cub_bits, (PetscMPIInt)B, MPI_BYTE, t->cub_all, (PetscMPIInt)B, MPI_BYTE, comm)); \
     } \
     for (long i = 0; i < n; i++) { \
@@ -103,11 +101,12 @@ PetscErrorCode SgTrainerLionCubUpdate(SgTrainer t)
   MPI_Comm    comm = t->sync->comm;
   SgnnTensor  v = sgnn_params_values(t->P), gt = sgnn_params_grads(t->P), mt = NULL, wt = NULL;
   long        n = sgnn_tensor_numel(v), *s = NULL, B = (n + 7) / 8;
-  PetscMPIInt size;
+  PetscMPIInt size, rank;
   PetscBool   sync;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   SgCallNN(sgnn_optim_state(t->opt, &mt, &wt, &s));
   PetscCheck(mt && n * (long)size < PETSC_MPI_INT_MAX, comm, PETSC_ERR_SUP, "%s: lion_cub: no Lion momentum, or a slab too large for one all-gather", t->name);
   if (!t->cub_bits && size > 1) PetscCall(PetscMalloc2(B, &t->cub_bits, B * size, &t->cub_all));

@@ -94,6 +94,7 @@ PETSC_INTERN PetscErrorCode SgTrainerZeroScatter(SgTrainer, SgnnOptim full);
 PETSC_INTERN PetscErrorCode SgTrainerZeroSurrogateCheckpoint(SgTrainer, SgTrainerCkptMode, const char path[], PetscInt *step);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync);
+PETSC_INTERN PetscErrorCode SgTrainerSyncSetEndOnly(SgTrainerSync, PetscErrorCode (*end)(SgTrainerSync, PetscInt), const char line[]);
 PETSC_INTERN PetscErrorCode SgTrainerLionCubUpdate(SgTrainer);
 PETSC_INTERN double         SgTrainerLionCubBytes(SgTrainer, PetscMPIInt size, PetscBool sync_step);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauStep(SgTrainer, PetscInt step, double loss, int64_t nglobal);

@@ -79,13 +79,32 @@ PetscErrorCode SgTrainerSyncDestroy(SgTrainerSync *ps)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ---- allreduce: one blocking collective on the whole slab ---- */
-static PetscErrorCode Begin_Allreduce(SgTrainerSync s, PetscInt nlocal)
+/* ---- strategies that act only after backward (allreduce, ZeRO's reduce-scatter, lion_cub's local
+   gradients): begin does nothing; the line describes them ---- */
+static PetscErrorCode Begin_None(SgTrainerSync s, PetscInt nlocal)
 {
   PetscFunctionBegin;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+static PetscErrorCode Describe_Line(SgTrainerSync s, char buf[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(buf, len, "%s\n", s->line));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSyncSetEndOnly(SgTrainerSync s, PetscErrorCode (*end)(SgTrainerSync, PetscInt), const char line[])
+{
+  PetscFunctionBegin;
+  s->begin    = Begin_None;
+  s->end      = end;
+  s->line     = line;
+  s->describe = line ? Describe_Line : NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---- allreduce: one blocking collective on the whole slab ---- */
 static PetscErrorCode End_Allreduce(SgTrainerSync s, PetscInt nglobal)
 {
   SgnnTensor   g  = sgnn_params_grads(s->P);
@@ -116,8 +135,7 @@ static PetscErrorCode End_Allreduce(SgTrainerSync s, PetscInt nglobal)
 PETSC_EXTERN PetscErrorCode SgTrainerSyncCreate_Allreduce(SgTrainerSync s)
 {
   PetscFunctionBegin;
-  s->begin = Begin_Allreduce;
-  s->end   = End_Allreduce;
+  PetscCall(SgTrainerSyncSetEndOnly(s, End_Allreduce, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

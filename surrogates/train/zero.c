@@ -274,12 +274,6 @@ PetscErrorCode SgTrainerGetCommStats(SgTrainer t, PetscReal *bytes_per_step, Pet
 }
 
 /* ---- stage 2: the gradient reduce-scattered, in place; each rank keeps the sum of its block ---- */
-static PetscErrorCode Begin_ReduceScatter(SgTrainerSync s, PetscInt nlocal)
-{
-  PetscFunctionBegin;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 static PetscErrorCode End_ReduceScatter(SgTrainerSync s, PetscInt nglobal)
 {
   SgTrainer   t = (SgTrainer)s->data;
@@ -310,18 +304,9 @@ static PetscErrorCode End_ReduceScatter(SgTrainerSync s, PetscInt nglobal)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode Describe_ReduceScatter(SgTrainerSync s, char buf[], size_t len)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(buf, len, "reduce-scatter sync (ZeRO stage 2): each rank receives the sum of its block of the gradient\n"));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync s)
 {
   PetscFunctionBegin;
-  s->begin    = Begin_ReduceScatter;
-  s->end      = End_ReduceScatter;
-  s->describe = Describe_ReduceScatter;
+  PetscCall(SgTrainerSyncSetEndOnly(s, End_ReduceScatter, "reduce-scatter sync (ZeRO stage 2): each rank receives the sum of its block of the gradient"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -205,5 +205,6 @@ struct _p_SgTrainerSync {
   PetscErrorCode (*end)(SgTrainerSync, PetscInt nglobal);
   PetscErrorCode (*describe)(SgTrainerSync, char buf[], size_t len); /* one line for SgTrainerView and -info (optional) */
   PetscErrorCode (*destroy)(SgTrainerSync);
+  const char *line; /* the line of a strategy that describes itself by a fixed text (SgTrainerSyncSetEndOnly) */
 };
 PETSC_EXTERN PetscErrorCode SgTrainerSyncRegister(const char name[], PetscErrorCode (*create)(SgTrainerSync));

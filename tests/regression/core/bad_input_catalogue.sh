@@ -238,6 +238,8 @@ case_ 1 "add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub -train_o
 case_ 1 "lion_cub votes on the whole update and keeps a momentum per rank: use it with -mffn_shard 0" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -mffn_shard 1 -train_output ok_x
 case_ 1 "sdp4bit (4-bit weight differences and gradients) is not implemented yet" -- train $MF -mffn_shard 2 -mffn_compress sdp4bit -train_output ok_x
 case12 "-mffn_shard 3 (ZeRO stage 3" -- train $MF -mffn_shard 3 -train_output ok_x
+# the Deep Potential's own checkpoint holds Adam's two moments: another optimizer with a checkpoint is refused
+case12 "holds Adam's two moments, and -deepmd_optimizer is not adam" -- train $I/deepmd/pair.yaml -deepmd_data set.h5 -deepmd_type_map O,H -deepmd_optimizer lion -deepmd_save_ckpt ok_ck.h5 -deepmd_save_freq 2 -train_output ok_x
 # a model output over a file of another kind: refused before training, not after it (NOT: what the
 # training prints at its end must not show)
 NOT="training took" case12 "'v.h5' is a surge run output, not a model" -- train $MF -train_output v

@@ -56,28 +56,39 @@ static PetscErrorCode WriteData(const char path[], PetscInt n)
 typedef struct {
   SgnnBackend *be;
   SgnnParams   P;
-  SgnnTensor   w1, b1, w2, b2;
+  SgnnTensor   w1, b1, w2, b2, dead;
   long         np;
   FILE        *traj; /* lion mode: the slab after every step */
 } Net;
 
-static PetscErrorCode NetCreate(Net *m)
+/* ndead > 0: a fifth tensor of ndead values after the four, which the loss never uses (its gradient
+   is exactly 0, like an unused type embedding's): Lion must leave it where it is */
+static PetscErrorCode NetCreateDead(Net *m, int ndead)
 {
-  int    s1[2] = {NF, NH}, sb1[1] = {NH}, s2[2] = {NH, 1}, sb2[1] = {1};
+  int    s1[2] = {NF, NH}, sb1[1] = {NH}, s2[2] = {NH, 1}, sb2[1] = {1}, sd[1] = {ndead};
   double v[64];
 
   PetscFunctionBegin;
   m->traj = NULL;
+  m->dead = NULL;
   SgCallNN(sgnn_backend_get("cpu", &m->be));
   SgCallNN(sgnn_params_create(m->be, SGNN_F64, &m->P));
   SgCallNN(sgnn_params_add(m->P, "w1", 2, s1, &m->w1));
   SgCallNN(sgnn_params_add(m->P, "b1", 1, sb1, &m->b1));
   SgCallNN(sgnn_params_add(m->P, "w2", 2, s2, &m->w2));
   SgCallNN(sgnn_params_add(m->P, "b2", 1, sb2, &m->b2));
+  if (ndead > 0) SgCallNN(sgnn_params_add(m->P, "dead", 1, sd, &m->dead));
   SgCallNN(sgnn_params_setup(m->P));
   SgCallNN(sgnn_params_count(m->P, &m->np));
   for (long i = 0; i < m->np; i++) v[i] = 0.6 * sin(1.3 * i + 0.4); /* a fixed init, the same in the reference */
   SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode NetCreate(Net *m)
+{
+  PetscFunctionBegin;
+  PetscCall(NetCreateDead(m, 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -129,6 +140,7 @@ typedef struct {
   const char *data, *opts, *ckpt, *restart;
   PetscInt    batch, steps, ckpt_every, disp;
   PetscBool   const_lr;
+  double     *mom; /* if set: the optimizer's first moment at the end (this rank's) */
 } Run;
 
 /* one training; out: the final slab; stats: bytes per step and this rank's memory */
@@ -180,6 +192,14 @@ static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], P
   PetscCall(SgTrainerSetFromOptions(tr));
   PetscCall(SgTrainerTrain(tr));
   if (stats) PetscCall(SgTrainerGetCommStats(tr, &stats[0], &stats[1]));
+  if (r->mom) {
+    SgnnOptim  o;
+    SgnnTensor mt = NULL;
+    PetscCall(SgTrainerGetOptimizer(tr, &o));
+    SgCallNN(sgnn_optim_state(o, &mt, NULL, NULL));
+    PetscCheck(mt, comm, PETSC_ERR_PLIB, "the optimizer keeps no momentum");
+    SgCallNN(sgnn_tensor_to_f64(mt, r->mom));
+  }
   PetscCall(SgTrainerDestroy(&tr));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), out));
   /* the options of this run must not leak into the next */
@@ -368,20 +388,26 @@ static PetscErrorCode Rmse(const char data[], PetscInt n, const double w[], doub
 }
 
 /* test_trainer_zero cub DIR (1, 2 or 3 ranks): -train_compress lion_cub. 60 steps of batch 8 of 40
-   samples at lr 0.01, momenta averaged every 10 steps. 1 rank: equal to plain Lion bit for bit (one
-   vote is the sign itself). Every rank count: the bytes the trainer counted per step equal the
-   formula (N-1) ceil(26/8) + (6 sync steps / 60) 2(N-1)/N 8 x 26 exactly (same double arithmetic,
-   bound 1e-12 relative). 2 and 3 ranks: it converges sanely: the rms error drops below 0.7 x the
-   initial one and stays within 1.5 x plain Lion's. */
+   samples at lr 0.01, momenta averaged every 10 steps. The net has 3 more values the loss never uses
+   (gradient and momentum exactly 0: c = 0 on every rank, every step). 1 rank: equal to plain Lion bit
+   for bit (one vote is the sign itself). Every rank count: the bytes the trainer counted per step
+   equal the formula (N-1) ceil(29/8) + (6 sync steps / 60) 2(N-1)/N 8 x 29 exactly (same double
+   arithmetic, bound 1e-12 relative). 2 and 3 ranks: it converges sanely: the rms error drops below
+   0.7 x the initial one and stays within 1.5 x plain Lion's. The tie rule: the unused values do not
+   move at all on 1 and 2 ranks (Lion's sign(0) = 0; sending 0 as -1 moved them by 60 lr = 0.6), and
+   by at most lr on 3 ranks (the odd vote alternates). The momentum sync: after step 60 (a sync step
+   of -train_lion_cub_sync 10) every rank holds the same momentum bit for bit; with sync 0 (never)
+   they differ (each rank's momentum follows its own gradients), so the check sees a missing sync. */
 static PetscErrorCode ModeCub(const char dir[])
 {
   MPI_Comm    comm = PETSC_COMM_WORLD;
   PetscMPIInt size, rank;
   char        data[PETSC_MAX_PATH_LEN];
-  double      wl[64], wc[64], w0[64], e0, el, ec, want;
+  double      wl[64], wc[64], wn[64], w0[64], mom[64], mom0[64], e0, el, ec, want, dm[2], ddead = 0;
   Net         m;
   Run         r = {0};
   PetscReal   st[4];
+  const int   nd = 3, np = 26 + nd;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
@@ -394,24 +420,37 @@ static PetscErrorCode ModeCub(const char dir[])
   r.steps = 60;
   r.disp = 60;
   r.const_lr = PETSC_TRUE;
-  PetscCall(NetCreate(&m));
+  PetscCall(NetCreateDead(&m, nd));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m.P), w0));
   r.opts = "-train_optimizer lion";
   PetscCall(Train(comm, &m, &r, wl, NULL));
   sgnn_params_destroy(&m.P);
-  PetscCall(NetCreate(&m));
-  r.opts = "-train_optimizer lion -train_compress lion_cub -train_lion_cub_sync 10";
-  PetscCall(Train(comm, &m, &r, wc, st));
-  sgnn_params_destroy(&m.P);
+  for (int k = 0; k < 2; k++) { /* k = 0: sync every 10 steps, 1: never */
+    PetscCall(NetCreateDead(&m, nd));
+    r.opts = k ? "-train_optimizer lion -train_compress lion_cub -train_lion_cub_sync 0" : "-train_optimizer lion -train_compress lion_cub -train_lion_cub_sync 10";
+    r.mom = mom;
+    PetscCall(Train(comm, &m, &r, k ? wn : wc, k ? NULL : st));
+    r.mom = NULL;
+    sgnn_params_destroy(&m.P);
+    PetscCall(PetscArraycpy(mom0, mom, np));
+    PetscCallMPI(MPI_Bcast(mom0, np, MPI_DOUBLE, 0, comm));
+    dm[k] = 0;
+    for (int i = 0; i < np; i++) dm[k] = PetscMax(dm[k], fabs(mom[i] - mom0[i]));
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &dm[k], 1, MPI_DOUBLE, MPI_MAX, comm));
+  }
+  for (int i = 26; i < np; i++) ddead = PetscMax(ddead, fabs(wc[i] - w0[i]));
   PetscCall(Rmse(data, 40, w0, &e0));
   PetscCall(Rmse(data, 40, wl, &el));
   PetscCall(Rmse(data, 40, wc, &ec));
-  want = size > 1 ? (size - 1) * 4.0 + 6.0 / 60.0 * 2.0 * (size - 1) / size * 8 * 26 : 0;
-  PetscCall(PetscPrintf(comm, "cub: %d rank(s): rms error initial %.4f, Lion %.4f, Lion Cub %.4f; bytes per step %.4f (formula %.4f; a float32 allreduce %.1f, a float64 one %.1f)\n", size, e0, el, ec, (double)st[0], want, 2.0 * (size - 1) / size * 4 * 26, 2.0 * (size - 1) / size * 8 * 26));
+  want = size > 1 ? (size - 1) * 4.0 + 6.0 / 60.0 * 2.0 * (size - 1) / size * 8 * np : 0;
+  PetscCall(PetscPrintf(comm, "cub: %d rank(s): rms error initial %.4f, Lion %.4f, Lion Cub %.4f; bytes per step %.4f (formula %.4f; a float32 allreduce %.1f, a float64 one %.1f); unused values moved %g; momenta differ across ranks by %g after a sync step, %g without sync\n", size, e0, el, ec, (double)st[0], want, 2.0 * (size - 1) / size * 4 * np, 2.0 * (size - 1) / size * 8 * np, ddead, dm[0], dm[1]));
   CHECK(fabs(st[0] - want) <= 1e-12 * PetscMax(want, 1), "bytes per step %.17g, formula %.17g", (double)st[0], want);
+  CHECK(size == 1 || dm[1] > 0, "with -train_lion_cub_sync 0 the ranks' momenta are equal after 60 steps: the check of the sync would not see it missing");
+  CHECK(dm[0] == 0, "momenta differ across ranks by %g after step 60, a sync step of -train_lion_cub_sync 10: want bit for bit", dm[0]);
+  CHECK(ddead <= (size % 2 ? 0.01 * (1 + 1e-12) : 0) * (size > 1), "values with gradient 0 moved by %g on %d ranks: want 0 on 1 and 2 ranks (Lion's sign(0) = 0), at most lr = 0.01 on 3", ddead, size);
   if (size == 1) {
     double d = 0;
-    for (int i = 0; i < 26; i++) d = PetscMax(d, fabs(wl[i] - wc[i]));
+    for (int i = 0; i < np; i++) d = PetscMax(d, fabs(wl[i] - wc[i]));
     CHECK(d == 0, "1 rank: lion_cub differs from plain Lion by %g", d);
   } else {
     CHECK(ec < 0.7 * e0, "lion_cub does not converge: rms %g from %g", ec, e0);
