@@ -43,6 +43,7 @@ typedef struct {
   SgnnOptimConfig oc;                       /* the trainer's optimizer (Adam by default; lr from start_lr), ZeRO stage and compressor */
   PetscInt  shard;
   char      compress[16];
+  PetscInt  cub_sync;                       /* lion_cub: momenta averaged every this many steps (< 0: the trainer's default) */
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
   PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */
   char      test_detail[PETSC_MAX_PATH_LEN]; /* prefix of the dp test detail files of the final validation */

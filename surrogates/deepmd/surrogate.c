@@ -119,7 +119,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsPath("-test_detail", "Prefix of dp test's detail files for valid_data at the end (PREFIX.e.out, .e_peratom.out, .f.out, .v.out, .v_peratom.out, DeePMD-kit's format)", SG_PATH_OUT_BASE, o->test_detail, o->test_detail, sizeof o->test_detail, NULL));
   PetscCall(SgOptionsPath("-lcurve", "Learning-curve file written by rank 0 (empty = none)", SG_PATH_OUT, o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, o->sync, sizeof o->sync, &o->sync_bucket_kb)); /* -deepmd_sync, -deepmd_sync_bucket_kb */
-  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &o->oc, &o->shard, o->compress, sizeof o->compress)); /* -deepmd_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
+  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &o->oc, &o->shard, o->compress, sizeof o->compress, &o->cub_sync)); /* -deepmd_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -309,6 +309,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate s)
   o->start_lr = 1e-3;
   sgnn_optim_defaults(SGNN_ADAM, &o->oc); /* DeePMD-kit's Adam */
   PetscCall(PetscStrncpy(o->compress, "none", sizeof o->compress));
+  o->cub_sync = -1; /* the trainer's */
   o->stop_lr = 3.51e-8;
   o->start_pref_e = 0.02;
   o->limit_pref_e = 1;

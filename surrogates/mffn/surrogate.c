@@ -27,6 +27,7 @@ typedef struct {
   SgnnOptimConfig  oc;           /* -mffn_optimizer and its hyper-parameters (the rate is start_lr) */
   PetscInt         shard;        /* -mffn_shard: ZeRO stage */
   char             compress[16]; /* -mffn_compress */
+  PetscInt         cub_sync;     /* -mffn_lion_cub_sync */
   PetscBool     have_first;
   PetscInt        dgroups, sranks; /* process grid */
   PetscInt        read;            /* SgMFFNRead: the data in memory or read crop by crop */
@@ -130,7 +131,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &d->dgroups, &d->sranks));              /* -mffn_data_groups, -mffn_spatial_ranks */
   PetscCall(SgMFFNSplitOptions(PetscOptionsObject, &d->split));                              /* -mffn_split_axes, _layout, _counts */
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &d->plateau, &d->clip));             /* -mffn_plateau_*, -mffn_clip_norm */
-  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress)); /* -mffn_optimizer, _lion_beta*, _shard, _compress */
+  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress, &d->cub_sync)); /* -mffn_optimizer, _lion_beta*, _shard, _compress */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -354,7 +355,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   oc    = d->oc;
   oc.lr = d->lr;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
-  PetscCall(SgTrainerSetShard(tr, d->shard, d->compress));
+  PetscCall(SgTrainerSetShard(tr, d->shard, d->compress, d->cub_sync));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "mffn_")); /* its refusals name -mffn_shard etc. */
   sc.kind = SGNN_LR_EXP;
   sc.lr0 = d->lr;
@@ -456,6 +457,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   PetscCall(SgTrainerPlateauDefault(&d->plateau));
   sgnn_optim_defaults(SGNN_ADAM, &d->oc);
   PetscCall(PetscStrncpy(d->compress, "none", sizeof d->compress));
+  d->cub_sync = -1; /* the trainer's */
   d->rayleigh = 1e6;
   d->prandtl = 1;
   d->length[0] = 4;

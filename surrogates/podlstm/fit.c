@@ -123,7 +123,7 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   sc.kind = SGNN_LR_CONST;
   sc.lr0 = c->lr;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
-  PetscCall(SgTrainerSetShard(tr, c->shard, c->compress));
+  PetscCall(SgTrainerSetShard(tr, c->shard, c->compress, c->cub_sync));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "podlstm_")); /* its refusals name -podlstm_shard etc. */
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, per_epoch));

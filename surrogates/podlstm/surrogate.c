@@ -29,6 +29,7 @@ typedef struct {
   SgnnOptimConfig oc;      /* the trainer's optimizer, ZeRO stage and compressor (-podlstm_optimizer, _shard, _compress) */
   PetscInt       shard;
   char           compress[16];
+  PetscInt       cub_sync;
 } SgSurrogate_PodLstm;
 
 static const char *const SearchChoices[] = {"aging", "random", "none"};
@@ -111,7 +112,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsInt("-patience", "Epochs without a better validation R2 before training stops", d->patience, &d->patience, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-batch_size", "Windows per batch", d->batch, &d->batch, NULL, 1, 1 << 20));
   PetscCall(SgOptionsReal("-start_lr", "Learning rate (of -podlstm_optimizer, Adam by default)", "", d->lr, &d->lr, NULL, 1e-8, 1));
-  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress)); /* -podlstm_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
+  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress, &d->cub_sync)); /* -podlstm_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
   PetscCall(SgOptionsInt("-top_k", "Searched networks kept in the model (the best forecasts, all give the uncertainty)", d->topk, &d->topk, NULL, 1, SG_PODLSTM_MAXMODELS));
   PetscCall(SgOptionsInt("-retrain_epochs", "Retrain the top-k and the baseline this many epochs after the search (0: keep the searched weights)", d->retrain_epochs, &d->retrain_epochs, NULL, 0, 1000000));
   PetscCall(SgOptionsInt("-retrain_patience", "Patience (epochs) of the retraining", d->retrain_patience, &d->retrain_patience, NULL, 1, 1000000));
@@ -388,6 +389,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   fc.optim = &d->oc;
   fc.shard = d->shard;
   fc.compress = d->compress;
+  fc.cub_sync = d->cub_sync;
   fc.rollout = d->rollout;
   /* the search, or the one architecture asked for */
   if (d->search < 2) {
@@ -618,6 +620,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   sgnn_optim_defaults(SGNN_ADAM, &d->oc);
   d->oc.lr = d->lr;
   PetscCall(PetscStrncpy(d->compress, "none", sizeof d->compress));
+  d->cub_sync = -1; /* the trainer's */
   d->topk = 5;
   d->retrain_patience = 15;
   d->seed = 1;

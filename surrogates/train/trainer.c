@@ -325,8 +325,7 @@ PetscErrorCode SgTrainerSetFromOptions(SgTrainer t)
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, t->synctype, sizeof t->synctype, &kb));
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &t->dgroups, &t->sranks));
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &t->plateau, &t->clip));
-  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &t->oc, &t->shard, t->compress, sizeof t->compress));
-  PetscCall(SgOptionsInt("-lion_cub_sync", "lion_cub: average the ranks' Lion momenta every this many steps (0: never; each rank otherwise keeps its own)", t->cub_sync, &t->cub_sync, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &t->oc, &t->shard, t->compress, sizeof t->compress, &t->cub_sync));
   PetscOptionsEnd();
   PetscCall(SgTrainerSetPlateau(t, &t->plateau)); /* its checks */
   t->bucket_bytes = (size_t)kb << 10;

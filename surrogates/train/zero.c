@@ -45,9 +45,9 @@ static const char *OptimName(SgnnOptimType k)
   return names[k];
 }
 
-/* -PREFIX_optimizer and its hyper-parameters, -PREFIX_shard, -PREFIX_compress, in the caller's
-   options block. The optimizer keeps the caller's learning rate (the schedule sets it every step). */
-PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, SgnnOptimConfig *oc, PetscInt *shard, char compress[], size_t len)
+/* -PREFIX_optimizer and its hyper-parameters, -PREFIX_shard, -PREFIX_compress, -PREFIX_lion_cub_sync
+   (in: the surrogate's default, < 0 for the trainer's 10), in the caller's options block. The optimizer keeps the caller's learning rate (the schedule sets it every step). */
+PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, SgnnOptimConfig *oc, PetscInt *shard, char compress[], size_t len, PetscInt *cub_sync)
 {
   static const char *const optims[] = {"sgd", "adam", "adamw", "lion"}, *const comps[] = {"none", "lion_cub", "sdp4bit"};
   PetscInt                 idx = (PetscInt)oc->type, cidx = 0;
@@ -73,15 +73,18 @@ PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, S
     if (!strcmp(compress, comps[i])) cidx = i;
   PetscCall(SgOptionsEList("-compress", "Compressed communication: none, lion_cub (with -optimizer lion: 1-bit sign updates, majority vote over the ranks, momentum averaged every -lion_cub_sync steps; ~32x fewer bytes than a float32 allreduce on 2 ranks) or sdp4bit (not implemented yet)", comps, 3, comps[cidx], &cidx, NULL));
   PetscCall(PetscStrncpy(compress, comps[cidx], len));
+  if (*cub_sync < 0) *cub_sync = 10; /* our default (the surrogate left it unset) */
+  PetscCall(SgOptionsInt("-lion_cub_sync", "lion_cub: average the ranks' Lion momenta every this many steps (0: never; each rank otherwise keeps its own)", *cub_sync, cub_sync, NULL, 0, PETSC_MAX_INT));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgTrainerSetShard(SgTrainer t, PetscInt stage, const char compress[])
+PetscErrorCode SgTrainerSetShard(SgTrainer t, PetscInt stage, const char compress[], PetscInt cub_sync)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(t, SG_TRAINER_CLASSID, 1);
   PetscCheck(!t->setupcalled, PetscObjectComm((PetscObject)t), PETSC_ERR_ORDER, "SgTrainer: settings must come before SgTrainerSetUp()");
   t->shard = stage;
+  if (cub_sync >= 0) t->cub_sync = cub_sync;
   PetscCall(PetscStrncpy(t->compress, compress && compress[0] ? compress : "none", sizeof t->compress));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

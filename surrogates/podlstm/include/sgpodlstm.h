@@ -202,6 +202,7 @@ typedef struct {
   const SgnnOptimConfig *optim;   /* the optimizer (its lr is replaced by lr); NULL: Adam */
   PetscInt         shard;         /* the trainer's ZeRO stage (sgtrainer.h) and compressor (NULL: none) */
   const char      *compress;
+  PetscInt         cub_sync;      /* lion_cub's momentum-sync interval (0: never; < 0: the trainer's default, 10) */
   PetscInt         rollout;       /* windows of the rollout loss (SgPodLstmNetRolloutLoss; 0 or 1: one);
                                      the training windows' y hold rollout x L steps */
 } SgPodLstmFitConfig;

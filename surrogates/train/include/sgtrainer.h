@@ -157,13 +157,14 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetFromOptions(SgTrainer);
 /* Optimizer by name and ZeRO sharding (zero.c, docs/train.md): options -PREFIX_optimizer
    sgd|adam|adamw|lion, -PREFIX_lion_beta1, -PREFIX_lion_beta2, -PREFIX_weight_decay,
    -PREFIX_sgd_momentum, -PREFIX_shard 0|1|2 (ZeRO stage: 1 optimizer state, 2 also gradients
-   partitioned over the ranks), -PREFIX_compress none, read by SgTrainerSetFromOptions or declared in a
+   partitioned over the ranks), -PREFIX_compress none|lion_cub, -PREFIX_lion_cub_sync M, read by SgTrainerSetFromOptions or declared in a
    surrogate's own block by SgTrainerOptionsOptimizer (the optimizer's learning rate is kept). Bad
    combinations are refused at SgTrainerSetUp with one line. SgTrainerGetCommStats: bytes sent per
    step (counted as bandwidth-optimal collectives send them, per rank) and this rank's weights,
    gradient and optimizer-state bytes. */
-PETSC_EXTERN PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *, SgnnOptimConfig *, PetscInt *shard, char compress[], size_t len);
-PETSC_EXTERN PetscErrorCode SgTrainerSetShard(SgTrainer, PetscInt stage, const char compress[]);
+PETSC_EXTERN PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *, SgnnOptimConfig *, PetscInt *shard, char compress[], size_t len, PetscInt *lion_cub_sync);
+/* lion_cub_sync < 0: the trainer's default (10) */
+PETSC_EXTERN PetscErrorCode SgTrainerSetShard(SgTrainer, PetscInt stage, const char compress[], PetscInt lion_cub_sync);
 PETSC_EXTERN PetscErrorCode SgTrainerGetCommStats(SgTrainer, PetscReal *bytes_per_step, PetscReal mem[3]);
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsSync(PetscOptionItems *, char sync[], size_t len, PetscInt *bucket_kb);
 /* Process grid: data_groups x spatial_ranks must equal the trainer's rank count (data_groups 0: ranks /

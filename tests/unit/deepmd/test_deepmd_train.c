@@ -36,7 +36,8 @@
      six steps of batch 3 at stage 1 equal stage 0 bit for bit, stage 2 to 1e-12 relative (the
      reduce-scatter may add in another order); a stage-2 checkpoint at step 3 (the whole Adam state
      gathered, the surrogate's own file) restarted at stage 1 equals stage 0 to 1e-12; the stage
-     reaches the trainer (stage 1 with plain SGD refused). */
+     reaches the trainer (stage 1 with plain SGD refused); on 2-3 ranks lion_cub's momentum-sync
+     interval reaches it (every step and never give different weights). */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "dptest_common.h"
@@ -712,6 +713,29 @@ int main(int argc, char **argv)
       PetscCall(PetscPopErrorHandler());
       PetscCall(SgDPModelDestroy(&m));
       CHECK(ierr == PETSC_ERR_USER_INPUT, "deepmd with shard 1 and plain SGD was not refused (%d)", (int)ierr);
+    }
+    if (size > 1) { /* lion_cub's momentum sync reaches the trainer (SgDPTrainOpts.cub_sync, -deepmd_lion_cub_sync):
+                       averaged every step or never, the ranks' votes differ after the first step */
+      double *wc[2], dc = 0;
+      for (int k = 0; k < 2; k++) {
+        ob = o;
+        ob.restart[0] = 0;
+        ob.shard = 0;
+        sgnn_optim_defaults(SGNN_LION, &ob.oc);
+        PetscCall(PetscStrncpy(ob.compress, "lion_cub", sizeof ob.compress));
+        ob.cub_sync = k ? 0 : 1;
+        PetscCall(SgDPModelCreate(&c, &m));
+        PetscCall(SgDPModelInitWeights(m, 5));
+        PetscCall(SgDPTrain(m, &ob, PETSC_COMM_WORLD));
+        PetscCall(PetscMalloc1(np, &wc[k]));
+        SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), wc[k]));
+        PetscCall(SgDPModelDestroy(&m));
+      }
+      for (long i = 0; i < np; i++) dc = PetscMax(dc, fabs(wc[0][i] - wc[1][i]));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zero: lion_cub on %d ranks, momenta averaged every step vs never: weights differ by up to %.3e after 6 steps\n", size, dc));
+      CHECK(dc > 0, "deepmd lion_cub: cub_sync 1 and 0 give the same weights: the interval does not reach the trainer");
+      PetscCall(PetscFree(wc[0]));
+      PetscCall(PetscFree(wc[1]));
     }
     for (int k = 0; k < 4; k++) PetscCall(PetscFree(w[k]));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
