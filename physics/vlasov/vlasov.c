@@ -50,8 +50,8 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
              "Option -vlasov_%s_drift has %" PetscInt_FMT " entries; give one per velocity dimension (vdim = %" PetscInt_FMT ")", s->name, n, v->vdim);
   PetscCall(SgOptionsReal(OPT("perturbation"), "Relative amplitude of the density perturbation cos(k.x)", NULL, pert, &pert, NULL, -1.0, 1.0));
   s->pert = pert;
-  s->k[0] = s->k[1] = 0;
-  n       = 2;
+  s->k[0] = s->k[1] = s->k[2] = 0;
+  n       = 3;
   PetscCall(SgOptionsRealArray(OPT("k"), "Wavenumber of the density perturbation, one per configuration dimension", "1/lambda_D", s->k, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCheck(!set || n == v->cdim, PetscOptionsObject->comm, PETSC_ERR_USER_INPUT, "Option -vlasov_%s_k has %" PetscInt_FMT " entries; give one per configuration dimension (cdim = %" PetscInt_FMT ")", s->name, n, v->cdim);
   PetscReal bfrac = 0.1, bdrift = 4.5, bvt = 0.5, width[3] = {1, 1, 1};
@@ -95,7 +95,7 @@ static PetscErrorCode SpeciesOptions(PetscOptionItems *PetscOptionsObject, SgVla
     break;
   }
   /* optional per-species velocity box (default: the global one) */
-  for (PetscInt d = 0; d < 5; d++) { s->lower[d] = v->lower[d]; s->upper[d] = v->upper[d]; s->N[d] = v->cells[d]; }
+  for (PetscInt d = 0; d < 6; d++) { s->lower[d] = v->lower[d]; s->upper[d] = v->upper[d]; s->N[d] = v->cells[d]; }
   {
     PetscReal lo[3], hi[3];
     PetscInt  nl = 3, nh = 3;
@@ -125,12 +125,12 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "Vlasov-Poisson DG solver (units: lambda_D, 1/omega_pe, v_th,e; see docs/vlasov.md)");
   v->cdim = 1; v->vdim = 1;
-  PetscCall(SgOptionsInt("-cdim", "Configuration-space dimensions (periodic)", v->cdim, &v->cdim, NULL, 1, 2));
+  PetscCall(SgOptionsInt("-cdim", "Configuration-space dimensions (periodic; 3 only with field: maxwell or none, 3x3v p=1)", v->cdim, &v->cdim, NULL, 1, 3));
   PetscCall(SgOptionsInt("-vdim", "Velocity-space dimensions (>= cdim)", v->vdim, &v->vdim, NULL, 1, 3));
   PetscCheck(v->vdim >= v->cdim, comm, PETSC_ERR_USER_INPUT, "vlasov_vdim = %" PetscInt_FMT " < vlasov_cdim = %" PetscInt_FMT ": the electric field has cdim components and needs as many velocity directions; set vdim >= cdim", v->vdim, v->cdim);
   v->pdim = v->cdim + v->vdim;
-  n       = 5;
-  for (PetscInt d = 0; d < 5; d++) v->cells[d] = 16;
+  n       = 6;
+  for (PetscInt d = 0; d < 6; d++) v->cells[d] = 16;
   PetscCall(SgOptionsIntArray("-cells", "Cells per phase-space dimension: x [y] vx [vy] [vz]", v->cells, &n, &set, PETSC_MIN_INT, PETSC_MAX_INT));
   PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_cells needs %" PetscInt_FMT " entries (cdim + vdim = %" PetscInt_FMT "+%" PetscInt_FMT "), got %" PetscInt_FMT ": e.g. cells: [32, 32] for 1x1v", v->pdim, v->cdim, v->vdim, set ? n : 0);
   for (PetscInt d = 0; d < v->pdim; d++)
@@ -154,10 +154,10 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
       PetscCheck(prod == size, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_ranks: the product of the entries is %" PetscInt_FMT " but the run has %d ranks", prod, size);
     }
   }
-  n = 5;
+  n = 6;
   PetscCall(SgOptionsRealArray("-lower", "Lower bounds of the phase-space box: x [y] vx [vy] [vz]", "lambda_D, v_th,e", v->lower, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_lower needs %" PetscInt_FMT " entries (cdim + vdim)", v->pdim);
-  n = 5;
+  n = 6;
   PetscCall(SgOptionsRealArray("-upper", "Upper bounds of the phase-space box: x [y] vx [vy] [vz]", "lambda_D, v_th,e", v->upper, &n, &set, PETSC_MIN_REAL, PETSC_MAX_REAL));
   PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_upper needs %" PetscInt_FMT " entries (cdim + vdim)", v->pdim);
   for (PetscInt d = 0; d < v->pdim; d++)
@@ -181,7 +181,7 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   v->field = idx;
   if (v->field == SG_VLASOV_FIELD_MAXWELL) {
     PetscBool cset;
-    PetscInt  ne = 3, nb = 3, nk = 2;
+    PetscInt  ne = 3, nb = 3, nk = 3;
     v->c_light = 1;
     PetscCall(SgOptionsReal("-c", "Speed of light (field: maxwell), in the deck's velocity unit (eps0 = 1, mu0 = 1/c^2; see docs/vlasov.md)", "velocity unit", v->c_light, &v->c_light, &cset, PETSC_MIN_REAL, PETSC_MAX_REAL));
     PetscCheck(v->c_light > 0 && PetscIsNormalReal(v->c_light), comm, PETSC_ERR_USER_INPUT, "vlasov_c = %g: the speed of light must be a positive number (in the deck's velocity unit, e.g. c: 1)", (double)v->c_light);
@@ -193,7 +193,7 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
     PetscCall(SgOptionsReal("-maxwell_clean_E", "Divergence cleaning of Gauss's law (div E = rho): speed factor chi of the potential phi, which carries the error away at chi c (0: off; e.g. 1)", "c", v->clean_chi, &v->clean_chi, NULL, 0, 100));
     PetscCall(SgOptionsReal("-maxwell_clean_B", "Divergence cleaning of div B = 0: speed factor gamma of the potential psi, which carries the error away at gamma c (0: off; e.g. 1)", "c", v->clean_gam, &v->clean_gam, NULL, 0, 100));
     for (PetscInt i = 0; i < 3; i++) v->em_E0[i] = v->em_B0[i] = 0;
-    v->em_k[0] = v->em_k[1] = 0;
+    v->em_k[0] = v->em_k[1] = v->em_k[2] = 0;
     PetscCall(SgOptionsRealArray("-maxwell_E0", "Initial electric plane wave E0 cos(k.x), added to the Poisson field of the initial charge: [Ex, Ey, Ez]", "m_e v0 omega_pe / e", v->em_E0, &ne, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
     PetscCall(SgOptionsRealArray("-maxwell_B0", "Initial magnetic plane wave B0 cos(k.x): [Bx, By, Bz]", "m_e omega_pe / e", v->em_B0, &nb, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
     PetscCall(SgOptionsRealArray("-maxwell_k", "Wavenumber of the initial plane wave, one per configuration dimension", "omega_pe / v0", v->em_k, &nk, NULL, PETSC_MIN_REAL, PETSC_MAX_REAL));
@@ -256,6 +256,12 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
     for (PetscInt d = 0; d < v->pdim; d++) unknowns *= (PetscReal)v->cells[d];
     /* per species: f, two Runge-Kutta stages, the right-hand side and a ghosted copy */
     PetscCall(SgCheckCount(comm, "-vlasov_cells", "phase-space unknowns per species", unknowns, 5.0 * sizeof(PetscScalar) * v->nspecies));
+  }
+  if (v->cdim == 3) { /* 3x: no 3-D Poisson solver, collision moments or dispersion fits yet */
+    PetscCheck(v->field != SG_VLASOV_FIELD_POISSON, comm, PETSC_ERR_USER_INPUT, "vlasov_cdim 3 has no Poisson solver: use field: maxwell (or none)");
+    PetscCheck(v->collisions == 0 && v->fit == 0 && v->exact == 0, comm, PETSC_ERR_USER_INPUT, "vlasov_cdim 3 runs without collisions, fit and exact (set collisions: none, fit: none, exact: none)");
+    for (PetscInt s = 0; s < v->nspecies; s++)
+      PetscCheck(v->sp[s].pert == 0, comm, PETSC_ERR_USER_INPUT, "vlasov_cdim 3 starts from E = 0 (no Poisson solve of the initial charge): species %s needs perturbation: 0 (seed the run with maxwell_E0/maxwell_B0)", v->sp[s].name);
   }
   PetscCheck(v->exact != 1 || (v->field == 1 && v->cdim == 1 && v->vdim == 1 && v->nspecies == 1), comm, PETSC_ERR_USER_INPUT, "vlasov_exact freestream needs field: none, a 1x1v phase space and one species");
   PetscCheck(v->fit == 0 || v->field != SG_VLASOV_FIELD_NONE, comm, PETSC_ERR_USER_INPUT, "vlasov_fit needs a self-consistent field (field: poisson or maxwell)");

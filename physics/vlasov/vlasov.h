@@ -9,7 +9,7 @@
    field is in units of m_e v_th,e omega_pe / e and the field energy (1/2) int E^2 dx is in
    n_0 T_e lambda_D^cdim.
 
-   Phase space: cdim = 1 or 2 periodic configuration dimensions (x, y) and vdim = 1..3 velocity
+   Phase space: cdim = 1..3 periodic configuration dimensions (x, y, z) and vdim = 1..3 velocity
    dimensions (vx, vy, vz), vdim >= cdim; the field has cdim components, so velocity directions
    beyond cdim only stream. Velocity boundaries are zero-flux (no surface term on the outer
    velocity faces), so particle number is conserved to round-off.
@@ -22,7 +22,7 @@
    semi-discrete scheme conserves total (kinetic + field) energy exactly, for any flux.
 
    Parallel layout: each species' phase space is a PETSc DMDA over the first min(pdim, 3) phase
-   dimensions (x, [y], vx, [vy]); any remaining velocity dimensions are kept whole on every rank
+   dimensions (x, [y], vx, [vy]; 3x3v: x, y, z); any remaining velocity dimensions are kept whole on every rank
    and folded into the DMDA's dof (dof = np * cells of the folded dimensions). Configuration-space
    moments are summed over all ranks and the (small) configuration-space field is replicated, so
    every rank computes the same field.
@@ -63,12 +63,12 @@ typedef struct {
   SgVlasovInit       init;
   PetscInt           ncomp;
   SgVlasovMaxwellian comp[SG_VLASOV_MAX_COMP];
-  PetscReal          pert, k[2];
+  PetscReal          pert, k[3];
   /* grid */
-  PetscInt  N[5];
-  PetscReal lower[5], upper[5], dx[5];
+  PetscInt  N[6];
+  PetscReal lower[6], upper[6], dx[6];
   DM        da;
-  PetscInt  dadim, nfd, nfold, foldN[2], bs; /* folded velocity dims kept whole; bs = np*nfold */
+  PetscInt  dadim, nfd, nfold, foldN[3], bs; /* folded velocity dims kept whole; bs = np*nfold */
   PetscInt  s[3], m[3], gs[3], gm[3];   /* owned / ghosted corners and widths of the DMDA axes */
   Vec       f, f1, f2, rhs, floc;
   PetscReal *acc, *tau;                 /* [ncx][cdim*npx] (q/m) E, [ncx][cdim] max |acc| bound (Poisson only) */
@@ -85,9 +85,9 @@ typedef struct {
   PetscReal fit_root[2]; /* theory for the fit (omega_r, gamma), found at set-up so a deck without one fails before the run */
   PetscReal fit_root0[2]; /* the collisionless root (printed beside the collisional one when collisions are on) */
   PetscBool fit_coll;     /* fit_root is the collisional root (vlasov_colldisp.c) */
-  PetscInt  cells[5];
+  PetscInt  cells[6];
   PetscInt  ranks[3];  /* ranks per DMDA axis (PETSC_DECIDE: PETSc chooses) */
-  PetscReal lower[5], upper[5];
+  PetscReal lower[6], upper[6];
   PetscInt  nspecies;
   SgVlasovSpecies sp[SG_VLASOV_MAX_SPECIES];
   /* discretisation */
@@ -95,8 +95,8 @@ typedef struct {
   PetscInt               np, npx, pdim;
   PetscInt              *kofm; /* phase index of config basis function m times Legendre 0 in velocity */
   /* configuration space (replicated on every rank) */
-  PetscInt   Nx[2], ncx;
-  PetscReal  dxc[2];
+  PetscInt   Nx[3], ncx;
+  PetscReal  dxc[3];
   PetscReal *rho;  /* [ncx][npx] charge density */
   PetscReal *E;    /* [ncx][cdim][npx] electric field */
   PetscReal *work; /* [ncx][npx] scratch for reductions */
@@ -116,7 +116,7 @@ typedef struct {
   PetscInt   di_divE, di_divB;         /* diagnostics: L2 norms of div E - rho and div B */
   PetscInt   fit_field;                /* energy the fit follows: 0 electric, 1 magnetic */
   PetscReal  em_E0[3], em_B0[3];       /* initial plane-wave amplitudes: E0 cos(k.x), B0 cos(k.x) */
-  PetscReal  em_k[2];
+  PetscReal  em_k[3];
   PetscReal *em, *em1, *em2, *emrhs;   /* state, two RK stages, right-hand side */
   Vec        emv[4];                   /* sequential Vecs over those arrays (the step may exchange [2] and [3]) */
   PetscReal *emcur;                    /* the field that goes with the distributions being advanced */
@@ -149,8 +149,11 @@ typedef struct {
 
 PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver);
 
+/* Configuration cell of the DMDA indices (i0, i1, i2): the first cdim of them are x, [y], [z]. */
+#define SG_VLASOV_CX(v, i0, i1, i2) ((i0) + ((v)->cdim > 1 ? (v)->Nx[0] * ((i1) + ((v)->cdim > 2 ? (v)->Nx[1] * (i2) : 0)) : 0))
+
 /* Visit the owned phase cells of species s in storage order (DMDA axes, x fastest, then the folded
-   velocity dims): idx counts the cells (coefficients at idx * np of the owned array), n[5] are the
+   velocity dims): idx counts the cells (coefficients at idx * np of the owned array), n[6] are the
    global cell indices (folded dims decoded) and cx is the configuration cell. */
 #define SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, ...) \
   do { \
@@ -159,7 +162,7 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver);
       for (PetscInt i1_ = (s)->s[1]; i1_ < (s)->s[1] + (s)->m[1]; i1_++) \
         for (PetscInt i0_ = (s)->s[0]; i0_ < (s)->s[0] + (s)->m[0]; i0_++) \
           for (PetscInt fi_ = 0; fi_ < (s)->nfold; fi_++, idx++) { \
-            PetscInt n[5] = {i0_, i1_, i2_, 0, 0}, r_ = fi_, cx = i0_ + ((v)->cdim > 1 ? (v)->Nx[0] * i1_ : 0); \
+            PetscInt n[6] = {i0_, i1_, i2_, 0, 0, 0}, r_ = fi_, cx = SG_VLASOV_CX(v, i0_, i1_, i2_); \
             for (PetscInt ff_ = 0; ff_ < (s)->nfd; ff_++) { n[(s)->dadim + ff_] = r_ % (s)->foldN[ff_]; r_ /= (s)->foldN[ff_]; } \
             __VA_ARGS__ \
           } \

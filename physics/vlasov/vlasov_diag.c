@@ -129,7 +129,7 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
       for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
         for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
           for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
-            PetscInt           n[5] = {i0, i1, i2, 0, 0}, r = fi;
+            PetscInt           n[6] = {i0, i1, i2, 0, 0, 0}, r = fi;
             const PetscScalar *fc   = fa + idx * v->np;
             PetscReal          num = 0, l2 = 0;
             for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
@@ -199,7 +199,7 @@ static PetscErrorCode SpeciesMoments(SgSolver solver, SgVlasovSpecies *s, PetscR
     for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
       for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
         for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
-          PetscInt           n[5] = {i0, i1, i2, 0, 0}, r = fi, cx = i0 + (v->cdim > 1 ? v->Nx[0] * i1 : 0);
+          PetscInt           n[6] = {i0, i1, i2, 0, 0, 0}, r = fi, cx = SG_VLASOV_CX(v, i0, i1, i2);
           const PetscScalar *fc = fa + idx * v->np;
           PetscReal         *o  = loc + cx * nm, num = 0;
           for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
@@ -233,17 +233,19 @@ PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
   PetscReal lo[3], hi[3], c0 = PetscPowReal(2.0, -0.5 * v->cdim), *dens;
   Vec       g;
   char      name[96];
-  PetscInt  xs[2] = {0, 0}, xm[2] = {1, 1};
+  PetscInt  xs[3] = {0, 0, 0}, xm[3] = {1, 1, 1};
   Vec       f[SG_VLASOV_MAX_SPECIES];
 
   PetscFunctionBegin;
   if (!v->dac) {
     if (v->cdim == 1) PetscCall(DMDACreate1d(comm, DM_BOUNDARY_PERIODIC, v->Nx[0], 1, 0, NULL, &v->dac));
-    else PetscCall(DMDACreate2d(comm, DM_BOUNDARY_PERIODIC, DM_BOUNDARY_PERIODIC, DMDA_STENCIL_STAR, v->Nx[0], v->Nx[1], PETSC_DECIDE, PETSC_DECIDE, 1, 0, NULL, NULL, &v->dac));
+    else if (v->cdim == 2) PetscCall(DMDACreate2d(comm, DM_BOUNDARY_PERIODIC, DM_BOUNDARY_PERIODIC, DMDA_STENCIL_STAR, v->Nx[0], v->Nx[1], PETSC_DECIDE, PETSC_DECIDE, 1, 0, NULL, NULL, &v->dac));
+    else PetscCall(DMDACreate3d(comm, DM_BOUNDARY_PERIODIC, DM_BOUNDARY_PERIODIC, DM_BOUNDARY_PERIODIC, DMDA_STENCIL_STAR, v->Nx[0], v->Nx[1], v->Nx[2], PETSC_DECIDE, PETSC_DECIDE, PETSC_DECIDE, 1, 0, NULL, NULL, NULL, &v->dac));
     PetscCall(DMSetUp(v->dac));
   }
-  PetscCall(DMDAGetCorners(v->dac, &xs[0], &xs[1], NULL, &xm[0], &xm[1], NULL));
+  PetscCall(DMDAGetCorners(v->dac, &xs[0], &xs[1], &xs[2], &xm[0], &xm[1], &xm[2]));
   if (v->cdim == 1) { xs[1] = 0; xm[1] = 1; }
+  if (v->cdim < 3) { xs[2] = 0; xm[2] = 1; }
   for (PetscInt d = 0; d < v->cdim; d++) { lo[d] = v->lower[d]; hi[d] = v->upper[d]; }
   PetscCall(PetscMalloc1(v->ncx * (v->vdim + 2), &dens));
   PetscCall(DMGetGlobalVector(v->dac, &g));
@@ -254,8 +256,9 @@ PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
     for (PetscInt q = 0; q < nm; q++) {
       PetscScalar *a;
       PetscCall(VecGetArray(g, &a));
-      for (PetscInt j = 0, i = 0; j < xm[1]; j++)
-        for (PetscInt k = 0; k < xm[0]; k++, i++) a[i] = dens[((xs[1] + j) * v->Nx[0] + xs[0] + k) * nm + q];
+      for (PetscInt l = 0, i = 0; l < xm[2]; l++)
+        for (PetscInt j = 0; j < xm[1]; j++)
+          for (PetscInt k = 0; k < xm[0]; k++, i++) a[i] = dens[SG_VLASOV_CX(v, xs[0] + k, xs[1] + j, xs[2] + l) * nm + q];
       PetscCall(VecRestoreArray(g, &a));
       if (q == 0) PetscCall(PetscSNPrintf(name, sizeof name, "density_%s", v->sp[is].name));
       else if (q <= v->vdim) PetscCall(PetscSNPrintf(name, sizeof name, "momentum_%s_%s", cn[q - 1], v->sp[is].name));
@@ -269,8 +272,9 @@ PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
     for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++) {
       PetscScalar *a;
       PetscCall(VecGetArray(g, &a));
-      for (PetscInt j = 0, q = 0; j < xm[1]; j++)
-        for (PetscInt k = 0; k < xm[0]; k++, q++) a[q] = c0 * v->em[(((xs[1] + j) * v->Nx[0] + xs[0] + k) * SG_VLASOV_EM_NS + i) * v->npx];
+      for (PetscInt l = 0, q = 0; l < xm[2]; l++)
+        for (PetscInt j = 0; j < xm[1]; j++)
+          for (PetscInt k = 0; k < xm[0]; k++, q++) a[q] = c0 * v->em[(SG_VLASOV_CX(v, xs[0] + k, xs[1] + j, xs[2] + l) * SG_VLASOV_EM_NS + i) * v->npx];
       PetscCall(VecRestoreArray(g, &a));
       PetscCall(SgOutputWriteField(out, En[i], g, lo, hi));
     }

@@ -76,6 +76,7 @@ PetscErrorCode SgVlasovFieldSetUp(SgVlasov *v)
 
   PetscFunctionBegin;
   if (v->field == SG_VLASOV_FIELD_NONE) PetscFunctionReturn(PETSC_SUCCESS); /* maxwell: the initial E is a Poisson solution */
+  if (cd == 3) PetscFunctionReturn(PETSC_SUCCESS); /* 3x: maxwell only, from a uniform charge (E = 0 + the plane wave; vlasov.c refuses the rest) */
   for (PetscInt d = 0; d < cd; d++) J *= 0.5 * v->dxc[d];
   h1 = (int)(v->Nx[0] / 2 + 1);
   if (cd == 1) { dims[0] = (int)v->Nx[0]; v->nhat = h1; }
@@ -205,6 +206,10 @@ PetscErrorCode SgVlasovComputeField(SgSolver solver, Vec f[])
   if (v->field == SG_VLASOV_FIELD_NONE) PetscFunctionReturn(PETSC_SUCCESS);
   if (v->field == SG_VLASOV_FIELD_MAXWELL && v->em_ready) { /* E, B are state: only the bounds of the current field */
     SgVlasovMaxwellBounds(v);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (cd == 3) { /* no 3-D Poisson solver: the deck's charge is uniform (checked at set-up), so the initial E is 0 */
+    PetscCall(PetscArrayzero(v->E, v->ncx * cd * nl));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscLogEventBegin(v->ev_field, 0, 0, 0, 0));

@@ -51,7 +51,7 @@ PetscErrorCode SgVlasovSetUpGrid(SgSolver solver, SgVlasov *v)
     for (PetscInt j = 0; j < v->vdim; j++) s->vmax[j] = PetscMax(PetscAbsReal(s->lower[v->cdim + j]), PetscAbsReal(s->upper[v->cdim + j]));
     s->dadim    = PetscMin(v->pdim, 3);
     s->nfold    = 1;
-    s->foldN[0] = s->foldN[1] = 1;
+    s->foldN[0] = s->foldN[1] = s->foldN[2] = 1;
     for (PetscInt d = s->dadim; d < v->pdim; d++) {
       s->foldN[d - s->dadim] = s->N[d];
       s->nfold *= s->N[d];

@@ -109,7 +109,7 @@ PetscErrorCode SgVlasovProject(SgVlasov *v, SgVlasovSpecies *s, Vec f)
     for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
       for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
         for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
-          PetscInt     n[5] = {i0, i1, i2, 0, 0}, r = fi;
+          PetscInt     n[6] = {i0, i1, i2, 0, 0, 0}, r = fi;
           PetscScalar *fc = fa + idx * v->np;
           PetscReal    np_[SG_VLASOV_MAX_COMP][16], g[SG_VLASOV_MAX_COMP][3][4];
           for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
@@ -117,16 +117,18 @@ PetscErrorCode SgVlasovProject(SgVlasov *v, SgVlasovSpecies *s, Vec f)
             /* configuration projection */
             for (PetscInt m = 0; m < v->npx; m++) np_[c][m] = 0;
             for (PetscInt qa = 0; qa < NQ; qa++)
-              for (PetscInt qb = 0; qb < (cd > 1 ? NQ : 1); qb++) {
-                PetscReal x[2], wgt = wq[qa] * (cd > 1 ? wq[qb] : 1);
-                x[0] = s->lower[0] + (n[0] + 0.5 + 0.5 * xq[qa]) * s->dx[0];
-                if (cd > 1) x[1] = s->lower[1] + (n[1] + 0.5 + 0.5 * xq[qb]) * s->dx[1];
-                PetscReal val = Density(s, &s->comp[c], cd, x);
-                for (PetscInt m = 0; m < v->npx; m++) {
-                  PetscReal phi = Lq[K->alphax[m * cd]][qa] * (cd > 1 ? Lq[K->alphax[m * cd + 1]][qb] : 1);
-                  np_[c][m] += wgt * val * phi;
+              for (PetscInt qb = 0; qb < (cd > 1 ? NQ : 1); qb++)
+                for (PetscInt qc = 0; qc < (cd > 2 ? NQ : 1); qc++) {
+                  PetscReal x[3], wgt = wq[qa] * (cd > 1 ? wq[qb] : 1) * (cd > 2 ? wq[qc] : 1);
+                  x[0] = s->lower[0] + (n[0] + 0.5 + 0.5 * xq[qa]) * s->dx[0];
+                  if (cd > 1) x[1] = s->lower[1] + (n[1] + 0.5 + 0.5 * xq[qb]) * s->dx[1];
+                  if (cd > 2) x[2] = s->lower[2] + (n[2] + 0.5 + 0.5 * xq[qc]) * s->dx[2];
+                  PetscReal val = Density(s, &s->comp[c], cd, x);
+                  for (PetscInt m = 0; m < v->npx; m++) {
+                    PetscReal phi = Lq[K->alphax[m * cd]][qa] * (cd > 1 ? Lq[K->alphax[m * cd + 1]][qb] : 1) * (cd > 2 ? Lq[K->alphax[m * cd + 2]][qc] : 1);
+                    np_[c][m] += wgt * val * phi;
+                  }
                 }
-              }
             /* velocity projections */
             for (PetscInt j = 0; j < v->vdim; j++) {
               PetscInt d = cd + j;

@@ -87,27 +87,32 @@ static void ProjectWave(SgVlasov *v, PetscReal xs, PetscInt e, PetscReal out[SG_
 {
   const PetscInt cd = v->cdim, nq = 8;
   PetscReal      xq[8], wq[8];
-  PetscInt       ex = e % v->Nx[0], ey = e / v->Nx[0];
+  PetscInt       ex = e % v->Nx[0], ey = cd > 1 ? (e / v->Nx[0]) % v->Nx[1] : 0, ez = cd > 2 ? e / (v->Nx[0] * v->Nx[1]) : 0;
 
   SgVlasovGaussLegendre(nq, xq, wq);
   for (PetscInt i = 0; i < SG_VLASOV_EM_NC; i++)
     for (PetscInt m = 0; m < v->npx; m++) out[i][m] = 0;
   for (PetscInt qa = 0; qa < nq; qa++)
-    for (PetscInt qb = 0; qb < (cd > 1 ? nq : 1); qb++) {
-      PetscReal x = v->lower[0] + (ex + 0.5 + 0.5 * xq[qa]) * v->dxc[0] - xs, ph = v->em_k[0] * x, wgt = wq[qa];
-      if (cd > 1) {
-        ph += v->em_k[1] * (v->lower[1] + (ey + 0.5 + 0.5 * xq[qb]) * v->dxc[1]);
-        wgt *= wq[qb];
-      }
-      PetscReal cs = PetscCosReal(ph);
-      for (PetscInt m = 0; m < v->npx; m++) {
-        PetscReal phi = wgt * SgVlasovLegendre(v->kern->alphax[m * cd], xq[qa]) * (cd > 1 ? SgVlasovLegendre(v->kern->alphax[m * cd + 1], xq[qb]) : 1);
-        for (PetscInt i = 0; i < 3; i++) {
-          out[i][m] += phi * v->em_E0[i] * cs;
-          out[3 + i][m] += phi * v->em_B0[i] * cs;
+    for (PetscInt qb = 0; qb < (cd > 1 ? nq : 1); qb++)
+      for (PetscInt qc = 0; qc < (cd > 2 ? nq : 1); qc++) {
+        PetscReal x = v->lower[0] + (ex + 0.5 + 0.5 * xq[qa]) * v->dxc[0] - xs, ph = v->em_k[0] * x, wgt = wq[qa];
+        if (cd > 1) {
+          ph += v->em_k[1] * (v->lower[1] + (ey + 0.5 + 0.5 * xq[qb]) * v->dxc[1]);
+          wgt *= wq[qb];
+        }
+        if (cd > 2) {
+          ph += v->em_k[2] * (v->lower[2] + (ez + 0.5 + 0.5 * xq[qc]) * v->dxc[2]);
+          wgt *= wq[qc];
+        }
+        PetscReal cs = PetscCosReal(ph);
+        for (PetscInt m = 0; m < v->npx; m++) {
+          PetscReal phi = wgt * SgVlasovLegendre(v->kern->alphax[m * cd], xq[qa]) * (cd > 1 ? SgVlasovLegendre(v->kern->alphax[m * cd + 1], xq[qb]) : 1) * (cd > 2 ? SgVlasovLegendre(v->kern->alphax[m * cd + 2], xq[qc]) : 1);
+          for (PetscInt i = 0; i < 3; i++) {
+            out[i][m] += phi * v->em_E0[i] * cs;
+            out[3 + i][m] += phi * v->em_B0[i] * cs;
+          }
         }
       }
-    }
 }
 
 /* t = 0: E from the Poisson solve of the initial charge (SgVlasovComputeField's Poisson path fills
@@ -182,12 +187,15 @@ static void MaxwellOperator(SgVlasov *v, PetscReal c, PetscReal chi, PetscReal g
 
   for (PetscInt e = 0; e < v->ncx; e++) K->mvol(v->dxc, c, chi, gam, em + e * nc, rhs + e * nc);
   for (PetscInt d = 0; d < cd; d++) {
-    const PetscInt nx = v->Nx[0], ny = cd > 1 ? v->Nx[1] : 1;
-    for (PetscInt ey = 0; ey < ny; ey++)
-      for (PetscInt ex = 0; ex < nx; ex++) {
-        PetscInt eL = ey * nx + ex, eR = d == 0 ? ey * nx + (ex + 1) % nx : ((ey + 1) % ny) * nx + ex;
-        K->msurf[d](v->dxc, c, chi, gam, tau, em + eL * nc, em + eR * nc, rhs + eL * nc, rhs + eR * nc);
-      }
+    const PetscInt nx = v->Nx[0], ny = cd > 1 ? v->Nx[1] : 1, nz = cd > 2 ? v->Nx[2] : 1;
+    for (PetscInt ez = 0; ez < nz; ez++)
+      for (PetscInt ey = 0; ey < ny; ey++)
+        for (PetscInt ex = 0; ex < nx; ex++) {
+          PetscInt e[3] = {ex, ey, ez}, nn[3] = {nx, ny, nz}, eL = (ez * ny + ey) * nx + ex, eR;
+          e[d] = (e[d] + 1) % nn[d];
+          eR = (e[2] * ny + e[1]) * nx + e[0];
+          K->msurf[d](v->dxc, c, chi, gam, tau, em + eL * nc, em + eR * nc, rhs + eL * nc, rhs + eR * nc);
+        }
   }
 }
 

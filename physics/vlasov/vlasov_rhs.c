@@ -10,7 +10,7 @@
 #include "sgssprk.h"
 
 typedef struct {
-  PetscInt gstr[5], ostr[5]; /* strides (doubles) of one cell step along each phase dimension */
+  PetscInt gstr[6], ostr[6]; /* strides (doubles) of one cell step along each phase dimension */
 } Strides;
 
 static void GetStrides(const SgVlasov *v, const SgVlasovSpecies *s, Strides *st)
@@ -33,6 +33,7 @@ static void GetStrides(const SgVlasov *v, const SgVlasovSpecies *s, Strides *st)
 #define FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, ...)                                                                                  \
   do {                                                                                                                                       \
     const PetscInt fn0_ = (s)->nfd > 0 ? (s)->foldN[0] : 1, fn1_ = (s)->nfd > 1 ? (s)->foldN[1] : 1, da_ = (s)->dadim;                     \
+    const PetscInt fn2_ = (s)->nfd > 2 ? (s)->foldN[2] : 1;                                                                                 \
     for (n[2] = (s)->s[2]; n[2] < (s)->s[2] + (s)->m[2]; n[2]++)                                                                            \
       for (n[1] = (s)->s[1]; n[1] < (s)->s[1] + (s)->m[1]; n[1]++) {                                                                        \
         PetscInt g_ = (((n[2] - (s)->gs[2]) * (s)->gm[1] + (n[1] - (s)->gs[1])) * (s)->gm[0] + ((s)->s[0] - (s)->gs[0])) * (s)->bs;          \
@@ -40,13 +41,16 @@ static void GetStrides(const SgVlasov *v, const SgVlasovSpecies *s, Strides *st)
         for (PetscInt d_ = 1; d_ < da_; d_++) w[d_] = (s)->lower[d_] + (n[d_] + 0.5) * (s)->dx[d_];                                          \
         for (n[0] = (s)->s[0]; n[0] < (s)->s[0] + (s)->m[0]; n[0]++, g_ += (s)->bs, o_ += (s)->bs) {                                         \
           w[0] = (s)->lower[0] + (n[0] + 0.5) * (s)->dx[0];                                                                                  \
-          cx   = n[0] + ((v)->cdim > 1 ? (v)->Nx[0] * n[1] : 0);                                                                             \
+          cx   = SG_VLASOV_CX(v, n[0], n[1], n[2]);                                                                                          \
           goff = g_; ooff = o_;                                                                                                              \
-          for (PetscInt f1_ = 0; f1_ < fn1_; f1_++) {                                                                                        \
-            if (fn1_ > 1) { n[da_ + 1] = f1_; w[da_ + 1] = (s)->lower[da_ + 1] + (f1_ + 0.5) * (s)->dx[da_ + 1]; }                           \
-            for (PetscInt f0_ = 0; f0_ < fn0_; f0_++, goff += (v)->np, ooff += (v)->np) {                                                    \
-              if ((s)->nfd > 0) { n[da_] = f0_; w[da_] = (s)->lower[da_] + (f0_ + 0.5) * (s)->dx[da_]; }                                     \
-              __VA_ARGS__                                                                                                                    \
+          for (PetscInt f2_ = 0; f2_ < fn2_; f2_++) {                                                                                        \
+            if (fn2_ > 1) { n[da_ + 2] = f2_; w[da_ + 2] = (s)->lower[da_ + 2] + (f2_ + 0.5) * (s)->dx[da_ + 2]; }                           \
+            for (PetscInt f1_ = 0; f1_ < fn1_; f1_++) {                                                                                      \
+              if (fn1_ > 1) { n[da_ + 1] = f1_; w[da_ + 1] = (s)->lower[da_ + 1] + (f1_ + 0.5) * (s)->dx[da_ + 1]; }                         \
+              for (PetscInt f0_ = 0; f0_ < fn0_; f0_++, goff += (v)->np, ooff += (v)->np) {                                                  \
+                if ((s)->nfd > 0) { n[da_] = f0_; w[da_] = (s)->lower[da_] + (f0_ + 0.5) * (s)->dx[da_]; }                                   \
+                __VA_ARGS__                                                                                                                  \
+              }                                                                                                                              \
             }                                                                                                                                \
           }                                                                                                                                  \
         }                                                                                                                                    \
@@ -58,8 +62,8 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
   const SgVlasovKernels *K = v->kern;
   const PetscScalar     *fl;
   PetscScalar           *out;
-  PetscInt               n[5] = {0, 0, 0, 0, 0}, cx, goff, ooff;
-  PetscReal              w[5];
+  PetscInt               n[6] = {0, 0, 0, 0, 0, 0}, cx, goff, ooff;
+  PetscReal              w[6];
   Strides                st;
   double                 scratch[256];
   const PetscInt         nax = v->cdim * v->npx, nem = SG_VLASOV_EM_NS * v->npx;
@@ -85,8 +89,8 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
   PetscCall(PetscLogEventBegin(v->ev_surf, 0, 0, 0, 0));
   {
     /* one pass over the cells, all face directions per cell (the cell's data stay in cache) */
-    PetscInt       ndir = 0, dirs[5];
-    PetscLogDouble nf[5] = {0, 0, 0, 0, 0};
+    PetscInt       ndir = 0, dirs[6];
+    PetscLogDouble nf[6] = {0, 0, 0, 0, 0, 0};
     for (PetscInt d = 0; d < v->pdim; d++)
       if (d < v->cdim || d - v->cdim < v->cdim || EK) dirs[ndir++] = d; /* electrostatic: no acceleration along v_j, j >= cdim */
     FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
