@@ -222,6 +222,11 @@ static void RemoveStaleTemps(const char path[], long mine)
   closedir(dp);
 }
 
+void SgWriteDropStaleTemps(const char path[])
+{
+  RemoveStaleTemps(path, SgPathsJobPid());
+}
+
 PetscErrorCode SgWriteTempName(const char path[], char tmp[], size_t len)
 {
   long pid = SgPathsJobPid();

@@ -18,7 +18,9 @@
    Members beyond the run's three (files written beside the set, io/h5/members.c: an MD trajectory
    ...) are named by the run's options, which a later run may not repeat: before step 2 the commit
    writes every member's name to a journal, PATH0.set.tmp (path[0]'s), and removes it after step 4,
-   so SgWriteSetRecover(3, run's paths) also puts back every member a killed commit had reached. */
+   so SgWriteSetRecover(3, run's paths) also puts back every member a killed commit had reached, and
+   removes the PATH.old.tmp a member kept for its catch-up (a second name of an earlier commit) and
+   the killed job's PATH.tmp.PID of every member. */
 #include <errno.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -100,6 +102,13 @@ static int RecoverJournal(const char path0[])
   for (ssize_t o = 0; o < len; o += (ssize_t)strlen(buf + o) + 1) { /* a name cut short by a kill has no .prev/.none: nothing to do */
     int e = buf[o] ? RecoverOne(buf + o) : 0;
     if (e && !err) err = e;
+    if (buf[o]) { /* a member's older file kept for its catch-up (io/h5md/h5md.c): only a second name;
+                     and the killed job's temporary of it, which a next run not naming it never removes */
+      char kept[SG_SET_NAME];
+      (void)snprintf(kept, sizeof kept, "%s.old.tmp", buf + o);
+      (void)unlink(kept);
+      SgWriteDropStaleTemps(buf + o);
+    }
   }
   free(buf);
   if (!err) (void)unlink(j);

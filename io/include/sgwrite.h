@@ -101,6 +101,8 @@ PETSC_EXTERN void           SgWriteMembersDiscard(void);
 PETSC_EXTERN int SgWriteTestENOSPC(void);
 /* Test builds: the fault (0, EIO, ENOSPC) SURGE_TEST_CATCHUP_FAIL/_ENOSPC put into this trajectory catch-up. */
 PETSC_EXTERN int SgWriteTestCatchUpFault(void);
+/* Remove path's temporaries of processes gone from this host (PATH.tmp.PID, PATH.tmp). */
+PETSC_EXTERN void SgWriteDropStaleTemps(const char path[]);
 /* Remove a temporary (error paths); missing is fine. */
 PETSC_EXTERN PetscErrorCode SgWriteDiscard(const char tmp[]);
 /* The temporary name of path for this job: PATH.tmp.PID, PID the process id of the job's world rank 0

@@ -151,4 +151,15 @@ for np_ in 1 2; do
   notemps "disk full in the catch-up ($np_ ranks)"
 done
 notemps "catch-up fallbacks"
+# A run killed inside its second commit (SURGE_TEST_KILL_COMMIT=4: after the first rename of that
+# commit; the set is k.h5, k.h5md, k.chk.h5) leaves k.h5md.old.tmp, kept for the catch-up. The next
+# run on k, naming no trajectory, recovers the set from the commit's journal (k.h5.set.tmp): k.h5md is
+# commit 1's again (steps 0..2) and its .old.tmp goes too (io/h5/writeset.c RecoverJournal).
+set +e
+SURGE_TEST_KILL_COMMIT=4 "$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output k -md_traj_file k.h5md $cargs > run_k.log 2>&1
+set -e
+[ -e k.h5md.old.tmp ] && [ -e k.h5.set.tmp ] || { echo "FAIL: the killed commit left no k.h5md.old.tmp / journal: $(ls k.*)"; exit 1; }
+"$SURGE" run "$root/inputs/md/lj_nve.yaml" -sim_output k -md_lattice_cells 5,5,5 -sim_max_steps 2 -md_velocity_temperature 3.0 > run_k2.log 2>&1 || { echo "FAIL: the run after a killed commit fails"; tail -3 run_k2.log; exit 1; }
+same k.h5md 3 1e-12
+notemps "after a killed commit"
 echo "h5md: PASS"
