@@ -253,6 +253,19 @@ with h5py.File(os.path.join(w, "ro.windows.h5"), "r") as f:
     xw, yw = f["samples/x"][:n], f["samples/y"][:n]
 check(n == 57 and yw.shape == (57, 16, 5) and np.array_equal(yw[:41, :8], xw[8:49]) and np.array_equal(yw[:41, 8:], xw[16:57]),
       f"rollout 2: {n} training windows (57) with targets of {yw.shape[1]} steps (16), the inputs of the windows L and 2 L later")
+# the rollout loss on 1 and 2 ranks: the network trains on one rank from the same seed, on windows equal
+# to round-off, so the trained weights and the scores agree as section 2's (docs/podlstm.md: < 1e-13)
+rargs = ["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16 I+1", "-podlstm_epochs", "3", "-podlstm_rollout", "2", "-podlstm_baselines", "0"]
+surge(rargs + ["-train_output", "ro1", "-podlstm_prefix", "ro1"], w)
+surge(rargs + ["-train_output", "ro2", "-podlstm_prefix", "ro2"], w, ranks=2)
+r1, r2 = scores(os.path.join(w, "ro1.h5")), scores(os.path.join(w, "ro2.h5"))
+with h5py.File(os.path.join(w, "ro1.h5"), "r") as f1, h5py.File(os.path.join(w, "ro2.h5"), "r") as f2:
+    p1, p2 = f1["params_0"][()], f2["params_0"][()]
+dp = np.max(np.abs(p1 - p2)) / np.max(np.abs(p1))
+check(p1.shape == p2.shape and dp < 1e-13, f"rollout 2, 1 vs 2 ranks: the trained weights agree to {dp:.1e} of the largest (< 1e-13)")
+for m in r1:
+    rel = abs(r1[m] - r2[m]) / r1[m]
+    check(rel < 1e-13, f"rollout 2, 1 vs 2 ranks, {m}: {r1[m]:.12f} vs {r2[m]:.12f} (rel. {rel:.1e} < 1e-13)")
 
 # 5. residual networks on the VAR
 _, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16", "-podlstm_base", "var", "-podlstm_epochs", "1",
