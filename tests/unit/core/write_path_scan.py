@@ -43,7 +43,7 @@ ALLOW = {
     ("io/h5/write.c", "remove"): (1, "the write path: SgWriteDirDiscard's tree walk in DIR.tmp"),
     ("io/h5/writeset.c", "open-create"): (2, "the write path: a set commit's PATH.none.tmp mark (O_EXCL), its journal PATH0.set.tmp of the members' names"),
     ("io/h5/writeset.c", "rename"): (2, "the write path: a set's members into place, the earlier set put back"),
-    ("io/h5/writeset.c", "unlink"): (9, "the write path: a set commit's temporaries, .prev/.none names, a member the new set lacks, its journal"),
+    ("io/h5/writeset.c", "unlink"): (10, "the write path: a set commit's temporaries, .prev/.none names, a member the new set lacks, its journal, a killed commit's FILE.old.tmp"),
     ("io/h5md/h5md.c", "rename"): (1, "a trajectory in a run's set: the previous commit's hard link FILE.old.tmp, brought up to date, becomes the next FILE.tmp (the run's own file, never FILE)"),
     ("io/h5md/h5md.c", "H5Fopen-rdwr"): (1, "a trajectory in a run's set: reopens its own FILE.tmp after the catch-up (collective)"),
     ("io/h5md/h5md_catchup.c", "H5Fopen-rdwr"): (1, "SgH5MDCatchUp appends the interval's frames to FILE.old.tmp (the previous commit's link, no longer FILE); FILE is opened read-only"),
