@@ -11,7 +11,8 @@
 # ZeRO stages 1 and 2 are not run: they give Adam's weights bit for bit (train_zero, train_zero_deepmd).
 # Prints per option the mean and spread over the seeds, the step time on 2 ranks and the bytes per step
 # (the trainer's start-up line).
-#   tests/bench/train/convergence.sh [STEPS] [DIV]
+#   tests/bench/train/convergence.sh [STEPS] [DIV]      (ONLY="lion_cub" runs one option; the summary
+#                                                       then reads the other rows from the last full run)
 set -e
 cd "$(dirname "$0")/../../.."
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
@@ -29,13 +30,14 @@ S="$ROOT/bin/surge"
 [ -s rb_small.h5 ] || "$S" ensemble $ROOT/inputs/boussinesq/ensemble_small.yaml -ensemble_output rb_small > /dev/null
 [ -s rb_valid.h5 ] || "$S" ensemble $ROOT/inputs/boussinesq/ensemble_small.yaml -ensemble_output rb_valid -ensemble_seed 11 > /dev/null
 RES=results_div$DIV.txt
-: > $RES
+if [ -n "${ONLY:-}" ] && [ -s $RES ]; then grep -v " opt=${ONLY} " $RES > $RES.keep || true; mv $RES.keep $RES; else : > $RES; fi
 M="mpiexec -n 2 --bind-to none --oversubscribe"
 for seed in 1 2 3; do
   echo "# seed $seed load $(cut -d' ' -f1-3 /proc/loadavg) $(date -u +%H:%M:%S)" | tee -a $RES
   llr=$(/usr/bin/python3 -c "print(1e-3/$DIV)")
   for o in "adam|1e-3|" "lion|$llr|-deepmd_optimizer lion" "lion_cub|$llr|-deepmd_optimizer lion -deepmd_compress lion_cub"; do
     IFS='|' read -r name lr opts <<< "$o"
+    [ -z "${ONLY:-}" ] || [ "$name" = "$ONLY" ] || continue
     log=dp_${name}_$seed.log
     $M "$S" train $ROOT/inputs/deepmd/water.yaml -deepmd_data water_train.h5 -deepmd_valid_data water_3.h5 -deepmd_numb_steps $STEPS \
       -deepmd_decay_steps $((STEPS / 10)) -deepmd_start_lr $lr -deepmd_stop_lr $(/usr/bin/python3 -c "print($lr/100)") -deepmd_disp_freq $((STEPS / 3)) \
