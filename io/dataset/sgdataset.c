@@ -490,13 +490,18 @@ static PetscErrorCode SgDatasetClose_Impl(SgDataset *ds)
   if ((*ds)->gstatic >= 0) H5Gclose((*ds)->gstatic);
   if ((*ds)->gprov >= 0) H5Gclose((*ds)->gprov);
   if ((*ds)->file >= 0 && H5Fclose((*ds)->file) < 0) {
-    char msg[512];
+    char msg[512], path[sizeof((*ds)->path)];
     SgH5LastError(msg, sizeof msg);
     if ((*ds)->tmp[0]) (void)SgWriteDiscard((*ds)->tmp);
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "%s: cannot close the dataset file (HDF5: %s; disk full?)", (*ds)->path, msg);
+    PetscCall(PetscStrncpy(path, (*ds)->path, sizeof path));
+    PetscCall(PetscFree(*ds)); /* the object goes with a failed close too (it leaked before) */
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "%s: cannot close the dataset file (HDF5: %s; disk full?)", path, msg);
   }
-  if ((*ds)->tmp[0]) PetscCall(SgWriteCommit((*ds)->tmp, (*ds)->path)); /* fsync and rename the created file into place */
-  PetscCall(PetscFree(*ds));
+  if ((*ds)->tmp[0]) {
+    PetscErrorCode ierr = SgWriteCommit((*ds)->tmp, (*ds)->path); /* fsync and rename the created file into place */
+    PetscCall(PetscFree(*ds));
+    PetscCall(ierr);
+  } else PetscCall(PetscFree(*ds));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
