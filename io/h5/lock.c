@@ -109,7 +109,7 @@ static void RemoveMPIIOLeftovers(const char base[])
 }
 
 /* The locks this process holds, for a job that ends without unwinding (SgErrorFinish's exit when a
-   rank is stuck, or the abort of a failed output): SgErrorOnExit runs ReleaseHeld, which removes
+   rank is stuck, a failed output's exit, a crash): SgErrorRunOnExit runs ReleaseHeld, which removes
    BASE.lock as SgWriteLockRelease would (the kernel drops the flock anyway; this leaves no file). */
 #define SG_LOCKS_HELD 8
 static struct {
@@ -143,11 +143,6 @@ static void ForgetHeld(int fd)
 {
   for (int i = 0; i < SG_LOCKS_HELD; i++)
     if (held[i].path[0] && held[i].fd == fd) held[i].path[0] = 0;
-}
-
-void SgWriteLockAbandon(void)
-{
-  ReleaseHeld();
 }
 
 PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[], const char base[], int *fd)

@@ -126,11 +126,9 @@ PETSC_EXTERN PetscErrorCode SgWriteLockAcquire(MPI_Comm comm, const char option[
    PATH is one of those: 1 with *pid the PID of a .lock (0 for a probe), 0 otherwise. The job that
    takes BASE.lock removes BASE.*'s (a dead PID's .lock, any probe). */
 PETSC_EXTERN int SgWriteMPIIOLeftover(const char tail[], long *pid);
-/* Release: removes BASE.lock while holding it, then closes; -1 is fine. SgWriteLockAbandon releases
-   every lock this process holds, for a job about to end without unwinding (before an MPI_Abort; the
-   base layer's SgErrorRunOnExit runs it too). */
+/* Release: removes BASE.lock while holding it, then closes; -1 is fine. A job that ends without
+   unwinding releases every lock it holds through the base layer's SgErrorRunOnExit (registered here). */
 PETSC_EXTERN void SgWriteLockRelease(const char base[], int *fd);
-PETSC_EXTERN void SgWriteLockAbandon(void);
 
 /* Text files through the write path: SgTextFileOpen checks (a)/(b) on this rank, opens PATH.tmp
    and writes the first line "<comment> surge-file: KIND" (comment: "#" for column files); with

@@ -491,7 +491,7 @@ static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgError
   SgTermPrintf(stderr, "surge: error: %s\n", line);
   (void)fflush(stderr);
   SgTermLogAbandon(); /* the run log's temporary too (the earlier BASE.log stays) */
-  SgWriteLockAbandon();
+  SgErrorRunOnExit(); /* the output lock (io/h5/lock.c registered it) */
   /* then end as SgErrorFinish ends a rank whose peers are stuck (mpiexec ends them), not by MPI_Abort,
      whose notice and ORTE_ERROR_LOG lines followed the one line */
   (void)fflush(stdout);

@@ -38,7 +38,7 @@ ALLOW = {
     ("io/h5/write.c", "unlink"): (12, "the write path: temporaries removed on failure or before a fresh start, the probe, a dead process's PATH.tmp.PID (SgWriteTempName), SgTextFileFinish's on a failed close"),
     ("io/h5/lock.c", "open-create"): (1, "BASE.lock: one job per output name (flock), SgWriteLockAcquire"),
     ("io/h5/lock.c", "truncate"): (1, "BASE.lock: the holder's name for a refused job's message"),
-    ("io/h5/lock.c", "unlink"): (3, "BASE.lock removed by its holder on release (and by SgWriteLockAbandon before an abort or the safety net's exit); Open MPI's BASE.*-JOB-PID.lock / .locktest.RANK a killed job left (removed by the job holding BASE.lock)"),
+    ("io/h5/lock.c", "unlink"): (3, "BASE.lock removed by its holder on release (and by SgErrorRunOnExit on an exit without unwinding); Open MPI's BASE.*-JOB-PID.lock / .locktest.RANK a killed job left (removed by the job holding BASE.lock)"),
     ("io/h5/write.c", "truncate"): (1, "the write path: SgWriteCopyErrno's read/write fallback restarts its own temporary"),
     ("io/h5/write.c", "remove"): (1, "the write path: SgWriteDirDiscard's tree walk in DIR.tmp"),
     ("io/h5/writeset.c", "open-create"): (2, "the write path: a set commit's PATH.none.tmp mark (O_EXCL), its journal PATH0.set.tmp of the members' names"),
