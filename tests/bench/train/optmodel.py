@@ -122,20 +122,20 @@ def step_time(opt, psi, b, N, nloc, t_sample, t_bwd, upd_rate, vote_rate, alpha,
 
 
 def parse(path):
-    runs, pp, side = {}, {}, []
+    runs, pp, side, cores = {}, {}, [], 2
     for line in open(path):
         if not line.startswith("RESULT"):
             continue
         kv = dict(f.split("=", 1) for f in line.split()[1:])
         if "cores" in kv:
-            side.append(("cores", int(kv["cores"])))
+            cores = int(kv["cores"])
         elif "side" in kv:
             side.append(float(kv["loss"]) + float(kv["backward"]))
         elif "opt" in kv:
             runs.setdefault((kv["opt"], int(kv["ranks"])), []).append(kv)
         elif kv.get("comm") == "p2p":
             pp[int(kv["bytes"])] = float(kv["time"])
-    return runs, pp, side
+    return runs, pp, side, cores
 
 
 def median(v):
@@ -144,9 +144,7 @@ def median(v):
 
 
 def validate(path):
-    runs, pp, side = parse(path)
-    cores = max([x[1] for x in side if isinstance(x, tuple)] or [2])
-    side = [x for x in side if not isinstance(x, tuple)]
+    runs, pp, side, cores = parse(path)
     big = [s for s in pp if s >= 1 << 18]
     beta = median([(pp[s] - pp[8]) / s for s in big]) if big and 8 in pp else 1 / 10e9
     alpha = pp.get(8, 1e-6)
