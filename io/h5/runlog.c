@@ -43,6 +43,12 @@ PetscErrorCode SgRunLogOpen(MPI_Comm comm, const char option[], const char base[
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(path, sizeof path, "%s.log", base));
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &wrank));
+  { /* every rank knows the temporary's name before it exists: a crash signal or an abort between its
+       creation and SgTermLogAttach removes it (SgTermLogCrashSignal, SgTermLogAbandon) */
+    char tmp[PETSC_MAX_PATH_LEN + 32];
+    PetscCall(SgWriteTempName(path, tmp, sizeof tmp));
+    SgTermLogNoteTemp(tmp);
+  }
   PetscCall(SgAgreeBegin()); /* e.g. the temporary cannot be created: one line on every rank */
   if (!wrank && !IsTerminalFile(path)) {
     ierr = SgWriteCheckMessage(option, path, SG_FILE_RUN_LOG, msg, sizeof msg);
@@ -50,10 +56,5 @@ PetscErrorCode SgRunLogOpen(MPI_Comm comm, const char option[], const char base[
     else if (!ierr) ierr = Attach(option, path, append);
   }
   PetscCall(SgAgreeEnd(comm, ierr));
-  { /* every rank knows the temporary's name (SgTermLogAbandon before an abort) */
-    char tmp[PETSC_MAX_PATH_LEN + 32];
-    PetscCall(SgWriteTempName(path, tmp, sizeof tmp));
-    SgTermLogNoteTemp(tmp);
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
