@@ -42,7 +42,7 @@ typedef struct {
   PetscInt  sync_bucket_kb;
   SgnnOptimConfig oc;                       /* the trainer's optimizer (Adam by default; lr from start_lr), ZeRO stage and compressor */
   PetscInt  shard;
-  char      compress[16];
+  char      compress[32];
   PetscInt  cub_sync;                       /* lion_cub: momenta averaged every this many steps (< 0: the trainer's default) */
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
   PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */

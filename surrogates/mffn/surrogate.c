@@ -26,7 +26,7 @@ typedef struct {
   PetscReal        clip;
   SgnnOptimConfig  oc;           /* -mffn_optimizer and its hyper-parameters (the rate is start_lr) */
   PetscInt         shard;        /* -mffn_shard: ZeRO stage */
-  char             compress[16]; /* -mffn_compress */
+  char             compress[32]; /* -mffn_compress */
   PetscInt         cub_sync;     /* -mffn_lion_cub_sync */
   PetscBool     have_first;
   PetscInt        dgroups, sranks; /* process grid */

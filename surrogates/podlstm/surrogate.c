@@ -28,7 +28,7 @@ typedef struct {
   PetscBool      have_model, have_search;
   SgnnOptimConfig oc;      /* the trainer's optimizer, ZeRO stage and compressor (-podlstm_optimizer, _shard, _compress) */
   PetscInt       shard;
-  char           compress[16];
+  char           compress[32];
   PetscInt       cub_sync;
 } SgSurrogate_PodLstm;
 

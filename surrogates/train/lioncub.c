@@ -28,7 +28,10 @@
    bytes sends (N-1) B per rank (ring), plus 2(N-1)/N b Psi on a momentum-sync step. Against a
    float32 allreduce of the gradient, 2(N-1)/N 4 Psi, that is 32x fewer on 2 ranks; the all-gather
    grows with N (16x on 3 ranks... 64/N), which is why Lion Cub's paper reduces votes with a
-   low-bit allreduce at scale (not done here). */
+   low-bit allreduce at scale: -PREFIX_compress lion_cub_allreduce sums the votes by one allreduce of
+   ceil(log2(N + 1))-bit counters (vote.c) instead of the all-gather; the counts, and so every step,
+   are the same bits as the all-gather's (the same tie rule, the same vote), only the message
+   differs: 2 (N-1)/N Psi w/8 bytes, fewer than the all-gather from 16 ranks on. */
 #include "sgtrainerimpl.h"
 #include "sgsys.h"
 
@@ -58,6 +61,7 @@ double SgTrainerLionCubBytes(SgTrainer t, PetscMPIInt size, PetscBool sync_step)
   double     psi = (double)sgnn_tensor_numel(v), b = sgnn_tensor_dtype(v) == SGNN_F32 ? 4 : 8;
   double     B   = (double)((sgnn_tensor_numel(v) + 7) / 8);
   if (size == 1) return 0;
+  if (!strcmp(t->compress, "lion_cub_allreduce")) return SgTrainerVoteBytes(sgnn_tensor_numel(v), size) + (sync_step ? 2.0 * (size - 1) / size * b * psi : 0);
   return (size - 1) * B + (sync_step ? 2.0 * (size - 1) / size * b * psi : 0);
 }
 
@@ -72,13 +76,16 @@ double SgTrainerLionCubBytes(SgTrainer t, PetscMPIInt size, PetscBool sync_step)
         const T c = b1 * m[i] + (1 - b1) * g[i]; \
         if (c > 0 || (c == 0 && ((rank + i + *s) & 1))) t->cub_bits[i >> 3] |= (unsigned char)(1u << (i & 7)); \
       } \
-      PetscCallMPI(MPI_Allgather(t->cub_bits, (PetscMPIInt)B, MPI_BYTE, t->cub_all, (PetscMPIInt)B, MPI_BYTE, comm)); \
+      if (vote_ar) PetscCall(SgTrainerVoteSum(comm, n, t->cub_bits, t->cub_votes)); \
+      else PetscCallMPI(MPI_Allgather(t->cub_bits, (PetscMPIInt)B, MPI_BYTE, t->cub_all, (PetscMPIInt)B, MPI_BYTE, comm)); \
     } \
     for (long i = 0; i < n; i++) { \
       T u; \
       if (size > 1) { \
         int votes = 0; \
-        for (PetscMPIInt r = 0; r < size; r++) votes += (t->cub_all[(size_t)r * B + (i >> 3)] >> (i & 7)) & 1; \
+        if (vote_ar) votes = t->cub_votes[i]; /* the allreduce counted them (vote.c) */ \
+        else \
+          for (PetscMPIInt r = 0; r < size; r++) votes += (t->cub_all[(size_t)r * B + (i >> 3)] >> (i & 7)) & 1; \
         votes = 2 * votes - size; \
         u     = votes > 0 ? (T)1 : (votes < 0 ? (T)-1 : (T)0); \
       } else { \
@@ -102,14 +109,18 @@ PetscErrorCode SgTrainerLionCubUpdate(SgTrainer t)
   SgnnTensor  v = sgnn_params_values(t->P), gt = sgnn_params_grads(t->P), mt = NULL, wt = NULL;
   long        n = sgnn_tensor_numel(v), *s = NULL, B = (n + 7) / 8;
   PetscMPIInt size, rank;
-  PetscBool   sync;
+  PetscBool   sync, vote_ar = (PetscBool)!strcmp(t->compress, "lion_cub_allreduce");
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   SgCallNN(sgnn_optim_state(t->opt, &mt, &wt, &s));
   PetscCheck(mt && n * (long)size < PETSC_MPI_INT_MAX, comm, PETSC_ERR_SUP, "%s: lion_cub: no Lion momentum, or a slab too large for one all-gather", t->name);
-  if (!t->cub_bits && size > 1) PetscCall(PetscMalloc2(B, &t->cub_bits, B * size, &t->cub_all));
+  if (!t->cub_bits && size > 1) {
+    PetscCall(PetscMalloc1(B, &t->cub_bits));
+    if (vote_ar) PetscCall(PetscMalloc1(n, &t->cub_votes)); /* the counts (2 bytes a value), not the N x B bits */
+    else PetscCall(PetscMalloc1(B * size, &t->cub_all));
+  }
   (*s)++;
   sync = (PetscBool)(t->cub_sync > 0 && *s % t->cub_sync == 0);
   if (sgnn_tensor_dtype(v) == SGNN_F32) CUB_STEP(float, MPI_FLOAT);

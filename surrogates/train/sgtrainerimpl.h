@@ -49,13 +49,15 @@ struct _p_SgTrainer {
   SgTrainerSync   sync;
   /* ZeRO sharding (zero.c): stage, compressor, the slab's blocks over the ranks, counters */
   PetscInt        shard;
-  char            compress[16];
+  char            compress[32];
   PetscMPIInt     zn, *zcount, *zdispl;
   double          zbytes, zsteps, zmem[3];
-  /* lion_cub (lioncub.c): the momentum-sync interval, this step's rate, the packed votes */
+  /* lion_cub (lioncub.c): the momentum-sync interval, this step's rate, the packed votes (this rank's,
+     all ranks' for the all-gather; the counts for lion_cub_allreduce, vote.c) */
   PetscInt        cub_sync;
   double          cub_lr;
   unsigned char  *cub_bits, *cub_all;
+  uint16_t       *cub_votes;
   /* process grid: data groups x spatial ranks (0: ranks / spatial ranks) */
   PetscInt        dgroups, sranks;
   SgparGrid       grid;
@@ -97,6 +99,8 @@ PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerSyncSetEndOnly(SgTrainerSync, PetscErrorCode (*end)(SgTrainerSync, PetscInt), const char line[]);
 PETSC_INTERN PetscErrorCode SgTrainerLionCubUpdate(SgTrainer);
 PETSC_INTERN double         SgTrainerLionCubBytes(SgTrainer, PetscMPIInt size, PetscBool sync_step);
+/* -PREFIX_compress lion_cub or lion_cub_allreduce: the same Lion Cub step, two ways to count the votes */
+static inline PetscBool SgTrainerIsLionCub(SgTrainer t) { return (PetscBool)(!strcmp(t->compress, "lion_cub") || !strcmp(t->compress, "lion_cub_allreduce")); }
 PETSC_INTERN PetscErrorCode SgTrainerPlateauStep(SgTrainer, PetscInt step, double loss, int64_t nglobal);
 PETSC_INTERN PetscErrorCode SgTrainerClipStep(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauReport(SgTrainer, PetscInt steps);

@@ -55,7 +55,7 @@ PetscErrorCode SgTrainerSyncCreate(SgTrainer t, SgTrainerSync *out)
   }
   PetscCall(PetscFunctionListFind(SgTrainerSyncList, t->synctype, &create));
   if (t->shard == 2) create = SgTrainerSyncCreate_ReduceScatter; /* ZeRO stage 2 (zero.c) replaces the allreduce */
-  if (!strcmp(t->compress, "lion_cub")) create = SgTrainerSyncCreate_Local; /* the ranks vote instead (lioncub.c) */
+  if (SgTrainerIsLionCub(t)) create = SgTrainerSyncCreate_Local; /* the ranks vote instead (lioncub.c) */
   PetscCheck(create, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: unknown gradient sync '%s': use bucketed, allreduce or hybrid", t->name, t->synctype);
   PetscCall(PetscNew(&s));
   PetscCallMPI(MPI_Comm_dup(PetscObjectComm((PetscObject)t), &s->comm));

@@ -485,7 +485,9 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
   sgpar_grid_destroy(&t->grid);
   sgnn_optim_destroy(&t->opt);
   PetscCall(PetscFree2(t->zcount, t->zdispl));
-  PetscCall(PetscFree2(t->cub_bits, t->cub_all));
+  PetscCall(PetscFree(t->cub_bits));
+  PetscCall(PetscFree(t->cub_all));
+  PetscCall(PetscFree(t->cub_votes));
   PetscCall(PetscHeaderDestroy(pt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

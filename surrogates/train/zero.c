@@ -49,7 +49,7 @@ static const char *OptimName(SgnnOptimType k)
    (in: the surrogate's default, < 0 for the trainer's 10), in the caller's options block. The optimizer keeps the caller's learning rate (the schedule sets it every step). */
 PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, SgnnOptimConfig *oc, PetscInt *shard, char compress[], size_t len, PetscInt *cub_sync)
 {
-  static const char *const optims[] = {"sgd", "adam", "adamw", "lion"}, *const comps[] = {"none", "lion_cub", "sdp4bit"};
+  static const char *const optims[] = {"sgd", "adam", "adamw", "lion"}, *const comps[] = {"none", "lion_cub", "lion_cub_allreduce", "sdp4bit"};
   PetscInt                 idx = (PetscInt)oc->type, cidx = 0;
   PetscReal                lr = oc->lr, wd = oc->weight_decay, mu = oc->momentum;
   PetscBool                set;
@@ -69,9 +69,9 @@ PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, S
   PetscCall(SgOptionsReal("-weight_decay", "Weight decay: L2 added to the gradient for sgd and adam, decoupled (p -= lr wd p) for adamw and lion", "", oc->weight_decay, &oc->weight_decay, NULL, 0, 1e6));
   if (oc->type == SGNN_SGD) PetscCall(SgOptionsReal("-sgd_momentum", "SGD momentum (PyTorch's convention; 0: plain SGD, which keeps no optimizer state)", "", oc->momentum, &oc->momentum, NULL, 0, 1 - 1e-12));
   PetscCall(SgOptionsInt("-shard", "ZeRO stage of data-parallel training: 0 replicated (plain data parallelism), 1 optimizer state partitioned over the ranks, 2 also the gradients reduce-scattered (3, parameters partitioned, is not implemented)", *shard, shard, NULL, 0, 3));
-  for (PetscInt i = 0; i < 3; i++)
+  for (PetscInt i = 0; i < 4; i++)
     if (!strcmp(compress, comps[i])) cidx = i;
-  PetscCall(SgOptionsEList("-compress", "Compressed communication: none, lion_cub (with -optimizer lion: 1-bit sign updates, majority vote over the ranks, momentum averaged every -lion_cub_sync steps; ~32x fewer bytes than a float32 allreduce on 2 ranks) or sdp4bit (not implemented yet)", comps, 3, comps[cidx], &cidx, NULL));
+  PetscCall(SgOptionsEList("-compress", "Compressed communication: none, lion_cub (with -optimizer lion: 1-bit sign updates, majority vote over the ranks, momentum averaged every -lion_cub_sync steps; the ranks all-gather their packed bits: ~32x fewer bytes than a float32 allreduce on 2 ranks, growing as N), lion_cub_allreduce (the same votes summed by one allreduce of ceil(log2(N+1))-bit counters: 32/ceil(log2(N+1))x fewer, fewer than lion_cub's all-gather from 16 ranks on) or sdp4bit (not implemented yet)", comps, 4, comps[cidx], &cidx, NULL));
   PetscCall(PetscStrncpy(compress, comps[cidx], len));
   if (*cub_sync < 0) *cub_sync = 10; /* our default (the surrogate left it unset) */
   PetscCall(SgOptionsInt("-lion_cub_sync", "lion_cub: average the ranks' Lion momenta every this many steps (0: never; each rank otherwise keeps its own)", *cub_sync, cub_sync, NULL, 0, PETSC_MAX_INT));
@@ -108,18 +108,18 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
   PetscCheck(t->shard >= 0 && t->shard <= 3, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": ZeRO stages are 0, 1 and 2", p, t->shard);
   PetscCheck(t->shard != 3, comm, PETSC_ERR_USER_INPUT, "%sshard 3 (ZeRO stage 3: parameters partitioned and all-gathered per layer) is not implemented yet: use %sshard 2 (optimizer state and gradients partitioned)", p, p);
   PetscCheck(!t->shard || Moments(&t->oc), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " partitions the optimizer state, and plain SGD (momentum 0) keeps none: set %ssgd_momentum > 0, choose %soptimizer adam or lion, or use %sshard 0", p, t->shard, p, p, p);
-  if (!strcmp(t->compress, "lion_cub")) {
-    PetscCheck(t->oc.type == SGNN_LION, comm, PETSC_ERR_USER_INPUT, "%scompress lion_cub sends Lion's 1-bit sign updates, and the optimizer is %s: add %soptimizer lion, or use %scompress none", p, OptimName(t->oc.type), p, p);
-    PetscCheck(!t->shard, comm, PETSC_ERR_USER_INPUT, "%scompress lion_cub votes on the whole update and keeps a momentum per rank: use it with %sshard 0 (this run has %sshard %" PetscInt_FMT ")", p, p, p, t->shard);
-    PetscCheck(!(t->grid && sgpar_grid_spatial_size(t->grid) > 1), comm, PETSC_ERR_USER_INPUT, "%scompress lion_cub with spatial ranks is not implemented: use %sspatial_ranks 1 or %scompress none", p, p, p);
-    PetscCheck(!strcmp(sgnn_backend_name(sgnn_tensor_backend(v)), "cpu"), comm, PETSC_ERR_USER_INPUT, "%scompress lion_cub needs the model on the host (-nn_backend cpu)", p);
-    PetscCheck(!(t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%scompress lion_cub: each rank has only its own gradient, and clipping to a global norm is not implemented on it: use %sclip_norm 0", p, p);
+  if (SgTrainerIsLionCub(t)) {
+    PetscCheck(t->oc.type == SGNN_LION, comm, PETSC_ERR_USER_INPUT, "%scompress %s sends Lion's 1-bit sign updates, and the optimizer is %s: add %soptimizer lion, or use %scompress none", p, t->compress, OptimName(t->oc.type), p, p);
+    PetscCheck(!t->shard, comm, PETSC_ERR_USER_INPUT, "%scompress %s votes on the whole update and keeps a momentum per rank: use it with %sshard 0 (this run has %sshard %" PetscInt_FMT ")", p, t->compress, p, p, t->shard);
+    PetscCheck(!(t->grid && sgpar_grid_spatial_size(t->grid) > 1), comm, PETSC_ERR_USER_INPUT, "%scompress %s with spatial ranks is not implemented: use %sspatial_ranks 1 or %scompress none", p, t->compress, p, p);
+    PetscCheck(!strcmp(sgnn_backend_name(sgnn_tensor_backend(v)), "cpu"), comm, PETSC_ERR_USER_INPUT, "%scompress %s needs the model on the host (-nn_backend cpu)", p, t->compress);
+    PetscCheck(!(t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%scompress %s: each rank has only its own gradient, and clipping to a global norm is not implemented on it: use %sclip_norm 0", p, t->compress, p);
   }
   if (!strcmp(t->compress, "sdp4bit")) {
     PetscCheck(t->shard >= 2, comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit quantizes the reduce-scatter and all-gather of sharded training: it needs %sshard 2 (this run has %sshard %" PetscInt_FMT ")", p, p, p, t->shard);
     SETERRQ(comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit (4-bit weight differences and gradients) is not implemented yet: use %scompress none", p, p);
   }
-  PetscCheck(!strcmp(t->compress, "none") || !strcmp(t->compress, "lion_cub"), comm, PETSC_ERR_USER_INPUT, "%scompress %s: unknown; use none or lion_cub", p, t->compress);
+  PetscCheck(!strcmp(t->compress, "none") || SgTrainerIsLionCub(t), comm, PETSC_ERR_USER_INPUT, "%scompress %s: unknown; use none, lion_cub or lion_cub_allreduce", p, t->compress);
   if (t->shard) {
     PetscCheck(!(t->grid && sgpar_grid_spatial_size(t->grid) > 1), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " with spatial ranks: ZeRO over a process grid is not implemented; use %sspatial_ranks 1 or %sshard 0", p, t->shard, p, p);
     PetscCheck(!strcmp(sgnn_backend_name(sgnn_tensor_backend(v)), "cpu"), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " needs the model on the host (-nn_backend cpu): Open MPI here is not CUDA-aware", p, t->shard);
@@ -150,7 +150,7 @@ static double StepBytes(SgTrainer t, PetscMPIInt size)
 {
   double S = (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)ESize(sgnn_params_values(t->P)), f = (double)(size - 1) / size;
   if (size == 1) return 0;
-  if (!strcmp(t->compress, "lion_cub")) return SgTrainerLionCubBytes(t, size, PETSC_FALSE); /* + a momentum allreduce every lion_cub_sync steps */
+  if (SgTrainerIsLionCub(t)) return SgTrainerLionCubBytes(t, size, PETSC_FALSE); /* + a momentum allreduce every lion_cub_sync steps */
   if (t->shard == 0) return 2 * f * S;     /* gradient allreduce */
   if (t->shard == 1) return 2 * f * S + f * S; /* gradient allreduce + parameter all-gather */
   return f * S + f * S;                    /* gradient reduce-scatter + parameter all-gather */
@@ -182,7 +182,7 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
   f[2] = t->shard >= 1 ? K * psi / N : K * psi;
   tot  = mx[0] + mx[1] + mx[2];
   ftot = f[0] + f[1] + f[2];
-  PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage %" PetscInt_FMT "%s on %d rank(s), %s, %s, %.0f parameters: per rank (largest) weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (ZeRO's %s = %.4g KiB%s); sends %.4g KiB per step", t->name, t->shard, strcmp(t->compress, "none") ? (!strcmp(t->compress, "lion_cub") ? " + lion_cub (1-bit majority vote)" : " + compressed") : "", size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024,
+  PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage %" PetscInt_FMT "%s on %d rank(s), %s, %s, %.0f parameters: per rank (largest) weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (ZeRO's %s = %.4g KiB%s); sends %.4g KiB per step", t->name, t->shard, strcmp(t->compress, "none") ? (!strcmp(t->compress, "lion_cub") ? " + lion_cub (1-bit majority vote, all-gather)" : (SgTrainerIsLionCub(t) ? " + lion_cub_allreduce (1-bit majority vote, allreduce of counts)" : " + compressed")) : "", size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024,
                           t->shard == 0 ? "2bPsi + KPsi" : (t->shard == 1 ? "2bPsi + KPsi/N" : "bPsi + bPsi/N + KPsi/N"), ftot / 1024, t->shard >= 2 ? "; backward still writes the whole gradient slab" : "", StepBytes(t, size) / 1024));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -195,7 +195,7 @@ PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
   PetscMPIInt size;
 
   PetscFunctionBegin;
-  if (!strcmp(t->compress, "lion_cub")) {
+  if (SgTrainerIsLionCub(t)) {
     PetscCall(SgTrainerLionCubUpdate(t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }

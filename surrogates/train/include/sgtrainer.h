@@ -157,7 +157,7 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetFromOptions(SgTrainer);
 /* Optimizer by name and ZeRO sharding (zero.c, docs/train.md): options -PREFIX_optimizer
    sgd|adam|adamw|lion, -PREFIX_lion_beta1, -PREFIX_lion_beta2, -PREFIX_weight_decay,
    -PREFIX_sgd_momentum, -PREFIX_shard 0|1|2 (ZeRO stage: 1 optimizer state, 2 also gradients
-   partitioned over the ranks), -PREFIX_compress none|lion_cub, -PREFIX_lion_cub_sync M, read by SgTrainerSetFromOptions or declared in a
+   partitioned over the ranks), -PREFIX_compress none|lion_cub|lion_cub_allreduce, -PREFIX_lion_cub_sync M, read by SgTrainerSetFromOptions or declared in a
    surrogate's own block by SgTrainerOptionsOptimizer (the optimizer's learning rate is kept). Bad
    combinations are refused at SgTrainerSetUp with one line. SgTrainerGetCommStats: bytes sent per
    step (counted as bandwidth-optimal collectives send them, per rank) and this rank's weights,
@@ -166,6 +166,12 @@ PETSC_EXTERN PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *, SgnnOp
 /* lion_cub_sync < 0: the trainer's default (10) */
 PETSC_EXTERN PetscErrorCode SgTrainerSetShard(SgTrainer, PetscInt stage, const char compress[], PetscInt lion_cub_sync);
 PETSC_EXTERN PetscErrorCode SgTrainerGetCommStats(SgTrainer, PetscReal *bytes_per_step, PetscReal mem[3]);
+/* The vote allreduce of -PREFIX_compress lion_cub_allreduce (vote.c): votes[i] = the number of ranks of
+   comm whose bit i (bits[i >> 3] >> (i & 7) & 1) is set, for n values, by one MPI_Allreduce of
+   ceil(log2(N + 1))-bit counters packed in 64-bit words; collective; N < 65,536. SgTrainerVoteBytes: what it
+   sends per rank (a bandwidth-optimal allreduce: 2 (N-1)/N x the message). */
+PETSC_EXTERN PetscErrorCode SgTrainerVoteSum(MPI_Comm, long n, const unsigned char bits[], uint16_t votes[]);
+PETSC_EXTERN double         SgTrainerVoteBytes(long n, PetscMPIInt size);
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsSync(PetscOptionItems *, char sync[], size_t len, PetscInt *bucket_kb);
 /* Process grid: data_groups x spatial_ranks must equal the trainer's rank count (data_groups 0: ranks /
    spatial_ranks). Options -PREFIX_data_groups, -PREFIX_spatial_ranks, read by SgTrainerSetFromOptions or

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A performance model of SgTrainer's data-parallel options (issue 38; docs/parallel.md, "The options at
-scale"): plain data parallelism, ZeRO stages 1 and 2, Lion Cub's 1-bit votes, and, for comparison, three
-designs surge does not implement (ZeRO stage 3, Lion Cub's low-bit allreduce of the votes, SDP4Bit).
+scale"): plain data parallelism, ZeRO stages 1 and 2, Lion Cub's 1-bit votes (all-gathered, or summed by
+the low-bit vote allreduce), and, for comparison, two designs surge does not implement (ZeRO stage 3,
+SDP4Bit).
 
   optmodel.py RESULTS     predict every 2-rank run of tests/bench/train/options.sh from its 1-rank runs
                           and this machine's ping-pong, compare with the measured steps; then the model
@@ -42,6 +43,12 @@ def lion_cub_bits(N):
     return max(1, math.ceil(math.log2(N + 1)))
 
 
+def vote_message(psi, N):
+    """bytes of the vote allreduce's message as surge packs it (surrogates/train/vote.c): counters of
+    lion_cub_bits(N) bits, floor(64 / bits) to a 64-bit word (a counter never straddles two words)"""
+    return 8 * math.ceil(psi / (64 // lion_cub_bits(N)))
+
+
 def collectives(opt, psi, b, N, M=10):
     """the collectives of one step: list of (kind, bytes S, exposed-or-overlapped); kinds: ar (allreduce of
     S bytes), rs / ag (reduce-scatter / all-gather of a whole S-byte slab), agb (all-gather of S bytes from
@@ -60,8 +67,8 @@ def collectives(opt, psi, b, N, M=10):
     sync = [("ar", S / M, "exposed")] if M else []  # the momenta averaged every M steps, per step
     if opt == "lioncub":
         return [("agb", math.ceil(psi / 8), "exposed")] + sync
-    if opt == "lioncub_vote":  # the paper's low-bit allreduce of the votes (not implemented)
-        return [("ar", psi * lion_cub_bits(N) / 8, "exposed")] + sync
+    if opt == "lioncub_vote":  # -compress lion_cub_allreduce: the low-bit allreduce of the votes (vote.c)
+        return [("ar", vote_message(psi, N), "exposed")] + sync
     if opt == "sdp4bit":  # stage 2 with 4-bit weight differences and gradients (+ one scale per 128 values)
         q = psi * (0.5 + b / 128)
         return [("rs", q, "exposed"), ("ag", q, "exposed")]
@@ -106,7 +113,7 @@ def step_time(opt, psi, b, N, nloc, t_sample, t_bwd, upd_rate, vote_rate, alpha,
     upd = upd_rate * block
     if opt == "lioncub":  # every rank counts the N votes of every parameter
         upd += vote_rate * psi * N
-    elif opt == "lioncub_vote":  # the allreduce sums the votes; one sign per parameter is left
+    elif opt == "lioncub_vote":  # the allreduce sums the votes; one count per parameter to unpack
         upd += vote_rate * psi
     comm = 0.0
     for kind, S, how in collectives(opt, psi, b, N, M):
@@ -155,12 +162,15 @@ def validate(path):
     B = int(runs[("adam0", 1)][0].get("batch", 4))
     upd = {o: g(o, 1, "update") / psi for o in ("adam0", "lion0")}
     vote = max(0.0, g("lioncub", 1, "update") - g("lion0", 1, "update")) / psi  # one vote per parameter
+    # (lioncub_vote's unpacking of one count per parameter is modelled at the same rate)
     print(f"Deep Potential, water: {psi} float{8*b} parameters, global batch {B}; medians of {len(runs[('adam0', 1)])} rounds")
     print(f"{'option':9s} {'ranks':>5s} {'bytes/step':>11s} {'counted':>9s} {'mem KiB':>8s} {'counted':>8s} "
           f"{'measured ms':>11s} {'model ms':>9s} {'error':>7s}   model: compute + update + comm (ms)")
     errs = []
     t_side = median(side) if side else None
-    for o in ("adam0", "adam1", "adam2", "lion0", "lioncub"):
+    for o in ("adam0", "adam1", "adam2", "lion0", "lioncub", "lioncub_vote"):
+        if (o, 1) not in runs:  # results of options.sh before lioncub_vote was added
+            continue
         base = "lion0" if o.startswith("lion") else "adam0"
         fb = g(o, 1, "loss") + g(o, 1, "backward")
         bshare = g(o, 1, "backward") / fb
@@ -190,7 +200,7 @@ def validate(path):
 NETS = (("10 GbE", 20e-6, 1 / 1.25e9), ("25 GbE", 10e-6, 1 / 3.125e9), ("IB HDR", 1e-6, 1 / 25e9))
 OPTS = (("adam0", "plain data parallel (Adam)"), ("adam1", "ZeRO 1"), ("adam2", "ZeRO 2"),
         ("lioncub", "Lion Cub, all-gather of bits"), ("zero3", "ZeRO 3 (not implemented)"),
-        ("lioncub_vote", "Lion Cub, vote allreduce (n.i.)"), ("sdp4bit", "SDP4Bit (not implemented)"))
+        ("lioncub_vote", "Lion Cub, vote allreduce"), ("sdp4bit", "SDP4Bit (not implemented)"))
 # Models, float64, one rank = one accelerator (100x this machine's core, as the hybrid model above):
 #  MeshfreeFlowNet at the paper's size: 562,032 weights; 3.39 s per crop on one core with the PDE loss,
 #   backward 2.11 s (docs/mffn.md), so 34 / 21 ms on an accelerator rank; one crop per rank (weak scaling).

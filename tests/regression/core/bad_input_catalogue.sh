@@ -231,10 +231,11 @@ case12 "surrogate mffn reads blocks 0.0625 apart" -- run $I/mffn/superres.yaml -
 # the trainer's optimizer, ZeRO stage and compression (issue 38): unknown names, a stage with no
 # optimizer state to shard, a compressor without what it needs, and what is not implemented yet
 case_ 1 "'adamax' is not one of: sgd, adam, adamw, lion" -- train $MF -mffn_optimizer adamax -train_output ok_x
-case_ 1 "'zip' is not one of: none, lion_cub, sdp4bit" -- train $MF -mffn_compress zip -train_output ok_x
+case_ 1 "'zip' is not one of: none, lion_cub, lion_cub_allreduce, sdp4bit" -- train $MF -mffn_compress zip -train_output ok_x
 case12 "plain SGD (momentum 0) keeps none" -- train $MF -mffn_optimizer sgd -mffn_shard 1 -train_output ok_x
 case_ 1 "it needs -mffn_shard 2" -- train $MF -mffn_compress sdp4bit -train_output ok_x
 case_ 1 "add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub -train_output ok_x
+case12 "-mffn_compress lion_cub_allreduce sends Lion's 1-bit sign updates, and the optimizer is adam: add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub_allreduce -train_output ok_x
 case_ 1 "lion_cub votes on the whole update and keeps a momentum per rank: use it with -mffn_shard 0" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -mffn_shard 1 -train_output ok_x
 case_ 1 "sdp4bit (4-bit weight differences and gradients) is not implemented yet" -- train $MF -mffn_shard 2 -mffn_compress sdp4bit -train_output ok_x
 case12 "-mffn_shard 3 (ZeRO stage 3" -- train $MF -mffn_shard 3 -train_output ok_x

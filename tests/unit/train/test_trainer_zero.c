@@ -18,7 +18,11 @@
      (Adam, float64) at stage 1 and 2, and 2 x 8 x 26 at stage 0; the bytes counted per step are
      2(N-1)/N x 208 (stage 0), 3(N-1)/N x 208 (1), 2(N-1)/N x 208 (2). Checkpoints: 15 steps at
      stage 1 + a checkpoint, restarted at stage 0 and at stage 2 for 15, equal 30 steps at stage 0
-     (bit for bit for stage 0; stage 2 to round-off): the checkpoint holds the whole state. */
+     (bit for bit for stage 0; stage 2 to round-off): the checkpoint holds the whole state.
+   test_trainer_zero cub DIR (1, 2 or 3 ranks): -train_compress lion_cub and lion_cub_allreduce (at
+     ModeCub below).
+   test_trainer_zero vote DIR (any rank count): SgTrainerVoteSum, the vote allreduce of
+     lion_cub_allreduce, against a dense count (VoteCheck below). */
 #include <math.h>
 #include "sgtrainer.h"
 #include "sgdataset.h"
@@ -387,6 +391,68 @@ static PetscErrorCode Rmse(const char data[], PetscInt n, const double w[], doub
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The vote allreduce (SgTrainerVoteSum, vote.c) against a dense count: every rank draws every rank's
+   bits from one hash of (value, rank), so each rank can count the votes of value i serially, rank by
+   rank, and the packed allreduce must give that count exactly (integers: no tolerance). Every 13th value
+   is set on every rank: its lane sums to N, the largest count a lane holds (on 7 ranks the 3-bit lane
+   is full: a carry into the next lane would show); every 11th is set on none. n = 1000 and 197 are not
+   multiples of the lanes a word holds (32 on 2-3 ranks, 21 on 4-7), so the last word is partial. The
+   bytes counted equal 2 (N-1)/N x 8 ceil(n / floor(64 / ceil(log2(N+1)))), written out here again. */
+static int VoteBit(long i, int r)
+{
+  uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull ^ (uint64_t)(r + 1) * 0xC2B2AE3D27D4EB4Full;
+  if (i % 13 == 0) return 1;
+  if (i % 11 == 0) return 0;
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 32;
+  return (int)(h & 1);
+}
+
+static PetscErrorCode VoteCheck(MPI_Comm comm, double *bytes, double *want)
+{
+  const long     ns[2] = {1000, 197};
+  PetscMPIInt    size, rank;
+  unsigned char *bits;
+  uint16_t      *votes;
+  int            bad = 0, w = 1;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  while ((1 << w) - 1 < size) w++;
+  for (int k = 0; k < 2; k++) {
+    long n = ns[k], badi = -1;
+    PetscCall(PetscCalloc2((n + 7) / 8, &bits, n, &votes));
+    for (long i = 0; i < n; i++)
+      if (VoteBit(i, rank)) bits[i >> 3] |= (unsigned char)(1u << (i & 7));
+    PetscCall(SgTrainerVoteSum(comm, n, bits, votes));
+    for (long i = 0; i < n; i++) {
+      int ref = 0;
+      for (int r = 0; r < size; r++) ref += VoteBit(i, r);
+      if (votes[i] != ref && badi < 0) badi = i;
+    }
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &badi, 1, MPI_LONG, MPI_MAX, comm));
+    if (badi >= 0) bad++;
+    CHECK(badi < 0, "vote allreduce on %d ranks, %ld values: value %ld counted %d votes, the dense count says otherwise", size, n, badi, badi >= 0 && badi < n ? votes[badi] : -1);
+    bytes[k] = SgTrainerVoteBytes(n, size);
+    want[k]  = size > 1 ? 2.0 * (size - 1) / size * 8.0 * (double)((n + 64 / w - 1) / (64 / w)) : 0;
+    CHECK(bytes[k] == want[k], "vote allreduce on %d ranks, %ld values: %g bytes counted, want %g", size, n, bytes[k], want[k]);
+    PetscCall(PetscFree2(bits, votes));
+  }
+  PetscCall(PetscPrintf(comm, "vote: %d rank(s), %d-bit counters: 1000 and 197 values counted as the dense count%s; bytes per rank %g and %g (all-gather of bits %g and %g, float32 allreduce %g and %g)\n", size, w, bad ? " NOT everywhere" : "", bytes[0], bytes[1], (size - 1) * 125.0, (size - 1) * 25.0, 2.0 * (size - 1) / size * 4000, 2.0 * (size - 1) / size * 788));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode ModeVote(void)
+{
+  double b[2], w[2];
+
+  PetscFunctionBegin;
+  PetscCall(VoteCheck(PETSC_COMM_WORLD, b, w));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* test_trainer_zero cub DIR (1, 2 or 3 ranks): -train_compress lion_cub. 60 steps of batch 8 of 40
    samples at lr 0.01, momenta averaged every 10 steps. The net has 3 more values the loss never uses
    (gradient and momentum exactly 0: c = 0 on every rank, every step). 1 rank: equal to plain Lion bit
@@ -397,16 +463,20 @@ static PetscErrorCode Rmse(const char data[], PetscInt n, const double w[], doub
    move at all on 1 and 2 ranks (Lion's sign(0) = 0; sending 0 as -1 moved them by 60 lr = 0.6), and
    by at most lr on 3 ranks (the odd vote alternates). The momentum sync: after step 60 (a sync step
    of -train_lion_cub_sync 10) every rank holds the same momentum bit for bit; with sync 0 (never)
-   they differ (each rank's momentum follows its own gradients), so the check sees a missing sync. */
+   they differ (each rank's momentum follows its own gradients), so the check sees a missing sync.
+   -train_compress lion_cub_allreduce (the votes summed by an allreduce of packed counters, vote.c):
+   the counts are the all-gather's, so its weights equal lion_cub's bit for bit on 1, 2 and 3 ranks,
+   and it counts 2(N-1)/N x 8 (one 64-bit word of 2-bit counters for 29 values) + the syncs per step;
+   the vote itself is checked against a dense count (VoteCheck) on the same ranks. */
 static PetscErrorCode ModeCub(const char dir[])
 {
   MPI_Comm    comm = PETSC_COMM_WORLD;
   PetscMPIInt size, rank;
   char        data[PETSC_MAX_PATH_LEN];
-  double      wl[64], wc[64], wn[64], w0[64], mom[64], mom0[64], e0, el, ec, want, dm[2], ddead = 0;
+  double      wl[64], wc[64], wn[64], w0[64], wa[64], mom[64], mom0[64], e0, el, ec, want, wanta, dm[2], ddead = 0, da = 0, vb[2], vw[2];
   Net         m;
   Run         r = {0};
-  PetscReal   st[4];
+  PetscReal   st[4], sta[4];
   const int   nd = 3, np = 26 + nd;
 
   PetscFunctionBegin;
@@ -438,6 +508,16 @@ static PetscErrorCode ModeCub(const char dir[])
     for (int i = 0; i < np; i++) dm[k] = PetscMax(dm[k], fabs(mom[i] - mom0[i]));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &dm[k], 1, MPI_DOUBLE, MPI_MAX, comm));
   }
+  PetscCall(NetCreateDead(&m, nd));
+  r.opts = "-train_optimizer lion -train_compress lion_cub_allreduce -train_lion_cub_sync 10";
+  PetscCall(Train(comm, &m, &r, wa, sta));
+  sgnn_params_destroy(&m.P);
+  for (int i = 0; i < np; i++) da = PetscMax(da, fabs(wa[i] - wc[i]));
+  wanta = size > 1 ? 2.0 * (size - 1) / size * 8.0 + 6.0 / 60.0 * 2.0 * (size - 1) / size * 8 * np : 0;
+  PetscCall(PetscPrintf(comm, "cub allreduce: %d rank(s): weights differ from the all-gather's by %g; bytes per step %.4f (formula %.4f)\n", size, da, (double)sta[0], wanta));
+  CHECK(da == 0, "lion_cub_allreduce differs from lion_cub (all-gather) by %g on %d ranks: the same votes, want bit for bit", da, size);
+  CHECK(fabs(sta[0] - wanta) <= 1e-12 * PetscMax(wanta, 1), "lion_cub_allreduce: bytes per step %.17g, formula %.17g", (double)sta[0], wanta);
+  PetscCall(VoteCheck(comm, vb, vw));
   for (int i = 26; i < np; i++) ddead = PetscMax(ddead, fabs(wc[i] - w0[i]));
   PetscCall(Rmse(data, 40, w0, &e0));
   PetscCall(Rmse(data, 40, wl, &el));
@@ -462,9 +542,10 @@ static PetscErrorCode ModeCub(const char dir[])
 int main(int argc, char **argv)
 {
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
-  PetscCheck(argc == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "usage: test_trainer_zero lion|shard|cub DIR");
+  PetscCheck(argc == 3, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "usage: test_trainer_zero lion|shard|cub|vote DIR");
   if (!strcmp(argv[1], "lion")) PetscCall(ModeLion(argv[2]));
   else if (!strcmp(argv[1], "cub")) PetscCall(ModeCub(argv[2]));
+  else if (!strcmp(argv[1], "vote")) PetscCall(ModeVote());
   else PetscCall(ModeShard(argv[2]));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", fails ? "FAILED" : "all checks passed"));
   PetscCall(PetscFinalize());
