@@ -54,20 +54,27 @@ static PetscBool IsOptionName(const char tok[])
    be read whole at every start) is identified by device, inode, size and mtime in ns: surge rewrites
    a file only through a temporary and a rename (sgwrite.h), so a new inode, and an edit by another
    program changes the mtime. */
+/* The file a value names, as given or next to the deck for a relative path (as the deck's paths are
+   found): its path and stat; PETSC_FALSE if there is none. */
+static PetscBool FindFile(const char deck[], const char value[], char path[], size_t len, struct stat *st)
+{
+  if (!value[0] || strlen(value) >= len) return PETSC_FALSE;
+  snprintf(path, len, "%s", value);
+  if (stat(path, st) && value[0] != '/') { /* a deck path is looked up next to the deck */
+    const char *slash = deck ? strrchr(deck, '/') : NULL;
+    if (!slash || (int)(slash - deck) + 1 + strlen(value) >= len) return PETSC_FALSE;
+    snprintf(path, len, "%.*s/%s", (int)(slash - deck), deck, value);
+    if (stat(path, st)) return PETSC_FALSE;
+  }
+  return PETSC_TRUE;
+}
+
 static unsigned long FoldFile(unsigned long h, const char deck[], const char value[])
 {
   char        path[PETSC_MAX_PATH_LEN];
   struct stat st;
 
-  if (!value[0] || strlen(value) >= sizeof path) return h;
-  snprintf(path, sizeof path, "%s", value);
-  if (stat(path, &st) && value[0] != '/') { /* a deck path is looked up next to the deck */
-    const char *slash = deck ? strrchr(deck, '/') : NULL;
-    if (!slash || (int)(slash - deck) + 1 + strlen(value) >= sizeof path) return h;
-    snprintf(path, sizeof path, "%.*s/%s", (int)(slash - deck), deck, value);
-    if (stat(path, &st)) return h;
-  }
-  if (!S_ISREG(st.st_mode)) return h;
+  if (!FindFile(deck, value, path, sizeof path, &st) || !S_ISREG(st.st_mode)) return h;
   h = FnvBytes(h, "file", 4);
   if (st.st_size <= SG_FP_HASH_MAX) {
     FILE  *fp = fopen(path, "rb");
@@ -232,13 +239,51 @@ static size_t NameLength(const char *p)
   return strcspn(p, " \n");
 }
 
-PetscErrorCode SgConfigListDiff(const char then[], const char now[], char what[], size_t len)
+/* Whether two entries of a value name the same thing: the same text, the same file (device and
+   inode: a relative and an absolute path, a symlink, "./" or not), or, where no file exists, the
+   same canonical path (SgPathCanonical). Values that are not paths differ in their text and name no file. */
+static PetscBool SameItem(const char deck[], const char a[], size_t na, const char b[], size_t nb)
+{
+  char        x[PETSC_MAX_PATH_LEN], y[PETSC_MAX_PATH_LEN], px[PETSC_MAX_PATH_LEN], py[PETSC_MAX_PATH_LEN];
+  struct stat sx, sy;
+  PetscBool   fx, fy;
+
+  if (na == nb && !strncmp(a, b, na)) return PETSC_TRUE;
+  if (na >= sizeof x || nb >= sizeof y) return PETSC_FALSE;
+  snprintf(x, sizeof x, "%.*s", (int)na, a);
+  snprintf(y, sizeof y, "%.*s", (int)nb, b);
+  fx = FindFile(deck, x, px, sizeof px, &sx);
+  fy = FindFile(deck, y, py, sizeof py, &sy);
+  if (fx || fy) return (PetscBool)(fx && fy && sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino);
+  SgPathCanonical(x, px, sizeof px);
+  SgPathCanonical(y, py, sizeof py);
+  return (PetscBool)(px[0] && !strcmp(px, py));
+}
+
+/* Whether two values (comma-separated lists) are the same entry by entry, paths by identity. */
+static PetscBool SameValue(const char deck[], const char a[], size_t na, const char b[], size_t nb)
+{
+  for (;;) {
+    const char *ca = memchr(a, ',', na), *cb = memchr(b, ',', nb);
+    size_t      ia = ca ? (size_t)(ca - a) : na, ib = cb ? (size_t)(cb - b) : nb;
+    if (!SameItem(deck, a, ia, b, ib)) return PETSC_FALSE;
+    if (!ca || !cb) return (PetscBool)(!ca && !cb);
+    a += ia + 1;
+    na -= ia + 1;
+    b += ib + 1;
+    nb -= ib + 1;
+  }
+}
+
+PetscErrorCode SgConfigListDiff(MPI_Comm comm, const char deck[], const char then[], const char now[], char what[], size_t len)
 {
   const char *a = then, *b = now;
+  PetscMPIInt rank;
 
   PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   what[0] = 0;
-  while (*a || *b) {
+  while (!rank && (*a || *b)) { /* rank 0 looks at the files; every rank gets its answer */
     size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n"), na = NameLength(a), nb = NameLength(b);
     int    c  = !*a ? 1 : !*b ? -1 : strncmp(a, b, PetscMin(na, nb));
     if (!c && na != nb) c = na < nb ? -1 : 1;
@@ -253,12 +298,16 @@ PetscErrorCode SgConfigListDiff(const char then[], const char now[], char what[]
     if (la != lb || strncmp(a, b, la)) {
       const char *ha = memchr(a, '#', la), *hb = memchr(b, '#', lb);
       size_t      va = ha ? (size_t)(ha - a) - 1 : la, vb = hb ? (size_t)(hb - b) - 1 : lb; /* the values without the files' hash */
-      if (va == vb && !strncmp(a, b, va)) (void)snprintf(what, len, "%.*s: the file's content has changed since", (int)va, a);
-      else (void)snprintf(what, len, "%.*s was %.*s, now %.*s", (int)na, a, (int)(va > na ? va - na - 1 : 0), a + na + (va > na), (int)(vb > nb ? vb - nb - 1 : 0), b + nb + (vb > nb));
-      break;
+      size_t      sa = va > na ? va - na - 1 : 0, sb = vb > nb ? vb - nb - 1 : 0;        /* the values' lengths */
+      PetscBool   same = SameValue(deck, a + na + (va > na), sa, b + nb + (vb > nb), sb);
+      PetscBool   hash = (PetscBool)(!ha == !hb && (!ha || (la - (size_t)(ha - a) == lb - (size_t)(hb - b) && !strncmp(ha, hb, la - (size_t)(ha - a)))));
+      if (same && !hash) (void)snprintf(what, len, "%.*s: the file's content has changed since", (int)va, a);
+      else if (!same) (void)snprintf(what, len, "%.*s was %.*s, now %.*s", (int)na, a, (int)sa, a + na + (va > na), (int)sb, b + nb + (vb > nb));
+      if (what[0]) break;
     }
     a += la + (a[la] == '\n');
     b += lb + (b[lb] == '\n');
   }
+  PetscCallMPI(MPI_Bcast(what, (PetscMPIInt)len, MPI_CHAR, 0, comm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

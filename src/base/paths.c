@@ -182,7 +182,7 @@ PetscErrorCode SgOptionsPathArray_Private(PetscOptionItems *po, const char opt[]
 /* The real directory of path joined with its base name: two spellings of one file (./a.h5, a.h5,
    dir/../a.h5) become one string even when the file does not exist yet. Empty if the directory
    does not resolve. */
-static void Canonical(const char path[], char out[], size_t len)
+void SgPathCanonical(const char path[], char out[], size_t len)
 {
   char copy1[PATH_MAX], copy2[PATH_MAX], real[PATH_MAX];
 
@@ -203,7 +203,7 @@ PetscErrorCode SgInputRegister(const char path[], SgPathRole role)
   if (!path || !path[0]) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SgInputFind(path, &found, NULL, NULL));
   if (found) PetscFunctionReturn(PETSC_SUCCESS);
-  Canonical(path, canon, sizeof canon);
+  SgPathCanonical(path, canon, sizeof canon);
   PetscCall(Grow((void **)&reg.in, &reg.capin, reg.nin, sizeof *reg.in));
   memset(&reg.in[reg.nin], 0, sizeof reg.in[reg.nin]);
   reg.in[reg.nin].name  = strdup(path);
@@ -228,7 +228,7 @@ PetscErrorCode SgInputFind(const char path[], PetscBool *found, SgPathRole *role
   *found = PETSC_FALSE;
   if (!path || !path[0]) PetscFunctionReturn(PETSC_SUCCESS);
   exists = stat(path, &st) ? PETSC_FALSE : PETSC_TRUE;
-  Canonical(path, canon, sizeof canon);
+  SgPathCanonical(path, canon, sizeof canon);
   for (PetscInt i = 0; i < reg.nin && !*found; i++) {
     const Input *in = &reg.in[i];
     if ((exists && in->exists && in->dev == st.st_dev && in->ino == st.st_ino) || !strcmp(in->name, path) || (canon[0] && !strcmp(in->canon, canon))) {

@@ -188,7 +188,7 @@ static PetscErrorCode CheckSameConfig(SgSim sim, SgCheckpoint chk)
   PetscCall(PetscMalloc1(cap, &then));
   PetscCall(SgCheckpointReadString(chk, "config", then, (size_t)cap));
   if (!then[0]) PetscCall(PetscPrintf(comm, "surge: warning: the checkpoint %s records no options (written by an older surge): a restart with other options than its run's is not detected\n", sim->restart));
-  else PetscCall(SgConfigListDiff(then, sim->config, what, sizeof what));
+  else PetscCall(SgConfigListDiff(comm, sim->deck[0] ? sim->deck : NULL, then, sim->config, what, sizeof what));
   PetscCall(PetscFree(then));
   PetscCheck(!what[0] || sim->new_options, comm, PETSC_ERR_USER_INPUT, "-restart %s was written by a run with other options: %s; restart with that run's options (only -sim_t_end, -sim_max_steps, output names and output cadence may change), start a fresh run with another -sim_output, or add -restart_new_options to branch a variant on purpose", sim->restart, what);
   if (what[0]) PetscCall(PetscPrintf(comm, "surge: note: -restart_new_options: continuing %s with other options than its run's (%s)\n", sim->restart, what));

@@ -47,7 +47,7 @@ static PetscErrorCode CheckTrainOptions(SgTrainer t, const char path[], const ch
   PetscCall(PetscMalloc1(cap, &then));
   PetscCall(SgNNCheckpointReadConfig(comm, path, "?trainer_options", then, (size_t)cap));
   if (!then[0]) PetscCall(PetscPrintf(comm, "surge: warning: the training checkpoint %s records no options (written by an older surge): a restart with other options than its training's is not detected\n", path));
-  else PetscCall(SgConfigListDiff(then, now, what, sizeof what));
+  else PetscCall(SgConfigListDiff(comm, NULL, then, now, what, sizeof what));
   PetscCall(PetscFree(then));
   PetscCheck(!what[0], comm, PETSC_ERR_USER_INPUT, "%s: restart: %s was written by a training with other options: %s; restart with that training's options (only the step count, reporting, checkpoint cadence and output names may change), or start a new training (init from its weights where the surrogate offers it)", t->name, path, what);
   PetscFunctionReturn(PETSC_SUCCESS);

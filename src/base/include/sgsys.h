@@ -95,6 +95,9 @@ PETSC_EXTERN PetscErrorCode SgInputRegister(const char path[], SgPathRole role);
 /* Is path one of the registered inputs? *found, and (if found, may be NULL) its role and the name it
    was registered under. */
 PETSC_EXTERN PetscErrorCode SgInputFind(const char path[], PetscBool *found, SgPathRole *role, const char **name);
+/* The real directory of path joined with its base name ("" if the directory does not resolve): one
+   string for ./a.h5, a.h5, $PWD/a.h5 and dir/../a.h5, even for a file that does not exist yet. */
+PETSC_EXTERN void SgPathCanonical(const char path[], char out[], size_t len);
 PETSC_EXTERN PetscErrorCode SgInputsDestroy(void);
 /* -overwrite (read once by SgInitialize): the user allows replacing an existing file that is not
    surge's output of the same kind (never one of the run's inputs). */
@@ -203,8 +206,11 @@ PETSC_EXTERN PetscErrorCode SgConfigRecord(const char prefix[], const char *cons
    the files); *list is PetscFree'd by the caller. What a checkpoint records so that a restart with
    other options is refused, naming the option. */
 PETSC_EXTERN PetscErrorCode SgConfigList(MPI_Comm comm, const char deck[], const char *const skip[], char **list);
-/* The first option that differs between two SgConfigList lists, in words ("-x was 1, now 2"), or "". */
-PETSC_EXTERN PetscErrorCode SgConfigListDiff(const char then[], const char now[], char what[], size_t len);
+/* The first option that differs between two SgConfigList lists, in words ("-x was 1, now 2"), or "".
+   A value naming files is compared by their identity (device and inode; where none exists, the
+   canonical path), so ./d.h5, d.h5, $PWD/d.h5 and a symlink to it are one value; relative paths
+   are found as SgConfigList finds them (deck: the deck, or NULL). Collective: rank 0 looks. */
+PETSC_EXTERN PetscErrorCode SgConfigListDiff(MPI_Comm comm, const char deck[], const char then[], const char now[], char what[], size_t len);
 
 /* Before allocating `count` items of `bytes_per_item` bytes (count computed in floating point, so
    it cannot wrap): one user-input error naming `option` and the memory it would need if the count

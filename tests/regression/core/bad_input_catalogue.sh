@@ -58,6 +58,7 @@ sed 's/<f4/<c8/' c.npy > badnpy3/set.000/coord.npy
 d=open('c.npy','rb').read(); i=d.index(b'shape'); open('badnpy4/set.000/coord.npy','wb').write(d[:i+9]+b'99999999999,99999999999,9'+d[i+34:])"
 # a failing ensemble member is found after others ran: their member files (kept for resuming) are its own
 snapshot() { find . -type f ! -name '*.log' ! -name 'ok*' ! -name cases.txt ! -path './ens_bad_ensemble.members/*' -print0 | sort -z | xargs -0 sha256sum; }
+ln -s rb_small.h5 rb_link.h5 && cp rb_small.h5 rb_copy.h5 # the data by other names (a restart compares files by identity)
 before=$(snapshot)
 
 pass=0 fail=0 n=0
@@ -217,6 +218,10 @@ case_ 1 "/optim/v[9] is infinite" -- train $MF -mffn_restart ck_infv.h5 -train_o
 case_ 1 "is negative" -- train $MF -mffn_restart ck_negv.h5 -train_output ok_x
 case_ 1 "is not a count" -- train $MF -mffn_restart ck_step.h5 -train_output ok_x
 case_ 1 "ck_trunc.h5" -- train $MF -mffn_restart ck_trunc.h5 -train_output ok_x
+# the same data file written another way is the same option value (compared by device and inode):
+# ./rb_small.h5, its absolute path, a symlink to it continue; a copy (another file) is refused
+for p in ./rb_small.h5 "$w/rb_small.h5" rb_link.h5; do runs_ 1 train $MF -mffn_data $p -mffn_restart ck.h5 -mffn_numb_steps 6 -mffn_lcurve ok_y.lcurve -train_output ok_y; done
+case_ 1 "-mffn_data was rb_small.h5, now rb_copy.h5" -- train $MF -mffn_data rb_copy.h5 -mffn_restart ck.h5 -mffn_numb_steps 6 -train_output ok_x
 # NaN in training data: named with the file, field and sample; on 2 ranks only one rank holds it
 case12 "field b of the data is not finite at sample 3" -- train $MF -mffn_data rb_nan.h5 -train_output ok_x
 case12 "sst_nan.h5: field 'T' is NaN or Inf at sample 50" -- train $I/podlstm/sst_small.yaml -podlstm_data sst_nan.h5 -train_output ok_x -podlstm_prefix ok_x
