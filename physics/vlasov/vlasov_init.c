@@ -104,16 +104,24 @@ PetscErrorCode SgVlasovProject(SgVlasov *v, SgVlasovSpecies *s, Vec f)
     }
   }
   PetscCall(VecGetArray(f, &fa));
-  PetscInt idx = 0;
+  PetscInt  idx = 0, last[3] = {-1, -1, -1};
+  PetscReal np_[SG_VLASOV_MAX_COMP][16];
   for (PetscInt i2 = s->s[2]; i2 < s->s[2] + s->m[2]; i2++)
     for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
       for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
         for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
           PetscInt     n[6] = {i0, i1, i2, 0, 0, 0}, r = fi;
           PetscScalar *fc = fa + idx * v->np;
-          PetscReal    np_[SG_VLASOV_MAX_COMP][16], g[SG_VLASOV_MAX_COMP][3][4];
+          PetscReal    g[SG_VLASOV_MAX_COMP][3][4];
+          PetscBool    same = PETSC_TRUE;
           for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
-          for (PetscInt c = 0; c < s->ncomp; c++) {
+          /* the configuration projection depends on the configuration cell only: computed again only
+             when that cell changes (in 3x3v every velocity dimension is folded, so it is computed once
+             per configuration cell instead of once per phase cell: 16^3 points each, the set-up's cost) */
+          for (PetscInt d = 0; d < cd; d++)
+            if (n[d] != last[d]) same = PETSC_FALSE;
+          for (PetscInt d = 0; d < cd; d++) last[d] = n[d];
+          for (PetscInt c = 0; c < s->ncomp && !same; c++) {
             /* configuration projection */
             for (PetscInt m = 0; m < v->npx; m++) np_[c][m] = 0;
             for (PetscInt qa = 0; qa < NQ; qa++)
@@ -129,6 +137,8 @@ PetscErrorCode SgVlasovProject(SgVlasov *v, SgVlasovSpecies *s, Vec f)
                     np_[c][m] += wgt * val * phi;
                   }
                 }
+          }
+          for (PetscInt c = 0; c < s->ncomp; c++) {
             /* velocity projections */
             for (PetscInt j = 0; j < v->vdim; j++) {
               PetscInt d = cd + j;

@@ -104,7 +104,24 @@ typedef struct {
   const PetscInt  *vidx;     /* [np] tensor velocity index of each phase basis function */
   PetscReal        phi[LBO_NQ][LBO_NPX], wx[LBO_NQ];
   PetscInt         nq;
+  PetscReal        lm[4][3];   /* SgVlasovLegendreMoment(a, q) */
+  PetscInt         mdir[LBO_NV]; /* tensor index i: -1 all degrees 0, j the one direction of nonzero degree, -2 more than one */
 } LboCtx;
+
+/* The moment tables of TensorMoments: int L_a eta^0 = 0 for a > 0, so only the indices with at most
+   one nonzero degree carry number, momentum or energy (4 of the 8 at 3v, p = 1); the others are
+   skipped instead of multiplied by zero (the moments took half of an LBO step, profiled). */
+static void MomentSetUp(LboCtx *c)
+{
+  const PetscInt vd = c->v->vdim;
+  for (PetscInt a = 0; a < 4; a++)
+    for (PetscInt q = 0; q < 3; q++) c->lm[a][q] = SgVlasovLegendreMoment(a, q);
+  for (PetscInt i = 0; i < c->r.nvt; i++) {
+    c->mdir[i] = -1;
+    for (PetscInt j = 0; j < vd; j++)
+      if ((i / c->r.str[j]) % c->r.p1) c->mdir[i] = c->mdir[i] == -1 ? j : -2;
+  }
+}
 
 /* Velocity slice at configuration node q of the cell with coefficients fc. */
 static void Slice(const LboCtx *c, const PetscScalar *fc, PetscInt q, PetscReal *G)
@@ -129,31 +146,36 @@ static void CellOperator(const LboCtx *c, const PetscInt n[], const PetscReal *G
   for (PetscInt j = 0; j < v->vdim; j++) {
     const PetscInt  d = cd + j, st = r->str[j];
     const PetscReal h = 0.5 * s->dx[d], w = s->lower[d] + (n[d] + 0.5) * s->dx[d], pen = p1 * p1 / s->dx[d];
-    for (PetscInt i = 0; i < r->nvt; i++) {
-      const PetscInt a = (i / st) % p1, base = i - a * st;
-      PetscReal      r0 = 0, ru = 0, rt = 0;
-      for (PetscInt b = 0; b < p1; b++) { /* volume terms */
-        const PetscReal g = G[base + b * st];
-        r0 -= g * (w * r->A[a][b] + h * r->B[a][b]);
-        ru -= g * r->A[a][b];
-        rt += g * r->C[a][b] / h;
-      }
+    for (PetscInt base = 0; base < r->nvt; base++) {
+      PetscReal F0[2] = {0, 0}, Fu[2] = {0, 0}, FT[2] = {0, 0}, fh[2] = {0, 0};
+      if ((base / st) % p1) continue; /* one line along v_j per base: its faces serve every degree a */
       for (PetscInt side = 0; side < 2; side++) { /* faces: below (side 0) and above (side 1) */
-        const PetscReal *gn = Gn[2 * j + side], sg = side ? 1 : -1;
-        const PetscReal  La = side ? r->Lp[a] : r->Lm[a], dLa = (side ? r->dLp[a] : r->dLm[a]) / h;
-        PetscReal        F0 = 0, Fu = 0, FT = 0, fh = 0;
+        const PetscReal *gn = Gn[2 * j + side];
         if (gn) {
-          if (side) Face(r, G + base, gn + base, st, h, w + h, u0[j], pen, &F0, &Fu, &FT, &fh);
-          else Face(r, gn + base, G + base, st, h, w - h, u0[j], pen, &F0, &Fu, &FT, &fh);
+          if (side) Face(r, G + base, gn + base, st, h, w + h, u0[j], pen, &F0[1], &Fu[1], &FT[1], &fh[1]);
+          else Face(r, gn + base, G + base, st, h, w - h, u0[j], pen, &F0[0], &Fu[0], &FT[0], &fh[0]);
         } else
-          for (PetscInt b = 0; b < p1; b++) fh += G[base + b * st] * (side ? r->Lp[b] : r->Lm[b]);
-        r0 += sg * La * F0;
-        ru += sg * La * Fu;
-        rt += sg * (La * FT - dLa * fh);
+          for (PetscInt b = 0; b < p1; b++) fh[side] += G[base + b * st] * (side ? r->Lp[b] : r->Lm[b]);
       }
-      R0[i] += r0 / h;
-      Ru[j][i] += ru / h;
-      RT[i] += rt / h;
+      for (PetscInt a = 0; a < p1; a++) {
+        const PetscInt i  = base + a * st;
+        PetscReal      r0 = 0, ru = 0, rt = 0;
+        for (PetscInt b = 0; b < p1; b++) { /* volume terms */
+          const PetscReal g = G[base + b * st];
+          r0 -= g * (w * r->A[a][b] + h * r->B[a][b]);
+          ru -= g * r->A[a][b];
+          rt += g * r->C[a][b] / h;
+        }
+        for (PetscInt side = 0; side < 2; side++) {
+          const PetscReal sg = side ? 1 : -1, La = side ? r->Lp[a] : r->Lm[a], dLa = (side ? r->dLp[a] : r->dLm[a]) / h;
+          r0 += sg * La * F0[side];
+          ru += sg * La * Fu[side];
+          rt += sg * (La * FT[side] - dLa * fh[side]);
+        }
+        R0[i] += r0 / h;
+        Ru[j][i] += ru / h;
+        RT[i] += rt / h;
+      }
     }
   }
 }
@@ -174,17 +196,20 @@ static void TensorMoments(const LboCtx *c, const PetscInt n[], const PetscReal *
   }
   for (PetscInt m = 0; m < vd + 2; m++) mom[m] = 0;
   for (PetscInt i = 0; i < c->r.nvt; i++) {
-    PetscInt a[3];
-    if (R[i] == 0) continue;
-    for (PetscInt j = 0; j < vd; j++) a[j] = (i / c->r.str[j]) % c->r.p1;
-    PetscReal p0 = Jv * R[i];
-    for (PetscInt j = 0; j < vd; j++) p0 *= SgVlasovLegendreMoment(a[j], 0);
-    mom[0] += p0;
-    for (PetscInt j = 0; j < vd; j++) {
-      PetscReal rest = Jv * R[i];
+    const PetscInt dir = c->mdir[i];
+    if (dir == -2 || R[i] == 0) continue;
+    const PetscReal L00 = c->lm[0][0];
+    if (dir == -1) {
+      PetscReal p0 = Jv * R[i];
+      for (PetscInt j = 0; j < vd; j++) p0 *= L00;
+      mom[0] += p0;
+    }
+    for (PetscInt j = dir == -1 ? 0 : dir; j < (dir == -1 ? vd : dir + 1); j++) {
+      const PetscInt a    = (i / c->r.str[j]) % c->r.p1;
+      PetscReal      rest = Jv * R[i];
       for (PetscInt k = 0; k < vd; k++)
-        if (k != j) rest *= SgVlasovLegendreMoment(a[k], 0);
-      const PetscReal q0 = SgVlasovLegendreMoment(a[j], 0), q1 = SgVlasovLegendreMoment(a[j], 1), q2 = SgVlasovLegendreMoment(a[j], 2);
+        if (k != j) rest *= L00;
+      const PetscReal q0 = c->lm[a][0], q1 = c->lm[a][1], q2 = c->lm[a][2];
       mom[1 + j] += rest * (w[j] * q0 + h[j] * q1);
       mom[1 + vd] += rest * (w[j] * w[j] * q0 + 2 * w[j] * h[j] * q1 + h[j] * h[j] * q2);
     }
@@ -262,6 +287,7 @@ PetscErrorCode SgVlasovLBORHS(SgSolver solver, SgVlasovSpecies *s, Vec x, Vec r)
   c.vidx = v->lbo_vidx;
   c.nq   = PetscPowInt(p + 2, v->cdim);
   RefSetUp(p, vd, &c.r);
+  MomentSetUp(&c);
   SgVlasovGaussLegendre(p + 2, xg, wg);
   for (PetscInt q = 0; q < c.nq; q++) { /* tensor nodes, the first configuration direction fastest */
     c.wx[q] = 1;

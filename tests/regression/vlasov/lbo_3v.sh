@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Dougherty / LBO collisions with a folded velocity dimension (1x3v: vz; 2x2v: vy kept whole in each
-# DMDA point, docs/vlasov.md), ~12 s of CPU in all:
+# DMDA point, docs/vlasov.md), ~7 s of CPU in all:
 #  1. inputs/vlasov/lbo_tophat_1x3v.yaml (1x3v p = 1, anisotropic top-hat + bump, nu = 1, t = 1):
 #     number, momentum, energy conserved < 1e-12 (measured 8.0e-15, 3.5e-16, 5.7e-15); the anisotropy
 #     ke_y - ke_z (no flow along y, z) decays as exp(-2 nu t) in 3v as in 2v (d/dt int v_j^2 f =
