@@ -210,20 +210,27 @@ PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A whole-slab optimizer holding every rank's block of the state (for the checkpoint: written as
-   one full state, so it restarts with any shard stage) */
+/* A whole-slab optimizer holding every rank's block of the state, for the checkpoint (written as one
+   full state, so it restarts with any shard stage). Only rank 0 writes checkpoints, so only rank 0
+   builds it (the blocks gathered to it; NULL on the other ranks): the other ranks keep their Psi/N
+   of optimizer state during a checkpoint instead of briefly holding the whole K Psi. Collective. */
 PetscErrorCode SgTrainerZeroGather(SgTrainer t, SgnnOptim *full)
 {
-  SgnnTensor  m, w, fm, fw;
+  SgnnTensor  m, w, fm = NULL, fw = NULL;
   long       *s, *fs;
+  PetscMPIInt rank;
 
   PetscFunctionBegin;
-  SgCallNN(sgnn_optim_create(t->P, &t->oc, full));
+  *full = NULL;
+  PetscCallMPI(MPI_Comm_rank(t->sync->comm, &rank));
   SgCallNN(sgnn_optim_state(t->opt, &m, &w, &s));
-  SgCallNN(sgnn_optim_state(*full, &fm, &fw, &fs));
-  *fs = *s;
-  if (m) PetscCallMPI(MPI_Allgatherv(sgnn_tensor_data(m), (PetscMPIInt)sgnn_tensor_numel(m), DType(m), sgnn_tensor_data(fm), t->zcount, t->zdispl, DType(m), t->sync->comm));
-  if (w) PetscCallMPI(MPI_Allgatherv(sgnn_tensor_data(w), (PetscMPIInt)sgnn_tensor_numel(w), DType(w), sgnn_tensor_data(fw), t->zcount, t->zdispl, DType(w), t->sync->comm));
+  if (!rank) {
+    SgCallNN(sgnn_optim_create(t->P, &t->oc, full));
+    SgCallNN(sgnn_optim_state(*full, &fm, &fw, &fs));
+    *fs = *s;
+  }
+  if (m) PetscCallMPI(MPI_Gatherv(sgnn_tensor_data(m), (PetscMPIInt)sgnn_tensor_numel(m), DType(m), fm ? sgnn_tensor_data(fm) : NULL, t->zcount, t->zdispl, DType(m), 0, t->sync->comm));
+  if (w) PetscCallMPI(MPI_Gatherv(sgnn_tensor_data(w), (PetscMPIInt)sgnn_tensor_numel(w), DType(w), fw ? sgnn_tensor_data(fw) : NULL, t->zcount, t->zdispl, DType(w), 0, t->sync->comm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
