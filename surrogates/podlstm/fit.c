@@ -1,6 +1,7 @@
 /* Training one POD-LSTM network through SgTrainer (the one pipeline of every surrogate): the loss is
    the mean squared error of the L x K scaled outputs of a window (summed over the local windows; the
-   trainer divides by the global count), Adam, one validation per epoch on the validation windows,
+   trainer divides by the global count), Adam at a constant rate (the paper's) or a schedule
+   (-podlstm_lr_schedule), one validation per epoch on the validation windows,
    early stopping after `patience` epochs without a better validation R^2, the best weights kept
    (Keras' EarlyStopping with restore_best_weights, as the paper's DeepHyper runs use). */
 #include "sgpodlstm.h"
@@ -51,18 +52,55 @@ static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt stream, const SgLoa
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The validation R^2: of the one-window forecasts, or with a rollout of the R windows forecast as the
+   loss does (each fed back; a residual network's plus its base's, compared with the truth after the
+   first window) -- early stopping then keeps the weights best at what the training minimises */
+static PetscErrorCode ValidR2(Fit *F, PetscReal *r2)
+{
+  const SgPodLstmFitConfig *c = F->c;
+  const PetscInt            m = c->L * c->K, R = PetscMax(1, c->rollout), n = c->nvalid_r, ny = R * m;
+  PetscReal                *in, *out;
+
+  PetscFunctionBegin;
+  if (R == 1 || !c->vyr) {
+    PetscCall(SgPodLstmNetPredict(F->net, c->nvalid, c->L, c->vx, F->yhat));
+    *r2 = SgPodLstmR2(c->nvalid, m, c->vy, F->yhat);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMalloc2(n * m, &in, n * m, &out));
+  PetscCall(PetscArraycpy(in, c->vx, n * m));
+  for (PetscInt r = 0; r < R; r++) {
+    PetscCall(SgPodLstmNetPredict(F->net, n, c->L, in, out));
+    for (PetscInt w = 0; w < n; w++) {
+      PetscReal *x = in + w * m, *o = out + w * m, *y = F->yhat + w * ny + r * m;
+      for (PetscInt i = 0; i < m; i++) y[i] = o[i];
+      if (c->base_G) { /* the base's forecast of the window fed in */
+        for (PetscInt i = 0; i < m; i++) {
+          PetscReal b = c->base_g[i];
+          for (PetscInt j = 0; j < m; j++) b += c->base_G[i * m + j] * x[j];
+          o[i] += b;
+        }
+        if (r > 0)
+          for (PetscInt i = 0; i < m; i++) y[i] = o[i];
+      }
+    }
+    PetscCall(PetscArraycpy(in, out, n * m)); /* the forecast is the next input */
+  }
+  *r2 = SgPodLstmR2(n, ny, c->vyr, F->yhat);
+  PetscCall(PetscFree2(in, out));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* once per epoch: training MSE, validation R^2 (the same on every rank: the validation windows and
    the weights are replicated), early stopping */
 static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
 {
   Fit      *F = (Fit *)ctx;
-  PetscInt  m = F->c->L * F->c->K;
   PetscReal r2;
 
   PetscFunctionBegin;
   F->epochs++;
-  PetscCall(SgPodLstmNetPredict(F->net, F->c->nvalid, F->c->L, F->c->vx, F->yhat));
-  r2      = SgPodLstmR2(F->c->nvalid, m, F->c->vy, F->yhat);
+  PetscCall(ValidR2(F, &r2));
   cols[0] = sums[1] > 0 ? sums[0] / sums[1] : NAN;
   cols[1] = r2;
   if (r2 > F->best || F->best_epoch < 0) {
@@ -96,14 +134,13 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   PetscCheck(c->ntrain >= 1 && c->nvalid >= 1, comm, PETSC_ERR_USER_INPUT, "podlstm: %" PetscInt_FMT " training and %" PetscInt_FMT " validation windows: need at least one of each", c->ntrain, c->nvalid);
   per_epoch = (c->ntrain + c->batch - 1) / c->batch;
   SgCallNN(sgnn_params_count(net->P, &F.np));
-  PetscCall(PetscMalloc2(F.np, &F.best_w, c->nvalid * c->L * c->K, &F.yhat));
+  PetscCall(PetscMalloc2(F.np, &F.best_w, PetscMax(c->nvalid, c->nvalid_r * PetscMax(1, c->rollout)) * c->L * c->K, &F.yhat));
   if (c->residual) { /* the output layer starts at zero: the untrained network adds nothing to the base,
                         and it is the first candidate of early stopping (a network that never beats the
                         base on the validation windows ends as the base) */
     SgCallNN(sgnn_tensor_fill(net->Wout, 0.0));
     SgCallNN(sgnn_tensor_fill(net->bout, 0.0));
-    PetscCall(SgPodLstmNetPredict(net, c->nvalid, c->L, c->vx, F.yhat));
-    F.best       = SgPodLstmR2(c->nvalid, c->L * c->K, c->vy, F.yhat);
+    PetscCall(ValidR2(&F, &F.best));
     F.best_epoch = 0;
     SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(net->P), F.best_w));
   }
@@ -120,8 +157,14 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   if (c->optim) oc = *c->optim;
   else sgnn_optim_defaults(SGNN_ADAM, &oc);
   oc.lr = c->lr;
-  sc.kind = SGNN_LR_CONST;
+  sc.kind = c->schedule;
   sc.lr0 = c->lr;
+  sc.lr_min = c->schedule == SGNN_LR_CONST ? 0 : PetscMin(c->lr_min, c->lr);
+  if (c->schedule == SGNN_LR_COSINE) sc.decay_steps = c->max_epochs * per_epoch; /* lr_min at the last epoch */
+  if (c->schedule == SGNN_LR_EXP) {
+    sc.decay_steps = c->decay_epochs * per_epoch;
+    sc.decay_rate = c->decay_rate;
+  }
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetShard(tr, c->shard, c->compress, c->cub_sync));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "podlstm_")); /* its refusals name -podlstm_shard etc. */
@@ -130,7 +173,14 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   if (c->lcurve) PetscCall(SgTrainerSetLCurve(tr, c->lcurve));
   PetscCall(SgTrainerSetQuiet(tr, c->quiet));
   PetscCall(SgTrainerSetSyncType(tr, "allreduce", 0)); /* small models: one message beats buckets */
+  if (c->residual && c->base_G && PetscMax(1, c->rollout) > 1) { /* the base in the rollout's loss */
+    const int nlk = (int)(c->L * c->K), sG[2] = {nlk, nlk};
+    SgCallNN(sgnn_tensor_from_f64(net->be, net->dt, 2, sG, c->base_G, &net->baseW));
+    SgCallNN(sgnn_tensor_from_f64(net->be, net->dt, 1, &nlk, c->base_g, &net->baseb));
+  }
   ierr = SgTrainerTrain(tr);
+  sgnn_tensor_free(&net->baseW); /* NULL again: prediction adds the base outside the network */
+  sgnn_tensor_free(&net->baseb);
   PetscCall(SgTrainerDestroy(&tr));
   PetscCall(ierr);
   SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(net->P), F.best_w)); /* the best epoch's weights */

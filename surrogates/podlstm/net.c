@@ -179,6 +179,24 @@ PetscErrorCode SgPodLstmNetForward(SgPodLstmNet n, SgnnTensor x, SgnnTensor *y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* yh + baseW flat(in) + baseb: the base's (affine) forecast of the window `in` added to the network's */
+static PetscErrorCode AddBase(SgPodLstmNet n, SgnnTensor in, SgnnTensor yh, SgnnTensor *full)
+{
+  const int  B = sgnn_tensor_shape(in)[0];
+  int        f[2] = {B, (int)(n->L * n->K)}, s3[3] = {B, (int)n->L, (int)n->K};
+  SgnnTensor xf, bf, b3;
+
+  PetscFunctionBegin;
+  SgCallNN(sgnn_reshape(in, 2, f, &xf));
+  SgCallNN(sgnn_linear(xf, n->baseW, n->baseb, &bf));
+  SgCallNN(sgnn_reshape(bf, 3, s3, &b3));
+  SgCallNN(sgnn_add(yh, b3, full));
+  sgnn_tensor_free(&xf);
+  sgnn_tensor_free(&bf);
+  sgnn_tensor_free(&b3);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgPodLstmNetRolloutLoss(SgPodLstmNet n, SgnnTensor x, SgnnTensor y, PetscInt R, SgnnTensor *loss)
 {
   const int  L = (int)n->L;
@@ -190,7 +208,15 @@ PetscErrorCode SgPodLstmNetRolloutLoss(SgPodLstmNet n, SgnnTensor x, SgnnTensor 
     SgnnTensor yh, yr, d, d2, s, acc;
     PetscCall(SgPodLstmNetForward(n, in, &yh));
     SgCallNN(sgnn_slice(y, 1, (int)r * L, (int)(r + 1) * L, &yr));
-    SgCallNN(sgnn_sub(yh, yr, &d));
+    if (n->baseW && R > 1) { /* residual network: the first window's target is the residual; the
+                                 forecast fed back is the network's plus the base's of the window fed in */
+      SgnnTensor full;
+      PetscCall(AddBase(n, in, yh, &full));
+      if (r == 0) SgCallNN(sgnn_sub(yh, yr, &d));
+      else SgCallNN(sgnn_sub(full, yr, &d));
+      sgnn_tensor_free(&yh);
+      yh = full;
+    } else SgCallNN(sgnn_sub(yh, yr, &d));
     SgCallNN(sgnn_mul(d, d, &d2));
     SgCallNN(sgnn_sum(d2, 0, NULL, 0, &s));
     if (total) {

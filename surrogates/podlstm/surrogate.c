@@ -18,7 +18,8 @@ typedef struct {
   char           arch[256], hand[256], svd[32], networks[PETSC_MAX_PATH_LEN];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
   PetscInt       epochs, patience, batch, rollout, retrain_epochs, retrain_patience, topk, seed, head, base, fallback, harmonics;
-  PetscReal      valid_fraction, lr, year, step, field_points;
+  PetscInt       schedule, decay_epochs;
+  PetscReal      valid_fraction, lr, year, step, field_points, lr_min, decay_rate;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
   SgnnBackend   *be;
@@ -35,6 +36,7 @@ typedef struct {
 static const char *const SearchChoices[] = {"aging", "random", "none"};
 static const char *const BaseChoices[]   = {"none", "var"};
 static const char *const FallbackChoices[] = {"none", "baseline"};
+static const char *const ScheduleChoices[] = {"const", "exp", "cosine"}; /* SgnnLRKind's order */
 
 /* A list of strings; isfile: they name the run's input files (catalogued as input paths). */
 static PetscErrorCode StringList(PetscOptionItems *PetscOptionsObject, const char opt[], const char help[], PetscBool isfile, PetscInt cap, size_t len, char *out, PetscInt *n)
@@ -108,10 +110,18 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsPath("-networks", "With search none: score the networks of this POD-LSTM model file (made from the same data and deck) instead of training -podlstm_arch: today's code re-scores a stored model's networks", SG_PATH_IN, d->networks, d->networks, sizeof d->networks, NULL));
   PetscCall(SgOptionsString("-hand_arch", "The hand-designed LSTM baseline", d->hand, d->hand, sizeof d->hand, NULL));
   PetscCall(SgOptionsInt("-epochs", "Most epochs a network trains (early stopping may end sooner)", d->epochs, &d->epochs, NULL, 1, 1000000));
-  PetscCall(SgOptionsInt("-rollout", "Windows of the training loss: the network forecasts the next window, then rollout - 1 more from its own forecasts, and the error of all of them is minimised with gradients through the forecasts fed back (1: the paper's one-window loss; > 1 needs base none). Not in the paper", d->rollout, &d->rollout, NULL, 1, 64));
+  PetscCall(SgOptionsInt("-rollout", "Windows of the training loss: the network forecasts the next window, then rollout - 1 more from its own forecasts, and the error of all of them is minimised with gradients through the forecasts fed back (1: the paper's one-window loss; with base var each forecast fed back is the network's plus the VAR's of the window fed in). Not in the paper", d->rollout, &d->rollout, NULL, 1, 64));
   PetscCall(SgOptionsInt("-patience", "Epochs without a better validation R2 before training stops", d->patience, &d->patience, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-batch_size", "Windows per batch", d->batch, &d->batch, NULL, 1, 1 << 20));
   PetscCall(SgOptionsReal("-start_lr", "Learning rate (of -podlstm_optimizer, Adam by default)", "", d->lr, &d->lr, NULL, 1e-8, 1));
+  {
+    PetscInt idx = d->schedule;
+    PetscCall(SgOptionsEList("-lr_schedule", "Learning rate over the -podlstm_epochs of a training: const (the paper's), exp (a staircase: x -podlstm_lr_decay_rate every -podlstm_lr_decay_epochs epochs, not below -podlstm_lr_min) or cosine (from -podlstm_start_lr down to -podlstm_lr_min at the last epoch; Loshchilov & Hutter 2017, no restarts). Early stopping may end a training before the schedule does", ScheduleChoices, 3, ScheduleChoices[d->schedule], &idx, NULL));
+    d->schedule = idx;
+  }
+  PetscCall(SgOptionsReal("-lr_min", "Learning rate at the end of the cosine schedule, and the floor of the exp one", "", d->lr_min, &d->lr_min, NULL, 0, 1));
+  PetscCall(SgOptionsReal("-lr_decay_rate", "exp schedule: factor of the learning rate every -podlstm_lr_decay_epochs", "", d->decay_rate, &d->decay_rate, NULL, 1e-6, 1));
+  PetscCall(SgOptionsInt("-lr_decay_epochs", "exp schedule: epochs between two decays of the learning rate", d->decay_epochs, &d->decay_epochs, NULL, 1, 1000000));
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress, &d->cub_sync)); /* -podlstm_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
   PetscCall(SgOptionsInt("-top_k", "Searched networks kept in the model (the best forecasts, all give the uncertainty)", d->topk, &d->topk, NULL, 1, SG_PODLSTM_MAXMODELS));
   PetscCall(SgOptionsInt("-retrain_epochs", "Retrain the top-k and the baseline this many epochs after the search (0: keep the searched weights)", d->retrain_epochs, &d->retrain_epochs, NULL, 0, 1000000));
@@ -151,7 +161,6 @@ static PetscErrorCode CheckOptions(SgSurrogate s)
   PetscCheck(d->sample <= d->population, comm, PETSC_ERR_USER_INPUT, "podlstm: sample %" PetscInt_FMT " is larger than the population %" PetscInt_FMT, d->sample, d->population);
   PetscCall(SgPodLstmArchFromString(comm, d->hand, &a));
   if (d->search == 2) PetscCall(SgPodLstmArchFromString(comm, d->arch, &a));
-  PetscCheck(d->rollout == 1 || !d->base, comm, PETSC_ERR_USER_INPUT, "podlstm: rollout %" PetscInt_FMT " with base var: residual networks train on one window; set podlstm: {rollout: 1} or {base: none}", d->rollout);
   PetscCheck(!d->networks[0] || d->search == 2, comm, PETSC_ERR_USER_INPUT, "podlstm: networks %s are scored, not searched: set podlstm: {search: none}", d->networks);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -340,7 +349,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   SgPodLstmFitConfig   fc = {0};
   SgPodLstmArch        top[SG_PODLSTM_MAXMODELS + 1];
   SgPodLstmNet         nets[SG_PODLSTM_MAXMODELS + 1] = {NULL};
-  PetscReal           *coef, *vx, *vy, *ahat, r2[SG_PODLSTM_MAXMODELS + 1];
+  PetscReal           *coef, *vx, *vy, *vyr = NULL, *ahat, r2[SG_PODLSTM_MAXMODELS + 1];
   PetscInt             ntop = 0;
   char                 windows[PETSC_MAX_PATH_LEN + 16], s1[256];
   PetscMPIInt          size;
@@ -372,6 +381,16 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCall(PetscSNPrintf(windows, sizeof windows, "%s.windows.h5", d->prefix));
   PetscCall(SgPodLstmSeriesWriteWindows(comm, &S, windows));
   PetscCall(Windows(&S, S.s_va0, S.nva, &vx, &vy));
+  if (d->rollout > 1) { /* validation on the rollout: the windows whose R windows lie in the validation period */
+    const PetscInt m = S.L * S.K, ny = d->rollout * m;
+    fc.nvalid_r = S.nva - (d->rollout - 1) * S.L;
+    PetscCall(PetscMalloc1(fc.nvalid_r * ny, &vyr));
+    for (PetscInt w = 0; w < fc.nvalid_r; w++) {
+      PetscCall(PetscArraycpy(vyr + w * ny, vy + w * m, m));
+      for (PetscInt i = m; i < ny; i++) vyr[w * ny + i] = S.s[(S.s_va0 + w + S.L) * S.K + i];
+    }
+    fc.vyr = vyr;
+  }
   PetscCall(PetscPrintf(comm, "podlstm: windows of %" PetscInt_FMT " -> %" PetscInt_FMT " steps: %" PetscInt_FMT " train, %" PetscInt_FMT " validate, %" PetscInt_FMT " test\n", d->L, d->L, S.ntr, S.nva, S.nte));
   fc.windows = windows;
   fc.ntrain = S.ntr;
@@ -391,6 +410,12 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   fc.compress = d->compress;
   fc.cub_sync = d->cub_sync;
   fc.rollout = d->rollout;
+  fc.base_G = d->rollout > 1 ? S.fG : NULL; /* NULL without a base */
+  fc.base_g = d->rollout > 1 ? S.fg : NULL;
+  fc.schedule = (SgnnLRKind)d->schedule;
+  fc.lr_min = d->lr_min;
+  fc.decay_rate = d->decay_rate;
+  fc.decay_epochs = d->decay_epochs;
   /* the search, or the one architecture asked for */
   if (d->search < 2) {
     SgPodLstmSearchConfig sc;
@@ -544,6 +569,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCall(PetscFree(ahat));
   PetscCall(PetscFree(coef));
   PetscCall(PetscFree2(vx, vy));
+  PetscCall(PetscFree(vyr));
   PetscCall(SgPodLstmSeriesFree(&S));
   PetscCall(SgPodLstmDataFree(&D));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -616,6 +642,9 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   d->rollout = 1;
   d->batch = 32;
   d->lr = 1e-3;
+  d->lr_min = 1e-5;
+  d->decay_rate = 0.5;
+  d->decay_epochs = 20;
   d->step = 7;
   sgnn_optim_defaults(SGNN_ADAM, &d->oc);
   d->oc.lr = d->lr;

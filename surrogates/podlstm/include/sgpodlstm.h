@@ -85,6 +85,7 @@ typedef struct {
   PetscReal *a;        /* [nsnap][K] the coefficients themselves */
   PetscReal *fb;       /* residual networks (SgPodLstmSeriesSetBase): [nsnap - 2L + 1][L][K] the base's
                           forecast of every window, scaled like s; NULL otherwise */
+  PetscReal *fG, *fg;  /* the same base as an affine map of a scaled window: fb = fG x + fg, fG [LK][LK] */
   /* window starts: training windows have their targets in [0, ntrain - nvalid), validation windows
      in [ntrain - nvalid, ntrain), test windows in [ntrain, ntrain + ntest) */
   PetscInt   ntr, nva, nte, s_tr0, s_va0, s_te0;
@@ -96,7 +97,8 @@ PETSC_EXTERN PetscErrorCode SgPodLstmSeriesCreate(const SgPodLstmData *, PetscIn
 PETSC_EXTERN void           SgPodLstmSeriesWindow(const SgPodLstmSeries *, PetscInt s, PetscReal x[], PetscReal y[]);
 PETSC_EXTERN void           SgPodLstmSeriesUnscale(const SgPodLstmSeries *, PetscInt n, const PetscReal s[], PetscReal a[]);
 /* training targets of R windows (the rollout loss): y of a training window holds the next R L steps,
-   all in the fitting period, so there are (R - 1) L fewer training windows; refused with a base */
+   all in the fitting period, so there are (R - 1) L fewer training windows; with a base the first
+   window is the residual on it and the later ones the truth (the loss adds the base, fG fg) */
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesSetRollout(SgPodLstmSeries *, PetscInt R);
 /* the training windows as a field_snapshots dataset (fields x [L, K], y [R L, K]) for SgTrainer's loader; rank 0 writes */
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesWriteWindows(MPI_Comm, const SgPodLstmSeries *, const char path[]);
@@ -165,6 +167,8 @@ struct _n_SgPodLstmNet {
   SgnnTensor    Wih[SG_PODLSTM_MAXLAYERS], Whh[SG_PODLSTM_MAXLAYERS], b[SG_PODLSTM_MAXLAYERS];
   SgnnTensor    proj[SG_PODLSTM_MAXLAYERS][SG_PODLSTM_NSKIP];
   SgnnTensor    Wout, bout;
+  SgnnTensor    baseW, baseb; /* during a residual rollout fit: the base as an affine map of the scaled
+                                 window (constants, no gradient); NULL otherwise */
 };
 PETSC_EXTERN PetscErrorCode SgPodLstmNetCreate(const SgPodLstmArch *, PetscInt K, PetscInt L, SgPodLstmHead, SgnnBackend *, SgnnDType, SgPodLstmNet *);
 /* PyTorch's LSTM initialisation (uniform +-1/sqrt(units)) with forget-gate bias 1 (Keras'), Xavier
@@ -176,7 +180,9 @@ PETSC_EXTERN PetscErrorCode SgPodLstmNetForward(SgPodLstmNet, SgnnTensor x, Sgnn
    R - 1 more from its own forecasts (gradients flow back through every forecast fed in, as in
    backpropagation through time over the windows); loss = sum over the B windows of the mean over the
    R L K outputs of (forecast - y)^2, y [B, R L, K] the truth of the R windows. R = 1: the one-window
-   MSE. */
+   MSE. A residual network (n->baseW set): its first window's y is the residual on the base; each
+   forecast fed back (and compared with the later windows' truth) is the network's plus the base's,
+   the base's computed from the window fed in (itself a forecast after the first). */
 PETSC_EXTERN PetscErrorCode SgPodLstmNetRolloutLoss(SgPodLstmNet, SgnnTensor x, SgnnTensor y, PetscInt R, SgnnTensor *loss);
 /* host arrays, no tape: x [B][L][K] -> y [B][L][K] */
 PETSC_EXTERN PetscErrorCode SgPodLstmNetPredict(SgPodLstmNet, PetscInt B, PetscInt L, const PetscReal x[], PetscReal y[]);
@@ -205,6 +211,18 @@ typedef struct {
   PetscInt         cub_sync;      /* lion_cub's momentum-sync interval (0: never; < 0: the trainer's default, 10) */
   PetscInt         rollout;       /* windows of the rollout loss (SgPodLstmNetRolloutLoss; 0 or 1: one);
                                      the training windows' y hold rollout x L steps */
+  const PetscReal *base_G, *base_g; /* residual networks with a rollout: the base's forecast of a window as
+                                     an affine map of the scaled window, G [LK][LK], g [LK]
+                                     (SgPodLstmSeriesSetBase), added in the loss to every fed-back forecast */
+  PetscInt         nvalid_r;      /* rollout > 1: validation windows whose R windows of targets lie in the
+                                     validation period; vyr [nvalid_r][R L][K] (first window as vy, the
+                                     later ones the truth): early stopping on the rollout's R^2 (the same
+                                     forecast fed back as in the loss), vx's first nvalid_r as inputs */
+  const PetscReal *vyr;
+  SgnnLRKind       schedule;      /* learning rate over the max_epochs: constant, cosine to lr_min, or
+                                     step (x decay_rate every decay_epochs, not below lr_min) */
+  PetscReal        lr_min, decay_rate;
+  PetscInt         decay_epochs;
 } SgPodLstmFitConfig;
 typedef struct {
   PetscReal r2, seconds; /* best validation R^2 (the weights kept), wall time */

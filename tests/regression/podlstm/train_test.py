@@ -17,14 +17,22 @@
 3. kill -9 of a 2-rank aging search after >= 3 logged candidates, then the same command again: it
    resumes (says so), ends with exactly the budget of evaluations, unique ids, the entries logged
    before the kill unchanged; a different search on the same log is refused;
-4. refused decks: missing data, unknown field, bad architecture, too few snapshots, a rollout with
-   base var, a rollout longer than the fitting period holds: one
+4. refused decks: missing data, unknown field, bad architecture, too few snapshots, a rollout longer
+   than the fitting period holds: one
    "surge: error:" line, exit 1, no model file;
+4c. the learning-rate schedules: cosine (to lr_min at the last epoch) and exp (a staircase) print the
+   rate the formula gives at each epoch's last step;
 5. residual networks (base: var): the model file's var_weights equal numpy's least-squares VAR of the
    stored order fitted on the training period less its validation part (1e-8 relative); a network
    trained one epoch at learning rate 1e-8 forecasts the test period as that VAR does (numpy's RMSE
    to 1e-6: the output layer starts at zero, the base is added in scaled units and unscaled); the
    field.advance provider of a searched residual model gives the same forecasts on 1 and 2 ranks;
+   with rollout: 2 the first epoch's training loss of such a network (lr 1e-8: still zero) is the
+   VAR's own two-window rollout error, recomputed by numpy from the stored windows, var_weights, lo and
+   hi (to 2e-4: the loss is printed with 5 digits) -- the base is applied to the fed-back forecast --
+   and its validation R2 that of the same 2-window rollout over the validation windows (2e-6
+   relative: printed with 5 decimals, measured 7e-7), the measure early stopping keeps the best
+   weights by;
 6. the fallback: networks trained one epoch lose to the VAR on the validation windows; surge train
    says so in one line (served anyway without fallback, no fallback VAR in the file); with
    fallback: baseline the line says the VAR serves, the file's fallback_var equals numpy's least
@@ -236,7 +244,6 @@ with open(data, "wb") as f:
 for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm_fields", "S"], "has no field 'S'"),
                     (["-podlstm_search", "none", "-podlstm_arch", "L64 Q"], "neither I (identity) nor L<units>"),
                     (["-podlstm_ntrain", "400"], "lower them"),
-                    (["-podlstm_rollout", "2", "-podlstm_base", "var"], "residual networks train on one window"),
                     (["-podlstm_rollout", "10"], "rollout 10 needs 88 fitting snapshots for one training window (have 80)")]:
     rc, out = surge(["train", D, "-train_output", "bad"] + extra, w, expect_ok=False)
     lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
@@ -253,6 +260,17 @@ with h5py.File(os.path.join(w, "ro.windows.h5"), "r") as f:
     xw, yw = f["samples/x"][:n], f["samples/y"][:n]
 check(n == 57 and yw.shape == (57, 16, 5) and np.array_equal(yw[:41, :8], xw[8:49]) and np.array_equal(yw[:41, 8:], xw[16:57]),
       f"rollout 2: {n} training windows (57) with targets of {yw.shape[1]} steps (16), the inputs of the windows L and 2 L later")
+# the learning-rate schedules (-podlstm_lr_schedule): the rate printed at the end of each epoch is the
+# schedule's at the epoch's last step (4 printed digits: 1e-3 relative); 57 windows / 32 = 2 steps an epoch
+import math  # noqa: E402
+for sched, extra, rate in [("cosine", ["-podlstm_lr_min", "1e-4"], lambda k, n: 1e-4 + 0.5 * (1e-3 - 1e-4) * (1 + math.cos(math.pi * k / n))),
+                           ("exp", ["-podlstm_lr_decay_epochs", "1", "-podlstm_lr_decay_rate", "0.1", "-podlstm_lr_min", "5e-6"], lambda k, n: max(5e-6, 1e-3 * 0.1 ** (k // 2)))]:
+    _, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "I", "-podlstm_epochs", "3", "-podlstm_rollout", "2", "-podlstm_baselines", "0",
+                    "-podlstm_lr_schedule", sched, "-train_output", "ls", "-podlstm_prefix", "ls"] + extra, w)
+    rows = [ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0].isdigit()]
+    got = [(int(r[0]), float(r[3])) for r in rows]
+    ok = len(got) == 3 and all(abs(lr - rate(st - 1, 6)) < 1e-3 * rate(st - 1, 6) for st, lr in got)
+    check(ok, f"lr_schedule {sched}: the rate at steps {[st for st, _ in got]} is {[lr for _, lr in got]} (want {[float('%.4g' % rate(st - 1, 6)) for st, _ in got]})")
 # the rollout loss on 1 and 2 ranks: the network trains on one rank from the same seed, on windows equal
 # to round-off, so the trained weights and the scores agree as section 2's (docs/podlstm.md: < 1e-13)
 rargs = ["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16 I+1", "-podlstm_epochs", "3", "-podlstm_rollout", "2", "-podlstm_baselines", "0"]
@@ -282,6 +300,49 @@ fb = var_forecasts(Wb, pb)
 vb = rmse(lambda s, lead: fb[(s, lead)])
 sv = scores(os.path.join(w, "rv.h5"))["POD-LSTM"]
 check(abs(vb - sv) < 1e-6 * vb, f"a residual network trained 1 epoch at lr 1e-8 forecasts as its base: RMSE {sv:.10f} vs numpy's VAR({pb}) {vb:.10f}")
+# rollout 2 on the VAR: the untrained (zero) network's loss is the VAR's rollout error over 2 windows
+_, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16", "-podlstm_base", "var", "-podlstm_epochs", "1",
+                "-podlstm_rollout", "2", "-podlstm_start_lr", "1e-8", "-podlstm_baselines", "0", "-train_output", "rr", "-podlstm_prefix", "rr"], w)
+mse1 = float([ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0].isdigit()][0][1])
+with h5py.File(os.path.join(w, "rr.windows.h5"), "r") as f:
+    n = int(f.attrs["nsamples"])
+    xw, yw = f["samples/x"][:n], f["samples/y"][:n]
+with h5py.File(os.path.join(w, "rr.h5"), "r") as f:
+    lo, hi, pr, Wr = f.attrs["lo"][:], f.attrs["hi"][:], int(f["var_weights"].attrs["var_order"]), f["var_weights"][:].T
+
+
+def var_scaled(xs):
+    """the VAR's next window from a scaled window, scaled"""
+    hist = list(lo + xs * (hi - lo))
+    for _ in range(L):
+        hist.append(np.r_[1.0, np.concatenate([hist[-j] for j in range(1, pr + 1)])] @ Wr)
+    return (np.array(hist[L:]) - lo) / (hi - lo)
+
+
+err = []
+for wdw in range(n):
+    f1 = var_scaled(xw[wdw])  # y's first window is the residual on f1: the zero network's error is y itself
+    f2 = var_scaled(f1)       # the second window forecast from the first's forecast (network + base)
+    err.append(np.mean(np.r_[yw[wdw, :L].ravel(), (f2 - yw[wdw, L:]).ravel()] ** 2))
+want = float(np.mean(err))
+check(abs(mse1 - want) < 2e-4 * want, f"rollout 2 on base var: first-epoch loss {mse1:.4e} is the VAR's 2-window rollout error {want:.6e} (numpy, rel. {abs(mse1 - want) / want:.1e})")
+# ... and its validation R2 (the zero network is the first candidate and at lr 1e-8 stays the best) is
+# that of the VAR's rollout over the validation windows whose 2 windows lie in the validation period
+r2line = [ln for ln in out.splitlines() if "model 0:" in ln and "validation R2" in ln][0]
+r2s = float(r2line.split("validation R2")[1])
+nva_ = int(round(0.2 * NTRAIN))
+sa = (a[:NTRAIN] - lo) / (hi - lo)  # the scaled coefficients (the model's modes, lo, hi)
+yv, fv = [], []
+for wdw in range(nva_ - L + 1 - L):
+    s0 = NTRAIN - nva_ - L + wdw
+    f1 = var_scaled(sa[s0:s0 + L])
+    yv.append(np.r_[(sa[s0 + L:s0 + 2 * L] - f1).ravel(), sa[s0 + 2 * L:s0 + 3 * L].ravel()])
+    fv.append(np.r_[np.zeros(L * K), var_scaled(f1).ravel()])
+yv, fv = np.array(yv), np.array(fv)
+r2n = 1 - np.sum((yv - fv) ** 2) / np.sum((yv - yv.mean(0)) ** 2)
+# 2e-6 relative: 5 printed decimals of an R2 near -40 (5 consecutive windows vary little), numpy's
+# coefficients (1e-9) and the lr 1e-8 epoch (measured 7e-7)
+check(abs(r2s - r2n) < 2e-6 * abs(r2n) + 1e-5, f"rollout 2: early stopping scores the rollout: validation R2 {r2s:.5f} is the VAR's 2-window R2 {r2n:.6f} (numpy, {len(yv)} windows, rel. {abs(r2s - r2n) / abs(r2n):.1e})")
 surge(["train", D, "-podlstm_search", "random", "-podlstm_base", "var", "-podlstm_baselines", "0", "-train_output", "mv", "-podlstm_prefix", "mv"], w)
 adv = advance_checksums("mv.h5")
 check(abs(adv[0] - adv[1]) <= 1e-10 * abs(adv[0]), f"residual model through the slot: the same forecasts on 1 and 2 ranks (checksums {adv[0]:.12e}, {adv[1]:.12e})")

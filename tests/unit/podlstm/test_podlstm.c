@@ -12,7 +12,8 @@
    test_podlstm grad     the network's gradient (LSTM, identity and skip-projection layers; the step
                          head and the window head) against central finite differences of every
                          parameter: max relative error < 1e-6; the same for the rollout loss of 3
-                         windows (podlstm: {rollout: 3}: forecasts fed back, gradients through them)
+                         windows (podlstm: {rollout: 3}: forecasts fed back, gradients through them),
+                         and of a residual network on a random affine base (base: var with rollout)
                          (h = 1e-6 in double precision: truncation ~h^2, round-off ~1e-16/h).
    test_podlstm arch     random architectures lie in the paper's space; a mutation changes exactly
                          one decision; text forms round-trip; bad strings are refused.
@@ -168,7 +169,8 @@ static PetscErrorCode GradTest(void)
 
   PetscFunctionBegin;
   SgCallNN(sgnn_backend_get("cpu", &be));
-  for (int c = 0; c < 4; c++) { /* both architectures (step head, window head), plain and rollout of 3 */
+  for (int c = 0; c < 5; c++) { /* both architectures (step head, window head), plain and rollout of 3;
+                                   c = 4: the rollout of a residual network on an affine base (base: var) */
     const int     a = c % 2, R = c < 2 ? 0 : 3;
     SgPodLstmArch arch;
     SgPodLstmNet  net;
@@ -188,6 +190,14 @@ static PetscErrorCode GradTest(void)
     SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, shape, xv, &x));
     SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, shape, wv, &w));
     SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 3, tshape, tv, &t));
+    if (c == 4) { /* a random affine base G x + g of the window (constants: no gradient of their own) */
+      const int nlk = L * K, sG[2] = {nlk, nlk};
+      PetscReal Gv[144], gv[12];
+      for (int i = 0; i < nlk * nlk; i++) Gv[i] = 0.3 * sgnn_rng_normal(&r);
+      for (int i = 0; i < nlk; i++) gv[i] = 0.1 * sgnn_rng_normal(&r);
+      SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 2, sG, Gv, &net->baseW));
+      SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 1, &nlk, gv, &net->baseb));
+    }
     SgCallNN(sgnn_params_count(net->P, &np));
     PetscCall(PetscMalloc2(np, &p0, np, &g));
     SgCallNN(sgnn_params_zero_grad(net->P));
@@ -215,12 +225,14 @@ static PetscErrorCode GradTest(void)
       worst = PetscMax(worst, PetscAbsReal(fd - g[i]) / PetscMax(1e-3, PetscAbsReal(fd)));
     }
     sgnn_set_grad_enabled(1);
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "grad: architecture '%s'%s, %ld parameters: max relative error vs central differences %.2e\n", archs[a], R ? ", rollout loss of 3 windows" : "", np, (double)worst));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "grad: architecture '%s'%s, %ld parameters: max relative error vs central differences %.2e\n", archs[a], c == 4 ? ", rollout loss of 3 windows on an affine base" : (R ? ", rollout loss of 3 windows" : ""), np, (double)worst));
     CHECK(worst < 1e-6, "gradient of '%s' (rollout %d) differs from finite differences by %g", archs[a], R, (double)worst);
     PetscCall(PetscFree2(p0, g));
     sgnn_tensor_free(&x);
     sgnn_tensor_free(&w);
     sgnn_tensor_free(&t);
+    sgnn_tensor_free(&net->baseW);
+    sgnn_tensor_free(&net->baseb);
     PetscCall(SgPodLstmNetDestroy(&net));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
