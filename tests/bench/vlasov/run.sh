@@ -9,7 +9,7 @@
 #   - the kernels' flop rate (flops counted by the generator) against DGEMM measured here, and their
 #     memory traffic against the triad bandwidth measured here (roofs from test_vlasov_roof),
 #   - the ratio to gkylzero's per-cell figures on this kind of machine (the anchors page of the design notes).
-# Vlasov-Maxwell 2x3v p=1 and p=2 as well (gkylzero 6.2 and 17 us per cell).
+# Vlasov-Maxwell 2x3v p=1 and p=2 as well (gkylzero 6.2 and 17 us per cell), and 3x3v p=1 (23 us).
 # Usage: tests/bench/vlasov/run.sh   (after make tests); ONLY=vm2x3v runs only the cases whose name
 # starts with ONLY (and skips the demo deck); REPS=N repetitions, the fastest counts.
 set -euo pipefail
@@ -26,7 +26,8 @@ run() { # name np cells gkyl_ns args...
   local name=$1 np=$2 cells=$3 gk=$4; shift 4
   [[ "$name" == "${ONLY:-}"* ]] || return 0
   for r in $(seq $REPS); do
-    "$SURGE" run "$@" -sim_field_every 0 -sim_diag_every 100000000 -vlasov_fit none -log_view -sim_output "$name" > "$name.$r.log" 2>&1
+    "$SURGE" run "$@" -sim_field_every 0 -sim_diag_every 100000000 -vlasov_fit none -log_view -sim_output "$name" > "$name.$r.log" 2>&1 ||
+      { grep "surge: error" "$name.$r.log"; echo "bench vlasov: case $name failed (log: $W/$name.$r.log)"; exit 1; }
   done
   echo "$name $np $cells $gk" > "$name.meta"
 }
@@ -44,6 +45,10 @@ VM2="$D/weibel.yaml -vlasov_cdim 2 -vlasov_vdim 3 -vlasov_lower 0,0,-1,-1,-1 -vl
 run vm2x3v_p1 32 16000 6200 $VM2 -vlasov_order 1 -vlasov_cells 4,4,10,10,10 -sim_max_steps 6
 run vm2x3v_p2 112 8000 17000 $VM2 -vlasov_order 2 -vlasov_cells 4,2,10,10,10 -sim_max_steps 3
 run vm2x3v_p1_bgk 32 16000 6200 $VM2 -vlasov_order 1 -vlasov_cells 4,4,10,10,10 -vlasov_collisions bgk -vlasov_elc_nu 0.05 -sim_max_steps 2
+# Vlasov-Maxwell 3x3v p=1 (the Weibel physics with y and z directions; all of v folded on each rank):
+# gkylzero 23 us per cell
+VM3="$D/weibel.yaml -vlasov_cdim 3 -vlasov_vdim 3 -vlasov_order 1 -vlasov_lower 0,0,0,-1,-1,-1 -vlasov_upper 15.707963267948966,6,6,1,1,1 -vlasov_maxwell_k 0.4,0,0 -vlasov_elc_drift 0,0.3,0"
+run vm3x3v_p1 64 16000 23000 $VM3 -vlasov_cells 4,2,2,10,10,10 -sim_max_steps 3
 # the demo problem end to end: gkylzero runs it (32x32, p=2) at 4.45 s for 8489 steps = 0.524 ms/step
 [ -n "${ONLY:-}" ] || for r in $(seq $REPS); do "$SURGE" run $D/landau.yaml -sim_field_every 0 -sim_output demo > demo.$r.log 2>&1; done
 /usr/bin/python3 - <<'PY'
