@@ -156,6 +156,8 @@ typedef struct {
   PetscInt  systems;    /*   a restart on other data continues the schedule but not the data order */
   long      n;          /* moment slab length (= parameters) */
   PetscReal *m, *v;     /* Adam moments [n] */
+  char      *options;   /* the training's options (SgConfigList, data and budget left out): a restart
+                           with others is refused; NULL: not recorded (older files). Read: PetscFree */
 } SgDPTrainState;
 /* a model file with a /training group (NULL: a plain model file = SgDPModelSave); atomic: written to
    PATH.tmp, then renamed */

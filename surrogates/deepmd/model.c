@@ -285,6 +285,7 @@ static PetscErrorCode WriteModel(SgH5File f, SgDPModel m, const char tm[], const
       PetscCall(SgH5FileWriteAttr(f, "training", "data_frames", SG_H5_LONG, 0, &fr));
       PetscCall(SgH5FileWriteAttr(f, "training", "data_systems", SG_H5_INT, 0, &ns));
     }
+    if (ts->options) PetscCall(SgH5FileWriteAttrText(f, "training", "options", ts->options));
     PetscCall(SgH5FileWrite(f, "training/adam_m", SG_H5_DOUBLE, 1, dn, ts->m));
     PetscCall(SgH5FileWrite(f, "training/adam_v", SG_H5_DOUBLE, 1, dn, ts->v));
   }
@@ -299,7 +300,8 @@ static PetscErrorCode WriteModel(SgH5File f, SgDPModel m, const char tm[], const
    /params [np] f64   the parameter slab, in the order SgDPModelCreate declares it; stored as f32 when
              every value is exact in single precision (a float32 training), read back as the same f64
    /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64
-   /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks; /training/adam_m,
+   /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks, data_frames,
+             data_systems, options (the training's options, text); /training/adam_m,
              /training/adam_v [np] f64  -- what `restart` needs besides the model */
 PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgDPTrainState *ts)
 {
@@ -496,6 +498,8 @@ PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts
     PetscCall(SgH5FileReadAttr(f, "training", "data_systems", SG_H5_INT, 1, &ns, NULL));
     ts->systems = ns;
   }
+  PetscCall(SgH5FileHasAttr(f, "training", "options", &hf));
+  if (hf) PetscCall(SgH5FileReadAttrText(f, "training", "options", 1 << 20, &ts->options));
   ts->ranks = rk;
   ts->n = np;
   PetscCall(PetscMalloc2(np, &ts->m, np, &ts->v));

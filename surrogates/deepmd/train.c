@@ -92,6 +92,7 @@ typedef struct {
   PetscInt             nsys;
   PetscBool            hv; /* every file has virials */
   int64_t              ntot;
+  char                *options; /* what the checkpoints record (DPTrainOptions); NULL without one */
 } DPTrain;
 
 /* Group the files (open handles) into systems by atom list. */
@@ -272,6 +273,21 @@ static PetscErrorCode MonitorDP(SgTrainer tr, void *ctx, PetscInt step, const Pe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The training's options as its checkpoints record them (SgConfigList: the deck after command-line
+   overrides, input files by content) but what a restart may change, as the SgTrainer's own
+   checkpoint (surrogates/train/checkpoint.c) leaves out: how long it trains, how often it reports
+   and checkpoints, where it writes, the data (other files continue with a warning, CheckpointDP),
+   the statistics' and validation frames (not used by a restart), init_model (the checkpoint holds
+   the weights), and how the state is laid out over the ranks (checked by itself). Collective. */
+static PetscErrorCode DPTrainOptions(MPI_Comm comm, char **list)
+{
+  const char *const skip[] = {"deepmd_numb_steps", "deepmd_max_time", "deepmd_disp_freq", "deepmd_save_freq", "deepmd_save_ckpt", "deepmd_restart", "deepmd_lcurve", "deepmd_test_detail", "deepmd_data", "deepmd_valid_", "deepmd_stat_frames", "deepmd_init_model", "deepmd_verbose", "deepmd_shard", "deepmd_sync", "deepmd_spatial_ranks", "train_output", NULL};
+
+  PetscFunctionBegin;
+  PetscCall(SgConfigList(comm, NULL, skip, list));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The Deep Potential's checkpoint is a model file with a /training group (step, Adam's moments, ranks,
    data size): init_model can start a new run from it, restart continues this one. */
 static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mode, const char path[], PetscInt *step)
@@ -300,6 +316,7 @@ static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mo
     ts.ranks = size;
     ts.frames = (long)D->ntot;
     ts.systems = D->nsys;
+    ts.options = D->options;
     PetscCall(PetscMalloc2(ts.n, &ts.m, ts.n, &ts.v));
     SgNN(sgnn_tensor_to_f64(mt, ts.m));
     SgNN(sgnn_tensor_to_f64(vt, ts.v));
@@ -309,6 +326,13 @@ static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mo
     PetscCall(SgDPTrainStateRead(path, np, &ts));
     PetscCheck(ts.ranks == size, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s was written by a run on %" PetscInt_FMT " rank(s), this one has %d; the data stream differs. Restart on %" PetscInt_FMT " rank(s), or use init_model for a new run from its weights", path, ts.ranks, size, ts.ranks);
     PetscCheck(ts.step < nsteps, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s is at step %ld, numb_steps is %" PetscInt_FMT ": nothing left to do (raise numb_steps to train on with the same schedule)", path, ts.step, nsteps);
+    if (!ts.options) PetscCall(PetscPrintf(comm, "surge: warning: the training checkpoint %s records no options (written by an older surge): a restart with other options than its training's is not detected\n", path));
+    else {
+      char what[1024];
+      PetscCall(SgConfigListDiff(comm, NULL, ts.options, D->options, what, sizeof what));
+      PetscCall(PetscFree(ts.options));
+      PetscCheck(!what[0], comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s was written by a training with other options: %s; restart with that training's options (only numb_steps, max_time, reporting, checkpoint cadence, the data and output names may change), or start a new training from its weights with -deepmd_init_model", path, what);
+    }
     if (ts.frames >= 0 && (ts.frames != (long)D->ntot || ts.systems != D->nsys))
       PetscCall(PetscPrintf(comm, "deepmd: restart: WARNING: %s was written by a run on %ld training frames in %" PetscInt_FMT " system(s), this one has %" PetscInt64_FMT " in %" PetscInt_FMT ": the schedule and Adam continue, the order of the data does not\n", path, ts.frames, ts.systems, (PetscInt64)D->ntot, D->nsys));
     SgNN(sgnn_tensor_set_f64(mt, ts.m));
@@ -386,6 +410,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   PetscCall(FindSystems(o, fr, D.sys, &D.nsys, sysof, &D.hv, &D.ntot));
   if (!o->init_model[0] && !o->restart[0]) PetscCall(Statistics(m, o, fr, sysof)); /* else keep the loaded model's davg/dstd/bias */
   for (PetscInt fi = 0; fi < o->nfiles; fi++) PetscCall(SgDPFramesClose(&fr[fi])); /* the trainer's loaders read the training */
+  if (o->save_ckpt[0] || o->restart[0]) PetscCall(DPTrainOptions(comm, &D.options));
   PetscCall(TrainerCreate(&D, comm, &tr));
   PetscCall(SgDPModelSync(m));
   if (D.nsys == 1) PetscCall(PetscPrintf(comm, "deepmd: %" PetscInt64_FMT " training frames of %" PetscInt_FMT " atoms in %" PetscInt_FMT " file(s)%s; %d rank(s)\n", (PetscInt64)D.ntot, D.sys[0].N, o->nfiles, D.hv ? " with virials" : "", size));
@@ -404,6 +429,7 @@ PetscErrorCode SgDPTrain(SgDPModel m, const SgDPTrainOpts *o, MPI_Comm comm)
   if (!ierr) PetscCall(SgDPModelSync(m));
   PetscCall(SgTrainerDestroy(&tr));
   PetscCall(DestroySystems(D.sys, D.nsys));
+  PetscCall(PetscFree(D.options));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -5,7 +5,7 @@
 # 100%); 2 ranks print the same validation RMSEs as 1 rank to 6 digits (data parallel = serial);
 # continuing from the saved model works; a 2-rank run interrupted after its step-40 checkpoint and
 # continued with -deepmd_restart prints the same validation RMSEs (all digits) as the uninterrupted
-# run, one rank refuses that checkpoint, and a restart on other data says so; change_bias (dp change-bias) on 1 and 2 ranks writes the
+# run, one rank refuses that checkpoint, a restart on other data says so, one with another learning option is refused; change_bias (dp change-bias) on 1 and 2 ranks writes the
 # same bias (all printed digits) and lowers the training-frame energy RMSE, and without init_model it
 # is refused with the fix named; test_detail writes DeePMD-kit's dp test detail files, identical on 1
 # and 2 ranks, whose force and energy RMSEs recomputed from the rows equal the printed ones;
@@ -47,7 +47,11 @@ if $SURGE train inputs/deepmd/pair.yaml $R -deepmd_restart $D/ckpt40.h5 -train_o
 grep -q "Restart on 2 rank" $D/rest1.log || { echo "FAIL: the refusal does not say why"; cat $D/rest1.log; exit 1; }
 ${MPIEXEC:-mpiexec -n 2 --oversubscribe} $SURGE train inputs/deepmd/pair.yaml $R -deepmd_restart $D/ckpt40.h5 -deepmd_data $D/pair_train.h5,$D/pair_valid.h5 -train_output $D/pair_other > $D/rest_other.log
 grep -q "restart: WARNING: .* 48 training frames in 1 system(s), this one has 64 in 1" $D/rest_other.log || { echo "FAIL: a restart on other data is not flagged"; cat $D/rest_other.log; exit 1; }
-echo "restart: identical to the uninterrupted run; wrong rank count refused; other data flagged: OK"
+# the checkpoint records the training's options: a learning option changed on restart is refused in
+# one line naming it (the data option above may change)
+if ${MPIEXEC:-mpiexec -n 2 --oversubscribe} $SURGE train inputs/deepmd/pair.yaml $R -deepmd_restart $D/ckpt40.h5 -deepmd_start_lr 0.01 -train_output $D/pair_bad > $D/rest_opt.log 2>&1; then echo "FAIL: a restart with another start_lr was accepted"; exit 1; fi
+[ "$(grep -c '^surge: error: deepmd: restart: .* other options: -deepmd_start_lr was 0.005, now 0.01; ' $D/rest_opt.log)" = 1 ] || { echo "FAIL: the changed option is not refused in one line naming it"; cat $D/rest_opt.log; exit 1; }
+echo "restart: identical to the uninterrupted run; wrong rank count refused; other data flagged; other options refused: OK"
 # change_bias: refit the energy bias of the saved model on the training frames, 1 and 2 ranks
 CB="-deepmd_init_model $D/pair_model.h5 -deepmd_change_bias"
 $SURGE train inputs/deepmd/pair.yaml $CB -train_output $D/pair_cb1 > $D/cb1.log
