@@ -132,6 +132,7 @@ typedef struct {
   PetscReal *lbo_u0, *lbo_sys, *lbo_work, *lbo_coef; /* LBO per configuration node: plain flow, conservation systems, scratch, (u, vt^2) */
   PetscInt  *lbo_vidx;                 /* [np] tensor velocity index of each phase basis function */
   PetscReal *bgk_tgt, *bgk_cur, *bgk_got, *bgk_work; /* [ncx][vdim+2][npx] moments: of f, used, of the projection; scratch */
+  PetscReal *bgk_g, *bgk_dens, *bgk_phi, *bgk_lm; /* BGK tables: 1D Maxwellian factors, density per configuration node, basis at the nodes, Legendre moments per basis function */
   PetscInt  *mofk;                     /* [np] configuration index of each phase basis function */
   PetscInt   di_kej[3];                /* kinetic energy per velocity direction (collisions on) */
   PetscLogEvent ev_coll;
