@@ -9,6 +9,9 @@
 # architecture trained on rollouts of 3 windows (inputs/podlstm/ks22_dense_train.yaml), 3 trajectories x
 # 3 seeds; the study's slot runs iterate the model's windows (--advance 8):
 #   bash tests/bench/podlstm/ks_study.sh --dense [WORKDIR]  (default build/ks22d; data ~1-5 min, a training 1-5 min)
+# --dense-var: the same data, residual networks on the VAR, one-window loss, 40 epochs of a cosine rate
+# (inputs/podlstm/ks22_dense_var_train.yaml):
+#   bash tests/bench/podlstm/ks_study.sh --dense-var [WORKDIR]  (default build/ks22v; a training ~1 min)
 set -e
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 if [ "$1" = --dense ]; then
@@ -16,6 +19,11 @@ if [ "$1" = --dense ]; then
   ENS=ks22_dense_ensemble TRAIN=ks22_dense_train DATA=ks22_dense_data P=ks22d
   STUDY="--data ks22_dense_data.h5 --prefix ks22d --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
   W=${1:-$ROOT/build/ks22d}
+elif [ "$1" = --dense-var ]; then
+  shift
+  ENS=ks22_dense_ensemble TRAIN=ks22_dense_var_train DATA=ks22_dense_data P=ks22v
+  STUDY="--data ks22_dense_data.h5 --prefix ks22v --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
+  W=${1:-$ROOT/build/ks22v}
 else
   ENS=ks22_ensemble TRAIN=ks22_train DATA=ks22_data P=ks22 STUDY=""
   W=${1:-$ROOT/build/ks22}
