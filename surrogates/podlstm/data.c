@@ -321,6 +321,25 @@ PetscErrorCode SgPodLstmSeriesSetRollout(SgPodLstmSeries *S, PetscInt R)
   PetscCheck(S->nva - (R - 1) * S->L >= 2, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "podlstm: rollout %" PetscInt_FMT " leaves %" PetscInt_FMT " validation windows of %" PetscInt_FMT " steps (need 2; they validate the rollout): lower -podlstm_rollout or raise -podlstm_valid_fraction", R, S->nva - (R - 1) * S->L, (R + 1) * S->L);
   S->R   = R;
   S->ntr = ntr;
+  PetscCall(PetscFree2(S->fG, S->fg));
+  if (S->fb && R > 1) { /* the scaling and the VAR are affine, so is the base's forecast of a scaled
+       window: fg is the forecast of the scaled window 0, column j of fG that of unit vector j less fg
+       (the rollout's loss applies it to forecasts fed back, SgPodLstmNetRolloutLoss); (LK)^2 values,
+       made only for a rollout */
+    const PetscInt n = S->L * S->K;
+    PetscReal     *x, *a;
+    PetscCall(PetscMalloc2(n * n, &S->fG, n, &S->fg));
+    PetscCall(PetscMalloc2(n, &x, n, &a));
+    for (PetscInt j = -1; j < n; j++) {
+      PetscReal *f = j < 0 ? S->fg : x; /* x is free once unscaled into a */
+      for (PetscInt i = 0; i < n; i++) a[i] = S->lo[i % S->K] + (i == j ? 1 : 0) * (S->hi[i % S->K] - S->lo[i % S->K]);
+      SgPodLstmVARIterate(S->V, S->L, a, f);
+      for (PetscInt i = 0; i < n; i++) f[i] = (f[i] - S->lo[i % S->K]) / (S->hi[i % S->K] - S->lo[i % S->K]);
+      if (j >= 0)
+        for (PetscInt i = 0; i < n; i++) S->fG[i * n + j] = f[i] - S->fg[i];
+    }
+    PetscCall(PetscFree2(x, a));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -339,29 +358,13 @@ PetscErrorCode SgPodLstmSeriesSetBase(SgPodLstmSeries *S, const SgPodLstmVARMode
 
   PetscFunctionBegin;
   PetscCall(PetscFree(S->fb));
-  PetscCall(PetscFree2(S->fG, S->fg));
-  if (!V || !V->p) PetscFunctionReturn(PETSC_SUCCESS);
+  S->V = V && V->p ? V : NULL;
+  if (!S->V) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscMalloc1((size_t)nw * n, &S->fb));
   for (PetscInt w = 0; w < nw; w++) {
     PetscReal *f = S->fb + (size_t)w * n;
     SgPodLstmVARIterate(V, S->L, S->a + w * S->K, f);
     for (PetscInt i = 0; i < n; i++) f[i] = (f[i] - S->lo[i % S->K]) / (S->hi[i % S->K] - S->lo[i % S->K]);
-  }
-  { /* the scaling and the VAR are affine, so is the base's forecast of a scaled window: fg is the
-       forecast of the scaled window 0, column j of fG that of unit vector j less fg (a rollout's loss
-       applies it to forecasts fed back, SgPodLstmNetRolloutLoss) */
-    PetscReal *x, *a;
-    PetscCall(PetscMalloc2(n * n, &S->fG, n, &S->fg));
-    PetscCall(PetscMalloc2(n, &x, n, &a));
-    for (PetscInt j = -1; j < n; j++) {
-      PetscReal *f = j < 0 ? S->fg : x; /* x is free once unscaled into a */
-      for (PetscInt i = 0; i < n; i++) a[i] = S->lo[i % S->K] + (i == j ? 1 : 0) * (S->hi[i % S->K] - S->lo[i % S->K]);
-      SgPodLstmVARIterate(V, S->L, a, f);
-      for (PetscInt i = 0; i < n; i++) f[i] = (f[i] - S->lo[i % S->K]) / (S->hi[i % S->K] - S->lo[i % S->K]);
-      if (j >= 0)
-        for (PetscInt i = 0; i < n; i++) S->fG[i * n + j] = f[i] - S->fg[i];
-    }
-    PetscCall(PetscFree2(x, a));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

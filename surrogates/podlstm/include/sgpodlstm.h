@@ -85,7 +85,9 @@ typedef struct {
   PetscReal *a;        /* [nsnap][K] the coefficients themselves */
   PetscReal *fb;       /* residual networks (SgPodLstmSeriesSetBase): [nsnap - 2L + 1][L][K] the base's
                           forecast of every window, scaled like s; NULL otherwise */
-  PetscReal *fG, *fg;  /* the same base as an affine map of a scaled window: fb = fG x + fg, fG [LK][LK] */
+  const struct _SgPodLstmVARModel *V; /* that base (not owned) */
+  PetscReal *fG, *fg;  /* with a rollout (SgPodLstmSeriesSetRollout): the base as an affine map of a scaled
+                          window, fb = fG x + fg, fG [LK][LK]; NULL otherwise */
   /* window starts: training windows have their targets in [0, ntrain - nvalid), validation windows
      in [ntrain - nvalid, ntrain), test windows in [ntrain, ntrain + ntest) */
   PetscInt   ntr, nva, nte, s_tr0, s_va0, s_te0;
@@ -110,7 +112,7 @@ PETSC_EXTERN PetscErrorCode SgPodLstmSeriesFree(SgPodLstmSeries *);
    (option base: var): its networks learn the scaled difference between the truth and the VAR's
    forecast, start at zero (an untrained network is the VAR) and are kept only when they beat it on
    the validation windows. */
-typedef struct {
+typedef struct _SgPodLstmVARModel {
   PetscInt   p, K;
   PetscReal *W;
 } SgPodLstmVARModel;
@@ -213,7 +215,7 @@ typedef struct {
                                      the training windows' y hold rollout x L steps */
   const PetscReal *base_G, *base_g; /* residual networks with a rollout: the base's forecast of a window as
                                      an affine map of the scaled window, G [LK][LK], g [LK]
-                                     (SgPodLstmSeriesSetBase), added in the loss to every fed-back forecast */
+                                     (SgPodLstmSeriesSetRollout), added in the loss to every fed-back forecast */
   PetscInt         nvalid_r;      /* rollout > 1: validation windows whose R windows of targets lie in the
                                      validation period; vyr [nvalid_r][R L][K] (first window as vy, the
                                      later ones the truth): early stopping on the rollout's R^2 (the same
