@@ -893,15 +893,20 @@ PetscErrorCode SgOutputResume(SgOutput out, PetscBool catchup)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A failed flush or close (a full disk) still frees everything; the first error is returned. */
 PetscErrorCode SgOutputDestroy(SgOutput *out)
 {
+  PetscErrorCode flush = PETSC_SUCCESS, shut;
+
   PetscFunctionBegin;
   if (!*out) PetscFunctionReturn(PETSC_SUCCESS);
-  if ((*out)->viewer) PetscCall(FlushDiagnostics(*out));
+  if ((*out)->viewer) flush = FlushDiagnostics(*out);
   PetscCall(PetscFree((*out)->pending));
   for (PetscInt i = 0; i < (*out)->ndiag; i++) PetscCall(PetscFree((*out)->diag_name[i]));
-  PetscCall(PetscViewerDestroy(&(*out)->viewer));
+  shut = PetscViewerDestroy(&(*out)->viewer);
   PetscCall(PetscFree((*out)->rec));
   PetscCall(PetscFree(*out));
+  PetscCall(flush);
+  PetscCall(shut);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

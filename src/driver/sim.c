@@ -760,6 +760,8 @@ PetscErrorCode SgSimGetTime(SgSim sim, PetscReal *t, PetscInt *step)
 
 PetscErrorCode SgSimDestroy(SgSim *sim)
 {
+  PetscErrorCode failed = PETSC_SUCCESS;
+
   PetscFunctionBegin;
   if (!*sim) PetscFunctionReturn(PETSC_SUCCESS);
   if (--((PetscObject)(*sim))->refct > 0) {
@@ -772,7 +774,7 @@ PetscErrorCode SgSimDestroy(SgSim *sim)
     PetscCall(SgErrorHoldPush(&held));
     ierr = SgOutputDestroy(&(*sim)->out);
     PetscCall(SgErrorHoldPop());
-    if (ierr && !(*sim)->failed) PetscCall(OutputFailed(*sim, ierr, &held));
+    if (ierr && !(*sim)->failed) failed = OutputFailed(*sim, ierr, &held); /* returned once the rest is freed */
   }
   DiscardStaged(*sim, PETSC_FALSE); /* an error ended a staged run: the earlier output stays, its temporaries go */
   SgWriteLockRelease((*sim)->output, &(*sim)->lockfd);
@@ -780,5 +782,6 @@ PetscErrorCode SgSimDestroy(SgSim *sim)
   PetscCall(PetscFree((*sim)->diag));
   PetscCall(PetscFree((*sim)->config));
   PetscCall(PetscHeaderDestroy(sim));
+  PetscCall(failed);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
