@@ -18,7 +18,7 @@
    resumes (says so), ends with exactly the budget of evaluations, unique ids, the entries logged
    before the kill unchanged; a different search on the same log is refused;
 4. refused decks: missing data, unknown field, bad architecture, too few snapshots, a rollout longer
-   than the fitting period holds: one
+   than the fitting period holds, a rollout that leaves fewer than 2 validation windows: one
    "surge: error:" line, exit 1, no model file;
 4c. the learning-rate schedules: cosine (to lr_min at the last epoch) and exp (a staircase) print the
    rate the formula gives at each epoch's last step;
@@ -244,7 +244,8 @@ with open(data, "wb") as f:
 for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm_fields", "S"], "has no field 'S'"),
                     (["-podlstm_search", "none", "-podlstm_arch", "L64 Q"], "neither I (identity) nor L<units>"),
                     (["-podlstm_ntrain", "400"], "lower them"),
-                    (["-podlstm_rollout", "10"], "rollout 10 needs 88 fitting snapshots for one training window (have 80)")]:
+                    (["-podlstm_rollout", "10"], "rollout 10 needs 88 fitting snapshots for one training window (have 80)"),
+                    (["-podlstm_rollout", "3"], "rollout 3 leaves -3 validation windows of 32 steps (need 2; they validate the rollout)")]:
     rc, out = surge(["train", D, "-train_output", "bad"] + extra, w, expect_ok=False)
     lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
     check(rc == 1 and len(lines) == 1 and want in lines[0] and "PETSC ERROR" not in out, f"refused {' '.join(extra)}: {lines[0][:120] if lines else out[-300:]}")
