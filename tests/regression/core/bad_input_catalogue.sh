@@ -40,7 +40,7 @@ sed 's/lower: \[0.5, 0.2\]/lower: [-1, 0.2]/' "$I/heat/ensemble2d.yaml" > ens_ba
 # thing wrong each (tests/regression/core/hostile_files.py names them)
 $SURGE ensemble $I/boussinesq/ensemble_small.yaml -ensemble_output rb_small > /dev/null || exit 1
 $SURGE ensemble $I/sst/ensemble_small.yaml -ensemble_output sst_small > /dev/null || exit 1
-MF="$I/mffn/small.yaml -mffn_data rb_small.h5 -mffn_numb_steps 4 -mffn_disp_freq 2 -mffn_points 64 -mffn_lcurve ''"
+MF="$I/mffn/small.yaml -mffn_data rb_small.h5 -mffn_numb_steps 4 -mffn_disp_freq 2 -mffn_points 64 -mffn_lcurve mf.lcurve"  # (a named file: an empty value would not survive the unquoted $MF)
 $SURGE train $MF -mffn_save_freq 2 -mffn_save_ckpt ck.h5 -train_output mf > /dev/null || exit 1
 /usr/bin/python3 "$root/tests/regression/core/hostile_files.py" "$root" . ck.h5 rb_small.h5 sst_small.h5 || exit 1
 # a small POD-LSTM model of Kuramoto-Sivashinsky (one member, a few epochs) for the KS field.advance slot
