@@ -325,7 +325,7 @@ static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mo
   } else { /* every rank; the model already holds the checkpoint's weights */
     PetscCall(SgDPTrainStateRead(path, np, &ts));
     PetscCheck(ts.ranks == size, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s was written by a run on %" PetscInt_FMT " rank(s), this one has %d; the data stream differs. Restart on %" PetscInt_FMT " rank(s), or use init_model for a new run from its weights", path, ts.ranks, size, ts.ranks);
-    PetscCheck(ts.step < nsteps, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s is at step %ld, numb_steps is %" PetscInt_FMT ": nothing left to do (raise numb_steps to train on with the same schedule)", path, ts.step, nsteps);
+    PetscCheck(ts.step < nsteps, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s is at step %ld, numb_steps is %" PetscInt_FMT ": nothing left to do: raise numb_steps to train on (the learning rate then decays to stop_lr at the new numb_steps: the schedule from here on is not the one the first numb_steps set)", path, ts.step, nsteps);
     if (!ts.options) PetscCall(PetscPrintf(comm, "surge: warning: the training checkpoint %s records no options (written by an older surge): a restart with other options than its training's is not detected\n", path));
     else {
       char what[1024];
