@@ -20,20 +20,13 @@
 #define NQV 8
 
 
-/* Moments of the distribution g (owned cells) of species s as configuration coefficients, summed
-   over ranks: out[cx][0..nmom) = {n_m, (n u_j)_m for j < vdim, (int |v|^2 g)_m}, nmom = vdim + 2.
-   The Legendre moments of each basis function depend on its velocity indices only: they are
-   tabulated once per call (lm[k][1 + 4 j ...]: the other directions' zeroth moments, then q = 0, 1, 2
-   in direction j), so the cell loop multiplies table entries in the order it always did. */
-static PetscErrorCode Moments(SgSolver solver, SgVlasovSpecies *s, Vec g, PetscReal *out)
+/* The Legendre moments of each phase basis function, lm[k][0 .. 1 + 4 vdim): the product of its
+   zeroth velocity moments, then per direction j the other directions' zeroth moments and its own
+   moments of eta^0, eta^1, eta^2 (Moments' factors). */
+static void LegendreMomentTable(const SgVlasov *v, PetscReal *lm)
 {
-  SgVlasov          *v  = (SgVlasov *)solver->data;
-  const PetscInt     nl = v->npx, nm = v->vdim + 2, cd = v->cdim, pd = v->pdim, vd = v->vdim, nlm = 1 + 4 * vd;
-  const PetscScalar *fa;
-  PetscReal          Jv = 1, *lm = v->bgk_lm;
+  const PetscInt cd = v->cdim, pd = v->pdim, vd = v->vdim, nlm = 1 + 4 * vd;
 
-  PetscFunctionBegin;
-  for (PetscInt j = 0; j < vd; j++) Jv *= 0.5 * s->dx[cd + j];
   for (PetscInt k = 0; k < v->np; k++) {
     const PetscInt *a  = v->kern->alpha + k * pd;
     PetscReal      *lk = lm + k * nlm, p0 = 1;
@@ -49,6 +42,22 @@ static PetscErrorCode Moments(SgSolver solver, SgVlasovSpecies *s, Vec g, PetscR
       lk[1 + 4 * j + 3] = SgVlasovLegendreMoment(a[cd + j], 2);
     }
   }
+}
+
+/* Moments of the distribution g (owned cells) of species s as configuration coefficients, summed
+   over ranks: out[cx][0..nmom) = {n_m, (n u_j)_m for j < vdim, (int |v|^2 g)_m}, nmom = vdim + 2.
+   The Legendre moments of each basis function depend on its velocity indices only: they are
+   tabulated at set-up (v->bgk_lm, LegendreMomentTable), so the cell loop multiplies table entries in
+   the order it always did. */
+static PetscErrorCode Moments(SgSolver solver, SgVlasovSpecies *s, Vec g, PetscReal *out)
+{
+  SgVlasov          *v  = (SgVlasov *)solver->data;
+  const PetscInt     nl = v->npx, nm = v->vdim + 2, cd = v->cdim, vd = v->vdim, nlm = 1 + 4 * vd;
+  const PetscScalar *fa;
+  PetscReal          Jv = 1, *lm = v->bgk_lm;
+
+  PetscFunctionBegin;
+  for (PetscInt j = 0; j < vd; j++) Jv *= 0.5 * s->dx[cd + j];
   PetscCall(PetscArrayzero(v->bgk_work, v->ncx * nm * nl));
   PetscCall(VecGetArrayRead(g, &fa));
   SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, {
@@ -241,6 +250,7 @@ PetscErrorCode SgVlasovCollisionsSetUp(SgSolver solver, SgVlasov *v)
       ng = PetscMax(ng, n);
     }
     PetscCall(PetscMalloc4(v->ncx * nq * ng, &v->bgk_g, v->ncx * nq, &v->bgk_dens, nq * v->npx, &v->bgk_phi, v->np * (1 + 4 * v->vdim), &v->bgk_lm));
+    LegendreMomentTable(v, v->bgk_lm);
   }
   PetscCall(PetscMalloc1(v->np, &v->mofk));
   for (PetscInt k = 0; k < v->np; k++) {
