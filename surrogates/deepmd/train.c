@@ -23,7 +23,7 @@
 #include "sgsys.h"
 #include "sgtrainer.h"
 
-static PetscErrorCode ToDouble(SgDType dt, const void *src, size_t n, PetscReal *dst)
+static PetscErrorCode AsReals(SgDType dt, const void *src, size_t n, PetscReal *dst)
 {
   PetscFunctionBegin;
   if (dt == SG_DTYPE_F32)
@@ -169,16 +169,16 @@ static PetscErrorCode LossDP(SgTrainer tr, void *ctx, PetscInt k, const SgLoader
   bt->B = B;
   PetscCall(PetscArraycpy(bt->type, S->type, N));
   PetscCall(SgLoaderGetFieldInfo(ld, 0, NULL, &dt, &re));
-  PetscCall(ToDouble(dt, b->data[0], (size_t)B * 3 * N, S->xb));
+  PetscCall(AsReals(dt, b->data[0], (size_t)B * 3 * N, S->xb));
   PetscCall(SgLoaderGetFieldInfo(ld, 1, NULL, &dt, &re));
-  PetscCall(ToDouble(dt, b->data[1], (size_t)B * 9, S->boxb));
+  PetscCall(AsReals(dt, b->data[1], (size_t)B * 9, S->boxb));
   PetscCall(SgLoaderGetFieldInfo(ld, 2, NULL, &dt, &re));
-  PetscCall(ToDouble(dt, b->data[2], (size_t)B, S->eb));
+  PetscCall(AsReals(dt, b->data[2], (size_t)B, S->eb));
   PetscCall(SgLoaderGetFieldInfo(ld, 3, NULL, &dt, &re));
-  PetscCall(ToDouble(dt, b->data[3], (size_t)B * 3 * N, S->fb));
+  PetscCall(AsReals(dt, b->data[3], (size_t)B * 3 * N, S->fb));
   if (D->hv) {
     PetscCall(SgLoaderGetFieldInfo(ld, 4, NULL, &dt, &re));
-    PetscCall(ToDouble(dt, b->data[4], (size_t)B * 9, S->vb));
+    PetscCall(AsReals(dt, b->data[4], (size_t)B * 9, S->vb));
   }
   for (PetscInt q = 0; q < B; q++) PetscCall(SgDPBatchSetFrame(m, bt, q, S->xb + 3 * N * q, SgDPBoxIsZero(S->boxb + 9 * q) ? NULL : S->boxb + 9 * q));
   SgnnTensor E, F, V = NULL, El, Fl, Vl, dE, dF, dV, s2, t, loss, acc;
