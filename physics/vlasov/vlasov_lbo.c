@@ -11,7 +11,8 @@
    (symmetric interior penalty); the outer velocity faces carry no flux (G^ = 0) and f^ is the
    inner trace there. The operator is linear in (u_j, vt^2): R = R0 - sum_j u_j R_uj + vt^2 R_T.
    u and vt^2 are not the plain moments of f: they solve the vdim + 1 linear equations "the discrete
-   momentum and energy of R vanish" (summed over the velocity grid and ranks), so the boundary
+   momentum and energy of R vanish" (summed over the velocity grid and ranks; built from velocity
+   sums of f, SystemRow, so the operator itself is evaluated once per cell), so the boundary
    terms (f at the outer velocity faces, the p = 1 representation of v^2) enter them and number,
    momentum and energy are conserved to round-off; number is conserved by the flux form itself.
 
@@ -29,6 +30,9 @@
 #define LBO_NV  27 /* (p+1)^vdim: p <= 2 with vdim 3 */
 #define LBO_NQ  27 /* (p+2)^cdim configuration quadrature nodes: 2x p <= 3, 3x p = 1 */
 #define LBO_NPX 27 /* configuration basis functions: 3x p = 2 tensor at most */
+/* velocity sums per configuration node (CellSums): M0, M1_j, M2, then 5 per direction from LBO_RJ */
+#define LBO_NRAW(vd)  (2 + 6 * (vd))
+#define LBO_RJ(vd, j) (2 + (vd) + 5 * (j))
 
 static PetscReal dLeg(PetscInt n, PetscReal x)
 {
@@ -216,6 +220,86 @@ static void TensorMoments(const LboCtx *c, const PetscInt n[], const PetscReal *
   }
 }
 
+/* The velocity sums of one cell's slice G at a node that the conservation system is built from
+   (layout LBO_RAW: M0, M1_j, M2 = int |v|^2 f, then per direction j: the face integrals of f over the
+   upper and the lower outer face, the cell-centre weighted int f and int v_j f, and the sum of the
+   cell's two face integrals). A face integral of the cell's trace needs only the line of G with all
+   other degrees 0 (int L_b = sqrt 2 delta_b0 across the face). */
+static void CellSums(const LboCtx *c, const PetscInt n[], const PetscReal *G, PetscReal *raw)
+{
+  const SgVlasov        *v = c->v;
+  const SgVlasovSpecies *s = c->s;
+  const PetscInt         vd = v->vdim, cd = v->cdim;
+  PetscReal              mom[5], h[3];
+
+  TensorMoments(c, n, G, mom);
+  for (PetscInt m = 0; m < vd + 2; m++) raw[m] += mom[m];
+  for (PetscInt j = 0; j < vd; j++) h[j] = 0.5 * s->dx[cd + j];
+  for (PetscInt j = 0; j < vd; j++) {
+    const PetscInt  d = cd + j, st = c->r.str[j];
+    const PetscReal w = s->lower[d] + (n[d] + 0.5) * s->dx[d];
+    PetscReal       face = 1, up = 0, lo = 0, *rj = raw + LBO_RJ(vd, j);
+    for (PetscInt k = 0; k < vd; k++)
+      if (k != j) face *= h[k] * c->lm[0][0];
+    for (PetscInt a = 0; a < c->r.p1; a++) {
+      up += G[a * st] * c->r.Lp[a];
+      lo += G[a * st] * c->r.Lm[a];
+    }
+    up *= face;
+    lo *= face;
+    if (n[d] == s->N[d] - 1) rj[0] += up;
+    if (n[d] == 0) rj[1] += lo;
+    rj[2] += w * mom[0];
+    rj[3] += w * mom[1 + j];
+    rj[4] += up + lo;
+  }
+}
+
+/* Row m (momentum j = m < vdim, energy m = vdim) of the conservation system at one node from the
+   velocity sums raw (CellSums over the whole velocity grid): the momentum and energy of R0, R_uj and
+   R_T. They are the weak form of CellOperator with the test function v_k or |v|^2 (in the test space,
+   so the moment of R equals it), summed over the cells: the face terms of single-valued fluxes
+   telescope, the outer faces carry G^ = 0, and what remains is
+     momentum k:  R0: -M1_k,  R_uj: -delta_jk M0,  R_T: -(F_k(upper face) - F_k(lower face));
+     energy, p >= 2 (|v|^2 in the space: d_j psi = 2 v_j, d_j^2 psi = 2):
+                  R0: -2 M2,  R_uj: -2 M1_j,  R_T: sum_j 2 M0 - 2 (v_max F_j(upper) - v_min F_j(lower));
+     energy, p = 1 (the projection of v_j^2 on a cell is 2 w v_j - w^2 + h^2/3, w the cell centre:
+                  continuous across faces, slope 2 w jumping by -2 dv at every interior face):
+                  R0: -2 sum_j W1_j,  R_uj: -2 W0_j,
+                  R_T: sum_j 2 dv (sum of {f} over the interior faces) - 2 w_last F_j(upper) + 2 w_first F_j(lower).
+   So one sweep of cheap cell sums replaces a sweep of CellOperator (the operator is computed once,
+   for the output); the two agree to round-off (the telescoped sums are exact identities). */
+static void SystemRow(const LboCtx *c, const PetscReal *raw, PetscInt m, PetscReal *r0, PetscReal ru[3], PetscReal *rt)
+{
+  const SgVlasov        *v = c->v;
+  const SgVlasovSpecies *s = c->s;
+  const PetscInt         vd = v->vdim, cd = v->cdim;
+
+  if (m < vd) {
+    const PetscReal *rm = raw + LBO_RJ(vd, m);
+    *r0                 = -raw[1 + m];
+    for (PetscInt j = 0; j < vd; j++) ru[j] = j == m ? -raw[0] : 0;
+    *rt = -(rm[0] - rm[1]);
+    return;
+  }
+  *r0 = 0;
+  *rt = 0;
+  for (PetscInt j = 0; j < vd; j++) {
+    const PetscInt   d = cd + j;
+    const PetscReal *rj = raw + LBO_RJ(vd, j), vlo = s->lower[d], vhi = s->lower[d] + s->N[d] * s->dx[d];
+    if (v->order >= 2) {
+      ru[j] = -2 * raw[1 + j];
+      *rt += 2 * raw[0] - 2 * (vhi * rj[0] - vlo * rj[1]);
+    } else {
+      const PetscReal inner = 0.5 * rj[4] - 0.5 * (rj[0] + rj[1]); /* sum of {f} over the interior faces */
+      *r0 -= 2 * rj[3];
+      ru[j] = -2 * rj[2];
+      *rt += 2 * s->dx[d] * inner - 2 * (vhi - 0.5 * s->dx[d]) * rj[0] + 2 * (vlo + 0.5 * s->dx[d]) * rj[1];
+    }
+  }
+  if (v->order >= 2) *r0 = -2 * raw[1 + vd];
+}
+
 /* Solve the small dense system A x = b (n <= 4) by Gaussian elimination with partial pivoting. */
 static PetscBool SmallSolve(PetscInt n, PetscReal A[4][4], PetscReal b[4], PetscReal x[4])
 {
@@ -275,7 +359,7 @@ PetscErrorCode SgVlasovLBORHS(SgSolver solver, SgVlasovSpecies *s, Vec x, Vec r)
 {
   SgVlasov          *v = (SgVlasov *)solver->data;
   LboCtx             c;
-  const PetscInt     vd = v->vdim, nm = vd + 2, p = v->order, nc = (1 + vd + 1) * (vd + 1);
+  const PetscInt     vd = v->vdim, p = v->order, nr = LBO_NRAW(vd);
   PetscReal          xg[8], wg[8], *u0 = v->lbo_u0, *sys = v->lbo_sys, *coef = v->lbo_coef;
   const PetscScalar *fl;
   PetscScalar       *out;
@@ -299,51 +383,34 @@ PetscErrorCode SgVlasovLBORHS(SgSolver solver, SgVlasovSpecies *s, Vec x, Vec r)
   }
   PetscCall(DMGlobalToLocal(s->da, x, INSERT_VALUES, s->floc));
   PetscCall(VecGetArrayRead(s->floc, &fl));
-  /* 1. plain moments at the nodes: the flow M1/M0 that picks the drag's upwind side */
-  PetscCall(PetscArrayzero(v->lbo_work, v->ncx * c.nq * nc));
+  /* 1. the velocity sums at the nodes (CellSums), summed over the ranks: the plain flow M1/M0 that
+        picks the drag's upwind side, and the conservation system sum R0 - sum_j u_j R_uj + vt^2 R_T = 0
+        (momentum j, energy; SystemRow) */
+  PetscCall(PetscArrayzero(v->lbo_work, v->ncx * c.nq * nr));
   SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, {
     PetscInt off;
     PetscCall(SgVlasovCellOffset(s, n, PETSC_TRUE, &off));
     for (PetscInt q = 0; q < c.nq; q++) {
-      PetscReal G[LBO_NV], mom[5];
+      PetscReal G[LBO_NV];
       Slice(&c, fl + off, q, G);
-      TensorMoments(&c, n, G, mom);
-      for (PetscInt m = 0; m < vd + 1; m++) v->lbo_work[(cx * c.nq + q) * nc + m] += mom[m];
+      CellSums(&c, n, G, v->lbo_work + (cx * c.nq + q) * nr);
     }
     (void)idx;
   });
-  PetscCall(MPIU_Allreduce(v->lbo_work, sys, (PetscMPIInt)(v->ncx * c.nq * nc), MPIU_REAL, MPIU_SUM, comm));
+  PetscCall(MPIU_Allreduce(v->lbo_work, sys, (PetscMPIInt)(v->ncx * c.nq * nr), MPIU_REAL, MPIU_SUM, comm));
   for (PetscInt i = 0; i < v->ncx * c.nq; i++) {
-    PetscCheck(sys[i * nc] > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "collisions lbo: species %s has density %g <= 0 at a node of configuration cell %" PetscInt_FMT ": no flow or temperature; refine the grid or lower nu", s->name, (double)sys[i * nc], i / c.nq);
-    for (PetscInt j = 0; j < vd; j++) u0[i * vd + j] = sys[i * nc + 1 + j] / sys[i * nc];
+    PetscCheck(sys[i * nr] > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "collisions lbo: species %s has density %g <= 0 at a node of configuration cell %" PetscInt_FMT ": no flow or temperature; refine the grid or lower nu", s->name, (double)sys[i * nr], i / c.nq);
+    for (PetscInt j = 0; j < vd; j++) u0[i * vd + j] = sys[i * nr + 1 + j] / sys[i * nr];
   }
-  /* 2. the momentum and energy of the pieces R0, R_uj, R_T, summed over the velocity grid: row m
-        (momentum j, energy) of the conservation system sum R0 - sum_j u_j R_uj + vt^2 R_T = 0 */
-  PetscCall(PetscArrayzero(v->lbo_work, v->ncx * c.nq * nc));
-  LBO_FOR_CELLS(&c, fl, {
-    for (PetscInt q = 0; q < c.nq; q++) {
-      PetscReal  R0[LBO_NV], Ru[3][LBO_NV], RT[LBO_NV], mom[5];
-      PetscReal *row = v->lbo_work + (cx * c.nq + q) * nc;
-      CellOperator(&c, n, Gc_[q], Gn_[q], u0 + (cx * c.nq + q) * vd, R0, Ru, RT);
-      TensorMoments(&c, n, R0, mom);
-      for (PetscInt m = 0; m < vd + 1; m++) row[m * (vd + 2)] += mom[1 + m];
-      for (PetscInt j = 0; j < vd; j++) {
-        TensorMoments(&c, n, Ru[j], mom);
-        for (PetscInt m = 0; m < vd + 1; m++) row[m * (vd + 2) + 1 + j] += mom[1 + m];
-      }
-      TensorMoments(&c, n, RT, mom);
-      for (PetscInt m = 0; m < vd + 1; m++) row[m * (vd + 2) + 1 + vd] += mom[1 + m];
-    }
-    (void)idx;
-  });
-  PetscCall(MPIU_Allreduce(v->lbo_work, sys, (PetscMPIInt)(v->ncx * c.nq * nc), MPIU_REAL, MPIU_SUM, comm));
   s->lbo_rate = 0;
   for (PetscInt i = 0; i < v->ncx * c.nq; i++) {
     PetscReal A[4][4], b[4], sol[4] = {0, 0, 0, 0}, vmax = 0, dvmin = PETSC_MAX_REAL;
     for (PetscInt m = 0; m < vd + 1; m++) {
-      b[m] = -sys[i * nc + m * (vd + 2)];
-      for (PetscInt j = 0; j < vd; j++) A[m][j] = -sys[i * nc + m * (vd + 2) + 1 + j];
-      A[m][vd] = sys[i * nc + m * (vd + 2) + 1 + vd];
+      PetscReal r0, ru[3], rt;
+      SystemRow(&c, sys + i * nr, m, &r0, ru, &rt);
+      b[m] = -r0;
+      for (PetscInt j = 0; j < vd; j++) A[m][j] = -ru[j];
+      A[m][vd] = rt;
     }
     PetscCheck(SmallSolve(vd + 1, A, b, sol), PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "collisions lbo: species %s: singular conservation system at a node of configuration cell %" PetscInt_FMT "; refine the velocity grid", s->name, i / c.nq);
     PetscCheck(sol[vd] > 0, PETSC_COMM_SELF, PETSC_ERR_USER_INPUT, "collisions lbo: species %s has temperature %g <= 0 at a node of configuration cell %" PetscInt_FMT ": refine the velocity grid or widen the box", s->name, (double)sol[vd], i / c.nq);
@@ -371,19 +438,18 @@ PetscErrorCode SgVlasovLBORHS(SgSolver solver, SgVlasovSpecies *s, Vec x, Vec r)
   });
   PetscCall(VecRestoreArray(r, &out));
   PetscCall(VecRestoreArrayRead(s->floc, &fl));
-  (void)nm;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgVlasovLBOSetUp(SgSolver solver, SgVlasov *v)
 {
   MPI_Comm       comm = PetscObjectComm((PetscObject)solver);
-  const PetscInt nq = PetscPowInt(v->order + 2, v->cdim), vd = v->vdim, nc = (vd + 2) * (vd + 1);
+  const PetscInt nq = PetscPowInt(v->order + 2, v->cdim), vd = v->vdim, nr = LBO_NRAW(vd);
 
   PetscFunctionBegin;
   PetscCheck(nq <= LBO_NQ && v->npx <= LBO_NPX, comm, PETSC_ERR_USER_INPUT, "collisions lbo: order %" PetscInt_FMT " in %" PetscInt_FMT " configuration dimensions is beyond the operator's tables; use a lower order", v->order, v->cdim);
   PetscCheck(PetscPowInt(v->order + 1, vd) <= LBO_NV, comm, PETSC_ERR_USER_INPUT, "collisions lbo: order %" PetscInt_FMT " with vdim %" PetscInt_FMT " is beyond the operator's tables; use a lower order", v->order, vd);
-  PetscCall(PetscMalloc5(v->ncx * nq * vd, &v->lbo_u0, v->ncx * nq * nc, &v->lbo_sys, v->ncx * nq * nc, &v->lbo_work, v->ncx * nq * (vd + 1), &v->lbo_coef, v->np, &v->lbo_vidx));
+  PetscCall(PetscMalloc5(v->ncx * nq * vd, &v->lbo_u0, v->ncx * nq * nr, &v->lbo_sys, v->ncx * nq * nr, &v->lbo_work, v->ncx * nq * (vd + 1), &v->lbo_coef, v->np, &v->lbo_vidx));
   for (PetscInt k = 0; k < v->np; k++) {
     PetscInt i = 0, st = 1;
     for (PetscInt j = 0; j < vd; j++) {

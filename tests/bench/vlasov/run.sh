@@ -36,15 +36,17 @@ run 1x2v_p2 20 4096 390 $D/landau.yaml -vlasov_vdim 2 -vlasov_cells 16,16,16 -vl
 run 2x2v_p1 16 16384 870 $D/landau2d.yaml -vlasov_order 1 -vlasov_cells 8,8,16,16 -sim_max_steps 30
 run 2x2v_p2 48 16384 2900 $D/landau2d.yaml -vlasov_order 2 -vlasov_cells 8,8,16,16 -sim_max_steps 10
 # Vlasov-Maxwell 1x3v p=2 (gkylzero 2.9 us per
-# cell for its Vlasov-Maxwell update), collisionless and with BGK (LBO is not implemented in 1x3v)
+# cell for its Vlasov-Maxwell update), collisionless, with BGK and with LBO
 VM="$D/weibel.yaml -vlasov_vdim 3 -vlasov_cells 8,10,10,10 -vlasov_lower 0,-1,-1,-1 -vlasov_upper 15.707963267948966,1,1,1 -vlasov_elc_drift 0,0.3,0"
 run vm1x3v_p2 48 8000 2900 $VM -sim_max_steps 10
 run vm1x3v_p2_bgk 48 8000 2900 $VM -vlasov_collisions bgk -vlasov_elc_nu 0.05 -sim_max_steps 3
+run vm1x3v_p2_lbo 48 8000 2900 $VM -vlasov_collisions lbo -vlasov_elc_nu 0.05 -sim_max_steps 3
 # Vlasov-Maxwell 2x3v (the Weibel physics with a y direction): gkylzero 6.2 us (p=1), 17 us (p=2)
 VM2="$D/weibel.yaml -vlasov_cdim 2 -vlasov_vdim 3 -vlasov_lower 0,0,-1,-1,-1 -vlasov_upper 15.707963267948966,6,1,1,1 -vlasov_maxwell_k 0.4,0 -vlasov_elc_drift 0,0.3,0"
 run vm2x3v_p1 32 16000 6200 $VM2 -vlasov_order 1 -vlasov_cells 4,4,10,10,10 -sim_max_steps 6
 run vm2x3v_p2 112 8000 17000 $VM2 -vlasov_order 2 -vlasov_cells 4,2,10,10,10 -sim_max_steps 3
 run vm2x3v_p1_bgk 32 16000 6200 $VM2 -vlasov_order 1 -vlasov_cells 4,4,10,10,10 -vlasov_collisions bgk -vlasov_elc_nu 0.05 -sim_max_steps 2
+run vm2x3v_p1_lbo 32 16000 6200 $VM2 -vlasov_order 1 -vlasov_cells 4,4,10,10,10 -vlasov_collisions lbo -vlasov_elc_nu 0.05 -sim_max_steps 2
 # Vlasov-Maxwell 3x3v p=1 (the Weibel physics with y and z directions; all of v folded on each rank):
 # gkylzero 23 us per cell
 VM3="$D/weibel.yaml -vlasov_cdim 3 -vlasov_vdim 3 -vlasov_order 1 -vlasov_lower 0,0,0,-1,-1,-1 -vlasov_upper 15.707963267948966,6,6,1,1,1 -vlasov_maxwell_k 0.4,0,0 -vlasov_elc_drift 0,0.3,0"
