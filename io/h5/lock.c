@@ -14,7 +14,6 @@
    that output was killed (SgWriteMPIIOLeftover): no other job writes BASE.* now. */
 #include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
@@ -101,7 +100,7 @@ static void RemoveMPIIOLeftovers(const char base[])
     for (const char *c = probe ? NULL : strchr(at, '-'); c && !probe; c = strchr(c + 1, '-')) /* PATH may hold '-' itself */
       if (SgWriteMPIIOLeftover(c, &pid)) probe = c;
     if (!probe || !SgWriteMPIIOLeftover(probe, &pid)) continue;
-    if (pid && !(kill((pid_t)pid, 0) && errno == ESRCH)) continue; /* its process is alive */
+    if (pid && !SgProcessGone(pid)) continue; /* its process is alive */
     (void)snprintf(f, sizeof f, "%s/%s", dir, ent->d_name);
     (void)unlink(f);
   }

@@ -1,11 +1,10 @@
 /* The one write path (sgwrite.h): what a file is, whether it may be replaced, and the
    temporary-flush-rename that replaces it. */
-#define _GNU_SOURCE /* copy_file_range, nftw, kill */
+#define _GNU_SOURCE /* copy_file_range, nftw */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -188,9 +187,13 @@ PetscErrorCode SgWriteCheck(MPI_Comm comm, const char option[], const char path[
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Remove path's temporaries left by processes gone from this host: PATH.tmp (earlier versions' name)
-   and PATH.tmp.PID with no process PID (kill(PID, 0): ESRCH). Our own job's (mine) and a live
-   process's stay: that job is writing path now and renames its temporary when done. */
+/* Remove path's temporaries left by processes gone from this host (SgProcessGone): PATH.tmp (earlier
+   versions' name), PATH.tmp.PID with no process PID, and what Open MPI's MPI-IO left beside such a
+   temporary while job PID had it open (PATH.tmp.PID-JOB-P.lock with P gone too, PATH.tmp.PID.locktest.R;
+   SgWriteMPIIOLeftover). Only job PID ever opens PATH.tmp.PID, so once it is gone they are its leftovers,
+   whatever path's name -- the run's lock (io/h5/lock.c) covers only names that begin with its output
+   base. Our own job's (mine) and a live process's stay: that job is writing path now and renames its
+   temporary when done. */
 static void RemoveStaleTemps(const char path[], long mine)
 {
   const char    *slash = strrchr(path, '/');
@@ -212,9 +215,12 @@ static void RemoveStaleTemps(const char path[], long mine)
     if (strncmp(ent->d_name, prefix, np)) continue;
     if (*tail) { /* PATH.tmp.PID: digits only, else another file's name that merely begins alike */
       if (tail[0] != '.' || !tail[1]) continue;
-      errno = 0;
-      pid   = strtol(tail + 1, &end, 10);
-      if (*end || errno || pid <= 0 || pid == mine || !(kill((pid_t)pid, 0) && errno == ESRCH)) continue;
+      long mpiio = 0;
+      errno      = 0;
+      pid        = strtol(tail + 1, &end, 10);
+      if (end == tail + 1 || errno || pid <= 0 || pid == mine) continue;
+      if (*end && !SgWriteMPIIOLeftover(end, &mpiio)) continue;
+      if (!SgProcessGone(pid) || (mpiio && mpiio != pid && !SgProcessGone(mpiio))) continue;
     }
     (void)snprintf(f, sizeof f, "%s/%s", dir, ent->d_name);
     (void)unlink(f);

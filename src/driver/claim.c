@@ -7,7 +7,7 @@
    array task, or "-"). While the member runs, a thread of the claiming process touches the claim
    every heartbeat seconds, so its age says whether its owner is alive. A claim is stale, and may
    be taken over, when
-     - it was made on this host by a process that no longer exists (kill(pid, 0): ESRCH), or
+     - it was made on this host by a process that no longer runs (SgProcessGone: gone or a zombie), or
      - it was not touched for `stale` seconds (its job was killed, or its node died).
    Taking over is itself atomic: the stale claim is renamed to a name of the taker's own first (one
    rename wins), then the taker creates its claim with O_EXCL as usual. */
@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sgclaim.h"
+#include "sgsys.h"
 
 static void Identity(char buf[], size_t len)
 {
@@ -47,7 +48,7 @@ static PetscBool OwnerGone(const char path[])
   if (sscanf(line, "host %255s pid %ld", host, &pid) != 2 || pid <= 0) return PETSC_FALSE;
   (void)gethostname(me, sizeof me - 1);
   if (strcmp(host, me)) return PETSC_FALSE;
-  return kill((pid_t)pid, 0) && errno == ESRCH ? PETSC_TRUE : PETSC_FALSE;
+  return SgProcessGone(pid);
 }
 
 static int Create(const char path[])

@@ -106,6 +106,9 @@ PETSC_EXTERN PetscErrorCode SgPathsGetOverwrite(PetscBool *);
 /* The job's process id for names of its temporaries: world rank 0's (agreed by SgPathsSetFromOptions),
    this process's before that. */
 PETSC_EXTERN long SgPathsJobPid(void);
+/* Process pid of this host no longer runs: it does not exist, or it is a zombie (exited, not yet
+   reaped: it holds no file open and writes nothing more). */
+PETSC_EXTERN PetscBool SgProcessGone(long pid);
 
 /* Holding errors back: between SgErrorHoldPush and SgErrorHoldPop, PETSc errors are recorded in the
    SgErrorHold (first code and the first line of its message) instead of printed, so the caller can

@@ -6,9 +6,10 @@ that no longer exists. Checked, for `surge train` (Deep Potential, 2 atoms: fast
   held    BASE.lock held by another process (this test, flock): the job is refused before any step
           with one `surge: error:` line naming the holder, and writes nothing (1 and 2 ranks);
   stale   BASE.lock left by a killed job (the file, no lock) and temporaries of a dead process
-          (PATH.tmp.PID and the old PATH.tmp) beside the outputs: the job runs, the lock file and the
-          dead temporaries are gone afterwards; a live process's temporary and files that merely begin
-          alike are left;
+          (PATH.tmp.PID and the old PATH.tmp) beside the outputs, of a zombie (killed, not reaped),
+          and Open MPI's files beside a dead job's temporary of an output not named BASE.* (the
+          learning curve): the job runs, the lock file and the dead temporaries are gone afterwards;
+          a live process's temporary and files that merely begin alike are left;
   race    a second training started while a first holds the output is refused naming the first's
           process id; the first is killed (SIGKILL) and the next training takes over its lock file and
           temporaries;
@@ -41,6 +42,20 @@ def dead_pid():
     return p.pid
 
 
+def zombie_pid():
+    """A child that has exited and is not reaped yet (state Z), as a killed job whose parent does not
+    reap it (timeout -s KILL, a container without an init): kill(pid, 0) still succeeds."""
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    for _ in range(2000):
+        with open(f"/proc/{pid}/stat") as fp:
+            if fp.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return pid
+        time.sleep(0.001)
+    raise SystemExit(f"FAIL: child {pid} did not become a zombie")
+
+
 def files():
     return sorted(os.listdir(w))
 
@@ -62,9 +77,14 @@ for args, ranks, opt in ((TRAIN + ["-deepmd_numb_steps", "5"], 1, "-train_output
 os.close(fd)  # m.lock stays, unlocked: what a killed job leaves
 
 # stale: lock file and temporaries of a dead process; a live one's and look-alikes stay
+# (a zombie's too; and Open MPI's files beside a dead job's temporary of a file whose name does not
+# begin with the output base, lcurve.out: the lock on m covers only m.*)
 dead = dead_pid()
-stale = [f"m.h5.tmp.{dead}", f"m.log.tmp.{dead}", "m.log.tmp", f"lcurve.out.tmp.{dead}"]
-keep = [f"m.h5.tmp.{os.getpid()}", "m.h5.tmpx", f"m.h5.tmp.{dead}x", "m.h5.tmp.", "m.h5.old"]
+zombie = zombie_pid()
+stale = [f"m.h5.tmp.{dead}", f"m.log.tmp.{dead}", "m.log.tmp", f"lcurve.out.tmp.{dead}", f"m.h5.tmp.{zombie}",
+         f"lcurve.out.tmp.{dead}-1-{dead}.lock", f"lcurve.out.tmp.{dead}.locktest.0", f"lcurve.out.tmp.{zombie}-1-{zombie}.lock"]
+keep = [f"m.h5.tmp.{os.getpid()}", "m.h5.tmpx", f"m.h5.tmp.{dead}x", "m.h5.tmp.", "m.h5.old",
+        f"lcurve.out.tmp.{os.getpid()}-1-{os.getpid()}.lock", f"lcurve.out.tmp.{dead}-1-{os.getpid()}.lock", f"lcurve.out.tmp.{dead}-1-x.lock", f"lcurve.out.tmp.{dead}.locktest."]
 for f in stale + keep:
     with open(os.path.join(w, f), "w") as fp:
         fp.write("left behind\n")
@@ -72,6 +92,7 @@ surge(TRAIN + ["-deepmd_numb_steps", "5", "-deepmd_lcurve", "lcurve.out"], w)
 left = files()
 check(not [f for f in stale if f in left], f"the dead process's temporaries were removed ({[f for f in stale if f in left]})")
 check(all(f in left for f in keep), f"a live process's temporary and look-alike names were left ({[f for f in keep if f not in left]})")
+os.waitpid(zombie, 0)
 check("m.lock" not in left and "m.h5" in left, "the stale m.lock was taken over and removed; m.h5 written")
 for f in keep:
     os.unlink(os.path.join(w, f))
