@@ -87,6 +87,34 @@ long sgnn_params_offset(SgnnParams P, int i) { return P && i >= 0 && i < P->n ? 
 const char *sgnn_params_name(SgnnParams P, int i) { return P && i >= 0 && i < P->n ? P->names[i] : NULL; }
 SgnnTensor sgnn_params_get(SgnnParams P, int i) { return P && i >= 0 && i < P->n ? P->views[i] : NULL; }
 
+/* ZeRO stage 3 (surrogates/train/zero3.c) frees a slab's memory between uses. Every view (each
+ * parameter, its gradient, any view of those an op made) holds the slab's one storage and computes its
+ * address from storage->ptr at each use, so swapping the pointer keeps them all valid; released, the
+ * storage has no memory and any use of a parameter is the caller's error. Acquired again, the memory
+ * is uninitialised (the caller fills it). */
+static SgnnStorage *slab_storage(SgnnParams P, int which) { return which ? P->grads->st : P->values->st; }
+
+int sgnn_params_release(SgnnParams P, int which)
+{
+  SGNN_CHECK(P && P->ready && (which == 0 || which == 1), SGNN_ERR_STATE, "params_release: params not set up or slab %d", which);
+  SgnnStorage *st = slab_storage(P, which);
+  sgnn_be_free(st->be, st->ptr, st->bytes);
+  st->ptr = NULL;
+  return 0;
+}
+
+int sgnn_params_acquire(SgnnParams P, int which)
+{
+  SGNN_CHECK(P && P->ready && (which == 0 || which == 1), SGNN_ERR_STATE, "params_acquire: params not set up or slab %d", which);
+  SgnnStorage *st = slab_storage(P, which);
+  if (st->ptr) return 0;
+  st->ptr = sgnn_be_alloc(st->be, st->bytes);
+  SGNN_CHECK(st->ptr, SGNN_ERR_MEM, "params_acquire: out of memory for a slab of %zu bytes", st->bytes);
+  return 0;
+}
+
+int sgnn_params_resident(SgnnParams P, int which) { return P && P->ready && (which == 0 || which == 1) && slab_storage(P, which)->ptr; }
+
 int sgnn_params_zero_grad(SgnnParams P)
 {
   SGNN_CHECK(P && P->ready, SGNN_ERR_STATE, "params_zero_grad: params not set up");

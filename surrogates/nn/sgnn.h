@@ -205,6 +205,11 @@ int sgnn_params_num(SgnnParams P);
 long sgnn_params_offset(SgnnParams P, int i); /* element offset of parameter i in the slabs */
 const char *sgnn_params_name(SgnnParams P, int i);
 SgnnTensor sgnn_params_get(SgnnParams P, int i);
+/* ZeRO stage 3: the memory of the value (which 0) or gradient (1) slab freed, and allocated again
+ * (contents undefined); every view stays valid, but must not be used while its slab is released */
+int sgnn_params_release(SgnnParams P, int which);
+int sgnn_params_acquire(SgnnParams P, int which);
+int sgnn_params_resident(SgnnParams P, int which);
 void sgnn_params_destroy(SgnnParams *P);
 
 /* ---- optimizers, schedules, clipping ------------------------------------ */

@@ -52,6 +52,11 @@ struct _p_SgTrainer {
   char            compress[32];
   PetscMPIInt     zn, *zcount, *zdispl;
   double          zbytes, zsteps, zmem[3];
+  /* stage 3 (zero3.c): this rank's block of the parameters between steps, its length, and what the
+     rank held at the peak of a step and between steps (weights, gradients, optimizer state, bytes) */
+  void           *z3block;
+  long            z3n;
+  double          z3peak[3], z3rest[3];
   /* lion_cub (lioncub.c): the momentum-sync interval, this step's rate, the packed votes (this rank's,
      all ranks' for the all-gather; the counts for lion_cub_allreduce, vote.c) */
   PetscInt        cub_sync;
@@ -93,6 +98,9 @@ PETSC_INTERN PetscErrorCode SgTrainerZeroSummary(SgTrainer, char line[], size_t 
 PETSC_INTERN PetscErrorCode SgTrainerZeroUpdate(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerZeroGather(SgTrainer, SgnnOptim *full);
 PETSC_INTERN PetscErrorCode SgTrainerZeroScatter(SgTrainer, SgnnOptim full);
+PETSC_INTERN PetscErrorCode SgTrainerZero3SetUp(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3Acquire(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3Release(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerZeroSurrogateCheckpoint(SgTrainer, SgTrainerCkptMode, const char path[], PetscInt *step);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync);

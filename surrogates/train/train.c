@@ -97,6 +97,7 @@ static PetscErrorCode Checkpoint(SgTrainer t, PetscInt step)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(SG_TRAINER_Checkpoint, t, 0, 0, 0));
+  PetscCall(SgTrainerZero3Acquire(t)); /* stage 3: whole weights to write (collective) */
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)t), &rank));
   if (t->ops_s.checkpoint) { /* rank 0 writes; a failure there (a full disk) ends every rank with one line */
     SgErrorHold    held = {"", 0};
@@ -155,6 +156,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     PetscCall(SgTrainerStreamOfStep(t, step, &k));
     PetscCall(SgLoaderNext(t->streams[k].ld, &b, &done));
     PetscCheck(!done, comm, PETSC_ERR_PLIB, "%s: the loader of stream %" PetscInt_FMT " ran out of batches at step %" PetscInt_FMT, t->name, k, step);
+    PetscCall(SgTrainerZero3Acquire(t)); /* stage 3: the whole slab from the ranks' blocks (zero3.c); else nothing */
     PetscCall(Step(t, k, &b, &info, sums, &bad, &lv));
     /* before the update: bad data, or a loss that is no longer finite, stop the run here (collective)
        so no checkpoint or model with NaN weights is written */
@@ -185,7 +187,10 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     if (t->stop_on_signal && !last) PetscCall(SgStopSignalAgree(comm, &sig)); /* collective: the ranks stop at the same step */
     if (sig) stop = PETSC_TRUE;
     PetscCall(PetscLogEventEnd(SG_TRAINER_Step, t, 0, 0, 0));
-    if ((step + 1) % t->disp == 0 || last || stop) PetscCall(Monitor(t, step + 1, sums, info.lr, MPI_Wtime() - t0));
+    if ((step + 1) % t->disp == 0 || last || stop) {
+      PetscCall(SgTrainerZero3Acquire(t)); /* the monitor may evaluate the model; the next step reuses the gather */
+      PetscCall(Monitor(t, step + 1, sums, info.lr, MPI_Wtime() - t0));
+    }
     /* the monitor may ask to stop (early stopping); so may the clock */
     if (t->stop_reason[0] && !last) stop = PETSC_TRUE;
     if (sig && !t->ckpt[0]) PetscCall(SignalCheckpointName(t));
@@ -202,6 +207,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     }
   }
   PetscCall(PetscFree(sums));
+  PetscCall(SgTrainerZero3Acquire(t)); /* the caller gets whole weights back (stage 3) */
   PetscCall(SgTrainerStopStreams(t));
   PetscCall(SgTrainerPlateauReport(t, t->step));
   if (t->sync->describe) {

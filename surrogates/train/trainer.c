@@ -485,6 +485,7 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
   sgpar_grid_destroy(&t->grid);
   sgnn_optim_destroy(&t->opt);
   PetscCall(PetscFree2(t->zcount, t->zdispl));
+  PetscCall(PetscFree(t->z3block));
   PetscCall(PetscFree(t->cub_bits));
   PetscCall(PetscFree(t->cub_all));
   PetscCall(PetscFree(t->cub_votes));

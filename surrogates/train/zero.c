@@ -9,7 +9,10 @@
                         whole gradient), each rank updates its block, and the ranks all-gather the
                         updated parameters;
      stage 2  (P_os+g)  as 1, but the gradient is reduce-scattered instead of allreduced: each rank
-                        receives only the sum of its block (in place in the gradient slab).
+                        receives only the sum of its block (in place in the gradient slab);
+     stage 3  (P_os+g+p) as 2, and between steps each rank keeps only its block of the parameters
+                        (zero3.c: the whole slab is all-gathered before a step instead of after the
+                        update, and freed with the gradient slab after the update).
    The update is elementwise, so a rank's block is updated exactly as the whole-slab optimizer
    updates it: stage 1 gives the same bits as stage 0; stage 2 differs only where the reduce-scatter
    adds the ranks' gradients in another order than the allreduce (3 ranks and more).
@@ -68,7 +71,7 @@ PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, S
   }
   PetscCall(SgOptionsReal("-weight_decay", "Weight decay: L2 added to the gradient for sgd and adam, decoupled (p -= lr wd p) for adamw and lion", "", oc->weight_decay, &oc->weight_decay, NULL, 0, 1e6));
   if (oc->type == SGNN_SGD) PetscCall(SgOptionsReal("-sgd_momentum", "SGD momentum (PyTorch's convention; 0: plain SGD, which keeps no optimizer state)", "", oc->momentum, &oc->momentum, NULL, 0, 1 - 1e-12));
-  PetscCall(SgOptionsInt("-shard", "ZeRO stage of data-parallel training: 0 replicated (plain data parallelism), 1 optimizer state partitioned over the ranks, 2 also the gradients reduce-scattered (3, parameters partitioned, is not implemented)", *shard, shard, NULL, 0, 3));
+  PetscCall(SgOptionsInt("-shard", "ZeRO stage of data-parallel training: 0 replicated (plain data parallelism), 1 optimizer state partitioned over the ranks, 2 also the gradients reduce-scattered, 3 also the parameters partitioned between steps (all-gathered whole at the start of a step: the peak within a step is stage 2's)", *shard, shard, NULL, 0, 3));
   for (PetscInt i = 0; i < 4; i++)
     if (!strcmp(compress, comps[i])) cidx = i;
   PetscCall(SgOptionsEList("-compress", "Compressed communication: none, lion_cub (with -optimizer lion: 1-bit sign updates, majority vote over the ranks, momentum averaged every -lion_cub_sync steps; the ranks all-gather their packed bits: ~32x fewer bytes than a float32 allreduce on 2 ranks, growing as N), lion_cub_allreduce (the same votes summed by one allreduce of ceil(log2(N+1))-bit counters: 32/ceil(log2(N+1))x fewer, fewer than lion_cub's all-gather from 16 ranks on) or sdp4bit (not implemented yet)", comps, 4, comps[cidx], &cidx, NULL));
@@ -105,8 +108,7 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)t, &pre));
   PetscCall(PetscSNPrintf(p, sizeof p, "-%s", pre ? pre : ""));
-  PetscCheck(t->shard >= 0 && t->shard <= 3, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": ZeRO stages are 0, 1 and 2", p, t->shard);
-  PetscCheck(t->shard != 3, comm, PETSC_ERR_USER_INPUT, "%sshard 3 (ZeRO stage 3: parameters partitioned and all-gathered per layer) is not implemented yet: use %sshard 2 (optimizer state and gradients partitioned)", p, p);
+  PetscCheck(t->shard >= 0 && t->shard <= 3, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": ZeRO stages are 0, 1, 2 and 3", p, t->shard);
   PetscCheck(!t->shard || Moments(&t->oc), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " partitions the optimizer state, and plain SGD (momentum 0) keeps none: set %ssgd_momentum > 0, choose %soptimizer adam or lion, or use %sshard 0", p, t->shard, p, p, p);
   if (SgTrainerIsLionCub(t)) {
     PetscCheck(t->oc.type == SGNN_LION, comm, PETSC_ERR_USER_INPUT, "%scompress %s sends Lion's 1-bit sign updates, and the optimizer is %s: add %soptimizer lion, or use %scompress none", p, t->compress, OptimName(t->oc.type), p, p);
@@ -123,7 +125,7 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
   if (t->shard) {
     PetscCheck(!(t->grid && sgpar_grid_spatial_size(t->grid) > 1), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " with spatial ranks: ZeRO over a process grid is not implemented; use %sspatial_ranks 1 or %sshard 0", p, t->shard, p, p);
     PetscCheck(!strcmp(sgnn_backend_name(sgnn_tensor_backend(v)), "cpu"), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " needs the model on the host (-nn_backend cpu): Open MPI here is not CUDA-aware", p, t->shard);
-    PetscCheck(!(t->shard >= 2 && t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%sshard 2 leaves each rank only its block of the gradient, and clipping to a global norm is not implemented on blocks: use %sclip_norm 0 or %sshard 1", p, p, p);
+    PetscCheck(!(t->shard >= 2 && t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " leaves each rank only its block of the gradient, and clipping to a global norm is not implemented on blocks: use %sclip_norm 0 or %sshard 1", p, t->shard, p, p);
     PetscCheck(psi >= size, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": the model has %ld parameters, fewer than the %d ranks: use %sshard 0", p, t->shard, psi, size, p);
   }
   t->zn = t->shard ? size : 1;
@@ -135,6 +137,7 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
     t->zcount[r] = (PetscMPIInt)(hi - lo);
   }
   SgCallNN(sgnn_optim_create_range(t->P, &t->oc, t->zdispl[t->shard ? rank : 0], t->zcount[t->shard ? rank : 0], &t->opt));
+  PetscCall(SgTrainerZero3SetUp(t)); /* stage 3: this rank's block of the parameters (zero3.c) */
   PetscCall(SgTrainerZeroSummary(t, NULL, 0));
   { /* on screen when sharded (as DeepSpeed prints its partition), else under -info */
     char line[512];
@@ -153,7 +156,7 @@ static double StepBytes(SgTrainer t, PetscMPIInt size)
   if (SgTrainerIsLionCub(t)) return SgTrainerLionCubBytes(t, size, PETSC_FALSE); /* + a momentum allreduce every lion_cub_sync steps */
   if (t->shard == 0) return 2 * f * S;     /* gradient allreduce */
   if (t->shard == 1) return 2 * f * S + f * S; /* gradient allreduce + parameter all-gather */
-  return f * S + f * S;                    /* gradient reduce-scatter + parameter all-gather */
+  return f * S + f * S;                    /* gradient reduce-scatter + parameter all-gather (stage 3: before the step, zero3.c) */
 }
 
 /* The start-up line (line non-NULL), or, with line NULL, the measured memory into t->zmem:
@@ -170,7 +173,7 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
   N = (double)size;
   if (!line) {
     SgCallNN(sgnn_optim_state(t->opt, &m, &w, NULL));
-    t->zmem[0] = psi * b;
+    t->zmem[0] = psi * b + (double)t->z3n * b; /* stage 3: + this rank's block, kept between steps (zero3.c) */
     t->zmem[1] = psi * b; /* the slab backward writes (stage 2 reduces it in place) */
     t->zmem[2] = (m ? (double)sgnn_tensor_numel(m) : 0) * b + (w ? (double)sgnn_tensor_numel(w) : 0) * b;
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -182,6 +185,11 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
   f[2] = t->shard >= 1 ? K * psi / N : K * psi;
   tot  = mx[0] + mx[1] + mx[2];
   ftot = f[0] + f[1] + f[2];
+  if (t->shard == 3) { /* the step's peak and what stays between steps (zero3.c) */
+    double rest = (mx[0] - psi * b) + mx[2];
+    PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage 3 on %d rank(s), %s, %s, %.0f parameters: per rank (largest) between steps weights %.4g + gradients 0 + optimizer state %.4g = %.4g KiB (ZeRO's bPsi/N + bPsi/N + KPsi/N = %.4g KiB); during a step the whole slab is gathered: weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (stage 2's peak + the rank's block); sends %.4g KiB per step (all-gather + reduce-scatter, as stage 2)", t->name, size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, (mx[0] - psi * b) / 1024, mx[2] / 1024, rest / 1024, (2 * b + K) * psi / N / 1024, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024, StepBytes(t, size) / 1024));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage %" PetscInt_FMT "%s on %d rank(s), %s, %s, %.0f parameters: per rank (largest) weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (ZeRO's %s = %.4g KiB%s); sends %.4g KiB per step", t->name, t->shard, strcmp(t->compress, "none") ? (!strcmp(t->compress, "lion_cub") ? " + lion_cub (1-bit majority vote, all-gather)" : (SgTrainerIsLionCub(t) ? " + lion_cub_allreduce (1-bit majority vote, allreduce of counts)" : " + compressed")) : "", size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024,
                           t->shard == 0 ? "2bPsi + KPsi" : (t->shard == 1 ? "2bPsi + KPsi/N" : "bPsi + bPsi/N + KPsi/N"), ftot / 1024, t->shard >= 2 ? "; backward still writes the whole gradient slab" : "", StepBytes(t, size) / 1024));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -201,11 +209,14 @@ PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
   }
   SgCallNN(sgnn_optim_step(t->opt));
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  if (t->shard && size > 1) {
+  if (t->shard && t->shard < 3 && size > 1) {
     SgnnTensor v = sgnn_params_values(t->P);
     PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sgnn_tensor_data(v), t->zcount, t->zdispl, DType(v), t->sync->comm));
   }
-  t->zbytes += StepBytes(t, size);
+  if (t->shard == 3) { /* no all-gather now: the block is kept, the slabs freed; the next acquire gathers and counts its bytes */
+    PetscCall(SgTrainerZero3Release(t));
+    t->zbytes += StepBytes(t, size) / 2; /* the reduce-scatter */
+  } else t->zbytes += StepBytes(t, size);
   t->zsteps++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

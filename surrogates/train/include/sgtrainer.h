@@ -156,8 +156,8 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetSyncType(SgTrainer, const char type[], P
 PETSC_EXTERN PetscErrorCode SgTrainerSetFromOptions(SgTrainer);
 /* Optimizer by name and ZeRO sharding (zero.c, docs/train.md): options -PREFIX_optimizer
    sgd|adam|adamw|lion, -PREFIX_lion_beta1, -PREFIX_lion_beta2, -PREFIX_weight_decay,
-   -PREFIX_sgd_momentum, -PREFIX_shard 0|1|2 (ZeRO stage: 1 optimizer state, 2 also gradients
-   partitioned over the ranks), -PREFIX_compress none|lion_cub|lion_cub_allreduce, -PREFIX_lion_cub_sync M, read by SgTrainerSetFromOptions or declared in a
+   -PREFIX_sgd_momentum, -PREFIX_shard 0|1|2|3 (ZeRO stage: 1 optimizer state, 2 also gradients,
+   3 also the parameters between steps partitioned over the ranks), -PREFIX_compress none|lion_cub|lion_cub_allreduce, -PREFIX_lion_cub_sync M, read by SgTrainerSetFromOptions or declared in a
    surrogate's own block by SgTrainerOptionsOptimizer (the optimizer's learning rate is kept). Bad
    combinations are refused at SgTrainerSetUp with one line. SgTrainerGetCommStats: bytes sent per
    step (counted as bandwidth-optimal collectives send them, per rank) and this rank's weights,
@@ -166,6 +166,9 @@ PETSC_EXTERN PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *, SgnnOp
 /* lion_cub_sync < 0: the trainer's default (10) */
 PETSC_EXTERN PetscErrorCode SgTrainerSetShard(SgTrainer, PetscInt stage, const char compress[], PetscInt lion_cub_sync);
 PETSC_EXTERN PetscErrorCode SgTrainerGetCommStats(SgTrainer, PetscReal *bytes_per_step, PetscReal mem[3]);
+/* -PREFIX_shard 3: what this rank held between steps (rest) and at the peak of a step (weights,
+   gradients, optimizer state, bytes; zero3.c); other stages: SgTrainerGetCommStats' mem in both */
+PETSC_EXTERN PetscErrorCode SgTrainerGetShardResident(SgTrainer, PetscReal rest[3], PetscReal peak[3]);
 /* The vote allreduce of -PREFIX_compress lion_cub_allreduce (vote.c): votes[i] = the number of ranks of
    comm whose bit i (bits[i >> 3] >> (i & 7) & 1) is set, for n values, by one MPI_Allreduce of
    ceil(log2(N + 1))-bit counters packed in 64-bit words; collective; N < 65,536. SgTrainerVoteBytes: what it

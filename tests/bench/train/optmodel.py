@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A performance model of SgTrainer's data-parallel options (issue 38; docs/parallel.md, "The options at
-scale"): plain data parallelism, ZeRO stages 1 and 2, Lion Cub's 1-bit votes (all-gathered, or summed by
-the low-bit vote allreduce), and, for comparison, two designs surge does not implement (ZeRO stage 3,
-SDP4Bit).
+scale"): plain data parallelism, ZeRO stages 1, 2 and 3 (surge's stage 3 gathers the whole slab once per
+step), Lion Cub's 1-bit votes (all-gathered, or summed by the low-bit vote allreduce), and, for comparison,
+two designs surge does not implement (DeepSpeed's per-layer stage 3, SDP4Bit).
 
   optmodel.py RESULTS     predict every 2-rank run of tests/bench/train/options.sh from its 1-rank runs
                           and this machine's ping-pong, compare with the measured steps; then the model
@@ -62,7 +62,9 @@ def collectives(opt, psi, b, N, M=10):
         return [("ar", S, "overlap"), ("ag", S, "exposed")]
     if opt == "adam2":
         return [("rs", S, "exposed"), ("ag", S, "exposed")]
-    if opt == "zero3":  # DeepSpeed's stage 3: parameters all-gathered for forward and backward (prefetched)
+    if opt == "adam3":  # surge's stage 3 (zero3.c): the whole slab all-gathered before the step, the gradient reduce-scattered
+        return [("ag", S, "exposed"), ("rs", S, "exposed")]
+    if opt == "zero3":  # DeepSpeed's stage 3: each layer all-gathered for forward and again for backward (prefetched)
         return [("ag", S, "overlap"), ("ag", S, "overlap"), ("rs", S, "exposed")]
     sync = [("ar", S / M, "exposed")] if M else []  # the momenta averaged every M steps, per step
     if opt == "lioncub":
@@ -86,10 +88,12 @@ def sent_per_step(opt, psi, b, N, M=10):
 
 def memory(opt, psi, b, N):
     """weights + gradients + optimizer state per rank, in bytes, as surge allocates them (stage 2 keeps
-    the whole gradient slab: the engine's backward writes it)"""
+    the whole gradient slab: the engine's backward writes it; surge's stage 3 at the peak of a step: the
+    gathered slab, the rank's block, the gradient slab; between steps it keeps (b + K) Psi/N)"""
     K = b if opt.startswith("lion") else 2 * b
     return {"adam0": 2 * b * psi + K * psi, "lion0": 2 * b * psi + K * psi, "adam1": 2 * b * psi + K * psi / N,
-            "adam2": 2 * b * psi + K * psi / N, "zero3": (2 * b + K) * psi / N, "lioncub": 3 * b * psi,
+            "adam2": 2 * b * psi + K * psi / N,
+            "adam3": 2 * b * psi + (b + K) * psi / N, "zero3": (2 * b + K) * psi / N, "lioncub": 3 * b * psi,
             "lioncub_vote": 3 * b * psi, "sdp4bit": b * psi + b * psi / N + K * psi / N}[opt]
 
 
@@ -199,7 +203,8 @@ def validate(path):
 # latency of 20 / 10 us; InfiniBand HDR 200 Gb/s (25 GB/s) with 1 us.
 NETS = (("10 GbE", 20e-6, 1 / 1.25e9), ("25 GbE", 10e-6, 1 / 3.125e9), ("IB HDR", 1e-6, 1 / 25e9))
 OPTS = (("adam0", "plain data parallel (Adam)"), ("adam1", "ZeRO 1"), ("adam2", "ZeRO 2"),
-        ("lioncub", "Lion Cub, all-gather of bits"), ("zero3", "ZeRO 3 (not implemented)"),
+        ("adam3", "ZeRO 3, whole slab per step"), ("lioncub", "Lion Cub, all-gather of bits"),
+        ("zero3", "ZeRO 3 per layer (not implemented)"),
         ("lioncub_vote", "Lion Cub, vote allreduce"), ("sdp4bit", "SDP4Bit (not implemented)"))
 # Models, float64, one rank = one accelerator (100x this machine's core, as the hybrid model above):
 #  MeshfreeFlowNet at the paper's size: 562,032 weights; 3.39 s per crop on one core with the PDE loss,

@@ -37,7 +37,9 @@
      reduce-scatter may add in another order); a stage-2 checkpoint at step 3 (the whole Adam state
      gathered, the surrogate's own file) restarted at stage 1 equals stage 0 to 1e-12; the stage
      reaches the trainer (stage 1 with plain SGD refused); on 2-3 ranks lion_cub's momentum-sync
-     interval reaches it (every step and never give different weights). */
+     interval reaches it (every step and never give different weights). Stage 3 (parameters partitioned
+     between steps) with a checkpoint at step 3 (the weights gathered from the blocks) equals stage 0
+     to 1e-12, and that checkpoint restarted at stage 0 too. */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "dptest_common.h"
@@ -655,26 +657,28 @@ int main(int argc, char **argv)
     SgDPTrainOpts o, ob;
     SgDPModel     m;
     long          np = 0;
-    double       *w[4] = {NULL}, moved = 0;
-    char          ckpt[PETSC_MAX_PATH_LEN];
+    double       *w[6] = {NULL}, moved = 0;
+    char          ckpt[PETSC_MAX_PATH_LEN], ckpt3[PETSC_MAX_PATH_LEN];
+    const int     stage[6] = {0, 1, 2, 1, 3, 0};
     Config(&c);
     Opts(&o, dir, 6, 3); /* batch 3 of two systems: local batches 3 / 1+2 / 1+1+1 */
     o.nvalid = 0;
     o.nfiles = 2;
     PetscCall(PetscSNPrintf(o.files[1], sizeof o.files[1], "%s/pair24_train.h5", dir));
     PetscCall(PetscSNPrintf(ckpt, sizeof ckpt, "%s/zero_ckpt_%d.h5", dir, size));
-    for (int k = 0; k < 4; k++) { /* stages 0, 1, 2 (checkpoint at step 3), then stage 1 restarted from it */
-      o.shard = k < 3 ? k : 1;
-      o.save_freq = k == 2 ? 3 : 0;
+    PetscCall(PetscSNPrintf(ckpt3, sizeof ckpt3, "%s/zero_ckpt3_%d.h5", dir, size));
+    for (int k = 0; k < 6; k++) { /* stages 0, 1, 2 (checkpoint at step 3), stage 1 restarted from it, stage 3 (checkpoint at 3), stage 0 restarted from that */
+      o.shard = stage[k];
+      o.save_freq = k == 2 || k == 4 ? 3 : 0;
       o.save_ckpt[0] = 0;
       o.restart[0] = 0;
-      if (k == 2) PetscCall(PetscStrncpy(o.save_ckpt, ckpt, sizeof o.save_ckpt));
-      if (k == 3) PetscCall(PetscStrncpy(o.restart, ckpt, sizeof o.restart));
+      if (k == 2 || k == 4) PetscCall(PetscStrncpy(o.save_ckpt, k == 2 ? ckpt : ckpt3, sizeof o.save_ckpt));
+      if (k == 3 || k == 5) PetscCall(PetscStrncpy(o.restart, k == 3 ? ckpt : ckpt3, sizeof o.restart));
       ob = o;
-      if (k < 3) {
+      if (k != 3 && k != 5) {
         PetscCall(SgDPModelCreate(&c, &m));
         PetscCall(SgDPModelInitWeights(m, 5));
-      } else PetscCall(SgDPModelLoad(ckpt, &m));
+      } else PetscCall(SgDPModelLoad(o.restart, &m));
       PetscCall(SgDPTrain(m, &ob, PETSC_COMM_WORLD));
       SgNN(sgnn_params_count(m->P, &np));
       PetscCall(PetscMalloc1(np, &w[k]));
@@ -691,20 +695,22 @@ int main(int argc, char **argv)
       PetscCall(PetscFree(w0));
     }
     PetscCall(SgDPModelDestroy(&m));
-    for (int k = 1; k < 4; k++) {
-      double err = 0;
+    for (int k = 1; k < 6; k++) {
+      const char *what[6] = {"", "stage 1", "stage 2", "stage 2 checkpoint at 3, restarted at stage 1", "stage 3", "stage 3 checkpoint at 3, restarted at stage 0"};
+      double      err     = 0;
       for (long i = 0; i < np; i++) err = PetscMax(err, fabs(w[k][i] - w[0][i]) / (1e-3 + fabs(w[0][i])));
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zero: %d rank(s), %ld weights: %s vs stage 0 after 6 steps: max relative difference %.2e (moved %.2e)\n", size, np, k == 1 ? "stage 1" : k == 2 ? "stage 2" : "stage 2 checkpoint at 3, restarted at stage 1", err, moved));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zero: %d rank(s), %ld weights: %s vs stage 0 after 6 steps: max relative difference %.2e (moved %.2e)\n", size, np, what[k], err, moved));
       /* stage 1: the same gradient and the same elementwise update: bit for bit; stage 2 and the
          restart: the reduce-scatter adds the ranks' blocks in another order than the allreduce */
       if (k == 1) CHECK(err == 0, "stage 1 differs from stage 0 on %d ranks: %g", size, err);
-      else CHECK(err < 1e-12, "%s differs from stage 0 on %d ranks: %g", k == 2 ? "stage 2" : "the restart", size, err);
+      else CHECK(err < 1e-12, "%s differs from stage 0 on %d ranks: %g", what[k], size, err);
     }
     CHECK(moved > 1e-4, "training did not move the weights (%g)", moved);
     { /* the stage reaches the trainer: stage 1 with plain SGD (no optimizer state to shard) is refused */
       PetscErrorCode ierr;
       ob = o;
       ob.restart[0] = 0;
+      ob.shard = 1;
       sgnn_optim_defaults(SGNN_SGD, &ob.oc);
       PetscCall(SgDPModelCreate(&c, &m));
       PetscCall(SgDPModelInitWeights(m, 5));
@@ -737,7 +743,7 @@ int main(int argc, char **argv)
       PetscCall(PetscFree(wc[0]));
       PetscCall(PetscFree(wc[1]));
     }
-    for (int k = 0; k < 4; k++) PetscCall(PetscFree(w[k]));
+    for (int k = 0; k < 6; k++) PetscCall(PetscFree(w[k]));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &fails, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s (%d failures)\n", fails ? "FAILED" : "PASSED", (int)fails));

@@ -19,6 +19,11 @@
      2(N-1)/N x 208 (stage 0), 3(N-1)/N x 208 (1), 2(N-1)/N x 208 (2). Checkpoints: 15 steps at
      stage 1 + a checkpoint, restarted at stage 0 and at stage 2 for 15, equal 30 steps at stage 0
      (bit for bit for stage 0; stage 2 to round-off): the checkpoint holds the whole state.
+     Stage 3 (parameters partitioned between steps, zero3.c) equals stage 2 bit for bit (the same
+     reduce-scatter and update; the all-gather copies); between steps a rank holds 8 x its block of
+     weights, no gradient and 16 x its block of Adam's state, at the step's peak 208 + 8 x block of
+     weights and 208 of gradients; 2(N-1)/N x 208 bytes per step. A stage-3 checkpoint at step 15
+     restarted at stage 3 and at stage 0 equals 30 steps at stage 2 (bit for bit) and stage 0 (round-off).
    test_trainer_zero cub DIR (1, 2 or 3 ranks): -train_compress lion_cub and lion_cub_allreduce (at
      ModeCub below).
    test_trainer_zero vote DIR (any rank count): SgTrainerVoteSum, the vote allreduce of
@@ -148,6 +153,8 @@ typedef struct {
 } Run;
 
 /* one training; out: the final slab; stats: bytes per step and this rank's memory */
+static PetscReal shard_rest[3], shard_peak[3]; /* the last Train's SgTrainerGetShardResident */
+
 static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], PetscReal stats[4])
 {
   SgTrainer       tr;
@@ -196,6 +203,7 @@ static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], P
   PetscCall(SgTrainerSetFromOptions(tr));
   PetscCall(SgTrainerTrain(tr));
   if (stats) PetscCall(SgTrainerGetCommStats(tr, &stats[0], &stats[1]));
+  PetscCall(SgTrainerGetShardResident(tr, shard_rest, shard_peak));
   if (r->mom) {
     SgnnOptim  o;
     SgnnTensor mt = NULL;
@@ -274,7 +282,7 @@ static double RelDiff(const double a[], const double b[], long n)
 static char shard_data[PETSC_MAX_PATH_LEN];
 
 /* Adam, 30 steps, at stages 0, 1, 2 (no checkpoint) */
-static PetscErrorCode Train30Adam(MPI_Comm comm, double w[3][64])
+static PetscErrorCode Train30Adam(MPI_Comm comm, double w[4][64])
 {
   Net  m;
   Run  r = {0};
@@ -285,7 +293,7 @@ static PetscErrorCode Train30Adam(MPI_Comm comm, double w[3][64])
   r.batch = 7;
   r.steps = 30;
   r.disp = 10;
-  for (PetscInt stage = 0; stage < 3; stage++) {
+  for (PetscInt stage = 0; stage < 4; stage++) {
     PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
     r.opts = opts;
     PetscCall(NetCreate(&m));
@@ -301,7 +309,7 @@ static PetscErrorCode ModeShard(const char dir[])
   PetscMPIInt size, rank;
   char        data[PETSC_MAX_PATH_LEN], ck[PETSC_MAX_PATH_LEN], opts[256];
   const char *optim[2] = {"adam", "lion"};
-  double      w[3][64], w1[64], wr[64];
+  double      w[4][64], w1[64], wr[64];
   Net         m;
   Run         r = {0};
   PetscReal   st[4];
@@ -319,16 +327,20 @@ static PetscErrorCode ModeShard(const char dir[])
   r.steps = 30;
   r.disp = 10;
   for (int o = 0; o < 2; o++) {
-    for (PetscInt stage = 0; stage < 3; stage++) {
+    for (PetscInt stage = 0; stage < 4; stage++) {
       long   blk = 26 * (rank + 1) / size - 26 * rank / size;
-      double f   = (double)(size - 1) / size, want_b = (stage == 1 ? 3 : 2) * f * 208, want_m = (o ? 1 : 2) * 8.0 * (stage ? blk : 26);
+      double f   = (double)(size - 1) / size, want_b = (stage == 1 ? 3 : 2) * f * 208, want_m = (o ? 1 : 2) * 8.0 * (stage ? blk : 26), want_w = 208 + (stage == 3 ? 8.0 * blk : 0);
       PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s -train_shard %" PetscInt_FMT, optim[o], stage));
       r.opts = opts;
       PetscCall(NetCreate(&m));
       PetscCall(Train(comm, &m, &r, w[stage], st));
       sgnn_params_destroy(&m.P);
       CHECK(fabs(st[0] - want_b) < 1e-9, "%s stage %" PetscInt_FMT " on %d ranks: %g bytes per step counted, the collectives move %g", optim[o], stage, size, (double)st[0], want_b);
-      CHECK(st[3] == want_m && st[1] == 208 && st[2] == 208, "%s stage %" PetscInt_FMT " rank %d: optimizer state %g bytes (want %g), weights %g, gradients %g (want 208)", optim[o], stage, rank, (double)st[3], want_m, (double)st[1], (double)st[2]);
+      CHECK(st[3] == want_m && st[1] == want_w && st[2] == 208, "%s stage %" PetscInt_FMT " rank %d: optimizer state %g bytes (want %g), weights %g (want %g), gradients %g (want 208)", optim[o], stage, rank, (double)st[3], want_m, (double)st[1], want_w, (double)st[2]);
+      if (stage == 3) { /* measured by zero3.c from what is allocated after a release and at the step's peak */
+        CHECK(shard_rest[0] == 8.0 * blk && shard_rest[1] == 0 && shard_rest[2] == want_m, "%s stage 3 rank %d: between steps weights %g (want %g), gradients %g (want 0), optimizer state %g (want %g)", optim[o], rank, (double)shard_rest[0], 8.0 * blk, (double)shard_rest[1], (double)shard_rest[2], want_m);
+        CHECK(shard_peak[0] == want_w && shard_peak[1] == 208 && shard_peak[2] == want_m, "%s stage 3 rank %d: at the peak weights %g (want %g), gradients %g (want 208), optimizer state %g (want %g)", optim[o], rank, (double)shard_peak[0], want_w, (double)shard_peak[1], (double)shard_peak[2], want_m);
+      }
     }
     if (!rank) { /* the 1-rank run */
       PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s", optim[o]));
@@ -341,7 +353,8 @@ static PetscErrorCode ModeShard(const char dir[])
     CHECK(!memcmp(w[1], w[0], 26 * sizeof(double)), "%s: stage 1 differs from stage 0 by %g (relative) on %d ranks: want bit for bit", optim[o], RelDiff(w[0], w[1], 26), size);
     CHECK(RelDiff(w[0], w[2], 26) <= 1e-13, "%s: stage 2 differs from stage 0 by %g (relative) on %d ranks: want < 1e-13", optim[o], RelDiff(w[0], w[2], 26), size);
     CHECK(RelDiff(w1, w[2], 26) <= 1e-12, "%s: stage 2 on %d ranks differs from 1 rank by %g (relative): want < 1e-12", optim[o], size, RelDiff(w1, w[2], 26));
-    PetscCall(PetscPrintf(comm, "%s on %d ranks: stage 1 - stage 0 %g, stage 2 - stage 0 %g, stage 2 - 1 rank %g (max relative)\n", optim[o], size, RelDiff(w[0], w[1], 26), RelDiff(w[0], w[2], 26), RelDiff(w1, w[2], 26)));
+    CHECK(!memcmp(w[3], w[2], 26 * sizeof(double)), "%s: stage 3 differs from stage 2 by %g (relative) on %d ranks: want bit for bit", optim[o], RelDiff(w[2], w[3], 26), size);
+    PetscCall(PetscPrintf(comm, "%s on %d ranks: stage 1 - stage 0 %g, stage 2 - stage 0 %g, stage 3 - stage 0 %g, stage 2 - 1 rank %g (max relative)\n", optim[o], size, RelDiff(w[0], w[1], 26), RelDiff(w[0], w[2], 26), RelDiff(w[0], w[3], 26), RelDiff(w1, w[2], 26)));
   }
   /* Adam: 15 steps at stage 1 + checkpoint (the whole state, gathered), restarted at stage 0 and 2
      (the checkpoint restores the weights too); w[] holds Adam's 30 steps at stages 0, 1, 2 */
@@ -363,6 +376,24 @@ static PetscErrorCode ModeShard(const char dir[])
     if (stage == 0) CHECK(!memcmp(wr, w[0], 26 * sizeof(double)), "a stage-1 checkpoint at step 15 restarted at stage 0 differs from 30 steps at stage 0 by %g: want bit for bit", RelDiff(w[0], wr, 26));
     else CHECK(RelDiff(w[0], wr, 26) <= 1e-13, "a stage-1 checkpoint at step 15 restarted at stage 2 differs from 30 steps at stage 0 by %g: want < 1e-13", RelDiff(w[0], wr, 26));
     PetscCall(PetscPrintf(comm, "checkpoint at stage 1, restart at stage %" PetscInt_FMT " on %d ranks: %g from 30 steps at stage 0\n", stage, size, RelDiff(w[0], wr, 26)));
+  }
+  /* a stage-3 checkpoint (the weights gathered from the blocks) restarted at stage 3 and at stage 0 */
+  r.ckpt = ck, r.ckpt_every = 15, r.restart = NULL;
+  r.opts = "-train_optimizer adam -train_shard 3";
+  PetscCall(NetCreate(&m));
+  PetscCall(Train(comm, &m, &r, wr, NULL));
+  sgnn_params_destroy(&m.P);
+  r.ckpt = NULL;
+  r.restart = ck;
+  for (PetscInt stage = 3; stage >= 0; stage -= 3) {
+    PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
+    r.opts = opts;
+    PetscCall(NetCreate(&m));
+    PetscCall(Train(comm, &m, &r, wr, NULL));
+    sgnn_params_destroy(&m.P);
+    if (stage == 3) CHECK(!memcmp(wr, w[3], 26 * sizeof(double)), "a stage-3 checkpoint at step 15 restarted at stage 3 differs from 30 steps at stage 3 by %g: want bit for bit", RelDiff(w[3], wr, 26));
+    else CHECK(RelDiff(w[0], wr, 26) <= 1e-13, "a stage-3 checkpoint at step 15 restarted at stage 0 differs from 30 steps at stage 0 by %g: want < 1e-13", RelDiff(w[0], wr, 26));
+    PetscCall(PetscPrintf(comm, "checkpoint at stage 3, restart at stage %" PetscInt_FMT " on %d ranks: %g from 30 steps at stage 0\n", stage, size, RelDiff(w[0], wr, 26)));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
