@@ -257,10 +257,10 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
     /* per species: f, two Runge-Kutta stages, the right-hand side and a ghosted copy */
     PetscCall(SgCheckCount(comm, "-vlasov_cells", "phase-space unknowns per species", unknowns, 5.0 * sizeof(PetscScalar) * v->nspecies));
   }
-  if (v->cdim == 3) { /* 3x: no 3-D Poisson solver, collision moments or dispersion fits yet */
+  if (v->cdim == 3) { /* 3x: no 3-D Poisson solver, BGK projection or dispersion fits yet (LBO: any cdim) */
     PetscCheck(v->field != SG_VLASOV_FIELD_POISSON, comm, PETSC_ERR_USER_INPUT, "vlasov_cdim 3 has no Poisson solver: use field: maxwell (or none)");
-    PetscCheck(v->collisions == 0 && v->fit == 0 && v->exact == 0, comm, PETSC_ERR_USER_INPUT, "vlasov_cdim 3 runs without collisions, fit and exact (set collisions: none, fit: none, exact: none)");
-    for (PetscInt s = 0; s < v->nspecies; s++)
+    PetscCheck(v->collisions != 1 && v->fit == 0 && v->exact == 0, comm, PETSC_ERR_USER_INPUT, "vlasov_cdim 3 runs without BGK collisions, fit and exact (set collisions: none or lbo, fit: none, exact: none)");
+    for (PetscInt s = 0; s < v->nspecies && v->field == SG_VLASOV_FIELD_MAXWELL; s++) /* field none: a perturbation needs no field */
       PetscCheck(v->sp[s].pert == 0, comm, PETSC_ERR_USER_INPUT, "vlasov_cdim 3 starts from E = 0 (no Poisson solve of the initial charge): species %s needs perturbation: 0 (seed the run with maxwell_E0/maxwell_B0)", v->sp[s].name);
   }
   PetscCheck(v->exact != 1 || (v->field == 1 && v->cdim == 1 && v->vdim == 1 && v->nspecies == 1), comm, PETSC_ERR_USER_INPUT, "vlasov_exact freestream needs field: none, a 1x1v phase space and one species");

@@ -340,7 +340,7 @@ static PetscBool SmallSolve(PetscInt n, PetscReal A[4][4], PetscReal b[4], Petsc
     for (PetscInt q_ = 0; q_ < (c)->nq; q_++) Slice((c), (fl) + off_, q_, Gc_[q_]); \
     for (PetscInt j_ = 0; j_ < (c)->v->vdim; j_++) \
       for (PetscInt sd_ = 0; sd_ < 2; sd_++) { \
-        PetscInt nn_[5] = {n[0], n[1], n[2], n[3], n[4]}, d_ = (c)->v->cdim + j_, o_; \
+        PetscInt nn_[6] = {n[0], n[1], n[2], n[3], n[4], n[5]}, d_ = (c)->v->cdim + j_, o_; \
         nn_[d_] += sd_ ? 1 : -1; \
         for (PetscInt q_ = 0; q_ < (c)->nq; q_++) Gn_[q_][2 * j_ + sd_] = NULL; \
         if (nn_[d_] < 0 || nn_[d_] >= (c)->s->N[d_]) continue; \

@@ -51,6 +51,7 @@ run vm2x3v_p1_lbo 32 16000 6200 $VM2 -vlasov_order 1 -vlasov_cells 4,4,10,10,10 
 # gkylzero 23 us per cell
 VM3="$D/weibel.yaml -vlasov_cdim 3 -vlasov_vdim 3 -vlasov_order 1 -vlasov_lower 0,0,0,-1,-1,-1 -vlasov_upper 15.707963267948966,6,6,1,1,1 -vlasov_maxwell_k 0.4,0,0 -vlasov_elc_drift 0,0.3,0"
 run vm3x3v_p1 64 16000 23000 $VM3 -vlasov_cells 4,2,2,10,10,10 -sim_max_steps 3
+run vm3x3v_p1_lbo 64 16000 23000 $VM3 -vlasov_cells 4,2,2,10,10,10 -vlasov_collisions lbo -vlasov_elc_nu 0.05 -sim_max_steps 1
 # the demo problem end to end: gkylzero runs it (32x32, p=2) at 4.45 s for 8489 steps = 0.524 ms/step
 [ -n "${ONLY:-}" ] || for r in $(seq $REPS); do "$SURGE" run $D/landau.yaml -sim_field_every 0 -sim_output demo > demo.$r.log 2>&1; done
 /usr/bin/python3 - <<'PY'

@@ -50,6 +50,7 @@ expect_fail "needs cdim 1 and uncharged species" $W -vlasov_exact planewave -sim
 X3="$W -vlasov_cdim 3 -vlasov_vdim 3 -vlasov_fit none -vlasov_order 1 -vlasov_cells 4,2,2,10,10,10 -vlasov_lower 0,0,0,-1,-1,-1 -vlasov_upper 15.707963267948966,1,1,1,1,1 -vlasov_maxwell_k 0.4,0,0 -vlasov_elc_drift 0,0.3,0"
 expect_fail "vlasov_cdim 3 has no Poisson solver" $X3 -vlasov_field poisson -sim_output bad_3p
 expect_fail "species elc needs perturbation: 0" $X3 -vlasov_elc_perturbation 1e-3 -vlasov_elc_k 0.4,0,0 -sim_output bad_3k
+expect_fail "vlasov_cdim 3 runs without BGK collisions" $X3 -vlasov_collisions bgk -vlasov_elc_nu 0.1 -sim_output bad_3b
 expect_fail "vlasov_cells" $X3 -vlasov_cells 4000,2000,2000,100,100,100 -sim_output bad_3m
 for o in bad_field bad_c bad_k bad_f bad_e bad_3p bad_3k bad_3m; do
   [ ! -e $o.h5 ] && [ ! -e $o.xmf ] && [ ! -e $o.chk.h5 ] || { echo "FAIL  a refused deck wrote $o.*"; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Dougherty / LBO collisions with a folded velocity dimension (1x3v: vz; 2x2v: vy kept whole in each
-# DMDA point, docs/vlasov.md), ~7 s of CPU in all:
+# DMDA point, docs/vlasov.md) and 3x3v, ~9 s of CPU in all:
 #  1. inputs/vlasov/lbo_tophat_1x3v.yaml (1x3v p = 1, anisotropic top-hat + bump, nu = 1, t = 1):
 #     number, momentum, energy conserved < 1e-12 (measured 8.0e-15, 3.5e-16, 5.7e-15); the anisotropy
 #     ke_y - ke_z (no flow along y, z) decays as exp(-2 nu t) in 3v as in 2v (d/dt int v_j^2 f =
@@ -60,3 +60,19 @@ for k in number_elc:number_elc kinetic_energy_x:kinetic_energy_y kinetic_energy_
   check "2x2v varying in y / 1x2v varying in x per unit length: ${k#*:} vs ${k%:*}" "$(awk -v a=$(final y1.log ${k%:*}) -v b=$(final y2.log ${k#*:}) -v L=$L 'BEGIN{print b/(L*a)-1}')" "<" 1e-12
 done
 check "2x2v varying in y / 1x2v varying in x: min_f" "$(awk -v a=$(final y1.log min_f) -v b=$(final y2.log min_f) 'BEGIN{print b/a-1}')" "<" 1e-12
+# 6. 3x3v p = 1 (issue 39; field none, 2 x 2 x 4 configuration cells with L_x = L_y = 1, 4^3 velocity
+#    cells, 3 fixed steps): the top-hat varying along z (perturbation 0.3, k = (0, 0, 0.5)) equals the
+#    1x3v run varying along x (z <-> x, v_z <-> v_x) to 1e-12: the 27 tensor Gauss nodes of a 3x
+#    configuration cell reduce to the 1x ones, with the z basis functions in the node values; number,
+#    momentum, energy conserved < 1e-12; 1 vs 2 ranks with a z split equal to 1e-12.
+T="$DECKS/lbo_tophat_1x3v.yaml -vlasov_elc_bump_fraction 0 -vlasov_elc_perturbation 0.3 -sim_dt 0.005 -sim_t_end 0.015"
+L=12.566370614359172
+Z3="$T -vlasov_cdim 3 -vlasov_cells 2,2,4,4,4,4 -vlasov_lower 0,0,0,-5,-5,-5 -vlasov_upper 1,1,$L,5,5,5 -vlasov_elc_k 0,0,0.5 -vlasov_elc_tophat_width 0.9,1.5,1.2"
+$SURGE run $T -vlasov_cells 4,4,4,4 -vlasov_upper $L,5,5,5 -vlasov_elc_k 0.5 -sim_output x1 > x1.log 2>&1 || { tail -20 x1.log; exit 1; }
+$SURGE run $Z3 -sim_output z3 > z3.log 2>&1 || { tail -20 z3.log; exit 1; }
+conserved z3.log "energy ~10" x y z
+for k in number_elc:number_elc kinetic_energy:kinetic_energy kinetic_energy_x:kinetic_energy_z kinetic_energy_y:kinetic_energy_y kinetic_energy_z:kinetic_energy_x l2_f:l2_f min_f:min_f; do
+  check "3x3v varying in z / 1x3v varying in x: ${k#*:} vs ${k%:*}" "$(awk -v a=$(final x1.log ${k%:*}) -v b=$(final z3.log ${k#*:}) 'BEGIN{print b/a-1}')" "<" 1e-12
+done
+$MPIEXEC $SURGE run $Z3 -vlasov_ranks 1,1,2 -sim_output z3r > z3r.log 2>&1 || { tail -20 z3r.log; exit 1; }
+same_final z3.log z3r.log "3x3v 1 vs 2 ranks (z split)"
