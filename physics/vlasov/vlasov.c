@@ -135,16 +135,11 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscCheck(set && n == v->pdim, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_cells needs %" PetscInt_FMT " entries (cdim + vdim = %" PetscInt_FMT "+%" PetscInt_FMT "), got %" PetscInt_FMT ": e.g. cells: [32, 32] for 1x1v", v->pdim, v->cdim, v->vdim, set ? n : 0);
   for (PetscInt d = 0; d < v->pdim; d++)
     PetscCheck(v->cells[d] >= 1, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_cells: entry %" PetscInt_FMT " = %" PetscInt_FMT " is not a positive cell count; every dimension needs at least 1 cell (periodic directions at least 3 per rank)", d, v->cells[d]);
-  /* 2x with one periodic cell in a direction gives wrong results (a Weibel run with 1 cell in y differed
-     from the 1x run by 8e-2 in min f; 2 cells reproduce 1x to round-off; not yet traced): refuse it. 1x
-     with 1 cell (the homogeneous relaxation decks) is right. */
-  for (PetscInt d = 0; d < v->cdim && v->cdim > 1; d++)
-    PetscCheck(v->cells[d] >= 2, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_cells: configuration direction %" PetscInt_FMT " has %" PetscInt_FMT " cell; in 2x a periodic direction needs at least 2 (for a problem uniform in y, use 2 cells in y)", d, v->cells[d]);
   {
     PetscInt nr = 3;
     PetscBool sr;
     v->ranks[0] = v->ranks[1] = v->ranks[2] = PETSC_DECIDE;
-    PetscCall(SgOptionsIntArray("-ranks", "MPI ranks along each decomposed phase axis x [y] vx [vy] (first min(pdim,3) dims; product = number of ranks); default: PETSc decides", v->ranks, &nr, &sr, 1, PETSC_MAX_INT));
+    PetscCall(SgOptionsIntArray("-ranks", "MPI ranks along each split phase dimension (split_dims, in phase order; product = number of ranks); default: PETSc decides", v->ranks, &nr, &sr, 1, PETSC_MAX_INT));
     PetscCheck(!sr || nr == PetscMin(v->pdim, 3), comm, PETSC_ERR_USER_INPUT, "Option -vlasov_ranks needs %" PetscInt_FMT " entries (one per decomposed phase axis), got %" PetscInt_FMT, PetscMin(v->pdim, 3), nr);
     if (sr) {
       PetscMPIInt size;
@@ -152,6 +147,38 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
       PetscCallMPI(MPI_Comm_size(comm, &size));
       for (PetscInt a = 0; a < nr; a++) prod *= v->ranks[a];
       PetscCheck(prod == size, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_ranks: the product of the entries is %" PetscInt_FMT " but the run has %d ranks", prod, size);
+    }
+  }
+  {
+    const char *const dnames[6] = {"x", "y", "z", "vx", "vy", "vz"};
+    char             *sd[8];
+    PetscInt          nsd = 8, nax = PetscMin(v->pdim, 3);
+    PetscBool         ss;
+    PetscCall(SgOptionsStringArray("-split_dims", "Phase dimensions the MPI decomposition splits (the DMDA axes), e.g. x,vx,vy: exactly min(cdim+vdim, 3) names of x [y] [z] vx [vy] [vz]; the others are kept whole on every rank. Default: the ones with the most cells, ties to the earlier", sd, &nsd, &ss));
+    v->split_set = ss;
+    if (ss) {
+      PetscBool used[6] = {PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE};
+      char      bad[64] = "";
+      PetscInt  nbad = 0, rep = -1;
+      for (PetscInt i = 0; i < nsd; i++) {
+        PetscInt d = -1;
+        for (PetscInt e = 0; e < 6; e++) {
+          PetscBool eq;
+          PetscCall(PetscStrcmp(sd[i], dnames[e], &eq));
+          if (eq && e < 3 && e < v->cdim) d = e;
+          if (eq && e >= 3 && e - 3 < v->vdim) d = v->cdim + e - 3;
+        }
+        if (d < 0 && !nbad++) PetscCall(PetscStrncpy(bad, sd[i], sizeof bad));
+        else if (d >= 0 && used[d] && rep < 0) rep = d;
+        else if (d >= 0) used[d] = PETSC_TRUE;
+      }
+      for (PetscInt i = 0; i < nsd; i++) PetscCall(PetscFree(sd[i]));
+      PetscCheck(!nbad, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_split_dims: '%s' is not a phase dimension of this %" PetscInt_FMT "x%" PetscInt_FMT "v run; use names from x%s%s, vx%s%s", bad, v->cdim, v->vdim, v->cdim > 1 ? ", y" : "", v->cdim > 2 ? ", z" : "", v->vdim > 1 ? ", vy" : "",
+                 v->vdim > 2 ? ", vz" : "");
+      PetscCheck(rep < 0, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_split_dims names phase dimension %s twice: name each split dimension once", dnames[rep < v->cdim ? rep : 3 + rep - v->cdim]);
+      PetscCheck(nsd == nax, comm, PETSC_ERR_USER_INPUT, "Option -vlasov_split_dims has %" PetscInt_FMT " names: a %" PetscInt_FMT "x%" PetscInt_FMT "v run splits exactly %" PetscInt_FMT " phase dimensions (at most 3: the DMDA is 2-D or 3-D), e.g. split_dims: [x, vx%s]", nsd, v->cdim, v->vdim, nax, nax > 2 ? ", vy" : "");
+      for (PetscInt d = 0, a = 0; d < v->pdim; d++)
+        if (used[d]) v->split[a++] = d;
     }
   }
   n = 6;
@@ -232,6 +259,7 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   PetscOptionsHeadEnd();
 
   /* choices that need the whole picture */
+  PetscCall(SgVlasovChooseSplit(comm, v));
   PetscCheck(v->cfl <= CflLimit(v->order), comm, PETSC_ERR_USER_INPUT,
              "vlasov_cfl = %g is above the SSP-RK3 stability limit %.3f of order-%" PetscInt_FMT " DG (Cockburn & Shu 2001: |a| dt/dx <= %.3f, our cfl includes the factor 2p+1 = %" PetscInt_FMT "); use cfl <= %.2f",
              (double)v->cfl, (double)CflLimit(v->order), v->order, (double)(CflLimit(v->order) / (2 * v->order + 1)), 2 * v->order + 1, (double)(PetscFloorReal(100 * CflLimit(v->order)) / 100));
@@ -362,6 +390,7 @@ static PetscErrorCode SetUp_Vlasov(SgSolver solver)
     PetscCall(SgVlasovMaxwellInit(solver));
   }
   PetscCall(SgVlasovCollisionsSetUp(solver, v));
+  PetscCall(SgVlasovLayoutReport(solver, v));
   PetscCall(SgVlasovDeclareDiagnostics(solver));
   v->t_now = 0;
   PetscCall(SgVlasovDiagnose(solver, 0, v->diag0));
@@ -385,8 +414,10 @@ static PetscErrorCode View_Vlasov(SgSolver solver, PetscViewer viewer)
     for (PetscInt d = 0; d < v->pdim; d++) PetscCall(PetscViewerASCIIPrintf(viewer, " %" PetscInt_FMT, sp->N[d]));
     if (sp->da) {
       PetscInt px, py, pz;
+      char     list[64];
       PetscCall(DMDAGetInfo(sp->da, NULL, NULL, NULL, NULL, &px, &py, &pz, NULL, NULL, NULL, NULL, NULL, NULL));
-      PetscCall(PetscViewerASCIIPrintf(viewer, ", ranks per axis %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT, px, py, pz));
+      PetscCall(SgVlasovSplitNames(v, list, sizeof list));
+      PetscCall(PetscViewerASCIIPrintf(viewer, ", split dims [%s], ranks per axis %" PetscInt_FMT " %" PetscInt_FMT " %" PetscInt_FMT, list, px, py, pz));
     }
     PetscCall(PetscViewerASCIIPrintf(viewer, "\n"));
   }

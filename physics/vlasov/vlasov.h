@@ -21,9 +21,13 @@
    FFTW (the periodic FE system is block-circulant): with E_h = -grad phi_h and p >= 2 the
    semi-discrete scheme conserves total (kinetic + field) energy exactly, for any flux.
 
-   Parallel layout: each species' phase space is a PETSc DMDA over the first min(pdim, 3) phase
-   dimensions (x, [y], vx, [vy]; 3x3v: x, y, z); any remaining velocity dimensions are kept whole on every rank
-   and folded into the DMDA's dof (dof = np * cells of the folded dimensions). Configuration-space
+   Parallel layout: each species' phase space is a PETSc DMDA over min(pdim, 3) of the phase
+   dimensions, the split dimensions (SgVlasovChooseSplit: by default the ones with the most cells,
+   ties to the earlier of x, y, z, vx, vy, vz; -vlasov_split_dims forces them), in phase order; the
+   other dimensions are kept whole on every rank and folded into the DMDA's dof (dof = np * cells of
+   the folded dimensions, the first folded one fastest). ax[] maps a DMDA axis to its phase
+   dimension; a folded configuration dimension is periodic inside the dof (vlasov_rhs.c). Every
+   loop works with phase indices n[6] (SG_VLASOV_FOR_OWNED, SgVlasovCellOffset). Configuration-space
    moments are summed over all ranks and the (small) configuration-space field is replicated, so
    every rank computes the same field.
 
@@ -68,8 +72,10 @@ typedef struct {
   PetscInt  N[6];
   PetscReal lower[6], upper[6], dx[6];
   DM        da;
-  PetscInt  dadim, nfd, nfold, foldN[3], bs; /* folded velocity dims kept whole; bs = np*nfold */
+  PetscInt  dadim, nfd, nfold, foldN[3], bs; /* folded dims kept whole; bs = np*nfold */
+  PetscInt  ax[3], fdim[3], aofd[6];    /* phase dim of each DMDA axis / folded dim; DMDA axis of a phase dim (-1: folded) */
   PetscInt  s[3], m[3], gs[3], gm[3];   /* owned / ghosted corners and widths of the DMDA axes */
+  PetscInt  lo[6], len[6];              /* owned cells per phase dim: [lo, lo + len) (folded: the whole range) */
   Vec       f, f1, f2, rhs, floc;
   PetscReal *acc, *tau;                 /* [ncx][cdim*npx] (q/m) E, [ncx][cdim] max |acc| bound (Poisson only) */
   PetscReal vmax[3];                    /* max |v_j| on the grid */
@@ -87,6 +93,8 @@ typedef struct {
   PetscBool fit_coll;     /* fit_root is the collisional root (vlasov_colldisp.c) */
   PetscInt  cells[6];
   PetscInt  ranks[3];  /* ranks per DMDA axis (PETSC_DECIDE: PETSc chooses) */
+  PetscInt  split[3];  /* the phase dims of the DMDA axes, increasing (SgVlasovChooseSplit) */
+  PetscBool split_set; /* forced by -vlasov_split_dims */
   PetscReal lower[6], upper[6];
   PetscInt  nspecies;
   SgVlasovSpecies sp[SG_VLASOV_MAX_SPECIES];
@@ -150,12 +158,14 @@ typedef struct {
 
 PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver);
 
-/* Configuration cell of the DMDA indices (i0, i1, i2): the first cdim of them are x, [y], [z]. */
+/* Configuration cell of the configuration indices (i0, i1, i2) = phase indices n[0], n[1], n[2]: the
+   first cdim of them are x, [y], [z] (the others are ignored). */
 #define SG_VLASOV_CX(v, i0, i1, i2) ((i0) + ((v)->cdim > 1 ? (v)->Nx[0] * ((i1) + ((v)->cdim > 2 ? (v)->Nx[1] * (i2) : 0)) : 0))
 
-/* Visit the owned phase cells of species s in storage order (DMDA axes, x fastest, then the folded
-   velocity dims): idx counts the cells (coefficients at idx * np of the owned array), n[6] are the
-   global cell indices (folded dims decoded) and cx is the configuration cell. */
+/* Visit the owned phase cells of species s in storage order (DMDA axes, the first fastest, then the
+   folded dims): idx counts the cells (coefficients at idx * np of the owned array), n[6] are the
+   global cell indices by phase dimension (DMDA axes mapped by ax[], folded dims decoded) and cx is
+   the configuration cell. */
 #define SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, ...) \
   do { \
     PetscInt idx = 0; \
@@ -163,13 +173,20 @@ PETSC_EXTERN PetscErrorCode SgSolverCreate_Vlasov(SgSolver);
       for (PetscInt i1_ = (s)->s[1]; i1_ < (s)->s[1] + (s)->m[1]; i1_++) \
         for (PetscInt i0_ = (s)->s[0]; i0_ < (s)->s[0] + (s)->m[0]; i0_++) \
           for (PetscInt fi_ = 0; fi_ < (s)->nfold; fi_++, idx++) { \
-            PetscInt n[6] = {i0_, i1_, i2_, 0, 0, 0}, r_ = fi_, cx = SG_VLASOV_CX(v, i0_, i1_, i2_); \
-            for (PetscInt ff_ = 0; ff_ < (s)->nfd; ff_++) { n[(s)->dadim + ff_] = r_ % (s)->foldN[ff_]; r_ /= (s)->foldN[ff_]; } \
+            PetscInt n[6] = {0, 0, 0, 0, 0, 0}, r_ = fi_; \
+            n[(s)->ax[0]] = i0_; \
+            n[(s)->ax[1]] = i1_; \
+            if ((s)->dadim > 2) n[(s)->ax[2]] = i2_; \
+            for (PetscInt ff_ = 0; ff_ < (s)->nfd; ff_++) { n[(s)->fdim[ff_]] = r_ % (s)->foldN[ff_]; r_ /= (s)->foldN[ff_]; } \
+            const PetscInt cx = SG_VLASOV_CX(v, n[0], n[1], n[2]); \
             __VA_ARGS__ \
           } \
   } while (0)
 
 /* vlasov_grid.c */
+PETSC_INTERN PetscErrorCode SgVlasovChooseSplit(MPI_Comm, SgVlasov *);
+PETSC_INTERN PetscErrorCode SgVlasovSplitNames(const SgVlasov *, char list[], size_t len);
+PETSC_INTERN PetscErrorCode SgVlasovLayoutReport(SgSolver, SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovSetUpGrid(SgSolver, SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovCellOffset(const SgVlasovSpecies *, const PetscInt n[], PetscBool ghosted, PetscInt *off);
 /* vlasov_init.c */

@@ -96,7 +96,7 @@ static PetscErrorCode ProjectMaxwellian(SgSolver solver, SgVlasovSpecies *s, con
   SgVlasov      *v  = (SgVlasov *)solver->data;
   const PetscInt nl = v->npx, nm = v->vdim + 2, cd = v->cdim, pd = v->pdim, p = v->order, vd = v->vdim;
   const PetscInt nqx = p + 2, nqy = cd > 1 ? nqx : 1, nq = nqx * nqy;
-  const PetscInt lo1 = cd > 1 ? s->s[1] : 0, hi1 = cd > 1 ? s->s[1] + s->m[1] : 1;
+  const PetscInt lo1 = cd > 1 ? s->lo[1] : 0, hi1 = cd > 1 ? s->lo[1] + s->len[1] : 1;
   PetscInt       goff[3], gstride = 0;
   PetscReal      xq[NQV], wq[NQV], Lq[4][NQV], xg[NQV], wg[NQV], Lg[4][NQV];
   PetscReal     *G = v->bgk_g, *D = v->bgk_dens, *phi = v->bgk_phi;
@@ -118,9 +118,9 @@ static PetscErrorCode ProjectMaxwellian(SgSolver solver, SgVlasovSpecies *s, con
   for (PetscInt qa = 0; qa < nqx; qa++)
     for (PetscInt qb = 0; qb < nqy; qb++)
       for (PetscInt m = 0; m < nl; m++) phi[(qa * nqy + qb) * nl + m] = Lg[v->kern->alphax[m * cd]][qa] * (cd > 1 ? Lg[v->kern->alphax[m * cd + 1]][qb] : 1);
-  /* the owned configuration cells (configuration dims are DMDA dims: x, then y) */
+  /* the owned configuration cells (x, then y: a DMDA axis' owned range, or all cells when folded) */
   for (PetscInt i1 = lo1; i1 < hi1; i1++)
-    for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++) {
+    for (PetscInt i0 = s->lo[0]; i0 < s->lo[0] + s->len[0]; i0++) {
       const PetscInt   cx = SG_VLASOV_CX(v, i0, i1, 0);
       const PetscReal *mc = mom + cx * nm * nl;
       for (PetscInt qa = 0; qa < nqx; qa++)

@@ -124,15 +124,10 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
     PetscReal          J = 1;
     for (PetscInt d = 0; d < v->pdim; d++) J *= 0.5 * s->dx[d];
     PetscCall(VecGetArrayRead(s->f, &fa));
-    PetscInt idx = 0;
-    for (PetscInt i2 = s->s[2]; i2 < s->s[2] + s->m[2]; i2++)
-      for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
-        for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
-          for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
-            PetscInt           n[6] = {i0, i1, i2, 0, 0, 0}, r = fi;
+    SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, {
             const PetscScalar *fc   = fa + idx * v->np;
             PetscReal          num = 0, l2 = 0;
-            for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
+            (void)cx;
             for (PetscInt k = 0; k < v->np; k++) { num += c[0][0][k] * fc[k]; l2 += fc[k] * fc[k]; }
             loc[is] += J * num;
             loc[ns + v->vdim + 1] += J * l2;
@@ -147,7 +142,7 @@ PetscErrorCode SgVlasovDiagnose(SgSolver solver, PetscReal t, PetscReal values[]
               loc[ns + v->vdim] += 0.5 * s->mass * J * m2;
               if (v->collisions) loc[ns + v->vdim + 2 + j] += 0.5 * s->mass * J * m2;
             }
-          }
+    });
     PetscCall(VecRestoreArrayRead(s->f, &fa));
     f[is] = s->f;
   }
@@ -194,15 +189,9 @@ static PetscErrorCode SpeciesMoments(SgSolver solver, SgVlasovSpecies *s, PetscR
   for (PetscInt d = 0; d < v->pdim; d++) MomentWeights(v, d, c[d]);
   PetscCall(PetscCalloc1(v->ncx * nm, &loc));
   PetscCall(VecGetArrayRead(s->f, &fa));
-  PetscInt idx = 0;
-  for (PetscInt i2 = s->s[2]; i2 < s->s[2] + s->m[2]; i2++)
-    for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
-      for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
-        for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
-          PetscInt           n[6] = {i0, i1, i2, 0, 0, 0}, r = fi, cx = SG_VLASOV_CX(v, i0, i1, i2);
+  SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, {
           const PetscScalar *fc = fa + idx * v->np;
           PetscReal         *o  = loc + cx * nm, num = 0;
-          for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
           for (PetscInt k = 0; k < v->np; k++) num += c[0][0][k] * fc[k];
           o[0] += J / Vx * num;
           for (PetscInt j = 0; j < v->vdim; j++) {
@@ -215,7 +204,7 @@ static PetscErrorCode SpeciesMoments(SgSolver solver, SgVlasovSpecies *s, PetscR
             o[1 + j] += s->mass * J / Vx * m1;
             o[1 + v->vdim] += 0.5 * s->mass * J / Vx * m2;
           }
-        }
+  });
   PetscCall(VecRestoreArrayRead(s->f, &fa));
   PetscCall(MPIU_Allreduce(loc, out, (PetscMPIInt)(v->ncx * nm), MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)solver)));
   PetscCall(PetscFree(loc));
@@ -334,6 +323,10 @@ static PetscErrorCode Layout(SgVlasov *v, SgCheckpoint chk)
   PetscCall(SgCheckpointLayoutInt(chk, "vlasov_nspecies", v->nspecies));
   if (v->field == SG_VLASOV_FIELD_MAXWELL) PetscCall(SgCheckpointLayoutInt(chk, "vlasov_field", v->field));
   if (v->collisions) PetscCall(SgCheckpointLayoutInt(chk, "vlasov_collisions", v->collisions));
+  /* the stored f is in the DMDA's natural order, which depends on the split dimensions (not on the
+     ranks per axis): a restart must split the same dimensions */
+  PetscCall(SgVlasovSplitNames(v, key, sizeof key));
+  PetscCall(SgCheckpointLayoutString(chk, "vlasov_split_dims", key));
   for (PetscInt is = 0; is < v->nspecies; is++) {
     SgVlasovSpecies *s = &v->sp[is];
     PetscCall(PetscSNPrintf(key, sizeof key, "vlasov_species_%" PetscInt_FMT, is));

@@ -223,18 +223,15 @@ PetscErrorCode SgVlasovComputeField(SgSolver solver, Vec f[])
     PetscCall(VecGetArrayRead(f[is], &fa));
     PetscCall(VecGetLocalSize(f[is], &nloc));
     /* owned cells in storage order: DMDA axes (x fastest), then folded dims */
-    PetscInt idx = 0;
-    for (PetscInt i2 = 0; i2 < s->m[2]; i2++)
-      for (PetscInt i1 = 0; i1 < s->m[1]; i1++)
-        for (PetscInt i0 = 0; i0 < s->m[0]; i0++) {
-          PetscInt   cx = (s->s[0] + i0) + (cd > 1 ? v->Nx[0] * (s->s[1] + i1) : 0);
-          PetscReal *r  = v->work + cx * nl;
-          for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
-            const PetscScalar *fc = fa + idx * v->np;
-            for (PetscInt m = 0; m < nl; m++) r[m] += fac * fc[v->kofm[m]];
-          }
-        }
-    PetscCheck(idx * v->np == nloc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Moment loop size mismatch");
+    PetscInt ncell = 0;
+    SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, {
+      const PetscScalar *fc = fa + idx * v->np;
+      PetscReal         *r  = v->work + cx * nl;
+      (void)n;
+      for (PetscInt m = 0; m < nl; m++) r[m] += fac * fc[v->kofm[m]];
+      ncell = idx + 1;
+    });
+    PetscCheck(ncell * v->np == nloc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Moment loop size mismatch");
     PetscCall(VecRestoreArrayRead(f[is], &fa));
   }
   PetscCall(MPIU_Allreduce(v->work, v->rho, (PetscMPIInt)(v->ncx * nl), MPIU_REAL, MPIU_SUM, comm));

@@ -104,23 +104,20 @@ PetscErrorCode SgVlasovProject(SgVlasov *v, SgVlasovSpecies *s, Vec f)
     }
   }
   PetscCall(VecGetArray(f, &fa));
-  PetscInt  idx = 0, last[3] = {-1, -1, -1};
-  PetscReal np_[SG_VLASOV_MAX_COMP][16];
-  for (PetscInt i2 = s->s[2]; i2 < s->s[2] + s->m[2]; i2++)
-    for (PetscInt i1 = s->s[1]; i1 < s->s[1] + s->m[1]; i1++)
-      for (PetscInt i0 = s->s[0]; i0 < s->s[0] + s->m[0]; i0++)
-        for (PetscInt fi = 0; fi < s->nfold; fi++, idx++) {
-          PetscInt     n[6] = {i0, i1, i2, 0, 0, 0}, r = fi;
+  PetscReal *tab;
+  PetscBool *done;
+  PetscCheck(v->npx <= 16, PETSC_COMM_SELF, PETSC_ERR_PLIB, "configuration basis larger than the projection table");
+  PetscCall(PetscMalloc2(v->ncx * SG_VLASOV_MAX_COMP * 16, &tab, v->ncx, &done));
+  for (PetscInt e = 0; e < v->ncx; e++) done[e] = PETSC_FALSE;
+  SG_VLASOV_FOR_OWNED(v, s, idx, n, cx, {
           PetscScalar *fc = fa + idx * v->np;
           PetscReal    g[SG_VLASOV_MAX_COMP][3][4];
-          PetscBool    same = PETSC_TRUE;
-          for (PetscInt ff = 0; ff < s->nfd; ff++) { n[s->dadim + ff] = r % s->foldN[ff]; r /= s->foldN[ff]; }
-          /* the configuration projection depends on the configuration cell only: computed again only
-             when that cell changes (in 3x3v every velocity dimension is folded, so it is computed once
-             per configuration cell instead of once per phase cell: 16^3 points each, the set-up's cost) */
-          for (PetscInt d = 0; d < cd; d++)
-            if (n[d] != last[d]) same = PETSC_FALSE;
-          for (PetscInt d = 0; d < cd; d++) last[d] = n[d];
+          PetscReal (*np_)[16] = (PetscReal(*)[16])(tab + cx * SG_VLASOV_MAX_COMP * 16);
+          /* the configuration projection depends on the configuration cell only: computed once per
+             configuration cell (kept per cell, whatever the storage order of the split), instead of
+             once per phase cell: 16^3 points each in 3x, the set-up's cost */
+          const PetscBool same = done[cx];
+          done[cx] = PETSC_TRUE;
           for (PetscInt c = 0; c < s->ncomp && !same; c++) {
             /* configuration projection */
             for (PetscInt m = 0; m < v->npx; m++) np_[c][m] = 0;
@@ -154,7 +151,8 @@ PetscErrorCode SgVlasovProject(SgVlasov *v, SgVlasovSpecies *s, Vec f)
             }
             fc[k] = val;
           }
-        }
+  });
+  PetscCall(PetscFree2(tab, done));
   PetscCall(VecRestoreArray(f, &fa));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -28,6 +28,7 @@ PetscErrorCode SgVlasovMaxwellSetUp(SgSolver solver, SgVlasov *v)
   const PetscInt nem  = v->ncx * SG_VLASOV_EM_NS * v->npx;
 
   PetscFunctionBegin;
+  PetscCheck(v->npx <= 32, comm, PETSC_ERR_PLIB, "Maxwell kernels with %" PetscInt_FMT " configuration basis functions: MaxwellOperator's one-cell buffer holds 32", v->npx);
   PetscCall(PetscCalloc4(nem, &v->em, nem, &v->em1, nem, &v->em2, nem, &v->emrhs));
   /* the field joins the species in the shared SSP-RK3 step as one more (replicated, per-rank) vector */
   PetscCall(VecCreateSeqWithArray(PETSC_COMM_SELF, 1, nem, v->em, &v->emv[0]));
@@ -179,11 +180,15 @@ static PetscErrorCode CurrentCharge(SgSolver solver, Vec f[])
 }
 
 /* The Maxwell operator of em (volume, then each face once; periodic: the face below cell 0 is the one
-   above N-1) added to rhs, which holds the sources. */
+   above N-1) added to rhs, which holds the sources. With one cell along a direction both sides of
+   its face are the same cell: the face kernel's outputs are restrict pointers that must not alias
+   (they did, and a 2x run with one cell in y went wrong), so the lower side goes to a zeroed
+   buffer that is then added to the cell. */
 static void MaxwellOperator(SgVlasov *v, PetscReal c, PetscReal chi, PetscReal gam, PetscReal tau, const PetscReal *em, PetscReal *rhs)
 {
   const SgVlasovEMKernels *K  = v->emk;
   const PetscInt           nc = SG_VLASOV_EM_NS * v->npx, cd = v->cdim;
+  PetscReal                self[SG_VLASOV_EM_NS * 32];
 
   for (PetscInt e = 0; e < v->ncx; e++) K->mvol(v->dxc, c, chi, gam, em + e * nc, rhs + e * nc);
   for (PetscInt d = 0; d < cd; d++) {
@@ -194,7 +199,12 @@ static void MaxwellOperator(SgVlasov *v, PetscReal c, PetscReal chi, PetscReal g
           PetscInt e[3] = {ex, ey, ez}, nn[3] = {nx, ny, nz}, eL = (ez * ny + ey) * nx + ex, eR;
           e[d] = (e[d] + 1) % nn[d];
           eR = (e[2] * ny + e[1]) * nx + e[0];
-          K->msurf[d](v->dxc, c, chi, gam, tau, em + eL * nc, em + eR * nc, rhs + eL * nc, rhs + eR * nc);
+          if (eL != eR) K->msurf[d](v->dxc, c, chi, gam, tau, em + eL * nc, em + eR * nc, rhs + eL * nc, rhs + eR * nc);
+          else {
+            for (PetscInt i = 0; i < nc; i++) self[i] = 0;
+            K->msurf[d](v->dxc, c, chi, gam, tau, em + eL * nc, em + eR * nc, self, rhs + eR * nc);
+            for (PetscInt i = 0; i < nc; i++) rhs[eL * nc + i] += self[i];
+          }
         }
   }
 }

@@ -5,7 +5,9 @@
    direction. A face between two owned cells updates both; a face to a ghost cell (another rank's
    cell, or the periodic image) updates only the owned side, and the owner of the other side
    computes the same flux from the same data, so the update stays conservative to round-off.
-   Outer velocity faces carry no flux (zero-flux boundary). */
+   Along a folded dimension (kept whole in the dof, see vlasov.h) each cell computes its lower face
+   and updates both sides; a folded configuration dimension is periodic there (the lower face of
+   cell 0 is the upper face of cell N-1). Outer velocity faces carry no flux (zero-flux boundary). */
 #include "vlasov.h"
 #include "sgssprk.h"
 
@@ -17,12 +19,12 @@ static void GetStrides(const SgVlasov *v, const SgVlasovSpecies *s, Strides *st)
 {
   PetscInt g = s->bs, o = s->bs;
   for (PetscInt a = 0; a < s->dadim; a++) {
-    st->gstr[a] = g; st->ostr[a] = o;
+    st->gstr[s->ax[a]] = g; st->ostr[s->ax[a]] = o;
     g *= s->gm[a]; o *= s->m[a];
   }
   g = o = v->np;
   for (PetscInt f = 0; f < s->nfd; f++) {
-    st->gstr[s->dadim + f] = g; st->ostr[s->dadim + f] = o;
+    st->gstr[s->fdim[f]] = g; st->ostr[s->fdim[f]] = o;
     g *= s->foldN[f]; o *= s->foldN[f];
   }
 }
@@ -33,28 +35,33 @@ static void GetStrides(const SgVlasov *v, const SgVlasovSpecies *s, Strides *st)
 #define FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, ...)                                                                                  \
   do {                                                                                                                                       \
     const PetscInt fn0_ = (s)->nfd > 0 ? (s)->foldN[0] : 1, fn1_ = (s)->nfd > 1 ? (s)->foldN[1] : 1, da_ = (s)->dadim;                     \
-    const PetscInt fn2_ = (s)->nfd > 2 ? (s)->foldN[2] : 1;                                                                                 \
-    for (n[2] = (s)->s[2]; n[2] < (s)->s[2] + (s)->m[2]; n[2]++)                                                                            \
-      for (n[1] = (s)->s[1]; n[1] < (s)->s[1] + (s)->m[1]; n[1]++) {                                                                        \
-        PetscInt g_ = (((n[2] - (s)->gs[2]) * (s)->gm[1] + (n[1] - (s)->gs[1])) * (s)->gm[0] + ((s)->s[0] - (s)->gs[0])) * (s)->bs;          \
-        PetscInt o_ = ((n[2] - (s)->s[2]) * (s)->m[1] + (n[1] - (s)->s[1])) * (s)->m[0] * (s)->bs;                                           \
-        for (PetscInt d_ = 1; d_ < da_; d_++) w[d_] = (s)->lower[d_] + (n[d_] + 0.5) * (s)->dx[d_];                                          \
-        for (n[0] = (s)->s[0]; n[0] < (s)->s[0] + (s)->m[0]; n[0]++, g_ += (s)->bs, o_ += (s)->bs) {                                         \
-          w[0] = (s)->lower[0] + (n[0] + 0.5) * (s)->dx[0];                                                                                  \
-          cx   = SG_VLASOV_CX(v, n[0], n[1], n[2]);                                                                                          \
+    const PetscInt fn2_ = (s)->nfd > 2 ? (s)->foldN[2] : 1, a0_ = (s)->ax[0], a1_ = (s)->ax[1], a2_ = (s)->ax[2];                          \
+    const PetscInt d0_ = (s)->nfd > 0 ? (s)->fdim[0] : 0, d1_ = (s)->nfd > 1 ? (s)->fdim[1] : 0, d2_ = (s)->nfd > 2 ? (s)->fdim[2] : 0;   \
+    for (PetscInt i2_ = (s)->s[2]; i2_ < (s)->s[2] + (s)->m[2]; i2_++) {                                                                    \
+      if (da_ > 2) { n[a2_] = i2_; w[a2_] = (s)->lower[a2_] + (i2_ + 0.5) * (s)->dx[a2_]; }                                                 \
+      for (PetscInt i1_ = (s)->s[1]; i1_ < (s)->s[1] + (s)->m[1]; i1_++) {                                                                  \
+        PetscInt g_ = (((i2_ - (s)->gs[2]) * (s)->gm[1] + (i1_ - (s)->gs[1])) * (s)->gm[0] + ((s)->s[0] - (s)->gs[0])) * (s)->bs;            \
+        PetscInt o_ = ((i2_ - (s)->s[2]) * (s)->m[1] + (i1_ - (s)->s[1])) * (s)->m[0] * (s)->bs;                                             \
+        n[a1_] = i1_;                                                                                                                        \
+        w[a1_] = (s)->lower[a1_] + (i1_ + 0.5) * (s)->dx[a1_];                                                                               \
+        for (PetscInt i0_ = (s)->s[0]; i0_ < (s)->s[0] + (s)->m[0]; i0_++, g_ += (s)->bs, o_ += (s)->bs) {                                   \
+          n[a0_] = i0_;                                                                                                                      \
+          w[a0_] = (s)->lower[a0_] + (i0_ + 0.5) * (s)->dx[a0_];                                                                             \
           goff = g_; ooff = o_;                                                                                                              \
           for (PetscInt f2_ = 0; f2_ < fn2_; f2_++) {                                                                                        \
-            if (fn2_ > 1) { n[da_ + 2] = f2_; w[da_ + 2] = (s)->lower[da_ + 2] + (f2_ + 0.5) * (s)->dx[da_ + 2]; }                           \
+            if ((s)->nfd > 2) { n[d2_] = f2_; w[d2_] = (s)->lower[d2_] + (f2_ + 0.5) * (s)->dx[d2_]; }                                       \
             for (PetscInt f1_ = 0; f1_ < fn1_; f1_++) {                                                                                      \
-              if (fn1_ > 1) { n[da_ + 1] = f1_; w[da_ + 1] = (s)->lower[da_ + 1] + (f1_ + 0.5) * (s)->dx[da_ + 1]; }                         \
+              if ((s)->nfd > 1) { n[d1_] = f1_; w[d1_] = (s)->lower[d1_] + (f1_ + 0.5) * (s)->dx[d1_]; }                                     \
               for (PetscInt f0_ = 0; f0_ < fn0_; f0_++, goff += (v)->np, ooff += (v)->np) {                                                  \
-                if ((s)->nfd > 0) { n[da_] = f0_; w[da_] = (s)->lower[da_] + (f0_ + 0.5) * (s)->dx[da_]; }                                   \
+                if ((s)->nfd > 0) { n[d0_] = f0_; w[d0_] = (s)->lower[d0_] + (f0_ + 0.5) * (s)->dx[d0_]; }                                   \
+                cx = SG_VLASOV_CX(v, n[0], n[1], n[2]);                                                                                      \
                 __VA_ARGS__                                                                                                                  \
               }                                                                                                                              \
             }                                                                                                                                \
           }                                                                                                                                  \
         }                                                                                                                                    \
       }                                                                                                                                      \
+    }                                                                                                                                        \
   } while (0)
 
 PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
@@ -97,11 +104,19 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
       const double *fc = fl + goff;
       double       *oc = out + ooff;
       for (PetscInt q = 0; q < ndir; q++) {
-        const PetscInt  d = dirs[q];
-        const PetscBool isx = d < v->cdim ? PETSC_TRUE : PETSC_FALSE, axis = d < s->dadim ? PETSC_TRUE : PETSC_FALSE;
+        const PetscInt  d = dirs[q], a = s->aofd[d];
+        const PetscBool isx = d < v->cdim ? PETSC_TRUE : PETSC_FALSE, axis = a >= 0 ? PETSC_TRUE : PETSC_FALSE;
+        /* the lower neighbour: the previous cell, or (folded periodic dimension, n = 0) the last one.
+           With one cell that is the cell itself: the kernels' outputs are restrict pointers and must
+           not alias, so the face is then computed twice, as lower and as upper face, each call
+           updating the cell on one side only (as a DMDA axis does with its periodic ghost copy). */
+        const PetscBool wrap  = (!axis && isx && n[d] == 0) ? PETSC_TRUE : PETSC_FALSE;
+        const PetscBool self  = (wrap && s->N[d] == 1) ? PETSC_TRUE : PETSC_FALSE;
         const PetscBool lower = (n[d] > 0 || isx) ? PETSC_TRUE : PETSC_FALSE;
-        const PetscBool upper = (axis && n[d] == s->s[d] + s->m[d] - 1 && (isx || n[d] < s->N[d] - 1)) ? PETSC_TRUE : PETSC_FALSE;
+        const PetscBool upper = (self || (axis && n[d] == s->s[a] + s->m[a] - 1 && (isx || n[d] < s->N[d] - 1))) ? PETSC_TRUE : PETSC_FALSE;
         if (!lower && !upper) continue;
+        const double *fL = wrap ? fc + (s->N[d] - 1) * st.gstr[d] : fc - st.gstr[d];
+        double       *oL = self ? scratch : (wrap ? oc + (s->N[d] - 1) * st.ostr[d] : ((!axis || n[d] - 1 >= s->s[a]) ? oc - st.ostr[d] : scratch));
         if (isx) {
           const PetscInt  vd = v->cdim + d;
           const PetscReal hv = 0.5 * s->dx[vd], wv = w[vd];
@@ -111,8 +126,8 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
             else if (wv <= -hv * (1 - 1e-10)) { cL = 0; cR = 1; }
             else c0 = PetscAbsReal(wv) + hv;
           }
-          if (lower) K->surfx[d](w, s->dx, cL, cR, c0, fc - st.gstr[d], fc, (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch, oc);
-          if (upper) K->surfx[d](w, s->dx, cL, cR, c0, fc, fc + st.gstr[d], oc, scratch);
+          if (lower) K->surfx[d](w, s->dx, cL, cR, c0, fL, fc, oL, oc);
+          if (upper) K->surfx[d](w, s->dx, cL, cR, c0, fc, self ? fc : fc + st.gstr[d], oc, scratch);
         } else if (EK) {
           /* Lorentz force: |alpha_j| <= |q/m| (|E_j| + sum_{k,l} |eps_jkl| |v_k| |B_l|) on the cell (upwind penalty) */
           const PetscInt   j  = d - v->cdim;
@@ -124,13 +139,13 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
               if (k != j) tau += (PetscAbsReal(w[v->cdim + k]) + 0.5 * s->dx[v->cdim + k]) * bd[3 + 3 - j - k];
             tau *= PetscAbsReal(s->qbym);
           }
-          if (lower) EK->surfv[j](w, s->dx, s->qbym, v->emcur + cx * nem, tau, fc - st.gstr[d], fc, (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch, oc);
+          if (lower) EK->surfv[j](w, s->dx, s->qbym, v->emcur + cx * nem, tau, fL, fc, oL, oc);
           if (upper) EK->surfv[j](w, s->dx, s->qbym, v->emcur + cx * nem, tau, fc, fc + st.gstr[d], oc, scratch);
         } else {
           const PetscInt  j   = d - v->cdim;
           const double   *acc = s->acc + cx * nax + j * v->npx;
           const PetscReal tau = v->flux == 0 ? s->tau[cx * v->cdim + j] : 0;
-          if (lower) K->surfv[j](s->dx, acc, tau, fc - st.gstr[d], fc, (!axis || n[d] - 1 >= s->s[d]) ? oc - st.ostr[d] : scratch, oc);
+          if (lower) K->surfv[j](s->dx, acc, tau, fL, fc, oL, oc);
           if (upper) K->surfv[j](s->dx, acc, tau, fc, fc + st.gstr[d], oc, scratch);
         }
         nf[q] += (lower ? 1 : 0) + (upper ? 1 : 0);

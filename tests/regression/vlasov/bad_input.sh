@@ -14,7 +14,6 @@ expect_fail() { # expect_fail "PATTERN" ARGS...: exit 1 with one "surge: error:"
 D=$DECKS/landau.yaml
 expect_fail "is not a positive cell count" $D -vlasov_cells 0,32
 expect_fail "is not a positive cell count" $D -vlasov_cells 32,-4
-expect_fail "configuration direction 1 has 1 cell" $DECKS/weibel_2x3v.yaml -vlasov_cells 12,1,8,12,5
 expect_fail "does not hold its Maxwellian" $D -vlasov_lower 0,-3 -vlasov_upper 12.566370614359172,3
 expect_fail "cannot resolve a Maxwellian" $D -vlasov_cells 32,4
 expect_fail "above the SSP-RK3 stability limit" $D -vlasov_cfl 1.5
@@ -26,6 +25,17 @@ expect_fail "needs 2 entries" $D -vlasov_cells 32,32,32
 expect_fail "vdim >= cdim" $D -vlasov_cdim 2 -vlasov_vdim 1
 expect_fail "but the run has 1 ranks" $D -vlasov_ranks 1,2
 expect_fail "did you mean -vlasov_elc_vt" $D -vlasov_elc_vth 1
+# split dimensions: unknown, not in this phase space, repeated, too many; ranks the split cannot hold
+T=$DECKS/lbo_tophat_1x3v.yaml
+expect_fail "'vw' is not a phase dimension of this 1x3v run" $T -vlasov_split_dims x,vw,vy -sim_output bad_s1
+expect_fail "'y' is not a phase dimension of this 1x3v run" $T -vlasov_split_dims y,vx,vy -sim_output bad_s2
+expect_fail "names phase dimension vx twice" $T -vlasov_split_dims vx,vx,vy -sim_output bad_s3
+expect_fail "splits exactly 3 phase dimensions" $T -vlasov_split_dims x,vx,vy,vz -sim_output bad_s4
+SURGE="$MPIEXEC $SURGE" expect_fail "2 ranks do not fit the split dimensions \[x, vx, vy\] (1 x 10 x 10 cells" $T -vlasov_split_dims x,vx,vy -vlasov_ranks 2,1,1 -sim_output bad_s5
+for o in bad_s1 bad_s2 bad_s3 bad_s4 bad_s5; do
+  [ ! -e $o.h5 ] && [ ! -e $o.xmf ] && [ ! -e $o.chk.h5 ] && [ ! -e $o.log ] || { echo "FAIL  a refused split wrote $o.*"; exit 1; }
+done
+echo "ok    refused split_dims wrote no file"
 # a deck with a misspelled key
 sed 's/^    vt: 1$/    vth: 1/' $D > typo.yaml
 expect_fail "did you mean -vlasov_elc_vt" typo.yaml

@@ -33,14 +33,14 @@ rate=$(aniso_yz g.log 1)
 echo "      BGK anisotropy decay rate $rate (nu = 1)"
 check "BGK anisotropy rate / nu - 1" "$(awk -v r=$rate 'BEGIN{print r-1}')" "<" 5e-3
 $SURGE run $D -sim_t_end 0.1 -sim_output b1 > b1.log 2>&1 || { tail -20 b1.log; exit 1; }
-$MPIEXEC $SURGE run $D -sim_t_end 0.1 -vlasov_ranks 1,1,2 -sim_output b2 > b2.log 2>&1 || { tail -20 b2.log; exit 1; }
+$MPIEXEC $SURGE run $D -sim_t_end 0.1 -vlasov_split_dims x,vx,vy -vlasov_ranks 1,1,2 -sim_output b2 > b2.log 2>&1 || { tail -20 b2.log; exit 1; }
 same_final b1.log b2.log "1x3v 1 vs 2 ranks (vy split, vz folded)"
 X2="$DECKS/landau2d.yaml -vlasov_collisions lbo -vlasov_elc_nu 0.1 -vlasov_fit none -vlasov_field none -vlasov_cells 4,4,6,6 -vlasov_elc_perturbation 0.1 -sim_t_end 0.2"
 $SURGE run $X2 -sim_output c1 > c1.log 2>&1 || { tail -20 c1.log; exit 1; }
 conserved c1.log "energy ~320" x y
-$MPIEXEC $SURGE run $X2 -vlasov_ranks 1,1,2 -sim_output c2 > c2.log 2>&1 || { tail -20 c2.log; exit 1; }
+$MPIEXEC $SURGE run $X2 -vlasov_split_dims x,y,vx -vlasov_ranks 1,1,2 -sim_output c2 > c2.log 2>&1 || { tail -20 c2.log; exit 1; }
 same_final c1.log c2.log "2x2v 1 vs 2 ranks (vx split, vy folded)"
-$MPIEXEC $SURGE run $X2 -vlasov_ranks 2,1,1 -sim_output c3 > c3.log 2>&1 || { tail -20 c3.log; exit 1; }
+$MPIEXEC $SURGE run $X2 -vlasov_split_dims x,y,vx -vlasov_ranks 2,1,1 -sim_output c3 > c3.log 2>&1 || { tail -20 c3.log; exit 1; }
 same_final c1.log c3.log "2x2v 1 vs 2 ranks (x split)"
 R=$DECKS/lbo_relax.yaml
 H="-sim_t_end 0.005 -sim_dt 5e-4" # a fixed step: the 2x deck's streaming in y would set another one

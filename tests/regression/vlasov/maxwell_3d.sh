@@ -9,9 +9,17 @@
 #    to 1e-12 of the quantity (of the total energy for the field energies, some of which are ~1e-11)
 #    with the field components permuted alike (checks every x_d and v_j kernel and every
 #    Maxwell face direction);
-#  - 1 vs 2 ranks with a forced split in z (the z run again; the cells of each rank see both
-#    neighbours): every final diagnostic to 1e-12 of the energy scale.
-# ~5 s of CPU (the set-up's configuration projection is done once per configuration cell).
+#  - split dimensions (docs/vlasov.md "Which dimensions are split"): the 1-rank runs use the default
+#    rule (the largest dimensions: vx, vy, vz here, so x, y, z are folded and periodic inside the
+#    dof). The z run again on 2 ranks with a forced configuration split (split_dims x, y, z; z cut)
+#    and with a forced velocity split (split_dims z, vx, vy; vx cut, so the current and charge are
+#    summed over velocity ranks): every final diagnostic to 1e-12 of the energy scale (sums are
+#    reordered, nothing else: the differences are ~1e-14);
+#  - 1x3v with a forced split of vz (folded under the former rule; split_dims x, vy, vz, vz cut, 2
+#    ranks) = the 1-rank run to 1e-12, and its restart (2 steps, then -restart to 3) identical bit
+#    for bit; restarting a checkpoint with other split dimensions is refused (the stored f is in
+#    the split's order).
+# ~7 s of CPU (the set-up's configuration projection is done once per configuration cell).
 source "$(dirname "$0")/common.sh"
 scratch maxwell_3d
 L=15.707963267948966
@@ -36,6 +44,22 @@ for k in "number_elc number_elc number_elc" "kinetic_energy kinetic_energy kinet
     check "turned ($run): $1 vs $name (relative difference)" "$(awk -v a=$a -v b=$val -v e=$sc 'BEGIN{d=a-b; s=a<0?-a:a; s=s>e?s:e; printf "%.3e", d/s}')" "<" 1e-12
   done
 done
-# the z run again on 2 ranks (the 1-rank reference is z3 itself)
-$MPIEXEC $SURGE run $X -vlasov_cells 2,2,6,10,10,10 -vlasov_upper 1,1,$L,1,1,1 -vlasov_maxwell_k 0,0,0.4 -vlasov_elc_drift 0.3,0,0 -vlasov_maxwell_B0 0,0.05,0 -vlasov_ranks 1,1,2 -sim_output r2 > r2.log 2>&1 || { tail -20 r2.log; exit 1; }
-ranks_equal z3.log r2.log "3x3v z split"
+# the z run again on 2 ranks (the 1-rank reference is z3 itself): configuration split, velocity split
+Z="$X -vlasov_cells 2,2,6,10,10,10 -vlasov_upper 1,1,$L,1,1,1 -vlasov_maxwell_k 0,0,0.4 -vlasov_elc_drift 0.3,0,0 -vlasov_maxwell_B0 0,0.05,0"
+$MPIEXEC $SURGE run $Z -vlasov_split_dims x,y,z -vlasov_ranks 1,1,2 -sim_output r2 > r2.log 2>&1 || { tail -20 r2.log; exit 1; }
+ranks_equal z3.log r2.log "3x3v z split (split_dims x,y,z)"
+$MPIEXEC $SURGE run $Z -vlasov_split_dims z,vx,vy -vlasov_ranks 1,2,1 -sim_output rv > rv.log 2>&1 || { tail -20 rv.log; exit 1; }
+ranks_equal z3.log rv.log "3x3v vx split (split_dims z,vx,vy)"
+# 1x3v, vz split (folded under the former rule), and its restart under that split
+V="$W -vlasov_cells 6,10,10,10 -vlasov_lower 0,-1,-1,-1 -vlasov_upper $L,1,1,1 -vlasov_elc_drift 0,0.3,0 -vlasov_maxwell_B0 0,0,0.05 -vlasov_split_dims x,vy,vz -vlasov_ranks 1,1,2"
+$MPIEXEC $SURGE run $V -sim_output b2 > b2.log 2>&1 || { tail -20 b2.log; exit 1; }
+ranks_equal a1.log b2.log "1x3v vz split (split_dims x,vy,vz)"
+$MPIEXEC $SURGE run $V -sim_max_steps 2 -sim_output bp > bp1.log 2>&1 || { tail -20 bp1.log; exit 1; }
+cp bp.chk.h5 bp2.chk.h5
+$MPIEXEC $SURGE run $V -sim_output bp -restart bp2.chk.h5 > bp2.log 2>&1 || { tail -20 bp2.log; exit 1; }
+diff <(grep "vlasov final" b2.log) <(grep "vlasov final" bp2.log) || { echo "FAIL  restart under split_dims x,vy,vz differs"; exit 1; }
+h5dump -d /state/f_elc b2.chk.h5 > fa.txt && h5dump -d /state/f_elc bp.chk.h5 > fb.txt && grep -q DATA fa.txt && cmp <(grep -v HDF5 fa.txt) <(grep -v HDF5 fb.txt) || { echo "FAIL  checkpointed f differs after restart"; exit 1; }
+echo "ok    1x3v vz split: restart at step 2 of 3: final diagnostics and f identical bit for bit"
+rc=0; $SURGE run $V -vlasov_split_dims x,vx,vy -vlasov_ranks 1,1,1 -sim_output bq -restart bp2.chk.h5 > bq.log 2>&1 || rc=$?
+[ $rc = 1 ] && grep -q "^surge: error:.*vlasov_split_dims" bq.log || { echo "FAIL  restart with other split dims not refused"; tail -3 bq.log; exit 1; }
+echo "ok    restart with other split dims refused: $(grep '^surge: error:' bq.log | cut -c1-150)"

@@ -28,6 +28,6 @@ check "particle number drift with cleaning" "$(drift on.log number_elc)" "<" 1e-
 P1="$W -vlasov_order 1 -vlasov_cells 8,4,10,10 -vlasov_maxwell_B0 0,0,0.05 -vlasov_maxwell_E0 0,0,0.05 -sim_dt 0.05 -sim_max_steps 12 -sim_t_end 1e9 -vlasov_maxwell_clean_E 1 -vlasov_maxwell_clean_B 1"
 $SURGE run $P1 -sim_output r1 > r1.log 2>&1 || { tail -20 r1.log; exit 1; }
 for split in 1,2,1 1,1,2; do
-  $MPIEXEC $SURGE run $P1 -vlasov_ranks $split -sim_output r2 > r2_$split.log 2>&1 || { tail -20 r2_$split.log; exit 1; }
+  $MPIEXEC $SURGE run $P1 -vlasov_split_dims x,y,vx -vlasov_ranks $split -sim_output r2 > r2_$split.log 2>&1 || { tail -20 r2_$split.log; exit 1; }
   ranks_equal r1.log r2_$split.log "cleaning on, split $split"
 done

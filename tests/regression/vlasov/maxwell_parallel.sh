@@ -14,7 +14,7 @@ cases=(
   "1x2v-x|$W -sim_max_steps 20|-vlasov_ranks 2,1,1"
   "1x2v-vx|$W -sim_max_steps 20|-vlasov_ranks 1,2,1"
   "1x2v-vy|$W -sim_max_steps 20|-vlasov_ranks 1,1,2"
-  "1x3v-vy|$W -vlasov_vdim 3 -vlasov_order 1 -vlasov_cells 8,10,10,10 -vlasov_lower 0,-1,-1,-1 -vlasov_upper 15.707963267948966,1,1,1 -vlasov_elc_drift 0,0.3,0 -sim_max_steps 10|-vlasov_ranks 1,1,2"
+  "1x3v-vy|$W -vlasov_vdim 3 -vlasov_order 1 -vlasov_cells 8,10,10,10 -vlasov_lower 0,-1,-1,-1 -vlasov_upper 15.707963267948966,1,1,1 -vlasov_elc_drift 0,0.3,0 -sim_max_steps 10|-vlasov_split_dims x,vx,vy -vlasov_ranks 1,1,2"
 )
 for c in "${cases[@]}"; do
   IFS='|' read -r name args extra <<< "$c"

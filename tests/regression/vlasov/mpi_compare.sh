@@ -19,8 +19,8 @@ cases+=(
   "1x1v-xsplit|${cases[0]#*|}|-vlasov_ranks 2,1"
   "1x1v-vsplit|${cases[0]#*|}|-vlasov_ranks 1,2"
   "1x2v-vsplit|${cases[1]#*|}|-vlasov_ranks 1,1,2"
-  "2x2v-xsplit|${cases[3]#*|}|-vlasov_ranks 2,1,1"
-  "2x2v-vsplit|${cases[3]#*|}|-vlasov_ranks 1,1,2"
+  "2x2v-xsplit|${cases[3]#*|}|-vlasov_split_dims x,y,vx -vlasov_ranks 2,1,1"
+  "2x2v-vsplit|${cases[3]#*|}|-vlasov_split_dims x,y,vx -vlasov_ranks 1,1,2"
 )
 for c in "${cases[@]}"; do
   name=${c%%|*}; rest=${c#*|}; args=${rest%%|*}; extra=""
