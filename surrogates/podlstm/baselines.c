@@ -182,19 +182,26 @@ PetscErrorCode SgPodLstmScoreClimatology(const SgPodLstmData *D, const SgPodLstm
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* solve the normal equations G W = R in place (G q x q column-major, R q x nrhs column-major -> W),
-   with a ridge of 1e-12 of G's mean diagonal that keeps them defined if a regressor is constant */
-static PetscErrorCode SolveNormal(PetscInt q0, PetscInt nrhs0, PetscReal G[], PetscReal W[], const char what[])
+/* solve the normal equations (G + ridge mean(diag G) I) W = R in place (G q x q column-major, R q x nrhs
+   column-major -> W); SolveNormal's ridge of 1e-12 keeps them defined if a regressor is constant */
+static PetscErrorCode SolveNormalRidge(PetscInt q0, PetscInt nrhs0, PetscReal G[], PetscReal W[], PetscReal ridge, const char what[])
 {
   PetscBLASInt q = (PetscBLASInt)q0, nrhs = (PetscBLASInt)nrhs0, info;
   PetscReal    tr = 0;
 
   PetscFunctionBegin;
   for (PetscInt r = 0; r < q0; r++) tr += G[r * q0 + r];
-  for (PetscInt r = 0; r < q0; r++) G[r * q0 + r] += 1e-12 * tr / q0;
+  for (PetscInt r = 0; r < q0; r++) G[r * q0 + r] += ridge * tr / q0;
   LAPACKpotrf_("L", &q, G, &q, &info);
   PetscCheck(!info, PETSC_COMM_SELF, PETSC_ERR_LIB, "podlstm: the %s normal equations are singular (LAPACK potrf info %d)", what, (int)info);
   LAPACKpotrs_("L", &q, &nrhs, G, &q, W, &q, &info);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode SolveNormal(PetscInt q, PetscInt nrhs, PetscReal G[], PetscReal W[], const char what[])
+{
+  PetscFunctionBegin;
+  PetscCall(SolveNormalRidge(q, nrhs, G, W, 1e-12, what));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -241,40 +248,59 @@ PetscErrorCode SgPodLstmHarmonicsFit(SgPodLstmData *D, PetscInt H, PetscReal yea
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* least squares of a_t on [1, a_{t-1} .. a_{t-p}] for targets t in [p, nt): W [1 + pK][K] */
-static PetscErrorCode FitVAR(const PetscReal a[], PetscInt K, PetscInt p, PetscInt nt, PetscReal W[])
+/* the regressors of step t: [1, a_{t-1} .. a_{t-p}, a_{t-1}[i] a_{t-1}[j] (i <= j) if nq]; lag j
+   of step t is lag(j) */
+#define VAR_ROW(x, K, p, nq, lag) \
+  do { \
+    x[0] = 1; \
+    for (PetscInt j_ = 1; j_ <= (p); j_++) \
+      for (PetscInt k_ = 0; k_ < (K); k_++) x[1 + (j_ - 1) * (K) + k_] = (lag(j_))[k_]; \
+    if (nq) \
+      for (PetscInt i_ = 0, c_ = 1 + (p) * (K); i_ < (K); i_++) \
+        for (PetscInt k_ = i_; k_ < (K); k_++) x[c_++] = (lag(1))[i_] * (lag(1))[k_]; \
+  } while (0)
+
+/* least squares of a_t on its regressors (VAR_ROW) for targets t in [p, nt): W [1 + pK + nq][K] */
+static PetscErrorCode FitVAR(const PetscReal a[], PetscInt K, PetscInt p, PetscInt nq, PetscReal ridge, PetscInt nt, PetscReal W[])
 {
-  const PetscInt q = 1 + p * K;
+  const PetscInt q = 1 + p * K + nq;
   PetscReal     *G, *x;
 
   PetscFunctionBegin;
   PetscCall(PetscCalloc2(q * q, &G, q, &x));
   PetscCall(PetscArrayzero(W, q * K));
   for (PetscInt t = p; t < nt; t++) {
-    x[0] = 1;
-    for (PetscInt j = 1; j <= p; j++)
-      for (PetscInt k = 0; k < K; k++) x[1 + (j - 1) * K + k] = a[(t - j) * K + k];
+#define LAG_A(j) (a + (t - (j)) * K)
+    VAR_ROW(x, K, p, nq, LAG_A);
+#undef LAG_A
     AddRow(q, K, x, a + t * K, G, W); /* column-major q x K right-hand sides */
   }
-  PetscCall(SolveNormal(q, K, G, W, "VAR"));
+  PetscCall(SolveNormalRidge(q, K, G, W, ridge, nq ? "quadratic regression" : "VAR"));
   PetscCall(PetscFree2(G, x));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* iterate the VAR L steps from the L true coefficients starting at s: out [L][K] */
-static void IterateVAR(const PetscReal a[], PetscInt K, PetscInt L, PetscInt p, const PetscReal W[], PetscInt s, PetscReal out[])
+/* iterate the model L steps from the L true coefficients starting at s: out [L][K] (the sum in the
+   order of the regressors, VAR_ROW) */
+static void IterateVAR(const PetscReal a[], PetscInt K, PetscInt L, PetscInt p, PetscInt nq, const PetscReal W[], PetscInt s, PetscReal out[])
 {
-  const PetscInt q = 1 + p * K;
+  const PetscInt q = 1 + p * K + nq;
+#define LAG_F(j) ((s + L + l - (j)) < s + L ? a + (s + L + l - (j)) * K : out + (l - (j)) * K)
   for (PetscInt l = 0; l < L; l++)
     for (PetscInt k = 0; k < K; k++) {
       PetscReal v = W[k * q];
-      for (PetscInt j = 1; j <= p; j++) {
-        PetscInt         t    = s + L + l - j; /* the lagged step: true input, or an earlier forecast */
-        const PetscReal *prev = t < s + L ? a + t * K : out + (t - s - L) * K;
+      for (PetscInt j = 1; j <= p; j++) { /* the lagged step: a true input, or an earlier forecast */
+        const PetscReal *prev = LAG_F(j);
         for (PetscInt kk = 0; kk < K; kk++) v += W[k * q + 1 + (j - 1) * K + kk] * prev[kk];
+      }
+      if (nq) {
+        const PetscReal *x = LAG_F(1);
+        for (PetscInt i = 0, r = 1 + p * K; i < K; i++)
+          for (PetscInt m = i; m < K; m++, r++) v += W[k * q + r] * (x[i] * x[m]);
       }
       out[l * K + k] = v;
     }
+#undef LAG_F
 }
 
 PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], PetscBool whole, SgPodLstmVARModel *V)
@@ -290,9 +316,9 @@ PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *D, const SgPodLstmSeries *S,
   for (PetscInt p = 1; p <= L; p++) { /* the order with the smallest validation error */
     PetscReal e = 0;
     if (nfit - p < 2 * (1 + p * K)) break; /* too few rows for so many unknowns */
-    PetscCall(FitVAR(coef, K, p, nfit, V->W));
+    PetscCall(FitVAR(coef, K, p, 0, 1e-12, nfit, V->W));
     for (PetscInt w = 0; w < S->nva; w++) {
-      IterateVAR(coef, K, L, p, V->W, S->s_va0 + w, f);
+      IterateVAR(coef, K, L, p, 0, V->W, S->s_va0 + w, f);
       for (PetscInt i = 0; i < L * K; i++) e += PetscSqr(f[i] - coef[(S->s_va0 + w + L) * K + i]);
     }
     if (e < best) {
@@ -300,14 +326,82 @@ PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *D, const SgPodLstmSeries *S,
       V->p = p;
     }
   }
-  PetscCall(FitVAR(coef, K, V->p, whole ? D->ntrain : nfit, V->W));
+  PetscCall(FitVAR(coef, K, V->p, 0, 1e-12, whole ? D->ntrain : nfit, V->W));
+  V->nq = 0;
+  V->ridge = 1e-12;
   PetscCall(PetscFree(f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgPodLstmQuadFit(const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], PetscBool whole, SgPodLstmVARModel *V)
+{
+  const PetscInt  K = S->K, L = S->L, nfit = D->ntrain - D->nvalid, nq = K * (K + 1) / 2;
+  const PetscReal ridges[] = {1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0}; /* the KS study's list (ks_study.py) */
+  PetscReal       best = PETSC_MAX_REAL, *f;
+
+  PetscFunctionBegin;
+  PetscCheck(nfit - 1 >= 2 * (1 + K + nq), D->comm, PETSC_ERR_USER_INPUT, "podlstm: base quadratic has at least %" PetscInt_FMT " regressors per coefficient (1 + pK + K(K+1)/2, K = %" PetscInt_FMT " modes, p = 1 lag) but only %" PetscInt_FMT " fitting snapshots (the training period less its validation part): give at least %" PetscInt_FMT " (raise -podlstm_ntrain or lower -podlstm_modes)", 1 + K + nq, K, nfit, 2 * (1 + K + nq) + 1);
+  PetscCheck(S->nva >= 1, D->comm, PETSC_ERR_USER_INPUT, "podlstm: base quadratic chooses its lags and ridge on the validation windows and there are none: raise -podlstm_valid_fraction or -podlstm_ntrain");
+  V->K = K;
+  V->p = 1;
+  V->nq = nq;
+  V->ridge = ridges[0];
+  PetscCall(PetscMalloc1((1 + L * K + nq) * K, &V->W));
+  PetscCall(PetscMalloc1(L * K, &f));
+  for (PetscInt p = 1; p <= L; p++) { /* the lags and ridge of the smallest validation error */
+    if (nfit - p < 2 * (1 + p * K + nq)) break; /* too few rows for so many unknowns */
+    for (size_t r = 0; r < sizeof ridges / sizeof ridges[0]; r++) {
+      PetscReal e = 0;
+      PetscCall(FitVAR(coef, K, p, nq, ridges[r], nfit, V->W));
+      for (PetscInt w = 0; w < S->nva; w++) {
+        IterateVAR(coef, K, L, p, nq, V->W, S->s_va0 + w, f);
+        for (PetscInt i = 0; i < L * K; i++) e += PetscSqr(f[i] - coef[(S->s_va0 + w + L) * K + i]);
+      }
+      if (!PetscIsInfOrNanReal(e) && e < best) {
+        best = e;
+        V->p = p;
+        V->ridge = ridges[r];
+      }
+    }
+  }
+  PetscCheck(best < PETSC_MAX_REAL, D->comm, PETSC_ERR_USER_INPUT, "podlstm: base quadratic diverges on the validation windows with every lag and ridge: use base var");
+  PetscCall(FitVAR(coef, K, V->p, nq, V->ridge, whole ? D->ntrain : nfit, V->W));
+  PetscCall(PetscFree(f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a = lo + d s (d = hi - lo) in V's regressors; each output divided by d and less lo / d */
+PetscErrorCode SgPodLstmVARScaled(const SgPodLstmVARModel *V, const PetscReal lo[], const PetscReal hi[], SgPodLstmVARModel *Vs)
+{
+  const PetscInt K = V->K, p = V->p, nq = V->nq, q = 1 + p * K + nq;
+
+  PetscFunctionBegin;
+  *Vs = *V;
+  PetscCall(PetscCalloc1(q * K, &Vs->W));
+  for (PetscInt k = 0; k < K; k++) {
+    const PetscReal *w  = V->W + k * q;
+    PetscReal       *ws = Vs->W + k * q, c = w[0] - lo[k];
+    for (PetscInt j = 1; j <= p; j++)
+      for (PetscInt m = 0; m < K; m++) {
+        c += w[1 + (j - 1) * K + m] * lo[m];
+        ws[1 + (j - 1) * K + m] += w[1 + (j - 1) * K + m] * (hi[m] - lo[m]);
+      }
+    for (PetscInt i = 0, r = 1 + p * K; nq && i < K; i++) /* (lo_i + d_i s_i)(lo_m + d_m s_m) */
+      for (PetscInt m = i; m < K; m++, r++) {
+        c += w[r] * lo[i] * lo[m];
+        ws[1 + i] += w[r] * (hi[i] - lo[i]) * lo[m];
+        ws[1 + m] += w[r] * lo[i] * (hi[m] - lo[m]);
+        ws[r] = w[r] * (hi[i] - lo[i]) * (hi[m] - lo[m]);
+      }
+    ws[0] = c;
+    for (PetscInt r = 0; r < q; r++) ws[r] /= hi[k] - lo[k];
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 void SgPodLstmVARIterate(const SgPodLstmVARModel *V, PetscInt L, const PetscReal in[], PetscReal out[])
 {
-  IterateVAR(in, V->K, L, V->p, V->W, 0, out);
+  IterateVAR(in, V->K, L, V->p, V->nq, V->W, 0, out);
 }
 
 PetscErrorCode SgPodLstmVARFree(SgPodLstmVARModel *V)
@@ -324,7 +418,7 @@ PetscErrorCode SgPodLstmVAR(const SgPodLstmData *D, const SgPodLstmSeries *S, co
 
   PetscFunctionBegin;
   PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_TRUE, &V)); /* refitted on the whole training period */
-  for (PetscInt w = 0; w < S->nte; w++) IterateVAR(coef, S->K, S->L, V.p, V.W, S->s_te0 + w, ahat + w * S->L * S->K);
+  for (PetscInt w = 0; w < S->nte; w++) IterateVAR(coef, S->K, S->L, V.p, 0, V.W, S->s_te0 + w, ahat + w * S->L * S->K);
   *order = V.p;
   PetscCall(SgPodLstmVARFree(&V));
   PetscFunctionReturn(PETSC_SUCCESS);

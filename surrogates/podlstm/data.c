@@ -322,7 +322,13 @@ PetscErrorCode SgPodLstmSeriesSetRollout(SgPodLstmSeries *S, PetscInt R)
   S->R   = R;
   S->ntr = ntr;
   PetscCall(PetscFree2(S->fG, S->fg));
-  if (S->fb && R > 1) { /* the scaling and the VAR are affine, so is the base's forecast of a scaled
+  if (S->Vs) PetscCall(SgPodLstmVARFree(S->Vs));
+  PetscCall(PetscFree(S->Vs));
+  if (S->fb && R > 1 && S->V->nq) { /* a quadratic base: not affine; the rollout's loss iterates it on
+       scaled coefficients (SgPodLstmNetSetPolyBase) */
+    PetscCall(PetscNew(&S->Vs));
+    PetscCall(SgPodLstmVARScaled(S->V, S->lo, S->hi, S->Vs));
+  } else if (S->fb && R > 1) { /* the scaling and the VAR are affine, so is the base's forecast of a scaled
        window: fg is the forecast of the scaled window 0, column j of fG that of unit vector j less fg
        (the rollout's loss applies it to forecasts fed back, SgPodLstmNetRolloutLoss); (LK)^2 values,
        made only for a rollout */
@@ -411,5 +417,7 @@ PetscErrorCode SgPodLstmSeriesFree(SgPodLstmSeries *S)
   PetscCall(PetscFree4(S->lo, S->hi, S->s, S->a));
   PetscCall(PetscFree(S->fb));
   PetscCall(PetscFree2(S->fG, S->fg));
+  if (S->Vs) PetscCall(SgPodLstmVARFree(S->Vs));
+  PetscCall(PetscFree(S->Vs));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

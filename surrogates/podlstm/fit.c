@@ -13,6 +13,7 @@ typedef struct {
   PetscReal                 best, *best_w, *yhat;
   PetscInt                  since, epochs, best_epoch;
   long                      np;
+  PetscReal                *bq; /* [L K] a polynomial base's forecast of one window (ValidR2) */
 } Fit;
 
 PetscReal SgPodLstmR2(PetscInt n, PetscInt m, const PetscReal y[], const PetscReal yhat[])
@@ -74,12 +75,16 @@ static PetscErrorCode ValidR2(Fit *F, PetscReal *r2)
     for (PetscInt w = 0; w < n; w++) {
       PetscReal *x = in + w * m, *o = out + w * m, *y = F->yhat + w * ny + r * m;
       for (PetscInt i = 0; i < m; i++) y[i] = o[i];
-      if (c->base_G) { /* the base's forecast of the window fed in */
-        for (PetscInt i = 0; i < m; i++) {
-          PetscReal b = c->base_g[i];
-          for (PetscInt j = 0; j < m; j++) b += c->base_G[i * m + j] * x[j];
-          o[i] += b;
-        }
+      if (c->base_G || c->base_scaled) { /* the base's forecast of the window fed in */
+        if (c->base_scaled) { /* a polynomial base on scaled coefficients */
+          SgPodLstmVARIterate(c->base_scaled, c->L, x, F->bq);
+          for (PetscInt i = 0; i < m; i++) o[i] += F->bq[i];
+        } else
+          for (PetscInt i = 0; i < m; i++) {
+            PetscReal b = c->base_g[i];
+            for (PetscInt j = 0; j < m; j++) b += c->base_G[i * m + j] * x[j];
+            o[i] += b;
+          }
         if (r > 0)
           for (PetscInt i = 0; i < m; i++) y[i] = o[i];
       }
@@ -118,7 +123,7 @@ static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const Pets
 
 PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitConfig *c, SgPodLstmFitResult *res)
 {
-  Fit             F = {net, c, -PETSC_MAX_REAL, NULL, NULL, 0, 0, -1, 0};
+  Fit             F = {net, c, -PETSC_MAX_REAL, NULL, NULL, 0, 0, -1, 0, NULL};
   SgTrainer       tr;
   SgTrainerOps    ops = {Loss, NULL, Monitor, NULL};
   const char     *cols[2] = {"mse_train", "r2_valid"}, *fields[2] = {"x", "y"};
@@ -134,7 +139,7 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   PetscCheck(c->ntrain >= 1 && c->nvalid >= 1, comm, PETSC_ERR_USER_INPUT, "podlstm: %" PetscInt_FMT " training and %" PetscInt_FMT " validation windows: need at least one of each", c->ntrain, c->nvalid);
   per_epoch = (c->ntrain + c->batch - 1) / c->batch;
   SgCallNN(sgnn_params_count(net->P, &F.np));
-  PetscCall(PetscMalloc2(F.np, &F.best_w, PetscMax(c->nvalid, c->nvalid_r * PetscMax(1, c->rollout)) * c->L * c->K, &F.yhat));
+  PetscCall(PetscMalloc3(F.np, &F.best_w, PetscMax(c->nvalid, c->nvalid_r * PetscMax(1, c->rollout)) * c->L * c->K, &F.yhat, c->L * c->K, &F.bq));
   if (c->residual) { /* the output layer starts at zero: the untrained network adds nothing to the base,
                         and it is the first candidate of early stopping (a network that never beats the
                         base on the validation windows ends as the base) */
@@ -178,15 +183,17 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
     SgCallNN(sgnn_tensor_from_f64(net->be, net->dt, 2, sG, c->base_G, &net->baseW));
     SgCallNN(sgnn_tensor_from_f64(net->be, net->dt, 1, &nlk, c->base_g, &net->baseb));
   }
+  if (c->residual && c->base_scaled && PetscMax(1, c->rollout) > 1) PetscCall(SgPodLstmNetSetPolyBase(net, c->base_scaled));
   ierr = SgTrainerTrain(tr);
   sgnn_tensor_free(&net->baseW); /* NULL again: prediction adds the base outside the network */
   sgnn_tensor_free(&net->baseb);
+  PetscCall(SgPodLstmNetSetPolyBase(net, NULL));
   PetscCall(SgTrainerDestroy(&tr));
   PetscCall(ierr);
   SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(net->P), F.best_w)); /* the best epoch's weights */
   res->r2      = F.best;
   res->epochs  = F.epochs;
   res->seconds = MPI_Wtime() - t0;
-  PetscCall(PetscFree2(F.best_w, F.yhat));
+  PetscCall(PetscFree3(F.best_w, F.yhat, F.bq));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

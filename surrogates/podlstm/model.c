@@ -3,8 +3,8 @@
    File (HDF5 through SgH5File, written to PATH.tmp and renamed): attributes of "/": surge_model =
    "podlstm", version, K, L, n, fields (comma-separated), fsize, fshape, fscale, dt, lo, hi (the
    scaler), sigma, energy_total, archs (';'-separated, best first); datasets /mean [n], /modes [K][n],
-   /params_i [np_i]; for residual networks (base: var) /var_weights [K][1 + pK] (the VAR's W, see
-   SgPodLstmVARModel) with attribute var_order p; /fallback_var (the same form) when the networks lost
+   /params_i [np_i]; for residual networks (base: var, quadratic) /var_weights [K][1 + pK + nq] (the
+   base's W, see SgPodLstmVARModel) with attributes var_order p, var_quadratic nq (0: a VAR), ridge; /fallback_var (the same form) when the networks lost
    to that VAR on validation and it serves instead (fallback: baseline); optionally /search/... (every evaluation of the
    search) and /scores/... (test RMSE per method, field and lead; acc_lead: anomaly correlations). */
 #include "sgpodlstm.h"
@@ -105,6 +105,20 @@ static PetscErrorCode CheckWeights(const SgPodLstmModel *M, const char path[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* a VAR or quadratic regression (SgPodLstmVARModel): W as [K][1 + pK + nq], var_order p, var_quadratic nq, ridge */
+static PetscErrorCode WriteVAR(SgH5File f, const char name[], const SgPodLstmVARModel *V, const char meaning[])
+{
+  PetscInt64 dv[2] = {V->K, 1 + V->p * V->K + V->nq};
+
+  PetscFunctionBegin;
+  PetscCall(SgH5FileWrite(f, name, SG_H5_DOUBLE, 2, dv, V->W));
+  PetscCall(SgH5FileWriteAttr(f, name, "var_order", SG_H5_INT, 0, &(int){(int)V->p}));
+  PetscCall(SgH5FileWriteAttr(f, name, "var_quadratic", SG_H5_INT, 0, &(int){(int)V->nq}));
+  PetscCall(SgH5FileWriteAttr(f, name, "ridge", SG_H5_DOUBLE, 0, &V->ridge));
+  PetscCall(SgH5FileWriteAttrString(f, name, "meaning", meaning));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const char path[], const SgPodLstmScores *sc, const SgPodLstmSearchResult *sr)
 {
   PetscMPIInt rank;
@@ -176,18 +190,8 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
       PetscCall(SgH5FileWrite(f, name, SG_H5_DOUBLE, 1, d, w));
       PetscCall(PetscFree(w));
     }
-    if (M->base.p) {
-      PetscInt64 dv[2] = {K, 1 + M->base.p * K};
-      PetscCall(SgH5FileWrite(f, "var_weights", SG_H5_DOUBLE, 2, dv, M->base.W));
-      PetscCall(SgH5FileWriteAttr(f, "var_weights", "var_order", SG_H5_INT, 0, &(int){(int)M->base.p}));
-      PetscCall(SgH5FileWriteAttrString(f, "var_weights", "meaning", "the networks forecast the residual on this VAR: a_t = W[k][0] + sum_j sum_k' W[k][1 + (j-1) K + k'] a_{t-j}[k'], j = 1..var_order"));
-    }
-    if (M->fallback.p) {
-      PetscInt64 dv[2] = {K, 1 + M->fallback.p * K};
-      PetscCall(SgH5FileWrite(f, "fallback_var", SG_H5_DOUBLE, 2, dv, M->fallback.W));
-      PetscCall(SgH5FileWriteAttr(f, "fallback_var", "var_order", SG_H5_INT, 0, &(int){(int)M->fallback.p}));
-      PetscCall(SgH5FileWriteAttrString(f, "fallback_var", "meaning", "the networks lost to this VAR on the validation windows and the model serves it instead (fallback: baseline); W as var_weights"));
-    }
+    if (M->base.p) PetscCall(WriteVAR(f, "var_weights", &M->base, M->base.nq ? "the networks forecast the residual on this quadratic regression: a_t = W[k][0] + sum_j sum_k' W[k][1 + (j-1) K + k'] a_{t-j}[k'] (j = 1..var_order) + sum_{i<=i'} W[k][1 + var_order K + c(i,i')] a_{t-1}[i] a_{t-1}[i'] (c: the row-major order of the upper triangle; var_quadratic = K(K+1)/2 such terms, ridge: its ridge)" : "the networks forecast the residual on this VAR: a_t = W[k][0] + sum_j sum_k' W[k][1 + (j-1) K + k'] a_{t-j}[k'], j = 1..var_order"));
+    if (M->fallback.p) PetscCall(WriteVAR(f, "fallback_var", &M->fallback, "the networks lost to this baseline (a VAR, or with var_quadratic > 0 the quadratic regression) on the validation windows and the model serves it instead (fallback: baseline); W as var_weights"));
     if (sr) PetscCall(WriteSearch(f, sr));
     if (sc) PetscCall(WriteScores(f, sc));
     PetscCall(SgH5FileClose(&f));
@@ -201,18 +205,25 @@ PetscErrorCode SgPodLstmModelSave(MPI_Comm comm, const SgPodLstmModel *M, const 
 static PetscErrorCode ReadVAR(MPI_Comm comm, SgH5File f, const char path[], const char name[], PetscInt k, PetscInt L, SgPodLstmVARModel *V)
 {
   PetscBool has;
-  int       p;
+  int       p, nq = 0;
 
   PetscFunctionBegin;
   PetscCall(SgH5FileHas(f, name, &has));
   if (!has) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SgH5FileReadAttr(f, name, "var_order", SG_H5_INT, 1, &p, NULL));
   PetscCheck(p >= 1 && p <= L, comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: %s var_order %d is not in 1..%" PetscInt_FMT, path, name, p, L);
+  PetscCall(SgH5FileHasAttr(f, name, "var_quadratic", &has)); /* files before base quadratic: a VAR */
+  if (has) PetscCall(SgH5FileReadAttr(f, name, "var_quadratic", SG_H5_INT, 1, &nq, NULL));
+  PetscCheck(nq == 0 || nq == k * (k + 1) / 2, comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: %s var_quadratic %d: 0 (a VAR) or K(K+1)/2 = %" PetscInt_FMT " (a quadratic regression)", path, name, nq, k * (k + 1) / 2);
   V->p = p;
   V->K = k;
-  PetscCall(PetscMalloc1((size_t)(1 + p * k) * k, &V->W));
-  PetscCall(SgH5FileRead(f, name, SG_H5_DOUBLE, (PetscInt64)(1 + p * k) * k, V->W));
-  for (PetscInt i = 0; i < (1 + p * k) * k; i++) PetscCheck(!PetscIsInfOrNanReal(V->W[i]), comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: %s holds NaN or Inf: retrain the model", path, name);
+  V->nq = nq;
+  V->ridge = 0;
+  PetscCall(SgH5FileHasAttr(f, name, "ridge", &has));
+  if (has) PetscCall(SgH5FileReadAttr(f, name, "ridge", SG_H5_DOUBLE, 1, &V->ridge, NULL));
+  PetscCall(PetscMalloc1((size_t)(1 + p * k + nq) * k, &V->W));
+  PetscCall(SgH5FileRead(f, name, SG_H5_DOUBLE, (PetscInt64)(1 + p * k + nq) * k, V->W));
+  for (PetscInt i = 0; i < (1 + p * k + nq) * k; i++) PetscCheck(!PetscIsInfOrNanReal(V->W[i]), comm, PETSC_ERR_FILE_UNEXPECTED, "podlstm: %s: %s holds NaN or Inf: retrain the model", path, name);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

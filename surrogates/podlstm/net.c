@@ -197,6 +197,86 @@ static PetscErrorCode AddBase(SgPodLstmNet n, SgnnTensor in, SgnnTensor yh, Sgnn
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgPodLstmNetSetPolyBase(SgPodLstmNet n, const SgPodLstmVARModel *V)
+{
+  PetscFunctionBegin;
+  sgnn_tensor_free(&n->baseQW);
+  sgnn_tensor_free(&n->baseQb);
+  n->baseQp = n->baseQnq = 0;
+  if (!V) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(V->K == n->K && V->p >= 1 && V->p <= n->L, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "podlstm: a base of %" PetscInt_FMT " modes and %" PetscInt_FMT " lags for a network of %" PetscInt_FMT " modes and a window of %" PetscInt_FMT, V->K, V->p, n->K, n->L);
+  {
+    const PetscInt q = 1 + V->p * V->K + V->nq;
+    const int      sW[2] = {(int)V->K, (int)(q - 1)}, K = (int)V->K;
+    PetscReal     *w, *b;
+    PetscCall(PetscMalloc2(V->K * (q - 1), &w, V->K, &b));
+    for (PetscInt k = 0; k < V->K; k++) { /* V->W [q][K] column-major: column k is output k */
+      b[k] = V->W[k * q];
+      for (PetscInt r = 1; r < q; r++) w[k * (q - 1) + r - 1] = V->W[k * q + r];
+    }
+    SgCallNN(sgnn_tensor_from_f64(n->be, n->dt, 2, sW, w, &n->baseQW));
+    SgCallNN(sgnn_tensor_from_f64(n->be, n->dt, 1, &K, b, &n->baseQb));
+    PetscCall(PetscFree2(w, b));
+  }
+  n->baseQp  = V->p;
+  n->baseQnq = V->nq;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* yh + the polynomial base iterated L steps from the window `in` [B, L, K] on the tape: each step's
+   regressors [x_{t-1}, .., x_{t-p}, x_{t-1}[i] x_{t-1}[j] (i <= j)] (a true input or an earlier
+   step of this forecast) through sgnn_linear(baseQW, baseQb): SgPodLstmVARIterate's model */
+static PetscErrorCode AddPolyBase(SgPodLstmNet n, SgnnTensor in, SgnnTensor yh, SgnnTensor *full)
+{
+  const int  B = sgnn_tensor_shape(in)[0], L = (int)n->L, K = (int)n->K, p = (int)n->baseQp;
+  const int  s2[2] = {B, K}, sc[3] = {B, K, 1}, sr[3] = {B, 1, K}, sq[2] = {B, K * K}, s3[3] = {B, 1, K};
+  SgnnTensor row[128], feat[130], f, o, fc;
+  long      *iu = NULL;
+
+  PetscFunctionBegin;
+  PetscCheck(L <= 64 && p <= 64, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "podlstm: a polynomial base on the tape takes windows and lags up to 64");
+  if (n->baseQnq) { /* the upper triangle of the K x K products, row-major (numpy's triu_indices) */
+    PetscCall(PetscMalloc1(n->baseQnq, &iu));
+    for (PetscInt i = 0, c = 0; i < K; i++)
+      for (PetscInt j = i; j < K; j++) iu[c++] = i * K + j;
+  }
+  for (int t = 0; t < L; t++) { /* the window's rows as [B, K] */
+    SgnnTensor sl;
+    SgCallNN(sgnn_slice(in, 1, t, t + 1, &sl));
+    SgCallNN(sgnn_reshape(sl, 2, s2, &row[t]));
+    sgnn_tensor_free(&sl);
+  }
+  for (int l = 0; l < L; l++) {
+    int nf = 0;
+    for (int j = 1; j <= p; j++) feat[nf++] = sgnn_tensor_ref(row[L + l - j]);
+    if (n->baseQnq) {
+      SgnnTensor c, r, outer, flat;
+      SgCallNN(sgnn_reshape(row[L + l - 1], 3, sc, &c));
+      SgCallNN(sgnn_reshape(row[L + l - 1], 3, sr, &r));
+      SgCallNN(sgnn_mul(c, r, &outer)); /* [B, K, K] by broadcasting */
+      SgCallNN(sgnn_reshape(outer, 2, sq, &flat));
+      SgCallNN(sgnn_index_select(flat, 1, (long)n->baseQnq, iu, &feat[nf++]));
+      sgnn_tensor_free(&c);
+      sgnn_tensor_free(&r);
+      sgnn_tensor_free(&outer);
+      sgnn_tensor_free(&flat);
+    }
+    SgCallNN(sgnn_concat(nf, feat, 1, &f));
+    SgCallNN(sgnn_linear(f, n->baseQW, n->baseQb, &row[L + l]));
+    for (int i = 0; i < nf; i++) sgnn_tensor_free(&feat[i]);
+    sgnn_tensor_free(&f);
+  }
+  for (int l = 0; l < L; l++) SgCallNN(sgnn_reshape(row[L + l], 3, s3, &feat[l]));
+  SgCallNN(sgnn_concat(L, feat, 1, &o)); /* [B, L, K] */
+  SgCallNN(sgnn_add(yh, o, &fc));
+  *full = fc;
+  for (int l = 0; l < L; l++) sgnn_tensor_free(&feat[l]);
+  for (int t = 0; t < 2 * L; t++) sgnn_tensor_free(&row[t]);
+  sgnn_tensor_free(&o);
+  PetscCall(PetscFree(iu));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgPodLstmNetRolloutLoss(SgPodLstmNet n, SgnnTensor x, SgnnTensor y, PetscInt R, SgnnTensor *loss)
 {
   const int  L = (int)n->L;
@@ -208,10 +288,11 @@ PetscErrorCode SgPodLstmNetRolloutLoss(SgPodLstmNet n, SgnnTensor x, SgnnTensor 
     SgnnTensor yh, yr, d, d2, s, acc;
     PetscCall(SgPodLstmNetForward(n, in, &yh));
     SgCallNN(sgnn_slice(y, 1, (int)r * L, (int)(r + 1) * L, &yr));
-    if (n->baseW && R > 1) { /* residual network: the first window's target is the residual; the
-                                 forecast fed back is the network's plus the base's of the window fed in */
+    if ((n->baseW || n->baseQW) && R > 1) { /* residual network: the first window's target is the residual;
+                                 the forecast fed back is the network's plus the base's of the window fed in */
       SgnnTensor full;
-      PetscCall(AddBase(n, in, yh, &full));
+      if (n->baseQW) PetscCall(AddPolyBase(n, in, yh, &full));
+      else PetscCall(AddBase(n, in, yh, &full));
       if (r == 0) SgCallNN(sgnn_sub(yh, yr, &d));
       else SgCallNN(sgnn_sub(full, yr, &d));
       sgnn_tensor_free(&yh);
@@ -267,6 +348,10 @@ PetscErrorCode SgPodLstmNetDestroy(SgPodLstmNet *n)
 {
   PetscFunctionBegin;
   if (!*n) PetscFunctionReturn(PETSC_SUCCESS);
+  sgnn_tensor_free(&(*n)->baseW);
+  sgnn_tensor_free(&(*n)->baseb);
+  sgnn_tensor_free(&(*n)->baseQW);
+  sgnn_tensor_free(&(*n)->baseQb);
   sgnn_params_destroy(&(*n)->P);
   PetscCall(PetscFree(*n));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -34,7 +34,7 @@ typedef struct {
 } SgSurrogate_PodLstm;
 
 static const char *const SearchChoices[] = {"aging", "random", "none"};
-static const char *const BaseChoices[]   = {"none", "var"};
+static const char *const BaseChoices[]   = {"none", "var", "quadratic"};
 static const char *const FallbackChoices[] = {"none", "baseline"};
 static const char *const ScheduleChoices[] = {"const", "exp", "cosine"}; /* SgnnLRKind's order */
 
@@ -98,12 +98,12 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   }
   {
     PetscInt idx = d->base;
-    PetscCall(SgOptionsEList("-base", "What the networks forecast: none (the coefficients, the paper's form) or var (the residual on the VAR's forecast: the VAR baseline fitted on the training period less its validation part; the output layer starts at zero, so an untrained network is the VAR, and one that does not beat it on the validation windows stays the VAR). Not in the paper", BaseChoices, 2, BaseChoices[d->base], &idx, NULL));
+    PetscCall(SgOptionsEList("-base", "What the networks forecast: none (the coefficients, the paper's form), var (the residual on the VAR's forecast: the VAR baseline fitted on the training period less its validation part; the output layer starts at zero, so an untrained network is the VAR, and one that does not beat it on the validation windows stays the VAR) or quadratic (the same on a quadratic regression a_t = W [1, a_{t-1} .. a_{t-p}, a_{t-1}[i] a_{t-1}[j]], p and its ridge chosen on validation). Not in the paper", BaseChoices, 3, BaseChoices[d->base], &idx, NULL));
     d->base = idx;
   }
   {
     PetscInt idx = d->fallback;
-    PetscCall(SgOptionsEList("-fallback", "Where the served network loses to the VAR baseline on the validation windows: none (serve it anyway; the comparison is printed) or baseline (the model serves the VAR, refitted on the whole training period, instead)", FallbackChoices, 2, FallbackChoices[d->fallback], &idx, NULL));
+    PetscCall(SgOptionsEList("-fallback", "Where the served network loses to the best baseline on the validation windows (the VAR; with base quadratic the better of the VAR and the quadratic regression): none (serve it anyway; the comparison is printed) or baseline (the model serves that baseline, refitted on the whole training period, instead)", FallbackChoices, 2, FallbackChoices[d->fallback], &idx, NULL));
     d->fallback = idx;
   }
   PetscCall(SgOptionsString("-arch", "Architecture trained when search is none (layers L<units> or I, +<skip bits>)", d->arch, d->arch, sizeof d->arch, NULL));
@@ -237,6 +237,12 @@ static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, P
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the base option a model's base stands for: 0 none, 1 var, 2 quadratic */
+static PetscInt BaseOf(const SgPodLstmVARModel *V)
+{
+  return V->p ? (V->nq ? 2 : 1) : 0;
+}
+
 /* The networks of a model file made from the same data and deck (option networks), to be scored by
    today's code: the file's K, L, head and base must be the deck's (the POD and scaler are today's,
    recomputed from the data; a model of other data would be scored in the wrong basis). Read and
@@ -249,7 +255,7 @@ static PetscErrorCode NetworksFromModel(SgSurrogate s, PetscInt *ntop, SgPodLstm
 
   PetscFunctionBegin;
   PetscCall(SgPodLstmModelLoad(comm, d->networks, d->be, &M));
-  PetscCheck(M.K == d->K && M.L == d->L && M.head == (SgPodLstmHead)d->head && (M.base.p > 0) == (d->base > 0), comm, PETSC_ERR_USER_INPUT, "podlstm: the networks of %s have modes %" PetscInt_FMT ", window %" PetscInt_FMT ", head %s, base %s; the deck has %" PetscInt_FMT ", %" PetscInt_FMT ", %s, %s: score them with the deck they were trained by", d->networks, M.K, M.L, SgPodLstmHeads[M.head], M.base.p > 0 ? "var" : "none", d->K, d->L, SgPodLstmHeads[d->head], d->base ? "var" : "none");
+  PetscCheck(M.K == d->K && M.L == d->L && M.head == (SgPodLstmHead)d->head && BaseOf(&M.base) == d->base, comm, PETSC_ERR_USER_INPUT, "podlstm: the networks of %s have modes %" PetscInt_FMT ", window %" PetscInt_FMT ", head %s, base %s; the deck has %" PetscInt_FMT ", %" PetscInt_FMT ", %s, %s: score them with the deck they were trained by", d->networks, M.K, M.L, SgPodLstmHeads[M.head], BaseChoices[BaseOf(&M.base)], d->K, d->L, SgPodLstmHeads[d->head], BaseChoices[d->base]);
   *ntop = M.nmodels;
   for (PetscInt t = 0; t < M.nmodels; t++) { /* the model's networks move here */
     top[t]    = M.nets[t]->arch;
@@ -261,42 +267,54 @@ static PetscErrorCode NetworksFromModel(SgSurrogate s, PetscInt *ntop, SgPodLstm
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The served network (nets[0]) against the VAR baseline on the validation windows: the VAR of the
-   order chosen there, fitted on the fitting period (neither has seen the validation windows);
-   coefficient RMSE over the windows, leads and modes (the modes are orthonormal: the field error
-   beyond the POD floor, in the scaled state's units). One line says who wins; with fallback:
-   baseline a losing network is replaced by the VAR refitted on the whole training period. */
+/* The served network (nets[0]) against the best baseline on the validation windows: the VAR of the
+   order chosen there and, with base quadratic, the quadratic regression of the ridge chosen there, each
+   fitted on the fitting period (none has seen the validation windows); coefficient RMSE over the
+   windows, leads and modes (the modes are orthonormal: the field error beyond the POD floor, in the
+   scaled state's units). One line says who wins; with fallback: baseline a losing network is replaced
+   by the winning baseline refitted on the whole training period. A residual network starts as its base
+   and is kept only if its validation R^2 beats the base's; this check, in unscaled coefficients,
+   catches what that scaled measure lets through. */
 static PetscErrorCode Fallback(SgSurrogate s, const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], SgPodLstmNet net)
 {
   SgSurrogate_PodLstm *d    = (SgSurrogate_PodLstm *)s->data;
   MPI_Comm             comm = PetscObjectComm((PetscObject)s);
   const PetscInt       n    = S->L * S->K;
-  SgPodLstmVARModel    V;
-  PetscReal           *fn, *fv, en = 0, ev = 0;
+  SgPodLstmVARModel    V[2] = {{0}, {0}};
+  PetscReal           *fn, *fv, en = 0, ev[2] = {0, 0};
+  PetscInt             nb = 1, b = 0;
+  char                 name[2][96];
 
   PetscFunctionBegin;
   PetscCall(PetscMalloc2(S->nva * n, &fn, n, &fv));
   PetscCall(SgPodLstmForecastWindows(net, S, S->s_va0, S->nva, fn));
-  PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_FALSE, &V));
+  PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_FALSE, &V[0]));
+  PetscCall(PetscSNPrintf(name[0], sizeof name[0], "VAR(%" PetscInt_FMT ")", V[0].p));
+  if (d->M.base.nq) { /* base quadratic: its base is a baseline too */
+    PetscCall(SgPodLstmQuadFit(D, S, coef, PETSC_FALSE, &V[1]));
+    PetscCall(PetscSNPrintf(name[1], sizeof name[1], "the quadratic regression (%" PetscInt_FMT " lags, ridge %g)", V[1].p, (double)V[1].ridge));
+    nb = 2;
+  }
   for (PetscInt w = 0; w < S->nva; w++) {
     const PetscReal *truth = coef + (S->s_va0 + w + S->L) * S->K;
-    SgPodLstmVARIterate(&V, S->L, coef + (S->s_va0 + w) * S->K, fv);
-    for (PetscInt i = 0; i < n; i++) {
-      en += PetscSqr(fn[w * n + i] - truth[i]);
-      ev += PetscSqr(fv[i] - truth[i]);
+    for (PetscInt i = 0; i < n; i++) en += PetscSqr(fn[w * n + i] - truth[i]);
+    for (PetscInt k = 0; k < nb; k++) {
+      SgPodLstmVARIterate(&V[k], S->L, coef + (S->s_va0 + w) * S->K, fv);
+      for (PetscInt i = 0; i < n; i++) ev[k] += PetscSqr(fv[i] - truth[i]);
     }
   }
   en = PetscSqrtReal(en / (S->nva * n));
-  ev = PetscSqrtReal(ev / (S->nva * n));
-  if (en <= ev) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network beats VAR(%" PetscInt_FMT "): coefficient RMSE %.6g against %.6g; it is served\n", S->nva, V.p, (double)en, (double)ev));
-  else if (!d->fallback) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to VAR(%" PetscInt_FMT "): coefficient RMSE %.6g against %.6g (+%.1f %%); it is served anyway (podlstm: {fallback: baseline} would serve the VAR)\n", S->nva, V.p, (double)en, (double)ev, (double)(100 * (en / ev - 1))));
+  for (PetscInt k = 0; k < nb; k++) ev[k] = PetscSqrtReal(ev[k] / (S->nva * n));
+  if (nb == 2 && ev[1] < ev[0]) b = 1;
+  if (en <= ev[b]) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network beats %s: coefficient RMSE %.6g against %.6g; it is served\n", S->nva, name[b], (double)en, (double)ev[b]));
+  else if (!d->fallback) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to %s: coefficient RMSE %.6g against %.6g (+%.1f %%); it is served anyway (podlstm: {fallback: baseline} would serve %s)\n", S->nva, name[b], (double)en, (double)ev[b], (double)(100 * (en / ev[b] - 1)), b ? "the quadratic regression" : "the VAR"));
   else {
-    const PetscInt p = V.p;
-    PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to VAR(%" PetscInt_FMT "): coefficient RMSE %.6g against %.6g (+%.1f %%); fallback: the model serves VAR(%" PetscInt_FMT ") refitted on the whole training period\n", S->nva, p, (double)en, (double)ev, (double)(100 * (en / ev - 1)), p));
-    PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_TRUE, &d->M.fallback)); /* the same order (chosen on validation), all training snapshots */
-    PetscCheck(d->M.fallback.p == p, comm, PETSC_ERR_PLIB, "podlstm: the VAR order changed on refitting");
+    PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to %s: coefficient RMSE %.6g against %.6g (+%.1f %%); fallback: the model serves %s refitted on the whole training period\n", S->nva, name[b], (double)en, (double)ev[b], (double)(100 * (en / ev[b] - 1)), name[b]));
+    if (b) PetscCall(SgPodLstmQuadFit(D, S, coef, PETSC_TRUE, &d->M.fallback)); /* the same ridge (chosen on validation), all training snapshots */
+    else PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_TRUE, &d->M.fallback));   /* the same order (chosen on validation), all training snapshots */
+    PetscCheck(d->M.fallback.p == V[b].p && d->M.fallback.ridge == V[b].ridge, comm, PETSC_ERR_PLIB, "podlstm: the baseline's order or ridge changed on refitting");
   }
-  PetscCall(SgPodLstmVARFree(&V));
+  for (PetscInt k = 0; k < nb; k++) PetscCall(SgPodLstmVARFree(&V[k]));
   PetscCall(PetscFree2(fn, fv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -372,10 +390,14 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   PetscCall(PetscMalloc1(D.nsnap * d->K, &coef));
   PetscCall(SgPODProject(d->M.pod, D.nsnap, D.X, coef));
   PetscCall(SgPodLstmSeriesCreate(&D, d->K, d->L, coef, &S));
-  if (d->base) { /* residual networks: the VAR fitted on the fitting period only (validation stays unseen) */
+  if (d->base == 1) { /* residual networks: the VAR fitted on the fitting period only (validation stays unseen) */
     PetscCall(SgPodLstmVARFit(&D, &S, coef, PETSC_FALSE, &d->M.base));
     PetscCall(SgPodLstmSeriesSetBase(&S, &d->M.base));
     PetscCall(PetscPrintf(comm, "podlstm: the networks forecast the residual on VAR(%" PetscInt_FMT ") (fitted on the %" PetscInt_FMT " snapshots before the validation part)\n", d->M.base.p, D.ntrain - D.nvalid));
+  } else if (d->base == 2) { /* the same on the quadratic regression */
+    PetscCall(SgPodLstmQuadFit(&D, &S, coef, PETSC_FALSE, &d->M.base));
+    PetscCall(SgPodLstmSeriesSetBase(&S, &d->M.base));
+    PetscCall(PetscPrintf(comm, "podlstm: the networks forecast the residual on the quadratic regression (%" PetscInt_FMT " lags, ridge %g, both chosen on validation; %" PetscInt_FMT " regressors; fitted on the %" PetscInt_FMT " snapshots before the validation part)\n", d->M.base.p, (double)d->M.base.ridge, 1 + d->M.base.p * d->K + d->M.base.nq, D.ntrain - D.nvalid));
   }
   PetscCall(SgPodLstmSeriesSetRollout(&S, d->rollout));
   PetscCall(PetscSNPrintf(windows, sizeof windows, "%s.windows.h5", d->prefix));
@@ -412,6 +434,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   fc.rollout = d->rollout;
   fc.base_G = d->rollout > 1 ? S.fG : NULL; /* NULL without a base */
   fc.base_g = d->rollout > 1 ? S.fg : NULL;
+  fc.base_scaled = d->rollout > 1 ? S.Vs : NULL; /* a quadratic base */
   fc.schedule = (SgnnLRKind)d->schedule;
   fc.lr_min = d->lr_min;
   fc.decay_rate = d->decay_rate;
@@ -429,7 +452,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     sc.fit = fc;
     sc.verbose = d->verbose;
     PetscCall(PetscSNPrintf(sc.logdir, sizeof sc.logdir, "%s.search", d->prefix));
-    PetscCall(PetscSNPrintf(sc.fingerprint, sizeof sc.fingerprint, "podlstm search %s seed %" PetscInt_FMT ": n %" PetscInt_FMT " snapshots %" PetscInt_FMT "+%" PetscInt_FMT " K %" PetscInt_FMT " L %" PetscInt_FMT " head %s space %" PetscInt_FMT "x%" PetscInt_FMT "..%" PetscInt_FMT "/%" PetscInt_FMT " epochs %" PetscInt_FMT " patience %" PetscInt_FMT " batch %" PetscInt_FMT " lr %g pop %" PetscInt_FMT " sample %" PetscInt_FMT "%s", SgPodLstmSearchTypes[d->search], d->seed, D.n, D.ntrain, D.ntest, d->K, d->L, SgPodLstmHeads[d->head], d->space.nlayers, d->space.umin, d->space.umax, d->space.ustep, d->epochs, d->patience, d->batch, (double)d->lr, d->population, d->sample, d->base ? " base var" : ""));
+    PetscCall(PetscSNPrintf(sc.fingerprint, sizeof sc.fingerprint, "podlstm search %s seed %" PetscInt_FMT ": n %" PetscInt_FMT " snapshots %" PetscInt_FMT "+%" PetscInt_FMT " K %" PetscInt_FMT " L %" PetscInt_FMT " head %s space %" PetscInt_FMT "x%" PetscInt_FMT "..%" PetscInt_FMT "/%" PetscInt_FMT " epochs %" PetscInt_FMT " patience %" PetscInt_FMT " batch %" PetscInt_FMT " lr %g pop %" PetscInt_FMT " sample %" PetscInt_FMT "%s", SgPodLstmSearchTypes[d->search], d->seed, D.n, D.ntrain, D.ntest, d->K, d->L, SgPodLstmHeads[d->head], d->space.nlayers, d->space.umin, d->space.umax, d->space.ustep, d->epochs, d->patience, d->batch, (double)d->lr, d->population, d->sample, d->base ? (d->base == 1 ? " base var" : " base quadratic") : ""));
     { /* and the effective configuration: every podlstm option that decides what the search computes
          (the deck after the command line's overrides) and the content of the data files -- a log of
          another data set of the same shape, or another -podlstm_skip, is not resumed */
@@ -545,6 +568,11 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     PetscCall(SgPodLstmVAR(&D, &S, coef, &p, ahat));
     PetscCall(PetscSNPrintf(s1, sizeof s1, "VAR(%" PetscInt_FMT ") on coefficients", p));
     PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, s1, ahat, &d->scores));
+    if (d->M.base.nq) { /* the quadratic base alone (fitted on the fitting period, as the networks saw it) */
+      for (PetscInt w = 0; w < S.nte; w++) SgPodLstmVARIterate(&d->M.base, d->L, coef + (S.s_te0 + w) * d->K, ahat + w * d->L * d->K);
+      PetscCall(PetscSNPrintf(s1, sizeof s1, "quadratic regression (%" PetscInt_FMT " lags, ridge %g)", d->M.base.p, (double)d->M.base.ridge));
+      PetscCall(SgPodLstmScoreCoefficients(&D, d->M.pod, &S, s1, ahat, &d->scores));
+    }
     PetscCall(SgPodLstmScorePersistence(&D, &S, &d->scores));
     if (d->year > 0) PetscCall(SgPodLstmScoreClimatology(&D, &S, d->year, &d->scores));
     if (d->harmonics) { /* the linear inverse models */

@@ -86,8 +86,10 @@ typedef struct {
   PetscReal *fb;       /* residual networks (SgPodLstmSeriesSetBase): [nsnap - 2L + 1][L][K] the base's
                           forecast of every window, scaled like s; NULL otherwise */
   const struct _SgPodLstmVARModel *V; /* that base (not owned) */
-  PetscReal *fG, *fg;  /* with a rollout (SgPodLstmSeriesSetRollout): the base as an affine map of a scaled
-                          window, fb = fG x + fg, fG [LK][LK]; NULL otherwise */
+  PetscReal *fG, *fg;  /* with a rollout (SgPodLstmSeriesSetRollout) on an affine base (a VAR): the base as
+                          an affine map of a scaled window, fb = fG x + fg, fG [LK][LK]; NULL otherwise */
+  struct _SgPodLstmVARModel *Vs; /* with a rollout on a quadratic base: that base acting on scaled
+                          coefficients (SgPodLstmVARScaled), iterated on the tape; NULL otherwise */
   /* window starts: training windows have their targets in [0, ntrain - nvalid), validation windows
      in [ntrain - nvalid, ntrain), test windows in [ntrain, ntrain + ntest) */
   PetscInt   ntr, nva, nte, s_tr0, s_va0, s_te0;
@@ -114,7 +116,12 @@ PETSC_EXTERN PetscErrorCode SgPodLstmSeriesFree(SgPodLstmSeries *);
    the validation windows. */
 typedef struct _SgPodLstmVARModel {
   PetscInt   p, K;
-  PetscReal *W;
+  PetscInt   nq;    /* 0: a VAR. K(K+1)/2: the quadratic regression (option base: quadratic), whose last nq
+                       regressors are the products a_{t-1}[i] a_{t-1}[j], i <= j, in the row-major order
+                       of the upper triangle (numpy's triu_indices) */
+  PetscReal  ridge; /* the quadratic regression's ridge (relative to the mean diagonal of the normal
+                       equations), chosen on validation; the VAR's is 1e-12 */
+  PetscReal *W;     /* [1 + pK + nq][K] column-major */
 } SgPodLstmVARModel;
 /* p in 1..L chosen by the error of the L-step forecasts of the validation windows when fitted on the
    fitting period (the training period less its validation part); then refitted on the whole training
@@ -123,6 +130,16 @@ PETSC_EXTERN PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *, const SgPodLs
 /* the next L steps out [L][K] from the last L in [L][K] (lags beyond the inputs are earlier forecasts) */
 PETSC_EXTERN void           SgPodLstmVARIterate(const SgPodLstmVARModel *, PetscInt L, const PetscReal in[], PetscReal out[]);
 PETSC_EXTERN PetscErrorCode SgPodLstmVARFree(SgPodLstmVARModel *);
+/* The quadratic regression a_t = W [1, a_{t-1} .. a_{t-p}, a_{t-1}[i] a_{t-1}[j] (i <= j)] (the KS
+   study's nonlinear baseline has p = 2; the base of option base: quadratic), fitted on the fitting
+   period with a ridge of lambda times the normal equations' mean diagonal; p in 1..L and lambda in
+   1e-6 .. 1 chosen by the error of the L-step forecasts of the validation windows; then refitted on
+   the whole training period (whole) or kept. Refuses (user input) fewer fitting snapshots than twice
+   its regressors per coefficient with p = 1. */
+PETSC_EXTERN PetscErrorCode SgPodLstmQuadFit(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscBool whole, SgPodLstmVARModel *);
+/* the same model acting on scaled coefficients s = (a - lo) / (hi - lo): Vs (allocated) has V's form,
+   Vs(s) = scale(V(unscale(s))) exactly (the scaling is affine, the model a polynomial of degree <= 2) */
+PETSC_EXTERN PetscErrorCode SgPodLstmVARScaled(const SgPodLstmVARModel *V, const PetscReal lo[], const PetscReal hi[], SgPodLstmVARModel *Vs);
 /* make the series' windows residual on the base's forecasts (S->fb); NULL: none */
 PETSC_EXTERN PetscErrorCode SgPodLstmSeriesSetBase(SgPodLstmSeries *, const SgPodLstmVARModel *);
 
@@ -171,6 +188,10 @@ struct _n_SgPodLstmNet {
   SgnnTensor    Wout, bout;
   SgnnTensor    baseW, baseb; /* during a residual rollout fit: the base as an affine map of the scaled
                                  window (constants, no gradient); NULL otherwise */
+  SgnnTensor    baseQW, baseQb; /* or a polynomial base (SgPodLstmVARModel of scaled coefficients, nq > 0)
+                                 iterated L steps on the tape: W [K][pK + nq] (the torch layout of
+                                 sgnn_linear), b [K]; constants, no gradient; NULL otherwise */
+  PetscInt      baseQp, baseQnq; /* its lags and quadratic regressors */
 };
 PETSC_EXTERN PetscErrorCode SgPodLstmNetCreate(const SgPodLstmArch *, PetscInt K, PetscInt L, SgPodLstmHead, SgnnBackend *, SgnnDType, SgPodLstmNet *);
 /* PyTorch's LSTM initialisation (uniform +-1/sqrt(units)) with forget-gate bias 1 (Keras'), Xavier
@@ -186,6 +207,9 @@ PETSC_EXTERN PetscErrorCode SgPodLstmNetForward(SgPodLstmNet, SgnnTensor x, Sgnn
    forecast fed back (and compared with the later windows' truth) is the network's plus the base's,
    the base's computed from the window fed in (itself a forecast after the first). */
 PETSC_EXTERN PetscErrorCode SgPodLstmNetRolloutLoss(SgPodLstmNet, SgnnTensor x, SgnnTensor y, PetscInt R, SgnnTensor *loss);
+/* put a polynomial base (a SgPodLstmVARModel of scaled coefficients) on the network for its rollout
+   loss (n->baseQW), or take it off (NULL) */
+PETSC_EXTERN PetscErrorCode SgPodLstmNetSetPolyBase(SgPodLstmNet, const struct _SgPodLstmVARModel *);
 /* host arrays, no tape: x [B][L][K] -> y [B][L][K] */
 PETSC_EXTERN PetscErrorCode SgPodLstmNetPredict(SgPodLstmNet, PetscInt B, PetscInt L, const PetscReal x[], PetscReal y[]);
 PETSC_EXTERN PetscErrorCode SgPodLstmNetNumParams(SgPodLstmNet, PetscInt *);
@@ -216,6 +240,8 @@ typedef struct {
   const PetscReal *base_G, *base_g; /* residual networks with a rollout: the base's forecast of a window as
                                      an affine map of the scaled window, G [LK][LK], g [LK]
                                      (SgPodLstmSeriesSetRollout), added in the loss to every fed-back forecast */
+  const struct _SgPodLstmVARModel *base_scaled; /* or, for a quadratic base, that base acting on scaled
+                                     coefficients (SgPodLstmSeries.Vs), iterated on the tape in the loss */
   PetscInt         nvalid_r;      /* rollout > 1: validation windows whose R windows of targets lie in the
                                      validation period; vyr [nvalid_r][R L][K] (first window as vy, the
                                      later ones the truth): early stopping on the rollout's R^2 (the same

@@ -150,7 +150,7 @@ for path in sorted(p for p in glob.glob(os.path.join(W, PREFIX + "_m*_s*.h5")) i
     r = {"name": name, "m": m, "s": s, "floor": floor, "check_floor": check_floor, "check_var": check_var, "p": p, "ridge": best[1],
          "var": var, "persistence": stored["persistence"], "dmd": dmd, "quad": quad, "quad_1e-2": quad2}
     # a searched model: its searched network, the top-k mean, the hand-designed LSTM; search: none: its one network
-    for key, pre in (("searched", "POD-LSTM"), ("top", "POD-LSTM (top"), ("hand", "hand")):
+    for key, pre in (("searched", "POD-LSTM"), ("top", "POD-LSTM (top"), ("hand", "hand"), ("quadbase", "quadratic regression")):
         k = [q for q in meth if q == pre or q.startswith(pre + " (searched)") or (key != "searched" and q.startswith(pre))]
         if k:
             r[key] = stored[k[0]]
@@ -243,7 +243,7 @@ leads = "  ".join(f"{(k + 1) * LT:5.2f}" for k in range(L))
 print(f"KS L = 22, 8 POD modes, snapshots {D:g} time units apart (from the models, checked against {DATA}); error beyond the POD floor by lead (Lyapunov times: {leads})")
 for r in results:
     print(f"\n{r['name']}: floor {np.mean(r['floor']):.4f}; floor and VAR({r['p']}) recomputed here vs surge's stored scores: {r['check_floor']:.1e}, {r['check_var']:.1e}; quadratic ridge {r['ridge']:g}")
-    for key in [q for q in ("searched", "top", "hand", "var", "dmd", "quad", "quad_1e-2", "persistence") if q in r]:
+    for key in [q for q in ("searched", "top", "hand", "var", "dmd", "quad", "quad_1e-2", "quadbase", "persistence") if q in r]:
         b = beyond(r[key], r["floor"])
         print(f"  {key:12s} " + " ".join(f"{x:6.3f}" for x in b) + f"   all {beyond(np.sqrt(np.mean(r[key] ** 2)), np.sqrt(np.mean(r['floor'] ** 2))):.3f}")
     print("  VPT (Lyapunov times, mean +- s.e., starts): " + ", ".join(f"{k[4:]} {v[0]:.2f} +- {v[1]:.2f} ({v[2]})" for k, v in r.items() if k.startswith("vpt_")))
@@ -266,7 +266,7 @@ print(f"\nThe bar, leads 1..{nl} (<= 1 Lyapunov time; the test windows' leads):"
 for key in [q for q in ("top", "searched") if q in results[0]]:
     wins, worst = 0, []
     for r in results:
-        bl = np.min([beyond(r[b], r["floor"])[:nl] for b in ("var", "dmd", "quad", "persistence", "hand") if b in r], axis=0)
+        bl = np.min([beyond(r[b], r["floor"])[:nl] for b in ("var", "dmd", "quad", "quadbase", "persistence", "hand") if b in r], axis=0)
         mine = beyond(r[key], r["floor"])[:nl]
         wins += int(np.all(mine < bl))
         worst.append(np.max(mine / bl))

@@ -12,6 +12,9 @@
 # --dense-var: the same data, residual networks on the VAR, one-window loss, 40 epochs of a cosine rate
 # (inputs/podlstm/ks22_dense_var_train.yaml):
 #   bash tests/bench/podlstm/ks_study.sh --dense-var [WORKDIR]  (default build/ks22v; a training ~1 min)
+# --dense-quad: the same on the quadratic regression (base: quadratic, its lags and ridge chosen on
+# validation; inputs/podlstm/ks22_dense_quad_train.yaml):
+#   bash tests/bench/podlstm/ks_study.sh --dense-quad [WORKDIR]  (default build/ks22q; a training ~1-2 min)
 set -e
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 if [ "$1" = --dense ]; then
@@ -24,6 +27,11 @@ elif [ "$1" = --dense-var ]; then
   ENS=ks22_dense_ensemble TRAIN=ks22_dense_var_train DATA=ks22_dense_data P=ks22v
   STUDY="--data ks22_dense_data.h5 --prefix ks22v --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
   W=${1:-$ROOT/build/ks22v}
+elif [ "$1" = --dense-quad ]; then
+  shift
+  ENS=ks22_dense_ensemble TRAIN=ks22_dense_quad_train DATA=ks22_dense_data P=ks22q
+  STUDY="--data ks22_dense_data.h5 --prefix ks22q --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
+  W=${1:-$ROOT/build/ks22q}
 else
   ENS=ks22_ensemble TRAIN=ks22_train DATA=ks22_data P=ks22 STUDY=""
   W=${1:-$ROOT/build/ks22}

@@ -33,6 +33,12 @@
    and its validation R2 that of the same 2-window rollout over the validation windows (2e-6
    relative: printed with 5 decimals, measured 7e-7), the measure early stopping keeps the best
    weights by;
+5c. residual networks on the quadratic regression (base: quadratic) with rollout: 2 at lr 1e-8: the
+   lags and ridge surge chose are numpy's choice on the validation windows, var_weights equal numpy's
+   ridge regression (1e-8 relative), the first epoch's loss is the base's 2-window rollout error from
+   the stored windows (2e-4: 5 printed digits; the base iterated on the tape in scaled coefficients)
+   and the test RMSE numpy's quadratic forecast's (1e-6 relative); too few fitting snapshots for its
+   regressors is one "surge: error:" line (section 4);
 6. the fallback: networks trained one epoch lose to the VAR on the validation windows; surge train
    says so in one line (served anyway without fallback, no fallback VAR in the file); with
    fallback: baseline the line says the VAR serves, the file's fallback_var equals numpy's least
@@ -245,7 +251,8 @@ for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm
                     (["-podlstm_search", "none", "-podlstm_arch", "L64 Q"], "neither I (identity) nor L<units>"),
                     (["-podlstm_ntrain", "400"], "lower them"),
                     (["-podlstm_rollout", "10"], "rollout 10 needs 88 fitting snapshots for one training window (have 80)"),
-                    (["-podlstm_rollout", "3"], "rollout 3 leaves -3 validation windows of 32 steps (need 2; they validate the rollout)")]:
+                    (["-podlstm_rollout", "3"], "rollout 3 leaves -3 validation windows of 32 steps (need 2; they validate the rollout)"),
+                    (["-podlstm_base", "quadratic", "-podlstm_modes", "8"], "base quadratic has at least 45 regressors per coefficient (1 + pK + K(K+1)/2, K = 8 modes, p = 1 lag) but only 80 fitting snapshots")]:
     rc, out = surge(["train", D, "-train_output", "bad"] + extra, w, expect_ok=False)
     lines = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
     check(rc == 1 and len(lines) == 1 and want in lines[0] and "PETSC ERROR" not in out, f"refused {' '.join(extra)}: {lines[0][:120] if lines else out[-300:]}")
@@ -347,6 +354,75 @@ check(abs(r2s - r2n) < 2e-6 * abs(r2n) + 1e-5, f"rollout 2: early stopping score
 surge(["train", D, "-podlstm_search", "random", "-podlstm_base", "var", "-podlstm_baselines", "0", "-train_output", "mv", "-podlstm_prefix", "mv"], w)
 adv = advance_checksums("mv.h5")
 check(abs(adv[0] - adv[1]) <= 1e-10 * abs(adv[0]), f"residual model through the slot: the same forecasts on 1 and 2 ranks (checksums {adv[0]:.12e}, {adv[1]:.12e})")
+
+# 5c. residual networks on the quadratic regression (base: quadratic), rollout 2 at lr 1e-8 (the
+# network stays zero): the lags and ridge numpy chooses on the validation windows are surge's, var_weights
+# equal numpy's ridge regression of them, the first epoch's loss is the base's 2-window rollout error
+# from the stored windows (the base iterated on the tape on scaled coefficients) and the test RMSE is
+# numpy's quadratic forecast's
+_, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16", "-podlstm_base", "quadratic", "-podlstm_epochs", "1",
+                "-podlstm_rollout", "2", "-podlstm_start_lr", "1e-8", "-podlstm_baselines", "0", "-train_output", "rq", "-podlstm_prefix", "rq"], w)
+nfit = int([ln for ln in out.splitlines() if "forecast the residual on the quadratic regression" in ln][0].split("fitted on the ")[1].split()[0])
+mse1 = float([ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0].isdigit()][0][1])
+with h5py.File(os.path.join(w, "rq.windows.h5"), "r") as f:
+    n = int(f.attrs["nsamples"])
+    xw, yw = f["samples/x"][:n], f["samples/y"][:n]
+with h5py.File(os.path.join(w, "rq.h5"), "r") as f:
+    lo, hi, Wq = f.attrs["lo"][:], f.attrs["hi"][:], f["var_weights"][:].T
+    pq, nq, rq = int(f["var_weights"].attrs["var_order"]), int(f["var_weights"].attrs["var_quadratic"]), float(f["var_weights"].attrs["ridge"])
+iu = np.triu_indices(K)
+
+
+def quad_row(hist, p):
+    return np.r_[1.0, np.concatenate([hist[-j] for j in range(1, p + 1)]), np.outer(hist[-1], hist[-1])[iu]]
+
+
+def quad_fit(p, ridge, nrows):
+    G = np.array([quad_row(a[:tt], p) for tt in range(p, nrows)])
+    M = G.T @ G
+    return np.linalg.solve(M + ridge * np.trace(M) / M.shape[0] * np.eye(M.shape[0]), G.T @ a[p:nrows])
+
+
+def quad_iter(W, p, hist):
+    hist = list(hist)
+    for _ in range(L):
+        hist.append(quad_row(hist, p) @ W)
+    return np.array(hist[-L:])
+
+
+nva_ = int(round(0.2 * NTRAIN))
+best = None
+for pp in range(1, L + 1):  # the lags and ridge surge chooses: the smallest error of the validation windows' forecasts
+    if nfit - pp < 2 * (1 + pp * K + K * (K + 1) // 2):
+        break
+    for rr in (1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0):
+        Wc = quad_fit(pp, rr, nfit)
+        e = sum(np.sum((quad_iter(Wc, pp, a[s0:s0 + L]) - a[s0 + L:s0 + 2 * L]) ** 2) for s0 in range(NTRAIN - nva_ - L, NTRAIN - 2 * L + 1))
+        if np.isfinite(e) and (best is None or e < best[0]):
+            best = (e, pp, rr)
+check(nq == K * (K + 1) // 2 and (pq, rq) == best[1:], f"base quadratic: {pq} lags, ridge {rq:g} ({nq} products), numpy chooses {best[1]} lags, ridge {best[2]:g} on the validation windows")
+Wn = quad_fit(pq, rq, nfit)
+dW = np.max(np.abs(Wq - Wn)) / np.max(np.abs(Wn))
+check(dW < 1e-8, f"var_weights of base quadratic equal numpy's ridge regression on the first {nfit} snapshots (max rel. diff {dW:.1e})")
+
+
+def quad_scaled(xs):
+    return (quad_iter(Wn, pq, lo + xs * (hi - lo)) - lo) / (hi - lo)
+
+
+err = []
+for wdw in range(n):
+    f1 = quad_scaled(xw[wdw])
+    err.append(np.mean(np.r_[yw[wdw, :L].ravel(), (quad_scaled(f1) - yw[wdw, L:]).ravel()] ** 2))
+want = float(np.mean(err))
+check(abs(mse1 - want) < 2e-4 * want, f"rollout 2 on base quadratic: first-epoch loss {mse1:.4e} is the quadratic regression's 2-window rollout error {want:.6e} (numpy, rel. {abs(mse1 - want) / want:.1e})")
+fq = {}
+for wdw in range(nte):
+    for lead, v in enumerate(quad_iter(Wn, pq, a[te0 + wdw:te0 + wdw + L])):
+        fq[(te0 + wdw, lead)] = mean + Ug @ v
+vq = rmse(lambda s, lead: fq[(s, lead)])
+sq = scores(os.path.join(w, "rq.h5"))["POD-LSTM"]
+check(abs(vq - sq) < 1e-6 * vq, f"a residual network on base quadratic trained 1 epoch at lr 1e-8 forecasts as its base: test RMSE {sq:.10f} vs numpy's quadratic regression {vq:.10f}")
 
 # 6. the fallback: networks trained one epoch lose to the VAR on validation
 fbargs = ["train", D, "-podlstm_search", "random", "-podlstm_epochs", "1", "-podlstm_patience", "1", "-podlstm_baselines", "0"]

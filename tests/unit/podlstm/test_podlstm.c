@@ -161,6 +161,43 @@ static PetscErrorCode NetLoss(SgPodLstmNet net, SgnnTensor x, SgnnTensor w, Sgnn
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The quadratic base acting on scaled coefficients (SgPodLstmVARScaled, what the rollout's tape
+   iterates) against the model on unscaled ones: Vs(s) = scale(V(unscale(s))) over a window of 6 steps
+   (K = 4, random W, lo, hi), to 1e-12 of the largest value (the map is exact algebra) */
+static PetscErrorCode QuadScaledTest(void)
+{
+  const PetscInt    K = 4, L = 6, nq = K * (K + 1) / 2, q = 1 + 2 * K + nq;
+  SgPodLstmVARModel V = {2, K, nq, 1e-3, NULL}, Vs;
+  PetscReal         lo[4], hi[4], s[24], a[24], fs[24], fa[24], err = 0, big = 0;
+  SgnnRng           r;
+
+  PetscFunctionBegin;
+  sgnn_rng_init(&r, 7);
+  PetscCall(PetscMalloc1(q * K, &V.W));
+  for (PetscInt i = 0; i < q * K; i++) V.W[i] = 0.2 * sgnn_rng_normal(&r);
+  for (PetscInt k = 0; k < K; k++) {
+    lo[k] = -1 - sgnn_rng_uniform(&r);
+    hi[k] = 1 + 2 * sgnn_rng_uniform(&r);
+  }
+  for (PetscInt i = 0; i < L * K; i++) {
+    s[i] = sgnn_rng_uniform(&r);
+    a[i] = lo[i % K] + s[i] * (hi[i % K] - lo[i % K]);
+  }
+  PetscCall(SgPodLstmVARScaled(&V, lo, hi, &Vs));
+  SgPodLstmVARIterate(&V, L, a, fa);
+  SgPodLstmVARIterate(&Vs, L, s, fs);
+  for (PetscInt i = 0; i < L * K; i++) {
+    PetscReal sa = (fa[i] - lo[i % K]) / (hi[i % K] - lo[i % K]);
+    err = PetscMax(err, PetscAbsReal(sa - fs[i]));
+    big = PetscMax(big, PetscAbsReal(sa));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "grad: the quadratic base on scaled coefficients vs scaling its forecast of the unscaled ones: max difference %.2e (largest %.2e)\n", (double)err, (double)big));
+  CHECK(err < 1e-12 * PetscMax(1, big), "the scaled quadratic base differs by %g", (double)err);
+  PetscCall(SgPodLstmVARFree(&V));
+  PetscCall(SgPodLstmVARFree(&Vs));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode GradTest(void)
 {
   const char  *archs[] = {"L8 I+1 L6+3 I+2 L5+1", "I L4 I+3"};
@@ -169,8 +206,9 @@ static PetscErrorCode GradTest(void)
 
   PetscFunctionBegin;
   SgCallNN(sgnn_backend_get("cpu", &be));
-  for (int c = 0; c < 5; c++) { /* both architectures (step head, window head), plain and rollout of 3;
-                                   c = 4: the rollout of a residual network on an affine base (base: var) */
+  for (int c = 0; c < 6; c++) { /* both architectures (step head, window head), plain and rollout of 3;
+                                   c = 4: the rollout of a residual network on an affine base (base: var);
+                                   c = 5: the same on a quadratic base (base: quadratic), iterated on the tape */
     const int     a = c % 2, R = c < 2 ? 0 : 3;
     SgPodLstmArch arch;
     SgPodLstmNet  net;
@@ -197,6 +235,14 @@ static PetscErrorCode GradTest(void)
       for (int i = 0; i < nlk; i++) gv[i] = 0.1 * sgnn_rng_normal(&r);
       SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 2, sG, Gv, &net->baseW));
       SgCallNN(sgnn_tensor_from_f64(be, SGNN_F64, 1, &nlk, gv, &net->baseb));
+    }
+    if (c == 5) { /* a random quadratic base of 2 lags on scaled coefficients (SgPodLstmVARModel, nq = K(K+1)/2) */
+      SgPodLstmVARModel Q = {2, K, K * (K + 1) / 2, 0, NULL};
+      const PetscInt    q = 1 + 2 * K + Q.nq;
+      PetscCall(PetscMalloc1(q * K, &Q.W));
+      for (PetscInt i = 0; i < q * K; i++) Q.W[i] = 0.1 * sgnn_rng_normal(&r); /* small: the 4 steps stay O(1) */
+      PetscCall(SgPodLstmNetSetPolyBase(net, &Q));
+      PetscCall(SgPodLstmVARFree(&Q));
     }
     SgCallNN(sgnn_params_count(net->P, &np));
     PetscCall(PetscMalloc2(np, &p0, np, &g));
@@ -225,7 +271,7 @@ static PetscErrorCode GradTest(void)
       worst = PetscMax(worst, PetscAbsReal(fd - g[i]) / PetscMax(1e-3, PetscAbsReal(fd)));
     }
     sgnn_set_grad_enabled(1);
-    PetscCall(PetscPrintf(PETSC_COMM_SELF, "grad: architecture '%s'%s, %ld parameters: max relative error vs central differences %.2e\n", archs[a], c == 4 ? ", rollout loss of 3 windows on an affine base" : (R ? ", rollout loss of 3 windows" : ""), np, (double)worst));
+    PetscCall(PetscPrintf(PETSC_COMM_SELF, "grad: architecture '%s'%s, %ld parameters: max relative error vs central differences %.2e\n", archs[a], c == 4 ? ", rollout loss of 3 windows on an affine base" : c == 5 ? ", rollout loss of 3 windows on a quadratic base" : (R ? ", rollout loss of 3 windows" : ""), np, (double)worst));
     CHECK(worst < 1e-6, "gradient of '%s' (rollout %d) differs from finite differences by %g", archs[a], R, (double)worst);
     PetscCall(PetscFree2(p0, g));
     sgnn_tensor_free(&x);
@@ -233,8 +279,10 @@ static PetscErrorCode GradTest(void)
     sgnn_tensor_free(&t);
     sgnn_tensor_free(&net->baseW);
     sgnn_tensor_free(&net->baseb);
+    PetscCall(SgPodLstmNetSetPolyBase(net, NULL));
     PetscCall(SgPodLstmNetDestroy(&net));
   }
+  PetscCall(QuadScaledTest());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
