@@ -63,6 +63,7 @@ struct _p_SgTrainer {
   double          cub_lr;
   unsigned char  *cub_bits, *cub_all;
   uint16_t       *cub_votes;
+  struct _SgTrainerSdp4bit *sdp; /* -PREFIX_compress sdp4bit (sdp4bit.c): its nodes, master block, buffers */
   /* process grid: data groups x spatial ranks (0: ranks / spatial ranks) */
   PetscInt        dgroups, sranks;
   SgparGrid       grid;
@@ -109,6 +110,12 @@ PETSC_INTERN PetscErrorCode SgTrainerLionCubUpdate(SgTrainer);
 PETSC_INTERN double         SgTrainerLionCubBytes(SgTrainer, PetscMPIInt size, PetscBool sync_step);
 /* -PREFIX_compress lion_cub or lion_cub_allreduce: the same Lion Cub step, two ways to count the votes */
 static inline PetscBool SgTrainerIsLionCub(SgTrainer t) { return (PetscBool)(!strcmp(t->compress, "lion_cub") || !strcmp(t->compress, "lion_cub_allreduce")); }
+PETSC_INTERN PetscErrorCode SgTrainerSdp4bitSetUp(SgTrainer, const char p[]);
+PETSC_INTERN PetscErrorCode SgTrainerSdp4bitUpdate(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerSdp4bitDestroy(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Sdp4bit(SgTrainerSync);
+PETSC_INTERN PetscInt       SgTrainerSdp4bitNodeRanks(SgTrainer);
+static inline PetscBool SgTrainerIsSdp4bit(SgTrainer t) { return (PetscBool)!strcmp(t->compress, "sdp4bit"); }
 PETSC_INTERN PetscErrorCode SgTrainerPlateauStep(SgTrainer, PetscInt step, double loss, int64_t nglobal);
 PETSC_INTERN PetscErrorCode SgTrainerClipStep(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerPlateauReport(SgTrainer, PetscInt steps);

@@ -489,6 +489,7 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
   PetscCall(PetscFree(t->cub_bits));
   PetscCall(PetscFree(t->cub_all));
   PetscCall(PetscFree(t->cub_votes));
+  PetscCall(SgTrainerSdp4bitDestroy(t));
   PetscCall(PetscHeaderDestroy(pt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -157,7 +157,7 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetFromOptions(SgTrainer);
 /* Optimizer by name and ZeRO sharding (zero.c, docs/train.md): options -PREFIX_optimizer
    sgd|adam|adamw|lion, -PREFIX_lion_beta1, -PREFIX_lion_beta2, -PREFIX_weight_decay,
    -PREFIX_sgd_momentum, -PREFIX_shard 0|1|2|3 (ZeRO stage: 1 optimizer state, 2 also gradients,
-   3 also the parameters between steps partitioned over the ranks), -PREFIX_compress none|lion_cub|lion_cub_allreduce, -PREFIX_lion_cub_sync M, read by SgTrainerSetFromOptions or declared in a
+   3 also the parameters between steps partitioned over the ranks), -PREFIX_compress none|lion_cub|lion_cub_allreduce|sdp4bit, -PREFIX_lion_cub_sync M, read by SgTrainerSetFromOptions or declared in a
    surrogate's own block by SgTrainerOptionsOptimizer (the optimizer's learning rate is kept). Bad
    combinations are refused at SgTrainerSetUp with one line. SgTrainerGetCommStats: bytes sent per
    step (counted as bandwidth-optimal collectives send them, per rank) and this rank's weights,
@@ -175,6 +175,24 @@ PETSC_EXTERN PetscErrorCode SgTrainerGetShardResident(SgTrainer, PetscReal rest[
    sends per rank (a bandwidth-optimal allreduce: 2 (N-1)/N x the message). */
 PETSC_EXTERN PetscErrorCode SgTrainerVoteSum(MPI_Comm, long n, const unsigned char bits[], uint16_t votes[]);
 PETSC_EXTERN double         SgTrainerVoteBytes(long n, PetscMPIInt size);
+/* -PREFIX_compress sdp4bit's pieces (sdp4bit.c, docs/train.md), public for the tests. The codec: n values
+   in groups of g, a float32 scale max|x|/qmax a group (first), then round(x/scale) in [-qmax, qmax]
+   (qmax 7 for bits 4, two codes a byte, low nibble first; 127 for bits 8); SgTrainerQuantBytes is its
+   size, SgTrainerQuantUnpackAdd adds the decoded values to y. SgTrainerHadamard: x <- H x / sqrt(g) on
+   each whole group of g (a power of 2). SgTrainerSdp4bitReduceScatter: the two-level gradient
+   reduce-scatter over intra (the ranks of a node, 8 bits) and inter (the ranks of one local index,
+   4 bits + Hadamard), rank r = node x G + local index; g is the whole slab in, and holds the sum
+   on this rank's block [displ, displ + count) out. SgTrainerSdp4bitAllGather: every rank's block of
+   4-bit differences d (this rank's block) added to x (the whole slab), from the same gathered bytes
+   on every rank. bytes: what this rank sent to other ranks. SgTrainerSdp4bitStepBytes: the sum of
+   both for rank `rank` of size with even blocks of a Psi-value slab and G ranks a node. */
+PETSC_EXTERN size_t         SgTrainerQuantBytes(long n, int bits, long g);
+PETSC_EXTERN PetscErrorCode SgTrainerQuantPack(const double x[], long n, int bits, long g, unsigned char buf[]);
+PETSC_EXTERN PetscErrorCode SgTrainerQuantUnpackAdd(const unsigned char buf[], long n, int bits, long g, double y[]);
+PETSC_EXTERN PetscErrorCode SgTrainerHadamard(double x[], long n, long g);
+PETSC_EXTERN PetscErrorCode SgTrainerSdp4bitReduceScatter(MPI_Comm intra, MPI_Comm inter, const PetscMPIInt count[], const PetscMPIInt displ[], double g[], double *bytes);
+PETSC_EXTERN PetscErrorCode SgTrainerSdp4bitAllGather(MPI_Comm, const PetscMPIInt count[], const PetscMPIInt displ[], const double d[], double x[], double *bytes);
+PETSC_EXTERN double         SgTrainerSdp4bitStepBytes(long psi, PetscMPIInt size, PetscMPIInt rank, PetscInt G);
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsSync(PetscOptionItems *, char sync[], size_t len, PetscInt *bucket_kb);
 /* Process grid: data_groups x spatial_ranks must equal the trainer's rank count (data_groups 0: ranks /
    spatial_ranks). Options -PREFIX_data_groups, -PREFIX_spatial_ranks, read by SgTrainerSetFromOptions or
