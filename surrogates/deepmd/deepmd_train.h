@@ -44,6 +44,7 @@ typedef struct {
   PetscInt  shard;
   char      compress[32];
   PetscInt  cub_sync;                       /* lion_cub: momenta averaged every this many steps (< 0: the trainer's default) */
+  PetscInt  sdp_node;                       /* sdp4bit: ranks a node (0: the ranks sharing memory) */
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
   PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */
   char      test_detail[PETSC_MAX_PATH_LEN]; /* prefix of the dp test detail files of the final validation */

@@ -120,6 +120,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgOptionsPath("-lcurve", "Learning-curve file written by rank 0 (empty = none)", SG_PATH_OUT, o->lcurve, o->lcurve, sizeof o->lcurve, NULL));
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, o->sync, sizeof o->sync, &o->sync_bucket_kb)); /* -deepmd_sync, -deepmd_sync_bucket_kb */
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &o->oc, &o->shard, o->compress, sizeof o->compress, &o->cub_sync)); /* -deepmd_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
+  PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &o->sdp_node));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

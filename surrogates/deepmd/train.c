@@ -373,6 +373,7 @@ static PetscErrorCode TrainerCreate(DPTrain *D, MPI_Comm comm, SgTrainer *out)
   PetscCheck(oc.type == SGNN_ADAM || oc.type == SGNN_ADAMW || !(o->save_ckpt[0] || o->restart[0]), comm, PETSC_ERR_USER_INPUT, "deepmd: the checkpoint (save_ckpt, restart) holds Adam's two moments, and -deepmd_optimizer is not adam: use -deepmd_optimizer adam or adamw, or no checkpoint");
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetShard(tr, o->shard, o->compress, o->cub_sync));
+  PetscCall(SgTrainerSetSdp4bit(tr, o->sdp_node));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "deepmd_")); /* its refusals name -deepmd_shard etc. */
   sc.kind = SGNN_LR_EXP;
   sc.lr0 = o->start_lr;

@@ -28,6 +28,7 @@ typedef struct {
   PetscInt         shard;        /* -mffn_shard: ZeRO stage */
   char             compress[32]; /* -mffn_compress */
   PetscInt         cub_sync;     /* -mffn_lion_cub_sync */
+  PetscInt         sdp_node;     /* -mffn_sdp4bit_node_ranks */
   PetscBool     have_first;
   PetscInt        dgroups, sranks; /* process grid */
   PetscInt        read;            /* SgMFFNRead: the data in memory or read crop by crop */
@@ -132,6 +133,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgMFFNSplitOptions(PetscOptionsObject, &d->split));                              /* -mffn_split_axes, _layout, _counts */
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &d->plateau, &d->clip));             /* -mffn_plateau_*, -mffn_clip_norm */
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress, &d->cub_sync)); /* -mffn_optimizer, _lion_beta*, _shard, _compress */
+  PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &d->sdp_node));
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -356,6 +358,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   oc.lr = d->lr;
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetShard(tr, d->shard, d->compress, d->cub_sync));
+  PetscCall(SgTrainerSetSdp4bit(tr, d->sdp_node));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "mffn_")); /* its refusals name -mffn_shard etc. */
   sc.kind = SGNN_LR_EXP;
   sc.lr0 = d->lr;

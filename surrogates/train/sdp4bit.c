@@ -45,6 +45,7 @@
    5.2x fewer (15.5x and 10.4x against float64). On 1 rank nothing is sent and nothing quantized:
    the step is stage 2's exactly. */
 #include "sgtrainerimpl.h"
+#include "sgsys.h"
 #include <math.h>
 
 #define SDP_WGROUP 2048 /* weights: values a scale (the paper's default) */
@@ -272,7 +273,7 @@ PetscErrorCode SgTrainerSdp4bitAllGather(MPI_Comm comm, const PetscMPIInt count[
 /* ---- the trainer's side ---- */
 static size_t ESz(SgnnTensor v) { return sgnn_tensor_dtype(v) == SGNN_F32 ? sizeof(float) : sizeof(double); }
 
-static void ToDouble(SgnnTensor v, long lo, long n, double out[])
+static void SlabToDoubles(SgnnTensor v, long lo, long n, double out[])
 {
   if (sgnn_tensor_dtype(v) == SGNN_F32) {
     const float *p = (const float *)sgnn_tensor_data(v) + lo;
@@ -280,7 +281,7 @@ static void ToDouble(SgnnTensor v, long lo, long n, double out[])
   } else memcpy(out, (const double *)sgnn_tensor_data(v) + lo, (size_t)n * sizeof(double));
 }
 
-static void FromDouble(SgnnTensor v, long lo, long n, const double in[])
+static void SlabFromDoubles(SgnnTensor v, long lo, long n, const double in[])
 {
   if (sgnn_tensor_dtype(v) == SGNN_F32) {
     float *p = (float *)sgnn_tensor_data(v) + lo;
@@ -288,23 +289,33 @@ static void FromDouble(SgnnTensor v, long lo, long n, const double in[])
   } else memcpy((double *)sgnn_tensor_data(v) + lo, in, (size_t)n * sizeof(double));
 }
 
-/* The nodes (G) and their communicators; collective. The node size is the trainer's own option,
-   read here under its prefix because the surrogates declare the optimizer options in their own
-   blocks (SgTrainerOptionsOptimizer) and hand the trainer only the stage and the compressor. */
+PetscErrorCode SgTrainerOptionsSdp4bit(PetscOptionItems *PetscOptionsObject, PetscInt *node_ranks)
+{
+  PetscFunctionBegin;
+  PetscCall(SgOptionsInt("-sdp4bit_node_ranks", "compress sdp4bit: ranks a node for its two gradient levels (8 bits inside a node, 4 bits with a Hadamard smoother between nodes; a divisor of the ranks); 0: the ranks that share memory; 1: every rank its own node (4 bits between all)", *node_ranks, node_ranks, NULL, 0, PETSC_MAX_INT));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSetSdp4bit(SgTrainer t, PetscInt node_ranks)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(t, SG_TRAINER_CLASSID, 1);
+  PetscCheck(!t->setupcalled, PetscObjectComm((PetscObject)t), PETSC_ERR_ORDER, "SgTrainer: settings must come before SgTrainerSetUp()");
+  t->sdp_node = node_ranks;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The nodes (G) and their communicators; collective. */
 PetscErrorCode SgTrainerSdp4bitSetUp(SgTrainer t, const char p[])
 {
   MPI_Comm    comm = t->sync->comm;
   PetscMPIInt size, rank, G;
-  PetscInt    node = 0;
-  const char *pre;
-  PetscBool   set;
-  long        psi = sgnn_tensor_numel(sgnn_params_values(t->P));
+  PetscInt    node = t->sdp_node;
+  long        psi  = sgnn_tensor_numel(sgnn_params_values(t->P));
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)t, &pre));
-  PetscCall(PetscOptionsGetInt(((PetscObject)t)->options, pre, "-sdp4bit_node_ranks", &node, &set));
   PetscCheck(node >= 0, comm, PETSC_ERR_USER_INPUT, "%ssdp4bit_node_ranks %" PetscInt_FMT ": give the ranks a node (1: every rank its own node, 4-bit gradients only), or 0 for the ranks that share memory", p, node);
   if (!node) { /* the ranks that share memory, if every node has as many */
     MPI_Comm    sh;
@@ -374,13 +385,13 @@ PetscErrorCode SgTrainerSdp4bitUpdate(SgTrainer t)
   SgCallNN(sgnn_optim_step(t->opt));
   PetscCall(PetscArraycpy((char *)t->sdp->master, blk, n * e));
   PetscCall(PetscArraycpy(blk, (char *)t->sdp->xold, n * e)); /* x again: it moves by the sent difference only */
-  ToDouble(v, 0, psi, t->sdp->x);
+  SlabToDoubles(v, 0, psi, t->sdp->x);
   for (long i = 0; i < n; i++) {
     double m = e == sizeof(float) ? ((float *)t->sdp->master)[i] : ((double *)t->sdp->master)[i];
     t->sdp->d[i] = m - t->sdp->x[lo + i];
   }
   PetscCall(SgTrainerSdp4bitAllGather(comm, t->zcount, t->zdispl, t->sdp->d, t->sdp->x, &wb));
-  FromDouble(v, 0, psi, t->sdp->x);
+  SlabFromDoubles(v, 0, psi, t->sdp->x);
   t->zbytes += wb + t->sdp->gbytes;
   t->sdp->gbytes = 0;
   t->zsteps++;
@@ -401,9 +412,9 @@ static PetscErrorCode End_Sdp4bit(SgTrainerSync s, PetscInt nglobal)
   lo = t->zdispl[rank];
   n  = t->zcount[rank];
   if (size > 1) {
-    ToDouble(gt, 0, sgnn_tensor_numel(gt), t->sdp->g);
+    SlabToDoubles(gt, 0, sgnn_tensor_numel(gt), t->sdp->g);
     PetscCall(SgTrainerSdp4bitReduceScatter(t->sdp->intra, t->sdp->inter, t->zcount, t->zdispl, t->sdp->g, &t->sdp->gbytes));
-    FromDouble(gt, lo, n, t->sdp->g + lo);
+    SlabFromDoubles(gt, lo, n, t->sdp->g + lo);
   }
   if (s->scaling == SG_TRAINER_LOSS_SUM) { /* as stage 2's reduce-scatter: x = a x on the block */
     double a = 1.0 / (double)nglobal;

@@ -64,6 +64,7 @@ struct _p_SgTrainer {
   unsigned char  *cub_bits, *cub_all;
   uint16_t       *cub_votes;
   struct _SgTrainerSdp4bit *sdp; /* -PREFIX_compress sdp4bit (sdp4bit.c): its nodes, master block, buffers */
+  PetscInt        sdp_node;      /* its ranks a node (-PREFIX_sdp4bit_node_ranks; 0: the ranks sharing memory) */
   /* process grid: data groups x spatial ranks (0: ranks / spatial ranks) */
   PetscInt        dgroups, sranks;
   SgparGrid       grid;

@@ -326,6 +326,7 @@ PetscErrorCode SgTrainerSetFromOptions(SgTrainer t)
   PetscCall(SgTrainerOptionsGrid(PetscOptionsObject, &t->dgroups, &t->sranks));
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &t->plateau, &t->clip));
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &t->oc, &t->shard, t->compress, sizeof t->compress, &t->cub_sync));
+  PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &t->sdp_node));
   PetscOptionsEnd();
   PetscCall(SgTrainerSetPlateau(t, &t->plateau)); /* its checks */
   t->bucket_bytes = (size_t)kb << 10;

@@ -235,6 +235,7 @@ typedef struct {
   PetscInt         shard;         /* the trainer's ZeRO stage (sgtrainer.h) and compressor (NULL: none) */
   const char      *compress;
   PetscInt         cub_sync;      /* lion_cub's momentum-sync interval (0: never; < 0: the trainer's default, 10) */
+  PetscInt         sdp_node;      /* sdp4bit: ranks a node (0: the ranks sharing memory) */
   PetscInt         rollout;       /* windows of the rollout loss (SgPodLstmNetRolloutLoss; 0 or 1: one);
                                      the training windows' y hold rollout x L steps */
   const PetscReal *base_G, *base_g; /* residual networks with a rollout: the base's forecast of a window as

@@ -186,6 +186,10 @@ PETSC_EXTERN double         SgTrainerVoteBytes(long n, PetscMPIInt size);
    4-bit differences d (this rank's block) added to x (the whole slab), from the same gathered bytes
    on every rank. bytes: what this rank sent to other ranks. SgTrainerSdp4bitStepBytes: the sum of
    both for rank `rank` of size with even blocks of a Psi-value slab and G ranks a node. */
+/* -PREFIX_sdp4bit_node_ranks G (ranks a node for sdp4bit's two levels; 0, the default: the ranks that
+   share memory), read by SgTrainerSetFromOptions or declared in a surrogate's own block */
+PETSC_EXTERN PetscErrorCode SgTrainerOptionsSdp4bit(PetscOptionItems *, PetscInt *node_ranks);
+PETSC_EXTERN PetscErrorCode SgTrainerSetSdp4bit(SgTrainer, PetscInt node_ranks);
 PETSC_EXTERN size_t         SgTrainerQuantBytes(long n, int bits, long g);
 PETSC_EXTERN PetscErrorCode SgTrainerQuantPack(const double x[], long n, int bits, long g, unsigned char buf[]);
 PETSC_EXTERN PetscErrorCode SgTrainerQuantUnpackAdd(const unsigned char buf[], long n, int bits, long g, double y[]);

@@ -235,7 +235,7 @@ case_ 1 "-boussinesq_superres_output_nx/nz asks for" -- run $I/boussinesq/rb_ra1
 case12 "surrogate mffn reads blocks 0.0625 apart" -- run $I/mffn/superres.yaml -sim_t_end 0.6 -sim_output ok_sr -boussinesq_mffn_model $I/mffn/models/mffn_rb_superres.h5 -boussinesq_superres_factor 2,4
 # the trainer's optimizer, ZeRO stage and compression (issue 38): unknown names, a stage with no
 # optimizer state to shard, a compressor without what it needs, and what is not implemented yet (stage 3
-# with clipping)
+# with clipping; sdp4bit's nodes must divide the ranks)
 case_ 1 "'adamax' is not one of: sgd, adam, adamw, lion" -- train $MF -mffn_optimizer adamax -train_output ok_x
 case_ 1 "'zip' is not one of: none, lion_cub, lion_cub_allreduce, sdp4bit" -- train $MF -mffn_compress zip -train_output ok_x
 case12 "plain SGD (momentum 0) keeps none" -- train $MF -mffn_optimizer sgd -mffn_shard 1 -train_output ok_x
@@ -243,7 +243,7 @@ case_ 1 "it needs -mffn_shard 2" -- train $MF -mffn_compress sdp4bit -train_outp
 case_ 1 "add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub -train_output ok_x
 case12 "-mffn_compress lion_cub_allreduce sends Lion's 1-bit sign updates, and the optimizer is adam: add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub_allreduce -train_output ok_x
 case_ 1 "lion_cub votes on the whole update and keeps a momentum per rank: use it with -mffn_shard 0" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -mffn_shard 1 -train_output ok_x
-case_ 1 "sdp4bit (4-bit weight differences and gradients) is not implemented yet" -- train $MF -mffn_shard 2 -mffn_compress sdp4bit -train_output ok_x
+case_ 1 "-mffn_sdp4bit_node_ranks 2 does not divide the 1 ranks" -- train $MF -mffn_shard 2 -mffn_compress sdp4bit -mffn_sdp4bit_node_ranks 2 -train_output ok_x
 case12 "-mffn_shard 3 leaves each rank only its block of the gradient, and clipping to a global norm is not implemented on blocks" -- train $MF -mffn_shard 3 -mffn_clip_norm 1 -train_output ok_x
 # the Deep Potential's own checkpoint holds Adam's two moments: another optimizer with a checkpoint is refused
 case12 "holds Adam's two moments, and -deepmd_optimizer is not adam" -- train $I/deepmd/pair.yaml -deepmd_data set.h5 -deepmd_type_map O,H -deepmd_optimizer lion -deepmd_save_ckpt ok_ck.h5 -deepmd_save_freq 2 -train_output ok_x
