@@ -2,7 +2,10 @@
 # Convergence of the communication-efficient options against the uncompressed baseline over seeds
 # (issue 38; figures, not pass/fail; docs/parallel.md "Convergence of the options"). On 2 ranks, for
 # seeds 1 2 3, with Adam (the deck's learning rate), Lion and Lion Cub (1-bit votes, momenta averaged
-# every 10 steps; both at Adam's rate / DIV, default 10: Chen et al. 2023 advise 3-10x smaller):
+# every 10 steps; both at Adam's rate / DIV, default 10: Chen et al. 2023 advise 3-10x smaller), and
+# SDP4Bit (Adam at the deck's rate, ZeRO stage 2, 4-bit weight differences and 4-bit Hadamard-smoothed
+# gradients: -sdp4bit_node_ranks 1, the most compressed form; its baseline is adam, which stage 2 equals
+# to round-off):
 #   Deep Potential, DeePMD-kit's water (inputs/deepmd/water.yaml, float32) shortened to STEPS steps
 #     (default 300, global batch 2, the rate decayed 100x every 10% of the steps); at the end dp test on
 #     data_3 (held out): energy RMSE per atom and force RMSE;
@@ -11,8 +14,8 @@
 # ZeRO stages 1 and 2 are not run: they give Adam's weights bit for bit (train_zero, train_zero_deepmd).
 # Prints per option the mean and spread over the seeds, the step time on 2 ranks and the bytes per step
 # (the trainer's start-up line).
-#   tests/bench/train/convergence.sh [STEPS] [DIV]      (ONLY="lion_cub" runs one option; the summary
-#                                                       then reads the other rows from the last full run)
+#   tests/bench/train/convergence.sh [STEPS] [DIV]      (ONLY="lion_cub" or ONLY="adam sdp4bit" runs those
+#                                                       options; the summary reads the other rows from the last run)
 set -e
 cd "$(dirname "$0")/../../.."
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 SGNN_NUM_THREADS=1
@@ -30,14 +33,15 @@ S="$ROOT/bin/surge"
 [ -s rb_small.h5 ] || "$S" ensemble $ROOT/inputs/boussinesq/ensemble_small.yaml -ensemble_output rb_small > /dev/null
 [ -s rb_valid.h5 ] || "$S" ensemble $ROOT/inputs/boussinesq/ensemble_small.yaml -ensemble_output rb_valid -ensemble_seed 11 > /dev/null
 RES=results_div$DIV.txt
-if [ -n "${ONLY:-}" ] && [ -s $RES ]; then grep -v " opt=${ONLY} " $RES > $RES.keep || true; mv $RES.keep $RES; else : > $RES; fi
+if [ -n "${ONLY:-}" ] && [ -s $RES ]; then grep -v -E " opt=(${ONLY// /|}) " $RES > $RES.keep || true; mv $RES.keep $RES; else : > $RES; fi
 M="mpiexec -n 2 --bind-to none --oversubscribe"
 for seed in 1 2 3; do
   echo "# seed $seed load $(cut -d' ' -f1-3 /proc/loadavg) $(date -u +%H:%M:%S)" | tee -a $RES
   llr=$(/usr/bin/python3 -c "print(1e-3/$DIV)")
-  for o in "adam|1e-3|" "lion|$llr|-deepmd_optimizer lion" "lion_cub|$llr|-deepmd_optimizer lion -deepmd_compress lion_cub"; do
+  for o in "adam|1e-3|" "lion|$llr|-deepmd_optimizer lion" "lion_cub|$llr|-deepmd_optimizer lion -deepmd_compress lion_cub" \
+    "sdp4bit|1e-3|-deepmd_shard 2 -deepmd_compress sdp4bit -deepmd_sdp4bit_node_ranks 1"; do
     IFS='|' read -r name lr opts <<< "$o"
-    [ -z "${ONLY:-}" ] || [ "$name" = "$ONLY" ] || continue
+    [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $name "* ]] || continue
     log=dp_${name}_$seed.log
     $M "$S" train $ROOT/inputs/deepmd/water.yaml -deepmd_data water_train.h5 -deepmd_valid_data water_3.h5 -deepmd_numb_steps $STEPS \
       -deepmd_decay_steps $((STEPS / 10)) -deepmd_start_lr $lr -deepmd_stop_lr $(/usr/bin/python3 -c "print($lr/100)") -deepmd_disp_freq $((STEPS / 3)) \
@@ -47,7 +51,7 @@ for seed in 1 2 3; do
       /Energy RMSE\/Natoms/ {e=$4} /Force  RMSE/ {f=$4} /training took/ {t=$4}
       END {printf "RESULT model=dp opt=%s seed=%d e_rmse=%s f_rmse=%s step_s=%.5f sent_kib=%s\n", o, s, e, f, t/n, snd}' $log >> $RES
     log=mffn_${name}_$seed.log
-    mlr=$( [ $name = adam ] && echo 3e-3 || /usr/bin/python3 -c "print(3e-3/$DIV)" )
+    mlr=$( [ $name = adam ] || [ $name = sdp4bit ] && echo 3e-3 || /usr/bin/python3 -c "print(3e-3/$DIV)" )
     $M "$S" train $ROOT/inputs/mffn/small.yaml -mffn_data rb_small.h5 -mffn_valid_data rb_valid.h5 -mffn_seed $seed -mffn_start_lr $mlr \
       -mffn_lcurve mffn_${name}_$seed.lcurve -train_output mffn_${name}_$seed ${opts//deepmd/mffn} -info > $log 2>&1
     awk -v o=$name -v s=$seed '/ZeRO stage/ && !z {z=1; match($0, /sends [0-9.e+]+ KiB/); snd=substr($0, RSTART+6, RLENGTH-10)}
@@ -61,7 +65,7 @@ rows = [dict(f.split("=", 1) for f in l.split()[1:]) for l in open(sys.argv[1]) 
 for model, keys in (("dp", ("e_rmse", "f_rmse")), ("mffn", ("nmae", "loss"))):
     print(f"{model}:")
     base = {}
-    for o in ("adam", "lion", "lion_cub"):
+    for o in ("adam", "lion", "lion_cub", "sdp4bit"):
         r = [x for x in rows if x["model"] == model and x["opt"] == o]
         if not r:
             continue

@@ -2,7 +2,7 @@
 # The training options of issue 38 measured against their model (figures, not pass/fail; docs/parallel.md
 # "The options at scale"): the Deep Potential on DeePMD-kit's water data (inputs/deepmd/water.yaml:
 # 1,027,082 float32 parameters, global batch 4) for NSTEPS steps on 1, 2 and 4 ranks with plain data
-# parallelism (Adam and Lion), ZeRO stages 1 and 2 (Adam), and Lion Cub (1-bit votes, all-gathered and summed by the vote allreduce). For each run:
+# parallelism (Adam and Lion), ZeRO stages 1 and 2 (Adam), Lion Cub (1-bit votes, all-gathered and summed by the vote allreduce) and SDP4Bit (stage 2 in 4 bits, one rank a node). For each run:
 # the start-up line (memory and bytes per step the trainer counts) and the step's parts from -log_view
 # (max over ranks); then the ping-pong and allreduce times of this machine (test_bench_grid pingpong)
 # and tests/bench/train/optmodel.py, which predicts every 2- and 4-rank step from the 1-rank runs, the
@@ -25,7 +25,8 @@ RES=$B/options.txt
 : > $RES
 OPTS=("adam0|-deepmd_shard 0" "adam1|-deepmd_shard 1" "adam2|-deepmd_shard 2"
   "lion0|-deepmd_optimizer lion -deepmd_start_lr 1e-4" "lioncub|-deepmd_optimizer lion -deepmd_start_lr 1e-4 -deepmd_compress lion_cub"
-  "lioncub_vote|-deepmd_optimizer lion -deepmd_start_lr 1e-4 -deepmd_compress lion_cub_allreduce")
+  "lioncub_vote|-deepmd_optimizer lion -deepmd_start_lr 1e-4 -deepmd_compress lion_cub_allreduce"
+  "sdp4bit|-deepmd_shard 2 -deepmd_compress sdp4bit -deepmd_sdp4bit_node_ranks 1")
 for r in $(seq 1 "$R"); do
   echo "# round $r load $(cut -d' ' -f1-3 /proc/loadavg) $(date -u +%H:%M:%S)" | tee -a $RES
   for np in 1 2 4; do

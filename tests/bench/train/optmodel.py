@@ -2,7 +2,8 @@
 """A performance model of SgTrainer's data-parallel options (issue 38; docs/parallel.md, "The options at
 scale"): plain data parallelism, ZeRO stages 1, 2 and 3 (surge's stage 3 gathers the whole slab once per
 step), Lion Cub's 1-bit votes (all-gathered, or summed by the low-bit vote allreduce), and, for comparison,
-two designs surge does not implement (DeepSpeed's per-layer stage 3, SDP4Bit).
+SDP4Bit (stage 2 in 4 bits, sdp4bit.c), and, for comparison, DeepSpeed's per-layer stage 3, which surge
+does not implement.
 
   optmodel.py RESULTS     predict every 2-rank run of tests/bench/train/options.sh from its 1-rank runs
                           and this machine's ping-pong, compare with the measured steps; then the model
@@ -71,9 +72,9 @@ def collectives(opt, psi, b, N, M=10):
         return [("agb", math.ceil(psi / 8), "exposed")] + sync
     if opt == "lioncub_vote":  # -compress lion_cub_allreduce: the low-bit allreduce of the votes (vote.c)
         return [("ar", vote_message(psi, N), "exposed")] + sync
-    if opt == "sdp4bit":  # stage 2 with 4-bit weight differences and gradients (+ one scale per 128 values)
-        q = psi * (0.5 + b / 128)
-        return [("rs", q, "exposed"), ("ag", q, "exposed")]
+    if opt == "sdp4bit":  # stage 2, sdp4bit.c with one rank a node (-sdp4bit_node_ranks 1): the gradient in 4 bits +
+        # a float32 scale per 128 values (Hadamard-smoothed), the weight differences in 4 bits + one per 2048
+        return [("rs", psi * (0.5 + 4 / 128), "exposed"), ("ag", psi * (0.5 + 4 / 2048), "exposed")]
     raise ValueError(opt)
 
 
@@ -94,7 +95,7 @@ def memory(opt, psi, b, N):
     return {"adam0": 2 * b * psi + K * psi, "lion0": 2 * b * psi + K * psi, "adam1": 2 * b * psi + K * psi / N,
             "adam2": 2 * b * psi + K * psi / N,
             "adam3": 2 * b * psi + (b + K) * psi / N, "zero3": (2 * b + K) * psi / N, "lioncub": 3 * b * psi,
-            "lioncub_vote": 3 * b * psi, "sdp4bit": b * psi + b * psi / N + K * psi / N}[opt]
+            "lioncub_vote": 3 * b * psi, "sdp4bit": 2 * b * psi + K * psi / N + b * psi / N}[opt]  # sdp4bit: + the exact weights of the rank's block
 
 
 # ---- time ---------------------------------------------------------------------------------------------------
@@ -172,8 +173,8 @@ def validate(path):
           f"{'measured ms':>11s} {'model ms':>9s} {'error':>7s}   model: compute + update + comm (ms)")
     errs = []
     t_side = median(side) if side else None
-    for o in ("adam0", "adam1", "adam2", "lion0", "lioncub", "lioncub_vote"):
-        if (o, 1) not in runs:  # results of options.sh before lioncub_vote was added
+    for o in ("adam0", "adam1", "adam2", "lion0", "lioncub", "lioncub_vote", "sdp4bit"):
+        if (o, 1) not in runs:  # results of options.sh before lioncub_vote / sdp4bit were added
             continue
         base = "lion0" if o.startswith("lion") else "adam0"
         fb = g(o, 1, "loss") + g(o, 1, "backward")
@@ -205,7 +206,7 @@ NETS = (("10 GbE", 20e-6, 1 / 1.25e9), ("25 GbE", 10e-6, 1 / 3.125e9), ("IB HDR"
 OPTS = (("adam0", "plain data parallel (Adam)"), ("adam1", "ZeRO 1"), ("adam2", "ZeRO 2"),
         ("adam3", "ZeRO 3, whole slab per step"), ("lioncub", "Lion Cub, all-gather of bits"),
         ("zero3", "ZeRO 3 per layer (not implemented)"),
-        ("lioncub_vote", "Lion Cub, vote allreduce"), ("sdp4bit", "SDP4Bit (not implemented)"))
+        ("lioncub_vote", "Lion Cub, vote allreduce"), ("sdp4bit", "SDP4Bit, 4-bit (one rank a node)"))
 # Models, float64, one rank = one accelerator (100x this machine's core, as the hybrid model above):
 #  MeshfreeFlowNet at the paper's size: 562,032 weights; 3.39 s per crop on one core with the PDE loss,
 #   backward 2.11 s (docs/mffn.md), so 34 / 21 ms on an accelerator rank; one crop per rank (weak scaling).
