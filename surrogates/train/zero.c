@@ -119,7 +119,7 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
   }
   if (!strcmp(t->compress, "sdp4bit")) {
     PetscCheck(t->shard >= 2, comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit quantizes the reduce-scatter and all-gather of sharded training: it needs %sshard 2 (this run has %sshard %" PetscInt_FMT ")", p, p, p, t->shard);
-    PetscCheck(t->shard == 2, comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit with %sshard %" PetscInt_FMT ": its quantized all-gather is implemented for stage 2 (whole-slab gather after the update), not for stage 3's per-layer gathers: use %sshard 2", p, p, t->shard, p);
+    PetscCheck(t->shard == 2, comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit with %sshard %" PetscInt_FMT ": its quantized weight differences are implemented for stage 2 (the all-gather after the update), not for stage 3 (the slab gathered before the step): use %sshard 2", p, p, t->shard, p);
   }
   PetscCheck(!strcmp(t->compress, "none") || SgTrainerIsLionCub(t) || SgTrainerIsSdp4bit(t), comm, PETSC_ERR_USER_INPUT, "%scompress %s: unknown; use none, lion_cub, lion_cub_allreduce or sdp4bit", p, t->compress);
   if (t->shard) {

@@ -1,9 +1,8 @@
 #!/usr/bin/python3
 """A performance model of SgTrainer's data-parallel options (issue 38; docs/parallel.md, "The options at
 scale"): plain data parallelism, ZeRO stages 1, 2 and 3 (surge's stage 3 gathers the whole slab once per
-step), Lion Cub's 1-bit votes (all-gathered, or summed by the low-bit vote allreduce), and, for comparison,
-SDP4Bit (stage 2 in 4 bits, sdp4bit.c), and, for comparison, DeepSpeed's per-layer stage 3, which surge
-does not implement.
+step), Lion Cub's 1-bit votes (all-gathered, or summed by the low-bit vote allreduce), SDP4Bit (stage 2 in 4
+bits, sdp4bit.c), and, for comparison, DeepSpeed's per-layer stage 3, which surge does not implement.
 
   optmodel.py RESULTS     predict every 2-rank run of tests/bench/train/options.sh from its 1-rank runs
                           and this machine's ping-pong, compare with the measured steps; then the model
