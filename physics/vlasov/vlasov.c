@@ -280,10 +280,12 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
   v->np  = v->kern->np;
   v->npx = v->kern->npx;
   {
-    PetscReal unknowns = (PetscReal)v->np;
+    PetscReal unknowns = (PetscReal)v->np, vectors = 0;
     for (PetscInt d = 0; d < v->pdim; d++) unknowns *= (PetscReal)v->cells[d];
-    /* per species: f, two Runge-Kutta stages, the right-hand side and a ghosted copy */
-    PetscCall(SgCheckCount(comm, "-vlasov_cells", "phase-space unknowns per species", unknowns, 5.0 * sizeof(PetscScalar) * v->nspecies));
+    /* per species: f, two Runge-Kutta stages, the right-hand side and a ghosted copy; a colliding
+       species also holds f_M (vlasov_collisions.c: the Maxwellian or LBO's set-up scratch) */
+    for (PetscInt s = 0; s < v->nspecies; s++) vectors += v->collisions && v->sp[s].nu > 0 ? 6 : 5;
+    PetscCall(SgCheckCount(comm, "-vlasov_cells", "phase-space unknowns per species", unknowns, vectors * sizeof(PetscScalar)));
   }
   if (v->cdim == 3) { /* 3x: no 3-D Poisson solver, BGK projection or dispersion fits yet (LBO: any cdim) */
     PetscCheck(v->field != SG_VLASOV_FIELD_POISSON, comm, PETSC_ERR_USER_INPUT, "vlasov_cdim 3 has no Poisson solver: use field: maxwell (or none)");

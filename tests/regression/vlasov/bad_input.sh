@@ -25,6 +25,11 @@ expect_fail "needs 2 entries" $D -vlasov_cells 32,32,32
 expect_fail "vdim >= cdim" $D -vlasov_cdim 2 -vlasov_vdim 1
 expect_fail "but the run has 1 ranks" $D -vlasov_ranks 1,2
 expect_fail "did you mean -vlasov_elc_vt" $D -vlasov_elc_vth 1
+# the size check counts every phase-space vector: 5 per species (f, two RK stages, RHS, ghosted copy)
+# and f_M for a colliding species: 20000 x 20000 cells x 8 DOF = 3.2e9 unknowns x 48 B = 143 GiB
+# with LBO, x 40 B = 119 GiB without (past the index limit either way: no allocation, any machine)
+expect_fail "3.2e+09 phase-space unknowns per species: more than this build's index limit 2147483647 (PETSc 32-bit indices), and 143 GiB" $DECKS/lbo_relax_1x1v.yaml -vlasov_cells 20000,20000
+expect_fail "3.2e+09 phase-space unknowns per species: more than this build's index limit 2147483647 (PETSc 32-bit indices), and 119 GiB" $DECKS/lbo_relax_1x1v.yaml -vlasov_cells 20000,20000 -vlasov_collisions none
 # split dimensions: unknown, not in this phase space, repeated, too many; ranks the split cannot hold
 T=$DECKS/lbo_tophat_1x3v.yaml
 expect_fail "'vw' is not a phase dimension of this 1x3v run" $T -vlasov_split_dims x,vw,vy -sim_output bad_s1
