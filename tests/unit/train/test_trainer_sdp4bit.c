@@ -29,13 +29,11 @@
        2 and 3 ranks: the rms error over the 40 samples is below 0.7 x the initial one and within 1 %
        of stage 2's uncompressed run (measured: at most 0.17 %, on 2 ranks with G = 1; the bound is
        about 5x that, so a broken scale or smoother, which costs far more, shows). */
-#include <math.h>
-#include "sgtrainer.h"
-#include "sgdataset.h"
 #include "../../lib/sgtestcheck.h"
 
 #define NF 3
 #define NH 100
+#include "mlp_net.h"
 #define NP (NF * NH + NH + NH + 1)
 
 /* ---------------- the reference (serial, from the stated format) ---------------- */
@@ -245,104 +243,20 @@ static PetscErrorCode ModeCodec(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ---------------- training ---------------- */
-static PetscErrorCode WriteData(const char path[], PetscInt n)
-{
-  SgDataset ds;
-  PetscInt  shape[1] = {NF};
-  double   *x, *y;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc2(n * NF, &x, n, &y));
-  for (PetscInt i = 0; i < n; i++) {
-    for (int j = 0; j < NF; j++) x[i * NF + j] = cos(0.71 * (i + 1) * (j + 1) + 0.3 * j);
-    y[i] = sin(x[i * NF] + 2 * x[i * NF + 1]) - 0.5 * x[i * NF + 2] * x[i * NF + 2];
-  }
-  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
-  PetscCall(SgDatasetSetProvenance(ds, NULL, "SgTrainer sdp4bit test data"));
-  PetscCall(SgDatasetDefineField(ds, "x", SG_DTYPE_F64, 1, shape, "1", 16));
-  PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 0, NULL, "1", 16));
-  PetscCall(SgDatasetAppendBegin(ds, n));
-  PetscCall(SgDatasetAppendField(ds, "x", SG_DTYPE_F64, x));
-  PetscCall(SgDatasetAppendField(ds, "y", SG_DTYPE_F64, y));
-  PetscCall(SgDatasetAppendCommit(ds));
-  PetscCall(SgDatasetClose(&ds));
-  PetscCall(PetscFree2(x, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-typedef struct {
-  SgnnBackend *be;
-  SgnnParams   P;
-  SgnnTensor   w1, b1, w2, b2;
-} Net;
-
-static PetscErrorCode NetCreate(Net *m)
-{
-  int    s1[2] = {NF, NH}, sb1[1] = {NH}, s2[2] = {NH, 1}, sb2[1] = {1};
-  double v[NP];
-
-  PetscFunctionBegin;
-  SgCallNN(sgnn_backend_get("cpu", &m->be));
-  SgCallNN(sgnn_params_create(m->be, SGNN_F64, &m->P));
-  SgCallNN(sgnn_params_add(m->P, "w1", 2, s1, &m->w1));
-  SgCallNN(sgnn_params_add(m->P, "b1", 1, sb1, &m->b1));
-  SgCallNN(sgnn_params_add(m->P, "w2", 2, s2, &m->w2));
-  SgCallNN(sgnn_params_add(m->P, "b2", 1, sb2, &m->b2));
-  SgCallNN(sgnn_params_setup(m->P));
-  for (long i = 0; i < NP; i++) v[i] = 0.3 * sin(1.3 * i + 0.4);
-  SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), v));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
-{
-  Net       *m = (Net *)ctx;
-  int        sx[2] = {(int)b->nlocal, NF}, sy[2] = {(int)b->nlocal, 1}, sh[2] = {(int)b->nlocal, NH};
-  SgnnTensor X, Y, A, B, Z, H, O, C, P, D, D2, S;
-  double     v;
-
-  PetscFunctionBegin;
-  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sx, b->data[0], &X));
-  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sy, b->data[1], &Y));
-  SgCallNN(sgnn_matmul(X, m->w1, 0, 0, &A));
-  SgCallNN(sgnn_expand(m->b1, 2, sh, &B));
-  SgCallNN(sgnn_add(A, B, &Z));
-  SgCallNN(sgnn_tanh(Z, &H));
-  SgCallNN(sgnn_matmul(H, m->w2, 0, 0, &O));
-  SgCallNN(sgnn_expand(m->b2, 2, sy, &C));
-  SgCallNN(sgnn_add(O, C, &P));
-  SgCallNN(sgnn_sub(P, Y, &D));
-  SgCallNN(sgnn_mul(D, D, &D2));
-  SgCallNN(sgnn_sum(D2, 0, NULL, 0, &S));
-  SgCallNN(sgnn_tensor_item(S, &v));
-  sums[0] += v;
-  sums[1] += b->nlocal;
-  SgCallNN(sgnn_affine(S, 0.5, 0.0, loss));
-  SgnnTensor *fr[] = {&X, &Y, &A, &B, &Z, &H, &O, &C, &P, &D, &D2, &S};
-  for (int q = 0; q < 12; q++) sgnn_tensor_free(fr[q]);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
-{
-  PetscFunctionBegin;
-  cols[0] = sqrt(sums[0] / PetscMax(sums[1], 1));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+/* ---------------- training (the network: mlp_net.h) ---------------- */
 
 /* 60 steps of Adam with opts; out: the final slab; st: bytes per step, weights/gradient/state bytes */
 static PetscErrorCode Train(MPI_Comm comm, const char data[], const char opts[], double out[], PetscReal st[4])
 {
   SgTrainer       tr;
-  SgTrainerOps    ops    = {Loss, NULL, Monitor, NULL};
+  SgTrainerOps    ops    = {MlpLoss, NULL, MlpMonitor, NULL};
   const char     *cols[] = {"rmse"}, *fields[] = {"x", "y"};
   SgnnOptimConfig oc;
   SgnnLRSchedule  sc = {0};
   Net             m;
 
   PetscFunctionBegin;
-  PetscCall(NetCreate(&m));
+  PetscCall(MlpNetCreate(&m, 0, 0.3));
   PetscCall(PetscOptionsInsertString(NULL, opts));
   PetscCall(SgTrainerCreate(comm, &tr));
   PetscCall(SgTrainerSetName(tr, "sdp"));
@@ -376,30 +290,6 @@ static PetscErrorCode Train(MPI_Comm comm, const char data[], const char opts[],
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the rms error of the net of slab w on the 40 samples */
-static PetscErrorCode Rmse(const char data[], const double w[], double *rmse)
-{
-  SgDataset ds;
-  double    x[40 * NF], y[40], e = 0;
-
-  PetscFunctionBegin;
-  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, data, SG_DATASET_READ, &ds));
-  PetscCall(SgDatasetReadField(ds, "x", 0, 40, SG_DTYPE_F64, x));
-  PetscCall(SgDatasetReadField(ds, "y", 0, 40, SG_DTYPE_F64, y));
-  PetscCall(SgDatasetClose(&ds));
-  for (int i = 0; i < 40; i++) {
-    double p = w[NF * NH + NH + NH];
-    for (int h = 0; h < NH; h++) {
-      double z = w[NF * NH + h];
-      for (int j = 0; j < NF; j++) z += x[i * NF + j] * w[j * NH + h];
-      p += tanh(z) * w[NF * NH + NH + h];
-    }
-    e += (p - y[i]) * (p - y[i]);
-  }
-  *rmse = sqrt(e / 40);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* the formula: what rank r of N sends in one step with G ranks a node */
 static double WantBytes(int N, int r, int G)
 {
@@ -429,22 +319,22 @@ static PetscErrorCode ModeTrain(const char dir[])
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscSNPrintf(data, sizeof data, "%s/sdp.h5", dir));
-  if (!rank) PetscCall(WriteData(data, 40));
+  if (!rank) PetscCall(MlpWriteData(data, 40, "SgTrainer sdp4bit test data"));
   PetscCallMPI(MPI_Barrier(comm));
   PetscCall(PetscMalloc1(NP * size, &all));
-  PetscCall(NetCreate(&m));
+  PetscCall(MlpNetCreate(&m, 0, 0.3));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m.P), w0));
   sgnn_params_destroy(&m.P);
-  PetscCall(Rmse(data, w0, &e0));
+  PetscCall(MlpRmse(data, 40, w0, &e0));
   PetscCall(Train(comm, data, "-train_optimizer adam -train_shard 2", ws, st));
-  PetscCall(Rmse(data, ws, &es));
+  PetscCall(MlpRmse(data, 40, ws, &es));
   for (int pass = 0; pass < 2; pass++) {
     int  G = pass ? size : 1, same = 1;
     long blk = (long)NP * (rank + 1) / size - (long)NP * rank / size;
     if (pass && size == 1) break;
     PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard 2 -train_compress sdp4bit -train_sdp4bit_node_ranks %d", G));
     PetscCall(Train(comm, data, opts, wq, st));
-    PetscCall(Rmse(data, wq, &eq));
+    PetscCall(MlpRmse(data, 40, wq, &eq));
     PetscCallMPI(MPI_Allgather(wq, NP, MPI_DOUBLE, all, NP, MPI_DOUBLE, comm));
     for (int r = 0; r < size; r++) same = same && !memcmp(all + r * NP, wq, sizeof wq);
     CHECK(same, "sdp4bit, %d rank(s), %d a node: the ranks' weights differ after 60 steps (want bit for bit)", size, G);

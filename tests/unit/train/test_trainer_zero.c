@@ -28,122 +28,10 @@
      ModeCub below).
    test_trainer_zero vote DIR (any rank count): SgTrainerVoteSum, the vote allreduce of
      lion_cub_allreduce, against a dense count (VoteCheck below). */
-#include <math.h>
-#include "sgtrainer.h"
-#include "sgdataset.h"
-
 #define NF 3
 #define NH 5
+#include "mlp_net.h"
 #include "../../lib/sgtestcheck.h"
-
-/* n samples of a smooth function of 3 inputs (no noise needed: the net cannot fit it exactly) */
-static PetscErrorCode WriteData(const char path[], PetscInt n)
-{
-  SgDataset ds;
-  PetscInt  shape[1] = {NF};
-  double   *x, *y;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc2(n * NF, &x, n, &y));
-  for (PetscInt i = 0; i < n; i++) {
-    for (int j = 0; j < NF; j++) x[i * NF + j] = cos(0.71 * (i + 1) * (j + 1) + 0.3 * j);
-    y[i] = sin(x[i * NF] + 2 * x[i * NF + 1]) - 0.5 * x[i * NF + 2] * x[i * NF + 2];
-  }
-  PetscCall(SgDatasetCreate(PETSC_COMM_SELF, path, "field_snapshots", PETSC_TRUE, &ds));
-  PetscCall(SgDatasetSetProvenance(ds, NULL, "SgTrainer ZeRO test data"));
-  PetscCall(SgDatasetDefineField(ds, "x", SG_DTYPE_F64, 1, shape, "1", 16));
-  PetscCall(SgDatasetDefineField(ds, "y", SG_DTYPE_F64, 0, NULL, "1", 16));
-  PetscCall(SgDatasetAppendBegin(ds, n));
-  PetscCall(SgDatasetAppendField(ds, "x", SG_DTYPE_F64, x));
-  PetscCall(SgDatasetAppendField(ds, "y", SG_DTYPE_F64, y));
-  PetscCall(SgDatasetAppendCommit(ds));
-  PetscCall(SgDatasetClose(&ds));
-  PetscCall(PetscFree2(x, y));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-typedef struct {
-  SgnnBackend *be;
-  SgnnParams   P;
-  SgnnTensor   w1, b1, w2, b2, dead;
-  long         np;
-  FILE        *traj; /* lion mode: the slab after every step */
-} Net;
-
-/* ndead > 0: a fifth tensor of ndead values after the four, which the loss never uses (its gradient
-   is exactly 0, like an unused type embedding's): Lion must leave it where it is */
-static PetscErrorCode NetCreateDead(Net *m, int ndead)
-{
-  int    s1[2] = {NF, NH}, sb1[1] = {NH}, s2[2] = {NH, 1}, sb2[1] = {1}, sd[1] = {ndead};
-  double v[64];
-
-  PetscFunctionBegin;
-  m->traj = NULL;
-  m->dead = NULL;
-  SgCallNN(sgnn_backend_get("cpu", &m->be));
-  SgCallNN(sgnn_params_create(m->be, SGNN_F64, &m->P));
-  SgCallNN(sgnn_params_add(m->P, "w1", 2, s1, &m->w1));
-  SgCallNN(sgnn_params_add(m->P, "b1", 1, sb1, &m->b1));
-  SgCallNN(sgnn_params_add(m->P, "w2", 2, s2, &m->w2));
-  SgCallNN(sgnn_params_add(m->P, "b2", 1, sb2, &m->b2));
-  if (ndead > 0) SgCallNN(sgnn_params_add(m->P, "dead", 1, sd, &m->dead));
-  SgCallNN(sgnn_params_setup(m->P));
-  SgCallNN(sgnn_params_count(m->P, &m->np));
-  for (long i = 0; i < m->np; i++) v[i] = 0.6 * sin(1.3 * i + 0.4); /* a fixed init, the same in the reference */
-  SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(m->P), v));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode NetCreate(Net *m)
-{
-  PetscFunctionBegin;
-  PetscCall(NetCreateDead(m, 0));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* loss = 1/2 sum over the local samples (pred - y)^2; pred = tanh(x W1 + b1) W2 + b2 */
-static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt k, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
-{
-  Net       *m = (Net *)ctx;
-  int        sx[2] = {(int)b->nlocal, NF}, sy[2] = {(int)b->nlocal, 1}, sh[2] = {(int)b->nlocal, NH};
-  SgnnTensor X, Y, A, B, Z, H, O, C, P, D, D2, S;
-  double     v;
-
-  PetscFunctionBegin;
-  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sx, b->data[0], &X));
-  SgCallNN(sgnn_tensor_from_host(m->be, SGNN_F64, 2, sy, b->data[1], &Y));
-  SgCallNN(sgnn_matmul(X, m->w1, 0, 0, &A));
-  SgCallNN(sgnn_expand(m->b1, 2, sh, &B));
-  SgCallNN(sgnn_add(A, B, &Z));
-  SgCallNN(sgnn_tanh(Z, &H));
-  SgCallNN(sgnn_matmul(H, m->w2, 0, 0, &O));
-  SgCallNN(sgnn_expand(m->b2, 2, sy, &C));
-  SgCallNN(sgnn_add(O, C, &P));
-  SgCallNN(sgnn_sub(P, Y, &D));
-  SgCallNN(sgnn_mul(D, D, &D2));
-  SgCallNN(sgnn_sum(D2, 0, NULL, 0, &S));
-  SgCallNN(sgnn_tensor_item(S, &v));
-  sums[0] += v;
-  sums[1] += b->nlocal;
-  SgCallNN(sgnn_affine(S, 0.5, 0.0, loss));
-  SgnnTensor *fr[] = {&X, &Y, &A, &B, &Z, &H, &O, &C, &P, &D, &D2, &S};
-  for (int q = 0; q < 12; q++) sgnn_tensor_free(fr[q]);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[])
-{
-  Net *m = (Net *)ctx;
-
-  PetscFunctionBegin;
-  cols[0] = sqrt(sums[0] / PetscMax(sums[1], 1));
-  if (m->traj) { /* after the update of this step */
-    double v[64];
-    SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), v));
-    for (long i = 0; i < m->np; i++) fprintf(m->traj, "%.17g%c", v[i], i + 1 < m->np ? ' ' : '\n');
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 typedef struct {
   const char *data, *opts, *ckpt, *restart;
@@ -158,7 +46,7 @@ static PetscReal shard_rest[3], shard_peak[3]; /* the last Train's SgTrainerGetS
 static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], PetscReal stats[4])
 {
   SgTrainer       tr;
-  SgTrainerOps    ops    = {Loss, NULL, Monitor, NULL};
+  SgTrainerOps    ops    = {MlpLoss, NULL, MlpMonitor, NULL};
   const char     *cols[] = {"rmse"}, *fields[] = {"x", "y"};
   SgnnOptimConfig oc;
   SgnnLRSchedule  sc = {0};
@@ -232,8 +120,8 @@ static PetscErrorCode ModeLion(const char dir[])
 
   PetscFunctionBegin;
   PetscCall(PetscSNPrintf(data, sizeof data, "%s/lion.h5", dir));
-  PetscCall(WriteData(data, 24));
-  PetscCall(NetCreate(&m));
+  PetscCall(MlpWriteData(data, 24, "SgTrainer ZeRO test data"));
+  PetscCall(MlpNetCreate(&m, 0, 0.6));
   { /* the reference's inputs: the data and the initial slab (names and shapes in slab order) */
     SgDataset ds;
     PetscCall(SgDatasetOpen(PETSC_COMM_SELF, data, SG_DATASET_READ, &ds));
@@ -296,7 +184,7 @@ static PetscErrorCode Train30Adam(MPI_Comm comm, double w[4][64])
   for (PetscInt stage = 0; stage < 4; stage++) {
     PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
     r.opts = opts;
-    PetscCall(NetCreate(&m));
+    PetscCall(MlpNetCreate(&m, 0, 0.6));
     PetscCall(Train(comm, &m, &r, w[stage], NULL));
     sgnn_params_destroy(&m.P);
   }
@@ -320,7 +208,7 @@ static PetscErrorCode ModeShard(const char dir[])
   PetscCall(PetscSNPrintf(data, sizeof data, "%s/shard.h5", dir));
   PetscCall(PetscStrncpy(shard_data, data, sizeof shard_data));
   PetscCall(PetscSNPrintf(ck, sizeof ck, "%s/shard_ck%d.h5", dir, size));
-  if (!rank) PetscCall(WriteData(data, 40));
+  if (!rank) PetscCall(MlpWriteData(data, 40, "SgTrainer ZeRO test data"));
   PetscCallMPI(MPI_Barrier(comm));
   r.data = data;
   r.batch = 7;
@@ -332,7 +220,7 @@ static PetscErrorCode ModeShard(const char dir[])
       double f   = (double)(size - 1) / size, want_b = (stage == 1 ? 3 : 2) * f * 208, want_m = (o ? 1 : 2) * 8.0 * (stage ? blk : 26), want_w = 208 + (stage == 3 ? 8.0 * blk : 0);
       PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s -train_shard %" PetscInt_FMT, optim[o], stage));
       r.opts = opts;
-      PetscCall(NetCreate(&m));
+      PetscCall(MlpNetCreate(&m, 0, 0.6));
       PetscCall(Train(comm, &m, &r, w[stage], st));
       sgnn_params_destroy(&m.P);
       CHECK(fabs(st[0] - want_b) < 1e-9, "%s stage %" PetscInt_FMT " on %d ranks: %g bytes per step counted, the collectives move %g", optim[o], stage, size, (double)st[0], want_b);
@@ -345,7 +233,7 @@ static PetscErrorCode ModeShard(const char dir[])
     if (!rank) { /* the 1-rank run */
       PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s", optim[o]));
       r.opts = opts;
-      PetscCall(NetCreate(&m));
+      PetscCall(MlpNetCreate(&m, 0, 0.6));
       PetscCall(Train(PETSC_COMM_SELF, &m, &r, w1, NULL));
       sgnn_params_destroy(&m.P);
     }
@@ -360,7 +248,7 @@ static PetscErrorCode ModeShard(const char dir[])
      (the checkpoint restores the weights too); w[] holds Adam's 30 steps at stages 0, 1, 2 */
   r.ckpt = ck, r.ckpt_every = 15, r.steps = 30; /* the checkpoint at 15, then on to 30 */
   r.opts = "-train_optimizer adam -train_shard 1";
-  PetscCall(NetCreate(&m));
+  PetscCall(MlpNetCreate(&m, 0, 0.6));
   PetscCall(Train(comm, &m, &r, wr, NULL));
   sgnn_params_destroy(&m.P);
   PetscCall(Train30Adam(comm, w));
@@ -370,7 +258,7 @@ static PetscErrorCode ModeShard(const char dir[])
   for (PetscInt stage = 0; stage < 3; stage += 2) {
     PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
     r.opts = opts;
-    PetscCall(NetCreate(&m));
+    PetscCall(MlpNetCreate(&m, 0, 0.6));
     PetscCall(Train(comm, &m, &r, wr, NULL));
     sgnn_params_destroy(&m.P);
     if (stage == 0) CHECK(!memcmp(wr, w[0], 26 * sizeof(double)), "a stage-1 checkpoint at step 15 restarted at stage 0 differs from 30 steps at stage 0 by %g: want bit for bit", RelDiff(w[0], wr, 26));
@@ -380,7 +268,7 @@ static PetscErrorCode ModeShard(const char dir[])
   /* a stage-3 checkpoint (the weights gathered from the blocks) restarted at stage 3 and at stage 0 */
   r.ckpt = ck, r.ckpt_every = 15, r.restart = NULL;
   r.opts = "-train_optimizer adam -train_shard 3";
-  PetscCall(NetCreate(&m));
+  PetscCall(MlpNetCreate(&m, 0, 0.6));
   PetscCall(Train(comm, &m, &r, wr, NULL));
   sgnn_params_destroy(&m.P);
   r.ckpt = NULL;
@@ -388,37 +276,13 @@ static PetscErrorCode ModeShard(const char dir[])
   for (PetscInt stage = 3; stage >= 0; stage -= 3) {
     PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
     r.opts = opts;
-    PetscCall(NetCreate(&m));
+    PetscCall(MlpNetCreate(&m, 0, 0.6));
     PetscCall(Train(comm, &m, &r, wr, NULL));
     sgnn_params_destroy(&m.P);
     if (stage == 3) CHECK(!memcmp(wr, w[3], 26 * sizeof(double)), "a stage-3 checkpoint at step 15 restarted at stage 3 differs from 30 steps at stage 3 by %g: want bit for bit", RelDiff(w[3], wr, 26));
     else CHECK(RelDiff(w[0], wr, 26) <= 1e-13, "a stage-3 checkpoint at step 15 restarted at stage 0 differs from 30 steps at stage 0 by %g: want < 1e-13", RelDiff(w[0], wr, 26));
     PetscCall(PetscPrintf(comm, "checkpoint at stage 3, restart at stage %" PetscInt_FMT " on %d ranks: %g from 30 steps at stage 0\n", stage, size, RelDiff(w[0], wr, 26)));
   }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* the rms error of the 3-5-1 net of slab w (w1 [3][5], b1 [5], w2 [5][1], b2) on the n samples of the file */
-static PetscErrorCode Rmse(const char data[], PetscInt n, const double w[], double *rmse)
-{
-  SgDataset ds;
-  double    x[64 * NF], y[64], e = 0;
-
-  PetscFunctionBegin;
-  PetscCall(SgDatasetOpen(PETSC_COMM_SELF, data, SG_DATASET_READ, &ds));
-  PetscCall(SgDatasetReadField(ds, "x", 0, n, SG_DTYPE_F64, x));
-  PetscCall(SgDatasetReadField(ds, "y", 0, n, SG_DTYPE_F64, y));
-  PetscCall(SgDatasetClose(&ds));
-  for (PetscInt i = 0; i < n; i++) {
-    double p = w[NF * NH + NH + NH];
-    for (int h = 0; h < NH; h++) {
-      double z = w[NF * NH + h];
-      for (int j = 0; j < NF; j++) z += x[i * NF + j] * w[j * NH + h];
-      p += tanh(z) * w[NF * NH + NH + h];
-    }
-    e += (p - y[i]) * (p - y[i]);
-  }
-  *rmse = sqrt(e / n);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -514,20 +378,20 @@ static PetscErrorCode ModeCub(const char dir[])
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscSNPrintf(data, sizeof data, "%s/cub.h5", dir));
-  if (!rank) PetscCall(WriteData(data, 40));
+  if (!rank) PetscCall(MlpWriteData(data, 40, "SgTrainer ZeRO test data"));
   PetscCallMPI(MPI_Barrier(comm));
   r.data = data;
   r.batch = 8;
   r.steps = 60;
   r.disp = 60;
   r.const_lr = PETSC_TRUE;
-  PetscCall(NetCreateDead(&m, nd));
+  PetscCall(MlpNetCreate(&m, nd, 0.6));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m.P), w0));
   r.opts = "-train_optimizer lion";
   PetscCall(Train(comm, &m, &r, wl, NULL));
   sgnn_params_destroy(&m.P);
   for (int k = 0; k < 2; k++) { /* k = 0: sync every 10 steps, 1: never */
-    PetscCall(NetCreateDead(&m, nd));
+    PetscCall(MlpNetCreate(&m, nd, 0.6));
     r.opts = k ? "-train_optimizer lion -train_compress lion_cub -train_lion_cub_sync 0" : "-train_optimizer lion -train_compress lion_cub -train_lion_cub_sync 10";
     r.mom = mom;
     PetscCall(Train(comm, &m, &r, k ? wn : wc, k ? NULL : st));
@@ -539,7 +403,7 @@ static PetscErrorCode ModeCub(const char dir[])
     for (int i = 0; i < np; i++) dm[k] = PetscMax(dm[k], fabs(mom[i] - mom0[i]));
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &dm[k], 1, MPI_DOUBLE, MPI_MAX, comm));
   }
-  PetscCall(NetCreateDead(&m, nd));
+  PetscCall(MlpNetCreate(&m, nd, 0.6));
   r.opts = "-train_optimizer lion -train_compress lion_cub_allreduce -train_lion_cub_sync 10";
   PetscCall(Train(comm, &m, &r, wa, sta));
   sgnn_params_destroy(&m.P);
@@ -550,9 +414,9 @@ static PetscErrorCode ModeCub(const char dir[])
   CHECK(fabs(sta[0] - wanta) <= 1e-12 * PetscMax(wanta, 1), "lion_cub_allreduce: bytes per step %.17g, formula %.17g", (double)sta[0], wanta);
   PetscCall(VoteCheck(comm, vb, vw));
   for (int i = 26; i < np; i++) ddead = PetscMax(ddead, fabs(wc[i] - w0[i]));
-  PetscCall(Rmse(data, 40, w0, &e0));
-  PetscCall(Rmse(data, 40, wl, &el));
-  PetscCall(Rmse(data, 40, wc, &ec));
+  PetscCall(MlpRmse(data, 40, w0, &e0));
+  PetscCall(MlpRmse(data, 40, wl, &el));
+  PetscCall(MlpRmse(data, 40, wc, &ec));
   want = size > 1 ? (size - 1) * 4.0 + 6.0 / 60.0 * 2.0 * (size - 1) / size * 8 * np : 0;
   PetscCall(PetscPrintf(comm, "cub: %d rank(s): rms error initial %.4f, Lion %.4f, Lion Cub %.4f; bytes per step %.4f (formula %.4f; a float32 allreduce %.1f, a float64 one %.1f); unused values moved %g; momenta differ across ranks by %g after a sync step, %g without sync\n", size, e0, el, ec, (double)st[0], want, 2.0 * (size - 1) / size * 4 * np, 2.0 * (size - 1) / size * 8 * np, ddead, dm[0], dm[1]));
   CHECK(fabs(st[0] - want) <= 1e-12 * PetscMax(want, 1), "bytes per step %.17g, formula %.17g", (double)st[0], want);
