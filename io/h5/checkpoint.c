@@ -94,6 +94,13 @@ PetscErrorCode SgCheckpointLayoutString(SgCheckpoint chk, const char name[], con
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SgCheckpointLayoutHas(SgCheckpoint chk, const char name[], PetscBool *has)
+{
+  PetscFunctionBegin;
+  *has = chk->mode == SG_CHECKPOINT_READ && H5Aexists(chk->layout, name) > 0 ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SgCheckpointWriteVec(SgCheckpoint chk, const char name[], Vec v)
 {
   const char *old;

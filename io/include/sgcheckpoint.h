@@ -16,6 +16,9 @@ PETSC_EXTERN PetscErrorCode SgCheckpointGetMode(SgCheckpoint, SgCheckpointMode *
 PETSC_EXTERN PetscErrorCode SgCheckpointLayoutInt(SgCheckpoint, const char name[], PetscInt value);
 PETSC_EXTERN PetscErrorCode SgCheckpointLayoutReal(SgCheckpoint, const char name[], PetscReal value);
 PETSC_EXTERN PetscErrorCode SgCheckpointLayoutString(SgCheckpoint, const char name[], const char value[]);
+/* Read mode: does the checkpoint record layout quantity name? (A quantity recorded only from some
+   version on: the solver decides what an older file without it implies.) Write mode: PETSC_FALSE. */
+PETSC_EXTERN PetscErrorCode SgCheckpointLayoutHas(SgCheckpoint, const char name[], PetscBool *has);
 PETSC_EXTERN PetscErrorCode SgCheckpointWriteVec(SgCheckpoint, const char name[], Vec);
 PETSC_EXTERN PetscErrorCode SgCheckpointReadVec(SgCheckpoint, const char name[], Vec);
 /* Small arrays replicated on every rank (identical values on all ranks). */

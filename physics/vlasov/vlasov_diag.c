@@ -313,7 +313,8 @@ PetscErrorCode SgVlasovWriteFields(SgSolver solver, SgOutput out)
    history the end-of-run fit needs, so a restarted run reports what the uninterrupted one does. */
 static PetscErrorCode Layout(SgVlasov *v, SgCheckpoint chk)
 {
-  char key[96];
+  char      key[96];
+  PetscBool reading, has = PETSC_FALSE, same;
 
   PetscFunctionBegin;
   PetscCall(SgCheckpointLayoutInt(chk, "vlasov_cdim", v->cdim));
@@ -326,7 +327,22 @@ static PetscErrorCode Layout(SgVlasov *v, SgCheckpoint chk)
   /* the stored f is in the DMDA's natural order, which depends on the split dimensions (not on the
      ranks per axis): a restart must split the same dimensions */
   PetscCall(SgVlasovSplitNames(v, key, sizeof key));
-  PetscCall(SgCheckpointLayoutString(chk, "vlasov_split_dims", key));
+  PetscCall(SgCheckpointIsReading(chk, &reading));
+  if (reading) PetscCall(SgCheckpointLayoutHas(chk, "vlasov_split_dims", &has));
+  if (!reading || has) PetscCall(SgCheckpointLayoutString(chk, "vlasov_split_dims", key));
+  else { /* written before the split was recorded (surge up to 2026-11-28): always the first min(pdim, 3) dims */
+    const char *const names[6] = {"x", "y", "z", "vx", "vy", "vz"};
+    char              legacy[96] = "", option[96] = "";
+    for (PetscInt a = 0; a < PetscMin(v->pdim, 3); a++) {
+      const char *name = names[a < v->cdim ? a : 3 + a - v->cdim];
+      PetscCall(PetscStrlcat(legacy, a ? ", " : "", sizeof legacy));
+      PetscCall(PetscStrlcat(legacy, name, sizeof legacy));
+      PetscCall(PetscStrlcat(option, a ? "," : "", sizeof option));
+      PetscCall(PetscStrlcat(option, name, sizeof option));
+    }
+    PetscCall(PetscStrcmp(key, legacy, &same));
+    PetscCheck(same, PetscObjectComm((PetscObject)v->sp[0].da), PETSC_ERR_USER_INPUT, "The restart file was written by an earlier surge, which split the dimensions [%s]; this run splits [%s] (the default now follows the cell counts): continue it with -vlasov_split_dims %s (deck: split_dims: [%s])", legacy, key, option, option);
+  }
   for (PetscInt is = 0; is < v->nspecies; is++) {
     SgVlasovSpecies *s = &v->sp[is];
     PetscCall(PetscSNPrintf(key, sizeof key, "vlasov_species_%" PetscInt_FMT, is));

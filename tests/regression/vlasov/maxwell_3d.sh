@@ -63,3 +63,25 @@ echo "ok    1x3v vz split: restart at step 2 of 3: final diagnostics and f ident
 rc=0; $SURGE run $V -vlasov_split_dims x,vx,vy -vlasov_ranks 1,1,1 -sim_output bq -restart bp2.chk.h5 > bq.log 2>&1 || rc=$?
 [ $rc = 1 ] && grep -q "^surge: error:.*vlasov_split_dims" bq.log || { echo "FAIL  restart with other split dims not refused"; tail -3 bq.log; exit 1; }
 echo "ok    restart with other split dims refused: $(grep '^surge: error:' bq.log | cut -c1-150)"
+# a checkpoint of an earlier surge (no vlasov_split_dims record: it always split the first three phase
+# dimensions, here x, vx, vy) continues under that split bit for bit as if recorded, and under today's
+# default for these cells (vx, vy, vz) is refused in one line naming the option that continues it
+A="$W -vlasov_cells 6,10,10,10 -vlasov_lower 0,-1,-1,-1 -vlasov_upper $L,1,1,1 -vlasov_elc_drift 0,0.3,0 -vlasov_maxwell_B0 0,0,0.05"
+$SURGE run $A -vlasov_split_dims x,vx,vy -sim_max_steps 2 -sim_output old > old1.log 2>&1 || { tail -20 old1.log; exit 1; }
+cp old.chk.h5 rec2.chk.h5
+cp old.h5 rec.h5
+cp old.chk.h5 old2.chk.h5
+/usr/bin/python3 - old2.chk.h5 <<'PY' || { echo "FAIL  could not make the earlier checkpoint"; exit 1; }
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    held = []
+    f.visititems(lambda n, o: held.append(o) if "vlasov_split_dims" in o.attrs else None)
+    assert len(held) == 1, held
+    del held[0].attrs["vlasov_split_dims"]
+PY
+$SURGE run $A -vlasov_split_dims x,vx,vy -sim_output rec -restart rec2.chk.h5 > rec.log 2>&1 || { tail -20 rec.log; exit 1; }
+$SURGE run $A -vlasov_split_dims x,vx,vy -sim_output old -restart old2.chk.h5 > old2.log 2>&1 || { tail -20 old2.log; exit 1; }
+grep -q "vlasov final" old2.log && diff <(grep "vlasov final" rec.log) <(grep "vlasov final" old2.log) || { echo "FAIL  the earlier checkpoint continued differently"; exit 1; }
+rc=0; $SURGE run $A -sim_output od -restart old2.chk.h5 > od.log 2>&1 || rc=$?
+[ $rc = 1 ] && [ "$(grep -c '^surge: error:' od.log)" = 1 ] && grep -q "^surge: error:.*earlier surge.*-vlasov_split_dims x,vx,vy" od.log || { echo "FAIL  the earlier checkpoint under another split not refused in one line"; tail -3 od.log; exit 1; }
+echo "ok    an earlier surge's checkpoint (no split record): continued under x, vx, vy bit for bit; under the default refused: $(grep '^surge: error:' od.log | cut -c1-120)"
