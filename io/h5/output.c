@@ -54,15 +54,15 @@ static PetscErrorCode OpenViewer(SgOutput out, PetscFileMode mode)
 }
 
 /* Can `file` be created or replaced? Decided on rank 0 without touching the file: its directory
-   must exist and accept a new file (tried with a probe that is removed at once, since access() says
-   yes to root on any directory), and `file` itself, if present, must be a writable regular file.
+   must exist and accept a new file (SgWriteDirectoryErrno: access() says yes to root on any
+   directory), and `file` itself, if present, must be a writable regular file.
    Returns an empty message when it can, else the reason. */
 static void WritableReason(const char file[], char msg[], size_t len)
 {
-  char        dir[PETSC_MAX_PATH_LEN], probe[PETSC_MAX_PATH_LEN + 128];
+  char        dir[PETSC_MAX_PATH_LEN];
   const char *slash = strrchr(file, '/');
   struct stat st;
-  int         fd;
+  int         err;
 
   msg[0] = 0;
   if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - file), file);
@@ -87,14 +87,7 @@ static void WritableReason(const char file[], char msg[], size_t len)
     else if (access(file, W_OK)) snprintf(msg, len, "'%s' exists and is not writable (%s)", file, strerror(errno));
     if (msg[0]) return;
   }
-  snprintf(probe, sizeof probe, "%s/.surge-probe-%ld.tmp", dir, (long)getpid());
-  fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) {
-    snprintf(msg, len, "cannot create files in directory '%s' (%s)", dir, strerror(errno));
-    return;
-  }
-  close(fd);
-  unlink(probe);
+  if ((err = SgWriteDirectoryErrno(dir))) snprintf(msg, len, "cannot create files in directory '%s' (%s)", dir, strerror(err));
 }
 
 PetscErrorCode SgOutputCheckPath(MPI_Comm comm, const char option[], const char base[], PetscInt n, const char *const suffix[])

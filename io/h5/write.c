@@ -1,6 +1,6 @@
 /* The one write path (sgwrite.h): what a file is, whether it may be replaced, and the
    temporary-flush-rename that replaces it. */
-#define _GNU_SOURCE /* copy_file_range, nftw */
+#define _GNU_SOURCE /* copy_file_range, nftw, O_TMPFILE */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -112,13 +112,13 @@ PetscErrorCode SgFileKind(const char path[], char kind[], size_t len)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Can a file be created in path's directory (probe: root passes access() on any directory)? */
+/* Can a file be created in path's directory (SgWriteDirectoryErrno)? */
 static void DirectoryReason(const char path[], char msg[], size_t len)
 {
-  char        dir[PETSC_MAX_PATH_LEN], probe[PETSC_MAX_PATH_LEN + 64];
+  char        dir[PETSC_MAX_PATH_LEN];
   const char *slash = strrchr(path, '/');
   struct stat st;
-  int         fd;
+  int         err;
 
   if (slash) (void)snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
   else (void)snprintf(dir, sizeof dir, ".");
@@ -127,14 +127,25 @@ static void DirectoryReason(const char path[], char msg[], size_t len)
     (void)snprintf(msg, len, "directory '%s' does not exist: create it (mkdir -p %s)", dir, dir);
     return;
   }
-  (void)snprintf(probe, sizeof probe, "%s/.surge-probe-%ld.tmp", dir, (long)getpid());
-  fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0600);
-  if (fd < 0) {
-    (void)snprintf(msg, len, "cannot create files in directory '%s' (%s)", dir, strerror(errno));
-    return;
+  if ((err = SgWriteDirectoryErrno(dir))) (void)snprintf(msg, len, "cannot create files in directory '%s' (%s)", dir, strerror(err));
+}
+
+int SgWriteDirectoryErrno(const char dir[])
+{
+  char probe[PETSC_MAX_PATH_LEN + 64];
+  int  fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+
+  if (fd >= 0) {
+    (void)close(fd); /* unnamed: gone with the descriptor */
+    return 0;
   }
-  close(fd);
-  unlink(probe);
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return errno; /* EACCES, EROFS, ENOSPC, EDQUOT: the answer */
+  (void)snprintf(probe, sizeof probe, "%s/.surge-probe-%ld.tmp", dir, (long)getpid()); /* no O_TMPFILE here */
+  fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return errno;
+  (void)close(fd);
+  (void)unlink(probe);
+  return 0;
 }
 
 PetscErrorCode SgWriteCheckMessage(const char option[], const char path[], const char kind[], char msg[], size_t len)

@@ -64,6 +64,11 @@ PETSC_EXTERN int SgWriteCommitErrno(const char tmp[], const char path[]);
 /* Copy src to dst (created or truncated), not collective: 0 or the errno of the failure (dst is
    removed then). The run output uses it to start its next temporary from the committed file. */
 PETSC_EXTERN int SgWriteCopyErrno(const char src[], const char dst[]);
+/* 0 when a file can be created in directory dir, else the errno that says why (root passes access() on
+   any directory, so only creating one tells). An unnamed O_TMPFILE file where the file system has
+   them: nothing is ever named, so a crash signal at that moment leaves nothing behind; elsewhere a
+   .surge-probe-PID.tmp created and removed at once. */
+PETSC_EXTERN int SgWriteDirectoryErrno(const char dir[]);
 /* A set of files replaced together or not at all (a run's BASE.h5, BASE.xmf, BASE.chk.h5): tmp[i] is
    the new, closed file of path[i] (NULL: path[i] is not in the new set and is removed). Every tmp is
    flushed to disk, each current path is kept under a second name (PATH.prev.tmp, a hard link; or

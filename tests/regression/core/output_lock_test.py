@@ -111,9 +111,15 @@ one_line(out, f"(process {a.pid} on host ", "a second training while the first h
 a.kill()  # SIGKILL: the kernel drops its flock, m.lock stays
 a.wait()
 check(os.path.exists(os.path.join(w, "m.lock")), "the killed training left m.lock")
+watch = InPlaceWatch(w, None, InPlaceWatch.IN_CREATE)
 surge(TRAIN + ["-deepmd_numb_steps", "5"], w)
+created = watch.edited()
+watch.close()
 left = files()
 check("m.lock" not in left and not [f for f in left if ".tmp" in f], f"the next training took over the killed one's lock and temporaries ({left})")
+# the checks that a directory takes new files create no named probe (an unnamed O_TMPFILE file): a
+# crash signal at that moment would leave one (seen under the sanitizers: .surge-probe-PID.tmp)
+check(not [f for f in created if "surge-probe" in f], f"no named directory probe was created ({[f for f in created if 'surge-probe' in f]})")
 # crash: a job ended by a crash signal (SIGBUS here; SgSignalHandler) removes its lock file as it dies
 # (SgErrorOnExit: also what a rank mpiexec ends, or one that exits alone after a failed output, runs)
 a = subprocess.Popen([SURGE] + TRAIN + ["-deepmd_numb_steps", "100000", "-deepmd_disp_freq", "1000000"], cwd=w, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
