@@ -30,7 +30,7 @@ EXTS = (".c", ".h", ".cpp", ".cc", ".cu", ".cuh")
 ALLOW = {
     # -- the write path itself
     ("io/h5/write.c", "fopen-write"): (1, "the write path: SgTextFileOpen creates PATH.tmp"),
-    ("io/h5/write.c", "open-create"): (3, "the write path: the directory probe, CopyFile's temporary, SgWriteDirFileOpen (O_EXCL in DIR.tmp)"),
+    ("io/h5/write.c", "open-create"): (4, "the write path: the directory probe (SgWriteDirectoryErrno: an unnamed O_TMPFILE file, else a named O_EXCL one removed at once), CopyFile's temporary, SgWriteDirFileOpen (O_EXCL in DIR.tmp)"),
     ("io/h5/write.c", "fdopen-write"): (1, "the write path: SgWriteDirFileOpen's stream"),
     ("io/h5/write.c", "H5Fcreate"): (1, "the write path: SgH5StagedOpen creates PATH.tmp"),
     ("io/h5/write.c", "H5Fopen-rdwr"): (1, "the write path: SgH5StagedOpen continues a copy in PATH.tmp"),
@@ -54,8 +54,6 @@ ALLOW = {
     ("io/dataset/sgdataset.c", "H5Fopen-rdwr"): (1, "SgDatasetOpenStaged appends to its own copy PATH.tmp.PID, committed at close or with the run's set "
                                                     "(md's retraining frames, podlstm's search log); no surge command opens a committed dataset "
                                                     "for append (SgDatasetOpen(APPEND): test_dataset's crash-safe append only)"),
-    ("io/h5/output.c", "open-create"): (1, "SgOutputCheckPath's directory probe (O_EXCL, removed at once)"),
-    ("io/h5/output.c", "unlink"): (1, "SgOutputCheckPath's directory probe"),
     ("io/h5/output.c", "fopen-write"): (1, "the run's XDMF: BASE.xmf.tmp, committed by SgWriteCommitErrno (paths checked by SgSimSetUp)"),
     ("io/h5/output.c", "PetscViewerOpen-nonliteral"): (1, "OpenViewer: the run output BASE.h5 (or BASE.h5.tmp when staged) after CheckOutputSet's SgWriteCheck; APPEND only for a restart of the same run (CheckSameRun)"),
     ("io/h5/checkpoint.c", "PetscViewerOpen-write"): (1, "the run checkpoint: BASE.chk.h5.tmp, committed by SgWriteCommitErrno"),
