@@ -273,7 +273,7 @@ PetscErrorCode SgTrainerSdp4bitAllGather(MPI_Comm comm, const PetscMPIInt count[
 /* ---- the trainer's side ---- */
 static size_t ESz(SgnnTensor v) { return sgnn_tensor_dtype(v) == SGNN_F32 ? sizeof(float) : sizeof(double); }
 
-static void SlabToDoubles(SgnnTensor v, long lo, long n, double out[])
+static void SlabAsReals(SgnnTensor v, long lo, long n, double out[])
 {
   if (sgnn_tensor_dtype(v) == SGNN_F32) {
     const float *p = (const float *)sgnn_tensor_data(v) + lo;
@@ -385,7 +385,7 @@ PetscErrorCode SgTrainerSdp4bitUpdate(SgTrainer t)
   SgCallNN(sgnn_optim_step(t->opt));
   PetscCall(PetscArraycpy((char *)t->sdp->master, blk, n * e));
   PetscCall(PetscArraycpy(blk, (char *)t->sdp->xold, n * e)); /* x again: it moves by the sent difference only */
-  SlabToDoubles(v, 0, psi, t->sdp->x);
+  SlabAsReals(v, 0, psi, t->sdp->x);
   for (long i = 0; i < n; i++) {
     double m = e == sizeof(float) ? ((float *)t->sdp->master)[i] : ((double *)t->sdp->master)[i];
     t->sdp->d[i] = m - t->sdp->x[lo + i];
@@ -412,7 +412,7 @@ static PetscErrorCode End_Sdp4bit(SgTrainerSync s, PetscInt nglobal)
   lo = t->zdispl[rank];
   n  = t->zcount[rank];
   if (size > 1) {
-    SlabToDoubles(gt, 0, sgnn_tensor_numel(gt), t->sdp->g);
+    SlabAsReals(gt, 0, sgnn_tensor_numel(gt), t->sdp->g);
     PetscCall(SgTrainerSdp4bitReduceScatter(t->sdp->intra, t->sdp->inter, t->zcount, t->zdispl, t->sdp->g, &t->sdp->gbytes));
     SlabFromDoubles(gt, lo, n, t->sdp->g + lo);
   }
