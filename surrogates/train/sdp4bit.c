@@ -43,7 +43,13 @@
    plus its two all-to-alls' messages. Against stage 2 in float32 (a reduce-scatter and an all-gather,
    2 (N-1)/N 4 Psi), G = 1 sends about 8/(0.531 + 0.502) = 7.7x fewer bytes, G = N 8/(1.03 + 0.502) =
    5.2x fewer (15.5x and 10.4x against float64). On 1 rank nothing is sent and nothing quantized:
-   the step is stage 2's exactly. */
+   the step is stage 2's exactly.
+
+   At ZeRO stage 3 only TLq-HS runs: qWD adds the differences to the previous whole weights x, which
+   every rank keeps at stage 2 and stage 3 frees between steps (keeping x, Psi doubles, would cost more
+   than stage 3 saves), so the weights are gathered exactly by stage 3's all-gather before the step
+   (zero3.c), the optimizer steps the rank's block as without sdp4bit, and g (the gradient as doubles)
+   exists only inside the step's sync. */
 #include "sgtrainerimpl.h"
 #include "sgsys.h"
 #include <math.h>
@@ -334,7 +340,10 @@ PetscErrorCode SgTrainerSdp4bitSetUp(SgTrainer t, const char p[])
   t->sdp->G = G;
   PetscCallMPI(MPI_Comm_split(comm, rank / G, rank % G, &t->sdp->intra));
   PetscCallMPI(MPI_Comm_split(comm, rank % G, rank / G, &t->sdp->inter));
-  PetscCall(PetscMalloc3(psi, &t->sdp->x, PetscMax(t->zcount[rank], 1), &t->sdp->d, psi, &t->sdp->g));
+  if (t->shard == 3) PetscFunctionReturn(PETSC_SUCCESS); /* no replicated x to keep; g is allocated by each step's sync */
+  PetscCall(PetscMalloc1(psi, &t->sdp->x));
+  PetscCall(PetscMalloc1(PetscMax(t->zcount[rank], 1), &t->sdp->d));
+  PetscCall(PetscMalloc1(psi, &t->sdp->g));
   PetscCall(PetscMalloc2(PetscMax(t->zcount[rank], 1) * ESz(sgnn_params_values(t->P)), (char **)&t->sdp->master, PetscMax(t->zcount[rank], 1) * ESz(sgnn_params_values(t->P)), (char **)&t->sdp->xold));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -345,13 +354,41 @@ PetscErrorCode SgTrainerSdp4bitDestroy(SgTrainer t)
   if (!t->sdp) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_free(&t->sdp->intra));
   PetscCallMPI(MPI_Comm_free(&t->sdp->inter));
-  PetscCall(PetscFree3(t->sdp->x, t->sdp->d, t->sdp->g));
-  PetscCall(PetscFree2(t->sdp->master, t->sdp->xold));
+  PetscCall(PetscFree(t->sdp->x));
+  PetscCall(PetscFree(t->sdp->d));
+  PetscCall(PetscFree(t->sdp->g));
+  if (t->sdp->master) PetscCall(PetscFree2(t->sdp->master, t->sdp->xold));
   PetscCall(PetscFree(t->sdp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscInt SgTrainerSdp4bitNodeRanks(SgTrainer t) { return t->sdp ? t->sdp->G : 0; }
+
+/* The working copies this rank allocates besides the engine's slabs, in bytes: w[0] with the
+   weights (stage 2: x, Psi doubles; d, a block of doubles; the master block and x's old block in the
+   slab's precision), w[1] with the gradient (the slab as Psi doubles: kept at stage 2, allocated by
+   each step's sync and freed after it at stage 3). 0 on 1 rank (nothing is quantized there) only
+   for g at stage 3; the stage-2 buffers are allocated whatever the rank count. */
+void SgTrainerSdp4bitWorkBytes(SgTrainer t, double w[2])
+{
+  double psi = (double)sgnn_tensor_numel(sgnn_params_values(t->P)), e = (double)ESz(sgnn_params_values(t->P)), n;
+  int    rank;
+
+  w[0] = w[1] = 0;
+  if (!t->sdp) return;
+  MPI_Comm_rank(t->sync->comm, &rank);
+  n    = (double)PetscMax(t->zcount[rank], 1);
+  w[1] = t->shard == 3 && t->zn == 1 ? 0 : 8 * psi; /* stage 3 on 1 rank: the sync sends nothing and allocates nothing */
+  if (t->shard == 2) w[0] = 8 * psi + 8 * n + 2 * e * n;
+}
+
+/* this step's gradient bytes (the sync counted them), taken (stage 3 adds them at its update) */
+double SgTrainerSdp4bitTakeGradBytes(SgTrainer t)
+{
+  double b = t->sdp ? t->sdp->gbytes : 0;
+  if (t->sdp) t->sdp->gbytes = 0;
+  return b;
+}
 
 /* The update: the optimizer on the master block, the difference to x quantized and all-gathered,
    added to x on every rank. Counts the step's bytes (the gradient's were counted by the sync). */
@@ -412,9 +449,11 @@ static PetscErrorCode End_Sdp4bit(SgTrainerSync s, PetscInt nglobal)
   lo = t->zdispl[rank];
   n  = t->zcount[rank];
   if (size > 1) {
+    if (t->shard == 3) PetscCall(PetscMalloc1(sgnn_tensor_numel(gt), &t->sdp->g)); /* only during the step: stage 3 keeps no whole-slab buffer between steps */
     SlabAsReals(gt, 0, sgnn_tensor_numel(gt), t->sdp->g);
     PetscCall(SgTrainerSdp4bitReduceScatter(t->sdp->intra, t->sdp->inter, t->zcount, t->zdispl, t->sdp->g, &t->sdp->gbytes));
     SlabFromDoubles(gt, lo, n, t->sdp->g + lo);
+    if (t->shard == 3) PetscCall(PetscFree(t->sdp->g));
   }
   if (s->scaling == SG_TRAINER_LOSS_SUM) { /* as stage 2's reduce-scatter: x = a x on the block */
     double a = 1.0 / (double)nglobal;
@@ -432,7 +471,7 @@ static PetscErrorCode End_Sdp4bit(SgTrainerSync s, PetscInt nglobal)
 PetscErrorCode SgTrainerSyncCreate_Sdp4bit(SgTrainerSync s)
 {
   PetscFunctionBegin;
-  PetscCall(SgTrainerSyncSetEndOnly(s, End_Sdp4bit, "sdp4bit sync (ZeRO stage 2): the gradient reduce-scattered in two levels, 8 bits inside a node, 4 bits with a Hadamard smoother between nodes"));
+  PetscCall(SgTrainerSyncSetEndOnly(s, End_Sdp4bit, "sdp4bit sync (ZeRO stage 2 or 3): the gradient reduce-scattered in two levels, 8 bits inside a node, 4 bits with a Hadamard smoother between nodes"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -440,13 +479,19 @@ PetscErrorCode SgTrainerSyncCreate_Sdp4bit(SgTrainerSync s)
    summary's figure and the test's formula */
 double SgTrainerSdp4bitStepBytes(long psi, PetscMPIInt size, PetscMPIInt rank, PetscInt G)
 {
+  if (size <= 1) return 0;
+  return (double)(size - 1) * (double)SgTrainerQuantBytes(psi * (rank + 1) / size - psi * rank / size, 4, SDP_WGROUP) + SgTrainerSdp4bitGradBytes(psi, size, rank, G);
+}
+
+/* the gradient's part alone (stage 3 gathers the weights exactly) */
+double SgTrainerSdp4bitGradBytes(long psi, PetscMPIInt size, PetscMPIInt rank, PetscInt G)
+{
   double b = 0;
   int    M, l, n;
   if (size <= 1) return 0;
   M = size / (int)G;
   l = rank % (int)G;
   n = rank / (int)G;
-  b += (double)(size - 1) * (double)SgTrainerQuantBytes(psi * (rank + 1) / size - psi * rank / size, 4, SDP_WGROUP);
   for (int q = 0; q < G; q++)
     for (int m = 0; m < M && q != l; m++) {
       int r = m * (int)G + q;

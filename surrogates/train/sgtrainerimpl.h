@@ -116,6 +116,8 @@ PETSC_INTERN PetscErrorCode SgTrainerSdp4bitUpdate(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerSdp4bitDestroy(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Sdp4bit(SgTrainerSync);
 PETSC_INTERN PetscInt       SgTrainerSdp4bitNodeRanks(SgTrainer);
+PETSC_INTERN void           SgTrainerSdp4bitWorkBytes(SgTrainer, double w[2]);
+PETSC_INTERN double         SgTrainerSdp4bitTakeGradBytes(SgTrainer);
 static inline PetscBool SgTrainerIsSdp4bit(SgTrainer t) { return (PetscBool)!strcmp(t->compress, "sdp4bit"); }
 PETSC_INTERN PetscErrorCode SgTrainerPlateauStep(SgTrainer, PetscInt step, double loss, int64_t nglobal);
 PETSC_INTERN PetscErrorCode SgTrainerClipStep(SgTrainer);

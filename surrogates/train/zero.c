@@ -74,7 +74,7 @@ PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *PetscOptionsObject, S
   PetscCall(SgOptionsInt("-shard", "ZeRO stage of data-parallel training: 0 replicated (plain data parallelism), 1 optimizer state partitioned over the ranks, 2 also the gradients reduce-scattered, 3 also the parameters partitioned between steps (all-gathered whole at the start of a step: the peak within a step is stage 2's)", *shard, shard, NULL, 0, 3));
   for (PetscInt i = 0; i < 4; i++)
     if (!strcmp(compress, comps[i])) cidx = i;
-  PetscCall(SgOptionsEList("-compress", "Compressed communication: none, lion_cub (with -optimizer lion: 1-bit sign updates, majority vote over the ranks, momentum averaged every -lion_cub_sync steps; the ranks all-gather their packed bits: ~32x fewer bytes than a float32 allreduce on 2 ranks, growing as N), lion_cub_allreduce (the same votes summed by one allreduce of ceil(log2(N+1))-bit counters: 32/ceil(log2(N+1))x fewer, fewer than lion_cub's all-gather from 16 ranks on) or sdp4bit (with -shard 2, Jia et al. 2024: the weight differences all-gathered in 4 bits, groups of 2048; the gradient reduce-scattered in 8 bits inside a node and 4 bits with a Hadamard smoother between nodes, groups of 128; -sdp4bit_node_ranks G sets the node, 0 = ranks sharing memory; ~7.7x fewer bytes than float32 stage 2 with G 1)", comps, 4, comps[cidx], &cidx, NULL));
+  PetscCall(SgOptionsEList("-compress", "Compressed communication: none, lion_cub (with -optimizer lion: 1-bit sign updates, majority vote over the ranks, momentum averaged every -lion_cub_sync steps; the ranks all-gather their packed bits: ~32x fewer bytes than a float32 allreduce on 2 ranks, growing as N), lion_cub_allreduce (the same votes summed by one allreduce of ceil(log2(N+1))-bit counters: 32/ceil(log2(N+1))x fewer, fewer than lion_cub's all-gather from 16 ranks on) or sdp4bit (with -shard 2 or 3, Jia et al. 2024: the gradient reduce-scattered in 8 bits inside a node and 4 bits with a Hadamard smoother between nodes, groups of 128; -sdp4bit_node_ranks G sets the node, 0 = ranks sharing memory; at stage 2 also the weight differences all-gathered in 4 bits, groups of 2048: ~7.7x fewer bytes than float32 stage 2 with G 1; at stage 3 the weights are gathered exactly, since the differences need the previous whole weights on every rank, which stage 3 frees)", comps, 4, comps[cidx], &cidx, NULL));
   PetscCall(PetscStrncpy(compress, comps[cidx], len));
   if (*cub_sync < 0) *cub_sync = 10; /* our default (the surrogate left it unset) */
   PetscCall(SgOptionsInt("-lion_cub_sync", "lion_cub: average the ranks' Lion momenta every this many steps (0: never; each rank otherwise keeps its own)", *cub_sync, cub_sync, NULL, 0, PETSC_MAX_INT));
@@ -118,8 +118,7 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
     PetscCheck(!(t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%scompress %s: each rank has only its own gradient, and clipping to a global norm is not implemented on it: use %sclip_norm 0", p, t->compress, p);
   }
   if (!strcmp(t->compress, "sdp4bit")) {
-    PetscCheck(t->shard >= 2, comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit quantizes the reduce-scatter and all-gather of sharded training: it needs %sshard 2 (this run has %sshard %" PetscInt_FMT ")", p, p, p, t->shard);
-    PetscCheck(t->shard == 2, comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit with %sshard %" PetscInt_FMT ": its quantized weight differences are implemented for stage 2 (the all-gather after the update), not for stage 3 (the slab gathered before the step): use %sshard 2", p, p, t->shard, p);
+    PetscCheck(t->shard >= 2, comm, PETSC_ERR_USER_INPUT, "%scompress sdp4bit quantizes the reduce-scatter and all-gather of sharded training: it needs %sshard 2 or 3 (this run has %sshard %" PetscInt_FMT ")", p, p, p, t->shard);
   }
   PetscCheck(!strcmp(t->compress, "none") || SgTrainerIsLionCub(t) || SgTrainerIsSdp4bit(t), comm, PETSC_ERR_USER_INPUT, "%scompress %s: unknown; use none, lion_cub, lion_cub_allreduce or sdp4bit", p, t->compress);
   if (t->shard) {
@@ -155,10 +154,12 @@ static double StepBytes(SgTrainer t, PetscMPIInt size)
   double S = (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)ESize(sgnn_params_values(t->P)), f = (double)(size - 1) / size;
   if (size == 1) return 0;
   if (SgTrainerIsLionCub(t)) return SgTrainerLionCubBytes(t, size, PETSC_FALSE); /* + a momentum allreduce every lion_cub_sync steps */
-  if (SgTrainerIsSdp4bit(t)) { /* rank 0's (the blocks differ by one value at most) */
+  if (SgTrainerIsSdp4bit(t)) { /* this rank's (the blocks differ by one value at most) */
     PetscMPIInt rank;
+    long        psi = sgnn_tensor_numel(sgnn_params_values(t->P));
     MPI_Comm_rank(PetscObjectComm((PetscObject)t), &rank);
-    return SgTrainerSdp4bitStepBytes(sgnn_tensor_numel(sgnn_params_values(t->P)), size, rank, SgTrainerSdp4bitNodeRanks(t));
+    if (t->shard == 3) return SgTrainerSdp4bitGradBytes(psi, size, rank, SgTrainerSdp4bitNodeRanks(t)) + f * S; /* + the exact gather before the step */
+    return SgTrainerSdp4bitStepBytes(psi, size, rank, SgTrainerSdp4bitNodeRanks(t));
   }
   if (t->shard == 0) return 2 * f * S;     /* gradient allreduce */
   if (t->shard == 1) return 2 * f * S + f * S; /* gradient allreduce + parameter all-gather */
@@ -181,8 +182,10 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
     SgCallNN(sgnn_optim_state(t->opt, &m, &w, NULL));
     PetscMPIInt rank;
     PetscCallMPI(MPI_Comm_rank(comm, &rank));
-    t->zmem[0] = psi * b + (double)t->z3n * b + (t->sdp ? t->zcount[rank] * b : 0); /* stage 3: + this rank's block, kept between steps (zero3.c); sdp4bit: + the exact (master) weights of this rank's block */
-    t->zmem[1] = psi * b; /* the slab backward writes (stage 2 reduces it in place) */
+    double sw[2];
+    SgTrainerSdp4bitWorkBytes(t, sw); /* sdp4bit's working copies (0 without it): the weights and gradient as doubles, the master block */
+    t->zmem[0] = psi * b + (double)t->z3n * b + sw[0]; /* stage 3: + this rank's block, kept between steps (zero3.c) */
+    t->zmem[1] = psi * b + sw[1]; /* the slab backward writes (stage 2 reduces it in place) */
     t->zmem[2] = (m ? (double)sgnn_tensor_numel(m) : 0) * b + (w ? (double)sgnn_tensor_numel(w) : 0) * b;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -195,10 +198,11 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
   ftot = f[0] + f[1] + f[2];
   if (t->shard == 3) { /* the step's peak and what stays between steps (zero3.c) */
     double rest = (mx[0] - psi * b) + mx[2];
-    PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage 3 on %d rank(s), %s, %s, %.0f parameters: per rank (largest) between steps weights %.4g + gradients 0 + optimizer state %.4g = %.4g KiB (ZeRO's bPsi/N + bPsi/N + KPsi/N = %.4g KiB); during a step the whole slab is gathered: weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (stage 2's peak + the rank's block); sends %.4g KiB per step (all-gather + reduce-scatter, as stage 2)", t->name, size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, (mx[0] - psi * b) / 1024, mx[2] / 1024, rest / 1024, (2 * b + K) * psi / N / 1024, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024, StepBytes(t, size) / 1024));
+    PetscBool q = SgTrainerIsSdp4bit(t);
+    PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage 3%s on %d rank(s), %s, %s, %.0f parameters: per rank (largest) between steps weights %.4g + gradients 0 + optimizer state %.4g = %.4g KiB (ZeRO's bPsi/N + bPsi/N + KPsi/N = %.4g KiB); during a step the whole slab is gathered: weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (stage 2's peak + the rank's block%s); sends %.4g KiB per step (%s)", t->name, q ? (SgTrainerSdp4bitNodeRanks(t) == size ? " + sdp4bit (8-bit gradients: one node; weights gathered exactly)" : (SgTrainerSdp4bitNodeRanks(t) == 1 ? " + sdp4bit (4-bit Hadamard-smoothed gradients; weights gathered exactly)" : " + sdp4bit (gradients 8-bit in a node, 4-bit Hadamard-smoothed between nodes; weights gathered exactly)")) : "", size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, (mx[0] - psi * b) / 1024, mx[2] / 1024, rest / 1024, (2 * b + K) * psi / N / 1024, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024, q && size > 1 ? " + sdp4bit's gradient as doubles" : "", StepBytes(t, size) / 1024, q ? "exact all-gather + quantized reduce-scatter" : "all-gather + reduce-scatter, as stage 2"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage %" PetscInt_FMT "%s on %d rank(s), %s, %s, %.0f parameters: per rank (largest) weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (ZeRO's %s = %.4g KiB%s); sends %.4g KiB per step", t->name, t->shard, strcmp(t->compress, "none") ? (!strcmp(t->compress, "lion_cub") ? " + lion_cub (1-bit majority vote, all-gather)" : (SgTrainerIsLionCub(t) ? " + lion_cub_allreduce (1-bit majority vote, allreduce of counts)" : (SgTrainerSdp4bitNodeRanks(t) == size ? " + sdp4bit (4-bit weight differences; 8-bit gradients: one node)" : (SgTrainerSdp4bitNodeRanks(t) == 1 ? " + sdp4bit (4-bit weight differences; 4-bit Hadamard-smoothed gradients)" : " + sdp4bit (4-bit weight differences; gradients 8-bit in a node, 4-bit Hadamard-smoothed between nodes)")))) : "", size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024,
+  PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage %" PetscInt_FMT "%s on %d rank(s), %s, %s, %.0f parameters: per rank (largest) weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB%s (ZeRO's %s = %.4g KiB%s); sends %.4g KiB per step", t->name, t->shard, strcmp(t->compress, "none") ? (!strcmp(t->compress, "lion_cub") ? " + lion_cub (1-bit majority vote, all-gather)" : (SgTrainerIsLionCub(t) ? " + lion_cub_allreduce (1-bit majority vote, allreduce of counts)" : (SgTrainerSdp4bitNodeRanks(t) == size ? " + sdp4bit (4-bit weight differences; 8-bit gradients: one node)" : (SgTrainerSdp4bitNodeRanks(t) == 1 ? " + sdp4bit (4-bit weight differences; 4-bit Hadamard-smoothed gradients)" : " + sdp4bit (4-bit weight differences; gradients 8-bit in a node, 4-bit Hadamard-smoothed between nodes)")))) : "", size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024, SgTrainerIsSdp4bit(t) ? " with sdp4bit's working copies (the weights and gradient as float64, the exact block)" : "",
                           t->shard == 0 ? "2bPsi + KPsi" : (t->shard == 1 ? "2bPsi + KPsi/N" : "bPsi + bPsi/N + KPsi/N"), ftot / 1024, t->shard >= 2 ? "; backward still writes the whole gradient slab" : "", StepBytes(t, size) / 1024));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -215,7 +219,7 @@ PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
     PetscCall(SgTrainerLionCubUpdate(t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (SgTrainerIsSdp4bit(t)) { /* the master block, the quantized differences all-gathered (sdp4bit.c) */
+  if (SgTrainerIsSdp4bit(t) && t->shard == 2) { /* the master block, the quantized differences all-gathered (sdp4bit.c); stage 3 gathers before the step, as without sdp4bit */
     PetscCall(SgTrainerSdp4bitUpdate(t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -227,7 +231,8 @@ PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
   }
   if (t->shard == 3) { /* no all-gather now: the block is kept, the slabs freed; the next acquire gathers and counts its bytes */
     PetscCall(SgTrainerZero3Release(t));
-    t->zbytes += StepBytes(t, size) / 2; /* the reduce-scatter */
+    if (SgTrainerIsSdp4bit(t)) t->zbytes += SgTrainerSdp4bitTakeGradBytes(t); /* what its quantized reduce-scatter sent (sdp4bit.c) */
+    else t->zbytes += StepBytes(t, size) / 2; /* the reduce-scatter */
   } else t->zbytes += StepBytes(t, size);
   t->zsteps++;
   PetscFunctionReturn(PETSC_SUCCESS);

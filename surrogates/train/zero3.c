@@ -39,7 +39,9 @@ static PetscErrorCode Account(SgTrainer t, double mx[3])
   PetscFunctionBegin;
   SgCallNN(sgnn_optim_state(t->opt, &m, &w, NULL));
   mx[0] = PetscMax(mx[0], (sgnn_params_resident(t->P, 0) ? psi * b : 0) + (double)t->z3n * b);
-  mx[1] = PetscMax(mx[1], sgnn_params_resident(t->P, 1) ? psi * b : 0);
+  double sw[2];
+  SgTrainerSdp4bitWorkBytes(t, sw); /* sdp4bit: its sync holds the gradient as doubles during the step */
+  mx[1] = PetscMax(mx[1], sgnn_params_resident(t->P, 1) ? psi * b + sw[1] : 0);
   mx[2] = PetscMax(mx[2], (m ? (double)sgnn_tensor_numel(m) * b : 0) + (w ? (double)sgnn_tensor_numel(w) * b : 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

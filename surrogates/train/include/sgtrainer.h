@@ -185,7 +185,9 @@ PETSC_EXTERN double         SgTrainerVoteBytes(long n, PetscMPIInt size);
    on this rank's block [displ, displ + count) out. SgTrainerSdp4bitAllGather: every rank's block of
    4-bit differences d (this rank's block) added to x (the whole slab), from the same gathered bytes
    on every rank. bytes: what this rank sent to other ranks. SgTrainerSdp4bitStepBytes: the sum of
-   both for rank `rank` of size with even blocks of a Psi-value slab and G ranks a node. */
+   both for rank `rank` of size with even blocks of a Psi-value slab and G ranks a node;
+   SgTrainerSdp4bitGradBytes the gradient's part alone (all that is quantized at ZeRO stage 3, whose
+   weights are gathered exactly). */
 /* -PREFIX_sdp4bit_node_ranks G (ranks a node for sdp4bit's two levels; 0, the default: the ranks that
    share memory), read by SgTrainerSetFromOptions or declared in a surrogate's own block */
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsSdp4bit(PetscOptionItems *, PetscInt *node_ranks);
@@ -197,6 +199,7 @@ PETSC_EXTERN PetscErrorCode SgTrainerHadamard(double x[], long n, long g);
 PETSC_EXTERN PetscErrorCode SgTrainerSdp4bitReduceScatter(MPI_Comm intra, MPI_Comm inter, const PetscMPIInt count[], const PetscMPIInt displ[], double g[], double *bytes);
 PETSC_EXTERN PetscErrorCode SgTrainerSdp4bitAllGather(MPI_Comm, const PetscMPIInt count[], const PetscMPIInt displ[], const double d[], double x[], double *bytes);
 PETSC_EXTERN double         SgTrainerSdp4bitStepBytes(long psi, PetscMPIInt size, PetscMPIInt rank, PetscInt G);
+PETSC_EXTERN double         SgTrainerSdp4bitGradBytes(long psi, PetscMPIInt size, PetscMPIInt rank, PetscInt G);
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsSync(PetscOptionItems *, char sync[], size_t len, PetscInt *bucket_kb);
 /* Process grid: data_groups x spatial_ranks must equal the trainer's rank count (data_groups 0: ranks /
    spatial_ranks). Options -PREFIX_data_groups, -PREFIX_spatial_ranks, read by SgTrainerSetFromOptions or

@@ -2,7 +2,7 @@
 """A performance model of SgTrainer's data-parallel options (issue 38; docs/parallel.md, "The options at
 scale"): plain data parallelism, ZeRO stages 1, 2 and 3 (surge's stage 3 gathers the whole slab once per
 step), Lion Cub's 1-bit votes (all-gathered, or summed by the low-bit vote allreduce), SDP4Bit (stage 2 in 4
-bits, sdp4bit.c), and, for comparison, DeepSpeed's per-layer stage 3, which surge does not implement.
+bits, sdp4bit.c; at stage 3 its gradient half, the weights gathered exactly), and, for comparison, DeepSpeed's per-layer stage 3, which surge does not implement.
 
   optmodel.py RESULTS     predict every 2-rank run of tests/bench/train/options.sh from its 1-rank runs
                           and this machine's ping-pong, compare with the measured steps; then the model
@@ -74,6 +74,8 @@ def collectives(opt, psi, b, N, M=10):
     if opt == "sdp4bit":  # stage 2, sdp4bit.c with one rank a node (-sdp4bit_node_ranks 1): the gradient in 4 bits +
         # a float32 scale per 128 values (Hadamard-smoothed), the weight differences in 4 bits + one per 2048
         return [("rs", psi * (0.5 + 4 / 128), "exposed"), ("ag", psi * (0.5 + 4 / 2048), "exposed")]
+    if opt == "sdp4bit3":  # stage 3 + sdp4bit: the exact gather before the step, the 4-bit gradient reduce-scatter
+        return [("ag", S, "exposed"), ("rs", psi * (0.5 + 4 / 128), "exposed")]
     raise ValueError(opt)
 
 
@@ -89,12 +91,17 @@ def sent_per_step(opt, psi, b, N, M=10):
 def memory(opt, psi, b, N):
     """weights + gradients + optimizer state per rank, in bytes, as surge allocates them (stage 2 keeps
     the whole gradient slab: the engine's backward writes it; surge's stage 3 at the peak of a step: the
-    gathered slab, the rank's block, the gradient slab; between steps it keeps (b + K) Psi/N)"""
+    gathered slab, the rank's block, the gradient slab; between steps it keeps (b + K) Psi/N). sdp4bit's
+    working copies (sdp4bit.c): at stage 2 the weights as float64 (8 Psi), the rank's block as its exact
+    weights, its old weights (b Psi/N each) and its difference (8 Psi/N), and the gradient as float64 (8
+    Psi); at stage 3 only the gradient as float64, during a step on more than one rank"""
     K = b if opt.startswith("lion") else 2 * b
     return {"adam0": 2 * b * psi + K * psi, "lion0": 2 * b * psi + K * psi, "adam1": 2 * b * psi + K * psi / N,
             "adam2": 2 * b * psi + K * psi / N,
             "adam3": 2 * b * psi + (b + K) * psi / N, "zero3": (2 * b + K) * psi / N, "lioncub": 3 * b * psi,
-            "lioncub_vote": 3 * b * psi, "sdp4bit": 2 * b * psi + K * psi / N + b * psi / N}[opt]  # sdp4bit: + the exact weights of the rank's block
+            "lioncub_vote": 3 * b * psi,
+            "sdp4bit": 2 * b * psi + K * psi / N + 8 * psi + (2 * b + 8) * psi / N + 8 * psi,
+            "sdp4bit3": 2 * b * psi + (b + K) * psi / N + (8 * psi if N > 1 else 0)}[opt]
 
 
 # ---- time ---------------------------------------------------------------------------------------------------
@@ -164,16 +171,16 @@ def validate(path):
     psi = int(runs[("adam0", 1)][0]["psi"])
     b = 4  # the water model is float32
     B = int(runs[("adam0", 1)][0].get("batch", 4))
-    upd = {o: g(o, 1, "update") / psi for o in ("adam0", "lion0")}
-    vote = max(0.0, g("lioncub", 1, "update") - g("lion0", 1, "update")) / psi  # one vote per parameter
+    upd = {o: g(o, 1, "update") / psi for o in ("adam0", "lion0") if (o, 1) in runs}
+    vote = max(0.0, g("lioncub", 1, "update") - g("lion0", 1, "update")) / psi if ("lioncub", 1) in runs else 0.0  # one vote per parameter
     # (lioncub_vote's unpacking of one count per parameter is modelled at the same rate)
     print(f"Deep Potential, water: {psi} float{8*b} parameters, global batch {B}; medians of {len(runs[('adam0', 1)])} rounds")
     print(f"{'option':9s} {'ranks':>5s} {'bytes/step':>11s} {'counted':>9s} {'mem KiB':>8s} {'counted':>8s} "
           f"{'measured ms':>11s} {'model ms':>9s} {'error':>7s}   model: compute + update + comm (ms)")
     errs = []
     t_side = median(side) if side else None
-    for o in ("adam0", "adam1", "adam2", "lion0", "lioncub", "lioncub_vote", "sdp4bit"):
-        if (o, 1) not in runs:  # results of options.sh before lioncub_vote / sdp4bit were added
+    for o in ("adam0", "adam1", "adam2", "adam3", "lion0", "lioncub", "lioncub_vote", "sdp4bit", "sdp4bit3"):
+        if (o, 1) not in runs:  # results of options.sh before an option was added, or left out by ONLY
             continue
         base = "lion0" if o.startswith("lion") else "adam0"
         fb = g(o, 1, "loss") + g(o, 1, "backward")
@@ -205,7 +212,8 @@ NETS = (("10 GbE", 20e-6, 1 / 1.25e9), ("25 GbE", 10e-6, 1 / 3.125e9), ("IB HDR"
 OPTS = (("adam0", "plain data parallel (Adam)"), ("adam1", "ZeRO 1"), ("adam2", "ZeRO 2"),
         ("adam3", "ZeRO 3, whole slab per step"), ("lioncub", "Lion Cub, all-gather of bits"),
         ("zero3", "ZeRO 3 per layer (not implemented)"),
-        ("lioncub_vote", "Lion Cub, vote allreduce"), ("sdp4bit", "SDP4Bit, 4-bit (one rank a node)"))
+        ("lioncub_vote", "Lion Cub, vote allreduce"), ("sdp4bit", "SDP4Bit, 4-bit (one rank a node)"),
+        ("sdp4bit3", "ZeRO 3 + SDP4Bit's 4-bit gradients"))
 # Models, float64, one rank = one accelerator (100x this machine's core, as the hybrid model above):
 #  MeshfreeFlowNet at the paper's size: 562,032 weights; 3.39 s per crop on one core with the PDE loss,
 #   backward 2.11 s (docs/mffn.md), so 34 / 21 ms on an accelerator rank; one crop per rank (weak scaling).

@@ -720,6 +720,22 @@ int main(int argc, char **argv)
       PetscCall(SgDPModelDestroy(&m));
       CHECK(ierr == PETSC_ERR_USER_INPUT, "deepmd with shard 1 and plain SGD was not refused (%d)", (int)ierr);
     }
+    if (size > 1) { /* sdp4bit's node size reaches the trainer (SgDPTrainOpts.sdp_node, -deepmd_sdp4bit_node_ranks):
+                       a node of size + 1 ranks does not divide the ranks and is refused at set-up */
+      PetscErrorCode ierr;
+      ob = o;
+      ob.restart[0] = 0;
+      ob.shard = 3;
+      PetscCall(PetscStrncpy(ob.compress, "sdp4bit", sizeof ob.compress));
+      ob.sdp_node = size + 1;
+      PetscCall(SgDPModelCreate(&c, &m));
+      PetscCall(SgDPModelInitWeights(m, 5));
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = SgDPTrain(m, &ob, PETSC_COMM_WORLD);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(SgDPModelDestroy(&m));
+      CHECK(ierr == PETSC_ERR_USER_INPUT, "deepmd with sdp4bit_node_ranks %d on %d ranks was not refused (%d): the node size does not reach the trainer", size + 1, size, (int)ierr);
+    }
     if (size > 1) { /* lion_cub's momentum sync reaches the trainer (SgDPTrainOpts.cub_sync, -deepmd_lion_cub_sync):
                        averaged every step or never, the ranks' votes differ after the first step */
       double *wc[2], dc = 0;

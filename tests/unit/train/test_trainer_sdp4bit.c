@@ -245,6 +245,9 @@ static PetscErrorCode ModeCodec(void)
 
 /* ---------------- training (the network: mlp_net.h) ---------------- */
 
+static PetscReal shard_rest[3], shard_peak[3]; /* the last Train's SgTrainerGetShardResident (stage 3) */
+static PetscInt  train_batch = 8;                /* global batch of Train */
+
 /* 60 steps of Adam with opts; out: the final slab; st: bytes per step, weights/gradient/state bytes */
 static PetscErrorCode Train(MPI_Comm comm, const char data[], const char opts[], double out[], PetscReal st[4])
 {
@@ -266,7 +269,7 @@ static PetscErrorCode Train(MPI_Comm comm, const char data[], const char opts[],
   PetscCall(SgTrainerSetMetrics(tr, 2, 1, cols, "# step rmse lr wall_s"));
   PetscCall(SgTrainerSetFields(tr, 2, fields));
   PetscCall(SgTrainerAddStream(tr, 1, &data, 40, NULL));
-  PetscCall(SgTrainerSetBatchSize(tr, 8));
+  PetscCall(SgTrainerSetBatchSize(tr, train_batch));
   PetscCall(SgTrainerSetSeed(tr, 7));
   PetscCall(SgTrainerSetNumSteps(tr, 60));
   sgnn_optim_defaults(SGNN_ADAM, &oc);
@@ -280,6 +283,7 @@ static PetscErrorCode Train(MPI_Comm comm, const char data[], const char opts[],
   PetscCall(SgTrainerSetFromOptions(tr));
   PetscCall(SgTrainerTrain(tr));
   PetscCall(SgTrainerGetCommStats(tr, &st[0], &st[1]));
+  PetscCall(SgTrainerGetShardResident(tr, shard_rest, shard_peak));
   PetscCall(SgTrainerDestroy(&tr));
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m.P), out));
   sgnn_params_destroy(&m.P);
@@ -290,14 +294,15 @@ static PetscErrorCode Train(MPI_Comm comm, const char data[], const char opts[],
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the formula: what rank r of N sends in one step with G ranks a node */
-static double WantBytes(int N, int r, int G)
+/* the formula: what rank r of N sends in one step with G ranks a node (weights: stage 2's 4-bit
+   differences; without them, the gradient's all-to-alls only, as at stage 3) */
+static double WantBytesW(int N, int r, int G, int weights)
 {
   int    M = N / G, l = r % G, n = r / G;
   double b = 0;
   if (N == 1) return 0;
 #define BLK(q) ((long)NP * ((q) + 1) / N - (long)NP * (q) / N)
-  b = (N - 1) * (4.0 * ((BLK(r) + 2047) / 2048) + (BLK(r) + 1) / 2);
+  if (weights) b = (N - 1) * (4.0 * ((BLK(r) + 2047) / 2048) + (BLK(r) + 1) / 2);
   for (int q = 0; q < G; q++)
     for (int m = 0; m < M && q != l; m++) b += 4.0 * ((BLK(m * G + q) + 127) / 128) + BLK(m * G + q);
   for (int m = 0; m < M; m++)
@@ -305,6 +310,8 @@ static double WantBytes(int N, int r, int G)
 #undef BLK
   return b;
 }
+
+static double WantBytes(int N, int r, int G) { return WantBytesW(N, r, G, 1); }
 
 static PetscErrorCode ModeTrain(const char dir[])
 {
@@ -339,13 +346,45 @@ static PetscErrorCode ModeTrain(const char dir[])
     for (int r = 0; r < size; r++) same = same && !memcmp(all + r * NP, wq, sizeof wq);
     CHECK(same, "sdp4bit, %d rank(s), %d a node: the ranks' weights differ after 60 steps (want bit for bit)", size, G);
     CHECK(st[0] == WantBytes(size, rank, G), "sdp4bit, %d rank(s), %d a node: rank %d counted %.17g bytes per step, the formula %.17g", size, G, rank, (double)st[0], WantBytes(size, rank, G));
-    CHECK(st[1] == 8.0 * (NP + blk), "sdp4bit: rank %d holds %g bytes of weights, want 8 x (%d + its block %ld)", rank, (double)st[1], NP, blk);
+    /* the slab, sdp4bit's float64 copy x, and of its block: the master, x's old values, the difference d */
+    CHECK(st[1] == 8.0 * (2 * NP + 3 * blk), "sdp4bit: rank %d counts %g bytes of weights, want 8 x (2 x %d + 3 x its block %ld)", rank, (double)st[1], NP, blk);
+    CHECK(st[2] == 16.0 * NP, "sdp4bit: rank %d counts %g bytes of gradients, want 16 x %d (the slab and its float64 copy)", rank, (double)st[2], NP);
     if (size == 1) CHECK(!memcmp(wq, ws, sizeof wq), "sdp4bit on 1 rank differs from stage 2 (want bit for bit: nothing is sent)");
     else {
       CHECK(eq < 0.7 * e0, "sdp4bit (%d a node) does not converge: rms %g from %g", G, eq, e0);
       CHECK(fabs(eq - es) <= 0.01 * es, "sdp4bit (%d a node): rms %g, stage 2 uncompressed %g: gap %.2g %%, want <= 1 %%", G, eq, es, 100 * fabs(eq - es) / es);
     }
     PetscCall(PetscPrintf(comm, "train: %d rank(s), %d a node: rms initial %.4f, stage 2 %.5f, sdp4bit %.5f (gap %+.2f %%); weights identical on all ranks: %s; bytes per step rank 0 %.0f (formula %.0f; float32 stage 2 %.0f, float64 %.0f)\n", size, G, e0, es, eq, 100 * (eq - es) / es, same ? "yes" : "NO", (double)st[0], WantBytes(size, 0, G), 2.0 * (size - 1) / size * 4 * NP, 2.0 * (size - 1) / size * 8 * NP));
+  }
+  /* stage 3: the gradient reduce-scattered by sdp4bit's two levels, the weights gathered exactly
+     (the 4-bit differences need the previous whole weights on every rank, which stage 3 frees) */
+  {
+    int    same = 1;
+    long   blk  = (long)NP * (rank + 1) / size - (long)NP * rank / size;
+    double want = WantBytesW(size, rank, 1, 0) + (double)(size - 1) / size * NP * 8.0;
+    PetscCall(Train(comm, data, "-train_optimizer adam -train_shard 3 -train_compress sdp4bit -train_sdp4bit_node_ranks 1", wq, st));
+    PetscCall(MlpRmse(data, 40, wq, &eq));
+    PetscCallMPI(MPI_Allgather(wq, NP, MPI_DOUBLE, all, NP, MPI_DOUBLE, comm));
+    for (int r = 0; r < size; r++) same = same && !memcmp(all + r * NP, wq, sizeof wq);
+    CHECK(same, "stage 3 + sdp4bit, %d rank(s): the ranks' weights differ after 60 steps (want bit for bit)", size);
+    CHECK(fabs(st[0] - want) <= 1e-12 * want, "stage 3 + sdp4bit: rank %d counted %.17g bytes per step, the formula %.17g (4-bit gradient + exact gather)", rank, (double)st[0], want);
+    CHECK(shard_rest[0] == 8.0 * blk && shard_rest[1] == 0, "stage 3 + sdp4bit: rank %d holds between steps weights %g (want %g) and gradients %g (want 0)", rank, (double)shard_rest[0], 8.0 * blk, (double)shard_rest[1]);
+    CHECK(shard_peak[1] == (size > 1 ? 16.0 : 8.0) * NP, "stage 3 + sdp4bit: rank %d's gradients at the peak %g, want %g (the slab%s)", rank, (double)shard_peak[1], (size > 1 ? 16.0 : 8.0) * NP, size > 1 ? " and its float64 copy" : "");
+    if (size == 1) CHECK(!memcmp(wq, ws, sizeof wq), "stage 3 + sdp4bit on 1 rank differs from stage 2 (want bit for bit: nothing is sent)");
+    else {
+      CHECK(eq < 0.7 * e0, "stage 3 + sdp4bit does not converge: rms %g from %g", eq, e0);
+      CHECK(fabs(eq - es) <= 0.01 * es, "stage 3 + sdp4bit: rms %g, stage 2 uncompressed %g: gap %.2g %%, want <= 1 %%", eq, es, 100 * fabs(eq - es) / es);
+    }
+    if (size == 3) { /* global batch 2 on 3 ranks: one rank has no sample in every step and must still take part in every collective */
+      train_batch = 2;
+      PetscCall(Train(comm, data, "-train_optimizer adam -train_shard 3 -train_compress sdp4bit -train_sdp4bit_node_ranks 1", wq, st));
+      train_batch = 8;
+      PetscCallMPI(MPI_Allgather(wq, NP, MPI_DOUBLE, all, NP, MPI_DOUBLE, comm));
+      for (int r = 0; r < size; r++) same = same && !memcmp(all + r * NP, wq, sizeof wq);
+      CHECK(same, "stage 3 + sdp4bit, batch 2 on 3 ranks (one empty local batch): the ranks' weights differ");
+      PetscCall(PetscPrintf(comm, "train: stage 3 + sdp4bit, batch 2 on 3 ranks (local 1 + 1 + 0): finished, weights identical on all ranks: %s\n", same ? "yes" : "NO"));
+    }
+    PetscCall(PetscPrintf(comm, "train: stage 3 + sdp4bit, %d rank(s), 1 a node: rms %.5f (stage 2 %.5f, gap %+.2f %%); weights identical on all ranks: %s; bytes per step rank 0 %.0f (float64 stage 3 %.0f); rank 0 between steps %g + %g bytes, gradients at the peak %g\n", size, eq, es, 100 * (eq - es) / es, same ? "yes" : "NO", (double)st[0], 2.0 * (size - 1) / size * 8 * NP, (double)shard_rest[0], (double)shard_rest[1], (double)shard_peak[1]));
   }
   PetscCall(PetscFree(all));
   PetscFunctionReturn(PETSC_SUCCESS);
