@@ -215,6 +215,16 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     PetscCall(t->sync->describe(t->sync, line, sizeof line));
     PetscCall(PetscInfo(t, "%s", line));
   }
+  if (t->shard == 3) { /* what the ranks held, measured over the run (the start-up line's figures are from the sizes before any step) */
+    PetscReal rest[3], peak[3], mx[6];
+    PetscCall(SgTrainerGetShardResident(t, rest, peak));
+    for (int i = 0; i < 3; i++) {
+      mx[i]     = rest[i];
+      mx[3 + i] = peak[i];
+    }
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, mx, 6, MPIU_REAL, MPIU_MAX, comm));
+    if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: ZeRO stage 3 measured per rank (largest): between steps weights %.4g + gradients %.4g + optimizer state %.4g KiB; at the peak of a step %.4g + %.4g + %.4g KiB\n", t->name, (double)mx[0] / 1024, (double)mx[1] / 1024, (double)mx[2] / 1024, (double)mx[3] / 1024, (double)mx[4] / 1024, (double)mx[5] / 1024));
+  }
   if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

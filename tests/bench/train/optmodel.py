@@ -199,7 +199,7 @@ def validate(path):
             if N > 1:
                 errs.append(abs(e))
             print(f"{o:9s} {N:5d} {sent_per_step(o, psi, b, N, M=0)/1024:9.1f} K {float(runs[(o, N)][0]['sent_kib']):7.1f} K "
-                  f"{memory(o, psi, b, N)/1024:8.0f} {float(runs[(o, N)][0]['mem_kib']):8.0f} {1e3*meas:11.1f} {1e3*t:9.1f} {100*e:+6.1f}%"
+                  f"{memory(o, psi, b, N)/1024:8.0f} {float(runs[(o, N)][0]['mem_kib'] or 'nan'):8.0f} {1e3*meas:11.1f} {1e3*t:9.1f} {100*e:+6.1f}%"
                   f"   {1e3*parts['compute']:.1f} + {1e3*parts['update']:.2f} + {1e3*parts['comm']:.2f}")
     if errs:
         print(f"2- and 4-rank steps within 15%: {sum(e <= 0.15 for e in errs)} of {len(errs)} (median |error| {100*median(errs):.1f}%)")
