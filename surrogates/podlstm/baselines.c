@@ -333,26 +333,74 @@ PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *D, const SgPodLstmSeries *S,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgPodLstmQuadFit(const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], PetscBool whole, SgPodLstmVARModel *V)
+/* Do the free runs of a quadratic regression W (p lags) stay on the training data's attractor? nfree steps
+   from each of 4 starts spread over the fitting period (a map at the edge of stability survives one
+   start and leaves from another: on KS L = 22 a check from one start let through a ridge whose run from
+   the test period left after 40 Lyapunov times). Bounded: every coefficient within the fitting period's
+   range widened by half its width on each side (a diverging iteration leaves it within a few steps and
+   grows without bound; the truth stays inside by construction). Not collapsed: every mode's standard
+   deviation over the run's second half at least half the fitting period's (a map that decays to a fixed
+   point or a small cycle has left the attractor as surely as one that blows up). Vlachas et al. (Neural
+   Networks 126, 2020) and Pathak et al. (Chaos 27, 2017) judge surrogates of chaotic systems by such
+   free runs, not only by short-lead error. f: [nfree][K] work. */
+static PetscBool QuadFreeRunStays(const PetscReal a[], PetscInt K, PetscInt nfit, PetscInt p, PetscInt nq, const PetscReal W[], PetscInt nfree, PetscReal f[])
+{
+  for (PetscInt st = 0; st < 4; st++) {
+    const PetscInt s0 = nfit - st * (nfit / 4); /* the run's history: the p rows before s0 */
+
+    if (s0 < p) continue;
+    IterateVAR(a, K, nfree, p, nq, W, s0 - nfree, f); /* only rows s0 - p .. s0 - 1 are read */
+    for (PetscInt k = 0; k < K; k++) {
+      PetscReal      lo = PETSC_MAX_REAL, hi = -PETSC_MAX_REAL, m = 0, v = 0, mf = 0, vf = 0;
+      const PetscInt h = nfree / 2, nh = nfree - h;
+
+      for (PetscInt t = 0; t < nfit; t++) {
+        lo = PetscMin(lo, a[t * K + k]);
+        hi = PetscMax(hi, a[t * K + k]);
+        m += a[t * K + k] / nfit;
+      }
+      for (PetscInt t = 0; t < nfit; t++) v += PetscSqr(a[t * K + k] - m) / nfit;
+      for (PetscInt t = 0; t < nfree; t++) {
+        const PetscReal x = f[t * K + k];
+        if (PetscIsInfOrNanReal(x) || x < lo - 0.5 * (hi - lo) || x > hi + 0.5 * (hi - lo)) return PETSC_FALSE;
+        if (t >= h) mf += x / nh;
+      }
+      for (PetscInt t = h; t < nfree; t++) vf += PetscSqr(f[t * K + k] - mf) / nh;
+      if (vf < 0.25 * v) return PETSC_FALSE; /* standard deviation below half the truth's */
+    }
+  }
+  return PETSC_TRUE;
+}
+
+PetscErrorCode SgPodLstmQuadFit(const SgPodLstmData *D, const SgPodLstmSeries *S, const PetscReal coef[], PetscBool whole, PetscInt nfree, SgPodLstmVARModel *V)
 {
   const PetscInt  K = S->K, L = S->L, nfit = D->ntrain - D->nvalid, nq = K * (K + 1) / 2;
   const PetscReal ridges[] = {1e-6, 1e-4, 1e-3, 1e-2, 1e-1, 1.0}; /* the KS study's list (ks_study.py) */
-  PetscReal       best = PETSC_MAX_REAL, *f;
+  /* with a free-run check: 4 per decade from 1e-6 to 1 (the stable band of KS L = 22 is a factor ~2 wide
+     near 5e-3, docs/podlstm.md, between ridges that diverge and ridges that collapse to a fixed point) */
+  const PetscInt  nr   = nfree ? 25 : (PetscInt)(sizeof ridges / sizeof ridges[0]);
+  PetscReal       best = PETSC_MAX_REAL, *f, *g;
+  PetscInt        ntried = 0, nstay = 0; /* candidates fitted, and those whose free run stays */
 
   PetscFunctionBegin;
   PetscCheck(nfit - 1 >= 2 * (1 + K + nq), D->comm, PETSC_ERR_USER_INPUT, "podlstm: base quadratic has at least %" PetscInt_FMT " regressors per coefficient (1 + pK + K(K+1)/2, K = %" PetscInt_FMT " modes, p = 1 lag) but only %" PetscInt_FMT " fitting snapshots (the training period less its validation part): give at least %" PetscInt_FMT " (raise -podlstm_ntrain or lower -podlstm_modes)", 1 + K + nq, K, nfit, 2 * (1 + K + nq) + 1);
   PetscCheck(S->nva >= 1, D->comm, PETSC_ERR_USER_INPUT, "podlstm: base quadratic chooses its lags and ridge on the validation windows and there are none: raise -podlstm_valid_fraction or -podlstm_ntrain");
+  PetscCheck(nfree == 0 || (nfree >= 4 && nfree <= nfit), D->comm, PETSC_ERR_USER_INPUT, "podlstm: quad_free_run %" PetscInt_FMT " snapshots: give 0 (no free-run check) or 4 to the %" PetscInt_FMT " fitting snapshots", nfree, nfit);
   V->K = K;
   V->p = 1;
   V->nq = nq;
   V->ridge = ridges[0];
   PetscCall(PetscMalloc1((1 + L * K + nq) * K, &V->W));
-  PetscCall(PetscMalloc1(L * K, &f));
+  PetscCall(PetscMalloc2(L * K, &f, nfree * K + 1, &g));
   for (PetscInt p = 1; p <= L; p++) { /* the lags and ridge of the smallest validation error */
     if (nfit - p < 2 * (1 + p * K + nq)) break; /* too few rows for so many unknowns */
-    for (size_t r = 0; r < sizeof ridges / sizeof ridges[0]; r++) {
-      PetscReal e = 0;
-      PetscCall(FitVAR(coef, K, p, nq, ridges[r], nfit, V->W));
+    for (PetscInt r = 0; r < nr; r++) {
+      const PetscReal ridge = nfree ? PetscPowReal(10.0, -6 + 0.25 * r) : ridges[r];
+      PetscReal       e     = 0;
+      PetscCall(FitVAR(coef, K, p, nq, ridge, nfit, V->W));
+      ntried++;
+      if (nfree && !QuadFreeRunStays(coef, K, nfit, p, nq, V->W, nfree, g)) continue;
+      nstay++;
       for (PetscInt w = 0; w < S->nva; w++) {
         IterateVAR(coef, K, L, p, nq, V->W, S->s_va0 + w, f);
         for (PetscInt i = 0; i < L * K; i++) e += PetscSqr(f[i] - coef[(S->s_va0 + w + L) * K + i]);
@@ -360,13 +408,14 @@ PetscErrorCode SgPodLstmQuadFit(const SgPodLstmData *D, const SgPodLstmSeries *S
       if (!PetscIsInfOrNanReal(e) && e < best) {
         best = e;
         V->p = p;
-        V->ridge = ridges[r];
+        V->ridge = ridge;
       }
     }
   }
+  PetscCall(PetscFree2(f, g));
+  PetscCheck(!nfree || nstay, D->comm, PETSC_ERR_USER_INPUT, "podlstm: base quadratic: none of the %" PetscInt_FMT " lags and ridges keeps a free run of %" PetscInt_FMT " snapshots on the training attractor (bounded, not collapsed): use quad_free_run 0 or base var", ntried, nfree);
   PetscCheck(best < PETSC_MAX_REAL, D->comm, PETSC_ERR_USER_INPUT, "podlstm: base quadratic diverges on the validation windows with every lag and ridge: use base var");
   PetscCall(FitVAR(coef, K, V->p, nq, V->ridge, whole ? D->ntrain : nfit, V->W));
-  PetscCall(PetscFree(f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -18,7 +18,7 @@ typedef struct {
   char           arch[256], hand[256], svd[32], networks[PETSC_MAX_PATH_LEN];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
   PetscInt       epochs, patience, batch, rollout, retrain_epochs, retrain_patience, topk, seed, head, base, fallback, harmonics;
-  PetscInt       schedule, decay_epochs;
+  PetscInt       schedule, decay_epochs, quad_free;
   PetscReal      valid_fraction, lr, year, step, field_points, lr_min, decay_rate;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
@@ -102,6 +102,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
     PetscCall(SgOptionsEList("-base", "What the networks forecast: none (the coefficients, the paper's form), var (the residual on the VAR's forecast: the VAR baseline fitted on the training period less its validation part; the output layer starts at zero, so an untrained network is the VAR, and one that does not beat it on the validation windows stays the VAR) or quadratic (the same on a quadratic regression a_t = W [1, a_{t-1} .. a_{t-p}, a_{t-1}[i] a_{t-1}[j]], p and its ridge chosen on validation). Not in the paper", BaseChoices, 3, BaseChoices[d->base], &idx, NULL));
     d->base = idx;
   }
+  PetscCall(SgOptionsInt("-quad_free_run", "base quadratic: 0, or choose its lags and ridge only among those whose free run of this many snapshots from the validation period's start stays on the training attractor (every coefficient within its fitting range widened by half its width, every mode's standard deviation over the run's second half at least half the fitting period's); then ridges 4 per decade from 1e-6 to 1. Not in the paper", d->quad_free, &d->quad_free, NULL, 0, 1000000));
   {
     PetscInt idx = d->fallback;
     PetscCall(SgOptionsEList("-fallback", "Where the served network loses to the best baseline on the validation windows (the VAR; with base quadratic the better of the VAR and the quadratic regression): none (serve it anyway; the comparison is printed) or baseline (the model serves that baseline, refitted on the whole training period, instead)", FallbackChoices, 2, FallbackChoices[d->fallback], &idx, NULL));
@@ -293,7 +294,7 @@ static PetscErrorCode Fallback(SgSurrogate s, const SgPodLstmData *D, const SgPo
   PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_FALSE, &V[0]));
   PetscCall(PetscSNPrintf(name[0], sizeof name[0], "VAR(%" PetscInt_FMT ")", V[0].p));
   if (d->M.base.nq) { /* base quadratic: its base is a baseline too */
-    PetscCall(SgPodLstmQuadFit(D, S, coef, PETSC_FALSE, &V[1]));
+    PetscCall(SgPodLstmQuadFit(D, S, coef, PETSC_FALSE, d->quad_free, &V[1]));
     PetscCall(PetscSNPrintf(name[1], sizeof name[1], "the quadratic regression (%" PetscInt_FMT " lags, ridge %g)", V[1].p, (double)V[1].ridge));
     nb = 2;
   }
@@ -312,7 +313,7 @@ static PetscErrorCode Fallback(SgSurrogate s, const SgPodLstmData *D, const SgPo
   else if (!d->fallback) PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to %s: coefficient RMSE %.6g against %.6g (+%.1f %%); it is served anyway (podlstm: {fallback: baseline} would serve %s)\n", S->nva, name[b], (double)en, (double)ev[b], (double)(100 * (en / ev[b] - 1)), b ? "the quadratic regression" : "the VAR"));
   else {
     PetscCall(PetscPrintf(comm, "podlstm: on the %" PetscInt_FMT " validation windows the served network loses to %s: coefficient RMSE %.6g against %.6g (+%.1f %%); fallback: the model serves %s refitted on the whole training period\n", S->nva, name[b], (double)en, (double)ev[b], (double)(100 * (en / ev[b] - 1)), name[b]));
-    if (b) PetscCall(SgPodLstmQuadFit(D, S, coef, PETSC_TRUE, &d->M.fallback)); /* the same ridge (chosen on validation), all training snapshots */
+    if (b) PetscCall(SgPodLstmQuadFit(D, S, coef, PETSC_TRUE, d->quad_free, &d->M.fallback)); /* the same ridge (chosen on validation), all training snapshots */
     else PetscCall(SgPodLstmVARFit(D, S, coef, PETSC_TRUE, &d->M.fallback));   /* the same order (chosen on validation), all training snapshots */
     PetscCheck(d->M.fallback.p == V[b].p && d->M.fallback.ridge == V[b].ridge, comm, PETSC_ERR_PLIB, "podlstm: the baseline's order or ridge changed on refitting");
   }
@@ -397,9 +398,9 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
     PetscCall(SgPodLstmSeriesSetBase(&S, &d->M.base));
     PetscCall(PetscPrintf(comm, "podlstm: the networks forecast the residual on VAR(%" PetscInt_FMT ") (fitted on the %" PetscInt_FMT " snapshots before the validation part)\n", d->M.base.p, D.ntrain - D.nvalid));
   } else if (d->base == 2) { /* the same on the quadratic regression */
-    PetscCall(SgPodLstmQuadFit(&D, &S, coef, PETSC_FALSE, &d->M.base));
+    PetscCall(SgPodLstmQuadFit(&D, &S, coef, PETSC_FALSE, d->quad_free, &d->M.base));
     PetscCall(SgPodLstmSeriesSetBase(&S, &d->M.base));
-    PetscCall(PetscPrintf(comm, "podlstm: the networks forecast the residual on the quadratic regression (%" PetscInt_FMT " lags, ridge %g, both chosen on validation; %" PetscInt_FMT " regressors; fitted on the %" PetscInt_FMT " snapshots before the validation part)\n", d->M.base.p, (double)d->M.base.ridge, 1 + d->M.base.p * d->K + d->M.base.nq, D.ntrain - D.nvalid));
+    PetscCall(PetscPrintf(comm, "podlstm: the networks forecast the residual on the quadratic regression (%" PetscInt_FMT " lags, ridge %g, both chosen on validation%s; %" PetscInt_FMT " regressors; fitted on the %" PetscInt_FMT " snapshots before the validation part)\n", d->M.base.p, (double)d->M.base.ridge, d->quad_free ? " among those whose free run stays on the training attractor" : "", 1 + d->M.base.p * d->K + d->M.base.nq, D.ntrain - D.nvalid));
   }
   PetscCall(SgPodLstmSeriesSetRollout(&S, d->rollout));
   PetscCall(PetscSNPrintf(windows, sizeof windows, "%s.windows.h5", d->prefix));

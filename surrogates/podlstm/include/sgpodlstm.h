@@ -134,9 +134,11 @@ PETSC_EXTERN PetscErrorCode SgPodLstmVARFree(SgPodLstmVARModel *);
    study's nonlinear baseline has p = 2; the base of option base: quadratic), fitted on the fitting
    period with a ridge of lambda times the normal equations' mean diagonal; p in 1..L and lambda in
    1e-6 .. 1 chosen by the error of the L-step forecasts of the validation windows; then refitted on
-   the whole training period (whole) or kept. Refuses (user input) fewer fitting snapshots than twice
-   its regressors per coefficient with p = 1. */
-PETSC_EXTERN PetscErrorCode SgPodLstmQuadFit(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscBool whole, SgPodLstmVARModel *);
+   the whole training period (whole) or kept. nfree > 0: only the lags and ridges (then 4 per decade)
+   whose free run of nfree steps from the validation period's start stays on the fitting period's
+   attractor (bounded, not collapsed) are candidates. Refuses (user input) fewer fitting snapshots than
+   twice its regressors per coefficient with p = 1, and a free-run check no candidate passes. */
+PETSC_EXTERN PetscErrorCode SgPodLstmQuadFit(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscBool whole, PetscInt nfree, SgPodLstmVARModel *);
 /* the same model acting on scaled coefficients s = (a - lo) / (hi - lo): Vs (allocated) has V's form,
    Vs(s) = scale(V(unscale(s))) exactly (the scaling is affine, the model a polynomial of degree <= 2) */
 PETSC_EXTERN PetscErrorCode SgPodLstmVARScaled(const SgPodLstmVARModel *V, const PetscReal lo[], const PetscReal hi[], SgPodLstmVARModel *Vs);

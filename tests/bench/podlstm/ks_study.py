@@ -30,12 +30,19 @@ The dense data (inputs/podlstm/ks22_dense_ensemble.yaml, D = 1) with rollout-tra
    window, iterated one step at a time; for POD-LSTM (with --free) from runs of the solver's
    field.advance slot served by the model (advance_snapshots --advance, default 1: the first snapshot
    of each forecast fed back; L: the model's own window-to-window iteration; restarted from the
-   solver's checkpoint), 5 starting points in the test period; from the same runs the error beyond
-   the floor per snapshot up to one Lyapunov time, against VAR, DMD, the quadratic regression and
-   persistence from the same 5 starting points;
+   solver's checkpoint), --starts starting points (default 5) spread over the test period; from the
+   same runs the error beyond the floor per snapshot up to one Lyapunov time, against VAR, DMD, the
+   quadratic regression and persistence from the same starting points. The resolution of the
+   network's VPT is the snapshots the slot writes: every one with --advance 1 (0.0475 Lyapunov times
+   on the dense data), the last of each call with --advance L;
 5. (--free) a free run of 50 Lyapunov times from the test period's start, the model's own window-to-
-   window iteration (advance_snapshots 8): the coefficients' distributions (mean, standard deviation,
-   the histogram overlap per mode) and the energy spectrum <|u_k|^2> against the truth's test period."""
+   window iteration (advance_snapshots L): the coefficients' distributions (mean, standard deviation,
+   the histogram overlap per mode) and the energy spectrum <|u_k|^2> against the truth's test period
+   (projected on the modes), and the same for the truth's own last 50 Lyapunov times of training (the reference: how closely two
+   finite stretches of the attractor agree); "on the attractor" is on_attractor()'s test.
+A slot run whose forecast the slot rejects (NaN/Inf, or |u| above --bound, default 30 = 10x the
+truth's largest) has left the attractor: the study reports after how many Lyapunov times, counts it a
+failure of the bar, and goes on (it never stops at a blow-up)."""
 import glob
 import os
 import shutil
@@ -57,11 +64,13 @@ def arg(name, default):
     return type(default)(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 
 
-W = sys.argv[1]
+W = os.path.abspath(sys.argv[1])
 FREE = "--free" in sys.argv
 DATA, PREFIX = arg("--data", "ks22_data.h5"), arg("--prefix", "ks22")
 SKIP, NTRAIN, NTEST = arg("--skip", 100), arg("--ntrain", 3000), arg("--ntest", 1000)
 ADVANCE = arg("--advance", 1)
+STARTS = arg("--starts", 5)   # VPT starts of the slot runs, spread evenly over the test period
+BOUND = arg("--bound", 30.0)  # the slot's sanity bound on |u|: 10x the truth's largest |u| (3.0-3.2 at L = 22)
 NFIT = NTRAIN - int(round(0.2 * NTRAIN))
 D = L = LT = None             # snapshot spacing, window, Lyapunov times per snapshot: from the models
 
@@ -99,6 +108,66 @@ def rmse_by_lead(X, rec_of):
 
 def beyond(r, floor):
     return np.sqrt(np.maximum(r ** 2 - floor ** 2, 0))
+
+
+def slot_run(cmd, out, prepare=lambda: None, t_start=None):
+    """run a slot run (cmd, writing OUT.h5; prepare() first); a forecast the slot rejects (NaN/Inf or above
+    the sanity bound) means the model has left the attractor: returns (fields {snapshot index: u} or None,
+    the Lyapunov times the surrogate served before its first rejected forecast or None). A run that then
+    blows up (the solver from the diverged state) writes no fields: with t_start (the time the surrogate
+    starts serving) it is run again to the start of that first rejected call, so the fields up to it
+    come back (everything after it is invalid: an error above any threshold)."""
+    def once(c):
+        prepare()
+        res = subprocess.run(c, cwd=W, capture_output=True, text=True)
+        log = res.stdout + res.stderr
+        with open(os.path.join(W, out + ".log"), "w") as f:
+            f.write(log)
+        return res.returncode, log
+
+    rc, log = once(cmd)
+    sw = [int(q.split("step ")[1].split(":")[0]) for q in log.splitlines() if "field.advance: step" in q and "-> podlstm" in q]
+    rj = [int(q.split("step ")[1].split(":")[0]) for q in log.splitlines() if "field.advance: step" in q and "returned NaN/Inf" in q]
+    snaps = int(cmd[len(cmd) - 1 - cmd[::-1].index("-ks_advance_snapshots") + 1])  # the last given
+    ncalls = rj[0] - sw[0] if rj and sw else None
+    if rc != 0 and ncalls is None:
+        sys.exit(f"ks_study: {' '.join(cmd)} failed (rc {rc}) without a rejected forecast: see {out}.log")
+    if rc != 0 and t_start is not None and ncalls > 0:
+        c = list(cmd)
+        c[c.index("-sim_t_end") + 1] = str(t_start + ncalls * snaps * D)
+        rc, _ = once(c)
+    fr = None
+    if rc == 0 and os.path.exists(os.path.join(W, out + ".h5")):
+        with h5py.File(os.path.join(W, out + ".h5"), "r") as f:
+            g = f["fields/u"]
+            fr = {round(float(g[q].attrs["time"]) / D): g[q][()] for q in g}
+    return fr, (ncalls * snaps * LT if ncalls is not None else None)
+
+
+def free_stats(af, at, P, T):
+    """a run's coefficients af [n][K] and fields P against the truth's at, T: per mode |mean - truth| / std,
+    the standard deviation ratio, the histogram overlap (20 bins over both ranges), and the energy
+    spectrum <|u_k|^2> ratio for k = 1..8 (T: the truth projected on the model's modes, what the model
+    can represent: 8 POD modes of a translation-invariant system are the Fourier pairs k = 1..4, and a
+    model has no energy at k = 5..8 -- the "spectrum" entry compares the wavenumbers where the projected
+    truth holds at least 1 % of its peak energy)"""
+    ov = []
+    for q in range(at.shape[1]):
+        lo, hi = min(af[:, q].min(), at[:, q].min()), max(af[:, q].max(), at[:, q].max())
+        hf, _ = np.histogram(af[:, q], 20, (lo, hi))
+        ht, _ = np.histogram(at[:, q], 20, (lo, hi))
+        ov.append(np.sum(np.minimum(hf / hf.sum(), ht / ht.sum())))
+    Ef, Et = np.mean(np.abs(np.fft.rfft(P, axis=1)) ** 2, 0), np.mean(np.abs(np.fft.rfft(T, axis=1)) ** 2, 0)
+    on = Et[1:9] >= 0.01 * Et[1:9].max()
+    return {"mean": np.abs(af.mean(0) - at.mean(0)) / at.std(0), "std": af.std(0) / at.std(0), "overlap": np.array(ov), "spec8": Ef[1:9] / Et[1:9], "spec": (Ef[1:9] / Et[1:9])[on]}
+
+
+def on_attractor(f, ref):
+    """the bar's "stays on the attractor": every mode's histogram overlap at least the truth's own
+    (two independent 50-Lyapunov-time stretches) less 0.15, every standard deviation and spectrum ratio
+    (k = 1..8) within a factor 1.5 of 1 -- the spread two stretches of the truth show is within these
+    (printed as the reference)"""
+    return bool(np.all(f["overlap"] >= ref["overlap"] - 0.15) and np.all(np.abs(np.log(f["std"])) <= np.log(1.5)) and np.all(np.abs(np.log(f["spec"])) <= np.log(1.5)))
 
 
 def vpt_of(err_curve):
@@ -165,26 +234,27 @@ for path in sorted(p for p in glob.glob(os.path.join(W, PREFIX + "_m*_s*.h5")) i
     if FREE:
         seed = member_seed(m)
         vl = []
-        for k, start in enumerate(range(0, 1000, 200)):
+        for k, start in enumerate(range(0, NTEST, NTEST // STARTS)[:STARTS]):
             n_free = int(np.ceil(max(2.9, 1.0 + 1e-9) / LT))  # 2.9 Lyapunov times: past every VPT seen
             i0 = NTRAIN + start            # snapshot index (after SKIP) of the last solver state
             T0 = (SKIP + i0) * D
             out = f"free_{name}_a{ADVANCE}_{k}"
             common = ["nice", "-n", "5", SURGE, "run", os.path.join(ROOT, "inputs/ks/ks22.yaml"), "-ks_seed", str(seed), "-ks_lyapunov", "false",
-                      "-ks_advance_dt", str(D), "-ks_advance_snapshots", str(ADVANCE), "-sim_diag_every", "1000000", "-sim_progress_every", "100000000"]
+                      "-ks_advance_dt", str(D), "-ks_advance_snapshots", str(ADVANCE), "-ks_advance_swap_max_value", str(BOUND), "-sim_diag_every", "1000000", "-sim_progress_every", "100000000"]
             warm = f"warm_{PREFIX}_m{m}_{k}"  # the solver alone to T0 through the slot (its history checkpointed), shared by the member's models
             if not os.path.exists(os.path.join(W, warm + ".chk.h5")):
                 subprocess.run(common + ["-sim_t_end", str(T0), "-sim_field_every", "0", "-sim_output", warm], cwd=W, check=True, stdout=subprocess.DEVNULL)
-            if not os.path.exists(os.path.join(W, out + ".done")):
+            def prepare(warm=warm, out=out):
                 for ext in (".h5", ".chk.h5"):
                     shutil.copy(os.path.join(W, warm + ext), os.path.join(W, out + ext))
-                subprocess.run(common + ["-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
-                                         "-ks_advance_swap_use", "surrogate", "-sim_t_end", str(T0 + n_free * D), "-sim_field_every", "1",
-                                         "-sim_output", out, "-restart", out + ".chk.h5", "-restart_new_options"], cwd=W, check=True, stdout=subprocess.DEVNULL)
-                open(os.path.join(W, out + ".done"), "w").close()
-            with h5py.File(os.path.join(W, out + ".h5"), "r") as f:
-                g = f["fields/u"]
-                fr = {round(float(g[q].attrs["time"]) / D): g[q][()] for q in g}
+            fr, left = slot_run(common + ["-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
+                                          "-ks_advance_swap_use", "surrogate", "-sim_t_end", str(T0 + n_free * D), "-sim_field_every", "1",
+                                          "-sim_output", out, "-restart", out + ".chk.h5", "-restart_new_options"], out, prepare, T0)
+            if left is not None:
+                r["blowups_vpt"] = r.get("blowups_vpt", 0) + 1
+            if fr is None or not [j for j in fr if SKIP + i0 < j]:  # left at the first call: valid for no snapshot
+                vl.append(0.0)
+                continue
             # the snapshots written: every one with advance_snapshots 1; with more, the last of each call
             idx = [j for j in sorted(fr) if SKIP + i0 < j < SKIP + len(X)]
             P = np.array([fr[j] for j in idx])
@@ -197,7 +267,10 @@ for path in sorted(p for p in glob.glob(os.path.join(W, PREFIX + "_m*_s*.h5")) i
             nl1 = int(np.floor(1 / LT + 1e-9))
             hist = a[i0 - max(L, p) + 1:i0 + 1]
             ks = lead[lead <= nl1] - 1                       # the written leads up to one Lyapunov time (0-based)
+            if ks.size < (nl1 if ADVANCE == 1 else nl1 // ADVANCE):
+                continue  # left the attractor before one Lyapunov time: in the VPT, not in the per-lead comparison
             r["slot_leads"] = ks
+            r["slot_n"] = r.get("slot_n", 0) + 1
             tr = X[i0 + 1:i0 + 1 + nl1][ks]
             for key, f_of in (("lstm", lambda: P[:len(ks)]), ("floor", lambda: rec(a[i0 + 1:i0 + 1 + nl1])[ks]),
                               ("var", lambda: rec(iterate("var", Wv, hist, nl1, p))[ks]), ("dmd", lambda: rec(iterate("dmd", A1, hist, nl1))[ks]),
@@ -207,33 +280,25 @@ for path in sorted(p for p in glob.glob(os.path.join(W, PREFIX + "_m*_s*.h5")) i
         # model's own window-to-window iteration (advance_snapshots L), every call written
         n50 = int(np.ceil(50 / LT))
         out, T0 = f"free50_{name}", (SKIP + NTRAIN) * D
-        if not os.path.exists(os.path.join(W, out + ".done")):
-            subprocess.run(common + ["-ks_advance_snapshots", str(L), "-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
-                                     "-ks_advance_swap_use", "surrogate", "-ks_advance_warmup", str(T0 - 4 * D), "-sim_t_end", str(T0 + n50 * D),
-                                     "-sim_field_every", "1", "-sim_output", out], cwd=W, check=True, stdout=subprocess.DEVNULL)
-            open(os.path.join(W, out + ".done"), "w").close()
-        with h5py.File(os.path.join(W, out + ".h5"), "r") as f:
-            g = f["fields/u"]
-            fr = {round(float(g[q].attrs["time"]) / D): g[q][()] for q in g}
-        t_sw = min(j for j in fr if j * D >= T0 - 4 * D)  # the first call the surrogate serves starts here
-        P = np.array([fr[j] for j in sorted(fr) if j > t_sw])
-        af, at = (P / scale - mean) @ modes.T, a[NTRAIN:]
-        r["free_mean"] = np.abs(af.mean(0) - at.mean(0)) / at.std(0)
-        r["free_std"] = af.std(0) / at.std(0)
-        ov = []
-        for q in range(modes.shape[0]):
-            lo, hi = min(af[:, q].min(), at[:, q].min()), max(af[:, q].max(), at[:, q].max())
-            hf, _ = np.histogram(af[:, q], 20, (lo, hi))
-            ht, _ = np.histogram(at[:, q], 20, (lo, hi))
-            ov.append(np.sum(np.minimum(hf / hf.sum(), ht / ht.sum())))
-        r["free_overlap"] = np.array(ov)
-        Ef, Et = np.mean(np.abs(np.fft.rfft(P, axis=1)) ** 2, 0), np.mean(np.abs(np.fft.rfft(X[NTRAIN:], axis=1)) ** 2, 0)
-        r["free_spec"] = Ef[1:9] / Et[1:9]
-        r["free_len"] = (max(fr) - t_sw) * LT
-        r["free_maxabs"] = (np.abs(P).max(), np.abs(X[NTRAIN:]).max())
-        r["free_rms"] = (np.sqrt(np.mean(P[len(P) // 2:] ** 2)), np.sqrt(np.mean(X[NTRAIN:] ** 2)))
+        fr, left = slot_run(common + ["-ks_advance_snapshots", str(L), "-ks_advance_surrogate", "podlstm", "-ks_podlstm_model", path, "-ks_advance_swap_policy", "static",
+                                      "-ks_advance_swap_use", "surrogate", "-ks_advance_warmup", str(T0 - 4 * D), "-sim_t_end", str(T0 + n50 * D),
+                                      "-sim_field_every", "1", "-sim_output", out], out)
+        r["free_left"] = left
+        at = a[NTRAIN:]
+        # the reference: the truth's own last 50 Lyapunov times of the training period against its test period
+        # (two independent stretches of the attractor: how well finite runs can match at all)
+        ref = X[NTRAIN - n50:NTRAIN]
+        Tp = rec(at)  # the test period projected on the modes
+        r["ref"] = free_stats((ref / scale - mean) @ modes.T, at, rec((ref / scale - mean) @ modes.T), Tp)
+        if fr is not None and left is None:
+            t_sw = min(j for j in fr if j * D >= T0 - 4 * D)  # the first call the surrogate serves starts here
+            P = np.array([fr[j] for j in sorted(fr) if j > t_sw])
+            r["free"] = free_stats((P / scale - mean) @ modes.T, at, P, Tp)
+            r["free_len"] = (max(fr) - t_sw) * LT
+            r["free_maxabs"] = (np.abs(P).max(), np.abs(X[NTRAIN:]).max())
+            r["free_rms"] = (np.sqrt(np.mean(P[len(P) // 2:] ** 2)), np.sqrt(np.mean(X[NTRAIN:] ** 2)))
         r["vpt_lstm"] = (np.mean(vl), np.std(vl) / np.sqrt(len(vl)), len(vl))
-        for key in [q for q in r if q.startswith("slot_") and q != "slot_leads"]:
+        for key in [q for q in r if q.startswith("slot_") and q not in ("slot_leads", "slot_n")]:
             r[key] = np.sqrt(np.mean(r[key], axis=0))
     results.append(r)
 
@@ -247,14 +312,20 @@ for r in results:
         b = beyond(r[key], r["floor"])
         print(f"  {key:12s} " + " ".join(f"{x:6.3f}" for x in b) + f"   all {beyond(np.sqrt(np.mean(r[key] ** 2)), np.sqrt(np.mean(r['floor'] ** 2))):.3f}")
     print("  VPT (Lyapunov times, mean +- s.e., starts): " + ", ".join(f"{k[4:]} {v[0]:.2f} +- {v[1]:.2f} ({v[2]})" for k, v in r.items() if k.startswith("vpt_")))
-    if "free_mean" in r:
-        print(f"  free run {r['free_len']:.1f} Lyapunov times: |mean - truth|/std per mode {np.round(r['free_mean'], 2)}; std ratio {np.round(r['free_std'], 2)};"
-              f" histogram overlap {np.round(r['free_overlap'], 2)}; spectrum ratio k=1..8 {np.round(r['free_spec'], 3)}; max|u| {r['free_maxabs'][0]:.2f} (truth {r['free_maxabs'][1]:.2f});"
-              f" RMS of u over its second half {r['free_rms'][0]:.3f} (truth {r['free_rms'][1]:.3f})")
+    if "ref" in r:
+        def show(f):
+            return (f"|mean - truth|/std per mode {np.round(f['mean'], 2)}; std ratio {np.round(f['std'], 2)}; histogram overlap {np.round(f['overlap'], 2)};"
+                    f" spectrum ratio to the projected truth k=1..8 {np.round(f['spec8'], 3)}")
+        if r["free_left"] is not None:
+            print(f"  free run: LEFT THE ATTRACTOR -- the slot rejected a forecast (NaN/Inf or |u| above {BOUND:g}) after {r['free_left']:.1f} Lyapunov times")
+        else:
+            print(f"  free run {r['free_len']:.1f} Lyapunov times ({'on' if on_attractor(r['free'], r['ref']) else 'NOT on'} the attractor): " + show(r["free"]) +
+                  f"; max|u| {r['free_maxabs'][0]:.2f} (truth {r['free_maxabs'][1]:.2f}); RMS of u over its second half {r['free_rms'][0]:.3f} (truth {r['free_rms'][1]:.3f})")
+        print("  reference, the truth's last 50 Lyapunov times of training against its test period: " + show(r["ref"]))
     if "slot_lstm" in r:
         nl1 = r["slot_lstm"].size
         sel = sorted(set(max(0, int(round(x * nl1)) - 1) for x in (0.25, 0.5, 0.75, 1.0)))
-        print(f"  the slot's forecasts (advance_snapshots {ADVANCE}), error beyond the floor at " + ", ".join(f"{(r['slot_leads'][j] + 1) * LT:.2f}" for j in sel) + " Lyapunov times (5 starts):")
+        print(f"  the slot's forecasts (advance_snapshots {ADVANCE}), error beyond the floor at " + ", ".join(f"{(r['slot_leads'][j] + 1) * LT:.2f}" for j in sel) + f" Lyapunov times ({r['slot_n']} starts):")
         for key in ("lstm", "var", "dmd", "quad", "persistence"):
             b = beyond(r["slot_" + key], r["slot_floor"])
             print(f"    {key:12s} " + " ".join(f"{b[j]:6.3f}" for j in sel) + f"   worst ratio to the best baseline over the {nl1} leads written: " +
@@ -273,4 +344,8 @@ for key in [q for q in ("top", "searched") if q in results[0]]:
     print(f"  POD-LSTM {key}: below every baseline at every lead in {wins} of {len(results)} runs; worst ratio to the best baseline per run {np.round(worst, 3)}")
 if results and "vpt_lstm" in results[0]:
     rat = [r["vpt_lstm"][0] / r["vpt_var"][0] for r in results]
-    print(f"  VPT ratio POD-LSTM / VAR per run: {np.round(rat, 2)} (bar: >= 2)")
+    print(f"  VPT ratio POD-LSTM / VAR per run: {np.round(rat, 2)} (bar: >= 2); met in {sum(x >= 2 for x in rat)} of {len(rat)} runs"
+          + (f"; {sum(r.get('blowups_vpt', 0) for r in results)} VPT runs left the attractor before their end (their errors up to the first rejected forecast count; it and all after it are invalid)" if any("blowups_vpt" in r for r in results) else ""))
+    ok = [r["free_left"] is None and on_attractor(r["free"], r["ref"]) for r in results]
+    print(f"  free runs of 50 Lyapunov times on the attractor: {sum(ok)} of {len(ok)} runs" +
+          "".join(f"; {r['name']} left it after {r['free_left']:.1f} Lyapunov times" for r in results if r["free_left"] is not None))

@@ -15,6 +15,11 @@
 # --dense-quad: the same on the quadratic regression (base: quadratic, its lags and ridge chosen on
 # validation; inputs/podlstm/ks22_dense_quad_train.yaml):
 #   bash tests/bench/podlstm/ks_study.sh --dense-quad [WORKDIR]  (default build/ks22q; a training ~1-2 min)
+# --dense-stable: the same with the base's lags and ridge chosen only among those whose own free runs
+# stay on the training attractor (quad_free_run: 1100; inputs/podlstm/ks22_dense_stable_train.yaml);
+# the study's VPT runs feed back every snapshot (--advance 1: VPT at 1-snapshot resolution), 10 starts:
+#   bash tests/bench/podlstm/ks_study.sh --dense-stable [WORKDIR]  (default build/ks22s; a training ~1-2 min,
+#   the study ~2 min a model)
 set -e
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 if [ "$1" = --dense ]; then
@@ -32,6 +37,11 @@ elif [ "$1" = --dense-quad ]; then
   ENS=ks22_dense_ensemble TRAIN=ks22_dense_quad_train DATA=ks22_dense_data P=ks22q
   STUDY="--data ks22_dense_data.h5 --prefix ks22q --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
   W=${1:-$ROOT/build/ks22q}
+elif [ "$1" = --dense-stable ]; then
+  shift
+  ENS=ks22_dense_ensemble TRAIN=ks22_dense_stable_train DATA=ks22_dense_data P=ks22s
+  STUDY="--data ks22_dense_data.h5 --prefix ks22s --skip 300 --ntrain 4000 --ntest 1000 --advance 1 --starts 10 --free"
+  W=${1:-$ROOT/build/ks22s}
 else
   ENS=ks22_ensemble TRAIN=ks22_train DATA=ks22_data P=ks22 STUDY=""
   W=${1:-$ROOT/build/ks22}
