@@ -92,6 +92,15 @@ run_test() {
   end_session "$current"
   current=
 }
+# cpu_now: CPU seconds (user + system) of this shell's reaped children and their reaped descendants: the
+# difference around a test is what the test's processes used (MPI ranks included), a figure that,
+# unlike the wall time, hardly moves when other jobs share the cores (CI-time planning)
+children_cpu() {
+  local t
+  times > "$logs/.times"   # a builtin with a redirection runs in this shell; $(times) would not
+  t=$(tail -n 1 "$logs/.times")
+  cpu_now=$(awk -v t="$t" 'BEGIN{split(t, a, /[ ms]+/); printf "%.3f", a[1]*60 + a[2] + a[3]*60 + a[4]}')
+}
 trap '[ -n "$current" ] && end_session "$current"; exit 130' INT TERM
 pass=0 fail=0 skip=0 failed=() skipped=()
 for list in "$@"; do
@@ -114,8 +123,12 @@ for list in "$@"; do
     esac
     limit=$(awk -v l="$limit" -v s="$scale" 'BEGIN{printf "%d", l*s + 0.5}')
     start=$(date +%s.%N)
+    children_cpu
+    cpu0=$cpu_now
     run_test "$name" "$cmd" "$limit"
     el=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
+    children_cpu
+    cpu=$(awk -v a="$cpu0" -v b="$cpu_now" 'BEGIN{printf "%.1f", b-a}')
     if [ $rc -eq 0 ]; then
       pass=$((pass+1)); status=PASS
     elif [ $rc -eq 77 ] && [ "${SURGE_NO_SKIP:-0}" != 1 ] && tail -n 1 "$logs/$name.log" | grep -q '^SKIP: '; then
@@ -128,7 +141,7 @@ for list in "$@"; do
       [ $rc -eq 77 ] && echo "runner: $name: exit status 77 but the last line is not 'SKIP: reason': counted as a failure" >> "$logs/$name.log"
       fail=$((fail+1)); status=FAIL; failed+=("$name")
     fi
-    printf '%-7s %-40s %6ss\n' "$status" "$name" "$el"
+    printf '%-7s %-40s %6ss  cpu %6ss\n' "$status" "$name" "$el" "$cpu"
     case $status in
       FAIL|TIMEOUT) tail -n 15 "$logs/$name.log" | sed 's/^/    | /' ;;
       SKIP) tail -n 1 "$logs/$name.log" | sed 's/^/    | /' ;;
