@@ -308,6 +308,7 @@ static PetscErrorCode SetFromOptions_Vlasov(SgSolver solver, PetscOptionItems *P
       }
       SETERRQ(comm, PETSC_ERR_USER_INPUT, "No generated Vlasov-Maxwell kernels for %" PetscInt_FMT "x%" PetscInt_FMT "v %s p=%" PetscInt_FMT " (field: maxwell); available:%s (add the case to EM_CONFIGS in physics/vlasov/gen/gen_kernels.py and run make kernels)", v->cdim, v->vdim, family_names[v->family], v->order, avail);
     }
+    PetscCheck(v->np <= SG_VLASOV_LANES_MAXNP && v->npx <= SG_VLASOV_LANES_MAXNPX, comm, PETSC_ERR_SUP, "Vlasov-Maxwell kernels with %" PetscInt_FMT " phase / %" PetscInt_FMT " configuration DOF per cell exceed the lane buffers of vlasov_lanes.c (%d / %d): raise SG_VLASOV_LANES_MAXNP(X) in vlasov.h", v->np, v->npx, SG_VLASOV_LANES_MAXNP, SG_VLASOV_LANES_MAXNPX);
   }
   PetscCheck(v->exact != 2 || v->field == SG_VLASOV_FIELD_MAXWELL, comm, PETSC_ERR_USER_INPUT, "vlasov_exact planewave needs field: maxwell");
   if (v->exact == 2) {

@@ -219,6 +219,19 @@ PETSC_INTERN PetscErrorCode SgVlasovMaxwellianDistance(SgSolver, SgVlasovSpecies
 PETSC_INTERN PetscErrorCode SgVlasovLBOSetUp(SgSolver, SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovLBODestroy(SgVlasov *);
 PETSC_INTERN PetscErrorCode SgVlasovLBORHS(SgSolver, SgVlasovSpecies *, Vec x, Vec r);
+/* vlasov_lanes.c: queues of SG_VLASOV_LANES cells or faces for the SIMD Vlasov-Maxwell kernels */
+#define SG_VLASOV_LANES_MAXNP  256 /* lane buffers (on the stack): phase DOF per cell (2x3v p=2: 112) */
+#define SG_VLASOV_LANES_MAXNPX 27  /* configuration DOF per cell (3x3v p=1: 8) */
+typedef struct {
+  PetscInt      n;                                  /* queued lanes */
+  const double *fL[SG_VLASOV_LANES], *fR[SG_VLASOV_LANES]; /* volume: fL only */
+  double       *oL[SG_VLASOV_LANES], *oR[SG_VLASOV_LANES]; /* volume: oL only */
+  const double *em[SG_VLASOV_LANES];                /* the cell's field [Ex Ey Ez Bx By Bz][npx] */
+  double        w[6][SG_VLASOV_LANES];              /* cell centre by phase dimension */
+  double        prm[3][SG_VLASOV_LANES];            /* x faces: cL, cR, c0; v faces: tau */
+} SgVlasovLaneBatch;
+PETSC_INTERN void SgVlasovLanesVolume(const SgVlasov *, const SgVlasovSpecies *, SgVlasovLaneBatch *, PetscBool flush);
+PETSC_INTERN void SgVlasovLanesFace(const SgVlasov *, const SgVlasovSpecies *, PetscInt d, SgVlasovLaneBatch *, PetscBool flush);
 /* vlasov_rhs.c */
 PETSC_INTERN PetscErrorCode SgVlasovRHS(SgVlasov *, SgVlasovSpecies *, Vec f, Vec rhs);
 PETSC_INTERN PetscErrorCode SgVlasovStep(SgSolver, PetscReal, PetscReal);

@@ -64,6 +64,29 @@ static void GetStrides(const SgVlasov *v, const SgVlasovSpecies *s, Strides *st)
     }                                                                                                                                        \
   } while (0)
 
+/* Vlasov-Maxwell: queue one face of phase direction d (vlasov_lanes.c); em is NULL for x faces */
+static inline void QueueFace(const SgVlasov *v, const SgVlasovSpecies *s, PetscInt d, SgVlasovLaneBatch *b, const double *fL, const double *fR, double *oL, double *oR,
+                             const double *em, const PetscReal w[], const PetscReal prm[3])
+{
+  const PetscInt c = b->n;
+  /* the batch runs when full: fetch its rows now, so that the loads overlap the work in between */
+  for (PetscInt k = 0; k < v->np; k += 8) {
+    __builtin_prefetch(fL + k);
+    __builtin_prefetch(fR + k);
+    __builtin_prefetch(oL + k, 1);
+    __builtin_prefetch(oR + k, 1);
+  }
+  b->fL[c] = fL;
+  b->fR[c] = fR;
+  b->oL[c] = oL;
+  b->oR[c] = oR;
+  b->em[c] = em;
+  for (PetscInt i = 0; i < v->pdim; i++) b->w[i][c] = w[i];
+  for (PetscInt i = 0; i < 3; i++) b->prm[i][c] = prm[i];
+  b->n++;
+  SgVlasovLanesFace(v, s, d, b, PETSC_FALSE);
+}
+
 PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
 {
   const SgVlasovKernels *K = v->kern;
@@ -85,19 +108,37 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
 
   PetscCall(PetscLogEventBegin(v->ev_vol, 0, 0, 0, 0));
   /* the volume sweep also clears the cell's RHS (saves a separate pass over the vector) */
-  FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
-    for (PetscInt k_ = 0; k_ < v->np; k_++) out[ooff + k_] = 0;
-    if (EK) EK->vol(w, s->dx, s->qbym, v->emcur + cx * nem, fl + goff, out + ooff);
-    else K->vol(w, s->dx, s->acc + cx * nax, fl + goff, out + ooff);
-  });
+  if (EK) { /* Vlasov-Maxwell: SG_VLASOV_LANES cells per kernel call (vlasov_lanes.c) */
+    SgVlasovLaneBatch vb;
+    PetscCall(PetscMemzero(&vb, sizeof(vb)));
+    FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
+      for (PetscInt k_ = 0; k_ < v->np; k_ += 8) {
+        __builtin_prefetch(fl + goff + k_);
+        __builtin_prefetch(out + ooff + k_, 1);
+      }
+      vb.fL[vb.n] = fl + goff;
+      vb.oL[vb.n] = out + ooff;
+      vb.em[vb.n] = v->emcur + cx * nem;
+      for (PetscInt i_ = 0; i_ < v->pdim; i_++) vb.w[i_][vb.n] = w[i_];
+      vb.n++;
+      SgVlasovLanesVolume(v, s, &vb, PETSC_FALSE);
+    });
+    SgVlasovLanesVolume(v, s, &vb, PETSC_TRUE);
+  } else
+    FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
+      for (PetscInt k_ = 0; k_ < v->np; k_++) out[ooff + k_] = 0;
+      K->vol(w, s->dx, s->acc + cx * nax, fl + goff, out + ooff);
+    });
   PetscCall(PetscLogFlops((PetscLogDouble)(EK ? EK->flops_vol : K->flops_vol) * s->m[0] * s->m[1] * s->m[2] * s->nfold));
   PetscCall(PetscLogEventEnd(v->ev_vol, 0, 0, 0, 0));
 
   PetscCall(PetscLogEventBegin(v->ev_surf, 0, 0, 0, 0));
   {
     /* one pass over the cells, all face directions per cell (the cell's data stay in cache) */
-    PetscInt       ndir = 0, dirs[6];
-    PetscLogDouble nf[6] = {0, 0, 0, 0, 0, 0};
+    PetscInt          ndir = 0, dirs[6];
+    PetscLogDouble    nf[6] = {0, 0, 0, 0, 0, 0};
+    SgVlasovLaneBatch fb[6]; /* Vlasov-Maxwell: a queue of faces per direction (vlasov_lanes.c) */
+    PetscCall(PetscMemzero(fb, sizeof(fb)));
     for (PetscInt d = 0; d < v->pdim; d++)
       if (d < v->cdim || d - v->cdim < v->cdim || EK) dirs[ndir++] = d; /* electrostatic: no acceleration along v_j, j >= cdim */
     FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
@@ -126,8 +167,14 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
             else if (wv <= -hv * (1 - 1e-10)) { cL = 0; cR = 1; }
             else c0 = PetscAbsReal(wv) + hv;
           }
-          if (lower) K->surfx[d](w, s->dx, cL, cR, c0, fL, fc, oL, oc);
-          if (upper) K->surfx[d](w, s->dx, cL, cR, c0, fc, self ? fc : fc + st.gstr[d], oc, scratch);
+          if (EK) {
+            const PetscReal prm[3] = {cL, cR, c0};
+            if (lower) QueueFace(v, s, d, &fb[q], fL, fc, oL, oc, NULL, w, prm);
+            if (upper) QueueFace(v, s, d, &fb[q], fc, self ? fc : fc + st.gstr[d], oc, scratch, NULL, w, prm);
+          } else {
+            if (lower) K->surfx[d](w, s->dx, cL, cR, c0, fL, fc, oL, oc);
+            if (upper) K->surfx[d](w, s->dx, cL, cR, c0, fc, self ? fc : fc + st.gstr[d], oc, scratch);
+          }
         } else if (EK) {
           /* Lorentz force: |alpha_j| <= |q/m| (|E_j| + sum_{k,l} |eps_jkl| |v_k| |B_l|) on the cell (upwind penalty) */
           const PetscInt   j  = d - v->cdim;
@@ -139,8 +186,9 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
               if (k != j) tau += (PetscAbsReal(w[v->cdim + k]) + 0.5 * s->dx[v->cdim + k]) * bd[3 + 3 - j - k];
             tau *= PetscAbsReal(s->qbym);
           }
-          if (lower) EK->surfv[j](w, s->dx, s->qbym, v->emcur + cx * nem, tau, fL, fc, oL, oc);
-          if (upper) EK->surfv[j](w, s->dx, s->qbym, v->emcur + cx * nem, tau, fc, fc + st.gstr[d], oc, scratch);
+          const PetscReal prm[3] = {tau, 0, 0};
+          if (lower) QueueFace(v, s, d, &fb[q], fL, fc, oL, oc, v->emcur + cx * nem, w, prm);
+          if (upper) QueueFace(v, s, d, &fb[q], fc, fc + st.gstr[d], oc, scratch, v->emcur + cx * nem, w, prm);
         } else {
           const PetscInt  j   = d - v->cdim;
           const double   *acc = s->acc + cx * nax + j * v->npx;
@@ -151,6 +199,8 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
         nf[q] += (lower ? 1 : 0) + (upper ? 1 : 0);
       }
     });
+    if (EK)
+      for (PetscInt q = 0; q < ndir; q++) SgVlasovLanesFace(v, s, dirs[q], &fb[q], PETSC_TRUE);
     for (PetscInt q = 0; q < ndir; q++) {
       const PetscInt d = dirs[q];
       PetscCall(PetscLogFlops(nf[q] * (d < v->cdim ? K->flops_surfx[d] : (EK ? EK->flops_surfv[d - v->cdim] : K->flops_surfv[d - v->cdim]))));

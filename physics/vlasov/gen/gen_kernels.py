@@ -158,6 +158,9 @@ SLP_GUARD = """#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
 """
 
 
+V4 = 'SgVlasovV4'  # vector of LANES doubles (vlasov_kernels.h)
+
+
 class Gen:
     def __init__(self, cdim, vdim, fam, p):
         self.cdim, self.vdim, self.fam, self.p = cdim, vdim, fam, p
@@ -197,13 +200,17 @@ class Gen:
                 exprs.append('sh%d*(%s)' % (d, e1)); nfl += 2 * len(t1_)
         return exprs, nfl
 
-    def vol_scales(self, L, nacc):
+    def vol_scales(self, L, nacc, T='double'):
         """Scale factors of the volume kernels: streaming in x_d, (2/dx_d) int dpsi_k/deta_d
         (w_v + dv/2 eta_v) f, and 2/dv_j for the first nacc acceleration directions."""
         cd = self.cdim
         for d in range(cd):
             v = cd + d
-            L.append('  const double sw%d = 2.0*w[%d]/dxv[%d], sh%d = dxv[%d]/dxv[%d];' % (d, v, d, d, v, d))
+            if T == 'double':
+                L.append('  const double sw%d = 2.0*w[%d]/dxv[%d], sh%d = dxv[%d]/dxv[%d];' % (d, v, d, d, v, d))
+            else:
+                L.append('  const %s sw%d = 2.0*w[%d]/dxv[%d];' % (T, d, v, d))
+                L.append('  const double sh%d = dxv[%d]/dxv[%d];' % (d, v, d))
         for j in range(nacc):
             L.append('  const double rv%d = 2.0/dxv[%d];' % (j, cd + j))
 
@@ -252,7 +259,7 @@ class Gen:
         return '\n'.join(L)
 
     # ---- trace helper --------------------------------------------------------------------------
-    def traces(self, d, fs, fidx, L, side, src, dst):
+    def traces(self, d, fs, fidx, L, side, src, dst, T='double'):
         """dst[face] = trace of src at eta_d = side (+1 or -1)."""
         acc = {}
         for k, ak in enumerate(self.B):
@@ -260,7 +267,7 @@ class Gen:
             acc.setdefault(b, []).append((Lval(ak[d], side).val(), '%s[%d]' % (src, k)))
         n = 0
         for b in range(len(fs)):
-            L.append('  const double %s%d = %s;' % (dst, b, emit_sum(acc[b])))
+            L.append('  const %s %s%d = %s;' % (T, dst, b, emit_sum(acc[b])))
             n += 2 * len(acc[b])
         return n
 
@@ -275,19 +282,31 @@ class Gen:
         return nfl
 
     # ---- streaming surface --------------------------------------------------------------------
-    def gen_surfx(self, d):
+    def gen_surfx(self, d, lanes=False):
+        """lanes: the SIMD form (SgVlasovV4: LANES faces at once, coefficients interleaved by lane),
+        same arithmetic per lane; outL/outR must come zeroed (the caller adds them to the cells)."""
         cd = self.cdim
         v = cd + d
         fs, fidx = self.face_set(d)
         vf = v - 1  # index of v_d within the face multi-index (d < v removed)
+        T = V4 if lanes else 'double'
         L = []
-        L.append('void sg_vlasov_surfx%d_%s(const double *restrict w, const double *restrict dxv, double cL, double cR, '
-                 'double c0, const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)\n{' % (d, self.tag))
-        nfl = self.traces(d, fs, fidx, L, 1, 'fL', 'l')
-        nfl += self.traces(d, fs, fidx, L, -1, 'fR', 'r')
-        L.append('  const double rx = 2.0/dxv[%d], wv = w[%d], hv = 0.5*dxv[%d], hc0 = 0.5*c0;' % (d, v, v))
+        if lanes:
+            L.append('void sg_vlasov_surfx%d_%s_v4(const %s *restrict w, const double *restrict dxv, const %s *restrict cw, '
+                     'const %s *restrict fL, const %s *restrict fR, %s *restrict outL, %s *restrict outR)\n{' % (d, self.tag, T, T, T, T, T, T))
+            L.append('  const %s cL = cw[0], cR = cw[1], c0 = cw[2];' % T)
+        else:
+            L.append('void sg_vlasov_surfx%d_%s(const double *restrict w, const double *restrict dxv, double cL, double cR, '
+                     'double c0, const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)\n{' % (d, self.tag))
+        nfl = self.traces(d, fs, fidx, L, 1, 'fL', 'l', T)
+        nfl += self.traces(d, fs, fidx, L, -1, 'fR', 'r', T)
+        if lanes:
+            L.append('  const double rx = 2.0/dxv[%d], hv = 0.5*dxv[%d];' % (d, v))
+            L.append('  const %s wv = w[%d], hc0 = 0.5*c0;' % (T, v))
+        else:
+            L.append('  const double rx = 2.0/dxv[%d], wv = w[%d], hv = 0.5*dxv[%d], hc0 = 0.5*c0;' % (d, v, v))
         for b in range(len(fs)):
-            L.append('  const double a%d = cL*l%d + cR*r%d, j%d = r%d - l%d;' % (b, b, b, b, b, b))
+            L.append('  const %s a%d = cL*l%d + cR*r%d, j%d = r%d - l%d;' % (T, b, b, b, b, b, b))
             nfl += 4
         for b, ab in enumerate(fs):
             terms = []
@@ -297,11 +316,11 @@ class Gen:
                     if c:
                         terms.append((c, 'a%d' % g))
             e = emit_sum(terms)
-            L.append('  const double G%d = rx*(wv*a%d%s - hc0*j%d);' % (b, b, (' + hv*(%s)' % e) if e else '', b))
+            L.append('  const %s G%d = rx*(wv*a%d%s - hc0*j%d);' % (T, b, b, (' + hv*(%s)' % e) if e else '', b))
             nfl += 5 + 2 * len(terms)
         nfl += self.scatter(d, fidx, L, 'G')
         L.append('}\n')
-        self.nflops['surfx%d' % d] = nfl
+        self.nflops[('surfx%d' % d) + ('_v4' if lanes else '')] = nfl
         return '\n'.join(L)
 
     # ---- acceleration surface -----------------------------------------------------------------
@@ -350,9 +369,9 @@ class Gen:
     # (velocity components k >= vdim are zero). alpha_j does not depend on v_j, so it is continuous
     # across a v_j face and div_v alpha = 0. The kernels form these coefficients from em =
     # [Ex, Ey, Ez, Bx, By, Bz] (each npx configuration coefficients) and then integrate exactly.
-    def lorentz_coefs(self, L, only=None):
+    def lorentz_coefs(self, L, only=None, T='double'):
         cd, vd, nx = self.cdim, self.vdim, len(self.Bx)
-        L.append('  const double *E = em, *Bf = em + %d;' % (3 * nx))
+        L.append('  const %s *E = em, *Bf = em + %d;' % (T, 3 * nx))
         L.append('  (void)Bf; (void)w;')
         nfl = 0
         for j in range(vd):
@@ -365,7 +384,7 @@ class Gen:
                         e = levi(j, k, l)
                         if e:
                             terms.append('%sw[%d]*Bf[%d]' % ('+' if e > 0 else '-', cd + k, l * nx + m)); nfl += 2
-                L.append('  const double A%d_%d = qm*(%s);' % (j, m, ''.join([terms[0]] + terms[1:]))); nfl += 1
+                L.append('  const %s A%d_%d = qm*(%s);' % (T, j, m, ''.join([terms[0]] + terms[1:]))); nfl += 1
             for k in range(vd):
                 if k == j:
                     continue
@@ -377,7 +396,7 @@ class Gen:
                             terms.append('%sBf[%d]' % ('+' if e > 0 else '-', l * nx + m))
                     if terms:
                         t = ''.join(terms)
-                        L.append('  const double A%d_%d_%d = qm*0.5*dxv[%d]*(%s);' % (j, k, m, cd + k, t[1:] if t[0] == '+' else t)); nfl += 3
+                        L.append('  const %s A%d_%d_%d = qm*0.5*dxv[%d]*(%s);' % (T, j, k, m, cd + k, t[1:] if t[0] == '+' else t)); nfl += 3
         return nfl
 
     def lorentz_has(self, j, k):
@@ -412,12 +431,14 @@ class Gen:
                     bym.setdefault(key, []).append((C(rr, ss).val(), sym))
 
     def gen_volem(self):
+        """SIMD form only (SgVlasovV4: LANES cells at once, coefficients interleaved by lane)."""
         cd, vd, pd, B = self.cdim, self.vdim, self.pdim, self.B
+        T = V4
         L = []
-        L.append('void sg_vlasov_volem_%s(const double *restrict w, const double *restrict dxv, double qm, '
-                 'const double *restrict em, const double *restrict f, double *restrict out)\n{' % self.tag)
-        self.vol_scales(L, vd)
-        nfl = self.lorentz_coefs(L)
+        L.append('void sg_vlasov_volem_%s_v4(const %s *restrict w, const double *restrict dxv, double qm, '
+                 'const %s *restrict em, const %s *restrict f, %s *restrict out)\n{' % (self.tag, T, T, T, T))
+        self.vol_scales(L, vd, T)
+        nfl = self.lorentz_coefs(L, None, T)
         for k, ak in enumerate(B):
             exprs, n = self.stream_terms(ak)
             nfl += n
@@ -440,19 +461,22 @@ class Gen:
         return '\n'.join(L)
 
     def gen_surfvem(self, j):
+        """SIMD form only (SgVlasovV4: LANES faces at once); outL/outR must come zeroed."""
         cd, vd = self.cdim, self.vdim
         v = cd + j
         fs, fidx = self.face_set(v)
+        T = V4
         L = []
-        L.append('void sg_vlasov_surfvem%d_%s(const double *restrict w, const double *restrict dxv, double qm, '
-                 'const double *restrict em, double tau, const double *restrict fL, const double *restrict fR, '
-                 'double *restrict outL, double *restrict outR)\n{' % (j, self.tag))
-        nfl = self.lorentz_coefs(L, j)
-        nfl += self.traces(v, fs, fidx, L, 1, 'fL', 'l')
-        nfl += self.traces(v, fs, fidx, L, -1, 'fR', 'r')
-        L.append('  const double rv = 2.0/dxv[%d], ht = 0.5*tau;' % v)
+        L.append('void sg_vlasov_surfvem%d_%s_v4(const %s *restrict w, const double *restrict dxv, double qm, '
+                 'const %s *restrict em, const %s *restrict tau, const %s *restrict fL, const %s *restrict fR, '
+                 '%s *restrict outL, %s *restrict outR)\n{' % (j, self.tag, T, T, T, T, T, T, T))
+        nfl = self.lorentz_coefs(L, j, T)
+        nfl += self.traces(v, fs, fidx, L, 1, 'fL', 'l', T)
+        nfl += self.traces(v, fs, fidx, L, -1, 'fR', 'r', T)
+        L.append('  const double rv = 2.0/dxv[%d];' % v)
+        L.append('  const %s ht = 0.5*tau[0];' % T)
         for b in range(len(fs)):
-            L.append('  const double a%d = 0.5*(l%d + r%d), j%d = r%d - l%d;' % (b, b, b, b, b, b))
+            L.append('  const %s a%d = 0.5*(l%d + r%d), j%d = r%d - l%d;' % (T, b, b, b, b, b, b))
             nfl += 3
 
         def fi(i):  # phase dim i -> index in the face multi-index
@@ -464,7 +488,7 @@ class Gen:
                 self.lorentz_pair(j, ab, ag, vel, Fr(1), Fr(1), 'a%d' % g, bym)
             inner, n = emit_keyed(bym)
             nfl += n
-            L.append('  const double G%d = rv*(%s - ht*j%d);' % (b, '+'.join(inner) if inner else '0.0', b))
+            L.append('  const %s G%d = rv*(%s - ht*j%d);' % (T, b, '+'.join(inner) if inner else '0.0', b))
             nfl += 3
         nfl += self.scatter(v, fidx, L, 'G')
         L.append('}\n')
@@ -583,18 +607,22 @@ class Gen:
         parts = ['/* Generated by physics/vlasov/gen/gen_kernels.py -- do not edit. */',
                  '#include "vlasov_kernels.h"', SLP_GUARD]
         parts.append(self.gen_volem())
+        for d in range(self.cdim):
+            parts.append(self.gen_surfx(d, lanes=True))
         for j in range(self.vdim):
             parts.append(self.gen_surfvem(j))
         mx, ctag, flm = self.gen_maxwell()
         parts.extend(mx)
         t = self.tag
-        sv = ', '.join('sg_vlasov_surfvem%d_%s' % (j, t) for j in range(self.vdim))
+        sx = ', '.join('sg_vlasov_surfx%d_%s_v4' % (d, t) for d in range(self.cdim))
+        sv = ', '.join('sg_vlasov_surfvem%d_%s_v4' % (j, t) for j in range(self.vdim))
         ms = ', '.join('maxwell_surf%d_%s' % (d, ctag) for d in range(self.cdim))
         fl = self.nflops
         parts.append('const SgVlasovEMKernels sg_vlasov_em_kernels_%s = {\n  %d, %d, %d, %d,\n'
-                     '  sg_vlasov_volem_%s,\n  {%s},\n  maxwell_vol_%s,\n  {%s},\n  %d, {%s}, %d, {%s}\n};\n' % (
+                     '  sg_vlasov_volem_%s_v4,\n  {%s},\n  {%s},\n  maxwell_vol_%s,\n  {%s},\n  %d, {%s}, {%s}, %d, {%s}\n};\n' % (
                          t, self.cdim, self.vdim, 0 if self.fam == 'serendipity' else 1, self.p,
-                         t, sv, ctag, ms, fl['volem'], ', '.join(str(fl['surfvem%d' % j]) for j in range(self.vdim)),
+                         t, sx, sv, ctag, ms, fl['volem'], ', '.join(str(fl['surfx%d_v4' % d]) for d in range(self.cdim)),
+                         ', '.join(str(fl['surfvem%d' % j]) for j in range(self.vdim)),
                          flm[0], ', '.join(str(x) for x in flm[1:])))
         return '\n'.join(parts)
 

@@ -4,34 +4,55 @@
 #pragma GCC target("prefer-vector-width=256") /* GCC 12 SLP + 512-bit vectors miscompiles these kernels */
 #endif
 
-void sg_vlasov_volem_1x1v_ser_p1(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, const double *restrict f, double *restrict out)
+void sg_vlasov_volem_1x1v_ser_p1_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em, const SgVlasovV4 *restrict f, SgVlasovV4 *restrict out)
 {
-  const double sw0 = 2.0*w[1]/dxv[0], sh0 = dxv[1]/dxv[0];
+  const SgVlasovV4 sw0 = 2.0*w[1]/dxv[0];
+  const double sh0 = dxv[1]/dxv[0];
   const double rv0 = 2.0/dxv[1];
-  const double *E = em, *Bf = em + 6;
+  const SgVlasovV4 *E = em, *Bf = em + 6;
   (void)Bf; (void)w;
-  const double A0_0 = qm*(E[0]);
-  const double A0_1 = qm*(E[1]);
+  const SgVlasovV4 A0_0 = qm*(E[0]);
+  const SgVlasovV4 A0_1 = qm*(E[1]);
   out[1] += sw0*(1.7320508075688772*f[0])+sh0*(f[2]);
   out[2] += rv0*(A0_0*(1.224744871391589*f[0])+A0_1*(1.224744871391589*f[1]));
   out[3] += sw0*(1.7320508075688772*f[2])+sh0*(f[0])+rv0*(A0_0*(1.224744871391589*f[1])+A0_1*(1.224744871391589*f[0]));
 }
 
-void sg_vlasov_surfvem0_1x1v_ser_p1(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, double tau, const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)
+void sg_vlasov_surfx0_1x1v_ser_p1_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, const SgVlasovV4 *restrict cw, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR)
 {
-  const double *E = em, *Bf = em + 6;
+  const SgVlasovV4 cL = cw[0], cR = cw[1], c0 = cw[2];
+  const SgVlasovV4 l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[1];
+  const SgVlasovV4 l1 = 0.7071067811865476*fL[2]+1.224744871391589*fL[3];
+  const SgVlasovV4 r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[1];
+  const SgVlasovV4 r1 = 0.7071067811865476*fR[2]-1.224744871391589*fR[3];
+  const double rx = 2.0/dxv[0], hv = 0.5*dxv[1];
+  const SgVlasovV4 wv = w[1], hc0 = 0.5*c0;
+  const SgVlasovV4 a0 = cL*l0 + cR*r0, j0 = r0 - l0;
+  const SgVlasovV4 a1 = cL*l1 + cR*r1, j1 = r1 - l1;
+  const SgVlasovV4 G0 = rx*(wv*a0 + hv*(0.5773502691896257*a1) - hc0*j0);
+  const SgVlasovV4 G1 = rx*(wv*a1 + hv*(0.5773502691896257*a0) - hc0*j1);
+  outL[0] -= 0.7071067811865476*G0; outR[0] += 0.7071067811865476*G0;
+  outL[1] -= 1.224744871391589*G0; outR[1] += -1.224744871391589*G0;
+  outL[2] -= 0.7071067811865476*G1; outR[2] += 0.7071067811865476*G1;
+  outL[3] -= 1.224744871391589*G1; outR[3] += -1.224744871391589*G1;
+}
+
+void sg_vlasov_surfvem0_1x1v_ser_p1_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em, const SgVlasovV4 *restrict tau, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR)
+{
+  const SgVlasovV4 *E = em, *Bf = em + 6;
   (void)Bf; (void)w;
-  const double A0_0 = qm*(E[0]);
-  const double A0_1 = qm*(E[1]);
-  const double l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[2];
-  const double l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[3];
-  const double r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[2];
-  const double r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[3];
-  const double rv = 2.0/dxv[1], ht = 0.5*tau;
-  const double a0 = 0.5*(l0 + r0), j0 = r0 - l0;
-  const double a1 = 0.5*(l1 + r1), j1 = r1 - l1;
-  const double G0 = rv*(A0_0*(0.7071067811865476*a0)+A0_1*(0.7071067811865475*a1) - ht*j0);
-  const double G1 = rv*(A0_0*(0.7071067811865475*a1)+A0_1*(0.7071067811865475*a0) - ht*j1);
+  const SgVlasovV4 A0_0 = qm*(E[0]);
+  const SgVlasovV4 A0_1 = qm*(E[1]);
+  const SgVlasovV4 l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[2];
+  const SgVlasovV4 l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[3];
+  const SgVlasovV4 r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[2];
+  const SgVlasovV4 r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[3];
+  const double rv = 2.0/dxv[1];
+  const SgVlasovV4 ht = 0.5*tau[0];
+  const SgVlasovV4 a0 = 0.5*(l0 + r0), j0 = r0 - l0;
+  const SgVlasovV4 a1 = 0.5*(l1 + r1), j1 = r1 - l1;
+  const SgVlasovV4 G0 = rv*(A0_0*(0.7071067811865476*a0)+A0_1*(0.7071067811865475*a1) - ht*j0);
+  const SgVlasovV4 G1 = rv*(A0_0*(0.7071067811865475*a1)+A0_1*(0.7071067811865475*a0) - ht*j1);
   outL[0] -= 0.7071067811865476*G0; outR[0] += 0.7071067811865476*G0;
   outL[1] -= 0.7071067811865476*G1; outR[1] += 0.7071067811865476*G1;
   outL[2] -= 1.224744871391589*G0; outR[2] += -1.224744871391589*G0;
@@ -109,9 +130,10 @@ static void maxwell_surf0_1x1v_ser_p1_mx(const double *restrict dx, double c, do
 
 const SgVlasovEMKernels sg_vlasov_em_kernels_1x1v_ser_p1 = {
   1, 1, 0, 1,
-  sg_vlasov_volem_1x1v_ser_p1,
-  {sg_vlasov_surfvem0_1x1v_ser_p1},
+  sg_vlasov_volem_1x1v_ser_p1_v4,
+  {sg_vlasov_surfx0_1x1v_ser_p1_v4},
+  {sg_vlasov_surfvem0_1x1v_ser_p1_v4},
   maxwell_vol_1x1v_ser_p1_mx,
   {maxwell_surf0_1x1v_ser_p1_mx},
-  38, {58}, 24, {184}
+  38, {54}, {58}, 24, {184}
 };

@@ -4,15 +4,16 @@
 #pragma GCC target("prefer-vector-width=256") /* GCC 12 SLP + 512-bit vectors miscompiles these kernels */
 #endif
 
-void sg_vlasov_volem_1x1v_ser_p2(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, const double *restrict f, double *restrict out)
+void sg_vlasov_volem_1x1v_ser_p2_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em, const SgVlasovV4 *restrict f, SgVlasovV4 *restrict out)
 {
-  const double sw0 = 2.0*w[1]/dxv[0], sh0 = dxv[1]/dxv[0];
+  const SgVlasovV4 sw0 = 2.0*w[1]/dxv[0];
+  const double sh0 = dxv[1]/dxv[0];
   const double rv0 = 2.0/dxv[1];
-  const double *E = em, *Bf = em + 9;
+  const SgVlasovV4 *E = em, *Bf = em + 9;
   (void)Bf; (void)w;
-  const double A0_0 = qm*(E[0]);
-  const double A0_1 = qm*(E[1]);
-  const double A0_2 = qm*(E[2]);
+  const SgVlasovV4 A0_0 = qm*(E[0]);
+  const SgVlasovV4 A0_1 = qm*(E[1]);
+  const SgVlasovV4 A0_2 = qm*(E[2]);
   out[1] += sw0*(1.7320508075688772*f[0])+sh0*(f[2]);
   out[2] += rv0*(A0_0*(1.224744871391589*f[0])+A0_1*(1.224744871391589*f[1])+A0_2*(1.2247448713915892*f[3]));
   out[3] += sw0*(3.872983346207417*f[1])+sh0*(2.23606797749979*f[4]);
@@ -22,26 +23,54 @@ void sg_vlasov_volem_1x1v_ser_p2(const double *restrict w, const double *restric
   out[7] += sw0*(1.7320508075688772*f[5])+sh0*(0.8944271909999159*f[2])+rv0*(A0_0*(2.73861278752583*f[4])+A0_1*(2.73861278752583*f[2]+2.4494897427831783*f[6])+A0_2*(2.4494897427831783*f[4]));
 }
 
-void sg_vlasov_surfvem0_1x1v_ser_p2(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, double tau, const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)
+void sg_vlasov_surfx0_1x1v_ser_p2_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, const SgVlasovV4 *restrict cw, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR)
 {
-  const double *E = em, *Bf = em + 9;
+  const SgVlasovV4 cL = cw[0], cR = cw[1], c0 = cw[2];
+  const SgVlasovV4 l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[1]+1.5811388300841898*fL[3];
+  const SgVlasovV4 l1 = 0.7071067811865476*fL[2]+1.224744871391589*fL[4]+1.5811388300841898*fL[6];
+  const SgVlasovV4 l2 = 0.7071067811865476*fL[5]+1.224744871391589*fL[7];
+  const SgVlasovV4 r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[1]+1.5811388300841898*fR[3];
+  const SgVlasovV4 r1 = 0.7071067811865476*fR[2]-1.224744871391589*fR[4]+1.5811388300841898*fR[6];
+  const SgVlasovV4 r2 = 0.7071067811865476*fR[5]-1.224744871391589*fR[7];
+  const double rx = 2.0/dxv[0], hv = 0.5*dxv[1];
+  const SgVlasovV4 wv = w[1], hc0 = 0.5*c0;
+  const SgVlasovV4 a0 = cL*l0 + cR*r0, j0 = r0 - l0;
+  const SgVlasovV4 a1 = cL*l1 + cR*r1, j1 = r1 - l1;
+  const SgVlasovV4 a2 = cL*l2 + cR*r2, j2 = r2 - l2;
+  const SgVlasovV4 G0 = rx*(wv*a0 + hv*(0.5773502691896257*a1) - hc0*j0);
+  const SgVlasovV4 G1 = rx*(wv*a1 + hv*(0.5773502691896257*a0+0.5163977794943223*a2) - hc0*j1);
+  const SgVlasovV4 G2 = rx*(wv*a2 + hv*(0.5163977794943223*a1) - hc0*j2);
+  outL[0] -= 0.7071067811865476*G0; outR[0] += 0.7071067811865476*G0;
+  outL[1] -= 1.224744871391589*G0; outR[1] += -1.224744871391589*G0;
+  outL[2] -= 0.7071067811865476*G1; outR[2] += 0.7071067811865476*G1;
+  outL[3] -= 1.5811388300841898*G0; outR[3] += 1.5811388300841898*G0;
+  outL[4] -= 1.224744871391589*G1; outR[4] += -1.224744871391589*G1;
+  outL[5] -= 0.7071067811865476*G2; outR[5] += 0.7071067811865476*G2;
+  outL[6] -= 1.5811388300841898*G1; outR[6] += 1.5811388300841898*G1;
+  outL[7] -= 1.224744871391589*G2; outR[7] += -1.224744871391589*G2;
+}
+
+void sg_vlasov_surfvem0_1x1v_ser_p2_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em, const SgVlasovV4 *restrict tau, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR)
+{
+  const SgVlasovV4 *E = em, *Bf = em + 9;
   (void)Bf; (void)w;
-  const double A0_0 = qm*(E[0]);
-  const double A0_1 = qm*(E[1]);
-  const double A0_2 = qm*(E[2]);
-  const double l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[2]+1.5811388300841898*fL[5];
-  const double l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[4]+1.5811388300841898*fL[7];
-  const double l2 = 0.7071067811865476*fL[3]+1.224744871391589*fL[6];
-  const double r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[2]+1.5811388300841898*fR[5];
-  const double r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[4]+1.5811388300841898*fR[7];
-  const double r2 = 0.7071067811865476*fR[3]-1.224744871391589*fR[6];
-  const double rv = 2.0/dxv[1], ht = 0.5*tau;
-  const double a0 = 0.5*(l0 + r0), j0 = r0 - l0;
-  const double a1 = 0.5*(l1 + r1), j1 = r1 - l1;
-  const double a2 = 0.5*(l2 + r2), j2 = r2 - l2;
-  const double G0 = rv*(A0_0*(0.7071067811865476*a0)+A0_1*(0.7071067811865475*a1)+A0_2*(0.7071067811865476*a2) - ht*j0);
-  const double G1 = rv*(A0_0*(0.7071067811865475*a1)+A0_1*(0.7071067811865475*a0+0.6324555320336759*a2)+A0_2*(0.6324555320336759*a1) - ht*j1);
-  const double G2 = rv*(A0_0*(0.7071067811865476*a2)+A0_1*(0.6324555320336759*a1)+A0_2*(0.7071067811865476*a0+0.4517539514526256*a2) - ht*j2);
+  const SgVlasovV4 A0_0 = qm*(E[0]);
+  const SgVlasovV4 A0_1 = qm*(E[1]);
+  const SgVlasovV4 A0_2 = qm*(E[2]);
+  const SgVlasovV4 l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[2]+1.5811388300841898*fL[5];
+  const SgVlasovV4 l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[4]+1.5811388300841898*fL[7];
+  const SgVlasovV4 l2 = 0.7071067811865476*fL[3]+1.224744871391589*fL[6];
+  const SgVlasovV4 r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[2]+1.5811388300841898*fR[5];
+  const SgVlasovV4 r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[4]+1.5811388300841898*fR[7];
+  const SgVlasovV4 r2 = 0.7071067811865476*fR[3]-1.224744871391589*fR[6];
+  const double rv = 2.0/dxv[1];
+  const SgVlasovV4 ht = 0.5*tau[0];
+  const SgVlasovV4 a0 = 0.5*(l0 + r0), j0 = r0 - l0;
+  const SgVlasovV4 a1 = 0.5*(l1 + r1), j1 = r1 - l1;
+  const SgVlasovV4 a2 = 0.5*(l2 + r2), j2 = r2 - l2;
+  const SgVlasovV4 G0 = rv*(A0_0*(0.7071067811865476*a0)+A0_1*(0.7071067811865475*a1)+A0_2*(0.7071067811865476*a2) - ht*j0);
+  const SgVlasovV4 G1 = rv*(A0_0*(0.7071067811865475*a1)+A0_1*(0.7071067811865475*a0+0.6324555320336759*a2)+A0_2*(0.6324555320336759*a1) - ht*j1);
+  const SgVlasovV4 G2 = rv*(A0_0*(0.7071067811865476*a2)+A0_1*(0.6324555320336759*a1)+A0_2*(0.7071067811865476*a0+0.4517539514526256*a2) - ht*j2);
   outL[0] -= 0.7071067811865476*G0; outR[0] += 0.7071067811865476*G0;
   outL[1] -= 0.7071067811865476*G1; outR[1] += 0.7071067811865476*G1;
   outL[2] -= 1.224744871391589*G0; outR[2] += -1.224744871391589*G0;
@@ -139,9 +168,10 @@ static void maxwell_surf0_1x1v_ser_p2_mx(const double *restrict dx, double c, do
 
 const SgVlasovEMKernels sg_vlasov_em_kernels_1x1v_ser_p2 = {
   1, 1, 0, 2,
-  sg_vlasov_volem_1x1v_ser_p2,
-  {sg_vlasov_surfvem0_1x1v_ser_p2},
+  sg_vlasov_volem_1x1v_ser_p2_v4,
+  {sg_vlasov_surfx0_1x1v_ser_p2_v4},
+  {sg_vlasov_surfvem0_1x1v_ser_p2_v4},
   maxwell_vol_1x1v_ser_p2_mx,
   {maxwell_surf0_1x1v_ser_p2_mx},
-  162, {116}, 48, {248}
+  162, {99}, {116}, 48, {248}
 };

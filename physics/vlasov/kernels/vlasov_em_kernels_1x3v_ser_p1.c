@@ -4,32 +4,33 @@
 #pragma GCC target("prefer-vector-width=256") /* GCC 12 SLP + 512-bit vectors miscompiles these kernels */
 #endif
 
-void sg_vlasov_volem_1x3v_ser_p1(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, const double *restrict f, double *restrict out)
+void sg_vlasov_volem_1x3v_ser_p1_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em, const SgVlasovV4 *restrict f, SgVlasovV4 *restrict out)
 {
-  const double sw0 = 2.0*w[1]/dxv[0], sh0 = dxv[1]/dxv[0];
+  const SgVlasovV4 sw0 = 2.0*w[1]/dxv[0];
+  const double sh0 = dxv[1]/dxv[0];
   const double rv0 = 2.0/dxv[1];
   const double rv1 = 2.0/dxv[2];
   const double rv2 = 2.0/dxv[3];
-  const double *E = em, *Bf = em + 6;
+  const SgVlasovV4 *E = em, *Bf = em + 6;
   (void)Bf; (void)w;
-  const double A0_0 = qm*(E[0]+w[2]*Bf[4]-w[3]*Bf[2]);
-  const double A0_1 = qm*(E[1]+w[2]*Bf[5]-w[3]*Bf[3]);
-  const double A0_1_0 = qm*0.5*dxv[2]*(Bf[4]);
-  const double A0_1_1 = qm*0.5*dxv[2]*(Bf[5]);
-  const double A0_2_0 = qm*0.5*dxv[3]*(-Bf[2]);
-  const double A0_2_1 = qm*0.5*dxv[3]*(-Bf[3]);
-  const double A1_0 = qm*(E[2]-w[1]*Bf[4]+w[3]*Bf[0]);
-  const double A1_1 = qm*(E[3]-w[1]*Bf[5]+w[3]*Bf[1]);
-  const double A1_0_0 = qm*0.5*dxv[1]*(-Bf[4]);
-  const double A1_0_1 = qm*0.5*dxv[1]*(-Bf[5]);
-  const double A1_2_0 = qm*0.5*dxv[3]*(Bf[0]);
-  const double A1_2_1 = qm*0.5*dxv[3]*(Bf[1]);
-  const double A2_0 = qm*(E[4]+w[1]*Bf[2]-w[2]*Bf[0]);
-  const double A2_1 = qm*(E[5]+w[1]*Bf[3]-w[2]*Bf[1]);
-  const double A2_0_0 = qm*0.5*dxv[1]*(Bf[2]);
-  const double A2_0_1 = qm*0.5*dxv[1]*(Bf[3]);
-  const double A2_1_0 = qm*0.5*dxv[2]*(-Bf[0]);
-  const double A2_1_1 = qm*0.5*dxv[2]*(-Bf[1]);
+  const SgVlasovV4 A0_0 = qm*(E[0]+w[2]*Bf[4]-w[3]*Bf[2]);
+  const SgVlasovV4 A0_1 = qm*(E[1]+w[2]*Bf[5]-w[3]*Bf[3]);
+  const SgVlasovV4 A0_1_0 = qm*0.5*dxv[2]*(Bf[4]);
+  const SgVlasovV4 A0_1_1 = qm*0.5*dxv[2]*(Bf[5]);
+  const SgVlasovV4 A0_2_0 = qm*0.5*dxv[3]*(-Bf[2]);
+  const SgVlasovV4 A0_2_1 = qm*0.5*dxv[3]*(-Bf[3]);
+  const SgVlasovV4 A1_0 = qm*(E[2]-w[1]*Bf[4]+w[3]*Bf[0]);
+  const SgVlasovV4 A1_1 = qm*(E[3]-w[1]*Bf[5]+w[3]*Bf[1]);
+  const SgVlasovV4 A1_0_0 = qm*0.5*dxv[1]*(-Bf[4]);
+  const SgVlasovV4 A1_0_1 = qm*0.5*dxv[1]*(-Bf[5]);
+  const SgVlasovV4 A1_2_0 = qm*0.5*dxv[3]*(Bf[0]);
+  const SgVlasovV4 A1_2_1 = qm*0.5*dxv[3]*(Bf[1]);
+  const SgVlasovV4 A2_0 = qm*(E[4]+w[1]*Bf[2]-w[2]*Bf[0]);
+  const SgVlasovV4 A2_1 = qm*(E[5]+w[1]*Bf[3]-w[2]*Bf[1]);
+  const SgVlasovV4 A2_0_0 = qm*0.5*dxv[1]*(Bf[2]);
+  const SgVlasovV4 A2_0_1 = qm*0.5*dxv[1]*(Bf[3]);
+  const SgVlasovV4 A2_1_0 = qm*0.5*dxv[2]*(-Bf[0]);
+  const SgVlasovV4 A2_1_1 = qm*0.5*dxv[2]*(-Bf[1]);
   out[1] += sw0*(1.7320508075688772*f[0])+sh0*(f[2]);
   out[2] += rv0*(A0_0*(1.224744871391589*f[0])+A0_1*(1.224744871391589*f[1])+A0_1_0*(0.7071067811865475*f[3])+A0_1_1*(0.7071067811865475*f[6])+A0_2_0*(0.7071067811865475*f[4])+A0_2_1*(0.7071067811865475*f[7]));
   out[3] += rv1*(A1_0*(1.224744871391589*f[0])+A1_0_0*(0.7071067811865475*f[2])+A1_0_1*(0.7071067811865475*f[5])+A1_1*(1.224744871391589*f[1])+A1_2_0*(0.7071067811865475*f[4])+A1_2_1*(0.7071067811865475*f[7]));
@@ -47,49 +48,105 @@ void sg_vlasov_volem_1x3v_ser_p1(const double *restrict w, const double *restric
   out[15] += sw0*(1.7320508075688772*f[14])+sh0*(f[10])+rv0*(A0_0*(1.224744871391589*f[13])+A0_1*(1.224744871391589*f[10])+A0_1_0*(0.7071067811865475*f[7])+A0_1_1*(0.7071067811865475*f[4])+A0_2_0*(0.7071067811865475*f[6])+A0_2_1*(0.7071067811865475*f[3]))+rv1*(A1_0*(1.224744871391589*f[12])+A1_0_0*(0.7071067811865475*f[7])+A1_0_1*(0.7071067811865475*f[4])+A1_1*(1.224744871391589*f[9])+A1_2_0*(0.7071067811865475*f[5])+A1_2_1*(0.7071067811865475*f[2]))+rv2*(A2_0*(1.224744871391589*f[11])+A2_0_0*(0.7071067811865475*f[6])+A2_0_1*(0.7071067811865475*f[3])+A2_1*(1.224744871391589*f[8])+A2_1_0*(0.7071067811865475*f[5])+A2_1_1*(0.7071067811865475*f[2]));
 }
 
-void sg_vlasov_surfvem0_1x3v_ser_p1(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, double tau, const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)
+void sg_vlasov_surfx0_1x3v_ser_p1_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, const SgVlasovV4 *restrict cw, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR)
 {
-  const double *E = em, *Bf = em + 6;
+  const SgVlasovV4 cL = cw[0], cR = cw[1], c0 = cw[2];
+  const SgVlasovV4 l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[1];
+  const SgVlasovV4 l1 = 0.7071067811865476*fL[2]+1.224744871391589*fL[5];
+  const SgVlasovV4 l2 = 0.7071067811865476*fL[3]+1.224744871391589*fL[6];
+  const SgVlasovV4 l3 = 0.7071067811865476*fL[4]+1.224744871391589*fL[7];
+  const SgVlasovV4 l4 = 0.7071067811865476*fL[8]+1.224744871391589*fL[11];
+  const SgVlasovV4 l5 = 0.7071067811865476*fL[9]+1.224744871391589*fL[12];
+  const SgVlasovV4 l6 = 0.7071067811865476*fL[10]+1.224744871391589*fL[13];
+  const SgVlasovV4 l7 = 0.7071067811865476*fL[14]+1.224744871391589*fL[15];
+  const SgVlasovV4 r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[1];
+  const SgVlasovV4 r1 = 0.7071067811865476*fR[2]-1.224744871391589*fR[5];
+  const SgVlasovV4 r2 = 0.7071067811865476*fR[3]-1.224744871391589*fR[6];
+  const SgVlasovV4 r3 = 0.7071067811865476*fR[4]-1.224744871391589*fR[7];
+  const SgVlasovV4 r4 = 0.7071067811865476*fR[8]-1.224744871391589*fR[11];
+  const SgVlasovV4 r5 = 0.7071067811865476*fR[9]-1.224744871391589*fR[12];
+  const SgVlasovV4 r6 = 0.7071067811865476*fR[10]-1.224744871391589*fR[13];
+  const SgVlasovV4 r7 = 0.7071067811865476*fR[14]-1.224744871391589*fR[15];
+  const double rx = 2.0/dxv[0], hv = 0.5*dxv[1];
+  const SgVlasovV4 wv = w[1], hc0 = 0.5*c0;
+  const SgVlasovV4 a0 = cL*l0 + cR*r0, j0 = r0 - l0;
+  const SgVlasovV4 a1 = cL*l1 + cR*r1, j1 = r1 - l1;
+  const SgVlasovV4 a2 = cL*l2 + cR*r2, j2 = r2 - l2;
+  const SgVlasovV4 a3 = cL*l3 + cR*r3, j3 = r3 - l3;
+  const SgVlasovV4 a4 = cL*l4 + cR*r4, j4 = r4 - l4;
+  const SgVlasovV4 a5 = cL*l5 + cR*r5, j5 = r5 - l5;
+  const SgVlasovV4 a6 = cL*l6 + cR*r6, j6 = r6 - l6;
+  const SgVlasovV4 a7 = cL*l7 + cR*r7, j7 = r7 - l7;
+  const SgVlasovV4 G0 = rx*(wv*a0 + hv*(0.5773502691896257*a1) - hc0*j0);
+  const SgVlasovV4 G1 = rx*(wv*a1 + hv*(0.5773502691896257*a0) - hc0*j1);
+  const SgVlasovV4 G2 = rx*(wv*a2 + hv*(0.5773502691896257*a4) - hc0*j2);
+  const SgVlasovV4 G3 = rx*(wv*a3 + hv*(0.5773502691896257*a5) - hc0*j3);
+  const SgVlasovV4 G4 = rx*(wv*a4 + hv*(0.5773502691896257*a2) - hc0*j4);
+  const SgVlasovV4 G5 = rx*(wv*a5 + hv*(0.5773502691896257*a3) - hc0*j5);
+  const SgVlasovV4 G6 = rx*(wv*a6 + hv*(0.5773502691896257*a7) - hc0*j6);
+  const SgVlasovV4 G7 = rx*(wv*a7 + hv*(0.5773502691896257*a6) - hc0*j7);
+  outL[0] -= 0.7071067811865476*G0; outR[0] += 0.7071067811865476*G0;
+  outL[1] -= 1.224744871391589*G0; outR[1] += -1.224744871391589*G0;
+  outL[2] -= 0.7071067811865476*G1; outR[2] += 0.7071067811865476*G1;
+  outL[3] -= 0.7071067811865476*G2; outR[3] += 0.7071067811865476*G2;
+  outL[4] -= 0.7071067811865476*G3; outR[4] += 0.7071067811865476*G3;
+  outL[5] -= 1.224744871391589*G1; outR[5] += -1.224744871391589*G1;
+  outL[6] -= 1.224744871391589*G2; outR[6] += -1.224744871391589*G2;
+  outL[7] -= 1.224744871391589*G3; outR[7] += -1.224744871391589*G3;
+  outL[8] -= 0.7071067811865476*G4; outR[8] += 0.7071067811865476*G4;
+  outL[9] -= 0.7071067811865476*G5; outR[9] += 0.7071067811865476*G5;
+  outL[10] -= 0.7071067811865476*G6; outR[10] += 0.7071067811865476*G6;
+  outL[11] -= 1.224744871391589*G4; outR[11] += -1.224744871391589*G4;
+  outL[12] -= 1.224744871391589*G5; outR[12] += -1.224744871391589*G5;
+  outL[13] -= 1.224744871391589*G6; outR[13] += -1.224744871391589*G6;
+  outL[14] -= 0.7071067811865476*G7; outR[14] += 0.7071067811865476*G7;
+  outL[15] -= 1.224744871391589*G7; outR[15] += -1.224744871391589*G7;
+}
+
+void sg_vlasov_surfvem0_1x3v_ser_p1_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em, const SgVlasovV4 *restrict tau, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR)
+{
+  const SgVlasovV4 *E = em, *Bf = em + 6;
   (void)Bf; (void)w;
-  const double A0_0 = qm*(E[0]+w[2]*Bf[4]-w[3]*Bf[2]);
-  const double A0_1 = qm*(E[1]+w[2]*Bf[5]-w[3]*Bf[3]);
-  const double A0_1_0 = qm*0.5*dxv[2]*(Bf[4]);
-  const double A0_1_1 = qm*0.5*dxv[2]*(Bf[5]);
-  const double A0_2_0 = qm*0.5*dxv[3]*(-Bf[2]);
-  const double A0_2_1 = qm*0.5*dxv[3]*(-Bf[3]);
-  const double l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[2];
-  const double l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[5];
-  const double l2 = 0.7071067811865476*fL[3]+1.224744871391589*fL[8];
-  const double l3 = 0.7071067811865476*fL[4]+1.224744871391589*fL[9];
-  const double l4 = 0.7071067811865476*fL[6]+1.224744871391589*fL[11];
-  const double l5 = 0.7071067811865476*fL[7]+1.224744871391589*fL[12];
-  const double l6 = 0.7071067811865476*fL[10]+1.224744871391589*fL[14];
-  const double l7 = 0.7071067811865476*fL[13]+1.224744871391589*fL[15];
-  const double r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[2];
-  const double r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[5];
-  const double r2 = 0.7071067811865476*fR[3]-1.224744871391589*fR[8];
-  const double r3 = 0.7071067811865476*fR[4]-1.224744871391589*fR[9];
-  const double r4 = 0.7071067811865476*fR[6]-1.224744871391589*fR[11];
-  const double r5 = 0.7071067811865476*fR[7]-1.224744871391589*fR[12];
-  const double r6 = 0.7071067811865476*fR[10]-1.224744871391589*fR[14];
-  const double r7 = 0.7071067811865476*fR[13]-1.224744871391589*fR[15];
-  const double rv = 2.0/dxv[1], ht = 0.5*tau;
-  const double a0 = 0.5*(l0 + r0), j0 = r0 - l0;
-  const double a1 = 0.5*(l1 + r1), j1 = r1 - l1;
-  const double a2 = 0.5*(l2 + r2), j2 = r2 - l2;
-  const double a3 = 0.5*(l3 + r3), j3 = r3 - l3;
-  const double a4 = 0.5*(l4 + r4), j4 = r4 - l4;
-  const double a5 = 0.5*(l5 + r5), j5 = r5 - l5;
-  const double a6 = 0.5*(l6 + r6), j6 = r6 - l6;
-  const double a7 = 0.5*(l7 + r7), j7 = r7 - l7;
-  const double G0 = rv*(A0_0*(0.7071067811865476*a0)+A0_1*(0.7071067811865475*a1)+A0_1_0*(0.40824829046386296*a2)+A0_1_1*(0.408248290463863*a4)+A0_2_0*(0.40824829046386296*a3)+A0_2_1*(0.408248290463863*a5) - ht*j0);
-  const double G1 = rv*(A0_0*(0.7071067811865475*a1)+A0_1*(0.7071067811865475*a0)+A0_1_0*(0.408248290463863*a4)+A0_1_1*(0.408248290463863*a2)+A0_2_0*(0.408248290463863*a5)+A0_2_1*(0.408248290463863*a3) - ht*j1);
-  const double G2 = rv*(A0_0*(0.7071067811865476*a2)+A0_1*(0.7071067811865475*a4)+A0_1_0*(0.40824829046386296*a0)+A0_1_1*(0.408248290463863*a1)+A0_2_0*(0.40824829046386296*a6)+A0_2_1*(0.408248290463863*a7) - ht*j2);
-  const double G3 = rv*(A0_0*(0.7071067811865476*a3)+A0_1*(0.7071067811865475*a5)+A0_1_0*(0.40824829046386296*a6)+A0_1_1*(0.408248290463863*a7)+A0_2_0*(0.40824829046386296*a0)+A0_2_1*(0.408248290463863*a1) - ht*j3);
-  const double G4 = rv*(A0_0*(0.7071067811865475*a4)+A0_1*(0.7071067811865475*a2)+A0_1_0*(0.408248290463863*a1)+A0_1_1*(0.408248290463863*a0)+A0_2_0*(0.408248290463863*a7)+A0_2_1*(0.408248290463863*a6) - ht*j4);
-  const double G5 = rv*(A0_0*(0.7071067811865475*a5)+A0_1*(0.7071067811865475*a3)+A0_1_0*(0.408248290463863*a7)+A0_1_1*(0.408248290463863*a6)+A0_2_0*(0.408248290463863*a1)+A0_2_1*(0.408248290463863*a0) - ht*j5);
-  const double G6 = rv*(A0_0*(0.7071067811865476*a6)+A0_1*(0.7071067811865475*a7)+A0_1_0*(0.40824829046386296*a3)+A0_1_1*(0.408248290463863*a5)+A0_2_0*(0.40824829046386296*a2)+A0_2_1*(0.408248290463863*a4) - ht*j6);
-  const double G7 = rv*(A0_0*(0.7071067811865475*a7)+A0_1*(0.7071067811865475*a6)+A0_1_0*(0.408248290463863*a5)+A0_1_1*(0.408248290463863*a3)+A0_2_0*(0.408248290463863*a4)+A0_2_1*(0.408248290463863*a2) - ht*j7);
+  const SgVlasovV4 A0_0 = qm*(E[0]+w[2]*Bf[4]-w[3]*Bf[2]);
+  const SgVlasovV4 A0_1 = qm*(E[1]+w[2]*Bf[5]-w[3]*Bf[3]);
+  const SgVlasovV4 A0_1_0 = qm*0.5*dxv[2]*(Bf[4]);
+  const SgVlasovV4 A0_1_1 = qm*0.5*dxv[2]*(Bf[5]);
+  const SgVlasovV4 A0_2_0 = qm*0.5*dxv[3]*(-Bf[2]);
+  const SgVlasovV4 A0_2_1 = qm*0.5*dxv[3]*(-Bf[3]);
+  const SgVlasovV4 l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[2];
+  const SgVlasovV4 l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[5];
+  const SgVlasovV4 l2 = 0.7071067811865476*fL[3]+1.224744871391589*fL[8];
+  const SgVlasovV4 l3 = 0.7071067811865476*fL[4]+1.224744871391589*fL[9];
+  const SgVlasovV4 l4 = 0.7071067811865476*fL[6]+1.224744871391589*fL[11];
+  const SgVlasovV4 l5 = 0.7071067811865476*fL[7]+1.224744871391589*fL[12];
+  const SgVlasovV4 l6 = 0.7071067811865476*fL[10]+1.224744871391589*fL[14];
+  const SgVlasovV4 l7 = 0.7071067811865476*fL[13]+1.224744871391589*fL[15];
+  const SgVlasovV4 r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[2];
+  const SgVlasovV4 r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[5];
+  const SgVlasovV4 r2 = 0.7071067811865476*fR[3]-1.224744871391589*fR[8];
+  const SgVlasovV4 r3 = 0.7071067811865476*fR[4]-1.224744871391589*fR[9];
+  const SgVlasovV4 r4 = 0.7071067811865476*fR[6]-1.224744871391589*fR[11];
+  const SgVlasovV4 r5 = 0.7071067811865476*fR[7]-1.224744871391589*fR[12];
+  const SgVlasovV4 r6 = 0.7071067811865476*fR[10]-1.224744871391589*fR[14];
+  const SgVlasovV4 r7 = 0.7071067811865476*fR[13]-1.224744871391589*fR[15];
+  const double rv = 2.0/dxv[1];
+  const SgVlasovV4 ht = 0.5*tau[0];
+  const SgVlasovV4 a0 = 0.5*(l0 + r0), j0 = r0 - l0;
+  const SgVlasovV4 a1 = 0.5*(l1 + r1), j1 = r1 - l1;
+  const SgVlasovV4 a2 = 0.5*(l2 + r2), j2 = r2 - l2;
+  const SgVlasovV4 a3 = 0.5*(l3 + r3), j3 = r3 - l3;
+  const SgVlasovV4 a4 = 0.5*(l4 + r4), j4 = r4 - l4;
+  const SgVlasovV4 a5 = 0.5*(l5 + r5), j5 = r5 - l5;
+  const SgVlasovV4 a6 = 0.5*(l6 + r6), j6 = r6 - l6;
+  const SgVlasovV4 a7 = 0.5*(l7 + r7), j7 = r7 - l7;
+  const SgVlasovV4 G0 = rv*(A0_0*(0.7071067811865476*a0)+A0_1*(0.7071067811865475*a1)+A0_1_0*(0.40824829046386296*a2)+A0_1_1*(0.408248290463863*a4)+A0_2_0*(0.40824829046386296*a3)+A0_2_1*(0.408248290463863*a5) - ht*j0);
+  const SgVlasovV4 G1 = rv*(A0_0*(0.7071067811865475*a1)+A0_1*(0.7071067811865475*a0)+A0_1_0*(0.408248290463863*a4)+A0_1_1*(0.408248290463863*a2)+A0_2_0*(0.408248290463863*a5)+A0_2_1*(0.408248290463863*a3) - ht*j1);
+  const SgVlasovV4 G2 = rv*(A0_0*(0.7071067811865476*a2)+A0_1*(0.7071067811865475*a4)+A0_1_0*(0.40824829046386296*a0)+A0_1_1*(0.408248290463863*a1)+A0_2_0*(0.40824829046386296*a6)+A0_2_1*(0.408248290463863*a7) - ht*j2);
+  const SgVlasovV4 G3 = rv*(A0_0*(0.7071067811865476*a3)+A0_1*(0.7071067811865475*a5)+A0_1_0*(0.40824829046386296*a6)+A0_1_1*(0.408248290463863*a7)+A0_2_0*(0.40824829046386296*a0)+A0_2_1*(0.408248290463863*a1) - ht*j3);
+  const SgVlasovV4 G4 = rv*(A0_0*(0.7071067811865475*a4)+A0_1*(0.7071067811865475*a2)+A0_1_0*(0.408248290463863*a1)+A0_1_1*(0.408248290463863*a0)+A0_2_0*(0.408248290463863*a7)+A0_2_1*(0.408248290463863*a6) - ht*j4);
+  const SgVlasovV4 G5 = rv*(A0_0*(0.7071067811865475*a5)+A0_1*(0.7071067811865475*a3)+A0_1_0*(0.408248290463863*a7)+A0_1_1*(0.408248290463863*a6)+A0_2_0*(0.408248290463863*a1)+A0_2_1*(0.408248290463863*a0) - ht*j5);
+  const SgVlasovV4 G6 = rv*(A0_0*(0.7071067811865476*a6)+A0_1*(0.7071067811865475*a7)+A0_1_0*(0.40824829046386296*a3)+A0_1_1*(0.408248290463863*a5)+A0_2_0*(0.40824829046386296*a2)+A0_2_1*(0.408248290463863*a4) - ht*j6);
+  const SgVlasovV4 G7 = rv*(A0_0*(0.7071067811865475*a7)+A0_1*(0.7071067811865475*a6)+A0_1_0*(0.408248290463863*a5)+A0_1_1*(0.408248290463863*a3)+A0_2_0*(0.408248290463863*a4)+A0_2_1*(0.408248290463863*a2) - ht*j7);
   outL[0] -= 0.7071067811865476*G0; outR[0] += 0.7071067811865476*G0;
   outL[1] -= 0.7071067811865476*G1; outR[1] += 0.7071067811865476*G1;
   outL[2] -= 1.224744871391589*G0; outR[2] += -1.224744871391589*G0;
@@ -108,49 +165,50 @@ void sg_vlasov_surfvem0_1x3v_ser_p1(const double *restrict w, const double *rest
   outL[15] -= 1.224744871391589*G7; outR[15] += -1.224744871391589*G7;
 }
 
-void sg_vlasov_surfvem1_1x3v_ser_p1(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, double tau, const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)
+void sg_vlasov_surfvem1_1x3v_ser_p1_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em, const SgVlasovV4 *restrict tau, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR)
 {
-  const double *E = em, *Bf = em + 6;
+  const SgVlasovV4 *E = em, *Bf = em + 6;
   (void)Bf; (void)w;
-  const double A1_0 = qm*(E[2]-w[1]*Bf[4]+w[3]*Bf[0]);
-  const double A1_1 = qm*(E[3]-w[1]*Bf[5]+w[3]*Bf[1]);
-  const double A1_0_0 = qm*0.5*dxv[1]*(-Bf[4]);
-  const double A1_0_1 = qm*0.5*dxv[1]*(-Bf[5]);
-  const double A1_2_0 = qm*0.5*dxv[3]*(Bf[0]);
-  const double A1_2_1 = qm*0.5*dxv[3]*(Bf[1]);
-  const double l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[3];
-  const double l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[6];
-  const double l2 = 0.7071067811865476*fL[2]+1.224744871391589*fL[8];
-  const double l3 = 0.7071067811865476*fL[4]+1.224744871391589*fL[10];
-  const double l4 = 0.7071067811865476*fL[5]+1.224744871391589*fL[11];
-  const double l5 = 0.7071067811865476*fL[7]+1.224744871391589*fL[13];
-  const double l6 = 0.7071067811865476*fL[9]+1.224744871391589*fL[14];
-  const double l7 = 0.7071067811865476*fL[12]+1.224744871391589*fL[15];
-  const double r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[3];
-  const double r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[6];
-  const double r2 = 0.7071067811865476*fR[2]-1.224744871391589*fR[8];
-  const double r3 = 0.7071067811865476*fR[4]-1.224744871391589*fR[10];
-  const double r4 = 0.7071067811865476*fR[5]-1.224744871391589*fR[11];
-  const double r5 = 0.7071067811865476*fR[7]-1.224744871391589*fR[13];
-  const double r6 = 0.7071067811865476*fR[9]-1.224744871391589*fR[14];
-  const double r7 = 0.7071067811865476*fR[12]-1.224744871391589*fR[15];
-  const double rv = 2.0/dxv[2], ht = 0.5*tau;
-  const double a0 = 0.5*(l0 + r0), j0 = r0 - l0;
-  const double a1 = 0.5*(l1 + r1), j1 = r1 - l1;
-  const double a2 = 0.5*(l2 + r2), j2 = r2 - l2;
-  const double a3 = 0.5*(l3 + r3), j3 = r3 - l3;
-  const double a4 = 0.5*(l4 + r4), j4 = r4 - l4;
-  const double a5 = 0.5*(l5 + r5), j5 = r5 - l5;
-  const double a6 = 0.5*(l6 + r6), j6 = r6 - l6;
-  const double a7 = 0.5*(l7 + r7), j7 = r7 - l7;
-  const double G0 = rv*(A1_0*(0.7071067811865476*a0)+A1_0_0*(0.40824829046386296*a2)+A1_0_1*(0.408248290463863*a4)+A1_1*(0.7071067811865475*a1)+A1_2_0*(0.40824829046386296*a3)+A1_2_1*(0.408248290463863*a5) - ht*j0);
-  const double G1 = rv*(A1_0*(0.7071067811865475*a1)+A1_0_0*(0.408248290463863*a4)+A1_0_1*(0.408248290463863*a2)+A1_1*(0.7071067811865475*a0)+A1_2_0*(0.408248290463863*a5)+A1_2_1*(0.408248290463863*a3) - ht*j1);
-  const double G2 = rv*(A1_0*(0.7071067811865476*a2)+A1_0_0*(0.40824829046386296*a0)+A1_0_1*(0.408248290463863*a1)+A1_1*(0.7071067811865475*a4)+A1_2_0*(0.40824829046386296*a6)+A1_2_1*(0.408248290463863*a7) - ht*j2);
-  const double G3 = rv*(A1_0*(0.7071067811865476*a3)+A1_0_0*(0.40824829046386296*a6)+A1_0_1*(0.408248290463863*a7)+A1_1*(0.7071067811865475*a5)+A1_2_0*(0.40824829046386296*a0)+A1_2_1*(0.408248290463863*a1) - ht*j3);
-  const double G4 = rv*(A1_0*(0.7071067811865475*a4)+A1_0_0*(0.408248290463863*a1)+A1_0_1*(0.408248290463863*a0)+A1_1*(0.7071067811865475*a2)+A1_2_0*(0.408248290463863*a7)+A1_2_1*(0.408248290463863*a6) - ht*j4);
-  const double G5 = rv*(A1_0*(0.7071067811865475*a5)+A1_0_0*(0.408248290463863*a7)+A1_0_1*(0.408248290463863*a6)+A1_1*(0.7071067811865475*a3)+A1_2_0*(0.408248290463863*a1)+A1_2_1*(0.408248290463863*a0) - ht*j5);
-  const double G6 = rv*(A1_0*(0.7071067811865476*a6)+A1_0_0*(0.40824829046386296*a3)+A1_0_1*(0.408248290463863*a5)+A1_1*(0.7071067811865475*a7)+A1_2_0*(0.40824829046386296*a2)+A1_2_1*(0.408248290463863*a4) - ht*j6);
-  const double G7 = rv*(A1_0*(0.7071067811865475*a7)+A1_0_0*(0.408248290463863*a5)+A1_0_1*(0.408248290463863*a3)+A1_1*(0.7071067811865475*a6)+A1_2_0*(0.408248290463863*a4)+A1_2_1*(0.408248290463863*a2) - ht*j7);
+  const SgVlasovV4 A1_0 = qm*(E[2]-w[1]*Bf[4]+w[3]*Bf[0]);
+  const SgVlasovV4 A1_1 = qm*(E[3]-w[1]*Bf[5]+w[3]*Bf[1]);
+  const SgVlasovV4 A1_0_0 = qm*0.5*dxv[1]*(-Bf[4]);
+  const SgVlasovV4 A1_0_1 = qm*0.5*dxv[1]*(-Bf[5]);
+  const SgVlasovV4 A1_2_0 = qm*0.5*dxv[3]*(Bf[0]);
+  const SgVlasovV4 A1_2_1 = qm*0.5*dxv[3]*(Bf[1]);
+  const SgVlasovV4 l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[3];
+  const SgVlasovV4 l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[6];
+  const SgVlasovV4 l2 = 0.7071067811865476*fL[2]+1.224744871391589*fL[8];
+  const SgVlasovV4 l3 = 0.7071067811865476*fL[4]+1.224744871391589*fL[10];
+  const SgVlasovV4 l4 = 0.7071067811865476*fL[5]+1.224744871391589*fL[11];
+  const SgVlasovV4 l5 = 0.7071067811865476*fL[7]+1.224744871391589*fL[13];
+  const SgVlasovV4 l6 = 0.7071067811865476*fL[9]+1.224744871391589*fL[14];
+  const SgVlasovV4 l7 = 0.7071067811865476*fL[12]+1.224744871391589*fL[15];
+  const SgVlasovV4 r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[3];
+  const SgVlasovV4 r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[6];
+  const SgVlasovV4 r2 = 0.7071067811865476*fR[2]-1.224744871391589*fR[8];
+  const SgVlasovV4 r3 = 0.7071067811865476*fR[4]-1.224744871391589*fR[10];
+  const SgVlasovV4 r4 = 0.7071067811865476*fR[5]-1.224744871391589*fR[11];
+  const SgVlasovV4 r5 = 0.7071067811865476*fR[7]-1.224744871391589*fR[13];
+  const SgVlasovV4 r6 = 0.7071067811865476*fR[9]-1.224744871391589*fR[14];
+  const SgVlasovV4 r7 = 0.7071067811865476*fR[12]-1.224744871391589*fR[15];
+  const double rv = 2.0/dxv[2];
+  const SgVlasovV4 ht = 0.5*tau[0];
+  const SgVlasovV4 a0 = 0.5*(l0 + r0), j0 = r0 - l0;
+  const SgVlasovV4 a1 = 0.5*(l1 + r1), j1 = r1 - l1;
+  const SgVlasovV4 a2 = 0.5*(l2 + r2), j2 = r2 - l2;
+  const SgVlasovV4 a3 = 0.5*(l3 + r3), j3 = r3 - l3;
+  const SgVlasovV4 a4 = 0.5*(l4 + r4), j4 = r4 - l4;
+  const SgVlasovV4 a5 = 0.5*(l5 + r5), j5 = r5 - l5;
+  const SgVlasovV4 a6 = 0.5*(l6 + r6), j6 = r6 - l6;
+  const SgVlasovV4 a7 = 0.5*(l7 + r7), j7 = r7 - l7;
+  const SgVlasovV4 G0 = rv*(A1_0*(0.7071067811865476*a0)+A1_0_0*(0.40824829046386296*a2)+A1_0_1*(0.408248290463863*a4)+A1_1*(0.7071067811865475*a1)+A1_2_0*(0.40824829046386296*a3)+A1_2_1*(0.408248290463863*a5) - ht*j0);
+  const SgVlasovV4 G1 = rv*(A1_0*(0.7071067811865475*a1)+A1_0_0*(0.408248290463863*a4)+A1_0_1*(0.408248290463863*a2)+A1_1*(0.7071067811865475*a0)+A1_2_0*(0.408248290463863*a5)+A1_2_1*(0.408248290463863*a3) - ht*j1);
+  const SgVlasovV4 G2 = rv*(A1_0*(0.7071067811865476*a2)+A1_0_0*(0.40824829046386296*a0)+A1_0_1*(0.408248290463863*a1)+A1_1*(0.7071067811865475*a4)+A1_2_0*(0.40824829046386296*a6)+A1_2_1*(0.408248290463863*a7) - ht*j2);
+  const SgVlasovV4 G3 = rv*(A1_0*(0.7071067811865476*a3)+A1_0_0*(0.40824829046386296*a6)+A1_0_1*(0.408248290463863*a7)+A1_1*(0.7071067811865475*a5)+A1_2_0*(0.40824829046386296*a0)+A1_2_1*(0.408248290463863*a1) - ht*j3);
+  const SgVlasovV4 G4 = rv*(A1_0*(0.7071067811865475*a4)+A1_0_0*(0.408248290463863*a1)+A1_0_1*(0.408248290463863*a0)+A1_1*(0.7071067811865475*a2)+A1_2_0*(0.408248290463863*a7)+A1_2_1*(0.408248290463863*a6) - ht*j4);
+  const SgVlasovV4 G5 = rv*(A1_0*(0.7071067811865475*a5)+A1_0_0*(0.408248290463863*a7)+A1_0_1*(0.408248290463863*a6)+A1_1*(0.7071067811865475*a3)+A1_2_0*(0.408248290463863*a1)+A1_2_1*(0.408248290463863*a0) - ht*j5);
+  const SgVlasovV4 G6 = rv*(A1_0*(0.7071067811865476*a6)+A1_0_0*(0.40824829046386296*a3)+A1_0_1*(0.408248290463863*a5)+A1_1*(0.7071067811865475*a7)+A1_2_0*(0.40824829046386296*a2)+A1_2_1*(0.408248290463863*a4) - ht*j6);
+  const SgVlasovV4 G7 = rv*(A1_0*(0.7071067811865475*a7)+A1_0_0*(0.408248290463863*a5)+A1_0_1*(0.408248290463863*a3)+A1_1*(0.7071067811865475*a6)+A1_2_0*(0.408248290463863*a4)+A1_2_1*(0.408248290463863*a2) - ht*j7);
   outL[0] -= 0.7071067811865476*G0; outR[0] += 0.7071067811865476*G0;
   outL[1] -= 0.7071067811865476*G1; outR[1] += 0.7071067811865476*G1;
   outL[2] -= 0.7071067811865476*G2; outR[2] += 0.7071067811865476*G2;
@@ -169,49 +227,50 @@ void sg_vlasov_surfvem1_1x3v_ser_p1(const double *restrict w, const double *rest
   outL[15] -= 1.224744871391589*G7; outR[15] += -1.224744871391589*G7;
 }
 
-void sg_vlasov_surfvem2_1x3v_ser_p1(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, double tau, const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR)
+void sg_vlasov_surfvem2_1x3v_ser_p1_v4(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em, const SgVlasovV4 *restrict tau, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR)
 {
-  const double *E = em, *Bf = em + 6;
+  const SgVlasovV4 *E = em, *Bf = em + 6;
   (void)Bf; (void)w;
-  const double A2_0 = qm*(E[4]+w[1]*Bf[2]-w[2]*Bf[0]);
-  const double A2_1 = qm*(E[5]+w[1]*Bf[3]-w[2]*Bf[1]);
-  const double A2_0_0 = qm*0.5*dxv[1]*(Bf[2]);
-  const double A2_0_1 = qm*0.5*dxv[1]*(Bf[3]);
-  const double A2_1_0 = qm*0.5*dxv[2]*(-Bf[0]);
-  const double A2_1_1 = qm*0.5*dxv[2]*(-Bf[1]);
-  const double l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[4];
-  const double l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[7];
-  const double l2 = 0.7071067811865476*fL[2]+1.224744871391589*fL[9];
-  const double l3 = 0.7071067811865476*fL[3]+1.224744871391589*fL[10];
-  const double l4 = 0.7071067811865476*fL[5]+1.224744871391589*fL[12];
-  const double l5 = 0.7071067811865476*fL[6]+1.224744871391589*fL[13];
-  const double l6 = 0.7071067811865476*fL[8]+1.224744871391589*fL[14];
-  const double l7 = 0.7071067811865476*fL[11]+1.224744871391589*fL[15];
-  const double r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[4];
-  const double r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[7];
-  const double r2 = 0.7071067811865476*fR[2]-1.224744871391589*fR[9];
-  const double r3 = 0.7071067811865476*fR[3]-1.224744871391589*fR[10];
-  const double r4 = 0.7071067811865476*fR[5]-1.224744871391589*fR[12];
-  const double r5 = 0.7071067811865476*fR[6]-1.224744871391589*fR[13];
-  const double r6 = 0.7071067811865476*fR[8]-1.224744871391589*fR[14];
-  const double r7 = 0.7071067811865476*fR[11]-1.224744871391589*fR[15];
-  const double rv = 2.0/dxv[3], ht = 0.5*tau;
-  const double a0 = 0.5*(l0 + r0), j0 = r0 - l0;
-  const double a1 = 0.5*(l1 + r1), j1 = r1 - l1;
-  const double a2 = 0.5*(l2 + r2), j2 = r2 - l2;
-  const double a3 = 0.5*(l3 + r3), j3 = r3 - l3;
-  const double a4 = 0.5*(l4 + r4), j4 = r4 - l4;
-  const double a5 = 0.5*(l5 + r5), j5 = r5 - l5;
-  const double a6 = 0.5*(l6 + r6), j6 = r6 - l6;
-  const double a7 = 0.5*(l7 + r7), j7 = r7 - l7;
-  const double G0 = rv*(A2_0*(0.7071067811865476*a0)+A2_0_0*(0.40824829046386296*a2)+A2_0_1*(0.408248290463863*a4)+A2_1*(0.7071067811865475*a1)+A2_1_0*(0.40824829046386296*a3)+A2_1_1*(0.408248290463863*a5) - ht*j0);
-  const double G1 = rv*(A2_0*(0.7071067811865475*a1)+A2_0_0*(0.408248290463863*a4)+A2_0_1*(0.408248290463863*a2)+A2_1*(0.7071067811865475*a0)+A2_1_0*(0.408248290463863*a5)+A2_1_1*(0.408248290463863*a3) - ht*j1);
-  const double G2 = rv*(A2_0*(0.7071067811865476*a2)+A2_0_0*(0.40824829046386296*a0)+A2_0_1*(0.408248290463863*a1)+A2_1*(0.7071067811865475*a4)+A2_1_0*(0.40824829046386296*a6)+A2_1_1*(0.408248290463863*a7) - ht*j2);
-  const double G3 = rv*(A2_0*(0.7071067811865476*a3)+A2_0_0*(0.40824829046386296*a6)+A2_0_1*(0.408248290463863*a7)+A2_1*(0.7071067811865475*a5)+A2_1_0*(0.40824829046386296*a0)+A2_1_1*(0.408248290463863*a1) - ht*j3);
-  const double G4 = rv*(A2_0*(0.7071067811865475*a4)+A2_0_0*(0.408248290463863*a1)+A2_0_1*(0.408248290463863*a0)+A2_1*(0.7071067811865475*a2)+A2_1_0*(0.408248290463863*a7)+A2_1_1*(0.408248290463863*a6) - ht*j4);
-  const double G5 = rv*(A2_0*(0.7071067811865475*a5)+A2_0_0*(0.408248290463863*a7)+A2_0_1*(0.408248290463863*a6)+A2_1*(0.7071067811865475*a3)+A2_1_0*(0.408248290463863*a1)+A2_1_1*(0.408248290463863*a0) - ht*j5);
-  const double G6 = rv*(A2_0*(0.7071067811865476*a6)+A2_0_0*(0.40824829046386296*a3)+A2_0_1*(0.408248290463863*a5)+A2_1*(0.7071067811865475*a7)+A2_1_0*(0.40824829046386296*a2)+A2_1_1*(0.408248290463863*a4) - ht*j6);
-  const double G7 = rv*(A2_0*(0.7071067811865475*a7)+A2_0_0*(0.408248290463863*a5)+A2_0_1*(0.408248290463863*a3)+A2_1*(0.7071067811865475*a6)+A2_1_0*(0.408248290463863*a4)+A2_1_1*(0.408248290463863*a2) - ht*j7);
+  const SgVlasovV4 A2_0 = qm*(E[4]+w[1]*Bf[2]-w[2]*Bf[0]);
+  const SgVlasovV4 A2_1 = qm*(E[5]+w[1]*Bf[3]-w[2]*Bf[1]);
+  const SgVlasovV4 A2_0_0 = qm*0.5*dxv[1]*(Bf[2]);
+  const SgVlasovV4 A2_0_1 = qm*0.5*dxv[1]*(Bf[3]);
+  const SgVlasovV4 A2_1_0 = qm*0.5*dxv[2]*(-Bf[0]);
+  const SgVlasovV4 A2_1_1 = qm*0.5*dxv[2]*(-Bf[1]);
+  const SgVlasovV4 l0 = 0.7071067811865476*fL[0]+1.224744871391589*fL[4];
+  const SgVlasovV4 l1 = 0.7071067811865476*fL[1]+1.224744871391589*fL[7];
+  const SgVlasovV4 l2 = 0.7071067811865476*fL[2]+1.224744871391589*fL[9];
+  const SgVlasovV4 l3 = 0.7071067811865476*fL[3]+1.224744871391589*fL[10];
+  const SgVlasovV4 l4 = 0.7071067811865476*fL[5]+1.224744871391589*fL[12];
+  const SgVlasovV4 l5 = 0.7071067811865476*fL[6]+1.224744871391589*fL[13];
+  const SgVlasovV4 l6 = 0.7071067811865476*fL[8]+1.224744871391589*fL[14];
+  const SgVlasovV4 l7 = 0.7071067811865476*fL[11]+1.224744871391589*fL[15];
+  const SgVlasovV4 r0 = 0.7071067811865476*fR[0]-1.224744871391589*fR[4];
+  const SgVlasovV4 r1 = 0.7071067811865476*fR[1]-1.224744871391589*fR[7];
+  const SgVlasovV4 r2 = 0.7071067811865476*fR[2]-1.224744871391589*fR[9];
+  const SgVlasovV4 r3 = 0.7071067811865476*fR[3]-1.224744871391589*fR[10];
+  const SgVlasovV4 r4 = 0.7071067811865476*fR[5]-1.224744871391589*fR[12];
+  const SgVlasovV4 r5 = 0.7071067811865476*fR[6]-1.224744871391589*fR[13];
+  const SgVlasovV4 r6 = 0.7071067811865476*fR[8]-1.224744871391589*fR[14];
+  const SgVlasovV4 r7 = 0.7071067811865476*fR[11]-1.224744871391589*fR[15];
+  const double rv = 2.0/dxv[3];
+  const SgVlasovV4 ht = 0.5*tau[0];
+  const SgVlasovV4 a0 = 0.5*(l0 + r0), j0 = r0 - l0;
+  const SgVlasovV4 a1 = 0.5*(l1 + r1), j1 = r1 - l1;
+  const SgVlasovV4 a2 = 0.5*(l2 + r2), j2 = r2 - l2;
+  const SgVlasovV4 a3 = 0.5*(l3 + r3), j3 = r3 - l3;
+  const SgVlasovV4 a4 = 0.5*(l4 + r4), j4 = r4 - l4;
+  const SgVlasovV4 a5 = 0.5*(l5 + r5), j5 = r5 - l5;
+  const SgVlasovV4 a6 = 0.5*(l6 + r6), j6 = r6 - l6;
+  const SgVlasovV4 a7 = 0.5*(l7 + r7), j7 = r7 - l7;
+  const SgVlasovV4 G0 = rv*(A2_0*(0.7071067811865476*a0)+A2_0_0*(0.40824829046386296*a2)+A2_0_1*(0.408248290463863*a4)+A2_1*(0.7071067811865475*a1)+A2_1_0*(0.40824829046386296*a3)+A2_1_1*(0.408248290463863*a5) - ht*j0);
+  const SgVlasovV4 G1 = rv*(A2_0*(0.7071067811865475*a1)+A2_0_0*(0.408248290463863*a4)+A2_0_1*(0.408248290463863*a2)+A2_1*(0.7071067811865475*a0)+A2_1_0*(0.408248290463863*a5)+A2_1_1*(0.408248290463863*a3) - ht*j1);
+  const SgVlasovV4 G2 = rv*(A2_0*(0.7071067811865476*a2)+A2_0_0*(0.40824829046386296*a0)+A2_0_1*(0.408248290463863*a1)+A2_1*(0.7071067811865475*a4)+A2_1_0*(0.40824829046386296*a6)+A2_1_1*(0.408248290463863*a7) - ht*j2);
+  const SgVlasovV4 G3 = rv*(A2_0*(0.7071067811865476*a3)+A2_0_0*(0.40824829046386296*a6)+A2_0_1*(0.408248290463863*a7)+A2_1*(0.7071067811865475*a5)+A2_1_0*(0.40824829046386296*a0)+A2_1_1*(0.408248290463863*a1) - ht*j3);
+  const SgVlasovV4 G4 = rv*(A2_0*(0.7071067811865475*a4)+A2_0_0*(0.408248290463863*a1)+A2_0_1*(0.408248290463863*a0)+A2_1*(0.7071067811865475*a2)+A2_1_0*(0.408248290463863*a7)+A2_1_1*(0.408248290463863*a6) - ht*j4);
+  const SgVlasovV4 G5 = rv*(A2_0*(0.7071067811865475*a5)+A2_0_0*(0.408248290463863*a7)+A2_0_1*(0.408248290463863*a6)+A2_1*(0.7071067811865475*a3)+A2_1_0*(0.408248290463863*a1)+A2_1_1*(0.408248290463863*a0) - ht*j5);
+  const SgVlasovV4 G6 = rv*(A2_0*(0.7071067811865476*a6)+A2_0_0*(0.40824829046386296*a3)+A2_0_1*(0.408248290463863*a5)+A2_1*(0.7071067811865475*a7)+A2_1_0*(0.40824829046386296*a2)+A2_1_1*(0.408248290463863*a4) - ht*j6);
+  const SgVlasovV4 G7 = rv*(A2_0*(0.7071067811865475*a7)+A2_0_0*(0.408248290463863*a5)+A2_0_1*(0.408248290463863*a3)+A2_1*(0.7071067811865475*a6)+A2_1_0*(0.408248290463863*a4)+A2_1_1*(0.408248290463863*a2) - ht*j7);
   outL[0] -= 0.7071067811865476*G0; outR[0] += 0.7071067811865476*G0;
   outL[1] -= 0.7071067811865476*G1; outR[1] += 0.7071067811865476*G1;
   outL[2] -= 0.7071067811865476*G2; outR[2] += 0.7071067811865476*G2;
@@ -301,9 +360,10 @@ static void maxwell_surf0_1x3v_ser_p1_mx(const double *restrict dx, double c, do
 
 const SgVlasovEMKernels sg_vlasov_em_kernels_1x3v_ser_p1 = {
   1, 3, 0, 1,
-  sg_vlasov_volem_1x3v_ser_p1,
-  {sg_vlasov_surfvem0_1x3v_ser_p1, sg_vlasov_surfvem1_1x3v_ser_p1, sg_vlasov_surfvem2_1x3v_ser_p1},
+  sg_vlasov_volem_1x3v_ser_p1_v4,
+  {sg_vlasov_surfx0_1x3v_ser_p1_v4},
+  {sg_vlasov_surfvem0_1x3v_ser_p1_v4, sg_vlasov_surfvem1_1x3v_ser_p1_v4, sg_vlasov_surfvem2_1x3v_ser_p1_v4},
   maxwell_vol_1x3v_ser_p1_mx,
   {maxwell_surf0_1x3v_ser_p1_mx},
-  594, {342, 342, 342}, 24, {184}
+  594, {216}, {342, 342, 342}, 24, {184}
 };

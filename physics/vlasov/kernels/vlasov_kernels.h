@@ -43,29 +43,41 @@ typedef struct {
 /* NULL-terminated list of every generated kernel set. */
 extern const SgVlasovKernels *const sg_vlasov_kernel_list[];
 
-/* Vlasov-Maxwell kernels (vlasov_em_kernels_*.c), beside the Vlasov-Poisson set of the same phase space:
+/* Vlasov-Maxwell kernels (vlasov_em_kernels_*.c), beside the Vlasov-Poisson set of the same phase space.
+   vol, surfx and surfv work on SG_VLASOV_LANES cells (faces) at once: every per-cell array (w, em, f,
+   tau, cw, out) is interleaved by lane, entry i of cell c in lane c of the vector w[i] (SgVlasovV4),
+   so each generated statement is one SIMD operation for the lanes (the cells of a Vlasov-Maxwell run
+   differ in E, B and the velocity centre, so a lane's data are its own); per lane the arithmetic is
+   the scalar kernel's. The outputs out/outL/outR must come zeroed: the caller adds them to the cells.
    - vol:      streaming (x_d, d < cdim) + Lorentz-force acceleration (q/m)(E + v x B) in every v_j, j < vdim;
                em = [Ex, Ey, Ez, Bx, By, Bz], npx configuration coefficients each; w, dxv: cell centre, widths.
+   - surfx[d]: the streaming face of SgVlasovKernels.surfx[d], with cw = {cL, cR, c0} per lane.
    - surfv[j]: face normal to v_j: flux = P(alpha_j avg f) - tau/2 (f_R - f_L) (alpha_j is continuous there).
    - mvol, msurf[d]: Maxwell's equations dE/dt = c^2 curl B, dB/dt = -curl E in the configuration DG space
                (the current -J and the charge source chi rho are added by the caller), in the perfectly
                hyperbolic form with the cleaning potentials phi, psi (components 6, 7; speed factors chi,
                gam, 0 = off); face flux central - tau/2 |A| jump (tau = c: upwind, 0: central). The
                field state of a cell is [8][npx]: Ex Ey Ez Bx By Bz phi psi. */
-typedef void (*SgVlasovVolEMFn)(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em,
-                                const double *restrict f, double *restrict out);
-typedef void (*SgVlasovSurfVEMFn)(const double *restrict w, const double *restrict dxv, double qm, const double *restrict em, double tau,
-                                  const double *restrict fL, const double *restrict fR, double *restrict outL, double *restrict outR);
+#define SG_VLASOV_LANES 4
+typedef double SgVlasovV4 __attribute__((vector_size(SG_VLASOV_LANES * sizeof(double)))); /* one AVX2 register */
+typedef void (*SgVlasovVolEMFn)(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em,
+                                const SgVlasovV4 *restrict f, SgVlasovV4 *restrict out);
+typedef void (*SgVlasovSurfXEMFn)(const SgVlasovV4 *restrict w, const double *restrict dxv, const SgVlasovV4 *restrict cw,
+                                  const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR, SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR);
+typedef void (*SgVlasovSurfVEMFn)(const SgVlasovV4 *restrict w, const double *restrict dxv, double qm, const SgVlasovV4 *restrict em,
+                                  const SgVlasovV4 *restrict tau, const SgVlasovV4 *restrict fL, const SgVlasovV4 *restrict fR,
+                                  SgVlasovV4 *restrict outL, SgVlasovV4 *restrict outR);
 typedef void (*SgVlasovMaxwellVolFn)(const double *restrict dx, double c, double chi, double gam, const double *restrict em, double *restrict out);
 typedef void (*SgVlasovMaxwellSurfFn)(const double *restrict dx, double c, double chi, double gam, double tau, const double *restrict emL,
                                       const double *restrict emR, double *restrict outL, double *restrict outR);
 typedef struct {
   int                   cdim, vdim, family, p;
-  SgVlasovVolEMFn       vol;
-  SgVlasovSurfVEMFn     surfv[3];
+  SgVlasovVolEMFn       vol4;     /* SG_VLASOV_LANES cells */
+  SgVlasovSurfXEMFn     surfx4[3]; /* SG_VLASOV_LANES faces */
+  SgVlasovSurfVEMFn     surfv4[3];
   SgVlasovMaxwellVolFn  mvol;
   SgVlasovMaxwellSurfFn msurf[3];
-  int                   flops_vol, flops_surfv[3], flops_mvol, flops_msurf[3];
+  int                   flops_vol, flops_surfx[3], flops_surfv[3], flops_mvol, flops_msurf[3]; /* per lane */
 } SgVlasovEMKernels;
 
 extern const SgVlasovEMKernels *const sg_vlasov_em_kernel_list[];

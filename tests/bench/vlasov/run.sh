@@ -11,7 +11,10 @@
 #   - the ratio to gkylzero's per-cell figures on this kind of machine (the anchors page of the design notes).
 # Vlasov-Maxwell 2x3v p=1 and p=2 as well (gkylzero 6.2 and 17 us per cell), and 3x3v p=1 (23 us).
 # Usage: tests/bench/vlasov/run.sh   (after make tests); ONLY=vm2x3v runs only the cases whose name
-# starts with ONLY (and skips the demo deck); REPS=N repetitions, the fastest counts.
+# starts with ONLY (and skips the demo deck); REPS=N repetitions, the fastest counts; SURGE=path
+# benchmarks another build. The four Vlasov-Poisson cases always run (also under ONLY): they
+# calibrate the machine's speed now against the day surge and gkylzero were timed side by side
+# (column "cal", see below); CAL=0 skips them.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 (cd "$ROOT" && make -s bin/surge build/tests/test_vlasov_roof >/dev/null) || { echo "bench vlasov: cannot build bin/surge and test_vlasov_roof (run ./configure first)"; exit 2; }
@@ -22,9 +25,10 @@ D=$ROOT/inputs/vlasov; L=12.566370614359172
 "$ROOT/build/tests/test_vlasov_roof" > roof.txt
 cat roof.txt
 REPS=${REPS:-3} # the machine is shared: every case runs REPS times and the fastest run counts
+CAL=${CAL:-1}
 run() { # name np cells gkyl_ns args...
   local name=$1 np=$2 cells=$3 gk=$4; shift 4
-  [[ "$name" == "${ONLY:-}"* ]] || return 0
+  [[ "$name" == "${ONLY:-}"* ]] || { [ "$CAL" = 1 ] && [[ "$name" != vm* ]]; } || return 0
   for r in $(seq $REPS); do
     "$SURGE" run "$@" -sim_field_every 0 -sim_diag_every 100000000 -vlasov_fit none -log_view -sim_output "$name" > "$name.$r.log" 2>&1 ||
       { grep "surge: error" "$name.$r.log"; echo "bench vlasov: case $name failed (log: $W/$name.$r.log)"; exit 1; }
@@ -69,12 +73,24 @@ def ev(name_prefix, name):  # fastest repetition, judged by the whole step time
     logs = sorted(glob.glob(name_prefix + '.*.log'))
     best = min(logs, key=lambda l: ev1(l, 'SgSolverStep')[1])
     return ev1(best, name)
-# gkylzero's figures were taken on an idle machine (DGEMM 16 GFLOP/s there); when other jobs share
-# the cores now, scale by the DGEMM measured in this run to compare like with like ("adj").
-load = 16.0 / gf
+# Machine speed now: gkylzero's figures were taken on a quiet machine, this one is shared. On
+# 2026-11-25 surge's Vlasov-Poisson update was timed side by side with gkylzero's (ANCHORS.md, load
+# 0.6-0.8): 1x1v p=2 42 ns, 1x2v p=2 89, 2x2v p=1 122, 2x2v p=2 494 ns per cell-RHS. Their kernels
+# are unchanged since (generated 2026-11-21; the sweep around them gained the velocity split on
+# 11-29), so the geometric mean of (time now / time then) over these cases estimates how much slower
+# this machine runs now on the same kind of code; "cal" divides our time by it. (It replaces a DGEMM
+# probe, "adj", that read 10-52 GFLOP/s on this machine within a day: a BLAS call's speed under
+# sharing says little about these kernels'.)
+ref1125 = {'1x1v_p2': 42.0, '1x2v_p2': 89.0, '2x2v_p1': 122.0, '2x2v_p2': 494.0}
+def cellns(name, cells):
+    n, tv, _ = ev(name, 'VlasovVolume'); _, ts, _ = ev(name, 'VlasovSurface')
+    return 1e9 * (tv + ts) / (n * cells)
+import math
+slow = [cellns(k, int(open(k + '.meta').read().split()[2])) / v for k, v in ref1125.items() if glob.glob(k + '.meta')]
+load = math.exp(sum(math.log(x) for x in slow) / len(slow)) if slow else float('nan')
 print('\n%-8s %5s %7s | %8s %8s %8s | %9s %9s | %6s %6s %6s %6s | %7s %7s | %6s %6s' % (
     'case', 'DOF', 'cells', 'vol ns', 'surf ns', 'ns/cell', 'cell/s', 'DOF/s', 'vol%', 'surf%', 'fld%', 'rest%',
-    'GF/s', 'GB/s', 'gkyl', 'adj'))
+    'GF/s', 'GB/s', 'gkyl', 'cal'))
 coll = []
 for meta in sorted(glob.glob('*.meta')):
     name, np_, cells, gk = open(meta).read().split(); np_, cells, gk = int(np_), int(cells), float(gk)
@@ -96,13 +112,14 @@ for l in coll: print(l)
 print('\nroofs measured now: triad %.2f GB/s, DGEMM %.2f GFLOP/s (one core)' % (bw, gf))
 print('GF/s = kernel flops (generator count) / kernel time; GB/s = 6 np doubles per cell-RHS / kernel time;')
 print('gkyl = gkylzero ns per cell-RHS (ANCHORS.md; 2x2v: its hybrid p=1 basis, 24 DOF) / ours: >1 means we are faster;')
-print('adj = the same ratio with our time scaled by DGEMM(idle, 16 GFLOP/s) / DGEMM(now) = %.2f' % load)
+print('cal = the same ratio with our time divided by the machine slow-down %.2f = geometric mean of (Vlasov-Poisson ns now / on 2026-11-25)' % load)
+print('    over %d case(s): %s' % (len(slow), ' '.join('%.2f' % x for x in slow)))
 def demo(fn):
     t = open(fn).read()
     return int(re.findall(r'step\s+(\d+)\s+t', t)[-1]), float(re.findall(r'wall ([0-9.]+)s', t)[-1]), t
 if not glob.glob('demo.*.log'): raise SystemExit(0)  # ONLY= set: no demo run
 steps, wall, txt = min((demo(f) for f in glob.glob('demo.*.log')), key=lambda x: x[1])
-print('\ndemo deck (Landau 32x32 p=2, t=25): %d steps in %.2f s wall = %.3f ms/step; gkylzero 0.524 ms/step -> %.2fx (adj %.2fx)' % (
+print('\ndemo deck (Landau 32x32 p=2, t=25): %d steps in %.2f s wall = %.3f ms/step; gkylzero 0.524 ms/step -> %.2fx (cal %.2fx)' % (
     steps, wall, 1e3 * wall / steps, 0.524 / (1e3 * wall / steps), load * 0.524 / (1e3 * wall / steps)))
 for l in txt.splitlines():
     if 'fit landau: gamma' in l or 'fit landau: omega' in l: print(l)
