@@ -720,6 +720,29 @@ int main(int argc, char **argv)
       PetscCall(SgDPModelDestroy(&m));
       CHECK(ierr == PETSC_ERR_USER_INPUT, "deepmd with shard 1 and plain SGD was not refused (%d)", (int)ierr);
     }
+    if (size == 3) { /* global batch 2 on 3 ranks: one rank has no frame in every step and still takes part
+                        in stage 3's gather and reduce-scatter; stage 3 = stage 0 as above */
+      double *we[2], err = 0;
+      for (int k = 0; k < 2; k++) {
+        ob = o;
+        ob.restart[0] = 0;
+        ob.save_freq = 0;
+        ob.save_ckpt[0] = 0;
+        ob.batch_size = 2;
+        ob.shard = k ? 3 : 0;
+        PetscCall(SgDPModelCreate(&c, &m));
+        PetscCall(SgDPModelInitWeights(m, 5));
+        PetscCall(SgDPTrain(m, &ob, PETSC_COMM_WORLD));
+        PetscCall(PetscMalloc1(np, &we[k]));
+        SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), we[k]));
+        PetscCall(SgDPModelDestroy(&m));
+      }
+      for (long i = 0; i < np; i++) err = PetscMax(err, fabs(we[1][i] - we[0][i]) / (1e-3 + fabs(we[0][i])));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zero: batch 2 on 3 ranks (one rank without a frame each step): stage 3 vs stage 0 max relative difference %.2e\n", err));
+      CHECK(err < 1e-12, "stage 3 with an empty local batch differs from stage 0 on 3 ranks: %g", err);
+      PetscCall(PetscFree(we[0]));
+      PetscCall(PetscFree(we[1]));
+    }
     if (size > 1) { /* sdp4bit's node size reaches the trainer (SgDPTrainOpts.sdp_node, -deepmd_sdp4bit_node_ranks):
                        a node of size + 1 ranks does not divide the ranks and is refused at set-up */
       PetscErrorCode ierr;
