@@ -103,17 +103,21 @@ for meta in sorted(glob.glob('*.meta')):
     ns = 1e9 * (tv + ts) / cr
     # minimum memory traffic of the two sweeps: read f, read+write rhs, per sweep (doubles)
     gbs = 6 * np_ * 8 * cr / (tv + ts) / 1e9
-    print('%-8s %5d %7d | %8.1f %8.1f %8.1f | %9.3g %9.3g | %5.1f%% %5.1f%% %5.1f%% %5.1f%% | %7.2f %7.2f | %5.2fx %5.2fx' % (
+    cal = '%5.2fx' % (load * gk / ns) if slow else '    -'  # CAL=0: no VP cases, no calibration
+    print('%-8s %5d %7d | %8.1f %8.1f %8.1f | %9.3g %9.3g | %5.1f%% %5.1f%% %5.1f%% %5.1f%% | %7.2f %7.2f | %5.2fx %s' % (
         name, np_, cells, 1e9 * tv / cr, 1e9 * ts / cr, ns, 1e9 / ns, np_ * 1e9 / ns,
         100 * tv / tstep, 100 * ts / tstep, 100 * tf / tstep, 100 * (tstep - tv - ts - tf) / tstep,
-        (fv + fs) / (tv + ts) / 1e9, gbs, gk / ns, load * gk / ns))
+        (fv + fs) / (tv + ts) / 1e9, gbs, gk / ns, cal))
 print('(rest% includes the collision operator; its share and the memory per cell:)')
 for l in coll: print(l)
 print('\nroofs measured now: triad %.2f GB/s, DGEMM %.2f GFLOP/s (one core)' % (bw, gf))
 print('GF/s = kernel flops (generator count) / kernel time; GB/s = 6 np doubles per cell-RHS / kernel time;')
 print('gkyl = gkylzero ns per cell-RHS (ANCHORS.md; 2x2v: its hybrid p=1 basis, 24 DOF) / ours: >1 means we are faster;')
-print('cal = the same ratio with our time divided by the machine slow-down %.2f = geometric mean of (Vlasov-Poisson ns now / on 2026-11-25)' % load)
-print('    over %d case(s): %s' % (len(slow), ' '.join('%.2f' % x for x in slow)))
+if slow:
+    print('cal = the same ratio with our time divided by the machine slow-down %.2f = geometric mean of (Vlasov-Poisson ns now / on 2026-11-25)' % load)
+    print('    over %d case(s): %s' % (len(slow), ' '.join('%.2f' % x for x in slow)))
+else:
+    print('cal: not computed (CAL=0: the Vlasov-Poisson calibration cases did not run)')
 def demo(fn):
     t = open(fn).read()
     return int(re.findall(r'step\s+(\d+)\s+t', t)[-1]), float(re.findall(r'wall ([0-9.]+)s', t)[-1]), t
