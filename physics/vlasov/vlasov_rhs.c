@@ -87,6 +87,22 @@ static inline void QueueFace(const SgVlasov *v, const SgVlasovSpecies *s, PetscI
   SgVlasovLanesFace(v, s, d, b, PETSC_FALSE);
 }
 
+/* Vlasov-Maxwell: queue one cell for the volume kernel (vlasov_lanes.c), as QueueFace a face */
+static inline void QueueCell(const SgVlasov *v, const SgVlasovSpecies *s, SgVlasovLaneBatch *b, const double *f, double *o, const double *em, const PetscReal w[])
+{
+  const PetscInt c = b->n;
+  for (PetscInt k = 0; k < v->np; k += 8) {
+    __builtin_prefetch(f + k);
+    __builtin_prefetch(o + k, 1);
+  }
+  b->fL[c] = f;
+  b->oL[c] = o;
+  b->em[c] = em;
+  for (PetscInt i = 0; i < v->pdim; i++) b->w[i][c] = w[i];
+  b->n++;
+  SgVlasovLanesVolume(v, s, b, PETSC_FALSE);
+}
+
 PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
 {
   const SgVlasovKernels *K = v->kern;
@@ -111,18 +127,7 @@ PetscErrorCode SgVlasovRHS(SgVlasov *v, SgVlasovSpecies *s, Vec f, Vec rhs)
   if (EK) { /* Vlasov-Maxwell: SG_VLASOV_LANES cells per kernel call (vlasov_lanes.c) */
     SgVlasovLaneBatch vb;
     PetscCall(PetscMemzero(&vb, sizeof(vb)));
-    FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
-      for (PetscInt k_ = 0; k_ < v->np; k_ += 8) {
-        __builtin_prefetch(fl + goff + k_);
-        __builtin_prefetch(out + ooff + k_, 1);
-      }
-      vb.fL[vb.n] = fl + goff;
-      vb.oL[vb.n] = out + ooff;
-      vb.em[vb.n] = v->emcur + cx * nem;
-      for (PetscInt i_ = 0; i_ < v->pdim; i_++) vb.w[i_][vb.n] = w[i_];
-      vb.n++;
-      SgVlasovLanesVolume(v, s, &vb, PETSC_FALSE);
-    });
+    FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, { QueueCell(v, s, &vb, fl + goff, out + ooff, v->emcur + cx * nem, w); });
     SgVlasovLanesVolume(v, s, &vb, PETSC_TRUE);
   } else
     FOR_OWNED_CELLS(v, s, n, w, cx, goff, ooff, {
