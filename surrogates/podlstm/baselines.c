@@ -333,16 +333,43 @@ PetscErrorCode SgPodLstmVARFit(const SgPodLstmData *D, const SgPodLstmSeries *S,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Do the free runs of a quadratic regression W (p lags) stay on the training data's attractor? nfree steps
-   from each of 4 starts spread over the fitting period (a map at the edge of stability survives one
-   start and leaves from another: on KS L = 22 a check from one start let through a ridge whose run from
-   the test period left after 40 Lyapunov times). Bounded: every coefficient within the fitting period's
-   range widened by half its width on each side (a diverging iteration leaves it within a few steps and
-   grows without bound; the truth stays inside by construction). Not collapsed: every mode's standard
-   deviation over the run's second half at least half the fitting period's (a map that decays to a fixed
-   point or a small cycle has left the attractor as surely as one that blows up). Vlachas et al. (Neural
-   Networks 126, 2020) and Pathak et al. (Chaos 27, 2017) judge surrogates of chaotic systems by such
-   free runs, not only by short-lead error. f: [nfree][K] work. */
+/* Is a free run f [nfree][K] on the attractor of the fitting series a [nfit][K]? Bounded: every
+   coefficient within the fitting period's range widened by half its width on each side (a diverging
+   iteration leaves it within a few steps and grows without bound; the truth stays inside by
+   construction). Not collapsed: every mode's standard deviation over the run's second half at least
+   half the fitting period's (a map that decays to a fixed point or a small cycle has left the attractor
+   as surely as one that blows up). Both tests are invariant under a per-mode affine scaling, so scaled
+   and unscaled coefficients give the same answer. Vlachas et al. (Neural Networks 126, 2020) and Pathak
+   et al. (Chaos 27, 2017) judge surrogates of chaotic systems by such free runs, not only by short-lead
+   error. */
+PetscBool SgPodLstmFreeRunStays(const PetscReal a[], PetscInt K, PetscInt nfit, const PetscReal f[], PetscInt nfree)
+{
+  for (PetscInt k = 0; k < K; k++) {
+    PetscReal      lo = PETSC_MAX_REAL, hi = -PETSC_MAX_REAL, m = 0, v = 0, mf = 0, vf = 0;
+    const PetscInt h = nfree / 2, nh = nfree - h;
+
+    for (PetscInt t = 0; t < nfit; t++) {
+      lo = PetscMin(lo, a[t * K + k]);
+      hi = PetscMax(hi, a[t * K + k]);
+      m += a[t * K + k] / nfit;
+    }
+    for (PetscInt t = 0; t < nfit; t++) v += PetscSqr(a[t * K + k] - m) / nfit;
+    for (PetscInt t = 0; t < nfree; t++) {
+      const PetscReal x = f[t * K + k];
+      if (PetscIsInfOrNanReal(x) || x < lo - 0.5 * (hi - lo) || x > hi + 0.5 * (hi - lo)) return PETSC_FALSE;
+      if (t >= h) mf += x / nh;
+    }
+    for (PetscInt t = h; t < nfree; t++) vf += PetscSqr(f[t * K + k] - mf) / nh;
+    if (vf < 0.25 * v) return PETSC_FALSE; /* standard deviation below half the truth's */
+  }
+  return PETSC_TRUE;
+}
+
+/* Do the free runs of a quadratic regression W (p lags) stay on the training data's attractor
+   (SgPodLstmFreeRunStays)? nfree steps from each of 4 starts spread over the fitting period (a map at
+   the edge of stability survives one start and leaves from another: on KS L = 22 a check from one
+   start let through a ridge whose run from the test period left after 40 Lyapunov times). f: [nfree][K]
+   work. */
 static PetscBool QuadFreeRunStays(const PetscReal a[], PetscInt K, PetscInt nfit, PetscInt p, PetscInt nq, const PetscReal W[], PetscInt nfree, PetscReal f[])
 {
   for (PetscInt st = 0; st < 4; st++) {
@@ -350,24 +377,7 @@ static PetscBool QuadFreeRunStays(const PetscReal a[], PetscInt K, PetscInt nfit
 
     if (s0 < p) continue;
     IterateVAR(a, K, nfree, p, nq, W, s0 - nfree, f); /* only rows s0 - p .. s0 - 1 are read */
-    for (PetscInt k = 0; k < K; k++) {
-      PetscReal      lo = PETSC_MAX_REAL, hi = -PETSC_MAX_REAL, m = 0, v = 0, mf = 0, vf = 0;
-      const PetscInt h = nfree / 2, nh = nfree - h;
-
-      for (PetscInt t = 0; t < nfit; t++) {
-        lo = PetscMin(lo, a[t * K + k]);
-        hi = PetscMax(hi, a[t * K + k]);
-        m += a[t * K + k] / nfit;
-      }
-      for (PetscInt t = 0; t < nfit; t++) v += PetscSqr(a[t * K + k] - m) / nfit;
-      for (PetscInt t = 0; t < nfree; t++) {
-        const PetscReal x = f[t * K + k];
-        if (PetscIsInfOrNanReal(x) || x < lo - 0.5 * (hi - lo) || x > hi + 0.5 * (hi - lo)) return PETSC_FALSE;
-        if (t >= h) mf += x / nh;
-      }
-      for (PetscInt t = h; t < nfree; t++) vf += PetscSqr(f[t * K + k] - mf) / nh;
-      if (vf < 0.25 * v) return PETSC_FALSE; /* standard deviation below half the truth's */
-    }
+    if (!SgPodLstmFreeRunStays(a, K, nfit, f, nfree)) return PETSC_FALSE;
   }
   return PETSC_TRUE;
 }

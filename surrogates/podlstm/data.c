@@ -324,14 +324,14 @@ PetscErrorCode SgPodLstmSeriesSetRollout(SgPodLstmSeries *S, PetscInt R)
   PetscCall(PetscFree2(S->fG, S->fg));
   if (S->Vs) PetscCall(SgPodLstmVARFree(S->Vs));
   PetscCall(PetscFree(S->Vs));
-  if (S->fb && R > 1 && S->V->nq) { /* a quadratic base: not affine; the rollout's loss iterates it on
+  if (S->fb && S->V->nq) { /* a quadratic base: not affine; the rollout's loss iterates it on
        scaled coefficients (SgPodLstmNetSetPolyBase) */
     PetscCall(PetscNew(&S->Vs));
     PetscCall(SgPodLstmVARScaled(S->V, S->lo, S->hi, S->Vs));
-  } else if (S->fb && R > 1) { /* the scaling and the VAR are affine, so is the base's forecast of a scaled
+  } else if (S->fb) { /* the scaling and the VAR are affine, so is the base's forecast of a scaled
        window: fg is the forecast of the scaled window 0, column j of fG that of unit vector j less fg
-       (the rollout's loss applies it to forecasts fed back, SgPodLstmNetRolloutLoss); (LK)^2 values,
-       made only for a rollout */
+       (the rollout's loss applies it to forecasts fed back, SgPodLstmNetRolloutLoss, and the free-run
+       selection to the network's own iteration); (LK)^2 values */
     const PetscInt n = S->L * S->K;
     PetscReal     *x, *a;
     PetscCall(PetscMalloc2(n * n, &S->fG, n, &S->fg));

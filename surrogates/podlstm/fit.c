@@ -3,7 +3,9 @@
    trainer divides by the global count), Adam at a constant rate (the paper's) or a schedule
    (-podlstm_lr_schedule), one validation per epoch on the validation windows,
    early stopping after `patience` epochs without a better validation R^2, the best weights kept
-   (Keras' EarlyStopping with restore_best_weights, as the paper's DeepHyper runs use). */
+   (Keras' EarlyStopping with restore_best_weights, as the paper's DeepHyper runs use). With free_run
+   (not in the paper) early stopping keeps only weights whose own free run stays on the training
+   attractor (FreeRunStays): model selection by free runs, Vlachas et al. (Neural Networks 126, 2020). */
 #include "sgpodlstm.h"
 #include "sgtrainer.h"
 
@@ -14,6 +16,8 @@ typedef struct {
   PetscInt                  since, epochs, best_epoch;
   long                      np;
   PetscReal                *bq; /* [L K] a polynomial base's forecast of one window (ValidR2) */
+  PetscBool                 best_stays; /* with free_run: the kept weights' free run stays */
+  PetscInt                  left;       /* with free_run: better epochs passed over (their runs left) */
 } Fit;
 
 PetscReal SgPodLstmR2(PetscInt n, PetscInt m, const PetscReal y[], const PetscReal yhat[])
@@ -53,6 +57,56 @@ static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt stream, const SgLoa
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* add the base's forecast of the scaled window x [L K] to o (a residual network's output), as served */
+static void AddBase(const SgPodLstmFitConfig *c, const PetscReal x[], PetscReal bq[], PetscReal o[])
+{
+  const PetscInt m = c->L * c->K;
+
+  if (c->base_scaled) { /* a polynomial base on scaled coefficients */
+    SgPodLstmVARIterate(c->base_scaled, c->L, x, bq);
+    for (PetscInt i = 0; i < m; i++) o[i] += bq[i];
+  } else
+    for (PetscInt i = 0; i < m; i++) {
+      PetscReal b = c->base_g[i];
+      for (PetscInt j = 0; j < m; j++) b += c->base_G[i * m + j] * x[j];
+      o[i] += b;
+    }
+}
+
+/* Does the network's free run stay on the fitting period's attractor? Its own window-to-window
+   iteration (each forecast, plus the base's for a residual network, is the next input: what the
+   field.advance slot serves) of free_run snapshots from 4 starts spread over the fitting period, the 4
+   as one batch; SgPodLstmFreeRunStays on each (the test of quad_free_run). A run is abandoned at its
+   first non-finite value. Scaled coefficients throughout: the test is invariant under the scaling. */
+static PetscErrorCode FreeRunStays(Fit *F, PetscBool *stays)
+{
+  const SgPodLstmFitConfig *c = F->c;
+  const PetscInt            K = c->K, L = c->L, m = L * K, nw = (c->free_run + L - 1) / L, NS = 4;
+  const PetscBool           base = (PetscBool)(c->residual && (c->base_scaled || c->base_G));
+  PetscReal                *in, *out, *run;
+
+  PetscFunctionBegin;
+  *stays = PETSC_TRUE;
+  PetscCall(PetscMalloc3(NS * m, &in, NS * m, &out, NS * nw * m, &run));
+  for (PetscInt st = 0; st < NS; st++) { /* the L snapshots before s0, as QuadFreeRunStays' starts */
+    const PetscInt s0 = PetscMax(L, c->nfit - st * (c->nfit / NS));
+    PetscCall(PetscArraycpy(in + st * m, c->fit_s + (s0 - L) * K, m));
+  }
+  for (PetscInt w = 0; w < nw && *stays; w++) {
+    PetscCall(SgPodLstmNetPredict(F->net, NS, L, in, out));
+    for (PetscInt st = 0; st < NS; st++) {
+      if (base) AddBase(c, in + st * m, F->bq, out + st * m);
+      for (PetscInt i = 0; i < m; i++)
+        if (PetscIsInfOrNanReal(out[st * m + i])) *stays = PETSC_FALSE;
+      PetscCall(PetscArraycpy(run + (st * nw + w) * m, out + st * m, m));
+    }
+    PetscCall(PetscArraycpy(in, out, NS * m)); /* the forecast is the next input */
+  }
+  for (PetscInt st = 0; st < NS && *stays; st++) *stays = SgPodLstmFreeRunStays(c->fit_s, K, c->nfit, run + st * nw * m, c->free_run);
+  PetscCall(PetscFree3(in, out, run));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The validation R^2: of the one-window forecasts, or with a rollout of the R windows forecast as the
    loss does (each fed back; a residual network's plus its base's, compared with the truth after the
    first window) -- early stopping then keeps the weights best at what the training minimises */
@@ -76,15 +130,7 @@ static PetscErrorCode ValidR2(Fit *F, PetscReal *r2)
       PetscReal *x = in + w * m, *o = out + w * m, *y = F->yhat + w * ny + r * m;
       for (PetscInt i = 0; i < m; i++) y[i] = o[i];
       if (c->base_G || c->base_scaled) { /* the base's forecast of the window fed in */
-        if (c->base_scaled) { /* a polynomial base on scaled coefficients */
-          SgPodLstmVARIterate(c->base_scaled, c->L, x, F->bq);
-          for (PetscInt i = 0; i < m; i++) o[i] += F->bq[i];
-        } else
-          for (PetscInt i = 0; i < m; i++) {
-            PetscReal b = c->base_g[i];
-            for (PetscInt j = 0; j < m; j++) b += c->base_G[i * m + j] * x[j];
-            o[i] += b;
-          }
+        AddBase(c, x, F->bq, o);
         if (r > 0)
           for (PetscInt i = 0; i < m; i++) y[i] = o[i];
       }
@@ -102,21 +148,29 @@ static PetscErrorCode Monitor(SgTrainer tr, void *ctx, PetscInt step, const Pets
 {
   Fit      *F = (Fit *)ctx;
   PetscReal r2;
+  PetscBool stays = PETSC_TRUE;
 
   PetscFunctionBegin;
   F->epochs++;
   PetscCall(ValidR2(F, &r2));
   cols[0] = sums[1] > 0 ? sums[0] / sums[1] : NAN;
   cols[1] = r2;
-  if (r2 > F->best || F->best_epoch < 0) {
+  /* with free_run: a better R^2 counts only if the free run stays, and a staying epoch replaces kept
+     weights whose run left whatever its R^2 (model selection by free runs, Vlachas et al. 2020) */
+  if (F->c->free_run && (r2 > F->best || !F->best_stays || F->best_epoch < 0)) PetscCall(FreeRunStays(F, &stays));
+  if (F->best_epoch < 0 || (stays && !F->best_stays) || (stays == F->best_stays && r2 > F->best)) {
     F->best = r2;
     F->best_epoch = F->epochs;
+    F->best_stays = stays;
     F->since = 0;
     SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(F->net->P), F->best_w));
-  } else if (++F->since >= F->c->patience) {
-    char why[96];
-    PetscCall(PetscSNPrintf(why, sizeof why, "early stop: validation R2 not better than %.5f (epoch %" PetscInt_FMT ") for %" PetscInt_FMT " epochs", (double)F->best, F->best_epoch, F->c->patience));
-    PetscCall(SgTrainerRequestStop(tr, why));
+  } else {
+    if (r2 > F->best) F->left++; /* better, but its free run left the attractor */
+    if (++F->since >= F->c->patience) {
+      char why[96];
+      PetscCall(PetscSNPrintf(why, sizeof why, "early stop: validation R2 not better than %.5f (epoch %" PetscInt_FMT ") for %" PetscInt_FMT " epochs", (double)F->best, F->best_epoch, F->c->patience));
+      PetscCall(SgTrainerRequestStop(tr, why));
+    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -136,6 +190,8 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCheck(!c->free_run || (c->fit_s && c->nfit >= c->free_run && c->nfit >= c->L), comm, PETSC_ERR_USER_INPUT, "podlstm: free_run %" PetscInt_FMT " snapshots: give 0 (no free-run selection) or at most the %" PetscInt_FMT " fitting snapshots", c->free_run, c->nfit);
+  PetscCheck(!c->free_run || !c->residual || c->base_scaled || c->base_G, comm, PETSC_ERR_PLIB, "podlstm: free_run on a residual network needs its base on scaled coefficients");
   PetscCheck(c->ntrain >= 1 && c->nvalid >= 1, comm, PETSC_ERR_USER_INPUT, "podlstm: %" PetscInt_FMT " training and %" PetscInt_FMT " validation windows: need at least one of each", c->ntrain, c->nvalid);
   per_epoch = (c->ntrain + c->batch - 1) / c->batch;
   SgCallNN(sgnn_params_count(net->P, &F.np));
@@ -146,6 +202,7 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
     SgCallNN(sgnn_tensor_fill(net->Wout, 0.0));
     SgCallNN(sgnn_tensor_fill(net->bout, 0.0));
     PetscCall(ValidR2(&F, &F.best));
+    if (c->free_run) PetscCall(FreeRunStays(&F, &F.best_stays));
     F.best_epoch = 0;
     SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(net->P), F.best_w));
   }
@@ -194,6 +251,9 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   SgCallNN(sgnn_tensor_set_f64(sgnn_params_values(net->P), F.best_w)); /* the best epoch's weights */
   res->r2      = F.best;
   res->epochs  = F.epochs;
+  res->best_epoch = F.best_epoch;
+  res->free_stays = F.best_stays;
+  res->free_left  = F.left;
   res->seconds = MPI_Wtime() - t0;
   PetscCall(PetscFree3(F.best_w, F.yhat, F.bq));
   PetscFunctionReturn(PETSC_SUCCESS);

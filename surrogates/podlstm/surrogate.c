@@ -18,7 +18,7 @@ typedef struct {
   char           arch[256], hand[256], svd[32], networks[PETSC_MAX_PATH_LEN];
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
   PetscInt       epochs, patience, batch, rollout, retrain_epochs, retrain_patience, topk, seed, head, base, fallback, harmonics;
-  PetscInt       schedule, decay_epochs, quad_free;
+  PetscInt       schedule, decay_epochs, quad_free, free_run;
   PetscReal      valid_fraction, lr, year, step, field_points, lr_min, decay_rate;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
@@ -113,6 +113,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsString("-hand_arch", "The hand-designed LSTM baseline", d->hand, d->hand, sizeof d->hand, NULL));
   PetscCall(SgOptionsInt("-epochs", "Most epochs a network trains (early stopping may end sooner)", d->epochs, &d->epochs, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-rollout", "Windows of the training loss: the network forecasts the next window, then rollout - 1 more from its own forecasts, and the error of all of them is minimised with gradients through the forecasts fed back (1: the paper's one-window loss; with base var each forecast fed back is the network's plus the VAR's of the window fed in). Not in the paper", d->rollout, &d->rollout, NULL, 1, 64));
+  PetscCall(SgOptionsInt("-free_run", "Model selection by free runs (snapshots; 0: off, the paper's early stopping on validation R2 alone): an epoch's weights are kept only if the network's own window-to-window iteration (plus its base's, as the field.advance slot serves it) of this many snapshots from 4 starts over the fitting period stays on the training attractor (the test of quad_free_run); a residual network none of whose epochs stays is served as its base. Not in the paper", d->free_run, &d->free_run, NULL, 0, 1000000));
   PetscCall(SgOptionsInt("-patience", "Epochs without a better validation R2 before training stops", d->patience, &d->patience, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-batch_size", "Windows per batch", d->batch, &d->batch, NULL, 1, 1 << 20));
   PetscCall(SgOptionsReal("-start_lr", "Learning rate (of -podlstm_optimizer, Adam by default)", "", d->lr, &d->lr, NULL, 1e-8, 1));
@@ -227,6 +228,12 @@ static PetscErrorCode TrainTasks(SgSurrogate s, const SgPodLstmFitConfig *fc0, P
       PetscCall(SgPodLstmNetInit(nets[t], (unsigned long long)d->seed * 131ULL + (unsigned long long)t));
       PetscCall(SgPodLstmFit(PETSC_COMM_SELF, nets[t], &fc, &fr));
       mine[t] = fr.r2;
+      if (fc.free_run) { /* the selection's outcome, from the rank that trained it */
+        char a[256];
+        PetscCall(SgPodLstmArchToString(&archs[t], a, sizeof a));
+        if (fr.free_stays) PetscCall(PetscPrintf(PETSC_COMM_SELF, "podlstm: free-run selection ('%s'): kept epoch %" PetscInt_FMT "%s, validation R2 %.5f: its free runs of %" PetscInt_FMT " snapshots stay on the training attractor; %" PetscInt_FMT " epoch(s) of a better R2 passed over (their runs left it)\n", a, fr.best_epoch, fr.best_epoch ? "" : " (the base alone)", (double)fr.r2, fc.free_run, fr.free_left));
+        else PetscCall(PetscPrintf(PETSC_COMM_SELF, "podlstm: free-run selection ('%s'): no epoch's free run of %" PetscInt_FMT " snapshots stays on the training attractor; kept the best validation R2 (epoch %" PetscInt_FMT ", %.5f)\n", a, fc.free_run, fr.best_epoch, (double)fr.r2));
+      }
       PetscCall(SgPodLstmWeightsWrite(path, &archs[t], d->K, nets[t]));
     }
   }
@@ -436,9 +443,12 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   fc.cub_sync = d->cub_sync;
   fc.sdp_node = d->sdp_node;
   fc.rollout = d->rollout;
-  fc.base_G = d->rollout > 1 ? S.fG : NULL; /* NULL without a base */
-  fc.base_g = d->rollout > 1 ? S.fg : NULL;
-  fc.base_scaled = d->rollout > 1 ? S.Vs : NULL; /* a quadratic base */
+  fc.base_G = d->rollout > 1 || d->free_run ? S.fG : NULL; /* NULL without a base */
+  fc.base_g = d->rollout > 1 || d->free_run ? S.fg : NULL;
+  fc.base_scaled = d->rollout > 1 || d->free_run ? S.Vs : NULL; /* a quadratic base */
+  fc.free_run = d->free_run;
+  fc.fit_s = S.s; /* the fitting period: the first nfit scaled snapshots */
+  fc.nfit = D.ntrain - D.nvalid;
   fc.schedule = (SgnnLRKind)d->schedule;
   fc.lr_min = d->lr_min;
   fc.decay_rate = d->decay_rate;

@@ -86,9 +86,9 @@ typedef struct {
   PetscReal *fb;       /* residual networks (SgPodLstmSeriesSetBase): [nsnap - 2L + 1][L][K] the base's
                           forecast of every window, scaled like s; NULL otherwise */
   const struct _SgPodLstmVARModel *V; /* that base (not owned) */
-  PetscReal *fG, *fg;  /* with a rollout (SgPodLstmSeriesSetRollout) on an affine base (a VAR): the base as
+  PetscReal *fG, *fg;  /* (SgPodLstmSeriesSetRollout) on an affine base (a VAR): the base as
                           an affine map of a scaled window, fb = fG x + fg, fG [LK][LK]; NULL otherwise */
-  struct _SgPodLstmVARModel *Vs; /* with a rollout on a quadratic base: that base acting on scaled
+  struct _SgPodLstmVARModel *Vs; /* (SgPodLstmSeriesSetRollout) on a quadratic base: that base acting on scaled
                           coefficients (SgPodLstmVARScaled), iterated on the tape; NULL otherwise */
   /* window starts: training windows have their targets in [0, ntrain - nvalid), validation windows
      in [ntrain - nvalid, ntrain), test windows in [ntrain, ntrain + ntest) */
@@ -139,6 +139,10 @@ PETSC_EXTERN PetscErrorCode SgPodLstmVARFree(SgPodLstmVARModel *);
    attractor (bounded, not collapsed) are candidates. Refuses (user input) fewer fitting snapshots than
    twice its regressors per coefficient with p = 1, and a free-run check no candidate passes. */
 PETSC_EXTERN PetscErrorCode SgPodLstmQuadFit(const SgPodLstmData *, const SgPodLstmSeries *, const PetscReal coef[], PetscBool whole, PetscInt nfree, SgPodLstmVARModel *);
+/* Is the free run f [nfree][K] on the attractor of the fitting series a [nfit][K]: every value within
+   a's range per mode widened by half its width, every mode's standard deviation over the run's second
+   half at least half a's (invariant under the per-mode scaling: scaled or unscaled alike) */
+PETSC_EXTERN PetscBool      SgPodLstmFreeRunStays(const PetscReal a[], PetscInt K, PetscInt nfit, const PetscReal f[], PetscInt nfree);
 /* the same model acting on scaled coefficients s = (a - lo) / (hi - lo): Vs (allocated) has V's form,
    Vs(s) = scale(V(unscale(s))) exactly (the scaling is affine, the model a polynomial of degree <= 2) */
 PETSC_EXTERN PetscErrorCode SgPodLstmVARScaled(const SgPodLstmVARModel *V, const PetscReal lo[], const PetscReal hi[], SgPodLstmVARModel *Vs);
@@ -250,6 +254,13 @@ typedef struct {
                                      later ones the truth): early stopping on the rollout's R^2 (the same
                                      forecast fed back as in the loss), vx's first nvalid_r as inputs */
   const PetscReal *vyr;
+  PetscInt         free_run;      /* > 0: model selection by free runs (option free_run): an epoch's weights
+                                     are early stopping's best only if the network's own window-to-window
+                                     iteration (plus its base's, as served) of free_run snapshots from 4
+                                     starts over the fitting period stays on its attractor
+                                     (SgPodLstmFreeRunStays); a staying epoch beats any that leaves */
+  const PetscReal *fit_s;         /* with free_run: the scaled coefficients of the fitting period [nfit][K] */
+  PetscInt         nfit;
   SgnnLRKind       schedule;      /* learning rate over the max_epochs: constant, cosine to lr_min, or
                                      step (x decay_rate every decay_epochs, not below lr_min) */
   PetscReal        lr_min, decay_rate;
@@ -258,6 +269,9 @@ typedef struct {
 typedef struct {
   PetscReal r2, seconds; /* best validation R^2 (the weights kept), wall time */
   PetscInt  epochs;      /* epochs run (early stopping may end before max_epochs) */
+  PetscInt  best_epoch;  /* the epoch whose weights were kept (0: a residual network's base) */
+  PetscBool free_stays;  /* with free_run: the kept weights' free run stays on the attractor */
+  PetscInt  free_left;   /* with free_run: epochs of a better validation R^2 passed over: their free runs left it */
 } SgPodLstmFitResult;
 /* R^2 = 1 - sum (y - yhat)^2 / sum (y - mean_w y)^2 over n windows (the mean per output element over windows) */
 PETSC_EXTERN PetscReal      SgPodLstmR2(PetscInt n, PetscInt m, const PetscReal y[], const PetscReal yhat[]);

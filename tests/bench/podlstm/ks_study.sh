@@ -20,6 +20,9 @@
 # the study's VPT runs feed back every snapshot (--advance 1: VPT at 1-snapshot resolution), 10 starts:
 #   bash tests/bench/podlstm/ks_study.sh --dense-stable [WORKDIR]  (default build/ks22s; a training ~1-2 min,
 #   the study ~2 min a model)
+# --dense-free: the same with the trained network chosen among its epochs for its own free run too
+# (free_run: 1100; inputs/podlstm/ks22_dense_free_train.yaml):
+#   bash tests/bench/podlstm/ks_study.sh --dense-free [WORKDIR]  (default build/ks22f)
 set -e
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 if [ "$1" = --dense ]; then
@@ -42,6 +45,11 @@ elif [ "$1" = --dense-stable ]; then
   ENS=ks22_dense_ensemble TRAIN=ks22_dense_stable_train DATA=ks22_dense_data P=ks22s
   STUDY="--data ks22_dense_data.h5 --prefix ks22s --skip 300 --ntrain 4000 --ntest 1000 --advance 1 --starts 10 --free"
   W=${1:-$ROOT/build/ks22s}
+elif [ "$1" = --dense-free ]; then
+  shift
+  ENS=ks22_dense_ensemble TRAIN=ks22_dense_free_train DATA=ks22_dense_data P=ks22f
+  STUDY="--data ks22_dense_data.h5 --prefix ks22f --skip 300 --ntrain 4000 --ntest 1000 --advance 1 --starts 10 --free"
+  W=${1:-$ROOT/build/ks22f}
 else
   ENS=ks22_ensemble TRAIN=ks22_train DATA=ks22_data P=ks22 STUDY=""
   W=${1:-$ROOT/build/ks22}

@@ -21,7 +21,8 @@
    than the fitting period holds, a rollout that leaves fewer than 2 validation windows: one
    "surge: error:" line, exit 1, no model file;
 4c. the learning-rate schedules: cosine (to lr_min at the last epoch) and exp (a staircase) print the
-   rate the formula gives at each epoch's last step;
+   rate the formula gives at each epoch's last step; their rollout-2 training windows hold the next 2 L
+   steps (the inputs of the windows L and 2 L later);
 5. residual networks (base: var): the model file's var_weights equal numpy's least-squares VAR of the
    stored order fitted on the training period less its validation part (1e-8 relative); a network
    trained one epoch at learning rate 1e-8 forecasts the test period as that VAR does (numpy's RMSE
@@ -39,6 +40,9 @@
    the stored windows (2e-4: 5 printed digits; the base iterated on the tape in scaled coefficients)
    and the test RMSE numpy's quadratic forecast's (1e-6 relative); too few fitting snapshots for its
    regressors is one "surge: error:" line (section 4);
+5d. model selection by free runs (free_run: 40) of a linear network (arch I) trained 20 epochs: surge
+   passes over epochs of a better validation R2 and keeps a staying one; numpy rebuilds it (test RMSE
+   to 1e-9), iterates it from the same 4 starts and finds its runs on the attractor by the same test;
 6. the fallback: networks trained one epoch lose to the VAR on the validation windows; surge train
    says so in one line (served anyway without fallback, no fallback VAR in the file); with
    fallback: baseline the line says the VAR serves, the file's fallback_var equals numpy's least
@@ -261,17 +265,7 @@ for extra, want in [(["-podlstm_data", "nothere.h5"], "nothere.h5"), (["-podlstm
     check(rc == 1 and len(lines) == 1 and want in lines[0] and "PETSC ERROR" not in out, f"refused {' '.join(extra)}: {lines[0][:120] if lines else out[-300:]}")
     check(not os.path.exists(os.path.join(w, "bad.h5")), "no model file written")
 
-# 4b. the rollout loss's training windows (rollout: 2): y holds the next 2 L steps, all in the fitting
-# period (80 snapshots: 80 - 3 L + 1 = 57 windows), the scaled coefficients themselves -- y[w] is the
-# inputs of windows w + L and w + 2 L (the gradient through the fed-back forecasts: podlstm_grad)
-surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "I", "-podlstm_epochs", "1", "-podlstm_rollout", "2",
-       "-podlstm_baselines", "0", "-train_output", "ro", "-podlstm_prefix", "ro"], w)
-with h5py.File(os.path.join(w, "ro.windows.h5"), "r") as f:
-    n = int(f.attrs["nsamples"])
-    xw, yw = f["samples/x"][:n], f["samples/y"][:n]
-check(n == 57 and yw.shape == (57, 16, 5) and np.array_equal(yw[:41, :8], xw[8:49]) and np.array_equal(yw[:41, 8:], xw[16:57]),
-      f"rollout 2: {n} training windows (57) with targets of {yw.shape[1]} steps (16), the inputs of the windows L and 2 L later")
-# the learning-rate schedules (-podlstm_lr_schedule): the rate printed at the end of each epoch is the
+# 4c. the learning-rate schedules (-podlstm_lr_schedule): the rate printed at the end of each epoch is the
 # schedule's at the epoch's last step (4 printed digits: 1e-3 relative); 57 windows / 32 = 2 steps an epoch
 import math  # noqa: E402
 for sched, extra, rate in [("cosine", ["-podlstm_lr_min", "1e-4"], lambda k, n: 1e-4 + 0.5 * (1e-3 - 1e-4) * (1 + math.cos(math.pi * k / n))),
@@ -282,6 +276,14 @@ for sched, extra, rate in [("cosine", ["-podlstm_lr_min", "1e-4"], lambda k, n: 
     got = [(int(r[0]), float(r[3])) for r in rows]
     ok = len(got) == 3 and all(abs(lr - rate(st - 1, 6)) < 1e-3 * rate(st - 1, 6) for st, lr in got)
     check(ok, f"lr_schedule {sched}: the rate at steps {[st for st, _ in got]} is {[lr for _, lr in got]} (want {[float('%.4g' % rate(st - 1, 6)) for st, _ in got]})")
+# the rollout loss's training windows (rollout: 2, the schedules' runs): y holds the next 2 L steps, all in
+# the fitting period (80 snapshots: 80 - 3 L + 1 = 57 windows), the scaled coefficients themselves -- y[w]
+# is the inputs of windows w + L and w + 2 L (the gradient through the fed-back forecasts: podlstm_grad)
+with h5py.File(os.path.join(w, "ls.windows.h5"), "r") as f:
+    n = int(f.attrs["nsamples"])
+    xw, yw = f["samples/x"][:n], f["samples/y"][:n]
+check(n == 57 and yw.shape == (57, 16, 5) and np.array_equal(yw[:41, :8], xw[8:49]) and np.array_equal(yw[:41, 8:], xw[16:57]),
+      f"rollout 2: {n} training windows (57) with targets of {yw.shape[1]} steps (16), the inputs of the windows L and 2 L later")
 # the rollout loss on 1 and 2 ranks: the network trains on one rank from the same seed, on windows equal
 # to round-off, so the trained weights and the scores agree as section 2's (docs/podlstm.md: < 1e-13)
 rargs = ["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16 I+1", "-podlstm_epochs", "3", "-podlstm_rollout", "2", "-podlstm_baselines", "0"]
@@ -426,6 +428,41 @@ for wdw in range(nte):
 vq = rmse(lambda s, lead: fq[(s, lead)])
 sq = scores(os.path.join(w, "rq.h5"))["POD-LSTM"]
 check(abs(vq - sq) < 1e-6 * vq, f"a residual network on base quadratic trained 1 epoch at lr 1e-8 forecasts as its base: test RMSE {sq:.10f} vs numpy's quadratic regression {vq:.10f}")
+
+# 5d. model selection by free runs (free_run: 40): a linear network (arch I: the window head's W x + b)
+# trained 20 epochs at lr 1e-2 passes over epochs of a better validation R2 whose own iteration leaves
+# the attractor and keeps one whose iteration stays. numpy rebuilds the kept network from params_0
+# (its test RMSE equals surge's to 1e-9: the same network), iterates it window to window from the same 4
+# starts (the L scaled snapshots before nfit - st nfit / 4) and applies the same test (every mode within
+# its fitting range widened by half its width; its standard deviation over the run's second half at least
+# half the fitting period's): the kept weights' runs stay
+NFREE = 40
+_, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "I", "-podlstm_hand_arch", "I", "-podlstm_epochs", "20", "-podlstm_patience", "20",
+                "-podlstm_start_lr", "1e-2", "-podlstm_free_run", str(NFREE), "-podlstm_baselines", "0", "-train_output", "fr", "-podlstm_prefix", "fr"], w)
+sel = [ln for ln in out.splitlines() if ln.startswith("podlstm: free-run selection ('I')")]
+check(len(sel) == 1 and "stay on the training attractor" in sel[0] and "passed over" in sel[0] and int(sel[0].split("; ")[1].split()[0]) > 0,
+      f"free_run {NFREE}: a staying epoch kept, epochs of a better R2 passed over: {sel[:1]}")
+with h5py.File(os.path.join(w, "fr.h5"), "r") as f:
+    lo, hi, pf_ = f.attrs["lo"][:], f.attrs["hi"][:], f["params_0"][()]
+Wl, bl = pf_[:(L * K) ** 2].reshape(L * K, L * K), pf_[(L * K) ** 2:]
+net = lambda xs: (Wl @ xs.ravel() + bl).reshape(L, K)  # noqa: E731
+sfr = scores(os.path.join(w, "fr.h5"))["POD-LSTM"]
+vfr = rmse(lambda s, lead: mean + Ug @ (lo + net((a[s:s + L] - lo) / (hi - lo))[lead] * (hi - lo)))
+check(abs(vfr - sfr) < 1e-9 * vfr, f"the kept linear network rebuilt by numpy: test RMSE {vfr:.10f} vs surge's {sfr:.10f}")
+nfit = NTRAIN - int(round(0.2 * NTRAIN))
+sfit = (a[:nfit] - lo) / (hi - lo)
+span = sfit.max(0) - sfit.min(0)
+stays = []
+for st in range(4):
+    s0 = max(L, nfit - st * (nfit // 4))
+    x, run = sfit[s0 - L:s0], []
+    while len(run) < NFREE:
+        x = net(x)
+        run.extend(x)
+    run = np.array(run[:NFREE])
+    inside = np.all(np.isfinite(run)) and np.all(run >= sfit.min(0) - 0.5 * span) and np.all(run <= sfit.max(0) + 0.5 * span)
+    stays.append(bool(inside and np.all(run[NFREE // 2:].std(0) >= 0.5 * sfit.std(0))))
+check(all(stays), f"numpy's free runs of the kept network from the 4 starts stay on the attractor: {stays}")
 
 # 6. the fallback: networks trained one epoch lose to the VAR on validation
 fbargs = ["train", D, "-podlstm_search", "random", "-podlstm_epochs", "1", "-podlstm_patience", "1", "-podlstm_baselines", "0"]
