@@ -8,6 +8,7 @@
    attractor (FreeRunStays): model selection by free runs, Vlachas et al. (Neural Networks 126, 2020). */
 #include "sgpodlstm.h"
 #include "sgtrainer.h"
+#include "sgrng.h"
 
 typedef struct {
   SgPodLstmNet              net;
@@ -35,6 +36,42 @@ PetscReal SgPodLstmR2(PetscInt n, PetscInt m, const PetscReal y[], const PetscRe
   return tot > 0 ? 1 - res / tot : (res > 0 ? -PETSC_MAX_REAL : 1);
 }
 
+static void AddBase(const SgPodLstmFitConfig *, const PetscReal[], PetscReal[], PetscReal[]);
+
+/* input_noise: the local batch's inputs plus Gaussian noise of standard deviation input_noise (scaled
+   units), a pure function of (seed, epoch, the window's global id, the element): the same on any number
+   of ranks. The targets stay the truth: for a residual network the first window's target (the truth less
+   the base's forecast of the clean input) becomes the truth less the base's forecast of the noisy one,
+   which is what the network must add to that base for the served forecast to be the truth. */
+static PetscErrorCode NoisyBatch(Fit *F, const SgLoaderBatch *b, PetscReal x[], PetscReal y[])
+{
+  const SgPodLstmFitConfig *c = F->c;
+  const PetscInt            m = c->L * c->K, ny = PetscMax(1, c->rollout) * m;
+  const PetscReal          *x0 = (const PetscReal *)b->data[0], *y0 = (const PetscReal *)b->data[1];
+  PetscReal                *t;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc1(m, &t));
+  PetscCall(PetscArraycpy(y, y0, b->nlocal * ny));
+  for (PetscInt w = 0; w < b->nlocal; w++) {
+    const uint64_t key = SgRngSplitMix64(c->seed * 0x9E3779B97F4A7C15ULL + 0x6E6F697365ULL) ^ ((uint64_t)b->epoch << 40) ^ ((uint64_t)b->ids[w] << 12);
+    for (PetscInt i = 0; i < m; i++) {
+      const uint64_t r1 = SgRngSplitMix64(key + 2 * (uint64_t)i), r2 = SgRngSplitMix64(key + 2 * (uint64_t)i + 1);
+      const double   u1 = ((double)(r1 >> 11) + 1.0) * 0x1.0p-53, u2 = (double)(r2 >> 11) * 0x1.0p-53;
+      x[w * m + i] = x0[w * m + i] + c->input_noise * SgRngBoxMuller(u1, u2);
+    }
+    if (c->residual && (c->base_scaled || c->base_G)) { /* y += base(clean x) - base(noisy x) */
+      PetscReal *yw = y + w * ny;
+      AddBase(c, x0 + w * m, F->bq, yw);
+      for (PetscInt i = 0; i < m; i++) t[i] = 0;
+      AddBase(c, x + w * m, F->bq, t);
+      for (PetscInt i = 0; i < m; i++) yw[i] -= t[i];
+    }
+  }
+  PetscCall(PetscFree(t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* sum over the local windows of mean((yhat - y)^2) over their L K values (with a rollout, over the R
    windows forecast from the network's own forecasts: R L K values); sums: that sum, windows */
 static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt stream, const SgLoaderBatch *b, const SgTrainerStepInfo *info, SgnnTensor *loss, PetscReal sums[])
@@ -44,10 +81,16 @@ static PetscErrorCode Loss(SgTrainer tr, void *ctx, PetscInt stream, const SgLoa
   int        shape[3] = {(int)b->nlocal, (int)F->c->L, (int)F->c->K}, yshape[3] = {(int)b->nlocal, (int)(R * F->c->L), (int)F->c->K};
   SgnnTensor x, y;
   double     v;
+  PetscReal *xn = NULL, *yn = NULL;
 
   PetscFunctionBegin;
-  SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, shape, (const double *)b->data[0], &x));
-  SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, yshape, (const double *)b->data[1], &y));
+  if (F->c->input_noise > 0) {
+    PetscCall(PetscMalloc2(b->nlocal * F->c->L * F->c->K, &xn, b->nlocal * R * F->c->L * F->c->K, &yn));
+    PetscCall(NoisyBatch(F, b, xn, yn));
+  }
+  SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, shape, xn ? xn : (const double *)b->data[0], &x));
+  SgCallNN(sgnn_tensor_from_f64(F->net->be, F->net->dt, 3, yshape, yn ? yn : (const double *)b->data[1], &y));
+  PetscCall(PetscFree2(xn, yn));
   PetscCall(SgPodLstmNetRolloutLoss(F->net, x, y, R, loss));
   SgCallNN(sgnn_tensor_item(*loss, &v));
   sums[0] += v;
@@ -191,7 +234,7 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCheck(!c->free_run || (c->fit_s && c->nfit >= c->free_run && c->nfit >= c->L), comm, PETSC_ERR_USER_INPUT, "podlstm: free_run %" PetscInt_FMT " snapshots: give 0 (no free-run selection) or at most the %" PetscInt_FMT " fitting snapshots", c->free_run, c->nfit);
-  PetscCheck(!c->free_run || !c->residual || c->base_scaled || c->base_G, comm, PETSC_ERR_PLIB, "podlstm: free_run on a residual network needs its base on scaled coefficients");
+  PetscCheck((!c->free_run && c->input_noise <= 0) || !c->residual || c->base_scaled || c->base_G, comm, PETSC_ERR_PLIB, "podlstm: free_run or input_noise on a residual network needs its base on scaled coefficients");
   PetscCheck(c->ntrain >= 1 && c->nvalid >= 1, comm, PETSC_ERR_USER_INPUT, "podlstm: %" PetscInt_FMT " training and %" PetscInt_FMT " validation windows: need at least one of each", c->ntrain, c->nvalid);
   per_epoch = (c->ntrain + c->batch - 1) / c->batch;
   SgCallNN(sgnn_params_count(net->P, &F.np));

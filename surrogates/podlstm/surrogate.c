@@ -19,7 +19,7 @@ typedef struct {
   PetscInt       nfiles, nfields, member, skip, ntrain, ntest, K, L, search, evaluations, population, sample;
   PetscInt       epochs, patience, batch, rollout, retrain_epochs, retrain_patience, topk, seed, head, base, fallback, harmonics;
   PetscInt       schedule, decay_epochs, quad_free, free_run;
-  PetscReal      valid_fraction, lr, year, step, field_points, lr_min, decay_rate;
+  PetscReal      valid_fraction, lr, year, step, field_points, lr_min, decay_rate, input_noise;
   PetscBool      verbose, baselines;
   SgPodLstmSpace space;
   SgnnBackend   *be;
@@ -114,6 +114,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsInt("-epochs", "Most epochs a network trains (early stopping may end sooner)", d->epochs, &d->epochs, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-rollout", "Windows of the training loss: the network forecasts the next window, then rollout - 1 more from its own forecasts, and the error of all of them is minimised with gradients through the forecasts fed back (1: the paper's one-window loss; with base var each forecast fed back is the network's plus the VAR's of the window fed in). Not in the paper", d->rollout, &d->rollout, NULL, 1, 64));
   PetscCall(SgOptionsInt("-free_run", "Model selection by free runs (snapshots; 0: off, the paper's early stopping on validation R2 alone): an epoch's weights are kept only if the network's own window-to-window iteration (plus its base's, as the field.advance slot serves it) of this many snapshots from 4 starts over the fitting period stays on the training attractor (the test of quad_free_run); a residual network none of whose epochs stays is served as its base. Not in the paper", d->free_run, &d->free_run, NULL, 0, 1000000));
+  PetscCall(SgOptionsReal("-input_noise", "Standard deviation of Gaussian noise added to the training windows' inputs, in scaled units (each coefficient's training range is 1); the targets stay the truth (for a residual network the truth less its base's forecast of the noisy input), so the network learns to pull perturbed states back towards the data, as its own fed-back forecasts need (noise regularisation of surrogates of chaotic systems: Vlachas et al. 2020, Pathak et al. 2017); validation uses the clean windows. 0: the paper's training. Not in the paper", "scaled units", d->input_noise, &d->input_noise, NULL, 0, 1));
   PetscCall(SgOptionsInt("-patience", "Epochs without a better validation R2 before training stops", d->patience, &d->patience, NULL, 1, 1000000));
   PetscCall(SgOptionsInt("-batch_size", "Windows per batch", d->batch, &d->batch, NULL, 1, 1 << 20));
   PetscCall(SgOptionsReal("-start_lr", "Learning rate (of -podlstm_optimizer, Adam by default)", "", d->lr, &d->lr, NULL, 1e-8, 1));
@@ -443,9 +444,10 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   fc.cub_sync = d->cub_sync;
   fc.sdp_node = d->sdp_node;
   fc.rollout = d->rollout;
-  fc.base_G = d->rollout > 1 || d->free_run ? S.fG : NULL; /* NULL without a base */
-  fc.base_g = d->rollout > 1 || d->free_run ? S.fg : NULL;
-  fc.base_scaled = d->rollout > 1 || d->free_run ? S.Vs : NULL; /* a quadratic base */
+  fc.base_G = d->rollout > 1 || d->free_run || d->input_noise > 0 ? S.fG : NULL; /* NULL without a base */
+  fc.base_g = d->rollout > 1 || d->free_run || d->input_noise > 0 ? S.fg : NULL;
+  fc.base_scaled = d->rollout > 1 || d->free_run || d->input_noise > 0 ? S.Vs : NULL; /* a quadratic base */
+  fc.input_noise = d->input_noise;
   fc.free_run = d->free_run;
   fc.fit_s = S.s; /* the fitting period: the first nfit scaled snapshots */
   fc.nfit = D.ntrain - D.nvalid;

@@ -260,6 +260,8 @@ typedef struct {
                                      starts over the fitting period stays on its attractor
                                      (SgPodLstmFreeRunStays); a staying epoch beats any that leaves */
   const PetscReal *fit_s;         /* with free_run: the scaled coefficients of the fitting period [nfit][K] */
+  PetscReal        input_noise;   /* > 0: Gaussian noise of this standard deviation (scaled units) on the
+                                     training windows' inputs, the targets the truth (option input_noise) */
   PetscInt         nfit;
   SgnnLRKind       schedule;      /* learning rate over the max_epochs: constant, cosine to lr_min, or
                                      step (x decay_rate every decay_epochs, not below lr_min) */

@@ -23,6 +23,9 @@
 # --dense-free: the same with the trained network chosen among its epochs for its own free run too
 # (free_run: 1100; inputs/podlstm/ks22_dense_free_train.yaml):
 #   bash tests/bench/podlstm/ks_study.sh --dense-free [WORKDIR]  (default build/ks22f)
+# --dense-noise: the same with Gaussian noise of 0.01 (scaled units) on the training inputs (input_noise;
+# inputs/podlstm/ks22_dense_noise_train.yaml):
+#   bash tests/bench/podlstm/ks_study.sh --dense-noise [WORKDIR]  (default build/ks22n)
 set -e
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 if [ "$1" = --dense ]; then
@@ -50,6 +53,11 @@ elif [ "$1" = --dense-free ]; then
   ENS=ks22_dense_ensemble TRAIN=ks22_dense_free_train DATA=ks22_dense_data P=ks22f
   STUDY="--data ks22_dense_data.h5 --prefix ks22f --skip 300 --ntrain 4000 --ntest 1000 --advance 1 --starts 10 --free"
   W=${1:-$ROOT/build/ks22f}
+elif [ "$1" = --dense-noise ]; then
+  shift
+  ENS=ks22_dense_ensemble TRAIN=ks22_dense_noise_train DATA=ks22_dense_data P=ks22n
+  STUDY="--data ks22_dense_data.h5 --prefix ks22n --skip 300 --ntrain 4000 --ntest 1000 --advance 1 --starts 10 --free"
+  W=${1:-$ROOT/build/ks22n}
 else
   ENS=ks22_ensemble TRAIN=ks22_train DATA=ks22_data P=ks22 STUDY=""
   W=${1:-$ROOT/build/ks22}

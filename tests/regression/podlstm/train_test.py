@@ -23,7 +23,10 @@
 4c. the learning-rate schedules: cosine (to lr_min at the last epoch) and exp (a staircase) print the
    rate the formula gives at each epoch's last step; their rollout-2 training windows hold the next 2 L
    steps (the inputs of the windows L and 2 L later);
-5. residual networks (base: var): the model file's var_weights equal numpy's least-squares VAR of the
+5. residual networks (base: var; the first with input_noise: 0.1, its first-epoch loss at lr 1e-8 is
+   within 4 standard deviations of the expectation of the noisy targets, the clean residual plus the
+   scaled VAR's response G n to the noise, and more than 4 from the clean residual's): the model
+   file's var_weights equal numpy's least-squares VAR of the
    stored order fitted on the training period less its validation part (1e-8 relative); a network
    trained one epoch at learning rate 1e-8 forecasts the test period as that VAR does (numpy's RMSE
    to 1e-6: the output layer starts at zero, the base is added in scaled units and unscaled); the
@@ -298,9 +301,10 @@ for m in r1:
     rel = abs(r1[m] - r2[m]) / r1[m]
     check(rel < 1e-13, f"rollout 2, 1 vs 2 ranks, {m}: {r1[m]:.12f} vs {r2[m]:.12f} (rel. {rel:.1e} < 1e-13)")
 
-# 5. residual networks on the VAR
+# 5. residual networks on the VAR (the first run with input_noise: below)
+NOISE = 0.1
 _, out = surge(["train", D, "-podlstm_search", "none", "-podlstm_arch", "L16", "-podlstm_base", "var", "-podlstm_epochs", "1",
-                "-podlstm_patience", "1", "-podlstm_start_lr", "1e-8", "-podlstm_baselines", "0", "-train_output", "rv", "-podlstm_prefix", "rv"], w)
+                "-podlstm_patience", "1", "-podlstm_start_lr", "1e-8", "-podlstm_input_noise", str(NOISE), "-podlstm_baselines", "0", "-train_output", "rv", "-podlstm_prefix", "rv"], w)
 line = [ln for ln in out.splitlines() if "forecast the residual on VAR(" in ln][0]
 nfit = int(line.split("fitted on the ")[1].split()[0])
 with h5py.File(os.path.join(w, "rv.h5"), "r") as f:
@@ -309,6 +313,34 @@ with h5py.File(os.path.join(w, "rv.h5"), "r") as f:
 Wb = var_fit(pb, nfit)
 dW = np.max(np.abs(Wf.T - Wb)) / np.max(np.abs(Wb))
 check(dW < 1e-8, f"var_weights (order {pb}, fitted on the first {nfit} snapshots) equal numpy's least squares (max rel. diff {dW:.1e})")
+# input_noise: the network is still zero (lr 1e-8), so the first epoch's loss is that of the targets the
+# noise makes: the truth less the base's forecast of the noisy input, i.e. the stored (clean) residual y
+# plus G n, G the scaled VAR's linear part, n ~ N(0, NOISE^2): expected mean(y^2) + NOISE^2 |G|_F^2 / (L K),
+# with the standard deviation of that mean for the given y (Gaussian n); without the base's shift the
+# loss would be mean(y^2) exactly
+mse_n = float([ln.split() for ln in out.splitlines() if ln.split() and ln.split()[0].isdigit()][0][1])
+with h5py.File(os.path.join(w, "rv.windows.h5"), "r") as f:
+    nrv = int(f.attrs["nsamples"])
+    yrv = f["samples/y"][:nrv].reshape(nrv, -1)
+with h5py.File(os.path.join(w, "rv.h5"), "r") as f:
+    lo_v, hi_v = f.attrs["lo"][:], f.attrs["hi"][:]
+
+
+def var_scaled_b(xs):
+    hist = list(lo_v + xs.reshape(L, K) * (hi_v - lo_v))
+    for _ in range(L):
+        hist.append(np.r_[1.0, np.concatenate([hist[-j] for j in range(1, pb + 1)])] @ Wb)
+    return ((np.array(hist[L:]) - lo_v) / (hi_v - lo_v)).ravel()
+
+
+g0 = var_scaled_b(np.zeros(L * K))
+Gv = np.array([var_scaled_b(np.eye(L * K)[j]) - g0 for j in range(L * K)]).T
+m_ = L * K
+exp_n = np.mean(yrv ** 2) + NOISE ** 2 * np.sum(Gv ** 2) / m_
+GtG = Gv.T @ Gv
+sd_n = np.sqrt(np.sum([2 * NOISE ** 4 * np.trace(GtG @ GtG) + 4 * NOISE ** 2 * np.sum((Gv.T @ yw) ** 2) for yw in yrv])) / (nrv * m_)
+check(abs(mse_n - exp_n) < 4 * sd_n and abs(mse_n - np.mean(yrv ** 2)) > 4 * sd_n,
+      f"input_noise {NOISE}: first-epoch loss {mse_n:.4e} is the noisy targets' expectation {exp_n:.4e} (+- {sd_n:.1e}; {(mse_n - exp_n) / sd_n:+.1f} sd), not the clean residual's {np.mean(yrv ** 2):.4e}")
 fb = var_forecasts(Wb, pb)
 vb = rmse(lambda s, lead: fb[(s, lead)])
 sv = scores(os.path.join(w, "rv.h5"))["POD-LSTM"]
