@@ -121,6 +121,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgTrainerOptionsSync(PetscOptionsObject, o->sync, sizeof o->sync, &o->sync_bucket_kb)); /* -deepmd_sync, -deepmd_sync_bucket_kb */
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &o->oc, &o->shard, o->compress, sizeof o->compress, &o->cub_sync)); /* -deepmd_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
   PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &o->sdp_node));
+  PetscCall(SgTrainerOptionsShardBucket(PetscOptionsObject, &o->shard_bucket)); /* -deepmd_shard_bucket_bytes */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -76,13 +76,20 @@ int sgnn_optim_set_lr(SgnnOptim o, double lr)
 int sgnn_optim_step(SgnnOptim o)
 {
   SGNN_CHECK(o, SGNN_ERR_ARG, "optim_step: NULL optimizer");
+  SgnnTensor p = sgnn_params_values(o->P);
+  return sgnn_optim_step_at(o, (char *)sgnn_ptr(p) + (size_t)o->lo * sgnn_esize(p->dtype));
+}
+
+int sgnn_optim_step_at(SgnnOptim o, void *pv)
+{
+  SGNN_CHECK(o && pv, SGNN_ERR_ARG, "optim_step: NULL optimizer or values");
   SgnnTensor p = sgnn_params_values(o->P), g = sgnn_params_grads(o->P);
   long t = o->step + 1;
   size_t off = (size_t)o->lo * sgnn_esize(p->dtype);
   SgnnOptimArgs a = {.type = o->c.type,
                      .dtype = p->dtype,
                      .n = o->n,
-                     .p = (char *)sgnn_ptr(p) + off,
+                     .p = pv,
                      .g = (char *)sgnn_ptr(g) + off,
                      .m = o->m ? sgnn_ptr(o->m) : NULL,
                      .v = o->v ? sgnn_ptr(o->v) : NULL,

@@ -13,6 +13,12 @@ struct SgnnParams_ {
   SgnnTensor *views;
   long total;
   SgnnTensor values, grads; /* 1-d slabs */
+  /* ZeRO stage 3 by buckets (sgnn_params_bucket_setup): the buckets' storages, their first
+     parameter (nb + 1 entries), each view's slab offset and bucket, and whether the views are bound */
+  int nb, bound;
+  SgnnStorage **bst;
+  int *bfirst, *vbucket;
+  long *voff;
 };
 
 int sgnn_params_create(SgnnBackend *be, SgnnDType dt, SgnnParams *Pp)
@@ -115,6 +121,94 @@ int sgnn_params_acquire(SgnnParams P, int which)
 
 int sgnn_params_resident(SgnnParams P, int which) { return P && P->ready && (which == 0 || which == 1) && slab_storage(P, which)->ptr; }
 
+/* ---- ZeRO stage 3 by buckets ------------------------------------------------------------------ */
+void sgnn_storage_use(SgnnStorage *st)
+{
+  int rc = st->fill(st->fill_ctx, st->bucket);
+  if (rc || !st->ptr) { /* a use has no way to return an error: the run cannot go on */
+    sgnn_logmsg("sgnn: filling parameter bucket %d failed (code %d); aborting\n", st->bucket, rc);
+    abort();
+  }
+}
+
+int sgnn_params_bucket_setup(SgnnParams P, int nb, const int *first, SgnnBucketFill fill, void *ctx)
+{
+  SGNN_CHECK(P && P->ready && first && fill, SGNN_ERR_ARG, "params_bucket_setup: params not set up or NULL argument");
+  SGNN_CHECK(!P->nb, SGNN_ERR_STATE, "params_bucket_setup: called twice");
+  SGNN_CHECK(nb >= 1 && first[0] == 0 && first[nb] == P->n, SGNN_ERR_ARG, "params_bucket_setup: %d buckets must cover parameters 0..%d", nb, P->n - 1);
+  for (int k = 0; k < nb; k++) SGNN_CHECK(first[k] < first[k + 1], SGNN_ERR_ARG, "params_bucket_setup: bucket %d is empty", k);
+  P->bst = calloc((size_t)nb, sizeof *P->bst);
+  P->bfirst = malloc(sizeof(int) * (size_t)(nb + 1));
+  P->vbucket = malloc(sizeof(int) * (size_t)P->n);
+  P->voff = malloc(sizeof(long) * (size_t)P->n);
+  SGNN_CHECK(P->bst && P->bfirst && P->vbucket && P->voff, SGNN_ERR_MEM, "params_bucket_setup: out of memory");
+  for (int k = 0; k <= nb; k++) P->bfirst[k] = first[k];
+  for (int k = 0; k < nb; k++) {
+    long lo = P->views[first[k]]->offset, hi = first[k + 1] < P->n ? P->views[first[k + 1]]->offset : P->total;
+    P->bst[k] = calloc(1, sizeof(SgnnStorage));
+    SGNN_CHECK(P->bst[k], SGNN_ERR_MEM, "params_bucket_setup: out of memory");
+    P->bst[k]->be = P->be;
+    P->bst[k]->bytes = (size_t)(hi - lo) * sgnn_esize(P->dtype);
+    P->bst[k]->refcount = 1; /* the params' own reference */
+    P->bst[k]->fill = fill;
+    P->bst[k]->fill_ctx = ctx;
+    P->bst[k]->bucket = k;
+    for (int i = first[k]; i < first[k + 1]; i++) {
+      P->vbucket[i] = k;
+      P->voff[i] = P->views[i]->offset;
+    }
+  }
+  P->nb = nb;
+  return 0;
+}
+
+/* The views to their buckets (bind 1) or back to the value slab (0). A view an op made of a
+   parameter keeps the storage it was made with, which stays valid: a bucket's storage fills itself. */
+int sgnn_params_bucket_bind(SgnnParams P, int bind)
+{
+  SGNN_CHECK(P && P->nb, SGNN_ERR_STATE, "params_bucket_bind: no buckets (sgnn_params_bucket_setup)");
+  if (!!bind == P->bound) return 0;
+  for (int i = 0; i < P->n; i++) {
+    SgnnTensor t = P->views[i];
+    SgnnStorage *bs = P->bst[P->vbucket[i]];
+    t->st->refcount--; /* never the last: the slab tensor or the params hold each storage */
+    t->st = bind ? bs : P->values->st;
+    t->st->refcount++;
+    t->offset = bind ? P->voff[i] - P->voff[P->bfirst[P->vbucket[i]]] : P->voff[i];
+  }
+  P->bound = !!bind;
+  return 0;
+}
+
+int sgnn_params_bucket_range(SgnnParams P, int k, long *lo, long *n)
+{
+  SGNN_CHECK(P && k >= 0 && k < P->nb && lo && n, SGNN_ERR_ARG, "params_bucket_range: no bucket %d", k);
+  *lo = P->voff[P->bfirst[k]];
+  *n = (long)(P->bst[k]->bytes / sgnn_esize(P->dtype));
+  return 0;
+}
+
+void *sgnn_params_bucket_mem(SgnnParams P, int k) { return P && k >= 0 && k < P->nb ? P->bst[k]->ptr : NULL; }
+
+int sgnn_params_bucket_alloc(SgnnParams P, int k, void **mem)
+{
+  SGNN_CHECK(P && k >= 0 && k < P->nb && mem, SGNN_ERR_ARG, "params_bucket_alloc: no bucket %d", k);
+  SgnnStorage *st = P->bst[k];
+  if (!st->ptr) st->ptr = sgnn_be_alloc(st->be, st->bytes);
+  SGNN_CHECK(st->ptr, SGNN_ERR_MEM, "params_bucket_alloc: out of memory for a bucket of %zu bytes", st->bytes);
+  *mem = st->ptr;
+  return 0;
+}
+
+int sgnn_params_bucket_free(SgnnParams P, int k)
+{
+  SGNN_CHECK(P && k >= 0 && k < P->nb, SGNN_ERR_ARG, "params_bucket_free: no bucket %d", k);
+  SgnnStorage *st = P->bst[k];
+  sgnn_be_free(st->be, st->ptr, st->bytes);
+  st->ptr = NULL;
+  return 0;
+}
+
 int sgnn_params_zero_grad(SgnnParams P)
 {
   SGNN_CHECK(P && P->ready, SGNN_ERR_STATE, "params_zero_grad: params not set up");
@@ -133,6 +227,18 @@ void sgnn_params_destroy(SgnnParams *Pp)
     }
     sgnn_tensor_free(&P->views[i]);
   }
+  if (P->nb && P->bound) sgnn_params_bucket_bind(P, 0);
+  for (int k = 0; k < P->nb; k++) {
+    P->bst[k]->fill = NULL; /* views an op made may still hold it; the last reference frees it */
+    if (--P->bst[k]->refcount == 0) {
+      sgnn_be_free(P->bst[k]->be, P->bst[k]->ptr, P->bst[k]->bytes);
+      free(P->bst[k]);
+    }
+  }
+  free(P->bst);
+  free(P->bfirst);
+  free(P->vbucket);
+  free(P->voff);
   free(P->names);
   free(P->views);
   sgnn_tensor_free(&P->values);

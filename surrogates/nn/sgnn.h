@@ -210,6 +210,19 @@ SgnnTensor sgnn_params_get(SgnnParams P, int i);
 int sgnn_params_release(SgnnParams P, int which);
 int sgnn_params_acquire(SgnnParams P, int which);
 int sgnn_params_resident(SgnnParams P, int which);
+/* ZeRO stage 3 by buckets: the parameters grouped into nb buckets of consecutive parameters (bucket k
+ * holds parameters first[k] .. first[k+1]-1), each with memory of its own. Bound (bind 1), every
+ * parameter view addresses its bucket, and each use of a view first calls fill(ctx, k), which must
+ * make bucket k resident (sgnn_params_bucket_alloc and its values; it may free others); unbound
+ * (bind 0), the views address the value slab again. The fill is the caller's: the engine does no
+ * communication. */
+typedef int (*SgnnBucketFill)(void *ctx, int bucket);
+int sgnn_params_bucket_setup(SgnnParams P, int nb, const int *first, SgnnBucketFill fill, void *ctx);
+int sgnn_params_bucket_bind(SgnnParams P, int bind);
+int sgnn_params_bucket_range(SgnnParams P, int k, long *lo, long *n); /* its values [lo, lo+n) of the slab */
+void *sgnn_params_bucket_mem(SgnnParams P, int k);                      /* NULL when absent; no fill */
+int sgnn_params_bucket_alloc(SgnnParams P, int k, void **mem);         /* contents undefined */
+int sgnn_params_bucket_free(SgnnParams P, int k);
 void sgnn_params_destroy(SgnnParams *P);
 
 /* ---- optimizers, schedules, clipping ------------------------------------ */
@@ -228,6 +241,9 @@ int sgnn_optim_create(SgnnParams P, const SgnnOptimConfig *c, SgnnOptim *o);
 int sgnn_optim_create_range(SgnnParams P, const SgnnOptimConfig *c, long lo, long n, SgnnOptim *o);
 int sgnn_optim_set_lr(SgnnOptim o, double lr);
 int sgnn_optim_step(SgnnOptim o); /* uses the gradient slab */
+/* the same step on the optimizer's range of values held at p (its n values) instead of in the value
+ * slab: ZeRO stage 3 by buckets keeps the rank's block outside the slab */
+int sgnn_optim_step_at(SgnnOptim o, void *p);
 long sgnn_optim_steps(SgnnOptim o);
 /* state for checkpoints: first/second moment slabs (NULL if unused), step */
 int sgnn_optim_state(SgnnOptim o, SgnnTensor *m, SgnnTensor *v, long **step);

@@ -31,6 +31,11 @@ typedef struct {
   void *ptr;
   size_t bytes;
   int refcount;
+  /* a bucket of a parameter slab whose memory comes and goes (ZeRO stage 3 by buckets, params.c):
+     every use calls fill(ctx, bucket) first, which makes ptr valid (filling it if absent) */
+  SgnnBucketFill fill;
+  void *fill_ctx;
+  int bucket;
 } SgnnStorage;
 
 
@@ -48,7 +53,12 @@ struct SgnnTensor_ {
   int pending;       /* backward scratch: contributions still to come */
 };
 
-static inline void *sgnn_ptr(SgnnTensor t) { return (char *)t->st->ptr + (size_t)t->offset * sgnn_esize(t->dtype); }
+void sgnn_storage_use(SgnnStorage *st); /* params.c: a bucket's fill; aborts with a message if it fails */
+static inline void *sgnn_ptr(SgnnTensor t)
+{
+  if (t->st->fill) sgnn_storage_use(t->st);
+  return (char *)t->st->ptr + (size_t)t->offset * sgnn_esize(t->dtype);
+}
 static inline SgnnBackend *sgnn_be(SgnnTensor t) { return t->st->be; }
 long sgnn_numel_of(int ndim, const int *shape);
 int sgnn_same_shape(SgnnTensor a, SgnnTensor b);

@@ -57,6 +57,8 @@ struct _p_SgTrainer {
   void           *z3block;
   long            z3n;
   double          z3peak[3], z3rest[3];
+  PetscInt        z3bucket;          /* -PREFIX_shard_bucket_bytes (0: the whole slab gathered per step) */
+  struct _SgTrainerZ3b *z3b;         /* its buckets, window and counters (zero3b.c) */
   /* lion_cub (lioncub.c): the momentum-sync interval, this step's rate, the packed votes (this rank's,
      all ranks' for the all-gather; the counts for lion_cub_allreduce, vote.c) */
   PetscInt        cub_sync;
@@ -103,6 +105,16 @@ PETSC_INTERN PetscErrorCode SgTrainerZeroScatter(SgTrainer, SgnnOptim full);
 PETSC_INTERN PetscErrorCode SgTrainerZero3SetUp(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerZero3Acquire(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerZero3Release(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3AcquireWhole(SgTrainer);
+PETSC_INTERN PetscBool      SgTrainerZero3Bucketed(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3BucketSetUp(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3BucketDestroy(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3BucketBegin(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3BucketDrain(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3BucketPublish(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerZero3BucketUnbind(SgTrainer);
+PETSC_INTERN void           SgTrainerZero3BucketStats(SgTrainer, int *nb, double *fills, double *bytes, double *wpeak, double *cur);
+PETSC_INTERN double         SgTrainerZero3BucketBytes(SgTrainer, int k);
 PETSC_INTERN PetscErrorCode SgTrainerZeroSurrogateCheckpoint(SgTrainer, SgTrainerCkptMode, const char path[], PetscInt *step);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync);

@@ -85,6 +85,7 @@ static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, cons
     sgnn_tensor_free(&loss);
     PetscCall(PetscLogEventEnd(SG_TRAINER_Backward, t, 0, 0, 0));
   }
+  PetscCall(SgTrainerZero3BucketDrain(t)); /* stage 3 by buckets: this rank's reads done before any owner updates its block (zero3b.c) */
   PetscCall(PetscLogEventBegin(SG_TRAINER_Sync, t, 0, 0, 0));
   PetscCall(t->sync->end(t->sync, b->nglobal));
   PetscCall(PetscLogEventEnd(SG_TRAINER_Sync, t, 0, 0, 0));
@@ -97,7 +98,7 @@ static PetscErrorCode Checkpoint(SgTrainer t, PetscInt step)
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(SG_TRAINER_Checkpoint, t, 0, 0, 0));
-  PetscCall(SgTrainerZero3Acquire(t)); /* stage 3: whole weights to write (collective) */
+  PetscCall(SgTrainerZero3AcquireWhole(t)); /* stage 3: whole weights to write (collective) */
   PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)t), &rank));
   if (t->ops_s.checkpoint) { /* rank 0 writes; a failure there (a full disk) ends every rank with one line */
     SgErrorHold    held = {"", 0};
@@ -156,7 +157,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     PetscCall(SgTrainerStreamOfStep(t, step, &k));
     PetscCall(SgLoaderNext(t->streams[k].ld, &b, &done));
     PetscCheck(!done, comm, PETSC_ERR_PLIB, "%s: the loader of stream %" PetscInt_FMT " ran out of batches at step %" PetscInt_FMT, t->name, k, step);
-    PetscCall(SgTrainerZero3Acquire(t)); /* stage 3: the whole slab from the ranks' blocks (zero3.c); else nothing */
+    PetscCall(SgTrainerZero3Acquire(t)); /* stage 3: the whole slab from the ranks' blocks, or the views to their buckets (zero3.c); else nothing */
     PetscCall(Step(t, k, &b, &info, sums, &bad, &lv));
     /* before the update: bad data, or a loss that is no longer finite, stop the run here (collective)
        so no checkpoint or model with NaN weights is written */
@@ -188,7 +189,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     if (sig) stop = PETSC_TRUE;
     PetscCall(PetscLogEventEnd(SG_TRAINER_Step, t, 0, 0, 0));
     if ((step + 1) % t->disp == 0 || last || stop) {
-      PetscCall(SgTrainerZero3Acquire(t)); /* the monitor may evaluate the model; the next step reuses the gather */
+      PetscCall(SgTrainerZero3AcquireWhole(t)); /* the monitor may evaluate the model; without buckets the next step reuses the gather */
       PetscCall(Monitor(t, step + 1, sums, info.lr, MPI_Wtime() - t0));
     }
     /* the monitor may ask to stop (early stopping); so may the clock */
@@ -207,7 +208,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     }
   }
   PetscCall(PetscFree(sums));
-  PetscCall(SgTrainerZero3Acquire(t)); /* the caller gets whole weights back (stage 3) */
+  PetscCall(SgTrainerZero3AcquireWhole(t)); /* the caller gets whole weights back (stage 3) */
   PetscCall(SgTrainerStopStreams(t));
   PetscCall(SgTrainerPlateauReport(t, t->step));
   if (t->sync->describe) {
@@ -224,6 +225,13 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
     }
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, mx, 6, MPIU_REAL, MPIU_MAX, comm));
     if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: ZeRO stage 3 measured per rank (largest): between steps weights %.4g + gradients %.4g + optimizer state %.4g KiB; at the peak of a step %.4g + %.4g + %.4g KiB\n", t->name, (double)mx[0] / 1024, (double)mx[1] / 1024, (double)mx[2] / 1024, (double)mx[3] / 1024, (double)mx[4] / 1024, (double)mx[5] / 1024));
+    if (SgTrainerZero3Bucketed(t) && !t->quiet) { /* zero3b.c: what the one-sided reads brought, per step of this run */
+      PetscInt  nb;
+      PetscReal fb[3];
+      PetscCall(SgTrainerGetShardBucketStats(t, &nb, &fb[0], &fb[1], &fb[2]));
+      PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, fb, 3, MPIU_REAL, MPIU_MAX, comm));
+      PetscCall(PetscPrintf(comm, "%s: ZeRO stage 3 by buckets (largest rank): %.4g fills of its %" PetscInt_FMT " buckets per step (%.0f%% of them fetched ahead), %.4g KiB read per step from the other ranks' blocks\n", t->name, (double)fb[0] / PetscMax(1, t->step - t->step0), nb, 100 * (double)fb[2] / PetscMax(1, (double)fb[0]), (double)fb[1] / 1024 / PetscMax(1, t->step - t->step0)));
+    }
   }
   if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);

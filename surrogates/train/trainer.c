@@ -327,6 +327,7 @@ PetscErrorCode SgTrainerSetFromOptions(SgTrainer t)
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &t->plateau, &t->clip));
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &t->oc, &t->shard, t->compress, sizeof t->compress, &t->cub_sync));
   PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &t->sdp_node));
+  PetscCall(SgTrainerOptionsShardBucket(PetscOptionsObject, &t->z3bucket));
   PetscOptionsEnd();
   PetscCall(SgTrainerSetPlateau(t, &t->plateau)); /* its checks */
   t->bucket_bytes = (size_t)kb << 10;
@@ -486,7 +487,8 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
   sgpar_grid_destroy(&t->grid);
   sgnn_optim_destroy(&t->opt);
   PetscCall(PetscFree2(t->zcount, t->zdispl));
-  PetscCall(PetscFree(t->z3block));
+  if (t->z3b) PetscCall(SgTrainerZero3BucketDestroy(t)); /* the block lives in its window */
+  else PetscCall(PetscFree(t->z3block));
   PetscCall(PetscFree(t->cub_bits));
   PetscCall(PetscFree(t->cub_all));
   PetscCall(PetscFree(t->cub_votes));

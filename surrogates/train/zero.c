@@ -127,6 +127,8 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
     PetscCheck(!(t->shard >= 2 && t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " leaves each rank only its block of the gradient, and clipping to a global norm is not implemented on blocks: use %sclip_norm 0 or %sshard 1", p, t->shard, p, p);
     PetscCheck(psi >= size, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": the model has %ld parameters, fewer than the %d ranks: use %sshard 0", p, t->shard, psi, size, p);
   }
+  PetscCheck(!t->z3bucket || t->shard == 3, comm, PETSC_ERR_USER_INPUT, "%sshard_bucket_bytes %" PetscInt_FMT " gathers partitioned parameters by buckets, and this run has %sshard %" PetscInt_FMT ": use %sshard 3 or %sshard_bucket_bytes 0", p, t->z3bucket, p, t->shard, p, p);
+  PetscCheck(!t->z3bucket || !SgTrainerIsSdp4bit(t), comm, PETSC_ERR_USER_INPUT, "%sshard_bucket_bytes with %scompress sdp4bit is not implemented: use %sshard_bucket_bytes 0 (the whole slab gathered per step) or %scompress none", p, p, p, p);
   t->zn = t->shard ? size : 1;
   PetscCall(PetscMalloc2(size, &t->zcount, size, &t->zdispl));
   for (PetscMPIInt r = 0; r < size; r++) {
@@ -196,6 +198,23 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
   f[2] = t->shard >= 1 ? K * psi / N : K * psi;
   tot  = mx[0] + mx[1] + mx[2];
   ftot = f[0] + f[1] + f[2];
+  if (SgTrainerZero3Bucketed(t)) { /* by buckets (zero3b.c): the peak's bound from the bucket sizes */
+    int    nb;
+    double big[4] = {0, 0, 0, 0}, bound = 0;
+    SgTrainerZero3BucketStats(t, &nb, NULL, NULL, NULL, NULL);
+    for (int k = 0; k < nb; k++) { /* the 4 largest: 3 in use + 1 fetched ahead */
+      double x = SgTrainerZero3BucketBytes(t, k);
+      for (int j = 0; j < 4; j++)
+        if (x > big[j]) {
+          double y = big[j];
+          big[j] = x;
+          x = y;
+        }
+    }
+    for (int j = 0; j < 4; j++) bound += big[j];
+    PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage 3 by buckets on %d rank(s), %s, %s, %.0f parameters in %d buckets of >= %" PetscInt_FMT " bytes, read one-sidedly at first use (MPI_Rget from the owners' blocks; the next bucket fetched ahead): per rank (largest) between steps weights %.4g + gradients 0 + optimizer state %.4g KiB; during a step weights at most %.4g KiB (the block + 3 buckets in use + 1 fetched ahead, the 4 largest %.4g KiB; the whole slab is %.4g KiB) + gradients %.4g + optimizer state %.4g KiB; sends (bucket - own part) per fill, the fills set by the model's uses, + the reduce-scatter %.4g KiB per step", t->name, size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, nb, t->z3bucket, (mx[0] - psi * b) / 1024, mx[2] / 1024, (mx[0] - psi * b + bound) / 1024, bound / 1024, psi * b / 1024, mx[1] / 1024, mx[2] / 1024, StepBytes(t, size) / 2 / 1024));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (t->shard == 3) { /* the step's peak and what stays between steps (zero3.c) */
     double rest = (mx[0] - psi * b) + mx[2];
     PetscBool q = SgTrainerIsSdp4bit(t);
@@ -223,7 +242,8 @@ PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
     PetscCall(SgTrainerSdp4bitUpdate(t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  SgCallNN(sgnn_optim_step(t->opt));
+  if (SgTrainerZero3Bucketed(t)) SgCallNN(sgnn_optim_step_at(t->opt, t->z3block)); /* the block in its window (zero3b.c) */
+  else SgCallNN(sgnn_optim_step(t->opt));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   if (t->shard && t->shard < 3 && size > 1) {
     SgnnTensor v = sgnn_params_values(t->P);

@@ -38,7 +38,9 @@ static PetscErrorCode Account(SgTrainer t, double mx[3])
 
   PetscFunctionBegin;
   SgCallNN(sgnn_optim_state(t->opt, &m, &w, NULL));
-  mx[0] = PetscMax(mx[0], (sgnn_params_resident(t->P, 0) ? psi * b : 0) + (double)t->z3n * b);
+  double cur;
+  SgTrainerZero3BucketStats(t, NULL, NULL, NULL, NULL, &cur); /* buckets resident now (0 without them) */
+  mx[0] = PetscMax(mx[0], (sgnn_params_resident(t->P, 0) ? psi * b : 0) + (double)t->z3n * b + cur);
   double sw[2];
   SgTrainerSdp4bitWorkBytes(t, sw); /* sdp4bit: its sync holds the gradient as doubles during the step */
   mx[1] = PetscMax(mx[1], sgnn_params_resident(t->P, 1) ? psi * b + sw[1] : 0);
@@ -60,11 +62,13 @@ PetscErrorCode SgTrainerZero3SetUp(SgTrainer t)
   PetscCall(PetscMalloc(t->z3n * ESize3(v), &t->z3block));
   PetscCall(PetscArraycpy((char *)t->z3block, (char *)sgnn_tensor_data(v) + (size_t)t->zdispl[rank] * ESize3(v), t->z3n * ESize3(v)));
   for (int i = 0; i < 3; i++) t->z3peak[i] = t->z3rest[i] = 0;
+  PetscCall(SgTrainerZero3BucketSetUp(t)); /* -PREFIX_shard_bucket_bytes > 0: buckets, the block in a window (zero3b.c) */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The whole slab from the ranks' blocks, and a zero gradient slab. Collective; counts the bytes. */
-PetscErrorCode SgTrainerZero3Acquire(SgTrainer t)
+/* The whole slab from the ranks' blocks, and a zero gradient slab. Collective; counts the bytes.
+   For the monitor, checkpoints and the end of training, and for every step without buckets. */
+PetscErrorCode SgTrainerZero3AcquireWhole(SgTrainer t)
 {
   SgnnTensor  v = sgnn_params_values(t->P);
   PetscMPIInt size;
@@ -72,22 +76,55 @@ PetscErrorCode SgTrainerZero3Acquire(SgTrainer t)
   PetscFunctionBegin;
   if (t->shard != 3 || sgnn_params_resident(t->P, 0)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_size(t->sync->comm, &size));
+  if (SgTrainerZero3Bucketed(t)) PetscCall(SgTrainerZero3BucketUnbind(t)); /* the views to the slab again */
   SgCallNN(sgnn_params_acquire(t->P, 0));
   PetscCallMPI(MPI_Allgatherv(t->z3block, (PetscMPIInt)t->z3n, sgnn_tensor_dtype(v) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE, sgnn_tensor_data(v), t->zcount, t->zdispl, sgnn_tensor_dtype(v) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE, t->sync->comm));
   SgCallNN(sgnn_params_acquire(t->P, 1));
   SgCallNN(sgnn_params_zero_grad(t->P));
   if (size > 1) t->zbytes += (double)(size - 1) / size * (double)sgnn_tensor_numel(v) * (double)ESize3(v); /* a ring all-gather */
+  if (!SgTrainerZero3Bucketed(t)) PetscCall(Account(t, t->z3peak)); /* with buckets z3peak is a step's: this whole gather is the monitor's, a checkpoint's or the end's */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Before a step. Without buckets: the whole slab (above). With buckets (zero3b.c): no weights are
+   gathered now (a whole slab left by the monitor is freed), the views address their buckets, which
+   fill themselves at first use; the gradient slab is allocated and zeroed. Not collective then. */
+PetscErrorCode SgTrainerZero3Acquire(SgTrainer t)
+{
+  PetscFunctionBegin;
+  if (!SgTrainerZero3Bucketed(t)) {
+    PetscCall(SgTrainerZero3AcquireWhole(t));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (sgnn_params_resident(t->P, 0)) SgCallNN(sgnn_params_release(t->P, 0));
+  PetscCall(SgTrainerZero3BucketBegin(t));
+  SgCallNN(sgnn_params_acquire(t->P, 1));
+  SgCallNN(sgnn_params_zero_grad(t->P));
   PetscCall(Account(t, t->z3peak));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* After the update: this rank's block (just updated in the slab) into its buffer; both slabs freed. */
+/* After the update: this rank's block (just updated in the slab) into its buffer; both slabs freed.
+   With buckets the update was made in the block itself (the window): the buckets are freed, the block
+   published to the other ranks (collective), the gradient slab freed. */
 PetscErrorCode SgTrainerZero3Release(SgTrainer t)
 {
   SgnnTensor  v = sgnn_params_values(t->P);
   PetscMPIInt rank;
 
   PetscFunctionBegin;
+  if (SgTrainerZero3Bucketed(t)) {
+    double wpeak;
+    PetscCall(Account(t, t->z3peak));
+    SgTrainerZero3BucketStats(t, NULL, NULL, NULL, &wpeak, NULL);
+    t->z3peak[0] = PetscMax(t->z3peak[0], wpeak + (double)t->z3n * (double)ESize3(v)); /* the most buckets resident at once in any step, + the block */
+    PetscCall(SgTrainerZero3BucketDrain(t));
+    if (sgnn_params_resident(t->P, 0)) SgCallNN(sgnn_params_release(t->P, 0));
+    if (sgnn_params_resident(t->P, 1)) SgCallNN(sgnn_params_release(t->P, 1));
+    PetscCall(SgTrainerZero3BucketPublish(t));
+    PetscCall(Account(t, t->z3rest));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   if (t->shard != 3 || !sgnn_params_resident(t->P, 0)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_rank(t->sync->comm, &rank));
   PetscCall(Account(t, t->z3peak)); /* the step's peak: both slabs, the buffer, the state */

@@ -39,7 +39,9 @@
      reaches the trainer (stage 1 with plain SGD refused); on 2-3 ranks lion_cub's momentum-sync
      interval reaches it (every step and never give different weights). Stage 3 (parameters partitioned
      between steps) with a checkpoint at step 3 (the weights gathered from the blocks) equals stage 0
-     to 1e-12, and that checkpoint restarted at stage 0 too. */
+     to 1e-12, and that checkpoint restarted at stage 0 too; that stage-3 run reads its parameters by
+     buckets (-deepmd_shard_bucket_bytes 8: one per tensor, 26), and so does the run of global batch 2
+     on 3 ranks (one rank without frames reads nothing, and no rank waits for it). */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "dptest_common.h"
@@ -669,6 +671,7 @@ int main(int argc, char **argv)
     PetscCall(PetscSNPrintf(ckpt3, sizeof ckpt3, "%s/zero_ckpt3_%d.h5", dir, size));
     for (int k = 0; k < 6; k++) { /* stages 0, 1, 2 (checkpoint at step 3), stage 1 restarted from it, stage 3 (checkpoint at 3), stage 0 restarted from that */
       o.shard = stage[k];
+      o.shard_bucket = k == 4 ? 8 : 0; /* stage 3 by buckets of >= 2 KiB (zero3b.c); its checkpoint gathers the whole slab */
       o.save_freq = k == 2 || k == 4 ? 3 : 0;
       o.save_ckpt[0] = 0;
       o.restart[0] = 0;
@@ -730,6 +733,7 @@ int main(int argc, char **argv)
         ob.save_ckpt[0] = 0;
         ob.batch_size = 2;
         ob.shard = k ? 3 : 0;
+        ob.shard_bucket = k ? 2048 : 0; /* by buckets: the rank without frames reads none, and no rank waits for it */
         PetscCall(SgDPModelCreate(&c, &m));
         PetscCall(SgDPModelInitWeights(m, 5));
         PetscCall(SgDPTrain(m, &ob, PETSC_COMM_WORLD));

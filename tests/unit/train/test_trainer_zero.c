@@ -24,6 +24,11 @@
      weights, no gradient and 16 x its block of Adam's state, at the step's peak 208 + 8 x block of
      weights and 208 of gradients; 2(N-1)/N x 208 bytes per step. A stage-3 checkpoint at step 15
      restarted at stage 3 and at stage 0 equals 30 steps at stage 2 (bit for bit) and stage 0 (round-off).
+     Stage 3 by buckets (-train_shard_bucket_bytes, zero3b.c), one bucket per tensor and one of the
+     whole slab: stage 3 bit for bit; between steps 8 x block of weights; at the peak the block + the
+     3 largest tensors (200 bytes; 208 with one bucket); the bytes a step = the fills' reads of the
+     other ranks' values + the reduce-scatter + the monitor's gathers; 3 of the 4 fills a step found
+     their bucket fetched ahead (the overlap).
    test_trainer_zero cub DIR (1, 2 or 3 ranks): -train_compress lion_cub and lion_cub_allreduce (at
      ModeCub below).
    test_trainer_zero vote DIR (any rank count): SgTrainerVoteSum, the vote allreduce of
@@ -42,6 +47,7 @@ typedef struct {
 
 /* one training; out: the final slab; stats: bytes per step and this rank's memory */
 static PetscReal shard_rest[3], shard_peak[3]; /* the last Train's SgTrainerGetShardResident */
+static PetscReal bucket_fills, bucket_ahead;    /* and SgTrainerGetShardBucketStats' fills, those fetched ahead */
 
 static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], PetscReal stats[4])
 {
@@ -92,6 +98,7 @@ static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], P
   PetscCall(SgTrainerTrain(tr));
   if (stats) PetscCall(SgTrainerGetCommStats(tr, &stats[0], &stats[1]));
   PetscCall(SgTrainerGetShardResident(tr, shard_rest, shard_peak));
+  PetscCall(SgTrainerGetShardBucketStats(tr, NULL, &bucket_fills, NULL, &bucket_ahead));
   if (r->mom) {
     SgnnOptim  o;
     SgnnTensor mt = NULL;
@@ -104,8 +111,8 @@ static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], P
   SgCallNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), out));
   /* the options of this run must not leak into the next */
   {
-    const char *names[] = {"-train_optimizer", "-train_shard", "-train_lion_beta1", "-train_lion_beta2", "-train_weight_decay", "-train_compress", "-train_lion_cub_sync"};
-    for (int i = 0; i < 7; i++) PetscCall(PetscOptionsClearValue(NULL, names[i]));
+    const char *names[] = {"-train_optimizer", "-train_shard", "-train_lion_beta1", "-train_lion_beta2", "-train_weight_decay", "-train_compress", "-train_lion_cub_sync", "-train_shard_bucket_bytes"};
+    for (int i = 0; i < 8; i++) PetscCall(PetscOptionsClearValue(NULL, names[i]));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -167,29 +174,8 @@ static double RelDiff(const double a[], const double b[], long n)
   return d / s;
 }
 
-static char shard_data[PETSC_MAX_PATH_LEN];
 
-/* Adam, 30 steps, at stages 0, 1, 2 (no checkpoint) */
-static PetscErrorCode Train30Adam(MPI_Comm comm, double w[4][64])
-{
-  Net  m;
-  Run  r = {0};
-  char opts[128];
-
-  PetscFunctionBegin;
-  r.data = shard_data;
-  r.batch = 7;
-  r.steps = 30;
-  r.disp = 10;
-  for (PetscInt stage = 0; stage < 4; stage++) {
-    PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer adam -train_shard %" PetscInt_FMT, stage));
-    r.opts = opts;
-    PetscCall(MlpNetCreate(&m, 0, 0.6));
-    PetscCall(Train(comm, &m, &r, w[stage], NULL));
-    sgnn_params_destroy(&m.P);
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+static long blk3(int rank, int size) { return 26 * (rank + 1) / size - 26 * rank / size; }
 
 static PetscErrorCode ModeShard(const char dir[])
 {
@@ -197,7 +183,7 @@ static PetscErrorCode ModeShard(const char dir[])
   PetscMPIInt size, rank;
   char        data[PETSC_MAX_PATH_LEN], ck[PETSC_MAX_PATH_LEN], opts[256];
   const char *optim[2] = {"adam", "lion"};
-  double      w[4][64], w1[64], wr[64];
+  double      w[4][64], w1[64], wr[64], wadam[4][64];
   Net         m;
   Run         r = {0};
   PetscReal   st[4];
@@ -206,7 +192,6 @@ static PetscErrorCode ModeShard(const char dir[])
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscSNPrintf(data, sizeof data, "%s/shard.h5", dir));
-  PetscCall(PetscStrncpy(shard_data, data, sizeof shard_data));
   PetscCall(PetscSNPrintf(ck, sizeof ck, "%s/shard_ck%d.h5", dir, size));
   if (!rank) PetscCall(MlpWriteData(data, 40, "SgTrainer ZeRO test data"));
   PetscCallMPI(MPI_Barrier(comm));
@@ -230,6 +215,39 @@ static PetscErrorCode ModeShard(const char dir[])
         CHECK(shard_peak[0] == want_w && shard_peak[1] == 208 && shard_peak[2] == want_m, "%s stage 3 rank %d: at the peak weights %g (want %g), gradients %g (want 208), optimizer state %g (want %g)", optim[o], rank, (double)shard_peak[0], want_w, (double)shard_peak[1], (double)shard_peak[2], want_m);
       }
     }
+    { /* stage 3 by buckets (zero3b.c): one bucket per tensor (8 bytes: each closes at once) and one bucket
+         of the whole slab (1 MB). The update and the reduce-scatter are stage 3's, and a bucket holds the
+         owners' values copied: stage 3 bit for bit. One bucket: one fill a step, whose one-sided reads
+         bring the 26 - block values the rank does not own. Per tensor: the most buckets whole at once is
+         3 in use + 1 fetched ahead of the 4 (120 + 40 + 40 + 8 bytes), so at most 208 bytes + the block. */
+      double wb[64], fills8 = 0;
+      PetscInt bb[2] = {8, 1 << 20};
+      for (int j = 0; j < 2 - o; j++) { /* one bucket: Adam only (the bytes and peak do not depend on the optimizer) */
+        PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s -train_shard 3 -train_shard_bucket_bytes %" PetscInt_FMT, optim[o], bb[j]));
+        r.opts = opts;
+        PetscCall(MlpNetCreate(&m, 0, 0.6));
+        PetscCall(Train(comm, &m, &r, wb, st));
+        sgnn_params_destroy(&m.P);
+        CHECK(!memcmp(wb, w[3], 26 * sizeof(double)), "%s: stage 3 by buckets of %" PetscInt_FMT " bytes differs from stage 3 by %g (relative) on %d ranks: want bit for bit", optim[o], bb[j], RelDiff(w[3], wb, 26), size);
+        CHECK(shard_rest[0] == 8.0 * blk3(rank, size) && shard_rest[1] == 0, "%s stage 3 by buckets rank %d: between steps weights %g (want %g), gradients %g (want 0)", optim[o], rank, (double)shard_rest[0], 8.0 * blk3(rank, size), (double)shard_rest[1]);
+        { /* one bucket: F fills (a step whose local batch is empty reads nothing), each bringing the
+             26 - block values of the other ranks; + the reduce-scatter; + the monitor's whole gathers at
+             steps 10, 20, 30 (the next step frees them). One bucket per tensor: the MLP uses W1, b1, W2,
+             b2 forward (backward needs only W2 again), and with 3 in use none is read twice: the same
+             bytes, and at the peak the 3 largest whole (W1 120 + b1 40 + W2 40 bytes; one bucket: all
+             208); each of 1, 2, 3 is fetched ahead while the one before is used */
+          double f = (double)(size - 1) / size, want_pk = 8.0 * blk3(rank, size) + (j ? 208 : 200), want_b;
+          if (j == 0) fills8 = bucket_fills;
+          want_b = (fills8 / 4 * 8.0 * (26 - blk3(rank, size)) + 30 * f * 208 + 3 * f * 208) / 30;
+          CHECK(j == 1 || bucket_ahead == bucket_fills * 3 / 4, "%s: %g of %g fills found their bucket fetched ahead: want 3 of 4 a step (forward uses buckets 0, 1, 2, 3 in order; 0 is fetched at its use)", optim[o], (double)bucket_ahead, (double)bucket_fills);
+          CHECK(j == 0 || fills8 == 4 * bucket_fills, "%s: one bucket per tensor made %g fills, one bucket %g: want 4 per step that uses the model", optim[o], fills8, (double)bucket_fills);
+          CHECK(j == 0 || (bucket_fills <= 30 && bucket_fills >= 20), "%s stage 3 by buckets rank %d: %g fills of one bucket in 30 steps", optim[o], rank, (double)bucket_fills);
+          CHECK(fabs(st[0] - want_b) < 1e-9, "%s stage 3 by buckets of %" PetscInt_FMT " bytes rank %d: %g bytes per step counted, want %g ((26 - block) x 8 a fill + the reduce-scatter + the monitor's gathers)", optim[o], bb[j], rank, (double)st[0], want_b);
+          CHECK(shard_peak[0] == want_pk && shard_peak[1] == 208, "%s stage 3 by buckets of %" PetscInt_FMT " bytes rank %d: at the peak weights %g (want %g), gradients %g (want 208)", optim[o], bb[j], rank, (double)shard_peak[0], want_pk, (double)shard_peak[1]);
+        }
+        PetscCall(PetscPrintf(comm, "%s stage 3 by buckets of %" PetscInt_FMT " bytes on %d ranks: - stage 3 %g; rank 0 weights between steps %g, at the peak %g bytes (whole stage 3: %g); %g bytes per step\n", optim[o], bb[j], size, RelDiff(w[3], wb, 26), (double)shard_rest[0], (double)shard_peak[0], 208 + 8.0 * blk3(rank, size), (double)st[0]));
+      }
+    }
     if (!rank) { /* the 1-rank run */
       PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s", optim[o]));
       r.opts = opts;
@@ -243,6 +261,7 @@ static PetscErrorCode ModeShard(const char dir[])
     CHECK(RelDiff(w1, w[2], 26) <= 1e-12, "%s: stage 2 on %d ranks differs from 1 rank by %g (relative): want < 1e-12", optim[o], size, RelDiff(w1, w[2], 26));
     CHECK(!memcmp(w[3], w[2], 26 * sizeof(double)), "%s: stage 3 differs from stage 2 by %g (relative) on %d ranks: want bit for bit", optim[o], RelDiff(w[2], w[3], 26), size);
     PetscCall(PetscPrintf(comm, "%s on %d ranks: stage 1 - stage 0 %g, stage 2 - stage 0 %g, stage 3 - stage 0 %g, stage 2 - 1 rank %g (max relative)\n", optim[o], size, RelDiff(w[0], w[1], 26), RelDiff(w[0], w[2], 26), RelDiff(w[0], w[3], 26), RelDiff(w1, w[2], 26)));
+    if (o == 0) PetscCall(PetscArraycpy(&wadam[0][0], &w[0][0], 4 * 64)); /* Adam's 30 steps at stages 0-3, for the restarts below */
   }
   /* Adam: 15 steps at stage 1 + checkpoint (the whole state, gathered), restarted at stage 0 and 2
      (the checkpoint restores the weights too); w[] holds Adam's 30 steps at stages 0, 1, 2 */
@@ -251,7 +270,7 @@ static PetscErrorCode ModeShard(const char dir[])
   PetscCall(MlpNetCreate(&m, 0, 0.6));
   PetscCall(Train(comm, &m, &r, wr, NULL));
   sgnn_params_destroy(&m.P);
-  PetscCall(Train30Adam(comm, w));
+  PetscCall(PetscArraycpy(&w[0][0], &wadam[0][0], 4 * 64)); /* the same runs as above (until 29 Nov trained again here) */
   r.ckpt = NULL;
   r.restart = ck;
   r.steps = 30;
