@@ -131,10 +131,35 @@ void sgnn_storage_use(SgnnStorage *st)
   }
 }
 
+/* the views back on the slab, the buckets' storages released (views an op made may still hold one:
+   its fill is cleared, and its last reference frees it) */
+static void buckets_free(SgnnParams P)
+{
+  if (P->nb && P->bound) sgnn_params_bucket_bind(P, 0);
+  for (int k = 0; k < P->nb; k++) {
+    P->bst[k]->fill = NULL;
+    if (--P->bst[k]->refcount == 0) {
+      sgnn_be_free(P->bst[k]->be, P->bst[k]->ptr, P->bst[k]->bytes);
+      free(P->bst[k]);
+    }
+  }
+  free(P->bst);
+  free(P->bfirst);
+  free(P->vbucket);
+  free(P->voff);
+  P->bst = NULL;
+  P->bfirst = P->vbucket = NULL;
+  P->voff = NULL;
+  P->nb = 0;
+}
+
+/* A second call (a new trainer on the same model) replaces the buckets; nb 0 removes them. */
 int sgnn_params_bucket_setup(SgnnParams P, int nb, const int *first, SgnnBucketFill fill, void *ctx)
 {
-  SGNN_CHECK(P && P->ready && first && fill, SGNN_ERR_ARG, "params_bucket_setup: params not set up or NULL argument");
-  SGNN_CHECK(!P->nb, SGNN_ERR_STATE, "params_bucket_setup: called twice");
+  SGNN_CHECK(P && P->ready, SGNN_ERR_ARG, "params_bucket_setup: params not set up");
+  buckets_free(P);
+  if (!nb) return 0;
+  SGNN_CHECK(first && fill, SGNN_ERR_ARG, "params_bucket_setup: NULL argument");
   SGNN_CHECK(nb >= 1 && first[0] == 0 && first[nb] == P->n, SGNN_ERR_ARG, "params_bucket_setup: %d buckets must cover parameters 0..%d", nb, P->n - 1);
   for (int k = 0; k < nb; k++) SGNN_CHECK(first[k] < first[k + 1], SGNN_ERR_ARG, "params_bucket_setup: bucket %d is empty", k);
   P->bst = calloc((size_t)nb, sizeof *P->bst);
@@ -227,18 +252,7 @@ void sgnn_params_destroy(SgnnParams *Pp)
     }
     sgnn_tensor_free(&P->views[i]);
   }
-  if (P->nb && P->bound) sgnn_params_bucket_bind(P, 0);
-  for (int k = 0; k < P->nb; k++) {
-    P->bst[k]->fill = NULL; /* views an op made may still hold it; the last reference frees it */
-    if (--P->bst[k]->refcount == 0) {
-      sgnn_be_free(P->bst[k]->be, P->bst[k]->ptr, P->bst[k]->bytes);
-      free(P->bst[k]);
-    }
-  }
-  free(P->bst);
-  free(P->bfirst);
-  free(P->vbucket);
-  free(P->voff);
+  buckets_free(P);
   free(P->names);
   free(P->views);
   sgnn_tensor_free(&P->values);

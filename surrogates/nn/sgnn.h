@@ -215,7 +215,7 @@ int sgnn_params_resident(SgnnParams P, int which);
  * parameter view addresses its bucket, and each use of a view first calls fill(ctx, k), which must
  * make bucket k resident (sgnn_params_bucket_alloc and its values; it may free others); unbound
  * (bind 0), the views address the value slab again. The fill is the caller's: the engine does no
- * communication. */
+ * communication. A new setup replaces the buckets (nb 0: none). */
 typedef int (*SgnnBucketFill)(void *ctx, int bucket);
 int sgnn_params_bucket_setup(SgnnParams P, int nb, const int *first, SgnnBucketFill fill, void *ctx);
 int sgnn_params_bucket_bind(SgnnParams P, int bind);

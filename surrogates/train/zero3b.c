@@ -206,6 +206,7 @@ PetscErrorCode SgTrainerZero3BucketDestroy(SgTrainer t)
 
   PetscFunctionBegin;
   if (!b) PetscFunctionReturn(PETSC_SUCCESS);
+  SgCallNN(sgnn_params_bucket_setup(t->P, 0, NULL, NULL, NULL)); /* the model outlives the trainer: no fill may call it again */
   PetscCallMPI(MPI_Win_unlock_all(b->win));
   PetscCallMPI(MPI_Win_free(&b->win)); /* frees the block too */
   t->z3block = NULL;
