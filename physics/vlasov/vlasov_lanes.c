@@ -13,13 +13,37 @@
   #include <immintrin.h>
 #endif
 
+/* Under AddressSanitizer the per-access checks made Interleave and Deinterleave (nothing but loads
+   and stores) half of a sanitized Vlasov-Maxwell run, while the kernels, whose temporaries stay in
+   registers, hardly slowed. So in a sanitized build these two copy loops are not instrumented;
+   instead CheckRegion tests each row they touch once per call, every byte of it, and reports an
+   invalid one as the instrumented access would have (halting the run). Elsewhere it is nothing. */
+#if defined(__SANITIZE_ADDRESS__)
+  #include <sanitizer/asan_interface.h>
+  #define SG_LANES_ROWS_CHECKED_BY_CALLER __attribute__((no_sanitize("address", "undefined")))
+static void CheckRegion(const void *p, size_t bytes, int is_write)
+{
+  void *bad = __asan_region_is_poisoned((void *)p, bytes);
+  if (bad) __asan_report_error(__builtin_return_address(0), __builtin_frame_address(0), __builtin_frame_address(0), bad, is_write, bytes);
+}
+#else
+  #define SG_LANES_ROWS_CHECKED_BY_CALLER
+static inline void CheckRegion(const void *p, size_t bytes, int is_write)
+{
+  (void)p;
+  (void)bytes;
+  (void)is_write;
+}
+#endif
+
 #define LN SG_VLASOV_LANES
 #define MAXNP  SG_VLASOV_LANES_MAXNP /* checked when the kernels are selected (vlasov.c) */
 #define MAXNPX SG_VLASOV_LANES_MAXNPX
 
-/* The 4x4 transpose of rows a, b, c, d (four doubles each) in place; it is its own inverse. */
+/* The 4x4 transpose of rows a, b, c, d (four doubles each) in place; it is its own inverse. (Registers
+   only: uninstrumented like its callers, so that a sanitized build can inline it.) */
 #if defined(__AVX__) && SG_VLASOV_LANES == 4
-static inline void Transpose4(__m256d *a, __m256d *b, __m256d *c, __m256d *d)
+static inline SG_LANES_ROWS_CHECKED_BY_CALLER void Transpose4(__m256d *a, __m256d *b, __m256d *c, __m256d *d)
 {
   const __m256d t0 = _mm256_unpacklo_pd(*a, *b), t1 = _mm256_unpackhi_pd(*a, *b);
   const __m256d t2 = _mm256_unpacklo_pd(*c, *d), t3 = _mm256_unpackhi_pd(*c, *d);
@@ -34,7 +58,7 @@ static inline void Transpose4(__m256d *a, __m256d *b, __m256d *c, __m256d *d)
 #endif
 
 /* dst[k][c] = src[c][k] for k < n, c < LN */
-static void Interleave(PetscInt n, const double *const src[LN], SgVlasovV4 *dst)
+static SG_LANES_ROWS_CHECKED_BY_CALLER void InterleaveRows(PetscInt n, const double *const src[LN], SgVlasovV4 *dst)
 {
   PetscInt k = 0;
 #if SG_LANES_AVX
@@ -53,7 +77,7 @@ static void Interleave(PetscInt n, const double *const src[LN], SgVlasovV4 *dst)
 
 /* dst[c][k] += src[k][c] (or =, when assign) for k < n and the first nl lanes, one lane after the
    other: two lanes may point at the same cell. */
-static void Deinterleave(PetscInt n, PetscInt nl, const SgVlasovV4 *src, double *const dst[LN], PetscBool assign)
+static SG_LANES_ROWS_CHECKED_BY_CALLER void DeinterleaveRows(PetscInt n, PetscInt nl, const SgVlasovV4 *src, double *const dst[LN], PetscBool assign)
 {
   PetscInt k = 0;
 #if SG_LANES_AVX
@@ -66,6 +90,20 @@ static void Deinterleave(PetscInt n, PetscInt nl, const SgVlasovV4 *src, double 
 #endif
   for (; k < n; k++)
     for (PetscInt c = 0; c < nl; c++) dst[c][k] = assign ? src[k][c] : dst[c][k] + src[k][c];
+}
+
+static void Interleave(PetscInt n, const double *const src[LN], SgVlasovV4 *dst)
+{
+  for (PetscInt c = 0; c < LN; c++) CheckRegion(src[c], (size_t)n * sizeof(double), 0);
+  CheckRegion(dst, (size_t)n * sizeof(SgVlasovV4), 1);
+  InterleaveRows(n, src, dst);
+}
+
+static void Deinterleave(PetscInt n, PetscInt nl, const SgVlasovV4 *src, double *const dst[LN], PetscBool assign)
+{
+  CheckRegion(src, (size_t)n * sizeof(SgVlasovV4), 0);
+  for (PetscInt c = 0; c < nl; c++) CheckRegion(dst[c], (size_t)n * sizeof(double), 1);
+  DeinterleaveRows(n, nl, src, dst, assign);
 }
 
 static void Pad(SgVlasovLaneBatch *b)
