@@ -66,6 +66,10 @@ def collectives(opt, psi, b, N, M=10):
         return [("ag", S, "exposed"), ("rs", S, "exposed")]
     if opt == "zero3":  # DeepSpeed's stage 3: each layer all-gathered for forward and again for backward (prefetched)
         return [("ag", S, "overlap"), ("ag", S, "overlap"), ("rs", S, "exposed")]
+    if opt == "adam3b":  # surge's stage 3 by buckets (zero3b.c): each bucket read one-sidedly at its use, the next
+        # fetched ahead; a plain network reads each layer for forward and again for backward (the Deep
+        # Potential, whose loss differentiates its forward, ~3 times: docs/parallel.md); the gradient reduce-scattered
+        return [("ag", S, "overlap"), ("ag", S, "overlap"), ("rs", S, "exposed")]
     sync = [("ar", S / M, "exposed")] if M else []  # the momenta averaged every M steps, per step
     if opt == "lioncub":
         return [("agb", math.ceil(psi / 8), "exposed")] + sync
@@ -99,6 +103,9 @@ def memory(opt, psi, b, N):
     return {"adam0": 2 * b * psi + K * psi, "lion0": 2 * b * psi + K * psi, "adam1": 2 * b * psi + K * psi / N,
             "adam2": 2 * b * psi + K * psi / N,
             "adam3": 2 * b * psi + (b + K) * psi / N, "zero3": (2 * b + K) * psi / N, "lioncub": 3 * b * psi,
+            # by buckets: the block, at most 4 buckets whole (3 in use + 1 fetched ahead; here a bucket is
+            # 1% of the model), the whole gradient slab (not bucketed), the state's block
+            "adam3b": (b + K) * psi / N + 4 * b * psi / 100 + b * psi,
             "lioncub_vote": 3 * b * psi,
             "sdp4bit": 2 * b * psi + K * psi / N + 8 * psi + (2 * b + 8) * psi / N + 8 * psi,
             "sdp4bit3": 2 * b * psi + (b + K) * psi / N + (8 * psi if N > 1 else 0)}[opt]
@@ -211,7 +218,7 @@ def validate(path):
 NETS = (("10 GbE", 20e-6, 1 / 1.25e9), ("25 GbE", 10e-6, 1 / 3.125e9), ("IB HDR", 1e-6, 1 / 25e9))
 OPTS = (("adam0", "plain data parallel (Adam)"), ("adam1", "ZeRO 1"), ("adam2", "ZeRO 2"),
         ("adam3", "ZeRO 3, whole slab per step"), ("lioncub", "Lion Cub, all-gather of bits"),
-        ("zero3", "ZeRO 3 per layer (not implemented)"),
+        ("zero3", "ZeRO 3 per layer (DeepSpeed)"), ("adam3b", "ZeRO 3 by buckets (surge)"),
         ("lioncub_vote", "Lion Cub, vote allreduce"), ("sdp4bit", "SDP4Bit, 4-bit (one rank a node)"),
         ("sdp4bit3", "ZeRO 3 + SDP4Bit's 4-bit gradients"))
 # Models, float64, one rank = one accelerator (100x this machine's core, as the hybrid model above):
