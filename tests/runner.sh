@@ -97,8 +97,8 @@ run_test() {
 # unlike the wall time, hardly moves when other jobs share the cores (CI-time planning)
 children_cpu() {
   local t
-  times > "$logs/.times"   # a builtin with a redirection runs in this shell; $(times) would not
-  t=$(tail -n 1 "$logs/.times")
+  times > "$logs/.times.$$"   # a builtin with a redirection runs in this shell; $(times) would not
+  t=$(tail -n 1 "$logs/.times.$$")
   cpu_now=$(awk -v t="$t" 'BEGIN{split(t, a, /[ ms]+/); printf "%.3f", a[1]*60 + a[2] + a[3]*60 + a[4]}')
 }
 trap '[ -n "$current" ] && end_session "$current"; exit 130' INT TERM
@@ -148,6 +148,7 @@ for list in "$@"; do
     esac
   done < "$list"
 done
+rm -f "$logs/.times.$$"
 [ ${#skipped[@]} -gt 0 ] && echo "skipped: ${skipped[*]}"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed, $skip skipped"
