@@ -14,12 +14,18 @@
 
 PETSC_EXTERN PetscErrorCode SgSolverInitializePackage(void);
 
-/* Deck and file mistakes are the user's to fix, not ours to debug: print the message alone, once
-   per communicator, instead of PETSc's stack trace. Everything else keeps the full trace. */
+PetscBool SgErrorIsUserClass(PetscErrorCode n)
+{
+  return (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP || n == PETSC_ERR_NOT_CONVERGED) ? PETSC_TRUE : PETSC_FALSE;
+}
+
+/* Deck and file mistakes are the user's to fix, not ours to debug (SgErrorIsUserClass): print the
+   message alone, once per communicator, instead of PETSc's stack trace. Everything else keeps the
+   full trace. */
 static PetscErrorCode SgErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
 {
   PetscMPIInt rank = 0;
-  PetscBool   user = (n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP) ? PETSC_TRUE : PETSC_FALSE;
+  PetscBool   user = SgErrorIsUserClass(n);
 
   if (!user) return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
   if (p == PETSC_ERROR_INITIAL) {

@@ -78,7 +78,7 @@ static int Finish(PetscErrorCode ierr)
     ierr = SgFinalize();
     return ierr ? 1 : 0;
   }
-  if (ierr == PETSC_ERR_USER_INPUT || ierr == PETSC_ERR_FILE_OPEN || ierr == PETSC_ERR_FILE_UNEXPECTED || ierr == PETSC_ERR_FILE_READ || ierr == PETSC_ERR_FP) return SgErrorFinish(); /* one line, no rank left waiting */
+  if (SgErrorIsUserClass(ierr)) return SgErrorFinish(); /* one line, no rank left waiting */
   SgTermLogCrash(); /* a bug: PETSc's traceback is in BASE.log; no BASE.log.tmp stays behind */
   SgErrorRunOnExit(); /* nor BASE.lock */
   PETSCABORT(PETSC_COMM_WORLD, ierr);

@@ -189,14 +189,9 @@ static const char *SampleExtension(SgEnsemble e)
 /* While a member runs, a user-class error (a bad sampled value, an unreadable input) is kept quiet:
    the ensemble reports it once, on every rank, after all groups have stopped. Anything else is a bug
    and keeps PETSc's trace (and the abort below). */
-static PetscBool UserError(PetscErrorCode n) /* the classes surge reports as one "surge: error:" line */
-{
-  return n == PETSC_ERR_USER_INPUT || n == PETSC_ERR_FILE_OPEN || n == PETSC_ERR_FILE_UNEXPECTED || n == PETSC_ERR_FILE_READ || n == PETSC_ERR_FP ? PETSC_TRUE : PETSC_FALSE;
-}
-
 static PetscErrorCode MemberErrorHandler(MPI_Comm comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx)
 {
-  if (UserError(n)) return n;
+  if (SgErrorIsUserClass(n)) return n;
   return PetscTraceBackErrorHandler(comm, line, fun, file, n, p, mess, ctx);
 }
 
@@ -685,7 +680,7 @@ PetscErrorCode SgEnsembleRun(SgEnsemble e)
       PetscCall(PetscPopErrorHandler());
       SgTermSetPrefix("");
       if (!grank) PetscCall(SgClaimBeatStop(&beat));
-      if (ierr && !UserError(ierr)) {
+      if (ierr && !SgErrorIsUserClass(ierr)) {
         /* a bug, possibly on one rank only: other groups are busy, only an abort stops them all */
         if (!grank) SgTermPrintf(stderr, "surge ensemble: member %" PetscInt_FMT " failed (error above); members already marked done are kept, rerun to continue\n", torun[idx]);
         PETSCABORT(comm, ierr);

@@ -480,7 +480,7 @@ static PetscErrorCode OutputFailed(SgSim sim, PetscErrorCode code, const SgError
   char        line[1400];
 
   PetscFunctionBegin;
-  if (code == PETSC_ERR_USER_INPUT || code == PETSC_ERR_FP || code == PETSC_ERR_FILE_OPEN || code == PETSC_ERR_FILE_UNEXPECTED || code == PETSC_ERR_FILE_READ) SETERRQ(comm, code, "%s", h->msg);
+  if (SgErrorIsUserClass(code)) SETERRQ(comm, code, "%s", h->msg);
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(PetscSNPrintf(line, sizeof line, "cannot write the output %s (%s; disk full?): %s", sim->output, h->msg, StateAfterFailure(sim)));
   DiscardStaged(sim, PETSC_TRUE);

@@ -65,7 +65,8 @@ static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, cons
   SgnnTensor loss = NULL;
 
   PetscFunctionBegin;
-  *bad = PETSC_FALSE, *lv = 0;
+  *bad = PETSC_FALSE;
+  *lv  = 0;
   SgCallNN(sgnn_params_zero_grad(t->P));
   if (b->nlocal > 0) {
     double v;
@@ -73,7 +74,8 @@ static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, cons
     PetscCall(t->ops_s.loss(t, t->ctx, k, b, info, &loss, sums));
     PetscCall(PetscLogEventEnd(SG_TRAINER_Loss, t, 0, 0, 0));
     SgCallNN(sgnn_tensor_item(loss, &v));
-    *bad = (PetscBool)!isfinite(v), *lv = v;
+    *bad = (PetscBool)!isfinite(v);
+    *lv  = v;
     for (PetscInt i = 0; i < t->nsums; i++) *bad = (PetscBool)(*bad || !isfinite(sums[i]));
   }
   /* begin after the loss: a surrogate's forward may itself differentiate (forces), and only the

@@ -140,6 +140,13 @@ PETSC_EXTERN PetscErrorCode SgFinalize(void);
    SgErrorOnExit registers a clean-up (no arguments, safe to run once more) that a job ending without
    unwinding runs first (SgErrorRunOnExit: SgErrorFinish, either way it ends; a failed output's lone
    exit; main's abort of a bug; the crash signal handler -- so async-signal-safe calls only). */
+/* The error classes surge reports as one "surge: error:" line, the message alone, instead of PETSc's
+   traceback: the user's to fix, not ours to debug. A deck or option mistake (PETSC_ERR_USER_INPUT), a
+   file that cannot be opened, read or is not what it should be (PETSC_ERR_FILE_*), a floating-point
+   trap (PETSC_ERR_FP), and a computation that diverged or did not converge (PETSC_ERR_NOT_CONVERGED:
+   a training whose loss is no longer finite, a solver whose stable step is NaN, an SVD short of its
+   modes; the message names the input to change). Anything else is a bug and keeps the traceback. */
+PETSC_EXTERN PetscBool      SgErrorIsUserClass(PetscErrorCode);
 PETSC_EXTERN PetscErrorCode SgAgreeSetUp(void);
 PETSC_EXTERN PetscErrorCode SgAgreeBegin(void);
 PETSC_EXTERN PetscErrorCode SgAgreeEnd(MPI_Comm comm, PetscErrorCode ierr);
