@@ -29,6 +29,7 @@ typedef struct {
   char             compress[32]; /* -mffn_compress */
   PetscInt         cub_sync;     /* -mffn_lion_cub_sync */
   PetscInt         sdp_node;     /* -mffn_sdp4bit_node_ranks */
+  PetscInt         shard_bucket; /* -mffn_shard_bucket_bytes (stage 3 by buckets, zero3b.c) */
   PetscBool     have_first;
   PetscInt        dgroups, sranks; /* process grid */
   PetscInt        read;            /* SgMFFNRead: the data in memory or read crop by crop */
@@ -134,6 +135,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgTrainerOptionsPlateau(PetscOptionsObject, &d->plateau, &d->clip));             /* -mffn_plateau_*, -mffn_clip_norm */
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress, &d->cub_sync)); /* -mffn_optimizer, _lion_beta*, _shard, _compress */
   PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &d->sdp_node));
+  PetscCall(SgTrainerOptionsShardBucket(PetscOptionsObject, &d->shard_bucket)); /* -mffn_shard_bucket_bytes */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -359,6 +361,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetShard(tr, d->shard, d->compress, d->cub_sync));
   PetscCall(SgTrainerSetSdp4bit(tr, d->sdp_node));
+  PetscCall(SgTrainerSetShardBucket(tr, d->shard_bucket));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "mffn_")); /* its refusals name -mffn_shard etc. */
   sc.kind = SGNN_LR_EXP;
   sc.lr0 = d->lr;

@@ -273,6 +273,7 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   PetscCall(SgTrainerSetOptimizer(tr, &oc));
   PetscCall(SgTrainerSetShard(tr, c->shard, c->compress, c->cub_sync));
   PetscCall(SgTrainerSetSdp4bit(tr, c->sdp_node));
+  PetscCall(SgTrainerSetShardBucket(tr, c->shard_bucket));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "podlstm_")); /* its refusals name -podlstm_shard etc. */
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, per_epoch));

@@ -32,6 +32,7 @@ typedef struct {
   char           compress[32];
   PetscInt       cub_sync;
   PetscInt       sdp_node; /* -podlstm_sdp4bit_node_ranks */
+  PetscInt       shard_bucket; /* -podlstm_shard_bucket_bytes (stage 3 by buckets, zero3b.c) */
 } SgSurrogate_PodLstm;
 
 static const char *const SearchChoices[] = {"aging", "random", "none"};
@@ -128,6 +129,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgOptionsInt("-lr_decay_epochs", "exp schedule: epochs between two decays of the learning rate", d->decay_epochs, &d->decay_epochs, NULL, 1, 1000000));
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress, &d->cub_sync)); /* -podlstm_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
   PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &d->sdp_node));
+  PetscCall(SgTrainerOptionsShardBucket(PetscOptionsObject, &d->shard_bucket)); /* -podlstm_shard_bucket_bytes */
   PetscCall(SgOptionsInt("-top_k", "Searched networks kept in the model (the best forecasts, all give the uncertainty)", d->topk, &d->topk, NULL, 1, SG_PODLSTM_MAXMODELS));
   PetscCall(SgOptionsInt("-retrain_epochs", "Retrain the top-k and the baseline this many epochs after the search (0: keep the searched weights)", d->retrain_epochs, &d->retrain_epochs, NULL, 0, 1000000));
   PetscCall(SgOptionsInt("-retrain_patience", "Patience (epochs) of the retraining", d->retrain_patience, &d->retrain_patience, NULL, 1, 1000000));
@@ -443,6 +445,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   fc.compress = d->compress;
   fc.cub_sync = d->cub_sync;
   fc.sdp_node = d->sdp_node;
+  fc.shard_bucket = d->shard_bucket;
   fc.rollout = d->rollout;
   fc.base_G = d->rollout > 1 || d->free_run || d->input_noise > 0 ? S.fG : NULL; /* NULL without a base */
   fc.base_g = d->rollout > 1 || d->free_run || d->input_noise > 0 ? S.fg : NULL;

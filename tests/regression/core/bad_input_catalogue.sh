@@ -241,6 +241,10 @@ case_ 1 "-boussinesq_superres_output_nx/nz asks for" -- run $I/boussinesq/rb_ra1
 # a superres factor the surrogate cannot read: at set-up (it was a traceback at the first surrogate
 # call, and a hang on 2 ranks)
 case12 "surrogate mffn reads blocks 0.0625 apart" -- run $I/mffn/superres.yaml -sim_t_end 0.6 -sim_output ok_sr -boussinesq_mffn_model $I/mffn/models/mffn_rb_superres.h5 -boussinesq_superres_factor 2,4
+# a training that diverges (SGD at lr 10: the loss is no longer finite at step 4) ends with the trainer's
+# one line on every rank count; it ended with PETSc's traceback and MPI_ABORT (PETSC_ERR_NOT_CONVERGED
+# was not one of the classes surge reports as a line, SgErrorIsUserClass)
+case12 "training diverged" -- train $I/deepmd/water.yaml -deepmd_data set.h5 -deepmd_valid_data "" -deepmd_numb_steps 8 -deepmd_save_freq 0 -deepmd_save_ckpt "" -deepmd_lcurve "" -deepmd_stat_frames 2 -deepmd_batch_size 1 -deepmd_neuron 4,8 -deepmd_axis_neuron 4 -deepmd_fitting_neuron 8,8 -deepmd_optimizer sgd -deepmd_start_lr 10 -deepmd_stop_lr 10 -train_output ok_dv
 # the trainer's optimizer, ZeRO stage and compression (issue 38): unknown names, a stage with no
 # optimizer state to shard, a compressor without what it needs, and what is not implemented yet (stage 3
 # with clipping; sdp4bit's nodes must divide the ranks)
@@ -248,6 +252,7 @@ case_ 1 "'adamax' is not one of: sgd, adam, adamw, lion" -- train $MF -mffn_opti
 case_ 1 "'zip' is not one of: none, lion_cub, lion_cub_allreduce, sdp4bit" -- train $MF -mffn_compress zip -train_output ok_x
 case12 "plain SGD (momentum 0) keeps none" -- train $MF -mffn_optimizer sgd -mffn_shard 1 -train_output ok_x
 case_ 1 "it needs -mffn_shard 2" -- train $MF -mffn_compress sdp4bit -train_output ok_x
+case_ 1 "-mffn_shard_bucket_bytes 4096 gathers partitioned parameters by buckets, and this run has -mffn_shard 0" -- train $MF -mffn_shard_bucket_bytes 4096 -train_output ok_x
 case_ 1 "add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub -train_output ok_x
 case12 "-mffn_compress lion_cub_allreduce sends Lion's 1-bit sign updates, and the optimizer is adam: add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub_allreduce -train_output ok_x
 case_ 1 "lion_cub votes on the whole update and keeps a momentum per rank: use it with -mffn_shard 0" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -mffn_shard 1 -train_output ok_x
