@@ -28,40 +28,26 @@
 #   bash tests/bench/podlstm/ks_study.sh --dense-noise [WORKDIR]  (default build/ks22n)
 set -e
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-if [ "$1" = --dense ]; then
+# the dense variants: the same data (snapshots 1 time unit apart); the training deck, the work folder's
+# prefix and how the study's slot runs advance (--advance 8: the model's windows; 1: every snapshot, 10 starts)
+DENSE=1
+case "${1:-}" in
+  --dense) TRAIN=ks22_dense_train P=ks22d ADV="--advance 8" ;;
+  --dense-var) TRAIN=ks22_dense_var_train P=ks22v ADV="--advance 8" ;;
+  --dense-quad) TRAIN=ks22_dense_quad_train P=ks22q ADV="--advance 8" ;;
+  --dense-stable) TRAIN=ks22_dense_stable_train P=ks22s ADV="--advance 1 --starts 10" ;;
+  --dense-free) TRAIN=ks22_dense_free_train P=ks22f ADV="--advance 1 --starts 10" ;;
+  --dense-noise) TRAIN=ks22_dense_noise_train P=ks22n ADV="--advance 1 --starts 10" ;;
+  *) DENSE=0 ;;
+esac
+if [ $DENSE = 1 ]; then
   shift
-  ENS=ks22_dense_ensemble TRAIN=ks22_dense_train DATA=ks22_dense_data P=ks22d
-  STUDY="--data ks22_dense_data.h5 --prefix ks22d --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
-  W=${1:-$ROOT/build/ks22d}
-elif [ "$1" = --dense-var ]; then
-  shift
-  ENS=ks22_dense_ensemble TRAIN=ks22_dense_var_train DATA=ks22_dense_data P=ks22v
-  STUDY="--data ks22_dense_data.h5 --prefix ks22v --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
-  W=${1:-$ROOT/build/ks22v}
-elif [ "$1" = --dense-quad ]; then
-  shift
-  ENS=ks22_dense_ensemble TRAIN=ks22_dense_quad_train DATA=ks22_dense_data P=ks22q
-  STUDY="--data ks22_dense_data.h5 --prefix ks22q --skip 300 --ntrain 4000 --ntest 1000 --advance 8 --free"
-  W=${1:-$ROOT/build/ks22q}
-elif [ "$1" = --dense-stable ]; then
-  shift
-  ENS=ks22_dense_ensemble TRAIN=ks22_dense_stable_train DATA=ks22_dense_data P=ks22s
-  STUDY="--data ks22_dense_data.h5 --prefix ks22s --skip 300 --ntrain 4000 --ntest 1000 --advance 1 --starts 10 --free"
-  W=${1:-$ROOT/build/ks22s}
-elif [ "$1" = --dense-free ]; then
-  shift
-  ENS=ks22_dense_ensemble TRAIN=ks22_dense_free_train DATA=ks22_dense_data P=ks22f
-  STUDY="--data ks22_dense_data.h5 --prefix ks22f --skip 300 --ntrain 4000 --ntest 1000 --advance 1 --starts 10 --free"
-  W=${1:-$ROOT/build/ks22f}
-elif [ "$1" = --dense-noise ]; then
-  shift
-  ENS=ks22_dense_ensemble TRAIN=ks22_dense_noise_train DATA=ks22_dense_data P=ks22n
-  STUDY="--data ks22_dense_data.h5 --prefix ks22n --skip 300 --ntrain 4000 --ntest 1000 --advance 1 --starts 10 --free"
-  W=${1:-$ROOT/build/ks22n}
+  ENS=ks22_dense_ensemble DATA=ks22_dense_data
+  STUDY="--data ks22_dense_data.h5 --prefix $P --skip 300 --ntrain 4000 --ntest 1000 $ADV --free"
 else
   ENS=ks22_ensemble TRAIN=ks22_train DATA=ks22_data P=ks22 STUDY=""
-  W=${1:-$ROOT/build/ks22}
 fi
+W=${1:-$ROOT/build/$P}
 SURGE=${SURGE:-$ROOT/bin/surge}
 mkdir -p "$W" && cd "$W"
 [ -f $DATA.h5 ] || nice -n 5 "$SURGE" ensemble "$ROOT/inputs/podlstm/$ENS.yaml" > ensemble.log 2>&1
