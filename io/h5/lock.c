@@ -14,6 +14,7 @@
    that output was killed (SgWriteMPIIOLeftover): no other job writes BASE.* now. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
@@ -22,6 +23,21 @@
 #include <unistd.h>
 #include "sgsys.h"
 #include "sgwrite.h"
+
+/* Whether the n bytes read from a held lock file name a holder that may be alive: not empty, and not
+   a process of this host that is gone (a name left by a job that died holding the lock; its successor
+   has taken the lock and not yet written its own). */
+static int NamesLiveHolder(char who[], ssize_t n)
+{
+  char host[256] = "", mine[256] = "";
+  long pid       = 0;
+
+  if (n <= 0) return 0;
+  who[n] = 0;
+  if (sscanf(who, "process %ld on host %255s", &pid, host) != 2) return 1; /* not ours to judge */
+  (void)gethostname(mine, sizeof mine - 1);
+  return strcmp(host, mine) || !SgProcessGone(pid);
+}
 
 /* The lock on path for this process: the open file descriptor (>= 0), -1 with msg set when another
    process holds it, or -2 when it cannot be created or the file system cannot lock (the job goes on
@@ -37,6 +53,14 @@ static int TryLock(const char path[], char msg[], size_t len)
       int     e        = errno;
       char    who[256] = "";
       ssize_t n        = e == EWOULDBLOCK ? pread(fd, who, sizeof who - 1, 0) : -1;
+      /* the holder writes its name just after it takes the lock: a job refused in between finds the
+         file empty, or the name of a job that died holding it, and waits for the new name, up to 1 s
+         (seen in a loaded test run: "another process (just starting)" where the holder was a
+         training already under way) */
+      for (int wait = 0; e == EWOULDBLOCK && !NamesLiveHolder(who, n) && wait < 100; wait++) {
+        (void)usleep(10000);
+        n = pread(fd, who, sizeof who - 1, 0);
+      }
       (void)close(fd);
       if (e != EWOULDBLOCK) return -2; /* ENOLCK, EOPNOTSUPP: a file system without locks */
       who[n > 0 ? n : 0]          = 0;
@@ -49,7 +73,9 @@ static int TryLock(const char path[], char msg[], size_t len)
       ssize_t n;
       (void)gethostname(host, sizeof host - 1);
       n = snprintf(id, sizeof id, "process %ld on host %s\n", (long)getpid(), host);
-      if (!ftruncate(fd, 0)) (void)!pwrite(fd, id, (size_t)n, 0); /* only a name for messages: the lock holds without it */
+      /* written over the old name, then cut to length: a refused job reads the old name or the new
+         one, never an empty file (only a name for messages: the lock holds without it) */
+      if (pwrite(fd, id, (size_t)n, 0) == n) (void)!ftruncate(fd, n);
       return fd;
     }
     (void)close(fd); /* the holder released and removed it meanwhile: lock the file named path now */
