@@ -71,6 +71,7 @@ worker() {
     (cd "$san" && tests/runner.sh "$l")
   done > "$root/build-san/stream$1.log" 2>&1
 }
+rm -f "$root"/build-san/stream*.log # an earlier run's, perhaps with more streams: the totals read them all
 pids=()
 for w in $(seq "$jobs"); do
   worker "$w" &
