@@ -83,14 +83,20 @@ int sgnn_optim_step(SgnnOptim o)
 int sgnn_optim_step_at(SgnnOptim o, void *pv)
 {
   SGNN_CHECK(o && pv, SGNN_ERR_ARG, "optim_step: NULL optimizer or values");
-  SgnnTensor p = sgnn_params_values(o->P), g = sgnn_params_grads(o->P);
+  SgnnTensor g = sgnn_params_grads(o->P);
+  return sgnn_optim_step_with(o, pv, (char *)sgnn_ptr(g) + (size_t)o->lo * sgnn_esize(g->dtype));
+}
+
+int sgnn_optim_step_with(SgnnOptim o, void *pv, const void *gv)
+{
+  SGNN_CHECK(o && pv && gv, SGNN_ERR_ARG, "optim_step: NULL optimizer, values or gradient");
+  SgnnTensor p = sgnn_params_values(o->P);
   long t = o->step + 1;
-  size_t off = (size_t)o->lo * sgnn_esize(p->dtype);
   SgnnOptimArgs a = {.type = o->c.type,
                      .dtype = p->dtype,
                      .n = o->n,
                      .p = pv,
-                     .g = (char *)sgnn_ptr(g) + off,
+                     .g = gv,
                      .m = o->m ? sgnn_ptr(o->m) : NULL,
                      .v = o->v ? sgnn_ptr(o->v) : NULL,
                      .lr = o->c.lr,

@@ -5,6 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Buckets of one slab: their storages, their first parameter (nb + 1 entries), each view's slab
+   offset and bucket, and whether the views are bound to them */
+typedef struct {
+  int nb, bound;
+  SgnnStorage **bst;
+  int *bfirst, *vbucket;
+  long *voff;
+} SgnnBucketSet;
+
 struct SgnnParams_ {
   SgnnBackend *be;
   SgnnDType dtype;
@@ -13,12 +22,9 @@ struct SgnnParams_ {
   SgnnTensor *views;
   long total;
   SgnnTensor values, grads; /* 1-d slabs */
-  /* ZeRO stage 3 by buckets (sgnn_params_bucket_setup): the buckets' storages, their first
-     parameter (nb + 1 entries), each view's slab offset and bucket, and whether the views are bound */
-  int nb, bound;
-  SgnnStorage **bst;
-  int *bfirst, *vbucket;
-  long *voff;
+  /* ZeRO by buckets: bk[0] the parameter values' buckets (stage 3, sgnn_params_bucket_setup), bk[1]
+     the gradients' (stages 2 and 3, sgnn_params_grad_bucket_setup) */
+  SgnnBucketSet bk[2];
 };
 
 int sgnn_params_create(SgnnBackend *be, SgnnDType dt, SgnnParams *Pp)
@@ -121,117 +127,151 @@ int sgnn_params_acquire(SgnnParams P, int which)
 
 int sgnn_params_resident(SgnnParams P, int which) { return P && P->ready && (which == 0 || which == 1) && slab_storage(P, which)->ptr; }
 
-/* ---- ZeRO stage 3 by buckets ------------------------------------------------------------------ */
+/* ---- ZeRO by buckets ------------------------------------------------------------------ */
 void sgnn_storage_use(SgnnStorage *st)
 {
   int rc = st->fill(st->fill_ctx, st->bucket);
   if (rc || !st->ptr) { /* a use has no way to return an error: the run cannot go on */
-    sgnn_logmsg("sgnn: filling parameter bucket %d failed (code %d); aborting\n", st->bucket, rc);
+    sgnn_logmsg("sgnn: filling bucket %d of a parameter or gradient slab failed (code %d); aborting\n", st->bucket, rc);
     abort();
   }
 }
 
+/* The tensor a bucket set re-points: parameter i's value view (which 0) or its gradient view (1). */
+static SgnnTensor bucket_view(SgnnParams P, int which, int i) { return which ? P->views[i]->grad : P->views[i]; }
+static SgnnTensor bucket_slab(SgnnParams P, int which) { return which ? P->grads : P->values; }
+
+static int bucket_bind(SgnnParams P, int which, int bind);
+
 /* the views back on the slab, the buckets' storages released (views an op made may still hold one:
    its fill is cleared, and its last reference frees it) */
-static void buckets_free(SgnnParams P)
+static void buckets_free(SgnnParams P, int which)
 {
-  if (P->nb && P->bound) sgnn_params_bucket_bind(P, 0);
-  for (int k = 0; k < P->nb; k++) {
-    P->bst[k]->fill = NULL;
-    if (--P->bst[k]->refcount == 0) {
-      sgnn_be_free(P->bst[k]->be, P->bst[k]->ptr, P->bst[k]->bytes);
-      free(P->bst[k]);
+  SgnnBucketSet *B = &P->bk[which];
+  if (B->nb && B->bound) bucket_bind(P, which, 0);
+  for (int k = 0; k < B->nb; k++) {
+    B->bst[k]->fill = NULL;
+    if (--B->bst[k]->refcount == 0) {
+      sgnn_be_free(B->bst[k]->be, B->bst[k]->ptr, B->bst[k]->bytes);
+      free(B->bst[k]);
     }
   }
-  free(P->bst);
-  free(P->bfirst);
-  free(P->vbucket);
-  free(P->voff);
-  P->bst = NULL;
-  P->bfirst = P->vbucket = NULL;
-  P->voff = NULL;
-  P->nb = 0;
+  free(B->bst);
+  free(B->bfirst);
+  free(B->vbucket);
+  free(B->voff);
+  B->bst = NULL;
+  B->bfirst = B->vbucket = NULL;
+  B->voff = NULL;
+  B->nb = 0;
 }
 
 /* A second call (a new trainer on the same model) replaces the buckets; nb 0 removes them. */
-int sgnn_params_bucket_setup(SgnnParams P, int nb, const int *first, SgnnBucketFill fill, void *ctx)
+static int bucket_setup(SgnnParams P, int which, int nb, const int *first, SgnnBucketFill fill, void *ctx)
 {
   SGNN_CHECK(P && P->ready, SGNN_ERR_ARG, "params_bucket_setup: params not set up");
-  buckets_free(P);
+  SgnnBucketSet *B = &P->bk[which];
+  buckets_free(P, which);
   if (!nb) return 0;
   SGNN_CHECK(first && fill, SGNN_ERR_ARG, "params_bucket_setup: NULL argument");
   SGNN_CHECK(nb >= 1 && first[0] == 0 && first[nb] == P->n, SGNN_ERR_ARG, "params_bucket_setup: %d buckets must cover parameters 0..%d", nb, P->n - 1);
   for (int k = 0; k < nb; k++) SGNN_CHECK(first[k] < first[k + 1], SGNN_ERR_ARG, "params_bucket_setup: bucket %d is empty", k);
-  P->bst = calloc((size_t)nb, sizeof *P->bst);
-  P->bfirst = malloc(sizeof(int) * (size_t)(nb + 1));
-  P->vbucket = malloc(sizeof(int) * (size_t)P->n);
-  P->voff = malloc(sizeof(long) * (size_t)P->n);
-  SGNN_CHECK(P->bst && P->bfirst && P->vbucket && P->voff, SGNN_ERR_MEM, "params_bucket_setup: out of memory");
-  for (int k = 0; k <= nb; k++) P->bfirst[k] = first[k];
+  B->bst = calloc((size_t)nb, sizeof *B->bst);
+  B->bfirst = malloc(sizeof(int) * (size_t)(nb + 1));
+  B->vbucket = malloc(sizeof(int) * (size_t)P->n);
+  B->voff = malloc(sizeof(long) * (size_t)P->n);
+  SGNN_CHECK(B->bst && B->bfirst && B->vbucket && B->voff, SGNN_ERR_MEM, "params_bucket_setup: out of memory");
+  for (int k = 0; k <= nb; k++) B->bfirst[k] = first[k];
   for (int k = 0; k < nb; k++) {
     long lo = P->views[first[k]]->offset, hi = first[k + 1] < P->n ? P->views[first[k + 1]]->offset : P->total;
-    P->bst[k] = calloc(1, sizeof(SgnnStorage));
-    SGNN_CHECK(P->bst[k], SGNN_ERR_MEM, "params_bucket_setup: out of memory");
-    P->bst[k]->be = P->be;
-    P->bst[k]->bytes = (size_t)(hi - lo) * sgnn_esize(P->dtype);
-    P->bst[k]->refcount = 1; /* the params' own reference */
-    P->bst[k]->fill = fill;
-    P->bst[k]->fill_ctx = ctx;
-    P->bst[k]->bucket = k;
+    B->bst[k] = calloc(1, sizeof(SgnnStorage));
+    SGNN_CHECK(B->bst[k], SGNN_ERR_MEM, "params_bucket_setup: out of memory");
+    B->bst[k]->be = P->be;
+    B->bst[k]->bytes = (size_t)(hi - lo) * sgnn_esize(P->dtype);
+    B->bst[k]->refcount = 1; /* the params' own reference */
+    B->bst[k]->fill = fill;
+    B->bst[k]->fill_ctx = ctx;
+    B->bst[k]->bucket = k;
     for (int i = first[k]; i < first[k + 1]; i++) {
-      P->vbucket[i] = k;
-      P->voff[i] = P->views[i]->offset;
+      B->vbucket[i] = k;
+      B->voff[i] = bucket_view(P, which, i)->offset;
     }
   }
-  P->nb = nb;
+  B->nb = nb;
   return 0;
 }
 
-/* The views to their buckets (bind 1) or back to the value slab (0). A view an op made of a
-   parameter keeps the storage it was made with, which stays valid: a bucket's storage fills itself. */
-int sgnn_params_bucket_bind(SgnnParams P, int bind)
+/* The views to their buckets (bind 1) or back to the slab (0). A view an op made of a parameter
+   keeps the storage it was made with, which stays valid: a bucket's storage fills itself. */
+static int bucket_bind(SgnnParams P, int which, int bind)
 {
-  SGNN_CHECK(P && P->nb, SGNN_ERR_STATE, "params_bucket_bind: no buckets (sgnn_params_bucket_setup)");
-  if (!!bind == P->bound) return 0;
+  SgnnBucketSet *B = &P->bk[which];
+  SGNN_CHECK(P && B->nb, SGNN_ERR_STATE, "params_bucket_bind: no buckets (sgnn_params_%sbucket_setup)", which ? "grad_" : "");
+  if (!!bind == B->bound) return 0;
   for (int i = 0; i < P->n; i++) {
-    SgnnTensor t = P->views[i];
-    SgnnStorage *bs = P->bst[P->vbucket[i]];
+    SgnnTensor t = bucket_view(P, which, i);
+    SgnnStorage *bs = B->bst[B->vbucket[i]];
     t->st->refcount--; /* never the last: the slab tensor or the params hold each storage */
-    t->st = bind ? bs : P->values->st;
+    t->st = bind ? bs : bucket_slab(P, which)->st;
     t->st->refcount++;
-    t->offset = bind ? P->voff[i] - P->voff[P->bfirst[P->vbucket[i]]] : P->voff[i];
+    t->offset = bind ? B->voff[i] - B->voff[B->bfirst[B->vbucket[i]]] : B->voff[i];
   }
-  P->bound = !!bind;
+  B->bound = !!bind;
   return 0;
 }
 
-int sgnn_params_bucket_range(SgnnParams P, int k, long *lo, long *n)
+static int bucket_range(SgnnParams P, int which, int k, long *lo, long *n)
 {
-  SGNN_CHECK(P && k >= 0 && k < P->nb && lo && n, SGNN_ERR_ARG, "params_bucket_range: no bucket %d", k);
-  *lo = P->voff[P->bfirst[k]];
-  *n = (long)(P->bst[k]->bytes / sgnn_esize(P->dtype));
+  SgnnBucketSet *B = P ? &P->bk[which] : NULL;
+  SGNN_CHECK(B && k >= 0 && k < B->nb && lo && n, SGNN_ERR_ARG, "params_bucket_range: no bucket %d", k);
+  *lo = B->voff[B->bfirst[k]];
+  *n = (long)(B->bst[k]->bytes / sgnn_esize(P->dtype));
   return 0;
 }
 
-void *sgnn_params_bucket_mem(SgnnParams P, int k) { return P && k >= 0 && k < P->nb ? P->bst[k]->ptr : NULL; }
-
-int sgnn_params_bucket_alloc(SgnnParams P, int k, void **mem)
+static int bucket_alloc(SgnnParams P, int which, int k, void **mem)
 {
-  SGNN_CHECK(P && k >= 0 && k < P->nb && mem, SGNN_ERR_ARG, "params_bucket_alloc: no bucket %d", k);
-  SgnnStorage *st = P->bst[k];
+  SgnnBucketSet *B = P ? &P->bk[which] : NULL;
+  SGNN_CHECK(B && k >= 0 && k < B->nb && mem, SGNN_ERR_ARG, "params_bucket_alloc: no bucket %d", k);
+  SgnnStorage *st = B->bst[k];
   if (!st->ptr) st->ptr = sgnn_be_alloc(st->be, st->bytes);
   SGNN_CHECK(st->ptr, SGNN_ERR_MEM, "params_bucket_alloc: out of memory for a bucket of %zu bytes", st->bytes);
   *mem = st->ptr;
   return 0;
 }
 
-int sgnn_params_bucket_free(SgnnParams P, int k)
+static int bucket_free(SgnnParams P, int which, int k)
 {
-  SGNN_CHECK(P && k >= 0 && k < P->nb, SGNN_ERR_ARG, "params_bucket_free: no bucket %d", k);
-  SgnnStorage *st = P->bst[k];
+  SgnnBucketSet *B = P ? &P->bk[which] : NULL;
+  SGNN_CHECK(B && k >= 0 && k < B->nb, SGNN_ERR_ARG, "params_bucket_free: no bucket %d", k);
+  SgnnStorage *st = B->bst[k];
   sgnn_be_free(st->be, st->ptr, st->bytes);
   st->ptr = NULL;
   return 0;
+}
+
+static void *bucket_mem(SgnnParams P, int which, int k) { return P && k >= 0 && k < P->bk[which].nb ? P->bk[which].bst[k]->ptr : NULL; }
+
+/* the parameter values' buckets (ZeRO stage 3) */
+int sgnn_params_bucket_setup(SgnnParams P, int nb, const int *first, SgnnBucketFill fill, void *ctx) { return bucket_setup(P, 0, nb, first, fill, ctx); }
+int sgnn_params_bucket_bind(SgnnParams P, int bind) { return P ? bucket_bind(P, 0, bind) : SGNN_ERR_ARG; }
+int sgnn_params_bucket_range(SgnnParams P, int k, long *lo, long *n) { return bucket_range(P, 0, k, lo, n); }
+void *sgnn_params_bucket_mem(SgnnParams P, int k) { return bucket_mem(P, 0, k); }
+int sgnn_params_bucket_alloc(SgnnParams P, int k, void **mem) { return bucket_alloc(P, 0, k, mem); }
+int sgnn_params_bucket_free(SgnnParams P, int k) { return bucket_free(P, 0, k); }
+
+/* the gradients' buckets (ZeRO stages 2 and 3 by buckets) */
+int sgnn_params_grad_bucket_setup(SgnnParams P, int nb, const int *first, SgnnBucketFill fill, void *ctx) { return bucket_setup(P, 1, nb, first, fill, ctx); }
+int sgnn_params_grad_bucket_bind(SgnnParams P, int bind) { return P ? bucket_bind(P, 1, bind) : SGNN_ERR_ARG; }
+void *sgnn_params_grad_bucket_mem(SgnnParams P, int k) { return bucket_mem(P, 1, k); }
+int sgnn_params_grad_bucket_alloc(SgnnParams P, int k, void **mem) { return bucket_alloc(P, 1, k, mem); }
+int sgnn_params_grad_bucket_free(SgnnParams P, int k) { return bucket_free(P, 1, k); }
+
+int sgnn_params_index(SgnnParams P, SgnnTensor view)
+{
+  for (int i = 0; P && view && i < P->n; i++)
+    if (P->views[i] == view) return i;
+  return -1;
 }
 
 int sgnn_params_zero_grad(SgnnParams P)
@@ -244,6 +284,10 @@ void sgnn_params_destroy(SgnnParams *Pp)
 {
   SgnnParams P = Pp ? *Pp : NULL;
   if (!P) return;
+  if (P->ready) { /* the views back on their slabs while they exist */
+    buckets_free(P, 0);
+    buckets_free(P, 1);
+  }
   for (int i = 0; i < P->n; i++) {
     free(P->names[i]);
     if (!P->views[i]->st) { /* never set up: only the header exists */
@@ -252,7 +296,6 @@ void sgnn_params_destroy(SgnnParams *Pp)
     }
     sgnn_tensor_free(&P->views[i]);
   }
-  buckets_free(P);
   free(P->names);
   free(P->views);
   sgnn_tensor_free(&P->values);

@@ -223,6 +223,16 @@ int sgnn_params_bucket_range(SgnnParams P, int k, long *lo, long *n); /* its val
 void *sgnn_params_bucket_mem(SgnnParams P, int k);                      /* NULL when absent; no fill */
 int sgnn_params_bucket_alloc(SgnnParams P, int k, void **mem);         /* contents undefined */
 int sgnn_params_bucket_free(SgnnParams P, int k);
+/* ZeRO stages 2 and 3 by buckets: the same for the gradient views (parameter i's gradient, which
+ * backward accumulates into). Bound, each gradient view addresses its bucket and each use of it first
+ * calls fill(ctx, k), which must make bucket k resident (the caller allocates and zeroes it at its
+ * first use, and may refuse a bucket whose sum it has already sent); unbound, the gradient slab. */
+int sgnn_params_grad_bucket_setup(SgnnParams P, int nb, const int *first, SgnnBucketFill fill, void *ctx);
+int sgnn_params_grad_bucket_bind(SgnnParams P, int bind);
+void *sgnn_params_grad_bucket_mem(SgnnParams P, int k);              /* NULL when absent; no fill */
+int sgnn_params_grad_bucket_alloc(SgnnParams P, int k, void **mem); /* contents undefined */
+int sgnn_params_grad_bucket_free(SgnnParams P, int k);
+int sgnn_params_index(SgnnParams P, SgnnTensor view); /* i of parameter view i (the grad-ready hook's leaf), -1 if none */
 void sgnn_params_destroy(SgnnParams *P);
 
 /* ---- optimizers, schedules, clipping ------------------------------------ */
@@ -244,6 +254,9 @@ int sgnn_optim_step(SgnnOptim o); /* uses the gradient slab */
 /* the same step on the optimizer's range of values held at p (its n values) instead of in the value
  * slab: ZeRO stage 3 by buckets keeps the rank's block outside the slab */
 int sgnn_optim_step_at(SgnnOptim o, void *p);
+/* the same with the gradient of the range held at g (its n values) instead of in the gradient slab:
+ * ZeRO by gradient buckets keeps only the rank's block of the gradient */
+int sgnn_optim_step_with(SgnnOptim o, void *p, const void *g);
 long sgnn_optim_steps(SgnnOptim o);
 /* state for checkpoints: first/second moment slabs (NULL if unused), step */
 int sgnn_optim_state(SgnnOptim o, SgnnTensor *m, SgnnTensor *v, long **step);

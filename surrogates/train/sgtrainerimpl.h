@@ -59,6 +59,7 @@ struct _p_SgTrainer {
   double          z3peak[3], z3rest[3];
   PetscInt        z3bucket;          /* -PREFIX_shard_bucket_bytes (0: the whole slab gathered per step) */
   struct _SgTrainerZ3b *z3b;         /* its buckets, window and counters (zero3b.c) */
+  struct _SgTrainerZgb *zgb;         /* stages 2 and 3 by buckets: the gradient's buckets, the block's window (zerograd.c) */
   /* lion_cub (lioncub.c): the momentum-sync interval, this step's rate, the packed votes (this rank's,
      all ranks' for the all-gather; the counts for lion_cub_allreduce, vote.c) */
   PetscInt        cub_sync;
@@ -115,6 +116,16 @@ PETSC_INTERN PetscErrorCode SgTrainerZero3BucketPublish(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerZero3BucketUnbind(SgTrainer);
 PETSC_INTERN void           SgTrainerZero3BucketStats(SgTrainer, int *nb, double *fills, double *bytes, double *wpeak, double *cur);
 PETSC_INTERN double         SgTrainerZero3BucketBytes(SgTrainer, int k);
+PETSC_INTERN void           SgTrainerScaleBlock(void *x, long n, size_t es, double a);
+PETSC_INTERN PetscErrorCode SgTrainerShardBucketGroups(SgTrainer, size_t es, int *nb, int **first);
+PETSC_INTERN PetscBool      SgTrainerGradBucketed(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerGradBucketSetUp(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerGradBucketRestore(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerGradBucketDestroy(SgTrainer);
+PETSC_INTERN PetscErrorCode SgTrainerGradBucketReset(SgTrainer);
+PETSC_INTERN void          *SgTrainerGradBucketBlock(SgTrainer);
+PETSC_INTERN void           SgTrainerGradBucketMem(SgTrainer, double *block, double *cur, double *peak, int *nb, double *biggest);
+PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_GradBuckets(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerZeroSurrogateCheckpoint(SgTrainer, SgTrainerCkptMode, const char path[], PetscInt *step);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync);

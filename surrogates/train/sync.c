@@ -55,6 +55,7 @@ PetscErrorCode SgTrainerSyncCreate(SgTrainer t, SgTrainerSync *out)
   }
   PetscCall(PetscFunctionListFind(SgTrainerSyncList, t->synctype, &create));
   if (t->shard >= 2) create = SgTrainerSyncCreate_ReduceScatter; /* ZeRO stages 2 and 3 (zero.c) replace the allreduce */
+  if (t->shard >= 2 && t->z3bucket > 0) create = SgTrainerSyncCreate_GradBuckets; /* by buckets: summed into the owners' blocks during backward (zerograd.c) */
   if (t->shard >= 2 && SgTrainerIsSdp4bit(t)) create = SgTrainerSyncCreate_Sdp4bit; /* the quantized two-level reduce-scatter (sdp4bit.c) */
   if (SgTrainerIsLionCub(t)) create = SgTrainerSyncCreate_Local; /* the ranks vote instead (lioncub.c) */
   PetscCheck(create, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: unknown gradient sync '%s': use bucketed, allreduce or hybrid", t->name, t->synctype);

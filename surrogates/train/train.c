@@ -67,7 +67,7 @@ static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, cons
   PetscFunctionBegin;
   *bad = PETSC_FALSE;
   *lv  = 0;
-  SgCallNN(sgnn_params_zero_grad(t->P));
+  if (!SgTrainerGradBucketed(t)) SgCallNN(sgnn_params_zero_grad(t->P)); /* gradient buckets zero themselves at first use (zerograd.c) */
   if (b->nlocal > 0) {
     double v;
     PetscCall(PetscLogEventBegin(SG_TRAINER_Loss, t, 0, 0, 0));
@@ -211,6 +211,7 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
   }
   PetscCall(PetscFree(sums));
   PetscCall(SgTrainerZero3AcquireWhole(t)); /* the caller gets whole weights back (stage 3) */
+  PetscCall(SgTrainerGradBucketRestore(t));  /* and a gradient slab (by buckets it had no memory) */
   PetscCall(SgTrainerStopStreams(t));
   PetscCall(SgTrainerPlateauReport(t, t->step));
   if (t->sync->describe) {
@@ -234,6 +235,17 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, fb, 3, MPIU_REAL, MPIU_MAX, comm));
       PetscCall(PetscPrintf(comm, "%s: ZeRO stage 3 by buckets (largest rank): %.4g fills of its %" PetscInt_FMT " buckets per step (%.0f%% of them fetched ahead), %.4g KiB read per step from the other ranks' blocks\n", t->name, (double)fb[0] / PetscMax(1, t->step - t->step0), nb, 100 * (double)fb[2] / PetscMax(1, (double)fb[0]), (double)fb[1] / 1024 / PetscMax(1, t->step - t->step0)));
     }
+  }
+  if (SgTrainerGradBucketed(t) && !t->quiet) { /* zerograd.c: the gradient held, measured over the run */
+    int       nb;
+    double    gb, gpeak, big;
+    PetscReal x[4];
+    SgTrainerGradBucketMem(t, &gb, NULL, &gpeak, &nb, &big);
+    PetscCall(SgTrainerGetShardGradStats(t, NULL, NULL, &x[2], &x[3]));
+    x[0] = gb;
+    x[1] = gpeak;
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, x, 4, MPIU_REAL, MPIU_MAX, comm));
+    PetscCall(PetscPrintf(comm, "%s: ZeRO stage %" PetscInt_FMT " gradient by buckets measured (largest rank): the block %.4g KiB + at most %.4g KiB of its %d buckets open at once (the whole slab %.4g KiB, the largest bucket %.4g KiB); %.4g buckets and %.4g KiB sent to the other ranks per step\n", t->name, t->shard, (double)x[0] / 1024, (double)x[1] / 1024, nb, (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)(sgnn_tensor_dtype(sgnn_params_values(t->P)) == SGNN_F32 ? 4 : 8) / 1024, big / 1024, (double)x[2] / PetscMax(1, t->step - t->step0), (double)x[3] / 1024 / PetscMax(1, t->step - t->step0)));
   }
   if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);

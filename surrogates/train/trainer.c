@@ -489,6 +489,7 @@ PetscErrorCode SgTrainerDestroy(SgTrainer *pt)
   PetscCall(PetscFree2(t->zcount, t->zdispl));
   if (t->z3b) PetscCall(SgTrainerZero3BucketDestroy(t)); /* the block lives in its window */
   else PetscCall(PetscFree(t->z3block));
+  PetscCall(SgTrainerGradBucketDestroy(t)); /* so does the gradient's block (zerograd.c) */
   PetscCall(PetscFree(t->cub_bits));
   PetscCall(PetscFree(t->cub_all));
   PetscCall(PetscFree(t->cub_votes));

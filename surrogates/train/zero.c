@@ -22,7 +22,8 @@
    float64 models, 4 for float32; no mixed precision, so no fp32 master copy): stage 0 bPsi + bPsi +
    KPsi, stage 1 bPsi + bPsi + KPsi/N, stage 2 bPsi + bPsi/N + KPsi/N (K = b x the moments: 2b Adam,
    b Lion or SGD with momentum). The engine's backward writes the whole gradient slab, so stage 2
-   still holds bPsi of gradients during backward; the summary says so. Bytes sent per step: every
+   still holds bPsi of gradients during backward (the summary says so), unless the gradient is by
+   buckets (-PREFIX_shard_bucket_bytes, zerograd.c: the block + the buckets backward has open). Bytes sent per step: every
    collective the trainer issues is tallied by what a bandwidth-optimal (ring) algorithm sends per
    rank, on average over the ranks: allreduce 2(N-1)/N S, reduce-scatter and all-gather (N-1)/N S, for
    a message of S bytes in all. */
@@ -127,7 +128,7 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
     PetscCheck(!(t->shard >= 2 && t->clip > 0), comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT " leaves each rank only its block of the gradient, and clipping to a global norm is not implemented on blocks: use %sclip_norm 0 or %sshard 1", p, t->shard, p, p);
     PetscCheck(psi >= size, comm, PETSC_ERR_USER_INPUT, "%sshard %" PetscInt_FMT ": the model has %ld parameters, fewer than the %d ranks: use %sshard 0", p, t->shard, psi, size, p);
   }
-  PetscCheck(!t->z3bucket || t->shard == 3, comm, PETSC_ERR_USER_INPUT, "%sshard_bucket_bytes %" PetscInt_FMT " gathers partitioned parameters by buckets, and this run has %sshard %" PetscInt_FMT ": use %sshard 3 or %sshard_bucket_bytes 0", p, t->z3bucket, p, t->shard, p, p);
+  PetscCheck(!t->z3bucket || t->shard >= 2, comm, PETSC_ERR_USER_INPUT, "%sshard_bucket_bytes %" PetscInt_FMT " partitions the gradients (stage 2) and gathers the parameters (stage 3) by buckets, and this run has %sshard %" PetscInt_FMT ": use %sshard 2 or 3, or %sshard_bucket_bytes 0", p, t->z3bucket, p, t->shard, p, p);
   PetscCheck(!t->z3bucket || !SgTrainerIsSdp4bit(t), comm, PETSC_ERR_USER_INPUT, "%sshard_bucket_bytes with %scompress sdp4bit is not implemented: use %sshard_bucket_bytes 0 (the whole slab gathered per step) or %scompress none", p, p, p, p);
   t->zn = t->shard ? size : 1;
   PetscCall(PetscMalloc2(size, &t->zcount, size, &t->zdispl));
@@ -139,10 +140,11 @@ PetscErrorCode SgTrainerZeroSetUp(SgTrainer t)
   }
   SgCallNN(sgnn_optim_create_range(t->P, &t->oc, t->zdispl[t->shard ? rank : 0], t->zcount[t->shard ? rank : 0], &t->opt));
   PetscCall(SgTrainerZero3SetUp(t)); /* stage 3: this rank's block of the parameters (zero3.c) */
+  PetscCall(SgTrainerGradBucketSetUp(t)); /* stages 2 and 3 by buckets: the gradient's buckets and block (zerograd.c) */
   if (SgTrainerIsSdp4bit(t)) PetscCall(SgTrainerSdp4bitSetUp(t, p)); /* its nodes and buffers (sdp4bit.c) */
   PetscCall(SgTrainerZeroSummary(t, NULL, 0));
   { /* on screen when sharded (as DeepSpeed prints its partition), else under -info */
-    char line[512];
+    char line[1536];
     PetscCall(SgTrainerZeroSummary(t, line, sizeof line));
     if ((t->shard || strcmp(t->compress, "none")) && !t->quiet) PetscCall(PetscPrintf(comm, "%s\n", line));
     else PetscCall(PetscInfo(t, "%s\n", line));
@@ -168,6 +170,20 @@ static double StepBytes(SgTrainer t, PetscMPIInt size)
   return f * S + f * S;                    /* gradient reduce-scatter + parameter all-gather (stage 3: before the step, zero3.c) */
 }
 
+/* by gradient buckets (zerograd.c): what the start-up line says of them; "" without */
+static PetscErrorCode GradBucketWords(SgTrainer t, char w[], size_t len)
+{
+  int    nb;
+  double big, psib = (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)ESize(sgnn_params_values(t->P));
+
+  PetscFunctionBegin;
+  w[0] = 0;
+  if (!SgTrainerGradBucketed(t)) PetscFunctionReturn(PETSC_SUCCESS);
+  SgTrainerGradBucketMem(t, NULL, NULL, NULL, &nb, &big);
+  PetscCall(PetscSNPrintf(w, len, "; the gradient in %d buckets of >= %" PetscInt_FMT " bytes (the largest %.4g KiB), each summed one-sidedly into its owners' blocks (MPI_Raccumulate) and freed when backward has finished it: during backward + the open buckets (measured at the end; at most the whole slab, %.4g KiB)", nb, t->z3bucket, big / 1024, psib / 1024));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The start-up line (line non-NULL), or, with line NULL, the measured memory into t->zmem:
    weights, gradients, optimizer state of this rank, in bytes. */
 PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
@@ -188,10 +204,13 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
     SgTrainerSdp4bitWorkBytes(t, sw); /* sdp4bit's working copies (0 without it): the weights and gradient as doubles, the master block */
     t->zmem[0] = psi * b + (double)t->z3n * b + sw[0]; /* stage 3: + this rank's block, kept between steps (zero3.c) */
     t->zmem[1] = psi * b + sw[1]; /* the slab backward writes (stage 2 reduces it in place) */
+    if (SgTrainerGradBucketed(t)) SgTrainerGradBucketMem(t, &t->zmem[1], NULL, NULL, NULL, NULL); /* by buckets: the block; the buckets come and go within a step (zerograd.c) */
     t->zmem[2] = (m ? (double)sgnn_tensor_numel(m) : 0) * b + (w ? (double)sgnn_tensor_numel(w) : 0) * b;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCallMPI(MPI_Allreduce(t->zmem, mx, 3, MPI_DOUBLE, MPI_MAX, comm)); /* the rank with the largest block */
+  char gw[512];
+  PetscCall(GradBucketWords(t, gw, sizeof gw));
   K    = b * Moments(&t->oc);
   f[0] = b * psi;
   f[1] = t->shard >= 2 ? b * psi / N : b * psi;
@@ -212,7 +231,8 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
         }
     }
     for (int j = 0; j < 4; j++) bound += big[j];
-    PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage 3 by buckets on %d rank(s), %s, %s, %.0f parameters in %d buckets of >= %" PetscInt_FMT " bytes, read one-sidedly at first use (MPI_Rget from the owners' blocks; the next bucket fetched ahead): per rank (largest) between steps weights %.4g + gradients 0 + optimizer state %.4g KiB; during a step weights at most %.4g KiB (the block + 3 buckets in use + 1 fetched ahead, the 4 largest %.4g KiB; the whole slab is %.4g KiB) + gradients %.4g + optimizer state %.4g KiB; sends (bucket - own part) per fill, the fills set by the model's uses, + the reduce-scatter %.4g KiB per step", t->name, size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, nb, t->z3bucket, (mx[0] - psi * b) / 1024, mx[2] / 1024, (mx[0] - psi * b + bound) / 1024, bound / 1024, psi * b / 1024, mx[1] / 1024, mx[2] / 1024, StepBytes(t, size) / 2 / 1024));
+    PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage 3 by buckets on %d rank(s), %s, %s, %.0f parameters in %d buckets of >= %" PetscInt_FMT " bytes, read one-sidedly at first use (MPI_Rget from the owners' blocks; the next bucket fetched ahead): per rank (largest) between steps weights %.4g + gradients %.4g (the block of the summed gradient) + optimizer state %.4g KiB; during a step weights at most %.4g KiB (the block + 3 buckets in use + 1 fetched ahead, the 4 largest %.4g KiB; the whole slab is %.4g KiB) + gradients %.4g + the buckets open + optimizer state %.4g KiB; sends (bucket - own part) per fill, the fills set by the model's uses, + (bucket - own part) per gradient bucket, %.4g KiB per step when every bucket has a gradient", t->name, size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, nb, t->z3bucket, (mx[0] - psi * b) / 1024, mx[1] / 1024, mx[2] / 1024, (mx[0] - psi * b + bound) / 1024, bound / 1024, psi * b / 1024, mx[1] / 1024, mx[2] / 1024, StepBytes(t, size) / 2 / 1024));
+    PetscCall(PetscStrlcat(line, gw, len));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (t->shard == 3) { /* the step's peak and what stays between steps (zero3.c) */
@@ -222,7 +242,8 @@ PetscErrorCode SgTrainerZeroSummary(SgTrainer t, char line[], size_t len)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscSNPrintf(line, len, "%s: ZeRO stage %" PetscInt_FMT "%s on %d rank(s), %s, %s, %.0f parameters%s: per rank (largest) weights %.4g + gradients %.4g + optimizer state %.4g = %.4g KiB (ZeRO's %s = %.4g KiB%s); sends %.4g KiB per step", t->name, t->shard, strcmp(t->compress, "none") ? (!strcmp(t->compress, "lion_cub") ? " + lion_cub (1-bit majority vote, all-gather)" : (SgTrainerIsLionCub(t) ? " + lion_cub_allreduce (1-bit majority vote, allreduce of counts)" : (SgTrainerSdp4bitNodeRanks(t) == size ? " + sdp4bit (4-bit weight differences; 8-bit gradients: one node)" : (SgTrainerSdp4bitNodeRanks(t) == 1 ? " + sdp4bit (4-bit weight differences; 4-bit Hadamard-smoothed gradients)" : " + sdp4bit (4-bit weight differences; gradients 8-bit in a node, 4-bit Hadamard-smoothed between nodes)")))) : "", size, OptimName(t->oc.type), b == 4 ? "float32" : "float64", psi, SgTrainerIsSdp4bit(t) ? " (weights and gradients with sdp4bit's float64 working copies and exact block)" : "", mx[0] / 1024, mx[1] / 1024, mx[2] / 1024, tot / 1024,
-                          t->shard == 0 ? "2bPsi + KPsi" : (t->shard == 1 ? "2bPsi + KPsi/N" : "bPsi + bPsi/N + KPsi/N"), ftot / 1024, t->shard >= 2 ? "; backward still writes the whole gradient slab" : "", StepBytes(t, size) / 1024));
+                          t->shard == 0 ? "2bPsi + KPsi" : (t->shard == 1 ? "2bPsi + KPsi/N" : "bPsi + bPsi/N + KPsi/N"), ftot / 1024, t->shard >= 2 && !SgTrainerGradBucketed(t) ? "; backward still writes the whole gradient slab" : "", StepBytes(t, size) / 1024));
+  PetscCall(PetscStrlcat(line, gw, len));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -242,9 +263,15 @@ PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
     PetscCall(SgTrainerSdp4bitUpdate(t));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (SgTrainerZero3Bucketed(t)) SgCallNN(sgnn_optim_step_at(t->opt, t->z3block)); /* the block in its window (zero3b.c) */
-  else SgCallNN(sgnn_optim_step(t->opt));
   PetscCallMPI(MPI_Comm_size(comm, &size));
+  if (SgTrainerGradBucketed(t)) { /* the gradient is the block summed by the buckets (zerograd.c); the values the block in its window (stage 3) or in the slab */
+    PetscMPIInt rank;
+    SgnnTensor  v = sgnn_params_values(t->P);
+    PetscCallMPI(MPI_Comm_rank(comm, &rank));
+    SgCallNN(sgnn_optim_step_with(t->opt, SgTrainerZero3Bucketed(t) ? t->z3block : (char *)sgnn_tensor_data(v) + (size_t)t->zdispl[rank] * ESize(v), SgTrainerGradBucketBlock(t)));
+    if (t->shard == 2) PetscCall(SgTrainerGradBucketReset(t)); /* zeroed before the all-gather below, which every rank enters before any starts its next step; stage 3: in its release */
+  } else if (SgTrainerZero3Bucketed(t)) SgCallNN(sgnn_optim_step_at(t->opt, t->z3block)); /* the block in its window (zero3b.c) */
+  else SgCallNN(sgnn_optim_step(t->opt));
   if (t->shard && t->shard < 3 && size > 1) {
     SgnnTensor v = sgnn_params_values(t->P);
     PetscCallMPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sgnn_tensor_data(v), t->zcount, t->zdispl, DType(v), t->sync->comm));
@@ -252,8 +279,8 @@ PetscErrorCode SgTrainerZeroUpdate(SgTrainer t)
   if (t->shard == 3) { /* no all-gather now: the block is kept, the slabs freed; the next acquire gathers and counts its bytes */
     PetscCall(SgTrainerZero3Release(t));
     if (SgTrainerIsSdp4bit(t)) t->zbytes += SgTrainerSdp4bitTakeGradBytes(t); /* what its quantized reduce-scatter sent (sdp4bit.c) */
-    else t->zbytes += StepBytes(t, size) / 2; /* the reduce-scatter */
-  } else t->zbytes += StepBytes(t, size);
+    else if (!SgTrainerGradBucketed(t)) t->zbytes += StepBytes(t, size) / 2; /* the reduce-scatter; by gradient buckets each bucket counted what it sent */
+  } else t->zbytes += SgTrainerGradBucketed(t) ? StepBytes(t, size) / 2 : StepBytes(t, size); /* stage 2 by buckets: the all-gather here, the buckets' sends counted as sent */
   t->zsteps++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -348,18 +375,20 @@ static PetscErrorCode End_ReduceScatter(SgTrainerSync s, PetscInt nglobal)
     PetscCallMPI(MPI_Reduce_scatter(MPI_IN_PLACE, d, t->zcount, DType(g), MPI_SUM, s->comm));
     memmove(d + (size_t)t->zdispl[rank] * e, d, (size_t)t->zcount[rank] * e);
   }
-  if (s->scaling == SG_TRAINER_LOSS_SUM) { /* as sgnn_tensor_scale does on the whole slab: x = a x */
-    long n = t->zcount[rank], lo = t->zdispl[rank];
-    double a = 1.0 / (double)nglobal;
-    if (e == sizeof(float)) {
-      float *x = (float *)d + lo;
-      for (long i = 0; i < n; i++) x[i] = (float)(a * x[i] + 0.0);
-    } else {
-      double *x = (double *)d + lo;
-      for (long i = 0; i < n; i++) x[i] = a * x[i] + 0.0;
-    }
-  }
+  if (s->scaling == SG_TRAINER_LOSS_SUM) SgTrainerScaleBlock(d + (size_t)t->zdispl[rank] * e, t->zcount[rank], e, 1.0 / (double)nglobal);
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a block of the gradient scaled as sgnn_tensor_scale does the whole slab: x = a x (+ 0.0, as its kernel) */
+void SgTrainerScaleBlock(void *d, long n, size_t es, double a)
+{
+  if (es == sizeof(float)) {
+    float *x = (float *)d;
+    for (long i = 0; i < n; i++) x[i] = (float)(a * x[i] + 0.0);
+  } else {
+    double *x = (double *)d;
+    for (long i = 0; i < n; i++) x[i] = a * x[i] + 0.0;
+  }
 }
 
 PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync s)

@@ -43,7 +43,9 @@ static PetscErrorCode Account(SgTrainer t, double mx[3])
   mx[0] = PetscMax(mx[0], (sgnn_params_resident(t->P, 0) ? psi * b : 0) + (double)t->z3n * b + cur);
   double sw[2];
   SgTrainerSdp4bitWorkBytes(t, sw); /* sdp4bit: its sync holds the gradient as doubles during the step */
-  mx[1] = PetscMax(mx[1], sgnn_params_resident(t->P, 1) ? psi * b + sw[1] : 0);
+  double gb, gcur;
+  SgTrainerGradBucketMem(t, &gb, &gcur, NULL, NULL, NULL); /* by gradient buckets: the block + the buckets open now (zerograd.c) */
+  mx[1] = PetscMax(mx[1], (sgnn_params_resident(t->P, 1) ? psi * b + sw[1] : 0) + gb + gcur);
   mx[2] = PetscMax(mx[2], (m ? (double)sgnn_tensor_numel(m) * b : 0) + (w ? (double)sgnn_tensor_numel(w) * b : 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -79,8 +81,10 @@ PetscErrorCode SgTrainerZero3AcquireWhole(SgTrainer t)
   if (SgTrainerZero3Bucketed(t)) PetscCall(SgTrainerZero3BucketUnbind(t)); /* the views to the slab again */
   SgCallNN(sgnn_params_acquire(t->P, 0));
   PetscCallMPI(MPI_Allgatherv(t->z3block, (PetscMPIInt)t->z3n, sgnn_tensor_dtype(v) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE, sgnn_tensor_data(v), t->zcount, t->zdispl, sgnn_tensor_dtype(v) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE, t->sync->comm));
-  SgCallNN(sgnn_params_acquire(t->P, 1));
-  SgCallNN(sgnn_params_zero_grad(t->P));
+  if (!SgTrainerGradBucketed(t)) {
+    SgCallNN(sgnn_params_acquire(t->P, 1));
+    SgCallNN(sgnn_params_zero_grad(t->P));
+  }
   if (size > 1) t->zbytes += (double)(size - 1) / size * (double)sgnn_tensor_numel(v) * (double)ESize3(v); /* a ring all-gather */
   if (!SgTrainerZero3Bucketed(t)) PetscCall(Account(t, t->z3peak)); /* with buckets z3peak is a step's: this whole gather is the monitor's, a checkpoint's or the end's */
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -98,8 +102,10 @@ PetscErrorCode SgTrainerZero3Acquire(SgTrainer t)
   }
   if (sgnn_params_resident(t->P, 0)) SgCallNN(sgnn_params_release(t->P, 0));
   PetscCall(SgTrainerZero3BucketBegin(t));
-  SgCallNN(sgnn_params_acquire(t->P, 1));
-  SgCallNN(sgnn_params_zero_grad(t->P));
+  if (!SgTrainerGradBucketed(t)) {
+    SgCallNN(sgnn_params_acquire(t->P, 1));
+    SgCallNN(sgnn_params_zero_grad(t->P));
+  }
   PetscCall(Account(t, t->z3peak));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -118,6 +124,12 @@ PetscErrorCode SgTrainerZero3Release(SgTrainer t)
     PetscCall(Account(t, t->z3peak));
     SgTrainerZero3BucketStats(t, NULL, NULL, NULL, &wpeak, NULL);
     t->z3peak[0] = PetscMax(t->z3peak[0], wpeak + (double)t->z3n * (double)ESize3(v)); /* the most buckets resident at once in any step, + the block */
+    if (SgTrainerGradBucketed(t)) { /* the same for the gradient's buckets (zerograd.c) */
+      double gb, gpeak;
+      SgTrainerGradBucketMem(t, &gb, NULL, &gpeak, NULL, NULL);
+      t->z3peak[1] = PetscMax(t->z3peak[1], gb + gpeak);
+    }
+    PetscCall(SgTrainerGradBucketReset(t)); /* the gradient's block zeroed before the publish barrier below */
     PetscCall(SgTrainerZero3BucketDrain(t));
     if (sgnn_params_resident(t->P, 0)) SgCallNN(sgnn_params_release(t->P, 0));
     if (sgnn_params_resident(t->P, 1)) SgCallNN(sgnn_params_release(t->P, 1));
@@ -141,6 +153,11 @@ PetscErrorCode SgTrainerGetShardResident(SgTrainer t, PetscReal rest[3], PetscRe
   for (int i = 0; i < 3; i++) {
     if (rest) rest[i] = t->shard == 3 ? t->z3rest[i] : t->zmem[i];
     if (peak) peak[i] = t->shard == 3 ? t->z3peak[i] : t->zmem[i];
+  }
+  if (peak && t->shard == 2 && SgTrainerGradBucketed(t)) { /* by gradient buckets: the block + the most bucket bytes open at once, measured */
+    double gb, gpeak;
+    SgTrainerGradBucketMem(t, &gb, NULL, &gpeak, NULL, NULL);
+    peak[1] = gb + gpeak;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

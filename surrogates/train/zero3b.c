@@ -46,7 +46,7 @@ struct _SgTrainerZ3b {
 PetscErrorCode SgTrainerOptionsShardBucket(PetscOptionItems *PetscOptionsObject, PetscInt *bytes)
 {
   PetscFunctionBegin;
-  PetscCall(SgOptionsInt("-shard_bucket_bytes", "shard 3: gather the parameters by buckets of consecutive tensors, each closed at >= this many bytes (bytes), read one-sidedly from the owners' blocks at first use; at most 3 buckets in use plus 1 fetched ahead are whole on a rank within a step. 0: the whole slab all-gathered at the start of each step", *bytes, bytes, NULL, 0, PETSC_MAX_INT));
+  PetscCall(SgOptionsInt("-shard_bucket_bytes", "shard 2 and 3: the gradient by buckets of consecutive tensors, each closed at >= this many bytes (bytes), each summed one-sidedly into its owners' blocks and freed once backward has finished it (each rank keeps its block of the gradient); shard 3: the parameters too, each bucket read one-sidedly from the owners' blocks at first use, at most 3 in use plus 1 fetched ahead whole on a rank within a step. 0: whole slabs (the gradient reduce-scattered after backward; at stage 3 the parameters all-gathered at the start of each step)", *bytes, bytes, NULL, 0, PETSC_MAX_INT));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -165,7 +165,7 @@ PetscErrorCode SgTrainerZero3BucketSetUp(SgTrainer t)
 {
   struct _SgTrainerZ3b *b;
   SgnnTensor            v  = sgnn_params_values(t->P);
-  int                   np = sgnn_params_num(t->P), *first;
+  int                  *first;
   PetscMPIInt           size, rank;
   void                 *base;
 
@@ -177,12 +177,7 @@ PetscErrorCode SgTrainerZero3BucketSetUp(SgTrainer t)
   b->es = sgnn_tensor_dtype(v) == SGNN_F32 ? sizeof(float) : sizeof(double);
   b->dt = sgnn_tensor_dtype(v) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE;
   b->prev = -1;
-  PetscCall(PetscMalloc1(np + 1, &first));
-  first[0] = 0;
-  for (int i = 0; i < np; i++) { /* close a bucket once it holds >= the option's bytes */
-    long n = sgnn_tensor_numel(sgnn_params_get(t->P, i));
-    if (i + 1 == np || (double)(sgnn_params_offset(t->P, i) + n - sgnn_params_offset(t->P, first[b->nb])) * (double)b->es >= (double)t->z3bucket) first[++b->nb] = i + 1;
-  }
+  PetscCall(SgTrainerShardBucketGroups(t, b->es, &b->nb, &first)); /* each closed once it holds >= the option's bytes (zerograd.c) */
   SgCallNN(sgnn_params_bucket_setup(t->P, b->nb, first, Fill, t));
   PetscCall(PetscFree(first));
   PetscCall(PetscCalloc5(b->nb, &b->state, b->nb, &b->lo, b->nb, &b->n, b->nb, &b->touch, b->nb, &b->nreq));

@@ -165,14 +165,18 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetFromOptions(SgTrainer);
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsOptimizer(PetscOptionItems *, SgnnOptimConfig *, PetscInt *shard, char compress[], size_t len, PetscInt *lion_cub_sync);
 /* lion_cub_sync < 0: the trainer's default (10) */
 PETSC_EXTERN PetscErrorCode SgTrainerSetShard(SgTrainer, PetscInt stage, const char compress[], PetscInt lion_cub_sync);
-/* -PREFIX_shard_bucket_bytes B (zero3b.c): at stage 3 the parameters are read by buckets of >= B bytes
-   at first use (one-sided, from the owners' blocks) instead of all-gathered whole per step; 0 (the
-   default) gathers the whole slab */
+/* -PREFIX_shard_bucket_bytes B: at stages 2 and 3 the gradient lives in buckets of >= B bytes while
+   backward accumulates them, each added one-sidedly into its owners' blocks when it is final
+   (zerograd.c); at stage 3 the parameters are also read by buckets at first use (one-sided, from the
+   owners' blocks, zero3b.c) instead of all-gathered whole per step; 0 (the default): whole slabs */
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsShardBucket(PetscOptionItems *, PetscInt *bytes);
 PETSC_EXTERN PetscErrorCode SgTrainerSetShardBucket(SgTrainer, PetscInt bytes);
 /* its buckets, the fills this rank made over the run, the bytes they read from other ranks, and how
    many of the fills found their bucket fetched ahead (0 without buckets) */
 PETSC_EXTERN PetscErrorCode SgTrainerGetShardBucketStats(SgTrainer, PetscInt *nbuckets, PetscReal *fills, PetscReal *bytes_read, PetscReal *ahead);
+/* stages 2 and 3 by buckets (zerograd.c): the gradient's buckets, the most bucket bytes open at once in
+   any step, the buckets this rank sent over the run and the bytes they sent to other ranks (0 without) */
+PETSC_EXTERN PetscErrorCode SgTrainerGetShardGradStats(SgTrainer, PetscInt *nbuckets, PetscReal *peak_bytes, PetscReal *sends, PetscReal *bytes_sent);
 PETSC_EXTERN PetscErrorCode SgTrainerGetCommStats(SgTrainer, PetscReal *bytes_per_step, PetscReal mem[3]);
 /* -PREFIX_shard 3: what this rank held between steps (rest) and at the peak of a step (weights,
    gradients, optimizer state, bytes; zero3.c); other stages: SgTrainerGetCommStats' mem in both */

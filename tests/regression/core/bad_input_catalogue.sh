@@ -256,7 +256,7 @@ case_ 1 "'adamax' is not one of: sgd, adam, adamw, lion" -- train $MF -mffn_opti
 case_ 1 "'zip' is not one of: none, lion_cub, lion_cub_allreduce, sdp4bit" -- train $MF -mffn_compress zip -train_output ok_x
 case12 "plain SGD (momentum 0) keeps none" -- train $MF -mffn_optimizer sgd -mffn_shard 1 -train_output ok_x
 case_ 1 "it needs -mffn_shard 2" -- train $MF -mffn_compress sdp4bit -train_output ok_x
-case_ 1 "-mffn_shard_bucket_bytes 4096 gathers partitioned parameters by buckets, and this run has -mffn_shard 0" -- train $MF -mffn_shard_bucket_bytes 4096 -train_output ok_x
+case_ 1 "-mffn_shard_bucket_bytes 4096 partitions the gradients (stage 2) and gathers the parameters (stage 3) by buckets, and this run has -mffn_shard 0" -- train $MF -mffn_shard_bucket_bytes 4096 -train_output ok_x
 case_ 1 "add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub -train_output ok_x
 case12 "-mffn_compress lion_cub_allreduce sends Lion's 1-bit sign updates, and the optimizer is adam: add -mffn_optimizer lion" -- train $MF -mffn_compress lion_cub_allreduce -train_output ok_x
 case_ 1 "lion_cub votes on the whole update and keeps a momentum per rank: use it with -mffn_shard 0" -- train $MF -mffn_optimizer lion -mffn_compress lion_cub -mffn_shard 1 -train_output ok_x

@@ -196,8 +196,9 @@ for m in s1:
 # (COMM_SELF), where stage 3 is the same update of the one block: the same scores bit for bit. Stage 3
 # by buckets of 64 bytes (each of the LSTM's tensors a bucket: its cell reads W_ih, W_hh and the bias
 # in one op, the most buckets in use at once, zero3b.c), so -podlstm_shard_bucket_bytes must reach the
-# trainer (an unknown option is refused); and the stage reaches the trainer (stage 1 with plain SGD,
-# which keeps no state, refused in one line)
+# trainer (an unknown option is refused; the gradient is by buckets too, zerograd.c); and the stage
+# reaches the trainer (stage 1 with plain SGD, which keeps no state, refused in one line; buckets at
+# stage 1, which has no partitioned gradient or parameters, refused in one line)
 surge(args + ["-train_output", "z3", "-podlstm_prefix", "z3", "-podlstm_shard", "3", "-podlstm_shard_bucket_bytes", "64"], w, ranks=2)
 sz = scores(os.path.join(w, "z3.h5"))
 for m in s2:
@@ -205,9 +206,9 @@ for m in s2:
 rc, out = surge(args + ["-train_output", "zs", "-podlstm_prefix", "zs", "-podlstm_shard", "1", "-podlstm_optimizer", "sgd"], w, expect_ok=False)
 zl = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
 check(rc != 0 and len(zl) == 1 and "-podlstm_shard 1" in zl[0] and "SGD" in zl[0], f"-podlstm_shard 1 with plain SGD: one line naming the option ({zl})")
-rc, out = surge(args + ["-train_output", "zb", "-podlstm_prefix", "zb", "-podlstm_shard", "2", "-podlstm_shard_bucket_bytes", "64"], w, expect_ok=False)
+rc, out = surge(args + ["-train_output", "zb", "-podlstm_prefix", "zb", "-podlstm_shard", "1", "-podlstm_shard_bucket_bytes", "64"], w, expect_ok=False)
 zl = [ln for ln in out.splitlines() if ln.startswith("surge: error:")]
-check(rc != 0 and len(zl) == 1 and "-podlstm_shard_bucket_bytes 64" in zl[0] and "-podlstm_shard 2" in zl[0], f"buckets at stage 2: refused by the trainer in one line naming both options ({zl})")
+check(rc != 0 and len(zl) == 1 and "-podlstm_shard_bucket_bytes 64" in zl[0] and "-podlstm_shard 1" in zl[0], f"buckets at stage 1: refused by the trainer in one line naming both options ({zl})")
 
 # 3. kill -9 and resume
 cmd = [*MPIEXEC, SURGE, "train", D, "-podlstm_search", "aging", "-podlstm_evaluations", "40", "-podlstm_epochs", "60", "-podlstm_patience", "60", "-podlstm_prefix", "k9", "-train_output", "k9", "-podlstm_baselines", "0"]

@@ -41,7 +41,9 @@
      between steps) with a checkpoint at step 3 (the weights gathered from the blocks) equals stage 0
      to 1e-12, and that checkpoint restarted at stage 0 too; that stage-3 run reads its parameters by
      buckets (-deepmd_shard_bucket_bytes 8: one per tensor, 26), and so does the run of global batch 2
-     on 3 ranks (one rank without frames reads nothing, and no rank waits for it). */
+     on 3 ranks (one rank without frames reads nothing, and no rank waits for it); both hold their
+     gradient by buckets too, and the stage-2 run with its checkpoint by gradient buckets of >= 2 KiB
+     (zerograd.c: 7 buckets; the rank without frames sends nothing). */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "dptest_common.h"
@@ -671,7 +673,7 @@ int main(int argc, char **argv)
     PetscCall(PetscSNPrintf(ckpt3, sizeof ckpt3, "%s/zero_ckpt3_%d.h5", dir, size));
     for (int k = 0; k < 6; k++) { /* stages 0, 1, 2 (checkpoint at step 3), stage 1 restarted from it, stage 3 (checkpoint at 3), stage 0 restarted from that */
       o.shard = stage[k];
-      o.shard_bucket = k == 4 ? 8 : 0; /* stage 3 by buckets of >= 2 KiB (zero3b.c); its checkpoint gathers the whole slab */
+      o.shard_bucket = k == 4 ? 8 : (k == 2 ? 2048 : 0); /* stage 3 by buckets of one tensor each (zero3b.c and the gradient's, zerograd.c; its checkpoint gathers the whole slab); stage 2 by gradient buckets of >= 2 KiB */
       o.save_freq = k == 2 || k == 4 ? 3 : 0;
       o.save_ckpt[0] = 0;
       o.restart[0] = 0;
