@@ -1,5 +1,6 @@
 /* SgNNCheckpoint: save and restore a training run of the NN engine bit for bit (see header). */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <hdf5.h>
@@ -66,6 +67,143 @@ static PetscErrorCode ReadTensor(hid_t loc, const char group[], const char name[
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* ---- the moments of a sharded optimizer (ZeRO stages 1-3): blocks of whole slabs ---------------- */
+
+/* Write count values at [offset, offset + count) of the 1-D dataset dset. */
+static PetscErrorCode WriteBlock(hid_t dset, hid_t type, hsize_t offset, hsize_t count, const void *buf)
+{
+  hid_t fspace, mspace;
+
+  PetscFunctionBegin;
+  if (!count) PetscFunctionReturn(PETSC_SUCCESS);
+  fspace = H5Dget_space(dset);
+  SgCheckH5Id(fspace, "a moment slab");
+  SgCallH5(H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &offset, NULL, &count, NULL));
+  mspace = H5Screate_simple(1, &count, NULL);
+  SgCheckH5Id(mspace, "a moment block");
+  SgCallH5(H5Dwrite(dset, type, mspace, fspace, H5P_DEFAULT, buf));
+  SgCallH5(H5Sclose(mspace));
+  SgCallH5(H5Sclose(fspace));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static hsize_t ShardTotal(const SgNNState *st, PetscMPIInt size)
+{
+  hsize_t n = 0;
+
+  for (PetscMPIInt r = 0; r < size; r++) n += (hsize_t)st->optim_counts[r];
+  return n;
+}
+
+/* Rank 0's part of a sharded moment: the dataset of the whole slab (total values), and its own block. */
+static PetscErrorCode WriteMomentBlock0(hid_t loc, const char name[], SgnnTensor t, hsize_t total, hsize_t offset)
+{
+  hsize_t n     = (hsize_t)sgnn_tensor_numel(t);
+  size_t  esize = sgnn_tensor_dtype(t) == SGNN_F32 ? 4 : 8;
+  void   *buf;
+  hid_t   space, dset;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMalloc(n * esize + 1, &buf));
+  CHECK_SGNN(sgnn_tensor_to_host(t, buf));
+  space = H5Screate_simple(1, &total, NULL);
+  dset  = H5Dcreate2(loc, name, H5TypeOf(sgnn_tensor_dtype(t)), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  SgCheckH5Id(dset, name);
+  PetscCall(WriteBlock(dset, H5TypeOf(sgnn_tensor_dtype(t)), offset, n, buf));
+  SgCallH5(H5Dclose(dset));
+  SgCallH5(H5Sclose(space));
+  PetscCall(PetscFree(buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The other ranks' blocks of a sharded optimizer's moments reach rank 0 one at a time (rank 0 never
+   holds more than its own block and one other: gathering the whole state would cost it the K Psi that
+   sharding saves). Rank 0 receives every block even after a failure, so no sender waits forever, and
+   writes them while it can; *werr is rank 0's outcome (f < 0 or *werr set: nothing is written). */
+static PetscErrorCode SendMomentBlocks(MPI_Comm comm, hid_t f, const SgNNState *st, PetscErrorCode *werr)
+{
+  const char *names[2] = {"/optim/m", "/optim/v"};
+  SgnnTensor  mom[2]   = {NULL, NULL};
+  long       *step;
+  MPI_Comm    dcomm;
+  PetscMPIInt rank, size, most = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  CHECK_SGNN(sgnn_optim_state(st->optim, &mom[0], &mom[1], &step));
+  for (PetscMPIInt r = 1; r < size; r++) most = PetscMax(most, st->optim_counts[r]);
+  PetscCallMPI(MPI_Comm_dup(comm, &dcomm)); /* a context of its own: no other message can match */
+  for (int k = 0; k < 2; k++) {
+    SgnnTensor   t  = mom[k];
+    MPI_Datatype mt = t && sgnn_tensor_dtype(t) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE;
+    size_t       es = t && sgnn_tensor_dtype(t) == SGNN_F32 ? 4 : 8;
+    void        *buf;
+    hid_t        dset = -1;
+
+    if (!t) continue; /* the same optimizer type on every rank */
+    if (rank) {
+      PetscCallMPI(MPI_Send(sgnn_tensor_data(t), st->optim_counts[rank], mt, 0, k, dcomm));
+      continue;
+    }
+    if (f >= 0 && !*werr) {
+      dset = H5Dopen2(f, names[k], H5P_DEFAULT);
+      if (dset < 0) *werr = PETSC_ERR_FILE_WRITE;
+    }
+    PetscCall(PetscMalloc(es * (size_t)most + 1, &buf));
+    for (PetscMPIInt r = 1; r < size; r++) {
+      PetscCallMPI(MPI_Recv(buf, st->optim_counts[r], mt, r, k, dcomm, MPI_STATUS_IGNORE));
+      if (dset >= 0 && !*werr) *werr = WriteBlock(dset, H5TypeOf(sgnn_tensor_dtype(t)), (hsize_t)st->optim_displs[r], (hsize_t)st->optim_counts[r], buf);
+    }
+    PetscCall(PetscFree(buf));
+    if (dset >= 0) H5Dclose(dset);
+  }
+  PetscCallMPI(MPI_Comm_free(&dcomm));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A damaged value of a sharded moment, found by one rank in its block: reported by every rank alike */
+typedef struct {
+  int index, kind; /* first bad value: global index; kind 1 NaN, 2 infinite, 3 negative (+ 4 for v) */
+} BadValue;
+
+/* This rank's block [offset, offset + numel(t)) of the moment slab name (total values) into t; the
+   first bad value goes to *bad instead of an error, so that all ranks can stop together. */
+static PetscErrorCode ReadMomentBlock(hid_t loc, const char name[], SgnnTensor t, const char path[], hsize_t total, hsize_t offset, PetscBool nonneg, int kindbase, BadValue *bad)
+{
+  hsize_t n = 0, count = (hsize_t)sgnn_tensor_numel(t);
+  double *buf;
+  hid_t   dset, space, mspace;
+
+  PetscFunctionBegin;
+  PetscCheck(H5Lexists(loc, name, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has no dataset %s", path, name);
+  dset  = H5Dopen2(loc, name, H5P_DEFAULT);
+  space = dset >= 0 ? H5Dget_space(dset) : -1;
+  PetscCheck(space >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s cannot be read: the file is damaged or truncated", path, name);
+  PetscCheck(H5Sget_simple_extent_ndims(space) == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s is not a 1-D dataset: damaged, or not a surge NN checkpoint", path, name);
+  SgCallH5(H5Sget_simple_extent_dims(space, &n, NULL));
+  PetscCheck(n == total, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s holds %llu values, the model has %llu: it was written by another architecture", path, name, (unsigned long long)n, (unsigned long long)total);
+  PetscCall(PetscMalloc1(count + 1, &buf));
+  if (count) {
+    SgCallH5(H5Sselect_hyperslab(space, H5S_SELECT_SET, &offset, NULL, &count, NULL));
+    mspace = H5Screate_simple(1, &count, NULL);
+    SgCheckH5Id(mspace, name);
+    SgCallH5(H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf));
+    SgCallH5(H5Sclose(mspace));
+  }
+  for (hsize_t i = 0; i < count && bad->index == INT_MAX; i++) {
+    int kind = PetscIsNanReal(buf[i]) ? 1 : PetscIsInfReal(buf[i]) ? 2 : nonneg && buf[i] < 0 ? 3 : 0;
+    if (!kind) continue;
+    bad->index = (int)(offset + i);
+    bad->kind  = kindbase + kind;
+  }
+  CHECK_SGNN(sgnn_tensor_set_f64(t, buf));
+  PetscCall(PetscFree(buf));
+  SgCallH5(H5Sclose(space));
+  SgCallH5(H5Dclose(dset));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode ParamSignature(SgnnParams P, char **names, PetscReal **counts, PetscInt *np)
 {
   size_t len = 1;
@@ -84,7 +222,7 @@ static PetscErrorCode ParamSignature(SgnnParams P, char **names, PetscReal **cou
 }
 
 /* The content of a checkpoint, into the open temporary f (tmp names it in errors). */
-static PetscErrorCode WriteState(hid_t f, const char tmp[], const SgNNState *st)
+static PetscErrorCode WriteState(hid_t f, const char tmp[], const SgNNState *st, PetscMPIInt size)
 {
   hid_t      g;
   char      *names;
@@ -114,8 +252,13 @@ static PetscErrorCode WriteState(hid_t f, const char tmp[], const SgNNState *st)
     PetscCall(SgH5OpenOrCreateGroup(f, "/optim", &g));
     v = (PetscReal)*step;
     PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
-    if (m) PetscCall(WriteTensor(g, "m", m));
-    if (vv) PetscCall(WriteTensor(g, "v", vv));
+    if (st->optim_counts) { /* sharded: the whole slabs, rank 0's block now, the others' as they arrive */
+      if (m) PetscCall(WriteMomentBlock0(g, "m", m, ShardTotal(st, size), (hsize_t)st->optim_displs[0]));
+      if (vv) PetscCall(WriteMomentBlock0(g, "v", vv, ShardTotal(st, size), (hsize_t)st->optim_displs[0]));
+    } else {
+      if (m) PetscCall(WriteTensor(g, "m", m));
+      if (vv) PetscCall(WriteTensor(g, "v", vv));
+    }
     SgCallH5(H5Gclose(g));
   }
   if (st->nrng) {
@@ -142,20 +285,25 @@ static PetscErrorCode WriteState(hid_t f, const char tmp[], const SgNNState *st)
 }
 
 /* Rank 0 writes through the write path (PATH.tmp, checked, committed by rename; the temporary is
-   removed on any failure); every rank ends with the outcome (rank 0 names the error). */
+   removed on any failure); every rank ends with the outcome (rank 0 names the error). The blocks of a
+   sharded optimizer are sent to rank 0 before it commits. */
 static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[], const SgNNState *st)
 {
-  PetscMPIInt    rank;
+  PetscMPIInt    rank, size;
   PetscErrorCode ierr = PETSC_SUCCESS;
   int            failed;
+  hid_t          f = -1;
+  char           tmp[PETSC_MAX_PATH_LEN + 32] = "";
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
   if (!rank) {
-    hid_t f = -1;
-    char  tmp[PETSC_MAX_PATH_LEN + 32] = "";
     ierr = SgH5StagedOpen(PETSC_COMM_SELF, "the training checkpoint", path, SG_FILE_NN_CHECKPOINT, PETSC_FALSE, H5P_DEFAULT, &f, tmp, sizeof tmp);
-    if (!ierr) ierr = WriteState(f, tmp, st);
+    if (!ierr) ierr = WriteState(f, tmp, st, size);
+  }
+  if (st->optim && st->optim_counts && size > 1) PetscCall(SendMomentBlocks(comm, ierr ? -1 : f, st, &ierr));
+  if (!rank) {
     if (!ierr) ierr = SgH5StagedCommit(PETSC_COMM_SELF, &f, tmp, path); /* fsync, rename; removes tmp on failure */
     else SgH5StagedDiscard(&f, tmp);
   }
@@ -192,7 +340,7 @@ static PetscErrorCode SgNNCheckpointReadConfig_Locked(MPI_Comm comm, const char 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[], SgNNState *st)
+static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[], SgNNState *st, BadValue *bad)
 {
   hid_t     f, g;
   char     *stored, *names;
@@ -230,8 +378,16 @@ static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[]
     PetscCall(SgH5ReadAttrReals(g, "step", 1, &v, &found));
     PetscCheck(found && v >= 0 && v <= 1e15 && v == PetscFloorReal(v), comm, PETSC_ERR_FILE_UNEXPECTED, "NN checkpoint %s: the optimizer's step %g is not a count: the file is damaged", path, (double)v);
     *step = (long)v;
-    if (m) PetscCall(ReadTensor(g, "/optim", "m", m, path, PETSC_FALSE));
-    if (vv) PetscCall(ReadTensor(g, "/optim", "v", vv, path, PETSC_TRUE));
+    if (st->optim_counts) { /* sharded: this rank's block; a bad value is reported by all ranks alike */
+      PetscMPIInt rank, size;
+      PetscCallMPI(MPI_Comm_rank(comm, &rank));
+      PetscCallMPI(MPI_Comm_size(comm, &size));
+      if (m) PetscCall(ReadMomentBlock(g, "m", m, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_FALSE, 0, bad));
+      if (vv) PetscCall(ReadMomentBlock(g, "v", vv, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_TRUE, 3, bad));
+    } else {
+      if (m) PetscCall(ReadTensor(g, "/optim", "m", m, path, PETSC_FALSE));
+      if (vv) PetscCall(ReadTensor(g, "/optim", "v", vv, path, PETSC_TRUE));
+    }
     SgCallH5(H5Gclose(g));
   }
   if (st->nrng) {
@@ -292,13 +448,18 @@ PetscErrorCode SgNNCheckpointWrite(MPI_Comm comm, const char path[], const SgNNS
 
 PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *st)
 {
+  const char    *what[] = {"NaN", "infinite", "negative, but it holds squared gradients"};
+  BadValue       bad    = {INT_MAX, 0}, first;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
   SgHDF5Lock();
-  ierr = SgNNCheckpointRead_Locked(comm, path, st);
+  ierr = SgNNCheckpointRead_Locked(comm, path, st, &bad);
   SgHDF5Unlock();
-  PetscCall(ReadDone(comm, ierr));
+  /* the first damaged value of any rank's block, to every rank (this also is ReadDone's barrier) */
+  PetscCallMPI(MPI_Allreduce(&bad, &first, 1, MPI_2INT, MPI_MINLOC, comm));
+  PetscCall(ierr);
+  PetscCheck(first.index == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: /optim/%s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, first.kind > 3 ? "v" : "m", first.index, what[(first.kind - 1) % 3]);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -62,13 +62,11 @@ PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, c
   long        s       = (long)*step;
   PetscBool   pl      = (PetscBool)(t->plateau.window || t->clip > 0); /* plateau.c's state, only when on */
   SgNNState   st      = {pl ? 3 : 2, keys, vals, t->P, t->opt, 0, NULL, &s};
-  SgnnOptim   full    = NULL; /* sharded (zero.c): the whole state, gathered, so any stage restarts */
 
   PetscFunctionBegin;
-  if (t->shard) {
-    if (mode == SG_TRAINER_CKPT_WRITE) PetscCall(SgTrainerZeroGather(t, &full));
-    else SgCallNN(sgnn_optim_create(t->P, &t->oc, &full));
-    st.optim = full;
+  if (t->shard) { /* zero.c: each rank's block of the moments; the file holds the whole slabs, so any stage restarts */
+    st.optim_counts = t->zcount;
+    st.optim_displs = t->zdispl;
   }
   PetscCall(SgTrainerGridDescribe(t, mine, sizeof mine));
   PetscCall(TrainOptions(t, &opts));
@@ -87,9 +85,7 @@ PetscErrorCode SgTrainerCheckpointDefault(SgTrainer t, SgTrainerCkptMode mode, c
     }
     PetscCall(SgNNCheckpointRead(comm, path, &st));
     *step = (PetscInt)s;
-    if (full) PetscCall(SgTrainerZeroScatter(t, full));
   }
-  sgnn_optim_destroy(&full);
   PetscCall(PetscFree(opts));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

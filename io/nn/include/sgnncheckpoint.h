@@ -24,11 +24,18 @@ typedef struct {
   PetscInt     nrng;
   SgnnRng     *rng;         /* nrng generators, read and written in place */
   long        *step;        /* the caller's step counter, read and written in place */
+  /* A sharded optimizer (ZeRO stages 1-3, surrogates/train/zero.c): when set, optim holds only this
+     rank's block [optim_displs[rank], + optim_counts[rank]) of each moment slab; NULL: the whole slab.
+     The file is the same either way (whole slabs), so a checkpoint restarts at any stage. */
+  const PetscMPIInt *optim_counts, *optim_displs;
 } SgNNState;
 
-/* Rank 0 writes (parameters are replicated under data parallelism); collective on comm. */
+/* Rank 0 writes (parameters are replicated under data parallelism); collective on comm. The blocks of a
+   sharded optimizer reach rank 0 one rank at a time, never the whole state at once. */
 PETSC_EXTERN PetscErrorCode SgNNCheckpointWrite(MPI_Comm, const char path[], const SgNNState *);
-/* Every rank reads into its own state; the model must have been built with the same architecture. */
+/* Every rank reads into its own state (a sharded optimizer: only its block of the moments); the model
+   must have been built with the same architecture. A damaged value in any rank's block stops every
+   rank with the same message. */
 PETSC_EXTERN PetscErrorCode SgNNCheckpointRead(MPI_Comm, const char path[], SgNNState *);
 /* Read one /config attribute (to rebuild the model before SgNNCheckpointRead); key "?NAME": an entry
    that older checkpoints lack, value "" when absent. */

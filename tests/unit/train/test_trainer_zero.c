@@ -39,6 +39,7 @@
      lion_cub_allreduce, against a dense count (VoteCheck below). */
 #define NF 3
 #define NH 5
+#include <hdf5.h>
 #include "mlp_net.h"
 #include "../../lib/sgtestcheck.h"
 
@@ -182,6 +183,58 @@ static double RelDiff(const double a[], const double b[], long n)
 
 
 static long blk3(int rank, int size) { return 26 * (rank + 1) / size - 26 * rank / size; }
+
+/* A sharded restart reads only its own block of the moments (io/nn), so a damaged value is seen by one
+   rank: every rank must refuse with the same message. The checkpoint of 26 parameters gets a NaN at
+   /optim/v[25], in the last rank's block; a rank that did not hear of it would train on and wait for
+   the others in the first reduce-scatter. */
+static PetscErrorCode DamagedShard(MPI_Comm comm, const char ck[], const char dir[], Run *r)
+{
+  char           bad[PETSC_MAX_PATH_LEN];
+  const char    *text = NULL;
+  PetscMPIInt    rank;
+  PetscErrorCode ierr;
+  Net            m;
+  double         wr[64];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCall(PetscSNPrintf(bad, sizeof bad, "%s/ck_nan_v25.h5", dir));
+  if (!rank) {
+    FILE   *in = fopen(ck, "rb"), *out = fopen(bad, "wb");
+    char    buf[4096];
+    size_t  n;
+    double  nan = NAN;
+    hsize_t at = 25, one = 1;
+    hid_t   f, d, fs, ms;
+    PetscCheck(in && out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot copy %s to %s", ck, bad);
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) PetscCheck(fwrite(buf, 1, n, out) == n, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s", bad);
+    fclose(in);
+    fclose(out);
+    f  = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
+    d  = H5Dopen2(f, "/optim/v", H5P_DEFAULT);
+    fs = H5Dget_space(d);
+    ms = H5Screate_simple(1, &one, NULL);
+    PetscCheck(f >= 0 && d >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &one, NULL) >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &nan) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "cannot damage %s", bad);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  PetscCallMPI(MPI_Barrier(comm));
+  r->restart = bad;
+  r->opts    = "-train_optimizer adam -train_shard 1";
+  PetscCall(MlpNetCreate(&m, 0, 0.6));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = Train(comm, &m, r, wr, NULL);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr) (void)PetscErrorMessage(ierr, NULL, (char **)&text);
+  sgnn_params_destroy(&m.P);
+  PetscCall(PetscOptionsClearValue(NULL, "-train_shard"));
+  CHECK(ierr && text && strstr(text, "/optim/v[25] is NaN"), "rank %d: a stage-1 restart from a checkpoint whose /optim/v[25] is NaN: error %d '%s'; want every rank to refuse it naming /optim/v[25]", rank, (int)ierr, text ? text : "");
+  PetscCall(PetscPrintf(comm, "a NaN at /optim/v[25] (the last rank's block): every rank refuses (%s)\n", text ? text : ""));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 static PetscErrorCode ModeShard(const char dir[])
 {
@@ -334,6 +387,7 @@ static PetscErrorCode ModeShard(const char dir[])
     else CHECK(RelDiff(w[0], wr, 26) <= 1e-13, "a stage-3 checkpoint at step 15 restarted at stage 0 differs from 30 steps at stage 0 by %g: want < 1e-13", RelDiff(w[0], wr, 26));
     PetscCall(PetscPrintf(comm, "checkpoint at stage 3, restart at stage %" PetscInt_FMT " on %d ranks: %g from 30 steps at stage 0\n", stage, size, RelDiff(w[0], wr, 26)));
   }
+  PetscCall(DamagedShard(comm, ck, dir, &r));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
