@@ -239,13 +239,14 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
   if (SgTrainerGradBucketed(t) && !t->quiet) { /* zerograd.c: the gradient held, measured over the run */
     int       nb;
     double    gb, gpeak, big;
-    PetscReal x[4];
+    PetscReal x[5];
     SgTrainerGradBucketMem(t, &gb, NULL, &gpeak, &nb, &big);
     PetscCall(SgTrainerGetShardGradStats(t, NULL, NULL, &x[2], &x[3]));
     x[0] = gb;
     x[1] = gpeak;
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, x, 4, MPIU_REAL, MPIU_MAX, comm));
-    PetscCall(PetscPrintf(comm, "%s: ZeRO stage %" PetscInt_FMT " gradient by buckets measured (largest rank): the block %.4g KiB + at most %.4g KiB of its %d buckets open at once (the whole slab %.4g KiB, the largest bucket %.4g KiB); %.4g buckets and %.4g KiB sent to the other ranks per step\n", t->name, t->shard, (double)x[0] / 1024, (double)x[1] / 1024, nb, (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)(sgnn_tensor_dtype(sgnn_params_values(t->P)) == SGNN_F32 ? 4 : 8) / 1024, big / 1024, (double)x[2] / PetscMax(1, t->step - t->step0), (double)x[3] / 1024 / PetscMax(1, t->step - t->step0)));
+    x[4] = SgTrainerGradBucketFlushes(t);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, x, 5, MPIU_REAL, MPIU_MAX, comm));
+    PetscCall(PetscPrintf(comm, "%s: ZeRO stage %" PetscInt_FMT " gradient by buckets measured (largest rank): the block %.4g KiB + at most %.4g KiB of its %d buckets open at once (the bound, 3 largest, %.4g KiB; the whole slab %.4g KiB); %.4g bucket sums (%.4g of them partial, sent early to keep 3 open) and %.4g KiB sent to the other ranks per step\n", t->name, t->shard, (double)x[0] / 1024, (double)x[1] / 1024, nb, big / 1024, (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)(sgnn_tensor_dtype(sgnn_params_values(t->P)) == SGNN_F32 ? 4 : 8) / 1024, (double)x[2] / PetscMax(1, t->step - t->step0), (double)x[4] / PetscMax(1, t->step - t->step0), (double)x[3] / 1024 / PetscMax(1, t->step - t->step0)));
   }
   if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);

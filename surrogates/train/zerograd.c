@@ -29,16 +29,26 @@
 
    Round-off: summing two ranks' values is one IEEE addition (0 + a + b = a + b, in either order), so
    on 2 ranks this equals the reduce-scatter bit for bit; on 3 ranks and more the order in which the
-   accumulates arrive sets the summation order, so it equals stage 2 to round-off.
+   accumulates arrive sets the summation order, so it equals stage 2 to round-off; so does a bucket sent
+   early as partial sums (ZGB_OPEN, below), on any rank count.
 
-   Bytes: each rank sends (bucket - its own part) x b per bucket it accumulated into, (N-1)/N b Psi a
-   step in all when every bucket has a gradient, as the reduce-scatter. Memory: the block (b Psi/N)
-   and the most bucket bytes open at once, measured per step. */
+   Bytes: each rank sends (bucket - its own part) x b per bucket sum it sends, (N-1)/N b Psi a step in
+   all when every bucket has a gradient and none is sent early, as the reduce-scatter. Memory: the block
+   (b Psi/N) and the most bucket bytes open at once (at most the ZGB_OPEN largest), measured per step. */
 #include "sgtrainerimpl.h"
 #include "sgsys.h"
 
+/* At most this many gradient buckets open at once: opening one more first sends the partial sum of the
+   least recently used open bucket to its owners (an early flush; the bucket opens again, zeroed, if
+   backward accumulates into it again, and is sent again when final). A model whose backward finishes
+   its tensors in order never reaches it; one whose tensors all stay open to the end of backward (the
+   Deep Potential: its loss differentiates its forces) trades bytes for memory here, as zero3b.c's
+   parameter buckets do (3 in use there as here). */
+#define ZGB_OPEN 3
+
 struct _SgTrainerZgb {
   int            nb, np, *state; /* state: 0 absent, 1 accumulating, 2 sent this step */
+  long          *touch, clock;   /* each open bucket's last use, for the flush */
   int           *pb, *nready, *nparam;
   char          *involved, *ready;
   int            sweeping;
@@ -51,6 +61,7 @@ struct _SgTrainerZgb {
   long           bn;    /* its length */
   double         cur, peak, steppeak; /* bucket bytes open now, the most in any step, in this step */
   double         sends, sent;         /* buckets sent, bytes sent to the other ranks (counters) */
+  double         flushes;             /* of the sends, partial sums sent early (ZGB_OPEN) */
   PetscErrorCode err;                 /* a failure inside the engine's hook, raised after backward */
 };
 
@@ -74,8 +85,9 @@ PetscErrorCode SgTrainerShardBucketGroups(SgTrainer t, size_t es, int *nb, int *
 PetscBool SgTrainerGradBucketed(SgTrainer t) { return (PetscBool)(t->zgb != NULL); }
 
 /* Bucket k's values added into their owners' blocks (itself included: a local add would race with
-   the others' accumulates), completed locally, and its memory freed. */
-static PetscErrorCode Send(SgTrainer t, int k)
+   the others' accumulates), completed locally, and its memory freed; final: no more accumulation
+   this step (state 2), else a partial sum (state 0: it may open again). */
+static PetscErrorCode SendAs(SgTrainer t, int k, PetscBool final)
 {
   struct _SgTrainerZgb *g = t->zgb;
   PetscMPIInt           size, rank, nr = 0;
@@ -99,8 +111,36 @@ static PetscErrorCode Send(SgTrainer t, int k)
     SgCallNN(sgnn_params_grad_bucket_free(t->P, k));
     g->cur -= (double)g->n[k] * (double)g->es;
     g->sends++;
+    if (!final) g->flushes++;
   }
-  g->state[k] = 2;
+  g->state[k] = final ? 2 : 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Send(SgTrainer t, int k)
+{
+  PetscFunctionBegin;
+  PetscCall(SendAs(t, k, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Before bucket k opens: the least recently used open buckets' partial sums sent until fewer than
+   ZGB_OPEN are open (one engine op accumulates into one gradient at a time, so k is the only one in use) */
+static PetscErrorCode Flush(SgTrainer t, int k)
+{
+  struct _SgTrainerZgb *g = t->zgb;
+
+  PetscFunctionBegin;
+  for (;;) {
+    int open = 0, v = -1;
+    for (int j = 0; j < g->nb; j++)
+      if (g->state[j] == 1) {
+        open++;
+        if (j != k && (v < 0 || g->touch[j] < g->touch[v])) v = j;
+      }
+    if (open < ZGB_OPEN || v < 0) break;
+    PetscCall(SendAs(t, v, PETSC_FALSE));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -153,10 +193,15 @@ static int Fill(void *ctx, int k)
   struct _SgTrainerZgb *g = t->zgb;
   void                 *mem;
 
+  g->touch[k] = ++g->clock;
   if (g->state[k] == 1) return 0;
   if (g->state[k] == 2) {
     (void)PetscError(PETSC_COMM_SELF, __LINE__, PETSC_FUNCTION_NAME, __FILE__, PETSC_ERR_PLIB, PETSC_ERROR_INITIAL, "gradient bucket %d accumulated into after its sum was sent to its owners", k);
     return (int)PETSC_ERR_PLIB;
+  }
+  {
+    PetscErrorCode ierr = Flush(t, k);
+    if (ierr) return (int)ierr;
   }
   if (sgnn_params_grad_bucket_alloc(t->P, k, &mem)) return (int)PETSC_ERR_MEM;
   memset(mem, 0, (size_t)g->n[k] * g->es); /* shard >= 2 runs on the host (zero.c) */
@@ -185,7 +230,7 @@ PetscErrorCode SgTrainerGradBucketSetUp(SgTrainer t)
   PetscCall(SgTrainerShardBucketGroups(t, g->es, &g->nb, &first));
   SgCallNN(sgnn_params_grad_bucket_setup(t->P, g->nb, first, Fill, t));
   PetscCall(PetscCalloc5(g->nb, &g->state, g->np, &g->pb, g->nb, &g->nready, g->nb, &g->nparam, g->np, &g->involved));
-  PetscCall(PetscCalloc4(g->np, &g->ready, g->nb, &g->lo, g->nb, &g->n, size, &g->req));
+  PetscCall(PetscCalloc5(g->np, &g->ready, g->nb, &g->lo, g->nb, &g->n, size, &g->req, g->nb, &g->touch));
   for (int k = 0; k < g->nb; k++) {
     long hi = first[k + 1] < g->np ? sgnn_params_offset(t->P, first[k + 1]) : sgnn_tensor_numel(v);
     g->lo[k] = sgnn_params_offset(t->P, first[k]);
@@ -226,7 +271,7 @@ PetscErrorCode SgTrainerGradBucketDestroy(SgTrainer t)
   PetscCallMPI(MPI_Win_unlock_all(g->win));
   PetscCallMPI(MPI_Win_free(&g->win)); /* frees the block too */
   PetscCall(PetscFree5(g->state, g->pb, g->nready, g->nparam, g->involved));
-  PetscCall(PetscFree4(g->ready, g->lo, g->n, g->req));
+  PetscCall(PetscFree5(g->ready, g->lo, g->n, g->req, g->touch));
   PetscCall(PetscFree(t->zgb));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -293,20 +338,32 @@ PetscErrorCode SgTrainerGradBucketReset(SgTrainer t)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* bytes: the block, the bucket bytes open now, the most open in any step; the whole slab's bytes and
-   the largest bucket's (the start-up line) */
-void SgTrainerGradBucketMem(SgTrainer t, double *block, double *cur, double *peak, int *nb, double *biggest)
+/* bytes: the block, the bucket bytes open now, the most open in any step; the buckets and the bound
+   on the open ones (the ZGB_OPEN largest: the start-up line) */
+void SgTrainerGradBucketMem(SgTrainer t, double *block, double *cur, double *peak, int *nb, double *bound)
 {
   struct _SgTrainerZgb *g = t->zgb;
   if (block) *block = g ? (double)g->bn * (double)g->es : 0;
   if (cur) *cur = g ? g->cur : 0;
   if (peak) *peak = g ? g->peak : 0;
   if (nb) *nb = g ? g->nb : 0;
-  if (biggest) {
-    *biggest = 0;
-    for (int k = 0; g && k < g->nb; k++) *biggest = PetscMax(*biggest, (double)g->n[k] * (double)g->es);
+  if (bound) {
+    double big[ZGB_OPEN] = {0};
+    *bound = 0;
+    for (int k = 0; g && k < g->nb; k++) { /* insert into the ZGB_OPEN largest */
+      double x = (double)g->n[k] * (double)g->es;
+      for (int j = 0; j < ZGB_OPEN; j++)
+        if (x > big[j]) {
+          double y = big[j];
+          big[j] = x;
+          x = y;
+        }
+    }
+    for (int j = 0; j < ZGB_OPEN; j++) *bound += big[j];
   }
 }
+
+double SgTrainerGradBucketFlushes(SgTrainer t) { return t->zgb ? t->zgb->flushes : 0; }
 
 PetscErrorCode SgTrainerGetShardGradStats(SgTrainer t, PetscInt *nbuckets, PetscReal *peak_bytes, PetscReal *sends, PetscReal *bytes_sent)
 {

@@ -332,7 +332,10 @@ static PetscErrorCode ModeShard(const char dir[])
         PetscCall(PetscPrintf(comm, "adam stage 2 by buckets of 8 bytes on %d ranks: - stage 2 %g; rank 0 gradients %g bytes held, %g at the peak (whole slab 208); %g bytes per step\n", size, RelDiff(w[2], wb, 26), (double)st[2], (double)shard_peak[1], (double)st[0]));
       }
     }
-    if (size == 1) PetscCall(PetscArraycpy(w1, w[0], 26)); /* the 1-rank run is stage 0's run above */
+    /* the 1-rank run: at 1 rank it is stage 0's run above; Lion's is not retrained on 2-3 ranks (since
+       29 Nov: the gradient sums are Adam's, checked against 1 rank below, and Lion's sign update left
+       them at 0 difference from the 1-rank run on 2 and 3 ranks); the time goes to stage 2 by buckets */
+    if (size == 1 || o == 1) PetscCall(PetscArraycpy(w1, w[0], 26));
     else if (!rank) { /* the 1-rank run */
       PetscCall(PetscSNPrintf(opts, sizeof opts, "-train_optimizer %s", optim[o]));
       r.opts = opts;
