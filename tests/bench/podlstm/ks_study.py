@@ -4,6 +4,7 @@
 
     /usr/bin/python3 tests/bench/podlstm/ks_study.py WORKDIR [--free] [--data FILE] [--prefix P]
                      [--skip N] [--ntrain N] [--ntest N] [--advance N]
+                     [--lam LAMBDA] [--deck KSDECK] [--ensemble ENSDECK]
 
 WORKDIR holds the ensemble's data (--data, default ks22_data.h5 of inputs/podlstm/ks22_ensemble.yaml)
 and the models P_m{M}_s{S}.h5 (--prefix, default ks22; inputs/podlstm/ks22_train.yaml, member M,
@@ -13,7 +14,10 @@ L is the model's. A model trained with a search scores its searched network, its
 hand-designed LSTM; one trained with `search: none` (a given architecture) its one network.
 The dense data (inputs/podlstm/ks22_dense_ensemble.yaml, D = 1) with rollout-trained models
 (inputs/podlstm/ks22_dense_train.yaml): --data ks22_dense_data.h5 --prefix ks22d --skip 300
---ntrain 4000 --ntest 1000. For every model:
+--ntrain 4000 --ntest 1000. Another domain (ks_study.sh --large, L = 44): --lam its leading Lyapunov
+exponent (default 0.0475, L = 22), --deck the solver deck of the slot runs (default inputs/ks/ks22.yaml)
+and --ensemble the data's ensemble deck, which names the members' seeds (default
+inputs/podlstm/ks22_ensemble.yaml). For every model:
 
 1. the coefficients a_t = modes (u_t / scale - mean) of the member's snapshots with the model's own POD;
    the POD floor and VAR(p) (p as surge printed; least squares on the fitting part, surge's small
@@ -23,7 +27,7 @@ The dense data (inputs/podlstm/ks22_dense_ensemble.yaml, D = 1) with rollout-tra
    validation tail) and iterated one step at a time: DMD (a_{t+1} = A a_t, the exact DMD of the POD
    coefficients) and a quadratic regression a_{t+1} = W [1, a_t, a_{t-1}, a_t (x) a_t] (ridge chosen
    on the validation windows) -- ks_baselines.py, verified by tests/regression/podlstm/ks_baselines_test.py;
-3. per lead (in Lyapunov times, lambda_1 = 0.0475, docs/ks.md): the test RMSE of u beyond the POD floor,
+3. per lead (in Lyapunov times, lambda_1 = --lam): the test RMSE of u beyond the POD floor,
    sqrt(RMSE^2 - floor^2), for every method;
 4. valid prediction time (VPT): the first time the normalised error ||u_pred - u|| / sigma (RMS over
    the grid; sigma the RMS anomaly of u over the training period) exceeds 0.5, from every 8th test
@@ -57,12 +61,15 @@ from ks_baselines import dmd_fit, iterate, quad_fit, quad_features, var_fit  # n
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SURGE = os.environ.get("SURGE", os.path.join(ROOT, "bin", "surge"))
-LAM = 0.0475                  # leading Lyapunov exponent (docs/ks.md)
 
 
 def arg(name, default):
     return type(default)(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
 
+
+LAM = arg("--lam", 0.0475)    # leading Lyapunov exponent: 0.0475 at L = 22 (docs/ks.md), 0.078 at L = 44 (--large)
+KSDECK = os.path.join(ROOT, arg("--deck", "inputs/ks/ks22.yaml"))  # the solver of the slot runs: the data's L and grid
+ENSDECK = os.path.join(ROOT, arg("--ensemble", "inputs/podlstm/ks22_ensemble.yaml"))  # names the members' ks_seed
 
 W = os.path.abspath(sys.argv[1])
 FREE = "--free" in sys.argv
@@ -89,7 +96,7 @@ def member_seed(m):
     """the member's ks_seed, as its checkpoint names it: a 0.25-long run of the same ensemble deck"""
     chk = os.path.join(W, "seeds.members", f"member_{m:05d}.chk.h5")
     if not os.path.exists(chk):
-        subprocess.run([SURGE, "ensemble", os.path.join(ROOT, "inputs/podlstm/ks22_ensemble.yaml"), "-sim_t_end", "0.25", "-ensemble_output", "seeds"],
+        subprocess.run([SURGE, "ensemble", ENSDECK, "-sim_t_end", "0.25", "-ensemble_output", "seeds"],
                        cwd=W, check=True, stdout=subprocess.DEVNULL)
     with h5py.File(chk, "r") as f:
         return int(f["layout"].attrs["ks_seed"])
@@ -158,8 +165,9 @@ def free_stats(af, at, P, T):
         ht, _ = np.histogram(at[:, q], 20, (lo, hi))
         ov.append(np.sum(np.minimum(hf / hf.sum(), ht / ht.sum())))
     Ef, Et = np.mean(np.abs(np.fft.rfft(P, axis=1)) ** 2, 0), np.mean(np.abs(np.fft.rfft(T, axis=1)) ** 2, 0)
-    on = Et[1:9] >= 0.01 * Et[1:9].max()
-    return {"mean": np.abs(af.mean(0) - at.mean(0)) / at.std(0), "std": af.std(0) / at.std(0), "overlap": np.array(ov), "spec8": Ef[1:9] / Et[1:9], "spec": (Ef[1:9] / Et[1:9])[on]}
+    kk = max(8, at.shape[1])  # k = 1..8 with 8 modes (L = 22); with K modes k = 1..K (the pairs they hold lie within)
+    on = Et[1:kk + 1] >= 0.01 * Et[1:kk + 1].max()
+    return {"mean": np.abs(af.mean(0) - at.mean(0)) / at.std(0), "std": af.std(0) / at.std(0), "overlap": np.array(ov), "spec8": Ef[1:kk + 1] / Et[1:kk + 1], "spec": (Ef[1:kk + 1] / Et[1:kk + 1])[on]}
 
 
 def on_attractor(f, ref):
@@ -186,6 +194,7 @@ for path in sorted(p for p in glob.glob(os.path.join(W, PREFIX + "_m*_s*.h5")) i
         meth = (meth.decode() if isinstance(meth, bytes) else str(meth)).split(";")
         stored = {k: f["scores/rmse_lead"][()][i, 0, :] for i, k in enumerate(meth)}
         dtm, Lm = float(f.attrs["dt"]), int(f.attrs["L"])
+    NMODES = modes.shape[0]
     if D is not None and (dtm != D or Lm != L):
         sys.exit(f"ks_study: {name} has snapshot spacing {dtm:g} and window {Lm}, the models before it {D:g} and {L}: one study, one kind of model")
     D, L = dtm, Lm
@@ -239,7 +248,7 @@ for path in sorted(p for p in glob.glob(os.path.join(W, PREFIX + "_m*_s*.h5")) i
             i0 = NTRAIN + start            # snapshot index (after SKIP) of the last solver state
             T0 = (SKIP + i0) * D
             out = f"free_{name}_a{ADVANCE}_{k}"
-            common = ["nice", "-n", "5", SURGE, "run", os.path.join(ROOT, "inputs/ks/ks22.yaml"), "-ks_seed", str(seed), "-ks_lyapunov", "false",
+            common = ["nice", "-n", "5", SURGE, "run", KSDECK, "-ks_seed", str(seed), "-ks_lyapunov", "false",
                       "-ks_advance_dt", str(D), "-ks_advance_snapshots", str(ADVANCE), "-ks_advance_swap_max_value", str(BOUND), "-sim_diag_every", "1000000", "-sim_progress_every", "100000000"]
             warm = f"warm_{PREFIX}_m{m}_{k}"  # the solver alone to T0 through the slot (its history checkpointed), shared by the member's models
             if not os.path.exists(os.path.join(W, warm + ".chk.h5")):
@@ -305,7 +314,7 @@ for path in sorted(p for p in glob.glob(os.path.join(W, PREFIX + "_m*_s*.h5")) i
 if not results:
     sys.exit(f"ks_study: no models {PREFIX}_m*_s*.h5 in {W}")
 leads = "  ".join(f"{(k + 1) * LT:5.2f}" for k in range(L))
-print(f"KS L = 22, 8 POD modes, snapshots {D:g} time units apart (from the models, checked against {DATA}); error beyond the POD floor by lead (Lyapunov times: {leads})")
+print(f"KS ({os.path.relpath(KSDECK, ROOT)}), {NMODES} POD modes, lambda_1 = {LAM:g}, snapshots {D:g} time units apart (from the models, checked against {DATA}); error beyond the POD floor by lead (Lyapunov times: {leads})")
 for r in results:
     print(f"\n{r['name']}: floor {np.mean(r['floor']):.4f}; floor and VAR({r['p']}) recomputed here vs surge's stored scores: {r['check_floor']:.1e}, {r['check_var']:.1e}; quadratic ridge {r['ridge']:g}")
     for key in [q for q in ("searched", "top", "hand", "var", "dmd", "quad", "quad_1e-2", "quadbase", "persistence") if q in r]:
@@ -315,7 +324,7 @@ for r in results:
     if "ref" in r:
         def show(f):
             return (f"|mean - truth|/std per mode {np.round(f['mean'], 2)}; std ratio {np.round(f['std'], 2)}; histogram overlap {np.round(f['overlap'], 2)};"
-                    f" spectrum ratio to the projected truth k=1..8 {np.round(f['spec8'], 3)}")
+                    f" spectrum ratio to the projected truth k=1..{f['spec8'].size} {np.round(f['spec8'], 3)}")
         if r["free_left"] is not None:
             print(f"  free run: LEFT THE ATTRACTOR -- the slot rejected a forecast (NaN/Inf or |u| above {BOUND:g}) after {r['free_left']:.1f} Lyapunov times")
         else:

@@ -26,11 +26,18 @@
 # --dense-noise: the same with Gaussian noise of 0.01 (scaled units) on the training inputs (input_noise;
 # inputs/podlstm/ks22_dense_noise_train.yaml):
 #   bash tests/bench/podlstm/ks_study.sh --dense-noise [WORKDIR]  (default build/ks22n)
+# --large: L = 44 (docs/podlstm.md "A larger domain: L = 44"): data inputs/podlstm/ks44_dense_ensemble.yaml
+# (128 points, snapshots 1 time unit apart), 18 POD modes, residual networks on the validation-chosen
+# quadratic regression (inputs/podlstm/ks44_dense_quad_train.yaml); the study's slot runs solve
+# inputs/ks/ks44.yaml, Lyapunov times of lambda_1 = 0.078, VPT at 1-snapshot resolution, 10 starts:
+# members 0, 2, 3 of its five trajectories (member 1 falls onto a regular state in its test period):
+#   bash tests/bench/podlstm/ks_study.sh --large [WORKDIR]  (default build/ks44q; data 2-5 min, a training
+#   0.5-3 min, the study ~2-4 min a model under load)
 set -e
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 # the dense variants: the same data (snapshots 1 time unit apart); the training deck, the work folder's
 # prefix and how the study's slot runs advance (--advance 8: the model's windows; 1: every snapshot, 10 starts)
-DENSE=1
+DENSE=1 MEMBERS="0 1 2"
 case "${1:-}" in
   --dense) TRAIN=ks22_dense_train P=ks22d ADV="--advance 8" ;;
   --dense-var) TRAIN=ks22_dense_var_train P=ks22v ADV="--advance 8" ;;
@@ -38,12 +45,18 @@ case "${1:-}" in
   --dense-stable) TRAIN=ks22_dense_stable_train P=ks22s ADV="--advance 1 --starts 10" ;;
   --dense-free) TRAIN=ks22_dense_free_train P=ks22f ADV="--advance 1 --starts 10" ;;
   --dense-noise) TRAIN=ks22_dense_noise_train P=ks22n ADV="--advance 1 --starts 10" ;;
+  --large) TRAIN=ks44_dense_quad_train P=ks44q ADV="--advance 1 --starts 10" ;;
   *) DENSE=0 ;;
 esac
 if [ $DENSE = 1 ]; then
-  shift
   ENS=ks22_dense_ensemble DATA=ks22_dense_data
-  STUDY="--data ks22_dense_data.h5 --prefix $P --skip 300 --ntrain 4000 --ntest 1000 $ADV --free"
+  if [ "$1" = --large ]; then  # L = 44: its data, solver deck and Lyapunov exponent
+    # member 1 falls onto a regular (periodic) state at t ~ 4240, in its test period: members 0, 2, 3
+    ENS=ks44_dense_ensemble DATA=ks44_dense_data MEMBERS="0 2 3"
+    ADV="$ADV --lam 0.078 --deck inputs/ks/ks44.yaml --ensemble inputs/podlstm/ks44_dense_ensemble.yaml"
+  fi
+  shift
+  STUDY="--data $DATA.h5 --prefix $P --skip 300 --ntrain 4000 --ntest 1000 $ADV --free"
 else
   ENS=ks22_ensemble TRAIN=ks22_train DATA=ks22_data P=ks22 STUDY=""
 fi
@@ -51,7 +64,7 @@ W=${1:-$ROOT/build/$P}
 SURGE=${SURGE:-$ROOT/bin/surge}
 mkdir -p "$W" && cd "$W"
 [ -f $DATA.h5 ] || nice -n 5 "$SURGE" ensemble "$ROOT/inputs/podlstm/$ENS.yaml" > ensemble.log 2>&1
-for m in 0 1 2; do
+for m in $MEMBERS; do
   for s in 1 2 3; do
     [ -f ${P}_m${m}_s${s}.h5 ] && continue   # done: a rerun goes on where it stopped
     nice -n 5 "$SURGE" train "$ROOT/inputs/podlstm/$TRAIN.yaml" -podlstm_member $m -podlstm_seed $s \
