@@ -47,8 +47,9 @@ for ax, m in zip(axes[0], members):
         s = int(p.split("_s")[-1][:-3])
         ax.plot(lead, beyond("POD-LSTM"), "-o", ms=3, lw=1.2, color=f"C{s - 1}", label=f"POD-LSTM, seed {s}")
         if s == 1:  # the baselines do not depend on the seed
-            for k, st, lab in ((next(q for q in sc if q.startswith("quadratic")), "k--", None), (next(q for q in sc if q.startswith("VAR(")), "k:", None), ("persistence", "k-.", None)):
-                ax.plot(lead, beyond(k), st, lw=1.2, label=k.replace(" on coefficients", ""))
+            for k, st, lab in ((next(q for q in sc if q.startswith("quadratic")), "k--", "quadratic regression (the base)"),
+                               (next(q for q in sc if q.startswith("VAR(")), "k:", "VAR(p), p chosen on validation"), ("persistence", "k-.", "persistence")):
+                ax.plot(lead, beyond(k), st, lw=1.2, label=lab)
     ax.set_title(f"trajectory {m}")
     ax.set_xlabel("lead (Lyapunov times)")
     ax.set_yscale("log")
