@@ -125,6 +125,7 @@ TABLE = {
     "mpiexec -n 2 bin/surge train inputs/podlstm/rb1e7_train.yaml": ("skip", "needs the Ra = 1e7 data"),
     "bin/surge run inputs/podlstm/rb1e7_swap.yaml": ("short", "-sim_max_steps 3"),
     "python3 tests/bench/podlstm/rb_swap.py build/rb1e7 inputs/podlstm/models/rb1e7_podlstm.h5 --ra1e7": ("skip", "~11 min"),
+    "nice -n 19 bash tests/bench/podlstm/ks_study.sh --large": ("skip", LONG + ": ~35 min"),
     "nice -n 5 mpiexec -n 2 bin/surge train inputs/podlstm/sst_search.yaml -podlstm_data sst_weekly_enso.h5 -podlstm_prefix sste -train_output sst_enso_podlstm": ("skip", "needs the ENSO data; 115 s"),
     "nice -n 5 ../../bin/surge ensemble ../../inputs/podlstm/rb_ensemble.yaml": ("short", "-ensemble_members 2 -sim_t_end 40"),
     "nice -n 5 mpiexec -n 2 ../../bin/surge train ../../inputs/podlstm/rb_train.yaml -podlstm_fields p,b,u,w -train_output rb4_podlstm -podlstm_prefix rb4": ("skip", "needs the full rb_ensemble data"),
