@@ -16,27 +16,6 @@
 
 static hid_t H5TypeOf(SgnnDType dt) { return dt == SGNN_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE; }
 
-/* Write a 1D dataset from a tensor's host copy, in the tensor's own dtype. */
-static PetscErrorCode WriteTensor(hid_t loc, const char name[], SgnnTensor t)
-{
-  hsize_t n = (hsize_t)sgnn_tensor_numel(t);
-  size_t  esize = sgnn_tensor_dtype(t) == SGNN_F32 ? 4 : 8;
-  void   *buf;
-  hid_t   space, dset;
-
-  PetscFunctionBegin;
-  PetscCall(PetscMalloc(n * esize + 1, &buf));
-  CHECK_SGNN(sgnn_tensor_to_host(t, buf));
-  space = H5Screate_simple(1, &n, NULL);
-  dset  = H5Dcreate2(loc, name, H5TypeOf(sgnn_tensor_dtype(t)), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  SgCheckH5Id(dset, name);
-  SgCallH5(H5Dwrite(dset, H5TypeOf(sgnn_tensor_dtype(t)), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
-  SgCallH5(H5Dclose(dset));
-  SgCallH5(H5Sclose(space));
-  PetscCall(PetscFree(buf));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Read a 1D dataset into a tensor in place; f32 travels through double exactly. Every value is
    checked before it is trusted: finite (a checkpoint of a diverged run must not train on), and
    not negative where nonneg (Adam's second moments: their square root is taken). */
@@ -95,8 +74,9 @@ static hsize_t ShardTotal(const SgNNState *st, PetscMPIInt size)
   return n;
 }
 
-/* Rank 0's part of a sharded moment: the dataset of the whole slab (total values), and its own block. */
-static PetscErrorCode WriteMomentBlock0(hid_t loc, const char name[], SgnnTensor t, hsize_t total, hsize_t offset)
+/* A dataset of total values in the tensor's own dtype, with the tensor's values at [offset, offset +
+   numel): the whole tensor, or rank 0's block of a sharded moment (the others' come later). */
+static PetscErrorCode WriteTensorInto(hid_t loc, const char name[], SgnnTensor t, hsize_t total, hsize_t offset)
 {
   hsize_t n     = (hsize_t)sgnn_tensor_numel(t);
   size_t  esize = sgnn_tensor_dtype(t) == SGNN_F32 ? 4 : 8;
@@ -113,6 +93,14 @@ static PetscErrorCode WriteMomentBlock0(hid_t loc, const char name[], SgnnTensor
   SgCallH5(H5Dclose(dset));
   SgCallH5(H5Sclose(space));
   PetscCall(PetscFree(buf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Write a 1D dataset from a tensor's host copy, in the tensor's own dtype. */
+static PetscErrorCode WriteTensor(hid_t loc, const char name[], SgnnTensor t)
+{
+  PetscFunctionBegin;
+  PetscCall(WriteTensorInto(loc, name, t, (hsize_t)sgnn_tensor_numel(t), 0));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -253,8 +241,8 @@ static PetscErrorCode WriteState(hid_t f, const char tmp[], const SgNNState *st,
     v = (PetscReal)*step;
     PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
     if (st->optim_counts) { /* sharded: the whole slabs, rank 0's block now, the others' as they arrive */
-      if (m) PetscCall(WriteMomentBlock0(g, "m", m, ShardTotal(st, size), (hsize_t)st->optim_displs[0]));
-      if (vv) PetscCall(WriteMomentBlock0(g, "v", vv, ShardTotal(st, size), (hsize_t)st->optim_displs[0]));
+      if (m) PetscCall(WriteTensorInto(g, "m", m, ShardTotal(st, size), (hsize_t)st->optim_displs[0]));
+      if (vv) PetscCall(WriteTensorInto(g, "v", vv, ShardTotal(st, size), (hsize_t)st->optim_displs[0]));
     } else {
       if (m) PetscCall(WriteTensor(g, "m", m));
       if (vv) PetscCall(WriteTensor(g, "v", vv));
