@@ -16,6 +16,19 @@
 
 static hid_t H5TypeOf(SgnnDType dt) { return dt == SGNN_F32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE; }
 
+/* Open the 1-D dataset name of a checkpoint: its dataset, dataspace and length, or a clear error. */
+static PetscErrorCode OpenSlab(hid_t loc, const char name[], const char path[], hid_t *dset, hid_t *space, hsize_t *n)
+{
+  PetscFunctionBegin;
+  PetscCheck(H5Lexists(loc, name, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has no dataset %s", path, name);
+  *dset  = H5Dopen2(loc, name, H5P_DEFAULT);
+  *space = *dset >= 0 ? H5Dget_space(*dset) : -1;
+  PetscCheck(*space >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s cannot be read: the file is damaged or truncated", path, name);
+  PetscCheck(H5Sget_simple_extent_ndims(*space) == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s is not a 1-D dataset: damaged, or not a surge NN checkpoint", path, name);
+  SgCallH5(H5Sget_simple_extent_dims(*space, n, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Read a 1D dataset into a tensor in place; f32 travels through double exactly. Every value is
    checked before it is trusted: finite (a checkpoint of a diverged run must not train on), and
    not negative where nonneg (Adam's second moments: their square root is taken). */
@@ -26,12 +39,7 @@ static PetscErrorCode ReadTensor(hid_t loc, const char group[], const char name[
   hid_t   dset, space;
 
   PetscFunctionBegin;
-  PetscCheck(H5Lexists(loc, name, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has no dataset %s", path, name);
-  dset = H5Dopen2(loc, name, H5P_DEFAULT);
-  space = dset >= 0 ? H5Dget_space(dset) : -1;
-  PetscCheck(space >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s cannot be read: the file is damaged or truncated", path, name);
-  PetscCheck(H5Sget_simple_extent_ndims(space) == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s is not a 1-D dataset: damaged, or not a surge NN checkpoint", path, name);
-  SgCallH5(H5Sget_simple_extent_dims(space, &n, NULL));
+  PetscCall(OpenSlab(loc, name, path, &dset, &space, &n));
   PetscCheck((long)n == sgnn_tensor_numel(t), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s holds %llu values, the model has %ld: it was written by another architecture", path, name, (unsigned long long)n, sgnn_tensor_numel(t));
   PetscCall(PetscMalloc1(n, &buf));
   SgCallH5(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
@@ -164,12 +172,7 @@ static PetscErrorCode ReadMomentBlock(hid_t loc, const char name[], SgnnTensor t
   hid_t   dset, space, mspace;
 
   PetscFunctionBegin;
-  PetscCheck(H5Lexists(loc, name, H5P_DEFAULT) > 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s has no dataset %s", path, name);
-  dset  = H5Dopen2(loc, name, H5P_DEFAULT);
-  space = dset >= 0 ? H5Dget_space(dset) : -1;
-  PetscCheck(space >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s cannot be read: the file is damaged or truncated", path, name);
-  PetscCheck(H5Sget_simple_extent_ndims(space) == 1, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s is not a 1-D dataset: damaged, or not a surge NN checkpoint", path, name);
-  SgCallH5(H5Sget_simple_extent_dims(space, &n, NULL));
+  PetscCall(OpenSlab(loc, name, path, &dset, &space, &n));
   PetscCheck(n == total, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s holds %llu values, the model has %llu: it was written by another architecture", path, name, (unsigned long long)n, (unsigned long long)total);
   PetscCall(PetscMalloc1(count + 1, &buf));
   if (count) {
