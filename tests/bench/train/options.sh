@@ -29,8 +29,25 @@ OPTS=("adam0|-deepmd_shard 0" "adam1|-deepmd_shard 1" "adam2|-deepmd_shard 2"
   "lioncub_vote|-deepmd_optimizer lion -deepmd_start_lr 1e-4 -deepmd_compress lion_cub_allreduce"
   "sdp4bit|-deepmd_shard 2 -deepmd_compress sdp4bit -deepmd_sdp4bit_node_ranks 1"
   "adam3|-deepmd_shard 3" "sdp4bit3|-deepmd_shard 3 -deepmd_compress sdp4bit -deepmd_sdp4bit_node_ranks 1")
+# forward + backward of one frame in two 1-rank runs side by side: the compute rate a rank gets when both
+# ranks compute (the 2-rank runs' compute; as tests/bench/parallel/run.sh times its layers). Run in every
+# round beside that round's other runs: this VM's speed drifts by ~10% within minutes (29 Nov: 1-rank steps
+# of 788, 891, 873 ms in three rounds), and the model's 2-rank compute must come from the same minutes.
+side_by_side() {
+  local r=$1 k
+  for k in 1 2; do
+    bin/surge train inputs/deepmd/water.yaml -deepmd_data $B/water_0.h5 -deepmd_valid_data "" -deepmd_numb_steps $N -deepmd_disp_freq $N \
+      -deepmd_save_freq 0 -deepmd_save_ckpt "" -deepmd_lcurve "" -deepmd_stat_frames 10 -deepmd_batch_size 1 -train_output $B/opt_side$k \
+      -log_view > $B/side$k.log 2>&1 &
+  done
+  wait
+  for k in 1 2; do
+    awk -v n=$N -v r=$r '/^SgTrainLoss /{lo=$4} /^SgTrainBackward /{bw=$4} END {printf "RESULT side=1 round=%d loss=%.6e backward=%.6e\n", r, lo/n, bw/n}' $B/side$k.log >> $RES
+  done
+}
 for r in $(seq 1 "$R"); do
   echo "# round $r load $(cut -d' ' -f1-3 /proc/loadavg) $(date -u +%H:%M:%S)" | tee -a $RES
+  side_by_side "$r"
   for np in 1 2 4; do
     for o in "${OPTS[@]}"; do
       name=${o%%|*}
@@ -46,19 +63,6 @@ for r in $(seq 1 "$R"); do
         /^SgTrainStep /{st=$4} /^SgTrainLoss /{lo=$4} /^SgTrainBackward /{bw=$4} /^SgTrainSync /{sy=$4} /^SgTrainUpdate /{up=$4}
         END {printf "RESULT opt=%s ranks=%d batch=4 round=%d psi=%s mem_kib=%s sent_kib=%s step=%.6e loss=%.6e backward=%.6e sync=%.6e update=%.6e\n", o, np, r, psi, mem, snd, st/n, lo/n, bw/n, sy/n, up/n}' $log >> $RES
     done
-  done
-done
-# forward + backward of one frame in two 1-rank runs side by side: the compute rate a rank gets when both
-# ranks compute (the 2-rank runs' compute; as tests/bench/parallel/run.sh times its layers)
-for r in $(seq 1 "$R"); do
-  for k in 1 2; do
-    bin/surge train inputs/deepmd/water.yaml -deepmd_data $B/water_0.h5 -deepmd_valid_data "" -deepmd_numb_steps $N -deepmd_disp_freq $N \
-      -deepmd_save_freq 0 -deepmd_save_ckpt "" -deepmd_lcurve "" -deepmd_stat_frames 10 -deepmd_batch_size 1 -train_output $B/opt_side$k \
-      -log_view > $B/side$k.log 2>&1 &
-  done
-  wait
-  for k in 1 2; do
-    awk -v n=$N -v r=$r '/^SgTrainLoss /{lo=$4} /^SgTrainBackward /{bw=$4} END {printf "RESULT side=1 round=%d loss=%.6e backward=%.6e\n", r, lo/n, bw/n}' $B/side$k.log >> $RES
   done
 done
 echo "RESULT cores=$(getconf _NPROCESSORS_ONLN)" >> $RES
