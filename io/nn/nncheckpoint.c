@@ -29,31 +29,6 @@ static PetscErrorCode OpenSlab(hid_t loc, const char name[], const char path[], 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Read a 1D dataset into a tensor in place; f32 travels through double exactly. Every value is
-   checked before it is trusted: finite (a checkpoint of a diverged run must not train on), and
-   not negative where nonneg (Adam's second moments: their square root is taken). */
-static PetscErrorCode ReadTensor(hid_t loc, const char group[], const char name[], SgnnTensor t, const char path[], PetscBool nonneg)
-{
-  hsize_t n = 0;
-  double *buf;
-  hid_t   dset, space;
-
-  PetscFunctionBegin;
-  PetscCall(OpenSlab(loc, name, path, &dset, &space, &n));
-  PetscCheck((long)n == sgnn_tensor_numel(t), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s holds %llu values, the model has %ld: it was written by another architecture", path, name, (unsigned long long)n, sgnn_tensor_numel(t));
-  PetscCall(PetscMalloc1(n, &buf));
-  SgCallH5(H5Dread(dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf));
-  for (hsize_t i = 0; i < n; i++) {
-    PetscCheck(!PetscIsInfOrNanReal(buf[i]), PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s/%s[%llu] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, group, name, (unsigned long long)i, PetscIsNanReal(buf[i]) ? "NaN" : "infinite");
-    PetscCheck(!nonneg || buf[i] >= 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s/%s[%llu] = %g is negative, but it holds squared gradients: the file is damaged; restart from an earlier checkpoint", path, group, name, (unsigned long long)i, (double)buf[i]);
-  }
-  CHECK_SGNN(sgnn_tensor_set_f64(t, buf));
-  PetscCall(PetscFree(buf));
-  SgCallH5(H5Sclose(space));
-  SgCallH5(H5Dclose(dset));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* ---- the moments of a sharded optimizer (ZeRO stages 1-3): blocks of whole slabs ---------------- */
 
 /* Write count values at [offset, offset + count) of the 1-D dataset dset. */
@@ -144,7 +119,7 @@ static PetscErrorCode SendMomentBlocks(MPI_Comm comm, hid_t f, const SgNNState *
     }
     if (f >= 0 && !*werr) {
       dset = H5Dopen2(f, names[k], H5P_DEFAULT);
-      if (dset < 0) *werr = PETSC_ERR_FILE_WRITE;
+      if (dset < 0) *werr = PetscError(PETSC_COMM_SELF, __LINE__, PETSC_FUNCTION_NAME, __FILE__, PETSC_ERR_FILE_WRITE, PETSC_ERROR_INITIAL, "the checkpoint being written lost its dataset %s", names[k]);
     }
     PetscCall(PetscMalloc(es * (size_t)most + 1, &buf));
     for (PetscMPIInt r = 1; r < size; r++) {
@@ -158,14 +133,23 @@ static PetscErrorCode SendMomentBlocks(MPI_Comm comm, hid_t f, const SgNNState *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A damaged value of a sharded moment, found by one rank in its block: reported by every rank alike */
+/* The first damaged value a read found (index INT_MAX: none). A sharded read finds it in one rank's
+   block, and every rank reports it alike (SgNNCheckpointRead). */
 typedef struct {
-  int index, kind; /* first bad value: global index; kind 1 NaN, 2 infinite, 3 negative (+ 4 for v) */
+  int index, kind; /* global index; kind 1 NaN, 2 infinite, 3 negative; + kindbase (3 for v) */
 } BadValue;
 
-/* This rank's block [offset, offset + numel(t)) of the moment slab name (total values) into t; the
-   first bad value goes to *bad instead of an error, so that all ranks can stop together. */
-static PetscErrorCode ReadMomentBlock(hid_t loc, const char name[], SgnnTensor t, const char path[], hsize_t total, hsize_t offset, PetscBool nonneg, int kindbase, BadValue *bad)
+static const char *BadWhat(int kind)
+{
+  static const char *what[] = {"NaN", "infinite", "negative, but it holds squared gradients"};
+  return what[(kind - 1) % 3];
+}
+
+/* Values [offset, offset + numel(t)) of the 1-D dataset name (total values) into t; f32 travels
+   through double exactly. Every value is checked before it is trusted: finite (a checkpoint of a
+   diverged run must not train on), and not negative where nonneg (Adam's second moments: their square
+   root is taken); the first bad one goes to *bad, not to an error, so that all ranks can stop together. */
+static PetscErrorCode ReadBlock(hid_t loc, const char name[], SgnnTensor t, const char path[], hsize_t total, hsize_t offset, PetscBool nonneg, int kindbase, BadValue *bad)
 {
   hsize_t n = 0, count = (hsize_t)sgnn_tensor_numel(t);
   double *buf;
@@ -192,6 +176,17 @@ static PetscErrorCode ReadMomentBlock(hid_t loc, const char name[], SgnnTensor t
   PetscCall(PetscFree(buf));
   SgCallH5(H5Sclose(space));
   SgCallH5(H5Dclose(dset));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A whole 1-D dataset (group/name) into t, refused at its first damaged value. */
+static PetscErrorCode ReadTensor(hid_t loc, const char group[], const char name[], SgnnTensor t, const char path[], PetscBool nonneg)
+{
+  BadValue bad = {INT_MAX, 0};
+
+  PetscFunctionBegin;
+  PetscCall(ReadBlock(loc, name, t, path, (hsize_t)sgnn_tensor_numel(t), 0, nonneg, 0, &bad));
+  PetscCheck(bad.index == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s/%s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, group, name, bad.index, BadWhat(bad.kind));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -373,8 +368,8 @@ static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[]
       PetscMPIInt rank, size;
       PetscCallMPI(MPI_Comm_rank(comm, &rank));
       PetscCallMPI(MPI_Comm_size(comm, &size));
-      if (m) PetscCall(ReadMomentBlock(g, "m", m, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_FALSE, 0, bad));
-      if (vv) PetscCall(ReadMomentBlock(g, "v", vv, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_TRUE, 3, bad));
+      if (m) PetscCall(ReadBlock(g, "m", m, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_FALSE, 0, bad));
+      if (vv) PetscCall(ReadBlock(g, "v", vv, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_TRUE, 3, bad));
     } else {
       if (m) PetscCall(ReadTensor(g, "/optim", "m", m, path, PETSC_FALSE));
       if (vv) PetscCall(ReadTensor(g, "/optim", "v", vv, path, PETSC_TRUE));
@@ -439,8 +434,7 @@ PetscErrorCode SgNNCheckpointWrite(MPI_Comm comm, const char path[], const SgNNS
 
 PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *st)
 {
-  const char    *what[] = {"NaN", "infinite", "negative, but it holds squared gradients"};
-  BadValue       bad    = {INT_MAX, 0}, first;
+  BadValue       bad = {INT_MAX, 0}, first;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
@@ -450,7 +444,7 @@ PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *s
   /* the first damaged value of any rank's block, to every rank (this also is ReadDone's barrier) */
   PetscCallMPI(MPI_Allreduce(&bad, &first, 1, MPI_2INT, MPI_MINLOC, comm));
   PetscCall(ierr);
-  PetscCheck(first.index == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: /optim/%s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, first.kind > 3 ? "v" : "m", first.index, what[(first.kind - 1) % 3]);
+  PetscCheck(first.index == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: /optim/%s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, first.kind > 3 ? "v" : "m", first.index, BadWhat(first.kind));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
