@@ -234,6 +234,13 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
       PetscCall(SgTrainerGetShardBucketStats(t, &nb, &fb[0], &fb[1], &fb[2]));
       PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, fb, 3, MPIU_REAL, MPIU_MAX, comm));
       PetscCall(PetscPrintf(comm, "%s: ZeRO stage 3 by buckets (largest rank): %.4g fills of its %" PetscInt_FMT " buckets per step (%.0f%% of them fetched ahead), %.4g KiB read per step from the other ranks' blocks\n", t->name, (double)fb[0] / PetscMax(1, t->step - t->step0), nb, 100 * (double)fb[2] / PetscMax(1, (double)fb[0]), (double)fb[1] / 1024 / PetscMax(1, t->step - t->step0)));
+      { /* the replayed order (each step after a rank's first that used the model, zero3b.c): the rank that fetched the fewest ahead */
+        PetscReal rf, ra, frac;
+        PetscCall(SgTrainerGetShardBucketReplayStats(t, &rf, &ra));
+        frac = rf > 0 ? ra / rf : 2; /* 2: this rank replayed no fill */
+        PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &frac, 1, MPIU_REAL, MPIU_MIN, comm));
+        if (frac <= 1) PetscCall(PetscPrintf(comm, "%s: ZeRO stage 3 by buckets, the steps that replayed the previous step's order of uses: %.1f%% of the fills fetched ahead (the rank with the fewest)\n", t->name, 100 * (double)frac));
+      }
     }
   }
   if (SgTrainerGradBucketed(t) && !t->quiet) { /* zerograd.c: the gradient held, measured over the run */

@@ -174,6 +174,9 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetShardBucket(SgTrainer, PetscInt bytes);
 /* its buckets, the fills this rank made over the run, the bytes they read from other ranks, and how
    many of the fills found their bucket fetched ahead (0 without buckets) */
 PETSC_EXTERN PetscErrorCode SgTrainerGetShardBucketStats(SgTrainer, PetscInt *nbuckets, PetscReal *fills, PetscReal *bytes_read, PetscReal *ahead);
+/* the same two counts over the steps that replayed the previous step's order of uses (every step
+   after this rank's first that used the model; zero3b.c) */
+PETSC_EXTERN PetscErrorCode SgTrainerGetShardBucketReplayStats(SgTrainer, PetscReal *fills, PetscReal *ahead);
 /* stages 2 and 3 by buckets (zerograd.c): the gradient's buckets, the most bucket bytes open at once in
    any step, the buckets this rank sent over the run and the bytes they sent to other ranks (0 without) */
 PETSC_EXTERN PetscErrorCode SgTrainerGetShardGradStats(SgTrainer, PetscInt *nbuckets, PetscReal *peak_bytes, PetscReal *sends, PetscReal *bytes_sent);

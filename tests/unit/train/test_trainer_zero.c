@@ -28,7 +28,8 @@
      whole slab: stage 3 bit for bit; between steps 8 x block of weights; at the peak the block + the
      3 largest tensors (200 bytes; 208 with one bucket); the bytes a step = the fills' reads of the
      other ranks' values + the gradient buckets' sends + the monitor's gathers; 3 of the 4 fills a step
-     found their bucket fetched ahead (the overlap). The gradient is by buckets too (zerograd.c): bit
+     found their bucket fetched ahead (the overlap), in the first step by the guess and then by
+     replaying the step before's order of uses (the first fill of a step is read at its use). The gradient is by buckets too (zerograd.c): bit
      for bit on 1-2 ranks, to 1e-15 on 3 (the accumulates' order); the block held between steps, the
      block + the largest tensor (+ 208 with one bucket) at the peak. Stage 2 by gradient buckets (Adam,
      one per tensor) = stage 2 likewise, with its memory, buckets sent and bytes; the stage-1
@@ -53,6 +54,7 @@ typedef struct {
 /* one training; out: the final slab; stats: bytes per step and this rank's memory */
 static PetscReal shard_rest[3], shard_peak[3]; /* the last Train's SgTrainerGetShardResident */
 static PetscReal bucket_fills, bucket_ahead;    /* and SgTrainerGetShardBucketStats' fills, those fetched ahead */
+static PetscReal replay_fills, replay_ahead;    /* and the same over the steps that replayed the step before's uses */
 static PetscReal grad_sends, grad_sent;         /* and SgTrainerGetShardGradStats' buckets sent, bytes sent to others */
 
 static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], PetscReal stats[4])
@@ -105,6 +107,7 @@ static PetscErrorCode Train(MPI_Comm comm, Net *m, const Run *r, double out[], P
   if (stats) PetscCall(SgTrainerGetCommStats(tr, &stats[0], &stats[1]));
   PetscCall(SgTrainerGetShardResident(tr, shard_rest, shard_peak));
   PetscCall(SgTrainerGetShardBucketStats(tr, NULL, &bucket_fills, NULL, &bucket_ahead));
+  PetscCall(SgTrainerGetShardBucketReplayStats(tr, &replay_fills, &replay_ahead));
   PetscCall(SgTrainerGetShardGradStats(tr, NULL, NULL, &grad_sends, &grad_sent));
   if (r->mom) {
     SgnnOptim  o;
@@ -306,6 +309,7 @@ static PetscErrorCode ModeShard(const char dir[])
           want_b = (2 * fills8 / 4 * 8.0 * (26 - blk3(rank, size)) + 3 * f * 208) / 30;
           CHECK(grad_sends == fills8 / 4 * (j ? 1 : 4) && grad_sent == fills8 / 4 * 8.0 * (26 - blk3(rank, size)), "%s stage 3 by buckets of %" PetscInt_FMT " bytes rank %d: %g gradient buckets sent with %g bytes to others, want %g (every bucket in a step with frames) with %g", optim[o], bb[j], rank, (double)grad_sends, (double)grad_sent, fills8 / 4 * (j ? 1 : 4), fills8 / 4 * 8.0 * (26 - blk3(rank, size)));
           CHECK(j == 1 || bucket_ahead == bucket_fills * 3 / 4, "%s: %g of %g fills found their bucket fetched ahead: want 3 of 4 a step (forward uses buckets 0, 1, 2, 3 in order; 0 is fetched at its use)", optim[o], (double)bucket_ahead, (double)bucket_fills);
+          CHECK(j == 1 || (replay_fills == bucket_fills - 4 && replay_ahead == replay_fills * 3 / 4), "%s: in the steps that replayed the step before's uses %g of %g fills found their bucket fetched ahead: want 3 of 4 a step in all steps but the first with frames (%g fills)", optim[o], (double)replay_ahead, (double)replay_fills, (double)bucket_fills);
           CHECK(j == 0 || fills8 == 4 * bucket_fills, "%s: one bucket per tensor made %g fills, one bucket %g: want 4 per step that uses the model", optim[o], fills8, (double)bucket_fills);
           CHECK(j == 0 || (bucket_fills <= 30 && bucket_fills >= 20), "%s stage 3 by buckets rank %d: %g fills of one bucket in 30 steps", optim[o], rank, (double)bucket_fills);
           CHECK(fabs(st[0] - want_b) < 1e-9, "%s stage 3 by buckets of %" PetscInt_FMT " bytes rank %d: %g bytes per step counted, want %g ((26 - block) x 8 a fill + the reduce-scatter + the monitor's gathers)", optim[o], bb[j], rank, (double)st[0], want_b);
