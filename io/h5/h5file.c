@@ -371,6 +371,64 @@ PetscErrorCode SgH5FileRead(SgH5File f, const char path[], SgH5Type t, PetscInt6
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A 1-D dataset of total values written in blocks (the shards of a state distributed over ranks):
+   created unwritten, each block a hyperslab. */
+PetscErrorCode SgH5FileCreateSlab(SgH5File f, const char path[], SgH5Type t, PetscInt64 total)
+{
+  hsize_t n = (hsize_t)total;
+  hid_t   sp, d, dc;
+
+  PetscFunctionBegin;
+  PetscCheck(total >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: dataset %s of %" PetscInt64_FMT " values", f->path, path, total);
+  Locked(sp = H5Screate_simple(1, &n, NULL), f, "cannot make the space of %s", path);
+  Locked(dc = H5Pcreate(H5P_DATASET_CREATE), f, "cannot make a dataset property list");
+  Locked(H5Pset_obj_track_times(dc, 0), f, "H5Pset_obj_track_times");
+  Locked(d = H5Dcreate2(f->id, path, FileType(t), sp, H5P_DEFAULT, dc, H5P_DEFAULT), f, "cannot create dataset %s", path);
+  Locked(H5Pclose(dc), f, "H5Pclose");
+  Locked(H5Dclose(d), f, "cannot close dataset %s", path);
+  Locked(H5Sclose(sp), f, "cannot close a dataspace");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The hyperslab [offset, offset + count) of the 1-D dataset path of total values, read or written. */
+static PetscErrorCode Block(SgH5File f, const char path[], SgH5Type t, PetscInt64 total, PetscInt64 offset, PetscInt64 count, PetscBool write, void *v)
+{
+  hsize_t o = (hsize_t)offset, c = (hsize_t)count;
+  hid_t   d, fs, ms;
+  PetscInt   rank;
+  PetscInt64 dims[SG_H5_MAXDIM];
+
+  PetscFunctionBegin;
+  PetscCall(SgH5FileGetDims(f, path, &rank, dims));
+  PetscCheck(rank == 1 && dims[0] == total, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "%s: dataset %s is not a list of %" PetscInt64_FMT " values: written by another model, or damaged", f->path, path, total);
+  PetscCheck(offset >= 0 && count >= 0 && offset + count <= total, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: block [%" PetscInt64_FMT ", %" PetscInt64_FMT ") outside dataset %s of %" PetscInt64_FMT " values", f->path, offset, offset + count, path, total);
+  if (!count) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(OpenData(f, path, &d));
+  Locked(fs = H5Dget_space(d), f, "cannot read the space of %s", path);
+  Locked(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &o, NULL, &c, NULL), f, "cannot select a block of %s", path);
+  Locked(ms = H5Screate_simple(1, &c, NULL), f, "cannot make the space of a block of %s", path);
+  if (write) Locked(H5Dwrite(d, MemType(t), ms, fs, H5P_DEFAULT, v), f, "cannot write a block of dataset %s", path);
+  else Locked(H5Dread(d, MemType(t), ms, fs, H5P_DEFAULT, v), f, "cannot read a block of dataset %s", path);
+  Locked(H5Sclose(ms), f, "cannot close a dataspace");
+  Locked(H5Sclose(fs), f, "cannot close a dataspace");
+  Locked(H5Dclose(d), f, "cannot close dataset %s", path);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5FileWriteBlock(SgH5File f, const char path[], SgH5Type t, PetscInt64 total, PetscInt64 offset, PetscInt64 count, const void *v)
+{
+  PetscFunctionBegin;
+  PetscCall(Block(f, path, t, total, offset, count, PETSC_TRUE, (void *)v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgH5FileReadBlock(SgH5File f, const char path[], SgH5Type t, PetscInt64 total, PetscInt64 offset, PetscInt64 count, void *v)
+{
+  PetscFunctionBegin;
+  PetscCall(Block(f, path, t, total, offset, count, PETSC_FALSE, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* A text attribute of any length, stored as h5py stores a Python str (variable-length UTF-8): how
    DeePMD-kit keeps the JSON dictionary of a .dp model. */
 PetscErrorCode SgH5FileWriteAttrText(SgH5File f, const char obj[], const char name[], const char value[])

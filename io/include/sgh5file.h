@@ -50,3 +50,9 @@ PETSC_EXTERN PetscErrorCode SgH5FileReadAttrText(SgH5File, const char obj[], con
 PETSC_EXTERN PetscErrorCode SgH5FileWrite(SgH5File, const char path[], SgH5Type, PetscInt rank, const PetscInt64 dims[], const void *v);
 PETSC_EXTERN PetscErrorCode SgH5FileGetDims(SgH5File, const char path[], PetscInt *rank, PetscInt64 dims[SG_H5_MAXDIM]);
 PETSC_EXTERN PetscErrorCode SgH5FileRead(SgH5File, const char path[], SgH5Type, PetscInt64 n, void *v);
+/* 1-D datasets of total values in blocks (a state sharded over ranks, written by rank 0 as the blocks
+   reach it, read back by each rank for its own block): CreateSlab makes it unwritten, each block is
+   [offset, offset + count). Both check that the dataset holds exactly total values. */
+PETSC_EXTERN PetscErrorCode SgH5FileCreateSlab(SgH5File, const char path[], SgH5Type, PetscInt64 total);
+PETSC_EXTERN PetscErrorCode SgH5FileWriteBlock(SgH5File, const char path[], SgH5Type, PetscInt64 total, PetscInt64 offset, PetscInt64 count, const void *v);
+PETSC_EXTERN PetscErrorCode SgH5FileReadBlock(SgH5File, const char path[], SgH5Type, PetscInt64 total, PetscInt64 offset, PetscInt64 count, void *v);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <hdf5.h>
 #include "sgnncheckpoint.h"
+#include "sgsys.h"
 #include "sgwrite.h"
 #include "../h5/h5util.h"
 #include "sgdataset.h" /* SgHDF5Lock: Debian's HDF5 is not thread-safe, the loader reads on a thread */
@@ -57,79 +58,82 @@ static hsize_t ShardTotal(const SgNNState *st, PetscMPIInt size)
   return n;
 }
 
-/* A dataset of total values in the tensor's own dtype, with the tensor's values at [offset, offset +
-   numel): the whole tensor, or rank 0's block of a sharded moment (the others' come later). */
-static PetscErrorCode WriteTensorInto(hid_t loc, const char name[], SgnnTensor t, hsize_t total, hsize_t offset)
+/* A 1-D dataset of total values of type, not yet written (its blocks come later). */
+static PetscErrorCode CreateSlab(hid_t loc, const char name[], hid_t type, hsize_t total)
 {
-  hsize_t n     = (hsize_t)sgnn_tensor_numel(t);
-  size_t  esize = sgnn_tensor_dtype(t) == SGNN_F32 ? 4 : 8;
-  void   *buf;
-  hid_t   space, dset;
+  hid_t space, dset;
 
   PetscFunctionBegin;
-  PetscCall(PetscMalloc(n * esize + 1, &buf));
-  CHECK_SGNN(sgnn_tensor_to_host(t, buf));
   space = H5Screate_simple(1, &total, NULL);
-  dset  = H5Dcreate2(loc, name, H5TypeOf(sgnn_tensor_dtype(t)), space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  SgCheckH5Id(space, name);
+  dset = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   SgCheckH5Id(dset, name);
-  PetscCall(WriteBlock(dset, H5TypeOf(sgnn_tensor_dtype(t)), offset, n, buf));
   SgCallH5(H5Dclose(dset));
   SgCallH5(H5Sclose(space));
-  PetscCall(PetscFree(buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Write a 1D dataset from a tensor's host copy, in the tensor's own dtype. */
 static PetscErrorCode WriteTensor(hid_t loc, const char name[], SgnnTensor t)
 {
+  hsize_t n     = (hsize_t)sgnn_tensor_numel(t);
+  size_t  esize = sgnn_tensor_dtype(t) == SGNN_F32 ? 4 : 8;
+  void   *buf;
+  hid_t   dset;
+
   PetscFunctionBegin;
-  PetscCall(WriteTensorInto(loc, name, t, (hsize_t)sgnn_tensor_numel(t), 0));
+  PetscCall(PetscMalloc(n * esize + 1, &buf));
+  CHECK_SGNN(sgnn_tensor_to_host(t, buf));
+  PetscCall(CreateSlab(loc, name, H5TypeOf(sgnn_tensor_dtype(t)), n));
+  dset = H5Dopen2(loc, name, H5P_DEFAULT);
+  SgCheckH5Id(dset, name);
+  PetscCall(WriteBlock(dset, H5TypeOf(sgnn_tensor_dtype(t)), 0, n, buf));
+  SgCallH5(H5Dclose(dset));
+  PetscCall(PetscFree(buf));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The other ranks' blocks of a sharded optimizer's moments reach rank 0 one at a time (rank 0 never
-   holds more than its own block and one other: gathering the whole state would cost it the K Psi that
-   sharding saves). Rank 0 receives every block even after a failure, so no sender waits forever, and
-   writes them while it can; *werr is rank 0's outcome (f < 0 or *werr set: nothing is written). */
+/* A block of a moment into its slab (SgBlocksToRoot's sink on rank 0). */
+typedef struct {
+  hid_t              dset, type;
+  const PetscMPIInt *displs, *counts;
+} MomentSink;
+
+static PetscErrorCode WriteMomentBlock(void *ctx, PetscMPIInt r, const void *block)
+{
+  MomentSink *s = (MomentSink *)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(WriteBlock(s->dset, s->type, (hsize_t)s->displs[r], (hsize_t)s->counts[r], block));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Every rank's block of a sharded optimizer's moments into the slabs WriteState created, rank 0's and
+   then the others' as they reach rank 0 one at a time (SgBlocksToRoot: rank 0 never holds more than
+   its own block and one other). *werr is rank 0's outcome (f < 0 or *werr set: nothing is written). */
 static PetscErrorCode SendMomentBlocks(MPI_Comm comm, hid_t f, const SgNNState *st, PetscErrorCode *werr)
 {
   const char *names[2] = {"/optim/m", "/optim/v"};
   SgnnTensor  mom[2]   = {NULL, NULL};
   long       *step;
-  MPI_Comm    dcomm;
-  PetscMPIInt rank, size, most = 0;
+  PetscMPIInt rank;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  PetscCallMPI(MPI_Comm_size(comm, &size));
   CHECK_SGNN(sgnn_optim_state(st->optim, &mom[0], &mom[1], &step));
-  for (PetscMPIInt r = 1; r < size; r++) most = PetscMax(most, st->optim_counts[r]);
-  PetscCallMPI(MPI_Comm_dup(comm, &dcomm)); /* a context of its own: no other message can match */
   for (int k = 0; k < 2; k++) {
-    SgnnTensor   t  = mom[k];
-    MPI_Datatype mt = t && sgnn_tensor_dtype(t) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE;
-    size_t       es = t && sgnn_tensor_dtype(t) == SGNN_F32 ? 4 : 8;
-    void        *buf;
-    hid_t        dset = -1;
+    SgnnTensor t    = mom[k];
+    MomentSink sink = {-1, -1, st->optim_displs, st->optim_counts};
 
     if (!t) continue; /* the same optimizer type on every rank */
-    if (rank) {
-      PetscCallMPI(MPI_Send(sgnn_tensor_data(t), st->optim_counts[rank], mt, 0, k, dcomm));
-      continue;
+    sink.type = H5TypeOf(sgnn_tensor_dtype(t));
+    if (!rank && f >= 0 && !*werr) {
+      sink.dset = H5Dopen2(f, names[k], H5P_DEFAULT);
+      if (sink.dset < 0) *werr = PetscError(PETSC_COMM_SELF, __LINE__, PETSC_FUNCTION_NAME, __FILE__, PETSC_ERR_FILE_WRITE, PETSC_ERROR_INITIAL, "the checkpoint being written lost its dataset %s", names[k]);
     }
-    if (f >= 0 && !*werr) {
-      dset = H5Dopen2(f, names[k], H5P_DEFAULT);
-      if (dset < 0) *werr = PetscError(PETSC_COMM_SELF, __LINE__, PETSC_FUNCTION_NAME, __FILE__, PETSC_ERR_FILE_WRITE, PETSC_ERROR_INITIAL, "the checkpoint being written lost its dataset %s", names[k]);
-    }
-    PetscCall(PetscMalloc(es * (size_t)most + 1, &buf));
-    for (PetscMPIInt r = 1; r < size; r++) {
-      PetscCallMPI(MPI_Recv(buf, st->optim_counts[r], mt, r, k, dcomm, MPI_STATUS_IGNORE));
-      if (dset >= 0 && !*werr) *werr = WriteBlock(dset, H5TypeOf(sgnn_tensor_dtype(t)), (hsize_t)st->optim_displs[r], (hsize_t)st->optim_counts[r], buf);
-    }
-    PetscCall(PetscFree(buf));
-    if (dset >= 0) H5Dclose(dset);
+    PetscCall(SgBlocksToRoot(comm, sgnn_tensor_data(t), st->optim_counts, sgnn_tensor_dtype(t) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE, WriteMomentBlock, &sink, werr));
+    if (sink.dset >= 0) H5Dclose(sink.dset);
   }
-  PetscCallMPI(MPI_Comm_free(&dcomm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -238,9 +242,9 @@ static PetscErrorCode WriteState(hid_t f, const char tmp[], const SgNNState *st,
     PetscCall(SgH5OpenOrCreateGroup(f, "/optim", &g));
     v = (PetscReal)*step;
     PetscCall(SgH5WriteAttrReals(g, "step", 1, &v));
-    if (st->optim_counts) { /* sharded: the whole slabs, rank 0's block now, the others' as they arrive */
-      if (m) PetscCall(WriteTensorInto(g, "m", m, ShardTotal(st, size), (hsize_t)st->optim_displs[0]));
-      if (vv) PetscCall(WriteTensorInto(g, "v", vv, ShardTotal(st, size), (hsize_t)st->optim_displs[0]));
+    if (st->optim_counts) { /* sharded: the whole slabs, their blocks written as they reach rank 0 (SendMomentBlocks) */
+      if (m) PetscCall(CreateSlab(g, "m", H5TypeOf(sgnn_tensor_dtype(m)), ShardTotal(st, size)));
+      if (vv) PetscCall(CreateSlab(g, "v", H5TypeOf(sgnn_tensor_dtype(vv)), ShardTotal(st, size)));
     } else {
       if (m) PetscCall(WriteTensor(g, "m", m));
       if (vv) PetscCall(WriteTensor(g, "v", vv));
@@ -288,7 +292,7 @@ static PetscErrorCode SgNNCheckpointWrite_Locked(MPI_Comm comm, const char path[
     ierr = SgH5StagedOpen(PETSC_COMM_SELF, "the training checkpoint", path, SG_FILE_NN_CHECKPOINT, PETSC_FALSE, H5P_DEFAULT, &f, tmp, sizeof tmp);
     if (!ierr) ierr = WriteState(f, tmp, st, size);
   }
-  if (st->optim && st->optim_counts && size > 1) PetscCall(SendMomentBlocks(comm, ierr ? -1 : f, st, &ierr));
+  if (st->optim && st->optim_counts) PetscCall(SendMomentBlocks(comm, ierr ? -1 : f, st, &ierr));
   if (!rank) {
     if (!ierr) ierr = SgH5StagedCommit(PETSC_COMM_SELF, &f, tmp, path); /* fsync, rename; removes tmp on failure */
     else SgH5StagedDiscard(&f, tmp);

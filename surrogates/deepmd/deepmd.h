@@ -16,6 +16,7 @@
 #include <petscsys.h>
 #include "sgcompat.h"
 #include "sgnn.h"
+#include "sgh5file.h"
 
 #define SG_DP_MAXT 8  /* atom types */
 #define SG_DP_MAXL 8  /* layers per net */
@@ -146,24 +147,24 @@ PETSC_INTERN PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *);
    registered, out checked for kind (sgwrite.h); collective */
 PETSC_INTERN PetscErrorCode SgDPCheckOutput(MPI_Comm, PetscInt nin, const char *const in[], const char out[], const char kind[]);
 /* What a training checkpoint holds besides the model, so that `restart` continues the run exactly
-   (DeePMD-kit's `dp train --restart`): the step, Adam's moments and step counter, and the number of
-   ranks (the data stream depends on it). */
+   (DeePMD-kit's `dp train --restart`): the step, Adam's step counter, and the number of ranks (the data
+   stream depends on it). Adam's moments (/training/adam_m, adam_v) are written and read by the trainer
+   (SgTrainerWriteMoments: by blocks when the optimizer is sharded). */
 typedef struct {
   long      step;       /* training steps done = global batches consumed */
   long      optim_step; /* Adam's step counter (its bias corrections) */
   PetscInt  ranks;
   long      frames;     /* training frames of the run and its systems (-1: not recorded, older files): */
   PetscInt  systems;    /*   a restart on other data continues the schedule but not the data order */
-  long      n;          /* moment slab length (= parameters) */
-  PetscReal *m, *v;     /* Adam moments [n] */
   char      *options;   /* the training's options (SgConfigList, data and budget left out): a restart
                            with others is refused; NULL: not recorded (older files). Read: PetscFree */
 } SgDPTrainState;
-/* a model file with a /training group (NULL: a plain model file = SgDPModelSave); atomic: written to
-   PATH.tmp, then renamed */
-PETSC_INTERN PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel, const char path[], const SgDPTrainState *);
-/* read the /training group of a checkpoint; allocates st->m, st->v (PetscFree2(st->m, st->v)) */
-PETSC_INTERN PetscErrorCode SgDPTrainStateRead(const char path[], long nparams, SgDPTrainState *);
+/* A checkpoint: the model file with its /training group, left open (*f) for the trainer to add Adam's
+   moments; committed by SgH5FileClose (PATH.tmp renamed), or SgH5FileDiscard. Nothing is left behind
+   on failure (*f NULL). */
+PETSC_INTERN PetscErrorCode SgDPModelCheckpointCreate(SgDPModel, const char path[], const SgDPTrainState *, SgH5File *f);
+/* the attributes of the /training group of a checkpoint (not the moments) */
+PETSC_INTERN PetscErrorCode SgDPTrainStateRead(const char path[], SgDPTrainState *);
 PETSC_INTERN PetscErrorCode SgDPConfigFinish(SgDPConfig *);
 
 /* ---- inference (infer.c): energy of centres 0..n-1, forces on all nall atoms, virial ---- */

@@ -209,7 +209,7 @@ PetscErrorCode SgDPModelDestroy(SgDPModel *mm)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* the contents of a model file (SgDPModelSaveCheckpoint) */
+/* the contents of a model file (SgDPModelCheckpointCreate) but Adam's moments (the trainer's) */
 static PetscErrorCode WriteModel(SgH5File f, SgDPModel m, const char tm[], const double *slab, long np, const SgDPTrainState *ts)
 {
   const SgDPConfig *c = &m->cfg;
@@ -274,7 +274,6 @@ static PetscErrorCode WriteModel(SgH5File f, SgDPModel m, const char tm[], const
   if (ts) {
     long       lv[2] = {ts->step, ts->optim_step};
     int        rk    = (int)ts->ranks;
-    PetscInt64 dn[1] = {ts->n};
     PetscCall(SgH5FileCreateGroup(f, "training"));
     PetscCall(SgH5FileWriteAttr(f, "training", "step", SG_H5_LONG, 0, &lv[0]));
     PetscCall(SgH5FileWriteAttr(f, "training", "optim_step", SG_H5_LONG, 0, &lv[1]));
@@ -286,8 +285,6 @@ static PetscErrorCode WriteModel(SgH5File f, SgDPModel m, const char tm[], const
       PetscCall(SgH5FileWriteAttr(f, "training", "data_systems", SG_H5_INT, 0, &ns));
     }
     if (ts->options) PetscCall(SgH5FileWriteAttrText(f, "training", "options", ts->options));
-    PetscCall(SgH5FileWrite(f, "training/adam_m", SG_H5_DOUBLE, 1, dn, ts->m));
-    PetscCall(SgH5FileWrite(f, "training/adam_v", SG_H5_DOUBLE, 1, dn, ts->v));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -302,8 +299,9 @@ static PetscErrorCode WriteModel(SgH5File f, SgDPModel m, const char tm[], const
    /davg, /dstd [ntypes,4] f64  environment statistics;  /bias_atom_e [ntypes] f64
    /training (checkpoints of save_ckpt only)  attrs step, optim_step, ranks, data_frames,
              data_systems, options (the training's options, text); /training/adam_m,
-             /training/adam_v [np] f64  -- what `restart` needs besides the model */
-PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgDPTrainState *ts)
+             /training/adam_v [np] f64 (Adam's moments, written by the trainer into the open file:
+             SgTrainerWriteMoments)  -- what `restart` needs besides the model */
+PetscErrorCode SgDPModelCheckpointCreate(SgDPModel m, const char path[], const SgDPTrainState *ts, SgH5File *file)
 {
   const SgDPConfig *c = &m->cfg;
   PetscErrorCode    ierr;
@@ -313,27 +311,35 @@ PetscErrorCode SgDPModelSaveCheckpoint(SgDPModel m, const char path[], const SgD
   SgH5File          f;
 
   PetscFunctionBegin;
+  *file = NULL;
   SgNN(sgnn_params_count(m->P, &np));
   PetscCall(PetscMalloc1(np, &slab));
   SgNN(sgnn_tensor_to_f64(sgnn_params_values(m->P), slab));
-  PetscCall(SgTrustWeights("deepmd", path, np, slab)); /* a diverged training writes no model */
+  ierr = SgTrustWeights("deepmd", path, np, slab); /* a diverged training writes no model */
+  if (ierr) PetscCall(PetscFree(slab));
+  PetscCall(ierr);
   for (PetscInt t = 0; t < c->ntypes; t++) {
     if (t) PetscCall(PetscStrlcat(tm, ",", sizeof tm));
     PetscCall(PetscStrlcat(tm, c->type_map[t], sizeof tm));
   }
-  PetscCall(SgH5FileCreate(path, ts ? SG_FILE_NN_CHECKPOINT : SG_FILE_MODEL, &f)); /* PATH.tmp, committed at close: never a broken model */
-  ierr = WriteModel(f, m, tm, slab, np, ts);
+  ierr = SgH5FileCreate(path, ts ? SG_FILE_NN_CHECKPOINT : SG_FILE_MODEL, &f); /* PATH.tmp, committed at close: never a broken model */
+  if (!ierr) {
+    ierr = WriteModel(f, m, tm, slab, np, ts);
+    if (ierr) PetscCall(SgH5FileDiscard(&f)); /* no PATH.tmp left behind */
+  }
   PetscCall(PetscFree(slab));
-  if (ierr) PetscCall(SgH5FileDiscard(&f)); /* no PATH.tmp left behind */
   PetscCall(ierr);
-  PetscCall(SgH5FileClose(&f));
+  *file = f;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SgDPModelSave(SgDPModel m, const char path[])
 {
+  SgH5File f;
+
   PetscFunctionBegin;
-  PetscCall(SgDPModelSaveCheckpoint(m, path, NULL));
+  PetscCall(SgDPModelCheckpointCreate(m, path, NULL, &f));
+  PetscCall(SgH5FileClose(&f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -471,7 +477,7 @@ PetscErrorCode SgDPModelLoad(const char path[], SgDPModel *mm)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts)
+PetscErrorCode SgDPTrainStateRead(const char path[], SgDPTrainState *ts)
 {
   SgH5File  f;
   int       rk;
@@ -501,10 +507,6 @@ PetscErrorCode SgDPTrainStateRead(const char path[], long np, SgDPTrainState *ts
   PetscCall(SgH5FileHasAttr(f, "training", "options", &hf));
   if (hf) PetscCall(SgH5FileReadAttrText(f, "training", "options", 1 << 20, &ts->options));
   ts->ranks = rk;
-  ts->n = np;
-  PetscCall(PetscMalloc2(np, &ts->m, np, &ts->v));
-  PetscCall(SgH5FileRead(f, "training/adam_m", SG_H5_DOUBLE, np, ts->m));
-  PetscCall(SgH5FileRead(f, "training/adam_v", SG_H5_DOUBLE, np, ts->v));
   PetscCall(SgH5FileClose(&f));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -289,41 +289,49 @@ static PetscErrorCode DPTrainOptions(MPI_Comm comm, char **list)
 }
 
 /* The Deep Potential's checkpoint is a model file with a /training group (step, Adam's moments, ranks,
-   data size): init_model can start a new run from it, restart continues this one. */
+   data size): init_model can start a new run from it, restart continues this one. Collective: rank 0
+   writes the file, every rank its block of Adam's moments (the trainer's, by blocks when sharded). */
 static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mode, const char path[], PetscInt *step)
 {
-  DPTrain       *D = (DPTrain *)ctx;
-  SgDPModel      m = D->m;
-  MPI_Comm       comm = PetscObjectComm((PetscObject)tr);
-  PetscMPIInt    size;
-  SgDPTrainState ts = {0};
-  SgnnOptim      opt;
-  SgnnTensor     mt, vt;
-  long          *os, np;
-  PetscInt       nsteps;
+  const char *const adam[2] = {"training/adam_m", "training/adam_v"};
+  DPTrain          *D       = (DPTrain *)ctx;
+  SgDPModel         m       = D->m;
+  MPI_Comm          comm    = PetscObjectComm((PetscObject)tr);
+  PetscMPIInt       rank, size;
+  SgDPTrainState    ts = {0};
+  SgnnOptim         opt;
+  SgnnTensor        mt, vt;
+  long             *os;
+  PetscInt          nsteps;
+  SgH5File          f = NULL;
 
   PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(SgTrainerGetOptimizer(tr, &opt));
   PetscCall(SgTrainerGetNumSteps(tr, &nsteps));
   SgNN(sgnn_optim_state(opt, &mt, &vt, &os));
-  SgNN(sgnn_params_count(m->P, &np));
-  if (mode == SG_TRAINER_CKPT_WRITE) { /* rank 0; the moments are replicated */
-    PetscCall(SgDPModelSync(m));
-    ts.n = np;
-    ts.step = *step;
-    ts.optim_step = *os;
-    ts.ranks = size;
-    ts.frames = (long)D->ntot;
-    ts.systems = D->nsys;
-    ts.options = D->options;
-    PetscCall(PetscMalloc2(ts.n, &ts.m, ts.n, &ts.v));
-    SgNN(sgnn_tensor_to_f64(mt, ts.m));
-    SgNN(sgnn_tensor_to_f64(vt, ts.v));
-    PetscCall(SgDPModelSaveCheckpoint(m, path, &ts)); /* written to a temporary file, then renamed */
-    PetscCall(PetscFree2(ts.m, ts.v));
+  if (mode == SG_TRAINER_CKPT_WRITE) {
+    PetscErrorCode werr = PETSC_SUCCESS;
+    if (!rank) { /* the model and the /training attributes; a failure is carried through the moments' exchange, which every rank enters */
+      ts.step       = *step;
+      ts.optim_step = *os;
+      ts.ranks      = size;
+      ts.frames     = (long)D->ntot;
+      ts.systems    = D->nsys;
+      ts.options    = D->options;
+      werr          = SgDPModelSync(m);
+      if (!werr) werr = SgDPModelCheckpointCreate(m, path, &ts, &f);
+    }
+    PetscCall(SgTrainerWriteMoments(tr, f, adam, &werr));
+    if (!rank && f) {
+      if (!werr) werr = SgH5FileClose(&f); /* committed: PATH.tmp renamed */
+      else PetscCall(SgH5FileDiscard(&f));
+    }
+    PetscCall(werr);
   } else { /* every rank; the model already holds the checkpoint's weights */
-    PetscCall(SgDPTrainStateRead(path, np, &ts));
+    PetscErrorCode cerr;
+    PetscCall(SgDPTrainStateRead(path, &ts));
     PetscCheck(ts.ranks == size, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s was written by a run on %" PetscInt_FMT " rank(s), this one has %d; the data stream differs. Restart on %" PetscInt_FMT " rank(s), or use init_model for a new run from its weights", path, ts.ranks, size, ts.ranks);
     PetscCheck(ts.step < nsteps, comm, PETSC_ERR_USER_INPUT, "deepmd: restart: %s is at step %ld, numb_steps is %" PetscInt_FMT ": nothing left to do: raise numb_steps to train on (the learning rate then decays to stop_lr at the new numb_steps: the schedule from here on is not the one the first numb_steps set)", path, ts.step, nsteps);
     if (!ts.options) PetscCall(PetscPrintf(comm, "surge: warning: the training checkpoint %s records no options (written by an older surge): a restart with other options than its training's is not detected\n", path));
@@ -335,11 +343,12 @@ static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mo
     }
     if (ts.frames >= 0 && (ts.frames != (long)D->ntot || ts.systems != D->nsys))
       PetscCall(PetscPrintf(comm, "deepmd: restart: WARNING: %s was written by a run on %ld training frames in %" PetscInt_FMT " system(s), this one has %" PetscInt64_FMT " in %" PetscInt_FMT ": the schedule and Adam continue, the order of the data does not\n", path, ts.frames, ts.systems, (PetscInt64)D->ntot, D->nsys));
-    SgNN(sgnn_tensor_set_f64(mt, ts.m));
-    SgNN(sgnn_tensor_set_f64(vt, ts.v));
+    PetscCall(SgH5FileOpen(path, &f));
+    cerr = SgTrainerReadMoments(tr, f, adam); /* this rank's block when sharded; collective */
+    PetscCall(SgH5FileClose(&f));
+    PetscCall(cerr);
     *os   = ts.optim_step;
     *step = (PetscInt)ts.step;
-    PetscCall(PetscFree2(ts.m, ts.v));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -96,26 +96,16 @@ static PetscErrorCode Step(SgTrainer t, PetscInt k, const SgLoaderBatch *b, cons
 
 static PetscErrorCode Checkpoint(SgTrainer t, PetscInt step)
 {
-  PetscMPIInt rank;
-
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(SG_TRAINER_Checkpoint, t, 0, 0, 0));
   PetscCall(SgTrainerZero3AcquireWhole(t)); /* stage 3: whole weights to write (collective) */
-  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)t), &rank));
-  if (t->ops_s.checkpoint) { /* rank 0 writes; a failure there (a full disk) ends every rank with one line */
+  if (t->ops_s.checkpoint) { /* collective: rank 0 writes; a failure there (a full disk) ends every rank with one line */
     SgErrorHold    held = {"", 0};
-    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscErrorCode ierr;
     char           what[PETSC_MAX_PATH_LEN + 64];
-    SgnnOptim      mine = t->opt, full = NULL;
-    if (t->shard) PetscCall(SgTrainerZeroGather(t, &full)); /* collective: rank 0 writes the whole state */
-    if (!rank) {
-      t->opt = full ? full : mine; /* the surrogate reads the optimizer through SgTrainerGetOptimizer */
-      PetscCall(SgErrorHoldPush(&held));
-      ierr = t->ops_s.checkpoint(t, t->ctx, SG_TRAINER_CKPT_WRITE, t->ckpt, &step);
-      PetscCall(SgErrorHoldPop());
-      t->opt = mine;
-    }
-    sgnn_optim_destroy(&full);
+    PetscCall(SgErrorHoldPush(&held));
+    ierr = t->ops_s.checkpoint(t, t->ctx, SG_TRAINER_CKPT_WRITE, t->ckpt, &step);
+    PetscCall(SgErrorHoldPop());
     PetscCall(PetscSNPrintf(what, sizeof what, "%s: checkpoint %s not written", t->name, t->ckpt));
     PetscCall(SgErrorAgree(PetscObjectComm((PetscObject)t), ierr, &held, what));
   } else PetscCall(SgTrainerCheckpointDefault(t, SG_TRAINER_CKPT_WRITE, t->ckpt, &step)); /* collective */

@@ -388,7 +388,7 @@ PetscErrorCode SgTrainerSetUp(SgTrainer t)
   PetscCall(SgTrainerZeroSetUp(t)); /* the optimizer (of this rank's block when sharded), zero.c */
   if (t->restart[0]) { /* the optimizer's state and the step; the caller has restored the weights */
     PetscCall(PetscLogEventBegin(SG_TRAINER_Checkpoint, t, 0, 0, 0));
-    if (t->ops_s.checkpoint) PetscCall(SgTrainerZeroSurrogateCheckpoint(t, SG_TRAINER_CKPT_READ, t->restart, &t->step0)); /* every rank */
+    if (t->ops_s.checkpoint) PetscCall(t->ops_s.checkpoint(t, t->ctx, SG_TRAINER_CKPT_READ, t->restart, &t->step0)); /* every rank: its part of the state */
     else PetscCall(SgTrainerCheckpointDefault(t, SG_TRAINER_CKPT_READ, t->restart, &t->step0));
     PetscCall(PetscLogEventEnd(SG_TRAINER_Checkpoint, t, 0, 0, 0));
     PetscCheck(t->step0 < t->nsteps, comm, PETSC_ERR_USER_INPUT, "%s: restart: %s is at step %" PetscInt_FMT ", the run has %" PetscInt_FMT " steps: nothing left to do", t->name, t->restart, t->step0, t->nsteps);

@@ -123,6 +123,15 @@ PETSC_EXTERN PetscErrorCode SgErrorHoldPop(void);
    rank ("what: message"); collective. */
 PETSC_EXTERN PetscErrorCode SgErrorAgree(MPI_Comm comm, PetscErrorCode ierr, const SgErrorHold *h, const char what[]);
 
+/* The blocks of an array distributed over the ranks of comm (a sharded training state), streamed to
+   rank 0 one rank at a time for the one file it writes: rank 0 hands its own block (mine) and then each
+   other rank's, in rank order, to sink(ctx, r, block); rank r sends counts[r] values of type. Rank 0
+   holds one other block at a time, never the whole array (gathering it would cost rank 0 the memory
+   sharding saves). *err is rank 0's outcome: once set (before the call, or by a sink) the remaining
+   blocks are received and dropped, so no sender waits forever. Collective on comm. */
+typedef PetscErrorCode (*SgBlockSink)(void *ctx, PetscMPIInt rank, const void *block);
+PETSC_EXTERN PetscErrorCode SgBlocksToRoot(MPI_Comm comm, const void *mine, const PetscMPIInt counts[], MPI_Datatype type, SgBlockSink sink, void *ctx, PetscErrorCode *err);
+
 /* Register surge's classes and log events (idempotent); called by SgInitialize. */
 PETSC_EXTERN PetscErrorCode SgInitialize(int *argc, char ***argv, const char deck[], const char help[]);
 PETSC_EXTERN PetscErrorCode SgFinalize(void);

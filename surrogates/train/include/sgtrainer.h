@@ -27,6 +27,7 @@
 #include <petscsys.h>
 #include "sgnn.h"
 #include "sgloader.h"
+#include "sgh5file.h"
 #include "sgcompat.h"
 #include "sgpar.h"
 
@@ -81,8 +82,10 @@ typedef struct {
   /* Optional, collective: the columns of a progress line after `step` steps (NaN prints n/a), from
      the rank-summed training sums (validation belongs here). */
   PetscErrorCode (*monitor)(SgTrainer, void *ctx, PetscInt step, const PetscReal sums[], PetscReal cols[]);
-  /* Optional: the surrogate's own checkpoint. WRITE (rank 0 only) after *step steps; READ (every rank)
-     restores the optimizer state and sets *step. Without it the trainer writes io/nn's checkpoint. */
+  /* Optional, collective: the surrogate's own checkpoint. WRITE after *step steps: rank 0 writes its
+     file, and every rank hands the optimizer's moments to it with SgTrainerWriteMoments (its block when
+     the optimizer is sharded); READ restores the optimizer state (SgTrainerReadMoments) and sets *step.
+     Without it the trainer writes io/nn's checkpoint. */
   PetscErrorCode (*checkpoint)(SgTrainer, void *ctx, SgTrainerCkptMode, const char path[], PetscInt *step);
 } SgTrainerOps;
 
@@ -233,6 +236,16 @@ PETSC_EXTERN PetscErrorCode SgTrainerDestroy(SgTrainer *);
 /* for the surrogate's functions */
 PETSC_EXTERN PetscErrorCode SgTrainerGetLoader(SgTrainer, PetscInt stream, SgLoader *);
 PETSC_EXTERN PetscErrorCode SgTrainerGetOptimizer(SgTrainer, SgnnOptim *);
+/* The optimizer's moments in the surrogate's own checkpoint file, as whole f64 datasets names[0] (the
+   first moment) and names[1] (the second; NULL where the optimizer has none), whatever the shard stage:
+   a checkpoint restarts at any stage. Write: collective; f is the file being written on rank 0 (unused
+   elsewhere). With a sharded optimizer (-PREFIX_shard >= 1) each rank's block reaches rank 0 one rank at
+   a time, so no rank holds the whole state. *err is rank 0's outcome, in and out: once set (the file
+   failed before), nothing more is written but every rank still takes part. Read: collective; every rank
+   opens f and reads its part (its block when sharded), every value checked (finite; the second moment
+   not negative): a damaged value in any rank's part is refused by every rank with one line. */
+PETSC_EXTERN PetscErrorCode SgTrainerWriteMoments(SgTrainer, SgH5File f, const char *const names[2], PetscErrorCode *err);
+PETSC_EXTERN PetscErrorCode SgTrainerReadMoments(SgTrainer, SgH5File f, const char *const names[2]);
 PETSC_EXTERN PetscErrorCode SgTrainerGetNumSteps(SgTrainer, PetscInt *);
 PETSC_EXTERN PetscErrorCode SgTrainerGetStep(SgTrainer, PetscInt *); /* steps done (after Train: where it stopped) */
 PETSC_EXTERN PetscErrorCode SgTrainerGetStreamSteps(SgTrainer, PetscInt stream, PetscInt *steps); /* steps of the schedule that draw from it */

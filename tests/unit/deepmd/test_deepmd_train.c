@@ -54,6 +54,7 @@
 #include <sys/stat.h>
 #include "dptest_common.h"
 #include "sgdataset.h"
+#include <hdf5.h>
 
 enum { NA = 16 };
 static const double BOXL = 5.0;
@@ -252,6 +253,38 @@ static PetscErrorCode ReadReplayLine(FILE *fd, const char fmt[], va_list ap)
   p = strstr(line, key);
   if (p && sscanf(p + strlen(key), "%lf", &replay_pct) != 1) replay_pct = -1;
   return vfprintf_prev(fd, fmt, ap);
+}
+
+/* A copy dst of the checkpoint src with a NaN at dataset[at] (rank 0 writes it; every rank then reads it). */
+static PetscErrorCode DamagedCopy(MPI_Comm comm, const char src[], const char dst[], const char dataset[], hsize_t at)
+{
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  if (!rank) {
+    FILE   *in = fopen(src, "rb"), *out = fopen(dst, "wb");
+    char    buf[4096];
+    size_t  n;
+    double  nan = NAN;
+    hsize_t one = 1;
+    hid_t   f, d, fs, ms;
+    PetscCheck(in && out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot copy %s to %s", src, dst);
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0) PetscCheck(fwrite(buf, 1, n, out) == n, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s", dst);
+    fclose(in);
+    fclose(out);
+    f  = H5Fopen(dst, H5F_ACC_RDWR, H5P_DEFAULT);
+    d  = H5Dopen2(f, dataset, H5P_DEFAULT);
+    fs = H5Dget_space(d);
+    ms = H5Screate_simple(1, &one, NULL);
+    PetscCheck(f >= 0 && d >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &one, NULL) >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &nan) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "cannot damage %s", dst);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    H5Fclose(f);
+  }
+  PetscCallMPI(MPI_Barrier(comm));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 #define CHECK(cond, ...) \
@@ -747,6 +780,29 @@ int main(int argc, char **argv)
       else CHECK(err < 1e-12, "%s differs from stage 0 on %d ranks: %g", what[k], size, err);
     }
     CHECK(moved > 1e-4, "training did not move the weights (%g)", moved);
+    { /* the stage-2 checkpoint with a NaN in the last rank's block of Adam's second moment: read by blocks
+         (SgTrainerReadMoments), every rank refuses the restart naming it, none trains on */
+      char           bad[PETSC_MAX_PATH_LEN], want[64];
+      const char    *text = NULL;
+      PetscErrorCode ierr;
+      PetscCall(PetscSNPrintf(bad, sizeof bad, "%s/zero_ckpt_nan_%d.h5", dir, size));
+      PetscCall(DamagedCopy(PETSC_COMM_WORLD, ckpt, bad, "training/adam_v", (hsize_t)(np - 1)));
+      PetscCall(PetscSNPrintf(want, sizeof want, "training/adam_v[%ld] is NaN", np - 1));
+      ob = o;
+      ob.shard = 1;
+      ob.shard_bucket = 0;
+      ob.save_freq = 0;
+      ob.save_ckpt[0] = 0;
+      PetscCall(PetscStrncpy(ob.restart, bad, sizeof ob.restart));
+      PetscCall(SgDPModelLoad(bad, &m));
+      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+      ierr = SgDPTrain(m, &ob, PETSC_COMM_WORLD);
+      PetscCall(PetscPopErrorHandler());
+      PetscCall(SgDPModelDestroy(&m));
+      if (ierr) (void)PetscErrorMessage(ierr, NULL, (char **)&text);
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "zero: a NaN at training/adam_v[%ld] (the last rank's block): every rank refuses (%s)\n", np - 1, text ? text : ""));
+      CHECK(ierr && text && strstr(text, want), "rank %d: a restart from a checkpoint whose %s: error %d '%s'; want every rank to refuse it naming the value", rank, want, (int)ierr, text ? text : "");
+    }
     { /* the stage reaches the trainer: stage 1 with plain SGD (no optimizer state to shard) is refused */
       PetscErrorCode ierr;
       ob = o;
