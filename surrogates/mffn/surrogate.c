@@ -30,6 +30,7 @@ typedef struct {
   PetscInt         cub_sync;     /* -mffn_lion_cub_sync */
   PetscInt         sdp_node;     /* -mffn_sdp4bit_node_ranks */
   PetscInt         shard_bucket; /* -mffn_shard_bucket_bytes (stage 3 by buckets, zero3b.c) */
+  PetscInt         grad_open;    /* -mffn_shard_grad_open_buckets (gradient buckets open at once, zerograd.c) */
   PetscBool     have_first;
   PetscInt        dgroups, sranks; /* process grid */
   PetscInt        read;            /* SgMFFNRead: the data in memory or read crop by crop */
@@ -136,6 +137,7 @@ static PetscErrorCode SetFromOptions_MFFN(SgSurrogate s, PetscOptionItems *Petsc
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress, &d->cub_sync)); /* -mffn_optimizer, _lion_beta*, _shard, _compress */
   PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &d->sdp_node));
   PetscCall(SgTrainerOptionsShardBucket(PetscOptionsObject, &d->shard_bucket)); /* -mffn_shard_bucket_bytes */
+  PetscCall(SgTrainerOptionsShardGradOpen(PetscOptionsObject, &d->grad_open)); /* -mffn_shard_grad_open_buckets */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -362,6 +364,7 @@ static PetscErrorCode Train_MFFN(SgSurrogate s)
   PetscCall(SgTrainerSetShard(tr, d->shard, d->compress, d->cub_sync));
   PetscCall(SgTrainerSetSdp4bit(tr, d->sdp_node));
   PetscCall(SgTrainerSetShardBucket(tr, d->shard_bucket));
+  PetscCall(SgTrainerSetShardGradOpen(tr, d->grad_open));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "mffn_")); /* its refusals name -mffn_shard etc. */
   sc.kind = SGNN_LR_EXP;
   sc.lr0 = d->lr;
@@ -464,6 +467,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_MFFN(SgSurrogate s)
   sgnn_optim_defaults(SGNN_ADAM, &d->oc);
   PetscCall(PetscStrncpy(d->compress, "none", sizeof d->compress));
   d->cub_sync = -1; /* the trainer's */
+  d->grad_open = 3;  /* the trainer's default */
   d->rayleigh = 1e6;
   d->prandtl = 1;
   d->length[0] = 4;

@@ -274,6 +274,7 @@ PetscErrorCode SgPodLstmFit(MPI_Comm comm, SgPodLstmNet net, const SgPodLstmFitC
   PetscCall(SgTrainerSetShard(tr, c->shard, c->compress, c->cub_sync));
   PetscCall(SgTrainerSetSdp4bit(tr, c->sdp_node));
   PetscCall(SgTrainerSetShardBucket(tr, c->shard_bucket));
+  if (c->grad_open > 0) PetscCall(SgTrainerSetShardGradOpen(tr, c->grad_open));
   PetscCall(SgTrainerSetOptionsPrefix(tr, "podlstm_")); /* its refusals name -podlstm_shard etc. */
   PetscCall(SgTrainerSetSchedule(tr, &sc));
   PetscCall(SgTrainerSetMonitorFrequency(tr, per_epoch));

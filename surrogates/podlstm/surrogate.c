@@ -33,6 +33,7 @@ typedef struct {
   PetscInt       cub_sync;
   PetscInt       sdp_node; /* -podlstm_sdp4bit_node_ranks */
   PetscInt       shard_bucket; /* -podlstm_shard_bucket_bytes (stage 3 by buckets, zero3b.c) */
+  PetscInt       grad_open;    /* -podlstm_shard_grad_open_buckets (gradient buckets open at once, zerograd.c) */
 } SgSurrogate_PodLstm;
 
 static const char *const SearchChoices[] = {"aging", "random", "none"};
@@ -130,6 +131,7 @@ static PetscErrorCode SetFromOptions_PodLstm(SgSurrogate s, PetscOptionItems *Pe
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &d->oc, &d->shard, d->compress, sizeof d->compress, &d->cub_sync)); /* -podlstm_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
   PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &d->sdp_node));
   PetscCall(SgTrainerOptionsShardBucket(PetscOptionsObject, &d->shard_bucket)); /* -podlstm_shard_bucket_bytes */
+  PetscCall(SgTrainerOptionsShardGradOpen(PetscOptionsObject, &d->grad_open)); /* -podlstm_shard_grad_open_buckets */
   PetscCall(SgOptionsInt("-top_k", "Searched networks kept in the model (the best forecasts, all give the uncertainty)", d->topk, &d->topk, NULL, 1, SG_PODLSTM_MAXMODELS));
   PetscCall(SgOptionsInt("-retrain_epochs", "Retrain the top-k and the baseline this many epochs after the search (0: keep the searched weights)", d->retrain_epochs, &d->retrain_epochs, NULL, 0, 1000000));
   PetscCall(SgOptionsInt("-retrain_patience", "Patience (epochs) of the retraining", d->retrain_patience, &d->retrain_patience, NULL, 1, 1000000));
@@ -446,6 +448,7 @@ static PetscErrorCode Train_PodLstm(SgSurrogate s)
   fc.cub_sync = d->cub_sync;
   fc.sdp_node = d->sdp_node;
   fc.shard_bucket = d->shard_bucket;
+  fc.grad_open = d->grad_open;
   fc.rollout = d->rollout;
   fc.base_G = d->rollout > 1 || d->free_run || d->input_noise > 0 ? S.fG : NULL; /* NULL without a base */
   fc.base_g = d->rollout > 1 || d->free_run || d->input_noise > 0 ? S.fg : NULL;
@@ -697,6 +700,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_PodLstm(SgSurrogate s)
   d->oc.lr = d->lr;
   PetscCall(PetscStrncpy(d->compress, "none", sizeof d->compress));
   d->cub_sync = -1; /* the trainer's */
+  d->grad_open = 3;  /* the trainer's default */
   d->topk = 5;
   d->retrain_patience = 15;
   d->seed = 1;

@@ -60,6 +60,7 @@ struct _p_SgTrainer {
   PetscInt        z3bucket;          /* -PREFIX_shard_bucket_bytes (0: the whole slab gathered per step) */
   struct _SgTrainerZ3b *z3b;         /* its buckets, window and counters (zero3b.c) */
   struct _SgTrainerZgb *zgb;         /* stages 2 and 3 by buckets: the gradient's buckets, the block's window (zerograd.c) */
+  PetscInt        zgb_open;          /* -PREFIX_shard_grad_open_buckets: the most gradient buckets open at once (zerograd.c) */
   /* lion_cub (lioncub.c): the momentum-sync interval, this step's rate, the packed votes (this rank's,
      all ranks' for the all-gather; the counts for lion_cub_allreduce, vote.c) */
   PetscInt        cub_sync;
@@ -124,6 +125,7 @@ PETSC_INTERN PetscErrorCode SgTrainerGradBucketReset(SgTrainer);
 PETSC_INTERN void          *SgTrainerGradBucketBlock(SgTrainer);
 PETSC_INTERN void           SgTrainerGradBucketMem(SgTrainer, double *block, double *cur, double *peak, int *nb, double *bound);
 PETSC_INTERN double         SgTrainerGradBucketFlushes(SgTrainer);
+PETSC_INTERN int            SgTrainerGradBucketOpenLimit(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_GradBuckets(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_Local(SgTrainerSync);

@@ -40,6 +40,7 @@ PetscErrorCode SgTrainerCreate(MPI_Comm comm, SgTrainer *out)
   t->nsteps       = 1;
   t->sranks       = 1; /* and dgroups 0: every rank its own data group */
   PetscCall(PetscStrncpy(t->compress, "none", sizeof t->compress));
+  t->zgb_open = 3;  /* gradient buckets open at once (zerograd.c; -train_shard_grad_open_buckets) */
   t->cub_sync = 10; /* lion_cub: momenta averaged every 10 steps (our default; -train_lion_cub_sync) */
   sgnn_optim_defaults(SGNN_ADAM, &t->oc);
   t->sched.kind = SGNN_LR_CONST;
@@ -328,6 +329,7 @@ PetscErrorCode SgTrainerSetFromOptions(SgTrainer t)
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &t->oc, &t->shard, t->compress, sizeof t->compress, &t->cub_sync));
   PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &t->sdp_node));
   PetscCall(SgTrainerOptionsShardBucket(PetscOptionsObject, &t->z3bucket));
+  PetscCall(SgTrainerOptionsShardGradOpen(PetscOptionsObject, &t->zgb_open));
   PetscOptionsEnd();
   PetscCall(SgTrainerSetPlateau(t, &t->plateau)); /* its checks */
   t->bucket_bytes = (size_t)kb << 10;

@@ -180,7 +180,7 @@ static PetscErrorCode GradBucketWords(SgTrainer t, char w[], size_t len)
   w[0] = 0;
   if (!SgTrainerGradBucketed(t)) PetscFunctionReturn(PETSC_SUCCESS);
   SgTrainerGradBucketMem(t, NULL, NULL, NULL, &nb, &big);
-  PetscCall(PetscSNPrintf(w, len, "; the gradient in %d buckets of >= %" PetscInt_FMT " bytes, each summed one-sidedly into its owners' blocks (MPI_Raccumulate) and freed when backward has finished it: during backward + at most 3 open buckets, %.4g KiB (the 3 largest; a 4th sends the least recently used one's partial sum early; the whole slab is %.4g KiB)", nb, t->z3bucket, big / 1024, psib / 1024));
+  PetscCall(PetscSNPrintf(w, len, "; the gradient in %d buckets of >= %" PetscInt_FMT " bytes, each summed one-sidedly into its owners' blocks (MPI_Raccumulate) and freed when backward has finished it: during backward + at most %d open buckets, %.4g KiB (the %d largest; one more sends the least recently used one's partial sum early; the whole slab is %.4g KiB)", nb, t->z3bucket, SgTrainerGradBucketOpenLimit(t), big / 1024, SgTrainerGradBucketOpenLimit(t), psib / 1024));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -30,24 +30,43 @@
    Round-off: summing two ranks' values is one IEEE addition (0 + a + b = a + b, in either order), so
    on 2 ranks this equals the reduce-scatter bit for bit; on 3 ranks and more the order in which the
    accumulates arrive sets the summation order, so it equals stage 2 to round-off; so does a bucket sent
-   early as partial sums (ZGB_OPEN, below), on any rank count.
+   early as partial sums (more buckets open than the limit, below), on any rank count.
 
    Bytes: each rank sends (bucket - its own part) x b per bucket sum it sends, (N-1)/N b Psi a step in
    all when every bucket has a gradient and none is sent early, as the reduce-scatter. Memory: the block
-   (b Psi/N) and the most bucket bytes open at once (at most the ZGB_OPEN largest), measured per step. */
+   (b Psi/N) and the most bucket bytes open at once (at most the largest buckets, as many as the open limit), measured per step. */
 #include "sgtrainerimpl.h"
 #include "sgsys.h"
+#include <limits.h>
 
-/* At most this many gradient buckets open at once: opening one more first sends the partial sum of the
-   least recently used open bucket to its owners (an early flush; the bucket opens again, zeroed, if
-   backward accumulates into it again, and is sent again when final). A model whose backward finishes
-   its tensors in order never reaches it; one whose tensors all stay open to the end of backward (the
-   Deep Potential: its loss differentiates its forces) trades bytes for memory here, as zero3b.c's
-   parameter buckets do (3 in use there as here). */
-#define ZGB_OPEN 3
+/* At most N gradient buckets open at once (-PREFIX_shard_grad_open_buckets N, default 3): opening one
+   more first sends the partial sum of the least recently used open bucket to its owners (an early
+   flush; the bucket opens again, zeroed, if backward accumulates into it again, and is sent again when
+   final). A model whose backward finishes its tensors in order never reaches it; one whose tensors all
+   stay open to the end of backward (the Deep Potential: its loss differentiates its forces) trades
+   bytes for memory here, as zero3b.c's parameter buckets do (3 in use there). N = 1 holds the least
+   (the block + the largest bucket) and sends the most partial sums; one engine op accumulates into one
+   gradient at a time, so 1 always suffices. */
+PetscErrorCode SgTrainerOptionsShardGradOpen(PetscOptionItems *PetscOptionsObject, PetscInt *open)
+{
+  PetscFunctionBegin;
+  PetscCall(SgOptionsInt("-shard_grad_open_buckets", "shard 2 and 3 with -shard_bucket_bytes > 0: the most gradient buckets open at once during backward (buckets); opening one more first sends the least recently used one's partial sum to its owners early. The gradient held is at most this rank's block + the N largest buckets; fewer open buckets cost bytes (more partial sums) on a model whose tensors stay open to the end of backward", *open, open, NULL, 1, PETSC_MAX_INT));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SgTrainerSetShardGradOpen(SgTrainer t, PetscInt open)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(t, SG_TRAINER_CLASSID, 1);
+  PetscCheck(!t->setupcalled, PetscObjectComm((PetscObject)t), PETSC_ERR_ORDER, "SgTrainer: settings must come before SgTrainerSetUp()");
+  PetscCheck(open >= 1, PetscObjectComm((PetscObject)t), PETSC_ERR_USER_INPUT, "%s: %" PetscInt_FMT " open gradient buckets (shard_grad_open_buckets): backward accumulates into one bucket at a time, so at least 1 must be open: give 1 or more (default 3)", t->name, open);
+  t->zgb_open = open;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 struct _SgTrainerZgb {
   int            nb, np, *state; /* state: 0 absent, 1 accumulating, 2 sent this step */
+  int            open;           /* the most buckets open at once (t->zgb_open) */
   long          *touch, clock;   /* each open bucket's last use, for the flush */
   int           *pb, *nready, *nparam;
   char          *involved, *ready;
@@ -61,7 +80,7 @@ struct _SgTrainerZgb {
   long           bn;    /* its length */
   double         cur, peak, steppeak; /* bucket bytes open now, the most in any step, in this step */
   double         sends, sent;         /* buckets sent, bytes sent to the other ranks (counters) */
-  double         flushes;             /* of the sends, partial sums sent early (ZGB_OPEN) */
+  double         flushes;             /* of the sends, partial sums sent early (more than `open` open) */
   PetscErrorCode err;                 /* a failure inside the engine's hook, raised after backward */
 };
 
@@ -125,7 +144,7 @@ static PetscErrorCode Send(SgTrainer t, int k)
 }
 
 /* Before bucket k opens: the least recently used open buckets' partial sums sent until fewer than
-   ZGB_OPEN are open (one engine op accumulates into one gradient at a time, so k is the only one in use) */
+   g->open are open (one engine op accumulates into one gradient at a time, so k is the only one in use) */
 static PetscErrorCode Flush(SgTrainer t, int k)
 {
   struct _SgTrainerZgb *g = t->zgb;
@@ -138,7 +157,7 @@ static PetscErrorCode Flush(SgTrainer t, int k)
         open++;
         if (j != k && (v < 0 || g->touch[j] < g->touch[v])) v = j;
       }
-    if (open < ZGB_OPEN || v < 0) break;
+    if (open < g->open || v < 0) break;
     PetscCall(SendAs(t, v, PETSC_FALSE));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -227,6 +246,7 @@ PetscErrorCode SgTrainerGradBucketSetUp(SgTrainer t)
   g->es = sgnn_tensor_dtype(v) == SGNN_F32 ? sizeof(float) : sizeof(double);
   g->dt = sgnn_tensor_dtype(v) == SGNN_F32 ? MPI_FLOAT : MPI_DOUBLE;
   g->np = sgnn_params_num(t->P);
+  g->open = (int)PetscMin(t->zgb_open, (PetscInt)INT_MAX);
   PetscCall(SgTrainerShardBucketGroups(t, g->es, &g->nb, &first));
   SgCallNN(sgnn_params_grad_bucket_setup(t->P, g->nb, first, Fill, t));
   PetscCall(PetscCalloc5(g->nb, &g->state, g->np, &g->pb, g->nb, &g->nready, g->nb, &g->nparam, g->np, &g->involved));
@@ -339,7 +359,7 @@ PetscErrorCode SgTrainerGradBucketReset(SgTrainer t)
 }
 
 /* bytes: the block, the bucket bytes open now, the most open in any step; the buckets and the bound
-   on the open ones (the ZGB_OPEN largest: the start-up line) */
+   on the open ones (the `open` largest: the start-up line) */
 void SgTrainerGradBucketMem(SgTrainer t, double *block, double *cur, double *peak, int *nb, double *bound)
 {
   struct _SgTrainerZgb *g = t->zgb;
@@ -347,21 +367,22 @@ void SgTrainerGradBucketMem(SgTrainer t, double *block, double *cur, double *pea
   if (cur) *cur = g ? g->cur : 0;
   if (peak) *peak = g ? g->peak : 0;
   if (nb) *nb = g ? g->nb : 0;
-  if (bound) {
-    double big[ZGB_OPEN] = {0};
+  if (bound) { /* the sum of the `open` largest buckets: take the largest not yet taken, `open` times (nb is small) */
+    char *taken = NULL;
     *bound = 0;
-    for (int k = 0; g && k < g->nb; k++) { /* insert into the ZGB_OPEN largest */
-      double x = (double)g->n[k] * (double)g->es;
-      for (int j = 0; j < ZGB_OPEN; j++)
-        if (x > big[j]) {
-          double y = big[j];
-          big[j] = x;
-          x = y;
-        }
+    if (!g || PetscCalloc1(g->nb, &taken)) return;
+    for (int j = 0; j < PetscMin(g->open, g->nb); j++) {
+      int v = -1;
+      for (int k = 0; k < g->nb; k++)
+        if (!taken[k] && (v < 0 || g->n[k] > g->n[v])) v = k;
+      taken[v] = 1;
+      *bound += (double)g->n[v] * (double)g->es;
     }
-    for (int j = 0; j < ZGB_OPEN; j++) *bound += big[j];
+    (void)PetscFree(taken);
   }
 }
+
+int SgTrainerGradBucketOpenLimit(SgTrainer t) { return t->zgb ? t->zgb->open : (int)t->zgb_open; }
 
 double SgTrainerGradBucketFlushes(SgTrainer t) { return t->zgb ? t->zgb->flushes : 0; }
 

@@ -243,6 +243,7 @@ typedef struct {
   PetscInt         cub_sync;      /* lion_cub's momentum-sync interval (0: never; < 0: the trainer's default, 10) */
   PetscInt         sdp_node;      /* sdp4bit: ranks a node (0: the ranks sharing memory) */
   PetscInt         shard_bucket;  /* stage 3: bytes a parameter bucket (0: the whole slab gathered) */
+  PetscInt         grad_open;     /* gradient buckets open at once (0: the trainer's default, 3) */
   PetscInt         rollout;       /* windows of the rollout loss (SgPodLstmNetRolloutLoss; 0 or 1: one);
                                      the training windows' y hold rollout x L steps */
   const PetscReal *base_G, *base_g; /* residual networks with a rollout: the base's forecast of a window as

@@ -174,6 +174,12 @@ PETSC_EXTERN PetscErrorCode SgTrainerSetShard(SgTrainer, PetscInt stage, const c
    owners' blocks, zero3b.c) instead of all-gathered whole per step; 0 (the default): whole slabs */
 PETSC_EXTERN PetscErrorCode SgTrainerOptionsShardBucket(PetscOptionItems *, PetscInt *bytes);
 PETSC_EXTERN PetscErrorCode SgTrainerSetShardBucket(SgTrainer, PetscInt bytes);
+/* -PREFIX_shard_grad_open_buckets N (>= 1, default 3): with the gradient by buckets, at most N buckets
+   open at once; opening one more first sends the least recently used one's partial sum (zerograd.c).
+   The gradient held during backward is at most the block + the N largest buckets; a smaller N costs
+   bytes (early partial sums) where the model keeps many tensors open to the end of backward. */
+PETSC_EXTERN PetscErrorCode SgTrainerOptionsShardGradOpen(PetscOptionItems *, PetscInt *open);
+PETSC_EXTERN PetscErrorCode SgTrainerSetShardGradOpen(SgTrainer, PetscInt open);
 /* its buckets, the fills this rank made over the run, the bytes they read from other ranks, and how
    many of the fills found their bucket fetched ahead (0 without buckets) */
 PETSC_EXTERN PetscErrorCode SgTrainerGetShardBucketStats(SgTrainer, PetscInt *nbuckets, PetscReal *fills, PetscReal *bytes_read, PetscReal *ahead);
