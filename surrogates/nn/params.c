@@ -62,6 +62,7 @@ int sgnn_params_add(SgnnParams P, const char *name, int ndim, const int *shape, 
   t->offset = P->total;
   t->requires_grad = 1;
   P->total += t->numel;
+  t->param = P->n + 1;
   P->names[P->n] = strdup(name);
   P->views[P->n++] = t;
   *view = t;
@@ -267,11 +268,13 @@ void *sgnn_params_grad_bucket_mem(SgnnParams P, int k) { return bucket_mem(P, 1,
 int sgnn_params_grad_bucket_alloc(SgnnParams P, int k, void **mem) { return bucket_alloc(P, 1, k, mem); }
 int sgnn_params_grad_bucket_free(SgnnParams P, int k) { return bucket_free(P, 1, k); }
 
+/* Called for every leaf in every backward (the gradient buckets' hook): the view knows its index, so
+   no search (offsets do not order the views: binding buckets makes them bucket-relative). */
 int sgnn_params_index(SgnnParams P, SgnnTensor view)
 {
-  for (int i = 0; P && view && i < P->n; i++)
-    if (P->views[i] == view) return i;
-  return -1;
+  int i = view ? view->param - 1 : -1;
+
+  return P && i >= 0 && i < P->n && P->views[i] == view ? i : -1;
 }
 
 int sgnn_params_zero_grad(SgnnParams P)

@@ -51,6 +51,7 @@ struct SgnnTensor_ {
   SgnnTensor grad;   /* leaves: accumulated gradient (may be a slab view) */
   SgnnNode *node;    /* producing op; NULL for leaves/constants */
   int pending;       /* backward scratch: contributions still to come */
+  int param;         /* a parameter view: 1 + its index in its SgnnParams (sgnn_params_index); else 0 */
 };
 
 void sgnn_storage_use(SgnnStorage *st); /* params.c: a bucket's fill; aborts with a message if it fails */
