@@ -182,3 +182,6 @@ clean:
 	$(MAKE) -C $(NN_DIR) clean
 
 -include $(LIB_OBJS:.o=.d) $(BUILD)/src/cli/main.d
+# the tests' header dependencies too (tests/lib/*.h, the headers of the layers they test): a changed
+# header rebuilds the tests that include it
+-include $(addsuffix .d,$(TEST_BINS))

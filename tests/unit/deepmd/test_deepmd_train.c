@@ -54,7 +54,7 @@
 #include <sys/stat.h>
 #include "dptest_common.h"
 #include "sgdataset.h"
-#include <hdf5.h>
+#include "../../lib/sgtesth5damage.h"
 
 enum { NA = 16 };
 static const double BOXL = 5.0;
@@ -253,38 +253,6 @@ static PetscErrorCode ReadReplayLine(FILE *fd, const char fmt[], va_list ap)
   p = strstr(line, key);
   if (p && sscanf(p + strlen(key), "%lf", &replay_pct) != 1) replay_pct = -1;
   return vfprintf_prev(fd, fmt, ap);
-}
-
-/* A copy dst of the checkpoint src with a NaN at dataset[at] (rank 0 writes it; every rank then reads it). */
-static PetscErrorCode DamagedCopy(MPI_Comm comm, const char src[], const char dst[], const char dataset[], hsize_t at)
-{
-  PetscMPIInt rank;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  if (!rank) {
-    FILE   *in = fopen(src, "rb"), *out = fopen(dst, "wb");
-    char    buf[4096];
-    size_t  n;
-    double  nan = NAN;
-    hsize_t one = 1;
-    hid_t   f, d, fs, ms;
-    PetscCheck(in && out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot copy %s to %s", src, dst);
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) PetscCheck(fwrite(buf, 1, n, out) == n, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s", dst);
-    fclose(in);
-    fclose(out);
-    f  = H5Fopen(dst, H5F_ACC_RDWR, H5P_DEFAULT);
-    d  = H5Dopen2(f, dataset, H5P_DEFAULT);
-    fs = H5Dget_space(d);
-    ms = H5Screate_simple(1, &one, NULL);
-    PetscCheck(f >= 0 && d >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &one, NULL) >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &nan) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "cannot damage %s", dst);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    H5Dclose(d);
-    H5Fclose(f);
-  }
-  PetscCallMPI(MPI_Barrier(comm));
-  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 #define CHECK(cond, ...) \
@@ -786,7 +754,7 @@ int main(int argc, char **argv)
       const char    *text = NULL;
       PetscErrorCode ierr;
       PetscCall(PetscSNPrintf(bad, sizeof bad, "%s/zero_ckpt_nan_%d.h5", dir, size));
-      PetscCall(DamagedCopy(PETSC_COMM_WORLD, ckpt, bad, "training/adam_v", (hsize_t)(np - 1)));
+      PetscCall(SgTestDamagedCopy(PETSC_COMM_WORLD, ckpt, bad, "training/adam_v", (hsize_t)(np - 1), NAN));
       PetscCall(PetscSNPrintf(want, sizeof want, "training/adam_v[%ld] is NaN", np - 1));
       ob = o;
       ob.shard = 1;

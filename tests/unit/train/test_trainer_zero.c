@@ -40,9 +40,9 @@
      lion_cub_allreduce, against a dense count (VoteCheck below). */
 #define NF 3
 #define NH 5
-#include <hdf5.h>
 #include "mlp_net.h"
 #include "../../lib/sgtestcheck.h"
+#include "../../lib/sgtesth5damage.h"
 
 typedef struct {
   const char *data, *opts, *ckpt, *restart;
@@ -240,28 +240,7 @@ static PetscErrorCode DamagedShard(MPI_Comm comm, const char ck[], const char di
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCall(PetscSNPrintf(bad, sizeof bad, "%s/ck_nan_v25.h5", dir));
-  if (!rank) {
-    FILE   *in = fopen(ck, "rb"), *out = fopen(bad, "wb");
-    char    buf[4096];
-    size_t  n;
-    double  nan = NAN;
-    hsize_t at = 25, one = 1;
-    hid_t   f, d, fs, ms;
-    PetscCheck(in && out, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot copy %s to %s", ck, bad);
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0) PetscCheck(fwrite(buf, 1, n, out) == n, PETSC_COMM_SELF, PETSC_ERR_FILE_WRITE, "cannot write %s", bad);
-    fclose(in);
-    fclose(out);
-    f  = H5Fopen(bad, H5F_ACC_RDWR, H5P_DEFAULT);
-    d  = H5Dopen2(f, "/optim/v", H5P_DEFAULT);
-    fs = H5Dget_space(d);
-    ms = H5Screate_simple(1, &one, NULL);
-    PetscCheck(f >= 0 && d >= 0 && H5Sselect_hyperslab(fs, H5S_SELECT_SET, &at, NULL, &one, NULL) >= 0 && H5Dwrite(d, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, &nan) >= 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "cannot damage %s", bad);
-    H5Sclose(ms);
-    H5Sclose(fs);
-    H5Dclose(d);
-    H5Fclose(f);
-  }
-  PetscCallMPI(MPI_Barrier(comm));
+  PetscCall(SgTestDamagedCopy(comm, ck, bad, "/optim/v", 25, NAN));
   r->restart = bad;
   r->opts    = "-train_optimizer adam -train_shard 1";
   PetscCall(MlpNetCreate(&m, 0, 0.6));
