@@ -125,6 +125,7 @@ PETSC_INTERN PetscErrorCode SgTrainerGradBucketReset(SgTrainer);
 PETSC_INTERN void          *SgTrainerGradBucketBlock(SgTrainer);
 PETSC_INTERN void           SgTrainerGradBucketMem(SgTrainer, double *block, double *cur, double *peak, int *nb, double *bound);
 PETSC_INTERN double         SgTrainerGradBucketFlushes(SgTrainer);
+PETSC_INTERN double         SgTrainerGradBucketFlushBytes(SgTrainer);
 PETSC_INTERN int            SgTrainerGradBucketOpenLimit(SgTrainer);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_GradBuckets(SgTrainerSync);
 PETSC_INTERN PetscErrorCode SgTrainerSyncCreate_ReduceScatter(SgTrainerSync);

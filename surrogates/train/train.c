@@ -236,14 +236,15 @@ PetscErrorCode SgTrainerTrain(SgTrainer t)
   if (SgTrainerGradBucketed(t) && !t->quiet) { /* zerograd.c: the gradient held, measured over the run */
     int       nb;
     double    gb, gpeak, big;
-    PetscReal x[5];
+    PetscReal x[6];
     SgTrainerGradBucketMem(t, &gb, NULL, &gpeak, &nb, &big);
     PetscCall(SgTrainerGetShardGradStats(t, NULL, NULL, &x[2], &x[3]));
     x[0] = gb;
     x[1] = gpeak;
     x[4] = SgTrainerGradBucketFlushes(t);
-    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, x, 5, MPIU_REAL, MPIU_MAX, comm));
-    PetscCall(PetscPrintf(comm, "%s: ZeRO stage %" PetscInt_FMT " gradient by buckets measured (largest rank): the block %.4g KiB + at most %.4g KiB of its %d buckets open at once (the bound, %d largest, %.4g KiB; the whole slab %.4g KiB); %.4g bucket sums (%.4g of them partial, sent early to keep at most %d open) and %.4g KiB sent to the other ranks per step\n", t->name, t->shard, (double)x[0] / 1024, (double)x[1] / 1024, nb, SgTrainerGradBucketOpenLimit(t), big / 1024, (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)(sgnn_tensor_dtype(sgnn_params_values(t->P)) == SGNN_F32 ? 4 : 8) / 1024, (double)x[2] / PetscMax(1, t->step - t->step0), (double)x[4] / PetscMax(1, t->step - t->step0), SgTrainerGradBucketOpenLimit(t), (double)x[3] / 1024 / PetscMax(1, t->step - t->step0)));
+    x[5] = SgTrainerGradBucketFlushBytes(t);
+    PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, x, 6, MPIU_REAL, MPIU_MAX, comm));
+    PetscCall(PetscPrintf(comm, "%s: ZeRO stage %" PetscInt_FMT " gradient by buckets measured (largest rank): the block %.4g KiB + at most %.4g KiB of its %d buckets open at once (the bound, %d largest, %.4g KiB; the whole slab %.4g KiB); %.4g bucket sums (%.4g of them partial, sent early to keep at most %d open: %.4g KiB of whole buckets) and %.4g KiB sent to the other ranks per step\n", t->name, t->shard, (double)x[0] / 1024, (double)x[1] / 1024, nb, SgTrainerGradBucketOpenLimit(t), big / 1024, (double)sgnn_tensor_numel(sgnn_params_values(t->P)) * (double)(sgnn_tensor_dtype(sgnn_params_values(t->P)) == SGNN_F32 ? 4 : 8) / 1024, (double)x[2] / PetscMax(1, t->step - t->step0), (double)x[4] / PetscMax(1, t->step - t->step0), SgTrainerGradBucketOpenLimit(t), (double)x[5] / 1024 / PetscMax(1, t->step - t->step0), (double)x[3] / 1024 / PetscMax(1, t->step - t->step0)));
   }
   if (!t->quiet) PetscCall(PetscPrintf(comm, "%s: training took %.1f s\n", t->name, MPI_Wtime() - t0));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -81,6 +81,7 @@ struct _SgTrainerZgb {
   double         cur, peak, steppeak; /* bucket bytes open now, the most in any step, in this step */
   double         sends, sent;         /* buckets sent, bytes sent to the other ranks (counters) */
   double         flushes;             /* of the sends, partial sums sent early (more than `open` open) */
+  double         flushbytes;          /* their bytes, whole buckets (the model's input: tests/bench/train/optmodel.py) */
   PetscErrorCode err;                 /* a failure inside the engine's hook, raised after backward */
 };
 
@@ -130,7 +131,10 @@ static PetscErrorCode SendAs(SgTrainer t, int k, PetscBool final)
     SgCallNN(sgnn_params_grad_bucket_free(t->P, k));
     g->cur -= (double)g->n[k] * (double)g->es;
     g->sends++;
-    if (!final) g->flushes++;
+    if (!final) {
+      g->flushes++;
+      g->flushbytes += (double)g->n[k] * (double)g->es;
+    }
   }
   g->state[k] = final ? 2 : 0;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -385,6 +389,8 @@ void SgTrainerGradBucketMem(SgTrainer t, double *block, double *cur, double *pea
 int SgTrainerGradBucketOpenLimit(SgTrainer t) { return t->zgb ? t->zgb->open : (int)t->zgb_open; }
 
 double SgTrainerGradBucketFlushes(SgTrainer t) { return t->zgb ? t->zgb->flushes : 0; }
+
+double SgTrainerGradBucketFlushBytes(SgTrainer t) { return t->zgb ? t->zgb->flushbytes : 0; }
 
 PetscErrorCode SgTrainerGetShardGradStats(SgTrainer t, PetscInt *nbuckets, PetscReal *peak_bytes, PetscReal *sends, PetscReal *bytes_sent)
 {

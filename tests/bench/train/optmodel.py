@@ -49,10 +49,14 @@ def vote_message(psi, N):
     return 8 * math.ceil(psi / (64 // lion_cub_bits(N)))
 
 
-def collectives(opt, psi, b, N, M=10):
+def collectives(opt, psi, b, N, M=10, early=0.0, fills=None):
     """the collectives of one step: list of (kind, bytes S, exposed-or-overlapped); kinds: ar (allreduce of
     S bytes), rs / ag (reduce-scatter / all-gather of a whole S-byte slab), agb (all-gather of S bytes from
-    every rank), as SgTrainer issues them (zero.c, lioncub.c) or as the paper designs would"""
+    every rank), as SgTrainer issues them (zero.c, lioncub.c) or as the paper designs would. By buckets
+    (adam2b, adam3b): early = the whole-bucket bytes of the gradient's partial sums a rank sends early per
+    step (more buckets open than -shard_grad_open_buckets allows; 0 for a network whose backward finishes
+    its tensors in order), fills = the whole-bucket bytes of the parameter buckets a rank reads per step
+    (None: each layer read for forward and again for backward)"""
     S = b * psi
     if N == 1:
         return []
@@ -66,10 +70,16 @@ def collectives(opt, psi, b, N, M=10):
         return [("ag", S, "exposed"), ("rs", S, "exposed")]
     if opt == "zero3":  # DeepSpeed's stage 3: each layer all-gathered for forward and again for backward (prefetched)
         return [("ag", S, "overlap"), ("ag", S, "overlap"), ("rs", S, "exposed")]
+    if opt == "adam2b":  # stage 2 by gradient buckets (zerograd.c): each bucket added one-sidedly into its owners'
+        # blocks when backward has finished it, (bucket - own part) per sum: the reduce-scatter's bytes, + the
+        # partial sums sent early; then the all-gather after the update
+        return [("rs", S + early, "exposed"), ("ag", S, "exposed")]
     if opt == "adam3b":  # surge's stage 3 by buckets (zero3b.c): each bucket read one-sidedly at its use, the next
         # fetched ahead; a plain network reads each layer for forward and again for backward (the Deep
-        # Potential, whose loss differentiates its forward, ~3 times: docs/parallel.md); the gradient reduce-scattered
-        return [("ag", S, "overlap"), ("ag", S, "overlap"), ("rs", S, "exposed")]
+        # Potential, whose loss differentiates its forward, ~3 times: docs/parallel.md); the gradient by buckets
+        # as adam2b (zerograd.c), no all-gather after the update
+        reads = [("ag", S, "overlap"), ("ag", S, "overlap")] if fills is None else [("ag", fills, "overlap")]
+        return reads + [("rs", S + early, "exposed")]
     sync = [("ar", S / M, "exposed")] if M else []  # the momenta averaged every M steps, per step
     if opt == "lioncub":
         return [("agb", math.ceil(psi / 8), "exposed")] + sync
@@ -88,24 +98,28 @@ def ring_bytes(kind, S, N):
     return {"ar": 2 * (N - 1) / N * S, "rs": (N - 1) / N * S, "ag": (N - 1) / N * S, "agb": (N - 1) * S}[kind]
 
 
-def sent_per_step(opt, psi, b, N, M=10):
-    return sum(ring_bytes(k, S, N) for k, S, _ in collectives(opt, psi, b, N, M))
+def sent_per_step(opt, psi, b, N, M=10, **kw):
+    return sum(ring_bytes(k, S, N) for k, S, _ in collectives(opt, psi, b, N, M, **kw))
 
 
-def memory(opt, psi, b, N):
+def memory(opt, psi, b, N, buckets=None):
     """weights + gradients + optimizer state per rank, in bytes, as surge allocates them (stage 2 keeps
     the whole gradient slab: the engine's backward writes it; surge's stage 3 at the peak of a step: the
     gathered slab, the rank's block, the gradient slab; between steps it keeps (b + K) Psi/N). sdp4bit's
     working copies (sdp4bit.c): at stage 2 the weights as float64 (8 Psi), the rank's block as its exact
     weights, its old weights (b Psi/N each) and its difference (8 Psi/N), and the gradient as float64 (8
-    Psi); at stage 3 only the gradient as float64, during a step on more than one rank"""
+    Psi); at stage 3 only the gradient as float64, during a step on more than one rank. By buckets: the blocks
+    + the bucket bytes whole at once (buckets: the bound the trainer states, rank-count independent: the 3
+    largest open gradient buckets, + at stage 3 the 4 largest parameter buckets; None: each bucket 1% of
+    the model)"""
     K = b if opt.startswith("lion") else 2 * b
+    if opt == "adam2b":  # the weights, the gradient's block + the open buckets, the state's block
+        return b * psi + (b + K) * psi / N + (3 * b * psi / 100 if buckets is None else buckets)
+    if opt == "adam3b":  # the weights' block + 4 parameter buckets, the gradient's block + 3 open buckets, the state's block
+        return (2 * b + K) * psi / N + (7 * b * psi / 100 if buckets is None else buckets)
     return {"adam0": 2 * b * psi + K * psi, "lion0": 2 * b * psi + K * psi, "adam1": 2 * b * psi + K * psi / N,
             "adam2": 2 * b * psi + K * psi / N,
             "adam3": 2 * b * psi + (b + K) * psi / N, "zero3": (2 * b + K) * psi / N, "lioncub": 3 * b * psi,
-            # by buckets: the block, at most 4 buckets whole (3 in use + 1 fetched ahead; here a bucket is
-            # 1% of the model), the whole gradient slab (not bucketed), the state's block
-            "adam3b": (b + K) * psi / N + 4 * b * psi / 100 + b * psi,
             "lioncub_vote": 3 * b * psi,
             "sdp4bit": 2 * b * psi + K * psi / N + 8 * psi + (2 * b + 8) * psi / N + 8 * psi,
             "sdp4bit3": 2 * b * psi + (b + K) * psi / N + (8 * psi if N > 1 else 0)}[opt]
@@ -123,7 +137,7 @@ def coll_time(kind, S, N, alpha, beta):
     return lg * alpha + (N - 1) * S * beta  # agb
 
 
-def step_time(opt, psi, b, N, nloc, t_sample, t_bwd, upd_rate, vote_rate, alpha, beta, M=10):
+def step_time(opt, psi, b, N, nloc, t_sample, t_bwd, upd_rate, vote_rate, alpha, beta, M=10, **kw):
     """(total, parts) of a step with nloc samples per rank; t_sample: forward + backward of one sample at
     the rate a rank gets, t_bwd: backward of the rank's samples"""
     comp = t_sample * nloc
@@ -134,7 +148,7 @@ def step_time(opt, psi, b, N, nloc, t_sample, t_bwd, upd_rate, vote_rate, alpha,
     elif opt == "lioncub_vote":  # the allreduce sums the votes; one count per parameter to unpack
         upd += vote_rate * psi
     comm = 0.0
-    for kind, S, how in collectives(opt, psi, b, N, M):
+    for kind, S, how in collectives(opt, psi, b, N, M, **kw):
         t = coll_time(kind, S, N, alpha, beta)
         if how == "overlap":
             last = coll_time(kind, min(S, BUCKET), N, alpha, beta)
@@ -186,12 +200,14 @@ def validate(path):
           f"{'measured ms':>11s} {'model ms':>9s} {'error':>7s}   model: compute + update + comm (ms)")
     errs = []
     t_side = median(side) if side else None
-    for o in ("adam0", "adam1", "adam2", "adam3", "lion0", "lioncub", "lioncub_vote", "sdp4bit", "sdp4bit3"):
+    for o in ("adam0", "adam1", "adam2", "adam3", "adam2b", "adam3b", "lion0", "lioncub", "lioncub_vote", "sdp4bit", "sdp4bit3"):
         if (o, 1) not in runs:  # results of options.sh before an option was added, or left out by ONLY
             continue
         base = "lion0" if o.startswith("lion") else "adam0"
         fb = g(o, 1, "loss") + g(o, 1, "backward")
         bshare = g(o, 1, "backward") / fb
+        bucketed = o in ("adam2b", "adam3b")
+        K = 2 * b
         for N in (1, 2, 4):
             if (o, N) not in runs:
                 continue
@@ -199,15 +215,37 @@ def validate(path):
             other = g(o, 1, "step") - fb - g(o, 1, "update") - g(o, 1, "sync")  # the rest of a 1-rank step
             ts = fb / B if N == 1 or t_side is None else t_side * max(1.0, N / cores)  # more ranks than cores share them
             nloc = math.ceil(B / N)
+            kw, mkw = {}, {}
+            counted = float(runs[(o, N)][0]["sent_kib"] or "nan")
+            if bucketed:
+                # from the 1-rank run of the option (what its buckets and the model's backward do, not the
+                # rank count): the partial sums' whole-bucket bytes per step (the Deep Potential's backward
+                # sweeps its batch's frames together: the same partial sums on 1 and 2 ranks, measured 29 Nov)
+                # and the parameter fills per step (each taken as an average bucket, Psi/nbuckets); the bucket
+                # bytes held at once; the buckets' own cost inside backward (fills, accumulates, zeroing) as
+                # the 1-rank compute's ratio to plain's
+                kw["early"] = 1024 * g(o, 1, "early_kib")
+                if o == "adam3b":
+                    kw["fills"] = g(o, 1, "fills") / g(o, 1, "nbuckets") * b * psi
+                mkw["buckets"] = 1024 * g(o, 1, "mem_kib") - (2 * b + K) * psi
+                if N > 1 and t_side is not None:
+                    ts *= fb / (g(base, 1, "loss") + g(base, 1, "backward"))
+                # what the trainer counted: the gradient buckets' bytes (partial sums included) + the
+                # all-gather (stage 2) or the fills' reads (stage 3)
+                counted = g(o, N, "grad_sent_kib") + (g(o, N, "fill_read_kib") if o == "adam3b" else (N - 1) / N * b * psi / 1024)
             # M = 10 as the run; the start-up line counts a step between momentum syncs (M = 0)
-            t, parts = step_time(o, psi, b, N, nloc, ts, ts * nloc * bshare, upd[base], vote, alpha, beta, M=10)
+            t, parts = step_time(o, psi, b, N, nloc, ts, ts * nloc * bshare, upd[base], vote, alpha, beta, M=10, **kw)
             t += other
             e = t / meas - 1
             if N > 1:
                 errs.append(abs(e))
-            print(f"{o:9s} {N:5d} {sent_per_step(o, psi, b, N, M=0)/1024:9.1f} K {float(runs[(o, N)][0]['sent_kib']):7.1f} K "
-                  f"{memory(o, psi, b, N)/1024:8.0f} {float(runs[(o, N)][0]['mem_kib'] or 'nan'):8.0f} {1e3*meas:11.1f} {1e3*t:9.1f} {100*e:+6.1f}%"
+            print(f"{o:9s} {N:5d} {sent_per_step(o, psi, b, N, M=0, **kw)/1024:9.1f} K {counted:7.1f} K "
+                  f"{memory(o, psi, b, N, **mkw)/1024:8.0f} {float(runs[(o, N)][0]['mem_kib'] or 'nan'):8.0f} {1e3*meas:11.1f} {1e3*t:9.1f} {100*e:+6.1f}%"
                   f"   {1e3*parts['compute']:.1f} + {1e3*parts['update']:.2f} + {1e3*parts['comm']:.2f}")
+            if bucketed:
+                print(f"{'':15s} by buckets: partial sums {kw['early']/1024:.1f} K of whole buckets a step (counted on this rank count "
+                      f"{g(o, N, 'early_kib'):.1f}), gradient buckets open at most {float(runs[(o, N)][0]['open_peak_kib']):.1f} K"
+                      + (f", fills {kw['fills']/1024:.1f} K whole a step read (counted: {g(o, N, 'fills'):.1f} fills, {g(o, N, 'fill_read_kib'):.1f} K from others)" if o == "adam3b" else ""))
     if errs:
         print(f"2- and 4-rank steps within 15%: {sum(e <= 0.15 for e in errs)} of {len(errs)} (median |error| {100*median(errs):.1f}%)")
 
@@ -216,7 +254,7 @@ def validate(path):
 # Links (one rank per port, non-blocking fat tree): 10 and 25 Gb Ethernet at line rate with a TCP MPI
 # latency of 20 / 10 us; InfiniBand HDR 200 Gb/s (25 GB/s) with 1 us.
 NETS = (("10 GbE", 20e-6, 1 / 1.25e9), ("25 GbE", 10e-6, 1 / 3.125e9), ("IB HDR", 1e-6, 1 / 25e9))
-OPTS = (("adam0", "plain data parallel (Adam)"), ("adam1", "ZeRO 1"), ("adam2", "ZeRO 2"),
+OPTS = (("adam0", "plain data parallel (Adam)"), ("adam1", "ZeRO 1"), ("adam2", "ZeRO 2"), ("adam2b", "ZeRO 2 by gradient buckets (surge)"),
         ("adam3", "ZeRO 3, whole slab per step"), ("lioncub", "Lion Cub, all-gather of bits"),
         ("zero3", "ZeRO 3 per layer (DeepSpeed)"), ("adam3b", "ZeRO 3 by buckets (surge)"),
         ("lioncub_vote", "Lion Cub, vote allreduce"), ("sdp4bit", "SDP4Bit, 4-bit (one rank a node)"),
