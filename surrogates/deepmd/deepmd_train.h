@@ -46,6 +46,7 @@ typedef struct {
   PetscInt  cub_sync;                       /* lion_cub: momenta averaged every this many steps (< 0: the trainer's default) */
   PetscInt  sdp_node;                       /* sdp4bit: ranks a node (0: the ranks sharing memory) */
   PetscInt  shard_bucket;                   /* shard 3: bytes of a parameter bucket (0: the whole slab per step) */
+  PetscInt  grad_open;                      /* shard 2/3 by buckets: gradient buckets open at once (0: the trainer's default) */
   char      init_model[PETSC_MAX_PATH_LEN]; /* continue from this model file: its weights and statistics */
   PetscBool change_bias;                    /* no training: refit init_model's energy bias on the data */
   char      test_detail[PETSC_MAX_PATH_LEN]; /* prefix of the dp test detail files of the final validation */

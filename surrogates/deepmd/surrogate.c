@@ -122,6 +122,7 @@ static PetscErrorCode SetFromOptions_DeepMD(SgSurrogate s, PetscOptionItems *Pet
   PetscCall(SgTrainerOptionsOptimizer(PetscOptionsObject, &o->oc, &o->shard, o->compress, sizeof o->compress, &o->cub_sync)); /* -deepmd_optimizer, _lion_beta*, _weight_decay, _shard, _compress */
   PetscCall(SgTrainerOptionsSdp4bit(PetscOptionsObject, &o->sdp_node));
   PetscCall(SgTrainerOptionsShardBucket(PetscOptionsObject, &o->shard_bucket)); /* -deepmd_shard_bucket_bytes */
+  PetscCall(SgTrainerOptionsShardGradOpen(PetscOptionsObject, &o->grad_open)); /* -deepmd_shard_grad_open_buckets */
   PetscOptionsHeadEnd();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -312,6 +313,7 @@ PETSC_EXTERN PetscErrorCode SgSurrogateCreate_DeepMD(SgSurrogate s)
   sgnn_optim_defaults(SGNN_ADAM, &o->oc); /* DeePMD-kit's Adam */
   PetscCall(PetscStrncpy(o->compress, "none", sizeof o->compress));
   o->cub_sync = -1; /* the trainer's */
+  o->grad_open = 3; /* the trainer's default, shown in -help */
   o->stop_lr = 3.51e-8;
   o->start_pref_e = 0.02;
   o->limit_pref_e = 1;

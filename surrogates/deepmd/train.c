@@ -384,6 +384,7 @@ static PetscErrorCode TrainerCreate(DPTrain *D, MPI_Comm comm, SgTrainer *out)
   PetscCall(SgTrainerSetShard(tr, o->shard, o->compress, o->cub_sync));
   PetscCall(SgTrainerSetSdp4bit(tr, o->sdp_node));
   PetscCall(SgTrainerSetShardBucket(tr, o->shard_bucket));
+  if (o->grad_open) PetscCall(SgTrainerSetShardGradOpen(tr, o->grad_open)); /* 0 (options zeroed by a program): the trainer's default */
   PetscCall(SgTrainerSetOptionsPrefix(tr, "deepmd_")); /* its refusals name -deepmd_shard etc. */
   sc.kind = SGNN_LR_EXP;
   sc.lr0 = o->start_lr;

@@ -34,8 +34,9 @@
      parameter.
    mode zero (1, 2 or 3 ranks; issue 38): the deck's ZeRO stage (SgDPTrainOpts.shard, -deepmd_shard):
      six steps of batch 3 at stage 1 equal stage 0 bit for bit, stage 2 to 1e-12 relative (the
-     reduce-scatter may add in another order); a stage-2 checkpoint at step 3 (the whole Adam state
-     gathered, the surrogate's own file) restarted at stage 1 equals stage 0 to 1e-12; the stage
+     reduce-scatter may add in another order); a stage-2 checkpoint at step 3 (the surrogate's own file,
+     Adam's moments written block by block) restarted at stage 1 equals stage 0 to 1e-12, and the same
+     file with a NaN in the last rank's block is refused by every rank; the stage
      reaches the trainer (stage 1 with plain SGD refused); on 2-3 ranks lion_cub's momentum-sync
      interval reaches it (every step and never give different weights). Stage 3 (parameters partitioned
      between steps) with a checkpoint at step 3 (the weights gathered from the blocks) equals stage 0
@@ -43,7 +44,8 @@
      buckets (-deepmd_shard_bucket_bytes 8: one per tensor, 26), and so does the run of global batch 2
      on 3 ranks (one rank without frames reads nothing, and no rank waits for it); both hold their
      gradient by buckets too, and the stage-2 run with its checkpoint by gradient buckets of >= 2 KiB
-     (zerograd.c: 7 buckets; the rank without frames sends nothing). The stage-3 run by buckets of 8
+     (zerograd.c: 7 buckets, 2 open at once by -deepmd_shard_grad_open_buckets, as the trainer's
+     start-up line must state; the rank without frames sends nothing). The stage-3 run by buckets of 8
      fetches ahead (zero3b.c) at least 95% of its fills in the steps that replay the step before's uses,
      on the rank with the fewest (the trainer's end-of-run line, read through PetscVFPrintf; the guess
      of the first step fetched 33%). */
@@ -237,8 +239,10 @@ static PetscErrorCode RestartMatches(const SgDPConfig *c, SgDPTrainOpts oa, cons
 
 /* The trainer's end-of-run figure for the fills fetched ahead in the steps that replayed the step
    before's order of uses (zero3b.c; percent of the rank with the fewest, printed by rank 0; -1 until
-   printed). The figure is read from what the trainer prints, so the test checks what users see. */
+   printed), and the open gradient buckets its start-up line states (zerograd.c; -1 until printed).
+   The figures are read from what the trainer prints, so the test checks what users see. */
 static double replay_pct = -1;
+static int    open_buckets = -1;
 static PetscErrorCode (*vfprintf_prev)(FILE *, const char[], va_list);
 static PetscErrorCode ReadReplayLine(FILE *fd, const char fmt[], va_list ap)
 {
@@ -252,6 +256,11 @@ static PetscErrorCode ReadReplayLine(FILE *fd, const char fmt[], va_list ap)
   va_end(aq);
   p = strstr(line, key);
   if (p && sscanf(p + strlen(key), "%lf", &replay_pct) != 1) replay_pct = -1;
+  for (p = strstr(line, "at most "); p; p = strstr(p + 1, "at most ")) { /* "... + at most N open buckets, ..." */
+    int  n;
+    char w[8];
+    if (sscanf(p, "at most %d open %7[a-z]", &n, w) == 2 && !strcmp(w, "buckets")) open_buckets = n;
+  }
   return vfprintf_prev(fd, fmt, ap);
 }
 
@@ -700,7 +709,8 @@ int main(int argc, char **argv)
     PetscCall(PetscSNPrintf(ckpt3, sizeof ckpt3, "%s/zero_ckpt3_%d.h5", dir, size));
     for (int k = 0; k < 6; k++) { /* stages 0, 1, 2 (checkpoint at step 3), stage 1 restarted from it, stage 3 (checkpoint at 3), stage 0 restarted from that */
       o.shard = stage[k];
-      o.shard_bucket = k == 4 ? 8 : (k == 2 ? 2048 : 0); /* stage 3 by buckets of one tensor each (zero3b.c and the gradient's, zerograd.c; its checkpoint gathers the whole slab); stage 2 by gradient buckets of >= 2 KiB */
+      o.shard_bucket = k == 4 ? 8 : (k == 2 ? 2048 : 0); /* stage 3 by buckets of one tensor each (zero3b.c and the gradient's, zerograd.c); stage 2 by gradient buckets of >= 2 KiB */
+      o.grad_open = k == 2 ? 2 : 0; /* stage 2: 2 of its 7 gradient buckets open at once (-deepmd_shard_grad_open_buckets; 0: the trainer's 3) */
       o.save_freq = k == 2 || k == 4 ? 3 : 0;
       o.save_ckpt[0] = 0;
       o.restart[0] = 0;
@@ -711,11 +721,15 @@ int main(int argc, char **argv)
         PetscCall(SgDPModelCreate(&c, &m));
         PetscCall(SgDPModelInitWeights(m, 5));
       } else PetscCall(SgDPModelLoad(o.restart, &m));
-      if (k == 4) { /* stage 3 by buckets: the trainer's figure for the replayed steps (ReadReplayLine) */
+      if (k == 2 || k == 4) { /* the trainer's lines (ReadReplayLine): stage 2's open buckets, stage 3's replayed steps */
         vfprintf_prev = PetscVFPrintf;
         PetscVFPrintf = ReadReplayLine;
       }
       PetscCall(SgDPTrain(m, &ob, PETSC_COMM_WORLD));
+      if (k == 2) {
+        PetscVFPrintf = vfprintf_prev;
+        if (!rank) CHECK(open_buckets == 2, "stage 2 by buckets with grad_open 2: the trainer states %d open gradient buckets (-1: not printed): the option does not reach it", open_buckets);
+      }
       if (k == 4) {
         PetscVFPrintf = vfprintf_prev;
         /* 26 buckets, 75 fills a step: at most 74 of 75 (98.7%), the first fill of a step is read at its
