@@ -21,7 +21,9 @@
    one-sidedly for the same reason.) A bucket nobody accumulated into holds zeros and is not sent.
 
    Ordering within a step: each bucket's accumulates are completed locally (MPI_Waitall) before its
-   memory is freed; after backward every rank completes its accumulates at their targets
+   memory is freed; that wait is deferred while backward goes on (tested at every bucket opening, waited
+   for when the bucket opens again or its slot is needed: a bucket in flight holds its memory, so it counts
+   against the open limit; all at the drain); after backward every rank completes its accumulates at their targets
    (MPI_Win_flush_all) and the ranks meet at a barrier, after which each owner's block holds the sum
    (MPI_Win_sync) and the optimizer updates from it. The owner zeroes its block after the update,
    before the collective that follows every update (stage 2's all-gather, stage 3's publish barrier),
@@ -74,7 +76,9 @@ struct _SgTrainerZgb {
   long          *lo, *n;
   MPI_Win        win;
   MPI_Datatype   dt;
-  MPI_Request   *req; /* one per owner of a bucket */
+  MPI_Request   *req;    /* per bucket, one per owner (nb x size): a sent bucket's accumulates in flight */
+  int           *nreq;   /* per bucket: its requests in flight (0: none; its memory is freed once they complete) */
+  int            size;
   size_t         es;
   void          *block; /* this rank's block of the summed gradient (window memory) */
   long           bn;    /* its length */
@@ -104,8 +108,26 @@ PetscErrorCode SgTrainerShardBucketGroups(SgTrainer t, size_t es, int *nb, int *
 
 PetscBool SgTrainerGradBucketed(SgTrainer t) { return (PetscBool)(t->zgb != NULL); }
 
+/* Bucket k's accumulates in flight completed locally (the origin buffer may go) and its memory freed;
+   wait: block until they are, else only if they already are (MPI_Testall) */
+static PetscErrorCode Complete(SgTrainer t, int k, PetscBool wait)
+{
+  struct _SgTrainerZgb *g = t->zgb;
+  int                   done = 1;
+
+  PetscFunctionBegin;
+  if (!g->nreq[k]) PetscFunctionReturn(PETSC_SUCCESS);
+  if (wait) PetscCallMPI(MPI_Waitall(g->nreq[k], g->req + (size_t)k * (size_t)g->size, MPI_STATUSES_IGNORE));
+  else PetscCallMPI(MPI_Testall(g->nreq[k], g->req + (size_t)k * (size_t)g->size, &done, MPI_STATUSES_IGNORE));
+  if (!done) PetscFunctionReturn(PETSC_SUCCESS);
+  g->nreq[k] = 0;
+  SgCallNN(sgnn_params_grad_bucket_free(t->P, k));
+  g->cur -= (double)g->n[k] * (double)g->es;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Bucket k's values added into their owners' blocks (itself included: a local add would race with
-   the others' accumulates), completed locally, and its memory freed; final: no more accumulation
+   the others' accumulates) and left in flight (Complete frees it); final: no more accumulation
    this step (state 2), else a partial sum (state 0: it may open again). */
 static PetscErrorCode SendAs(SgTrainer t, int k, PetscBool final)
 {
@@ -121,15 +143,13 @@ static PetscErrorCode SendAs(SgTrainer t, int k, PetscBool final)
     for (PetscMPIInt r = 0; r < size; r++) {
       long lo = PetscMax(g->lo[k], (long)t->zdispl[r]), hi = PetscMin(g->lo[k] + g->n[k], (long)t->zdispl[r] + t->zcount[r]);
       if (hi <= lo) continue;
-      PetscCallMPI(MPI_Raccumulate(mem + (size_t)(lo - g->lo[k]) * g->es, (PetscMPIInt)(hi - lo), g->dt, r, (MPI_Aint)(lo - t->zdispl[r]), (PetscMPIInt)(hi - lo), g->dt, MPI_SUM, g->win, &g->req[nr++]));
+      PetscCallMPI(MPI_Raccumulate(mem + (size_t)(lo - g->lo[k]) * g->es, (PetscMPIInt)(hi - lo), g->dt, r, (MPI_Aint)(lo - t->zdispl[r]), (PetscMPIInt)(hi - lo), g->dt, MPI_SUM, g->win, &g->req[(size_t)k * (size_t)g->size + (size_t)nr++]));
       if (r != rank) {
         g->sent += (double)(hi - lo) * (double)g->es;
         t->zbytes += (double)(hi - lo) * (double)g->es; /* the step's bytes (zero.c) */
       }
     }
-    PetscCallMPI(MPI_Waitall(nr, g->req, MPI_STATUSES_IGNORE)); /* the origin buffer may go now */
-    SgCallNN(sgnn_params_grad_bucket_free(t->P, k));
-    g->cur -= (double)g->n[k] * (double)g->es;
+    g->nreq[k] = nr; /* completed later (Complete), while backward goes on: the memory stays until then */
     g->sends++;
     if (!final) {
       g->flushes++;
@@ -154,15 +174,22 @@ static PetscErrorCode Flush(SgTrainer t, int k)
   struct _SgTrainerZgb *g = t->zgb;
 
   PetscFunctionBegin;
+  PetscCall(Complete(t, k, PETSC_TRUE)); /* k's own earlier partial sum, if still in flight: its memory is reused */
+  for (int j = 0; j < g->nb; j++) PetscCall(Complete(t, j, PETSC_FALSE)); /* those done meanwhile */
   for (;;) {
-    int open = 0, v = -1;
-    for (int j = 0; j < g->nb; j++)
-      if (g->state[j] == 1) {
+    int open = 0, v = -1, f = -1;
+    for (int j = 0; j < g->nb; j++) {
+      if (g->nreq[j]) { /* in flight: it holds its memory, so it takes a slot */
+        open++;
+        if (f < 0 || g->touch[j] < g->touch[f]) f = j;
+      } else if (g->state[j] == 1) {
         open++;
         if (j != k && (v < 0 || g->touch[j] < g->touch[v])) v = j;
       }
-    if (open < g->open || v < 0) break;
-    PetscCall(SendAs(t, v, PETSC_FALSE));
+    }
+    if (open < g->open || (v < 0 && f < 0)) break;
+    if (f >= 0) PetscCall(Complete(t, f, PETSC_TRUE)); /* a slot by waiting for the oldest send, before sending early */
+    else PetscCall(SendAs(t, v, PETSC_FALSE));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -254,7 +281,9 @@ PetscErrorCode SgTrainerGradBucketSetUp(SgTrainer t)
   PetscCall(SgTrainerShardBucketGroups(t, g->es, &g->nb, &first));
   SgCallNN(sgnn_params_grad_bucket_setup(t->P, g->nb, first, Fill, t));
   PetscCall(PetscCalloc5(g->nb, &g->state, g->np, &g->pb, g->nb, &g->nready, g->nb, &g->nparam, g->np, &g->involved));
-  PetscCall(PetscCalloc5(g->np, &g->ready, g->nb, &g->lo, g->nb, &g->n, size, &g->req, g->nb, &g->touch));
+  PetscCall(PetscCalloc5(g->np, &g->ready, g->nb, &g->lo, g->nb, &g->n, (size_t)size * (size_t)g->nb, &g->req, g->nb, &g->touch));
+  PetscCall(PetscCalloc1(g->nb, &g->nreq));
+  g->size = size;
   for (int k = 0; k < g->nb; k++) {
     long hi = first[k + 1] < g->np ? sgnn_params_offset(t->P, first[k + 1]) : sgnn_tensor_numel(v);
     g->lo[k] = sgnn_params_offset(t->P, first[k]);
@@ -296,6 +325,7 @@ PetscErrorCode SgTrainerGradBucketDestroy(SgTrainer t)
   PetscCallMPI(MPI_Win_free(&g->win)); /* frees the block too */
   PetscCall(PetscFree5(g->state, g->pb, g->nready, g->nparam, g->involved));
   PetscCall(PetscFree5(g->ready, g->lo, g->n, g->req, g->touch));
+  PetscCall(PetscFree(g->nreq));
   PetscCall(PetscFree(t->zgb));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -332,6 +362,7 @@ static PetscErrorCode End_GradBuckets(SgTrainerSync s, PetscInt nglobal)
   PetscCall(g->err);
   for (int k = 0; k < g->nb; k++)
     if (g->state[k] != 2) PetscCall(Send(t, k)); /* a bucket whose parameters backward never finished (or an empty batch: none open) */
+  for (int k = 0; k < g->nb; k++) PetscCall(Complete(t, k, PETSC_TRUE)); /* every send of this step completed locally, memory freed */
   SgCallNN(sgnn_params_grad_bucket_bind(t->P, 0));
   PetscCallMPI(MPI_Win_flush_all(g->win)); /* this rank's sums are in their owners' blocks */
   PetscCallMPI(MPI_Barrier(s->comm));      /* and every rank's */
