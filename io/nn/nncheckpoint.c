@@ -137,23 +137,12 @@ static PetscErrorCode SendMomentBlocks(MPI_Comm comm, hid_t f, const SgNNState *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The first damaged value a read found (index INT_MAX: none). A sharded read finds it in one rank's
-   block, and every rank reports it alike (SgNNCheckpointRead). */
-typedef struct {
-  int index, kind; /* global index; kind 1 NaN, 2 infinite, 3 negative; + kindbase (3 for v) */
-} BadValue;
-
-static const char *BadWhat(int kind)
-{
-  static const char *what[] = {"NaN", "infinite", "negative, but it holds squared gradients"};
-  return what[(kind - 1) % 3];
-}
-
 /* Values [offset, offset + numel(t)) of the 1-D dataset name (total values) into t; f32 travels
    through double exactly. Every value is checked before it is trusted: finite (a checkpoint of a
    diverged run must not train on), and not negative where nonneg (Adam's second moments: their square
-   root is taken); the first bad one goes to *bad, not to an error, so that all ranks can stop together. */
-static PetscErrorCode ReadBlock(hid_t loc, const char name[], SgnnTensor t, const char path[], hsize_t total, hsize_t offset, PetscBool nonneg, int kindbase, BadValue *bad)
+   root is taken); the first bad one goes to *bad (slot 0 m, 1 v), not to an error, so that all ranks
+   can stop together (SgTrustScan, SgTrustAgree). */
+static PetscErrorCode ReadBlock(hid_t loc, const char name[], SgnnTensor t, const char path[], hsize_t total, hsize_t offset, PetscBool nonneg, int slot, SgTrustBad *bad)
 {
   hsize_t n = 0, count = (hsize_t)sgnn_tensor_numel(t);
   double *buf;
@@ -170,12 +159,7 @@ static PetscErrorCode ReadBlock(hid_t loc, const char name[], SgnnTensor t, cons
     SgCallH5(H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, space, H5P_DEFAULT, buf));
     SgCallH5(H5Sclose(mspace));
   }
-  for (hsize_t i = 0; i < count && bad->index == INT_MAX; i++) {
-    int kind = PetscIsNanReal(buf[i]) ? 1 : PetscIsInfReal(buf[i]) ? 2 : nonneg && buf[i] < 0 ? 3 : 0;
-    if (!kind) continue;
-    bad->index = (int)(offset + i);
-    bad->kind  = kindbase + kind;
-  }
+  SgTrustScan((PetscInt64)count, buf, (PetscInt64)offset, nonneg, slot, bad);
   CHECK_SGNN(sgnn_tensor_set_f64(t, buf));
   PetscCall(PetscFree(buf));
   SgCallH5(H5Sclose(space));
@@ -186,11 +170,12 @@ static PetscErrorCode ReadBlock(hid_t loc, const char name[], SgnnTensor t, cons
 /* A whole 1-D dataset (group/name) into t, refused at its first damaged value. */
 static PetscErrorCode ReadTensor(hid_t loc, const char group[], const char name[], SgnnTensor t, const char path[], PetscBool nonneg)
 {
-  BadValue bad = {INT_MAX, 0};
+  SgTrustBad bad;
 
   PetscFunctionBegin;
+  SgTrustBadInit(&bad);
   PetscCall(ReadBlock(loc, name, t, path, (hsize_t)sgnn_tensor_numel(t), 0, nonneg, 0, &bad));
-  PetscCheck(bad.index == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s/%s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, group, name, bad.index, BadWhat(bad.kind));
+  PetscCheck(bad.index == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: %s/%s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, group, name, bad.index, SgTrustBadKind(&bad));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -330,7 +315,7 @@ static PetscErrorCode SgNNCheckpointReadConfig_Locked(MPI_Comm comm, const char 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[], SgNNState *st, BadValue *bad)
+static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[], SgNNState *st, SgTrustBad *bad)
 {
   hid_t     f, g;
   char     *stored, *names;
@@ -373,7 +358,7 @@ static PetscErrorCode SgNNCheckpointRead_Locked(MPI_Comm comm, const char path[]
       PetscCallMPI(MPI_Comm_rank(comm, &rank));
       PetscCallMPI(MPI_Comm_size(comm, &size));
       if (m) PetscCall(ReadBlock(g, "m", m, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_FALSE, 0, bad));
-      if (vv) PetscCall(ReadBlock(g, "v", vv, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_TRUE, 3, bad));
+      if (vv) PetscCall(ReadBlock(g, "v", vv, path, ShardTotal(st, size), (hsize_t)st->optim_displs[rank], PETSC_TRUE, 1, bad));
     } else {
       if (m) PetscCall(ReadTensor(g, "/optim", "m", m, path, PETSC_FALSE));
       if (vv) PetscCall(ReadTensor(g, "/optim", "v", vv, path, PETSC_TRUE));
@@ -438,17 +423,17 @@ PetscErrorCode SgNNCheckpointWrite(MPI_Comm comm, const char path[], const SgNNS
 
 PetscErrorCode SgNNCheckpointRead(MPI_Comm comm, const char path[], SgNNState *st)
 {
-  BadValue       bad = {INT_MAX, 0}, first;
+  SgTrustBad     bad;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
+  SgTrustBadInit(&bad);
   SgHDF5Lock();
   ierr = SgNNCheckpointRead_Locked(comm, path, st, &bad);
   SgHDF5Unlock();
-  /* the first damaged value of any rank's block, to every rank (this also is ReadDone's barrier) */
-  PetscCallMPI(MPI_Allreduce(&bad, &first, 1, MPI_2INT, MPI_MINLOC, comm));
+  PetscCall(SgTrustAgree(comm, &bad)); /* the first damaged value of any rank's block, to every rank (also ReadDone's barrier) */
   PetscCall(ierr);
-  PetscCheck(first.index == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: /optim/%s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, first.kind > 3 ? "v" : "m", first.index, BadWhat(first.kind));
+  PetscCheck(bad.index == INT_MAX, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "Checkpoint %s: /optim/%s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", path, bad.what / 3 ? "v" : "m", bad.index, SgTrustBadKind(&bad));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

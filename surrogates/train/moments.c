@@ -58,14 +58,8 @@ PetscErrorCode SgTrainerWriteMoments(SgTrainer t, SgH5File f, const char *const 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The first damaged value of this rank's part (index INT_MAX: none): kind 1 NaN, 2 infinite, 3 negative;
-   moment = which of names[]. */
-typedef struct {
-  int index, what; /* what = 3 * moment + kind - 1 */
-} BadValue;
-
 /* this rank's part of each moment (its block, or the whole unsharded), checked before it is trusted */
-static PetscErrorCode ReadMine(SgTrainer t, SgH5File f, const char *const names[2], SgnnTensor mom[2], BadValue *bad)
+static PetscErrorCode ReadMine(SgTrainer t, SgH5File f, const char *const names[2], SgnnTensor mom[2], SgTrustBad *bad)
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)t);
   PetscMPIInt rank, size;
@@ -85,12 +79,7 @@ static PetscErrorCode ReadMine(SgTrainer t, SgH5File f, const char *const names[
     PetscCall(SgH5FileReadBlock(f, names[k], SG_H5_DOUBLE, SlabTotal(t, size), offset, n, buf));
     /* finite (a checkpoint of a diverged run must not train on); the second moment holds squared
        gradients, and its square root is taken */
-    for (long i = 0; i < n && bad->index == INT_MAX; i++) {
-      int kind = PetscIsNanReal(buf[i]) ? 1 : PetscIsInfReal(buf[i]) ? 2 : k == 1 && buf[i] < 0 ? 3 : 0;
-      if (!kind) continue;
-      bad->index = (int)(offset + i);
-      bad->what  = 3 * k + kind - 1;
-    }
+    SgTrustScan(n, buf, offset, k == 1 ? PETSC_TRUE : PETSC_FALSE, k, bad);
     SgCallNN(sgnn_tensor_set_f64(mom[k], buf));
     PetscCall(PetscFree(buf));
   }
@@ -99,22 +88,22 @@ static PetscErrorCode ReadMine(SgTrainer t, SgH5File f, const char *const names[
 
 PetscErrorCode SgTrainerReadMoments(SgTrainer t, SgH5File f, const char *const names[2])
 {
-  static const char *kinds[3] = {"NaN", "infinite", "negative, but it holds squared gradients"};
-  MPI_Comm           comm     = PetscObjectComm((PetscObject)t);
-  BadValue           bad      = {INT_MAX, 0}, first;
-  SgnnTensor         mom[2];
-  long              *step;
-  const char        *path;
-  PetscErrorCode     ierr;
+  MPI_Comm       comm = PetscObjectComm((PetscObject)t);
+  SgTrustBad     bad;
+  SgnnTensor     mom[2];
+  long          *step;
+  const char    *path;
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
+  SgTrustBadInit(&bad);
   SgCallNN(sgnn_optim_state(t->opt, &mom[0], &mom[1], &step));
   PetscCall(SgH5FileGetPath(f, &path));
   PetscCall(SgAgreeBegin());
   ierr = ReadMine(t, f, names, mom, &bad);
   PetscCall(SgAgreeEnd(comm, ierr));
   /* a damaged value lies in one rank's block: every rank refuses it alike */
-  PetscCallMPI(MPI_Allreduce(&bad, &first, 1, MPI_2INT, MPI_MINLOC, comm));
-  PetscCheck(first.index == INT_MAX, comm, PETSC_ERR_FILE_UNEXPECTED, "%s: restart: %s: %s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", t->name, path, names[first.what / 3], first.index, kinds[first.what % 3]);
+  PetscCall(SgTrustAgree(comm, &bad));
+  PetscCheck(bad.index == INT_MAX, comm, PETSC_ERR_FILE_UNEXPECTED, "%s: restart: %s: %s[%d] is %s: the run that saved it had diverged or the file is damaged; restart from an earlier checkpoint or start afresh", t->name, path, names[bad.what / 3], bad.index, SgTrustBadKind(&bad));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -243,3 +243,16 @@ PETSC_EXTERN PetscErrorCode SgCheckCount(MPI_Comm comm, const char option[], con
 PETSC_EXTERN PetscErrorCode SgTrustInt(const char file[], const char what[], PetscInt n, const PetscInt v[], PetscInt lo, PetscInt hi);
 PETSC_EXTERN PetscErrorCode SgTrustReal(const char file[], const char what[], PetscInt64 n, const PetscReal v[], PetscReal lo, PetscReal hi);
 PETSC_EXTERN PetscErrorCode SgTrustWeights(const char who[], const char file[], PetscInt64 n, const PetscReal w[]);
+/* The first damaged value of an array whose blocks are read by different ranks (a sharded checkpoint's
+   optimizer moments): it is found in one rank's block, yet every rank must refuse it alike, or the
+   others train on and wait. Each rank scans what it read (SgTrustScan: NaN, infinite, or negative
+   where nonneg, at global index offset + i; slot tells the caller's arrays apart); SgTrustAgree
+   (collective) then gives every rank the first over all ranks, and SgTrustBadKind words it. */
+typedef struct {
+  int index; /* global index of the first damaged value; INT_MAX: none */
+  int what;  /* 3 * slot + kind: kind 0 NaN, 1 infinite, 2 negative */
+} SgTrustBad;
+PETSC_EXTERN void           SgTrustBadInit(SgTrustBad *);
+PETSC_EXTERN void           SgTrustScan(PetscInt64 n, const PetscReal v[], PetscInt64 offset, PetscBool nonneg, int slot, SgTrustBad *);
+PETSC_EXTERN PetscErrorCode SgTrustAgree(MPI_Comm comm, SgTrustBad *);
+PETSC_EXTERN const char    *SgTrustBadKind(const SgTrustBad *);
