@@ -300,7 +300,6 @@ static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mo
   PetscMPIInt       rank, size;
   SgDPTrainState    ts = {0};
   SgnnOptim         opt;
-  SgnnTensor        mt, vt;
   long             *os;
   PetscInt          nsteps;
   SgH5File          f = NULL;
@@ -310,7 +309,7 @@ static PetscErrorCode CheckpointDP(SgTrainer tr, void *ctx, SgTrainerCkptMode mo
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCall(SgTrainerGetOptimizer(tr, &opt));
   PetscCall(SgTrainerGetNumSteps(tr, &nsteps));
-  SgNN(sgnn_optim_state(opt, &mt, &vt, &os));
+  SgNN(sgnn_optim_state(opt, NULL, NULL, &os)); /* Adam's step counter; its moments are the trainer's to write and read */
   if (mode == SG_TRAINER_CKPT_WRITE) {
     PetscErrorCode werr = PETSC_SUCCESS;
     if (!rank) { /* the model and the /training attributes; a failure is carried through the moments' exchange, which every rank enters */

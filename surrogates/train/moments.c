@@ -33,13 +33,12 @@ PetscErrorCode SgTrainerWriteMoments(SgTrainer t, SgH5File f, const char *const 
 {
   MPI_Comm    comm = PetscObjectComm((PetscObject)t);
   SgnnTensor  mom[2];
-  long       *step;
   PetscMPIInt rank, size;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscCallMPI(MPI_Comm_size(comm, &size));
-  SgCallNN(sgnn_optim_state(t->opt, &mom[0], &mom[1], &step));
+  SgCallNN(sgnn_optim_state(t->opt, &mom[0], &mom[1], NULL));
   for (int k = 0; k < 2; k++) {
     SlabSink sink = {f, names[k], SlabTotal(t, size), t->zcount, t->zdispl};
     long     n;
@@ -91,13 +90,12 @@ PetscErrorCode SgTrainerReadMoments(SgTrainer t, SgH5File f, const char *const n
   MPI_Comm       comm = PetscObjectComm((PetscObject)t);
   SgTrustBad     bad;
   SgnnTensor     mom[2];
-  long          *step;
   const char    *path;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
   SgTrustBadInit(&bad);
-  SgCallNN(sgnn_optim_state(t->opt, &mom[0], &mom[1], &step));
+  SgCallNN(sgnn_optim_state(t->opt, &mom[0], &mom[1], NULL));
   PetscCall(SgH5FileGetPath(f, &path));
   PetscCall(SgAgreeBegin());
   ierr = ReadMine(t, f, names, mom, &bad);
